@@ -1,0 +1,16 @@
+//! Governed long-term memory: what a record is, who may write it (the write
+//! policy), how a new value retires an old one (supersession with revisions),
+//! and the one database every subsystem shares (SQLite or PostgreSQL).
+//!
+//! Architecture Invariant: `policy::decide` is the only place that turns an
+//! extracted item into a write. Whatever labelled the item (rules or a model),
+//! the author's authority comes from the pairing store and is checked here.
+
+pub mod model;
+pub mod policy;
+pub mod sanitize;
+pub mod store;
+pub mod terms;
+
+pub use model::*;
+pub use store::{Backend, Db, StoreError};

@@ -1,0 +1,316 @@
+//! The vocabulary shared by every crate: roles, authorities, scopes, records.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// A paired person's role. Only the pairing store hands these out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Admin,
+    User,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::User => "user",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown role `{0}` (expected `admin` or `user`)")]
+pub struct UnknownRole(pub String);
+
+impl FromStr for Role {
+    type Err = UnknownRole;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "admin" => Ok(Role::Admin),
+            "user" => Ok(Role::User),
+            other => Err(UnknownRole(other.to_string())),
+        }
+    }
+}
+
+/// Automated runs. They execute procedures; they are never human admins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SystemPrincipal {
+    #[serde(rename = "cron-system")]
+    Cron,
+    #[serde(rename = "sop-system")]
+    Sop,
+    #[serde(rename = "webhook-system")]
+    Webhook,
+    #[serde(rename = "delegated")]
+    Delegated,
+}
+
+impl SystemPrincipal {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SystemPrincipal::Cron => "cron-system",
+            SystemPrincipal::Sop => "sop-system",
+            SystemPrincipal::Webhook => "webhook-system",
+            SystemPrincipal::Delegated => "delegated",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "cron-system" => Some(SystemPrincipal::Cron),
+            "sop-system" => Some(SystemPrincipal::Sop),
+            "webhook-system" => Some(SystemPrincipal::Webhook),
+            "delegated" => Some(SystemPrincipal::Delegated),
+            _ => None,
+        }
+    }
+}
+
+/// Who is speaking in a turn, as resolved from the pairing store (never from text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Principal {
+    /// A paired person: `user_id` is their unified user id.
+    Human {
+        user_id: String,
+        name: String,
+        role: Role,
+    },
+    System(SystemPrincipal),
+    /// Let in by policy but not paired: nobody's lines.
+    Unpaired,
+}
+
+impl Principal {
+    pub fn user_id(&self) -> Option<&str> {
+        match self {
+            Principal::Human { user_id, .. } => Some(user_id),
+            _ => None,
+        }
+    }
+
+    pub fn role(&self) -> Option<Role> {
+        match self {
+            Principal::Human { role, .. } => Some(*role),
+            _ => None,
+        }
+    }
+
+    /// `isHumanAdmin`: the only authority that may author operational knowledge.
+    pub fn is_human_admin(&self) -> bool {
+        matches!(
+            self,
+            Principal::Human {
+                role: Role::Admin,
+                ..
+            }
+        )
+    }
+}
+
+/// Where a record lives. Serialised names are the replay contract's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// Individual tier: `org/{org}/agent/{agent}/user/{user}`.
+    Personal,
+    /// Person tier: `org/{org}/user/{user}`, read by every agent of the org.
+    Person,
+    /// Operational knowledge of one agent, shared by all its users.
+    AgentNotes,
+    /// Org-wide policy memory, admin-authored.
+    OrgPolicy,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Personal => "personal",
+            Scope::Person => "person",
+            Scope::AgentNotes => "agent_notes",
+            Scope::OrgPolicy => "org_policy",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "personal" => Some(Scope::Personal),
+            "person" => Some(Scope::Person),
+            "agent_notes" => Some(Scope::AgentNotes),
+            "org_policy" => Some(Scope::OrgPolicy),
+            _ => None,
+        }
+    }
+
+    pub fn is_personal(self) -> bool {
+        matches!(self, Scope::Personal | Scope::Person)
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Active,
+    Superseded,
+    Unverified,
+    /// A "Remember this?" proposal waiting for yes or no.
+    Pending,
+    /// Declined by its owner, or rejected in review.
+    Rejected,
+    Deleted,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Active => "active",
+            Status::Superseded => "superseded",
+            Status::Unverified => "unverified",
+            Status::Pending => "pending",
+            Status::Rejected => "rejected",
+            Status::Deleted => "deleted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "active" => Some(Status::Active),
+            "superseded" => Some(Status::Superseded),
+            "unverified" => Some(Status::Unverified),
+            "pending" => Some(Status::Pending),
+            "rejected" => Some(Status::Rejected),
+            "deleted" => Some(Status::Deleted),
+            _ => None,
+        }
+    }
+}
+
+/// The two learning channels, plus tasks (executed, never stored).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemChannel {
+    Personal,
+    Operational,
+    Task,
+}
+
+/// What an extractor proposes. Soft: the policy decides what happens to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub channel: ItemChannel,
+    /// e.g. `identity`, `role_claim`, `preference`, `procedure`, `rule`, `hostname`, `fact`, `task`.
+    pub kind: String,
+    /// Two statements about the same thing share a subject key.
+    pub subject: String,
+    pub content: String,
+}
+
+/// A stored memory record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MemoryRecord {
+    pub id: i64,
+    pub org: String,
+    pub agent: String,
+    pub scope: Scope,
+    pub owner: Option<String>,
+    pub subject: String,
+    pub kind: String,
+    pub content: String,
+    pub status: Status,
+    pub source: String,
+    /// When it was said (ms since epoch). Supersession orders by this.
+    pub said_at: i64,
+    /// When it was written (ms since epoch).
+    pub recorded_at: i64,
+    pub expires_at: Option<i64>,
+    pub conversation: Option<String>,
+    pub batch: Option<i64>,
+}
+
+/// A record about to be written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewRecord {
+    pub org: String,
+    pub agent: String,
+    pub scope: Scope,
+    pub owner: Option<String>,
+    pub subject: String,
+    pub kind: String,
+    pub content: String,
+    pub status: Status,
+    pub source: String,
+    pub said_at: i64,
+    pub recorded_at: i64,
+    pub expires_at: Option<i64>,
+    pub conversation: Option<String>,
+    pub batch: Option<i64>,
+}
+
+/// Agent id used for records that belong to no single agent (person tier, org policy).
+pub const ANY_AGENT: &str = "*";
+
+/// A row of `memory_revisions`: one record retired by another.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Revision {
+    pub id: i64,
+    pub org: String,
+    pub agent: String,
+    pub retired_id: i64,
+    pub replacing_id: i64,
+    pub reason: String,
+    /// subject_rule | belief_revision | consolidation
+    pub via: String,
+    /// live | relearn | confirm | revise | consolidate
+    pub cause: String,
+    pub run_id: String,
+    pub model: Option<String>,
+    pub prompt_version: Option<String>,
+    pub created_at: i64,
+    pub undone_at: Option<i64>,
+    pub undone_by: Option<String>,
+}
+
+/// One stored conversation line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StoredMessage {
+    pub id: i64,
+    pub org: String,
+    pub agent: String,
+    pub channel: String,
+    pub conversation: String,
+    pub conversation_kind: String,
+    /// `person`, `agent` (the bot's reply) or `system`.
+    pub author: String,
+    /// The stored user id, or none for unpaired senders and agent replies.
+    pub sender: Option<String>,
+    /// The role the message was sent with (`admin`, `user`, a system principal, or none).
+    pub sender_role: Option<String>,
+    pub text: String,
+    pub said_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AuditEntry {
+    pub id: i64,
+    pub org: String,
+    pub actor: String,
+    pub action: String,
+    pub target: String,
+    pub detail: String,
+    pub at: i64,
+}

@@ -1,0 +1,447 @@
+use super::revisions::{insert_revision, NewRevision};
+use super::{col, Db, Result, StoreError};
+use crate::model::{MemoryRecord, NewRecord, Scope, Status, ANY_AGENT};
+use crate::terms::terms;
+use sqlx::any::AnyRow;
+use sqlx::AnyConnection;
+
+const COLUMNS: &str = "id, org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch";
+
+fn record(r: &AnyRow) -> Result<MemoryRecord> {
+    let scope: String = col(r, "scope")?;
+    let status: String = col(r, "status")?;
+    Ok(MemoryRecord {
+        id: col(r, "id")?,
+        org: col(r, "org")?,
+        agent: col(r, "agent")?,
+        scope: Scope::parse(&scope).ok_or_else(|| StoreError::Corrupt(format!("scope {scope}")))?,
+        owner: col(r, "owner")?,
+        subject: col(r, "subject")?,
+        kind: col(r, "kind")?,
+        content: col(r, "content")?,
+        status: Status::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("status {status}")))?,
+        source: col(r, "source")?,
+        said_at: col(r, "said_at")?,
+        recorded_at: col(r, "recorded_at")?,
+        expires_at: col(r, "expires_at")?,
+        conversation: col(r, "conversation")?,
+        batch: col(r, "batch")?,
+    })
+}
+
+/// Which records to list. `None` fields do not filter.
+#[derive(Debug, Clone, Default)]
+pub struct RecordFilter {
+    pub agent: Option<String>,
+    pub scope: Option<Scope>,
+    pub owner: Option<String>,
+    pub status: Option<Status>,
+}
+
+/// What activating a record did under the subject rule.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Supersession {
+    /// Records this one retired.
+    pub retired: Vec<i64>,
+    /// Set when a newer live value exists: this record became history itself.
+    pub superseded_by: Option<i64>,
+    pub revisions: Vec<i64>,
+}
+
+/// The authenticated scope of one read. Built by the turn loop from the
+/// pairing store's answer, never from message text.
+#[derive(Debug, Clone)]
+pub struct RetrievalScope {
+    pub org: String,
+    pub agent: String,
+    /// The speaker's unified user id; `None` for unpaired senders and system principals.
+    pub speaker: Option<String>,
+    /// A group thread: only the speaker's preference/vocabulary records are read.
+    pub shared: bool,
+}
+
+/// A record found for a turn, with how many of the turn's words it matched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retrieved {
+    pub record: MemoryRecord,
+    pub hits: i64,
+}
+
+/// Personal kinds that may be read in a group thread: how the speaker wants to be served.
+pub const SHARED_SCOPE_KINDS: &[&str] = &["preference", "vocabulary"];
+
+async fn same_subject_active(conn: &mut AnyConnection, r: &MemoryRecord) -> Result<Vec<MemoryRecord>> {
+    let base = format!(
+        "SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND agent = $2 AND scope = $3 AND subject = $4 AND status = 'active' AND id <> $5"
+    );
+    let rows = match &r.owner {
+        Some(owner) => {
+            sqlx::query(&format!("{base} AND owner = $6 ORDER BY said_at DESC, id DESC"))
+                .bind(&r.org)
+                .bind(&r.agent)
+                .bind(r.scope.as_str())
+                .bind(&r.subject)
+                .bind(r.id)
+                .bind(owner)
+                .fetch_all(&mut *conn)
+                .await?
+        }
+        None => {
+            sqlx::query(&format!("{base} AND owner IS NULL ORDER BY said_at DESC, id DESC"))
+                .bind(&r.org)
+                .bind(&r.agent)
+                .bind(r.scope.as_str())
+                .bind(&r.subject)
+                .bind(r.id)
+                .fetch_all(&mut *conn)
+                .await?
+        }
+    };
+    rows.iter().map(record).collect()
+}
+
+async fn vetoed(conn: &mut AnyConnection, org: &str, retired: i64, replacing: i64) -> Result<bool> {
+    let (n,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM memory_revisions WHERE org = $1 AND retired_id = $2 AND replacing_id = $3 AND undone_at IS NOT NULL",
+    )
+    .bind(org)
+    .bind(retired)
+    .bind(replacing)
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(n > 0)
+}
+
+async fn set_status_on(conn: &mut AnyConnection, org: &str, id: i64, status: Status) -> Result<u64> {
+    Ok(sqlx::query("UPDATE memory_records SET status = $1 WHERE org = $2 AND id = $3")
+        .bind(status.as_str())
+        .bind(org)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?
+        .rows_affected())
+}
+
+impl Db {
+    /// Insert a record and index its words. Returns its id.
+    pub async fn insert_record(&self, r: &NewRecord) -> Result<i64> {
+        let mut tx = self.pool().begin().await?;
+        let (id,): (i64,) = sqlx::query_as(
+            "INSERT INTO memory_records (org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id",
+        )
+        .bind(&r.org)
+        .bind(&r.agent)
+        .bind(r.scope.as_str())
+        .bind(&r.owner)
+        .bind(&r.subject)
+        .bind(&r.kind)
+        .bind(&r.content)
+        .bind(r.status.as_str())
+        .bind(&r.source)
+        .bind(r.said_at)
+        .bind(r.recorded_at)
+        .bind(r.expires_at)
+        .bind(&r.conversation)
+        .bind(r.batch)
+        .fetch_one(&mut *tx)
+        .await?;
+        let mut words = terms(&r.content);
+        for w in terms(&r.subject) {
+            if !words.contains(&w) {
+                words.push(w);
+            }
+        }
+        for w in words {
+            sqlx::query("INSERT INTO memory_terms (org, term, record_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING")
+                .bind(&r.org)
+                .bind(&w)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    pub async fn record(&self, org: &str, id: i64) -> Result<MemoryRecord> {
+        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND id = $2"))
+            .bind(org)
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?;
+        row.as_ref()
+            .map(record)
+            .transpose()?
+            .ok_or_else(|| StoreError::NotFound(format!("memory record {id}")))
+    }
+
+    /// Records of an organisation, oldest first.
+    pub async fn records(&self, org: &str, f: &RecordFilter) -> Result<Vec<MemoryRecord>> {
+        let mut sql = format!("SELECT {COLUMNS} FROM memory_records WHERE org = $1");
+        let mut binds: Vec<String> = Vec::new();
+        let mut push = |sql: &mut String, column: &str, value: String| {
+            binds.push(value);
+            sql.push_str(&format!(" AND {column} = ${}", binds.len() + 1));
+        };
+        if let Some(a) = &f.agent {
+            push(&mut sql, "agent", a.clone());
+        }
+        if let Some(s) = f.scope {
+            push(&mut sql, "scope", s.as_str().to_string());
+        }
+        if let Some(o) = &f.owner {
+            push(&mut sql, "owner", o.clone());
+        }
+        if let Some(s) = f.status {
+            push(&mut sql, "status", s.as_str().to_string());
+        }
+        sql.push_str(" ORDER BY id");
+        let mut q = sqlx::query(&sql).bind(org);
+        for b in binds {
+            q = q.bind(b);
+        }
+        let rows = q.fetch_all(self.pool()).await?;
+        rows.iter().map(record).collect()
+    }
+
+    /// Records whose subject or content contains `needle` (case-insensitive).
+    pub async fn search_records(&self, org: &str, needle: &str, limit: i64) -> Result<Vec<MemoryRecord>> {
+        let pattern = format!("%{}%", needle.to_lowercase());
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND (LOWER(content) LIKE $2 OR LOWER(subject) LIKE $2) ORDER BY id DESC LIMIT $3"
+        ))
+        .bind(org)
+        .bind(pattern)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(record).collect()
+    }
+
+    /// Set a record's status. Errors when the record does not exist in `org`.
+    pub async fn set_status(&self, org: &str, id: i64, status: Status) -> Result<()> {
+        let mut conn = self.pool().acquire().await?;
+        match set_status_on(&mut conn, org, id, status).await? {
+            0 => Err(StoreError::NotFound(format!("memory record {id}"))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Make record `id` active and apply the subject rule: an older live value
+    /// on the same subject is retired (with a revision row); a newer one makes
+    /// this record history itself. Undone pairs (vetoes) are never applied again.
+    pub async fn activate(&self, org: &str, id: i64, cause: &str, run_id: &str, now: i64) -> Result<Supersession> {
+        let mut tx = self.pool().begin().await?;
+        // Write first, so SQLite takes its write lock before any read in this transaction.
+        if set_status_on(&mut tx, org, id, Status::Active).await? == 0 {
+            return Err(StoreError::NotFound(format!("memory record {id}")));
+        }
+        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND id = $2"))
+            .bind(org)
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?;
+        let new = record(&row)?;
+        let mut out = Supersession::default();
+        for old in same_subject_active(&mut tx, &new).await? {
+            let (retired, replacing, reason) = if old.said_at > new.said_at {
+                (&new, &old, "older than the live value on its subject")
+            } else {
+                (&old, &new, "a newer value on the same subject")
+            };
+            if vetoed(&mut tx, org, retired.id, replacing.id).await? {
+                continue;
+            }
+            set_status_on(&mut tx, org, retired.id, Status::Superseded).await?;
+            let rev = insert_revision(
+                &mut *tx,
+                &NewRevision {
+                    org,
+                    agent: &new.agent,
+                    retired_id: retired.id,
+                    replacing_id: replacing.id,
+                    reason,
+                    via: "subject_rule",
+                    cause,
+                    run_id,
+                    model: None,
+                    prompt_version: None,
+                    created_at: now,
+                },
+            )
+            .await?;
+            out.revisions.push(rev);
+            if retired.id == new.id {
+                out.superseded_by = Some(old.id);
+                break;
+            }
+            out.retired.push(old.id);
+        }
+        tx.commit().await?;
+        Ok(out)
+    }
+
+    /// Undo a revision: the retired record is active again, the replacing one
+    /// stays, and the pair stands as a veto. Idempotent: returns false when it
+    /// was already undone.
+    pub async fn undo_revision(&self, org: &str, id: i64, actor: &str, now: i64) -> Result<bool> {
+        let rev = self.revision(org, id).await?;
+        let mut tx = self.pool().begin().await?;
+        let changed = sqlx::query(
+            "UPDATE memory_revisions SET undone_at = $1, undone_by = $2 WHERE org = $3 AND id = $4 AND undone_at IS NULL",
+        )
+        .bind(now)
+        .bind(actor)
+        .bind(org)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if changed == 1 {
+            sqlx::query("UPDATE memory_records SET status = 'active' WHERE org = $1 AND id = $2 AND status = 'superseded'")
+                .bind(org)
+                .bind(rev.retired_id)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("INSERT INTO audit_log (org, actor, action, target, detail, at) VALUES ($1, $2, 'revision.undo', $3, $4, $5)")
+                .bind(org)
+                .bind(actor)
+                .bind(format!("revision:{id}"))
+                .bind(format!("record {} back; veto {} -> {}", rev.retired_id, rev.replacing_id, rev.retired_id))
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(changed == 1)
+    }
+
+    /// The newest batch of unexpired "Remember this?" proposals for `owner` in a conversation.
+    pub async fn pending_proposals(
+        &self,
+        org: &str,
+        agent: &str,
+        conversation: &str,
+        owner: &str,
+        now: i64,
+    ) -> Result<Vec<MemoryRecord>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND agent IN ($2, $3) AND conversation = $4 AND owner = $5 \
+             AND status = 'pending' AND expires_at > $6 ORDER BY batch DESC, id"
+        ))
+        .bind(org)
+        .bind(agent)
+        .bind(ANY_AGENT)
+        .bind(conversation)
+        .bind(owner)
+        .bind(now)
+        .fetch_all(self.pool())
+        .await?;
+        let all: Vec<MemoryRecord> = rows.iter().map(record).collect::<Result<_>>()?;
+        let newest = all.first().and_then(|r| r.batch);
+        Ok(all.into_iter().filter(|r| r.batch == newest).collect())
+    }
+
+    /// Proposals past their expiry are deleted; returns how many.
+    pub async fn expire_proposals(&self, org: &str, now: i64) -> Result<u64> {
+        Ok(sqlx::query("UPDATE memory_records SET status = 'deleted' WHERE org = $1 AND status = 'pending' AND expires_at <= $2")
+            .bind(org)
+            .bind(now)
+            .execute(self.pool())
+            .await?
+            .rows_affected())
+    }
+
+    /// True when a record with the same place, subject and content exists in one of `statuses`.
+    pub async fn has_same(&self, r: &NewRecord, statuses: &[Status]) -> Result<bool> {
+        let list = statuses
+            .iter()
+            .map(|s| format!("'{}'", s.as_str()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!(
+            "SELECT COUNT(*) FROM memory_records WHERE org = $1 AND agent = $2 AND scope = $3 AND COALESCE(owner, '') = $4 \
+             AND subject = $5 AND content = $6 AND status IN ({list})"
+        );
+        let (n,): (i64,) = sqlx::query_as(&sql)
+            .bind(&r.org)
+            .bind(&r.agent)
+            .bind(r.scope.as_str())
+            .bind(r.owner.clone().unwrap_or_default())
+            .bind(&r.subject)
+            .bind(&r.content)
+            .fetch_one(self.pool())
+            .await?;
+        Ok(n > 0)
+    }
+
+    /// The one retrieval entry point: active records a turn in `scope` may
+    /// read that match `words`, plus the speaker's preferences. Fails closed
+    /// on an incomplete scope.
+    pub async fn retrieve(&self, scope: &RetrievalScope, words: &[String], limit: i64) -> Result<Vec<Retrieved>> {
+        if scope.org.is_empty() || scope.agent.is_empty() || scope.agent == ANY_AGENT {
+            return Err(StoreError::Refused("retrieval needs an organisation and an agent"));
+        }
+        let personal_kinds = if scope.shared {
+            format!(
+                " AND r.kind IN ({})",
+                SHARED_SCOPE_KINDS.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ")
+            )
+        } else {
+            String::new()
+        };
+        let personal = if scope.speaker.is_some() {
+            format!(
+                " OR (r.scope = 'personal' AND r.agent = $2 AND r.owner = $3{personal_kinds}) OR (r.scope = 'person' AND r.owner = $3{personal_kinds})"
+            )
+        } else {
+            String::new()
+        };
+        let visible = format!("(r.scope = 'org_policy' OR (r.scope = 'agent_notes' AND r.agent = $2){personal})");
+        let speaker = scope.speaker.clone().unwrap_or_default();
+        let mut out: Vec<Retrieved> = Vec::new();
+        if !words.is_empty() {
+            let first = 5;
+            let placeholders = (0..words.len()).map(|i| format!("${}", first + i)).collect::<Vec<_>>().join(", ");
+            let sql = format!(
+                "SELECT {cols}, h.hits FROM (SELECT record_id, COUNT(*) AS hits FROM memory_terms WHERE org = $1 AND term IN ({placeholders}) GROUP BY record_id) h \
+                 JOIN memory_records r ON r.id = h.record_id WHERE r.org = $1 AND r.status = 'active' AND {visible} \
+                 ORDER BY h.hits DESC, r.said_at DESC, r.id DESC LIMIT $4",
+                cols = COLUMNS.split(", ").map(|c| format!("r.{c}")).collect::<Vec<_>>().join(", ")
+            );
+            let mut q = sqlx::query(&sql).bind(&scope.org).bind(&scope.agent).bind(&speaker).bind(limit);
+            for w in words {
+                q = q.bind(w);
+            }
+            for row in q.fetch_all(self.pool()).await? {
+                out.push(Retrieved {
+                    record: record(&row)?,
+                    hits: col(&row, "hits")?,
+                });
+            }
+        }
+        if scope.speaker.is_some() {
+            // How the speaker wants to be served applies to every reply, whatever the words.
+            let sql = format!(
+                "SELECT {cols} FROM memory_records r WHERE r.org = $1 AND r.status = 'active' AND r.owner = $3 \
+                 AND ((r.scope = 'personal' AND r.agent = $2) OR r.scope = 'person') AND r.kind = 'preference' ORDER BY r.said_at DESC LIMIT $4",
+                cols = COLUMNS.split(", ").map(|c| format!("r.{c}")).collect::<Vec<_>>().join(", ")
+            );
+            let rows = sqlx::query(&sql)
+                .bind(&scope.org)
+                .bind(&scope.agent)
+                .bind(&speaker)
+                .bind(limit)
+                .fetch_all(self.pool())
+                .await?;
+            for row in rows {
+                let rec = record(&row)?;
+                if !out.iter().any(|r| r.record.id == rec.id) {
+                    out.push(Retrieved { record: rec, hits: 0 });
+                }
+            }
+        }
+        Ok(out)
+    }
+}
