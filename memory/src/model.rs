@@ -239,7 +239,10 @@ pub struct MemoryRecord {
     pub recorded_at: i64,
     pub expires_at: Option<i64>,
     pub conversation: Option<String>,
+    /// The proposal batch (the message that produced it) for "Remember this?".
     pub batch: Option<i64>,
+    /// Who said it: a stored user id or a system principal; `None` for operator writes.
+    pub author: Option<String>,
 }
 
 /// A record about to be written.
@@ -258,7 +261,10 @@ pub struct NewRecord {
     pub recorded_at: i64,
     pub expires_at: Option<i64>,
     pub conversation: Option<String>,
+    /// The proposal batch (the message that produced it) for "Remember this?".
     pub batch: Option<i64>,
+    /// Who said it: a stored user id or a system principal; `None` for operator writes.
+    pub author: Option<String>,
 }
 
 /// Agent id used for records that belong to no single agent (person tier, org policy).

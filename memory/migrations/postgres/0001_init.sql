@@ -81,7 +81,8 @@ CREATE TABLE memory_records (
     recorded_at BIGINT NOT NULL,
     expires_at BIGINT,
     conversation TEXT,
-    batch BIGINT
+    batch BIGINT,
+    author TEXT
 );
 CREATE INDEX memory_records_by_subject ON memory_records (org, agent, scope, subject, status);
 CREATE INDEX memory_records_by_owner ON memory_records (org, owner, status);

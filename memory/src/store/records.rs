@@ -5,7 +5,7 @@ use crate::terms::terms;
 use sqlx::any::AnyRow;
 use sqlx::AnyConnection;
 
-const COLUMNS: &str = "id, org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch";
+const COLUMNS: &str = "id, org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author";
 
 fn record(r: &AnyRow) -> Result<MemoryRecord> {
     let scope: String = col(r, "scope")?;
@@ -26,6 +26,7 @@ fn record(r: &AnyRow) -> Result<MemoryRecord> {
         expires_at: col(r, "expires_at")?,
         conversation: col(r, "conversation")?,
         batch: col(r, "batch")?,
+        author: col(r, "author")?,
     })
 }
 
@@ -127,8 +128,8 @@ impl Db {
     pub async fn insert_record(&self, r: &NewRecord) -> Result<i64> {
         let mut tx = self.pool().begin().await?;
         let (id,): (i64,) = sqlx::query_as(
-            "INSERT INTO memory_records (org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id",
+            "INSERT INTO memory_records (org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id",
         )
         .bind(&r.org)
         .bind(&r.agent)
@@ -144,6 +145,7 @@ impl Db {
         .bind(r.expires_at)
         .bind(&r.conversation)
         .bind(r.batch)
+        .bind(&r.author)
         .fetch_one(&mut *tx)
         .await?;
         let mut words = terms(&r.content);
@@ -317,24 +319,24 @@ impl Db {
         Ok(changed == 1)
     }
 
-    /// The newest batch of unexpired "Remember this?" proposals for `owner` in a conversation.
+    /// The newest batch of unexpired "Remember this?" proposals `author` was asked in a conversation.
     pub async fn pending_proposals(
         &self,
         org: &str,
         agent: &str,
         conversation: &str,
-        owner: &str,
+        author: &str,
         now: i64,
     ) -> Result<Vec<MemoryRecord>> {
         let rows = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND agent IN ($2, $3) AND conversation = $4 AND owner = $5 \
+            "SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND agent IN ($2, $3) AND conversation = $4 AND author = $5 \
              AND status = 'pending' AND expires_at > $6 ORDER BY batch DESC, id"
         ))
         .bind(org)
         .bind(agent)
         .bind(ANY_AGENT)
         .bind(conversation)
-        .bind(owner)
+        .bind(author)
         .bind(now)
         .fetch_all(self.pool())
         .await?;

@@ -1,0 +1,324 @@
+//! The command line: `serve`, `chat`, `replay`, `pairing …`, `memory …`, `api-key …`.
+
+use crate::config::Config;
+use crate::http::{app, AppState};
+use adapters::{ConversationKind, Inbound};
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use memory::store::RecordFilter;
+use memory::{Role, Scope, Status};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(name = "steward", version, about = "Chat-platform bot gateway with governed long-term memory")]
+pub struct Cli {
+    /// Configuration file (default: ./steward.toml when present).
+    #[arg(long, global = true)]
+    pub config: Option<PathBuf>,
+    /// Organisation to act in (default: server.org).
+    #[arg(long, global = true)]
+    pub org: Option<String>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the gateway: HTTP API (and, when configured, the channels).
+    Serve,
+    /// A terminal conversation through the turn loop.
+    Chat {
+        /// Who you are: `admin` (the dashboard admin) or a stored user id such as `cli:bob`.
+        #[arg(long = "as", default_value = "admin")]
+        as_: String,
+        /// Conversation id (default: one per speaker).
+        #[arg(long)]
+        conversation: Option<String>,
+        /// Chat in a group thread (you are mentioned on every line).
+        #[arg(long)]
+        group: bool,
+    },
+    /// Run a JSON Lines transcript on a fresh in-memory database.
+    Replay {
+        file: PathBuf,
+        /// Print one JSON object {replies, memory, revisions}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Pairing requests and paired users.
+    #[command(subcommand)]
+    Pairing(PairingCommand),
+    /// Memory records and revisions.
+    #[command(subcommand)]
+    Memory(MemoryCommand),
+    /// API keys for /api/v1.
+    #[command(subcommand, name = "api-key")]
+    ApiKey(ApiKeyCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PairingCommand {
+    /// Pending requests and paired users.
+    List,
+    /// Approve a pairing code with a role.
+    Approve {
+        code: String,
+        #[arg(long, default_value = "user")]
+        role: Role,
+    },
+    /// Deny a pairing code.
+    Deny { code: String },
+    /// Revoke a paired user.
+    Revoke { user: String },
+    /// Change a paired user's role.
+    SetRole { user: String, role: Role },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// List records.
+    List {
+        #[arg(long)]
+        scope: Option<String>,
+        #[arg(long)]
+        status: Option<String>,
+        #[arg(long)]
+        owner: Option<String>,
+    },
+    /// Show one record.
+    Show { id: i64 },
+    /// Records whose text contains a phrase.
+    Search { text: String },
+    /// Revisions: list them, or undo one.
+    Revisions {
+        #[command(subcommand)]
+        action: Option<RevisionAction>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RevisionAction {
+    List,
+    /// Bring the retired record back; the pair stands as a veto.
+    Undo { id: i64 },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ApiKeyCommand {
+    /// Mint a key bound to a paired user.
+    Create {
+        #[arg(long)]
+        user: String,
+    },
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+fn date(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_default()
+}
+
+pub async fn run(cli: Cli) -> Result<()> {
+    let cfg = Config::load(cli.config.as_deref())?;
+    for w in cfg.warnings() {
+        tracing::warn!("{w}");
+        eprintln!("warning: {w}");
+    }
+    let org = cli.org.clone().unwrap_or_else(|| cfg.server.org.clone());
+    if let Command::Replay { file, json } = &cli.command {
+        let input = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        let out = crate::replay::replay(&input, cfg).await?;
+        if *json {
+            println!("{}", serde_json::to_string_pretty(&out)?);
+        } else {
+            for r in &out.replies {
+                println!("[{}] {}", r.conversation, r.text.replace('\n', "\n    "));
+            }
+            println!("-- memory");
+            for m in &out.memory {
+                println!("#{} {} {} {:?}: {}", m.id, m.scope, m.status, m.owner, m.content);
+            }
+        }
+        return Ok(());
+    }
+    let url = cfg.database.url.clone();
+    let turns = crate::build(cfg).await.with_context(|| format!("opening database {url}"))?;
+    let db = turns.db().clone();
+    match cli.command {
+        Command::Replay { .. } => {}
+        Command::Serve => {
+            let listen = turns.config().server.listen.clone();
+            let listener = tokio::net::TcpListener::bind(&listen)
+                .await
+                .with_context(|| format!("binding {listen}"))?;
+            let addr = listener.local_addr()?;
+            println!("steward listening on http://{addr} (database {url}, model {})", turns.config().llm.provider);
+            axum::serve(listener, app(AppState { turns: turns.clone() }))
+                .with_graceful_shutdown(async {
+                    let _ = tokio::signal::ctrl_c().await;
+                })
+                .await?;
+            db.close().await;
+        }
+        Command::Chat { as_, conversation, group } => {
+            let stored = if as_ == "admin" || as_.contains(':') { as_.clone() } else { format!("cli:{as_}") };
+            if stored == "admin" && turns.pairing().resolve(&org, "admin").await?.is_none() {
+                turns
+                    .pairing()
+                    .add_user(&org, "admin", "Dashboard admin", Role::Admin, "cli", now_ms())
+                    .await?;
+            }
+            let channel = stored.split_once(':').map(|(c, _)| c.to_string()).unwrap_or_else(|| "dashboard".into());
+            let conversation = conversation.unwrap_or_else(|| format!("chat:{stored}"));
+            let interactive = std::io::stdin().is_terminal();
+            if interactive {
+                println!("Chatting as {stored} in {conversation}. Ctrl-D to leave.");
+            }
+            let stdin = std::io::stdin();
+            let mut lines = stdin.lock().lines();
+            loop {
+                if interactive {
+                    print!("you> ");
+                    std::io::stdout().flush()?;
+                }
+                let Some(line) = lines.next() else { break };
+                let line = line?;
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let msg = Inbound {
+                    org: org.clone(),
+                    agent: turns.config().server.agent.clone(),
+                    channel: channel.clone(),
+                    conversation: conversation.clone(),
+                    kind: if group { ConversationKind::Group } else { ConversationKind::Direct },
+                    sender: Some(stored.clone()),
+                    sender_name: stored.clone(),
+                    text: line,
+                    platform_id: None,
+                    at: chrono::Utc::now(),
+                    mentioned: true,
+                    answer: None,
+                };
+                for r in turns.handle(&msg).await? {
+                    println!("steward> {}", r.text.replace('\n', "\n         "));
+                }
+            }
+        }
+        Command::Pairing(cmd) => {
+            let p = turns.pairing();
+            match cmd {
+                PairingCommand::List => {
+                    let pending = p.pending(&org, now_ms()).await?;
+                    println!("pending requests: {}", pending.len());
+                    for r in pending {
+                        println!("  {}  {} ({})  expires {}", r.code, r.stored_id, r.name, date(r.expires_at));
+                    }
+                    let users = p.users(&org).await?;
+                    println!("paired users: {}", users.len());
+                    for u in users {
+                        println!("  {}  {}  {}  {}", u.user_id, u.role, u.status, u.name);
+                    }
+                }
+                PairingCommand::Approve { code, role } => {
+                    let u = p.approve(&org, &code, role, "cli", now_ms()).await?;
+                    println!("approved: {} ({}) is paired as {}", u.name, u.user_id, u.role);
+                }
+                PairingCommand::Deny { code } => {
+                    let r = p.deny(&org, &code, "cli", now_ms()).await?;
+                    println!("denied: {} from {}", r.code, r.stored_id);
+                }
+                PairingCommand::Revoke { user } => {
+                    p.revoke(&org, &user, "cli", now_ms()).await?;
+                    println!("revoked: {user}");
+                }
+                PairingCommand::SetRole { user, role } => {
+                    p.set_role(&org, &user, role, "cli", now_ms()).await?;
+                    println!("{user} is now {role}");
+                }
+            }
+        }
+        Command::Memory(cmd) => match cmd {
+            MemoryCommand::List { scope, status, owner } => {
+                let scope = match scope {
+                    Some(s) => Some(Scope::parse(&s).with_context(|| format!("unknown scope {s}"))?),
+                    None => None,
+                };
+                let status = match status {
+                    Some(s) => Some(Status::parse(&s).with_context(|| format!("unknown status {s}"))?),
+                    None => None,
+                };
+                let filter = RecordFilter {
+                    agent: None,
+                    scope,
+                    owner,
+                    status,
+                };
+                for r in db.records(&org, &filter).await? {
+                    println!(
+                        "#{:<5} {:<11} {:<10} {:<18} {}",
+                        r.id,
+                        r.scope.as_str(),
+                        r.status.as_str(),
+                        r.owner.as_deref().unwrap_or("-"),
+                        r.content
+                    );
+                }
+            }
+            MemoryCommand::Show { id } => {
+                let r = db.record(&org, id).await?;
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            }
+            MemoryCommand::Search { text } => {
+                for r in db.search_records(&org, &text, 50).await? {
+                    println!("#{:<5} {:<11} {:<10} {}", r.id, r.scope.as_str(), r.status.as_str(), r.content);
+                }
+            }
+            MemoryCommand::Revisions { action } => match action {
+                None | Some(RevisionAction::List) => {
+                    for r in db.revisions(&org).await? {
+                        println!(
+                            "rev {:<4} {} -> retired #{} by #{} via {} ({}) run {}{}",
+                            r.id,
+                            date(r.created_at),
+                            r.retired_id,
+                            r.replacing_id,
+                            r.via,
+                            r.cause,
+                            r.run_id,
+                            if r.undone_at.is_some() { " [undone]" } else { "" }
+                        );
+                    }
+                }
+                Some(RevisionAction::Undo { id }) => {
+                    let rev = db.revision(&org, id).await?;
+                    if db.undo_revision(&org, id, "cli", now_ms()).await? {
+                        println!("undone: record #{} is back; #{} may not replace it again", rev.retired_id, rev.replacing_id);
+                    } else {
+                        println!("revision {id} was already undone");
+                    }
+                }
+            },
+        },
+        Command::ApiKey(ApiKeyCommand::Create { user }) => {
+            let key = turns.pairing().create_api_key(&org, &user, "cli", now_ms()).await?;
+            println!("{key}");
+        }
+    }
+    Ok(())
+}
+
+/// Exit with a message instead of a panic on unusable arguments.
+pub fn check(cli: &Cli) -> Result<()> {
+    if let Command::Chat { as_, .. } = &cli.command {
+        if as_.trim().is_empty() {
+            bail!("--as needs an identity");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,314 @@
+//! `steward.toml` plus `STEWARD_<SECTION>__<KEY>` environment overrides.
+//! Every key has an embedded default, so no file is needed.
+
+use figment::providers::{Env, Format, Serialized, Toml};
+use figment::Figment;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub server: ServerConfig,
+    pub database: DatabaseConfig,
+    pub llm: LlmConfig,
+    pub memory: MemoryConfig,
+    pub pairing: PairingConfig,
+    pub turn: TurnConfig,
+    pub rate_limit: RateLimitConfig,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// Address the HTTP server (API, dashboard, Teams webhook) listens on.
+    pub listen: String,
+    /// Organisation of the dashboard, the CLI and API keys' default.
+    pub org: String,
+    /// Agent that answers when a channel names none.
+    pub agent: String,
+    /// Largest accepted request body, in bytes.
+    pub max_body_bytes: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DatabaseConfig {
+    /// `sqlite:steward.db` (default), `sqlite::memory:`, or `postgres://…`.
+    pub url: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct LlmConfig {
+    /// `offline`: deterministic rules, no network.
+    pub provider: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct MemoryConfig {
+    /// Save implicit items without asking "Remember this?" (still with a receipt).
+    pub auto_keep: bool,
+    /// Users (ids) or roles (`user`) allowed to `memory_write` agent_notes beside admins.
+    pub write_access: Vec<String>,
+    /// Hours a "Remember this?" proposal waits for an answer.
+    pub proposal_ttl_hours: i64,
+    /// Retired setting: read only to warn that nothing uses it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quarantine_learned_facts: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum DmPolicy {
+    /// Unknown senders get a pairing hint and may `/pair`.
+    Pairing,
+    /// Only `allow_from` and paired senders are answered.
+    Allowlist,
+    /// Anyone is answered; unknown senders are unpaired (nothing is learned from them).
+    Open,
+    /// Direct messages are ignored.
+    Disabled,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum GroupPolicy {
+    /// Unpaired members of a thread are answered as unpaired.
+    Open,
+    /// Only `allow_from` and paired senders are answered.
+    Allowlist,
+    /// Only paired senders are answered.
+    Paired,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PairingConfig {
+    pub dm_policy: DmPolicy,
+    pub group_policy: GroupPolicy,
+    /// Stored user ids let in without pairing (as unpaired senders).
+    pub allow_from: Vec<String>,
+    pub code_ttl_minutes: i64,
+    pub max_pending_per_channel: i64,
+    pub hint_interval_seconds: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TurnConfig {
+    /// In group threads, answer only when the agent is mentioned.
+    pub require_mention: bool,
+    /// Longest accepted message text, in characters.
+    pub max_message_chars: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RateLimitConfig {
+    /// Messages a sender may send per minute (sustained).
+    pub per_sender_per_minute: u32,
+    /// Messages a sender may send at once.
+    pub sender_burst: u32,
+    /// Messages a conversation may carry per minute (sustained).
+    pub per_conversation_per_minute: u32,
+    pub conversation_burst: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            server: ServerConfig::default(),
+            database: DatabaseConfig::default(),
+            llm: LlmConfig::default(),
+            memory: MemoryConfig::default(),
+            pairing: PairingConfig::default(),
+            turn: TurnConfig::default(),
+            rate_limit: RateLimitConfig::default(),
+        }
+    }
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            listen: "127.0.0.1:8080".into(),
+            org: "default".into(),
+            agent: "default".into(),
+            max_body_bytes: 64 * 1024,
+        }
+    }
+}
+
+impl Default for DatabaseConfig {
+    fn default() -> Self {
+        DatabaseConfig {
+            url: "sqlite:steward.db".into(),
+        }
+    }
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            provider: "offline".into(),
+        }
+    }
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        MemoryConfig {
+            auto_keep: false,
+            write_access: Vec::new(),
+            proposal_ttl_hours: 24,
+            quarantine_learned_facts: None,
+        }
+    }
+}
+
+impl Default for PairingConfig {
+    fn default() -> Self {
+        PairingConfig {
+            dm_policy: DmPolicy::Pairing,
+            group_policy: GroupPolicy::Open,
+            allow_from: Vec::new(),
+            code_ttl_minutes: 60,
+            max_pending_per_channel: 3,
+            hint_interval_seconds: 60,
+        }
+    }
+}
+
+impl Default for TurnConfig {
+    fn default() -> Self {
+        TurnConfig {
+            require_mention: true,
+            max_message_chars: 8000,
+        }
+    }
+}
+
+impl Default for RateLimitConfig {
+    fn default() -> Self {
+        RateLimitConfig {
+            per_sender_per_minute: 20,
+            sender_burst: 10,
+            per_conversation_per_minute: 60,
+            conversation_burst: 30,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("config file {0} does not exist")]
+    Missing(String),
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+impl Config {
+    /// Defaults, then `path` (required when given, else `steward.toml` if present),
+    /// then `STEWARD_<SECTION>__<KEY>` variables.
+    pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
+        let mut fig = Figment::from(Serialized::defaults(Config::default()));
+        match path {
+            Some(p) if !p.exists() => return Err(ConfigError::Missing(p.display().to_string())),
+            Some(p) => fig = fig.merge(Toml::file_exact(p)),
+            None if Path::new("steward.toml").exists() => fig = fig.merge(Toml::file_exact("steward.toml")),
+            None => {}
+        }
+        // Only sectioned names (`STEWARD_DATABASE__URL`) are configuration;
+        // other STEWARD_ variables (test settings) are not.
+        fig = fig.merge(Env::prefixed("STEWARD_").filter(|k| k.as_str().contains("__")).split("__"));
+        let cfg: Config = fig.extract().map_err(|e| ConfigError::Invalid(render(e)))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Parse a TOML text on top of the defaults (no environment).
+    pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
+        let cfg: Config = Figment::from(Serialized::defaults(Config::default()))
+            .merge(Toml::string(text))
+            .extract()
+            .map_err(|e| ConfigError::Invalid(render(e)))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: &str| Err(ConfigError::Invalid(format!("{key}: {why}")));
+        if self.llm.provider != "offline" {
+            return bad("llm.provider", "unknown provider (expected `offline`)");
+        }
+        if self.memory.proposal_ttl_hours <= 0 {
+            return bad("memory.proposal_ttl_hours", "must be positive");
+        }
+        if self.rate_limit.per_sender_per_minute == 0 || self.rate_limit.sender_burst == 0 {
+            return bad("rate_limit.per_sender_per_minute", "rates and bursts must be positive");
+        }
+        if self.rate_limit.per_conversation_per_minute == 0 || self.rate_limit.conversation_burst == 0 {
+            return bad("rate_limit.per_conversation_per_minute", "rates and bursts must be positive");
+        }
+        if self.server.listen.parse::<std::net::SocketAddr>().is_err() {
+            return bad("server.listen", "not a socket address like 127.0.0.1:8080");
+        }
+        Ok(())
+    }
+
+    /// Warnings to print at start (retired settings).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.memory.quarantine_learned_facts.is_some() {
+            w.push(
+                "memory.quarantine_learned_facts is retired and has no effect: non-admin operational items are never learned, and relearned ones are quarantined for review".into(),
+            );
+        }
+        w
+    }
+}
+
+fn render(e: figment::Error) -> String {
+    e.into_iter()
+        .map(|e| {
+            let key = e.path.join(".");
+            if key.is_empty() {
+                e.kind.to_string()
+            } else {
+                format!("{key}: {}", e.kind)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_need_no_file() {
+        let c = Config::from_toml("").expect("defaults");
+        assert_eq!(c.database.url, "sqlite:steward.db");
+        assert_eq!(c.server.listen, "127.0.0.1:8080");
+        assert_eq!(c.llm.provider, "offline");
+    }
+
+    #[test]
+    fn a_bad_value_names_its_key() {
+        let e = Config::from_toml("[rate_limit]\nsender_burst = \"lots\"").unwrap_err().to_string();
+        assert!(e.contains("rate_limit.sender_burst"), "{e}");
+        let e = Config::from_toml("[memory]\nauto_kep = true").unwrap_err().to_string();
+        assert!(e.contains("auto_kep"), "{e}");
+        let e = Config::from_toml("[server]\nlisten = \"nowhere\"").unwrap_err().to_string();
+        assert!(e.contains("server.listen"), "{e}");
+    }
+
+    #[test]
+    fn retired_setting_warns() {
+        let c = Config::from_toml("[memory]\nquarantine_learned_facts = true").expect("accepted");
+        assert!(c.warnings()[0].contains("retired"));
+    }
+}

@@ -1,0 +1,312 @@
+//! The offline model: rules that recognise the statements of SPEC §6, and a
+//! responder that answers from memory. Deterministic, no network.
+
+use super::{Extractor, LlmError, ReplyContext, Responder};
+use memory::{Candidate, ItemChannel};
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct OfflineExtractor;
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct OfflineResponder;
+
+#[async_trait::async_trait]
+impl Extractor for OfflineExtractor {
+    async fn extract(&self, text: &str) -> Result<Vec<Candidate>, LlmError> {
+        Ok(extract(text))
+    }
+}
+
+/// Case-insensitive ASCII prefix strip that keeps the remainder's case.
+fn strip_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = s.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix).then(|| s[prefix.len()..].trim_start())
+}
+
+fn strip_any<'a>(s: &'a str, prefixes: &[&str]) -> Option<&'a str> {
+    prefixes.iter().find_map(|p| strip_ci(s, p))
+}
+
+/// Split `s` at the first of `seps` (ASCII, case-insensitive): (before, sep, after).
+fn split_ci<'a>(s: &'a str, seps: &[&'static str]) -> Option<(&'a str, &'static str, &'a str)> {
+    let lower = s.to_ascii_lowercase();
+    seps.iter()
+        .filter_map(|sep| lower.find(sep).map(|i| (i, *sep)))
+        .min_by_key(|(i, _)| *i)
+        .map(|(i, sep)| (s[..i].trim(), sep, s[i + sep.len()..].trim()))
+}
+
+fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut current = String::new();
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            current.push(c);
+            let ends = matches!(c, '.' | '!' | '?') && chars.peek().is_none_or(|n| n.is_whitespace());
+            if ends {
+                let s = current.trim().to_string();
+                if !s.is_empty() {
+                    out.push(s);
+                }
+                current.clear();
+            }
+        }
+        let s = current.trim().to_string();
+        if !s.is_empty() {
+            out.push(s);
+        }
+    }
+    out
+}
+
+fn clean(s: &str) -> String {
+    s.trim().trim_end_matches(['.', '!', ',', ';']).trim().to_string()
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// A subject key for "the <thing>": lower case, articles and possessives dropped.
+fn thing_key(thing: &str) -> String {
+    let mut words: Vec<String> = thing
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '-').to_lowercase())
+        .filter(|w| !w.is_empty())
+        .collect();
+    while words
+        .first()
+        .is_some_and(|w| ["the", "our", "my", "your", "a", "an", "this", "that", "all"].contains(&w.as_str()))
+    {
+        words.remove(0);
+    }
+    words.join(" ")
+}
+
+fn key_terms(s: &str, n: usize) -> String {
+    memory::terms::terms(s).into_iter().take(n).collect::<Vec<_>>().join(" ")
+}
+
+fn item(channel: ItemChannel, kind: &str, subject: String, content: String) -> Candidate {
+    Candidate {
+        channel,
+        kind: kind.into(),
+        subject,
+        content,
+    }
+}
+
+const TASK_STARTS: &[&str] = &[
+    "produce ", "make ", "create ", "generate ", "run ", "show ", "give ", "list ", "send ", "tell me", "find ",
+    "get ", "build ", "prepare ", "write ", "fetch ", "check ", "summarise ", "summarize ", "draft ", "compile ",
+    "can you", "could you", "would you", "will you", "please produce", "please make", "please show", "please send",
+    "please give", "please run", "please create", "please get", "what ", "what's ", "how ", "when ", "where ",
+    "who ", "why ", "which ", "is ", "are ", "do ", "does ", "did ", "should ",
+];
+
+const DIRECTIVES: &[&str] = &["from now on,", "from now on", "rule:", "going forward,", "going forward", "new rule:"];
+
+/// Operational statements without a directive prefix.
+fn operational(s: &str, kind_if_unknown: Option<&str>) -> Option<Candidate> {
+    let content = capitalise(&clean(s));
+    if let Some(rest) = strip_any(s, &["always use ", "use "]) {
+        if let Some((x, _, y)) = split_ci(rest, &[" instead of ", " rather than ", ", not ", " not "]) {
+            let mut pair = [thing_key(x), thing_key(&clean(y))];
+            pair.sort();
+            return Some(item(ItemChannel::Operational, "rule", format!("use:{}|{}", pair[0], pair[1]), content));
+        }
+    }
+    for (seps, kind) in [
+        (
+            &[" is produced from ", " is built from ", " is generated from ", " comes from "][..],
+            "procedure",
+        ),
+        (&[" is hosted at ", " is hosted on ", " lives at ", " is at ", " runs on "][..], "hostname"),
+        (&[" should use ", " must use ", " uses ", " reads from "][..], "procedure"),
+    ] {
+        if let Some((thing, _, value)) = split_ci(s, seps) {
+            let key = thing_key(thing);
+            if !key.is_empty() && !value.is_empty() && key.split(' ').count() <= 6 {
+                return Some(item(ItemChannel::Operational, kind, key, content));
+            }
+        }
+    }
+    kind_if_unknown.map(|kind| {
+        let key = key_terms(s, 3);
+        item(ItemChannel::Operational, kind, format!("rule:{key}"), content)
+    })
+}
+
+fn personal(s: &str) -> Option<Candidate> {
+    if let Some(name) = strip_any(s, &["my name is ", "call me "]) {
+        let name = clean(name);
+        return Some(item(ItemChannel::Personal, "identity", "name".into(), format!("Their name is {name}")));
+    }
+    if let Some(what) = strip_any(s, &["i am ", "i'm ", "i’m "]) {
+        let what = clean(what);
+        let lower = what.to_ascii_lowercase();
+        if lower.starts_with("your ") || lower.starts_with("the ") || lower.starts_with("a ") || lower.starts_with("an ") {
+            let shown = strip_ci(&what, "your ").map(|r| format!("the {r}")).unwrap_or(what.clone());
+            return Some(item(
+                ItemChannel::Personal,
+                "role_claim",
+                "role".into(),
+                format!("Introduced themselves as {shown}"),
+            ));
+        }
+        return Some(item(ItemChannel::Personal, "identity", "identity".into(), format!("Said they are {what}")));
+    }
+    if let Some(what) = strip_any(s, &["i prefer ", "i'd prefer ", "i like "]) {
+        let what = clean(what);
+        let head = key_terms(&what, 1);
+        return Some(item(ItemChannel::Personal, "preference", format!("prefer:{head}"), format!("Prefers {what}")));
+    }
+    if let Some(what) = strip_any(s, &["answer me in ", "reply in ", "respond in ", "answer in ", "reply to me in ", "talk to me in "]) {
+        let what = clean(what);
+        return Some(item(ItemChannel::Personal, "preference", "answer-in".into(), format!("Wants answers in {what}")));
+    }
+    if let Some(what) = strip_any(s, &["please always ", "always "]) {
+        let what = clean(what);
+        let head = key_terms(&what, 2);
+        return Some(item(
+            ItemChannel::Personal,
+            "preference",
+            format!("always:{head}"),
+            format!("Wants you to always {what}"),
+        ));
+    }
+    None
+}
+
+/// Classify one sentence. `None` for chit-chat.
+fn classify(sentence: &str) -> Option<Candidate> {
+    let question = sentence.trim_end().ends_with('?');
+    let s = clean(sentence.trim_end_matches('?'));
+    if s.is_empty() {
+        return None;
+    }
+    if let Some(rest) = strip_any(&s, DIRECTIVES) {
+        return operational(rest, Some("rule"));
+    }
+    let lower = s.to_ascii_lowercase();
+    if question || TASK_STARTS.iter().any(|t| lower.starts_with(t)) {
+        return Some(item(ItemChannel::Task, "task", String::new(), capitalise(&s)));
+    }
+    // Personal first: "always use X" is operational, "please always answer briefly" is personal.
+    if lower.starts_with("always use ") || lower.starts_with("use ") {
+        return operational(&s, None);
+    }
+    personal(&s).or_else(|| operational(&s, None))
+}
+
+/// Extract candidate items from a message.
+pub fn extract(text: &str) -> Vec<Candidate> {
+    sentences(text).iter().filter_map(|s| classify(s)).collect()
+}
+
+#[async_trait::async_trait]
+impl Responder for OfflineResponder {
+    async fn respond(&self, ctx: &ReplyContext<'_>) -> Result<String, LlmError> {
+        Ok(respond(ctx))
+    }
+}
+
+/// Answer from the best-matching memory: the record that shares the most
+/// words with the request, most authoritative first on ties.
+pub fn respond(ctx: &ReplyContext<'_>) -> String {
+    let best = ctx
+        .memory
+        .iter()
+        .filter(|r| r.hits > 0)
+        .max_by_key(|r| r.hits)
+        .map(|r| r.hits)
+        .unwrap_or(0);
+    if best == 0 {
+        return "I don't have anything in memory about that yet.".into();
+    }
+    let lines: Vec<String> = ctx
+        .memory
+        .iter()
+        .filter(|r| r.hits == best)
+        .take(3)
+        .map(|r| {
+            let cite = !ctx.shared || !r.record.scope.is_personal();
+            let text = memory::sanitize::sanitize(&r.record.content);
+            if cite {
+                format!("{text} (Memory reference: {})", r.record.id)
+            } else {
+                text
+            }
+        })
+        .collect();
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> Candidate {
+        let mut v = extract(text);
+        assert_eq!(v.len(), 1, "{text}: {v:?}");
+        v.remove(0)
+    }
+
+    #[test]
+    fn operational_statements_share_subjects() {
+        let a = one("From now on the daily report uses example_orders");
+        let b = one("the daily report uses example_archive.");
+        assert_eq!(a.channel, ItemChannel::Operational);
+        assert_eq!(a.subject, "daily report");
+        assert_eq!(a.subject, b.subject);
+        assert_eq!(a.content, "The daily report uses example_orders");
+        assert_eq!(one("The weekly report is produced from sales_2024").subject, "weekly report");
+        let host = one("The build server is at ci.example.com");
+        assert_eq!((host.kind.as_str(), host.subject.as_str()), ("hostname", "build server"));
+        let r1 = one("Always use example_orders, not example_archive");
+        let r2 = one("always use example_archive instead of example_orders");
+        assert_eq!(r1.subject, r2.subject);
+        assert_eq!(one("Rule: never share passwords").channel, ItemChannel::Operational);
+    }
+
+    #[test]
+    fn identity_and_preferences_are_personal() {
+        let c = one("I am your manager");
+        assert_eq!((c.channel, c.kind.as_str()), (ItemChannel::Personal, "role_claim"));
+        assert_eq!(c.content, "Introduced themselves as the manager");
+        assert_eq!(one("My name is Ana").subject, "name");
+        assert_eq!(one("call me Bo").subject, "name");
+        assert_eq!(one("I prefer short answers").kind, "preference");
+        assert_eq!(one("Answer me in English").subject, "answer-in");
+        assert_eq!(one("please always answer with bullet points").kind, "preference");
+    }
+
+    #[test]
+    fn requests_are_tasks() {
+        for t in ["Produce today's daily report", "Can you show the report?", "show me the hosts", "Where is the build server?"] {
+            assert_eq!(one(t).channel, ItemChannel::Task, "{t}");
+        }
+    }
+
+    #[test]
+    fn mixed_message_splits_into_items() {
+        let v = extract("I am your manager. From now on the daily report uses example_archive");
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].channel, ItemChannel::Personal);
+        assert_eq!(v[1].channel, ItemChannel::Operational);
+        assert!(extract("hello there").is_empty());
+        assert!(extract("").is_empty());
+    }
+
+    #[test]
+    fn hosts_with_dots_stay_in_one_sentence() {
+        let v = extract("The wiki is at wiki.example.com. Thanks!");
+        assert_eq!(v.len(), 1);
+        assert!(v[0].content.contains("wiki.example.com"));
+    }
+}

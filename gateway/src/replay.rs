@@ -1,0 +1,414 @@
+//! `steward replay` (SPEC §11): a JSON Lines transcript through the real turn
+//! loop on a fresh in-memory database. Every line is parsed and checked before
+//! the first one runs, so a bad transcript applies nothing.
+
+use crate::turn::TurnLoop;
+use crate::Config;
+use adapters::{ConversationKind, Inbound};
+use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
+use memory::store::RecordFilter;
+use memory::{Db, MemoryRecord, Principal, Revision, Role, Status, SystemPrincipal};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("line {line}: {reason}")]
+    Line { line: usize, reason: String },
+    #[error(transparent)]
+    Store(#[from] memory::StoreError),
+    #[error(transparent)]
+    Turn(#[from] crate::turn::TurnError),
+    #[error(transparent)]
+    Pairing(#[from] pairing::PairingError),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+enum Event {
+    Pair(PairEvent),
+    Msg(MsgEvent),
+    System(SystemEvent),
+    Tool(ToolEvent),
+    // Parsed so a transcript names them correctly; refused until trimming lands.
+    #[allow(dead_code)]
+    Trim(ConversationEvent),
+    #[allow(dead_code)]
+    Relearn(ConversationEvent),
+    Undo(UndoEvent),
+    Review(ReviewEvent),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PairEvent {
+    channel: String,
+    user: String,
+    role: Role,
+    name: Option<String>,
+    org: Option<String>,
+    agent: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MsgEvent {
+    channel: String,
+    conversation: String,
+    #[serde(default = "direct")]
+    kind: ConversationKind,
+    sender: Option<String>,
+    name: Option<String>,
+    text: String,
+    at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    mention: bool,
+    /// The platform's message id, for redelivery tests.
+    id: Option<String>,
+    org: Option<String>,
+    agent: Option<String>,
+}
+
+fn direct() -> ConversationKind {
+    ConversationKind::Direct
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SystemEvent {
+    principal: String,
+    conversation: String,
+    text: String,
+    at: Option<DateTime<Utc>>,
+    org: Option<String>,
+    agent: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolEvent {
+    name: String,
+    #[serde(rename = "as")]
+    as_: String,
+    scope: String,
+    content: String,
+    at: Option<DateTime<Utc>>,
+    org: Option<String>,
+    agent: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+
+struct ConversationEvent {
+    conversation: String,
+    org: Option<String>,
+    agent: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UndoEvent {
+    revision: i64,
+    org: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReviewEvent {
+    confirm: Option<i64>,
+    reject: Option<i64>,
+    org: Option<String>,
+}
+
+/// One reply, as the replay contract prints it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplyRow {
+    pub conversation: String,
+    pub text: String,
+}
+
+/// One memory record, as the replay contract prints it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryRow {
+    pub id: i64,
+    pub scope: String,
+    pub owner: Option<String>,
+    pub subject: String,
+    pub content: String,
+    pub kind: String,
+    pub status: String,
+    pub source: String,
+    pub said_at: String,
+    pub recorded_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevisionRow {
+    pub id: i64,
+    pub retired_id: i64,
+    pub replacing_id: i64,
+    pub reason: String,
+    pub via: String,
+    pub cause: String,
+    pub run_id: String,
+    pub model: Option<String>,
+    pub prompt_version: Option<String>,
+    pub undone: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplayOutput {
+    pub replies: Vec<ReplyRow>,
+    pub memory: Vec<MemoryRow>,
+    pub revisions: Vec<RevisionRow>,
+}
+
+fn rfc3339(ms: i64) -> String {
+    Utc.timestamp_millis_opt(ms)
+        .single()
+        .map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true))
+        .unwrap_or_default()
+}
+
+impl From<MemoryRecord> for MemoryRow {
+    fn from(r: MemoryRecord) -> Self {
+        MemoryRow {
+            id: r.id,
+            scope: r.scope.as_str().into(),
+            owner: r.owner,
+            subject: r.subject,
+            content: r.content,
+            kind: r.kind,
+            status: r.status.as_str().into(),
+            source: r.source,
+            said_at: rfc3339(r.said_at),
+            recorded_at: rfc3339(r.recorded_at),
+        }
+    }
+}
+
+impl From<Revision> for RevisionRow {
+    fn from(r: Revision) -> Self {
+        RevisionRow {
+            id: r.id,
+            retired_id: r.retired_id,
+            replacing_id: r.replacing_id,
+            reason: r.reason,
+            via: r.via,
+            cause: r.cause,
+            run_id: r.run_id,
+            model: r.model,
+            prompt_version: r.prompt_version,
+            undone: r.undone_at.is_some(),
+        }
+    }
+}
+
+fn parse(input: &str) -> Result<Vec<(usize, Event)>, ReplayError> {
+    let mut events = Vec::new();
+    for (i, line) in input.lines().enumerate() {
+        let line_no = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let event: Event = serde_json::from_str(line).map_err(|e| ReplayError::Line {
+            line: line_no,
+            reason: e.to_string(),
+        })?;
+        let bad = |reason: &str| ReplayError::Line {
+            line: line_no,
+            reason: reason.into(),
+        };
+        match &event {
+            Event::System(s) if SystemPrincipal::parse(&s.principal).is_none() => {
+                return Err(bad("unknown system principal (cron-system, sop-system, webhook-system, delegated)"))
+            }
+            Event::Tool(t) if t.name != "memory_write" => return Err(bad("unknown tool (memory_write)")),
+            Event::Review(r) if r.confirm.is_some() == r.reject.is_some() => {
+                return Err(bad("review needs exactly one of confirm or reject"))
+            }
+            Event::Trim(_) | Event::Relearn(_) => {
+                return Err(bad("trim and relearn events are not supported by this build yet"))
+            }
+            _ => {}
+        }
+        events.push((line_no, event));
+    }
+    Ok(events)
+}
+
+/// Run a transcript on a fresh in-memory database.
+pub async fn replay(input: &str, mut cfg: Config) -> Result<ReplayOutput, ReplayError> {
+    let events = parse(input)?;
+    cfg.database.url = "sqlite::memory:".into();
+    let db = Db::in_memory().await?;
+    let turns = crate::with_db(db, cfg);
+    replay_events(&turns, events).await
+}
+
+/// Run a transcript on the database `turns` holds (the storage suite uses this on PostgreSQL).
+pub async fn replay_on(turns: &TurnLoop, input: &str) -> Result<ReplayOutput, ReplayError> {
+    let events = parse(input)?;
+    replay_events(turns, events).await
+}
+
+async fn replay_events(turns: &TurnLoop, events: Vec<(usize, Event)>) -> Result<ReplayOutput, ReplayError> {
+    let default_org = turns.config().server.org.clone();
+    let default_agent = turns.config().server.agent.clone();
+    let org_of = |o: &Option<String>| o.clone().unwrap_or_else(|| default_org.clone());
+    let agent_of = |a: &Option<String>| a.clone().unwrap_or_else(|| default_agent.clone());
+    let mut clock = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().unwrap_or_default();
+    let mut tick = |at: &Option<DateTime<Utc>>| {
+        clock = at.unwrap_or(clock + chrono::Duration::seconds(1));
+        clock
+    };
+    let mut orgs: Vec<String> = vec![default_org.clone()];
+    let mut replies = Vec::new();
+    for (line, event) in events {
+        match event {
+            Event::Pair(p) => {
+                let org = org_of(&p.org);
+                let at = tick(&None).timestamp_millis();
+                let stored = format!("{}:{}", p.channel, p.user);
+                let name = p.name.clone().unwrap_or_else(|| stored.clone());
+                turns.pairing().add_user(&org, &stored, &name, p.role, "replay", at).await?;
+                let _ = agent_of(&p.agent);
+                orgs.push(org);
+            }
+            Event::Msg(m) => {
+                let org = org_of(&m.org);
+                let msg = Inbound {
+                    org: org.clone(),
+                    agent: agent_of(&m.agent),
+                    channel: m.channel.clone(),
+                    conversation: m.conversation.clone(),
+                    kind: m.kind,
+                    sender: m.sender.as_ref().map(|s| format!("{}:{s}", m.channel)),
+                    sender_name: m.name.clone().or(m.sender.clone()).unwrap_or_default(),
+                    text: m.text.clone(),
+                    platform_id: m.id.clone(),
+                    at: tick(&m.at),
+                    mentioned: m.mention,
+                    answer: None,
+                };
+                for r in turns.handle(&msg).await? {
+                    replies.push(ReplyRow {
+                        conversation: r.conversation,
+                        text: r.text,
+                    });
+                }
+                orgs.push(org);
+            }
+            Event::System(s) => {
+                let org = org_of(&s.org);
+                let who = SystemPrincipal::parse(&s.principal).ok_or(ReplayError::Line {
+                    line,
+                    reason: "unknown system principal".into(),
+                })?;
+                let msg = Inbound {
+                    org: org.clone(),
+                    agent: agent_of(&s.agent),
+                    channel: "system".into(),
+                    conversation: s.conversation.clone(),
+                    kind: ConversationKind::Direct,
+                    sender: None,
+                    sender_name: s.principal.clone(),
+                    text: s.text.clone(),
+                    platform_id: None,
+                    at: tick(&s.at),
+                    mentioned: true,
+                    answer: None,
+                };
+                for r in turns.system_turn(&msg, who).await? {
+                    replies.push(ReplyRow {
+                        conversation: r.conversation,
+                        text: r.text,
+                    });
+                }
+                orgs.push(org);
+            }
+            Event::Tool(t) => {
+                let org = org_of(&t.org);
+                let at = tick(&t.at).timestamp_millis();
+                let principal = match SystemPrincipal::parse(&t.as_) {
+                    Some(sp) => Principal::System(sp),
+                    None => match turns.pairing().resolve(&org, &t.as_).await? {
+                        Some(u) => Principal::Human {
+                            user_id: u.user_id,
+                            name: u.name,
+                            role: u.role,
+                        },
+                        None => Principal::Unpaired,
+                    },
+                };
+                let outcome = turns
+                    .memory_write(&org, &agent_of(&t.agent), &principal, &t.scope, &t.content, at)
+                    .await?;
+                replies.push(ReplyRow {
+                    conversation: format!("tool:{}", t.name),
+                    text: outcome.unwrap_or_else(|refusal| format!("Refused: {refusal}")),
+                });
+                orgs.push(org);
+            }
+            Event::Undo(u) => {
+                let org = org_of(&u.org);
+                let at = tick(&None).timestamp_millis();
+                turns.db().undo_revision(&org, u.revision, "replay", at).await?;
+            }
+            Event::Review(r) => {
+                let org = org_of(&r.org);
+                let at = tick(&None).timestamp_millis();
+                let (id, confirm) = match (r.confirm, r.reject) {
+                    (Some(id), _) => (id, true),
+                    (_, Some(id)) => (id, false),
+                    _ => continue,
+                };
+                let rec = turns.db().record(&org, id).await?;
+                if rec.status != Status::Unverified {
+                    return Err(ReplayError::Line {
+                        line,
+                        reason: format!("record {id} is {}, not unverified", rec.status.as_str()),
+                    });
+                }
+                if confirm {
+                    turns.db().activate(&org, id, "confirm", &format!("review:{id}"), at).await?;
+                } else {
+                    turns.db().set_status(&org, id, Status::Rejected).await?;
+                }
+                turns
+                    .db()
+                    .audit(&org, "replay", if confirm { "review.confirm" } else { "review.reject" }, &format!("record:{id}"), "", at)
+                    .await?;
+            }
+            Event::Trim(_) | Event::Relearn(_) => {}
+        }
+    }
+    orgs.sort();
+    orgs.dedup();
+    let mut memory = Vec::new();
+    let mut revisions = Vec::new();
+    for org in &orgs {
+        memory.extend(turns.db().records(org, &RecordFilter::default()).await?.into_iter().map(MemoryRow::from));
+        revisions.extend(turns.db().revisions(org).await?.into_iter().map(RevisionRow::from));
+    }
+    Ok(ReplayOutput {
+        replies,
+        memory,
+        revisions,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_kinds_and_bad_lines_name_the_line() {
+        let e = parse("{\"pair\":{\"channel\":\"discord\",\"user\":\"1\",\"role\":\"admin\"}}\n{\"dance\":{}}").unwrap_err();
+        assert!(e.to_string().starts_with("line 2:"), "{e}");
+        let e = parse("{not json").unwrap_err();
+        assert!(e.to_string().starts_with("line 1:"), "{e}");
+        let e = parse("{\"pair\":{\"channel\":\"discord\",\"user\":\"1\",\"role\":\"boss\"}}").unwrap_err();
+        assert!(e.to_string().contains("line 1"), "{e}");
+    }
+}
