@@ -1,1 +1,164 @@
+//! Shared test harness: the real turn loop on a real database (SQLite file,
+//! in-memory SQLite, or a fresh PostgreSQL schema), plus the wire-level fakes
+//! of services outside this machine.
 
+use adapters::{ConversationKind, Inbound, Reply};
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use memory::store::RecordFilter;
+use memory::{Db, MemoryRecord, Role};
+use rand::Rng;
+use std::sync::{Arc, Mutex};
+use steward::llm::{Extractor, Responder};
+use steward::{Config, TurnLoop};
+
+/// The PostgreSQL server the storage suite runs against, from `STEWARD_TEST_POSTGRES_URL`.
+/// Without it the PostgreSQL half is skipped locally, and fails under CI.
+pub fn postgres_url() -> Option<String> {
+    match std::env::var("STEWARD_TEST_POSTGRES_URL") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ if std::env::var("CI").is_ok() => {
+            panic!("CI is set but STEWARD_TEST_POSTGRES_URL is not: the PostgreSQL tests must run in CI")
+        }
+        _ => {
+            eprintln!("STEWARD_TEST_POSTGRES_URL not set: PostgreSQL half skipped");
+            None
+        }
+    }
+}
+
+/// A database in a fresh schema of the test PostgreSQL server, so tests never share rows.
+pub async fn postgres_db() -> Option<Db> {
+    let url = postgres_url()?;
+    let schema = format!("t_{}", rand::thread_rng().gen::<u64>());
+    let admin = sqlx::PgPool::connect(&url).await.expect("connect to test PostgreSQL");
+    sqlx::query(&format!("CREATE SCHEMA {schema}"))
+        .execute(&admin)
+        .await
+        .expect("create test schema");
+    admin.close().await;
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let scoped = format!("{url}{sep}options=-c%20search_path%3D{schema}");
+    Some(Db::connect(&scoped).await.expect("connect to test schema"))
+}
+
+/// A SQLite database in a temporary file (kept alive by the returned guard).
+pub async fn sqlite_file_db() -> (Db, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite:{}", dir.path().join("steward.db").display());
+    (Db::connect(&url).await.expect("open sqlite"), dir)
+}
+
+/// The real turn loop with a clock that moves one minute per message.
+pub struct Harness {
+    pub turns: Arc<TurnLoop>,
+    clock: Mutex<DateTime<Utc>>,
+    pub org: String,
+}
+
+impl Harness {
+    pub async fn new() -> Harness {
+        Harness::with_config(Config::default()).await
+    }
+
+    pub async fn with_config(cfg: Config) -> Harness {
+        let db = Db::in_memory().await.expect("in-memory db");
+        Harness::on(db, cfg)
+    }
+
+    pub fn on(db: Db, cfg: Config) -> Harness {
+        Harness::from_loop(steward::with_db(db, cfg))
+    }
+
+    /// A loop with a custom extractor/responder (hostile-model tests).
+    pub async fn with_model(cfg: Config, extractor: Arc<dyn Extractor>, responder: Arc<dyn Responder>) -> Harness {
+        let db = Db::in_memory().await.expect("in-memory db");
+        Harness::from_loop(TurnLoop::new(db, Arc::new(cfg), extractor, responder))
+    }
+
+    fn from_loop(turns: TurnLoop) -> Harness {
+        Harness {
+            turns: Arc::new(turns),
+            clock: Mutex::new(Utc.with_ymd_and_hms(2026, 1, 5, 9, 0, 0).single().expect("valid date")),
+            org: "default".into(),
+        }
+    }
+
+    pub fn db(&self) -> &Db {
+        self.turns.db()
+    }
+
+    /// The time of the next message (one minute after the last).
+    pub fn tick(&self) -> DateTime<Utc> {
+        let mut c = self.clock.lock().expect("clock");
+        *c += Duration::minutes(1);
+        *c
+    }
+
+    /// Move the clock forward.
+    pub fn advance(&self, by: Duration) {
+        let mut c = self.clock.lock().expect("clock");
+        *c += by;
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.clock.lock().expect("clock").timestamp_millis()
+    }
+
+    /// Pair `discord:<user>` with a role; returns the stored user id.
+    pub async fn pair(&self, user: &str, role: Role) -> String {
+        let id = format!("discord:{user}");
+        let at = self.tick().timestamp_millis();
+        self.turns
+            .pairing()
+            .add_user(&self.org, &id, user, role, "test", at)
+            .await
+            .expect("pair");
+        id
+    }
+
+    pub fn inbound(&self, sender: Option<&str>, conversation: &str, kind: ConversationKind, text: &str) -> Inbound {
+        Inbound {
+            org: self.org.clone(),
+            agent: "default".into(),
+            channel: "discord".into(),
+            conversation: conversation.into(),
+            kind,
+            sender: sender.map(|s| format!("discord:{s}")),
+            sender_name: sender.unwrap_or("someone").into(),
+            text: text.into(),
+            platform_id: None,
+            at: self.tick(),
+            mentioned: true,
+            answer: None,
+        }
+    }
+
+    pub async fn send(&self, msg: Inbound) -> Vec<Reply> {
+        self.turns.handle(&msg).await.expect("turn")
+    }
+
+    /// A direct message from `discord:<user>`; the joined reply text.
+    pub async fn dm(&self, user: &str, text: &str) -> String {
+        let msg = self.inbound(Some(user), &format!("dm:{user}"), ConversationKind::Direct, text);
+        join(self.send(msg).await)
+    }
+
+    /// A mention in group thread `conv`; the joined reply text.
+    pub async fn group(&self, user: Option<&str>, conv: &str, text: &str) -> String {
+        let msg = self.inbound(user, conv, ConversationKind::Group, text);
+        join(self.send(msg).await)
+    }
+
+    pub async fn records(&self) -> Vec<MemoryRecord> {
+        self.db().records(&self.org, &RecordFilter::default()).await.expect("records")
+    }
+
+    /// Every record of any status whose content contains `needle`.
+    pub async fn records_containing(&self, needle: &str) -> Vec<MemoryRecord> {
+        self.records().await.into_iter().filter(|r| r.content.contains(needle)).collect()
+    }
+}
+
+pub fn join(replies: Vec<Reply>) -> String {
+    replies.into_iter().map(|r| r.text).collect::<Vec<_>>().join("\n")
+}
