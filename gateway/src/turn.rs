@@ -330,7 +330,8 @@ impl TurnLoop {
             let t = msg.text.trim().to_ascii_lowercase();
             t == "/pair" || t == "pair"
         };
-        if wants_pair {
+        // Pairing by command exists only under dm_policy = pairing.
+        if wants_pair && self.cfg.pairing.dm_policy == DmPolicy::Pairing {
             return Ok(match self.pairing.request(&msg.org, &msg.channel, stored, &msg.sender_name, now).await? {
                 PairOutcome::Code { code, .. } => reply(format!(
                     "Your pairing code is {code}. Give it to an administrator; it is valid for {} minutes.",
