@@ -11,7 +11,11 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
-#[command(name = "steward", version, about = "Chat-platform bot gateway with governed long-term memory")]
+#[command(
+    name = "steward",
+    version,
+    about = "Chat-platform bot gateway with governed long-term memory"
+)]
 pub struct Cli {
     /// Configuration file (default: ./steward.toml when present).
     #[arg(long, global = true)]
@@ -101,7 +105,9 @@ pub enum MemoryCommand {
 pub enum RevisionAction {
     List,
     /// Bring the retired record back; the pair stands as a veto.
-    Undo { id: i64 },
+    Undo {
+        id: i64,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -131,7 +137,8 @@ pub async fn run(cli: Cli) -> Result<()> {
     }
     let org = cli.org.clone().unwrap_or_else(|| cfg.server.org.clone());
     if let Command::Replay { file, json } = &cli.command {
-        let input = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        let input =
+            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
         let out = crate::replay::replay(&input, cfg).await?;
         if *json {
             println!("{}", serde_json::to_string_pretty(&out)?);
@@ -141,13 +148,18 @@ pub async fn run(cli: Cli) -> Result<()> {
             }
             println!("-- memory");
             for m in &out.memory {
-                println!("#{} {} {} {:?}: {}", m.id, m.scope, m.status, m.owner, m.content);
+                println!(
+                    "#{} {} {} {:?}: {}",
+                    m.id, m.scope, m.status, m.owner, m.content
+                );
             }
         }
         return Ok(());
     }
     let url = cfg.database.url.clone();
-    let turns = crate::build(cfg).await.with_context(|| format!("opening database {url}"))?;
+    let turns = crate::build(cfg)
+        .await
+        .with_context(|| format!("opening database {url}"))?;
     let db = turns.db().clone();
     match cli.command {
         Command::Replay { .. } => {}
@@ -157,23 +169,49 @@ pub async fn run(cli: Cli) -> Result<()> {
                 .await
                 .with_context(|| format!("binding {listen}"))?;
             let addr = listener.local_addr()?;
-            println!("steward listening on http://{addr} (database {url}, model {})", turns.config().llm.provider);
-            axum::serve(listener, app(AppState { turns: turns.clone() }))
-                .with_graceful_shutdown(async {
-                    let _ = tokio::signal::ctrl_c().await;
-                })
-                .await?;
+            println!(
+                "steward listening on http://{addr} (database {url}, model {})",
+                turns.config().llm.provider
+            );
+            axum::serve(
+                listener,
+                app(AppState {
+                    turns: turns.clone(),
+                }),
+            )
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await?;
             db.close().await;
         }
-        Command::Chat { as_, conversation, group } => {
-            let stored = if as_ == "admin" || as_.contains(':') { as_.clone() } else { format!("cli:{as_}") };
+        Command::Chat {
+            as_,
+            conversation,
+            group,
+        } => {
+            let stored = if as_ == "admin" || as_.contains(':') {
+                as_.clone()
+            } else {
+                format!("cli:{as_}")
+            };
             if stored == "admin" && turns.pairing().resolve(&org, "admin").await?.is_none() {
                 turns
                     .pairing()
-                    .add_user(&org, "admin", "Dashboard admin", Role::Admin, "cli", now_ms())
+                    .add_user(
+                        &org,
+                        "admin",
+                        "Dashboard admin",
+                        Role::Admin,
+                        "cli",
+                        now_ms(),
+                    )
                     .await?;
             }
-            let channel = stored.split_once(':').map(|(c, _)| c.to_string()).unwrap_or_else(|| "dashboard".into());
+            let channel = stored
+                .split_once(':')
+                .map(|(c, _)| c.to_string())
+                .unwrap_or_else(|| "dashboard".into());
             let conversation = conversation.unwrap_or_else(|| format!("chat:{stored}"));
             let interactive = std::io::stdin().is_terminal();
             if interactive {
@@ -196,7 +234,11 @@ pub async fn run(cli: Cli) -> Result<()> {
                     agent: turns.config().server.agent.clone(),
                     channel: channel.clone(),
                     conversation: conversation.clone(),
-                    kind: if group { ConversationKind::Group } else { ConversationKind::Direct },
+                    kind: if group {
+                        ConversationKind::Group
+                    } else {
+                        ConversationKind::Direct
+                    },
                     sender: Some(stored.clone()),
                     sender_name: stored.clone(),
                     text: line,
@@ -217,7 +259,13 @@ pub async fn run(cli: Cli) -> Result<()> {
                     let pending = p.pending(&org, now_ms()).await?;
                     println!("pending requests: {}", pending.len());
                     for r in pending {
-                        println!("  {}  {} ({})  expires {}", r.code, r.stored_id, r.name, date(r.expires_at));
+                        println!(
+                            "  {}  {} ({})  expires {}",
+                            r.code,
+                            r.stored_id,
+                            r.name,
+                            date(r.expires_at)
+                        );
                     }
                     let users = p.users(&org).await?;
                     println!("paired users: {}", users.len());
@@ -227,7 +275,10 @@ pub async fn run(cli: Cli) -> Result<()> {
                 }
                 PairingCommand::Approve { code, role } => {
                     let u = p.approve(&org, &code, role, "cli", now_ms()).await?;
-                    println!("approved: {} ({}) is paired as {}", u.name, u.user_id, u.role);
+                    println!(
+                        "approved: {} ({}) is paired as {}",
+                        u.name, u.user_id, u.role
+                    );
                 }
                 PairingCommand::Deny { code } => {
                     let r = p.deny(&org, &code, "cli", now_ms()).await?;
@@ -244,13 +295,21 @@ pub async fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Memory(cmd) => match cmd {
-            MemoryCommand::List { scope, status, owner } => {
+            MemoryCommand::List {
+                scope,
+                status,
+                owner,
+            } => {
                 let scope = match scope {
-                    Some(s) => Some(Scope::parse(&s).with_context(|| format!("unknown scope {s}"))?),
+                    Some(s) => {
+                        Some(Scope::parse(&s).with_context(|| format!("unknown scope {s}"))?)
+                    }
                     None => None,
                 };
                 let status = match status {
-                    Some(s) => Some(Status::parse(&s).with_context(|| format!("unknown status {s}"))?),
+                    Some(s) => {
+                        Some(Status::parse(&s).with_context(|| format!("unknown status {s}"))?)
+                    }
                     None => None,
                 };
                 let filter = RecordFilter {
@@ -276,7 +335,13 @@ pub async fn run(cli: Cli) -> Result<()> {
             }
             MemoryCommand::Search { text } => {
                 for r in db.search_records(&org, &text, 50).await? {
-                    println!("#{:<5} {:<11} {:<10} {}", r.id, r.scope.as_str(), r.status.as_str(), r.content);
+                    println!(
+                        "#{:<5} {:<11} {:<10} {}",
+                        r.id,
+                        r.scope.as_str(),
+                        r.status.as_str(),
+                        r.content
+                    );
                 }
             }
             MemoryCommand::Revisions { action } => match action {
@@ -291,14 +356,21 @@ pub async fn run(cli: Cli) -> Result<()> {
                             r.via,
                             r.cause,
                             r.run_id,
-                            if r.undone_at.is_some() { " [undone]" } else { "" }
+                            if r.undone_at.is_some() {
+                                " [undone]"
+                            } else {
+                                ""
+                            }
                         );
                     }
                 }
                 Some(RevisionAction::Undo { id }) => {
                     let rev = db.revision(&org, id).await?;
                     if db.undo_revision(&org, id, "cli", now_ms()).await? {
-                        println!("undone: record #{} is back; #{} may not replace it again", rev.retired_id, rev.replacing_id);
+                        println!(
+                            "undone: record #{} is back; #{} may not replace it again",
+                            rev.retired_id, rev.replacing_id
+                        );
                     } else {
                         println!("revision {id} was already undone");
                     }
@@ -306,7 +378,10 @@ pub async fn run(cli: Cli) -> Result<()> {
             },
         },
         Command::ApiKey(ApiKeyCommand::Create { user }) => {
-            let key = turns.pairing().create_api_key(&org, &user, "cli", now_ms()).await?;
+            let key = turns
+                .pairing()
+                .create_api_key(&org, &user, "cli", now_ms())
+                .await?;
             println!("{key}");
         }
     }

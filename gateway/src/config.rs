@@ -6,7 +6,7 @@ use figment::Figment;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     pub server: ServerConfig,
@@ -116,20 +116,6 @@ pub struct RateLimitConfig {
     pub conversation_burst: u32,
 }
 
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            server: ServerConfig::default(),
-            database: DatabaseConfig::default(),
-            llm: LlmConfig::default(),
-            memory: MemoryConfig::default(),
-            pairing: PairingConfig::default(),
-            turn: TurnConfig::default(),
-            rate_limit: RateLimitConfig::default(),
-        }
-    }
-}
-
 impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
@@ -217,12 +203,18 @@ impl Config {
         match path {
             Some(p) if !p.exists() => return Err(ConfigError::Missing(p.display().to_string())),
             Some(p) => fig = fig.merge(Toml::file_exact(p)),
-            None if Path::new("steward.toml").exists() => fig = fig.merge(Toml::file_exact("steward.toml")),
+            None if Path::new("steward.toml").exists() => {
+                fig = fig.merge(Toml::file_exact("steward.toml"))
+            }
             None => {}
         }
         // Only sectioned names (`STEWARD_DATABASE__URL`) are configuration;
         // other STEWARD_ variables (test settings) are not.
-        fig = fig.merge(Env::prefixed("STEWARD_").filter(|k| k.as_str().contains("__")).split("__"));
+        fig = fig.merge(
+            Env::prefixed("STEWARD_")
+                .filter(|k| k.as_str().contains("__"))
+                .split("__"),
+        );
         let cfg: Config = fig.extract().map_err(|e| ConfigError::Invalid(render(e)))?;
         cfg.validate()?;
         Ok(cfg)
@@ -247,10 +239,18 @@ impl Config {
             return bad("memory.proposal_ttl_hours", "must be positive");
         }
         if self.rate_limit.per_sender_per_minute == 0 || self.rate_limit.sender_burst == 0 {
-            return bad("rate_limit.per_sender_per_minute", "rates and bursts must be positive");
+            return bad(
+                "rate_limit.per_sender_per_minute",
+                "rates and bursts must be positive",
+            );
         }
-        if self.rate_limit.per_conversation_per_minute == 0 || self.rate_limit.conversation_burst == 0 {
-            return bad("rate_limit.per_conversation_per_minute", "rates and bursts must be positive");
+        if self.rate_limit.per_conversation_per_minute == 0
+            || self.rate_limit.conversation_burst == 0
+        {
+            return bad(
+                "rate_limit.per_conversation_per_minute",
+                "rates and bursts must be positive",
+            );
         }
         if self.server.listen.parse::<std::net::SocketAddr>().is_err() {
             return bad("server.listen", "not a socket address like 127.0.0.1:8080");
@@ -298,11 +298,17 @@ mod tests {
 
     #[test]
     fn a_bad_value_names_its_key() {
-        let e = Config::from_toml("[rate_limit]\nsender_burst = \"lots\"").unwrap_err().to_string();
+        let e = Config::from_toml("[rate_limit]\nsender_burst = \"lots\"")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("rate_limit.sender_burst"), "{e}");
-        let e = Config::from_toml("[memory]\nauto_kep = true").unwrap_err().to_string();
+        let e = Config::from_toml("[memory]\nauto_kep = true")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("auto_kep"), "{e}");
-        let e = Config::from_toml("[server]\nlisten = \"nowhere\"").unwrap_err().to_string();
+        let e = Config::from_toml("[server]\nlisten = \"nowhere\"")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("server.listen"), "{e}");
     }
 

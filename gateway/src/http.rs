@@ -28,9 +28,15 @@ pub fn app(state: AppState) -> Router {
 }
 
 async fn healthz(State(state): State<AppState>) -> Response {
-    match sqlx::query("SELECT 1").execute(state.turns.db().pool()).await {
+    match sqlx::query("SELECT 1")
+        .execute(state.turns.db().pool())
+        .await
+    {
         Ok(_) => Json(json!({"status": "ok"})).into_response(),
-        Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, &format!("database unavailable: {e}")),
+        Err(e) => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &format!("database unavailable: {e}"),
+        ),
     }
 }
 
@@ -62,28 +68,43 @@ async fn post_message(State(state): State<AppState>, headers: HeaderMap, body: B
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim);
     let Some(key) = key else {
-        return error(StatusCode::UNAUTHORIZED, "missing API key (Authorization: Bearer <key>)");
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "missing API key (Authorization: Bearer <key>)",
+        );
     };
     let user = match state.turns.pairing().api_key_user(key).await {
         Ok(Some(u)) => u,
         Ok(None) => return error(StatusCode::UNAUTHORIZED, "unknown API key"),
         Err(e) => {
             tracing::error!(error = %e, "API key lookup failed");
-            return error(StatusCode::SERVICE_UNAVAILABLE, "identity store unavailable");
+            return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "identity store unavailable",
+            );
         }
     };
     let req: MessageRequest = match serde_json::from_slice(&body) {
         Ok(r) => r,
-        Err(e) => return error(StatusCode::BAD_REQUEST, &format!("malformed request body: {e}")),
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                &format!("malformed request body: {e}"),
+            )
+        }
     };
     if req.text.trim().is_empty() {
         return error(StatusCode::BAD_REQUEST, "text must not be empty");
     }
     let msg = Inbound {
         org: user.org.clone(),
-        agent: req.agent.unwrap_or_else(|| state.turns.config().server.agent.clone()),
+        agent: req
+            .agent
+            .unwrap_or_else(|| state.turns.config().server.agent.clone()),
         channel: "api".into(),
-        conversation: req.conversation.unwrap_or_else(|| format!("api:{}", user.user_id)),
+        conversation: req
+            .conversation
+            .unwrap_or_else(|| format!("api:{}", user.user_id)),
         kind: req.kind,
         sender: Some(user.user_id.clone()),
         sender_name: user.name.clone(),
@@ -97,7 +118,10 @@ async fn post_message(State(state): State<AppState>, headers: HeaderMap, body: B
         Ok(replies) => Json(json!({ "replies": replies })).into_response(),
         Err(e) => {
             tracing::error!(error = %e, "turn failed");
-            error(StatusCode::INTERNAL_SERVER_ERROR, "the turn failed; the message was not lost if it was stored")
+            error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the turn failed; the message was not lost if it was stored",
+            )
         }
     }
 }

@@ -98,7 +98,7 @@ struct ToolEvent {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-
+#[allow(dead_code)] // validated only, until trimming lands
 struct ConversationEvent {
     conversation: String,
     org: Option<String>,
@@ -221,14 +221,20 @@ fn parse(input: &str) -> Result<Vec<(usize, Event)>, ReplayError> {
         };
         match &event {
             Event::System(s) if SystemPrincipal::parse(&s.principal).is_none() => {
-                return Err(bad("unknown system principal (cron-system, sop-system, webhook-system, delegated)"))
+                return Err(bad(
+                    "unknown system principal (cron-system, sop-system, webhook-system, delegated)",
+                ))
             }
-            Event::Tool(t) if t.name != "memory_write" => return Err(bad("unknown tool (memory_write)")),
+            Event::Tool(t) if t.name != "memory_write" => {
+                return Err(bad("unknown tool (memory_write)"))
+            }
             Event::Review(r) if r.confirm.is_some() == r.reject.is_some() => {
                 return Err(bad("review needs exactly one of confirm or reject"))
             }
             Event::Trim(_) | Event::Relearn(_) => {
-                return Err(bad("trim and relearn events are not supported by this build yet"))
+                return Err(bad(
+                    "trim and relearn events are not supported by this build yet",
+                ))
             }
             _ => {}
         }
@@ -252,12 +258,18 @@ pub async fn replay_on(turns: &TurnLoop, input: &str) -> Result<ReplayOutput, Re
     replay_events(turns, events).await
 }
 
-async fn replay_events(turns: &TurnLoop, events: Vec<(usize, Event)>) -> Result<ReplayOutput, ReplayError> {
+async fn replay_events(
+    turns: &TurnLoop,
+    events: Vec<(usize, Event)>,
+) -> Result<ReplayOutput, ReplayError> {
     let default_org = turns.config().server.org.clone();
     let default_agent = turns.config().server.agent.clone();
     let org_of = |o: &Option<String>| o.clone().unwrap_or_else(|| default_org.clone());
     let agent_of = |a: &Option<String>| a.clone().unwrap_or_else(|| default_agent.clone());
-    let mut clock = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().unwrap_or_default();
+    let mut clock = Utc
+        .with_ymd_and_hms(2026, 1, 1, 0, 0, 0)
+        .single()
+        .unwrap_or_default();
     let mut tick = |at: &Option<DateTime<Utc>>| {
         clock = at.unwrap_or(clock + chrono::Duration::seconds(1));
         clock
@@ -271,7 +283,10 @@ async fn replay_events(turns: &TurnLoop, events: Vec<(usize, Event)>) -> Result<
                 let at = tick(&None).timestamp_millis();
                 let stored = format!("{}:{}", p.channel, p.user);
                 let name = p.name.clone().unwrap_or_else(|| stored.clone());
-                turns.pairing().add_user(&org, &stored, &name, p.role, "replay", at).await?;
+                turns
+                    .pairing()
+                    .add_user(&org, &stored, &name, p.role, "replay", at)
+                    .await?;
                 let _ = agent_of(&p.agent);
                 orgs.push(org);
             }
@@ -342,7 +357,14 @@ async fn replay_events(turns: &TurnLoop, events: Vec<(usize, Event)>) -> Result<
                     },
                 };
                 let outcome = turns
-                    .memory_write(&org, &agent_of(&t.agent), &principal, &t.scope, &t.content, at)
+                    .memory_write(
+                        &org,
+                        &agent_of(&t.agent),
+                        &principal,
+                        &t.scope,
+                        &t.content,
+                        at,
+                    )
                     .await?;
                 replies.push(ReplyRow {
                     conversation: format!("tool:{}", t.name),
@@ -353,7 +375,10 @@ async fn replay_events(turns: &TurnLoop, events: Vec<(usize, Event)>) -> Result<
             Event::Undo(u) => {
                 let org = org_of(&u.org);
                 let at = tick(&None).timestamp_millis();
-                turns.db().undo_revision(&org, u.revision, "replay", at).await?;
+                turns
+                    .db()
+                    .undo_revision(&org, u.revision, "replay", at)
+                    .await?;
             }
             Event::Review(r) => {
                 let org = org_of(&r.org);
@@ -371,13 +396,27 @@ async fn replay_events(turns: &TurnLoop, events: Vec<(usize, Event)>) -> Result<
                     });
                 }
                 if confirm {
-                    turns.db().activate(&org, id, "confirm", &format!("review:{id}"), at).await?;
+                    turns
+                        .db()
+                        .activate(&org, id, "confirm", &format!("review:{id}"), at)
+                        .await?;
                 } else {
                     turns.db().set_status(&org, id, Status::Rejected).await?;
                 }
                 turns
                     .db()
-                    .audit(&org, "replay", if confirm { "review.confirm" } else { "review.reject" }, &format!("record:{id}"), "", at)
+                    .audit(
+                        &org,
+                        "replay",
+                        if confirm {
+                            "review.confirm"
+                        } else {
+                            "review.reject"
+                        },
+                        &format!("record:{id}"),
+                        "",
+                        at,
+                    )
                     .await?;
             }
             Event::Trim(_) | Event::Relearn(_) => {}
@@ -388,8 +427,22 @@ async fn replay_events(turns: &TurnLoop, events: Vec<(usize, Event)>) -> Result<
     let mut memory = Vec::new();
     let mut revisions = Vec::new();
     for org in &orgs {
-        memory.extend(turns.db().records(org, &RecordFilter::default()).await?.into_iter().map(MemoryRow::from));
-        revisions.extend(turns.db().revisions(org).await?.into_iter().map(RevisionRow::from));
+        memory.extend(
+            turns
+                .db()
+                .records(org, &RecordFilter::default())
+                .await?
+                .into_iter()
+                .map(MemoryRow::from),
+        );
+        revisions.extend(
+            turns
+                .db()
+                .revisions(org)
+                .await?
+                .into_iter()
+                .map(RevisionRow::from),
+        );
     }
     Ok(ReplayOutput {
         replies,
@@ -408,7 +461,8 @@ mod tests {
         assert!(e.to_string().starts_with("line 2:"), "{e}");
         let e = parse("{not json").unwrap_err();
         assert!(e.to_string().starts_with("line 1:"), "{e}");
-        let e = parse("{\"pair\":{\"channel\":\"discord\",\"user\":\"1\",\"role\":\"boss\"}}").unwrap_err();
+        let e = parse("{\"pair\":{\"channel\":\"discord\",\"user\":\"1\",\"role\":\"boss\"}}")
+            .unwrap_err();
         assert!(e.to_string().contains("line 1"), "{e}");
     }
 }

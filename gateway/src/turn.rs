@@ -18,8 +18,8 @@ use governor::{Quota, RateLimiter};
 use memory::policy::{self, Decision, DropReason, Origin, PolicySettings, ToolScope};
 use memory::store::{NewMessage, RecordFilter, RetrievalScope};
 use memory::{
-    sanitize::sanitize, terms::terms, Candidate, Db, ItemChannel, NewRecord, Principal, Role, Scope, Status,
-    StoreError, SystemPrincipal,
+    sanitize::sanitize, terms::terms, Candidate, Db, ItemChannel, NewRecord, Principal, Role,
+    Scope, Status, StoreError, SystemPrincipal,
 };
 use pairing::{PairOutcome, Pairing, PairingError, PairingSettings};
 use std::num::NonZeroU32;
@@ -36,9 +36,11 @@ pub enum TurnError {
 
 pub type Result<T, E = TurnError> = std::result::Result<T, E>;
 
-const SLOW_DOWN: &str = "You're sending messages faster than I can answer. Please slow down for a moment.";
+const SLOW_DOWN: &str =
+    "You're sending messages faster than I can answer. Please slow down for a moment.";
 const IDENTITY_UNAVAILABLE: &str = "I can't check who you are right now, so I won't act on this message. Please try again shortly.";
-const PAIR_HINT: &str = "Hi! I don't know you yet. Send /pair to request access; an administrator will approve it.";
+const PAIR_HINT: &str =
+    "Hi! I don't know you yet. Send /pair to request access; an administrator will approve it.";
 const NOTES_ADMIN_ONLY: &str =
     "Only administrators can teach the agent with @notes:. To keep something for yourself, say \"remember that …\".";
 
@@ -135,7 +137,9 @@ pub struct TurnLoop {
 fn normalise_answer(text: &str) -> Option<bool> {
     let t = text.trim().trim_end_matches(['.', '!']).to_lowercase();
     match t.as_str() {
-        "yes" | "y" | "yes please" | "yep" | "yeah" | "sure" | "ok" | "okay" | "remember it" => Some(true),
+        "yes" | "y" | "yes please" | "yep" | "yeah" | "sure" | "ok" | "okay" | "remember it" => {
+            Some(true)
+        }
         "no" | "n" | "nope" | "no thanks" | "don't" | "do not" | "forget it" => Some(false),
         _ => None,
     }
@@ -143,7 +147,8 @@ fn normalise_answer(text: &str) -> Option<bool> {
 
 fn strip_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
     let head = s.get(..prefix.len())?;
-    head.eq_ignore_ascii_case(prefix).then(|| s[prefix.len()..].trim())
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| s[prefix.len()..].trim())
 }
 
 fn target_name(scope: Scope) -> &'static str {
@@ -155,7 +160,12 @@ fn target_name(scope: Scope) -> &'static str {
 }
 
 impl TurnLoop {
-    pub fn new(db: Db, cfg: Arc<Config>, extractor: Arc<dyn Extractor>, responder: Arc<dyn Responder>) -> Self {
+    pub fn new(
+        db: Db,
+        cfg: Arc<Config>,
+        extractor: Arc<dyn Extractor>,
+        responder: Arc<dyn Responder>,
+    ) -> Self {
         let pairing = Pairing::new(
             db.clone(),
             PairingSettings {
@@ -167,7 +177,10 @@ impl TurnLoop {
         let rl = &cfg.rate_limit;
         let clock = MessageClock::default();
         let limits = RateLimits {
-            sender: RateLimiter::dashmap_with_clock(quota(rl.per_sender_per_minute, rl.sender_burst), clock.clone()),
+            sender: RateLimiter::dashmap_with_clock(
+                quota(rl.per_sender_per_minute, rl.sender_burst),
+                clock.clone(),
+            ),
             conversation: RateLimiter::dashmap_with_clock(
                 quota(rl.per_conversation_per_minute, rl.conversation_burst),
                 clock.clone(),
@@ -212,10 +225,16 @@ impl TurnLoop {
             }
         }
         // 3. Rate limits, with one polite warning per burst.
-        let sender_key = format!("{}|{}", msg.org, msg.sender.as_deref().unwrap_or(&msg.conversation));
+        let sender_key = format!(
+            "{}|{}",
+            msg.org,
+            msg.sender.as_deref().unwrap_or(&msg.conversation)
+        );
         self.limits.clock.observe(now);
         let conv_key = format!("{}|{}|{}", msg.org, msg.channel, msg.conversation);
-        if self.limits.sender.check_key(&sender_key).is_err() || self.limits.conversation.check_key(&conv_key).is_err() {
+        if self.limits.sender.check_key(&sender_key).is_err()
+            || self.limits.conversation.check_key(&conv_key).is_err()
+        {
             if self.limits.warned.insert(sender_key, ()).is_none() {
                 return Ok(vec![Reply {
                     conversation: msg.conversation.clone(),
@@ -274,14 +293,22 @@ impl TurnLoop {
                 channel: &msg.channel,
                 conversation: &msg.conversation,
                 conversation_kind: msg.kind.as_str(),
-                author: if matches!(principal, Principal::System(_)) { "system" } else { "person" },
+                author: if matches!(principal, Principal::System(_)) {
+                    "system"
+                } else {
+                    "person"
+                },
                 sender,
                 sender_role: role,
                 text: &msg.text,
                 said_at: now,
             })
             .await?;
-        if msg.kind == ConversationKind::Group && self.cfg.turn.require_mention && !msg.mentioned && msg.answer.is_none() {
+        if msg.kind == ConversationKind::Group
+            && self.cfg.turn.require_mention
+            && !msg.mentioned
+            && msg.answer.is_none()
+        {
             return Ok(Vec::new());
         }
         let turn = Turn {
@@ -321,11 +348,13 @@ impl TurnLoop {
                 role: u.role,
             }));
         }
-        let reply = |text: String| Gate::Stop(vec![Reply {
-            conversation: msg.conversation.clone(),
-            text,
-            proposal: None,
-        }]);
+        let reply = |text: String| {
+            Gate::Stop(vec![Reply {
+                conversation: msg.conversation.clone(),
+                text,
+                proposal: None,
+            }])
+        };
         let wants_pair = {
             let t = msg.text.trim().to_ascii_lowercase();
             t == "/pair" || t == "pair"
@@ -360,7 +389,9 @@ impl TurnLoop {
         if let_in {
             return Ok(Gate::Let(Principal::Unpaired));
         }
-        if msg.kind == ConversationKind::Direct && self.pairing.should_hint(&msg.org, stored, now).await? {
+        if msg.kind == ConversationKind::Direct
+            && self.pairing.should_hint(&msg.org, stored, now).await?
+        {
             return Ok(reply(PAIR_HINT.into()));
         }
         Ok(Gate::Stop(Vec::new()))
@@ -384,7 +415,9 @@ impl TurnLoop {
             }
             let content = sanitize(note);
             if content.is_empty() {
-                return Ok(vec![t.reply("An @notes: directive needs some text after it.")]);
+                return Ok(vec![
+                    t.reply("An @notes: directive needs some text after it.")
+                ]);
             }
             let extracted = self.extract(&content).await;
             let (kind, subject) = extracted
@@ -423,7 +456,14 @@ impl TurnLoop {
                         items.push(Candidate {
                             channel: ItemChannel::Personal,
                             kind: "fact".into(),
-                            subject: format!("fact:{}", terms(rest).into_iter().take(3).collect::<Vec<_>>().join(" ")),
+                            subject: format!(
+                                "fact:{}",
+                                terms(rest)
+                                    .into_iter()
+                                    .take(3)
+                                    .collect::<Vec<_>>()
+                                    .join(" ")
+                            ),
                             content: rest.trim_end_matches('.').to_string(),
                         });
                     }
@@ -431,7 +471,10 @@ impl TurnLoop {
                 }
                 None => (self.extract(text).await, Origin::Implicit),
             };
-            tasks = items.iter().filter(|c| c.channel == ItemChannel::Task).count();
+            tasks = items
+                .iter()
+                .filter(|c| c.channel == ItemChannel::Task)
+                .count();
             let stored_items = items.len() - tasks;
             self.route(t, &items, origin, &mut parts).await?;
             if stored_items > 0 && tasks == 0 {
@@ -456,7 +499,13 @@ impl TurnLoop {
     }
 
     /// Apply the write policy to each item and record what happened in `parts`.
-    async fn route(&self, t: &Turn<'_>, items: &[Candidate], origin: Origin, parts: &mut ReplyParts) -> Result<()> {
+    async fn route(
+        &self,
+        t: &Turn<'_>,
+        items: &[Candidate],
+        origin: Origin,
+        parts: &mut ReplyParts,
+    ) -> Result<()> {
         for item in items {
             let content = sanitize(&item.content);
             if content.is_empty() {
@@ -465,11 +514,17 @@ impl TurnLoop {
             match policy::decide(&t.principal, item, origin, &self.policy) {
                 Decision::Execute => {}
                 Decision::Drop(reason) => {
-                    if matches!(reason, DropReason::NeedsAdmin) && !parts.notes.iter().any(|n| n == reason.explain()) {
+                    if matches!(reason, DropReason::NeedsAdmin)
+                        && !parts.notes.iter().any(|n| n == reason.explain())
+                    {
                         parts.notes.push(reason.explain().into());
                     }
                 }
-                Decision::Write { scope, owner, status } => {
+                Decision::Write {
+                    scope,
+                    owner,
+                    status,
+                } => {
                     let pending = status == Status::Pending;
                     let rec = NewRecord {
                         org: t.org().into(),
@@ -480,17 +535,27 @@ impl TurnLoop {
                         kind: item.kind.clone(),
                         content,
                         status,
-                        source: format!("{}:{}:message:{}", if pending { "proposal" } else { "live" }, t.msg.channel, t.message_id),
+                        source: format!(
+                            "{}:{}:message:{}",
+                            if pending { "proposal" } else { "live" },
+                            t.msg.channel,
+                            t.message_id
+                        ),
                         said_at: t.now,
                         recorded_at: t.now,
-                        expires_at: pending.then(|| t.now + self.cfg.memory.proposal_ttl_hours * 3_600_000),
+                        expires_at: pending
+                            .then(|| t.now + self.cfg.memory.proposal_ttl_hours * 3_600_000),
                         conversation: Some(t.msg.conversation.clone()),
                         batch: Some(t.message_id),
                         author: t.author(),
                     };
                     if pending {
                         // Already known, already asked, or declined before: do not ask again.
-                        if self.db.has_same(&rec, &[Status::Active, Status::Pending, Status::Rejected]).await? {
+                        if self
+                            .db
+                            .has_same(&rec, &[Status::Active, Status::Pending, Status::Rejected])
+                            .await?
+                        {
                             continue;
                         }
                         self.db.insert_record(&rec).await?;
@@ -499,8 +564,19 @@ impl TurnLoop {
                     } else {
                         let id = self.db.insert_record(&rec).await?;
                         if status == Status::Active {
-                            self.db.activate(t.org(), id, "live", &format!("turn:{}", t.message_id), t.now).await?;
-                            parts.receipts.push(format!("Written: {} updated (id: {id}).", target_name(scope)));
+                            self.db
+                                .activate(
+                                    t.org(),
+                                    id,
+                                    "live",
+                                    &format!("turn:{}", t.message_id),
+                                    t.now,
+                                )
+                                .await?;
+                            parts.receipts.push(format!(
+                                "Written: {} updated (id: {id}).",
+                                target_name(scope)
+                            ));
                         }
                     }
                 }
@@ -515,7 +591,10 @@ impl TurnLoop {
         lines.extend(parts.notes);
         lines.extend(parts.receipts);
         if !parts.question.is_empty() {
-            lines.push(format!("Remember this? {} — reply yes or no", parts.question.join("; ")));
+            lines.push(format!(
+                "Remember this? {} — reply yes or no",
+                parts.question.join("; ")
+            ));
         }
         if lines.is_empty() {
             lines.push("Noted.".into());
@@ -523,7 +602,11 @@ impl TurnLoop {
         Reply {
             conversation: t.msg.conversation.clone(),
             text: lines.join("\n"),
-            proposal: if parts.question.is_empty() { None } else { parts.batch },
+            proposal: if parts.question.is_empty() {
+                None
+            } else {
+                parts.batch
+            },
         }
     }
 
@@ -581,21 +664,33 @@ impl TurnLoop {
         let mut parts = ReplyParts::default();
         for rec in pending {
             if !yes {
-                self.db.set_status(t.org(), rec.id, Status::Rejected).await?;
+                self.db
+                    .set_status(t.org(), rec.id, Status::Rejected)
+                    .await?;
                 continue;
             }
             // Authority is checked again at consent time: a role may have changed since.
             if rec.scope == Scope::AgentNotes && !t.principal.is_human_admin() {
-                self.db.set_status(t.org(), rec.id, Status::Rejected).await?;
+                self.db
+                    .set_status(t.org(), rec.id, Status::Rejected)
+                    .await?;
                 parts.notes.push(DropReason::NeedsAdmin.explain().into());
                 continue;
             }
             self.db
-                .activate(t.org(), rec.id, "live", &format!("turn:{}", t.message_id), t.now)
+                .activate(
+                    t.org(),
+                    rec.id,
+                    "live",
+                    &format!("turn:{}", t.message_id),
+                    t.now,
+                )
                 .await?;
-            parts
-                .receipts
-                .push(format!("Written: {} updated (id: {}).", target_name(rec.scope), rec.id));
+            parts.receipts.push(format!(
+                "Written: {} updated (id: {}).",
+                target_name(rec.scope),
+                rec.id
+            ));
         }
         if !yes {
             parts.notes.push("Okay, I won't remember that.".into());
@@ -607,16 +702,23 @@ impl TurnLoop {
     async fn command(&self, t: &Turn<'_>, text: &str) -> Result<Option<String>> {
         let words: Vec<&str> = text.split_whitespace().collect();
         let lower = text.to_lowercase();
-        let first = words.first().map(|w| w.to_ascii_lowercase()).unwrap_or_default();
+        let first = words
+            .first()
+            .map(|w| w.to_ascii_lowercase())
+            .unwrap_or_default();
         if first == "/pair" {
             return Ok(Some(self.pair_command(t, &words[1..]).await?));
         }
-        if first == "/memory" || lower.trim_end_matches('?').trim() == "what do you remember about me" {
+        if first == "/memory"
+            || lower.trim_end_matches('?').trim() == "what do you remember about me"
+        {
             let Some(user) = t.principal.user_id() else {
                 return Ok(Some("I keep no memory for unpaired senders.".into()));
             };
             if t.shared() {
-                return Ok(Some("I'll list what I remember about you in a direct message, not here.".into()));
+                return Ok(Some(
+                    "I'll list what I remember about you in a direct message, not here.".into(),
+                ));
             }
             let mut own: Vec<_> = Vec::new();
             for scope in [Scope::Personal, Scope::Person] {
@@ -648,20 +750,35 @@ impl TurnLoop {
             let Some(user) = t.principal.user_id() else {
                 return Ok(Some("I keep no memory for unpaired senders.".into()));
             };
-            let Some(id) = words.get(1).and_then(|w| w.trim_start_matches('#').parse::<i64>().ok()) else {
+            let Some(id) = words
+                .get(1)
+                .and_then(|w| w.trim_start_matches('#').parse::<i64>().ok())
+            else {
                 return Ok(Some("Usage: /forget <id> (see /memory for ids).".into()));
             };
             let rec = match self.db.record(t.org(), id).await {
                 Ok(r) => r,
-                Err(StoreError::NotFound(_)) => return Ok(Some(format!("You have no record {id}."))),
+                Err(StoreError::NotFound(_)) => {
+                    return Ok(Some(format!("You have no record {id}.")))
+                }
                 Err(e) => return Err(e.into()),
             };
-            if rec.owner.as_deref() != Some(user) || !rec.scope.is_personal() || rec.status == Status::Deleted {
+            if rec.owner.as_deref() != Some(user)
+                || !rec.scope.is_personal()
+                || rec.status == Status::Deleted
+            {
                 return Ok(Some(format!("You have no record {id}.")));
             }
             self.db.set_status(t.org(), id, Status::Deleted).await?;
             self.db
-                .audit(t.org(), user, "memory.forget", &format!("record:{id}"), &rec.source, t.now)
+                .audit(
+                    t.org(),
+                    user,
+                    "memory.forget",
+                    &format!("record:{id}"),
+                    &rec.source,
+                    t.now,
+                )
                 .await?;
             return Ok(Some(format!("Forgotten: record {id} is deleted.")));
         }
@@ -681,7 +798,10 @@ impl TurnLoop {
                 }
                 let actor = t.author().unwrap_or_default();
                 let Some(code) = args.get(1) else {
-                    return Ok(format!("Usage: /pair {action} CODE{}", if action == "approve" { " [admin]" } else { "" }));
+                    return Ok(format!(
+                        "Usage: /pair {action} CODE{}",
+                        if action == "approve" { " [admin]" } else { "" }
+                    ));
                 };
                 let role = match args.get(2).map(|r| r.to_ascii_lowercase()) {
                     None => Role::User,
@@ -694,7 +814,12 @@ impl TurnLoop {
                     self.pairing
                         .approve(t.org(), code, role, &actor, t.now)
                         .await
-                        .map(|u| format!("Approved: {} ({}) is paired as {}.", u.name, u.user_id, u.role))
+                        .map(|u| {
+                            format!(
+                                "Approved: {} ({}) is paired as {}.",
+                                u.name, u.user_id, u.role
+                            )
+                        })
                 } else {
                     self.pairing
                         .deny(t.org(), code, &actor, t.now)
@@ -703,9 +828,11 @@ impl TurnLoop {
                 };
                 match result {
                     Ok(text) => Ok(text),
-                    Err(e @ (PairingError::UnknownCode(_) | PairingError::CodeExpired(_) | PairingError::CodeNotPending { .. })) => {
-                        Ok(e.to_string())
-                    }
+                    Err(
+                        e @ (PairingError::UnknownCode(_)
+                        | PairingError::CodeExpired(_)
+                        | PairingError::CodeNotPending { .. }),
+                    ) => Ok(e.to_string()),
                     Err(e) => Err(e.into()),
                 }
             }
@@ -725,7 +852,9 @@ impl TurnLoop {
         at: i64,
     ) -> Result<std::result::Result<String, String>> {
         let Some(tool_scope) = ToolScope::parse(scope) else {
-            return Ok(Err(format!("unknown scope `{scope}` (personal, agent_notes)")));
+            return Ok(Err(format!(
+                "unknown scope `{scope}` (personal, agent_notes)"
+            )));
         };
         let (scope, owner) = match policy::decide_tool(principal, tool_scope, &self.policy) {
             Ok(place) => place,
@@ -757,7 +886,10 @@ impl TurnLoop {
                 kind,
                 content,
                 status: Status::Active,
-                source: format!("tool:memory_write:{}", author.as_deref().unwrap_or("unknown")),
+                source: format!(
+                    "tool:memory_write:{}",
+                    author.as_deref().unwrap_or("unknown")
+                ),
                 said_at: at,
                 recorded_at: at,
                 expires_at: None,
@@ -766,8 +898,13 @@ impl TurnLoop {
                 author,
             })
             .await?;
-        self.db.activate(org, id, "live", &format!("tool:{id}"), at).await?;
-        Ok(Ok(format!("Written: {} updated (id: {id}).", target_name(scope))))
+        self.db
+            .activate(org, id, "live", &format!("tool:{id}"), at)
+            .await?;
+        Ok(Ok(format!(
+            "Written: {} updated (id: {id}).",
+            target_name(scope)
+        )))
     }
 }
 

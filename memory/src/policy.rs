@@ -58,10 +58,14 @@ impl DropReason {
     /// What the speaker is told, when they are told anything.
     pub fn explain(self) -> &'static str {
         match self {
-            DropReason::NeedsAdmin => "Operational changes need an administrator, so I kept the current procedure.",
+            DropReason::NeedsAdmin => {
+                "Operational changes need an administrator, so I kept the current procedure."
+            }
             DropReason::SystemNeverLearns => "Automated runs do not teach the agent.",
             DropReason::NoPersonalChannel => "Automated runs have no personal memory.",
-            DropReason::Unpaired => "I only remember things for paired people. Send /pair to request access.",
+            DropReason::Unpaired => {
+                "I only remember things for paired people. Send /pair to request access."
+            }
             DropReason::PersonalNotRelearned => "Personal lines are not relearned from archives.",
         }
     }
@@ -148,7 +152,9 @@ pub enum ToolRefusal {
     AgentNotesNeedsAdmin,
     #[error("automated runs have no personal memory; write operational results with scope='agent_notes'")]
     SystemHasNoPersonal,
-    #[error("automated runs may not write `{0}`; write operational results with scope='agent_notes'")]
+    #[error(
+        "automated runs may not write `{0}`; write operational results with scope='agent_notes'"
+    )]
     SystemMayNotWrite(&'static str),
     #[error("unpaired senders cannot write memory; send /pair to request access")]
     Unpaired,
@@ -294,7 +300,12 @@ mod tests {
             }
         );
         assert_eq!(
-            decide(&Principal::System(SystemPrincipal::Sop), &p, Origin::Explicit, &s),
+            decide(
+                &Principal::System(SystemPrincipal::Sop),
+                &p,
+                Origin::Explicit,
+                &s
+            ),
             Decision::Drop(DropReason::NoPersonalChannel)
         );
         assert_eq!(
@@ -302,16 +313,30 @@ mod tests {
             Decision::Drop(DropReason::Unpaired)
         );
         assert_eq!(
-            decide(&human(Role::Admin), &p, Origin::Relearn { trusted: true }, &s),
+            decide(
+                &human(Role::Admin),
+                &p,
+                Origin::Relearn { trusted: true },
+                &s
+            ),
             Decision::Drop(DropReason::PersonalNotRelearned)
         );
     }
 
     #[test]
     fn tasks_are_executed_for_everyone() {
-        for author in [human(Role::User), Principal::Unpaired, Principal::System(SystemPrincipal::Cron)] {
+        for author in [
+            human(Role::User),
+            Principal::Unpaired,
+            Principal::System(SystemPrincipal::Cron),
+        ] {
             assert_eq!(
-                decide(&author, &item(ItemChannel::Task), Origin::Implicit, &PolicySettings::default()),
+                decide(
+                    &author,
+                    &item(ItemChannel::Task),
+                    Origin::Implicit,
+                    &PolicySettings::default()
+                ),
                 Decision::Execute
             );
         }
@@ -324,7 +349,9 @@ mod tests {
             decide_tool(&human(Role::User), ToolScope::AgentNotes, &s),
             Err(ToolRefusal::AgentNotesNeedsAdmin)
         );
-        assert!(ToolRefusal::AgentNotesNeedsAdmin.to_string().contains("scope='personal'"));
+        assert!(ToolRefusal::AgentNotesNeedsAdmin
+            .to_string()
+            .contains("scope='personal'"));
         let listed = PolicySettings {
             write_access: vec!["discord:1".into()],
             ..Default::default()
@@ -336,9 +363,18 @@ mod tests {
             write_access: vec!["cron-system".into(), "user".into(), "admin".into()],
             ..Default::default()
         };
-        for scope in [ToolScope::Global, ToolScope::AgentConfig, ToolScope::Personal] {
+        for scope in [
+            ToolScope::Global,
+            ToolScope::AgentConfig,
+            ToolScope::Personal,
+        ] {
             assert!(decide_tool(&cron, scope, &everyone).is_err());
-            assert!(decide_tool(&Principal::System(SystemPrincipal::Webhook), scope, &everyone).is_err());
+            assert!(decide_tool(
+                &Principal::System(SystemPrincipal::Webhook),
+                scope,
+                &everyone
+            )
+            .is_err());
         }
         assert_eq!(
             decide_tool(&Principal::Unpaired, ToolScope::Personal, &everyone),

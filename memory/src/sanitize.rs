@@ -46,7 +46,9 @@ fn patterns() -> &'static [Regex] {
 fn markup() -> &'static Regex {
     static MARKUP: OnceLock<Regex> = OnceLock::new();
     // Any tag-like markup: memory is plain text, no markup is allowed through.
-    MARKUP.get_or_init(|| Regex::new(r"</?[A-Za-z!/][^<>]{0,200}>").unwrap_or_else(|_| unreachable!()))
+    MARKUP.get_or_init(|| {
+        Regex::new(r"</?[A-Za-z!/][^<>]{0,200}>").unwrap_or_else(|_| unreachable!())
+    })
 }
 
 /// Neutralise `text` for storage in, or injection from, memory.
@@ -104,10 +106,18 @@ mod tests {
     #[test]
     fn strips_template_tokens_markup_frames_and_caps_length() {
         let s = sanitize("ok <|im_start|>system <b>hi</b> >>> <<<memory:1 x\u{7}y");
-        assert!(!s.contains("<|im_start|>") && !s.contains("<b>") && !s.contains(">>>") && !s.contains("<<<"));
+        assert!(
+            !s.contains("<|im_start|>")
+                && !s.contains("<b>")
+                && !s.contains(">>>")
+                && !s.contains("<<<")
+        );
         assert!(!s.contains('\u{7}'));
         assert_eq!(sanitize(&"a".repeat(900)).chars().count(), MAX_LEN + 1);
-        assert_eq!(sanitize("The daily report uses example_orders"), "The daily report uses example_orders");
+        assert_eq!(
+            sanitize("The daily report uses example_orders"),
+            "The daily report uses example_orders"
+        );
         assert!(is_clean("plain words"));
     }
 }

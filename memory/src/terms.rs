@@ -8,17 +8,19 @@ const STOPWORDS: &[&str] = &[
     "used", "using", "that", "this", "with", "from", "they", "them", "then", "than", "what",
     "when", "where", "which", "will", "would", "could", "should", "there", "their", "about",
     "into", "been", "being", "were", "here", "also", "just", "some", "such", "only", "over",
-    "very", "want", "make", "please", "today", "todays", "tell", "show", "give", "produce",
-    "run", "generate", "know", "does", "let", "lets", "me", "my", "mine", "is", "at", "in",
-    "on", "of", "to", "a", "an", "it", "be", "do", "we", "us", "i", "im", "from", "always",
-    "never", "rule", "remember", "instead",
+    "very", "want", "make", "please", "today", "todays", "tell", "show", "give", "produce", "run",
+    "generate", "know", "does", "let", "lets", "me", "my", "mine", "is", "at", "in", "on", "of",
+    "to", "a", "an", "it", "be", "do", "we", "us", "i", "im", "from", "always", "never", "rule",
+    "remember", "instead",
 ];
 
 /// Lower-cased word tokens of `text`, without stopwords and short noise, deduplicated, in order.
 pub fn terms(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for raw in text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-' || c == '.')) {
-        let word = raw.trim_matches(|c: char| c == '.' || c == '-').to_lowercase();
+        let word = raw
+            .trim_matches(|c: char| c == '.' || c == '-')
+            .to_lowercase();
         let word = word.strip_suffix("'s").unwrap_or(&word).to_string();
         if word.chars().count() < 3 || STOPWORDS.contains(&word.as_str()) {
             continue;
@@ -44,6 +46,9 @@ mod tests {
 
     #[test]
     fn drops_stopwords_and_repeats() {
-        assert_eq!(terms("Produce today's daily report, the daily one"), vec!["daily", "report"]);
+        assert_eq!(
+            terms("Produce today's daily report, the daily one"),
+            vec!["daily", "report"]
+        );
     }
 }

@@ -76,7 +76,11 @@ pub struct PairingRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PairOutcome {
     /// A code to give an admin; `reused` when the sender already had one pending.
-    Code { code: String, reused: bool, expires_at: i64 },
+    Code {
+        code: String,
+        reused: bool,
+        expires_at: i64,
+    },
     /// The channel already has the maximum of pending requests.
     TooManyPending,
 }
@@ -147,11 +151,13 @@ impl Pairing {
     }
 
     pub async fn user(&self, org: &str, user_id: &str) -> Result<User> {
-        let row = sqlx::query("SELECT org, user_id, name, role, status FROM users WHERE org = $1 AND user_id = $2")
-            .bind(org)
-            .bind(user_id)
-            .fetch_optional(self.db.pool())
-            .await?;
+        let row = sqlx::query(
+            "SELECT org, user_id, name, role, status FROM users WHERE org = $1 AND user_id = $2",
+        )
+        .bind(org)
+        .bind(user_id)
+        .fetch_optional(self.db.pool())
+        .await?;
         row.as_ref()
             .map(user_from)
             .transpose()?
@@ -159,25 +165,49 @@ impl Pairing {
     }
 
     pub async fn users(&self, org: &str) -> Result<Vec<User>> {
-        let rows = sqlx::query("SELECT org, user_id, name, role, status FROM users WHERE org = $1 ORDER BY user_id")
-            .bind(org)
-            .fetch_all(self.db.pool())
-            .await?;
+        let rows = sqlx::query(
+            "SELECT org, user_id, name, role, status FROM users WHERE org = $1 ORDER BY user_id",
+        )
+        .bind(org)
+        .fetch_all(self.db.pool())
+        .await?;
         rows.iter().map(user_from).collect()
     }
 
     /// Pair `user_id` directly (operator set-up, replay's `pair`, the dashboard's
     /// built-in admin), linking the identity of the same name. Audited.
-    pub async fn add_user(&self, org: &str, user_id: &str, name: &str, role: Role, actor: &str, now: i64) -> Result<User> {
+    pub async fn add_user(
+        &self,
+        org: &str,
+        user_id: &str,
+        name: &str,
+        role: Role,
+        actor: &str,
+        now: i64,
+    ) -> Result<User> {
         self.upsert_user(org, user_id, name, role, now).await?;
         self.link(org, user_id, user_id, now).await?;
         self.db
-            .audit(org, actor, "pairing.add", user_id, &format!("role {role}"), now)
+            .audit(
+                org,
+                actor,
+                "pairing.add",
+                user_id,
+                &format!("role {role}"),
+                now,
+            )
             .await?;
         self.user(org, user_id).await
     }
 
-    async fn upsert_user(&self, org: &str, user_id: &str, name: &str, role: Role, now: i64) -> Result<()> {
+    async fn upsert_user(
+        &self,
+        org: &str,
+        user_id: &str,
+        name: &str,
+        role: Role,
+        now: i64,
+    ) -> Result<()> {
         sqlx::query(
             "INSERT INTO users (org, user_id, name, role, status, created_at, updated_at) VALUES ($1, $2, $3, $4, 'active', $5, $5) \
              ON CONFLICT (org, user_id) DO UPDATE SET name = excluded.name, role = excluded.role, status = 'active', updated_at = excluded.updated_at",
@@ -209,7 +239,14 @@ impl Pairing {
 
     /// `/pair` from an unknown sender: reuse their pending code, or mint one
     /// unless the channel already has the maximum pending.
-    pub async fn request(&self, org: &str, channel: &str, stored_id: &str, name: &str, now: i64) -> Result<PairOutcome> {
+    pub async fn request(
+        &self,
+        org: &str,
+        channel: &str,
+        stored_id: &str,
+        name: &str,
+        now: i64,
+    ) -> Result<PairOutcome> {
         let existing = sqlx::query(
             "SELECT code, expires_at FROM pairing_codes WHERE org = $1 AND stored_id = $2 AND status = 'pending' AND expires_at > $3 ORDER BY created_at DESC",
         )
@@ -302,7 +339,15 @@ impl Pairing {
         Ok(req)
     }
 
-    async fn decide(&self, org: &str, code: &str, status: &str, role: Option<Role>, actor: &str, now: i64) -> Result<()> {
+    async fn decide(
+        &self,
+        org: &str,
+        code: &str,
+        status: &str,
+        role: Option<Role>,
+        actor: &str,
+        now: i64,
+    ) -> Result<()> {
         sqlx::query(
             "UPDATE pairing_codes SET status = $1, decided_by = $2, decided_at = $3, role = $4 WHERE org = $5 AND code = $6 AND status = 'pending'",
         )
@@ -318,45 +363,86 @@ impl Pairing {
     }
 
     /// Approve a pairing code with a role. Audited.
-    pub async fn approve(&self, org: &str, code: &str, role: Role, actor: &str, now: i64) -> Result<User> {
+    pub async fn approve(
+        &self,
+        org: &str,
+        code: &str,
+        role: Role,
+        actor: &str,
+        now: i64,
+    ) -> Result<User> {
         let req = self.pending_code(org, code, now).await?;
-        self.upsert_user(org, &req.stored_id, &req.name, role, now).await?;
+        self.upsert_user(org, &req.stored_id, &req.name, role, now)
+            .await?;
         self.link(org, &req.stored_id, &req.stored_id, now).await?;
-        self.decide(org, &req.code, "approved", Some(role), actor, now).await?;
+        self.decide(org, &req.code, "approved", Some(role), actor, now)
+            .await?;
         self.db
-            .audit(org, actor, "pairing.approve", &req.stored_id, &format!("code {} role {role}", req.code), now)
+            .audit(
+                org,
+                actor,
+                "pairing.approve",
+                &req.stored_id,
+                &format!("code {} role {role}", req.code),
+                now,
+            )
             .await?;
         self.user(org, &req.stored_id).await
     }
 
     /// Deny a pairing code. Audited.
-    pub async fn deny(&self, org: &str, code: &str, actor: &str, now: i64) -> Result<PairingRequest> {
+    pub async fn deny(
+        &self,
+        org: &str,
+        code: &str,
+        actor: &str,
+        now: i64,
+    ) -> Result<PairingRequest> {
         let req = self.pending_code(org, code, now).await?;
-        self.decide(org, &req.code, "denied", None, actor, now).await?;
+        self.decide(org, &req.code, "denied", None, actor, now)
+            .await?;
         self.db
-            .audit(org, actor, "pairing.deny", &req.stored_id, &format!("code {}", req.code), now)
+            .audit(
+                org,
+                actor,
+                "pairing.deny",
+                &req.stored_id,
+                &format!("code {}", req.code),
+                now,
+            )
             .await?;
         Ok(req)
     }
 
     /// Revoke a paired user: their identities resolve to nobody from now on. Audited.
     pub async fn revoke(&self, org: &str, user_id: &str, actor: &str, now: i64) -> Result<()> {
-        let changed = sqlx::query("UPDATE users SET status = 'revoked', updated_at = $1 WHERE org = $2 AND user_id = $3")
-            .bind(now)
-            .bind(org)
-            .bind(user_id)
-            .execute(self.db.pool())
-            .await?
-            .rows_affected();
+        let changed = sqlx::query(
+            "UPDATE users SET status = 'revoked', updated_at = $1 WHERE org = $2 AND user_id = $3",
+        )
+        .bind(now)
+        .bind(org)
+        .bind(user_id)
+        .execute(self.db.pool())
+        .await?
+        .rows_affected();
         if changed == 0 {
             return Err(PairingError::UnknownUser(user_id.to_string()));
         }
-        self.db.audit(org, actor, "pairing.revoke", user_id, "", now).await?;
+        self.db
+            .audit(org, actor, "pairing.revoke", user_id, "", now)
+            .await?;
         Ok(())
     }
 
     /// Change a paired user's role. Audited.
-    pub async fn set_role(&self, org: &str, user_id: &str, role: Role, actor: &str, now: i64) -> Result<()> {
+    pub async fn set_role(
+        &self,
+        org: &str,
+        user_id: &str,
+        role: Role,
+        actor: &str,
+        now: i64,
+    ) -> Result<()> {
         let before = self.user(org, user_id).await?;
         sqlx::query("UPDATE users SET role = $1, updated_at = $2 WHERE org = $3 AND user_id = $4")
             .bind(role.as_str())
@@ -366,7 +452,14 @@ impl Pairing {
             .execute(self.db.pool())
             .await?;
         self.db
-            .audit(org, actor, "pairing.set_role", user_id, &format!("{} -> {role}", before.role), now)
+            .audit(
+                org,
+                actor,
+                "pairing.set_role",
+                user_id,
+                &format!("{} -> {role}", before.role),
+                now,
+            )
             .await?;
         Ok(())
     }
@@ -390,7 +483,13 @@ impl Pairing {
     }
 
     /// Mint an API key bound to a paired user. Only its hash is stored. Audited.
-    pub async fn create_api_key(&self, org: &str, user_id: &str, actor: &str, now: i64) -> Result<String> {
+    pub async fn create_api_key(
+        &self,
+        org: &str,
+        user_id: &str,
+        actor: &str,
+        now: i64,
+    ) -> Result<String> {
         self.user(org, user_id).await?;
         let secret: String = {
             let mut rng = rand::thread_rng();
@@ -399,14 +498,18 @@ impl Pairing {
                 .collect()
         };
         let key = format!("stw_{secret}");
-        sqlx::query("INSERT INTO api_keys (key_hash, org, user_id, created_at) VALUES ($1, $2, $3, $4)")
-            .bind(hash_key(&key))
-            .bind(org)
-            .bind(user_id)
-            .bind(now)
-            .execute(self.db.pool())
+        sqlx::query(
+            "INSERT INTO api_keys (key_hash, org, user_id, created_at) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(hash_key(&key))
+        .bind(org)
+        .bind(user_id)
+        .bind(now)
+        .execute(self.db.pool())
+        .await?;
+        self.db
+            .audit(org, actor, "api_key.create", user_id, "", now)
             .await?;
-        self.db.audit(org, actor, "api_key.create", user_id, "", now).await?;
         Ok(key)
     }
 

@@ -30,7 +30,9 @@ pub fn postgres_url() -> Option<String> {
 pub async fn postgres_db() -> Option<Db> {
     let url = postgres_url()?;
     let schema = format!("t_{}", rand::thread_rng().gen::<u64>());
-    let admin = sqlx::PgPool::connect(&url).await.expect("connect to test PostgreSQL");
+    let admin = sqlx::PgPool::connect(&url)
+        .await
+        .expect("connect to test PostgreSQL");
     sqlx::query(&format!("CREATE SCHEMA {schema}"))
         .execute(&admin)
         .await
@@ -70,7 +72,11 @@ impl Harness {
     }
 
     /// A loop with a custom extractor/responder (hostile-model tests).
-    pub async fn with_model(cfg: Config, extractor: Arc<dyn Extractor>, responder: Arc<dyn Responder>) -> Harness {
+    pub async fn with_model(
+        cfg: Config,
+        extractor: Arc<dyn Extractor>,
+        responder: Arc<dyn Responder>,
+    ) -> Harness {
         let db = Db::in_memory().await.expect("in-memory db");
         Harness::from_loop(TurnLoop::new(db, Arc::new(cfg), extractor, responder))
     }
@@ -78,7 +84,11 @@ impl Harness {
     fn from_loop(turns: TurnLoop) -> Harness {
         Harness {
             turns: Arc::new(turns),
-            clock: Mutex::new(Utc.with_ymd_and_hms(2026, 1, 5, 9, 0, 0).single().expect("valid date")),
+            clock: Mutex::new(
+                Utc.with_ymd_and_hms(2026, 1, 5, 9, 0, 0)
+                    .single()
+                    .expect("valid date"),
+            ),
             org: "default".into(),
         }
     }
@@ -116,7 +126,13 @@ impl Harness {
         id
     }
 
-    pub fn inbound(&self, sender: Option<&str>, conversation: &str, kind: ConversationKind, text: &str) -> Inbound {
+    pub fn inbound(
+        &self,
+        sender: Option<&str>,
+        conversation: &str,
+        kind: ConversationKind,
+        text: &str,
+    ) -> Inbound {
         Inbound {
             org: self.org.clone(),
             agent: "default".into(),
@@ -139,7 +155,12 @@ impl Harness {
 
     /// A direct message from `discord:<user>`; the joined reply text.
     pub async fn dm(&self, user: &str, text: &str) -> String {
-        let msg = self.inbound(Some(user), &format!("dm:{user}"), ConversationKind::Direct, text);
+        let msg = self.inbound(
+            Some(user),
+            &format!("dm:{user}"),
+            ConversationKind::Direct,
+            text,
+        );
         join(self.send(msg).await)
     }
 
@@ -150,15 +171,26 @@ impl Harness {
     }
 
     pub async fn records(&self) -> Vec<MemoryRecord> {
-        self.db().records(&self.org, &RecordFilter::default()).await.expect("records")
+        self.db()
+            .records(&self.org, &RecordFilter::default())
+            .await
+            .expect("records")
     }
 
     /// Every record of any status whose content contains `needle`.
     pub async fn records_containing(&self, needle: &str) -> Vec<MemoryRecord> {
-        self.records().await.into_iter().filter(|r| r.content.contains(needle)).collect()
+        self.records()
+            .await
+            .into_iter()
+            .filter(|r| r.content.contains(needle))
+            .collect()
     }
 }
 
 pub fn join(replies: Vec<Reply>) -> String {
-    replies.into_iter().map(|r| r.text).collect::<Vec<_>>().join("\n")
+    replies
+        .into_iter()
+        .map(|r| r.text)
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -44,7 +44,14 @@ on_both!(
     audit_log_is_per_org,
 );
 
-fn rec(org: &str, scope: Scope, owner: Option<&str>, subject: &str, content: &str, said_at: i64) -> NewRecord {
+fn rec(
+    org: &str,
+    scope: Scope,
+    owner: Option<&str>,
+    subject: &str,
+    content: &str,
+    said_at: i64,
+) -> NewRecord {
     NewRecord {
         org: org.into(),
         agent: "default".into(),
@@ -66,85 +73,212 @@ fn rec(org: &str, scope: Scope, owner: Option<&str>, subject: &str, content: &st
 
 async fn records_round_trip(db: Db) {
     let id = db
-        .insert_record(&rec("o1", Scope::AgentNotes, None, "daily report", "The daily report uses example_orders", 10))
+        .insert_record(&rec(
+            "o1",
+            Scope::AgentNotes,
+            None,
+            "daily report",
+            "The daily report uses example_orders",
+            10,
+        ))
         .await
         .unwrap();
     let r = db.record("o1", id).await.unwrap();
     assert_eq!(r.content, "The daily report uses example_orders");
-    assert_eq!((r.scope, r.status, r.owner.clone()), (Scope::AgentNotes, Status::Active, None));
-    assert!(matches!(db.record("o2", id).await, Err(memory::StoreError::NotFound(_))), "other org must not see it");
+    assert_eq!(
+        (r.scope, r.status, r.owner.clone()),
+        (Scope::AgentNotes, Status::Active, None)
+    );
+    assert!(
+        matches!(
+            db.record("o2", id).await,
+            Err(memory::StoreError::NotFound(_))
+        ),
+        "other org must not see it"
+    );
     let found = db.search_records("o1", "EXAMPLE_ORDERS", 10).await.unwrap();
     assert_eq!(found.len(), 1);
     db.set_status("o1", id, Status::Deleted).await.unwrap();
     assert!(db.set_status("o2", id, Status::Active).await.is_err());
     assert_eq!(db.record("o1", id).await.unwrap().status, Status::Deleted);
     if db.backend() == Backend::Sqlite {
-        assert_eq!(db.sqlite_journal_mode().await.unwrap().as_deref(), Some("wal"));
+        assert_eq!(
+            db.sqlite_journal_mode().await.unwrap().as_deref(),
+            Some("wal")
+        );
     }
 }
 
 async fn subject_rule_retires_the_older_value_with_a_revision(db: Db) {
-    let old = db.insert_record(&rec("o", Scope::AgentNotes, None, "daily report", "uses a", 10)).await.unwrap();
+    let old = db
+        .insert_record(&rec(
+            "o",
+            Scope::AgentNotes,
+            None,
+            "daily report",
+            "uses a",
+            10,
+        ))
+        .await
+        .unwrap();
     db.activate("o", old, "live", "r1", 10).await.unwrap();
-    let new = db.insert_record(&rec("o", Scope::AgentNotes, None, "daily report", "uses b", 20)).await.unwrap();
+    let new = db
+        .insert_record(&rec(
+            "o",
+            Scope::AgentNotes,
+            None,
+            "daily report",
+            "uses b",
+            20,
+        ))
+        .await
+        .unwrap();
     let s = db.activate("o", new, "live", "r2", 20).await.unwrap();
     assert_eq!(s.retired, vec![old]);
-    assert_eq!(db.record("o", old).await.unwrap().status, Status::Superseded);
+    assert_eq!(
+        db.record("o", old).await.unwrap().status,
+        Status::Superseded
+    );
     assert_eq!(db.record("o", new).await.unwrap().status, Status::Active);
     let revs = db.revisions("o").await.unwrap();
     assert_eq!(revs.len(), 1);
     assert_eq!((revs[0].retired_id, revs[0].replacing_id), (old, new));
-    assert_eq!((revs[0].via.as_str(), revs[0].cause.as_str(), revs[0].run_id.as_str()), ("subject_rule", "live", "r2"));
+    assert_eq!(
+        (
+            revs[0].via.as_str(),
+            revs[0].cause.as_str(),
+            revs[0].run_id.as_str()
+        ),
+        ("subject_rule", "live", "r2")
+    );
     // A personal record on the same subject of someone else is untouched.
-    let mine = db.insert_record(&rec("o", Scope::Personal, Some("u1"), "daily report", "mine", 30)).await.unwrap();
+    let mine = db
+        .insert_record(&rec(
+            "o",
+            Scope::Personal,
+            Some("u1"),
+            "daily report",
+            "mine",
+            30,
+        ))
+        .await
+        .unwrap();
     db.activate("o", mine, "live", "r3", 30).await.unwrap();
     assert_eq!(db.record("o", new).await.unwrap().status, Status::Active);
 }
 
 async fn an_older_value_becomes_history_and_retires_nothing(db: Db) {
-    let newer = db.insert_record(&rec("o", Scope::AgentNotes, None, "host", "at b", 200)).await.unwrap();
+    let newer = db
+        .insert_record(&rec("o", Scope::AgentNotes, None, "host", "at b", 200))
+        .await
+        .unwrap();
     db.activate("o", newer, "live", "r1", 200).await.unwrap();
-    let older = db.insert_record(&rec("o", Scope::AgentNotes, None, "host", "at a", 100)).await.unwrap();
+    let older = db
+        .insert_record(&rec("o", Scope::AgentNotes, None, "host", "at a", 100))
+        .await
+        .unwrap();
     let s = db.activate("o", older, "relearn", "r2", 300).await.unwrap();
     assert_eq!(s.superseded_by, Some(newer));
     assert!(s.retired.is_empty());
     assert_eq!(db.record("o", newer).await.unwrap().status, Status::Active);
-    assert_eq!(db.record("o", older).await.unwrap().status, Status::Superseded);
+    assert_eq!(
+        db.record("o", older).await.unwrap().status,
+        Status::Superseded
+    );
 }
 
 async fn undo_restores_and_vetoes_the_same_replacement(db: Db) {
-    let a = db.insert_record(&rec("o", Scope::AgentNotes, None, "s", "a", 10)).await.unwrap();
+    let a = db
+        .insert_record(&rec("o", Scope::AgentNotes, None, "s", "a", 10))
+        .await
+        .unwrap();
     db.activate("o", a, "live", "r1", 10).await.unwrap();
-    let b = db.insert_record(&rec("o", Scope::AgentNotes, None, "s", "b", 20)).await.unwrap();
+    let b = db
+        .insert_record(&rec("o", Scope::AgentNotes, None, "s", "b", 20))
+        .await
+        .unwrap();
     let s = db.activate("o", b, "live", "r2", 20).await.unwrap();
     let rev = s.revisions[0];
     assert!(db.undo_revision("o", rev, "tester", 30).await.unwrap());
-    assert!(!db.undo_revision("o", rev, "tester", 31).await.unwrap(), "undo is idempotent");
+    assert!(
+        !db.undo_revision("o", rev, "tester", 31).await.unwrap(),
+        "undo is idempotent"
+    );
     assert_eq!(db.record("o", a).await.unwrap().status, Status::Active);
-    assert_eq!(db.record("o", b).await.unwrap().status, Status::Active, "the replacing record stays");
+    assert_eq!(
+        db.record("o", b).await.unwrap().status,
+        Status::Active,
+        "the replacing record stays"
+    );
     assert!(db.is_vetoed("o", a, b).await.unwrap());
     // Proposing the same replacement again is refused by the veto.
     let again = db.activate("o", b, "confirm", "r3", 40).await.unwrap();
     assert!(again.retired.is_empty());
     assert_eq!(db.record("o", a).await.unwrap().status, Status::Active);
     let audit = db.audit_log("o", 10).await.unwrap();
-    assert_eq!(audit.iter().filter(|e| e.action == "revision.undo").count(), 1);
+    assert_eq!(
+        audit.iter().filter(|e| e.action == "revision.undo").count(),
+        1
+    );
 }
 
 async fn retrieval_is_scoped_by_org_agent_and_speaker(db: Db) {
-    let mk = |org: &str, agent: &str, scope: Scope, owner: Option<&str>, kind: &str, content: &str| {
-        let mut r = rec(org, scope, owner, content, content, 1);
-        r.agent = agent.into();
-        r.kind = kind.into();
-        r
-    };
+    let mk =
+        |org: &str, agent: &str, scope: Scope, owner: Option<&str>, kind: &str, content: &str| {
+            let mut r = rec(org, scope, owner, content, content, 1);
+            r.agent = agent.into();
+            r.kind = kind.into();
+            r
+        };
     for r in [
-        mk("a", "default", Scope::AgentNotes, None, "procedure", "daily report uses orders_a"),
-        mk("b", "default", Scope::AgentNotes, None, "procedure", "daily report uses orders_b"),
-        mk("a", "other", Scope::AgentNotes, None, "procedure", "daily report uses other_agent"),
-        mk("a", "default", Scope::Personal, Some("u1"), "preference", "daily report brief please"),
-        mk("a", "default", Scope::Personal, Some("u1"), "identity", "daily report identity secret"),
-        mk("a", "default", Scope::Personal, Some("u2"), "preference", "daily report u2 private"),
+        mk(
+            "a",
+            "default",
+            Scope::AgentNotes,
+            None,
+            "procedure",
+            "daily report uses orders_a",
+        ),
+        mk(
+            "b",
+            "default",
+            Scope::AgentNotes,
+            None,
+            "procedure",
+            "daily report uses orders_b",
+        ),
+        mk(
+            "a",
+            "other",
+            Scope::AgentNotes,
+            None,
+            "procedure",
+            "daily report uses other_agent",
+        ),
+        mk(
+            "a",
+            "default",
+            Scope::Personal,
+            Some("u1"),
+            "preference",
+            "daily report brief please",
+        ),
+        mk(
+            "a",
+            "default",
+            Scope::Personal,
+            Some("u1"),
+            "identity",
+            "daily report identity secret",
+        ),
+        mk(
+            "a",
+            "default",
+            Scope::Personal,
+            Some("u2"),
+            "preference",
+            "daily report u2 private",
+        ),
     ] {
         db.insert_record(&r).await.unwrap();
     }
@@ -155,25 +289,51 @@ async fn retrieval_is_scoped_by_org_agent_and_speaker(db: Db) {
         speaker: speaker.map(str::to_string),
         shared,
     };
-    let contents = |v: Vec<memory::store::Retrieved>| v.into_iter().map(|r| r.record.content).collect::<Vec<_>>();
-    let private = contents(db.retrieve(&scope(Some("u1"), false), &words, 20).await.unwrap());
+    let contents = |v: Vec<memory::store::Retrieved>| {
+        v.into_iter().map(|r| r.record.content).collect::<Vec<_>>()
+    };
+    let private = contents(
+        db.retrieve(&scope(Some("u1"), false), &words, 20)
+            .await
+            .unwrap(),
+    );
     assert!(private.iter().any(|c| c.contains("orders_a")));
     assert!(private.iter().any(|c| c.contains("identity secret")));
     for leak in ["orders_b", "other_agent", "u2 private"] {
-        assert!(!private.iter().any(|c| c.contains(leak)), "{leak} leaked: {private:?}");
+        assert!(
+            !private.iter().any(|c| c.contains(leak)),
+            "{leak} leaked: {private:?}"
+        );
     }
-    let shared = contents(db.retrieve(&scope(Some("u1"), true), &words, 20).await.unwrap());
+    let shared = contents(
+        db.retrieve(&scope(Some("u1"), true), &words, 20)
+            .await
+            .unwrap(),
+    );
     assert!(shared.iter().any(|c| c.contains("brief please")));
-    assert!(!shared.iter().any(|c| c.contains("identity secret")), "identity in shared scope: {shared:?}");
+    assert!(
+        !shared.iter().any(|c| c.contains("identity secret")),
+        "identity in shared scope: {shared:?}"
+    );
     let nobody = contents(db.retrieve(&scope(None, false), &words, 20).await.unwrap());
     assert_eq!(nobody, vec!["daily report uses orders_a".to_string()]);
     let mut bad = scope(Some("u1"), false);
     bad.org.clear();
-    assert!(db.retrieve(&bad, &words, 20).await.is_err(), "an incomplete scope fails closed");
+    assert!(
+        db.retrieve(&bad, &words, 20).await.is_err(),
+        "an incomplete scope fails closed"
+    );
 }
 
 async fn proposals_expire_and_batch(db: Db) {
-    let mut p = rec("o", Scope::Personal, Some("u1"), "name", "Their name is Ana", 100);
+    let mut p = rec(
+        "o",
+        Scope::Personal,
+        Some("u1"),
+        "name",
+        "Their name is Ana",
+        100,
+    );
     p.status = Status::Pending;
     p.expires_at = Some(1_000);
     p.conversation = Some("c".into());
@@ -183,13 +343,39 @@ async fn proposals_expire_and_batch(db: Db) {
     p.batch = Some(2);
     p.content = "Prefers tea".into();
     let second = db.insert_record(&p).await.unwrap();
-    let pending = db.pending_proposals("o", "default", "c", "u1", 500).await.unwrap();
-    assert_eq!(pending.iter().map(|r| r.id).collect::<Vec<_>>(), vec![second], "newest batch only");
-    assert!(db.pending_proposals("o", "default", "c", "u2", 500).await.unwrap().is_empty(), "asked of u1 only");
-    assert!(db.pending_proposals("o", "default", "c", "u1", 1_000).await.unwrap().is_empty(), "expired");
+    let pending = db
+        .pending_proposals("o", "default", "c", "u1", 500)
+        .await
+        .unwrap();
+    assert_eq!(
+        pending.iter().map(|r| r.id).collect::<Vec<_>>(),
+        vec![second],
+        "newest batch only"
+    );
+    assert!(
+        db.pending_proposals("o", "default", "c", "u2", 500)
+            .await
+            .unwrap()
+            .is_empty(),
+        "asked of u1 only"
+    );
+    assert!(
+        db.pending_proposals("o", "default", "c", "u1", 1_000)
+            .await
+            .unwrap()
+            .is_empty(),
+        "expired"
+    );
     assert_eq!(db.expire_proposals("o", 1_000).await.unwrap(), 2);
     assert_eq!(db.record("o", first).await.unwrap().status, Status::Deleted);
-    let same = rec("o", Scope::Personal, Some("u1"), "name", "Their name is Ana", 100);
+    let same = rec(
+        "o",
+        Scope::Personal,
+        Some("u1"),
+        "name",
+        "Their name is Ana",
+        100,
+    );
     assert!(db.has_same(&same, &[Status::Deleted]).await.unwrap());
     assert!(!db.has_same(&same, &[Status::Active]).await.unwrap());
 }
@@ -197,8 +383,14 @@ async fn proposals_expire_and_batch(db: Db) {
 async fn messages_keep_sender_and_role_and_dedupe(db: Db) {
     assert!(db.mark_seen("o", "discord", "m1", 1).await.unwrap());
     assert!(!db.mark_seen("o", "discord", "m1", 2).await.unwrap());
-    assert!(db.mark_seen("o", "teams", "m1", 2).await.unwrap(), "ids are per channel");
-    assert!(db.mark_seen("o2", "discord", "m1", 2).await.unwrap(), "ids are per org");
+    assert!(
+        db.mark_seen("o", "teams", "m1", 2).await.unwrap(),
+        "ids are per channel"
+    );
+    assert!(
+        db.mark_seen("o2", "discord", "m1", 2).await.unwrap(),
+        "ids are per org"
+    );
     for (sender, role) in [(Some("discord:1"), Some("admin")), (None, None)] {
         db.insert_message(&NewMessage {
             org: "o",
@@ -217,69 +409,157 @@ async fn messages_keep_sender_and_role_and_dedupe(db: Db) {
     }
     let h = db.history("o", "default", "g").await.unwrap();
     assert_eq!(h.len(), 2);
-    assert_eq!((h[0].sender.as_deref(), h[0].sender_role.as_deref()), (Some("discord:1"), Some("admin")));
-    assert_eq!((h[1].sender.as_deref(), h[1].sender_role.as_deref()), (None, None));
+    assert_eq!(
+        (h[0].sender.as_deref(), h[0].sender_role.as_deref()),
+        (Some("discord:1"), Some("admin"))
+    );
+    assert_eq!(
+        (h[1].sender.as_deref(), h[1].sender_role.as_deref()),
+        (None, None)
+    );
     assert!(db.history("o2", "default", "g").await.unwrap().is_empty());
 }
 
 async fn pairing_codes_follow_the_rules(db: Db) {
     let p = Pairing::new(db.clone(), PairingSettings::default());
     let now = 1_000_000;
-    let PairOutcome::Code { code, reused, .. } = p.request("o", "discord", "discord:1", "One", now).await.unwrap() else {
+    let PairOutcome::Code { code, reused, .. } = p
+        .request("o", "discord", "discord:1", "One", now)
+        .await
+        .unwrap()
+    else {
         panic!("expected a code")
     };
     assert!(!reused);
     assert_eq!(code.len(), 8);
     assert!(!code.contains(['0', 'O', '1', 'I', 'L']));
-    let PairOutcome::Code { code: again, reused, .. } = p.request("o", "discord", "discord:1", "One", now + 5).await.unwrap()
+    let PairOutcome::Code {
+        code: again,
+        reused,
+        ..
+    } = p
+        .request("o", "discord", "discord:1", "One", now + 5)
+        .await
+        .unwrap()
     else {
         panic!("expected a code")
     };
-    assert_eq!((again.as_str(), reused), (code.as_str(), true), "a pending code is reused");
-    p.request("o", "discord", "discord:2", "Two", now).await.unwrap();
-    p.request("o", "discord", "discord:3", "Three", now).await.unwrap();
-    assert_eq!(p.request("o", "discord", "discord:4", "Four", now).await.unwrap(), PairOutcome::TooManyPending);
-    assert!(matches!(p.request("o", "teams", "teams:4", "Four", now).await.unwrap(), PairOutcome::Code { .. }));
+    assert_eq!(
+        (again.as_str(), reused),
+        (code.as_str(), true),
+        "a pending code is reused"
+    );
+    p.request("o", "discord", "discord:2", "Two", now)
+        .await
+        .unwrap();
+    p.request("o", "discord", "discord:3", "Three", now)
+        .await
+        .unwrap();
+    assert_eq!(
+        p.request("o", "discord", "discord:4", "Four", now)
+            .await
+            .unwrap(),
+        PairOutcome::TooManyPending
+    );
+    assert!(matches!(
+        p.request("o", "teams", "teams:4", "Four", now)
+            .await
+            .unwrap(),
+        PairOutcome::Code { .. }
+    ));
     // 60 minutes later the codes have expired: approval fails, new requests fit again.
     let later = now + 60 * 60 * 1000;
-    assert!(matches!(p.approve("o", &code, Role::User, "admin", later).await, Err(PairingError::CodeExpired(_))));
-    assert!(matches!(p.request("o", "discord", "discord:4", "Four", later).await.unwrap(), PairOutcome::Code { .. }));
-    let PairOutcome::Code { code: fresh, .. } = p.request("o", "discord", "discord:1", "One", later).await.unwrap() else {
+    assert!(matches!(
+        p.approve("o", &code, Role::User, "admin", later).await,
+        Err(PairingError::CodeExpired(_))
+    ));
+    assert!(matches!(
+        p.request("o", "discord", "discord:4", "Four", later)
+            .await
+            .unwrap(),
+        PairOutcome::Code { .. }
+    ));
+    let PairOutcome::Code { code: fresh, .. } = p
+        .request("o", "discord", "discord:1", "One", later)
+        .await
+        .unwrap()
+    else {
         panic!("expected a code")
     };
     assert_ne!(fresh, code);
-    assert!(matches!(p.approve("o2", &fresh, Role::Admin, "admin", later).await, Err(PairingError::UnknownCode(_))));
-    let u = p.approve("o", &fresh.to_lowercase(), Role::User, "admin", later).await.unwrap();
+    assert!(matches!(
+        p.approve("o2", &fresh, Role::Admin, "admin", later).await,
+        Err(PairingError::UnknownCode(_))
+    ));
+    let u = p
+        .approve("o", &fresh.to_lowercase(), Role::User, "admin", later)
+        .await
+        .unwrap();
     assert_eq!((u.user_id.as_str(), u.role), ("discord:1", Role::User));
     assert!(matches!(
         p.approve("o", &fresh, Role::Admin, "admin", later).await,
         Err(PairingError::CodeNotPending { .. })
     ));
-    assert_eq!(p.resolve("o", "discord:1").await.unwrap().map(|u| u.role), Some(Role::User));
-    assert_eq!(p.resolve("o2", "discord:1").await.unwrap(), None, "pairing is per org");
-    p.set_role("o", "discord:1", Role::Admin, "admin", later).await.unwrap();
-    assert_eq!(p.resolve("o", "discord:1").await.unwrap().map(|u| u.role), Some(Role::Admin));
+    assert_eq!(
+        p.resolve("o", "discord:1").await.unwrap().map(|u| u.role),
+        Some(Role::User)
+    );
+    assert_eq!(
+        p.resolve("o2", "discord:1").await.unwrap(),
+        None,
+        "pairing is per org"
+    );
+    p.set_role("o", "discord:1", Role::Admin, "admin", later)
+        .await
+        .unwrap();
+    assert_eq!(
+        p.resolve("o", "discord:1").await.unwrap().map(|u| u.role),
+        Some(Role::Admin)
+    );
     p.revoke("o", "discord:1", "admin", later).await.unwrap();
     assert_eq!(p.resolve("o", "discord:1").await.unwrap(), None);
     // Hints: once a minute per sender.
     assert!(p.should_hint("o", "discord:9", now).await.unwrap());
     assert!(!p.should_hint("o", "discord:9", now + 59_000).await.unwrap());
     assert!(p.should_hint("o", "discord:9", now + 60_000).await.unwrap());
-    let actions: Vec<String> = db.audit_log("o", 50).await.unwrap().into_iter().map(|e| e.action).collect();
+    let actions: Vec<String> = db
+        .audit_log("o", 50)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.action)
+        .collect();
     for a in ["pairing.approve", "pairing.set_role", "pairing.revoke"] {
-        assert!(actions.iter().any(|x| x == a), "{a} not audited: {actions:?}");
+        assert!(
+            actions.iter().any(|x| x == a),
+            "{a} not audited: {actions:?}"
+        );
     }
 }
 
 async fn api_keys_resolve_to_active_users(db: Db) {
     let p = Pairing::new(db.clone(), PairingSettings::default());
-    p.add_user("o", "discord:1", "One", Role::User, "test", 1).await.unwrap();
+    p.add_user("o", "discord:1", "One", Role::User, "test", 1)
+        .await
+        .unwrap();
     let key = p.create_api_key("o", "discord:1", "test", 2).await.unwrap();
-    assert_eq!(p.api_key_user(&key).await.unwrap().map(|u| u.user_id), Some("discord:1".into()));
+    assert_eq!(
+        p.api_key_user(&key).await.unwrap().map(|u| u.user_id),
+        Some("discord:1".into())
+    );
     assert_eq!(p.api_key_user("stw_not_a_key").await.unwrap(), None);
-    assert!(p.create_api_key("o", "discord:404", "test", 2).await.is_err(), "keys bind to paired users only");
+    assert!(
+        p.create_api_key("o", "discord:404", "test", 2)
+            .await
+            .is_err(),
+        "keys bind to paired users only"
+    );
     p.revoke("o", "discord:1", "test", 3).await.unwrap();
-    assert_eq!(p.api_key_user(&key).await.unwrap(), None, "a revoked user's key stops working");
+    assert_eq!(
+        p.api_key_user(&key).await.unwrap(),
+        None,
+        "a revoked user's key stops working"
+    );
 }
 
 async fn audit_log_is_per_org(db: Db) {

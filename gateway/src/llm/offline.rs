@@ -20,7 +20,8 @@ impl Extractor for OfflineExtractor {
 /// Case-insensitive ASCII prefix strip that keeps the remainder's case.
 fn strip_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
     let head = s.get(..prefix.len())?;
-    head.eq_ignore_ascii_case(prefix).then(|| s[prefix.len()..].trim_start())
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| s[prefix.len()..].trim_start())
 }
 
 fn strip_any<'a>(s: &'a str, prefixes: &[&str]) -> Option<&'a str> {
@@ -43,7 +44,8 @@ fn sentences(text: &str) -> Vec<String> {
         let mut chars = line.chars().peekable();
         while let Some(c) = chars.next() {
             current.push(c);
-            let ends = matches!(c, '.' | '!' | '?') && chars.peek().is_none_or(|n| n.is_whitespace());
+            let ends =
+                matches!(c, '.' | '!' | '?') && chars.peek().is_none_or(|n| n.is_whitespace());
             if ends {
                 let s = current.trim().to_string();
                 if !s.is_empty() {
@@ -61,7 +63,10 @@ fn sentences(text: &str) -> Vec<String> {
 }
 
 fn clean(s: &str) -> String {
-    s.trim().trim_end_matches(['.', '!', ',', ';']).trim().to_string()
+    s.trim()
+        .trim_end_matches(['.', '!', ',', ';'])
+        .trim()
+        .to_string()
 }
 
 fn capitalise(s: &str) -> String {
@@ -76,20 +81,26 @@ fn capitalise(s: &str) -> String {
 fn thing_key(thing: &str) -> String {
     let mut words: Vec<String> = thing
         .split_whitespace()
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '-').to_lowercase())
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '-')
+                .to_lowercase()
+        })
         .filter(|w| !w.is_empty())
         .collect();
-    while words
-        .first()
-        .is_some_and(|w| ["the", "our", "my", "your", "a", "an", "this", "that", "all"].contains(&w.as_str()))
-    {
+    while words.first().is_some_and(|w| {
+        ["the", "our", "my", "your", "a", "an", "this", "that", "all"].contains(&w.as_str())
+    }) {
         words.remove(0);
     }
     words.join(" ")
 }
 
 fn key_terms(s: &str, n: usize) -> String {
-    memory::terms::terms(s).into_iter().take(n).collect::<Vec<_>>().join(" ")
+    memory::terms::terms(s)
+        .into_iter()
+        .take(n)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn item(channel: ItemChannel, kind: &str, subject: String, content: String) -> Candidate {
@@ -102,32 +113,105 @@ fn item(channel: ItemChannel, kind: &str, subject: String, content: String) -> C
 }
 
 const TASK_STARTS: &[&str] = &[
-    "produce ", "make ", "create ", "generate ", "run ", "show ", "give ", "list ", "send ", "tell me", "find ",
-    "get ", "build ", "prepare ", "write ", "fetch ", "check ", "summarise ", "summarize ", "draft ", "compile ",
-    "can you", "could you", "would you", "will you", "please produce", "please make", "please show", "please send",
-    "please give", "please run", "please create", "please get", "what ", "what's ", "how ", "when ", "where ",
-    "who ", "why ", "which ", "is ", "are ", "do ", "does ", "did ", "should ",
+    "produce ",
+    "make ",
+    "create ",
+    "generate ",
+    "run ",
+    "show ",
+    "give ",
+    "list ",
+    "send ",
+    "tell me",
+    "find ",
+    "get ",
+    "build ",
+    "prepare ",
+    "write ",
+    "fetch ",
+    "check ",
+    "summarise ",
+    "summarize ",
+    "draft ",
+    "compile ",
+    "can you",
+    "could you",
+    "would you",
+    "will you",
+    "please produce",
+    "please make",
+    "please show",
+    "please send",
+    "please give",
+    "please run",
+    "please create",
+    "please get",
+    "what ",
+    "what's ",
+    "how ",
+    "when ",
+    "where ",
+    "who ",
+    "why ",
+    "which ",
+    "is ",
+    "are ",
+    "do ",
+    "does ",
+    "did ",
+    "should ",
 ];
 
-const DIRECTIVES: &[&str] = &["from now on,", "from now on", "rule:", "going forward,", "going forward", "new rule:"];
+const DIRECTIVES: &[&str] = &[
+    "from now on,",
+    "from now on",
+    "rule:",
+    "going forward,",
+    "going forward",
+    "new rule:",
+];
 
 /// Operational statements without a directive prefix.
 fn operational(s: &str, kind_if_unknown: Option<&str>) -> Option<Candidate> {
     let content = capitalise(&clean(s));
     if let Some(rest) = strip_any(s, &["always use ", "use "]) {
-        if let Some((x, _, y)) = split_ci(rest, &[" instead of ", " rather than ", ", not ", " not "]) {
+        if let Some((x, _, y)) =
+            split_ci(rest, &[" instead of ", " rather than ", ", not ", " not "])
+        {
             let mut pair = [thing_key(x), thing_key(&clean(y))];
             pair.sort();
-            return Some(item(ItemChannel::Operational, "rule", format!("use:{}|{}", pair[0], pair[1]), content));
+            return Some(item(
+                ItemChannel::Operational,
+                "rule",
+                format!("use:{}|{}", pair[0], pair[1]),
+                content,
+            ));
         }
     }
     for (seps, kind) in [
         (
-            &[" is produced from ", " is built from ", " is generated from ", " comes from "][..],
+            &[
+                " is produced from ",
+                " is built from ",
+                " is generated from ",
+                " comes from ",
+            ][..],
             "procedure",
         ),
-        (&[" is hosted at ", " is hosted on ", " lives at ", " is at ", " runs on "][..], "hostname"),
-        (&[" should use ", " must use ", " uses ", " reads from "][..], "procedure"),
+        (
+            &[
+                " is hosted at ",
+                " is hosted on ",
+                " lives at ",
+                " is at ",
+                " runs on ",
+            ][..],
+            "hostname",
+        ),
+        (
+            &[" should use ", " must use ", " uses ", " reads from "][..],
+            "procedure",
+        ),
     ] {
         if let Some((thing, _, value)) = split_ci(s, seps) {
             let key = thing_key(thing);
@@ -138,20 +222,36 @@ fn operational(s: &str, kind_if_unknown: Option<&str>) -> Option<Candidate> {
     }
     kind_if_unknown.map(|kind| {
         let key = key_terms(s, 3);
-        item(ItemChannel::Operational, kind, format!("rule:{key}"), content)
+        item(
+            ItemChannel::Operational,
+            kind,
+            format!("rule:{key}"),
+            content,
+        )
     })
 }
 
 fn personal(s: &str) -> Option<Candidate> {
     if let Some(name) = strip_any(s, &["my name is ", "call me "]) {
         let name = clean(name);
-        return Some(item(ItemChannel::Personal, "identity", "name".into(), format!("Their name is {name}")));
+        return Some(item(
+            ItemChannel::Personal,
+            "identity",
+            "name".into(),
+            format!("Their name is {name}"),
+        ));
     }
     if let Some(what) = strip_any(s, &["i am ", "i'm ", "i’m "]) {
         let what = clean(what);
         let lower = what.to_ascii_lowercase();
-        if lower.starts_with("your ") || lower.starts_with("the ") || lower.starts_with("a ") || lower.starts_with("an ") {
-            let shown = strip_ci(&what, "your ").map(|r| format!("the {r}")).unwrap_or(what.clone());
+        if lower.starts_with("your ")
+            || lower.starts_with("the ")
+            || lower.starts_with("a ")
+            || lower.starts_with("an ")
+        {
+            let shown = strip_ci(&what, "your ")
+                .map(|r| format!("the {r}"))
+                .unwrap_or(what.clone());
             return Some(item(
                 ItemChannel::Personal,
                 "role_claim",
@@ -159,16 +259,41 @@ fn personal(s: &str) -> Option<Candidate> {
                 format!("Introduced themselves as {shown}"),
             ));
         }
-        return Some(item(ItemChannel::Personal, "identity", "identity".into(), format!("Said they are {what}")));
+        return Some(item(
+            ItemChannel::Personal,
+            "identity",
+            "identity".into(),
+            format!("Said they are {what}"),
+        ));
     }
     if let Some(what) = strip_any(s, &["i prefer ", "i'd prefer ", "i like "]) {
         let what = clean(what);
         let head = key_terms(&what, 1);
-        return Some(item(ItemChannel::Personal, "preference", format!("prefer:{head}"), format!("Prefers {what}")));
+        return Some(item(
+            ItemChannel::Personal,
+            "preference",
+            format!("prefer:{head}"),
+            format!("Prefers {what}"),
+        ));
     }
-    if let Some(what) = strip_any(s, &["answer me in ", "reply in ", "respond in ", "answer in ", "reply to me in ", "talk to me in "]) {
+    if let Some(what) = strip_any(
+        s,
+        &[
+            "answer me in ",
+            "reply in ",
+            "respond in ",
+            "answer in ",
+            "reply to me in ",
+            "talk to me in ",
+        ],
+    ) {
         let what = clean(what);
-        return Some(item(ItemChannel::Personal, "preference", "answer-in".into(), format!("Wants answers in {what}")));
+        return Some(item(
+            ItemChannel::Personal,
+            "preference",
+            "answer-in".into(),
+            format!("Wants answers in {what}"),
+        ));
     }
     if let Some(what) = strip_any(s, &["please always ", "always "]) {
         let what = clean(what);
@@ -195,7 +320,12 @@ fn classify(sentence: &str) -> Option<Candidate> {
     }
     let lower = s.to_ascii_lowercase();
     if question || TASK_STARTS.iter().any(|t| lower.starts_with(t)) {
-        return Some(item(ItemChannel::Task, "task", String::new(), capitalise(&s)));
+        return Some(item(
+            ItemChannel::Task,
+            "task",
+            String::new(),
+            capitalise(&s),
+        ));
     }
     // Personal first: "always use X" is operational, "please always answer briefly" is personal.
     if lower.starts_with("always use ") || lower.starts_with("use ") {
@@ -265,30 +395,50 @@ mod tests {
         assert_eq!(a.subject, "daily report");
         assert_eq!(a.subject, b.subject);
         assert_eq!(a.content, "The daily report uses example_orders");
-        assert_eq!(one("The weekly report is produced from sales_2024").subject, "weekly report");
+        assert_eq!(
+            one("The weekly report is produced from sales_2024").subject,
+            "weekly report"
+        );
         let host = one("The build server is at ci.example.com");
-        assert_eq!((host.kind.as_str(), host.subject.as_str()), ("hostname", "build server"));
+        assert_eq!(
+            (host.kind.as_str(), host.subject.as_str()),
+            ("hostname", "build server")
+        );
         let r1 = one("Always use example_orders, not example_archive");
         let r2 = one("always use example_archive instead of example_orders");
         assert_eq!(r1.subject, r2.subject);
-        assert_eq!(one("Rule: never share passwords").channel, ItemChannel::Operational);
+        assert_eq!(
+            one("Rule: never share passwords").channel,
+            ItemChannel::Operational
+        );
     }
 
     #[test]
     fn identity_and_preferences_are_personal() {
         let c = one("I am your manager");
-        assert_eq!((c.channel, c.kind.as_str()), (ItemChannel::Personal, "role_claim"));
+        assert_eq!(
+            (c.channel, c.kind.as_str()),
+            (ItemChannel::Personal, "role_claim")
+        );
         assert_eq!(c.content, "Introduced themselves as the manager");
         assert_eq!(one("My name is Ana").subject, "name");
         assert_eq!(one("call me Bo").subject, "name");
         assert_eq!(one("I prefer short answers").kind, "preference");
         assert_eq!(one("Answer me in English").subject, "answer-in");
-        assert_eq!(one("please always answer with bullet points").kind, "preference");
+        assert_eq!(
+            one("please always answer with bullet points").kind,
+            "preference"
+        );
     }
 
     #[test]
     fn requests_are_tasks() {
-        for t in ["Produce today's daily report", "Can you show the report?", "show me the hosts", "Where is the build server?"] {
+        for t in [
+            "Produce today's daily report",
+            "Can you show the report?",
+            "show me the hosts",
+            "Where is the build server?",
+        ] {
             assert_eq!(one(t).channel, ItemChannel::Task, "{t}");
         }
     }

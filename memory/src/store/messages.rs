@@ -18,7 +18,13 @@ pub struct NewMessage<'a> {
 
 impl Db {
     /// Record a platform message id; false when it was seen before (a redelivery).
-    pub async fn mark_seen(&self, org: &str, channel: &str, platform_id: &str, now: i64) -> Result<bool> {
+    pub async fn mark_seen(
+        &self,
+        org: &str,
+        channel: &str,
+        platform_id: &str,
+        now: i64,
+    ) -> Result<bool> {
         let done = sqlx::query(
             "INSERT INTO seen_messages (org, channel, platform_id, seen_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
         )
@@ -52,7 +58,12 @@ impl Db {
     }
 
     /// The live (untrimmed) history of a conversation, oldest first.
-    pub async fn history(&self, org: &str, agent: &str, conversation: &str) -> Result<Vec<StoredMessage>> {
+    pub async fn history(
+        &self,
+        org: &str,
+        agent: &str,
+        conversation: &str,
+    ) -> Result<Vec<StoredMessage>> {
         let rows = sqlx::query(
             "SELECT id, org, agent, channel, conversation, conversation_kind, author, sender, sender_role, text, said_at \
              FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0 ORDER BY id",
@@ -81,4 +92,3 @@ impl Db {
             .collect()
     }
 }
-

@@ -11,8 +11,8 @@ mod records;
 mod revisions;
 
 pub use messages::NewMessage;
+pub use records::{RecordFilter, RetrievalScope, Retrieved, Supersession};
 pub use revisions::NewRevision;
-pub use records::{RecordFilter, Retrieved, RetrievalScope, Supersession};
 
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::migrate::Migrator;
@@ -60,25 +60,34 @@ impl Db {
     /// database), or `postgres://…`.
     pub async fn connect(url: &str) -> Result<Db> {
         sqlx::any::install_default_drivers();
-        let (backend, url, max) = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            (Backend::Postgres, url.to_string(), 8)
-        } else if let Some(rest) = url.strip_prefix("sqlite:") {
-            if rest.contains(":memory:") {
-                // Each SQLite in-memory connection is its own database: keep exactly one.
-                (Backend::Sqlite, url.to_string(), 1)
-            } else if rest.contains('?') {
-                (Backend::Sqlite, url.to_string(), 4)
+        let (backend, url, max) =
+            if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+                (Backend::Postgres, url.to_string(), 8)
+            } else if let Some(rest) = url.strip_prefix("sqlite:") {
+                if rest.contains(":memory:") {
+                    // Each SQLite in-memory connection is its own database: keep exactly one.
+                    (Backend::Sqlite, url.to_string(), 1)
+                } else if rest.contains('?') {
+                    (Backend::Sqlite, url.to_string(), 4)
+                } else {
+                    (Backend::Sqlite, format!("{url}?mode=rwc"), 4)
+                }
             } else {
-                (Backend::Sqlite, format!("{url}?mode=rwc"), 4)
-            }
-        } else {
-            return Err(StoreError::UnsupportedUrl(url.to_string()));
-        };
+                return Err(StoreError::UnsupportedUrl(url.to_string()));
+            };
         let pool = AnyPoolOptions::new()
             .max_connections(max)
             .min_connections(if max == 1 { 1 } else { 0 })
-            .idle_timeout(if max == 1 { None } else { Some(Duration::from_secs(300)) })
-            .max_lifetime(if max == 1 { None } else { Some(Duration::from_secs(1800)) })
+            .idle_timeout(if max == 1 {
+                None
+            } else {
+                Some(Duration::from_secs(300))
+            })
+            .max_lifetime(if max == 1 {
+                None
+            } else {
+                Some(Duration::from_secs(1800))
+            })
             .acquire_timeout(Duration::from_secs(10))
             .connect(&url)
             .await?;
@@ -86,7 +95,9 @@ impl Db {
         match backend {
             Backend::Sqlite => {
                 if max > 1 {
-                    sqlx::query("PRAGMA journal_mode=WAL").execute(&db.pool).await?;
+                    sqlx::query("PRAGMA journal_mode=WAL")
+                        .execute(&db.pool)
+                        .await?;
                 }
                 SQLITE_MIGRATIONS.run(&db.pool).await?;
             }
@@ -113,7 +124,9 @@ impl Db {
         if self.backend != Backend::Sqlite {
             return Ok(None);
         }
-        let (mode,): (String,) = sqlx::query_as("PRAGMA journal_mode").fetch_one(&self.pool).await?;
+        let (mode,): (String,) = sqlx::query_as("PRAGMA journal_mode")
+            .fetch_one(&self.pool)
+            .await?;
         Ok(Some(mode))
     }
 

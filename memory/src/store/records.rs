@@ -19,7 +19,8 @@ fn record(r: &AnyRow) -> Result<MemoryRecord> {
         subject: col(r, "subject")?,
         kind: col(r, "kind")?,
         content: col(r, "content")?,
-        status: Status::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("status {status}")))?,
+        status: Status::parse(&status)
+            .ok_or_else(|| StoreError::Corrupt(format!("status {status}")))?,
         source: col(r, "source")?,
         said_at: col(r, "said_at")?,
         recorded_at: col(r, "recorded_at")?,
@@ -71,34 +72,80 @@ pub struct Retrieved {
 /// Personal kinds that may be read in a group thread: how the speaker wants to be served.
 pub const SHARED_SCOPE_KINDS: &[&str] = &["preference", "vocabulary"];
 
-async fn same_subject_active(conn: &mut AnyConnection, r: &MemoryRecord) -> Result<Vec<MemoryRecord>> {
+async fn same_subject_active(
+    conn: &mut AnyConnection,
+    r: &MemoryRecord,
+) -> Result<Vec<MemoryRecord>> {
     let base = format!(
         "SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND agent = $2 AND scope = $3 AND subject = $4 AND status = 'active' AND id <> $5"
     );
     let rows = match &r.owner {
         Some(owner) => {
-            sqlx::query(&format!("{base} AND owner = $6 ORDER BY said_at DESC, id DESC"))
-                .bind(&r.org)
-                .bind(&r.agent)
-                .bind(r.scope.as_str())
-                .bind(&r.subject)
-                .bind(r.id)
-                .bind(owner)
-                .fetch_all(&mut *conn)
-                .await?
+            sqlx::query(&format!(
+                "{base} AND owner = $6 ORDER BY said_at DESC, id DESC"
+            ))
+            .bind(&r.org)
+            .bind(&r.agent)
+            .bind(r.scope.as_str())
+            .bind(&r.subject)
+            .bind(r.id)
+            .bind(owner)
+            .fetch_all(&mut *conn)
+            .await?
         }
         None => {
-            sqlx::query(&format!("{base} AND owner IS NULL ORDER BY said_at DESC, id DESC"))
-                .bind(&r.org)
-                .bind(&r.agent)
-                .bind(r.scope.as_str())
-                .bind(&r.subject)
-                .bind(r.id)
-                .fetch_all(&mut *conn)
-                .await?
+            sqlx::query(&format!(
+                "{base} AND owner IS NULL ORDER BY said_at DESC, id DESC"
+            ))
+            .bind(&r.org)
+            .bind(&r.agent)
+            .bind(r.scope.as_str())
+            .bind(&r.subject)
+            .bind(r.id)
+            .fetch_all(&mut *conn)
+            .await?
         }
     };
     rows.iter().map(record).collect()
+}
+
+async fn insert_on(conn: &mut AnyConnection, r: &NewRecord) -> Result<i64> {
+    let (id,): (i64,) = sqlx::query_as(
+        "INSERT INTO memory_records (org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id",
+    )
+    .bind(&r.org)
+    .bind(&r.agent)
+    .bind(r.scope.as_str())
+    .bind(&r.owner)
+    .bind(&r.subject)
+    .bind(&r.kind)
+    .bind(&r.content)
+    .bind(r.status.as_str())
+    .bind(&r.source)
+    .bind(r.said_at)
+    .bind(r.recorded_at)
+    .bind(r.expires_at)
+    .bind(&r.conversation)
+    .bind(r.batch)
+    .bind(&r.author)
+    .fetch_one(&mut *conn)
+    .await?;
+    let mut words = terms(&r.content);
+    for w in terms(&r.subject) {
+        if !words.contains(&w) {
+            words.push(w);
+        }
+    }
+    for w in words {
+        sqlx::query("INSERT INTO memory_terms (org, term, record_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING")
+            .bind(&r.org)
+            .bind(&w)
+            .bind(id)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(id)
 }
 
 async fn vetoed(conn: &mut AnyConnection, org: &str, retired: i64, replacing: i64) -> Result<bool> {
@@ -113,65 +160,51 @@ async fn vetoed(conn: &mut AnyConnection, org: &str, retired: i64, replacing: i6
     Ok(n > 0)
 }
 
-async fn set_status_on(conn: &mut AnyConnection, org: &str, id: i64, status: Status) -> Result<u64> {
-    Ok(sqlx::query("UPDATE memory_records SET status = $1 WHERE org = $2 AND id = $3")
-        .bind(status.as_str())
-        .bind(org)
-        .bind(id)
-        .execute(&mut *conn)
-        .await?
-        .rows_affected())
+async fn set_status_on(
+    conn: &mut AnyConnection,
+    org: &str,
+    id: i64,
+    status: Status,
+) -> Result<u64> {
+    Ok(
+        sqlx::query("UPDATE memory_records SET status = $1 WHERE org = $2 AND id = $3")
+            .bind(status.as_str())
+            .bind(org)
+            .bind(id)
+            .execute(&mut *conn)
+            .await?
+            .rows_affected(),
+    )
 }
 
 impl Db {
     /// Insert a record and index its words. Returns its id.
     pub async fn insert_record(&self, r: &NewRecord) -> Result<i64> {
         let mut tx = self.pool().begin().await?;
-        let (id,): (i64,) = sqlx::query_as(
-            "INSERT INTO memory_records (org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id",
-        )
-        .bind(&r.org)
-        .bind(&r.agent)
-        .bind(r.scope.as_str())
-        .bind(&r.owner)
-        .bind(&r.subject)
-        .bind(&r.kind)
-        .bind(&r.content)
-        .bind(r.status.as_str())
-        .bind(&r.source)
-        .bind(r.said_at)
-        .bind(r.recorded_at)
-        .bind(r.expires_at)
-        .bind(&r.conversation)
-        .bind(r.batch)
-        .bind(&r.author)
-        .fetch_one(&mut *tx)
-        .await?;
-        let mut words = terms(&r.content);
-        for w in terms(&r.subject) {
-            if !words.contains(&w) {
-                words.push(w);
-            }
-        }
-        for w in words {
-            sqlx::query("INSERT INTO memory_terms (org, term, record_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING")
-                .bind(&r.org)
-                .bind(&w)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        }
+        let id = insert_on(&mut tx, r).await?;
         tx.commit().await?;
         Ok(id)
     }
 
+    /// Insert many records in one transaction (imports, benchmarks). Returns their ids.
+    pub async fn insert_records(&self, records: &[NewRecord]) -> Result<Vec<i64>> {
+        let mut tx = self.pool().begin().await?;
+        let mut ids = Vec::with_capacity(records.len());
+        for r in records {
+            ids.push(insert_on(&mut tx, r).await?);
+        }
+        tx.commit().await?;
+        Ok(ids)
+    }
+
     pub async fn record(&self, org: &str, id: i64) -> Result<MemoryRecord> {
-        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND id = $2"))
-            .bind(org)
-            .bind(id)
-            .fetch_optional(self.pool())
-            .await?;
+        let row = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND id = $2"
+        ))
+        .bind(org)
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await?;
         row.as_ref()
             .map(record)
             .transpose()?
@@ -208,7 +241,12 @@ impl Db {
     }
 
     /// Records whose subject or content contains `needle` (case-insensitive).
-    pub async fn search_records(&self, org: &str, needle: &str, limit: i64) -> Result<Vec<MemoryRecord>> {
+    pub async fn search_records(
+        &self,
+        org: &str,
+        needle: &str,
+        limit: i64,
+    ) -> Result<Vec<MemoryRecord>> {
         let pattern = format!("%{}%", needle.to_lowercase());
         let rows = sqlx::query(&format!(
             "SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND (LOWER(content) LIKE $2 OR LOWER(subject) LIKE $2) ORDER BY id DESC LIMIT $3"
@@ -233,17 +271,26 @@ impl Db {
     /// Make record `id` active and apply the subject rule: an older live value
     /// on the same subject is retired (with a revision row); a newer one makes
     /// this record history itself. Undone pairs (vetoes) are never applied again.
-    pub async fn activate(&self, org: &str, id: i64, cause: &str, run_id: &str, now: i64) -> Result<Supersession> {
+    pub async fn activate(
+        &self,
+        org: &str,
+        id: i64,
+        cause: &str,
+        run_id: &str,
+        now: i64,
+    ) -> Result<Supersession> {
         let mut tx = self.pool().begin().await?;
         // Write first, so SQLite takes its write lock before any read in this transaction.
         if set_status_on(&mut tx, org, id, Status::Active).await? == 0 {
             return Err(StoreError::NotFound(format!("memory record {id}")));
         }
-        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND id = $2"))
-            .bind(org)
-            .bind(id)
-            .fetch_one(&mut *tx)
-            .await?;
+        let row = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND id = $2"
+        ))
+        .bind(org)
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?;
         let new = record(&row)?;
         let mut out = Supersession::default();
         for old in same_subject_active(&mut tx, &new).await? {
@@ -381,14 +428,25 @@ impl Db {
     /// The one retrieval entry point: active records a turn in `scope` may
     /// read that match `words`, plus the speaker's preferences. Fails closed
     /// on an incomplete scope.
-    pub async fn retrieve(&self, scope: &RetrievalScope, words: &[String], limit: i64) -> Result<Vec<Retrieved>> {
+    pub async fn retrieve(
+        &self,
+        scope: &RetrievalScope,
+        words: &[String],
+        limit: i64,
+    ) -> Result<Vec<Retrieved>> {
         if scope.org.is_empty() || scope.agent.is_empty() || scope.agent == ANY_AGENT {
-            return Err(StoreError::Refused("retrieval needs an organisation and an agent"));
+            return Err(StoreError::Refused(
+                "retrieval needs an organisation and an agent",
+            ));
         }
         let personal_kinds = if scope.shared {
             format!(
                 " AND r.kind IN ({})",
-                SHARED_SCOPE_KINDS.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ")
+                SHARED_SCOPE_KINDS
+                    .iter()
+                    .map(|k| format!("'{k}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         } else {
             String::new()
@@ -400,19 +458,28 @@ impl Db {
         } else {
             String::new()
         };
-        let visible = format!("(r.scope = 'org_policy' OR (r.scope = 'agent_notes' AND r.agent = $2){personal})");
+        let visible = format!(
+            "(r.scope = 'org_policy' OR (r.scope = 'agent_notes' AND r.agent = $2){personal})"
+        );
         let speaker = scope.speaker.clone().unwrap_or_default();
         let mut out: Vec<Retrieved> = Vec::new();
         if !words.is_empty() {
             let first = 5;
-            let placeholders = (0..words.len()).map(|i| format!("${}", first + i)).collect::<Vec<_>>().join(", ");
+            let placeholders = (0..words.len())
+                .map(|i| format!("${}", first + i))
+                .collect::<Vec<_>>()
+                .join(", ");
             let sql = format!(
                 "SELECT {cols}, h.hits FROM (SELECT record_id, COUNT(*) AS hits FROM memory_terms WHERE org = $1 AND term IN ({placeholders}) GROUP BY record_id) h \
                  JOIN memory_records r ON r.id = h.record_id WHERE r.org = $1 AND r.status = 'active' AND {visible} \
                  ORDER BY h.hits DESC, r.said_at DESC, r.id DESC LIMIT $4",
                 cols = COLUMNS.split(", ").map(|c| format!("r.{c}")).collect::<Vec<_>>().join(", ")
             );
-            let mut q = sqlx::query(&sql).bind(&scope.org).bind(&scope.agent).bind(&speaker).bind(limit);
+            let mut q = sqlx::query(&sql)
+                .bind(&scope.org)
+                .bind(&scope.agent)
+                .bind(&speaker)
+                .bind(limit);
             for w in words {
                 q = q.bind(w);
             }
@@ -440,7 +507,10 @@ impl Db {
             for row in rows {
                 let rec = record(&row)?;
                 if !out.iter().any(|r| r.record.id == rec.id) {
-                    out.push(Retrieved { record: rec, hits: 0 });
+                    out.push(Retrieved {
+                        record: rec,
+                        hits: 0,
+                    });
                 }
             }
         }

@@ -41,19 +41,23 @@ fn revision(r: &AnyRow) -> Result<Revision> {
 
 impl Db {
     pub async fn revisions(&self, org: &str) -> Result<Vec<Revision>> {
-        let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM memory_revisions WHERE org = $1 ORDER BY id"))
-            .bind(org)
-            .fetch_all(self.pool())
-            .await?;
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM memory_revisions WHERE org = $1 ORDER BY id"
+        ))
+        .bind(org)
+        .fetch_all(self.pool())
+        .await?;
         rows.iter().map(revision).collect()
     }
 
     pub async fn revision(&self, org: &str, id: i64) -> Result<Revision> {
-        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM memory_revisions WHERE org = $1 AND id = $2"))
-            .bind(org)
-            .bind(id)
-            .fetch_optional(self.pool())
-            .await?;
+        let row = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM memory_revisions WHERE org = $1 AND id = $2"
+        ))
+        .bind(org)
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await?;
         row.as_ref()
             .map(revision)
             .transpose()?

@@ -1,0 +1,189 @@
+//! The `steward` binary as an operator runs it: serve, chat, pairing, replay.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn steward(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_steward"));
+    c.current_dir(dir);
+    // The tests' own environment must not configure the binary.
+    for (k, _) in std::env::vars() {
+        if k.starts_with("STEWARD_") {
+            c.env_remove(k);
+        }
+    }
+    c
+}
+
+fn chat(dir: &Path, as_: &str, lines: &str) -> String {
+    let mut child = steward(dir)
+        .args(["chat", "--as", as_])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn chat");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(lines.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn the_readme_walkthrough() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let taught = chat(d, "admin", "@notes: The daily report uses example_orders\n");
+    assert!(
+        taught.contains("Written: agent_notes updated (id: 1)."),
+        "{taught}"
+    );
+    let asked = chat(d, "bob", "/pair\n");
+    let code = asked.split("code is ").nth(1).expect("a code")[..8].to_string();
+    let listed = String::from_utf8(
+        steward(d)
+            .args(["pairing", "list"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(listed.contains(&code), "{listed}");
+    let approved = steward(d)
+        .args(["pairing", "approve", &code, "--role", "user"])
+        .output()
+        .unwrap();
+    assert!(
+        approved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approved.stderr)
+    );
+    let served = chat(
+        d,
+        "bob",
+        "Produce today's daily report\nFrom now on the daily report uses example_archive\n",
+    );
+    assert!(
+        served.contains("The daily report uses example_orders (Memory reference: 1)"),
+        "{served}"
+    );
+    assert!(served.contains("need an administrator"), "{served}");
+    let list =
+        String::from_utf8(steward(d).args(["memory", "list"]).output().unwrap().stdout).unwrap();
+    assert!(
+        list.contains("example_orders") && !list.contains("example_archive"),
+        "{list}"
+    );
+}
+
+#[test]
+fn replay_json_prints_the_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/teach_and_serve.jsonl");
+    let out = steward(dir.path())
+        .args(["replay", "--json"])
+        .arg(&fixture)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in ["replies", "memory", "revisions"] {
+        assert!(v[key].is_array(), "{key} missing");
+    }
+    let row = &v["memory"][0];
+    for key in [
+        "id",
+        "scope",
+        "owner",
+        "subject",
+        "content",
+        "kind",
+        "status",
+        "source",
+        "said_at",
+        "recorded_at",
+    ] {
+        assert!(row.get(key).is_some(), "memory row lacks {key}");
+    }
+    assert!(
+        !dir.path().join("steward.db").exists(),
+        "replay touches no database file"
+    );
+}
+
+#[test]
+fn a_bad_config_is_a_clear_error_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("steward.toml"),
+        "[memory]\nauto_keep = \"sometimes\"\n",
+    )
+    .unwrap();
+    let out = steward(dir.path())
+        .args(["pairing", "list"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("memory.auto_keep") && !err.contains("panicked"),
+        "{err}"
+    );
+    let out = steward(dir.path())
+        .args(["--config", "missing.toml", "pairing", "list"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.toml"));
+}
+
+#[test]
+fn serve_starts_on_defaults_and_answers_healthz() {
+    let dir = tempfile::tempdir().unwrap();
+    // Port 0: the defaults but a free port, so parallel runs never collide.
+    let mut child = steward(dir.path())
+        .arg("serve")
+        .env("STEWARD_SERVER__LISTEN", "127.0.0.1:0")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(
+        first.contains("sqlite:steward.db") && first.contains("offline"),
+        "{first}"
+    );
+    let addr = first
+        .split("http://")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.write_all(b"GET /healthz HTTP/1.0\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).unwrap();
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(
+        resp.starts_with("HTTP/1.0 200") || resp.starts_with("HTTP/1.1 200"),
+        "{resp}"
+    );
+    assert!(resp.contains("\"ok\""));
+    assert!(dir.path().join("steward.db").exists());
+}

@@ -1,0 +1,216 @@
+//! The HTTP surface: in-process with `oneshot`, plus one real socket.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use memory::Role;
+use serde_json::Value;
+use steward::http::{app, AppState};
+use steward_tests::Harness;
+use tower::ServiceExt;
+
+async fn setup() -> (Harness, String, String) {
+    let h = Harness::new().await;
+    h.pair("111", Role::Admin).await;
+    let user = h.pair("222", Role::User).await;
+    let admin_key = h
+        .turns
+        .pairing()
+        .create_api_key("default", "discord:111", "test", 1)
+        .await
+        .unwrap();
+    let user_key = h
+        .turns
+        .pairing()
+        .create_api_key("default", &user, "test", 1)
+        .await
+        .unwrap();
+    (h, admin_key, user_key)
+}
+
+fn post(key: Option<&str>, body: impl Into<Body>) -> Request<Body> {
+    let mut b = Request::post("/api/v1/messages").header("content-type", "application/json");
+    if let Some(k) = key {
+        b = b.header("authorization", format!("Bearer {k}"));
+    }
+    b.body(body.into()).unwrap()
+}
+
+async fn json(resp: axum::response::Response) -> (StatusCode, Value) {
+    let status = resp.status();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+#[tokio::test]
+async fn healthz_answers() {
+    let (h, _, _) = setup().await;
+    let resp = app(AppState {
+        turns: h.turns.clone(),
+    })
+    .oneshot(Request::get("/healthz").body(Body::empty()).unwrap())
+    .await
+    .unwrap();
+    let (status, body) = json(resp).await;
+    assert_eq!(
+        (status, body["status"].as_str()),
+        (StatusCode::OK, Some("ok"))
+    );
+}
+
+#[tokio::test]
+async fn messages_run_as_the_keys_user() {
+    let (h, admin_key, user_key) = setup().await;
+    let a = app(AppState {
+        turns: h.turns.clone(),
+    });
+    let (s, body) = json(
+        a.clone()
+            .oneshot(post(
+                Some(&admin_key),
+                r#"{"text":"@notes: The daily report uses example_orders"}"#,
+            ))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(body["replies"][0]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("Written: agent_notes"));
+    let (_, body) = json(
+        a.clone()
+            .oneshot(post(
+                Some(&user_key),
+                r#"{"text":"@notes: The daily report uses example_archive"}"#,
+            ))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(
+        body["replies"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Only administrators"),
+        "{body}"
+    );
+    let (_, body) = json(
+        a.oneshot(post(
+            Some(&user_key),
+            r#"{"text":"produce the daily report"}"#,
+        ))
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert!(body["replies"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("example_orders"));
+    assert!(h.records_containing("example_archive").await.is_empty());
+}
+
+#[tokio::test]
+async fn bad_requests_are_refused_with_reasons_and_store_nothing() {
+    let (h, _, user_key) = setup().await;
+    let a = app(AppState {
+        turns: h.turns.clone(),
+    });
+    let (s, _) = json(
+        a.clone()
+            .oneshot(post(None, r#"{"text":"hi"}"#))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    let (s, body) = json(
+        a.clone()
+            .oneshot(post(Some("stw_wrong"), r#"{"text":"hi"}"#))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    assert!(body["error"].as_str().unwrap().contains("unknown API key"));
+    let (s, body) = json(
+        a.clone()
+            .oneshot(post(Some(&user_key), r#"{"text": "hi""#))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    assert!(
+        body["error"].as_str().unwrap().contains("malformed"),
+        "{body}"
+    );
+    let (s, _) = json(
+        a.clone()
+            .oneshot(post(Some(&user_key), r#"{"txt":"hi"}"#))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    let huge = format!(r#"{{"text":"{}"}}"#, "x".repeat(200_000));
+    let resp = a.oneshot(post(Some(&user_key), huge)).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(h
+        .db()
+        .history("default", "default", "api:discord:222")
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test]
+async fn a_real_socket_serves_the_same_app() {
+    let (h, _, user_key) = setup().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let serve = axum::serve(
+        listener,
+        app(AppState {
+            turns: h.turns.clone(),
+        }),
+    );
+    let server = tokio::spawn(async move { serve.await });
+    let client = reqwest::Client::new();
+    let health = client
+        .get(format!("http://{addr}/healthz"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+    let resp = client
+        .post(format!("http://{addr}/api/v1/messages"))
+        .bearer_auth(&user_key)
+        .json(&serde_json::json!({"text": "I prefer short answers", "id": "client-1"}))
+        .send()
+        .await
+        .unwrap();
+    let body: Value = resp.json().await.unwrap();
+    assert!(body["replies"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Remember this?"));
+    // The same client id again is a retry, not a second message.
+    let retry: Value = client
+        .post(format!("http://{addr}/api/v1/messages"))
+        .bearer_auth(&user_key)
+        .json(&serde_json::json!({"text": "I prefer short answers", "id": "client-1"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(retry["replies"].as_array().map(Vec::len), Some(0));
+    server.abort();
+}

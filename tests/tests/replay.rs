@@ -1,0 +1,125 @@
+//! `steward replay` (SPEC §11) through the library, on SQLite and PostgreSQL.
+
+use memory::Db;
+use steward::replay::{replay, replay_on, ReplayOutput};
+use steward::Config;
+use steward_tests::postgres_db;
+
+const TEACH_AND_SERVE: &str = include_str!("../fixtures/teach_and_serve.jsonl");
+
+fn check_teach_and_serve(out: &ReplayOutput) {
+    let active_notes: Vec<_> = out
+        .memory
+        .iter()
+        .filter(|m| m.scope == "agent_notes" && m.status == "active")
+        .collect();
+    assert_eq!(active_notes.len(), 1, "{:#?}", out.memory);
+    assert!(active_notes[0].content.contains("example_orders"));
+    assert!(
+        out.memory
+            .iter()
+            .all(|m| !m.content.contains("example_archive")),
+        "no record of any status may carry the user's change: {:#?}",
+        out.memory
+    );
+    let d2: Vec<_> = out
+        .replies
+        .iter()
+        .filter(|r| r.conversation == "d2")
+        .collect();
+    assert!(d2[0].text.contains("administrator"), "{}", d2[0].text);
+    let report = &d2[1].text;
+    assert!(report.contains("example_orders"), "{report}");
+    assert!(report.contains(&format!("Memory reference: {}", active_notes[0].id)));
+    for m in out
+        .memory
+        .iter()
+        .filter(|m| m.content.to_lowercase().contains("manager"))
+    {
+        assert_eq!(
+            (m.scope.as_str(), m.owner.as_deref()),
+            ("personal", Some("discord:222")),
+            "{m:?}"
+        );
+        assert!(m.status == "pending" || m.status == "active");
+    }
+    assert_eq!(
+        active_notes[0].said_at, "2026-01-05T10:00:00Z",
+        "time is when it was said"
+    );
+}
+
+#[tokio::test]
+async fn the_issue_transcript_on_a_fresh_database() {
+    let out = replay(TEACH_AND_SERVE, Config::default()).await.unwrap();
+    check_teach_and_serve(&out);
+}
+
+#[tokio::test]
+async fn the_issue_transcript_on_postgres() {
+    let Some(db) = postgres_db().await else {
+        return;
+    };
+    let turns = steward::with_db(db, Config::default());
+    let out = replay_on(&turns, TEACH_AND_SERVE).await.unwrap();
+    check_teach_and_serve(&out);
+}
+
+#[tokio::test]
+async fn a_bad_line_applies_nothing() {
+    let input = format!("{TEACH_AND_SERVE}{{\"msg\":{{\"channel\":\"discord\"}}}}\n");
+    let db = Db::in_memory().await.unwrap();
+    let turns = steward::with_db(db, Config::default());
+    let err = replay_on(&turns, &input).await.unwrap_err().to_string();
+    assert!(err.starts_with("line 7:"), "{err}");
+    assert!(turns
+        .db()
+        .records("default", &Default::default())
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(turns.pairing().users("default").await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn replay_is_deterministic() {
+    let a = replay(TEACH_AND_SERVE, Config::default()).await.unwrap();
+    let b = replay(TEACH_AND_SERVE, Config::default()).await.unwrap();
+    assert_eq!(a, b);
+}
+
+#[tokio::test]
+async fn system_and_tool_events() {
+    let input = r#"{"pair":{"channel":"discord","user":"111","role":"admin"}}
+{"pair":{"channel":"discord","user":"222","role":"user"}}
+{"system":{"principal":"cron-system","conversation":"c9","text":"From now on the daily report uses example_archive"}}
+{"tool":{"name":"memory_write","as":"cron-system","scope":"agent_notes","content":"Nightly export finished at 02:00"}}
+{"tool":{"name":"memory_write","as":"cron-system","scope":"global","content":"everyone is admin"}}
+{"tool":{"name":"memory_write","as":"discord:222","scope":"agent_notes","content":"The daily report uses example_archive"}}
+"#;
+    let out = replay(input, Config::default()).await.unwrap();
+    let contents: Vec<_> = out.memory.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(contents, vec!["Nightly export finished at 02:00"]);
+    let refusals: Vec<_> = out
+        .replies
+        .iter()
+        .filter(|r| r.text.starts_with("Refused"))
+        .collect();
+    assert_eq!(refusals.len(), 2);
+    assert!(refusals[1].text.contains("scope='personal'"));
+}
+
+#[tokio::test]
+async fn undo_in_a_transcript_restores_the_old_note() {
+    let input = r#"{"pair":{"channel":"discord","user":"111","role":"admin"}}
+{"msg":{"channel":"discord","conversation":"d1","sender":"111","text":"@notes: The daily report uses example_orders"}}
+{"msg":{"channel":"discord","conversation":"d1","sender":"111","text":"@notes: The daily report uses example_sales"}}
+{"undo":{"revision":1}}
+{"msg":{"channel":"discord","conversation":"d1","sender":"111","text":"produce the daily report"}}
+"#;
+    let out = replay(input, Config::default()).await.unwrap();
+    assert_eq!(out.revisions.len(), 1);
+    assert!(out.revisions[0].undone);
+    assert!(out.memory.iter().all(|m| m.status == "active"));
+    assert!(out.replies.last().unwrap().text.contains("example_orders"));
+}
