@@ -17,15 +17,25 @@ use tokio::runtime::Runtime;
 fn word(n: usize) -> String {
     // A synthetic vocabulary: 2,000 words, so each appears in ~0.1% of records.
     const SYLLABLES: [&str; 20] = [
-        "ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "po", "qu", "da", "fe", "gi", "ho", "ju", "ly", "ba", "ce",
-        "wo",
+        "ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "po", "qu", "da", "fe", "gi", "ho",
+        "ju", "ly", "ba", "ce", "wo",
     ];
     let n = n % 2000;
-    format!("{}{}{}", SYLLABLES[n % 20], SYLLABLES[(n / 20) % 20], SYLLABLES[(n / 400) % 20])
+    format!(
+        "{}{}{}",
+        SYLLABLES[n % 20],
+        SYLLABLES[(n / 20) % 20],
+        SYLLABLES[(n / 400) % 20]
+    )
 }
 
 fn note(org: &str, i: usize) -> NewRecord {
-    let content = format!("The {} {} report uses {}_{i}", word(i * 7), word(i * 13 + 1), word(i * 31 + 2));
+    let content = format!(
+        "The {} {} report uses {}_{i}",
+        word(i * 7),
+        word(i * 13 + 1),
+        word(i * 31 + 2)
+    );
     NewRecord {
         org: org.into(),
         agent: "default".into(),
@@ -49,10 +59,18 @@ async fn fresh(url: &str) -> Db {
     if url.starts_with("postgres") {
         let admin = sqlx::PgPool::connect(url).await.expect("postgres");
         let schema = format!("bench_{}", std::process::id());
-        sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).execute(&admin).await.expect("drop");
-        sqlx::query(&format!("CREATE SCHEMA {schema}")).execute(&admin).await.expect("schema");
+        sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+            .execute(&admin)
+            .await
+            .expect("drop");
+        sqlx::query(&format!("CREATE SCHEMA {schema}"))
+            .execute(&admin)
+            .await
+            .expect("schema");
         let sep = if url.contains('?') { '&' } else { '?' };
-        Db::connect(&format!("{url}{sep}options=-c%20search_path%3D{schema}")).await.expect("connect")
+        Db::connect(&format!("{url}{sep}options=-c%20search_path%3D{schema}"))
+            .await
+            .expect("connect")
     } else {
         Db::connect(url).await.expect("connect")
     }
@@ -67,7 +85,11 @@ async fn populate(db: &Db, org: &str, n: usize) {
 
 fn backends() -> Vec<(&'static str, String, Option<tempfile::TempDir>)> {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut v = vec![("sqlite", format!("sqlite:{}", dir.path().join("bench.db").display()), Some(dir))];
+    let mut v = vec![(
+        "sqlite",
+        format!("sqlite:{}", dir.path().join("bench.db").display()),
+        Some(dir),
+    )];
     if let Ok(url) = std::env::var("STEWARD_BENCH_POSTGRES_URL") {
         v.push(("postgres", url, None));
     }
@@ -92,7 +114,11 @@ fn retrieval(c: &mut Criterion) {
                 shared: false,
             };
             // A turn asking about one existing report, in words that also appear elsewhere.
-            let words = terms(&format!("produce the {} {} report", word(4242 * 7), word(4242 * 13 + 1)));
+            let words = terms(&format!(
+                "produce the {} {} report",
+                word(4242 * 7),
+                word(4242 * 13 + 1)
+            ));
             group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
                 b.to_async(&rt).iter(|| async {
                     let found = db.retrieve(&scope, &words, 10).await.expect("retrieve");
@@ -116,11 +142,18 @@ fn turn(c: &mut Criterion) {
         cfg.rate_limit.conversation_burst = u32::MAX / 2;
         let turns = steward::with_db(db.clone(), cfg);
         rt.block_on(async {
-            turns.pairing().add_user("default", "discord:1", "Ana", Role::User, "bench", 0).await.expect("pair");
+            turns
+                .pairing()
+                .add_user("default", "discord:1", "Ana", Role::User, "bench", 0)
+                .await
+                .expect("pair");
             populate(&db, "default", 1_000).await;
         });
         let clock = AtomicI64::new(0);
-        let base = Utc.with_ymd_and_hms(2026, 1, 5, 9, 0, 0).single().expect("date");
+        let base = Utc
+            .with_ymd_and_hms(2026, 1, 5, 9, 0, 0)
+            .single()
+            .expect("date");
         group.bench_function(BenchmarkId::new(name, "served_from_memory"), |b| {
             b.to_async(&rt).iter(|| async {
                 let n = clock.fetch_add(1, Ordering::Relaxed);

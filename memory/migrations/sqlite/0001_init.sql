@@ -87,11 +87,15 @@ CREATE TABLE memory_records (
 CREATE INDEX memory_records_by_subject ON memory_records (org, agent, scope, subject, status);
 CREATE INDEX memory_records_by_owner ON memory_records (org, owner, status);
 CREATE INDEX memory_records_by_status ON memory_records (org, agent, status, scope);
+-- Posting lists of ACTIVE records only, per visibility key
+-- (org | agent:<agent> | user:<agent>:<owner> | person:<owner>), so a read
+-- walks only what its scope may see, and each walk is bounded.
 CREATE TABLE memory_terms (
     org TEXT NOT NULL,
+    vis TEXT NOT NULL,
     term TEXT NOT NULL,
     record_id BIGINT NOT NULL,
-    PRIMARY KEY (org, term, record_id)
+    PRIMARY KEY (org, vis, term, record_id)
 );
 CREATE INDEX memory_terms_by_record ON memory_terms (record_id);
 CREATE TABLE memory_revisions (

@@ -4,6 +4,11 @@ use crate::model::{MemoryRecord, NewRecord, Scope, Status, ANY_AGENT};
 use crate::terms::terms;
 use sqlx::any::AnyRow;
 use sqlx::AnyConnection;
+use std::collections::HashMap;
+
+/// How many newest matches of one word, in one posting list, a read looks at.
+/// Keeps a turn's retrieval bounded however common a word is.
+const POSTING_CAP: i64 = 500;
 
 const COLUMNS: &str = "id, org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author";
 
@@ -131,19 +136,16 @@ async fn insert_on(conn: &mut AnyConnection, r: &NewRecord) -> Result<i64> {
     .bind(&r.author)
     .fetch_one(&mut *conn)
     .await?;
-    let mut words = terms(&r.content);
-    for w in terms(&r.subject) {
-        if !words.contains(&w) {
-            words.push(w);
-        }
-    }
-    for w in words {
-        sqlx::query("INSERT INTO memory_terms (org, term, record_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING")
-            .bind(&r.org)
-            .bind(&w)
-            .bind(id)
-            .execute(&mut *conn)
-            .await?;
+    if r.status == Status::Active {
+        index_terms(
+            conn,
+            &r.org,
+            id,
+            &vis_key(r.scope, &r.agent, r.owner.as_deref()),
+            &r.subject,
+            &r.content,
+        )
+        .await?;
     }
     Ok(id)
 }
@@ -160,21 +162,86 @@ async fn vetoed(conn: &mut AnyConnection, org: &str, retired: i64, replacing: i6
     Ok(n > 0)
 }
 
+/// The posting-list key a record is visible under (see the `memory_terms` migration).
+fn vis_key(scope: Scope, agent: &str, owner: Option<&str>) -> String {
+    let owner = owner.unwrap_or("");
+    match scope {
+        Scope::OrgPolicy => "org".into(),
+        Scope::AgentNotes => format!("agent:{agent}"),
+        Scope::Personal => format!("user:{agent}:{owner}"),
+        Scope::Person => format!("person:{owner}"),
+    }
+}
+
+async fn index_terms(
+    conn: &mut AnyConnection,
+    org: &str,
+    id: i64,
+    vis: &str,
+    subject: &str,
+    content: &str,
+) -> Result<()> {
+    let mut words = terms(content);
+    for w in terms(subject) {
+        if !words.contains(&w) {
+            words.push(w);
+        }
+    }
+    for w in words {
+        sqlx::query("INSERT INTO memory_terms (org, vis, term, record_id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING")
+            .bind(org)
+            .bind(vis)
+            .bind(&w)
+            .bind(id)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Set a record's status, keeping the posting lists to active records only.
 async fn set_status_on(
     conn: &mut AnyConnection,
     org: &str,
     id: i64,
     status: Status,
 ) -> Result<u64> {
-    Ok(
-        sqlx::query("UPDATE memory_records SET status = $1 WHERE org = $2 AND id = $3")
-            .bind(status.as_str())
-            .bind(org)
+    let changed = sqlx::query("UPDATE memory_records SET status = $1 WHERE org = $2 AND id = $3")
+        .bind(status.as_str())
+        .bind(org)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?
+        .rows_affected();
+    if changed == 0 {
+        return Ok(0);
+    }
+    if status == Status::Active {
+        let row = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND id = $2"
+        ))
+        .bind(org)
+        .bind(id)
+        .fetch_one(&mut *conn)
+        .await?;
+        let r = record(&row)?;
+        index_terms(
+            conn,
+            org,
+            id,
+            &vis_key(r.scope, &r.agent, r.owner.as_deref()),
+            &r.subject,
+            &r.content,
+        )
+        .await?;
+    } else {
+        sqlx::query("DELETE FROM memory_terms WHERE record_id = $1 AND org = $2")
             .bind(id)
+            .bind(org)
             .execute(&mut *conn)
-            .await?
-            .rows_affected(),
-    )
+            .await?;
+    }
+    Ok(changed)
 }
 
 impl Db {
@@ -348,11 +415,20 @@ impl Db {
         .await?
         .rows_affected();
         if changed == 1 {
-            sqlx::query("UPDATE memory_records SET status = 'active' WHERE org = $1 AND id = $2 AND status = 'superseded'")
-                .bind(org)
-                .bind(rev.retired_id)
-                .execute(&mut *tx)
-                .await?;
+            let current =
+                sqlx::query("SELECT status FROM memory_records WHERE org = $1 AND id = $2")
+                    .bind(org)
+                    .bind(rev.retired_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            let superseded = match current {
+                Some(row) => col::<String>(&row, "status")? == Status::Superseded.as_str(),
+                None => false,
+            };
+            // A record deleted since stays deleted: undo restores history, not forgotten data.
+            if superseded {
+                set_status_on(&mut tx, org, rev.retired_id, Status::Active).await?;
+            }
             sqlx::query("INSERT INTO audit_log (org, actor, action, target, detail, at) VALUES ($1, $2, 'revision.undo', $3, $4, $5)")
                 .bind(org)
                 .bind(actor)
@@ -439,56 +515,89 @@ impl Db {
                 "retrieval needs an organisation and an agent",
             ));
         }
-        let personal_kinds = if scope.shared {
-            format!(
-                " AND r.kind IN ({})",
-                SHARED_SCOPE_KINDS
-                    .iter()
-                    .map(|k| format!("'{k}'"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        } else {
-            String::new()
-        };
-        let personal = if scope.speaker.is_some() {
-            format!(
-                " OR (r.scope = 'personal' AND r.agent = $2 AND r.owner = $3{personal_kinds}) OR (r.scope = 'person' AND r.owner = $3{personal_kinds})"
-            )
-        } else {
-            String::new()
-        };
-        let visible = format!(
-            "(r.scope = 'org_policy' OR (r.scope = 'agent_notes' AND r.agent = $2){personal})"
-        );
         let speaker = scope.speaker.clone().unwrap_or_default();
+        // Posting lists this scope may walk: org policy, the agent's notes, the speaker's own.
+        let mut keys = vec!["org".to_string(), format!("agent:{}", scope.agent)];
+        if scope.speaker.is_some() {
+            keys.push(format!("user:{}:{speaker}", scope.agent));
+            keys.push(format!("person:{speaker}"));
+        }
+        let mut hits: HashMap<i64, i64> = HashMap::new();
+        for key in &keys {
+            for w in words {
+                let ids: Vec<(i64,)> = sqlx::query_as(
+                    "SELECT record_id FROM memory_terms WHERE org = $1 AND vis = $2 AND term = $3 ORDER BY record_id DESC LIMIT $4",
+                )
+                .bind(&scope.org)
+                .bind(key)
+                .bind(w)
+                .bind(POSTING_CAP)
+                .fetch_all(self.pool())
+                .await?;
+                for (id,) in ids {
+                    *hits.entry(id).or_default() += 1;
+                }
+            }
+        }
+        let mut ranked: Vec<(i64, i64)> = hits.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
+        ranked.truncate((limit.max(1) * 4) as usize);
         let mut out: Vec<Retrieved> = Vec::new();
-        if !words.is_empty() {
-            let first = 5;
-            let placeholders = (0..words.len())
-                .map(|i| format!("${}", first + i))
+        if !ranked.is_empty() {
+            let personal_kinds = if scope.shared {
+                format!(
+                    " AND r.kind IN ({})",
+                    SHARED_SCOPE_KINDS
+                        .iter()
+                        .map(|k| format!("'{k}'"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            } else {
+                String::new()
+            };
+            let personal = if scope.speaker.is_some() {
+                format!(
+                    " OR (r.scope = 'personal' AND r.agent = $2 AND r.owner = $3{personal_kinds}) OR (r.scope = 'person' AND r.owner = $3{personal_kinds})"
+                )
+            } else {
+                String::new()
+            };
+            // The posting lists already follow visibility; the same rule is checked again here.
+            let visible = format!(
+                "(r.scope = 'org_policy' OR (r.scope = 'agent_notes' AND r.agent = $2){personal})"
+            );
+            let ids = ranked
+                .iter()
+                .map(|(id, _)| id.to_string())
                 .collect::<Vec<_>>()
                 .join(", ");
             let sql = format!(
-                "SELECT {cols}, h.hits FROM (SELECT record_id, COUNT(*) AS hits FROM memory_terms WHERE org = $1 AND term IN ({placeholders}) GROUP BY record_id) h \
-                 JOIN memory_records r ON r.id = h.record_id WHERE r.org = $1 AND r.status = 'active' AND {visible} \
-                 ORDER BY h.hits DESC, r.said_at DESC, r.id DESC LIMIT $4",
+                "SELECT {cols} FROM memory_records r WHERE r.org = $1 AND r.status = 'active' AND {visible} AND r.id IN ({ids})",
                 cols = COLUMNS.split(", ").map(|c| format!("r.{c}")).collect::<Vec<_>>().join(", ")
             );
-            let mut q = sqlx::query(&sql)
+            let rows = sqlx::query(&sql)
                 .bind(&scope.org)
                 .bind(&scope.agent)
                 .bind(&speaker)
-                .bind(limit);
-            for w in words {
-                q = q.bind(w);
-            }
-            for row in q.fetch_all(self.pool()).await? {
+                .fetch_all(self.pool())
+                .await?;
+            let by_id: HashMap<i64, i64> = ranked.into_iter().collect();
+            for row in rows {
+                let rec = record(&row)?;
+                let h = by_id.get(&rec.id).copied().unwrap_or(0);
                 out.push(Retrieved {
-                    record: record(&row)?,
-                    hits: col(&row, "hits")?,
+                    record: rec,
+                    hits: h,
                 });
             }
+            out.sort_by(|a, b| {
+                b.hits
+                    .cmp(&a.hits)
+                    .then(b.record.said_at.cmp(&a.record.said_at))
+                    .then(b.record.id.cmp(&a.record.id))
+            });
+            out.truncate(limit.max(0) as usize);
         }
         if scope.speaker.is_some() {
             // How the speaker wants to be served applies to every reply, whatever the words.
