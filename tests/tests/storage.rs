@@ -42,6 +42,7 @@ on_both!(
     pairing_codes_follow_the_rules,
     api_keys_resolve_to_active_users,
     audit_log_is_per_org,
+    retrieval_finds_rare_words_past_common_ones_and_only_active_records,
 );
 
 fn rec(
@@ -570,4 +571,82 @@ async fn audit_log_is_per_org(db: Db) {
     assert_eq!(o[0].action, "x");
     let f = RecordFilter::default();
     assert!(db.records("o", &f).await.unwrap().is_empty());
+}
+
+async fn retrieval_finds_rare_words_past_common_ones_and_only_active_records(db: Db) {
+    // 700 notes share "report": more than one posting-list walk reads.
+    let many: Vec<NewRecord> = (0..700)
+        .map(|i| {
+            rec(
+                "o",
+                Scope::AgentNotes,
+                None,
+                &format!("r{i} report"),
+                &format!("The r{i} report uses t{i}"),
+                i,
+            )
+        })
+        .collect();
+    db.insert_records(&many).await.unwrap();
+    let target = db
+        .insert_record(&rec(
+            "o",
+            Scope::AgentNotes,
+            None,
+            "quarterly report",
+            "The quarterly report uses ledger_q",
+            1,
+        ))
+        .await
+        .unwrap();
+    db.activate("o", target, "live", "r", 1).await.unwrap();
+    let scope = RetrievalScope {
+        org: "o".into(),
+        agent: "default".into(),
+        speaker: None,
+        shared: false,
+    };
+    let words: Vec<String> = vec!["quarterly".into(), "report".into()];
+    let found = db.retrieve(&scope, &words, 5).await.unwrap();
+    assert_eq!(found[0].record.id, target, "the rare word wins");
+    // Retired records leave the index; undo brings them back.
+    let newer = db
+        .insert_record(&rec(
+            "o",
+            Scope::AgentNotes,
+            None,
+            "quarterly report",
+            "The quarterly report uses ledger_new",
+            2,
+        ))
+        .await
+        .unwrap();
+    let s = db.activate("o", newer, "live", "r2", 2).await.unwrap();
+    let found = db
+        .retrieve(&scope, &["ledger_q".to_string()], 5)
+        .await
+        .unwrap();
+    assert!(found.is_empty(), "a superseded record is never read");
+    db.undo_revision("o", s.revisions[0], "t", 3).await.unwrap();
+    let found = db
+        .retrieve(&scope, &["ledger_q".to_string()], 5)
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    // Pending proposals are not readable either.
+    let mut p = rec(
+        "o",
+        Scope::AgentNotes,
+        None,
+        "vpn",
+        "The VPN is at pending.example",
+        4,
+    );
+    p.status = Status::Pending;
+    db.insert_record(&p).await.unwrap();
+    assert!(db
+        .retrieve(&scope, &["pending.example".to_string()], 5)
+        .await
+        .unwrap()
+        .is_empty());
 }

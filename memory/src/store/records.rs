@@ -67,6 +67,28 @@ pub struct RetrievalScope {
     pub shared: bool,
 }
 
+impl RetrievalScope {
+    /// The read rule (SPEC §8): active records only; org policy; this agent's
+    /// notes; the speaker's own personal records (in a group thread only how
+    /// they want to be served); nobody else's personal memory, ever.
+    pub fn may_read(&self, r: &MemoryRecord) -> bool {
+        if r.org != self.org || r.status != Status::Active {
+            return false;
+        }
+        let own = || {
+            self.speaker.is_some()
+                && r.owner == self.speaker
+                && (!self.shared || SHARED_SCOPE_KINDS.contains(&r.kind.as_str()))
+        };
+        match r.scope {
+            Scope::OrgPolicy => true,
+            Scope::AgentNotes => r.agent == self.agent,
+            Scope::Personal => r.agent == self.agent && own(),
+            Scope::Person => own(),
+        }
+    }
+}
+
 /// A record found for a turn, with how many of the turn's words it matched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Retrieved {
@@ -544,47 +566,21 @@ impl Db {
         ranked.truncate((limit.max(1) * 4) as usize);
         let mut out: Vec<Retrieved> = Vec::new();
         if !ranked.is_empty() {
-            let personal_kinds = if scope.shared {
-                format!(
-                    " AND r.kind IN ({})",
-                    SHARED_SCOPE_KINDS
-                        .iter()
-                        .map(|k| format!("'{k}'"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            } else {
-                String::new()
-            };
-            let personal = if scope.speaker.is_some() {
-                format!(
-                    " OR (r.scope = 'personal' AND r.agent = $2 AND r.owner = $3{personal_kinds}) OR (r.scope = 'person' AND r.owner = $3{personal_kinds})"
-                )
-            } else {
-                String::new()
-            };
-            // The posting lists already follow visibility; the same rule is checked again here.
-            let visible = format!(
-                "(r.scope = 'org_policy' OR (r.scope = 'agent_notes' AND r.agent = $2){personal})"
-            );
+            // Fetched by primary key (an org-led index would scan the org), then the
+            // visibility rule is checked on every row: the entry point fails closed.
             let ids = ranked
                 .iter()
                 .map(|(id, _)| id.to_string())
                 .collect::<Vec<_>>()
                 .join(", ");
-            let sql = format!(
-                "SELECT {cols} FROM memory_records r WHERE r.org = $1 AND r.status = 'active' AND {visible} AND r.id IN ({ids})",
-                cols = COLUMNS.split(", ").map(|c| format!("r.{c}")).collect::<Vec<_>>().join(", ")
-            );
-            let rows = sqlx::query(&sql)
-                .bind(&scope.org)
-                .bind(&scope.agent)
-                .bind(&speaker)
-                .fetch_all(self.pool())
-                .await?;
+            let sql = format!("SELECT {COLUMNS} FROM memory_records WHERE id IN ({ids})");
+            let rows = sqlx::query(&sql).fetch_all(self.pool()).await?;
             let by_id: HashMap<i64, i64> = ranked.into_iter().collect();
             for row in rows {
                 let rec = record(&row)?;
+                if !scope.may_read(&rec) {
+                    continue;
+                }
                 let h = by_id.get(&rec.id).copied().unwrap_or(0);
                 out.push(Retrieved {
                     record: rec,
@@ -615,7 +611,7 @@ impl Db {
                 .await?;
             for row in rows {
                 let rec = record(&row)?;
-                if !out.iter().any(|r| r.record.id == rec.id) {
+                if scope.may_read(&rec) && !out.iter().any(|r| r.record.id == rec.id) {
                     out.push(Retrieved {
                         record: rec,
                         hits: 0,
