@@ -16,6 +16,33 @@ pub struct Config {
     pub pairing: PairingConfig,
     pub turn: TurnConfig,
     pub rate_limit: RateLimitConfig,
+    pub discord: DiscordConfig,
+    pub teams: TeamsConfig,
+    pub dashboard: DashboardConfig,
+}
+
+/// The Discord channel (serenity). Off unless a token is set.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DiscordConfig {
+    /// Bot token; the channel runs only when it is set.
+    pub token: Option<String>,
+}
+
+/// The Teams outgoing webhook. Off unless a security token is set.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TeamsConfig {
+    /// The outgoing webhook's security token (base64), as Teams shows it.
+    pub security_token: Option<String>,
+}
+
+/// The web dashboard, served by the same HTTP server.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DashboardConfig {
+    /// Admin sign-in token; when unset one is generated and printed at start.
+    pub admin_token: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
