@@ -59,6 +59,15 @@ pub enum Command {
     /// API keys for /api/v1.
     #[command(subcommand, name = "api-key")]
     ApiKey(ApiKeyCommand),
+    /// The web dashboard's admin token.
+    #[command(subcommand)]
+    Dashboard(DashboardCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DashboardCommand {
+    /// Generate a new admin token (printed once) and sign every browser out.
+    ResetToken,
 }
 
 #[derive(Debug, Subcommand)]
@@ -173,6 +182,24 @@ pub async fn run(cli: Cli) -> Result<()> {
                 "steward listening on http://{addr} (database {url}, model {})",
                 turns.config().llm.provider
             );
+            if turns.config().dashboard.enabled {
+                crate::dashboard::ensure_admin_user(&turns).await?;
+                let token = crate::dashboard::ensure_admin_token(&turns)
+                    .await
+                    .context("setting up the dashboard admin token")?;
+                println!("dashboard: http://{addr}/dashboard");
+                match token {
+                    crate::dashboard::AdminToken::Generated(t) => println!(
+                        "dashboard admin token (shown once; `steward dashboard reset-token` makes a new one): {t}"
+                    ),
+                    crate::dashboard::AdminToken::Stored => println!(
+                        "dashboard: sign in with the admin token printed when it was generated (`steward dashboard reset-token` makes a new one)"
+                    ),
+                    crate::dashboard::AdminToken::Configured => {
+                        println!("dashboard: sign in with dashboard.admin_token")
+                    }
+                }
+            }
             axum::serve(
                 listener,
                 app(AppState {
@@ -377,6 +404,13 @@ pub async fn run(cli: Cli) -> Result<()> {
                 }
             },
         },
+        Command::Dashboard(DashboardCommand::ResetToken) => {
+            if turns.config().dashboard.admin_token.is_some() {
+                bail!("dashboard.admin_token is set in the configuration; change it there instead");
+            }
+            let token = crate::dashboard::reset_admin_token(&turns).await?;
+            println!("{token}");
+        }
         Command::ApiKey(ApiKeyCommand::Create { user }) => {
             let key = turns
                 .pairing()

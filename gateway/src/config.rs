@@ -37,12 +37,52 @@ pub struct TeamsConfig {
     pub security_token: Option<String>,
 }
 
-/// The web dashboard, served by the same HTTP server.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+/// The web dashboard, served by the same HTTP server under `/dashboard`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct DashboardConfig {
-    /// Admin sign-in token; when unset one is generated and printed at start.
+    /// Serve the dashboard at all.
+    pub enabled: bool,
+    /// Admin sign-in token; when unset one is generated, stored (hashed) in
+    /// the database for every replica, and printed once by `steward serve`.
     pub admin_token: Option<String>,
+    /// How long a dashboard sign-in lasts, in hours.
+    pub session_hours: i64,
+    /// Mark the session cookie `Secure` (set it when a TLS proxy fronts the server).
+    pub secure_cookie: bool,
+}
+
+impl Default for DashboardConfig {
+    fn default() -> Self {
+        DashboardConfig {
+            enabled: true,
+            admin_token: None,
+            session_hours: 12,
+            secure_cookie: false,
+        }
+    }
+}
+
+impl DashboardConfig {
+    /// Shortest accepted configured admin token.
+    pub const MIN_TOKEN_CHARS: usize = 16;
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(t) = &self.admin_token {
+            if t.trim().chars().count() < Self::MIN_TOKEN_CHARS {
+                return Err(ConfigError::Invalid(format!(
+                    "dashboard.admin_token: must be at least {} characters (or unset, to have one generated)",
+                    Self::MIN_TOKEN_CHARS
+                )));
+            }
+        }
+        if self.session_hours <= 0 {
+            return Err(ConfigError::Invalid(
+                "dashboard.session_hours: must be positive".into(),
+            ));
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -282,6 +322,7 @@ impl Config {
         if self.server.listen.parse::<std::net::SocketAddr>().is_err() {
             return bad("server.listen", "not a socket address like 127.0.0.1:8080");
         }
+        self.dashboard.validate()?;
         Ok(())
     }
 
@@ -337,6 +378,27 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("server.listen"), "{e}");
+    }
+
+    #[test]
+    fn dashboard_defaults_and_a_weak_token_is_refused() {
+        let c = Config::from_toml("").expect("defaults");
+        assert!(c.dashboard.enabled);
+        assert_eq!(c.dashboard.admin_token, None);
+        assert_eq!(c.dashboard.session_hours, 12);
+        assert!(!c.dashboard.secure_cookie);
+        for weak in ["", "   ", "short-token"] {
+            let e = Config::from_toml(&format!("[dashboard]\nadmin_token = \"{weak}\""))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("dashboard.admin_token"), "{e}");
+        }
+        let e = Config::from_toml("[dashboard]\nsession_hours = 0")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("dashboard.session_hours"), "{e}");
+        let c = Config::from_toml("[dashboard]\nadmin_token = \"0123456789abcdef\"").expect("ok");
+        assert_eq!(c.dashboard.admin_token.as_deref(), Some("0123456789abcdef"));
     }
 
     #[test]

@@ -9,10 +9,12 @@ mod audit;
 mod messages;
 mod records;
 mod revisions;
+mod sessions;
 
 pub use messages::NewMessage;
-pub use records::{RecordFilter, RetrievalScope, Retrieved, Supersession};
+pub use records::{BrowseFilter, RecordFilter, RetrievalScope, Retrieved, Supersession};
 pub use revisions::NewRevision;
+pub use sessions::DashboardSession;
 
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::migrate::Migrator;

@@ -622,3 +622,145 @@ impl Db {
         Ok(out)
     }
 }
+
+/// Which records a browser (the dashboard) lists. `None` and empty fields do not filter.
+#[derive(Debug, Clone, Default)]
+pub struct BrowseFilter {
+    pub agent: Option<String>,
+    /// Any of these scopes.
+    pub scopes: Vec<Scope>,
+    pub owner: Option<String>,
+    pub status: Option<Status>,
+    /// Subject or content contains this text (case-insensitive).
+    pub text: Option<String>,
+}
+
+impl Db {
+    /// Records matching `f`, newest first, at most `limit`.
+    pub async fn browse_records(
+        &self,
+        org: &str,
+        f: &BrowseFilter,
+        limit: i64,
+    ) -> Result<Vec<MemoryRecord>> {
+        let mut sql = format!("SELECT {COLUMNS} FROM memory_records WHERE org = $1");
+        let mut binds: Vec<String> = Vec::new();
+        let bind = |binds: &mut Vec<String>, value: String| {
+            binds.push(value);
+            format!("${}", binds.len() + 1)
+        };
+        if let Some(a) = &f.agent {
+            let p = bind(&mut binds, a.clone());
+            sql.push_str(&format!(" AND agent = {p}"));
+        }
+        if !f.scopes.is_empty() {
+            let ps: Vec<String> = f
+                .scopes
+                .iter()
+                .map(|s| bind(&mut binds, s.as_str().to_string()))
+                .collect();
+            sql.push_str(&format!(" AND scope IN ({})", ps.join(", ")));
+        }
+        if let Some(o) = &f.owner {
+            let p = bind(&mut binds, o.clone());
+            sql.push_str(&format!(" AND owner = {p}"));
+        }
+        if let Some(s) = f.status {
+            let p = bind(&mut binds, s.as_str().to_string());
+            sql.push_str(&format!(" AND status = {p}"));
+        }
+        if let Some(t) = f.text.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+            let p = bind(&mut binds, format!("%{}%", t.to_lowercase()));
+            sql.push_str(&format!(
+                " AND (LOWER(content) LIKE {p} OR LOWER(subject) LIKE {p})"
+            ));
+        }
+        let p = binds.len() + 2;
+        sql.push_str(&format!(" ORDER BY id DESC LIMIT ${p}"));
+        let mut q = sqlx::query(&sql).bind(org);
+        for b in binds {
+            q = q.bind(b);
+        }
+        let rows = q.bind(limit).fetch_all(self.pool()).await?;
+        rows.iter().map(record).collect()
+    }
+
+    /// People with personal memory (individual or person tier) that is not
+    /// deleted, with how many of their records are active, by owner.
+    pub async fn personal_owners(&self, org: &str) -> Result<Vec<(String, i64)>> {
+        let rows: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT owner, COUNT(CASE WHEN status = 'active' THEN 1 END) AS active FROM memory_records \
+             WHERE org = $1 AND scope IN ('personal', 'person') AND owner IS NOT NULL AND status <> 'deleted' \
+             GROUP BY owner ORDER BY owner",
+        )
+        .bind(org)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows)
+    }
+
+    /// Review: confirm a quarantined (`unverified`) record. It becomes active
+    /// under the subject rule with cause `confirm`, and the decision is
+    /// audited. `None` when the record is not unverified (nothing changes).
+    pub async fn confirm_unverified(
+        &self,
+        org: &str,
+        id: i64,
+        actor: &str,
+        now: i64,
+    ) -> Result<Option<Supersession>> {
+        let rec = match self.record(org, id).await {
+            Ok(r) => r,
+            Err(StoreError::NotFound(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        if rec.status != Status::Unverified {
+            return Ok(None);
+        }
+        let s = self
+            .activate(org, id, "confirm", &format!("review:{id}"), now)
+            .await?;
+        self.audit(
+            org,
+            actor,
+            "memory.confirm",
+            &format!("record:{id}"),
+            &format!("{} {}", rec.scope, rec.subject),
+            now,
+        )
+        .await?;
+        Ok(Some(s))
+    }
+
+    /// Review: reject a quarantined (`unverified`) record, audited. False when
+    /// the record is not unverified (nothing changes).
+    pub async fn reject_unverified(
+        &self,
+        org: &str,
+        id: i64,
+        actor: &str,
+        now: i64,
+    ) -> Result<bool> {
+        let mut tx = self.pool().begin().await?;
+        // Unverified records are never in the posting lists, so no index to update.
+        let changed = sqlx::query(
+            "UPDATE memory_records SET status = 'rejected' WHERE org = $1 AND id = $2 AND status = 'unverified'",
+        )
+        .bind(org)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if changed == 1 {
+            sqlx::query("INSERT INTO audit_log (org, actor, action, target, detail, at) VALUES ($1, $2, 'memory.reject', $3, '', $4)")
+                .bind(org)
+                .bind(actor)
+                .bind(format!("record:{id}"))
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(changed == 1)
+    }
+}

@@ -101,3 +101,17 @@ where
     .await?;
     Ok(id)
 }
+
+impl Db {
+    /// The newest `limit` revisions of an organisation, newest first.
+    pub async fn recent_revisions(&self, org: &str, limit: i64) -> Result<Vec<Revision>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM memory_revisions WHERE org = $1 ORDER BY id DESC LIMIT $2"
+        ))
+        .bind(org)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(revision).collect()
+    }
+}

@@ -1,0 +1,284 @@
+//! Sign-in: the admin token, sessions (rows shared by replicas), the session
+//! cookie, and the CSRF token every state-changing form carries.
+//!
+//! A handler that takes [`Admin`] only runs for a signed-in browser; one that
+//! takes [`CsrfForm`] additionally only runs when the form's `csrf` field is
+//! its session's token — otherwise 403 and the handler (so any side effect)
+//! never runs.
+
+use super::{view, DashError, BUILT_IN_ADMIN, SESSION_COOKIE};
+use crate::http::AppState;
+use crate::turn::TurnLoop;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum_extra::extract::cookie::{Cookie, SameSite};
+use axum_extra::extract::CookieJar;
+use memory::store::DashboardSession;
+use memory::{Role, StoreError};
+use rand::RngCore;
+use serde::de::DeserializeOwned;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+/// SHA-256 of `s`, hex.
+pub(crate) fn hash(s: &str) -> String {
+    hex::encode(Sha256::digest(s.as_bytes()))
+}
+
+/// `bytes` bytes from the operating system's generator, hex.
+pub(crate) fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    rand::rngs::OsRng.fill_bytes(&mut buf);
+    hex::encode(buf)
+}
+
+fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// Where the admin token comes from, as `steward serve` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdminToken {
+    /// `dashboard.admin_token` is set.
+    Configured,
+    /// Generated just now and stored (hashed): print it, it is not shown again.
+    Generated(String),
+    /// Generated earlier (by this or another replica) and stored.
+    Stored,
+}
+
+fn new_token() -> String {
+    format!("stwd_{}", random_hex(24))
+}
+
+/// Make sure an admin token exists: the configured one, or one generated and
+/// stored in the database so every replica accepts it.
+pub async fn ensure_admin_token(turns: &TurnLoop) -> Result<AdminToken, StoreError> {
+    if turns.config().dashboard.admin_token.is_some() {
+        return Ok(AdminToken::Configured);
+    }
+    let org = &turns.config().server.org;
+    let token = new_token();
+    if turns
+        .db()
+        .init_dashboard_token(org, &hash(&token), now_ms())
+        .await?
+    {
+        Ok(AdminToken::Generated(token))
+    } else {
+        Ok(AdminToken::Stored)
+    }
+}
+
+/// Replace the stored admin token with a new one and end every session.
+/// Returns the new token (to print). Has no effect on a configured token.
+pub async fn reset_admin_token(turns: &TurnLoop) -> Result<String, StoreError> {
+    let org = &turns.config().server.org;
+    let token = new_token();
+    turns
+        .db()
+        .reset_dashboard_token(org, &hash(&token), now_ms())
+        .await?;
+    turns
+        .db()
+        .audit(
+            org,
+            "cli",
+            "dashboard.token_reset",
+            "dashboard",
+            "",
+            now_ms(),
+        )
+        .await?;
+    Ok(token)
+}
+
+/// The hash a sign-in token must match: the configured token's, else the stored one's.
+async fn expected_token_hash(turns: &TurnLoop) -> Result<Option<String>, StoreError> {
+    match &turns.config().dashboard.admin_token {
+        Some(t) => Ok(Some(hash(t.trim()))),
+        None => {
+            turns
+                .db()
+                .dashboard_token_hash(&turns.config().server.org)
+                .await
+        }
+    }
+}
+
+/// The built-in `admin` user the dashboard chats as exists, active, with the admin role.
+pub async fn ensure_admin_user(turns: &TurnLoop) -> Result<(), DashError> {
+    let org = &turns.config().server.org;
+    let current = turns.pairing().resolve(org, BUILT_IN_ADMIN).await?;
+    if current.is_none_or(|u| u.role != Role::Admin) {
+        turns
+            .pairing()
+            .add_user(
+                org,
+                BUILT_IN_ADMIN,
+                "Dashboard admin",
+                Role::Admin,
+                "dashboard",
+                now_ms(),
+            )
+            .await?;
+    }
+    Ok(())
+}
+
+/// The outcome of a sign-in attempt.
+pub(crate) enum SignIn {
+    /// The session cookie to set.
+    Ok(Cookie<'static>),
+    /// Wrong or empty token.
+    Refused,
+    /// No token configured and none generated yet.
+    NoToken,
+}
+
+pub(crate) async fn sign_in(turns: &TurnLoop, token: &str) -> Result<SignIn, StoreError> {
+    let Some(expected) = expected_token_hash(turns).await? else {
+        return Ok(SignIn::NoToken);
+    };
+    let token = token.trim();
+    if token.is_empty() || !same(&hash(token), &expected) {
+        return Ok(SignIn::Refused);
+    }
+    let cfg = &turns.config().dashboard;
+    let id = random_hex(32);
+    let now = now_ms();
+    let hours = cfg.session_hours;
+    turns
+        .db()
+        .create_dashboard_session(&DashboardSession {
+            org: turns.config().server.org.clone(),
+            id_hash: hash(&id),
+            csrf: random_hex(32),
+            token_hash: expected,
+            created_at: now,
+            expires_at: now.saturating_add(hours.saturating_mul(3_600_000)),
+        })
+        .await?;
+    Ok(SignIn::Ok(session_cookie(id, cfg.secure_cookie)))
+}
+
+/// `steward_session=…; HttpOnly; SameSite=Strict; Path=/dashboard` (and `Secure`).
+/// A browser-session cookie: the server ends the session at its expiry anyway.
+pub(crate) fn session_cookie(value: String, secure: bool) -> Cookie<'static> {
+    Cookie::build((SESSION_COOKIE, value))
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .path("/dashboard")
+        .secure(secure)
+        .build()
+}
+
+/// A signed-in dashboard browser.
+#[derive(Debug, Clone)]
+pub struct Admin {
+    pub session: DashboardSession,
+}
+
+impl Admin {
+    /// The session's CSRF token, for the forms of a page.
+    pub fn csrf(&self) -> &str {
+        &self.session.csrf
+    }
+}
+
+/// Not signed in: back to the sign-in page, whatever was asked.
+fn to_sign_in() -> Response {
+    Redirect::to("/dashboard/login").into_response()
+}
+
+impl FromRequestParts<AppState> for Admin {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let jar = CookieJar::from_headers(&parts.headers);
+        let Some(id) = jar.get(SESSION_COOKIE).map(|c| c.value().to_string()) else {
+            return Err(to_sign_in());
+        };
+        let turns = &state.turns;
+        let org = &turns.config().server.org;
+        let session = turns
+            .db()
+            .dashboard_session(org, &hash(&id), now_ms())
+            .await
+            .map_err(|e| DashError::from(e).into_response())?;
+        let Some(session) = session else {
+            return Err(to_sign_in());
+        };
+        // A session lives only as long as the token it signed in with.
+        let expected = expected_token_hash(turns)
+            .await
+            .map_err(|e| DashError::from(e).into_response())?;
+        match expected {
+            Some(h) if same(&h, &session.token_hash) => Ok(Admin { session }),
+            _ => Err(to_sign_in()),
+        }
+    }
+}
+
+/// A state-changing form from a signed-in browser whose `csrf` field is its
+/// session's token. Missing or wrong → 403 before the handler runs.
+pub struct CsrfForm<T> {
+    pub admin: Admin,
+    pub form: T,
+}
+
+impl<T> FromRequest<AppState> for CsrfForm<T>
+where
+    T: DeserializeOwned + Send,
+{
+    type Rejection = Response;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let (mut parts, body) = req.into_parts();
+        let admin = Admin::from_request_parts(&mut parts, state).await?;
+        let req = Request::from_parts(parts, body);
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let fields: Vec<(String, String)> = serde_urlencoded::from_bytes(&bytes)
+            .map_err(|e| bad_form(&format!("malformed form: {e}")))?;
+        let given = fields
+            .iter()
+            .find(|(k, _)| k == "csrf")
+            .map(|(_, v)| v.as_str());
+        match given {
+            Some(t) if same(t, admin.csrf()) => {}
+            _ => {
+                return Err((
+                    StatusCode::FORBIDDEN,
+                    view::message_page(
+                        "Forbidden",
+                        "This form is stale or did not come from the dashboard (missing or wrong CSRF token). Nothing was changed. Reload the page and try again.",
+                    ),
+                )
+                    .into_response())
+            }
+        }
+        let form = serde_urlencoded::from_bytes(&bytes)
+            .map_err(|e| bad_form(&format!("malformed form: {e}")))?;
+        Ok(CsrfForm { admin, form })
+    }
+}
+
+fn bad_form(reason: &str) -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        view::message_page("Bad request", reason),
+    )
+        .into_response()
+}

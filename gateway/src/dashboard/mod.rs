@@ -1,0 +1,150 @@
+//! The web dashboard (SPEC §10), served by the same axum server under
+//! `/dashboard`: admin sign-in, chat as the built-in `admin`, pairing
+//! requests and paired users, the memory browser, the review queue of
+//! quarantined records, revisions with undo, and the audit log.
+//!
+//! Server-rendered HTML (maud, escaped by construction) with one embedded
+//! stylesheet and no JavaScript. Every state-changing request is a POST form
+//! carrying its session's CSRF token ([`auth::CsrfForm`]); sessions and the
+//! generated admin token are database rows, so replicas share them.
+//!
+//! Architecture Invariant: like the other adapters, this module is the only
+//! code that knows the dashboard's wire format (forms, cookies); its chat
+//! reaches the turn loop as an [`adapters::Inbound`] from `admin` on channel
+//! `dashboard`, whose authority the pairing store resolves like anyone's.
+//! Personal memory is shown only on a person's page, and opening it is
+//! audited (`memory.view`).
+
+mod auth;
+mod pages;
+mod view;
+
+pub use auth::{
+    ensure_admin_token, ensure_admin_user, reset_admin_token, Admin, AdminToken, CsrfForm,
+};
+
+use crate::config::Config;
+use crate::http::AppState;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::map_response;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::Router;
+
+/// The stored user id the dashboard chats as (SPEC §3).
+pub const BUILT_IN_ADMIN: &str = "admin";
+/// The dashboard chat's conversation id.
+pub const CHAT_CONVERSATION: &str = "dashboard:admin";
+/// The session cookie's name.
+pub const SESSION_COOKIE: &str = "steward_session";
+const FLASH_COOKIE: &str = "steward_flash";
+
+const STYLE: &str = include_str!("style.css");
+
+/// Why a dashboard page could not be served.
+#[derive(Debug, thiserror::Error)]
+pub enum DashError {
+    #[error(transparent)]
+    Store(#[from] memory::StoreError),
+    #[error(transparent)]
+    Pairing(#[from] pairing::PairingError),
+}
+
+impl IntoResponse for DashError {
+    fn into_response(self) -> Response {
+        tracing::error!(error = %self, "dashboard request failed");
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            view::message_page(
+                "Unavailable",
+                "The database did not answer, so nothing was shown or changed. Please try again shortly.",
+            ),
+        )
+            .into_response()
+    }
+}
+
+/// The dashboard's routes (empty when `dashboard.enabled = false`).
+pub fn router(cfg: &Config) -> Router<AppState> {
+    if !cfg.dashboard.enabled {
+        return Router::new();
+    }
+    Router::new()
+        .route("/dashboard", get(home))
+        .route("/dashboard/", get(home))
+        .route("/dashboard/static/style.css", get(style))
+        .route(
+            "/dashboard/login",
+            get(pages::login_page).post(pages::login),
+        )
+        .route("/dashboard/logout", post(pages::logout))
+        .route("/dashboard/chat", get(pages::chat).post(pages::chat_send))
+        .route("/dashboard/chat/answer", post(pages::chat_answer))
+        .route("/dashboard/pairing", get(pages::pairing))
+        .route("/dashboard/pairing/approve", post(pages::pairing_approve))
+        .route("/dashboard/pairing/deny", post(pages::pairing_deny))
+        .route("/dashboard/users/role", post(pages::user_role))
+        .route("/dashboard/users/revoke", post(pages::user_revoke))
+        .route("/dashboard/memory", get(pages::memory))
+        .route("/dashboard/memory/person", get(pages::person))
+        .route("/dashboard/review", get(pages::review))
+        .route("/dashboard/review/confirm", post(pages::review_confirm))
+        .route("/dashboard/review/reject", post(pages::review_reject))
+        .route("/dashboard/revisions", get(pages::revisions))
+        .route("/dashboard/revisions/undo", post(pages::revision_undo))
+        .route("/dashboard/audit", get(pages::audit))
+        .layer(map_response(security_headers))
+}
+
+/// Every routed POST path, for tests that try each one without a CSRF token.
+pub const FORM_ROUTES: &[&str] = &[
+    "/dashboard/logout",
+    "/dashboard/chat",
+    "/dashboard/chat/answer",
+    "/dashboard/pairing/approve",
+    "/dashboard/pairing/deny",
+    "/dashboard/users/role",
+    "/dashboard/users/revoke",
+    "/dashboard/review/confirm",
+    "/dashboard/review/reject",
+    "/dashboard/revisions/undo",
+];
+
+async fn home() -> Redirect {
+    Redirect::to("/dashboard/chat")
+}
+
+async fn style() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/css; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        STYLE,
+    )
+        .into_response()
+}
+
+/// No framing, no inline script or style, nothing cached, no referrer.
+async fn security_headers(mut resp: Response) -> Response {
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    if !h.contains_key(header::CACHE_CONTROL) {
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    resp
+}
