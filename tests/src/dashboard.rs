@@ -1,0 +1,279 @@
+//! Dashboard test helpers: a cookie-keeping in-process client for `oneshot`
+//! tests, a real server on 127.0.0.1, and a `chromedriver` driving a real
+//! headless Chromium for the end-to-end test.
+
+use adapters::{ConversationKind, Inbound};
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use axum::Router;
+use http_body_util::BodyExt;
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use steward::http::{app, AppState};
+use steward::{Config, TurnLoop};
+use tower::ServiceExt;
+
+/// The admin token the tests configure.
+pub const TOKEN: &str = "test-admin-token-0123456789";
+
+/// Defaults, with `dashboard.admin_token = TOKEN`.
+pub fn config() -> Config {
+    let mut cfg = Config::default();
+    cfg.dashboard.admin_token = Some(TOKEN.into());
+    cfg
+}
+
+/// A direct message from `discord:<user>` stamped now (the dashboard's clock is the wall clock).
+pub fn dm_now(user: &str, text: &str) -> Inbound {
+    Inbound {
+        org: "default".into(),
+        agent: "default".into(),
+        channel: "discord".into(),
+        conversation: format!("dm:{user}"),
+        kind: ConversationKind::Direct,
+        sender: Some(format!("discord:{user}")),
+        sender_name: user.into(),
+        text: text.into(),
+        platform_id: None,
+        at: chrono::Utc::now(),
+        mentioned: true,
+        answer: None,
+    }
+}
+
+/// `/pair` from `discord:<user>` through the turn loop; returns the code.
+pub async fn pair_request(turns: &TurnLoop, user: &str) -> String {
+    let replies = turns.handle(&dm_now(user, "/pair")).await.expect("turn");
+    let text = crate::join(replies);
+    let code = text
+        .split("code is ")
+        .nth(1)
+        .and_then(|rest| rest.get(..8))
+        .unwrap_or_else(|| panic!("no pairing code in {text:?}"));
+    code.to_string()
+}
+
+/// One HTTP answer, body as text.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: StatusCode,
+    pub location: Option<String>,
+    pub set_cookies: Vec<String>,
+    pub body: String,
+}
+
+/// An in-process browser: keeps cookies, sends requests through `oneshot`.
+#[derive(Clone)]
+pub struct Client {
+    pub app: Router,
+    pub cookies: BTreeMap<String, String>,
+}
+
+impl Client {
+    pub fn new(turns: Arc<TurnLoop>) -> Client {
+        Client {
+            app: app(AppState { turns }),
+            cookies: BTreeMap::new(),
+        }
+    }
+
+    fn cookie_header(&self) -> String {
+        self.cookies
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    pub async fn send(&mut self, req: Request<Body>) -> Answer {
+        let resp = self.app.clone().oneshot(req).await.expect("router");
+        let status = resp.status();
+        let location = resp
+            .headers()
+            .get(header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let set_cookies: Vec<String> = resp
+            .headers()
+            .get_all(header::SET_COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok().map(str::to_string))
+            .collect();
+        for c in &set_cookies {
+            let pair = c.split(';').next().unwrap_or("");
+            if let Some((k, v)) = pair.split_once('=') {
+                if v.is_empty() {
+                    self.cookies.remove(k.trim());
+                } else {
+                    self.cookies.insert(k.trim().into(), v.trim().into());
+                }
+            }
+        }
+        let bytes = resp.into_body().collect().await.expect("body").to_bytes();
+        Answer {
+            status,
+            location,
+            set_cookies,
+            body: String::from_utf8_lossy(&bytes).into_owned(),
+        }
+    }
+
+    pub async fn get(&mut self, path: &str) -> Answer {
+        let req = Request::get(path)
+            .header(header::COOKIE, self.cookie_header())
+            .body(Body::empty())
+            .expect("request");
+        self.send(req).await
+    }
+
+    /// A form POST with exactly these fields (add `csrf` yourself, or not).
+    pub async fn post(&mut self, path: &str, fields: &[(&str, &str)]) -> Answer {
+        let body = serde_urlencoded::to_string(fields).expect("form");
+        let req = Request::post(path)
+            .header(header::COOKIE, self.cookie_header())
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(body))
+            .expect("request");
+        self.send(req).await
+    }
+
+    /// A POST, then the page it redirects to (with the notice).
+    pub async fn post_and_follow(&mut self, path: &str, fields: &[(&str, &str)]) -> Answer {
+        let a = self.post(path, fields).await;
+        assert_eq!(a.status, StatusCode::SEE_OTHER, "{path}: {}", a.body);
+        let to = a.location.expect("redirect");
+        self.get(&to).await
+    }
+
+    /// Sign in with `token`; panics unless it worked.
+    pub async fn sign_in(&mut self, token: &str) {
+        let a = self.post("/dashboard/login", &[("token", token)]).await;
+        assert_eq!(a.status, StatusCode::SEE_OTHER, "sign-in: {}", a.body);
+        assert!(self.cookies.contains_key("steward_session"));
+    }
+
+    /// The CSRF token on a signed-in page.
+    pub async fn csrf(&mut self) -> String {
+        let page = self.get("/dashboard/chat").await;
+        field_value(&page.body, "csrf").expect("a csrf field on the chat page")
+    }
+}
+
+/// The `value` of the first hidden input named `name` in `html`.
+pub fn field_value(html: &str, name: &str) -> Option<String> {
+    let at = html.find(&format!("name=\"{name}\" value=\""))?;
+    let rest = &html[at + name.len() + 15..];
+    Some(rest[..rest.find('"')?].to_string())
+}
+
+/// Serve `app` on a free port of 127.0.0.1; returns its address.
+pub async fn serve(turns: Arc<TurnLoop>) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        axum::serve(listener, app(AppState { turns }))
+            .await
+            .expect("serve");
+    });
+    addr
+}
+
+/// Where screenshots go (`tests/artifacts/`, gitignored).
+pub fn artifacts() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("artifacts");
+    std::fs::create_dir_all(&dir).expect("artifacts dir");
+    dir
+}
+
+pub const CHROMIUM: &str = "/usr/bin/chromium";
+pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// A `chromedriver` this test started on a free port; killed on drop.
+pub struct Chromedriver {
+    child: Child,
+    pub url: String,
+    /// The browser's fresh profile directory.
+    pub profile: tempfile::TempDir,
+}
+
+impl Chromedriver {
+    /// Start chromedriver and wait until it says it listens (no sleeping).
+    pub fn start() -> Chromedriver {
+        for bin in [CHROMIUM, CHROMEDRIVER] {
+            assert!(
+                std::path::Path::new(bin).exists(),
+                "{bin} is missing: the dashboard's browser test needs Debian's chromium and chromium-driver (.ci/run installs them)"
+            );
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let mut child = Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chromedriver");
+        let stdout = child.stdout.take().expect("chromedriver stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let mut seen = Vec::new();
+        loop {
+            match lines.next() {
+                Some(Ok(line)) => {
+                    let ready = line.contains("started successfully");
+                    seen.push(line);
+                    if ready {
+                        break;
+                    }
+                }
+                _ => panic!("chromedriver exited before it was ready: {seen:?}"),
+            }
+        }
+        // Keep draining its output so it never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines.by_ref() {});
+        Chromedriver {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            profile: tempfile::tempdir().expect("profile dir"),
+        }
+    }
+
+    /// Capabilities for a headless Chromium on a fresh profile.
+    pub fn capabilities(&self) -> serde_json::Map<String, serde_json::Value> {
+        let args = vec![
+            "--headless".to_string(),
+            "--no-sandbox".into(),
+            "--disable-gpu".into(),
+            "--disable-quic".into(),
+            "--no-first-run".into(),
+            "--disable-background-networking".into(),
+            "--disable-component-update".into(),
+            "--disable-sync".into(),
+            "--disable-dev-shm-usage".into(),
+            "--window-size=1280,860".into(),
+            format!("--user-data-dir={}", self.profile.path().display()),
+        ];
+        let caps = serde_json::json!({
+            "browserName": "chrome",
+            "goog:chromeOptions": { "binary": CHROMIUM, "args": args },
+        });
+        match caps {
+            serde_json::Value::Object(m) => m,
+            _ => unreachable!("an object literal"),
+        }
+    }
+}
+
+impl Drop for Chromedriver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,1160 @@
+//! The web dashboard in-process (`oneshot`): sign-in, sessions, CSRF, and
+//! every page's actions against the real turn loop and store. The browser
+//! walk-through is in `dashboard_browser.rs`.
+
+use axum::http::StatusCode;
+use memory::store::{DashboardSession, RecordFilter};
+use memory::{Db, NewRecord, Role, Scope, Status};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+use steward::dashboard::{ensure_admin_token, reset_admin_token, AdminToken, FORM_ROUTES};
+use steward::Config;
+use steward_tests::dashboard::{self, field_value, pair_request, Client, TOKEN};
+use steward_tests::{sqlite_file_db, Harness};
+
+const PAGES: &[&str] = &[
+    "/dashboard/chat",
+    "/dashboard/pairing",
+    "/dashboard/memory",
+    "/dashboard/memory?scope=org_policy",
+    "/dashboard/memory?scope=people",
+    "/dashboard/memory/person?user=discord%3A222",
+    "/dashboard/review",
+    "/dashboard/revisions",
+    "/dashboard/audit",
+];
+
+async fn setup() -> (Harness, Client) {
+    let h = Harness::with_config(dashboard::config()).await;
+    let c = Client::new(h.turns.clone());
+    (h, c)
+}
+
+async fn signed_in() -> (Harness, Client, String) {
+    let (h, mut c) = setup().await;
+    c.sign_in(TOKEN).await;
+    let csrf = c.csrf().await;
+    (h, c, csrf)
+}
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+fn rec(
+    scope: Scope,
+    owner: Option<&str>,
+    subject: &str,
+    content: &str,
+    status: Status,
+) -> NewRecord {
+    NewRecord {
+        org: "default".into(),
+        agent: "default".into(),
+        scope,
+        owner: owner.map(str::to_string),
+        subject: subject.into(),
+        kind: if scope.is_personal() {
+            "preference"
+        } else {
+            "procedure"
+        }
+        .into(),
+        content: content.into(),
+        status,
+        source: "test".into(),
+        said_at: now(),
+        recorded_at: now(),
+        expires_at: None,
+        conversation: None,
+        batch: None,
+        author: None,
+    }
+}
+
+/// An active agent note on `subject`, activated so the subject rule applies.
+async fn note(db: &Db, subject: &str, content: &str) -> i64 {
+    let id = db
+        .insert_record(&rec(
+            Scope::AgentNotes,
+            None,
+            subject,
+            content,
+            Status::Pending,
+        ))
+        .await
+        .unwrap();
+    db.activate("default", id, "live", "test", now())
+        .await
+        .unwrap();
+    id
+}
+
+async fn status_of(db: &Db, id: i64) -> Status {
+    db.record("default", id).await.unwrap().status
+}
+
+/// Everything an action could change, to compare before and after.
+async fn snapshot(h: &Harness) -> String {
+    let db = h.db();
+    let p = h.turns.pairing();
+    let records: Vec<(i64, &str)> = db
+        .records("default", &RecordFilter::default())
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.id, r.status.as_str()))
+        .collect();
+    let revisions: Vec<(i64, bool)> = db
+        .revisions("default")
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.id, r.undone_at.is_some()))
+        .collect();
+    format!(
+        "pending {:?}\nusers {:?}\nrecords {records:?}\nrevisions {revisions:?}\naudit {}\nchat {}",
+        p.pending("default", now())
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.code.clone())
+            .collect::<Vec<_>>(),
+        p.users("default").await.unwrap(),
+        db.audit_log("default", 1000).await.unwrap().len(),
+        db.history("default", "default", "dashboard:admin")
+            .await
+            .unwrap()
+            .len(),
+    )
+}
+
+fn sha256(s: &str) -> String {
+    hex::encode(Sha256::digest(s.as_bytes()))
+}
+
+// ---------------------------------------------------------------- sign-in
+
+#[tokio::test]
+async fn every_page_and_form_without_a_session_goes_to_sign_in_and_changes_nothing() {
+    let (h, mut c) = setup().await;
+    let code = pair_request(&h.turns, "555").await;
+    let before = snapshot(&h).await;
+    let home = c.get("/dashboard").await;
+    assert_eq!(home.location.as_deref(), Some("/dashboard/chat"));
+    for page in PAGES {
+        let a = c.get(page).await;
+        assert_eq!(a.status, StatusCode::SEE_OTHER, "{page}");
+        assert_eq!(a.location.as_deref(), Some("/dashboard/login"), "{page}");
+    }
+    for route in FORM_ROUTES {
+        let a = c
+            .post(
+                route,
+                &[("code", &code), ("role", "admin"), ("text", "@notes: x")],
+            )
+            .await;
+        assert_eq!(a.location.as_deref(), Some("/dashboard/login"), "{route}");
+    }
+    assert_eq!(snapshot(&h).await, before);
+    let login = c.get("/dashboard/login").await;
+    assert_eq!(login.status, StatusCode::OK);
+    assert!(login.body.contains("name=\"token\""), "{}", login.body);
+}
+
+#[tokio::test]
+async fn a_wrong_or_empty_token_is_refused_without_a_cookie() {
+    let (_h, mut c) = setup().await;
+    let near: String = TOKEN[..TOKEN.len() - 1].to_string();
+    let longer = format!("{TOKEN}x");
+    let upper = TOKEN.to_uppercase();
+    for bad in ["", "   ", "wrong", &near, &longer, &upper] {
+        let a = c.post("/dashboard/login", &[("token", bad)]).await;
+        assert_eq!(a.status, StatusCode::UNAUTHORIZED, "{bad:?}");
+        assert!(a.set_cookies.is_empty(), "{bad:?}: {:?}", a.set_cookies);
+        assert!(a.body.contains("not the admin token"), "{}", a.body);
+    }
+    // A form with no token field at all.
+    let a = c.post("/dashboard/login", &[]).await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+    assert!(c.cookies.is_empty());
+    assert_eq!(
+        c.get("/dashboard/chat").await.location.as_deref(),
+        Some("/dashboard/login")
+    );
+}
+
+#[tokio::test]
+async fn without_a_configured_or_generated_token_nobody_signs_in() {
+    let h = Harness::new().await;
+    let mut c = Client::new(h.turns.clone());
+    for t in ["", "anything", TOKEN] {
+        let a = c.post("/dashboard/login", &[("token", t)]).await;
+        assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+        assert!(a.body.contains("No admin token exists yet"), "{}", a.body);
+        assert!(a.set_cookies.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn sign_in_sets_a_strict_http_only_cookie_that_opens_every_page() {
+    let (_h, mut c) = setup().await;
+    let a = c.post("/dashboard/login", &[("token", TOKEN)]).await;
+    assert_eq!(a.status, StatusCode::SEE_OTHER);
+    assert_eq!(a.location.as_deref(), Some("/dashboard/chat"));
+    let cookie = a
+        .set_cookies
+        .iter()
+        .find(|c| c.starts_with("steward_session="))
+        .expect("a session cookie");
+    for attr in ["HttpOnly", "SameSite=Strict", "Path=/dashboard"] {
+        assert!(cookie.contains(attr), "{cookie} lacks {attr}");
+    }
+    assert!(
+        !cookie.contains("Secure"),
+        "plain http on localhost by default"
+    );
+    for page in PAGES {
+        let p = c.get(page).await;
+        assert_eq!(p.status, StatusCode::OK, "{page}");
+        assert!(p.body.contains("Sign out"), "{page}");
+    }
+    // A forged cookie is nobody's session.
+    let mut forged = c.clone();
+    forged
+        .cookies
+        .insert("steward_session".into(), "ab".repeat(32));
+    assert_eq!(
+        forged.get("/dashboard/chat").await.location.as_deref(),
+        Some("/dashboard/login")
+    );
+}
+
+#[tokio::test]
+async fn the_cookie_is_secure_when_configured_and_pages_carry_security_headers() {
+    let mut cfg = dashboard::config();
+    cfg.dashboard.secure_cookie = true;
+    let h = Harness::with_config(cfg).await;
+    let mut c = Client::new(h.turns.clone());
+    let a = c.post("/dashboard/login", &[("token", TOKEN)]).await;
+    assert!(a.set_cookies.iter().any(|c| c.contains("Secure")));
+    let resp = tower::ServiceExt::oneshot(
+        c.app.clone(),
+        axum::http::Request::get("/dashboard/login")
+            .body(axum::body::Body::empty())
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    let h = resp.headers();
+    assert_eq!(h["x-frame-options"], "DENY");
+    assert_eq!(h["cache-control"], "no-store");
+    let csp = h["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("frame-ancestors 'none'") && !csp.contains("unsafe-inline"));
+}
+
+#[tokio::test]
+async fn the_dashboard_can_be_switched_off() {
+    let mut cfg = dashboard::config();
+    cfg.dashboard.enabled = false;
+    let h = Harness::with_config(cfg).await;
+    let mut c = Client::new(h.turns.clone());
+    assert_eq!(
+        c.get("/dashboard/login").await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        c.post("/dashboard/login", &[("token", TOKEN)]).await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+// ---------------------------------------------------------------- CSRF
+
+#[tokio::test]
+async fn forms_without_their_sessions_csrf_token_are_forbidden_and_change_nothing() {
+    let (h, mut c, csrf) = signed_in().await;
+    let db = h.db();
+    let code = pair_request(&h.turns, "555").await;
+    let user = h.pair("222", Role::User).await;
+    let unverified = db
+        .insert_record(&rec(
+            Scope::AgentNotes,
+            None,
+            "vpn",
+            "The VPN host is vpn2",
+            Status::Unverified,
+        ))
+        .await
+        .unwrap();
+    note(db, "daily report", "The daily report uses example_orders").await;
+    note(db, "daily report", "The daily report uses example_archive").await;
+    let rev = db.revisions("default").await.unwrap()[0].id.to_string();
+    // Another signed-in browser's token is not this session's.
+    let mut other = Client::new(h.turns.clone());
+    other.sign_in(TOKEN).await;
+    let other_csrf = other.csrf().await;
+    assert_ne!(other_csrf, csrf);
+    let wrong = "0".repeat(csrf.len());
+    let id = unverified.to_string();
+    let fields = |route: &str| -> Vec<(&'static str, String)> {
+        match route {
+            "/dashboard/chat" => vec![("text", "@notes: The daily report uses evil".into())],
+            "/dashboard/chat/answer" => vec![("batch", "1".into()), ("answer", "yes".into())],
+            "/dashboard/pairing/approve" => vec![("code", code.clone()), ("role", "admin".into())],
+            "/dashboard/pairing/deny" => vec![("code", code.clone())],
+            "/dashboard/users/role" => vec![("user", user.clone()), ("role", "admin".into())],
+            "/dashboard/users/revoke" => vec![("user", user.clone())],
+            "/dashboard/review/confirm" | "/dashboard/review/reject" => vec![("id", id.clone())],
+            "/dashboard/revisions/undo" => vec![("id", rev.clone())],
+            _ => vec![],
+        }
+    };
+    let before = snapshot(&h).await;
+    for route in FORM_ROUTES {
+        let base = fields(route);
+        let attempts: Vec<Vec<(&str, String)>> = vec![
+            vec![],
+            vec![("csrf", String::new())],
+            vec![("csrf", wrong.clone())],
+            vec![("csrf", other_csrf.clone())],
+            vec![("csrf", csrf[..csrf.len() - 1].to_string())],
+            vec![("csrf", format!("{csrf}0"))],
+            vec![("csrf", csrf.to_uppercase())],
+            // The first csrf field counts; a right one after a wrong one does not help.
+            vec![("csrf", wrong.clone()), ("csrf", csrf.clone())],
+        ];
+        for extra in attempts {
+            let mut all: Vec<(&str, &str)> = base.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            all.extend(extra.iter().map(|(k, v)| (*k, v.as_str())));
+            let a = c.post(route, &all).await;
+            assert_eq!(a.status, StatusCode::FORBIDDEN, "{route} {extra:?}");
+            assert!(a.body.contains("CSRF"), "{}", a.body);
+        }
+    }
+    assert_eq!(
+        snapshot(&h).await,
+        before,
+        "a refused form changed something"
+    );
+    assert_eq!(
+        c.get("/dashboard/chat").await.status,
+        StatusCode::OK,
+        "still signed in"
+    );
+    // The same form with the right token works.
+    let page = c
+        .post_and_follow(
+            "/dashboard/pairing/approve",
+            &[("csrf", &csrf), ("code", &code), ("role", "user")],
+        )
+        .await;
+    assert!(page.body.contains("is paired as user"), "{}", page.body);
+}
+
+#[tokio::test]
+async fn a_get_never_changes_anything() {
+    let (h, mut c, csrf) = signed_in().await;
+    let code = pair_request(&h.turns, "555").await;
+    let before = snapshot(&h).await;
+    for route in FORM_ROUTES {
+        let a = c
+            .get(&format!(
+                "{route}?csrf={csrf}&code={code}&role=admin&text=hi&id=1"
+            ))
+            .await;
+        // The chat page itself answers GET; its form only sends by POST.
+        let expected = if *route == "/dashboard/chat" {
+            StatusCode::OK
+        } else {
+            StatusCode::METHOD_NOT_ALLOWED
+        };
+        assert_eq!(a.status, expected, "{route}");
+    }
+    assert_eq!(snapshot(&h).await, before);
+}
+
+// ---------------------------------------------------------------- sessions
+
+#[tokio::test]
+async fn a_generated_token_is_printed_once_and_shared_by_replicas() {
+    let (db_a, dir) = sqlite_file_db().await;
+    let url = format!("sqlite:{}", dir.path().join("steward.db").display());
+    let db_b = Db::connect(&url).await.unwrap();
+    let a = Arc::new(steward::with_db(db_a, Config::default()));
+    let b = Arc::new(steward::with_db(db_b, Config::default()));
+    let AdminToken::Generated(token) = ensure_admin_token(&a).await.unwrap() else {
+        panic!("the first start generates a token");
+    };
+    assert!(token.len() >= 40, "{token}");
+    assert_eq!(ensure_admin_token(&b).await.unwrap(), AdminToken::Stored);
+    assert_eq!(ensure_admin_token(&a).await.unwrap(), AdminToken::Stored);
+    // Only a hash is stored.
+    let stored = a
+        .db()
+        .dashboard_token_hash("default")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_ne!(stored, token);
+    // Replica B accepts A's token, and a session made on A.
+    let mut on_b = Client::new(b.clone());
+    on_b.sign_in(&token).await;
+    let mut on_a = Client::new(a.clone());
+    on_a.sign_in(&token).await;
+    let mut moved = Client::new(b.clone());
+    moved.cookies = on_a.cookies.clone();
+    assert_eq!(moved.get("/dashboard/chat").await.status, StatusCode::OK);
+    assert_eq!(
+        Client::new(b)
+            .post("/dashboard/login", &[("token", &stored)])
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED,
+        "the stored hash is not a token"
+    );
+}
+
+#[tokio::test]
+async fn a_new_token_signs_everyone_out() {
+    let h = Harness::new().await;
+    let AdminToken::Generated(old) = ensure_admin_token(&h.turns).await.unwrap() else {
+        panic!("generated");
+    };
+    let mut c = Client::new(h.turns.clone());
+    c.sign_in(&old).await;
+    let new = reset_admin_token(&h.turns).await.unwrap();
+    assert_ne!(new, old);
+    assert_eq!(
+        c.get("/dashboard/chat").await.location.as_deref(),
+        Some("/dashboard/login")
+    );
+    let mut fresh = Client::new(h.turns.clone());
+    assert_eq!(
+        fresh
+            .post("/dashboard/login", &[("token", &old)])
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED
+    );
+    fresh.sign_in(&new).await;
+    assert!(h
+        .db()
+        .audit_log("default", 10)
+        .await
+        .unwrap()
+        .iter()
+        .any(|e| e.action == "dashboard.token_reset"));
+}
+
+#[tokio::test]
+async fn changing_the_configured_token_ends_sessions_made_with_the_old_one() {
+    let (db_a, dir) = sqlite_file_db().await;
+    let url = format!("sqlite:{}", dir.path().join("steward.db").display());
+    let a = Arc::new(steward::with_db(db_a, dashboard::config()));
+    let mut cfg = dashboard::config();
+    cfg.dashboard.admin_token = Some("a-completely-different-token".into());
+    let b = Arc::new(steward::with_db(Db::connect(&url).await.unwrap(), cfg));
+    let mut on_a = Client::new(a);
+    on_a.sign_in(TOKEN).await;
+    let mut on_b = Client::new(b);
+    on_b.cookies = on_a.cookies.clone();
+    assert_eq!(
+        on_b.get("/dashboard/chat").await.location.as_deref(),
+        Some("/dashboard/login")
+    );
+}
+
+#[tokio::test]
+async fn sign_out_ends_the_session_for_good() {
+    let (_h, mut c, csrf) = signed_in().await;
+    let session = c.cookies["steward_session"].clone();
+    let a = c.post("/dashboard/logout", &[("csrf", &csrf)]).await;
+    assert_eq!(a.location.as_deref(), Some("/dashboard/login"));
+    assert!(!c.cookies.contains_key("steward_session"), "cookie cleared");
+    c.cookies.insert("steward_session".into(), session);
+    assert_eq!(
+        c.get("/dashboard/chat").await.location.as_deref(),
+        Some("/dashboard/login"),
+        "a replayed cookie opens nothing"
+    );
+}
+
+#[tokio::test]
+async fn an_expired_session_opens_nothing() {
+    let (h, mut c) = setup().await;
+    let id = "cd".repeat(32);
+    h.db()
+        .create_dashboard_session(&DashboardSession {
+            org: "default".into(),
+            id_hash: sha256(&id),
+            csrf: "ef".repeat(32),
+            token_hash: sha256(TOKEN),
+            created_at: now() - 20_000,
+            expires_at: now() - 10_000,
+        })
+        .await
+        .unwrap();
+    c.cookies.insert("steward_session".into(), id.clone());
+    assert_eq!(
+        c.get("/dashboard/chat").await.location.as_deref(),
+        Some("/dashboard/login")
+    );
+    // The same row, unexpired, is a session: the check above was the expiry.
+    let live = "ab".repeat(32);
+    h.db()
+        .create_dashboard_session(&DashboardSession {
+            org: "default".into(),
+            id_hash: sha256(&live),
+            csrf: "ef".repeat(32),
+            token_hash: sha256(TOKEN),
+            created_at: now(),
+            expires_at: now() + 60_000,
+        })
+        .await
+        .unwrap();
+    c.cookies.insert("steward_session".into(), live);
+    assert_eq!(c.get("/dashboard/chat").await.status, StatusCode::OK);
+}
+
+// ---------------------------------------------------------------- chat
+
+#[tokio::test]
+async fn chat_runs_through_the_turn_loop_as_the_built_in_admin() {
+    let (h, mut c, csrf) = signed_in().await;
+    let db = h.db();
+    let page = c
+        .post_and_follow(
+            "/dashboard/chat",
+            &[
+                ("csrf", &csrf),
+                ("text", "@notes: The daily report uses example_orders"),
+            ],
+        )
+        .await;
+    assert!(
+        page.body.contains("Written: agent_notes updated"),
+        "{}",
+        page.body
+    );
+    let history = db
+        .history("default", "default", "dashboard:admin")
+        .await
+        .unwrap();
+    assert_eq!(history[0].sender.as_deref(), Some("admin"));
+    assert_eq!(history[0].sender_role.as_deref(), Some("admin"));
+    assert_eq!(history[0].channel, "dashboard");
+    assert_eq!(history[0].conversation_kind, "direct");
+    let admin = h
+        .turns
+        .pairing()
+        .resolve("default", "admin")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(admin.role, Role::Admin);
+
+    // An implicit operational statement asks "Remember this?" with Yes/No buttons.
+    let page = c
+        .post_and_follow(
+            "/dashboard/chat",
+            &[
+                ("csrf", &csrf),
+                ("text", "From now on the daily report uses example_archive"),
+            ],
+        )
+        .await;
+    assert!(page.body.contains("id=\"proposal\""), "{}", page.body);
+    let batch = field_value(&page.body, "batch").expect("a Yes/No form");
+    let pending = h.records_containing("example_archive").await;
+    assert_eq!(pending[0].status, Status::Pending);
+    assert_eq!(pending[0].batch.map(|b| b.to_string()), Some(batch.clone()));
+    let page = c
+        .post_and_follow(
+            "/dashboard/chat/answer",
+            &[("csrf", &csrf), ("batch", &batch), ("answer", "yes")],
+        )
+        .await;
+    assert!(
+        !page.body.contains("id=\"proposal\""),
+        "the question is answered"
+    );
+    assert_eq!(
+        h.records_containing("example_archive").await[0].status,
+        Status::Active
+    );
+    assert_eq!(
+        h.records_containing("example_orders").await[0].status,
+        Status::Superseded
+    );
+    let answer = db
+        .history("default", "default", "dashboard:admin")
+        .await
+        .unwrap();
+    assert!(answer
+        .iter()
+        .any(|m| m.text == "yes" && m.sender.as_deref() == Some("admin")));
+}
+
+#[tokio::test]
+async fn no_discards_the_proposal() {
+    let (h, mut c, csrf) = signed_in().await;
+    let page = c
+        .post_and_follow(
+            "/dashboard/chat",
+            &[
+                ("csrf", &csrf),
+                ("text", "From now on the weekly report uses example_weekly"),
+            ],
+        )
+        .await;
+    let batch = field_value(&page.body, "batch").expect("a Yes/No form");
+    let page = c
+        .post_and_follow(
+            "/dashboard/chat/answer",
+            &[("csrf", &csrf), ("batch", &batch), ("answer", "no")],
+        )
+        .await;
+    assert!(page.body.contains("I won"), "{}", page.body);
+    assert_eq!(
+        h.records_containing("example_weekly").await[0].status,
+        Status::Rejected
+    );
+}
+
+#[tokio::test]
+async fn a_resubmitted_chat_form_runs_once() {
+    let (h, mut c, csrf) = signed_in().await;
+    let page = c.get("/dashboard/chat").await;
+    let nonce = field_value(&page.body, "nonce").expect("a nonce");
+    for _ in 0..2 {
+        c.post_and_follow(
+            "/dashboard/chat",
+            &[
+                ("csrf", &csrf),
+                ("nonce", &nonce),
+                ("text", "@notes: The VPN host is vpn1"),
+            ],
+        )
+        .await;
+    }
+    let said = h
+        .db()
+        .history("default", "default", "dashboard:admin")
+        .await
+        .unwrap()
+        .iter()
+        .filter(|m| m.author == "person")
+        .count();
+    assert_eq!(said, 1);
+    assert_eq!(h.records_containing("vpn1").await.len(), 1);
+}
+
+#[tokio::test]
+async fn the_admins_yes_button_cannot_answer_someone_elses_question() {
+    let (h, mut c, csrf) = signed_in().await;
+    h.pair("222", Role::User).await;
+    let replies = h
+        .turns
+        .handle(&dashboard::dm_now("222", "I prefer short answers"))
+        .await
+        .unwrap();
+    let batch = replies[0].proposal.expect("a question for 222").to_string();
+    let page = c
+        .post_and_follow(
+            "/dashboard/chat/answer",
+            &[("csrf", &csrf), ("batch", &batch), ("answer", "yes")],
+        )
+        .await;
+    assert!(page.body.contains("was not asked to you"), "{}", page.body);
+    assert_eq!(
+        h.records_containing("short answers").await[0].status,
+        Status::Pending
+    );
+}
+
+// ---------------------------------------------------------------- pairing
+
+#[tokio::test]
+async fn pairing_requests_are_approved_or_denied_and_users_managed() {
+    let (h, mut c, csrf) = signed_in().await;
+    let p = h.turns.pairing();
+    let first = pair_request(&h.turns, "555").await;
+    let second = pair_request(&h.turns, "666").await;
+    let third = pair_request(&h.turns, "777").await;
+    let page = c.get("/dashboard/pairing").await;
+    for code in [&first, &second, &third] {
+        assert!(page.body.contains(code.as_str()), "{code} listed");
+    }
+    let page = c
+        .post_and_follow(
+            "/dashboard/pairing/approve",
+            &[("csrf", &csrf), ("code", &first), ("role", "user")],
+        )
+        .await;
+    assert!(
+        page.body.contains("discord:555 is paired as user")
+            || page.body.contains("(discord:555) is paired as user"),
+        "{}",
+        page.body
+    );
+    assert_eq!(
+        p.resolve("default", "discord:555")
+            .await
+            .unwrap()
+            .unwrap()
+            .role,
+        Role::User
+    );
+    c.post_and_follow(
+        "/dashboard/pairing/approve",
+        &[("csrf", &csrf), ("code", &second), ("role", "admin")],
+    )
+    .await;
+    assert_eq!(
+        p.resolve("default", "discord:666")
+            .await
+            .unwrap()
+            .unwrap()
+            .role,
+        Role::Admin
+    );
+    let page = c
+        .post_and_follow(
+            "/dashboard/pairing/deny",
+            &[("csrf", &csrf), ("code", &third)],
+        )
+        .await;
+    assert!(
+        page.body.contains("Denied pairing request"),
+        "{}",
+        page.body
+    );
+    assert!(p.resolve("default", "discord:777").await.unwrap().is_none());
+    // A decided code cannot be approved again; an unknown role is refused.
+    let page = c
+        .post_and_follow(
+            "/dashboard/pairing/approve",
+            &[("csrf", &csrf), ("code", &third), ("role", "admin")],
+        )
+        .await;
+    assert!(page.body.contains("was already denied"), "{}", page.body);
+    assert!(p.resolve("default", "discord:777").await.unwrap().is_none());
+    let page = c
+        .post_and_follow(
+            "/dashboard/users/role",
+            &[("csrf", &csrf), ("user", "discord:555"), ("role", "owner")],
+        )
+        .await;
+    assert!(page.body.contains("unknown role"), "{}", page.body);
+    // Set role and revoke.
+    c.post_and_follow(
+        "/dashboard/users/role",
+        &[("csrf", &csrf), ("user", "discord:555"), ("role", "admin")],
+    )
+    .await;
+    assert_eq!(
+        p.resolve("default", "discord:555")
+            .await
+            .unwrap()
+            .unwrap()
+            .role,
+        Role::Admin
+    );
+    c.post_and_follow(
+        "/dashboard/users/revoke",
+        &[("csrf", &csrf), ("user", "discord:666")],
+    )
+    .await;
+    assert!(p.resolve("default", "discord:666").await.unwrap().is_none());
+    let actions: Vec<(String, String)> = h
+        .db()
+        .audit_log("default", 50)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.actor, e.action))
+        .collect();
+    for action in [
+        "pairing.approve",
+        "pairing.deny",
+        "pairing.set_role",
+        "pairing.revoke",
+    ] {
+        assert!(
+            actions.contains(&("admin".into(), action.into())),
+            "{action}: {actions:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_built_in_admin_cannot_be_demoted_or_revoked_from_the_dashboard() {
+    let (h, mut c, csrf) = signed_in().await;
+    // Chatting creates the built-in admin.
+    c.post_and_follow("/dashboard/chat", &[("csrf", &csrf), ("text", "hello")])
+        .await;
+    for (route, extra) in [
+        ("/dashboard/users/role", "user"),
+        ("/dashboard/users/revoke", ""),
+    ] {
+        let page = c
+            .post_and_follow(
+                route,
+                &[("csrf", &csrf), ("user", "admin"), ("role", extra)],
+            )
+            .await;
+        assert!(page.body.contains("keeps its admin role"), "{}", page.body);
+    }
+    let admin = h
+        .turns
+        .pairing()
+        .resolve("default", "admin")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(admin.role, Role::Admin);
+}
+
+// ---------------------------------------------------------------- memory
+
+#[tokio::test]
+async fn a_persons_memory_is_shown_only_on_their_page_and_opening_it_is_audited() {
+    let (h, mut c, _csrf) = signed_in().await;
+    let db = h.db();
+    let bob = h.pair("222", Role::User).await;
+    let old = db
+        .insert_record(&rec(
+            Scope::Personal,
+            Some(&bob),
+            "pref:length",
+            "Bob prefers long answers",
+            Status::Pending,
+        ))
+        .await
+        .unwrap();
+    db.activate("default", old, "live", "t", now() - 1000)
+        .await
+        .unwrap();
+    let new = db
+        .insert_record(&rec(
+            Scope::Personal,
+            Some(&bob),
+            "pref:length",
+            "Bob prefers terse answers",
+            Status::Pending,
+        ))
+        .await
+        .unwrap();
+    db.activate("default", new, "live", "t", now())
+        .await
+        .unwrap();
+    assert_eq!(status_of(db, old).await, Status::Superseded);
+    note(db, "daily report", "The daily report uses example_orders").await;
+    let views = |db: Db| async move {
+        db.audit_log("default", 100)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.action == "memory.view")
+            .collect::<Vec<_>>()
+    };
+    for page in [
+        "/dashboard/memory",
+        "/dashboard/memory?scope=people",
+        "/dashboard/memory?scope=agent_notes&status=all",
+        "/dashboard/revisions",
+        "/dashboard/review",
+        "/dashboard/audit",
+        "/dashboard/chat",
+    ] {
+        let body = c.get(page).await.body;
+        assert!(!body.contains("prefers"), "{page} shows personal memory");
+    }
+    assert!(views(db.clone()).await.is_empty(), "listing is not viewing");
+    let people = c.get("/dashboard/memory?scope=people").await.body;
+    assert!(people.contains("discord:222"), "{people}");
+    let page = c
+        .get("/dashboard/memory/person?user=discord%3A222&status=all")
+        .await
+        .body;
+    assert!(
+        page.contains("Bob prefers terse answers") && page.contains("Bob prefers long answers")
+    );
+    let v = views(db.clone()).await;
+    assert_eq!(v.len(), 1);
+    assert_eq!(
+        (v[0].actor.as_str(), v[0].target.as_str()),
+        ("admin", "discord:222")
+    );
+    // The audit page shows the view.
+    assert!(c.get("/dashboard/audit").await.body.contains("memory.view"));
+}
+
+#[tokio::test]
+async fn the_memory_browser_lists_by_scope_and_searches() {
+    let (h, mut c, _csrf) = signed_in().await;
+    let db = h.db();
+    note(db, "daily report", "The daily report uses example_orders").await;
+    note(db, "daily report", "The daily report uses example_archive").await;
+    note(db, "vpn", "The VPN host is vpn1.example.net").await;
+    db.insert_record(&rec(
+        Scope::OrgPolicy,
+        None,
+        "policy:retention",
+        "Keep invoices for seven years",
+        Status::Active,
+    ))
+    .await
+    .unwrap();
+    let page = c.get("/dashboard/memory").await.body;
+    assert!(page.contains("example_archive") && page.contains("vpn1.example.net"));
+    assert!(!page.contains("example_orders"), "active only by default");
+    assert!(!page.contains("seven years"), "org policy is its own tab");
+    let page = c
+        .get("/dashboard/memory?scope=agent_notes&status=all")
+        .await
+        .body;
+    assert!(page.contains("example_orders") && page.contains("superseded"));
+    let page = c
+        .get("/dashboard/memory?scope=agent_notes&q=VPN")
+        .await
+        .body;
+    assert!(page.contains("vpn1.example.net") && !page.contains("example_archive"));
+    let page = c.get("/dashboard/memory?scope=org_policy").await.body;
+    assert!(page.contains("seven years") && !page.contains("vpn1"));
+}
+
+#[tokio::test]
+async fn text_from_chat_platforms_is_shown_never_run() {
+    let (h, mut c, _csrf) = signed_in().await;
+    let mut msg = dashboard::dm_now("555", "/pair");
+    msg.sender_name = "<script>alert('name')</script>".into();
+    h.turns.handle(&msg).await.unwrap();
+    h.db()
+        .insert_record(&rec(
+            Scope::AgentNotes,
+            None,
+            "x",
+            "<img src=x onerror=alert(1)> \"quoted\"",
+            Status::Active,
+        ))
+        .await
+        .unwrap();
+    let page = c.get("/dashboard/pairing").await.body;
+    assert!(!page.contains("<script>alert"), "{page}");
+    assert!(
+        page.contains("&lt;script&gt;alert('name')&lt;/script&gt;")
+            || page.contains("&lt;script&gt;alert(&#39;name&#39;)"),
+        "{page}"
+    );
+    let page = c.get("/dashboard/memory").await.body;
+    assert!(!page.contains("<img src=x"), "{page}");
+    assert!(
+        page.contains("&lt;img src=x onerror=alert(1)&gt;"),
+        "{page}"
+    );
+}
+
+// ---------------------------------------------------------------- review
+
+#[tokio::test]
+async fn review_confirms_and_rejects_only_quarantined_records_and_audits_both() {
+    let (h, mut c, csrf) = signed_in().await;
+    let db = h.db();
+    let live = note(db, "vpn", "The VPN host is vpn1").await;
+    let mut relearned = rec(
+        Scope::AgentNotes,
+        None,
+        "vpn",
+        "The VPN host is vpn2",
+        Status::Unverified,
+    );
+    relearned.said_at = now() + 1;
+    let confirm = db.insert_record(&relearned).await.unwrap();
+    let reject = db
+        .insert_record(&rec(
+            Scope::AgentNotes,
+            None,
+            "printer",
+            "The printer is on floor 9",
+            Status::Unverified,
+        ))
+        .await
+        .unwrap();
+    let pending = db
+        .insert_record(&rec(
+            Scope::AgentNotes,
+            None,
+            "wifi",
+            "The wifi password is hunter2",
+            Status::Pending,
+        ))
+        .await
+        .unwrap();
+    let page = c.get("/dashboard/review").await.body;
+    assert!(page.contains("vpn2") && page.contains("floor 9"));
+    assert!(
+        !page.contains("hunter2"),
+        "only unverified records are reviewed"
+    );
+
+    let page = c
+        .post_and_follow(
+            "/dashboard/review/confirm",
+            &[("csrf", &csrf), ("id", &confirm.to_string())],
+        )
+        .await;
+    assert!(
+        page.body.contains(&format!("retired #{live}")),
+        "{}",
+        page.body
+    );
+    assert_eq!(status_of(db, confirm).await, Status::Active);
+    assert_eq!(status_of(db, live).await, Status::Superseded);
+    let rev = &db.revisions("default").await.unwrap()[0];
+    assert_eq!(
+        (rev.retired_id, rev.replacing_id, rev.cause.as_str()),
+        (live, confirm, "confirm")
+    );
+
+    c.post_and_follow(
+        "/dashboard/review/reject",
+        &[("csrf", &csrf), ("id", &reject.to_string())],
+    )
+    .await;
+    assert_eq!(status_of(db, reject).await, Status::Rejected);
+
+    // Records that are not waiting for review cannot be confirmed or rejected by id.
+    for (route, id) in [
+        ("/dashboard/review/confirm", pending),
+        ("/dashboard/review/reject", pending),
+        ("/dashboard/review/confirm", reject),
+        ("/dashboard/review/reject", confirm),
+        ("/dashboard/review/confirm", 9999),
+    ] {
+        let page = c
+            .post_and_follow(route, &[("csrf", &csrf), ("id", &id.to_string())])
+            .await;
+        assert!(
+            page.body.contains("is not waiting for review"),
+            "{route} {id}"
+        );
+    }
+    assert_eq!(status_of(db, pending).await, Status::Pending);
+    assert_eq!(status_of(db, reject).await, Status::Rejected);
+    assert_eq!(status_of(db, confirm).await, Status::Active);
+    let audit: Vec<(String, String, String)> = db
+        .audit_log("default", 50)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.actor, e.action, e.target))
+        .collect();
+    assert!(audit.contains(&(
+        "admin".into(),
+        "memory.confirm".into(),
+        format!("record:{confirm}")
+    )));
+    assert!(audit.contains(&(
+        "admin".into(),
+        "memory.reject".into(),
+        format!("record:{reject}")
+    )));
+    assert_eq!(
+        audit.iter().filter(|a| a.1.starts_with("memory.")).count(),
+        2
+    );
+}
+
+// ---------------------------------------------------------------- revisions
+
+#[tokio::test]
+async fn undo_on_the_revisions_page_brings_the_old_record_back_once() {
+    let (h, mut c, csrf) = signed_in().await;
+    let db = h.db();
+    let old = note(db, "daily report", "The daily report uses example_orders").await;
+    let new = note(db, "daily report", "The daily report uses example_archive").await;
+    let rev = db.revisions("default").await.unwrap()[0].id.to_string();
+    let page = c.get("/dashboard/revisions").await.body;
+    assert!(page.contains("example_orders") && page.contains("example_archive"));
+    let page = c
+        .post_and_follow(
+            "/dashboard/revisions/undo",
+            &[("csrf", &csrf), ("id", &rev)],
+        )
+        .await;
+    assert!(
+        page.body
+            .contains(&format!("record #{old} is active again")),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("undone by admin"), "{}", page.body);
+    assert_eq!(status_of(db, old).await, Status::Active);
+    assert_eq!(
+        status_of(db, new).await,
+        Status::Active,
+        "the replacing record stays"
+    );
+    let page = c
+        .post_and_follow(
+            "/dashboard/revisions/undo",
+            &[("csrf", &csrf), ("id", &rev)],
+        )
+        .await;
+    assert!(page.body.contains("was already undone"), "{}", page.body);
+    let page = c
+        .post_and_follow(
+            "/dashboard/revisions/undo",
+            &[("csrf", &csrf), ("id", "424242")],
+        )
+        .await;
+    assert!(
+        page.body.contains("There is no revision 424242"),
+        "{}",
+        page.body
+    );
+    assert!(db
+        .audit_log("default", 10)
+        .await
+        .unwrap()
+        .iter()
+        .any(|e| e.action == "revision.undo" && e.actor == "admin"));
+}
+
+#[tokio::test]
+async fn malformed_forms_are_bad_requests_that_change_nothing() {
+    let (h, mut c, csrf) = signed_in().await;
+    note(
+        h.db(),
+        "daily report",
+        "The daily report uses example_orders",
+    )
+    .await;
+    note(
+        h.db(),
+        "daily report",
+        "The daily report uses example_archive",
+    )
+    .await;
+    let before = snapshot(&h).await;
+    for (route, fields) in [
+        ("/dashboard/revisions/undo", vec![("id", "one")]),
+        ("/dashboard/revisions/undo", vec![]),
+        (
+            "/dashboard/review/confirm",
+            vec![("id", "1; DROP TABLE memory_records")],
+        ),
+        (
+            "/dashboard/chat/answer",
+            vec![("batch", "x"), ("answer", "yes")],
+        ),
+    ] {
+        let mut all = vec![("csrf", csrf.as_str())];
+        all.extend(fields);
+        let a = c.post(route, &all).await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{route}");
+    }
+    assert_eq!(snapshot(&h).await, before);
+}
