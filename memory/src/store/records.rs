@@ -670,9 +670,15 @@ impl Db {
             sql.push_str(&format!(" AND status = {p}"));
         }
         if let Some(t) = f.text.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
-            let p = bind(&mut binds, format!("%{}%", t.to_lowercase()));
+            // The text is literal: LIKE's wildcards in it are escaped.
+            let literal = t
+                .to_lowercase()
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            let p = bind(&mut binds, format!("%{literal}%"));
             sql.push_str(&format!(
-                " AND (LOWER(content) LIKE {p} OR LOWER(subject) LIKE {p})"
+                " AND (LOWER(content) LIKE {p} ESCAPE '\\' OR LOWER(subject) LIKE {p} ESCAPE '\\')"
             ));
         }
         let p = binds.len() + 2;
