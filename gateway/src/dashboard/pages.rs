@@ -654,7 +654,7 @@ pub async fn memory(
                             tbody {
                                 @for (owner, n) in &people {
                                     @let u = names.get(owner.as_str());
-                                    tr {
+                                    tr data-person=(owner) {
                                         td { code { (owner) } }
                                         td { (u.map(|u| u.name.as_str()).unwrap_or("—")) }
                                         td { (u.map(|u| u.role.as_str()).unwrap_or("not paired")) }
