@@ -1090,7 +1090,11 @@ async fn undo_on_the_revisions_page_brings_the_old_record_back_once() {
         "{}",
         page.body
     );
-    assert!(page.body.contains("undone by admin"), "{}", page.body);
+    assert!(
+        page.body.contains("data-undone=\"true\"") && page.body.contains("by admin"),
+        "{}",
+        page.body
+    );
     assert_eq!(status_of(db, old).await, Status::Active);
     assert_eq!(
         status_of(db, new).await,

@@ -933,10 +933,14 @@ pub async fn revisions(State(state): State<AppState>, admin: Admin, jar: CookieJ
                                     (r.reason)
                                     div.muted { "via " (r.via) " · " (r.cause) " · run " code { (r.run_id) } }
                                 }
-                                td.actions {
-                                    @if let Some(at) = r.undone_at {
-                                        span.muted { "undone by " (r.undone_by.as_deref().unwrap_or("?")) " " (view::date(at)) }
-                                    } @else {
+                                @if let Some(at) = r.undone_at {
+                                    td.state {
+                                        span.badge.undone { "undone" }
+                                        div.muted { "by " (r.undone_by.as_deref().unwrap_or("?")) }
+                                        div.muted { (view::date(at)) }
+                                    }
+                                } @else {
+                                    td.actions {
                                         (view::action("/dashboard/revisions/undo", csrf, &[("id", &r.id.to_string())], "Undo", "secondary"))
                                     }
                                 }
