@@ -187,17 +187,22 @@ pub async fn run(cli: Cli) -> Result<()> {
                 let token = crate::dashboard::ensure_admin_token(&turns)
                     .await
                     .context("setting up the dashboard admin token")?;
-                println!("dashboard: http://{addr}/dashboard");
-                match token {
-                    crate::dashboard::AdminToken::Generated(t) => println!(
+                let how = match token {
+                    crate::dashboard::AdminToken::Generated(t) => format!(
                         "dashboard admin token (shown once; `steward dashboard reset-token` makes a new one): {t}"
                     ),
-                    crate::dashboard::AdminToken::Stored => println!(
-                        "dashboard: sign in with the admin token printed when it was generated (`steward dashboard reset-token` makes a new one)"
-                    ),
+                    crate::dashboard::AdminToken::Stored => "dashboard: sign in with the admin token printed when it was generated (`steward dashboard reset-token` makes a new one)".into(),
                     crate::dashboard::AdminToken::Configured => {
-                        println!("dashboard: sign in with dashboard.admin_token")
+                        "dashboard: sign in with dashboard.admin_token".into()
                     }
+                };
+                // Whoever reads stdout may have stopped; the server keeps running.
+                let mut out = std::io::stdout().lock();
+                if writeln!(out, "dashboard: http://{addr}/dashboard\n{how}")
+                    .and_then(|()| out.flush())
+                    .is_err()
+                {
+                    eprintln!("warning: could not print the dashboard sign-in line to stdout; `steward dashboard reset-token` makes a new token");
                 }
             }
             axum::serve(
