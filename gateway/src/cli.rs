@@ -94,11 +94,42 @@ pub enum MemoryCommand {
     Show { id: i64 },
     /// Records whose text contains a phrase.
     Search { text: String },
-    /// Revisions: list them, or undo one.
+    /// Revisions: list them, or undo one (or a whole run).
     Revisions {
         #[command(subcommand)]
         action: Option<RevisionAction>,
     },
+    /// Delete a record; its tombstone keeps relearn from bringing it back.
+    Forget { id: i64 },
+    /// Review unverified (quarantined) records.
+    Review {
+        #[command(subcommand)]
+        action: Option<ReviewAction>,
+    },
+    /// Relearn an archive, or every archive of a conversation.
+    Relearn {
+        archive: Option<i64>,
+        #[arg(long, conflicts_with = "archive")]
+        conversation: Option<String>,
+    },
+    /// Session archives: list them, or print one as Markdown.
+    Archives {
+        #[command(subcommand)]
+        action: Option<ArchiveAction>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReviewAction {
+    List,
+    Confirm { id: i64 },
+    Reject { id: i64 },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ArchiveAction {
+    List,
+    Show { id: i64 },
 }
 
 #[derive(Debug, Subcommand)]
@@ -106,7 +137,10 @@ pub enum RevisionAction {
     List,
     /// Bring the retired record back; the pair stands as a veto.
     Undo {
-        id: i64,
+        id: Option<i64>,
+        /// Undo every revision of a run instead.
+        #[arg(long, conflicts_with = "id")]
+        run: Option<String>,
     },
 }
 
@@ -364,7 +398,7 @@ pub async fn run(cli: Cli) -> Result<()> {
                         );
                     }
                 }
-                Some(RevisionAction::Undo { id }) => {
+                Some(RevisionAction::Undo { id: Some(id), .. }) => {
                     let rev = db.revision(&org, id).await?;
                     if db.undo_revision(&org, id, "cli", now_ms()).await? {
                         println!(
@@ -374,6 +408,94 @@ pub async fn run(cli: Cli) -> Result<()> {
                     } else {
                         println!("revision {id} was already undone");
                     }
+                }
+                Some(RevisionAction::Undo {
+                    id: None,
+                    run: Some(run),
+                }) => {
+                    let undone = db.undo_run(&org, &run, "cli", now_ms()).await?;
+                    println!(
+                        "undone {} revision(s) of run {run}: {undone:?}",
+                        undone.len()
+                    );
+                }
+                Some(RevisionAction::Undo {
+                    id: None,
+                    run: None,
+                }) => bail!("undo needs a revision id or --run RUN"),
+            },
+            MemoryCommand::Forget { id } => {
+                turns.forget(&org, id, "cli", now_ms()).await?;
+                println!("forgotten: record #{id} is deleted");
+            }
+            MemoryCommand::Review { action } => match action {
+                None | Some(ReviewAction::List) => {
+                    let filter = RecordFilter {
+                        status: Some(Status::Unverified),
+                        ..Default::default()
+                    };
+                    for r in db.records(&org, &filter).await? {
+                        println!(
+                            "#{:<5} {:<11} said {} ({}): {}",
+                            r.id,
+                            r.scope.as_str(),
+                            date(r.said_at),
+                            r.source,
+                            r.content
+                        );
+                    }
+                }
+                Some(ReviewAction::Confirm { id }) | Some(ReviewAction::Reject { id }) => {
+                    let confirm = matches!(action, Some(ReviewAction::Confirm { .. }));
+                    match turns.review(&org, id, confirm, "cli", now_ms()).await? {
+                        Ok(text) => println!("{text}"),
+                        Err(reason) => bail!(reason),
+                    }
+                }
+            },
+            MemoryCommand::Relearn {
+                archive,
+                conversation,
+            } => {
+                let ids: Vec<i64> = match (archive, conversation) {
+                    (Some(id), _) => vec![id],
+                    (None, Some(c)) => db
+                        .archives(&org, Some(&c))
+                        .await?
+                        .into_iter()
+                        .map(|a| a.id)
+                        .collect(),
+                    (None, None) => bail!("relearn needs an archive id or --conversation C"),
+                };
+                if ids.is_empty() {
+                    bail!("nothing to relearn: no archive");
+                }
+                for id in ids {
+                    let r = turns.relearn(&org, id, "cli", now_ms()).await?;
+                    println!(
+                        "archive {id}: {} active, {} unverified (review them with `steward memory review`), {} skipped; run {}",
+                        r.active.len(),
+                        r.unverified.len(),
+                        r.skipped,
+                        r.run_id
+                    );
+                }
+            }
+            MemoryCommand::Archives { action } => match action {
+                None | Some(ArchiveAction::List) => {
+                    for a in db.archives(&org, None).await? {
+                        println!(
+                            "archive {:<4} {} {} – {} trust {}",
+                            a.id,
+                            a.conversation,
+                            date(a.started_at),
+                            date(a.ended_at),
+                            a.trust
+                        );
+                    }
+                }
+                Some(ArchiveAction::Show { id }) => {
+                    println!("{}", db.archive(&org, id).await?.markdown)
                 }
             },
         },

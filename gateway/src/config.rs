@@ -81,6 +81,10 @@ pub struct MemoryConfig {
     pub write_access: Vec<String>,
     /// Hours a "Remember this?" proposal waits for an answer.
     pub proposal_ttl_hours: i64,
+    /// Live history budget of a conversation, in messages; past it the oldest slice is trimmed.
+    pub history_budget_messages: usize,
+    /// Live history budget of a conversation, in characters.
+    pub history_budget_chars: usize,
     /// Retired setting: read only to warn that nothing uses it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quarantine_learned_facts: Option<bool>,
@@ -176,6 +180,8 @@ impl Default for MemoryConfig {
             auto_keep: false,
             write_access: Vec::new(),
             proposal_ttl_hours: 24,
+            history_budget_messages: 200,
+            history_budget_chars: 40_000,
             quarantine_learned_facts: None,
         }
     }
@@ -261,6 +267,12 @@ impl Config {
         let bad = |key: &str, why: &str| Err(ConfigError::Invalid(format!("{key}: {why}")));
         if self.llm.provider != "offline" {
             return bad("llm.provider", "unknown provider (expected `offline`)");
+        }
+        if self.memory.history_budget_messages < 2 || self.memory.history_budget_chars < 100 {
+            return bad(
+                "memory.history_budget_messages",
+                "history budgets must allow at least 2 messages and 100 characters",
+            );
         }
         if self.memory.proposal_ttl_hours <= 0 {
             return bad("memory.proposal_ttl_hours", "must be positive");

@@ -21,7 +21,14 @@ pub fn order_by_precedence(found: &mut [Retrieved]) {
 
 /// The prompt a model responder reads: the system policy, then each record as
 /// data, sanitised again at injection.
-pub fn assemble(org: &str, agent: &str, principal: &Principal, found: &[Retrieved]) -> String {
+/// `previous` are summaries of trimmed slices of this conversation, newest first.
+pub fn assemble(
+    org: &str,
+    agent: &str,
+    principal: &Principal,
+    found: &[Retrieved],
+    previous: &[String],
+) -> String {
     let role = match principal {
         Principal::Human { role, .. } => role.as_str().to_string(),
         Principal::System(s) => format!("{} (automated run, not a person)", s.as_str()),
@@ -32,6 +39,12 @@ pub fn assemble(org: &str, agent: &str, principal: &Principal, found: &[Retrieve
         .replace("{agent}", agent)
         .replace("{org}", org)
         .replace("{role}", &role);
+    if !previous.is_empty() {
+        out.push_str("\nPREVIOUS CONTEXT (summaries of earlier parts of this conversation):");
+        for p in previous.iter().rev() {
+            out.push_str(&format!("\n- {}", sanitize(p)));
+        }
+    }
     for r in found {
         out.push_str(&format!(
             "\n<<<memory:{} {}: {}>>>",

@@ -4,6 +4,7 @@ pub mod cli;
 pub mod config;
 pub mod context;
 pub mod http;
+pub mod lifecycle;
 pub mod llm;
 pub mod replay;
 pub mod turn;

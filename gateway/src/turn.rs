@@ -125,10 +125,10 @@ struct ReplyParts {
 }
 
 pub struct TurnLoop {
-    db: Db,
+    pub(crate) db: Db,
     pairing: Pairing,
-    cfg: Arc<Config>,
-    policy: PolicySettings,
+    pub(crate) cfg: Arc<Config>,
+    pub(crate) policy: PolicySettings,
     extractor: Arc<dyn Extractor>,
     responder: Arc<dyn Responder>,
     limits: RateLimits,
@@ -334,6 +334,11 @@ impl TurnLoop {
                 })
                 .await?;
         }
+        // 10. Trim when the history passes its budget. A failed trim loses nothing:
+        // the slice stays live and is tried again on the next turn.
+        if let Err(e) = self.trim_if_over_budget(msg, &turn.principal, now).await {
+            tracing::error!(error = %e, conversation = %msg.conversation, "trim failed");
+        }
         Ok(replies)
     }
 
@@ -487,7 +492,7 @@ impl TurnLoop {
         Ok(vec![self.render(t, parts)])
     }
 
-    async fn extract(&self, text: &str) -> Vec<Candidate> {
+    pub(crate) async fn extract(&self, text: &str) -> Vec<Candidate> {
         match self.extractor.extract(text).await {
             Ok(items) => items,
             Err(e) => {
@@ -620,7 +625,17 @@ impl TurnLoop {
         };
         let mut found = self.db.retrieve(&scope, &terms(text), 10).await?;
         context::order_by_precedence(&mut found);
-        let prompt = context::assemble(t.org(), t.agent(), &t.principal, &found);
+        let previous: Vec<String> = self
+            .db
+            .archives(t.org(), Some(&t.msg.conversation))
+            .await?
+            .into_iter()
+            .filter(|a| a.agent == t.agent())
+            .rev()
+            .take(3)
+            .map(|a| a.summary)
+            .collect();
+        let prompt = context::assemble(t.org(), t.agent(), &t.principal, &found, &previous);
         let ctx = ReplyContext {
             principal: &t.principal,
             text,

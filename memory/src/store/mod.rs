@@ -5,11 +5,13 @@
 //! Architecture Invariant: every query here names the organisation; memory
 //! queries also name the agent. Durable state lives only here.
 
+mod archives;
 mod audit;
 mod messages;
 mod records;
 mod revisions;
 
+pub use archives::{Archive, NewArchive};
 pub use messages::NewMessage;
 pub use records::{RecordFilter, RetrievalScope, Retrieved, Supersession};
 pub use revisions::NewRevision;

@@ -464,6 +464,26 @@ impl Db {
         Ok(changed == 1)
     }
 
+    /// Undo every revision of a run; returns the ids that were undone now.
+    pub async fn undo_run(
+        &self,
+        org: &str,
+        run_id: &str,
+        actor: &str,
+        now: i64,
+    ) -> Result<Vec<i64>> {
+        let mut undone = Vec::new();
+        for rev in self.revisions_of_run(org, run_id).await? {
+            if self.undo_revision(org, rev.id, actor, now).await? {
+                undone.push(rev.id);
+            }
+        }
+        if undone.is_empty() && self.revisions_of_run(org, run_id).await?.is_empty() {
+            return Err(StoreError::NotFound(format!("run {run_id}")));
+        }
+        Ok(undone)
+    }
+
     /// The newest batch of unexpired "Remember this?" proposals `author` was asked in a conversation.
     pub async fn pending_proposals(
         &self,
