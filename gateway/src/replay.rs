@@ -227,11 +227,6 @@ fn parse(input: &str) -> Result<Vec<(usize, Event)>, ReplayError> {
             Event::Review(r) if r.confirm.is_some() == r.reject.is_some() => {
                 return Err(bad("review needs exactly one of confirm or reject"))
             }
-            Event::Trim(_) | Event::Relearn(_) => {
-                return Err(bad(
-                    "trim and relearn events are not supported by this build yet",
-                ))
-            }
             _ => {}
         }
         events.push((line_no, event));

@@ -567,7 +567,12 @@ impl TurnLoop {
                         parts.question.push(rec.content.clone());
                         parts.batch = Some(t.message_id);
                     } else {
-                        let id = self.db.insert_record(&rec).await?;
+                        // Saying a live note again re-affirms that record (vetoes still hold)
+                        // rather than writing a duplicate.
+                        let id = match self.db.find_same(&rec, &[Status::Active]).await? {
+                            Some(existing) if status == Status::Active => existing,
+                            _ => self.db.insert_record(&rec).await?,
+                        };
                         if status == Status::Active {
                             self.db
                                 .activate(

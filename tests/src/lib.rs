@@ -81,6 +81,16 @@ impl Harness {
         Harness::from_loop(TurnLoop::new(db, Arc::new(cfg), extractor, responder))
     }
 
+    /// A loop with a custom model on a given database.
+    pub fn on_with_model(
+        db: Db,
+        cfg: Config,
+        extractor: Arc<dyn Extractor>,
+        responder: Arc<dyn Responder>,
+    ) -> Harness {
+        Harness::from_loop(TurnLoop::new(db, Arc::new(cfg), extractor, responder))
+    }
+
     fn from_loop(turns: TurnLoop) -> Harness {
         Harness {
             turns: Arc::new(turns),
@@ -193,4 +203,43 @@ pub fn join(replies: Vec<Reply>) -> String {
         .map(|r| r.text)
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The databases a "both databases" test runs on: in-memory SQLite, and a
+/// fresh PostgreSQL schema when the test server is configured.
+pub async fn both_dbs() -> Vec<(&'static str, Db)> {
+    let mut v = vec![("sqlite", Db::in_memory().await.expect("sqlite"))];
+    if let Some(pg) = postgres_db().await {
+        v.push(("postgres", pg));
+    }
+    v
+}
+
+/// Records every text an extractor is given, and every prompt a responder reads.
+#[derive(Default)]
+pub struct Recorder {
+    pub extracted: Mutex<Vec<String>>,
+    pub prompts: Mutex<Vec<String>>,
+}
+
+#[async_trait::async_trait]
+impl Extractor for Recorder {
+    async fn extract(&self, text: &str) -> Result<Vec<memory::Candidate>, steward::llm::LlmError> {
+        self.extracted.lock().expect("lock").push(text.to_string());
+        Ok(steward::llm::offline::extract(text))
+    }
+}
+
+#[async_trait::async_trait]
+impl Responder for Recorder {
+    async fn respond(
+        &self,
+        ctx: &steward::llm::ReplyContext<'_>,
+    ) -> Result<String, steward::llm::LlmError> {
+        self.prompts
+            .lock()
+            .expect("lock")
+            .push(ctx.prompt.to_string());
+        Ok(steward::llm::offline::respond(ctx))
+    }
 }

@@ -119,13 +119,15 @@ impl Db {
     /// Archives of an organisation, oldest first; of one conversation when given.
     pub async fn archives(&self, org: &str, conversation: Option<&str>) -> Result<Vec<Archive>> {
         let rows = match conversation {
-            Some(c) => sqlx::query(&format!(
+            Some(c) => {
+                sqlx::query(&format!(
                 "SELECT {COLUMNS} FROM archives WHERE org = $1 AND conversation = $2 ORDER BY id"
             ))
-            .bind(org)
-            .bind(c)
-            .fetch_all(self.pool())
-            .await?,
+                .bind(org)
+                .bind(c)
+                .fetch_all(self.pool())
+                .await?
+            }
             None => {
                 sqlx::query(&format!(
                     "SELECT {COLUMNS} FROM archives WHERE org = $1 ORDER BY id"

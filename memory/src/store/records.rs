@@ -522,25 +522,30 @@ impl Db {
 
     /// True when a record with the same place, subject and content exists in one of `statuses`.
     pub async fn has_same(&self, r: &NewRecord, statuses: &[Status]) -> Result<bool> {
+        Ok(self.find_same(r, statuses).await?.is_some())
+    }
+
+    /// The newest record with the same place, subject and content in one of `statuses`.
+    pub async fn find_same(&self, r: &NewRecord, statuses: &[Status]) -> Result<Option<i64>> {
         let list = statuses
             .iter()
             .map(|s| format!("'{}'", s.as_str()))
             .collect::<Vec<_>>()
             .join(", ");
         let sql = format!(
-            "SELECT COUNT(*) FROM memory_records WHERE org = $1 AND agent = $2 AND scope = $3 AND COALESCE(owner, '') = $4 \
-             AND subject = $5 AND content = $6 AND status IN ({list})"
+            "SELECT id FROM memory_records WHERE org = $1 AND agent = $2 AND scope = $3 AND COALESCE(owner, '') = $4 \
+             AND subject = $5 AND content = $6 AND status IN ({list}) ORDER BY id DESC LIMIT 1"
         );
-        let (n,): (i64,) = sqlx::query_as(&sql)
+        let row: Option<(i64,)> = sqlx::query_as(&sql)
             .bind(&r.org)
             .bind(&r.agent)
             .bind(r.scope.as_str())
             .bind(r.owner.clone().unwrap_or_default())
             .bind(&r.subject)
             .bind(&r.content)
-            .fetch_one(self.pool())
+            .fetch_optional(self.pool())
             .await?;
-        Ok(n > 0)
+        Ok(row.map(|(id,)| id))
     }
 
     /// The one retrieval entry point: active records a turn in `scope` may
