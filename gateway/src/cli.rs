@@ -112,6 +112,20 @@ pub enum MemoryCommand {
         #[arg(long, conflicts_with = "archive")]
         conversation: Option<String>,
     },
+    /// Org-wide policy memory (admin-authored; never learned).
+    Policy {
+        #[command(subcommand)]
+        action: Option<PolicyAction>,
+    },
+    /// One person's data as JSON (--user), or everything as Markdown files (--markdown DIR).
+    Export {
+        #[arg(long)]
+        user: Option<String>,
+        #[arg(long, conflicts_with = "user")]
+        markdown: Option<PathBuf>,
+    },
+    /// Run the retention job (memory_expire) now.
+    Expire,
     /// Session archives: list them, or print one as Markdown.
     Archives {
         #[command(subcommand)]
@@ -124,6 +138,13 @@ pub enum ReviewAction {
     List,
     Confirm { id: i64 },
     Reject { id: i64 },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyAction {
+    List,
+    Add { text: String },
+    Retire { id: i64 },
 }
 
 #[derive(Debug, Subcommand)]
@@ -346,13 +367,30 @@ pub async fn run(cli: Cli) -> Result<()> {
                     }
                     None => None,
                 };
+                // Personal memory is shown one person at a time, and each look is audited.
+                if let Some(o) = &owner {
+                    db.audit(
+                        &org,
+                        "operator (cli)",
+                        "memory.view",
+                        o,
+                        "steward memory list --owner",
+                        now_ms(),
+                    )
+                    .await?;
+                }
                 let filter = RecordFilter {
                     agent: None,
                     scope,
-                    owner,
+                    owner: owner.clone(),
                     status,
                 };
+                let mut hidden = 0;
                 for r in db.records(&org, &filter).await? {
+                    if owner.is_none() && r.scope.is_personal() {
+                        hidden += 1;
+                        continue;
+                    }
                     println!(
                         "#{:<5} {:<11} {:<10} {:<18} {}",
                         r.id,
@@ -362,13 +400,32 @@ pub async fn run(cli: Cli) -> Result<()> {
                         r.content
                     );
                 }
+                if hidden > 0 {
+                    println!("({hidden} personal record(s) not shown: list one person's with --owner ID, which is audited)");
+                }
             }
             MemoryCommand::Show { id } => {
                 let r = db.record(&org, id).await?;
+                if let (true, Some(owner)) = (r.scope.is_personal(), &r.owner) {
+                    db.audit(
+                        &org,
+                        "operator (cli)",
+                        "memory.view",
+                        owner,
+                        &format!("record:{id}"),
+                        now_ms(),
+                    )
+                    .await?;
+                }
                 println!("{}", serde_json::to_string_pretty(&r)?);
             }
             MemoryCommand::Search { text } => {
-                for r in db.search_records(&org, &text, 50).await? {
+                for r in db
+                    .search_records(&org, &text, 50)
+                    .await?
+                    .into_iter()
+                    .filter(|r| !r.scope.is_personal())
+                {
                     println!(
                         "#{:<5} {:<11} {:<10} {}",
                         r.id,
@@ -480,6 +537,45 @@ pub async fn run(cli: Cli) -> Result<()> {
                         r.run_id
                     );
                 }
+            }
+            MemoryCommand::Policy { action } => match action {
+                None | Some(PolicyAction::List) => {
+                    let filter = RecordFilter {
+                        scope: Some(Scope::OrgPolicy),
+                        status: Some(Status::Active),
+                        ..Default::default()
+                    };
+                    for r in db.records(&org, &filter).await? {
+                        println!("#{:<5} {}", r.id, r.content);
+                    }
+                }
+                Some(PolicyAction::Add { text }) => {
+                    let id = turns.write_policy(&org, &text, "cli", now_ms()).await?;
+                    println!("Written: org_policy updated (id: {id}).");
+                }
+                Some(PolicyAction::Retire { id }) => {
+                    let r = db.record(&org, id).await?;
+                    if r.scope != Scope::OrgPolicy {
+                        bail!("record {id} is not org policy");
+                    }
+                    turns.forget(&org, id, "cli", now_ms()).await?;
+                    println!("retired: org policy #{id}");
+                }
+            },
+            MemoryCommand::Export { user, markdown } => match (user, markdown) {
+                (Some(user), _) => {
+                    let v = turns.export_user(&org, &user, "cli", now_ms()).await?;
+                    println!("{}", serde_json::to_string_pretty(&v)?);
+                }
+                (None, Some(dir)) => {
+                    let n = turns.export_markdown(&org, &dir, "cli", now_ms()).await?;
+                    println!("wrote {n} file(s) under {}", dir.display());
+                }
+                (None, None) => bail!("export needs --user ID or --markdown DIR"),
+            },
+            MemoryCommand::Expire => {
+                let r = turns.expire(&org, now_ms()).await?;
+                println!("{}", serde_json::to_string(&r)?);
             }
             MemoryCommand::Archives { action } => match action {
                 None | Some(ArchiveAction::List) => {

@@ -3,7 +3,9 @@
 pub mod cli;
 pub mod config;
 pub mod context;
+pub mod export;
 pub mod http;
+pub mod jobs;
 pub mod lifecycle;
 pub mod llm;
 pub mod replay;

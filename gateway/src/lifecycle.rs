@@ -542,3 +542,64 @@ impl TurnLoop {
         Ok(())
     }
 }
+
+/// Days after a pairing is revoked before that person's individual records are soft-forgotten.
+pub const RETENTION_DAYS: i64 = 90;
+
+/// What one `memory_expire` run did in one organisation.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ExpireReport {
+    pub proposals_expired: u64,
+    pub individual_soft_forgotten: u64,
+    pub person_deleted: u64,
+}
+
+impl TurnLoop {
+    /// The `memory_expire` job for one organisation: unanswered proposals expire;
+    /// a revoked person's person-tier records are deleted, and their individual
+    /// records soft-forgotten 90 days after the revocation. Agent notes are never
+    /// edited here. Audited.
+    pub async fn expire(&self, org: &str, now: i64) -> Result<ExpireReport> {
+        let mut report = ExpireReport {
+            proposals_expired: self.db.expire_proposals(org, now).await?,
+            ..Default::default()
+        };
+        for user in self.pairing().users(org).await? {
+            if user.status != "revoked" {
+                continue;
+            }
+            report.person_deleted += self.db.delete_person_tier(org, &user.user_id).await?;
+            if user.updated_at + RETENTION_DAYS * 86_400_000 <= now {
+                report.individual_soft_forgotten +=
+                    self.db.soft_forget_individual(org, &user.user_id).await?;
+            }
+        }
+        self.db
+            .audit(
+                org,
+                "memory_expire",
+                "memory.expire",
+                org,
+                &serde_json::to_string(&report).unwrap_or_default(),
+                now,
+            )
+            .await?;
+        Ok(report)
+    }
+
+    /// Run `memory_expire` for every organisation if this replica wins the slot.
+    pub async fn expire_all_if_due(
+        &self,
+        slot: i64,
+        now: i64,
+    ) -> Result<Option<Vec<(String, ExpireReport)>>> {
+        if !self.db.claim_job("memory_expire", slot, now).await? {
+            return Ok(None);
+        }
+        let mut out = Vec::new();
+        for org in self.db.orgs().await? {
+            out.push((org.clone(), self.expire(&org, now).await?));
+        }
+        Ok(Some(out))
+    }
+}

@@ -17,3 +17,11 @@ CREATE TABLE archives (
 );
 CREATE INDEX archives_by_conversation ON archives (org, agent, conversation, id);
 CREATE INDEX messages_by_archive ON messages (org, trimmed);
+
+-- Scheduled jobs: one row per (job, slot); the replica whose insert wins runs that slot.
+CREATE TABLE job_runs (
+    job TEXT NOT NULL,
+    slot BIGINT NOT NULL,
+    claimed_at BIGINT NOT NULL,
+    PRIMARY KEY (job, slot)
+);

@@ -112,6 +112,22 @@ impl Db {
         Ok((n, chars))
     }
 
+    pub(crate) async fn messages_where_text(
+        &self,
+        org: &str,
+        condition: &str,
+        value: &str,
+    ) -> Result<Vec<StoredMessage>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM messages WHERE org = $1 AND {condition} ORDER BY id"
+        ))
+        .bind(org)
+        .bind(value)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(message).collect()
+    }
+
     pub(crate) async fn messages_where(
         &self,
         org: &str,

@@ -9,6 +9,7 @@ mod archives;
 mod audit;
 mod messages;
 mod records;
+mod retention;
 mod revisions;
 
 pub use archives::{Archive, NewArchive};

@@ -464,6 +464,51 @@ impl Db {
         Ok(changed == 1)
     }
 
+    /// Move an individual-tier record to the person tier (`org/{org}/user/{user}`),
+    /// read by every agent of the org. `content` is the re-sanitised text.
+    pub async fn move_to_person_tier(&self, org: &str, id: i64, content: &str) -> Result<()> {
+        let mut tx = self.pool().begin().await?;
+        let changed = sqlx::query(
+            "UPDATE memory_records SET scope = 'person', agent = $1, content = $2 WHERE org = $3 AND id = $4 AND scope = 'personal'",
+        )
+        .bind(ANY_AGENT)
+        .bind(content)
+        .bind(org)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if changed == 0 {
+            return Err(StoreError::NotFound(format!("individual record {id}")));
+        }
+        sqlx::query("DELETE FROM memory_terms WHERE record_id = $1 AND org = $2")
+            .bind(id)
+            .bind(org)
+            .execute(&mut *tx)
+            .await?;
+        let row = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND id = $2"
+        ))
+        .bind(org)
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?;
+        let r = record(&row)?;
+        if r.status == Status::Active {
+            index_terms(
+                &mut tx,
+                org,
+                id,
+                &vis_key(r.scope, &r.agent, r.owner.as_deref()),
+                &r.subject,
+                &r.content,
+            )
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Undo every revision of a run; returns the ids that were undone now.
     pub async fn undo_run(
         &self,
