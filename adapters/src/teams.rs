@@ -102,7 +102,10 @@ impl std::fmt::Debug for TeamsSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TeamsSettings")
             .field("key", &"<redacted>")
-            .field("workflows_url", &self.workflows_url.as_ref().map(|_| "<set>"))
+            .field(
+                "workflows_url",
+                &self.workflows_url.as_ref().map(|_| "<set>"),
+            )
             .field("reply_deadline", &self.reply_deadline)
             .field("tenant_orgs", &self.tenant_orgs)
             .field("default_org", &self.default_org)
@@ -220,12 +223,7 @@ async fn receive(shared: Arc<Shared>, agent: String, headers: HeaderMap, body: B
     // 3. The activity.
     let activity: Activity = match serde_json::from_slice(&body) {
         Ok(a) => a,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                &format!("malformed activity: {e}"),
-            )
-        }
+        Err(e) => return error(StatusCode::BAD_REQUEST, &format!("malformed activity: {e}")),
     };
     if activity.kind != "message" {
         return error(
@@ -395,14 +393,12 @@ impl Activity {
     }
 }
 
-static MENTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?is)<at(?:\s[^>]*)?>.*?</at\s*>").expect("constant regex")
-});
+static MENTION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?is)<at(?:\s[^>]*)?>.*?</at\s*>").expect("constant regex"));
 static LINE_BREAK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)<br\s*/?>|</(?:p|div|li|h[1-6])\s*>").expect("constant regex")
 });
-static TAG: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"<[^>]*>").expect("constant regex"));
+static TAG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"<[^>]*>").expect("constant regex"));
 
 /// The text a person typed: `<at>…</at>` mentions removed, the HTML Teams adds
 /// reduced to text (tags dropped, entities decoded), whitespace tidied.
@@ -582,7 +578,9 @@ fn retry_after(headers: &HeaderMap, now: DateTime<Utc>) -> Option<Duration> {
     if let Ok(secs) = value.parse::<u64>() {
         return Some(Duration::from_secs(secs));
     }
-    let when = DateTime::parse_from_rfc2822(value).ok()?.with_timezone(&Utc);
+    let when = DateTime::parse_from_rfc2822(value)
+        .ok()?
+        .with_timezone(&Utc);
     Some((when - now).to_std().unwrap_or(Duration::ZERO))
 }
 
@@ -622,10 +620,7 @@ mod tests {
 
     fn auth(v: &str) -> HeaderMap {
         let mut h = HeaderMap::new();
-        h.insert(
-            header::AUTHORIZATION,
-            HeaderValue::from_str(v).unwrap(),
-        );
+        h.insert(header::AUTHORIZATION, HeaderValue::from_str(v).unwrap());
         h
     }
 

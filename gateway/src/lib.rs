@@ -6,6 +6,7 @@ pub mod context;
 pub mod http;
 pub mod llm;
 pub mod replay;
+pub mod teams;
 pub mod turn;
 
 pub use config::Config;
