@@ -415,7 +415,7 @@ pub fn clean_text(raw: &str) -> String {
             .filter(|w| !w.is_empty())
             .collect::<Vec<_>>()
             .join(" ");
-        if line.is_empty() && lines.last().map_or(true, |l| l.is_empty()) {
+        if line.is_empty() && lines.last().map(String::is_empty).unwrap_or(true) {
             continue;
         }
         lines.push(line);
