@@ -228,6 +228,9 @@ pub async fn run(cli: Cli) -> Result<()> {
                 "steward listening on http://{addr} (database {url}, model {})",
                 turns.config().llm.provider
             );
+            if turns.config().teams.security_token.is_some() {
+                println!("Teams outgoing webhook: POST http://{addr}/teams/<agent>");
+            }
             axum::serve(
                 listener,
                 app(AppState {

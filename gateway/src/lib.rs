@@ -9,6 +9,7 @@ pub mod jobs;
 pub mod lifecycle;
 pub mod llm;
 pub mod replay;
+pub mod teams;
 pub mod turn;
 
 pub use config::Config;

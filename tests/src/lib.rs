@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex};
 use steward::llm::{Extractor, Responder};
 use steward::{Config, TurnLoop};
 
+pub mod teams_signer;
+
 /// The PostgreSQL server the storage suite runs against, from `STEWARD_TEST_POSTGRES_URL`.
 /// Without it the PostgreSQL half is skipped locally, and fails under CI.
 pub fn postgres_url() -> Option<String> {
