@@ -68,3 +68,5 @@ pub struct TurnFailed(pub String);
 pub trait TurnHandler: Send + Sync {
     async fn handle(&self, msg: Inbound) -> Result<Vec<Reply>, TurnFailed>;
 }
+
+pub mod teams;

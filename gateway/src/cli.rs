@@ -103,11 +103,63 @@ pub enum MemoryCommand {
     Show { id: i64 },
     /// Records whose text contains a phrase.
     Search { text: String },
-    /// Revisions: list them, or undo one.
+    /// Revisions: list them, or undo one (or a whole run).
     Revisions {
         #[command(subcommand)]
         action: Option<RevisionAction>,
     },
+    /// Delete a record; its tombstone keeps relearn from bringing it back.
+    Forget { id: i64 },
+    /// Review unverified (quarantined) records.
+    Review {
+        #[command(subcommand)]
+        action: Option<ReviewAction>,
+    },
+    /// Relearn an archive, or every archive of a conversation.
+    Relearn {
+        archive: Option<i64>,
+        #[arg(long, conflicts_with = "archive")]
+        conversation: Option<String>,
+    },
+    /// Org-wide policy memory (admin-authored; never learned).
+    Policy {
+        #[command(subcommand)]
+        action: Option<PolicyAction>,
+    },
+    /// One person's data as JSON (--user), or everything as Markdown files (--markdown DIR).
+    Export {
+        #[arg(long)]
+        user: Option<String>,
+        #[arg(long, conflicts_with = "user")]
+        markdown: Option<PathBuf>,
+    },
+    /// Run the retention job (memory_expire) now.
+    Expire,
+    /// Session archives: list them, or print one as Markdown.
+    Archives {
+        #[command(subcommand)]
+        action: Option<ArchiveAction>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReviewAction {
+    List,
+    Confirm { id: i64 },
+    Reject { id: i64 },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyAction {
+    List,
+    Add { text: String },
+    Retire { id: i64 },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ArchiveAction {
+    List,
+    Show { id: i64 },
 }
 
 #[derive(Debug, Subcommand)]
@@ -115,7 +167,10 @@ pub enum RevisionAction {
     List,
     /// Bring the retired record back; the pair stands as a veto.
     Undo {
-        id: i64,
+        id: Option<i64>,
+        /// Undo every revision of a run instead.
+        #[arg(long, conflicts_with = "id")]
+        run: Option<String>,
     },
 }
 
@@ -204,6 +259,9 @@ pub async fn run(cli: Cli) -> Result<()> {
                 {
                     eprintln!("warning: could not print the dashboard sign-in line to stdout; `steward dashboard reset-token` makes a new token");
                 }
+            }
+            if turns.config().teams.security_token.is_some() {
+                println!("Teams outgoing webhook: POST http://{addr}/teams/<agent>");
             }
             axum::serve(
                 listener,
@@ -344,13 +402,30 @@ pub async fn run(cli: Cli) -> Result<()> {
                     }
                     None => None,
                 };
+                // Personal memory is shown one person at a time, and each look is audited.
+                if let Some(o) = &owner {
+                    db.audit(
+                        &org,
+                        "operator (cli)",
+                        "memory.view",
+                        o,
+                        "steward memory list --owner",
+                        now_ms(),
+                    )
+                    .await?;
+                }
                 let filter = RecordFilter {
                     agent: None,
                     scope,
-                    owner,
+                    owner: owner.clone(),
                     status,
                 };
+                let mut hidden = 0;
                 for r in db.records(&org, &filter).await? {
+                    if owner.is_none() && r.scope.is_personal() {
+                        hidden += 1;
+                        continue;
+                    }
                     println!(
                         "#{:<5} {:<11} {:<10} {:<18} {}",
                         r.id,
@@ -360,13 +435,32 @@ pub async fn run(cli: Cli) -> Result<()> {
                         r.content
                     );
                 }
+                if hidden > 0 {
+                    println!("({hidden} personal record(s) not shown: list one person's with --owner ID, which is audited)");
+                }
             }
             MemoryCommand::Show { id } => {
                 let r = db.record(&org, id).await?;
+                if let (true, Some(owner)) = (r.scope.is_personal(), &r.owner) {
+                    db.audit(
+                        &org,
+                        "operator (cli)",
+                        "memory.view",
+                        owner,
+                        &format!("record:{id}"),
+                        now_ms(),
+                    )
+                    .await?;
+                }
                 println!("{}", serde_json::to_string_pretty(&r)?);
             }
             MemoryCommand::Search { text } => {
-                for r in db.search_records(&org, &text, 50).await? {
+                for r in db
+                    .search_records(&org, &text, 50)
+                    .await?
+                    .into_iter()
+                    .filter(|r| !r.scope.is_personal())
+                {
                     println!(
                         "#{:<5} {:<11} {:<10} {}",
                         r.id,
@@ -396,7 +490,7 @@ pub async fn run(cli: Cli) -> Result<()> {
                         );
                     }
                 }
-                Some(RevisionAction::Undo { id }) => {
+                Some(RevisionAction::Undo { id: Some(id), .. }) => {
                     let rev = db.revision(&org, id).await?;
                     if db.undo_revision(&org, id, "cli", now_ms()).await? {
                         println!(
@@ -406,6 +500,133 @@ pub async fn run(cli: Cli) -> Result<()> {
                     } else {
                         println!("revision {id} was already undone");
                     }
+                }
+                Some(RevisionAction::Undo {
+                    id: None,
+                    run: Some(run),
+                }) => {
+                    let undone = db.undo_run(&org, &run, "cli", now_ms()).await?;
+                    println!(
+                        "undone {} revision(s) of run {run}: {undone:?}",
+                        undone.len()
+                    );
+                }
+                Some(RevisionAction::Undo {
+                    id: None,
+                    run: None,
+                }) => bail!("undo needs a revision id or --run RUN"),
+            },
+            MemoryCommand::Forget { id } => {
+                turns.forget(&org, id, "cli", now_ms()).await?;
+                println!("forgotten: record #{id} is deleted");
+            }
+            MemoryCommand::Review { action } => match action {
+                None | Some(ReviewAction::List) => {
+                    let filter = RecordFilter {
+                        status: Some(Status::Unverified),
+                        ..Default::default()
+                    };
+                    for r in db.records(&org, &filter).await? {
+                        println!(
+                            "#{:<5} {:<11} said {} ({}): {}",
+                            r.id,
+                            r.scope.as_str(),
+                            date(r.said_at),
+                            r.source,
+                            r.content
+                        );
+                    }
+                }
+                Some(ReviewAction::Confirm { id }) | Some(ReviewAction::Reject { id }) => {
+                    let confirm = matches!(action, Some(ReviewAction::Confirm { .. }));
+                    match turns.review(&org, id, confirm, "cli", now_ms()).await? {
+                        Ok(text) => println!("{text}"),
+                        Err(reason) => bail!(reason),
+                    }
+                }
+            },
+            MemoryCommand::Relearn {
+                archive,
+                conversation,
+            } => {
+                let ids: Vec<i64> = match (archive, conversation) {
+                    (Some(id), _) => vec![id],
+                    (None, Some(c)) => db
+                        .archives(&org, Some(&c))
+                        .await?
+                        .into_iter()
+                        .map(|a| a.id)
+                        .collect(),
+                    (None, None) => bail!("relearn needs an archive id or --conversation C"),
+                };
+                if ids.is_empty() {
+                    bail!("nothing to relearn: no archive");
+                }
+                for id in ids {
+                    let r = turns.relearn(&org, id, "cli", now_ms()).await?;
+                    println!(
+                        "archive {id}: {} active, {} unverified (review them with `steward memory review`), {} skipped; run {}",
+                        r.active.len(),
+                        r.unverified.len(),
+                        r.skipped,
+                        r.run_id
+                    );
+                }
+            }
+            MemoryCommand::Policy { action } => match action {
+                None | Some(PolicyAction::List) => {
+                    let filter = RecordFilter {
+                        scope: Some(Scope::OrgPolicy),
+                        status: Some(Status::Active),
+                        ..Default::default()
+                    };
+                    for r in db.records(&org, &filter).await? {
+                        println!("#{:<5} {}", r.id, r.content);
+                    }
+                }
+                Some(PolicyAction::Add { text }) => {
+                    let id = turns.write_policy(&org, &text, "cli", now_ms()).await?;
+                    println!("Written: org_policy updated (id: {id}).");
+                }
+                Some(PolicyAction::Retire { id }) => {
+                    let r = db.record(&org, id).await?;
+                    if r.scope != Scope::OrgPolicy {
+                        bail!("record {id} is not org policy");
+                    }
+                    turns.forget(&org, id, "cli", now_ms()).await?;
+                    println!("retired: org policy #{id}");
+                }
+            },
+            MemoryCommand::Export { user, markdown } => match (user, markdown) {
+                (Some(user), _) => {
+                    let v = turns.export_user(&org, &user, "cli", now_ms()).await?;
+                    println!("{}", serde_json::to_string_pretty(&v)?);
+                }
+                (None, Some(dir)) => {
+                    let n = turns.export_markdown(&org, &dir, "cli", now_ms()).await?;
+                    println!("wrote {n} file(s) under {}", dir.display());
+                }
+                (None, None) => bail!("export needs --user ID or --markdown DIR"),
+            },
+            MemoryCommand::Expire => {
+                let r = turns.expire(&org, now_ms()).await?;
+                println!("{}", serde_json::to_string(&r)?);
+            }
+            MemoryCommand::Archives { action } => match action {
+                None | Some(ArchiveAction::List) => {
+                    for a in db.archives(&org, None).await? {
+                        println!(
+                            "archive {:<4} {} {} – {} trust {}",
+                            a.id,
+                            a.conversation,
+                            date(a.started_at),
+                            date(a.ended_at),
+                            a.trust
+                        );
+                    }
+                }
+                Some(ArchiveAction::Show { id }) => {
+                    println!("{}", db.archive(&org, id).await?.markdown)
                 }
             },
         },

@@ -4,6 +4,7 @@
 use figment::providers::{Env, Format, Serialized, Toml};
 use figment::Figment;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -30,11 +31,42 @@ pub struct DiscordConfig {
 }
 
 /// The Teams outgoing webhook. Off unless a security token is set.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct TeamsConfig {
     /// The outgoing webhook's security token (base64), as Teams shows it.
     pub security_token: Option<String>,
+    /// Teams Workflows webhook ("Post to a channel when a webhook request is
+    /// received") that gets replies finished after the deadline.
+    pub workflows_url: Option<String>,
+    /// How long a request waits for the turn before acknowledging (Teams waits 5 s).
+    pub reply_deadline_ms: u64,
+    /// Teams tenant id → organisation; other tenants are `server.org`.
+    pub tenant_orgs: BTreeMap<String, String>,
+    /// Agent of `POST /teams` (no agent in the path); default `server.agent`.
+    pub agent: Option<String>,
+    /// Largest accepted webhook body; default `server.max_body_bytes`.
+    pub max_body_bytes: Option<usize>,
+    /// Workflows posts are tried at most this many times (429, 5xx, network errors).
+    pub workflows_attempts: u32,
+    /// Wait before the second Workflows attempt, doubling after each further one,
+    /// unless the endpoint sends `Retry-After`.
+    pub workflows_backoff_ms: u64,
+}
+
+impl Default for TeamsConfig {
+    fn default() -> Self {
+        TeamsConfig {
+            security_token: None,
+            workflows_url: None,
+            reply_deadline_ms: 4000,
+            tenant_orgs: BTreeMap::new(),
+            agent: None,
+            max_body_bytes: None,
+            workflows_attempts: 5,
+            workflows_backoff_ms: 500,
+        }
+    }
 }
 
 /// The web dashboard, served by the same HTTP server under `/dashboard`.
@@ -121,6 +153,10 @@ pub struct MemoryConfig {
     pub write_access: Vec<String>,
     /// Hours a "Remember this?" proposal waits for an answer.
     pub proposal_ttl_hours: i64,
+    /// Live history budget of a conversation, in messages; past it the oldest slice is trimmed.
+    pub history_budget_messages: usize,
+    /// Live history budget of a conversation, in characters.
+    pub history_budget_chars: usize,
     /// Retired setting: read only to warn that nothing uses it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quarantine_learned_facts: Option<bool>,
@@ -216,6 +252,8 @@ impl Default for MemoryConfig {
             auto_keep: false,
             write_access: Vec::new(),
             proposal_ttl_hours: 24,
+            history_budget_messages: 200,
+            history_budget_chars: 40_000,
             quarantine_learned_facts: None,
         }
     }
@@ -302,6 +340,12 @@ impl Config {
         if self.llm.provider != "offline" {
             return bad("llm.provider", "unknown provider (expected `offline`)");
         }
+        if self.memory.history_budget_messages < 2 || self.memory.history_budget_chars < 100 {
+            return bad(
+                "memory.history_budget_messages",
+                "history budgets must allow at least 2 messages and 100 characters",
+            );
+        }
         if self.memory.proposal_ttl_hours <= 0 {
             return bad("memory.proposal_ttl_hours", "must be positive");
         }
@@ -323,6 +367,46 @@ impl Config {
             return bad("server.listen", "not a socket address like 127.0.0.1:8080");
         }
         self.dashboard.validate()?;
+        self.validate_teams()?;
+        Ok(())
+    }
+
+    fn validate_teams(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: String| Err(ConfigError::Invalid(format!("{key}: {why}")));
+        let t = &self.teams;
+        if let Some(token) = &t.security_token {
+            if let Err(e) = adapters::teams::decode_security_token(token) {
+                return bad(
+                    "teams.security_token",
+                    format!(
+                        "{e} (paste the token Teams showed when the outgoing webhook was created)"
+                    ),
+                );
+            }
+        }
+        if let Some(url) = &t.workflows_url {
+            if !(url.starts_with("https://") || url.starts_with("http://")) {
+                return bad("teams.workflows_url", "must be an http(s) URL".into());
+            }
+        }
+        if t.reply_deadline_ms >= 5000 {
+            return bad(
+                "teams.reply_deadline_ms",
+                "must be below 5000: Teams stops waiting after 5 seconds".into(),
+            );
+        }
+        if t.workflows_attempts == 0 {
+            return bad("teams.workflows_attempts", "must be at least 1".into());
+        }
+        if t.max_body_bytes == Some(0) {
+            return bad("teams.max_body_bytes", "must be positive".into());
+        }
+        if let Some((tenant, _)) = t.tenant_orgs.iter().find(|(_, org)| org.trim().is_empty()) {
+            return bad(
+                &format!("teams.tenant_orgs.{tenant}"),
+                "organisation must not be empty".into(),
+            );
+        }
         Ok(())
     }
 

@@ -19,9 +19,54 @@ pub fn order_by_precedence(found: &mut [Retrieved]) {
     found.sort_by_key(|r| rank(r.record.scope));
 }
 
+/// An agent note that an org policy record on the same subject overrides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overridden {
+    pub note: i64,
+    pub policy: i64,
+}
+
+/// Org policy wins over agent_notes on the same subject: the note leaves the
+/// context and the override is recorded so the prompt can say so.
+pub fn apply_policy_overrides(found: &mut Vec<Retrieved>) -> Vec<Overridden> {
+    let policies: Vec<(String, i64)> = found
+        .iter()
+        .filter(|r| r.record.scope == Scope::OrgPolicy)
+        .map(|r| (r.record.subject.clone(), r.record.id))
+        .collect();
+    let mut out = Vec::new();
+    found.retain(|r| {
+        if r.record.scope != Scope::AgentNotes {
+            return true;
+        }
+        match policies
+            .iter()
+            .find(|(subject, _)| *subject == r.record.subject)
+        {
+            Some((_, policy)) => {
+                out.push(Overridden {
+                    note: r.record.id,
+                    policy: *policy,
+                });
+                false
+            }
+            None => true,
+        }
+    });
+    out
+}
+
 /// The prompt a model responder reads: the system policy, then each record as
 /// data, sanitised again at injection.
-pub fn assemble(org: &str, agent: &str, principal: &Principal, found: &[Retrieved]) -> String {
+/// `previous` are summaries of trimmed slices of this conversation, newest first.
+pub fn assemble(
+    org: &str,
+    agent: &str,
+    principal: &Principal,
+    found: &[Retrieved],
+    overridden: &[Overridden],
+    previous: &[String],
+) -> String {
     let role = match principal {
         Principal::Human { role, .. } => role.as_str().to_string(),
         Principal::System(s) => format!("{} (automated run, not a person)", s.as_str()),
@@ -32,6 +77,18 @@ pub fn assemble(org: &str, agent: &str, principal: &Principal, found: &[Retrieve
         .replace("{agent}", agent)
         .replace("{org}", org)
         .replace("{role}", &role);
+    if !previous.is_empty() {
+        out.push_str("\nPREVIOUS CONTEXT (summaries of earlier parts of this conversation):");
+        for p in previous.iter().rev() {
+            out.push_str(&format!("\n- {}", sanitize(p)));
+        }
+    }
+    for o in overridden {
+        out.push_str(&format!(
+            "\nOVERRIDDEN: agent note {} conflicts with org policy {}; follow the policy.",
+            o.note, o.policy
+        ));
+    }
     for r in found {
         out.push_str(&format!(
             "\n<<<memory:{} {}: {}>>>",

@@ -24,6 +24,7 @@ pub fn app(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .route("/api/v1/messages", post(post_message))
         .merge(crate::dashboard::router(state.turns.config()))
+        .merge(crate::teams::routes(&state.turns))
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)
 }

@@ -4,9 +4,13 @@ pub mod cli;
 pub mod config;
 pub mod context;
 pub mod dashboard;
+pub mod export;
 pub mod http;
+pub mod jobs;
+pub mod lifecycle;
 pub mod llm;
 pub mod replay;
+pub mod teams;
 pub mod turn;
 
 pub use config::Config;

@@ -7,7 +7,7 @@ use crate::Config;
 use adapters::{ConversationKind, Inbound};
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 use memory::store::RecordFilter;
-use memory::{Db, MemoryRecord, Principal, Revision, Role, Status, SystemPrincipal};
+use memory::{Db, MemoryRecord, Principal, Revision, Role, SystemPrincipal};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, thiserror::Error)]
@@ -29,10 +29,7 @@ enum Event {
     Msg(MsgEvent),
     System(SystemEvent),
     Tool(ToolEvent),
-    // Parsed so a transcript names them correctly; refused until trimming lands.
-    #[allow(dead_code)]
     Trim(ConversationEvent),
-    #[allow(dead_code)]
     Relearn(ConversationEvent),
     Undo(UndoEvent),
     Review(ReviewEvent),
@@ -98,7 +95,6 @@ struct ToolEvent {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)] // validated only, until trimming lands
 struct ConversationEvent {
     conversation: String,
     org: Option<String>,
@@ -230,11 +226,6 @@ fn parse(input: &str) -> Result<Vec<(usize, Event)>, ReplayError> {
             }
             Event::Review(r) if r.confirm.is_some() == r.reject.is_some() => {
                 return Err(bad("review needs exactly one of confirm or reject"))
-            }
-            Event::Trim(_) | Event::Relearn(_) => {
-                return Err(bad(
-                    "trim and relearn events are not supported by this build yet",
-                ))
             }
             _ => {}
         }
@@ -388,38 +379,37 @@ async fn replay_events(
                     (_, Some(id)) => (id, false),
                     _ => continue,
                 };
-                let rec = turns.db().record(&org, id).await?;
-                if rec.status != Status::Unverified {
+                if let Err(reason) = turns.review(&org, id, confirm, "replay", at).await? {
+                    return Err(ReplayError::Line { line, reason });
+                }
+            }
+            Event::Trim(t) => {
+                let org = org_of(&t.org);
+                let at = tick(&None).timestamp_millis();
+                turns
+                    .trim_now(&org, &agent_of(&t.agent), &t.conversation, at)
+                    .await?;
+                orgs.push(org);
+            }
+            Event::Relearn(t) => {
+                let org = org_of(&t.org);
+                let at = tick(&None).timestamp_millis();
+                let agent = agent_of(&t.agent);
+                let archives = turns.db().archives(&org, Some(&t.conversation)).await?;
+                if archives.is_empty() {
                     return Err(ReplayError::Line {
                         line,
-                        reason: format!("record {id} is {}, not unverified", rec.status.as_str()),
+                        reason: format!(
+                            "conversation {} has no archive to relearn (trim it first)",
+                            t.conversation
+                        ),
                     });
                 }
-                if confirm {
-                    turns
-                        .db()
-                        .activate(&org, id, "confirm", &format!("review:{id}"), at)
-                        .await?;
-                } else {
-                    turns.db().set_status(&org, id, Status::Rejected).await?;
+                for a in archives.into_iter().filter(|a| a.agent == agent) {
+                    turns.relearn(&org, a.id, "replay", at).await?;
                 }
-                turns
-                    .db()
-                    .audit(
-                        &org,
-                        "replay",
-                        if confirm {
-                            "review.confirm"
-                        } else {
-                            "review.reject"
-                        },
-                        &format!("record:{id}"),
-                        "",
-                        at,
-                    )
-                    .await?;
+                orgs.push(org);
             }
-            Event::Trim(_) | Event::Relearn(_) => {}
         }
     }
     orgs.sort();

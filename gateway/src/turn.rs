@@ -41,6 +41,9 @@ const SLOW_DOWN: &str =
 const IDENTITY_UNAVAILABLE: &str = "I can't check who you are right now, so I won't act on this message. Please try again shortly.";
 const PAIR_HINT: &str =
     "Hi! I don't know you yet. Send /pair to request access; an administrator will approve it.";
+/// Kinds a person may promote from the individual to the person tier (ADR-0033).
+pub const PROMOTABLE_KINDS: &[&str] = &["preference", "vocabulary", "rubric_adjustment"];
+const POLICY_ADMIN_ONLY: &str = "Only administrators can set organisation policy with @policy:.";
 const NOTES_ADMIN_ONLY: &str =
     "Only administrators can teach the agent with @notes:. To keep something for yourself, say \"remember that …\".";
 
@@ -125,10 +128,10 @@ struct ReplyParts {
 }
 
 pub struct TurnLoop {
-    db: Db,
+    pub(crate) db: Db,
     pairing: Pairing,
-    cfg: Arc<Config>,
-    policy: PolicySettings,
+    pub(crate) cfg: Arc<Config>,
+    pub(crate) policy: PolicySettings,
     extractor: Arc<dyn Extractor>,
     responder: Arc<dyn Responder>,
     limits: RateLimits,
@@ -334,6 +337,11 @@ impl TurnLoop {
                 })
                 .await?;
         }
+        // 10. Trim when the history passes its budget. A failed trim loses nothing:
+        // the slice stays live and is tried again on the next turn.
+        if let Err(e) = self.trim_if_over_budget(msg, &turn.principal, now).await {
+            tracing::error!(error = %e, conversation = %msg.conversation, "trim failed");
+        }
         Ok(replies)
     }
 
@@ -408,7 +416,27 @@ impl TurnLoop {
             return Ok(vec![reply]);
         }
         let mut parts = ReplyParts::default();
-        // 7. @notes: teaches the agent, admins only.
+        // 7. @policy: sets org-wide policy memory, @notes: teaches the agent; admins only.
+        if let Some(policy) = strip_ci(text, "@policy:") {
+            let Principal::Human {
+                user_id,
+                role: Role::Admin,
+                ..
+            } = &t.principal
+            else {
+                return Ok(vec![t.reply(POLICY_ADMIN_ONLY)]);
+            };
+            let content = sanitize(policy);
+            if content.is_empty() {
+                return Ok(vec![
+                    t.reply("An @policy: directive needs some text after it.")
+                ]);
+            }
+            let id = self.write_policy(t.org(), &content, user_id, t.now).await?;
+            return Ok(vec![
+                t.reply(format!("Written: org_policy updated (id: {id})."))
+            ]);
+        }
         if let Some(note) = strip_ci(text, "@notes:") {
             if !t.principal.is_human_admin() {
                 return Ok(vec![t.reply(NOTES_ADMIN_ONLY)]);
@@ -419,18 +447,7 @@ impl TurnLoop {
                     t.reply("An @notes: directive needs some text after it.")
                 ]);
             }
-            let extracted = self.extract(&content).await;
-            let (kind, subject) = extracted
-                .into_iter()
-                .find(|c| c.channel == ItemChannel::Operational)
-                .map(|c| (c.kind, c.subject))
-                .unwrap_or_else(|| ("note".into(), format!("note:{}", terms(&content).join(" "))));
-            let item = Candidate {
-                channel: ItemChannel::Operational,
-                kind,
-                subject,
-                content,
-            };
+            let item = self.operational_item(&content).await;
             self.route(t, &[item], Origin::Explicit, &mut parts).await?;
             return Ok(vec![self.render(t, parts)]);
         }
@@ -442,7 +459,6 @@ impl TurnLoop {
             t.principal,
             Principal::Unpaired | Principal::System(SystemPrincipal::Webhook)
         );
-        let mut tasks = 0;
         if !skip_extraction {
             let (items, origin) = match explicit {
                 Some(rest) => {
@@ -471,23 +487,22 @@ impl TurnLoop {
                 }
                 None => (self.extract(text).await, Origin::Implicit),
             };
-            tasks = items
+            let tasks = items
                 .iter()
                 .filter(|c| c.channel == ItemChannel::Task)
                 .count();
-            let stored_items = items.len() - tasks;
             self.route(t, &items, origin, &mut parts).await?;
-            if stored_items > 0 && tasks == 0 {
+            // A statement is answered by its receipt, note or question; a request by memory.
+            if tasks == 0 && !items.is_empty() {
                 return Ok(vec![self.render(t, parts)]);
             }
         }
         // 9. Answer from memory.
-        let _ = tasks;
         parts.answer = Some(self.answer(t, text).await?);
         Ok(vec![self.render(t, parts)])
     }
 
-    async fn extract(&self, text: &str) -> Vec<Candidate> {
+    pub(crate) async fn extract(&self, text: &str) -> Vec<Candidate> {
         match self.extractor.extract(text).await {
             Ok(items) => items,
             Err(e) => {
@@ -562,7 +577,12 @@ impl TurnLoop {
                         parts.question.push(rec.content.clone());
                         parts.batch = Some(t.message_id);
                     } else {
-                        let id = self.db.insert_record(&rec).await?;
+                        // Saying a live note again re-affirms that record (vetoes still hold)
+                        // rather than writing a duplicate.
+                        let id = match self.db.find_same(&rec, &[Status::Active]).await? {
+                            Some(existing) if status == Status::Active => existing,
+                            _ => self.db.insert_record(&rec).await?,
+                        };
                         if status == Status::Active {
                             self.db
                                 .activate(
@@ -620,12 +640,31 @@ impl TurnLoop {
         };
         let mut found = self.db.retrieve(&scope, &terms(text), 10).await?;
         context::order_by_precedence(&mut found);
-        let prompt = context::assemble(t.org(), t.agent(), &t.principal, &found);
+        let overridden = context::apply_policy_overrides(&mut found);
+        let previous: Vec<String> = self
+            .db
+            .archives(t.org(), Some(&t.msg.conversation))
+            .await?
+            .into_iter()
+            .filter(|a| a.agent == t.agent())
+            .rev()
+            .take(3)
+            .map(|a| a.summary)
+            .collect();
+        let prompt = context::assemble(
+            t.org(),
+            t.agent(),
+            &t.principal,
+            &found,
+            &overridden,
+            &previous,
+        );
         let ctx = ReplyContext {
             principal: &t.principal,
             text,
             memory: &found,
             shared: t.shared(),
+            overridden: &overridden,
             prompt: &prompt,
         };
         Ok(match self.responder.respond(&ctx).await {
@@ -737,14 +776,40 @@ impl TurnLoop {
                 );
             }
             if own.is_empty() {
-                return Ok(Some("I don't remember anything about you yet.".into()));
+                let viewed = self.viewed_by(t.org(), user).await?;
+                return Ok(Some(format!(
+                    "I don't remember anything about you yet.{viewed}"
+                )));
             }
             let mut out = String::from("Here is what I remember about you:");
             for r in own {
-                out.push_str(&format!("\n- [{}] {}", r.id, sanitize(&r.content)));
+                let tier = if r.scope == Scope::Person {
+                    " (everywhere in the org)"
+                } else {
+                    ""
+                };
+                out.push_str(&format!("\n- [{}] {}{tier}", r.id, sanitize(&r.content)));
             }
-            out.push_str("\nSay /forget <id> to delete one.");
+            out.push_str("\nSay /forget <id> to delete one, or /promote <id> to use a preference with every agent.");
+            out.push_str(&self.viewed_by(t.org(), user).await?);
             return Ok(Some(out));
+        }
+        if first == "/promote" {
+            let Some(user) = t.principal.user_id() else {
+                return Ok(Some("I keep no memory for unpaired senders.".into()));
+            };
+            let Some(id) = words
+                .get(1)
+                .and_then(|w| w.trim_start_matches('#').parse::<i64>().ok())
+            else {
+                return Ok(Some("Usage: /promote <id> (see /memory for ids).".into()));
+            };
+            return Ok(Some(match self.promote(t.org(), user, id, t.now).await? {
+                Ok(()) => format!(
+                    "Promoted: record {id} now applies with every agent of the organisation."
+                ),
+                Err(reason) => reason,
+            }));
         }
         if first == "/forget" {
             let Some(user) = t.principal.user_id() else {
@@ -783,6 +848,67 @@ impl TurnLoop {
             return Ok(Some(format!("Forgotten: record {id} is deleted.")));
         }
         Ok(None)
+    }
+
+    /// "Viewed by <name> on <date>." for each time an admin opened this person's memory.
+    async fn viewed_by(&self, org: &str, user: &str) -> Result<String> {
+        let mut out = String::new();
+        for e in self.db.audit_about(org, "memory.view", user).await? {
+            let name = match self.pairing.user(org, &e.actor).await {
+                Ok(u) => u.name,
+                Err(_) => e.actor.clone(),
+            };
+            let date = chrono::DateTime::from_timestamp_millis(e.at)
+                .map(|d| d.format("%Y-%m-%d").to_string())
+                .unwrap_or_default();
+            out.push_str(&format!("\nViewed by {name} on {date}."));
+        }
+        Ok(out)
+    }
+
+    /// Promote one's own individual record to the person tier. Only how the
+    /// person likes to work travels: other kinds are `kind_not_promotable`.
+    pub async fn promote(
+        &self,
+        org: &str,
+        user: &str,
+        id: i64,
+        at: i64,
+    ) -> Result<std::result::Result<(), String>> {
+        let rec = match self.db.record(org, id).await {
+            Ok(r) => r,
+            Err(StoreError::NotFound(_)) => return Ok(Err(format!("You have no record {id}."))),
+            Err(e) => return Err(e.into()),
+        };
+        if rec.owner.as_deref() != Some(user)
+            || rec.scope != Scope::Personal
+            || rec.status != Status::Active
+        {
+            return Ok(Err(format!(
+                "You have no individual record {id} to promote."
+            )));
+        }
+        if !PROMOTABLE_KINDS.contains(&rec.kind.as_str()) {
+            return Ok(Err(format!(
+                "kind_not_promotable: record {id} is a {} record; only preference, vocabulary and rubric_adjustment records can be promoted.",
+                rec.kind
+            )));
+        }
+        // Promotion crosses agents: the text passes the sanitiser again.
+        self.db
+            .move_to_person_tier(org, id, &sanitize(&rec.content))
+            .await?;
+        self.db
+            .audit(
+                org,
+                user,
+                "memory.promote",
+                &format!("record:{id}"),
+                &rec.kind,
+                at,
+            )
+            .await?;
+        Ok(Ok(()))
     }
 
     async fn pair_command(&self, t: &Turn<'_>, args: &[&str]) -> Result<String> {
@@ -840,6 +966,58 @@ impl TurnLoop {
         }
     }
 
+    /// Kind and subject for an explicit operational text (`@notes:`, `@policy:`,
+    /// `memory_write`): the extractor's label when it has one, else a note keyed by its words.
+    async fn operational_item(&self, content: &str) -> Candidate {
+        let (kind, subject) = self
+            .extract(content)
+            .await
+            .into_iter()
+            .find(|c| c.channel != ItemChannel::Task)
+            .map(|c| (c.kind, c.subject))
+            .unwrap_or_else(|| ("note".into(), format!("note:{}", terms(content).join(" "))));
+        Candidate {
+            channel: ItemChannel::Operational,
+            kind,
+            subject,
+            content: content.to_string(),
+        }
+    }
+
+    /// Write org-wide policy memory. Callers check that `actor` is an admin
+    /// (chat) or an operator (CLI, dashboard); nothing learned ever lands here.
+    pub async fn write_policy(&self, org: &str, text: &str, actor: &str, at: i64) -> Result<i64> {
+        let content = sanitize(text);
+        let item = self.operational_item(&content).await;
+        let id = self
+            .db
+            .insert_record(&NewRecord {
+                org: org.into(),
+                agent: memory::ANY_AGENT.into(),
+                scope: Scope::OrgPolicy,
+                owner: None,
+                subject: item.subject,
+                kind: "policy".into(),
+                content,
+                status: Status::Active,
+                source: format!("policy:{actor}"),
+                said_at: at,
+                recorded_at: at,
+                expires_at: None,
+                conversation: None,
+                batch: None,
+                author: Some(actor.to_string()),
+            })
+            .await?;
+        self.db
+            .activate(org, id, "live", &format!("policy:{id}"), at)
+            .await?;
+        self.db
+            .audit(org, actor, "policy.add", &format!("record:{id}"), "", at)
+            .await?;
+        Ok(id)
+    }
+
     /// The `memory_write` tool: an explicit write with a named scope.
     /// Returns the receipt, or the refusal saying where the item may go.
     pub async fn memory_write(
@@ -864,12 +1042,7 @@ impl TurnLoop {
         if content.is_empty() {
             return Ok(Err("memory_write needs content".into()));
         }
-        let extracted = self.extract(&content).await;
-        let (kind, subject) = extracted
-            .into_iter()
-            .find(|c| c.channel != ItemChannel::Task)
-            .map(|c| (c.kind, c.subject))
-            .unwrap_or_else(|| ("note".into(), format!("note:{}", terms(&content).join(" "))));
+        let Candidate { kind, subject, .. } = self.operational_item(&content).await;
         let author = match principal {
             Principal::Human { user_id, .. } => Some(user_id.clone()),
             Principal::System(s) => Some(s.as_str().to_string()),

@@ -187,3 +187,68 @@ fn serve_starts_on_defaults_and_answers_healthz() {
     assert!(resp.contains("\"ok\""));
     assert!(dir.path().join("steward.db").exists());
 }
+
+#[test]
+fn revisions_undo_brings_the_record_back_into_the_next_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    chat(
+        d,
+        "admin",
+        "@notes: The daily report uses example_a\n@notes: The daily report uses example_b\n",
+    );
+    let before = chat(d, "admin", "produce the daily report\n");
+    assert!(
+        before.contains("example_b") && !before.contains("example_a"),
+        "{before}"
+    );
+    let listed = String::from_utf8(
+        steward(d)
+            .args(["memory", "revisions"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(
+        listed.contains("rev 1") && listed.contains("subject_rule"),
+        "{listed}"
+    );
+    let undo = steward(d)
+        .args(["memory", "revisions", "undo", "1"])
+        .output()
+        .unwrap();
+    assert!(undo.status.success());
+    assert!(String::from_utf8_lossy(&undo.stdout).contains("record #1 is back"));
+    let again = steward(d)
+        .args(["memory", "revisions", "undo", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("already undone"),
+        "undo is idempotent"
+    );
+    let after = chat(d, "admin", "produce the daily report\n");
+    assert!(after.contains("example_a"), "{after}");
+    let audit = steward(d)
+        .args(["memory", "revisions", "undo", "--run", "no-such-run"])
+        .output()
+        .unwrap();
+    assert!(!audit.status.success(), "an unknown run is an error");
+}
+
+#[test]
+fn a_retired_setting_warns_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("steward.toml"),
+        "[memory]\nquarantine_learned_facts = true\n",
+    )
+    .unwrap();
+    let out = steward(dir.path())
+        .args(["pairing", "list"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("quarantine_learned_facts is retired"));
+}

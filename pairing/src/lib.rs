@@ -57,6 +57,8 @@ pub struct User {
     pub name: String,
     pub role: Role,
     pub status: String,
+    /// Last change (pairing, role change, revocation), ms since the epoch.
+    pub updated_at: i64,
 }
 
 /// A pending or decided pairing request.
@@ -112,6 +114,7 @@ fn user_from(row: &sqlx::any::AnyRow) -> Result<User> {
             .parse()
             .map_err(|e: memory::UnknownRole| StoreError::Corrupt(e.to_string()))?,
         status: row.try_get("status")?,
+        updated_at: row.try_get("updated_at")?,
     })
 }
 
@@ -140,7 +143,7 @@ impl Pairing {
     /// The active paired user behind a stored channel identity, if any.
     pub async fn resolve(&self, org: &str, stored_id: &str) -> Result<Option<User>> {
         let row = sqlx::query(
-            "SELECT u.org, u.user_id, u.name, u.role, u.status FROM identities i JOIN users u ON u.org = i.org AND u.user_id = i.user_id \
+            "SELECT u.org, u.user_id, u.name, u.role, u.status, u.updated_at FROM identities i JOIN users u ON u.org = i.org AND u.user_id = i.user_id \
              WHERE i.org = $1 AND i.stored_id = $2 AND u.status = 'active'",
         )
         .bind(org)
@@ -152,7 +155,7 @@ impl Pairing {
 
     pub async fn user(&self, org: &str, user_id: &str) -> Result<User> {
         let row = sqlx::query(
-            "SELECT org, user_id, name, role, status FROM users WHERE org = $1 AND user_id = $2",
+            "SELECT org, user_id, name, role, status, updated_at FROM users WHERE org = $1 AND user_id = $2",
         )
         .bind(org)
         .bind(user_id)
@@ -166,7 +169,7 @@ impl Pairing {
 
     pub async fn users(&self, org: &str) -> Result<Vec<User>> {
         let rows = sqlx::query(
-            "SELECT org, user_id, name, role, status FROM users WHERE org = $1 ORDER BY user_id",
+            "SELECT org, user_id, name, role, status, updated_at FROM users WHERE org = $1 ORDER BY user_id",
         )
         .bind(org)
         .fetch_all(self.db.pool())
@@ -516,7 +519,7 @@ impl Pairing {
     /// The organisation and active user an API key is bound to.
     pub async fn api_key_user(&self, key: &str) -> Result<Option<User>> {
         let row = sqlx::query(
-            "SELECT u.org, u.user_id, u.name, u.role, u.status FROM api_keys k JOIN users u ON u.org = k.org AND u.user_id = k.user_id \
+            "SELECT u.org, u.user_id, u.name, u.role, u.status, u.updated_at FROM api_keys k JOIN users u ON u.org = k.org AND u.user_id = k.user_id \
              WHERE k.key_hash = $1 AND u.status = 'active'",
         )
         .bind(hash_key(key))

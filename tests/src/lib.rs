@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex};
 use steward::llm::{Extractor, Responder};
 use steward::{Config, TurnLoop};
 
+pub mod teams_signer;
+
 /// The PostgreSQL server the storage suite runs against, from `STEWARD_TEST_POSTGRES_URL`.
 /// Without it the PostgreSQL half is skipped locally, and fails under CI.
 pub fn postgres_url() -> Option<String> {
@@ -80,6 +82,16 @@ impl Harness {
         responder: Arc<dyn Responder>,
     ) -> Harness {
         let db = Db::in_memory().await.expect("in-memory db");
+        Harness::from_loop(TurnLoop::new(db, Arc::new(cfg), extractor, responder))
+    }
+
+    /// A loop with a custom model on a given database.
+    pub fn on_with_model(
+        db: Db,
+        cfg: Config,
+        extractor: Arc<dyn Extractor>,
+        responder: Arc<dyn Responder>,
+    ) -> Harness {
         Harness::from_loop(TurnLoop::new(db, Arc::new(cfg), extractor, responder))
     }
 
@@ -195,4 +207,43 @@ pub fn join(replies: Vec<Reply>) -> String {
         .map(|r| r.text)
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The databases a "both databases" test runs on: in-memory SQLite, and a
+/// fresh PostgreSQL schema when the test server is configured.
+pub async fn both_dbs() -> Vec<(&'static str, Db)> {
+    let mut v = vec![("sqlite", Db::in_memory().await.expect("sqlite"))];
+    if let Some(pg) = postgres_db().await {
+        v.push(("postgres", pg));
+    }
+    v
+}
+
+/// Records every text an extractor is given, and every prompt a responder reads.
+#[derive(Default)]
+pub struct Recorder {
+    pub extracted: Mutex<Vec<String>>,
+    pub prompts: Mutex<Vec<String>>,
+}
+
+#[async_trait::async_trait]
+impl Extractor for Recorder {
+    async fn extract(&self, text: &str) -> Result<Vec<memory::Candidate>, steward::llm::LlmError> {
+        self.extracted.lock().expect("lock").push(text.to_string());
+        Ok(steward::llm::offline::extract(text))
+    }
+}
+
+#[async_trait::async_trait]
+impl Responder for Recorder {
+    async fn respond(
+        &self,
+        ctx: &steward::llm::ReplyContext<'_>,
+    ) -> Result<String, steward::llm::LlmError> {
+        self.prompts
+            .lock()
+            .expect("lock")
+            .push(ctx.prompt.to_string());
+        Ok(steward::llm::offline::respond(ctx))
+    }
 }

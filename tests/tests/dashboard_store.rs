@@ -1,5 +1,5 @@
 //! The store functions the dashboard uses, on SQLite and PostgreSQL alike:
-//! the generated admin token, sessions, browsing, people, review, revisions.
+//! the generated admin token, sessions, browsing, people, revisions.
 
 use memory::store::{BrowseFilter, DashboardSession};
 use memory::{Backend, Db, NewRecord, Scope, Status};
@@ -35,7 +35,6 @@ on_both!(
     sessions_expire_and_belong_to_one_org,
     browsing_filters_by_scope_owner_status_and_text_newest_first,
     people_with_personal_memory_are_counted,
-    review_touches_only_unverified_records,
     recent_revisions_come_newest_first,
 );
 
@@ -361,140 +360,6 @@ async fn people_with_personal_memory_are_counted(db: Db) {
     assert_eq!(
         db.personal_owners("o").await.unwrap(),
         vec![("discord:1".to_string(), 2), ("discord:2".to_string(), 0)]
-    );
-}
-
-async fn review_touches_only_unverified_records(db: Db) {
-    let live = db
-        .insert_record(&rec(
-            "o",
-            Scope::AgentNotes,
-            None,
-            "vpn",
-            "vpn1",
-            Status::Pending,
-            1,
-        ))
-        .await
-        .unwrap();
-    db.activate("o", live, "live", "t", 1).await.unwrap();
-    let quarantined = db
-        .insert_record(&rec(
-            "o",
-            Scope::AgentNotes,
-            None,
-            "vpn",
-            "vpn2",
-            Status::Unverified,
-            2,
-        ))
-        .await
-        .unwrap();
-    let other = db
-        .insert_record(&rec(
-            "o",
-            Scope::AgentNotes,
-            None,
-            "printer",
-            "floor 9",
-            Status::Unverified,
-            3,
-        ))
-        .await
-        .unwrap();
-    let pending = db
-        .insert_record(&rec(
-            "o",
-            Scope::AgentNotes,
-            None,
-            "wifi",
-            "hunter2",
-            Status::Pending,
-            4,
-        ))
-        .await
-        .unwrap();
-    // Not unverified, or another org's: nothing happens.
-    assert_eq!(
-        db.confirm_unverified("o", pending, "admin", 10)
-            .await
-            .unwrap(),
-        None
-    );
-    assert!(!db
-        .reject_unverified("o", pending, "admin", 10)
-        .await
-        .unwrap());
-    assert_eq!(
-        db.confirm_unverified("x", quarantined, "admin", 10)
-            .await
-            .unwrap(),
-        None
-    );
-    assert!(!db.reject_unverified("x", other, "admin", 10).await.unwrap());
-    assert_eq!(
-        db.confirm_unverified("o", 424242, "admin", 10)
-            .await
-            .unwrap(),
-        None
-    );
-    assert_eq!(
-        db.record("o", pending).await.unwrap().status,
-        Status::Pending
-    );
-    // Confirm: active under the subject rule, cause `confirm`.
-    let s = db
-        .confirm_unverified("o", quarantined, "admin", 10)
-        .await
-        .unwrap()
-        .expect("confirmed");
-    assert_eq!(s.retired, vec![live]);
-    assert_eq!(
-        db.record("o", quarantined).await.unwrap().status,
-        Status::Active
-    );
-    assert_eq!(
-        db.record("o", live).await.unwrap().status,
-        Status::Superseded
-    );
-    let rev = &db.revisions("o").await.unwrap()[0];
-    assert_eq!(
-        (rev.replacing_id, rev.cause.as_str()),
-        (quarantined, "confirm")
-    );
-    assert_eq!(
-        db.confirm_unverified("o", quarantined, "admin", 11)
-            .await
-            .unwrap(),
-        None,
-        "once"
-    );
-    // Reject.
-    assert!(db.reject_unverified("o", other, "admin", 12).await.unwrap());
-    assert_eq!(
-        db.record("o", other).await.unwrap().status,
-        Status::Rejected
-    );
-    assert!(
-        !db.reject_unverified("o", other, "admin", 13).await.unwrap(),
-        "once"
-    );
-    let audit: Vec<(String, String)> = db
-        .audit_log("o", 10)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|e| (e.action, e.target))
-        .collect();
-    assert_eq!(
-        audit,
-        vec![
-            ("memory.reject".to_string(), format!("record:{other}")),
-            (
-                "memory.confirm".to_string(),
-                format!("record:{quarantined}")
-            ),
-        ]
     );
 }
 

@@ -48,6 +48,8 @@ pub enum DashError {
     Store(#[from] memory::StoreError),
     #[error(transparent)]
     Pairing(#[from] pairing::PairingError),
+    #[error(transparent)]
+    Turn(#[from] crate::turn::TurnError),
 }
 
 impl IntoResponse for DashError {

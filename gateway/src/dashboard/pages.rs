@@ -825,38 +825,31 @@ pub struct IdForm {
     id: i64,
 }
 
+/// `review_learned` from the review queue: the turn loop's review (subject
+/// rule, time, vetoes; audited), with the admin as actor.
+async fn review_action(state: &AppState, jar: CookieJar, id: i64, confirm: bool) -> Page {
+    let outcome = state
+        .turns
+        .review(org(state), id, confirm, BUILT_IN_ADMIN, now_ms())
+        .await?;
+    let (ok, text) = match outcome {
+        Ok(done) => (true, done),
+        Err(refused) => (false, refused),
+    };
+    let mut chars = text.chars();
+    let text = chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect::<String>())
+        .unwrap_or_default();
+    Ok(done(jar, ok, format!("{text}."), "/dashboard/review"))
+}
+
 pub async fn review_confirm(
     State(state): State<AppState>,
     jar: CookieJar,
     CsrfForm { form, .. }: CsrfForm<IdForm>,
 ) -> Page {
-    let to = "/dashboard/review";
-    let id = form.id;
-    let done_with = match state
-        .turns
-        .db()
-        .confirm_unverified(org(&state), id, BUILT_IN_ADMIN, now_ms())
-        .await?
-    {
-        None => (false, format!("Record #{id} is not waiting for review.")),
-        Some(s) => {
-            let mut text = format!("Confirmed: record #{id} is active.");
-            if !s.retired.is_empty() {
-                let ids: Vec<String> = s.retired.iter().map(|r| format!("#{r}")).collect();
-                text = format!(
-                    "Confirmed: record #{id} is active and retired {}.",
-                    ids.join(", ")
-                );
-            }
-            if let Some(newer) = s.superseded_by {
-                text = format!(
-                    "Confirmed: record #{id} is history; a newer value (#{newer}) is live."
-                );
-            }
-            (true, text)
-        }
-    };
-    Ok(done(jar, done_with.0, done_with.1, to))
+    review_action(&state, jar, form.id, true).await
 }
 
 pub async fn review_reject(
@@ -864,23 +857,7 @@ pub async fn review_reject(
     jar: CookieJar,
     CsrfForm { form, .. }: CsrfForm<IdForm>,
 ) -> Page {
-    let to = "/dashboard/review";
-    let id = form.id;
-    let rejected = state
-        .turns
-        .db()
-        .reject_unverified(org(&state), id, BUILT_IN_ADMIN, now_ms())
-        .await?;
-    Ok(if rejected {
-        done(jar, true, format!("Rejected: record #{id}."), to)
-    } else {
-        done(
-            jar,
-            false,
-            format!("Record #{id} is not waiting for review."),
-            to,
-        )
-    })
+    review_action(&state, jar, form.id, false).await
 }
 
 // ---------------------------------------------------------------- revisions

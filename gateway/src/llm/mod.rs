@@ -29,6 +29,8 @@ pub struct ReplyContext<'a> {
     pub memory: &'a [Retrieved],
     /// A group thread: no citations of personal memory.
     pub shared: bool,
+    /// Agent notes left out because org policy on their subject wins.
+    pub overridden: &'a [crate::context::Overridden],
     /// The assembled prompt (system policy plus memory as data), for model responders.
     pub prompt: &'a str,
 }

@@ -374,7 +374,20 @@ pub fn respond(ctx: &ReplyContext<'_>) -> String {
             }
         })
         .collect();
-    lines.join("\n")
+    let mut out = lines.join("\n");
+    for o in ctx.overridden {
+        if ctx
+            .memory
+            .iter()
+            .any(|r| r.record.id == o.policy && r.hits == best)
+        {
+            out.push_str(&format!(
+                "\n(Organisation policy {} overrides agent note {}.)",
+                o.policy, o.note
+            ));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

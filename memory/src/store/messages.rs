@@ -16,6 +16,25 @@ pub struct NewMessage<'a> {
     pub said_at: i64,
 }
 
+const COLUMNS: &str =
+    "id, org, agent, channel, conversation, conversation_kind, author, sender, sender_role, text, said_at";
+
+fn message(r: &sqlx::any::AnyRow) -> Result<StoredMessage> {
+    Ok(StoredMessage {
+        id: col(r, "id")?,
+        org: col(r, "org")?,
+        agent: col(r, "agent")?,
+        channel: col(r, "channel")?,
+        conversation: col(r, "conversation")?,
+        conversation_kind: col(r, "conversation_kind")?,
+        author: col(r, "author")?,
+        sender: col(r, "sender")?,
+        sender_role: col(r, "sender_role")?,
+        text: col(r, "text")?,
+        said_at: col(r, "said_at")?,
+    })
+}
+
 impl Db {
     /// Record a platform message id; false when it was seen before (a redelivery).
     pub async fn mark_seen(
@@ -64,31 +83,52 @@ impl Db {
         agent: &str,
         conversation: &str,
     ) -> Result<Vec<StoredMessage>> {
-        let rows = sqlx::query(
-            "SELECT id, org, agent, channel, conversation, conversation_kind, author, sender, sender_role, text, said_at \
-             FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0 ORDER BY id",
-        )
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0 ORDER BY id"
+        ))
         .bind(org)
         .bind(agent)
         .bind(conversation)
         .fetch_all(self.pool())
         .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(StoredMessage {
-                    id: col(r, "id")?,
-                    org: col(r, "org")?,
-                    agent: col(r, "agent")?,
-                    channel: col(r, "channel")?,
-                    conversation: col(r, "conversation")?,
-                    conversation_kind: col(r, "conversation_kind")?,
-                    author: col(r, "author")?,
-                    sender: col(r, "sender")?,
-                    sender_role: col(r, "sender_role")?,
-                    text: col(r, "text")?,
-                    said_at: col(r, "said_at")?,
-                })
-            })
-            .collect()
+        rows.iter().map(message).collect()
+    }
+
+    /// Size of a conversation's live history: (messages, characters).
+    pub async fn live_size(
+        &self,
+        org: &str,
+        agent: &str,
+        conversation: &str,
+    ) -> Result<(i64, i64)> {
+        let (n, chars): (i64, i64) = sqlx::query_as(
+            "SELECT COUNT(*), COALESCE(SUM(LENGTH(text)), 0) FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0",
+        )
+        .bind(org)
+        .bind(agent)
+        .bind(conversation)
+        .fetch_one(self.pool())
+        .await?;
+        Ok((n, chars))
+    }
+
+    /// Messages of an org matching `condition` on `$2`, oldest first.
+    pub(crate) async fn messages_where<T>(
+        &self,
+        org: &str,
+        condition: &str,
+        value: T,
+    ) -> Result<Vec<StoredMessage>>
+    where
+        T: for<'q> sqlx::Encode<'q, sqlx::Any> + sqlx::Type<sqlx::Any> + Send,
+    {
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM messages WHERE org = $1 AND {condition} ORDER BY id"
+        ))
+        .bind(org)
+        .bind(value)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(message).collect()
     }
 }

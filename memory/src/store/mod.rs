@@ -5,12 +5,15 @@
 //! Architecture Invariant: every query here names the organisation; memory
 //! queries also name the agent. Durable state lives only here.
 
+mod archives;
 mod audit;
 mod messages;
 mod records;
+mod retention;
 mod revisions;
 mod sessions;
 
+pub use archives::{Archive, NewArchive};
 pub use messages::NewMessage;
 pub use records::{BrowseFilter, RecordFilter, RetrievalScope, Retrieved, Supersession};
 pub use revisions::NewRevision;

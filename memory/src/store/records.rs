@@ -238,15 +238,26 @@ async fn set_status_on(
     if changed == 0 {
         return Ok(0);
     }
-    if status == Status::Active {
-        let row = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND id = $2"
-        ))
-        .bind(org)
+    reindex(conn, org, id).await?;
+    Ok(changed)
+}
+
+/// Rebuild a record's posting lists from its current row: indexed when active, absent otherwise.
+async fn reindex(conn: &mut AnyConnection, org: &str, id: i64) -> Result<()> {
+    sqlx::query("DELETE FROM memory_terms WHERE record_id = $1 AND org = $2")
         .bind(id)
-        .fetch_one(&mut *conn)
+        .bind(org)
+        .execute(&mut *conn)
         .await?;
-        let r = record(&row)?;
+    let row = sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND id = $2"
+    ))
+    .bind(org)
+    .bind(id)
+    .fetch_one(&mut *conn)
+    .await?;
+    let r = record(&row)?;
+    if r.status == Status::Active {
         index_terms(
             conn,
             org,
@@ -256,14 +267,8 @@ async fn set_status_on(
             &r.content,
         )
         .await?;
-    } else {
-        sqlx::query("DELETE FROM memory_terms WHERE record_id = $1 AND org = $2")
-            .bind(id)
-            .bind(org)
-            .execute(&mut *conn)
-            .await?;
     }
-    Ok(changed)
+    Ok(())
 }
 
 impl Db {
@@ -464,6 +469,48 @@ impl Db {
         Ok(changed == 1)
     }
 
+    /// Move an individual-tier record to the person tier (`org/{org}/user/{user}`),
+    /// read by every agent of the org. `content` is the re-sanitised text.
+    pub async fn move_to_person_tier(&self, org: &str, id: i64, content: &str) -> Result<()> {
+        let mut tx = self.pool().begin().await?;
+        let changed = sqlx::query(
+            "UPDATE memory_records SET scope = 'person', agent = $1, content = $2 WHERE org = $3 AND id = $4 AND scope = 'personal'",
+        )
+        .bind(ANY_AGENT)
+        .bind(content)
+        .bind(org)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if changed == 0 {
+            return Err(StoreError::NotFound(format!("individual record {id}")));
+        }
+        reindex(&mut tx, org, id).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Undo every revision of a run; returns the ids that were undone now.
+    pub async fn undo_run(
+        &self,
+        org: &str,
+        run_id: &str,
+        actor: &str,
+        now: i64,
+    ) -> Result<Vec<i64>> {
+        let mut undone = Vec::new();
+        for rev in self.revisions_of_run(org, run_id).await? {
+            if self.undo_revision(org, rev.id, actor, now).await? {
+                undone.push(rev.id);
+            }
+        }
+        if undone.is_empty() && self.revisions_of_run(org, run_id).await?.is_empty() {
+            return Err(StoreError::NotFound(format!("run {run_id}")));
+        }
+        Ok(undone)
+    }
+
     /// The newest batch of unexpired "Remember this?" proposals `author` was asked in a conversation.
     pub async fn pending_proposals(
         &self,
@@ -502,25 +549,30 @@ impl Db {
 
     /// True when a record with the same place, subject and content exists in one of `statuses`.
     pub async fn has_same(&self, r: &NewRecord, statuses: &[Status]) -> Result<bool> {
+        Ok(self.find_same(r, statuses).await?.is_some())
+    }
+
+    /// The newest record with the same place, subject and content in one of `statuses`.
+    pub async fn find_same(&self, r: &NewRecord, statuses: &[Status]) -> Result<Option<i64>> {
         let list = statuses
             .iter()
             .map(|s| format!("'{}'", s.as_str()))
             .collect::<Vec<_>>()
             .join(", ");
         let sql = format!(
-            "SELECT COUNT(*) FROM memory_records WHERE org = $1 AND agent = $2 AND scope = $3 AND COALESCE(owner, '') = $4 \
-             AND subject = $5 AND content = $6 AND status IN ({list})"
+            "SELECT id FROM memory_records WHERE org = $1 AND agent = $2 AND scope = $3 AND COALESCE(owner, '') = $4 \
+             AND subject = $5 AND content = $6 AND status IN ({list}) ORDER BY id DESC LIMIT 1"
         );
-        let (n,): (i64,) = sqlx::query_as(&sql)
+        let row: Option<(i64,)> = sqlx::query_as(&sql)
             .bind(&r.org)
             .bind(&r.agent)
             .bind(r.scope.as_str())
             .bind(r.owner.clone().unwrap_or_default())
             .bind(&r.subject)
             .bind(&r.content)
-            .fetch_one(self.pool())
+            .fetch_optional(self.pool())
             .await?;
-        Ok(n > 0)
+        Ok(row.map(|(id,)| id))
     }
 
     /// The one retrieval entry point: active records a turn in `scope` may
@@ -703,70 +755,5 @@ impl Db {
         .fetch_all(self.pool())
         .await?;
         Ok(rows)
-    }
-
-    /// Review: confirm a quarantined (`unverified`) record. It becomes active
-    /// under the subject rule with cause `confirm`, and the decision is
-    /// audited. `None` when the record is not unverified (nothing changes).
-    pub async fn confirm_unverified(
-        &self,
-        org: &str,
-        id: i64,
-        actor: &str,
-        now: i64,
-    ) -> Result<Option<Supersession>> {
-        let rec = match self.record(org, id).await {
-            Ok(r) => r,
-            Err(StoreError::NotFound(_)) => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        if rec.status != Status::Unverified {
-            return Ok(None);
-        }
-        let s = self
-            .activate(org, id, "confirm", &format!("review:{id}"), now)
-            .await?;
-        self.audit(
-            org,
-            actor,
-            "memory.confirm",
-            &format!("record:{id}"),
-            &format!("{} {}", rec.scope, rec.subject),
-            now,
-        )
-        .await?;
-        Ok(Some(s))
-    }
-
-    /// Review: reject a quarantined (`unverified`) record, audited. False when
-    /// the record is not unverified (nothing changes).
-    pub async fn reject_unverified(
-        &self,
-        org: &str,
-        id: i64,
-        actor: &str,
-        now: i64,
-    ) -> Result<bool> {
-        let mut tx = self.pool().begin().await?;
-        // Unverified records are never in the posting lists, so no index to update.
-        let changed = sqlx::query(
-            "UPDATE memory_records SET status = 'rejected' WHERE org = $1 AND id = $2 AND status = 'unverified'",
-        )
-        .bind(org)
-        .bind(id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if changed == 1 {
-            sqlx::query("INSERT INTO audit_log (org, actor, action, target, detail, at) VALUES ($1, $2, 'memory.reject', $3, '', $4)")
-                .bind(org)
-                .bind(actor)
-                .bind(format!("record:{id}"))
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-        Ok(changed == 1)
     }
 }

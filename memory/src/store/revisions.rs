@@ -64,6 +64,18 @@ impl Db {
             .ok_or_else(|| StoreError::NotFound(format!("revision {id}")))
     }
 
+    /// Revisions made under one run (a turn, a relearn, a consolidation).
+    pub async fn revisions_of_run(&self, org: &str, run_id: &str) -> Result<Vec<Revision>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM memory_revisions WHERE org = $1 AND run_id = $2 ORDER BY id"
+        ))
+        .bind(org)
+        .bind(run_id)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(revision).collect()
+    }
+
     /// True when an undone revision forbids `replacing` from retiring `retired` again.
     pub async fn is_vetoed(&self, org: &str, retired: i64, replacing: i64) -> Result<bool> {
         let (n,): (i64,) = sqlx::query_as(

@@ -1,0 +1,151 @@
+//! Exports: one person's data as JSON, and the whole store as the
+//! memory-governance skill's Markdown layout for teams that keep memory in git.
+
+use crate::turn::{Result, TurnLoop};
+use chrono::TimeZone;
+use memory::store::RecordFilter;
+use memory::{Scope, Status};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn day(ms: i64) -> String {
+    chrono::Utc
+        .timestamp_millis_opt(ms)
+        .single()
+        .map(|t| t.format("%Y-%m-%d").to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error(transparent)]
+    Turn(#[from] crate::turn::TurnError),
+    #[error(transparent)]
+    Store(#[from] memory::StoreError),
+    #[error("writing {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+fn write(path: &Path, text: &str) -> Result<(), ExportError> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| ExportError::Io {
+            path: dir.display().to_string(),
+            source,
+        })?;
+    }
+    std::fs::write(path, text).map_err(|source| ExportError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+impl TurnLoop {
+    /// Everything stored about one person: their pairing, records and messages. Audited.
+    pub async fn export_user(
+        &self,
+        org: &str,
+        user: &str,
+        actor: &str,
+        now: i64,
+    ) -> Result<serde_json::Value> {
+        let pairing = self.pairing().user(org, user).await.ok();
+        let records = self
+            .db()
+            .records(
+                org,
+                &RecordFilter {
+                    owner: Some(user.into()),
+                    ..Default::default()
+                },
+            )
+            .await?;
+        let messages = self.db().messages_by_sender(org, user).await?;
+        self.db()
+            .audit(org, actor, "memory.export", user, "", now)
+            .await?;
+        Ok(serde_json::json!({
+            "org": org,
+            "user": user,
+            "pairing": pairing,
+            "records": records,
+            "messages": messages,
+        }))
+    }
+
+    /// Write `daily/YYYY-MM-DD.md` (archives by day), `MEMORY.md` (long-term
+    /// personal records) and `knowledge/` (agent_notes per agent, org policy). Audited.
+    pub async fn export_markdown(
+        &self,
+        org: &str,
+        dir: &Path,
+        actor: &str,
+        now: i64,
+    ) -> Result<usize, ExportError> {
+        let mut files = 0;
+        let mut days: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for a in self.db().archives(org, None).await? {
+            days.entry(day(a.started_at)).or_default().push(a.markdown);
+        }
+        for (d, parts) in &days {
+            write(
+                &dir.join("daily").join(format!("{d}.md")),
+                &parts.join("\n---\n\n"),
+            )?;
+            files += 1;
+        }
+        let active = RecordFilter {
+            status: Some(Status::Active),
+            ..Default::default()
+        };
+        let records = self.db().records(org, &active).await?;
+        let mut memory_md = String::from("# MEMORY\n\nLong-term personal records, by person.\n");
+        let mut by_owner: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut notes: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut policy = String::from("# Organisation policy\n\n");
+        for r in &records {
+            let line = format!(
+                "- [{}] {} _(said {}, {})_\n",
+                r.id,
+                r.content,
+                day(r.said_at),
+                r.kind
+            );
+            match r.scope {
+                Scope::Personal | Scope::Person => by_owner
+                    .entry(r.owner.clone().unwrap_or_default())
+                    .or_default()
+                    .push(line),
+                Scope::AgentNotes => notes.entry(r.agent.clone()).or_default().push(line),
+                Scope::OrgPolicy => policy.push_str(&line),
+            }
+        }
+        for (owner, lines) in by_owner {
+            memory_md.push_str(&format!("\n## {owner}\n\n{}", lines.concat()));
+        }
+        write(&dir.join("MEMORY.md"), &memory_md)?;
+        write(&dir.join("knowledge").join("org_policy.md"), &policy)?;
+        files += 2;
+        for (agent, lines) in notes {
+            write(
+                &dir.join("knowledge")
+                    .join(format!("agent_notes-{agent}.md")),
+                &format!("# Agent notes: {agent}\n\n{}", lines.concat()),
+            )?;
+            files += 1;
+        }
+        self.db()
+            .audit(
+                org,
+                actor,
+                "memory.export",
+                "markdown",
+                &dir.display().to_string(),
+                now,
+            )
+            .await?;
+        Ok(files)
+    }
+}
