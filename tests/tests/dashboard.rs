@@ -887,8 +887,15 @@ async fn a_persons_memory_is_shown_only_on_their_page_and_opening_it_is_audited(
         (v[0].actor.as_str(), v[0].target.as_str()),
         ("admin", "discord:222")
     );
-    // The audit page shows the view.
+    // The audit page shows the view, and so does the person's own listing.
     assert!(c.get("/dashboard/audit").await.body.contains("memory.view"));
+    let mine = steward_tests::join(
+        h.turns
+            .handle(&dashboard::dm_now("222", "/memory"))
+            .await
+            .unwrap(),
+    );
+    assert!(mine.contains("Viewed by admin on"), "{mine}");
 }
 
 #[tokio::test]
