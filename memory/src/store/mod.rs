@@ -7,14 +7,17 @@
 
 mod archives;
 mod audit;
+mod consolidation;
 mod messages;
 mod records;
 mod retention;
+mod retire;
 mod revisions;
 
 pub use archives::{Archive, NewArchive};
 pub use messages::NewMessage;
 pub use records::{RecordFilter, RetrievalScope, Retrieved, Supersession};
+pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement, RevisionMeta};
 pub use revisions::NewRevision;
 
 use sqlx::any::{AnyPoolOptions, AnyRow};
