@@ -126,6 +126,8 @@ pub enum MemoryCommand {
     },
     /// Run the retention job (memory_expire) now.
     Expire,
+    /// Run consolidation now: merge live records that say the same thing (undo with `revisions undo --run RUN`).
+    Distill,
     /// Session archives: list them, or print one as Markdown.
     Archives {
         #[command(subcommand)]
@@ -212,6 +214,8 @@ pub async fn run(cli: Cli) -> Result<()> {
         return Ok(());
     }
     let url = cfg.database.url.clone();
+    // A model provider that cannot be set up is an error here, not a degraded turn loop.
+    crate::llm::Models::from_config(&cfg.llm).context("configuring the language model (llm.*)")?;
     let turns = crate::build(cfg)
         .await
         .with_context(|| format!("opening database {url}"))?;
@@ -228,6 +232,11 @@ pub async fn run(cli: Cli) -> Result<()> {
                 "steward listening on http://{addr} (database {url}, model {})",
                 turns.config().llm.provider
             );
+            let consolidation = turns
+                .config()
+                .llm
+                .auto_consolidate
+                .then(|| crate::consolidate::spawn_consolidation(turns.clone()));
             axum::serve(
                 listener,
                 app(AppState {
@@ -238,6 +247,9 @@ pub async fn run(cli: Cli) -> Result<()> {
                 let _ = tokio::signal::ctrl_c().await;
             })
             .await?;
+            if let Some(job) = consolidation {
+                job.abort();
+            }
             db.close().await;
         }
         Command::Chat {
@@ -576,6 +588,27 @@ pub async fn run(cli: Cli) -> Result<()> {
             MemoryCommand::Expire => {
                 let r = turns.expire(&org, now_ms()).await?;
                 println!("{}", serde_json::to_string(&r)?);
+            }
+            MemoryCommand::Distill => {
+                let r = turns.distill(&org, now_ms()).await?;
+                for m in &r.merges {
+                    println!("merged {:?} into #{}", m.retired, m.into);
+                }
+                println!(
+                    "consolidation run {}: {} record(s) shown in {} call(s), {} failed, {} merge(s), {} refused, {} waiting for the next run{}",
+                    r.run_id,
+                    r.shown,
+                    r.calls,
+                    r.failed_calls,
+                    r.merges.len(),
+                    r.refused,
+                    r.waiting,
+                    if r.merges.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; undo with `steward memory revisions undo --run {}`", r.run_id)
+                    }
+                );
             }
             MemoryCommand::Archives { action } => match action {
                 None | Some(ArchiveAction::List) => {

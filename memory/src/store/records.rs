@@ -172,7 +172,12 @@ pub(super) async fn insert_on(conn: &mut AnyConnection, r: &NewRecord) -> Result
     Ok(id)
 }
 
-pub(super) async fn vetoed(conn: &mut AnyConnection, org: &str, retired: i64, replacing: i64) -> Result<bool> {
+pub(super) async fn vetoed(
+    conn: &mut AnyConnection,
+    org: &str,
+    retired: i64,
+    replacing: i64,
+) -> Result<bool> {
     let (n,): (i64,) = sqlx::query_as(
         "SELECT COUNT(*) FROM memory_revisions WHERE org = $1 AND retired_id = $2 AND replacing_id = $3 AND undone_at IS NOT NULL",
     )

@@ -49,7 +49,9 @@ impl Refusal {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Retirement {
     /// Retired, with this revision row.
-    Retired { revision: i64 },
+    Retired {
+        revision: i64,
+    },
     Refused(Refusal),
 }
 
@@ -70,7 +72,7 @@ pub struct RevisionMeta<'a> {
 #[derive(Debug, Clone)]
 pub enum MergeInto {
     /// A new record with the merged text (inserted active).
-    New(NewRecord),
+    New(Box<NewRecord>),
     /// An existing member already says the merged text.
     Existing(i64),
 }
