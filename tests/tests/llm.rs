@@ -903,164 +903,170 @@ async fn consolidation_batches_records_sharing_words_40_a_call_6_calls_a_run() {
 
 #[tokio::test]
 async fn records_seen_without_a_repeat_wait_until_a_new_record_joins_their_batch() {
-    let fake = FakeLlm::start().await;
-    let h = harness(&fake, |_| {}).await;
-    let db = h.db();
-    let ids = db
-        .insert_records(&[
-            note("The wiki is at wiki.example.com", 1_000),
-            note("Wiki pages are edited on wiki.example.com", 2_000),
-            note("The build server is ci.internal", 3_000),
-        ])
-        .await
-        .expect("insert");
-    h.turns.distill(&h.org, 10_000).await.expect("run 1");
-    let first = fake.received_for("consolidation");
-    assert_eq!(
-        first.len(),
-        1,
-        "the build server shares no words: no call for it"
-    );
-    assert_eq!(first[0].memory_ids().len(), 2);
-    assert!(db.consolidation_seen(&h.org, ids[2]).await.expect("seen"));
+    // On both databases: the seen table and the merge transaction are SQL.
+    for (_name, db) in both_dbs().await {
+        let fake = FakeLlm::start().await;
+        let h = Harness::on(db, fake.config());
+        let db = h.db();
+        let ids = db
+            .insert_records(&[
+                note("The wiki is at wiki.example.com", 1_000),
+                note("Wiki pages are edited on wiki.example.com", 2_000),
+                note("The build server is ci.internal", 3_000),
+            ])
+            .await
+            .expect("insert");
+        h.turns.distill(&h.org, 10_000).await.expect("run 1");
+        let first = fake.received_for("consolidation");
+        assert_eq!(
+            first.len(),
+            1,
+            "the build server shares no words: no call for it"
+        );
+        assert_eq!(first[0].memory_ids().len(), 2);
+        assert!(db.consolidation_seen(&h.org, ids[2]).await.expect("seen"));
 
-    fake.clear_received();
-    h.turns.distill(&h.org, 20_000).await.expect("run 2");
-    assert!(
-        fake.received().is_empty(),
-        "seen records are not shown again"
-    );
+        fake.clear_received();
+        h.turns.distill(&h.org, 20_000).await.expect("run 2");
+        assert!(
+            fake.received().is_empty(),
+            "seen records are not shown again"
+        );
 
-    let joined = db
-        .insert_record(&note(
-            "Wiki backups run nightly on wiki.example.com",
-            30_000,
-        ))
-        .await
-        .expect("insert");
-    fake.clear_received();
-    h.turns.distill(&h.org, 40_000).await.expect("run 3");
-    let third = fake.received_for("consolidation");
-    assert_eq!(third.len(), 1);
-    let mut shown = third[0].memory_ids();
-    shown.sort_unstable();
-    assert_eq!(
-        shown,
-        vec![ids[0], ids[1], joined],
-        "the new record brings its batch back"
-    );
+        let joined = db
+            .insert_record(&note(
+                "Wiki backups run nightly on wiki.example.com",
+                30_000,
+            ))
+            .await
+            .expect("insert");
+        fake.clear_received();
+        h.turns.distill(&h.org, 40_000).await.expect("run 3");
+        let third = fake.received_for("consolidation");
+        assert_eq!(third.len(), 1);
+        let mut shown = third[0].memory_ids();
+        shown.sort_unstable();
+        assert_eq!(
+            shown,
+            vec![ids[0], ids[1], joined],
+            "the new record brings its batch back"
+        );
 
-    fake.clear_received();
-    h.turns.distill(&h.org, 50_000).await.expect("run 4");
-    assert!(fake.received().is_empty());
+        fake.clear_received();
+        h.turns.distill(&h.org, 50_000).await.expect("run 4");
+        assert!(fake.received().is_empty());
+    }
 }
 
 #[tokio::test]
 async fn a_merge_retires_its_sources_under_one_run_that_undo_restores() {
-    let fake = FakeLlm::start().await;
-    let h = harness(&fake, |_| {}).await;
-    let db = h.db();
-    let ids = db
-        .insert_records(&[
-            note("The wiki is at wiki.example.com", 1_000),
-            note("Our wiki lives at wiki.example.com", 2_000),
-            note("wiki.example.com hosts the wiki", 3_000),
-            rec(
-                "default",
-                Scope::Personal,
-                Some("discord:222"),
-                "My wiki bookmark is wiki.example.com",
-                4_000,
-            ),
-        ])
-        .await
-        .expect("insert");
-    let theirs = ids[3];
-    // The model also names a record of another place: it is not in the batch and stays untouched.
-    fake.push(
-        "consolidation",
-        Answer::Json(json!({"groups": [{"ids": [ids[0], ids[1], ids[2], theirs], "merged": "The wiki is hosted at wiki.example.com"}]})),
-    );
-    let report = h.turns.distill(&h.org, 10_000).await.expect("distill");
-    assert_eq!(report.merges.len(), 1, "{report:?}");
-    let merged = report.merges[0].into;
-    let m = db.record(&h.org, merged).await.expect("merged record");
-    assert_eq!(
-        (m.content.as_str(), m.scope, m.status, m.said_at),
-        (
-            "The wiki is hosted at wiki.example.com",
-            Scope::AgentNotes,
-            Status::Active,
-            3_000
-        )
-    );
-    for id in &ids[..3] {
-        assert_eq!(
-            db.record(&h.org, *id).await.expect("source").status,
-            Status::Superseded
+    // On both databases: the seen table and the merge transaction are SQL.
+    for (_name, db) in both_dbs().await {
+        let fake = FakeLlm::start().await;
+        let h = Harness::on(db, fake.config());
+        let db = h.db();
+        let ids = db
+            .insert_records(&[
+                note("The wiki is at wiki.example.com", 1_000),
+                note("Our wiki lives at wiki.example.com", 2_000),
+                note("wiki.example.com hosts the wiki", 3_000),
+                rec(
+                    "default",
+                    Scope::Personal,
+                    Some("discord:222"),
+                    "My wiki bookmark is wiki.example.com",
+                    4_000,
+                ),
+            ])
+            .await
+            .expect("insert");
+        let theirs = ids[3];
+        // The model also names a record of another place: it is not in the batch and stays untouched.
+        fake.push(
+            "consolidation",
+            Answer::Json(json!({"groups": [{"ids": [ids[0], ids[1], ids[2], theirs], "merged": "The wiki is hosted at wiki.example.com"}]})),
         );
-    }
-    assert_eq!(
-        db.record(&h.org, theirs).await.expect("theirs").status,
-        Status::Active
-    );
-    let revs = db
-        .revisions_of_run(&h.org, &report.run_id)
-        .await
-        .expect("revisions");
-    assert_eq!(revs.len(), 3);
-    for r in &revs {
-        assert_eq!(r.replacing_id, merged);
+        let report = h.turns.distill(&h.org, 10_000).await.expect("distill");
+        assert_eq!(report.merges.len(), 1, "{report:?}");
+        let merged = report.merges[0].into;
+        let m = db.record(&h.org, merged).await.expect("merged record");
         assert_eq!(
-            (r.via.as_str(), r.cause.as_str()),
-            ("consolidation", "consolidate")
+            (m.content.as_str(), m.scope, m.status, m.said_at),
+            (
+                "The wiki is hosted at wiki.example.com",
+                Scope::AgentNotes,
+                Status::Active,
+                3_000
+            )
         );
-        assert_eq!(r.model.as_deref(), Some("fake-model"));
-        assert_eq!(r.prompt_version.as_deref(), Some("consolidation-v1"));
-    }
-    let shown = &fake.received_for("consolidation")[0];
-    assert!(shown
-        .text()
-        .contains(&format!("<<<memory:{} agent_notes fact", ids[0])));
+        for id in &ids[..3] {
+            assert_eq!(
+                db.record(&h.org, *id).await.expect("source").status,
+                Status::Superseded
+            );
+        }
+        assert_eq!(
+            db.record(&h.org, theirs).await.expect("theirs").status,
+            Status::Active
+        );
+        let revs = db
+            .revisions_of_run(&h.org, &report.run_id)
+            .await
+            .expect("revisions");
+        assert_eq!(revs.len(), 3);
+        for r in &revs {
+            assert_eq!(r.replacing_id, merged);
+            assert_eq!(
+                (r.via.as_str(), r.cause.as_str()),
+                ("consolidation", "consolidate")
+            );
+            assert_eq!(r.model.as_deref(), Some("fake-model"));
+            assert_eq!(r.prompt_version.as_deref(), Some("consolidation-v1"));
+        }
+        let shown = &fake.received_for("consolidation")[0];
+        assert!(shown
+            .text()
+            .contains(&format!("<<<memory:{} agent_notes fact", ids[0])));
 
-    // undo --run restores every source; the merged record stays.
-    let undone = db
-        .undo_run(&h.org, &report.run_id, "test", 20_000)
-        .await
-        .expect("undo run");
-    assert_eq!(undone.len(), 3);
-    for id in &ids[..3] {
-        assert_eq!(
-            db.record(&h.org, *id).await.expect("source").status,
-            Status::Active
+        // undo --run restores every source; the merged record stays.
+        let undone = db
+            .undo_run(&h.org, &report.run_id, "test", 20_000)
+            .await
+            .expect("undo run");
+        assert_eq!(undone.len(), 3);
+        for id in &ids[..3] {
+            assert_eq!(
+                db.record(&h.org, *id).await.expect("source").status,
+                Status::Active
+            );
+        }
+        // A new record joins; the model proposes the same merge again: the vetoes hold.
+        db.insert_record(&note("The wiki address is wiki.example.com", 30_000))
+            .await
+            .expect("insert");
+        let all: Vec<i64> = db
+            .records(&h.org, &Default::default())
+            .await
+            .expect("records")
+            .into_iter()
+            .filter(|r| r.scope == Scope::AgentNotes)
+            .map(|r| r.id)
+            .collect();
+        fake.push(
+            "consolidation",
+            Answer::Json(
+                json!({"groups": [{"ids": all, "merged": "The wiki is at wiki.example.com"}]}),
+            ),
         );
-    }
-    // A new record joins; the model proposes the same merge again: the vetoes hold.
-    db.insert_record(&note("The wiki address is wiki.example.com", 30_000))
-        .await
-        .expect("insert");
-    let all: Vec<i64> = db
-        .records(&h.org, &Default::default())
-        .await
-        .expect("records")
-        .into_iter()
-        .filter(|r| r.scope == Scope::AgentNotes)
-        .map(|r| r.id)
-        .collect();
-    fake.push(
-        "consolidation",
-        Answer::Json(
-            json!({"groups": [{"ids": all, "merged": "The wiki is at wiki.example.com"}]}),
-        ),
-    );
-    let again = h.turns.distill(&h.org, 40_000).await.expect("distill");
-    assert_eq!(fake.received_for("consolidation").len(), 2);
-    assert!(again.merges.is_empty() && again.refused > 0, "{again:?}");
-    for id in &ids[..3] {
-        assert_eq!(
-            db.record(&h.org, *id).await.expect("source").status,
-            Status::Active
-        );
+        let again = h.turns.distill(&h.org, 40_000).await.expect("distill");
+        assert_eq!(fake.received_for("consolidation").len(), 2);
+        assert!(again.merges.is_empty() && again.refused > 0, "{again:?}");
+        for id in &ids[..3] {
+            assert_eq!(
+                db.record(&h.org, *id).await.expect("source").status,
+                Status::Active
+            );
+        }
     }
 }
 
