@@ -193,6 +193,12 @@ pub async fn run(cli: Cli) -> Result<()> {
         eprintln!("warning: {w}");
     }
     let org = cli.org.clone().unwrap_or_else(|| cfg.server.org.clone());
+    // A command that calls the model fails here when its provider cannot be set up
+    // (an unset API key variable) instead of running degraded.
+    if uses_model(&cli.command) {
+        crate::llm::Models::from_config(&cfg.llm)
+            .context("configuring the language model (llm.*)")?;
+    }
     if let Command::Replay { file, json } = &cli.command {
         let input =
             std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
@@ -214,8 +220,6 @@ pub async fn run(cli: Cli) -> Result<()> {
         return Ok(());
     }
     let url = cfg.database.url.clone();
-    // A model provider that cannot be set up is an error here, not a degraded turn loop.
-    crate::llm::Models::from_config(&cfg.llm).context("configuring the language model (llm.*)")?;
     let turns = crate::build(cfg)
         .await
         .with_context(|| format!("opening database {url}"))?;
@@ -637,6 +641,21 @@ pub async fn run(cli: Cli) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Commands that call the language model (extraction, replies, judge, consolidation, summaries).
+fn uses_model(c: &Command) -> bool {
+    matches!(
+        c,
+        Command::Serve
+            | Command::Chat { .. }
+            | Command::Replay { .. }
+            | Command::Memory(
+                MemoryCommand::Distill
+                    | MemoryCommand::Relearn { .. }
+                    | MemoryCommand::Review { .. }
+            )
+    )
 }
 
 /// Exit with a message instead of a panic on unusable arguments.

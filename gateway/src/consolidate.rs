@@ -52,7 +52,8 @@ pub struct DistillReport {
     pub merges: Vec<Merge>,
     /// Retirements a rule refused (time, veto, place, no longer active).
     pub refused: usize,
-    /// New records left for the next run (over the per-run bounds).
+    /// New records this run looked at but left for the next one (over 6 calls);
+    /// more may wait beyond the 240 newest-unseen records a run looks at.
     pub waiting: usize,
 }
 
