@@ -118,8 +118,7 @@ where
     if settings.token.trim().is_empty() {
         return Err(DiscordError::Settings("the bot token is empty".into()));
     }
-    let mut http =
-        HttpBuilder::new(settings.token.trim()).default_allowed_mentions(no_pings());
+    let mut http = HttpBuilder::new(settings.token.trim()).default_allowed_mentions(no_pings());
     if let Some(base) = &settings.api_base {
         let base = base.trim_end_matches('/');
         if !(base.starts_with("http://") || base.starts_with("https://")) {
@@ -214,9 +213,7 @@ impl EventHandler for Bot {
     async fn interaction_create(&self, ctx: Context, interaction: Interaction) {
         match interaction {
             Interaction::Component(press) => self.on_press(&ctx, press).await,
-            Interaction::Command(cmd) if cmd.data.name == "pair" => {
-                self.on_pair(&ctx, cmd).await
-            }
+            Interaction::Command(cmd) if cmd.data.name == "pair" => self.on_pair(&ctx, cmd).await,
             other => {
                 tracing::debug!(kind = ?other.kind(), "ignoring an interaction that is not ours")
             }
@@ -597,14 +594,19 @@ mod tests {
 
     #[test]
     fn long_text_splits_on_line_boundaries() {
-        let lines: Vec<String> = (0..30).map(|i| format!("{i:02} {}", "x".repeat(95))).collect();
+        let lines: Vec<String> = (0..30)
+            .map(|i| format!("{i:02} {}", "x".repeat(95)))
+            .collect();
         let text = lines.join("\n");
         assert!(text.chars().count() > 2000);
         let pieces = split_message(&text, 2000);
         assert!(pieces.len() > 1);
         for p in &pieces {
             assert!(p.chars().count() <= 2000, "{}", p.len());
-            assert!(p.split('\n').all(|l| lines.contains(&l.to_string())), "a line was cut");
+            assert!(
+                p.split('\n').all(|l| lines.contains(&l.to_string())),
+                "a line was cut"
+            );
         }
         assert_eq!(pieces.join("\n"), text);
     }
@@ -651,7 +653,10 @@ mod tests {
         ] {
             assert_eq!(parse_answer_id(other), None, "{other}");
         }
-        assert!(answer_id(i64::MAX, false).len() <= 100, "Discord's custom id limit");
+        assert!(
+            answer_id(i64::MAX, false).len() <= 100,
+            "Discord's custom id limit"
+        );
     }
 
     #[test]
@@ -688,9 +693,15 @@ mod tests {
             ))
         };
         assert_eq!(approve("7KQ2M9XP", None), "/pair approve 7KQ2M9XP");
-        assert_eq!(approve("7KQ2M9XP", Some(true)), "/pair approve 7KQ2M9XP admin");
+        assert_eq!(
+            approve("7KQ2M9XP", Some(true)),
+            "/pair approve 7KQ2M9XP admin"
+        );
         // A code cannot carry a role, and an empty code never lets `admin` stand in for it.
-        assert_eq!(approve("7KQ2M9XP admin", Some(false)), "/pair approve 7KQ2M9XPadmin");
+        assert_eq!(
+            approve("7KQ2M9XP admin", Some(false)),
+            "/pair approve 7KQ2M9XPadmin"
+        );
         assert_eq!(approve(" !! ", Some(true)), "/pair approve");
         assert_eq!(
             pair_text(&options(serde_json::json!([{"name": "deny", "type": 1,

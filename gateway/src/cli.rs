@@ -173,7 +173,9 @@ pub async fn run(cli: Cli) -> Result<()> {
                 "steward listening on http://{addr} (database {url}, model {})",
                 turns.config().llm.provider
             );
-            axum::serve(
+            let discord =
+                crate::discord::start(turns.clone()).context("starting the Discord channel")?;
+            let server = axum::serve(
                 listener,
                 app(AppState {
                     turns: turns.clone(),
@@ -181,8 +183,11 @@ pub async fn run(cli: Cli) -> Result<()> {
             )
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
-            })
-            .await?;
+            });
+            match discord {
+                Some(discord) => discord.beside(server).await?,
+                None => server.await?,
+            }
             db.close().await;
         }
         Command::Chat {

@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod config;
 pub mod context;
+pub mod discord;
 pub mod http;
 pub mod llm;
 pub mod replay;
