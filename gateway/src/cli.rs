@@ -175,6 +175,9 @@ pub async fn run(cli: Cli) -> Result<()> {
             );
             let discord =
                 crate::discord::start(turns.clone()).context("starting the Discord channel")?;
+            if discord.is_some() {
+                println!("discord channel connecting to the gateway");
+            }
             let server = axum::serve(
                 listener,
                 app(AppState {
