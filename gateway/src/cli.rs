@@ -231,7 +231,13 @@ pub async fn run(cli: Cli) -> Result<()> {
             if turns.config().teams.security_token.is_some() {
                 println!("Teams outgoing webhook: POST http://{addr}/teams/<agent>");
             }
-            axum::serve(
+            let discord =
+                crate::discord::start(turns.clone()).context("starting the Discord channel")?;
+            if discord.is_some() {
+                println!("discord channel connecting to the gateway");
+            }
+            let expire = crate::jobs::spawn_expire(turns.clone());
+            let server = axum::serve(
                 listener,
                 app(AppState {
                     turns: turns.clone(),
@@ -239,8 +245,12 @@ pub async fn run(cli: Cli) -> Result<()> {
             )
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
-            })
-            .await?;
+            });
+            match discord {
+                Some(discord) => discord.beside(server).await?,
+                None => server.await?,
+            }
+            expire.abort();
             db.close().await;
         }
         Command::Chat {

@@ -28,6 +28,45 @@ pub struct Config {
 pub struct DiscordConfig {
     /// Bot token; the channel runs only when it is set.
     pub token: Option<String>,
+    /// Base URL of a Discord REST proxy (or a test fake) instead of `https://discord.com`.
+    pub api_base: Option<String>,
+    /// Organisation of each guild, by guild id (`"123456789012345678" = "acme"`).
+    pub guild_orgs: BTreeMap<String, String>,
+    /// Organisation of DMs and of guilds not in `guild_orgs` (default: `server.org`).
+    pub default_org: Option<String>,
+    /// Agent answering on Discord (default: `server.agent`).
+    pub agent: Option<String>,
+}
+
+impl DiscordConfig {
+    fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |key: String, why: &str| Err(ConfigError::Invalid(format!("{key}: {why}")));
+        if let Some(base) = &self.api_base {
+            if !(base.starts_with("http://") || base.starts_with("https://")) {
+                return bad("discord.api_base".into(), "not an http(s) URL");
+            }
+        }
+        for (guild, org) in &self.guild_orgs {
+            if !matches!(guild.parse::<u64>(), Ok(id) if id > 0) {
+                return bad(
+                    format!("discord.guild_orgs.{guild}"),
+                    "not a Discord guild id (a number such as 123456789012345678)",
+                );
+            }
+            if org.trim().is_empty() {
+                return bad(
+                    format!("discord.guild_orgs.{guild}"),
+                    "the organisation is empty",
+                );
+            }
+        }
+        for (key, value) in [("default_org", &self.default_org), ("agent", &self.agent)] {
+            if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                return bad(format!("discord.{key}"), "must not be empty");
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The Teams outgoing webhook. Off unless a security token is set.
@@ -327,6 +366,7 @@ impl Config {
             return bad("server.listen", "not a socket address like 127.0.0.1:8080");
         }
         self.validate_teams()?;
+        self.discord.validate()?;
         Ok(())
     }
 

@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod config;
 pub mod context;
+pub mod discord;
 pub mod export;
 pub mod http;
 pub mod jobs;

@@ -2,6 +2,8 @@
 //! in-memory SQLite, or a fresh PostgreSQL schema), plus the wire-level fakes
 //! of services outside this machine.
 
+pub mod fake_discord;
+
 use adapters::{ConversationKind, Inbound, Reply};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use memory::store::RecordFilter;
