@@ -5,6 +5,8 @@
 //! Architecture Invariant: platform types (serenity models, Teams Activity
 //! JSON, HTTP details) stay in this crate; nothing past `Inbound` knows them.
 
+pub mod discord;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -68,3 +70,5 @@ pub struct TurnFailed(pub String);
 pub trait TurnHandler: Send + Sync {
     async fn handle(&self, msg: Inbound) -> Result<Vec<Reply>, TurnFailed>;
 }
+
+pub mod teams;

@@ -236,12 +236,21 @@ pub async fn run(cli: Cli) -> Result<()> {
                 "steward listening on http://{addr} (database {url}, model {})",
                 turns.config().llm.provider
             );
+            if turns.config().teams.security_token.is_some() {
+                println!("Teams outgoing webhook: POST http://{addr}/teams/<agent>");
+            }
+            let discord =
+                crate::discord::start(turns.clone()).context("starting the Discord channel")?;
+            if discord.is_some() {
+                println!("discord channel connecting to the gateway");
+            }
+            let expire = crate::jobs::spawn_expire(turns.clone());
             let consolidation = turns
                 .config()
                 .llm
                 .auto_consolidate
                 .then(|| crate::consolidate::spawn_consolidation(turns.clone()));
-            axum::serve(
+            let server = axum::serve(
                 listener,
                 app(AppState {
                     turns: turns.clone(),
@@ -249,8 +258,12 @@ pub async fn run(cli: Cli) -> Result<()> {
             )
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
-            })
-            .await?;
+            });
+            match discord {
+                Some(discord) => discord.beside(server).await?,
+                None => server.await?,
+            }
+            expire.abort();
             if let Some(job) = consolidation {
                 job.abort();
             }

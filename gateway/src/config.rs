@@ -4,6 +4,7 @@
 use figment::providers::{Env, Format, Serialized, Toml};
 use figment::Figment;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -27,14 +28,84 @@ pub struct Config {
 pub struct DiscordConfig {
     /// Bot token; the channel runs only when it is set.
     pub token: Option<String>,
+    /// Base URL of a Discord REST proxy (or a test fake) instead of `https://discord.com`.
+    pub api_base: Option<String>,
+    /// Organisation of each guild, by guild id (`"123456789012345678" = "acme"`).
+    pub guild_orgs: BTreeMap<String, String>,
+    /// Organisation of DMs and of guilds not in `guild_orgs` (default: `server.org`).
+    pub default_org: Option<String>,
+    /// Agent answering on Discord (default: `server.agent`).
+    pub agent: Option<String>,
+}
+
+impl DiscordConfig {
+    fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |key: String, why: &str| Err(ConfigError::Invalid(format!("{key}: {why}")));
+        if let Some(base) = &self.api_base {
+            if !(base.starts_with("http://") || base.starts_with("https://")) {
+                return bad("discord.api_base".into(), "not an http(s) URL");
+            }
+        }
+        for (guild, org) in &self.guild_orgs {
+            if !matches!(guild.parse::<u64>(), Ok(id) if id > 0) {
+                return bad(
+                    format!("discord.guild_orgs.{guild}"),
+                    "not a Discord guild id (a number such as 123456789012345678)",
+                );
+            }
+            if org.trim().is_empty() {
+                return bad(
+                    format!("discord.guild_orgs.{guild}"),
+                    "the organisation is empty",
+                );
+            }
+        }
+        for (key, value) in [("default_org", &self.default_org), ("agent", &self.agent)] {
+            if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                return bad(format!("discord.{key}"), "must not be empty");
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The Teams outgoing webhook. Off unless a security token is set.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct TeamsConfig {
     /// The outgoing webhook's security token (base64), as Teams shows it.
     pub security_token: Option<String>,
+    /// Teams Workflows webhook ("Post to a channel when a webhook request is
+    /// received") that gets replies finished after the deadline.
+    pub workflows_url: Option<String>,
+    /// How long a request waits for the turn before acknowledging (Teams waits 5 s).
+    pub reply_deadline_ms: u64,
+    /// Teams tenant id → organisation; other tenants are `server.org`.
+    pub tenant_orgs: BTreeMap<String, String>,
+    /// Agent of `POST /teams` (no agent in the path); default `server.agent`.
+    pub agent: Option<String>,
+    /// Largest accepted webhook body; default `server.max_body_bytes`.
+    pub max_body_bytes: Option<usize>,
+    /// Workflows posts are tried at most this many times (429, 5xx, network errors).
+    pub workflows_attempts: u32,
+    /// Wait before the second Workflows attempt, doubling after each further one,
+    /// unless the endpoint sends `Retry-After`.
+    pub workflows_backoff_ms: u64,
+}
+
+impl Default for TeamsConfig {
+    fn default() -> Self {
+        TeamsConfig {
+            security_token: None,
+            workflows_url: None,
+            reply_deadline_ms: 4000,
+            tenant_orgs: BTreeMap::new(),
+            agent: None,
+            max_body_bytes: None,
+            workflows_attempts: 5,
+            workflows_backoff_ms: 500,
+        }
+    }
 }
 
 /// The web dashboard, served by the same HTTP server.
@@ -393,6 +464,47 @@ impl Config {
         }
         if self.server.listen.parse::<std::net::SocketAddr>().is_err() {
             return bad("server.listen", "not a socket address like 127.0.0.1:8080");
+        }
+        self.validate_teams()?;
+        self.discord.validate()?;
+        Ok(())
+    }
+
+    fn validate_teams(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: String| Err(ConfigError::Invalid(format!("{key}: {why}")));
+        let t = &self.teams;
+        if let Some(token) = &t.security_token {
+            if let Err(e) = adapters::teams::decode_security_token(token) {
+                return bad(
+                    "teams.security_token",
+                    format!(
+                        "{e} (paste the token Teams showed when the outgoing webhook was created)"
+                    ),
+                );
+            }
+        }
+        if let Some(url) = &t.workflows_url {
+            if !(url.starts_with("https://") || url.starts_with("http://")) {
+                return bad("teams.workflows_url", "must be an http(s) URL".into());
+            }
+        }
+        if t.reply_deadline_ms >= 5000 {
+            return bad(
+                "teams.reply_deadline_ms",
+                "must be below 5000: Teams stops waiting after 5 seconds".into(),
+            );
+        }
+        if t.workflows_attempts == 0 {
+            return bad("teams.workflows_attempts", "must be at least 1".into());
+        }
+        if t.max_body_bytes == Some(0) {
+            return bad("teams.max_body_bytes", "must be positive".into());
+        }
+        if let Some((tenant, _)) = t.tenant_orgs.iter().find(|(_, org)| org.trim().is_empty()) {
+            return bad(
+                &format!("teams.tenant_orgs.{tenant}"),
+                "organisation must not be empty".into(),
+            );
         }
         Ok(())
     }

@@ -23,6 +23,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/api/v1/messages", post(post_message))
+        .merge(crate::teams::routes(&state.turns))
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)
 }

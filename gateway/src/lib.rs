@@ -5,12 +5,14 @@ pub mod cli;
 pub mod config;
 pub mod consolidate;
 pub mod context;
+pub mod discord;
 pub mod export;
 pub mod http;
 pub mod jobs;
 pub mod lifecycle;
 pub mod llm;
 pub mod replay;
+pub mod teams;
 pub mod turn;
 
 pub use config::Config;

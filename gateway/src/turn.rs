@@ -471,7 +471,6 @@ impl TurnLoop {
             t.principal,
             Principal::Unpaired | Principal::System(SystemPrincipal::Webhook)
         );
-        let mut tasks = 0;
         if !skip_extraction {
             let (items, origin) = match explicit {
                 Some(rest) => {
@@ -500,18 +499,17 @@ impl TurnLoop {
                 }
                 None => (self.extract(text).await, Origin::Implicit),
             };
-            tasks = items
+            let tasks = items
                 .iter()
                 .filter(|c| c.channel == ItemChannel::Task)
                 .count();
-            let stored_items = items.len() - tasks;
             self.route(t, &items, origin, &mut parts).await?;
-            if stored_items > 0 && tasks == 0 {
+            // A statement is answered by its receipt, note or question; a request by memory.
+            if tasks == 0 && !items.is_empty() {
                 return Ok(vec![self.render(t, parts)]);
             }
         }
         // 9. Answer from memory.
-        let _ = tasks;
         parts.answer = Some(self.answer(t, text).await?);
         Ok(vec![self.render(t, parts)])
     }

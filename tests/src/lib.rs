@@ -2,6 +2,7 @@
 //! in-memory SQLite, or a fresh PostgreSQL schema), plus the wire-level fakes
 //! of services outside this machine.
 
+pub mod fake_discord;
 pub mod fake_llm;
 
 use adapters::{ConversationKind, Inbound, Reply};
@@ -12,6 +13,8 @@ use rand::Rng;
 use std::sync::{Arc, Mutex};
 use steward::llm::{Extractor, Responder};
 use steward::{Config, TurnLoop};
+
+pub mod teams_signer;
 
 /// The PostgreSQL server the storage suite runs against, from `STEWARD_TEST_POSTGRES_URL`.
 /// Without it the PostgreSQL half is skipped locally, and fails under CI.

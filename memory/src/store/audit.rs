@@ -1,6 +1,18 @@
 use super::{col, Db, Result};
 use crate::model::AuditEntry;
 
+fn entry(r: &sqlx::any::AnyRow) -> Result<AuditEntry> {
+    Ok(AuditEntry {
+        id: col(r, "id")?,
+        org: col(r, "org")?,
+        actor: col(r, "actor")?,
+        action: col(r, "action")?,
+        target: col(r, "target")?,
+        detail: col(r, "detail")?,
+        at: col(r, "at")?,
+    })
+}
+
 impl Db {
     /// Append one entry to the audit log.
     pub async fn audit(
@@ -39,19 +51,7 @@ impl Db {
         .bind(target)
         .fetch_all(self.pool())
         .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(AuditEntry {
-                    id: col(r, "id")?,
-                    org: col(r, "org")?,
-                    actor: col(r, "actor")?,
-                    action: col(r, "action")?,
-                    target: col(r, "target")?,
-                    detail: col(r, "detail")?,
-                    at: col(r, "at")?,
-                })
-            })
-            .collect()
+        rows.iter().map(entry).collect()
     }
 
     /// The newest `limit` audit entries of an organisation, newest first.
@@ -61,18 +61,6 @@ impl Db {
             .bind(limit)
             .fetch_all(self.pool())
             .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(AuditEntry {
-                    id: col(r, "id")?,
-                    org: col(r, "org")?,
-                    actor: col(r, "actor")?,
-                    action: col(r, "action")?,
-                    target: col(r, "target")?,
-                    detail: col(r, "detail")?,
-                    at: col(r, "at")?,
-                })
-            })
-            .collect()
+        rows.iter().map(entry).collect()
     }
 }

@@ -112,28 +112,16 @@ impl Db {
         Ok((n, chars))
     }
 
-    pub(crate) async fn messages_where_text(
+    /// Messages of an org matching `condition` on `$2`, oldest first.
+    pub(crate) async fn messages_where<T>(
         &self,
         org: &str,
         condition: &str,
-        value: &str,
-    ) -> Result<Vec<StoredMessage>> {
-        let rows = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM messages WHERE org = $1 AND {condition} ORDER BY id"
-        ))
-        .bind(org)
-        .bind(value)
-        .fetch_all(self.pool())
-        .await?;
-        rows.iter().map(message).collect()
-    }
-
-    pub(crate) async fn messages_where(
-        &self,
-        org: &str,
-        condition: &str,
-        value: i64,
-    ) -> Result<Vec<StoredMessage>> {
+        value: T,
+    ) -> Result<Vec<StoredMessage>>
+    where
+        T: for<'q> sqlx::Encode<'q, sqlx::Any> + sqlx::Type<sqlx::Any> + Send,
+    {
         let rows = sqlx::query(&format!(
             "SELECT {COLUMNS} FROM messages WHERE org = $1 AND {condition} ORDER BY id"
         ))

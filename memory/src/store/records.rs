@@ -243,15 +243,26 @@ async fn set_status_on(
     if changed == 0 {
         return Ok(0);
     }
-    if status == Status::Active {
-        let row = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND id = $2"
-        ))
-        .bind(org)
+    reindex(conn, org, id).await?;
+    Ok(changed)
+}
+
+/// Rebuild a record's posting lists from its current row: indexed when active, absent otherwise.
+async fn reindex(conn: &mut AnyConnection, org: &str, id: i64) -> Result<()> {
+    sqlx::query("DELETE FROM memory_terms WHERE record_id = $1 AND org = $2")
         .bind(id)
-        .fetch_one(&mut *conn)
+        .bind(org)
+        .execute(&mut *conn)
         .await?;
-        let r = record(&row)?;
+    let row = sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND id = $2"
+    ))
+    .bind(org)
+    .bind(id)
+    .fetch_one(&mut *conn)
+    .await?;
+    let r = record(&row)?;
+    if r.status == Status::Active {
         index_terms(
             conn,
             org,
@@ -261,14 +272,8 @@ async fn set_status_on(
             &r.content,
         )
         .await?;
-    } else {
-        sqlx::query("DELETE FROM memory_terms WHERE record_id = $1 AND org = $2")
-            .bind(id)
-            .bind(org)
-            .execute(&mut *conn)
-            .await?;
     }
-    Ok(changed)
+    Ok(())
 }
 
 impl Db {
@@ -486,30 +491,7 @@ impl Db {
         if changed == 0 {
             return Err(StoreError::NotFound(format!("individual record {id}")));
         }
-        sqlx::query("DELETE FROM memory_terms WHERE record_id = $1 AND org = $2")
-            .bind(id)
-            .bind(org)
-            .execute(&mut *tx)
-            .await?;
-        let row = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND id = $2"
-        ))
-        .bind(org)
-        .bind(id)
-        .fetch_one(&mut *tx)
-        .await?;
-        let r = record(&row)?;
-        if r.status == Status::Active {
-            index_terms(
-                &mut tx,
-                org,
-                id,
-                &vis_key(r.scope, &r.agent, r.owner.as_deref()),
-                &r.subject,
-                &r.content,
-            )
-            .await?;
-        }
+        reindex(&mut tx, org, id).await?;
         tx.commit().await?;
         Ok(())
     }

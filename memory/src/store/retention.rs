@@ -66,6 +66,7 @@ impl Db {
         org: &str,
         sender: &str,
     ) -> Result<Vec<crate::StoredMessage>> {
-        self.messages_where_text(org, "sender = $2", sender).await
+        self.messages_where(org, "sender = $2", sender.to_string())
+            .await
     }
 }
