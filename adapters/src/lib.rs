@@ -5,6 +5,8 @@
 //! Architecture Invariant: platform types (serenity models, Teams Activity
 //! JSON, HTTP details) stay in this crate; nothing past `Inbound` knows them.
 
+pub mod discord;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 

@@ -135,6 +135,8 @@ pub enum MemoryCommand {
     },
     /// Run the retention job (memory_expire) now.
     Expire,
+    /// Run consolidation now: merge live records that say the same thing (undo with `revisions undo --run RUN`).
+    Distill,
     /// Session archives: list them, or print one as Markdown.
     Archives {
         #[command(subcommand)]
@@ -200,6 +202,12 @@ pub async fn run(cli: Cli) -> Result<()> {
         eprintln!("warning: {w}");
     }
     let org = cli.org.clone().unwrap_or_else(|| cfg.server.org.clone());
+    // A command that calls the model fails here when its provider cannot be set up
+    // (an unset API key variable) instead of running degraded.
+    if uses_model(&cli.command) {
+        crate::llm::Models::from_config(&cfg.llm)
+            .context("configuring the language model (llm.*)")?;
+    }
     if let Command::Replay { file, json } = &cli.command {
         let input =
             std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
@@ -263,7 +271,18 @@ pub async fn run(cli: Cli) -> Result<()> {
             if turns.config().teams.security_token.is_some() {
                 println!("Teams outgoing webhook: POST http://{addr}/teams/<agent>");
             }
-            axum::serve(
+            let discord =
+                crate::discord::start(turns.clone()).context("starting the Discord channel")?;
+            if discord.is_some() {
+                println!("discord channel connecting to the gateway");
+            }
+            let expire = crate::jobs::spawn_expire(turns.clone());
+            let consolidation = turns
+                .config()
+                .llm
+                .auto_consolidate
+                .then(|| crate::consolidate::spawn_consolidation(turns.clone()));
+            let server = axum::serve(
                 listener,
                 app(AppState {
                     turns: turns.clone(),
@@ -271,8 +290,15 @@ pub async fn run(cli: Cli) -> Result<()> {
             )
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
-            })
-            .await?;
+            });
+            match discord {
+                Some(discord) => discord.beside(server).await?,
+                None => server.await?,
+            }
+            expire.abort();
+            if let Some(job) = consolidation {
+                job.abort();
+            }
             db.close().await;
         }
         Command::Chat {
@@ -612,6 +638,27 @@ pub async fn run(cli: Cli) -> Result<()> {
                 let r = turns.expire(&org, now_ms()).await?;
                 println!("{}", serde_json::to_string(&r)?);
             }
+            MemoryCommand::Distill => {
+                let r = turns.distill(&org, now_ms()).await?;
+                for m in &r.merges {
+                    println!("merged {:?} into #{}", m.retired, m.into);
+                }
+                println!(
+                    "consolidation run {}: {} record(s) shown in {} call(s), {} failed, {} merge(s), {} refused, {} waiting for the next run{}",
+                    r.run_id,
+                    r.shown,
+                    r.calls,
+                    r.failed_calls,
+                    r.merges.len(),
+                    r.refused,
+                    r.waiting,
+                    if r.merges.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; undo with `steward memory revisions undo --run {}`", r.run_id)
+                    }
+                );
+            }
             MemoryCommand::Archives { action } => match action {
                 None | Some(ArchiveAction::List) => {
                     for a in db.archives(&org, None).await? {
@@ -646,6 +693,21 @@ pub async fn run(cli: Cli) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Commands that call the language model (extraction, replies, judge, consolidation, summaries).
+fn uses_model(c: &Command) -> bool {
+    matches!(
+        c,
+        Command::Serve
+            | Command::Chat { .. }
+            | Command::Replay { .. }
+            | Command::Memory(
+                MemoryCommand::Distill
+                    | MemoryCommand::Relearn { .. }
+                    | MemoryCommand::Review { .. }
+            )
+    )
 }
 
 /// Exit with a message instead of a panic on unusable arguments.

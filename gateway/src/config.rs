@@ -28,6 +28,45 @@ pub struct Config {
 pub struct DiscordConfig {
     /// Bot token; the channel runs only when it is set.
     pub token: Option<String>,
+    /// Base URL of a Discord REST proxy (or a test fake) instead of `https://discord.com`.
+    pub api_base: Option<String>,
+    /// Organisation of each guild, by guild id (`"123456789012345678" = "acme"`).
+    pub guild_orgs: BTreeMap<String, String>,
+    /// Organisation of DMs and of guilds not in `guild_orgs` (default: `server.org`).
+    pub default_org: Option<String>,
+    /// Agent answering on Discord (default: `server.agent`).
+    pub agent: Option<String>,
+}
+
+impl DiscordConfig {
+    fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |key: String, why: &str| Err(ConfigError::Invalid(format!("{key}: {why}")));
+        if let Some(base) = &self.api_base {
+            if !(base.starts_with("http://") || base.starts_with("https://")) {
+                return bad("discord.api_base".into(), "not an http(s) URL");
+            }
+        }
+        for (guild, org) in &self.guild_orgs {
+            if !matches!(guild.parse::<u64>(), Ok(id) if id > 0) {
+                return bad(
+                    format!("discord.guild_orgs.{guild}"),
+                    "not a Discord guild id (a number such as 123456789012345678)",
+                );
+            }
+            if org.trim().is_empty() {
+                return bad(
+                    format!("discord.guild_orgs.{guild}"),
+                    "the organisation is empty",
+                );
+            }
+        }
+        for (key, value) in [("default_org", &self.default_org), ("agent", &self.agent)] {
+            if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                return bad(format!("discord.{key}"), "must not be empty");
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The Teams outgoing webhook. Off unless a security token is set.
@@ -140,8 +179,33 @@ pub struct DatabaseConfig {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct LlmConfig {
-    /// `offline`: deterministic rules, no network.
+    /// `offline`: deterministic rules, no network (default). `openai`: an
+    /// OpenAI-compatible HTTP server (OpenAI, Ollama, vLLM, llama.cpp server).
     pub provider: String,
+    /// `openai`: the API root, e.g. `http://127.0.0.1:11434/v1` (Ollama) or `https://api.openai.com/v1`.
+    pub base_url: Option<String>,
+    /// `openai`: the model name the server knows (`llama3.1`, `gpt-4o-mini`, …).
+    pub model: Option<String>,
+    /// `openai`: NAME of the environment variable holding the API key
+    /// (e.g. `OPENAI_API_KEY`); unset for servers that need none.
+    pub api_key_env: Option<String>,
+    /// Time one model request may take, in milliseconds.
+    pub timeout_ms: u64,
+    /// Retries of a request answered 429 or 5xx.
+    pub max_retries: u32,
+    /// Backoff before the first retry when the server gives no `Retry-After`; doubles per retry.
+    pub retry_base_ms: u64,
+    /// Longest `Retry-After` honoured, in seconds; a server asking for more fails the call.
+    pub max_retry_after_seconds: u64,
+    /// Most tokens one model answer may have.
+    pub max_output_tokens: u32,
+    /// The request field that caps an answer: `max_tokens` (most servers) or
+    /// `max_completion_tokens` (OpenAI's reasoning models).
+    pub max_tokens_field: String,
+    /// Tokens (prompt and answer) all model calls of one turn may use; 0 = no limit.
+    pub turn_token_budget: u64,
+    /// Run memory consolidation in the background of `serve` (first after 5 minutes).
+    pub auto_consolidate: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -242,7 +306,82 @@ impl Default for LlmConfig {
     fn default() -> Self {
         LlmConfig {
             provider: "offline".into(),
+            base_url: None,
+            model: None,
+            api_key_env: None,
+            timeout_ms: 60_000,
+            max_retries: 2,
+            retry_base_ms: 500,
+            max_retry_after_seconds: 30,
+            max_output_tokens: 2048,
+            max_tokens_field: "max_tokens".into(),
+            turn_token_budget: 16_000,
+            auto_consolidate: true,
         }
+    }
+}
+
+impl LlmConfig {
+    /// The key that is wrong and why.
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        match self.provider.as_str() {
+            "offline" => {}
+            "openai" => {
+                let url = self.base_url.as_deref().map(str::trim).unwrap_or("");
+                if url.is_empty() {
+                    return Err(("llm.base_url", "required when provider = \"openai\"".into()));
+                }
+                if !(url.starts_with("http://") || url.starts_with("https://"))
+                    || url.contains(char::is_whitespace)
+                {
+                    return Err((
+                        "llm.base_url",
+                        format!("`{url}` is not an http(s) URL like http://127.0.0.1:11434/v1"),
+                    ));
+                }
+                if self
+                    .model
+                    .as_deref()
+                    .map(str::trim)
+                    .unwrap_or("")
+                    .is_empty()
+                {
+                    return Err(("llm.model", "required when provider = \"openai\"".into()));
+                }
+            }
+            other => {
+                return Err((
+                    "llm.provider",
+                    format!("unknown provider `{other}` (expected `offline` or `openai`)"),
+                ))
+            }
+        }
+        if let Some(name) = &self.api_key_env {
+            let valid = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                return Err((
+                    "llm.api_key_env",
+                    "the NAME of an environment variable (like OPENAI_API_KEY), not the key".into(),
+                ));
+            }
+        }
+        if self.timeout_ms == 0 {
+            return Err(("llm.timeout_ms", "must be positive".into()));
+        }
+        if self.max_output_tokens == 0 {
+            return Err(("llm.max_output_tokens", "must be positive".into()));
+        }
+        if !["max_tokens", "max_completion_tokens"].contains(&self.max_tokens_field.as_str()) {
+            return Err((
+                "llm.max_tokens_field",
+                "expected `max_tokens` or `max_completion_tokens`".into(),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -337,8 +476,8 @@ impl Config {
 
     fn validate(&self) -> Result<(), ConfigError> {
         let bad = |key: &str, why: &str| Err(ConfigError::Invalid(format!("{key}: {why}")));
-        if self.llm.provider != "offline" {
-            return bad("llm.provider", "unknown provider (expected `offline`)");
+        if let Err((key, why)) = self.llm.check() {
+            return bad(key, &why);
         }
         if self.memory.history_budget_messages < 2 || self.memory.history_budget_chars < 100 {
             return bad(
@@ -368,6 +507,7 @@ impl Config {
         }
         self.dashboard.validate()?;
         self.validate_teams()?;
+        self.discord.validate()?;
         Ok(())
     }
 
@@ -483,6 +623,40 @@ mod tests {
         assert!(e.contains("dashboard.session_hours"), "{e}");
         let c = Config::from_toml("[dashboard]\nadmin_token = \"0123456789abcdef\"").expect("ok");
         assert_eq!(c.dashboard.admin_token.as_deref(), Some("0123456789abcdef"));
+    }
+
+    #[test]
+    fn openai_needs_a_base_url_and_a_model() {
+        let e = Config::from_toml("[llm]\nprovider = \"openai\"\nmodel = \"m\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("llm.base_url"), "{e}");
+        let e = Config::from_toml(
+            "[llm]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:11434/v1\"",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("llm.model"), "{e}");
+        let e = Config::from_toml(
+            "[llm]\nprovider = \"openai\"\nbase_url = \"localhost\"\nmodel = \"m\"",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("llm.base_url"), "{e}");
+        let e = Config::from_toml("[llm]\nprovider = \"gpt\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("llm.provider"), "{e}");
+        let e = Config::from_toml("[llm]\napi_key_env = \"sk-123 secret\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("llm.api_key_env"), "{e}");
+        let c = Config::from_toml(
+            "[llm]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:11434/v1\"\nmodel = \"llama3.1\"",
+        )
+        .expect("valid openai config");
+        assert_eq!(c.llm.model.as_deref(), Some("llama3.1"));
+        assert_eq!(c.llm.turn_token_budget, 16_000);
     }
 
     #[test]

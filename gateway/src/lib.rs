@@ -1,9 +1,12 @@
 //! The steward gateway: configuration, the turn loop, HTTP, replay and the CLI.
 
+pub mod beliefs;
 pub mod cli;
 pub mod config;
+pub mod consolidate;
 pub mod context;
 pub mod dashboard;
+pub mod discord;
 pub mod export;
 pub mod http;
 pub mod jobs;
@@ -24,12 +27,19 @@ pub async fn build(cfg: Config) -> Result<Arc<TurnLoop>, memory::StoreError> {
     Ok(Arc::new(with_db(db, cfg)))
 }
 
-/// The turn loop on an existing database, with the configured model.
+/// The turn loop on an existing database, with the model `llm.provider` names.
+/// A provider that cannot be set up (its API key variable unset) fails every
+/// model call — replies say "I can't answer right now" and nothing is learned —
+/// rather than quietly using other rules; `steward serve` refuses to start instead.
 pub fn with_db(db: memory::Db, cfg: Config) -> TurnLoop {
-    TurnLoop::new(
-        db,
-        Arc::new(cfg),
-        Arc::new(llm::offline::OfflineExtractor),
-        Arc::new(llm::offline::OfflineResponder),
-    )
+    let models = llm::Models::from_config(&cfg.llm).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "language model unavailable");
+        llm::Models::unavailable(e.to_string())
+    });
+    with_models(db, cfg, models)
+}
+
+/// The turn loop on an existing database with these models.
+pub fn with_models(db: memory::Db, cfg: Config, models: llm::Models) -> TurnLoop {
+    TurnLoop::new(db, Arc::new(cfg), models.extractor, models.responder).with_roles(models.roles)
 }

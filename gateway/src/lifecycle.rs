@@ -248,7 +248,7 @@ impl TurnLoop {
             _ => return Err(StoreError::NotFound("messages to trim".into()).into()),
         };
         let trust = trust_of(slice);
-        let summary = summarize(slice);
+        let summary = self.summarize_slice(slice).await;
         let ids: Vec<i64> = slice.iter().map(|m| m.id).collect();
         let created_by = match current {
             Some(Principal::Human { user_id, .. }) => user_id.clone(),
@@ -405,7 +405,12 @@ impl TurnLoop {
         }
         let id = self.db.insert_record(&rec).await?;
         if status == Status::Active {
-            self.db.activate(&line.org, id, cause, run_id, now).await?;
+            let s = self.db.activate(&line.org, id, cause, run_id, now).await?;
+            // Relearned records are history being restored; only live writes revise beliefs.
+            if cause != "relearn" {
+                self.revise_beliefs(&line.org, id, &s, cause, run_id, now)
+                    .await;
+            }
         }
         Ok(Some((id, status)))
     }
@@ -495,10 +500,9 @@ impl TurnLoop {
             )));
         }
         let outcome = if confirm {
-            let s = self
-                .db
-                .activate(org, id, "confirm", &format!("review:{id}:{now}"), now)
-                .await?;
+            let run = format!("review:{id}:{now}");
+            let s = self.db.activate(org, id, "confirm", &run, now).await?;
+            self.revise_beliefs(org, id, &s, "confirm", &run, now).await;
             match s.superseded_by {
                 Some(newer) => format!("confirmed record {id}; it is older than record {newer}, so it is kept as history"),
                 None if s.retired.is_empty() => format!("confirmed record {id}"),

@@ -134,6 +134,8 @@ pub struct TurnLoop {
     pub(crate) policy: PolicySettings,
     extractor: Arc<dyn Extractor>,
     responder: Arc<dyn Responder>,
+    /// Judge, consolidator, summarizer (`llm::roles`); offline unless `with_roles` says otherwise.
+    pub(crate) roles: crate::llm::Roles,
     limits: RateLimits,
 }
 
@@ -202,6 +204,7 @@ impl TurnLoop {
             policy,
             extractor,
             responder,
+            roles: crate::llm::Roles::offline(),
             limits,
         }
     }
@@ -272,13 +275,22 @@ impl TurnLoop {
                 }]);
             }
         };
-        self.run(msg, principal, now).await
+        // Every model call of the turn draws on one token budget.
+        crate::llm::budget::per_turn(
+            self.cfg.llm.turn_token_budget,
+            self.run(msg, principal, now),
+        )
+        .await
     }
 
     /// A run by a system principal (cron, SOP, webhook, delegated).
     pub async fn system_turn(&self, msg: &Inbound, who: SystemPrincipal) -> Result<Vec<Reply>> {
         let now = msg.at.timestamp_millis();
-        self.run(msg, Principal::System(who), now).await
+        crate::llm::budget::per_turn(
+            self.cfg.llm.turn_token_budget,
+            self.run(msg, Principal::System(who), now),
+        )
+        .await
     }
 
     async fn run(&self, msg: &Inbound, principal: Principal, now: i64) -> Result<Vec<Reply>> {
@@ -584,15 +596,10 @@ impl TurnLoop {
                             _ => self.db.insert_record(&rec).await?,
                         };
                         if status == Status::Active {
-                            self.db
-                                .activate(
-                                    t.org(),
-                                    id,
-                                    "live",
-                                    &format!("turn:{}", t.message_id),
-                                    t.now,
-                                )
-                                .await?;
+                            let run = format!("turn:{}", t.message_id);
+                            let s = self.db.activate(t.org(), id, "live", &run, t.now).await?;
+                            self.revise_beliefs(t.org(), id, &s, "live", &run, t.now)
+                                .await;
                             parts.receipts.push(format!(
                                 "Written: {} updated (id: {id}).",
                                 target_name(scope)
@@ -716,15 +723,13 @@ impl TurnLoop {
                 parts.notes.push(DropReason::NeedsAdmin.explain().into());
                 continue;
             }
-            self.db
-                .activate(
-                    t.org(),
-                    rec.id,
-                    "live",
-                    &format!("turn:{}", t.message_id),
-                    t.now,
-                )
+            let run = format!("turn:{}", t.message_id);
+            let s = self
+                .db
+                .activate(t.org(), rec.id, "live", &run, t.now)
                 .await?;
+            self.revise_beliefs(t.org(), rec.id, &s, "live", &run, t.now)
+                .await;
             parts.receipts.push(format!(
                 "Written: {} updated (id: {}).",
                 target_name(rec.scope),
@@ -1071,9 +1076,9 @@ impl TurnLoop {
                 author,
             })
             .await?;
-        self.db
-            .activate(org, id, "live", &format!("tool:{id}"), at)
-            .await?;
+        let run = format!("tool:{id}");
+        let s = self.db.activate(org, id, "live", &run, at).await?;
+        self.revise_beliefs(org, id, &s, "live", &run, at).await;
         Ok(Ok(format!(
             "Written: {} updated (id: {id}).",
             target_name(scope)

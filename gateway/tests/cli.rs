@@ -252,3 +252,82 @@ fn a_retired_setting_warns_at_start() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("quarantine_learned_facts is retired"));
 }
+
+#[test]
+fn distill_merges_duplicates_and_undo_run_restores_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Two notes that say the same thing, written as an import would.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let db = memory::Db::connect(&format!("sqlite:{}", d.join("steward.db").display()))
+            .await
+            .unwrap();
+        let note = |content: &str, at: i64| memory::NewRecord {
+            org: "default".into(),
+            agent: "default".into(),
+            scope: memory::Scope::AgentNotes,
+            owner: None,
+            subject: format!("import:{at}"),
+            kind: "fact".into(),
+            content: content.into(),
+            status: memory::Status::Active,
+            source: "import".into(),
+            said_at: at,
+            recorded_at: at,
+            expires_at: None,
+            conversation: None,
+            batch: None,
+            author: None,
+        };
+        db.insert_records(&[
+            note("The wiki is at wiki.example.com", 1_000),
+            note("the wiki is at wiki.example.com.", 2_000),
+        ])
+        .await
+        .unwrap();
+        db.close().await;
+    });
+    let out = steward(d).args(["memory", "distill"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("merged [1] into #2"), "{text}");
+    let run = text
+        .split("undo --run ")
+        .nth(1)
+        .and_then(|s| s.split('`').next())
+        .expect("the run to undo")
+        .to_string();
+    let undo = steward(d)
+        .args(["memory", "revisions", "undo", "--run", &run])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&undo.stdout).contains("undone 1 revision(s)"));
+    let list = String::from_utf8_lossy(
+        &steward(d)
+            .args(["memory", "list", "--status", "active"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .to_string();
+    assert!(list.contains("#1 ") && list.contains("#2 "), "{list}");
+}
+
+#[test]
+fn an_unset_api_key_variable_stops_the_binary_with_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("steward.toml"),
+        "[llm]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\napi_key_env = \"STEWARD_TEST_UNSET_KEY\"\n",
+    )
+    .unwrap();
+    let out = steward(dir.path()).args(["serve"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("STEWARD_TEST_UNSET_KEY"), "{err}");
+}

@@ -37,6 +37,21 @@ pub fn extractor() -> Prompt {
     parse(include_str!("../texts/extractor.txt"))
 }
 
+/// The belief-revision judge (schema `belief_revision`): which live records a new one replaces.
+pub fn judge() -> Prompt {
+    parse(include_str!("../texts/judge.txt"))
+}
+
+/// Consolidation (schema `consolidation`): groups of records that say the same thing.
+pub fn consolidation() -> Prompt {
+    parse(include_str!("../texts/consolidation.txt"))
+}
+
+/// The summary of a trimmed slice of history (schema `slice_summary`).
+pub fn summary() -> Prompt {
+    parse(include_str!("../texts/summary.txt"))
+}
+
 /// Injection patterns for the sanitiser: one case-insensitive regex a line.
 pub fn injection_patterns() -> Prompt {
     parse(include_str!("../texts/injection_patterns.txt"))
@@ -57,12 +72,25 @@ mod tests {
 
     #[test]
     fn every_prompt_has_a_version() {
-        for p in [system(), extractor(), injection_patterns()] {
+        for p in [
+            system(),
+            extractor(),
+            judge(),
+            consolidation(),
+            summary(),
+            injection_patterns(),
+        ] {
             assert_ne!(p.version, "unversioned");
             assert!(!p.text.trim().is_empty());
             assert!(!p.text.starts_with('#'));
         }
         assert!(system().text.contains("MEMORY ROUTING POLICY"));
+        // Each model-facing prompt frames its input as data.
+        assert!(judge().text.contains("<<<memory:"));
+        assert!(consolidation().text.contains("<<<memory:"));
+        assert!(summary().text.contains("<<<line"));
+        let versions = [judge().version, consolidation().version, summary().version];
+        assert_eq!(versions, ["judge-v1", "consolidation-v1", "summary-v1"]);
     }
 
     #[test]

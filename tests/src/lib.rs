@@ -3,6 +3,8 @@
 //! of services outside this machine.
 
 pub mod dashboard;
+pub mod fake_discord;
+pub mod fake_llm;
 
 use adapters::{ConversationKind, Inbound, Reply};
 use chrono::{DateTime, Duration, TimeZone, Utc};

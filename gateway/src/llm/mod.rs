@@ -1,7 +1,17 @@
 //! Language-model roles: the extractor (classifies items, soft) and the
-//! responder (writes replies). `offline` is deterministic and needs no network.
+//! responder (writes replies). `offline` is deterministic and needs no network;
+//! `openai` talks to any OpenAI-compatible server. The judge, consolidation and
+//! summary roles are in `roles`; every model call of a turn draws on `budget`.
 
+pub mod budget;
 pub mod offline;
+pub mod openai;
+pub mod roles;
+
+pub use roles::{
+    Consolidator, Judge, JudgedRetirement, MergeGroup, Models, Roles, Summarizer, TokenUsage,
+    UsageSnapshot,
+};
 
 use memory::store::Retrieved;
 use memory::{Candidate, Principal};

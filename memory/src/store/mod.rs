@@ -7,15 +7,18 @@
 
 mod archives;
 mod audit;
+mod consolidation;
 mod messages;
 mod records;
 mod retention;
+mod retire;
 mod revisions;
 mod sessions;
 
 pub use archives::{Archive, NewArchive};
 pub use messages::NewMessage;
 pub use records::{BrowseFilter, RecordFilter, RetrievalScope, Retrieved, Supersession};
+pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement, RevisionMeta};
 pub use revisions::NewRevision;
 pub use sessions::DashboardSession;
 

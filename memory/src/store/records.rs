@@ -10,9 +10,9 @@ use std::collections::HashMap;
 /// Keeps a turn's retrieval bounded however common a word is.
 const POSTING_CAP: i64 = 500;
 
-const COLUMNS: &str = "id, org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author";
+pub(super) const COLUMNS: &str = "id, org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author";
 
-fn record(r: &AnyRow) -> Result<MemoryRecord> {
+pub(super) fn record(r: &AnyRow) -> Result<MemoryRecord> {
     let scope: String = col(r, "scope")?;
     let status: String = col(r, "status")?;
     Ok(MemoryRecord {
@@ -136,7 +136,7 @@ async fn same_subject_active(
     rows.iter().map(record).collect()
 }
 
-async fn insert_on(conn: &mut AnyConnection, r: &NewRecord) -> Result<i64> {
+pub(super) async fn insert_on(conn: &mut AnyConnection, r: &NewRecord) -> Result<i64> {
     let (id,): (i64,) = sqlx::query_as(
         "INSERT INTO memory_records (org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id",
@@ -172,7 +172,12 @@ async fn insert_on(conn: &mut AnyConnection, r: &NewRecord) -> Result<i64> {
     Ok(id)
 }
 
-async fn vetoed(conn: &mut AnyConnection, org: &str, retired: i64, replacing: i64) -> Result<bool> {
+pub(super) async fn vetoed(
+    conn: &mut AnyConnection,
+    org: &str,
+    retired: i64,
+    replacing: i64,
+) -> Result<bool> {
     let (n,): (i64,) = sqlx::query_as(
         "SELECT COUNT(*) FROM memory_revisions WHERE org = $1 AND retired_id = $2 AND replacing_id = $3 AND undone_at IS NOT NULL",
     )
@@ -185,7 +190,7 @@ async fn vetoed(conn: &mut AnyConnection, org: &str, retired: i64, replacing: i6
 }
 
 /// The posting-list key a record is visible under (see the `memory_terms` migration).
-fn vis_key(scope: Scope, agent: &str, owner: Option<&str>) -> String {
+pub(super) fn vis_key(scope: Scope, agent: &str, owner: Option<&str>) -> String {
     let owner = owner.unwrap_or("");
     match scope {
         Scope::OrgPolicy => "org".into(),

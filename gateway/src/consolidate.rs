@@ -1,0 +1,375 @@
+//! Consolidation (SPEC §6): merge live records that say the same thing into
+//! one and retire the sources under one run id, so `steward memory revisions
+//! undo --run RUN` restores them. `steward memory distill` runs it once; `serve`
+//! runs it in the background.
+//!
+//! Bounds: at most 40 records a model call, records sharing words batched
+//! together (never across agents, scopes or owners), at most 6 calls a run —
+//! the rest wait for the next run. A record already shown without a repeat is
+//! not shown again until a new record joins its batch (`consolidation_seen`).
+//! Automatic runs wait 5 minutes, doubling after each run whose model calls
+//! failed, up to 6 hours. With the offline model only records whose
+//! normalised text is equal merge.
+
+use crate::llm::roles::normalised;
+use crate::turn::{Result, TurnLoop};
+use memory::sanitize::sanitize;
+use memory::store::{MergeInto, RevisionMeta};
+use memory::{MemoryRecord, NewRecord, Status};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Most records one model call is shown.
+pub const MAX_RECORDS_PER_CALL: usize = 40;
+/// Most model calls one run makes.
+pub const MAX_CALLS_PER_RUN: usize = 6;
+/// Wait before an automatic run, and after a run whose model calls all worked.
+pub const FIRST_WAIT: Duration = Duration::from_secs(5 * 60);
+/// Longest wait between automatic runs, however often the model failed.
+pub const MAX_WAIT: Duration = Duration::from_secs(6 * 3600);
+
+/// One merge of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Merge {
+    /// The surviving record (new, or the member that already said the merged text).
+    pub into: i64,
+    pub retired: Vec<i64>,
+}
+
+/// What one consolidation run did in one organisation.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DistillReport {
+    /// Undo it all with `steward memory revisions undo --run <run_id>`.
+    pub run_id: String,
+    /// Model calls answered.
+    pub calls: usize,
+    /// Model calls that failed; their records are shown again next run.
+    pub failed_calls: usize,
+    /// Records shown to the model.
+    pub shown: usize,
+    pub merges: Vec<Merge>,
+    /// Retirements a rule refused (time, veto, place, no longer active).
+    pub refused: usize,
+    /// New records this run looked at but left for the next one (over 6 calls);
+    /// more may wait beyond the 240 newest-unseen records a run looks at.
+    pub waiting: usize,
+}
+
+/// The place a record lives in: merges never cross it.
+fn place(r: &MemoryRecord) -> (String, &'static str, Option<String>) {
+    (r.agent.clone(), r.scope.as_str(), r.owner.clone())
+}
+
+impl TurnLoop {
+    /// One consolidation run in `org`.
+    pub async fn distill(&self, org: &str, now: i64) -> Result<DistillReport> {
+        let consolidator = self.roles.consolidator.clone();
+        let mut report = DistillReport {
+            run_id: format!("consolidate:{now}"),
+            ..Default::default()
+        };
+        let run_id = report.run_id.clone();
+        let window = (MAX_RECORDS_PER_CALL * MAX_CALLS_PER_RUN) as i64;
+        let unseen = self.db.unseen_active(org, window).await?;
+        let unseen_ids: BTreeSet<i64> = unseen.iter().map(|r| r.id).collect();
+        // Records sharing words with a new record, in its own place.
+        let mut recs: HashMap<i64, MemoryRecord> = HashMap::new();
+        let mut adj: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
+        for u in &unseen {
+            adj.entry(u.id).or_default();
+            for (n, _) in self.db.related_active(u, MAX_RECORDS_PER_CALL - 1).await? {
+                adj.entry(u.id).or_default().insert(n.id);
+                adj.entry(n.id).or_default().insert(u.id);
+                recs.insert(n.id, n);
+            }
+            recs.insert(u.id, u.clone());
+        }
+        // Batches: connected records, oldest new record first, split evenly to at most 40.
+        let mut visited: HashSet<i64> = HashSet::new();
+        let mut alone: Vec<i64> = Vec::new();
+        let mut chunks: Vec<Vec<i64>> = Vec::new();
+        for &start in &unseen_ids {
+            if !visited.insert(start) {
+                continue;
+            }
+            let mut order = Vec::new();
+            let mut queue = VecDeque::from([start]);
+            while let Some(id) = queue.pop_front() {
+                order.push(id);
+                for &n in adj.get(&id).into_iter().flatten() {
+                    if visited.insert(n) {
+                        queue.push_back(n);
+                    }
+                }
+            }
+            let parts = order.len().div_ceil(MAX_RECORDS_PER_CALL);
+            let size = order.len().div_ceil(parts.max(1)).max(1);
+            for c in order.chunks(size) {
+                if c.len() >= 2 && c.iter().any(|id| unseen_ids.contains(id)) {
+                    chunks.push(c.to_vec());
+                } else {
+                    alone.extend(c.iter().filter(|id| unseen_ids.contains(id)));
+                }
+            }
+        }
+        // A new record sharing no words with anything has nothing to merge with.
+        if !alone.is_empty() {
+            self.db
+                .mark_consolidation_seen(org, &alone, &run_id, now)
+                .await?;
+        }
+        // Calls: batches of one place packed together up to 40 records.
+        let mut calls: Vec<Vec<i64>> = Vec::new();
+        for c in chunks {
+            let same_place = |a: &[i64]| {
+                let p = |id: &i64| recs.get(id).map(place);
+                a.first().and_then(p) == c.first().and_then(p)
+            };
+            match calls.last_mut() {
+                Some(last) if same_place(last) && last.len() + c.len() <= MAX_RECORDS_PER_CALL => {
+                    last.extend(c)
+                }
+                _ => calls.push(c),
+            }
+        }
+        if calls.len() > MAX_CALLS_PER_RUN {
+            let shown: HashSet<i64> = calls[..MAX_CALLS_PER_RUN]
+                .iter()
+                .flatten()
+                .copied()
+                .collect();
+            report.waiting = calls[MAX_CALLS_PER_RUN..]
+                .iter()
+                .flatten()
+                .filter(|id| unseen_ids.contains(id) && !shown.contains(id))
+                .collect::<HashSet<_>>()
+                .len();
+            calls.truncate(MAX_CALLS_PER_RUN);
+        }
+        for ids in calls {
+            let batch: Vec<MemoryRecord> =
+                ids.iter().filter_map(|id| recs.get(id).cloned()).collect();
+            report.shown += batch.len();
+            let groups = match consolidator.consolidate(&batch).await {
+                Ok(g) => g,
+                Err(e) => {
+                    report.failed_calls += 1;
+                    tracing::warn!(error = %e, records = batch.len(), "consolidation call failed; these records are shown again next run");
+                    continue;
+                }
+            };
+            report.calls += 1;
+            let mut seen: Vec<i64> = ids.clone();
+            let mut used: HashSet<i64> = HashSet::new();
+            for g in groups {
+                let mut members: Vec<&MemoryRecord> = Vec::new();
+                for id in &g.ids {
+                    if let Some(r) = batch.iter().find(|r| r.id == *id) {
+                        if !members.iter().any(|m| m.id == r.id) {
+                            members.push(r);
+                        }
+                    }
+                }
+                let one_place = members.windows(2).all(|w| place(w[0]) == place(w[1]));
+                if members.len() < 2
+                    || members.len() != g.ids.len()
+                    || !one_place
+                    || members.iter().any(|m| used.contains(&m.id))
+                {
+                    tracing::warn!(ids = ?g.ids, "consolidation group refused: unknown, repeated or mixed-place records");
+                    continue;
+                }
+                used.extend(members.iter().map(|m| m.id));
+                let merged = sanitize(&g.merged);
+                let Some(newest) = members.iter().max_by_key(|r| (r.said_at, r.id)) else {
+                    continue;
+                };
+                if merged.is_empty() {
+                    continue;
+                }
+                let into = if normalised(&newest.content) == normalised(&merged) {
+                    MergeInto::Existing(newest.id)
+                } else {
+                    MergeInto::New(Box::new(NewRecord {
+                        org: org.to_string(),
+                        agent: newest.agent.clone(),
+                        scope: newest.scope,
+                        owner: newest.owner.clone(),
+                        subject: newest.subject.clone(),
+                        kind: newest.kind.clone(),
+                        content: merged,
+                        status: Status::Active,
+                        source: format!("consolidation:{run_id}"),
+                        // The merged record says what its newest member said, when it said it.
+                        said_at: newest.said_at,
+                        recorded_at: now,
+                        expires_at: None,
+                        conversation: None,
+                        batch: None,
+                        author: newest.author.clone(),
+                    }))
+                };
+                let member_ids: Vec<i64> = members.iter().map(|m| m.id).collect();
+                let meta = RevisionMeta {
+                    via: "consolidation",
+                    cause: "consolidate",
+                    run_id: &run_id,
+                    reason: "says the same as the merged record",
+                    model: Some(consolidator.model()),
+                    prompt_version: consolidator.prompt_version(),
+                };
+                let out = self.db.merge(org, &into, &member_ids, &meta, now).await?;
+                report.refused += out.refused.len();
+                if let Some(into) = out.into {
+                    seen.push(into);
+                    report.merges.push(Merge {
+                        into,
+                        retired: out.retired,
+                    });
+                }
+            }
+            self.db
+                .mark_consolidation_seen(org, &seen, &run_id, now)
+                .await?;
+        }
+        if report.calls + report.failed_calls > 0 {
+            self.db
+                .audit(
+                    org,
+                    "consolidation",
+                    "memory.distill",
+                    &run_id,
+                    &serde_json::to_string(&report).unwrap_or_default(),
+                    now,
+                )
+                .await?;
+        }
+        Ok(report)
+    }
+
+    /// One run in every organisation, if this replica wins the 5-minute slot.
+    pub async fn distill_all_if_due(
+        &self,
+        now: i64,
+    ) -> Result<Option<Vec<(String, DistillReport)>>> {
+        let slot = now / FIRST_WAIT.as_millis() as i64;
+        if !self.db.claim_job("consolidation", slot, now).await? {
+            return Ok(None);
+        }
+        let mut out = Vec::new();
+        for org in self.db.orgs().await? {
+            out.push((org.clone(), self.distill(&org, now).await?));
+        }
+        Ok(Some(out))
+    }
+}
+
+/// The time and the waiting of the background job; tests inject their own.
+#[async_trait::async_trait]
+pub trait JobClock: Send + Sync {
+    fn now_ms(&self) -> i64;
+    async fn sleep(&self, d: Duration);
+}
+
+/// The wall clock and tokio's timer.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+#[async_trait::async_trait]
+impl JobClock for SystemClock {
+    fn now_ms(&self) -> i64 {
+        chrono::Utc::now().timestamp_millis()
+    }
+    async fn sleep(&self, d: Duration) {
+        tokio::time::sleep(d).await
+    }
+}
+
+/// The wait before the next automatic run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff {
+    wait: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff { wait: FIRST_WAIT }
+    }
+}
+
+impl Backoff {
+    pub fn wait(&self) -> Duration {
+        self.wait
+    }
+
+    /// Double after a run whose model calls failed (up to 6 hours); back to 5 minutes otherwise.
+    pub fn after_run(&mut self, failed: bool) {
+        self.wait = if failed {
+            self.wait.saturating_mul(2).min(MAX_WAIT)
+        } else {
+            FIRST_WAIT
+        };
+    }
+}
+
+/// The background consolidation loop: wait, run in every organisation, back
+/// off while model calls fail. `runs` bounds it (tests); `None` runs until dropped.
+pub async fn run_consolidation(
+    turns: Arc<TurnLoop>,
+    clock: Arc<dyn JobClock>,
+    runs: Option<usize>,
+) {
+    let mut backoff = Backoff::default();
+    let mut done = 0;
+    loop {
+        if let Some(n) = runs {
+            if done >= n {
+                break;
+            }
+        }
+        clock.sleep(backoff.wait()).await;
+        let now = clock.now_ms();
+        let failed = match turns.distill_all_if_due(now).await {
+            Ok(Some(reports)) => {
+                for (org, r) in &reports {
+                    if r.calls + r.failed_calls > 0 {
+                        tracing::info!(org, run = %r.run_id, calls = r.calls, failed = r.failed_calls, merges = r.merges.len(), waiting = r.waiting, "consolidation ran");
+                    }
+                }
+                reports.iter().any(|(_, r)| r.failed_calls > 0)
+            }
+            Ok(None) => false,
+            Err(e) => {
+                tracing::error!(error = %e, "consolidation failed");
+                true
+            }
+        };
+        backoff.after_run(failed);
+        done += 1;
+    }
+}
+
+/// Run consolidation in the background of `serve` until the task is dropped.
+pub fn spawn_consolidation(turns: Arc<TurnLoop>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(run_consolidation(turns, Arc::new(SystemClock), None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_while_failing_up_to_six_hours() {
+        let mut b = Backoff::default();
+        let mut waits = vec![b.wait().as_secs() / 60];
+        for _ in 0..8 {
+            b.after_run(true);
+            waits.push(b.wait().as_secs() / 60);
+        }
+        assert_eq!(waits, [5, 10, 20, 40, 80, 160, 320, 360, 360]);
+        b.after_run(false);
+        assert_eq!(b.wait(), FIRST_WAIT);
+    }
+}

@@ -1,0 +1,327 @@
+//! Retirements a model proposes — the belief-revision judge, consolidation —
+//! applied under rules written here: a record only retires records in its own
+//! place (agent, scope, owner), an older record never retires a newer one, and
+//! an undone pair (a veto) is never applied again. Each check and its write
+//! happen in one transaction.
+
+use super::records::{insert_on, record, vetoed, vis_key, COLUMNS};
+use super::revisions::{insert_revision, NewRevision};
+use super::{Db, Result, StoreError};
+use crate::model::{MemoryRecord, NewRecord, Status};
+use crate::terms::terms;
+use sqlx::AnyConnection;
+use std::collections::HashMap;
+
+/// How many newest records of one word a related-records lookup walks.
+const RELATED_POSTING_CAP: i64 = 500;
+
+/// Why a proposed retirement was not applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// A record cannot retire itself.
+    SameRecord,
+    /// One of the two records does not exist in the organisation.
+    Missing,
+    /// One of the two records is not active (already retired, pending, unverified, deleted).
+    NotActive,
+    /// Different agent, scope or owner: a record only retires records in its own place.
+    OtherPlace,
+    /// The record to retire was said after the replacing one: time is when it was said.
+    Newer,
+    /// An undone revision forbids this pair.
+    Vetoed,
+}
+
+impl Refusal {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::SameRecord => "same record",
+            Refusal::Missing => "missing record",
+            Refusal::NotActive => "not active",
+            Refusal::OtherPlace => "different agent, scope or owner",
+            Refusal::Newer => "the retired record is newer",
+            Refusal::Vetoed => "vetoed by an undo",
+        }
+    }
+}
+
+/// What [`Db::retire`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retirement {
+    /// Retired, with this revision row.
+    Retired {
+        revision: i64,
+    },
+    Refused(Refusal),
+}
+
+/// Provenance of a retirement: which rule, why, under which run, by which model and prompt.
+#[derive(Debug, Clone, Copy)]
+pub struct RevisionMeta<'a> {
+    /// `belief_revision` | `consolidation`
+    pub via: &'a str,
+    /// `live` | `confirm` | `consolidate` …
+    pub cause: &'a str,
+    pub run_id: &'a str,
+    pub reason: &'a str,
+    pub model: Option<&'a str>,
+    pub prompt_version: Option<&'a str>,
+}
+
+/// The record a merge keeps.
+#[derive(Debug, Clone)]
+pub enum MergeInto {
+    /// A new record with the merged text (inserted active).
+    New(Box<NewRecord>),
+    /// An existing member already says the merged text.
+    Existing(i64),
+}
+
+/// What [`Db::merge`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MergeOutcome {
+    /// The surviving record; `None` when nothing was merged (and no record was written).
+    pub into: Option<i64>,
+    pub retired: Vec<i64>,
+    pub refused: Vec<(i64, Refusal)>,
+}
+
+async fn fetch(conn: &mut AnyConnection, org: &str, id: i64) -> Result<Option<MemoryRecord>> {
+    let row = sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND id = $2"
+    ))
+    .bind(org)
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    row.as_ref().map(record).transpose()
+}
+
+/// Take SQLite's write lock before the first read of a transaction (a no-op write).
+async fn lock(conn: &mut AnyConnection, org: &str, id: i64) -> Result<()> {
+    sqlx::query("UPDATE memory_records SET status = status WHERE org = $1 AND id = $2")
+        .bind(org)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+async fn retire_on(
+    conn: &mut AnyConnection,
+    org: &str,
+    retired: i64,
+    replacing: i64,
+    meta: &RevisionMeta<'_>,
+    now: i64,
+) -> Result<Retirement> {
+    use Retirement::Refused;
+    if retired == replacing {
+        return Ok(Refused(Refusal::SameRecord));
+    }
+    let (Some(old), Some(new)) = (
+        fetch(conn, org, retired).await?,
+        fetch(conn, org, replacing).await?,
+    ) else {
+        return Ok(Refused(Refusal::Missing));
+    };
+    if old.status != Status::Active || new.status != Status::Active {
+        return Ok(Refused(Refusal::NotActive));
+    }
+    if old.agent != new.agent || old.scope != new.scope || old.owner != new.owner {
+        return Ok(Refused(Refusal::OtherPlace));
+    }
+    if old.said_at > new.said_at {
+        return Ok(Refused(Refusal::Newer));
+    }
+    if vetoed(conn, org, retired, replacing).await? {
+        return Ok(Refused(Refusal::Vetoed));
+    }
+    // Conditional, so two replicas racing on PostgreSQL retire it once.
+    let changed = sqlx::query(
+        "UPDATE memory_records SET status = 'superseded' WHERE org = $1 AND id = $2 AND status = 'active'",
+    )
+    .bind(org)
+    .bind(retired)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    if changed == 0 {
+        return Ok(Refused(Refusal::NotActive));
+    }
+    sqlx::query("DELETE FROM memory_terms WHERE record_id = $1 AND org = $2")
+        .bind(retired)
+        .bind(org)
+        .execute(&mut *conn)
+        .await?;
+    let revision = insert_revision(
+        &mut *conn,
+        &NewRevision {
+            org,
+            agent: &new.agent,
+            retired_id: retired,
+            replacing_id: replacing,
+            reason: meta.reason,
+            via: meta.via,
+            cause: meta.cause,
+            run_id: meta.run_id,
+            model: meta.model,
+            prompt_version: meta.prompt_version,
+            created_at: now,
+        },
+    )
+    .await?;
+    Ok(Retirement::Retired { revision })
+}
+
+fn id_list(ids: &[i64]) -> String {
+    ids.iter()
+        .map(|id| id.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Db {
+    /// Retire `retired` in favour of `replacing` (status `superseded`, a
+    /// revision row with `meta`), unless a rule refuses it: the same place,
+    /// time (an older record never retires a newer one), vetoes, both active.
+    pub async fn retire(
+        &self,
+        org: &str,
+        retired: i64,
+        replacing: i64,
+        meta: &RevisionMeta<'_>,
+        now: i64,
+    ) -> Result<Retirement> {
+        let mut tx = self.pool().begin().await?;
+        lock(&mut tx, org, retired).await?;
+        let out = retire_on(&mut tx, org, retired, replacing, meta, now).await?;
+        tx.commit().await?;
+        Ok(out)
+    }
+
+    /// Merge `sources` into one record in one transaction: each source is
+    /// retired by the survivor under the rules of [`Db::retire`]. A group in
+    /// which any pair was undone before (a veto) is left alone, and when
+    /// nothing is retired no new record is written.
+    pub async fn merge(
+        &self,
+        org: &str,
+        into: &MergeInto,
+        sources: &[i64],
+        meta: &RevisionMeta<'_>,
+        now: i64,
+    ) -> Result<MergeOutcome> {
+        let mut tx = self.pool().begin().await?;
+        let survivor = match into {
+            MergeInto::New(rec) => {
+                if rec.org != org || rec.status != Status::Active {
+                    return Err(StoreError::Refused(
+                        "a merged record is active and in the run's organisation",
+                    ));
+                }
+                insert_on(&mut tx, rec).await?
+            }
+            MergeInto::Existing(id) => {
+                lock(&mut tx, org, *id).await?;
+                *id
+            }
+        };
+        let mut members: Vec<i64> = sources.iter().copied().filter(|s| *s != survivor).collect();
+        members.sort_unstable();
+        members.dedup();
+        let mut all = members.clone();
+        all.push(survivor);
+        let list = id_list(&all);
+        let (vetoes,): (i64,) = sqlx::query_as(&format!(
+            "SELECT COUNT(*) FROM memory_revisions WHERE org = $1 AND undone_at IS NOT NULL \
+             AND retired_id IN ({list}) AND replacing_id IN ({list})"
+        ))
+        .bind(org)
+        .fetch_one(&mut *tx)
+        .await?;
+        let mut out = MergeOutcome::default();
+        if vetoes > 0 {
+            tx.rollback().await?;
+            out.refused = members.iter().map(|m| (*m, Refusal::Vetoed)).collect();
+            return Ok(out);
+        }
+        for m in members {
+            match retire_on(&mut tx, org, m, survivor, meta, now).await? {
+                Retirement::Retired { .. } => out.retired.push(m),
+                Retirement::Refused(r) => out.refused.push((m, r)),
+            }
+        }
+        if out.retired.is_empty() {
+            tx.rollback().await?;
+            return Ok(out);
+        }
+        tx.commit().await?;
+        out.into = Some(survivor);
+        Ok(out)
+    }
+
+    /// Active records in `rec`'s place (org, agent, scope, owner) that share
+    /// words with it, most shared words first (then newest), without `rec`.
+    /// Walks the same bounded posting lists as retrieval.
+    pub async fn related_active(
+        &self,
+        rec: &MemoryRecord,
+        limit: usize,
+    ) -> Result<Vec<(MemoryRecord, i64)>> {
+        let vis = vis_key(rec.scope, &rec.agent, rec.owner.as_deref());
+        let mut words = terms(&rec.content);
+        for w in terms(&rec.subject) {
+            if !words.contains(&w) {
+                words.push(w);
+            }
+        }
+        let mut hits: HashMap<i64, i64> = HashMap::new();
+        for w in &words {
+            let ids: Vec<(i64,)> = sqlx::query_as(
+                "SELECT record_id FROM memory_terms WHERE org = $1 AND vis = $2 AND term = $3 ORDER BY record_id DESC LIMIT $4",
+            )
+            .bind(&rec.org)
+            .bind(&vis)
+            .bind(w)
+            .bind(RELATED_POSTING_CAP)
+            .fetch_all(self.pool())
+            .await?;
+            for (id,) in ids {
+                if id != rec.id {
+                    *hits.entry(id).or_default() += 1;
+                }
+            }
+        }
+        let mut ranked: Vec<(i64, i64)> = hits.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
+        ranked.truncate(limit);
+        if ranked.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<i64> = ranked.iter().map(|(id, _)| *id).collect();
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM memory_records WHERE id IN ({})",
+            id_list(&ids)
+        ))
+        .fetch_all(self.pool())
+        .await?;
+        let mut found: HashMap<i64, MemoryRecord> = HashMap::new();
+        for row in rows {
+            let r = record(&row)?;
+            // The posting key names the place; the row is checked again, failing closed.
+            if r.org == rec.org
+                && r.agent == rec.agent
+                && r.scope == rec.scope
+                && r.owner == rec.owner
+                && r.status == Status::Active
+            {
+                found.insert(r.id, r);
+            }
+        }
+        Ok(ranked
+            .into_iter()
+            .filter_map(|(id, h)| found.remove(&id).map(|r| (r, h)))
+            .collect())
+    }
+}

@@ -1,0 +1,286 @@
+//! A fake OpenAI-compatible server: `POST /v1/chat/completions` on
+//! 127.0.0.1, answering in the real wire format. Each test scripts its
+//! answers per schema name (`memory_items`, `belief_revision`,
+//! `consolidation`, `slice_summary`, or `text` for plain replies) and reads
+//! back the requests it received.
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use steward::Config;
+
+/// The schema name of a plain-text reply request (no `response_format`).
+pub const TEXT: &str = "text";
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    /// A 200 whose message content is this JSON, serialised.
+    Json(Value),
+    /// A 200 whose message content is exactly this text (invalid JSON, plain replies).
+    Content(String),
+    /// An error status with an OpenAI error body, and `Retry-After` when given.
+    Status {
+        code: u16,
+        retry_after: Option<String>,
+    },
+    /// Never answers (the client's timeout ends the request).
+    Hang,
+}
+
+impl Answer {
+    pub fn status(code: u16) -> Answer {
+        Answer::Status {
+            code,
+            retry_after: None,
+        }
+    }
+
+    pub fn retry_after(code: u16, seconds: &str) -> Answer {
+        Answer::Status {
+            code,
+            retry_after: Some(seconds.to_string()),
+        }
+    }
+}
+
+/// A received request.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub schema: String,
+    pub body: Value,
+    pub authorization: Option<String>,
+}
+
+impl Received {
+    /// The text of every message, joined (for framing assertions).
+    pub fn text(&self) -> String {
+        self.body["messages"]
+            .as_array()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|m| m["content"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .unwrap_or_default()
+    }
+
+    /// The ids of the `<<<memory:ID …>>>` records in the last user message.
+    pub fn memory_ids(&self) -> Vec<i64> {
+        let last_user = self.body["messages"]
+            .as_array()
+            .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        last_user
+            .split("<<<memory:")
+            .skip(1)
+            .filter_map(|s| {
+                s.split(|c: char| !c.is_ascii_digit())
+                    .next()
+                    .and_then(|n| n.parse().ok())
+            })
+            .collect()
+    }
+}
+
+#[derive(Default)]
+struct Script {
+    queued: HashMap<String, VecDeque<Answer>>,
+    always: HashMap<String, Answer>,
+    received: Vec<Received>,
+}
+
+/// A running fake server; it stops with the test's runtime.
+#[derive(Clone)]
+pub struct FakeLlm {
+    base_url: String,
+    script: Arc<Mutex<Script>>,
+}
+
+fn default_answer(schema: &str) -> Answer {
+    match schema {
+        "memory_items" => Answer::Json(json!({"items": []})),
+        "belief_revision" => Answer::Json(json!({"retire": []})),
+        "consolidation" => Answer::Json(json!({"groups": []})),
+        "slice_summary" => Answer::Json(json!({"summary": "A conversation."})),
+        _ => Answer::Content("Fake model reply.".into()),
+    }
+}
+
+fn schema_of(body: &Value) -> String {
+    body.pointer("/response_format/json_schema/name")
+        .and_then(Value::as_str)
+        .unwrap_or(TEXT)
+        .to_string()
+}
+
+async fn completions(
+    State(script): State<Arc<Mutex<Script>>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    // The request must be a chat completion: a model and messages with roles and content.
+    let well_formed = body["model"].as_str().is_some_and(|m| !m.is_empty())
+        && body["messages"].as_array().is_some_and(|m| {
+            !m.is_empty()
+                && m.iter()
+                    .all(|m| m["role"].is_string() && m["content"].is_string())
+        });
+    if !well_formed {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": {"message": "model and messages are required", "type": "invalid_request_error"}})),
+        )
+            .into_response();
+    }
+    let schema = schema_of(&body);
+    let answer = {
+        let mut s = script.lock().expect("script");
+        s.received.push(Received {
+            schema: schema.clone(),
+            body: body.clone(),
+            authorization: headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string),
+        });
+        s.queued
+            .get_mut(&schema)
+            .and_then(VecDeque::pop_front)
+            .or_else(|| s.always.get(&schema).cloned())
+            .unwrap_or_else(|| default_answer(&schema))
+    };
+    let content = match answer {
+        Answer::Json(v) => v.to_string(),
+        Answer::Content(c) => c,
+        Answer::Status { code, retry_after } => {
+            let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let mut resp = (
+                status,
+                Json(json!({"error": {"message": format!("scripted {code}"), "type": "server_error"}})),
+            )
+                .into_response();
+            if let Some(v) = retry_after.and_then(|v| v.parse().ok()) {
+                resp.headers_mut().insert("retry-after", v);
+            }
+            return resp;
+        }
+        Answer::Hang => {
+            std::future::pending::<()>().await;
+            unreachable!("pending never completes")
+        }
+    };
+    let prompt_chars: usize = body["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .filter_map(|m| m["content"].as_str())
+                .map(str::len)
+                .sum()
+        })
+        .unwrap_or(0);
+    let (prompt_tokens, completion_tokens) = (prompt_chars / 4 + 1, content.len() / 4 + 1);
+    Json(json!({
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 1_767_600_000,
+        "model": body["model"],
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": content, "refusal": null},
+            "logprobs": null,
+            "finish_reason": "stop"
+        }],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens
+        }
+    }))
+    .into_response()
+}
+
+impl FakeLlm {
+    /// Start on 127.0.0.1 with an OS-chosen port.
+    pub async fn start() -> FakeLlm {
+        let script = Arc::new(Mutex::new(Script::default()));
+        let app = Router::new()
+            .route("/v1/chat/completions", post(completions))
+            .with_state(script.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind fake LLM");
+        let addr = listener.local_addr().expect("fake LLM address");
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        FakeLlm {
+            base_url: format!("http://{addr}/v1"),
+            script,
+        }
+    }
+
+    /// `llm.base_url` for this server.
+    pub fn base_url(&self) -> String {
+        self.base_url.clone()
+    }
+
+    /// A configuration with `provider = "openai"` pointed here (model `fake-model`,
+    /// a 2 s timeout, no retry backoff, no turn budget).
+    pub fn config(&self) -> Config {
+        let mut cfg = Config::default();
+        cfg.llm.provider = "openai".into();
+        cfg.llm.base_url = Some(self.base_url());
+        cfg.llm.model = Some("fake-model".into());
+        cfg.llm.timeout_ms = 2_000;
+        cfg.llm.retry_base_ms = 0;
+        cfg.llm.turn_token_budget = 0;
+        cfg
+    }
+
+    /// Answer the next request for `schema` with `a` (queued in order).
+    pub fn push(&self, schema: &str, a: Answer) {
+        self.script
+            .lock()
+            .expect("script")
+            .queued
+            .entry(schema.to_string())
+            .or_default()
+            .push_back(a);
+    }
+
+    /// Answer every request for `schema` with `a` once the queue is empty.
+    pub fn always(&self, schema: &str, a: Answer) {
+        self.script
+            .lock()
+            .expect("script")
+            .always
+            .insert(schema.to_string(), a);
+    }
+
+    /// Every request received, in order.
+    pub fn received(&self) -> Vec<Received> {
+        self.script.lock().expect("script").received.clone()
+    }
+
+    /// The requests received for `schema`, in order.
+    pub fn received_for(&self, schema: &str) -> Vec<Received> {
+        self.received()
+            .into_iter()
+            .filter(|r| r.schema == schema)
+            .collect()
+    }
+
+    /// Forget the requests received so far.
+    pub fn clear_received(&self) {
+        self.script.lock().expect("script").received.clear();
+    }
+}
