@@ -249,3 +249,33 @@ impl Responder for Recorder {
         Ok(steward::llm::offline::respond(ctx))
     }
 }
+
+/// Run each named `async fn(Db)` as two tests: `sqlite::<name>` on a SQLite
+/// file and `postgres::<name>` on a fresh PostgreSQL schema (skipped locally
+/// without STEWARD_TEST_POSTGRES_URL; `.ci/run` counts the `postgres::` ones).
+/// The calling file imports `Backend`, `postgres_db` and `sqlite_file_db`.
+#[macro_export]
+macro_rules! on_both_databases {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let (db, _dir) = super::sqlite_file_db().await;
+                    assert_eq!(db.backend(), super::Backend::Sqlite);
+                    super::$name(db).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let Some(db) = super::postgres_db().await else { return };
+                    assert_eq!(db.backend(), super::Backend::Postgres);
+                    super::$name(db).await;
+                }
+            )*
+        }
+    };
+}

@@ -5,32 +5,7 @@ use memory::store::{BrowseFilter, DashboardSession};
 use memory::{Backend, Db, NewRecord, Scope, Status};
 use steward_tests::{postgres_db, sqlite_file_db};
 
-macro_rules! on_both {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    let (db, _dir) = super::sqlite_file_db().await;
-                    assert_eq!(db.backend(), super::Backend::Sqlite);
-                    super::$name(db).await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    let Some(db) = super::postgres_db().await else { return };
-                    assert_eq!(db.backend(), super::Backend::Postgres);
-                    super::$name(db).await;
-                }
-            )*
-        }
-    };
-}
-
-on_both!(
+steward_tests::on_both_databases!(
     the_admin_token_is_stored_once_and_a_reset_ends_sessions,
     sessions_expire_and_belong_to_one_org,
     browsing_filters_by_scope_owner_status_and_text_newest_first,

@@ -6,32 +6,7 @@ use memory::{Backend, Db, NewRecord, Role, Scope, Status};
 use pairing::{PairOutcome, Pairing, PairingError, PairingSettings};
 use steward_tests::{postgres_db, sqlite_file_db};
 
-macro_rules! on_both {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    let (db, _dir) = super::sqlite_file_db().await;
-                    assert_eq!(db.backend(), super::Backend::Sqlite);
-                    super::$name(db).await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    let Some(db) = super::postgres_db().await else { return };
-                    assert_eq!(db.backend(), super::Backend::Postgres);
-                    super::$name(db).await;
-                }
-            )*
-        }
-    };
-}
-
-on_both!(
+steward_tests::on_both_databases!(
     records_round_trip,
     subject_rule_retires_the_older_value_with_a_revision,
     an_older_value_becomes_history_and_retires_nothing,
