@@ -469,3 +469,37 @@ async fn an_automated_run_reads_only_its_own_lines_and_vouches_for_nobody() {
         );
     }
 }
+
+#[tokio::test]
+async fn operational_lines_need_every_one_of_the_speakers_messages_stored_as_admin() {
+    for (db, store) in both_dbs().await {
+        let h = Harness::on(store, keep());
+        let user = h.pair("222", Role::User).await;
+        let quiet = |text: &str| {
+            let mut m = h.inbound(Some("222"), "g1", ConversationKind::Group, text);
+            m.mentioned = false;
+            m
+        };
+        h.send(quiet("From now on the wiki is at wiki.before.example"))
+            .await;
+        // Promoted mid-thread: later lines are stored as admin, the earlier one is not.
+        h.turns
+            .pairing()
+            .set_role("default", &user, Role::Admin, "test", h.now_ms())
+            .await
+            .unwrap();
+        h.send(quiet("The build server is at ci.after.example"))
+            .await;
+        h.turns
+            .trim_now("default", "default", "g1", h.now_ms())
+            .await
+            .unwrap();
+        let notes: Vec<_> = h
+            .records()
+            .await
+            .into_iter()
+            .filter(|r| r.scope == Scope::AgentNotes)
+            .collect();
+        assert!(notes.is_empty(), "{db}: {notes:?}");
+    }
+}
