@@ -1,0 +1,125 @@
+//! `steward serve` with a Discord token, a Teams security token and the
+//! dashboard all configured: three channels at once against one memory.
+
+use chrono::{TimeZone, Utc};
+use memory::Role;
+use serde_json::json;
+use steward::http::{app, AppState};
+use steward::Config;
+use steward_tests::fake_discord::{FakeDiscord, FakeUser};
+use steward_tests::teams_signer::{new_token, sign};
+use steward_tests::Harness;
+use tokio::sync::oneshot;
+
+const TOKEN: &str = "MTE4MDAwMDAwMDAwMDAwMDAwMQ.fake.bot-token";
+const BOT: u64 = 1_180_000_000_000_000_001;
+const GUILD: u64 = 1_180_000_000_000_000_100;
+const GENERAL: u64 = 1_180_000_000_000_000_101;
+
+#[tokio::test]
+async fn one_memory_serves_discord_teams_and_the_dashboard_at_once() {
+    let start = Utc
+        .with_ymd_and_hms(2026, 1, 5, 9, 0, 0)
+        .single()
+        .expect("date");
+    let fake = FakeDiscord::start(TOKEN, FakeUser::new(BOT, "steward").bot(), start).await;
+    let teams_token = new_token();
+    let cfg = Config::from_toml(&format!(
+        "[discord]\ntoken = \"{TOKEN}\"\napi_base = \"{}\"\n[teams]\nsecurity_token = \"{teams_token}\"\n",
+        fake.base_url()
+    ))
+    .expect("config");
+    let h = Harness::with_config(cfg).await;
+    let ana = FakeUser::new(1_180_000_000_000_000_011, "ana");
+    let p = h.turns.pairing();
+    p.add_user("default", &ana.stored(), "Ana", Role::Admin, "test", 1)
+        .await
+        .expect("pair");
+    p.add_user("default", "teams:aad-bob", "Bob", Role::User, "test", 1)
+        .await
+        .expect("pair");
+
+    // The HTTP server (API, Teams webhook, dashboard) on a real socket, with Discord beside it.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (stop, stopped) = oneshot::channel::<()>();
+    let server = axum::serve(
+        listener,
+        app(AppState {
+            turns: h.turns.clone(),
+        }),
+    )
+    .with_graceful_shutdown(async {
+        let _ = stopped.await;
+    });
+    let channel = steward::discord::start(h.turns.clone())
+        .expect("settings")
+        .expect("discord on");
+    let serving = tokio::spawn(channel.beside(async move { server.await }));
+    fake.identified().await;
+
+    // An admin teaches on Discord …
+    fake.mention(
+        GUILD,
+        GENERAL,
+        &ana,
+        "@notes: The daily report uses example_orders",
+    );
+    let receipt = fake.message_in(GENERAL).await;
+    assert!(
+        receipt
+            .content()
+            .starts_with("Written: agent_notes updated"),
+        "{}",
+        receipt.content()
+    );
+
+    // … a Teams user is served from it …
+    let body = serde_json::to_vec(&json!({
+        "type": "message",
+        "id": "act-1",
+        "timestamp": "2026-01-05T10:00:00.000Z",
+        "from": {"id": "29:bob", "name": "Bob", "aadObjectId": "aad-bob"},
+        "conversation": {"id": "19:general@thread.tacv2;messageid=1", "conversationType": "channel"},
+        "text": "<at>steward</at> Produce the daily report",
+    }))
+    .expect("json");
+    let client = reqwest::Client::new();
+    let resp = client
+        .post(format!("http://{addr}/teams/default"))
+        .header("authorization", sign(&body, &teams_token))
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("teams request");
+    assert_eq!(resp.status(), 200);
+    let answer: serde_json::Value = resp.json().await.expect("json");
+    assert!(
+        answer["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("example_orders"),
+        "{answer}"
+    );
+
+    // … and the dashboard is served by the same process.
+    let dash = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
+        .get(format!("http://{addr}/dashboard"))
+        .send()
+        .await
+        .expect("dashboard");
+    assert!(dash.status().is_redirection(), "{}", dash.status());
+    assert!(dash.headers()["location"]
+        .to_str()
+        .unwrap_or_default()
+        .contains("/dashboard"));
+
+    let _ = stop.send(());
+    serving.await.expect("serve task").expect("stopped cleanly");
+}
