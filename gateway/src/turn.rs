@@ -61,10 +61,20 @@ impl Clock for MessageClock {
 
 impl MessageClock {
     fn observe(&self, at_ms: i64) {
-        let nanos = u64::try_from(at_ms).unwrap_or(0).saturating_mul(1_000_000);
+        // Never ahead of the wall clock (plus skew): one future-stamped message
+        // must not freeze the limiters for everyone until that time arrives.
+        let cap = chrono::Utc::now()
+            .timestamp_millis()
+            .saturating_add(MAX_CLOCK_SKEW_MS);
+        let nanos = u64::try_from(at_ms.min(cap))
+            .unwrap_or(0)
+            .saturating_mul(1_000_000);
         self.0.fetch_max(nanos, Ordering::Relaxed);
     }
 }
+
+/// How far ahead of this machine's clock a platform's message time is believed.
+const MAX_CLOCK_SKEW_MS: i64 = 5_000;
 
 type Limiter = RateLimiter<String, DashMapStateStore<String>, MessageClock, NoOpMiddleware<Nanos>>;
 
@@ -1098,5 +1108,29 @@ impl TurnHandler for TurnLoop {
             tracing::error!(error = %e, "turn failed");
             TurnFailed(e.to_string())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limiter_clock_never_runs_ahead_of_the_wall_clock() {
+        let clock = MessageClock::default();
+        let now = chrono::Utc::now().timestamp_millis();
+        clock.observe(now - 60_000);
+        assert_eq!(
+            u64::from(clock.now()),
+            u64::try_from(now - 60_000).unwrap() * 1_000_000
+        );
+        // A message stamped a year ahead moves the clock at most the allowed skew,
+        // so later, correctly stamped traffic is limited normally within seconds.
+        clock.observe(now + 365 * 86_400_000);
+        let ahead_ms = i64::try_from(u64::from(clock.now()) / 1_000_000).unwrap() - now;
+        assert!(ahead_ms <= MAX_CLOCK_SKEW_MS + 1_000, "{ahead_ms}");
+        // Older messages never move it back.
+        clock.observe(now - 120_000);
+        assert!(i64::try_from(u64::from(clock.now()) / 1_000_000).unwrap() >= now);
     }
 }
