@@ -86,6 +86,13 @@ pub enum PairingCommand {
     Revoke { user: String },
     /// Change a paired user's role.
     SetRole { user: String, role: Role },
+    /// Link another channel identity (e.g. `teams:<aad id>`) to a paired user:
+    /// both are then one person, with one role and one personal memory.
+    Link {
+        identity: String,
+        #[arg(long)]
+        user: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -407,6 +414,15 @@ pub async fn run(cli: Cli) -> Result<()> {
                 PairingCommand::SetRole { user, role } => {
                     p.set_role(&org, &user, role, "cli", now_ms()).await?;
                     println!("{user} is now {role}");
+                }
+                PairingCommand::Link { identity, user } => {
+                    let u = p
+                        .link_identity(&org, &identity, &user, "cli", now_ms())
+                        .await?;
+                    println!(
+                        "linked: {identity} now speaks as {} ({}, {})",
+                        u.name, u.user_id, u.role
+                    );
                 }
             }
         }

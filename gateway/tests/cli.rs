@@ -331,3 +331,44 @@ fn an_unset_api_key_variable_stops_the_binary_with_its_name() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("STEWARD_TEST_UNSET_KEY"), "{err}");
 }
+
+#[test]
+fn a_second_identity_links_to_one_person() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    chat(d, "admin", "@notes: The VPN is at vpn.example.com\n");
+    let asked = chat(d, "bob", "/pair\n");
+    let code = asked.split("code is ").nth(1).expect("a code")[..8].to_string();
+    assert!(steward(d)
+        .args(["pairing", "approve", &code])
+        .output()
+        .unwrap()
+        .status
+        .success());
+    chat(d, "bob", "remember that my locker is 12\n");
+    // Bob on another channel is a stranger until an operator links the identity.
+    assert!(chat(d, "web:bob", "what do you remember about me?\n").contains("/pair"));
+    let unknown = steward(d)
+        .args(["pairing", "link", "web:bob", "--user", "cli:nobody"])
+        .output()
+        .unwrap();
+    assert!(
+        !unknown.status.success(),
+        "linking to an unpaired user is refused"
+    );
+    let linked = steward(d)
+        .args(["pairing", "link", "web:bob", "--user", "cli:bob"])
+        .output()
+        .unwrap();
+    assert!(
+        linked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&linked.stderr)
+    );
+    let mine = chat(d, "web:bob", "what do you remember about me?\n");
+    assert!(mine.contains("locker is 12"), "{mine}");
+    assert!(
+        chat(d, "web:bob", "@notes: The VPN is at vpn.evil.example\n")
+            .contains("Only administrators")
+    );
+}

@@ -225,6 +225,31 @@ impl Pairing {
         Ok(())
     }
 
+    /// Link another channel identity to an existing paired user. Audited.
+    /// The identity then resolves to that user, with their role.
+    pub async fn link_identity(
+        &self,
+        org: &str,
+        stored_id: &str,
+        user_id: &str,
+        actor: &str,
+        now: i64,
+    ) -> Result<User> {
+        let user = self.user(org, user_id).await?;
+        self.link(org, stored_id, user_id, now).await?;
+        self.db
+            .audit(
+                org,
+                actor,
+                "pairing.link",
+                user_id,
+                &format!("identity {stored_id}"),
+                now,
+            )
+            .await?;
+        Ok(user)
+    }
+
     /// Link another channel identity to a paired user.
     pub async fn link(&self, org: &str, stored_id: &str, user_id: &str, now: i64) -> Result<()> {
         sqlx::query(
