@@ -9,7 +9,7 @@ pub mod fake_llm;
 use adapters::{ConversationKind, Inbound, Reply};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use memory::store::RecordFilter;
-use memory::{Db, MemoryRecord, Role};
+use memory::{Db, MemoryRecord, NewRecord, Role, Scope, Status};
 use rand::Rng;
 use std::sync::{Arc, Mutex};
 use steward::llm::{Extractor, Responder};
@@ -278,4 +278,33 @@ macro_rules! on_both_databases {
             )*
         }
     };
+}
+
+/// A record to write straight to the store: active, kind `procedure`, source
+/// `test`, dated `said_at`. Tests change fields with `NewRecord { .., ..record(..) }`.
+pub fn record(
+    org: &str,
+    scope: Scope,
+    owner: Option<&str>,
+    subject: &str,
+    content: &str,
+    said_at: i64,
+) -> NewRecord {
+    NewRecord {
+        org: org.into(),
+        agent: "default".into(),
+        scope,
+        owner: owner.map(str::to_string),
+        subject: subject.into(),
+        kind: "procedure".into(),
+        content: content.into(),
+        status: Status::Active,
+        source: "test".into(),
+        said_at,
+        recorded_at: said_at,
+        expires_at: None,
+        conversation: None,
+        batch: None,
+        author: None,
+    }
 }

@@ -48,27 +48,15 @@ fn rec(
     content: &str,
     status: Status,
 ) -> NewRecord {
+    let kind = if scope.is_personal() {
+        "preference"
+    } else {
+        "procedure"
+    };
     NewRecord {
-        org: "default".into(),
-        agent: "default".into(),
-        scope,
-        owner: owner.map(str::to_string),
-        subject: subject.into(),
-        kind: if scope.is_personal() {
-            "preference"
-        } else {
-            "procedure"
-        }
-        .into(),
-        content: content.into(),
+        kind: kind.into(),
         status,
-        source: "test".into(),
-        said_at: now(),
-        recorded_at: now(),
-        expires_at: None,
-        conversation: None,
-        batch: None,
-        author: None,
+        ..steward_tests::record("default", scope, owner, subject, content, now())
     }
 }
 

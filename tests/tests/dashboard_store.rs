@@ -3,7 +3,7 @@
 
 use memory::store::{BrowseFilter, DashboardSession};
 use memory::{Backend, Db, NewRecord, Scope, Status};
-use steward_tests::{postgres_db, sqlite_file_db};
+use steward_tests::{postgres_db, record, sqlite_file_db};
 
 steward_tests::on_both_databases!(
     the_admin_token_is_stored_once_and_a_reset_ends_sessions,
@@ -23,21 +23,8 @@ fn rec(
     said_at: i64,
 ) -> NewRecord {
     NewRecord {
-        org: org.into(),
-        agent: "default".into(),
-        scope,
-        owner: owner.map(str::to_string),
-        subject: subject.into(),
-        kind: "procedure".into(),
-        content: content.into(),
         status,
-        source: "test".into(),
-        said_at,
-        recorded_at: said_at,
-        expires_at: None,
-        conversation: None,
-        batch: None,
-        author: None,
+        ..record(org, scope, owner, subject, content, said_at)
     }
 }
 

@@ -38,21 +38,9 @@ fn personal(kind: &str, subject: &str, content: &str) -> serde_json::Value {
 /// An active record written straight to the store (consolidation and storage tests).
 fn rec(org: &str, scope: Scope, owner: Option<&str>, content: &str, said_at: i64) -> NewRecord {
     NewRecord {
-        org: org.into(),
-        agent: "default".into(),
-        scope,
-        owner: owner.map(str::to_string),
-        subject: format!("s:{content}"),
         kind: "fact".into(),
-        content: content.into(),
-        status: Status::Active,
-        source: "test".into(),
-        said_at,
-        recorded_at: said_at,
-        expires_at: None,
-        conversation: None,
-        batch: None,
         author: owner.map(str::to_string),
+        ..steward_tests::record(org, scope, owner, &format!("s:{content}"), content, said_at)
     }
 }
 

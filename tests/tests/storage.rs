@@ -4,7 +4,7 @@
 use memory::store::{NewMessage, RecordFilter, RetrievalScope};
 use memory::{Backend, Db, NewRecord, Role, Scope, Status};
 use pairing::{PairOutcome, Pairing, PairingError, PairingSettings};
-use steward_tests::{postgres_db, sqlite_file_db};
+use steward_tests::{postgres_db, record as rec, sqlite_file_db};
 
 steward_tests::on_both_databases!(
     records_round_trip,
@@ -19,33 +19,6 @@ steward_tests::on_both_databases!(
     audit_log_is_per_org,
     retrieval_finds_rare_words_past_common_ones_and_only_active_records,
 );
-
-fn rec(
-    org: &str,
-    scope: Scope,
-    owner: Option<&str>,
-    subject: &str,
-    content: &str,
-    said_at: i64,
-) -> NewRecord {
-    NewRecord {
-        org: org.into(),
-        agent: "default".into(),
-        scope,
-        owner: owner.map(str::to_string),
-        subject: subject.into(),
-        kind: "procedure".into(),
-        content: content.into(),
-        status: Status::Active,
-        source: "test".into(),
-        said_at,
-        recorded_at: said_at,
-        expires_at: None,
-        conversation: None,
-        batch: None,
-        author: None,
-    }
-}
 
 async fn records_round_trip(db: Db) {
     let id = db
