@@ -658,16 +658,10 @@ impl TurnLoop {
         let mut found = self.db.retrieve(&scope, &terms(text), 10).await?;
         context::order_by_precedence(&mut found);
         let overridden = context::apply_policy_overrides(&mut found);
-        let previous: Vec<String> = self
+        let previous = self
             .db
-            .archives(t.org(), Some(&t.msg.conversation))
-            .await?
-            .into_iter()
-            .filter(|a| a.agent == t.agent())
-            .rev()
-            .take(3)
-            .map(|a| a.summary)
-            .collect();
+            .recent_summaries(t.org(), t.agent(), &t.msg.conversation, 3)
+            .await?;
         let prompt = context::assemble(
             t.org(),
             t.agent(),
