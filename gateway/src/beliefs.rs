@@ -5,11 +5,13 @@
 //! own place (organisation, agent, scope, owner) that share its words, said no
 //! later than it; `Db::retire` then checks place, time and vetoes again in one
 //! transaction and writes the revision with the judge's model and prompt version.
+//! `Beliefs` is what `memory::write` calls after every activation.
 
-use crate::lifecycle::summarize;
-use crate::turn::TurnLoop;
+use crate::llm::Judge;
 use memory::store::{Retirement, RevisionMeta, Supersession};
-use memory::{Scope, Status, StoredMessage};
+use memory::write::Revise;
+use memory::{Cause, Db, Scope, Status, Via};
+use std::sync::Arc;
 
 /// How many related records the judge is shown.
 pub const JUDGE_CANDIDATES: usize = 12;
@@ -22,41 +24,27 @@ enum BeliefError {
     Model(#[from] crate::llm::LlmError),
 }
 
-impl TurnLoop {
-    /// Ask the judge which records record `id` (just activated, with `activation`
-    /// the subject rule's outcome) replaces, and retire them. Best effort: the
-    /// write stands whatever happens here; failures are logged. Returns the retired ids.
-    pub(crate) async fn revise_beliefs(
-        &self,
-        org: &str,
-        id: i64,
-        activation: &Supersession,
-        cause: &str,
-        run_id: &str,
-        now: i64,
-    ) -> Vec<i64> {
-        match self
-            .try_revise_beliefs(org, id, activation, cause, run_id, now)
-            .await
-        {
-            Ok(retired) => retired,
-            Err(e) => {
-                tracing::warn!(error = %e, record = id, "belief revision skipped");
-                Vec::new()
-            }
-        }
+/// The belief-revision service: the store and the judge (none offline).
+pub struct Beliefs {
+    db: Db,
+    judge: Option<Arc<dyn Judge>>,
+}
+
+impl Beliefs {
+    pub fn new(db: Db, judge: Option<Arc<dyn Judge>>) -> Self {
+        Beliefs { db, judge }
     }
 
-    async fn try_revise_beliefs(
+    async fn try_revise(
         &self,
         org: &str,
         id: i64,
         activation: &Supersession,
-        cause: &str,
+        cause: Cause,
         run_id: &str,
         now: i64,
     ) -> Result<Vec<i64>, BeliefError> {
-        let Some(judge) = self.roles.judge.clone() else {
+        let Some(judge) = self.judge.clone() else {
             return Ok(Vec::new());
         };
         // A record that became history itself (a newer value exists) retires nothing.
@@ -94,8 +82,8 @@ impl TurnLoop {
                 continue;
             }
             let meta = RevisionMeta {
-                via: "belief_revision",
-                cause,
+                via: Via::BeliefRevision.as_str(),
+                cause: cause.as_str(),
                 run_id,
                 reason: &v.reason,
                 model: Some(judge.model()),
@@ -118,18 +106,30 @@ impl TurnLoop {
         }
         Ok(retired)
     }
+}
 
-    /// The summary of a trimmed slice: the configured model's, or the
-    /// deterministic one when there is none or it fails.
-    pub(crate) async fn summarize_slice(&self, slice: &[StoredMessage]) -> String {
-        if let Some(s) = &self.roles.summarizer {
-            match s.summarize(slice).await {
-                Ok(text) => return text,
-                Err(e) => {
-                    tracing::warn!(error = %e, "model summary failed; using the deterministic summary")
-                }
+#[async_trait::async_trait]
+impl Revise for Beliefs {
+    /// Ask the judge which records record `id` replaces, and retire them. Best
+    /// effort: the write stands whatever happens here; failures are logged.
+    async fn revise(
+        &self,
+        org: &str,
+        id: i64,
+        activation: &Supersession,
+        cause: Cause,
+        run_id: &str,
+        now: i64,
+    ) -> Vec<i64> {
+        match self
+            .try_revise(org, id, activation, cause, run_id, now)
+            .await
+        {
+            Ok(retired) => retired,
+            Err(e) => {
+                tracing::warn!(error = %e, record = id, "belief revision skipped");
+                Vec::new()
             }
         }
-        summarize(slice)
     }
 }

@@ -283,12 +283,14 @@ pub async fn run(cli: Cli) -> Result<()> {
             if discord.is_some() {
                 println!("discord channel connecting to the gateway");
             }
-            let expire = crate::jobs::spawn_expire(turns.clone());
-            let consolidation = turns
-                .config()
-                .llm
-                .auto_consolidate
-                .then(|| crate::consolidate::spawn_consolidation(turns.clone()));
+            let expire = turns
+                .jobs()
+                .spawn(turns.lifecycle().clone(), turns.clock().clone());
+            let consolidation = turns.config().llm.auto_consolidate.then(|| {
+                turns
+                    .jobs()
+                    .spawn(turns.consolidation().clone(), turns.clock().clone())
+            });
             let server = axum::serve(
                 listener,
                 app(AppState {
@@ -559,7 +561,7 @@ pub async fn run(cli: Cli) -> Result<()> {
                 }) => bail!("undo needs a revision id or --run RUN"),
             },
             MemoryCommand::Forget { id } => {
-                turns.forget(&org, id, "cli", now_ms()).await?;
+                turns.lifecycle().forget(&org, id, "cli", now_ms()).await?;
                 println!("forgotten: record #{id} is deleted");
             }
             MemoryCommand::Review { action } => match action {
@@ -581,7 +583,11 @@ pub async fn run(cli: Cli) -> Result<()> {
                 }
                 Some(ReviewAction::Confirm { id }) | Some(ReviewAction::Reject { id }) => {
                     let confirm = matches!(action, Some(ReviewAction::Confirm { .. }));
-                    match turns.review(&org, id, confirm, "cli", now_ms()).await? {
+                    match turns
+                        .lifecycle()
+                        .review(&org, id, confirm, "cli", now_ms())
+                        .await?
+                    {
                         Ok(text) => println!("{text}"),
                         Err(reason) => bail!(reason),
                     }
@@ -605,7 +611,7 @@ pub async fn run(cli: Cli) -> Result<()> {
                     bail!("nothing to relearn: no archive");
                 }
                 for id in ids {
-                    let r = turns.relearn(&org, id, "cli", now_ms()).await?;
+                    let r = turns.lifecycle().relearn(&org, id, "cli", now_ms()).await?;
                     println!(
                         "archive {id}: {} active, {} unverified (review them with `steward memory review`), {} skipped; run {}",
                         r.active.len(),
@@ -627,7 +633,10 @@ pub async fn run(cli: Cli) -> Result<()> {
                     }
                 }
                 Some(PolicyAction::Add { text }) => {
-                    let id = turns.write_policy(&org, &text, "cli", now_ms()).await?;
+                    let id = turns
+                        .learning()
+                        .write_policy(&org, &text, "cli", now_ms())
+                        .await?;
                     println!("Written: org_policy updated (id: {id}).");
                 }
                 Some(PolicyAction::Retire { id }) => {
@@ -635,27 +644,33 @@ pub async fn run(cli: Cli) -> Result<()> {
                     if r.scope != Scope::OrgPolicy {
                         bail!("record {id} is not org policy");
                     }
-                    turns.forget(&org, id, "cli", now_ms()).await?;
+                    turns.lifecycle().forget(&org, id, "cli", now_ms()).await?;
                     println!("retired: org policy #{id}");
                 }
             },
             MemoryCommand::Export { user, markdown } => match (user, markdown) {
                 (Some(user), _) => {
-                    let v = turns.export_user(&org, &user, "cli", now_ms()).await?;
+                    let v = turns
+                        .export()
+                        .export_user(&org, &user, "cli", now_ms())
+                        .await?;
                     println!("{}", serde_json::to_string_pretty(&v)?);
                 }
                 (None, Some(dir)) => {
-                    let n = turns.export_markdown(&org, &dir, "cli", now_ms()).await?;
+                    let n = turns
+                        .export()
+                        .export_markdown(&org, &dir, "cli", now_ms())
+                        .await?;
                     println!("wrote {n} file(s) under {}", dir.display());
                 }
                 (None, None) => bail!("export needs --user ID or --markdown DIR"),
             },
             MemoryCommand::Expire => {
-                let r = turns.expire(&org, now_ms()).await?;
+                let r = turns.lifecycle().expire(&org, now_ms()).await?;
                 println!("{}", serde_json::to_string(&r)?);
             }
             MemoryCommand::Distill => {
-                let r = turns.distill(&org, now_ms()).await?;
+                let r = turns.consolidation().distill(&org, now_ms()).await?;
                 for m in &r.merges {
                     println!("merged {:?} into #{}", m.retired, m.into);
                 }

@@ -11,11 +11,13 @@
 //! failed, up to 6 hours. With the offline model only records whose
 //! normalised text is equal merge.
 
+use crate::error::Result;
+use crate::jobs::{Job, Schedule};
 use crate::llm::roles::normalised;
-use crate::turn::{Result, TurnLoop};
+use crate::llm::Consolidator;
 use memory::sanitize::sanitize;
 use memory::store::{MergeInto, RevisionMeta};
-use memory::{MemoryRecord, NewRecord, Status};
+use memory::{Cause, Db, MemoryRecord, NewRecord, Via};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -62,10 +64,20 @@ fn place(r: &MemoryRecord) -> (String, &'static str, Option<String>) {
     (r.agent.clone(), r.scope.as_str(), r.owner.clone())
 }
 
-impl TurnLoop {
+/// The consolidation service: the store and the consolidating model.
+pub struct Consolidation {
+    db: Db,
+    consolidator: Arc<dyn Consolidator>,
+}
+
+impl Consolidation {
+    pub fn new(db: Db, consolidator: Arc<dyn Consolidator>) -> Self {
+        Consolidation { db, consolidator }
+    }
+
     /// One consolidation run in `org`.
     pub async fn distill(&self, org: &str, now: i64) -> Result<DistillReport> {
-        let consolidator = self.roles.consolidator.clone();
+        let consolidator = self.consolidator.clone();
         let mut report = DistillReport {
             run_id: format!("consolidate:{now}"),
             ..Default::default()
@@ -192,29 +204,27 @@ impl TurnLoop {
                 let into = if normalised(&newest.content) == normalised(&merged) {
                     MergeInto::Existing(newest.id)
                 } else {
-                    MergeInto::New(Box::new(NewRecord {
-                        org: org.to_string(),
-                        agent: newest.agent.clone(),
-                        scope: newest.scope,
-                        owner: newest.owner.clone(),
-                        subject: newest.subject.clone(),
-                        kind: newest.kind.clone(),
-                        content: merged,
-                        status: Status::Active,
-                        source: format!("consolidation:{run_id}"),
-                        // The merged record says what its newest member said, when it said it.
-                        said_at: newest.said_at,
-                        recorded_at: now,
-                        expires_at: None,
-                        conversation: None,
-                        batch: None,
-                        author: newest.author.clone(),
-                    }))
+                    // The merged record says what its newest member said, when it said it.
+                    MergeInto::New(Box::new(
+                        NewRecord::said(
+                            org,
+                            &newest.agent,
+                            newest.scope,
+                            &newest.kind,
+                            &newest.subject,
+                            merged,
+                            newest.said_at,
+                        )
+                        .owner(newest.owner.clone())
+                        .source(format!("consolidation:{run_id}"))
+                        .recorded_at(now)
+                        .author(newest.author.clone()),
+                    ))
                 };
                 let member_ids: Vec<i64> = members.iter().map(|m| m.id).collect();
                 let meta = RevisionMeta {
-                    via: "consolidation",
-                    cause: "consolidate",
+                    via: Via::Consolidation.as_str(),
+                    cause: Cause::Consolidate.as_str(),
                     run_id: &run_id,
                     reason: "says the same as the merged record",
                     model: Some(consolidator.model()),
@@ -248,128 +258,27 @@ impl TurnLoop {
         }
         Ok(report)
     }
-
-    /// One run in every organisation, if this replica wins the 5-minute slot.
-    pub async fn distill_all_if_due(
-        &self,
-        now: i64,
-    ) -> Result<Option<Vec<(String, DistillReport)>>> {
-        let slot = now / FIRST_WAIT.as_millis() as i64;
-        if !self.db.claim_job("consolidation", slot, now).await? {
-            return Ok(None);
-        }
-        let mut out = Vec::new();
-        for org in self.db.orgs().await? {
-            out.push((org.clone(), self.distill(&org, now).await?));
-        }
-        Ok(Some(out))
-    }
 }
 
-/// The time and the waiting of the background job; tests inject their own.
+/// Consolidation as a job of the runner: one run per 5-minute slot, waiting
+/// longer while the model's calls fail.
 #[async_trait::async_trait]
-pub trait JobClock: Send + Sync {
-    fn now_ms(&self) -> i64;
-    async fn sleep(&self, d: Duration);
-}
-
-/// The wall clock and tokio's timer.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SystemClock;
-
-#[async_trait::async_trait]
-impl JobClock for SystemClock {
-    fn now_ms(&self) -> i64 {
-        chrono::Utc::now().timestamp_millis()
-    }
-    async fn sleep(&self, d: Duration) {
-        tokio::time::sleep(d).await
-    }
-}
-
-/// The wait before the next automatic run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Backoff {
-    wait: Duration,
-}
-
-impl Default for Backoff {
-    fn default() -> Self {
-        Backoff { wait: FIRST_WAIT }
-    }
-}
-
-impl Backoff {
-    pub fn wait(&self) -> Duration {
-        self.wait
-    }
-
-    /// Double after a run whose model calls failed (up to 6 hours); back to 5 minutes otherwise.
-    pub fn after_run(&mut self, failed: bool) {
-        self.wait = if failed {
-            self.wait.saturating_mul(2).min(MAX_WAIT)
-        } else {
-            FIRST_WAIT
-        };
-    }
-}
-
-/// The background consolidation loop: wait, run in every organisation, back
-/// off while model calls fail. `runs` bounds it (tests); `None` runs until dropped.
-pub async fn run_consolidation(
-    turns: Arc<TurnLoop>,
-    clock: Arc<dyn JobClock>,
-    runs: Option<usize>,
-) {
-    let mut backoff = Backoff::default();
-    let mut done = 0;
-    loop {
-        if let Some(n) = runs {
-            if done >= n {
-                break;
-            }
+impl Job for Consolidation {
+    type Report = DistillReport;
+    const NAME: &'static str = "consolidation";
+    const SLOT_MS: i64 = FIRST_WAIT.as_millis() as i64;
+    const SCHEDULE: Schedule = Schedule::Backoff {
+        first: FIRST_WAIT,
+        max: MAX_WAIT,
+    };
+    async fn run_org(&self, org: &str, now: i64) -> Result<DistillReport> {
+        let r = self.distill(org, now).await?;
+        if r.calls + r.failed_calls > 0 {
+            tracing::info!(org, run = %r.run_id, calls = r.calls, failed = r.failed_calls, merges = r.merges.len(), waiting = r.waiting, "consolidation ran");
         }
-        clock.sleep(backoff.wait()).await;
-        let now = clock.now_ms();
-        let failed = match turns.distill_all_if_due(now).await {
-            Ok(Some(reports)) => {
-                for (org, r) in &reports {
-                    if r.calls + r.failed_calls > 0 {
-                        tracing::info!(org, run = %r.run_id, calls = r.calls, failed = r.failed_calls, merges = r.merges.len(), waiting = r.waiting, "consolidation ran");
-                    }
-                }
-                reports.iter().any(|(_, r)| r.failed_calls > 0)
-            }
-            Ok(None) => false,
-            Err(e) => {
-                tracing::error!(error = %e, "consolidation failed");
-                true
-            }
-        };
-        backoff.after_run(failed);
-        done += 1;
+        Ok(r)
     }
-}
-
-/// Run consolidation in the background of `serve` until the task is dropped.
-pub fn spawn_consolidation(turns: Arc<TurnLoop>) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(run_consolidation(turns, Arc::new(SystemClock), None))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_doubles_while_failing_up_to_six_hours() {
-        let mut b = Backoff::default();
-        let mut waits = vec![b.wait().as_secs() / 60];
-        for _ in 0..8 {
-            b.after_run(true);
-            waits.push(b.wait().as_secs() / 60);
-        }
-        assert_eq!(waits, [5, 10, 20, 40, 80, 160, 320, 360, 360]);
-        b.after_run(false);
-        assert_eq!(b.wait(), FIRST_WAIT);
+    fn failed(report: &DistillReport) -> bool {
+        report.failed_calls > 0
     }
 }

@@ -1,10 +1,11 @@
 //! Exports: one person's data as JSON, and the whole store as the
 //! memory-governance skill's Markdown layout for teams that keep memory in git.
 
-use crate::turn::{Result, TurnLoop};
+use crate::error::Result;
 use chrono::TimeZone;
 use memory::store::RecordFilter;
-use memory::{Scope, Status};
+use memory::{Db, Scope, Status};
+use pairing::Pairing;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -19,7 +20,7 @@ fn day(ms: i64) -> String {
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
     #[error(transparent)]
-    Turn(#[from] crate::turn::TurnError),
+    Turn(#[from] crate::error::TurnError),
     #[error(transparent)]
     Store(#[from] memory::StoreError),
     #[error("writing {path}: {source}")]
@@ -42,7 +43,17 @@ fn write(path: &Path, text: &str) -> Result<(), ExportError> {
     })
 }
 
-impl TurnLoop {
+/// The export service: the store and the pairing store.
+pub struct Export {
+    db: Db,
+    pairing: Pairing,
+}
+
+impl Export {
+    pub fn new(db: Db, pairing: Pairing) -> Self {
+        Export { db, pairing }
+    }
+
     /// Everything stored about one person: their pairing, records and messages. Audited.
     pub async fn export_user(
         &self,
@@ -51,9 +62,9 @@ impl TurnLoop {
         actor: &str,
         now: i64,
     ) -> Result<serde_json::Value> {
-        let pairing = self.pairing().user(org, user).await.ok();
+        let pairing = self.pairing.user(org, user).await.ok();
         let records = self
-            .db()
+            .db
             .records(
                 org,
                 &RecordFilter {
@@ -62,8 +73,8 @@ impl TurnLoop {
                 },
             )
             .await?;
-        let messages = self.db().messages_by_sender(org, user).await?;
-        self.db()
+        let messages = self.db.messages_by_sender(org, user).await?;
+        self.db
             .audit(org, actor, "memory.export", user, "", now)
             .await?;
         Ok(serde_json::json!({
@@ -86,7 +97,7 @@ impl TurnLoop {
     ) -> Result<usize, ExportError> {
         let mut files = 0;
         let mut days: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for a in self.db().archives(org, None).await? {
+        for a in self.db.archives(org, None).await? {
             days.entry(day(a.started_at)).or_default().push(a.markdown);
         }
         for (d, parts) in &days {
@@ -100,7 +111,7 @@ impl TurnLoop {
             status: Some(Status::Active),
             ..Default::default()
         };
-        let records = self.db().records(org, &active).await?;
+        let records = self.db.records(org, &active).await?;
         let mut memory_md = String::from("# MEMORY\n\nLong-term personal records, by person.\n");
         let mut by_owner: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut notes: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -136,7 +147,7 @@ impl TurnLoop {
             )?;
             files += 1;
         }
-        self.db()
+        self.db
             .audit(
                 org,
                 actor,

@@ -2,14 +2,18 @@
 
 pub mod beliefs;
 pub mod cli;
+pub mod clock;
+pub mod commands;
 pub mod config;
 pub mod consolidate;
 pub mod context;
 pub mod dashboard;
 pub mod discord;
+pub mod error;
 pub mod export;
 pub mod http;
 pub mod jobs;
+pub mod learning;
 pub mod lifecycle;
 pub mod llm;
 pub mod replay;
@@ -41,5 +45,5 @@ pub fn with_db(db: memory::Db, cfg: Config) -> TurnLoop {
 
 /// The turn loop on an existing database with these models.
 pub fn with_models(db: memory::Db, cfg: Config, models: llm::Models) -> TurnLoop {
-    TurnLoop::new(db, Arc::new(cfg), models.extractor, models.responder).with_roles(models.roles)
+    TurnLoop::new(db, Arc::new(cfg), models)
 }

@@ -2,6 +2,7 @@
 //! loop on a fresh in-memory database. Every line is parsed and checked before
 //! the first one runs, so a bad transcript applies nothing.
 
+use crate::clock::ManualClock;
 use crate::turn::TurnLoop;
 use crate::Config;
 use adapters::{ConversationKind, Inbound};
@@ -9,6 +10,7 @@ use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 use memory::store::RecordFilter;
 use memory::{Db, MemoryRecord, Principal, Revision, Role, SystemPrincipal};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
@@ -239,11 +241,14 @@ pub async fn replay(input: &str, mut cfg: Config) -> Result<ReplayOutput, Replay
     let events = parse(input)?;
     cfg.database.url = "sqlite::memory:".into();
     let db = Db::in_memory().await?;
-    let turns = crate::with_db(db, cfg);
+    let turns = crate::with_db(db, cfg).with_clock(Arc::new(ManualClock::default()));
     replay_events(&turns, events).await
 }
 
-/// Run a transcript on the database `turns` holds (the storage suite uses this on PostgreSQL).
+/// Run a transcript on the database `turns` holds (the storage suite uses this
+/// on PostgreSQL). Each event's time is handed to the loop's clock
+/// (`Clock::follow`): on a [`ManualClock`] the loop sees only the
+/// transcript's time, whatever the day it is replayed.
 pub async fn replay_on(turns: &TurnLoop, input: &str) -> Result<ReplayOutput, ReplayError> {
     let events = parse(input)?;
     replay_events(turns, events).await
@@ -253,6 +258,7 @@ async fn replay_events(
     turns: &TurnLoop,
     events: Vec<(usize, Event)>,
 ) -> Result<ReplayOutput, ReplayError> {
+    let loop_clock = turns.clock().clone();
     let default_org = turns.config().server.org.clone();
     let default_agent = turns.config().server.agent.clone();
     let org_of = |o: &Option<String>| o.clone().unwrap_or_else(|| default_org.clone());
@@ -263,6 +269,7 @@ async fn replay_events(
         .unwrap_or_default();
     let mut tick = |at: &Option<DateTime<Utc>>| {
         clock = at.unwrap_or(clock + chrono::Duration::seconds(1));
+        loop_clock.follow(clock.timestamp_millis());
         clock
     };
     let mut orgs: Vec<String> = vec![default_org.clone()];
@@ -348,6 +355,7 @@ async fn replay_events(
                     },
                 };
                 let outcome = turns
+                    .learning()
                     .memory_write(
                         &org,
                         &agent_of(&t.agent),
@@ -379,7 +387,11 @@ async fn replay_events(
                     (_, Some(id)) => (id, false),
                     _ => continue,
                 };
-                if let Err(reason) = turns.review(&org, id, confirm, "replay", at).await? {
+                if let Err(reason) = turns
+                    .lifecycle()
+                    .review(&org, id, confirm, "replay", at)
+                    .await?
+                {
                     return Err(ReplayError::Line { line, reason });
                 }
             }
@@ -387,6 +399,7 @@ async fn replay_events(
                 let org = org_of(&t.org);
                 let at = tick(&None).timestamp_millis();
                 turns
+                    .lifecycle()
                     .trim_now(&org, &agent_of(&t.agent), &t.conversation, at)
                     .await?;
                 orgs.push(org);
@@ -406,7 +419,7 @@ async fn replay_events(
                     });
                 }
                 for a in archives.into_iter().filter(|a| a.agent == agent) {
-                    turns.relearn(&org, a.id, "replay", at).await?;
+                    turns.lifecycle().relearn(&org, a.id, "replay", at).await?;
                 }
                 orgs.push(org);
             }

@@ -1,58 +1,65 @@
 //! The turn loop (SPEC §4): every inbound message, from every channel, runs
-//! through [`TurnLoop::handle`] in the same order of steps.
+//! through [`TurnLoop::handle`] in the same order of steps. The loop is this
+//! one type; what it delegates — commands, learning, the lifecycle, belief
+//! revision, consolidation, export and the jobs — are services it holds,
+//! each built with only what it needs.
 //!
 //! Architecture Invariant: the speaker's authority is the `Principal` that
 //! step 4 resolves from the pairing store. Nothing later re-reads it from the
 //! message text, a display name, or an extractor's answer.
+//!
+//! Architecture Invariant: the loop reads time only from its injected
+//! [`Clock`] and the messages themselves, so a replay is a function of its
+//! transcript.
 
+use crate::beliefs::Beliefs;
+use crate::clock::{Clock, SystemClock};
+use crate::commands::{Asker, Commands};
 use crate::config::{Config, DmPolicy, GroupPolicy};
+use crate::consolidate::Consolidation;
 use crate::context;
-use crate::llm::{Extractor, ReplyContext, Responder};
+use crate::export::Export;
+use crate::jobs::JobRunner;
+use crate::learning::{receipt, Learning};
+use crate::lifecycle::Lifecycle;
+use crate::llm::{Models, ReplyContext, Roles, UsageSnapshot};
 use adapters::{ConversationKind, Inbound, Reply, TurnFailed, TurnHandler};
 use dashmap::DashMap;
-use governor::clock::Clock;
+use governor::clock::Clock as LimiterClock;
 use governor::middleware::NoOpMiddleware;
 use governor::nanos::Nanos;
 use governor::state::keyed::DashMapStateStore;
 use governor::{Quota, RateLimiter};
-use memory::policy::{self, Decision, DropReason, Origin, PolicySettings, ToolScope};
-use memory::store::{NewMessage, RecordFilter, RetrievalScope};
-use memory::{
-    sanitize::sanitize, terms::terms, Candidate, Db, ItemChannel, NewRecord, Principal, Role,
-    Scope, Status, StoreError, SystemPrincipal,
+use memory::policy::{
+    self, Consent, Decision, Directive, DropReason, Extraction, Origin, PolicySettings,
 };
-use pairing::{PairOutcome, Pairing, PairingError, PairingSettings};
+use memory::sanitize::sanitize;
+use memory::store::{NewMessage, RetrievalScope};
+use memory::terms::terms;
+use memory::write::{Activation, Dedupe, Written};
+use memory::{
+    Candidate, Cause, Db, ItemChannel, MessageAuthor, NewRecord, Principal, Status, SystemPrincipal,
+};
+use pairing::{PairOutcome, Pairing, PairingSettings};
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-#[derive(Debug, thiserror::Error)]
-pub enum TurnError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Pairing(#[from] PairingError),
-}
-
-pub type Result<T, E = TurnError> = std::result::Result<T, E>;
+pub use crate::error::{Result, TurnError};
+pub use memory::policy::PROMOTABLE_KINDS;
 
 const SLOW_DOWN: &str =
     "You're sending messages faster than I can answer. Please slow down for a moment.";
 const IDENTITY_UNAVAILABLE: &str = "I can't check who you are right now, so I won't act on this message. Please try again shortly.";
 const PAIR_HINT: &str =
     "Hi! I don't know you yet. Send /pair to request access; an administrator will approve it.";
-/// Kinds a person may promote from the individual to the person tier (ADR-0033).
-pub const PROMOTABLE_KINDS: &[&str] = &["preference", "vocabulary", "rubric_adjustment"];
-const POLICY_ADMIN_ONLY: &str = "Only administrators can set organisation policy with @policy:.";
-const NOTES_ADMIN_ONLY: &str =
-    "Only administrators can teach the agent with @notes:. To keep something for yourself, say \"remember that …\".";
 
 /// The rate limiters' clock: the newest message time seen. Platforms stamp
 /// messages themselves, so replayed transcripts are limited as they happened.
 #[derive(Clone, Default)]
 struct MessageClock(Arc<AtomicU64>);
 
-impl Clock for MessageClock {
+impl LimiterClock for MessageClock {
     type Instant = Nanos;
     fn now(&self) -> Nanos {
         Nanos::from(self.0.load(Ordering::Relaxed))
@@ -60,12 +67,11 @@ impl Clock for MessageClock {
 }
 
 impl MessageClock {
-    fn observe(&self, at_ms: i64) {
-        // Never ahead of the wall clock (plus skew): one future-stamped message
-        // must not freeze the limiters for everyone until that time arrives.
-        let cap = chrono::Utc::now()
-            .timestamp_millis()
-            .saturating_add(MAX_CLOCK_SKEW_MS);
+    /// Move to a message's time, never past `now_ms` (the loop's clock) plus
+    /// skew: one future-stamped message must not freeze the limiters for
+    /// everyone until that time arrives. Never backwards.
+    fn observe(&self, at_ms: i64, now_ms: i64) {
+        let cap = now_ms.saturating_add(MAX_CLOCK_SKEW_MS);
         let nanos = u64::try_from(at_ms.min(cap))
             .unwrap_or(0)
             .saturating_mul(1_000_000);
@@ -92,6 +98,25 @@ fn quota(per_minute: u32, burst: u32) -> Quota {
     Quota::per_minute(per).allow_burst(burst)
 }
 
+impl RateLimits {
+    fn new(cfg: &Config) -> Self {
+        let rl = &cfg.rate_limit;
+        let clock = MessageClock::default();
+        RateLimits {
+            sender: RateLimiter::dashmap_with_clock(
+                quota(rl.per_sender_per_minute, rl.sender_burst),
+                clock.clone(),
+            ),
+            conversation: RateLimiter::dashmap_with_clock(
+                quota(rl.per_conversation_per_minute, rl.conversation_burst),
+                clock.clone(),
+            ),
+            clock,
+            warned: DashMap::new(),
+        }
+    }
+}
+
 /// Everything a turn knows once the speaker is resolved.
 struct Turn<'a> {
     msg: &'a Inbound,
@@ -111,18 +136,19 @@ impl Turn<'_> {
     fn shared(&self) -> bool {
         self.msg.kind == ConversationKind::Group
     }
-    fn author(&self) -> Option<String> {
-        match &self.principal {
-            Principal::Human { user_id, .. } => Some(user_id.clone()),
-            Principal::System(s) => Some(s.as_str().to_string()),
-            Principal::Unpaired => None,
-        }
-    }
     fn reply(&self, text: impl Into<String>) -> Reply {
         Reply {
             conversation: self.msg.conversation.clone(),
             text: text.into(),
             proposal: None,
+        }
+    }
+    fn asker(&self) -> Asker<'_> {
+        Asker {
+            org: self.org(),
+            principal: &self.principal,
+            shared: self.shared(),
+            now: self.now,
         }
     }
 }
@@ -138,15 +164,19 @@ struct ReplyParts {
 }
 
 pub struct TurnLoop {
-    pub(crate) db: Db,
+    db: Db,
     pairing: Pairing,
-    pub(crate) cfg: Arc<Config>,
-    pub(crate) policy: PolicySettings,
-    extractor: Arc<dyn Extractor>,
-    responder: Arc<dyn Responder>,
-    /// Judge, consolidator, summarizer (`llm::roles`); offline unless `with_roles` says otherwise.
-    pub(crate) roles: crate::llm::Roles,
+    cfg: Arc<Config>,
+    models: Models,
+    clock: Arc<dyn Clock>,
     limits: RateLimits,
+    beliefs: Arc<Beliefs>,
+    learning: Arc<Learning>,
+    lifecycle: Arc<Lifecycle>,
+    commands: Commands,
+    consolidation: Arc<Consolidation>,
+    export: Export,
+    jobs: JobRunner,
 }
 
 fn normalise_answer(text: &str) -> Option<bool> {
@@ -166,21 +196,14 @@ fn strip_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
         .then(|| s[prefix.len()..].trim())
 }
 
-fn target_name(scope: Scope) -> &'static str {
-    match scope {
-        Scope::AgentNotes => "agent_notes",
-        Scope::OrgPolicy => "org_policy",
-        Scope::Personal | Scope::Person => "personal memory",
-    }
-}
-
 impl TurnLoop {
-    pub fn new(
-        db: Db,
-        cfg: Arc<Config>,
-        extractor: Arc<dyn Extractor>,
-        responder: Arc<dyn Responder>,
-    ) -> Self {
+    /// The loop on `db` with these models, on the wall clock.
+    pub fn new(db: Db, cfg: Arc<Config>, models: Models) -> Self {
+        Self::assemble(db, cfg, models, Arc::new(SystemClock))
+    }
+
+    /// Build every service from its parts; each gets only what it needs.
+    fn assemble(db: Db, cfg: Arc<Config>, models: Models, clock: Arc<dyn Clock>) -> Self {
         let pairing = Pairing::new(
             db.clone(),
             PairingSettings {
@@ -189,46 +212,97 @@ impl TurnLoop {
                 hint_interval_ms: cfg.pairing.hint_interval_seconds * 1000,
             },
         );
-        let rl = &cfg.rate_limit;
-        let clock = MessageClock::default();
-        let limits = RateLimits {
-            sender: RateLimiter::dashmap_with_clock(
-                quota(rl.per_sender_per_minute, rl.sender_burst),
-                clock.clone(),
-            ),
-            conversation: RateLimiter::dashmap_with_clock(
-                quota(rl.per_conversation_per_minute, rl.conversation_burst),
-                clock.clone(),
-            ),
-            clock,
-            warned: DashMap::new(),
-        };
         let policy = PolicySettings {
             auto_keep: cfg.memory.auto_keep,
             write_access: cfg.memory.write_access.clone(),
         };
+        let beliefs = Arc::new(Beliefs::new(db.clone(), models.roles.judge.clone()));
+        let learning = Arc::new(Learning::new(
+            db.clone(),
+            policy,
+            models.extractor.clone(),
+            beliefs.clone(),
+        ));
+        let lifecycle = Arc::new(Lifecycle::new(
+            db.clone(),
+            cfg.clone(),
+            pairing.clone(),
+            learning.clone(),
+            models.roles.summarizer.clone(),
+        ));
         TurnLoop {
+            commands: Commands::new(db.clone(), pairing.clone(), lifecycle.clone()),
+            consolidation: Arc::new(Consolidation::new(
+                db.clone(),
+                models.roles.consolidator.clone(),
+            )),
+            export: Export::new(db.clone(), pairing.clone()),
+            jobs: JobRunner::new(db.clone()),
+            limits: RateLimits::new(&cfg),
+            beliefs,
+            learning,
+            lifecycle,
             db,
             pairing,
             cfg,
-            policy,
-            extractor,
-            responder,
-            roles: crate::llm::Roles::offline(),
-            limits,
+            models,
+            clock,
         }
+    }
+
+    /// The same loop with these roles (judge, consolidator, summarizer).
+    pub fn with_roles(self, roles: Roles) -> Self {
+        let models = Models {
+            roles,
+            ..self.models
+        };
+        Self::assemble(self.db, self.cfg, models, self.clock)
+    }
+
+    /// The same loop on another clock (replay, tests).
+    pub fn with_clock(self, clock: Arc<dyn Clock>) -> Self {
+        Self::assemble(self.db, self.cfg, self.models, clock)
     }
 
     pub fn db(&self) -> &Db {
         &self.db
     }
-
     pub fn pairing(&self) -> &Pairing {
         &self.pairing
     }
-
     pub fn config(&self) -> &Config {
         &self.cfg
+    }
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+    pub fn roles(&self) -> &Roles {
+        &self.models.roles
+    }
+    /// Token use of the configured provider so far.
+    pub fn token_usage(&self) -> UsageSnapshot {
+        self.models.roles.usage.snapshot()
+    }
+    /// `@policy:`, `memory_write`, and reading texts for items.
+    pub fn learning(&self) -> &Learning {
+        &self.learning
+    }
+    /// Trim, relearn, review, forget, `memory_expire`.
+    pub fn lifecycle(&self) -> &Arc<Lifecycle> {
+        &self.lifecycle
+    }
+    /// Chat commands, and promotion.
+    pub fn commands(&self) -> &Commands {
+        &self.commands
+    }
+    pub fn consolidation(&self) -> &Arc<Consolidation> {
+        &self.consolidation
+    }
+    pub fn export(&self) -> &Export {
+        &self.export
+    }
+    pub fn jobs(&self) -> &JobRunner {
+        &self.jobs
     }
 
     /// Run one inbound message through the loop.
@@ -246,7 +320,7 @@ impl TurnLoop {
             msg.org,
             msg.sender.as_deref().unwrap_or(&msg.conversation)
         );
-        self.limits.clock.observe(now);
+        self.limits.clock.observe(now, self.clock.now_ms());
         let conv_key = format!("{}|{}|{}", msg.org, msg.channel, msg.conversation);
         if self.limits.sender.check_key(&sender_key).is_err()
             || self.limits.conversation.check_key(&conv_key).is_err()
@@ -319,9 +393,9 @@ impl TurnLoop {
                 conversation: &msg.conversation,
                 conversation_kind: msg.kind.as_str(),
                 author: if matches!(principal, Principal::System(_)) {
-                    "system"
+                    MessageAuthor::System.as_str()
                 } else {
-                    "person"
+                    MessageAuthor::Person.as_str()
                 },
                 sender,
                 sender_role: role,
@@ -351,7 +425,7 @@ impl TurnLoop {
                     channel: &msg.channel,
                     conversation: &msg.conversation,
                     conversation_kind: msg.kind.as_str(),
-                    author: "agent",
+                    author: MessageAuthor::Agent.as_str(),
                     sender: None,
                     sender_role: None,
                     text: &r.text,
@@ -361,7 +435,11 @@ impl TurnLoop {
         }
         // 10. Trim when the history passes its budget. A failed trim loses nothing:
         // the slice stays live and is tried again on the next turn.
-        if let Err(e) = self.trim_if_over_budget(msg, &turn.principal, now).await {
+        if let Err(e) = self
+            .lifecycle
+            .trim_if_over_budget(msg, &turn.principal, now)
+            .await
+        {
             tracing::error!(error = %e, conversation = %msg.conversation, "trim failed");
         }
         Ok(replies)
@@ -431,7 +509,7 @@ impl TurnLoop {
     async fn steps(&self, t: &Turn<'_>) -> Result<Vec<Reply>> {
         let text = t.msg.text.trim();
         // 6. Commands and answers to "Remember this?".
-        if let Some(r) = self.command(t, text).await? {
+        if let Some(r) = self.commands.run(&t.asker(), text).await? {
             return Ok(vec![t.reply(r)]);
         }
         if let Some(reply) = self.answer_proposal(t, text).await? {
@@ -439,52 +517,47 @@ impl TurnLoop {
         }
         let mut parts = ReplyParts::default();
         // 7. @policy: sets org-wide policy memory, @notes: teaches the agent; admins only.
-        if let Some(policy) = strip_ci(text, "@policy:") {
-            let Principal::Human {
-                user_id,
-                role: Role::Admin,
-                ..
-            } = &t.principal
-            else {
-                return Ok(vec![t.reply(POLICY_ADMIN_ONLY)]);
+        for (prefix, directive) in [
+            ("@policy:", Directive::Policy),
+            ("@notes:", Directive::Notes),
+        ] {
+            let Some(body) = strip_ci(text, prefix) else {
+                continue;
             };
-            let content = sanitize(policy);
+            if let Err(refusal) = policy::decide_directive(&t.principal, directive) {
+                return Ok(vec![t.reply(refusal.to_string())]);
+            }
+            let content = sanitize(body);
             if content.is_empty() {
-                return Ok(vec![
-                    t.reply("An @policy: directive needs some text after it.")
-                ]);
+                return Ok(vec![t.reply(format!(
+                    "An {prefix} directive needs some text after it."
+                ))]);
             }
-            let id = self.write_policy(t.org(), &content, user_id, t.now).await?;
-            return Ok(vec![
-                t.reply(format!("Written: org_policy updated (id: {id})."))
-            ]);
-        }
-        if let Some(note) = strip_ci(text, "@notes:") {
-            if !t.principal.is_human_admin() {
-                return Ok(vec![t.reply(NOTES_ADMIN_ONLY)]);
-            }
-            let content = sanitize(note);
-            if content.is_empty() {
-                return Ok(vec![
-                    t.reply("An @notes: directive needs some text after it.")
-                ]);
-            }
-            let item = self.operational_item(&content).await;
-            self.route(t, &[item], Origin::Explicit, &mut parts).await?;
-            return Ok(vec![self.render(t, parts)]);
+            let actor = t.principal.author_id().unwrap_or_default();
+            return Ok(vec![match directive {
+                Directive::Policy => {
+                    let id = self
+                        .learning
+                        .write_policy(t.org(), &content, &actor, t.now)
+                        .await?;
+                    t.reply(receipt(memory::Scope::OrgPolicy, id))
+                }
+                Directive::Notes => {
+                    let item = self.learning.operational_item(&content).await;
+                    self.route(t, &[item], Origin::Explicit, &mut parts).await?;
+                    self.render(t, parts)
+                }
+            }]);
         }
         // 8. Memory routing. Unpaired lines are nobody's; webhook payloads are untrusted.
         let explicit = ["remember that ", "please remember that ", "remember: "]
             .iter()
             .find_map(|p| strip_ci(text, p));
-        let skip_extraction = matches!(
-            t.principal,
-            Principal::Unpaired | Principal::System(SystemPrincipal::Webhook)
-        );
-        if !skip_extraction {
+        if policy::extraction(&t.principal) == Extraction::Read {
             let (items, origin) = match explicit {
                 Some(rest) => {
                     let mut items: Vec<Candidate> = self
+                        .learning
                         .extract(rest)
                         .await
                         .into_iter()
@@ -507,7 +580,7 @@ impl TurnLoop {
                     }
                     (items, Origin::Explicit)
                 }
-                None => (self.extract(text).await, Origin::Implicit),
+                None => (self.learning.extract(text).await, Origin::Implicit),
             };
             let tasks = items
                 .iter()
@@ -524,17 +597,6 @@ impl TurnLoop {
         Ok(vec![self.render(t, parts)])
     }
 
-    pub(crate) async fn extract(&self, text: &str) -> Vec<Candidate> {
-        match self.extractor.extract(text).await {
-            Ok(items) => items,
-            Err(e) => {
-                // Extraction is best effort: the message is stored and still answered.
-                tracing::warn!(error = %e, "extractor failed; nothing learned from this message");
-                Vec::new()
-            }
-        }
-    }
-
     /// Apply the write policy to each item and record what happened in `parts`.
     async fn route(
         &self,
@@ -548,7 +610,7 @@ impl TurnLoop {
             if content.is_empty() {
                 continue;
             }
-            match policy::decide(&t.principal, item, origin, &self.policy) {
+            match policy::decide(&t.principal, item, origin, self.learning.policy()) {
                 Decision::Execute => {}
                 Decision::Drop(reason) => {
                     if matches!(reason, DropReason::NeedsAdmin)
@@ -563,58 +625,59 @@ impl TurnLoop {
                     status,
                 } => {
                     let pending = status == Status::Pending;
-                    let rec = NewRecord {
-                        org: t.org().into(),
-                        agent: t.agent().into(),
+                    let rec = NewRecord::said(
+                        t.org(),
+                        t.agent(),
                         scope,
-                        owner,
-                        subject: item.subject.clone(),
-                        kind: item.kind.clone(),
+                        &item.kind,
+                        &item.subject,
                         content,
-                        status,
-                        source: format!(
-                            "{}:{}:message:{}",
-                            if pending { "proposal" } else { "live" },
-                            t.msg.channel,
-                            t.message_id
-                        ),
-                        said_at: t.now,
-                        recorded_at: t.now,
-                        expires_at: pending
-                            .then(|| t.now + self.cfg.memory.proposal_ttl_hours * 3_600_000),
-                        conversation: Some(t.msg.conversation.clone()),
-                        batch: Some(t.message_id),
-                        author: t.author(),
-                    };
-                    if pending {
+                        t.now,
+                    )
+                    .owner(owner)
+                    .status(status)
+                    .source(format!(
+                        "{}:{}:message:{}",
+                        if pending { "proposal" } else { "live" },
+                        t.msg.channel,
+                        t.message_id
+                    ))
+                    .expires_at(
+                        pending.then(|| t.now + self.cfg.memory.proposal_ttl_hours * 3_600_000),
+                    )
+                    .conversation(Some(t.msg.conversation.clone()))
+                    .batch(Some(t.message_id))
+                    .author(t.principal.author_id());
+                    let run = format!("turn:{}", t.message_id);
+                    let dedupe = if pending {
                         // Already known, already asked, or declined before: do not ask again.
-                        if self
-                            .db
-                            .has_same(&rec, &[Status::Active, Status::Pending, Status::Rejected])
-                            .await?
-                        {
-                            continue;
-                        }
-                        self.db.insert_record(&rec).await?;
-                        parts.question.push(rec.content.clone());
-                        parts.batch = Some(t.message_id);
+                        Dedupe::SkipIfAny(&[Status::Active, Status::Pending, Status::Rejected])
                     } else {
-                        // Saying a live note again re-affirms that record (vetoes still hold)
-                        // rather than writing a duplicate.
-                        let id = match self.db.find_same(&rec, &[Status::Active]).await? {
-                            Some(existing) if status == Status::Active => existing,
-                            _ => self.db.insert_record(&rec).await?,
-                        };
-                        if status == Status::Active {
-                            let run = format!("turn:{}", t.message_id);
-                            let s = self.db.activate(t.org(), id, "live", &run, t.now).await?;
-                            self.revise_beliefs(t.org(), id, &s, "live", &run, t.now)
-                                .await;
-                            parts.receipts.push(format!(
-                                "Written: {} updated (id: {id}).",
-                                target_name(scope)
-                            ));
+                        Dedupe::ReuseActive
+                    };
+                    let written = self
+                        .db
+                        .write(
+                            &rec,
+                            dedupe,
+                            Activation::Run {
+                                cause: Cause::Live,
+                                run_id: &run,
+                            },
+                            self.beliefs.as_ref(),
+                        )
+                        .await?;
+                    match written {
+                        Written::Skipped => {}
+                        Written::Stored { .. } if pending => {
+                            parts.question.push(rec.content.clone());
+                            parts.batch = Some(t.message_id);
                         }
+                        Written::Stored { id, .. } if status == Status::Active => {
+                            parts.receipts.push(receipt(scope, id));
+                        }
+                        // Quarantined: kept for review, no receipt.
+                        Written::Stored { .. } => {}
                     }
                 }
             }
@@ -678,7 +741,7 @@ impl TurnLoop {
             overridden: &overridden,
             prompt: &prompt,
         };
-        Ok(match self.responder.respond(&ctx).await {
+        Ok(match self.models.responder.respond(&ctx).await {
             Ok(answer) => answer,
             Err(e) => {
                 tracing::warn!(error = %e, "responder failed");
@@ -720,373 +783,30 @@ impl TurnLoop {
                 continue;
             }
             // Authority is checked again at consent time: a role may have changed since.
-            if rec.scope == Scope::AgentNotes && !t.principal.is_human_admin() {
+            if let Consent::Refuse(reason) = policy::consent(&t.principal, rec.scope) {
                 self.db
                     .set_status(t.org(), rec.id, Status::Rejected)
                     .await?;
-                parts.notes.push(DropReason::NeedsAdmin.explain().into());
+                parts.notes.push(reason.explain().into());
                 continue;
             }
             let run = format!("turn:{}", t.message_id);
-            let s = self
-                .db
-                .activate(t.org(), rec.id, "live", &run, t.now)
+            self.db
+                .activate_kept(
+                    t.org(),
+                    rec.id,
+                    Cause::Live,
+                    &run,
+                    t.now,
+                    self.beliefs.as_ref(),
+                )
                 .await?;
-            self.revise_beliefs(t.org(), rec.id, &s, "live", &run, t.now)
-                .await;
-            parts.receipts.push(format!(
-                "Written: {} updated (id: {}).",
-                target_name(rec.scope),
-                rec.id
-            ));
+            parts.receipts.push(receipt(rec.scope, rec.id));
         }
         if !yes {
             parts.notes.push("Okay, I won't remember that.".into());
         }
         Ok(Some(self.render(t, parts)))
-    }
-
-    /// `/pair …`, `/memory`, "what do you remember about me", `/forget <id>`.
-    async fn command(&self, t: &Turn<'_>, text: &str) -> Result<Option<String>> {
-        let words: Vec<&str> = text.split_whitespace().collect();
-        let lower = text.to_lowercase();
-        let first = words
-            .first()
-            .map(|w| w.to_ascii_lowercase())
-            .unwrap_or_default();
-        if first == "/pair" {
-            return Ok(Some(self.pair_command(t, &words[1..]).await?));
-        }
-        if first == "/memory"
-            || lower.trim_end_matches('?').trim() == "what do you remember about me"
-        {
-            let Some(user) = t.principal.user_id() else {
-                return Ok(Some("I keep no memory for unpaired senders.".into()));
-            };
-            if t.shared() {
-                return Ok(Some(
-                    "I'll list what I remember about you in a direct message, not here.".into(),
-                ));
-            }
-            let mut own: Vec<_> = Vec::new();
-            for scope in [Scope::Personal, Scope::Person] {
-                own.extend(
-                    self.db
-                        .records(
-                            t.org(),
-                            &RecordFilter {
-                                scope: Some(scope),
-                                owner: Some(user.into()),
-                                status: Some(Status::Active),
-                                ..Default::default()
-                            },
-                        )
-                        .await?,
-                );
-            }
-            if own.is_empty() {
-                let viewed = self.viewed_by(t.org(), user).await?;
-                return Ok(Some(format!(
-                    "I don't remember anything about you yet.{viewed}"
-                )));
-            }
-            let mut out = String::from("Here is what I remember about you:");
-            for r in own {
-                let tier = if r.scope == Scope::Person {
-                    " (everywhere in the org)"
-                } else {
-                    ""
-                };
-                out.push_str(&format!("\n- [{}] {}{tier}", r.id, sanitize(&r.content)));
-            }
-            out.push_str("\nSay /forget <id> to delete one, or /promote <id> to use a preference with every agent.");
-            out.push_str(&self.viewed_by(t.org(), user).await?);
-            return Ok(Some(out));
-        }
-        if first == "/promote" {
-            let Some(user) = t.principal.user_id() else {
-                return Ok(Some("I keep no memory for unpaired senders.".into()));
-            };
-            let Some(id) = words
-                .get(1)
-                .and_then(|w| w.trim_start_matches('#').parse::<i64>().ok())
-            else {
-                return Ok(Some("Usage: /promote <id> (see /memory for ids).".into()));
-            };
-            return Ok(Some(match self.promote(t.org(), user, id, t.now).await? {
-                Ok(()) => format!(
-                    "Promoted: record {id} now applies with every agent of the organisation."
-                ),
-                Err(reason) => reason,
-            }));
-        }
-        if first == "/forget" {
-            let Some(user) = t.principal.user_id() else {
-                return Ok(Some("I keep no memory for unpaired senders.".into()));
-            };
-            let Some(id) = words
-                .get(1)
-                .and_then(|w| w.trim_start_matches('#').parse::<i64>().ok())
-            else {
-                return Ok(Some("Usage: /forget <id> (see /memory for ids).".into()));
-            };
-            let rec = match self.db.record(t.org(), id).await {
-                Ok(r) => r,
-                Err(StoreError::NotFound(_)) => {
-                    return Ok(Some(format!("You have no record {id}.")))
-                }
-                Err(e) => return Err(e.into()),
-            };
-            if rec.owner.as_deref() != Some(user)
-                || !rec.scope.is_personal()
-                || rec.status == Status::Deleted
-            {
-                return Ok(Some(format!("You have no record {id}.")));
-            }
-            self.db.set_status(t.org(), id, Status::Deleted).await?;
-            self.db
-                .audit(
-                    t.org(),
-                    user,
-                    "memory.forget",
-                    &format!("record:{id}"),
-                    &rec.source,
-                    t.now,
-                )
-                .await?;
-            return Ok(Some(format!("Forgotten: record {id} is deleted.")));
-        }
-        Ok(None)
-    }
-
-    /// "Viewed by <name> on <date>." for each time an admin opened this person's memory.
-    async fn viewed_by(&self, org: &str, user: &str) -> Result<String> {
-        let mut out = String::new();
-        for e in self.db.audit_about(org, "memory.view", user).await? {
-            let name = match self.pairing.user(org, &e.actor).await {
-                Ok(u) => u.name,
-                Err(_) => e.actor.clone(),
-            };
-            let date = chrono::DateTime::from_timestamp_millis(e.at)
-                .map(|d| d.format("%Y-%m-%d").to_string())
-                .unwrap_or_default();
-            out.push_str(&format!("\nViewed by {name} on {date}."));
-        }
-        Ok(out)
-    }
-
-    /// Promote one's own individual record to the person tier. Only how the
-    /// person likes to work travels: other kinds are `kind_not_promotable`.
-    pub async fn promote(
-        &self,
-        org: &str,
-        user: &str,
-        id: i64,
-        at: i64,
-    ) -> Result<std::result::Result<(), String>> {
-        let rec = match self.db.record(org, id).await {
-            Ok(r) => r,
-            Err(StoreError::NotFound(_)) => return Ok(Err(format!("You have no record {id}."))),
-            Err(e) => return Err(e.into()),
-        };
-        if rec.owner.as_deref() != Some(user)
-            || rec.scope != Scope::Personal
-            || rec.status != Status::Active
-        {
-            return Ok(Err(format!(
-                "You have no individual record {id} to promote."
-            )));
-        }
-        if !PROMOTABLE_KINDS.contains(&rec.kind.as_str()) {
-            return Ok(Err(format!(
-                "kind_not_promotable: record {id} is a {} record; only preference, vocabulary and rubric_adjustment records can be promoted.",
-                rec.kind
-            )));
-        }
-        // Promotion crosses agents: the text passes the sanitiser again.
-        self.db
-            .move_to_person_tier(org, id, &sanitize(&rec.content))
-            .await?;
-        self.db
-            .audit(
-                org,
-                user,
-                "memory.promote",
-                &format!("record:{id}"),
-                &rec.kind,
-                at,
-            )
-            .await?;
-        Ok(Ok(()))
-    }
-
-    async fn pair_command(&self, t: &Turn<'_>, args: &[&str]) -> Result<String> {
-        let sub = args.first().map(|s| s.to_ascii_lowercase());
-        match sub.as_deref() {
-            None => Ok(match &t.principal {
-                Principal::Human { role, .. } => format!("You're already paired as {role}."),
-                _ => "Pairing needs a direct message from your own account.".into(),
-            }),
-            Some(action @ ("approve" | "deny")) => {
-                if !t.principal.is_human_admin() {
-                    return Ok("Only administrators can approve or deny pairing requests.".into());
-                }
-                let actor = t.author().unwrap_or_default();
-                let Some(code) = args.get(1) else {
-                    return Ok(format!(
-                        "Usage: /pair {action} CODE{}",
-                        if action == "approve" { " [admin]" } else { "" }
-                    ));
-                };
-                let role = match args.get(2).map(|r| r.to_ascii_lowercase()) {
-                    None => Role::User,
-                    Some(r) => match r.parse::<Role>() {
-                        Ok(role) => role,
-                        Err(e) => return Ok(e.to_string()),
-                    },
-                };
-                let result = if action == "approve" {
-                    self.pairing
-                        .approve(t.org(), code, role, &actor, t.now)
-                        .await
-                        .map(|u| {
-                            format!(
-                                "Approved: {} ({}) is paired as {}.",
-                                u.name, u.user_id, u.role
-                            )
-                        })
-                } else {
-                    self.pairing
-                        .deny(t.org(), code, &actor, t.now)
-                        .await
-                        .map(|r| format!("Denied pairing request {} from {}.", r.code, r.stored_id))
-                };
-                match result {
-                    Ok(text) => Ok(text),
-                    Err(
-                        e @ (PairingError::UnknownCode(_)
-                        | PairingError::CodeExpired(_)
-                        | PairingError::CodeNotPending { .. }),
-                    ) => Ok(e.to_string()),
-                    Err(e) => Err(e.into()),
-                }
-            }
-            Some(_) => Ok("Usage: /pair, /pair approve CODE [admin], /pair deny CODE".into()),
-        }
-    }
-
-    /// Kind and subject for an explicit operational text (`@notes:`, `@policy:`,
-    /// `memory_write`): the extractor's label when it has one, else a note keyed by its words.
-    async fn operational_item(&self, content: &str) -> Candidate {
-        let (kind, subject) = self
-            .extract(content)
-            .await
-            .into_iter()
-            .find(|c| c.channel != ItemChannel::Task)
-            .map(|c| (c.kind, c.subject))
-            .unwrap_or_else(|| ("note".into(), format!("note:{}", terms(content).join(" "))));
-        Candidate {
-            channel: ItemChannel::Operational,
-            kind,
-            subject,
-            content: content.to_string(),
-        }
-    }
-
-    /// Write org-wide policy memory. Callers check that `actor` is an admin
-    /// (chat) or an operator (CLI, dashboard); nothing learned ever lands here.
-    pub async fn write_policy(&self, org: &str, text: &str, actor: &str, at: i64) -> Result<i64> {
-        let content = sanitize(text);
-        let item = self.operational_item(&content).await;
-        let id = self
-            .db
-            .insert_record(&NewRecord {
-                org: org.into(),
-                agent: memory::ANY_AGENT.into(),
-                scope: Scope::OrgPolicy,
-                owner: None,
-                subject: item.subject,
-                kind: "policy".into(),
-                content,
-                status: Status::Active,
-                source: format!("policy:{actor}"),
-                said_at: at,
-                recorded_at: at,
-                expires_at: None,
-                conversation: None,
-                batch: None,
-                author: Some(actor.to_string()),
-            })
-            .await?;
-        self.db
-            .activate(org, id, "live", &format!("policy:{id}"), at)
-            .await?;
-        self.db
-            .audit(org, actor, "policy.add", &format!("record:{id}"), "", at)
-            .await?;
-        Ok(id)
-    }
-
-    /// The `memory_write` tool: an explicit write with a named scope.
-    /// Returns the receipt, or the refusal saying where the item may go.
-    pub async fn memory_write(
-        &self,
-        org: &str,
-        agent: &str,
-        principal: &Principal,
-        scope: &str,
-        content: &str,
-        at: i64,
-    ) -> Result<std::result::Result<String, String>> {
-        let Some(tool_scope) = ToolScope::parse(scope) else {
-            return Ok(Err(format!(
-                "unknown scope `{scope}` (personal, agent_notes)"
-            )));
-        };
-        let (scope, owner) = match policy::decide_tool(principal, tool_scope, &self.policy) {
-            Ok(place) => place,
-            Err(refusal) => return Ok(Err(refusal.to_string())),
-        };
-        let content = sanitize(content);
-        if content.is_empty() {
-            return Ok(Err("memory_write needs content".into()));
-        }
-        let Candidate { kind, subject, .. } = self.operational_item(&content).await;
-        let author = match principal {
-            Principal::Human { user_id, .. } => Some(user_id.clone()),
-            Principal::System(s) => Some(s.as_str().to_string()),
-            Principal::Unpaired => None,
-        };
-        let id = self
-            .db
-            .insert_record(&NewRecord {
-                org: org.into(),
-                agent: agent.into(),
-                scope,
-                owner,
-                subject,
-                kind,
-                content,
-                status: Status::Active,
-                source: format!(
-                    "tool:memory_write:{}",
-                    author.as_deref().unwrap_or("unknown")
-                ),
-                said_at: at,
-                recorded_at: at,
-                expires_at: None,
-                conversation: None,
-                batch: None,
-                author,
-            })
-            .await?;
-        let run = format!("tool:{id}");
-        let s = self.db.activate(org, id, "live", &run, at).await?;
-        self.revise_beliefs(org, id, &s, "live", &run, at).await;
-        Ok(Ok(format!(
-            "Written: {} updated (id: {id}).",
-            target_name(scope)
-        )))
     }
 }
 
@@ -1110,21 +830,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_limiter_clock_never_runs_ahead_of_the_wall_clock() {
+    fn the_limiter_clock_never_runs_ahead_of_the_loops_clock() {
         let clock = MessageClock::default();
         let now = chrono::Utc::now().timestamp_millis();
-        clock.observe(now - 60_000);
+        clock.observe(now - 60_000, now);
         assert_eq!(
             u64::from(clock.now()),
             u64::try_from(now - 60_000).unwrap() * 1_000_000
         );
         // A message stamped a year ahead moves the clock at most the allowed skew,
         // so later, correctly stamped traffic is limited normally within seconds.
-        clock.observe(now + 365 * 86_400_000);
+        clock.observe(now + 365 * 86_400_000, now);
         let ahead_ms = i64::try_from(u64::from(clock.now()) / 1_000_000).unwrap() - now;
         assert!(ahead_ms <= MAX_CLOCK_SKEW_MS + 1_000, "{ahead_ms}");
         // Older messages never move it back.
-        clock.observe(now - 120_000);
+        clock.observe(now - 120_000, now);
         assert!(i64::try_from(u64::from(clock.now()) / 1_000_000).unwrap() >= now);
     }
 }

@@ -11,6 +11,7 @@ pub mod policy;
 pub mod sanitize;
 pub mod store;
 pub mod terms;
+pub mod write;
 
 pub use model::*;
 pub use store::{Backend, Db, StoreError};

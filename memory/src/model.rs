@@ -105,6 +105,16 @@ impl Principal {
         }
     }
 
+    /// Who is recorded as having said something: the unified user id, the
+    /// system principal's name, or nobody for unpaired senders.
+    pub fn author_id(&self) -> Option<String> {
+        match self {
+            Principal::Human { user_id, .. } => Some(user_id.clone()),
+            Principal::System(s) => Some(s.as_str().to_string()),
+            Principal::Unpaired => None,
+        }
+    }
+
     /// `isHumanAdmin`: the only authority that may author operational knowledge.
     pub fn is_human_admin(&self) -> bool {
         matches!(
@@ -267,6 +277,146 @@ pub struct NewRecord {
     pub author: Option<String>,
 }
 
+impl NewRecord {
+    /// The one builder of a record: `content` said at `said_at` in `org`/`agent`,
+    /// active, owned by nobody, with no source yet. Chain the rest.
+    pub fn said(
+        org: impl Into<String>,
+        agent: impl Into<String>,
+        scope: Scope,
+        kind: impl Into<String>,
+        subject: impl Into<String>,
+        content: impl Into<String>,
+        said_at: i64,
+    ) -> NewRecord {
+        NewRecord {
+            org: org.into(),
+            agent: agent.into(),
+            scope,
+            owner: None,
+            subject: subject.into(),
+            kind: kind.into(),
+            content: content.into(),
+            status: Status::Active,
+            source: String::new(),
+            said_at,
+            recorded_at: said_at,
+            expires_at: None,
+            conversation: None,
+            batch: None,
+            author: None,
+        }
+    }
+
+    pub fn owner(mut self, owner: Option<String>) -> Self {
+        self.owner = owner;
+        self
+    }
+    pub fn status(mut self, status: Status) -> Self {
+        self.status = status;
+        self
+    }
+    pub fn source(mut self, source: impl Into<String>) -> Self {
+        self.source = source.into();
+        self
+    }
+    pub fn recorded_at(mut self, at: i64) -> Self {
+        self.recorded_at = at;
+        self
+    }
+    pub fn expires_at(mut self, at: Option<i64>) -> Self {
+        self.expires_at = at;
+        self
+    }
+    pub fn conversation(mut self, conversation: Option<String>) -> Self {
+        self.conversation = conversation;
+        self
+    }
+    pub fn batch(mut self, batch: Option<i64>) -> Self {
+        self.batch = batch;
+        self
+    }
+    pub fn author(mut self, author: Option<String>) -> Self {
+        self.author = author;
+        self
+    }
+}
+
+/// Who wrote a stored line (`messages.author`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageAuthor {
+    /// A person (paired or not).
+    Person,
+    /// The agent's own reply.
+    Agent,
+    /// An automated run.
+    System,
+}
+
+impl MessageAuthor {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageAuthor::Person => "person",
+            MessageAuthor::Agent => "agent",
+            MessageAuthor::System => "system",
+        }
+    }
+
+    /// Unknown values read as `system`: never a person's line, never the agent's.
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "person" => MessageAuthor::Person,
+            "agent" => MessageAuthor::Agent,
+            _ => MessageAuthor::System,
+        }
+    }
+}
+
+/// What made a record active (`memory_revisions.cause`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cause {
+    /// Said in a live turn (or a tool call, a directive, a consented proposal).
+    Live,
+    /// Confirmed in review.
+    Confirm,
+    /// Restored from an archive.
+    Relearn,
+    /// Merged by consolidation.
+    Consolidate,
+}
+
+impl Cause {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::Live => "live",
+            Cause::Confirm => "confirm",
+            Cause::Relearn => "relearn",
+            Cause::Consolidate => "consolidate",
+        }
+    }
+}
+
+/// Which rule retired a record (`memory_revisions.via`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Via {
+    SubjectRule,
+    BeliefRevision,
+    Consolidation,
+}
+
+impl Via {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Via::SubjectRule => "subject_rule",
+            Via::BeliefRevision => "belief_revision",
+            Via::Consolidation => "consolidation",
+        }
+    }
+}
+
 /// Agent id used for records that belong to no single agent (person tier, org policy).
 pub const ANY_AGENT: &str = "*";
 
@@ -308,6 +458,18 @@ pub struct StoredMessage {
     pub sender_role: Option<String>,
     pub text: String,
     pub said_at: i64,
+}
+
+impl StoredMessage {
+    /// Who wrote this line, as an enum.
+    pub fn written_by(&self) -> MessageAuthor {
+        MessageAuthor::parse(&self.author)
+    }
+
+    /// The role the line was stored with, when it was a person's paired role.
+    pub fn stored_role(&self) -> Option<Role> {
+        self.sender_role.as_deref().and_then(|r| r.parse().ok())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -4,7 +4,10 @@
 //! an item is; this module alone says whether it may be written, where, and
 //! with which status. It never looks at message text.
 
-use crate::model::{Candidate, ItemChannel, Principal, Role, Scope, Status};
+use crate::model::{
+    Candidate, Cause, ItemChannel, MemoryRecord, MessageAuthor, Principal, Role, Scope, Status,
+    StoredMessage, SystemPrincipal,
+};
 
 /// How an item reached the policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,6 +200,236 @@ pub fn decide_tool(
     }
 }
 
+/// An admin directive in chat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Directive {
+    /// `@notes:` teaches the agent (agent_notes).
+    Notes,
+    /// `@policy:` sets organisation-wide policy memory.
+    Policy,
+}
+
+/// Why a directive was refused; the text is what the speaker is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum DirectiveRefusal {
+    #[error("Only administrators can teach the agent with @notes:. To keep something for yourself, say \"remember that …\".")]
+    NotesNeedAdmin,
+    #[error("Only administrators can set organisation policy with @policy:.")]
+    PolicyNeedsAdmin,
+}
+
+/// Decide a directive: only a human admin may give one. `@notes:` items then
+/// go through [`decide`] as explicit; `@policy:` is written where this says.
+pub fn decide_directive(
+    author: &Principal,
+    directive: Directive,
+) -> Result<Decision, DirectiveRefusal> {
+    match (directive, author.is_human_admin()) {
+        (Directive::Notes, true) => Ok(Decision::Write {
+            scope: Scope::AgentNotes,
+            owner: None,
+            status: Status::Active,
+        }),
+        (Directive::Policy, true) => Ok(Decision::Write {
+            scope: Scope::OrgPolicy,
+            owner: None,
+            status: Status::Active,
+        }),
+        (Directive::Notes, false) => Err(DirectiveRefusal::NotesNeedAdmin),
+        (Directive::Policy, false) => Err(DirectiveRefusal::PolicyNeedsAdmin),
+    }
+}
+
+/// Whether a live message is read for things to remember.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extraction {
+    Read,
+    /// Unpaired lines are nobody's; webhook payloads are untrusted input.
+    Skip,
+}
+
+pub fn extraction(author: &Principal) -> Extraction {
+    match author {
+        Principal::Unpaired | Principal::System(SystemPrincipal::Webhook) => Extraction::Skip,
+        Principal::Human { .. } | Principal::System(_) => Extraction::Read,
+    }
+}
+
+/// What a "yes" to a "Remember this?" proposal does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Consent {
+    Activate,
+    /// Authority is checked again when the person answers: a role may have changed.
+    Refuse(DropReason),
+}
+
+/// Decide a "yes" by `answerer` (already known to be the person asked) to a
+/// proposal for `scope`.
+pub fn consent(answerer: &Principal, scope: Scope) -> Consent {
+    match scope {
+        Scope::AgentNotes | Scope::OrgPolicy if !answerer.is_human_admin() => {
+            Consent::Refuse(DropReason::NeedsAdmin)
+        }
+        _ => Consent::Activate,
+    }
+}
+
+/// Kinds a person may promote from the individual to the person tier (ADR-0033).
+pub const PROMOTABLE_KINDS: &[&str] = &["preference", "vocabulary", "rubric_adjustment"];
+
+/// Why a promotion was refused; the text is what the person is told.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PromotionRefusal {
+    #[error("You have no individual record {0} to promote.")]
+    NotYours(i64),
+    #[error("kind_not_promotable: record {id} is a {kind} record; only preference, vocabulary and rubric_adjustment records can be promoted.")]
+    KindNotPromotable { id: i64, kind: String },
+}
+
+/// Decide whether `user` may promote `rec` to the person tier: only their own
+/// active individual record, and only how they like to work travels.
+pub fn decide_promotion(user: &str, rec: &MemoryRecord) -> Result<(), PromotionRefusal> {
+    if rec.owner.as_deref() != Some(user)
+        || rec.scope != Scope::Personal
+        || rec.status != Status::Active
+    {
+        return Err(PromotionRefusal::NotYours(rec.id));
+    }
+    if !PROMOTABLE_KINDS.contains(&rec.kind.as_str()) {
+        return Err(PromotionRefusal::KindNotPromotable {
+            id: rec.id,
+            kind: rec.kind.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// An archive's trust: `admin` only when everyone who spoke may author operational knowledge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    Admin,
+    Mixed,
+}
+
+impl Trust {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trust::Admin => "admin",
+            Trust::Mixed => "mixed",
+        }
+    }
+
+    /// Anything but `admin` is mixed: trust is never assumed.
+    pub fn parse(s: &str) -> Self {
+        if s == "admin" {
+            Trust::Admin
+        } else {
+            Trust::Mixed
+        }
+    }
+}
+
+/// Lines of people and automated runs, not the agent's replies.
+fn spoken(m: &StoredMessage) -> bool {
+    m.written_by() != MessageAuthor::Agent
+}
+
+/// A person's lines in a slice: by stored id, never by a name in the text.
+pub fn lines_of<'a>(
+    slice: &'a [StoredMessage],
+    speaker: &'a str,
+) -> impl Iterator<Item = &'a StoredMessage> + Clone + 'a {
+    slice.iter().filter(move |m| {
+        m.written_by() == MessageAuthor::Person && m.sender.as_deref() == Some(speaker)
+    })
+}
+
+/// Stored ids of the people who spoke in a slice, in order of first line.
+/// Lines with no stored id (unpaired) belong to nobody and are not listed.
+pub fn speakers(slice: &[StoredMessage]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for m in slice
+        .iter()
+        .filter(|m| m.written_by() == MessageAuthor::Person)
+    {
+        if let Some(s) = &m.sender {
+            if !out.contains(s) {
+                out.push(s.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The trust of a slice (SPEC §7): `admin` only when every spoken line was a
+/// paired admin's.
+pub fn archive_trust(slice: &[StoredMessage]) -> Trust {
+    let mut people = slice.iter().filter(|m| spoken(m)).peekable();
+    if people.peek().is_none() {
+        return Trust::Mixed;
+    }
+    if people.all(|m| m.sender.is_some() && m.stored_role() == Some(Role::Admin)) {
+        Trust::Admin
+    } else {
+        Trust::Mixed
+    }
+}
+
+/// A person's authority in a slice (SPEC §7): admin only when every one of
+/// their lines was stored as admin. `current` is the running turn's speaker,
+/// whose live principal stands for their own lines.
+pub fn stored_authority(
+    slice: &[StoredMessage],
+    speaker: &str,
+    current: Option<&Principal>,
+) -> Principal {
+    if let Some(p @ Principal::Human { user_id, .. }) = current {
+        if user_id == speaker {
+            return p.clone();
+        }
+    }
+    let mut lines = lines_of(slice, speaker).peekable();
+    let all_admin = lines.peek().is_some() && lines.all(|m| m.stored_role() == Some(Role::Admin));
+    Principal::Human {
+        user_id: speaker.to_string(),
+        name: speaker.to_string(),
+        role: if all_admin { Role::Admin } else { Role::User },
+    }
+}
+
+/// Whether a trim extracts from its slice: batch extraction is implicit
+/// learning, so only with `auto_keep`; an automated run learns from nobody's lines.
+pub fn trim_learns(settings: &PolicySettings, current: Option<&Principal>) -> bool {
+    settings.auto_keep && !matches!(current, Some(Principal::System(_)))
+}
+
+/// Where a trimmed slice's summary is kept: in the current speaker's personal
+/// memory only when every spoken line of the slice was theirs; else nowhere
+/// (it stays on the archive and as PREVIOUS CONTEXT).
+pub fn summary_placement(slice: &[StoredMessage], current: Option<&Principal>) -> Option<Decision> {
+    let Some(Principal::Human { user_id, .. }) = current else {
+        return None;
+    };
+    let all_theirs = slice
+        .iter()
+        .filter(|m| spoken(m))
+        .all(|m| m.sender.as_deref() == Some(user_id.as_str()));
+    all_theirs.then(|| Decision::Write {
+        scope: Scope::Personal,
+        owner: Some(user_id.clone()),
+        status: Status::Active,
+    })
+}
+
+/// Whether activating a record asks the judge what it replaces. Relearned
+/// records are history being restored; only live and confirmed writes revise.
+pub fn revises_beliefs(cause: Cause) -> bool {
+    match cause {
+        Cause::Live | Cause::Confirm => true,
+        Cause::Relearn | Cause::Consolidate => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -380,5 +613,348 @@ mod tests {
             decide_tool(&Principal::Unpaired, ToolScope::Personal, &everyone),
             Err(ToolRefusal::Unpaired)
         );
+    }
+
+    fn line(
+        id: i64,
+        author: MessageAuthor,
+        sender: Option<&str>,
+        role: Option<&str>,
+    ) -> StoredMessage {
+        StoredMessage {
+            id,
+            org: "o".into(),
+            agent: "a".into(),
+            channel: "discord".into(),
+            conversation: "c".into(),
+            conversation_kind: "group".into(),
+            author: author.as_str().into(),
+            sender: sender.map(str::to_string),
+            sender_role: role.map(str::to_string),
+            text: "t".into(),
+            said_at: id,
+        }
+    }
+
+    fn person(id: i64, sender: &str, role: &str) -> StoredMessage {
+        line(id, MessageAuthor::Person, Some(sender), Some(role))
+    }
+
+    fn agent_reply(id: i64) -> StoredMessage {
+        line(id, MessageAuthor::Agent, None, None)
+    }
+
+    #[test]
+    fn directives_are_for_human_admins_only() {
+        let cases = [
+            (human(Role::Admin), Directive::Notes, Ok(Scope::AgentNotes)),
+            (human(Role::Admin), Directive::Policy, Ok(Scope::OrgPolicy)),
+            (
+                human(Role::User),
+                Directive::Notes,
+                Err(DirectiveRefusal::NotesNeedAdmin),
+            ),
+            (
+                human(Role::User),
+                Directive::Policy,
+                Err(DirectiveRefusal::PolicyNeedsAdmin),
+            ),
+            (
+                Principal::Unpaired,
+                Directive::Notes,
+                Err(DirectiveRefusal::NotesNeedAdmin),
+            ),
+            (
+                Principal::System(SystemPrincipal::Cron),
+                Directive::Notes,
+                Err(DirectiveRefusal::NotesNeedAdmin),
+            ),
+            (
+                Principal::System(SystemPrincipal::Delegated),
+                Directive::Policy,
+                Err(DirectiveRefusal::PolicyNeedsAdmin),
+            ),
+        ];
+        for (author, directive, want) in cases {
+            let got = decide_directive(&author, directive).map(|d| match d {
+                Decision::Write {
+                    scope,
+                    owner: None,
+                    status: Status::Active,
+                } => scope,
+                other => panic!("{other:?}"),
+            });
+            assert_eq!(got, want, "{author:?} {directive:?}");
+        }
+        assert!(DirectiveRefusal::NotesNeedAdmin
+            .to_string()
+            .contains("remember that"));
+    }
+
+    #[test]
+    fn unpaired_and_webhook_lines_are_not_read_for_learning() {
+        let cases = [
+            (human(Role::User), Extraction::Read),
+            (human(Role::Admin), Extraction::Read),
+            (Principal::System(SystemPrincipal::Cron), Extraction::Read),
+            (Principal::System(SystemPrincipal::Sop), Extraction::Read),
+            (
+                Principal::System(SystemPrincipal::Delegated),
+                Extraction::Read,
+            ),
+            (
+                Principal::System(SystemPrincipal::Webhook),
+                Extraction::Skip,
+            ),
+            (Principal::Unpaired, Extraction::Skip),
+        ];
+        for (author, want) in cases {
+            assert_eq!(extraction(&author), want, "{author:?}");
+        }
+    }
+
+    #[test]
+    fn a_yes_to_an_operational_proposal_needs_an_admin_at_answer_time() {
+        let cases = [
+            (human(Role::Admin), Scope::AgentNotes, Consent::Activate),
+            (
+                human(Role::User),
+                Scope::AgentNotes,
+                Consent::Refuse(DropReason::NeedsAdmin),
+            ),
+            (
+                human(Role::User),
+                Scope::OrgPolicy,
+                Consent::Refuse(DropReason::NeedsAdmin),
+            ),
+            (human(Role::User), Scope::Personal, Consent::Activate),
+            (human(Role::Admin), Scope::Personal, Consent::Activate),
+            (
+                Principal::System(SystemPrincipal::Cron),
+                Scope::AgentNotes,
+                Consent::Refuse(DropReason::NeedsAdmin),
+            ),
+        ];
+        for (answerer, scope, want) in cases {
+            assert_eq!(consent(&answerer, scope), want, "{answerer:?} {scope:?}");
+        }
+    }
+
+    #[test]
+    fn only_ones_own_active_working_preferences_are_promoted() {
+        let rec = |owner: &str, scope: Scope, status: Status, kind: &str| MemoryRecord {
+            id: 7,
+            org: "o".into(),
+            agent: "a".into(),
+            scope,
+            owner: Some(owner.into()),
+            subject: "s".into(),
+            kind: kind.into(),
+            content: "c".into(),
+            status,
+            source: "t".into(),
+            said_at: 1,
+            recorded_at: 1,
+            expires_at: None,
+            conversation: None,
+            batch: None,
+            author: None,
+        };
+        let me = "discord:1";
+        let not_mine = Err(PromotionRefusal::NotYours(7));
+        let cases = [
+            (
+                rec(me, Scope::Personal, Status::Active, "preference"),
+                Ok(()),
+            ),
+            (
+                rec(me, Scope::Personal, Status::Active, "vocabulary"),
+                Ok(()),
+            ),
+            (
+                rec(me, Scope::Personal, Status::Active, "rubric_adjustment"),
+                Ok(()),
+            ),
+            (
+                rec(me, Scope::Personal, Status::Active, "identity"),
+                Err(PromotionRefusal::KindNotPromotable {
+                    id: 7,
+                    kind: "identity".into(),
+                }),
+            ),
+            (
+                rec("discord:2", Scope::Personal, Status::Active, "preference"),
+                not_mine.clone(),
+            ),
+            (
+                rec(me, Scope::Person, Status::Active, "preference"),
+                not_mine.clone(),
+            ),
+            (
+                rec(me, Scope::Personal, Status::Pending, "preference"),
+                not_mine.clone(),
+            ),
+            (
+                rec(me, Scope::AgentNotes, Status::Active, "preference"),
+                not_mine,
+            ),
+        ];
+        for (r, want) in cases {
+            assert_eq!(decide_promotion(me, &r), want, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn an_archive_is_admin_trusted_only_when_every_spoken_line_was_a_paired_admins() {
+        let cases: [(Vec<StoredMessage>, Trust); 6] = [
+            (
+                vec![person(1, "discord:1", "admin"), agent_reply(2)],
+                Trust::Admin,
+            ),
+            (
+                vec![
+                    person(1, "discord:1", "admin"),
+                    person(2, "discord:2", "admin"),
+                ],
+                Trust::Admin,
+            ),
+            (
+                vec![
+                    person(1, "discord:1", "admin"),
+                    person(2, "discord:2", "user"),
+                ],
+                Trust::Mixed,
+            ),
+            (
+                vec![
+                    person(1, "discord:1", "admin"),
+                    line(2, MessageAuthor::Person, None, None),
+                ],
+                Trust::Mixed,
+            ),
+            (
+                vec![
+                    person(1, "discord:1", "admin"),
+                    line(
+                        2,
+                        MessageAuthor::System,
+                        Some("cron-system"),
+                        Some("cron-system"),
+                    ),
+                ],
+                Trust::Mixed,
+            ),
+            (vec![agent_reply(1)], Trust::Mixed),
+        ];
+        for (slice, want) in cases {
+            assert_eq!(archive_trust(&slice), want, "{slice:?}");
+        }
+        assert_eq!(Trust::parse(Trust::Admin.as_str()), Trust::Admin);
+        assert_eq!(Trust::parse("anything else"), Trust::Mixed);
+    }
+
+    #[test]
+    fn authority_in_a_slice_is_admin_only_when_all_of_the_speakers_lines_were() {
+        let promoted_mid_slice = vec![
+            person(1, "discord:1", "user"),
+            person(2, "discord:1", "admin"),
+        ];
+        let always_admin = vec![
+            person(1, "discord:1", "admin"),
+            person(2, "discord:2", "user"),
+        ];
+        let live_admin = human(Role::Admin);
+        let cases: [(&[StoredMessage], &str, Option<&Principal>, Role); 5] = [
+            (&always_admin, "discord:1", None, Role::Admin),
+            (&always_admin, "discord:2", None, Role::User),
+            (&promoted_mid_slice, "discord:1", None, Role::User),
+            // The running turn's speaker stands for their own lines only.
+            (
+                &promoted_mid_slice,
+                "discord:1",
+                Some(&live_admin),
+                Role::Admin,
+            ),
+            (&always_admin, "discord:2", Some(&live_admin), Role::User),
+        ];
+        for (slice, speaker, current, want) in cases {
+            let got = stored_authority(slice, speaker, current);
+            assert_eq!(got.role(), Some(want), "{speaker} {current:?}");
+            assert_eq!(got.user_id(), Some(speaker));
+        }
+        assert_eq!(speakers(&always_admin), ["discord:1", "discord:2"]);
+        assert_eq!(lines_of(&always_admin, "discord:2").count(), 1);
+    }
+
+    #[test]
+    fn a_trim_learns_only_with_auto_keep_and_never_for_an_automated_run() {
+        let keep = PolicySettings {
+            auto_keep: true,
+            ..Default::default()
+        };
+        let ask = PolicySettings::default();
+        let cron = Principal::System(SystemPrincipal::Cron);
+        let admin = human(Role::Admin);
+        let cases: [(&PolicySettings, Option<&Principal>, bool); 5] = [
+            (&keep, None, true),
+            (&keep, Some(&admin), true),
+            (&keep, Some(&cron), false),
+            (&ask, Some(&admin), false),
+            (&ask, None, false),
+        ];
+        for (settings, current, want) in cases {
+            assert_eq!(
+                trim_learns(settings, current),
+                want,
+                "{settings:?} {current:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_summary_is_personal_only_for_a_slice_all_of_one_speaker() {
+        let me = human(Role::User);
+        let mine = vec![person(1, "discord:1", "user"), agent_reply(2)];
+        let shared = vec![
+            person(1, "discord:1", "user"),
+            person(2, "discord:2", "user"),
+        ];
+        let with_unpaired = vec![
+            person(1, "discord:1", "user"),
+            line(2, MessageAuthor::Person, None, None),
+        ];
+        let personal = Some(Decision::Write {
+            scope: Scope::Personal,
+            owner: Some("discord:1".into()),
+            status: Status::Active,
+        });
+        let cron = Principal::System(SystemPrincipal::Cron);
+        let cases: [(&[StoredMessage], Option<&Principal>, Option<Decision>); 5] = [
+            (&mine, Some(&me), personal),
+            (&shared, Some(&me), None),
+            (&with_unpaired, Some(&me), None),
+            (&mine, None, None),
+            (&mine, Some(&cron), None),
+        ];
+        for (slice, current, want) in cases {
+            assert_eq!(
+                summary_placement(slice, current),
+                want,
+                "{slice:?} {current:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_live_and_confirmed_writes_revise_beliefs() {
+        let cases = [
+            (Cause::Live, true),
+            (Cause::Confirm, true),
+            (Cause::Relearn, false),
+            (Cause::Consolidate, false),
+        ];
+        for (cause, want) in cases {
+            assert_eq!(revises_beliefs(cause), want, "{cause:?}");
+        }
     }
 }

@@ -12,7 +12,7 @@ use memory::store::RecordFilter;
 use memory::{Db, MemoryRecord, NewRecord, Role, Scope, Status};
 use rand::Rng;
 use std::sync::{Arc, Mutex};
-use steward::llm::{Extractor, Responder};
+use steward::llm::{Extractor, Models, Responder, Roles};
 use steward::{Config, TurnLoop};
 
 pub mod teams_signer;
@@ -84,7 +84,15 @@ impl Harness {
         responder: Arc<dyn Responder>,
     ) -> Harness {
         let db = Db::in_memory().await.expect("in-memory db");
-        Harness::from_loop(TurnLoop::new(db, Arc::new(cfg), extractor, responder))
+        Harness::from_loop(TurnLoop::new(
+            db,
+            Arc::new(cfg),
+            Models {
+                extractor,
+                responder,
+                roles: Roles::offline(),
+            },
+        ))
     }
 
     /// A loop with a custom model on a given database.
@@ -94,7 +102,15 @@ impl Harness {
         extractor: Arc<dyn Extractor>,
         responder: Arc<dyn Responder>,
     ) -> Harness {
-        Harness::from_loop(TurnLoop::new(db, Arc::new(cfg), extractor, responder))
+        Harness::from_loop(TurnLoop::new(
+            db,
+            Arc::new(cfg),
+            Models {
+                extractor,
+                responder,
+                roles: Roles::offline(),
+            },
+        ))
     }
 
     fn from_loop(turns: TurnLoop) -> Harness {
@@ -213,12 +229,33 @@ pub fn join(replies: Vec<Reply>) -> String {
 
 /// The databases a "both databases" test runs on: in-memory SQLite, and a
 /// fresh PostgreSQL schema when the test server is configured.
+/// Each PostgreSQL half that runs is written to `STEWARD_TEST_PG_LOG` (one
+/// line with the test's name), so `.ci/run` can count them and fail when a half
+/// was skipped.
 pub async fn both_dbs() -> Vec<(&'static str, Db)> {
     let mut v = vec![("sqlite", Db::in_memory().await.expect("sqlite"))];
     if let Some(pg) = postgres_db().await {
+        log_postgres_half();
         v.push(("postgres", pg));
     }
     v
+}
+
+fn log_postgres_half() {
+    use std::io::Write;
+    let Ok(path) = std::env::var("STEWARD_TEST_PG_LOG") else {
+        return;
+    };
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("unnamed")
+        .to_string();
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .expect("open STEWARD_TEST_PG_LOG");
+    writeln!(f, "both_dbs {test}").expect("write STEWARD_TEST_PG_LOG");
 }
 
 /// Records every text an extractor is given, and every prompt a responder reads.

@@ -16,6 +16,8 @@ const BOT: u64 = 1_180_000_000_000_000_001;
 const GUILD: u64 = 1_180_000_000_000_000_100;
 const GENERAL: u64 = 1_180_000_000_000_000_101;
 
+const DASHBOARD_TOKEN: &str = "all-channels-dashboard-token-42";
+
 #[tokio::test]
 async fn one_memory_serves_discord_teams_and_the_dashboard_at_once() {
     let start = Utc
@@ -25,7 +27,7 @@ async fn one_memory_serves_discord_teams_and_the_dashboard_at_once() {
     let fake = FakeDiscord::start(TOKEN, FakeUser::new(BOT, "steward").bot(), start).await;
     let teams_token = new_token();
     let cfg = Config::from_toml(&format!(
-        "[discord]\ntoken = \"{TOKEN}\"\napi_base = \"{}\"\n[teams]\nsecurity_token = \"{teams_token}\"\n",
+        "[discord]\ntoken = \"{TOKEN}\"\napi_base = \"{}\"\n[teams]\nsecurity_token = \"{teams_token}\"\n[dashboard]\nadmin_token = \"{DASHBOARD_TOKEN}\"\n",
         fake.base_url()
     ))
     .expect("config");
@@ -119,6 +121,34 @@ async fn one_memory_serves_discord_teams_and_the_dashboard_at_once() {
         .to_str()
         .unwrap_or_default()
         .contains("/dashboard"));
+    // Signed in, the dashboard shows the note Ana taught on Discord.
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let signed_in = browser
+        .post(format!("http://{addr}/dashboard/login"))
+        .form(&[("token", DASHBOARD_TOKEN)])
+        .send()
+        .await
+        .expect("sign in");
+    assert_eq!(signed_in.status(), 303);
+    let cookie = signed_in.headers()["set-cookie"]
+        .to_str()
+        .expect("cookie")
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let notes = browser
+        .get(format!("http://{addr}/dashboard/memory?scope=agent_notes"))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .expect("memory page");
+    assert_eq!(notes.status(), 200);
+    let page = notes.text().await.expect("page");
+    assert!(page.contains("example_orders"), "{page}");
 
     let _ = stop.send(());
     serving.await.expect("serve task").expect("stopped cleanly");

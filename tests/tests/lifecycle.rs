@@ -111,6 +111,7 @@ async fn unpaired_lines_reach_no_extractor() {
         h.send(m).await;
         h.group(Some("111"), "g1", "what is the VPN?").await;
         h.turns
+            .lifecycle()
             .trim_now("default", "default", "g1", h.now_ms())
             .await
             .unwrap();
@@ -287,6 +288,23 @@ async fn a_cron_run_saying_from_now_on_learns_nothing() {
     for (db, out) in on_both(keep(), &t).await {
         assert!(out.memory.is_empty(), "{db}: {:#?}", out.memory);
     }
+    // Positive control: the same lines said by the paired admin are learned.
+    let t = format!(
+        r#"{PEOPLE}{{"msg":{{"channel":"discord","conversation":"c9","sender":"111","text":"From now on the daily report uses example_cron"}}}}
+{{"msg":{{"channel":"discord","conversation":"c9","sender":"111","text":"remember that the VPN is at vpn.hook.example. I prefer tea"}}}}
+{{"trim":{{"conversation":"c9"}}}}
+{{"relearn":{{"conversation":"c9"}}}}
+"#
+    );
+    for (db, out) in on_both(keep(), &t).await {
+        assert!(
+            out.memory
+                .iter()
+                .any(|m| m.content.contains("example_cron") && m.status == "active"),
+            "{db}: {:#?}",
+            out.memory
+        );
+    }
 }
 
 #[tokio::test]
@@ -324,22 +342,26 @@ async fn a_forgotten_record_is_not_relearned() {
         m.mentioned = false;
         h.send(m).await;
         h.turns
+            .lifecycle()
             .trim_now("default", "default", "g1", h.now_ms())
             .await
             .unwrap();
         let archive = h.db().archives("default", Some("g1")).await.unwrap()[0].id;
         let first = h
             .turns
+            .lifecycle()
             .relearn("default", archive, "test", h.now_ms())
             .await
             .unwrap();
         assert_eq!(first.active.len(), 1, "{db}: a trusted archive is learned");
         h.turns
+            .lifecycle()
             .forget("default", first.active[0], "test", h.now_ms())
             .await
             .unwrap();
         let again = h
             .turns
+            .lifecycle()
             .relearn("default", archive, "test", h.now_ms())
             .await
             .unwrap();
@@ -491,6 +513,7 @@ async fn operational_lines_need_every_one_of_the_speakers_messages_stored_as_adm
         h.send(quiet("The build server is at ci.after.example"))
             .await;
         h.turns
+            .lifecycle()
             .trim_now("default", "default", "g1", h.now_ms())
             .await
             .unwrap();

@@ -10,7 +10,8 @@ use serde_json::json;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use steward::consolidate::{run_consolidation, JobClock, MAX_CALLS_PER_RUN, MAX_RECORDS_PER_CALL};
+use steward::clock::Clock;
+use steward::consolidate::{MAX_CALLS_PER_RUN, MAX_RECORDS_PER_CALL};
 use steward::Config;
 use steward_tests::fake_llm::{Answer, FakeLlm, TEXT};
 use steward_tests::{both_dbs, join, Harness};
@@ -391,6 +392,7 @@ async fn a_hostile_model_writes_no_agent_notes_for_users_unpaired_senders_or_sys
         .contains("Only administrators"));
     let tool = h
         .turns
+        .learning()
         .memory_write(
             &h.org,
             "default",
@@ -575,6 +577,7 @@ async fn the_judge_cannot_retire_a_newer_record_or_another_place() {
     // A note said later is written first; then an older one sharing its words.
     let newer = h
         .turns
+        .learning()
         .memory_write(
             &h.org,
             "default",
@@ -591,6 +594,7 @@ async fn the_judge_cannot_retire_a_newer_record_or_another_place() {
         Answer::Json(json!({"retire": [{"id": 1, "reason": "replace"}]})),
     );
     h.turns
+        .learning()
         .memory_write(
             &h.org,
             "default",
@@ -830,7 +834,12 @@ async fn consolidation_batches_records_sharing_words_40_a_call_6_calls_a_run() {
             .expect("a cluster")
     };
 
-    let r1 = h.turns.distill(&h.org, h.now_ms()).await.expect("run 1");
+    let r1 = h
+        .turns
+        .consolidation()
+        .distill(&h.org, h.now_ms())
+        .await
+        .expect("run 1");
     let run1 = fake.received_for("consolidation");
     assert_eq!(run1.len(), MAX_CALLS_PER_RUN);
     assert_eq!(r1.calls, MAX_CALLS_PER_RUN);
@@ -863,6 +872,7 @@ async fn consolidation_batches_records_sharing_words_40_a_call_6_calls_a_run() {
 
     fake.clear_received();
     h.turns
+        .consolidation()
         .distill(&h.org, h.now_ms() + 1)
         .await
         .expect("run 2");
@@ -882,6 +892,7 @@ async fn consolidation_batches_records_sharing_words_40_a_call_6_calls_a_run() {
     fake.clear_received();
     let r3 = h
         .turns
+        .consolidation()
         .distill(&h.org, h.now_ms() + 2)
         .await
         .expect("run 3");
@@ -904,7 +915,11 @@ async fn records_seen_without_a_repeat_wait_until_a_new_record_joins_their_batch
             ])
             .await
             .expect("insert");
-        h.turns.distill(&h.org, 10_000).await.expect("run 1");
+        h.turns
+            .consolidation()
+            .distill(&h.org, 10_000)
+            .await
+            .expect("run 1");
         let first = fake.received_for("consolidation");
         assert_eq!(
             first.len(),
@@ -915,7 +930,11 @@ async fn records_seen_without_a_repeat_wait_until_a_new_record_joins_their_batch
         assert!(db.consolidation_seen(&h.org, ids[2]).await.expect("seen"));
 
         fake.clear_received();
-        h.turns.distill(&h.org, 20_000).await.expect("run 2");
+        h.turns
+            .consolidation()
+            .distill(&h.org, 20_000)
+            .await
+            .expect("run 2");
         assert!(
             fake.received().is_empty(),
             "seen records are not shown again"
@@ -929,7 +948,11 @@ async fn records_seen_without_a_repeat_wait_until_a_new_record_joins_their_batch
             .await
             .expect("insert");
         fake.clear_received();
-        h.turns.distill(&h.org, 40_000).await.expect("run 3");
+        h.turns
+            .consolidation()
+            .distill(&h.org, 40_000)
+            .await
+            .expect("run 3");
         let third = fake.received_for("consolidation");
         assert_eq!(third.len(), 1);
         let mut shown = third[0].memory_ids();
@@ -941,7 +964,11 @@ async fn records_seen_without_a_repeat_wait_until_a_new_record_joins_their_batch
         );
 
         fake.clear_received();
-        h.turns.distill(&h.org, 50_000).await.expect("run 4");
+        h.turns
+            .consolidation()
+            .distill(&h.org, 50_000)
+            .await
+            .expect("run 4");
         assert!(fake.received().is_empty());
     }
 }
@@ -974,7 +1001,12 @@ async fn a_merge_retires_its_sources_under_one_run_that_undo_restores() {
             "consolidation",
             Answer::Json(json!({"groups": [{"ids": [ids[0], ids[1], ids[2], theirs], "merged": "The wiki is hosted at wiki.example.com"}]})),
         );
-        let report = h.turns.distill(&h.org, 10_000).await.expect("distill");
+        let report = h
+            .turns
+            .consolidation()
+            .distill(&h.org, 10_000)
+            .await
+            .expect("distill");
         assert_eq!(report.merges.len(), 1, "{report:?}");
         let merged = report.merges[0].into;
         let m = db.record(&h.org, merged).await.expect("merged record");
@@ -1046,7 +1078,12 @@ async fn a_merge_retires_its_sources_under_one_run_that_undo_restores() {
                 json!({"groups": [{"ids": all, "merged": "The wiki is at wiki.example.com"}]}),
             ),
         );
-        let again = h.turns.distill(&h.org, 40_000).await.expect("distill");
+        let again = h
+            .turns
+            .consolidation()
+            .distill(&h.org, 40_000)
+            .await
+            .expect("distill");
         assert_eq!(fake.received_for("consolidation").len(), 2);
         assert!(again.merges.is_empty() && again.refused > 0, "{again:?}");
         for id in &ids[..3] {
@@ -1070,7 +1107,12 @@ async fn offline_consolidation_merges_only_near_exact_duplicates() {
         ])
         .await
         .expect("insert");
-    let report = h.turns.distill(&h.org, 10_000).await.expect("distill");
+    let report = h
+        .turns
+        .consolidation()
+        .distill(&h.org, 10_000)
+        .await
+        .expect("distill");
     assert_eq!(report.merges.len(), 1, "{report:?}");
     assert_eq!(
         (report.merges[0].into, report.merges[0].retired.clone()),
@@ -1097,7 +1139,7 @@ struct ManualClock {
 }
 
 #[async_trait::async_trait]
-impl JobClock for ManualClock {
+impl Clock for ManualClock {
     fn now_ms(&self) -> i64 {
         self.now.load(Ordering::SeqCst)
     }
@@ -1125,7 +1167,10 @@ async fn automatic_runs_wait_five_minutes_doubling_while_model_calls_fail() {
         now: AtomicI64::new(h.now_ms()),
         waits: Mutex::new(Vec::new()),
     });
-    run_consolidation(h.turns.clone(), clock.clone(), Some(10)).await;
+    h.turns
+        .jobs()
+        .run(h.turns.consolidation().as_ref(), clock.as_ref(), Some(10))
+        .await;
     let minutes: Vec<u64> = clock
         .waits
         .lock()
@@ -1156,6 +1201,7 @@ async fn a_trimmed_slice_is_summarised_by_the_model_with_lines_as_data() {
     );
     let trimmed = h
         .turns
+        .lifecycle()
         .trim_now(&h.org, "default", "dm:111", h.now_ms())
         .await
         .expect("trim")
@@ -1187,6 +1233,7 @@ async fn a_trimmed_slice_is_summarised_by_the_model_with_lines_as_data() {
     fake.push("slice_summary", Answer::status(400));
     let trimmed = h
         .turns
+        .lifecycle()
         .trim_now(&h.org, "default", "dm:111", h.now_ms())
         .await
         .expect("trim")

@@ -217,6 +217,19 @@ async fn system_principals_never_learn_operational_knowledge() {
         system_says(&h, who, "remember that the VPN is at vpn.example.com").await;
     }
     assert!(h.records().await.is_empty(), "{:?}", h.records().await);
+    // Positive control: the same lines from a paired admin are learned, so the
+    // emptiness above is the rule at work, not an extractor that finds nothing.
+    h.pair("111", Role::Admin).await;
+    let asked = h
+        .dm("111", "From now on the daily report uses example_archive")
+        .await;
+    assert!(asked.contains("Remember this?"), "{asked}");
+    assert_eq!(h.records_containing("example_archive").await.len(), 1);
+    let kept = h
+        .dm("111", "remember that the VPN is at vpn.example.com")
+        .await;
+    assert!(kept.contains("Written"), "{kept}");
+    assert_eq!(h.records_containing("vpn.example.com").await.len(), 1);
 }
 
 #[tokio::test]
@@ -366,6 +379,7 @@ async fn memory_write_to_agent_notes_follows_role_and_write_access() {
         let turns = h.turns.clone();
         async move {
             turns
+                .learning()
                 .memory_write(
                     "default",
                     "default",

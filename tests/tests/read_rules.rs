@@ -57,6 +57,7 @@ async fn org_policy_is_written_only_by_admins_and_never_learned() {
         let p = memory::Principal::System(SystemPrincipal::Cron);
         assert!(h
             .turns
+            .learning()
             .memory_write("default", "default", &p, scope, "anything", 1)
             .await
             .unwrap()
@@ -352,7 +353,12 @@ async fn retention_soft_forgets_90_days_after_revocation_and_nothing_expired_rea
             .revoke("default", &user, "admin", h.now_ms())
             .await
             .unwrap();
-        let r = h.turns.expire("default", h.now_ms()).await.unwrap();
+        let r = h
+            .turns
+            .lifecycle()
+            .expire("default", h.now_ms())
+            .await
+            .unwrap();
         assert_eq!(
             (r.person_deleted, r.individual_soft_forgotten),
             (1, 0),
@@ -361,6 +367,7 @@ async fn retention_soft_forgets_90_days_after_revocation_and_nothing_expired_rea
         h.advance(Duration::days(89));
         assert_eq!(
             h.turns
+                .lifecycle()
                 .expire("default", h.now_ms())
                 .await
                 .unwrap()
@@ -371,6 +378,7 @@ async fn retention_soft_forgets_90_days_after_revocation_and_nothing_expired_rea
         h.advance(Duration::days(1));
         assert_eq!(
             h.turns
+                .lifecycle()
                 .expire("default", h.now_ms())
                 .await
                 .unwrap()
@@ -412,15 +420,30 @@ async fn the_expire_job_runs_once_per_slot_across_replicas() {
         let b = Harness::on(store, Config::default());
         let now = a.now_ms();
         assert!(
-            a.turns.expire_all_if_due(7, now).await.unwrap().is_some(),
+            a.turns
+                .jobs()
+                .run_if_due(a.turns.lifecycle().as_ref(), 7, now)
+                .await
+                .unwrap()
+                .is_some(),
             "{db}"
         );
         assert!(
-            b.turns.expire_all_if_due(7, now).await.unwrap().is_none(),
+            b.turns
+                .jobs()
+                .run_if_due(b.turns.lifecycle().as_ref(), 7, now)
+                .await
+                .unwrap()
+                .is_none(),
             "{db}"
         );
         assert!(
-            b.turns.expire_all_if_due(8, now).await.unwrap().is_some(),
+            b.turns
+                .jobs()
+                .run_if_due(b.turns.lifecycle().as_ref(), 8, now)
+                .await
+                .unwrap()
+                .is_some(),
             "{db}"
         );
     }
@@ -456,11 +479,13 @@ async fn exports_give_one_persons_data_and_the_markdown_layout() {
     h.dm("111", "@policy: Passwords are never shared").await;
     h.dm("222", "remember that my locker is 12").await;
     h.turns
+        .lifecycle()
         .trim_now("default", "default", "dm:222", h.now_ms())
         .await
         .unwrap();
     let v = h
         .turns
+        .export()
         .export_user("default", &user, "test", h.now_ms())
         .await
         .unwrap();
@@ -476,6 +501,7 @@ async fn exports_give_one_persons_data_and_the_markdown_layout() {
         .all(|m| m["sender"] == user.as_str()));
     let dir = tempfile::tempdir().unwrap();
     h.turns
+        .export()
         .export_markdown("default", dir.path(), "test", h.now_ms())
         .await
         .unwrap();

@@ -1,6 +1,8 @@
 //! `steward replay` (SPEC §11) through the library, on SQLite and PostgreSQL.
 
+use chrono::TimeZone;
 use memory::Db;
+use steward::clock::ManualClock;
 use steward::replay::{replay, replay_on, ReplayOutput};
 use steward::Config;
 use steward_tests::postgres_db;
@@ -81,11 +83,51 @@ async fn a_bad_line_applies_nothing() {
     assert!(turns.pairing().users("default").await.unwrap().is_empty());
 }
 
+/// Replay `input` on a fresh database with the loop's clock starting on `day`.
+async fn replay_on_day(day: (i32, u32, u32), input: &str) -> ReplayOutput {
+    let start = chrono::Utc
+        .with_ymd_and_hms(day.0, day.1, day.2, 12, 0, 0)
+        .unwrap()
+        .timestamp_millis();
+    let db = Db::in_memory().await.unwrap();
+    let turns = steward::with_db(db, Config::default())
+        .with_clock(std::sync::Arc::new(ManualClock::at(start)));
+    replay_on(&turns, input).await.unwrap()
+}
+
+/// Twelve messages a minute apart, dated years after today: within the rate
+/// limits as written, but not if the loop squeezed them to its own "now".
+fn future_burst() -> String {
+    let mut t = String::from(r#"{"pair":{"channel":"discord","user":"222","role":"user"}}"#);
+    t.push('\n');
+    for i in 0..12 {
+        t.push_str(&format!(
+            r#"{{"msg":{{"channel":"discord","conversation":"d2","sender":"222","at":"2031-06-01T10:{i:02}:00Z","text":"what is the daily report {i}"}}}}"#
+        ));
+        t.push('\n');
+    }
+    t
+}
+
 #[tokio::test]
 async fn replay_is_deterministic() {
     let a = replay(TEACH_AND_SERVE, Config::default()).await.unwrap();
     let b = replay(TEACH_AND_SERVE, Config::default()).await.unwrap();
     assert_eq!(a, b);
+    // The same transcripts replayed on two different days give the same output:
+    // the loop's time is the transcript's, never the day it is replayed.
+    for input in [TEACH_AND_SERVE.to_string(), future_burst()] {
+        let today = replay_on_day((2026, 12, 1), &input).await;
+        let later = replay_on_day((2035, 1, 1), &input).await;
+        assert_eq!(today, later);
+    }
+    let burst = replay_on_day((2026, 12, 1), &future_burst()).await;
+    assert_eq!(burst.replies.len(), 12, "{:?}", burst.replies);
+    assert!(
+        burst.replies.iter().all(|r| !r.text.contains("slow down")),
+        "a minute apart is within the limits: {:?}",
+        burst.replies
+    );
 }
 
 #[tokio::test]

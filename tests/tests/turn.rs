@@ -189,10 +189,11 @@ async fn dm_policy_disabled_and_allowlist() {
         .dm("777", "what is the VPN?")
         .await
         .contains("don't have anything"));
-    assert!(!h
-        .dm("778", "what is the VPN?")
-        .await
-        .contains("don't have anything"));
+    // Not on the allowlist: not served, only told how to pair.
+    assert_eq!(
+        h.dm("778", "what is the VPN?").await,
+        "Hi! I don't know you yet. Send /pair to request access; an administrator will approve it."
+    );
     let mut cfg = Config::default();
     cfg.pairing.dm_policy = steward::config::DmPolicy::Disabled;
     let h = Harness::with_config(cfg).await;

@@ -830,6 +830,7 @@ pub struct IdForm {
 async fn review_action(state: &AppState, jar: CookieJar, id: i64, confirm: bool) -> Page {
     let outcome = state
         .turns
+        .lifecycle()
         .review(org(state), id, confirm, BUILT_IN_ADMIN, now_ms())
         .await?;
     let (ok, text) = match outcome {

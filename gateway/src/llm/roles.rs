@@ -9,7 +9,6 @@
 use super::openai::OpenAi;
 use super::{Extractor, LlmError, ReplyContext, Responder};
 use crate::config::LlmConfig;
-use crate::turn::TurnLoop;
 use memory::{Candidate, MemoryRecord, StoredMessage};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -258,23 +257,6 @@ impl Consolidator for OfflineConsolidator {
                 })
             })
             .collect())
-    }
-}
-
-impl TurnLoop {
-    /// Use these roles (judge, consolidator, summarizer) beside the loop's extractor and responder.
-    pub fn with_roles(mut self, roles: Roles) -> Self {
-        self.roles = roles;
-        self
-    }
-
-    pub fn roles(&self) -> &Roles {
-        &self.roles
-    }
-
-    /// Token use of the configured provider so far.
-    pub fn token_usage(&self) -> UsageSnapshot {
-        self.roles.usage.snapshot()
     }
 }
 

@@ -1,0 +1,64 @@
+//! The one clock of the turn loop and the jobs. Injected: `serve` uses the
+//! wall clock; replay and tests set it, so a transcript replays identically
+//! on any day.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[async_trait::async_trait]
+pub trait Clock: Send + Sync {
+    /// Milliseconds since the epoch.
+    fn now_ms(&self) -> i64;
+    /// Wait `d` (a job's pause between runs).
+    async fn sleep(&self, d: Duration);
+    /// Replay says it is now `ms` in its transcript. The wall clock ignores
+    /// it; a [`ManualClock`] moves there, so a replay sees the transcript's time.
+    fn follow(&self, _ms: i64) {}
+}
+
+/// The wall clock and tokio's timer.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+#[async_trait::async_trait]
+impl Clock for SystemClock {
+    fn now_ms(&self) -> i64 {
+        chrono::Utc::now().timestamp_millis()
+    }
+    async fn sleep(&self, d: Duration) {
+        tokio::time::sleep(d).await
+    }
+}
+
+/// A clock that only moves when told: replay moves it to each event's time.
+/// Sleeping moves it forward by the time slept and returns at once.
+#[derive(Debug, Default, Clone)]
+pub struct ManualClock(Arc<AtomicI64>);
+
+impl ManualClock {
+    pub fn at(ms: i64) -> Self {
+        ManualClock(Arc::new(AtomicI64::new(ms)))
+    }
+    pub fn set(&self, ms: i64) {
+        self.0.store(ms, Ordering::Relaxed);
+    }
+}
+
+#[async_trait::async_trait]
+impl Clock for ManualClock {
+    fn now_ms(&self) -> i64 {
+        self.0.load(Ordering::Relaxed)
+    }
+    fn follow(&self, ms: i64) {
+        self.set(ms)
+    }
+    async fn sleep(&self, d: Duration) {
+        let ms = i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        let _ = self
+            .0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                Some(v.saturating_add(ms))
+            });
+    }
+}

@@ -1,0 +1,244 @@
+//! Chat commands of the turn loop (step 6): `/pair …`, `/memory` ("what do
+//! you remember about me"), `/promote <id>`, `/forget <id>`.
+
+use crate::error::Result;
+use crate::lifecycle::Lifecycle;
+use memory::policy;
+use memory::sanitize::sanitize;
+use memory::store::RecordFilter;
+use memory::{Db, Principal, Role, Scope, Status, StoreError};
+use pairing::{Pairing, PairingError};
+use std::sync::Arc;
+
+/// Who is asking, where.
+pub struct Asker<'a> {
+    pub org: &'a str,
+    pub principal: &'a Principal,
+    /// A group thread: nothing personal is listed here.
+    pub shared: bool,
+    pub now: i64,
+}
+
+pub struct Commands {
+    db: Db,
+    pairing: Pairing,
+    lifecycle: Arc<Lifecycle>,
+}
+
+impl Commands {
+    pub fn new(db: Db, pairing: Pairing, lifecycle: Arc<Lifecycle>) -> Self {
+        Commands {
+            db,
+            pairing,
+            lifecycle,
+        }
+    }
+
+    /// `/pair …`, `/memory`, "what do you remember about me", `/forget <id>`.
+    pub async fn run(&self, t: &Asker<'_>, text: &str) -> Result<Option<String>> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let lower = text.to_lowercase();
+        let first = words
+            .first()
+            .map(|w| w.to_ascii_lowercase())
+            .unwrap_or_default();
+        if first == "/pair" {
+            return Ok(Some(self.pair_command(t, &words[1..]).await?));
+        }
+        if first == "/memory"
+            || lower.trim_end_matches('?').trim() == "what do you remember about me"
+        {
+            let Some(user) = t.principal.user_id() else {
+                return Ok(Some("I keep no memory for unpaired senders.".into()));
+            };
+            if t.shared {
+                return Ok(Some(
+                    "I'll list what I remember about you in a direct message, not here.".into(),
+                ));
+            }
+            let mut own: Vec<_> = Vec::new();
+            for scope in [Scope::Personal, Scope::Person] {
+                own.extend(
+                    self.db
+                        .records(
+                            t.org,
+                            &RecordFilter {
+                                scope: Some(scope),
+                                owner: Some(user.into()),
+                                status: Some(Status::Active),
+                                ..Default::default()
+                            },
+                        )
+                        .await?,
+                );
+            }
+            if own.is_empty() {
+                let viewed = self.viewed_by(t.org, user).await?;
+                return Ok(Some(format!(
+                    "I don't remember anything about you yet.{viewed}"
+                )));
+            }
+            let mut out = String::from("Here is what I remember about you:");
+            for r in own {
+                let tier = if r.scope == Scope::Person {
+                    " (everywhere in the org)"
+                } else {
+                    ""
+                };
+                out.push_str(&format!("\n- [{}] {}{tier}", r.id, sanitize(&r.content)));
+            }
+            out.push_str("\nSay /forget <id> to delete one, or /promote <id> to use a preference with every agent.");
+            out.push_str(&self.viewed_by(t.org, user).await?);
+            return Ok(Some(out));
+        }
+        if first == "/promote" {
+            let Some(user) = t.principal.user_id() else {
+                return Ok(Some("I keep no memory for unpaired senders.".into()));
+            };
+            let Some(id) = words
+                .get(1)
+                .and_then(|w| w.trim_start_matches('#').parse::<i64>().ok())
+            else {
+                return Ok(Some("Usage: /promote <id> (see /memory for ids).".into()));
+            };
+            return Ok(Some(match self.promote(t.org, user, id, t.now).await? {
+                Ok(()) => format!(
+                    "Promoted: record {id} now applies with every agent of the organisation."
+                ),
+                Err(reason) => reason,
+            }));
+        }
+        if first == "/forget" {
+            let Some(user) = t.principal.user_id() else {
+                return Ok(Some("I keep no memory for unpaired senders.".into()));
+            };
+            let Some(id) = words
+                .get(1)
+                .and_then(|w| w.trim_start_matches('#').parse::<i64>().ok())
+            else {
+                return Ok(Some("Usage: /forget <id> (see /memory for ids).".into()));
+            };
+            let rec = match self.db.record(t.org, id).await {
+                Ok(r) => r,
+                Err(StoreError::NotFound(_)) => {
+                    return Ok(Some(format!("You have no record {id}.")))
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if rec.owner.as_deref() != Some(user)
+                || !rec.scope.is_personal()
+                || rec.status == Status::Deleted
+            {
+                return Ok(Some(format!("You have no record {id}.")));
+            }
+            self.lifecycle.forget(t.org, id, user, t.now).await?;
+            return Ok(Some(format!("Forgotten: record {id} is deleted.")));
+        }
+        Ok(None)
+    }
+
+    /// "Viewed by <name> on <date>." for each time an admin opened this person's memory.
+    async fn viewed_by(&self, org: &str, user: &str) -> Result<String> {
+        let mut out = String::new();
+        for e in self.db.audit_about(org, "memory.view", user).await? {
+            let name = match self.pairing.user(org, &e.actor).await {
+                Ok(u) => u.name,
+                Err(_) => e.actor.clone(),
+            };
+            let date = chrono::DateTime::from_timestamp_millis(e.at)
+                .map(|d| d.format("%Y-%m-%d").to_string())
+                .unwrap_or_default();
+            out.push_str(&format!("\nViewed by {name} on {date}."));
+        }
+        Ok(out)
+    }
+
+    /// Promote one's own individual record to the person tier, as
+    /// `policy::decide_promotion` allows. Audited.
+    pub async fn promote(
+        &self,
+        org: &str,
+        user: &str,
+        id: i64,
+        at: i64,
+    ) -> Result<std::result::Result<(), String>> {
+        let rec = match self.db.record(org, id).await {
+            Ok(r) => r,
+            Err(StoreError::NotFound(_)) => return Ok(Err(format!("You have no record {id}."))),
+            Err(e) => return Err(e.into()),
+        };
+        if let Err(refusal) = policy::decide_promotion(user, &rec) {
+            return Ok(Err(refusal.to_string()));
+        }
+        // Promotion crosses agents: the text passes the sanitiser again.
+        self.db
+            .move_to_person_tier(org, id, &sanitize(&rec.content))
+            .await?;
+        self.db
+            .audit(
+                org,
+                user,
+                "memory.promote",
+                &format!("record:{id}"),
+                &rec.kind,
+                at,
+            )
+            .await?;
+        Ok(Ok(()))
+    }
+
+    async fn pair_command(&self, t: &Asker<'_>, args: &[&str]) -> Result<String> {
+        let sub = args.first().map(|s| s.to_ascii_lowercase());
+        match sub.as_deref() {
+            None => Ok(match t.principal {
+                Principal::Human { role, .. } => format!("You're already paired as {role}."),
+                _ => "Pairing needs a direct message from your own account.".into(),
+            }),
+            Some(action @ ("approve" | "deny")) => {
+                if !t.principal.is_human_admin() {
+                    return Ok("Only administrators can approve or deny pairing requests.".into());
+                }
+                let actor = t.principal.author_id().unwrap_or_default();
+                let Some(code) = args.get(1) else {
+                    return Ok(format!(
+                        "Usage: /pair {action} CODE{}",
+                        if action == "approve" { " [admin]" } else { "" }
+                    ));
+                };
+                let role = match args.get(2).map(|r| r.to_ascii_lowercase()) {
+                    None => Role::User,
+                    Some(r) => match r.parse::<Role>() {
+                        Ok(role) => role,
+                        Err(e) => return Ok(e.to_string()),
+                    },
+                };
+                let result = if action == "approve" {
+                    self.pairing
+                        .approve(t.org, code, role, &actor, t.now)
+                        .await
+                        .map(|u| {
+                            format!(
+                                "Approved: {} ({}) is paired as {}.",
+                                u.name, u.user_id, u.role
+                            )
+                        })
+                } else {
+                    self.pairing
+                        .deny(t.org, code, &actor, t.now)
+                        .await
+                        .map(|r| format!("Denied pairing request {} from {}.", r.code, r.stored_id))
+                };
+                match result {
+                    Ok(text) => Ok(text),
+                    Err(
+                        e @ (PairingError::UnknownCode(_)
+                        | PairingError::CodeExpired(_)
+                        | PairingError::CodeNotPending { .. }),
+                    ) => Ok(e.to_string()),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            Some(_) => Ok("Usage: /pair, /pair approve CODE [admin], /pair deny CODE".into()),
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! Learning: reading a text for items (the extractor, best effort) and the
+//! explicit writes beside the turn — `@policy:`, the `memory_write` tool, and
+//! one archived line learned at trim or relearn. Each asks `memory::policy`
+//! where an item may go and keeps it through `memory::write`.
+
+use crate::beliefs::Beliefs;
+use crate::error::Result;
+use crate::llm::Extractor;
+use memory::policy::{self, Decision, Origin, PolicySettings, ToolScope};
+use memory::sanitize::sanitize;
+use memory::terms::terms;
+use memory::write::{Activation, Dedupe};
+use memory::{
+    Candidate, Cause, Db, ItemChannel, NewRecord, Principal, Scope, Status, StoredMessage,
+};
+use std::sync::Arc;
+
+/// The receipt of a kept record.
+pub fn receipt(scope: Scope, id: i64) -> String {
+    let target = match scope {
+        Scope::AgentNotes => "agent_notes",
+        Scope::OrgPolicy => "org_policy",
+        Scope::Personal | Scope::Person => "personal memory",
+    };
+    format!("Written: {target} updated (id: {id}).")
+}
+
+/// Statuses under which an item counts as already known to a relearn or trim:
+/// kept, history, quarantined, forgotten (the tombstone) or declined.
+const KNOWN: [Status; 5] = [
+    Status::Active,
+    Status::Superseded,
+    Status::Unverified,
+    Status::Deleted,
+    Status::Rejected,
+];
+
+pub struct Learning {
+    db: Db,
+    policy: PolicySettings,
+    extractor: Arc<dyn Extractor>,
+    beliefs: Arc<Beliefs>,
+}
+
+impl Learning {
+    pub fn new(
+        db: Db,
+        policy: PolicySettings,
+        extractor: Arc<dyn Extractor>,
+        beliefs: Arc<Beliefs>,
+    ) -> Self {
+        Learning {
+            db,
+            policy,
+            extractor,
+            beliefs,
+        }
+    }
+
+    pub fn policy(&self) -> &PolicySettings {
+        &self.policy
+    }
+
+    pub fn beliefs(&self) -> &Beliefs {
+        &self.beliefs
+    }
+
+    /// The extractor's items. Best effort: on failure the message is stored and
+    /// still answered, and nothing is learned from it.
+    pub async fn extract(&self, text: &str) -> Vec<Candidate> {
+        match self.extractor.extract(text).await {
+            Ok(items) => items,
+            Err(e) => {
+                tracing::warn!(error = %e, "extractor failed; nothing learned from this message");
+                Vec::new()
+            }
+        }
+    }
+
+    /// Kind and subject for an explicit operational text (`@notes:`, `@policy:`,
+    /// `memory_write`): the extractor's label when it has one, else a note keyed by its words.
+    pub async fn operational_item(&self, content: &str) -> Candidate {
+        let (kind, subject) = self
+            .extract(content)
+            .await
+            .into_iter()
+            .find(|c| c.channel != ItemChannel::Task)
+            .map(|c| (c.kind, c.subject))
+            .unwrap_or_else(|| ("note".into(), format!("note:{}", terms(content).join(" "))));
+        Candidate {
+            channel: ItemChannel::Operational,
+            kind,
+            subject,
+            content: content.to_string(),
+        }
+    }
+
+    /// Write org-wide policy memory. Callers check that `actor` is an admin
+    /// (chat, through `policy::decide_directive`) or an operator (CLI,
+    /// dashboard); nothing learned ever lands here.
+    pub async fn write_policy(&self, org: &str, text: &str, actor: &str, at: i64) -> Result<i64> {
+        let content = sanitize(text);
+        let item = self.operational_item(&content).await;
+        let rec = NewRecord::said(
+            org,
+            memory::ANY_AGENT,
+            Scope::OrgPolicy,
+            "policy",
+            item.subject,
+            content,
+            at,
+        )
+        .source(format!("policy:{actor}"))
+        .author(Some(actor.to_string()));
+        // The run id names the record, so it is known only once inserted.
+        let id = self.db.insert_record(&rec).await?;
+        self.db
+            .activate_kept(
+                org,
+                id,
+                Cause::Live,
+                &format!("policy:{id}"),
+                at,
+                &memory::write::NoRevision,
+            )
+            .await?;
+        self.db
+            .audit(org, actor, "policy.add", &format!("record:{id}"), "", at)
+            .await?;
+        Ok(id)
+    }
+
+    /// The `memory_write` tool: an explicit write with a named scope.
+    /// Returns the receipt, or the refusal saying where the item may go.
+    pub async fn memory_write(
+        &self,
+        org: &str,
+        agent: &str,
+        principal: &Principal,
+        scope: &str,
+        content: &str,
+        at: i64,
+    ) -> Result<std::result::Result<String, String>> {
+        let Some(tool_scope) = ToolScope::parse(scope) else {
+            return Ok(Err(format!(
+                "unknown scope `{scope}` (personal, agent_notes)"
+            )));
+        };
+        let (scope, owner) = match policy::decide_tool(principal, tool_scope, &self.policy) {
+            Ok(place) => place,
+            Err(refusal) => return Ok(Err(refusal.to_string())),
+        };
+        let content = sanitize(content);
+        if content.is_empty() {
+            return Ok(Err("memory_write needs content".into()));
+        }
+        let Candidate { kind, subject, .. } = self.operational_item(&content).await;
+        let author = principal.author_id();
+        let rec = NewRecord::said(org, agent, scope, kind, subject, content, at)
+            .owner(owner)
+            .source(format!(
+                "tool:memory_write:{}",
+                author.as_deref().unwrap_or("unknown")
+            ))
+            .author(author);
+        let id = self.db.insert_record(&rec).await?;
+        self.db
+            .activate_kept(
+                org,
+                id,
+                Cause::Live,
+                &format!("tool:{id}"),
+                at,
+                self.beliefs.as_ref(),
+            )
+            .await?;
+        Ok(Ok(receipt(scope, id)))
+    }
+
+    /// Learn one item said in an archived `line` by `author` (whose authority
+    /// `policy::stored_authority` gave): the policy decides; the item is
+    /// written unless the same item is already known, was forgotten (a
+    /// tombstone) or declined. Proposals are never made from archives.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn learn_line(
+        &self,
+        author: &Principal,
+        item: &Candidate,
+        origin: Origin,
+        line: &StoredMessage,
+        source: &str,
+        cause: Cause,
+        run_id: &str,
+        now: i64,
+    ) -> Result<Option<(i64, Status)>> {
+        let content = sanitize(&item.content);
+        if content.is_empty() {
+            return Ok(None);
+        }
+        let Decision::Write {
+            scope,
+            owner,
+            status,
+        } = policy::decide(author, item, origin, &self.policy)
+        else {
+            return Ok(None);
+        };
+        if status == Status::Pending {
+            return Ok(None);
+        }
+        let rec = NewRecord::said(
+            &line.org,
+            &line.agent,
+            scope,
+            &item.kind,
+            &item.subject,
+            content,
+            line.said_at,
+        )
+        .owner(owner)
+        .status(status)
+        .source(source)
+        .recorded_at(now)
+        .conversation(Some(line.conversation.clone()))
+        .author(line.sender.clone());
+        let written = self
+            .db
+            .write(
+                &rec,
+                Dedupe::SkipIfAny(&KNOWN),
+                Activation::Run { cause, run_id },
+                self.beliefs.as_ref(),
+            )
+            .await?;
+        Ok(written.id().map(|id| (id, status)))
+    }
+}

@@ -1,0 +1,54 @@
+//! The memory lifecycle (SPEC §6–§7), a service of the turn loop: trim and
+//! archive with batch extraction read person by person (linesBySpeaker),
+//! relearn, review, forget, and the `memory_expire` retention job. One
+//! operation per file.
+//!
+//! Architecture Invariant: the speaker of an archived line is the stored user
+//! id it was saved with, and their authority is the role it was saved with —
+//! never a name in the text (`memory::policy::stored_authority`). Unpaired
+//! lines (no stored id) reach no extractor.
+
+mod expire;
+mod relearn;
+mod review;
+mod summary;
+mod trim;
+
+pub use expire::{ExpireReport, EXPIRE_SLOT_MS, RETENTION_DAYS};
+pub use relearn::RelearnReport;
+pub use summary::summarize;
+pub use trim::TrimReport;
+
+use crate::config::Config;
+use crate::learning::Learning;
+use crate::llm::Summarizer;
+use memory::Db;
+use pairing::Pairing;
+use std::sync::Arc;
+
+pub struct Lifecycle {
+    db: Db,
+    cfg: Arc<Config>,
+    pairing: Pairing,
+    learning: Arc<Learning>,
+    /// `None`: the deterministic summary.
+    summarizer: Option<Arc<dyn Summarizer>>,
+}
+
+impl Lifecycle {
+    pub fn new(
+        db: Db,
+        cfg: Arc<Config>,
+        pairing: Pairing,
+        learning: Arc<Learning>,
+        summarizer: Option<Arc<dyn Summarizer>>,
+    ) -> Self {
+        Lifecycle {
+            db,
+            cfg,
+            pairing,
+            learning,
+            summarizer,
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! Review quarantined records, and forget one (an operator's or its owner's).
+
+use super::Lifecycle;
+use crate::error::Result;
+use memory::{Cause, Status, StoreError};
+
+impl Lifecycle {
+    /// `review_learned`: confirm (the subject rule runs, honouring time and
+    /// vetoes) or reject an unverified record. Audited.
+    pub async fn review(
+        &self,
+        org: &str,
+        id: i64,
+        confirm: bool,
+        actor: &str,
+        now: i64,
+    ) -> Result<std::result::Result<String, String>> {
+        let rec = match self.db.record(org, id).await {
+            Ok(r) => r,
+            Err(StoreError::NotFound(_)) => return Ok(Err(format!("no record {id}"))),
+            Err(e) => return Err(e.into()),
+        };
+        if rec.status != Status::Unverified {
+            return Ok(Err(format!(
+                "record {id} is {}, not unverified",
+                rec.status.as_str()
+            )));
+        }
+        let outcome = if confirm {
+            let run = format!("review:{id}:{now}");
+            let s = self
+                .db
+                .activate_kept(org, id, Cause::Confirm, &run, now, self.learning.beliefs())
+                .await?;
+            match s.superseded_by {
+                Some(newer) => format!("confirmed record {id}; it is older than record {newer}, so it is kept as history"),
+                None if s.retired.is_empty() => format!("confirmed record {id}"),
+                None => format!("confirmed record {id}; it retired {:?}", s.retired),
+            }
+        } else {
+            self.db.set_status(org, id, Status::Rejected).await?;
+            format!("rejected record {id}")
+        };
+        self.db
+            .audit(
+                org,
+                actor,
+                if confirm {
+                    "review.confirm"
+                } else {
+                    "review.reject"
+                },
+                &format!("record:{id}"),
+                &rec.content,
+                now,
+            )
+            .await?;
+        Ok(Ok(outcome))
+    }
+
+    /// Delete a record; its tombstone keeps relearn from bringing it back.
+    /// Callers check who may (an operator, or the record's owner). Audited.
+    pub async fn forget(&self, org: &str, id: i64, actor: &str, now: i64) -> Result<()> {
+        let rec = self.db.record(org, id).await?;
+        self.db.set_status(org, id, Status::Deleted).await?;
+        self.db
+            .audit(
+                org,
+                actor,
+                "memory.forget",
+                &format!("record:{id}"),
+                &rec.source,
+                now,
+            )
+            .await?;
+        Ok(())
+    }
+}

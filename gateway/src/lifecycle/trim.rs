@@ -1,0 +1,215 @@
+//! Step 10: trim a conversation's live history into an archive; with
+//! `memory.auto_keep`, learn from it person by person.
+
+use super::summary::time;
+use super::Lifecycle;
+use crate::error::Result;
+use adapters::Inbound;
+use memory::policy::{self, Decision, Origin, Trust};
+use memory::sanitize::sanitize;
+use memory::store::NewArchive;
+use memory::write::{Activation, Dedupe, NoRevision};
+use memory::{Cause, MessageAuthor, NewRecord, Principal, StoreError, StoredMessage};
+
+/// What a trim did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrimReport {
+    pub archive_id: i64,
+    pub trust: String,
+    /// Records batch extraction wrote (only with `memory.auto_keep`).
+    pub learned: Vec<i64>,
+}
+
+fn markdown(slice: &[StoredMessage], trust: Trust, summary: &str) -> String {
+    let (first, last) = match (slice.first(), slice.last()) {
+        (Some(f), Some(l)) => (f, l),
+        _ => return String::new(),
+    };
+    let mut md = format!(
+        "# Session archive — {} ({}, {})\n\n**Period**: {} – {}\n**Trust**: {}\n\n## Summary\n\n{}\n\n## Lines\n\n",
+        first.conversation,
+        first.channel,
+        first.conversation_kind,
+        time(first.said_at),
+        time(last.said_at),
+        match trust {
+            Trust::Admin => "admin",
+            Trust::Mixed => "mixed — regular users, unpaired senders or automated runs spoke here; operational lines relearn as unverified",
+        },
+        summary
+    );
+    for m in slice {
+        let who = match (m.written_by(), &m.sender) {
+            (MessageAuthor::Agent, _) => "agent".to_string(),
+            (_, Some(s)) => format!("{s} ({})", m.sender_role.as_deref().unwrap_or("unknown")),
+            (_, None) => "unpaired".to_string(),
+        };
+        md.push_str(&format!(
+            "- `{}` **{}**: {}\n",
+            time(m.said_at),
+            who,
+            m.text.replace('\n', " ")
+        ));
+    }
+    md
+}
+
+impl Lifecycle {
+    /// When a conversation's live history passes its budget, trim the oldest
+    /// slice so that the newest half of the budget stays live.
+    pub async fn trim_if_over_budget(
+        &self,
+        msg: &Inbound,
+        speaker: &Principal,
+        now: i64,
+    ) -> Result<Option<TrimReport>> {
+        let budget = &self.cfg.memory;
+        let (n, chars) = self
+            .db
+            .live_size(&msg.org, &msg.agent, &msg.conversation)
+            .await?;
+        if n as usize <= budget.history_budget_messages
+            && chars as usize <= budget.history_budget_chars
+        {
+            return Ok(None);
+        }
+        let live = self
+            .db
+            .history(&msg.org, &msg.agent, &msg.conversation)
+            .await?;
+        let (keep_msgs, keep_chars) = (
+            budget.history_budget_messages / 2,
+            budget.history_budget_chars / 2,
+        );
+        let (mut kept, mut kept_chars, mut cut) = (0usize, 0usize, live.len());
+        for (i, m) in live.iter().enumerate().rev() {
+            let len = m.text.chars().count();
+            if kept + 1 > keep_msgs || kept_chars + len > keep_chars {
+                break;
+            }
+            kept += 1;
+            kept_chars += len;
+            cut = i;
+        }
+        let Some(slice) = live.get(..cut).filter(|s| !s.is_empty()) else {
+            return Ok(None);
+        };
+        self.trim_slice(slice, Some(speaker), now).await.map(Some)
+    }
+
+    /// Trim a conversation's whole live history now (replay's `trim`, an operator).
+    pub async fn trim_now(
+        &self,
+        org: &str,
+        agent: &str,
+        conversation: &str,
+        now: i64,
+    ) -> Result<Option<TrimReport>> {
+        let live = self.db.history(org, agent, conversation).await?;
+        if live.is_empty() {
+            return Ok(None);
+        }
+        self.trim_slice(&live, None, now).await.map(Some)
+    }
+
+    /// Summarise, archive, and (when the policy says a trim learns) extract
+    /// person by person. `current` is the running turn's speaker, if a turn
+    /// triggered the trim.
+    async fn trim_slice(
+        &self,
+        slice: &[StoredMessage],
+        current: Option<&Principal>,
+        now: i64,
+    ) -> Result<TrimReport> {
+        let (first, last) = match (slice.first(), slice.last()) {
+            (Some(f), Some(l)) => (f, l),
+            _ => return Err(StoreError::NotFound("messages to trim".into()).into()),
+        };
+        let trust = policy::archive_trust(slice);
+        let summary = self.summarize_slice(slice).await;
+        let ids: Vec<i64> = slice.iter().map(|m| m.id).collect();
+        let created_by = current
+            .and_then(Principal::author_id)
+            .unwrap_or_else(|| "operator".to_string());
+        let archive_id = self
+            .db
+            .archive_slice(&NewArchive {
+                org: &first.org,
+                agent: &first.agent,
+                channel: &first.channel,
+                conversation: &first.conversation,
+                conversation_kind: &first.conversation_kind,
+                message_ids: &ids,
+                started_at: first.said_at,
+                ended_at: last.said_at,
+                trust: trust.as_str(),
+                summary: &summary,
+                markdown: &markdown(slice, trust, &summary),
+                created_at: now,
+                created_by: &created_by,
+            })
+            .await?;
+        let mut learned = Vec::new();
+        if policy::trim_learns(self.learning.policy(), current) {
+            let run_id = format!("trim:{archive_id}");
+            for speaker in policy::speakers(slice) {
+                let authority = policy::stored_authority(slice, &speaker, current);
+                // Each line alone: a directive is read with its author's messages only.
+                for m in policy::lines_of(slice, &speaker) {
+                    for item in self.learning.extract(&m.text).await {
+                        let source = format!("trim:archive:{archive_id}:message:{}", m.id);
+                        if let Some((id, _)) = self
+                            .learning
+                            .learn_line(
+                                &authority,
+                                &item,
+                                Origin::Implicit,
+                                m,
+                                &source,
+                                Cause::Live,
+                                &run_id,
+                                now,
+                            )
+                            .await?
+                        {
+                            learned.push(id);
+                        }
+                    }
+                }
+            }
+            if let Some(Decision::Write {
+                scope,
+                owner,
+                status,
+            }) = policy::summary_placement(slice, current)
+            {
+                let rec = NewRecord::said(
+                    &first.org,
+                    &first.agent,
+                    scope,
+                    "summary",
+                    format!("summary:{}:{archive_id}", first.conversation),
+                    sanitize(&summary),
+                    last.said_at,
+                )
+                .owner(owner.clone())
+                .status(status)
+                .source(format!("trim:archive:{archive_id}:summary"))
+                .recorded_at(now)
+                .conversation(Some(first.conversation.clone()))
+                .author(owner);
+                // Kept as it is: a summary retires nothing and asks no judge.
+                let written = self
+                    .db
+                    .write(&rec, Dedupe::Never, Activation::None, &NoRevision)
+                    .await?;
+                learned.extend(written.id());
+            }
+        }
+        Ok(TrimReport {
+            archive_id,
+            trust: trust.as_str().to_string(),
+            learned,
+        })
+    }
+}
