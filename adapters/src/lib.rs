@@ -6,6 +6,7 @@
 //! JSON, HTTP details) stay in this crate; nothing past `Inbound` knows them.
 
 pub mod discord;
+pub mod retry;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

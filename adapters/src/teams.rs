@@ -16,6 +16,9 @@
 //!
 //! Only this module knows the Activity JSON; the turn loop sees an [`Inbound`].
 
+use crate::retry::{
+    self, retry_after, retryable_status, Failure, LongWait, RetryError, RetryPolicy,
+};
 use crate::{ConversationKind, Inbound, Reply, TurnHandler};
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
@@ -533,6 +536,22 @@ pub enum DeliveryError {
     GaveUp { attempts: u32, last: String },
 }
 
+/// How one Workflows post failed.
+#[derive(Debug)]
+enum PostError {
+    Status(StatusCode),
+    Transport(reqwest::Error),
+}
+
+impl std::fmt::Display for PostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PostError::Status(s) => write!(f, "{s}"),
+            PostError::Transport(e) => write!(f, "{e}"),
+        }
+    }
+}
+
 /// POST `text` as an Adaptive Card to a Workflows webhook. 429, 5xx and
 /// transport errors are retried up to `attempts` times in all, waiting
 /// `Retry-After` when given (at most a minute) or else `backoff`, doubling.
@@ -545,43 +564,34 @@ pub async fn post_to_workflows(
     backoff: Duration,
 ) -> Result<(), DeliveryError> {
     let payload = workflows_payload(text);
-    let attempts = attempts.max(1);
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        let exponential = backoff
-            .saturating_mul(2u32.saturating_pow(attempt - 1))
-            .min(MAX_RETRY_WAIT);
-        let (wait, last) = match client.post(url).json(&payload).send().await {
-            Ok(resp) if resp.status().is_success() => return Ok(()),
-            Ok(resp)
-                if resp.status() == StatusCode::TOO_MANY_REQUESTS
-                    || resp.status().is_server_error() =>
-            {
-                let wait = retry_after(resp.headers(), Utc::now()).unwrap_or(exponential);
-                (wait.min(MAX_RETRY_WAIT), resp.status().to_string())
-            }
-            Ok(resp) => return Err(DeliveryError::Refused(resp.status())),
-            Err(e) => (exponential, e.to_string()),
-        };
-        if attempt >= attempts {
-            return Err(DeliveryError::GaveUp { attempts, last });
+    let policy = RetryPolicy {
+        attempts,
+        initial_backoff: backoff,
+        max_wait: MAX_RETRY_WAIT,
+        long_wait: LongWait::Cap,
+    };
+    let post = || async {
+        match client.post(url).json(&payload).send().await {
+            Ok(resp) if resp.status().is_success() => Ok(()),
+            Ok(resp) if retryable_status(resp.status()) => Err(Failure::Retry {
+                retry_after: retry_after(resp.headers(), Utc::now()),
+                error: PostError::Status(resp.status()),
+            }),
+            Ok(resp) => Err(Failure::Fatal(PostError::Status(resp.status()))),
+            Err(e) => Err(Failure::retry(PostError::Transport(e))),
         }
-        tracing::warn!(attempt, reason = %last, wait_ms = wait.as_millis() as u64, "Workflows post failed; retrying");
-        tokio::time::sleep(wait).await;
-    }
-}
-
-/// `Retry-After` as seconds or as an HTTP date.
-fn retry_after(headers: &HeaderMap, now: DateTime<Utc>) -> Option<Duration> {
-    let value = headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(secs) = value.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    let when = DateTime::parse_from_rfc2822(value)
-        .ok()?
-        .with_timezone(&Utc);
-    Some((when - now).to_std().unwrap_or(Duration::ZERO))
+    };
+    retry::run(&policy, "Workflows post", post)
+        .await
+        .map_err(|e| match e {
+            RetryError::Fatal(PostError::Status(status)) => DeliveryError::Refused(status),
+            RetryError::Fatal(last)
+            | RetryError::Exhausted { last, .. }
+            | RetryError::TooLong { last, .. } => DeliveryError::GaveUp {
+                attempts: policy.attempts.max(1),
+                last: last.to_string(),
+            },
+        })
 }
 
 #[cfg(test)]
@@ -640,22 +650,5 @@ mod tests {
         // A truncated signature is not a prefix match.
         let short = STANDARD.encode(&STANDARD.decode(&sig).unwrap_or_default()[..16]);
         assert!(verify_signature(key, &auth(&format!("HMAC {short}")), body).is_err());
-    }
-
-    #[test]
-    fn retry_after_takes_seconds_or_a_date() {
-        let now = DateTime::parse_from_rfc3339("2026-01-05T10:00:00Z")
-            .map(|d| d.with_timezone(&Utc))
-            .unwrap();
-        let mut h = HeaderMap::new();
-        h.insert(header::RETRY_AFTER, HeaderValue::from_static("3"));
-        assert_eq!(retry_after(&h, now), Some(Duration::from_secs(3)));
-        h.insert(
-            header::RETRY_AFTER,
-            HeaderValue::from_static("Mon, 05 Jan 2026 10:00:07 GMT"),
-        );
-        assert_eq!(retry_after(&h, now), Some(Duration::from_secs(7)));
-        h.insert(header::RETRY_AFTER, HeaderValue::from_static("soon"));
-        assert_eq!(retry_after(&h, now), None);
     }
 }
