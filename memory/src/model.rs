@@ -221,16 +221,18 @@ pub struct Candidate {
 }
 
 /// A stored memory record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct MemoryRecord {
     pub id: i64,
     pub org: String,
     pub agent: String,
+    #[sqlx(try_from = "String")]
     pub scope: Scope,
     pub owner: Option<String>,
     pub subject: String,
     pub kind: String,
     pub content: String,
+    #[sqlx(try_from = "String")]
     pub status: Status,
     pub source: String,
     /// When it was said (ms since epoch). Supersession orders by this.
@@ -271,7 +273,7 @@ pub struct NewRecord {
 pub const ANY_AGENT: &str = "*";
 
 /// A row of `memory_revisions`: one record retired by another.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct Revision {
     pub id: i64,
     pub org: String,
@@ -292,7 +294,7 @@ pub struct Revision {
 }
 
 /// One stored conversation line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct StoredMessage {
     pub id: i64,
     pub org: String,
@@ -310,7 +312,7 @@ pub struct StoredMessage {
     pub said_at: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct AuditEntry {
     pub id: i64,
     pub org: String,
