@@ -113,6 +113,9 @@ fn the_storage_check_catches_a_stray_query() {
     found.sort();
     assert_eq!(
         found,
-        ["gateway/src/http.rs calls .pool()", "pairing/src/lib.rs names sqlx"]
+        [
+            "gateway/src/http.rs calls .pool()",
+            "pairing/src/lib.rs names sqlx"
+        ]
     );
 }

@@ -47,14 +47,21 @@ impl Db {
         let mut tx = self.pool.begin().await?;
         let text = "INSERT INTO archives (org, agent, channel, conversation, conversation_kind, started_at, ended_at, trust, summary, markdown, created_at, created_by) \
                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id";
-        let q = sql!(text, a.org, a.agent, a.channel, a.conversation, a.conversation_kind)
-            .arg(a.started_at)
-            .arg(a.ended_at)
-            .arg(a.trust)
-            .arg(a.summary)
-            .arg(a.markdown)
-            .arg(a.created_at)
-            .arg(a.created_by);
+        let q = sql!(
+            text,
+            a.org,
+            a.agent,
+            a.channel,
+            a.conversation,
+            a.conversation_kind
+        )
+        .arg(a.started_at)
+        .arg(a.ended_at)
+        .arg(a.trust)
+        .arg(a.summary)
+        .arg(a.markdown)
+        .arg(a.created_at)
+        .arg(a.created_by);
         let (id,): (i64,) = q.one(&mut *tx).await?;
         for chunk in a.message_ids.chunks(500) {
             let text = "UPDATE messages SET trimmed = $1 WHERE org = $2 AND agent = $3 AND conversation = $4 AND trimmed = 0 AND id IN (";

@@ -35,12 +35,19 @@ impl Db {
     pub async fn insert_message(&self, m: &NewMessage<'_>) -> Result<i64> {
         let text = "INSERT INTO messages (org, agent, channel, conversation, conversation_kind, author, sender, sender_role, text, said_at) \
                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id";
-        let q = sql!(text, m.org, m.agent, m.channel, m.conversation, m.conversation_kind)
-            .arg(m.author)
-            .arg(m.sender)
-            .arg(m.sender_role)
-            .arg(m.text)
-            .arg(m.said_at);
+        let q = sql!(
+            text,
+            m.org,
+            m.agent,
+            m.channel,
+            m.conversation,
+            m.conversation_kind
+        )
+        .arg(m.author)
+        .arg(m.sender)
+        .arg(m.sender_role)
+        .arg(m.text)
+        .arg(m.said_at);
         let (id,) = q.one(&self.pool).await?;
         Ok(id)
     }

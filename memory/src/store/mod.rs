@@ -145,10 +145,14 @@ impl Db {
     /// not share rows). `schema` is letters, digits and `_`.
     pub async fn connect_fresh_schema(url: &str, schema: &str) -> Result<Db> {
         let plain = !schema.is_empty()
-            && schema.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && schema
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
             && !schema.starts_with(|c: char| c.is_ascii_digit());
         if !plain || !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-            return Err(StoreError::UnsupportedUrl(format!("{url} (schema {schema})")));
+            return Err(StoreError::UnsupportedUrl(format!(
+                "{url} (schema {schema})"
+            )));
         }
         let admin = sqlx::PgPool::connect(url).await?;
         let fresh = async {
@@ -326,7 +330,9 @@ impl<'q> Sql<'q> {
         E: Executor<'c, Database = Any>,
     {
         let (text, args) = self.parts()?;
-        Ok(sqlx::query_as_with(&text, args).fetch_optional(exec).await?)
+        Ok(sqlx::query_as_with(&text, args)
+            .fetch_optional(exec)
+            .await?)
     }
 
     /// The first row, decoded, or `NotFound(what)`.

@@ -55,11 +55,13 @@ pub struct Decision<'a> {
 }
 
 const USER: &str = "SELECT u.org, u.user_id, u.name, u.role, u.status, u.updated_at FROM users u";
-const REQUEST: &str = "SELECT org, code, channel, stored_id, name, status, created_at, expires_at FROM pairing_codes";
+const REQUEST: &str =
+    "SELECT org, code, channel, stored_id, name, status, created_at, expires_at FROM pairing_codes";
 
 const UPSERT_USER: &str = "INSERT INTO users (org, user_id, name, role, status, created_at, updated_at) VALUES ($1, $2, $3, $4, 'active', $5, $5) \
      ON CONFLICT (org, user_id) DO UPDATE SET name = excluded.name, role = excluded.role, status = 'active', updated_at = excluded.updated_at";
-const LINK: &str = "INSERT INTO identities (org, stored_id, user_id, created_at) VALUES ($1, $2, $3, $4) \
+const LINK: &str =
+    "INSERT INTO identities (org, stored_id, user_id, created_at) VALUES ($1, $2, $3, $4) \
      ON CONFLICT (org, stored_id) DO UPDATE SET user_id = excluded.user_id";
 
 impl Db {
@@ -111,12 +113,19 @@ impl Db {
 
     /// Set a user's status to `revoked`. False when there is no such user.
     pub async fn revoke_user(&self, org: &str, user_id: &str, now: i64) -> Result<bool> {
-        let text = "UPDATE users SET status = 'revoked', updated_at = $1 WHERE org = $2 AND user_id = $3";
+        let text =
+            "UPDATE users SET status = 'revoked', updated_at = $1 WHERE org = $2 AND user_id = $3";
         Ok(sql!(text, now, org, user_id).exec(&self.pool).await? > 0)
     }
 
     /// Change a user's role. False when there is no such user.
-    pub async fn set_user_role(&self, org: &str, user_id: &str, role: Role, now: i64) -> Result<bool> {
+    pub async fn set_user_role(
+        &self,
+        org: &str,
+        user_id: &str,
+        role: Role,
+        now: i64,
+    ) -> Result<bool> {
         let text = "UPDATE users SET role = $1, updated_at = $2 WHERE org = $3 AND user_id = $4";
         let q = sql!(text, role.as_str(), now, org, user_id);
         Ok(q.exec(&self.pool).await? > 0)
@@ -181,9 +190,18 @@ impl Db {
         };
         let mut tx = self.pool.begin().await?;
         // The conditional write first: it takes SQLite's write lock, and a racing decision loses.
-        let text = "UPDATE pairing_codes SET status = $1, decided_by = $2, decided_at = $3, role = $4 \
+        let text =
+            "UPDATE pairing_codes SET status = $1, decided_by = $2, decided_at = $3, role = $4 \
                     WHERE org = $5 AND code = $6 AND status = 'pending'";
-        let q = sql!(text, status, d.actor, d.now, d.role.map(Role::as_str), &req.org, &req.code);
+        let q = sql!(
+            text,
+            status,
+            d.actor,
+            d.now,
+            d.role.map(Role::as_str),
+            &req.org,
+            &req.code
+        );
         if q.exec(&mut *tx).await? == 0 {
             return Ok(false);
         }
@@ -194,19 +212,36 @@ impl Db {
                 .await?;
             sql!(LINK, org, id, id, d.now).exec(&mut *tx).await?;
         }
-        super::audit::insert_audit(&mut *tx, &req.org, d.actor, action, &req.stored_id, &detail, d.now)
-            .await?;
+        super::audit::insert_audit(
+            &mut *tx,
+            &req.org,
+            d.actor,
+            action,
+            &req.stored_id,
+            &detail,
+            d.now,
+        )
+        .await?;
         tx.commit().await?;
         Ok(true)
     }
 
     /// Record a pairing hint to a stored identity unless one was given after
     /// `since`. True when this call recorded it (the caller sends the hint).
-    pub async fn record_hint(&self, org: &str, stored_id: &str, now: i64, since: i64) -> Result<bool> {
+    pub async fn record_hint(
+        &self,
+        org: &str,
+        stored_id: &str,
+        now: i64,
+        since: i64,
+    ) -> Result<bool> {
         let text = "INSERT INTO pairing_hints (org, stored_id, last_hint_at) VALUES ($1, $2, $3) \
                     ON CONFLICT (org, stored_id) DO UPDATE SET last_hint_at = excluded.last_hint_at \
                     WHERE pairing_hints.last_hint_at <= $4";
-        Ok(sql!(text, org, stored_id, now, since).exec(&self.pool).await? == 1)
+        Ok(sql!(text, org, stored_id, now, since)
+            .exec(&self.pool)
+            .await?
+            == 1)
     }
 
     /// Store an API key's hash, bound to a user.
@@ -217,7 +252,8 @@ impl Db {
         user_id: &str,
         now: i64,
     ) -> Result<()> {
-        let text = "INSERT INTO api_keys (key_hash, org, user_id, created_at) VALUES ($1, $2, $3, $4)";
+        let text =
+            "INSERT INTO api_keys (key_hash, org, user_id, created_at) VALUES ($1, $2, $3, $4)";
         let q = sql!(text, key_hash, org, user_id, now);
         q.exec(&self.pool).await.map(|_| ())
     }

@@ -173,16 +173,24 @@ async fn same_subject_active(
 pub(super) async fn insert_on(conn: &mut AnyConnection, r: &NewRecord) -> Result<i64> {
     let text = "INSERT INTO memory_records (org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author) \
                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id";
-    let q = sql!(text, &r.org, &r.agent, r.scope.as_str(), &r.owner, &r.subject, &r.kind)
-        .arg(&r.content)
-        .arg(r.status.as_str())
-        .arg(&r.source)
-        .arg(r.said_at)
-        .arg(r.recorded_at)
-        .arg(r.expires_at)
-        .arg(&r.conversation)
-        .arg(r.batch)
-        .arg(&r.author);
+    let q = sql!(
+        text,
+        &r.org,
+        &r.agent,
+        r.scope.as_str(),
+        &r.owner,
+        &r.subject,
+        &r.kind
+    )
+    .arg(&r.content)
+    .arg(r.status.as_str())
+    .arg(&r.source)
+    .arg(r.said_at)
+    .arg(r.recorded_at)
+    .arg(r.expires_at)
+    .arg(&r.conversation)
+    .arg(r.batch)
+    .arg(&r.author);
     let (id,) = q.one(&mut *conn).await?;
     if r.status == Status::Active {
         let vis = vis_key(r.scope, &r.agent, r.owner.as_deref());
@@ -231,7 +239,9 @@ async fn set_status_on(
     status: Status,
 ) -> Result<u64> {
     let text = "UPDATE memory_records SET status = $1 WHERE org = $2 AND id = $3";
-    let changed = sql!(text, status.as_str(), org, id).exec(&mut *conn).await?;
+    let changed = sql!(text, status.as_str(), org, id)
+        .exec(&mut *conn)
+        .await?;
     if changed == 0 {
         return Ok(0);
     }
@@ -301,10 +311,16 @@ impl Db {
     /// Records of an organisation, oldest first.
     pub async fn records(&self, org: &str, f: &RecordFilter) -> Result<Vec<MemoryRecord>> {
         let scopes: Vec<Scope> = f.scope.into_iter().collect();
-        in_place(org, f.agent.as_deref(), &scopes, f.owner.as_deref(), f.status)
-            .push(" ORDER BY id")
-            .all(&self.pool)
-            .await
+        in_place(
+            org,
+            f.agent.as_deref(),
+            &scopes,
+            f.owner.as_deref(),
+            f.status,
+        )
+        .push(" ORDER BY id")
+        .all(&self.pool)
+        .await
     }
 
     /// Records whose subject or content contains `needle` (case-insensitive).
@@ -376,7 +392,8 @@ impl Db {
                 meta,
                 created_at: now,
             };
-            out.revisions.push(insert_revision(&mut *tx, &revision).await?);
+            out.revisions
+                .push(insert_revision(&mut *tx, &revision).await?);
             if retired.id == new.id {
                 out.superseded_by = Some(old.id);
                 break;
@@ -404,8 +421,16 @@ impl Db {
             let (back, over) = (rev.retired_id, rev.replacing_id);
             let detail = format!("record {back} back; veto {over} -> {back}");
             let target = format!("revision:{id}");
-            super::audit::insert_audit(&mut *tx, org, actor, "revision.undo", &target, &detail, now)
-                .await?;
+            super::audit::insert_audit(
+                &mut *tx,
+                org,
+                actor,
+                "revision.undo",
+                &target,
+                &detail,
+                now,
+            )
+            .await?;
         }
         tx.commit().await?;
         Ok(changed == 1)
@@ -416,7 +441,9 @@ impl Db {
     pub async fn move_to_person_tier(&self, org: &str, id: i64, content: &str) -> Result<()> {
         let mut tx = self.pool.begin().await?;
         let text = "UPDATE memory_records SET scope = 'person', agent = $1, content = $2 WHERE org = $3 AND id = $4 AND scope = 'personal'";
-        let changed = sql!(text, ANY_AGENT, content, org, id).exec(&mut *tx).await?;
+        let changed = sql!(text, ANY_AGENT, content, org, id)
+            .exec(&mut *tx)
+            .await?;
         if changed == 0 {
             return Err(StoreError::NotFound(format!("individual record {id}")));
         }
@@ -483,11 +510,19 @@ impl Db {
         let text = "SELECT id FROM memory_records WHERE org = $1 AND agent = $2 AND scope = $3 AND COALESCE(owner, '') = $4 \
                     AND subject = $5 AND content = $6 AND status IN (";
         let owner = r.owner.as_deref().unwrap_or_default();
-        let row: Option<(i64,)> = sql!(text, &r.org, &r.agent, r.scope.as_str(), owner, &r.subject, &r.content)
-            .bind_list(statuses.iter().map(|s| s.as_str()))
-            .push(") ORDER BY id DESC LIMIT 1")
-            .opt(&self.pool)
-            .await?;
+        let row: Option<(i64,)> = sql!(
+            text,
+            &r.org,
+            &r.agent,
+            r.scope.as_str(),
+            owner,
+            &r.subject,
+            &r.content
+        )
+        .bind_list(statuses.iter().map(|s| s.as_str()))
+        .push(") ORDER BY id DESC LIMIT 1")
+        .opt(&self.pool)
+        .await?;
         Ok(row.map(|(id,)| id))
     }
 
@@ -565,7 +600,13 @@ impl Db {
         f: &BrowseFilter,
         limit: i64,
     ) -> Result<Vec<MemoryRecord>> {
-        let mut q = in_place(org, f.agent.as_deref(), &f.scopes, f.owner.as_deref(), f.status);
+        let mut q = in_place(
+            org,
+            f.agent.as_deref(),
+            &f.scopes,
+            f.owner.as_deref(),
+            f.status,
+        );
         if let Some(t) = f.text.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
             // The text is literal: LIKE's wildcards in it are escaped.
             let literal = t

@@ -31,7 +31,8 @@ impl Db {
         let mut tx = self.pool.begin().await?;
         let terms = "DELETE FROM memory_terms WHERE org = $1 AND record_id IN (SELECT id FROM memory_records WHERE org = $1 AND owner = $2 AND scope = 'person')";
         sql!(terms, org, owner).exec(&mut *tx).await?;
-        let records = "DELETE FROM memory_records WHERE org = $1 AND owner = $2 AND scope = 'person'";
+        let records =
+            "DELETE FROM memory_records WHERE org = $1 AND owner = $2 AND scope = 'person'";
         let n = sql!(records, org, owner).exec(&mut *tx).await?;
         tx.commit().await?;
         Ok(n)

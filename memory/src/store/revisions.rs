@@ -63,12 +63,20 @@ where
     let text = "INSERT INTO memory_revisions (org, agent, retired_id, replacing_id, reason, via, cause, run_id, model, prompt_version, created_at) \
                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id";
     let m = &r.meta;
-    let q = sql!(text, r.org, r.agent, r.retired_id, r.replacing_id, m.reason, m.via)
-        .arg(m.cause)
-        .arg(m.run_id)
-        .arg(m.model)
-        .arg(m.prompt_version)
-        .arg(r.created_at);
+    let q = sql!(
+        text,
+        r.org,
+        r.agent,
+        r.retired_id,
+        r.replacing_id,
+        m.reason,
+        m.via
+    )
+    .arg(m.cause)
+    .arg(m.run_id)
+    .arg(m.model)
+    .arg(m.prompt_version)
+    .arg(r.created_at);
     let (id,) = q.one(exec).await?;
     Ok(id)
 }

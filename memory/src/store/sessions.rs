@@ -57,7 +57,15 @@ impl Db {
         let expired = "DELETE FROM dashboard_sessions WHERE org = $1 AND expires_at <= $2";
         sql!(expired, &s.org, s.created_at).exec(&mut *tx).await?;
         let text = "INSERT INTO dashboard_sessions (id_hash, org, csrf, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)";
-        let q = sql!(text, &s.id_hash, &s.org, &s.csrf, &s.token_hash, s.created_at, s.expires_at);
+        let q = sql!(
+            text,
+            &s.id_hash,
+            &s.org,
+            &s.csrf,
+            &s.token_hash,
+            s.created_at,
+            s.expires_at
+        );
         q.exec(&mut *tx).await?;
         tx.commit().await?;
         Ok(())
