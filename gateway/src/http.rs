@@ -30,10 +30,7 @@ pub fn app(state: AppState) -> Router {
 }
 
 async fn healthz(State(state): State<AppState>) -> Response {
-    match sqlx::query("SELECT 1")
-        .execute(state.turns.db().pool())
-        .await
-    {
+    match state.turns.db().ping().await {
         Ok(_) => Json(json!({"status": "ok"})).into_response(),
         Err(e) => error(
             StatusCode::SERVICE_UNAVAILABLE,

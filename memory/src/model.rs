@@ -231,16 +231,18 @@ pub struct Candidate {
 }
 
 /// A stored memory record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct MemoryRecord {
     pub id: i64,
     pub org: String,
     pub agent: String,
+    #[sqlx(try_from = "String")]
     pub scope: Scope,
     pub owner: Option<String>,
     pub subject: String,
     pub kind: String,
     pub content: String,
+    #[sqlx(try_from = "String")]
     pub status: Status,
     pub source: String,
     /// When it was said (ms since epoch). Supersession orders by this.
@@ -421,7 +423,7 @@ impl Via {
 pub const ANY_AGENT: &str = "*";
 
 /// A row of `memory_revisions`: one record retired by another.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct Revision {
     pub id: i64,
     pub org: String,
@@ -442,7 +444,7 @@ pub struct Revision {
 }
 
 /// One stored conversation line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct StoredMessage {
     pub id: i64,
     pub org: String,
@@ -472,7 +474,7 @@ impl StoredMessage {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct AuditEntry {
     pub id: i64,
     pub org: String,

@@ -125,10 +125,7 @@ impl Teams {
     }
 
     async fn count(&self, table: &str) -> i64 {
-        sqlx::query_scalar::<_, i64>(&format!("SELECT COUNT(*) FROM {table}"))
-            .fetch_one(self.h.db().pool())
-            .await
-            .unwrap()
+        self.h.db().row_count(table).await.unwrap()
     }
 
     /// Assert nothing at all was stored: no message, no dedupe mark, no record.

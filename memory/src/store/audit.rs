@@ -1,16 +1,25 @@
-use super::{col, Db, Result};
+use super::{Db, Result};
 use crate::model::AuditEntry;
+use sqlx::{Any, Executor};
 
-fn entry(r: &sqlx::any::AnyRow) -> Result<AuditEntry> {
-    Ok(AuditEntry {
-        id: col(r, "id")?,
-        org: col(r, "org")?,
-        actor: col(r, "actor")?,
-        action: col(r, "action")?,
-        target: col(r, "target")?,
-        detail: col(r, "detail")?,
-        at: col(r, "at")?,
-    })
+const SELECT: &str = "SELECT id, org, actor, action, target, detail, at FROM audit_log";
+
+/// Append one entry to the audit log, on a pool or inside a transaction.
+pub(super) async fn insert_audit<'c, E>(
+    exec: E,
+    org: &str,
+    actor: &str,
+    action: &str,
+    target: &str,
+    detail: &str,
+    at: i64,
+) -> Result<()>
+where
+    E: Executor<'c, Database = Any>,
+{
+    let text = "INSERT INTO audit_log (org, actor, action, target, detail, at) VALUES ($1, $2, $3, $4, $5, $6)";
+    let q = sql!(text, org, actor, action, target, detail, at);
+    q.exec(exec).await.map(|_| ())
 }
 
 impl Db {
@@ -24,16 +33,7 @@ impl Db {
         detail: &str,
         at: i64,
     ) -> Result<()> {
-        sqlx::query("INSERT INTO audit_log (org, actor, action, target, detail, at) VALUES ($1, $2, $3, $4, $5, $6)")
-            .bind(org)
-            .bind(actor)
-            .bind(action)
-            .bind(target)
-            .bind(detail)
-            .bind(at)
-            .execute(self.pool())
-            .await?;
-        Ok(())
+        insert_audit(&self.pool, org, actor, action, target, detail, at).await
     }
 
     /// Audit entries of one action about one target, oldest first.
@@ -43,24 +43,13 @@ impl Db {
         action: &str,
         target: &str,
     ) -> Result<Vec<AuditEntry>> {
-        let rows = sqlx::query(
-            "SELECT id, org, actor, action, target, detail, at FROM audit_log WHERE org = $1 AND action = $2 AND target = $3 ORDER BY id",
-        )
-        .bind(org)
-        .bind(action)
-        .bind(target)
-        .fetch_all(self.pool())
-        .await?;
-        rows.iter().map(entry).collect()
+        let text = format!("{SELECT} WHERE org = $1 AND action = $2 AND target = $3 ORDER BY id");
+        sql!(text, org, action, target).all(&self.pool).await
     }
 
     /// The newest `limit` audit entries of an organisation, newest first.
     pub async fn audit_log(&self, org: &str, limit: i64) -> Result<Vec<AuditEntry>> {
-        let rows = sqlx::query("SELECT id, org, actor, action, target, detail, at FROM audit_log WHERE org = $1 ORDER BY id DESC LIMIT $2")
-            .bind(org)
-            .bind(limit)
-            .fetch_all(self.pool())
-            .await?;
-        rows.iter().map(entry).collect()
+        let text = format!("{SELECT} WHERE org = $1 ORDER BY id DESC LIMIT $2");
+        sql!(text, org, limit).all(&self.pool).await
     }
 }

@@ -1,4 +1,4 @@
-use super::{col, Db, Result};
+use super::{Db, Result};
 use crate::model::StoredMessage;
 
 /// A conversation line about to be stored.
@@ -16,24 +16,7 @@ pub struct NewMessage<'a> {
     pub said_at: i64,
 }
 
-const COLUMNS: &str =
-    "id, org, agent, channel, conversation, conversation_kind, author, sender, sender_role, text, said_at";
-
-fn message(r: &sqlx::any::AnyRow) -> Result<StoredMessage> {
-    Ok(StoredMessage {
-        id: col(r, "id")?,
-        org: col(r, "org")?,
-        agent: col(r, "agent")?,
-        channel: col(r, "channel")?,
-        conversation: col(r, "conversation")?,
-        conversation_kind: col(r, "conversation_kind")?,
-        author: col(r, "author")?,
-        sender: col(r, "sender")?,
-        sender_role: col(r, "sender_role")?,
-        text: col(r, "text")?,
-        said_at: col(r, "said_at")?,
-    })
-}
+const SELECT: &str = "SELECT id, org, agent, channel, conversation, conversation_kind, author, sender, sender_role, text, said_at FROM messages";
 
 impl Db {
     /// Record a platform message id; false when it was seen before (a redelivery).
@@ -44,35 +27,28 @@ impl Db {
         platform_id: &str,
         now: i64,
     ) -> Result<bool> {
-        let done = sqlx::query(
-            "INSERT INTO seen_messages (org, channel, platform_id, seen_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-        )
-        .bind(org)
-        .bind(channel)
-        .bind(platform_id)
-        .bind(now)
-        .execute(self.pool())
-        .await?;
-        Ok(done.rows_affected() == 1)
+        let text = "INSERT INTO seen_messages (org, channel, platform_id, seen_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING";
+        let q = sql!(text, org, channel, platform_id, now);
+        Ok(q.exec(&self.pool).await? == 1)
     }
 
     pub async fn insert_message(&self, m: &NewMessage<'_>) -> Result<i64> {
-        let (id,): (i64,) = sqlx::query_as(
-            "INSERT INTO messages (org, agent, channel, conversation, conversation_kind, author, sender, sender_role, text, said_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
+        let text = "INSERT INTO messages (org, agent, channel, conversation, conversation_kind, author, sender, sender_role, text, said_at) \
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id";
+        let q = sql!(
+            text,
+            m.org,
+            m.agent,
+            m.channel,
+            m.conversation,
+            m.conversation_kind
         )
-        .bind(m.org)
-        .bind(m.agent)
-        .bind(m.channel)
-        .bind(m.conversation)
-        .bind(m.conversation_kind)
-        .bind(m.author)
-        .bind(m.sender)
-        .bind(m.sender_role)
-        .bind(m.text)
-        .bind(m.said_at)
-        .fetch_one(self.pool())
-        .await?;
+        .arg(m.author)
+        .arg(m.sender)
+        .arg(m.sender_role)
+        .arg(m.text)
+        .arg(m.said_at);
+        let (id,) = q.one(&self.pool).await?;
         Ok(id)
     }
 
@@ -83,15 +59,10 @@ impl Db {
         agent: &str,
         conversation: &str,
     ) -> Result<Vec<StoredMessage>> {
-        let rows = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0 ORDER BY id"
-        ))
-        .bind(org)
-        .bind(agent)
-        .bind(conversation)
-        .fetch_all(self.pool())
-        .await?;
-        rows.iter().map(message).collect()
+        let text = format!(
+            "{SELECT} WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0 ORDER BY id"
+        );
+        sql!(text, org, agent, conversation).all(&self.pool).await
     }
 
     /// Size of a conversation's live history: (messages, characters).
@@ -101,15 +72,8 @@ impl Db {
         agent: &str,
         conversation: &str,
     ) -> Result<(i64, i64)> {
-        let (n, chars): (i64, i64) = sqlx::query_as(
-            "SELECT COUNT(*), COALESCE(SUM(LENGTH(text)), 0) FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0",
-        )
-        .bind(org)
-        .bind(agent)
-        .bind(conversation)
-        .fetch_one(self.pool())
-        .await?;
-        Ok((n, chars))
+        let text = "SELECT COUNT(*), COALESCE(SUM(LENGTH(text)), 0) FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0";
+        sql!(text, org, agent, conversation).one(&self.pool).await
     }
 
     /// Messages of an org matching `condition` on `$2`, oldest first.
@@ -122,13 +86,7 @@ impl Db {
     where
         T: for<'q> sqlx::Encode<'q, sqlx::Any> + sqlx::Type<sqlx::Any> + Send,
     {
-        let rows = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM messages WHERE org = $1 AND {condition} ORDER BY id"
-        ))
-        .bind(org)
-        .bind(value)
-        .fetch_all(self.pool())
-        .await?;
-        rows.iter().map(message).collect()
+        let text = format!("{SELECT} WHERE org = $1 AND {condition} ORDER BY id");
+        sql!(text, org, value).all(&self.pool).await
     }
 }

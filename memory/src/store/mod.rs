@@ -5,10 +5,18 @@
 //! Architecture Invariant: every query here names the organisation; memory
 //! queries also name the agent. Durable state lives only here.
 
+/// A query whose text already names `$1, $2, …`, with `values` bound to them in order.
+macro_rules! sql {
+    ($text:expr $(, $value:expr)* $(,)?) => {
+        $crate::store::Sql::new($text)$(.arg($value))*
+    };
+}
+
 mod archives;
 mod audit;
 mod consolidation;
 mod messages;
+mod pairing;
 mod records;
 mod retention;
 mod retire;
@@ -17,14 +25,17 @@ mod sessions;
 
 pub use archives::{Archive, NewArchive};
 pub use messages::NewMessage;
+pub use pairing::{Decision, NewPairingCode, PairingRequest, User};
 pub use records::{BrowseFilter, RecordFilter, RetrievalScope, Retrieved, Supersession};
 pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement, RevisionMeta};
 pub use revisions::NewRevision;
 pub use sessions::DashboardSession;
 
-use sqlx::any::{AnyPoolOptions, AnyRow};
+use crate::model::{Role, Scope, Status};
+use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow};
+use sqlx::error::BoxDynError;
 use sqlx::migrate::Migrator;
-use sqlx::AnyPool;
+use sqlx::{Any, AnyPool, Arguments, Encode, Executor, FromRow, Type};
 use std::time::Duration;
 
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -35,7 +46,7 @@ pub enum StoreError {
     #[error("unsupported database url `{0}` (expected sqlite:… or postgres://…)")]
     UnsupportedUrl(String),
     #[error("database error: {0}")]
-    Database(#[from] sqlx::Error),
+    Database(sqlx::Error),
     #[error("migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("corrupt row: {0}")]
@@ -47,6 +58,21 @@ pub enum StoreError {
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+impl From<sqlx::Error> for StoreError {
+    /// A row that does not decode into its type is corrupt data, not a database failure.
+    fn from(e: sqlx::Error) -> Self {
+        match e {
+            sqlx::Error::ColumnDecode { index, source } => {
+                StoreError::Corrupt(format!("column {index}: {source}"))
+            }
+            sqlx::Error::ColumnNotFound(name) => {
+                StoreError::Corrupt(format!("column {name}: not found"))
+            }
+            e => StoreError::Database(e),
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -114,6 +140,36 @@ impl Db {
         Ok(db)
     }
 
+    /// A database in schema `schema` of the PostgreSQL server at `url`, dropped
+    /// and created empty first, then migrated (tests and benchmarks that must
+    /// not share rows). `schema` is letters, digits and `_`.
+    pub async fn connect_fresh_schema(url: &str, schema: &str) -> Result<Db> {
+        let plain = !schema.is_empty()
+            && schema
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !schema.starts_with(|c: char| c.is_ascii_digit());
+        if !plain || !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            return Err(StoreError::UnsupportedUrl(format!(
+                "{url} (schema {schema})"
+            )));
+        }
+        let admin = sqlx::PgPool::connect(url).await?;
+        let fresh = async {
+            sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+                .execute(&admin)
+                .await?;
+            sqlx::query(&format!("CREATE SCHEMA {schema}"))
+                .execute(&admin)
+                .await
+        };
+        let made = fresh.await;
+        admin.close().await;
+        made?;
+        let sep = if url.contains('?') { '&' } else { '?' };
+        Db::connect(&format!("{url}{sep}options=-c%20search_path%3D{schema}")).await
+    }
+
     /// A fresh private in-memory SQLite database (replay, tests).
     pub async fn in_memory() -> Result<Db> {
         Db::connect("sqlite::memory:").await
@@ -123,8 +179,21 @@ impl Db {
         self.backend
     }
 
-    pub fn pool(&self) -> &AnyPool {
-        &self.pool
+    /// One round trip to the database (health checks).
+    pub async fn ping(&self) -> Result<()> {
+        sql!("SELECT 1").exec(&self.pool).await.map(|_| ())
+    }
+
+    /// How many rows `table` holds across every organisation (checks and tests).
+    /// Only the tables of the schema are counted; any other name is refused.
+    pub async fn row_count(&self, table: &str) -> Result<i64> {
+        if !TABLES.contains(&table) {
+            return Err(StoreError::Refused("not a table of the schema"));
+        }
+        let (n,) = sql!(format!("SELECT COUNT(*) FROM {table}"))
+            .one(&self.pool)
+            .await?;
+        Ok(n)
     }
 
     /// `journal_mode` of a SQLite database (for checks); `None` on PostgreSQL.
@@ -132,9 +201,7 @@ impl Db {
         if self.backend != Backend::Sqlite {
             return Ok(None);
         }
-        let (mode,): (String,) = sqlx::query_as("PRAGMA journal_mode")
-            .fetch_one(&self.pool)
-            .await?;
+        let (mode,) = sql!("PRAGMA journal_mode").one(&self.pool).await?;
         Ok(Some(mode))
     }
 
@@ -143,12 +210,178 @@ impl Db {
     }
 }
 
-/// Read a column, turning a type mismatch into a `Corrupt` error.
-pub(crate) fn col<'r, T>(row: &'r AnyRow, name: &str) -> Result<T>
-where
-    T: sqlx::Decode<'r, sqlx::Any> + sqlx::Type<sqlx::Any>,
-{
-    use sqlx::Row;
-    row.try_get(name)
-        .map_err(|e| StoreError::Corrupt(format!("column {name}: {e}")))
+/// The tables of the schema (see `migrations/`).
+const TABLES: &[&str] = &[
+    "api_keys",
+    "archives",
+    "audit_log",
+    "consolidation_seen",
+    "dashboard_sessions",
+    "dashboard_tokens",
+    "identities",
+    "job_runs",
+    "memory_records",
+    "memory_revisions",
+    "memory_terms",
+    "messages",
+    "pairing_codes",
+    "pairing_hints",
+    "seen_messages",
+    "users",
+];
+
+/// A query being written: its text and the values bound to it, numbered
+/// `$1, $2, …` in both dialects. (sqlx's `QueryBuilder<Any>` writes `?`, which
+/// PostgreSQL rejects: launchbadge/sqlx#3000.) Rows decode with `FromRow`.
+pub(crate) struct Sql<'q> {
+    text: String,
+    args: AnyArguments<'q>,
+    /// The first value that failed to encode; reported when the query runs.
+    failed: Option<BoxDynError>,
+}
+
+impl<'q> Sql<'q> {
+    pub(crate) fn new(text: impl Into<String>) -> Self {
+        Sql {
+            text: text.into(),
+            args: AnyArguments::default(),
+            failed: None,
+        }
+    }
+
+    /// Bind the next value: the one the text names as `$n`, n = values bound so far + 1.
+    pub(crate) fn arg<T>(mut self, value: T) -> Self
+    where
+        T: 'q + Encode<'q, Any> + Type<Any>,
+    {
+        if let Err(e) = self.args.add(value) {
+            self.failed.get_or_insert(e);
+        }
+        self
+    }
+
+    /// How many values are bound so far (the last `$n`).
+    pub(crate) fn len(&self) -> usize {
+        self.args.len()
+    }
+
+    /// Append literal SQL text.
+    pub(crate) fn push(mut self, text: &str) -> Self {
+        self.text.push_str(text);
+        self
+    }
+
+    /// Append a placeholder and bind `value` to it.
+    pub(crate) fn bind<T>(self, value: T) -> Self
+    where
+        T: 'q + Encode<'q, Any> + Type<Any>,
+    {
+        let n = self.args.len() + 1;
+        self.push(&format!("${n}")).arg(value)
+    }
+
+    /// Append ` AND {column} = $n` bound to `value`, when there is one.
+    pub(crate) fn and_eq<T>(self, column: &str, value: Option<T>) -> Self
+    where
+        T: 'q + Encode<'q, Any> + Type<Any>,
+    {
+        match value {
+            Some(v) => self.push(&format!(" AND {column} = ")).bind(v),
+            None => self,
+        }
+    }
+
+    /// Append `$a, $b, …`, one placeholder for each of `values`.
+    pub(crate) fn bind_list<T, I>(mut self, values: I) -> Self
+    where
+        I: IntoIterator<Item = T>,
+        T: 'q + Encode<'q, Any> + Type<Any>,
+    {
+        for (i, v) in values.into_iter().enumerate() {
+            if i > 0 {
+                self = self.push(", ");
+            }
+            self = self.bind(v);
+        }
+        self
+    }
+
+    fn parts(self) -> Result<(String, AnyArguments<'q>)> {
+        match self.failed {
+            Some(e) => Err(StoreError::Database(sqlx::Error::Encode(e))),
+            None => Ok((self.text, self.args)),
+        }
+    }
+
+    /// Every row, decoded.
+    pub(crate) async fn all<'c, T, E>(self, exec: E) -> Result<Vec<T>>
+    where
+        T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
+        E: Executor<'c, Database = Any>,
+    {
+        let (text, args) = self.parts()?;
+        Ok(sqlx::query_as_with(&text, args).fetch_all(exec).await?)
+    }
+
+    /// The first row, if any, decoded.
+    pub(crate) async fn opt<'c, T, E>(self, exec: E) -> Result<Option<T>>
+    where
+        T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
+        E: Executor<'c, Database = Any>,
+    {
+        let (text, args) = self.parts()?;
+        Ok(sqlx::query_as_with(&text, args)
+            .fetch_optional(exec)
+            .await?)
+    }
+
+    /// The first row, decoded, or `NotFound(what)`.
+    pub(crate) async fn found<'c, T, E>(self, exec: E, what: String) -> Result<T>
+    where
+        T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
+        E: Executor<'c, Database = Any>,
+    {
+        self.opt(exec).await?.ok_or(StoreError::NotFound(what))
+    }
+
+    /// Exactly one row, decoded.
+    pub(crate) async fn one<'c, T, E>(self, exec: E) -> Result<T>
+    where
+        T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
+        E: Executor<'c, Database = Any>,
+    {
+        let (text, args) = self.parts()?;
+        Ok(sqlx::query_as_with(&text, args).fetch_one(exec).await?)
+    }
+
+    /// Run a statement; how many rows it changed.
+    pub(crate) async fn exec<'c, E>(self, exec: E) -> Result<u64>
+    where
+        E: Executor<'c, Database = Any>,
+    {
+        let (text, args) = self.parts()?;
+        Ok(sqlx::query_with(&text, args)
+            .execute(exec)
+            .await?
+            .rows_affected())
+    }
+}
+
+/// Stored enums decode from their text; an unknown value is a corrupt row.
+macro_rules! text_enum {
+    ($($ty:ty => $parse:expr),* $(,)?) => {$(
+        impl TryFrom<String> for $ty {
+            type Error = StoreError;
+            fn try_from(s: String) -> Result<Self> {
+                let parse: fn(&str) -> Option<$ty> = $parse;
+                parse(&s).ok_or_else(|| StoreError::Corrupt(format!("{} {s}", stringify!($ty))))
+            }
+        }
+    )*};
+}
+
+text_enum! {
+    Scope => Scope::parse,
+    Status => Status::parse,
+    Role => |s| s.parse().ok(),
 }

@@ -4,16 +4,11 @@
 //! an undone pair (a veto) is never applied again. Each check and its write
 //! happen in one transaction.
 
-use super::records::{insert_on, record, vetoed, vis_key, COLUMNS};
-use super::revisions::{insert_revision, NewRevision};
+use super::records::{fetch, hit_records, insert_on, ranked_hits, record_terms, unindex, vis_key};
+use super::revisions::{insert_revision, vetoed, NewRevision};
 use super::{Db, Result, StoreError};
 use crate::model::{MemoryRecord, NewRecord, Status};
-use crate::terms::terms;
 use sqlx::AnyConnection;
-use std::collections::HashMap;
-
-/// How many newest records of one word a related-records lookup walks.
-const RELATED_POSTING_CAP: i64 = 500;
 
 /// Why a proposed retirement was not applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,25 +81,10 @@ pub struct MergeOutcome {
     pub refused: Vec<(i64, Refusal)>,
 }
 
-async fn fetch(conn: &mut AnyConnection, org: &str, id: i64) -> Result<Option<MemoryRecord>> {
-    let row = sqlx::query(&format!(
-        "SELECT {COLUMNS} FROM memory_records WHERE org = $1 AND id = $2"
-    ))
-    .bind(org)
-    .bind(id)
-    .fetch_optional(&mut *conn)
-    .await?;
-    row.as_ref().map(record).transpose()
-}
-
 /// Take SQLite's write lock before the first read of a transaction (a no-op write).
 async fn lock(conn: &mut AnyConnection, org: &str, id: i64) -> Result<()> {
-    sqlx::query("UPDATE memory_records SET status = status WHERE org = $1 AND id = $2")
-        .bind(org)
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
+    let text = "UPDATE memory_records SET status = status WHERE org = $1 AND id = $2";
+    sql!(text, org, id).exec(conn).await.map(|_| ())
 }
 
 async fn retire_on(
@@ -134,51 +114,25 @@ async fn retire_on(
     if old.said_at > new.said_at {
         return Ok(Refused(Refusal::Newer));
     }
-    if vetoed(conn, org, retired, replacing).await? {
+    if vetoed(&mut *conn, org, retired, replacing).await? {
         return Ok(Refused(Refusal::Vetoed));
     }
     // Conditional, so two replicas racing on PostgreSQL retire it once.
-    let changed = sqlx::query(
-        "UPDATE memory_records SET status = 'superseded' WHERE org = $1 AND id = $2 AND status = 'active'",
-    )
-    .bind(org)
-    .bind(retired)
-    .execute(&mut *conn)
-    .await?
-    .rows_affected();
-    if changed == 0 {
+    let text = "UPDATE memory_records SET status = 'superseded' WHERE org = $1 AND id = $2 AND status = 'active'";
+    if sql!(text, org, retired).exec(&mut *conn).await? == 0 {
         return Ok(Refused(Refusal::NotActive));
     }
-    sqlx::query("DELETE FROM memory_terms WHERE record_id = $1 AND org = $2")
-        .bind(retired)
-        .bind(org)
-        .execute(&mut *conn)
-        .await?;
-    let revision = insert_revision(
-        &mut *conn,
-        &NewRevision {
-            org,
-            agent: &new.agent,
-            retired_id: retired,
-            replacing_id: replacing,
-            reason: meta.reason,
-            via: meta.via,
-            cause: meta.cause,
-            run_id: meta.run_id,
-            model: meta.model,
-            prompt_version: meta.prompt_version,
-            created_at: now,
-        },
-    )
-    .await?;
+    unindex(conn, org, retired).await?;
+    let revision = NewRevision {
+        org,
+        agent: &new.agent,
+        retired_id: retired,
+        replacing_id: replacing,
+        meta: *meta,
+        created_at: now,
+    };
+    let revision = insert_revision(&mut *conn, &revision).await?;
     Ok(Retirement::Retired { revision })
-}
-
-fn id_list(ids: &[i64]) -> String {
-    ids.iter()
-        .map(|id| id.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 impl Db {
@@ -193,7 +147,7 @@ impl Db {
         meta: &RevisionMeta<'_>,
         now: i64,
     ) -> Result<Retirement> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.pool.begin().await?;
         lock(&mut tx, org, retired).await?;
         let out = retire_on(&mut tx, org, retired, replacing, meta, now).await?;
         tx.commit().await?;
@@ -212,7 +166,7 @@ impl Db {
         meta: &RevisionMeta<'_>,
         now: i64,
     ) -> Result<MergeOutcome> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.pool.begin().await?;
         let survivor = match into {
             MergeInto::New(rec) => {
                 if rec.org != org || rec.status != Status::Active {
@@ -232,14 +186,14 @@ impl Db {
         members.dedup();
         let mut all = members.clone();
         all.push(survivor);
-        let list = id_list(&all);
-        let (vetoes,): (i64,) = sqlx::query_as(&format!(
-            "SELECT COUNT(*) FROM memory_revisions WHERE org = $1 AND undone_at IS NOT NULL \
-             AND retired_id IN ({list}) AND replacing_id IN ({list})"
-        ))
-        .bind(org)
-        .fetch_one(&mut *tx)
-        .await?;
+        let text = "SELECT COUNT(*) FROM memory_revisions WHERE org = $1 AND undone_at IS NOT NULL AND retired_id IN (";
+        let (vetoes,): (i64,) = sql!(text, org)
+            .bind_list(all.iter().copied())
+            .push(") AND replacing_id IN (")
+            .bind_list(all.iter().copied())
+            .push(")")
+            .one(&mut *tx)
+            .await?;
         let mut out = MergeOutcome::default();
         if vetoes > 0 {
             tx.rollback().await?;
@@ -270,58 +224,16 @@ impl Db {
         limit: usize,
     ) -> Result<Vec<(MemoryRecord, i64)>> {
         let vis = vis_key(rec.scope, &rec.agent, rec.owner.as_deref());
-        let mut words = terms(&rec.content);
-        for w in terms(&rec.subject) {
-            if !words.contains(&w) {
-                words.push(w);
-            }
-        }
-        let mut hits: HashMap<i64, i64> = HashMap::new();
-        for w in &words {
-            let ids: Vec<(i64,)> = sqlx::query_as(
-                "SELECT record_id FROM memory_terms WHERE org = $1 AND vis = $2 AND term = $3 ORDER BY record_id DESC LIMIT $4",
-            )
-            .bind(&rec.org)
-            .bind(&vis)
-            .bind(w)
-            .bind(RELATED_POSTING_CAP)
-            .fetch_all(self.pool())
-            .await?;
-            for (id,) in ids {
-                if id != rec.id {
-                    *hits.entry(id).or_default() += 1;
-                }
-            }
-        }
-        let mut ranked: Vec<(i64, i64)> = hits.into_iter().collect();
-        ranked.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
-        ranked.truncate(limit);
-        if ranked.is_empty() {
-            return Ok(Vec::new());
-        }
-        let ids: Vec<i64> = ranked.iter().map(|(id, _)| *id).collect();
-        let rows = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM memory_records WHERE id IN ({})",
-            id_list(&ids)
-        ))
-        .fetch_all(self.pool())
-        .await?;
-        let mut found: HashMap<i64, MemoryRecord> = HashMap::new();
-        for row in rows {
-            let r = record(&row)?;
-            // The posting key names the place; the row is checked again, failing closed.
-            if r.org == rec.org
+        let words = record_terms(&rec.subject, &rec.content);
+        let ranked = ranked_hits(&self.pool, &rec.org, &[vis], &words, Some(rec.id), limit).await?;
+        // The posting key names the place; each row is checked again, failing closed.
+        hit_records(&self.pool, ranked, |r| {
+            r.org == rec.org
                 && r.agent == rec.agent
                 && r.scope == rec.scope
                 && r.owner == rec.owner
                 && r.status == Status::Active
-            {
-                found.insert(r.id, r);
-            }
-        }
-        Ok(ranked
-            .into_iter()
-            .filter_map(|(id, h)| found.remove(&id).map(|r| (r, h)))
-            .collect())
+        })
+        .await
     }
 }

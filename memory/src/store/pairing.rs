@@ -1,0 +1,269 @@
+//! Pairing's rows: paired users, the channel identities linked to them,
+//! pairing codes, the hint throttle and API keys. The rules (codes, TTLs,
+//! limits, who may approve) live in the `pairing` crate; this is their storage.
+
+use super::{Db, Result};
+use crate::model::Role;
+use serde::Serialize;
+
+/// A paired person.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+pub struct User {
+    pub org: String,
+    pub user_id: String,
+    pub name: String,
+    #[sqlx(try_from = "String")]
+    pub role: Role,
+    pub status: String,
+    /// Last change (pairing, role change, revocation), ms since the epoch.
+    pub updated_at: i64,
+}
+
+/// A pending or decided pairing request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+pub struct PairingRequest {
+    pub org: String,
+    pub code: String,
+    pub channel: String,
+    pub stored_id: String,
+    pub name: String,
+    pub status: String,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+/// A pairing code about to be stored (pending).
+#[derive(Debug, Clone)]
+pub struct NewPairingCode<'a> {
+    pub org: &'a str,
+    pub code: &'a str,
+    pub channel: &'a str,
+    pub stored_id: &'a str,
+    pub name: &'a str,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+/// An admin's answer to a pending request: approve with a role, or deny.
+#[derive(Debug, Clone, Copy)]
+pub struct Decision<'a> {
+    pub request: &'a PairingRequest,
+    /// `Some(role)` approves, `None` denies.
+    pub role: Option<Role>,
+    pub actor: &'a str,
+    pub now: i64,
+}
+
+const USER: &str = "SELECT u.org, u.user_id, u.name, u.role, u.status, u.updated_at FROM users u";
+const REQUEST: &str =
+    "SELECT org, code, channel, stored_id, name, status, created_at, expires_at FROM pairing_codes";
+
+const UPSERT_USER: &str = "INSERT INTO users (org, user_id, name, role, status, created_at, updated_at) VALUES ($1, $2, $3, $4, 'active', $5, $5) \
+     ON CONFLICT (org, user_id) DO UPDATE SET name = excluded.name, role = excluded.role, status = 'active', updated_at = excluded.updated_at";
+const LINK: &str =
+    "INSERT INTO identities (org, stored_id, user_id, created_at) VALUES ($1, $2, $3, $4) \
+     ON CONFLICT (org, stored_id) DO UPDATE SET user_id = excluded.user_id";
+
+impl Db {
+    /// The active paired user a stored channel identity is linked to, if any.
+    pub async fn user_by_identity(&self, org: &str, stored_id: &str) -> Result<Option<User>> {
+        let text = format!(
+            "{USER} JOIN identities i ON u.org = i.org AND u.user_id = i.user_id \
+             WHERE i.org = $1 AND i.stored_id = $2 AND u.status = 'active'"
+        );
+        sql!(text, org, stored_id).opt(&self.pool).await
+    }
+
+    /// A paired user (of any status).
+    pub async fn paired_user(&self, org: &str, user_id: &str) -> Result<Option<User>> {
+        let text = format!("{USER} WHERE u.org = $1 AND u.user_id = $2");
+        sql!(text, org, user_id).opt(&self.pool).await
+    }
+
+    /// Paired users of an organisation, by id.
+    pub async fn paired_users(&self, org: &str) -> Result<Vec<User>> {
+        let text = format!("{USER} WHERE u.org = $1 ORDER BY u.user_id");
+        sql!(text, org).all(&self.pool).await
+    }
+
+    /// Insert or update a user: active, with this name and role.
+    pub async fn upsert_user(
+        &self,
+        org: &str,
+        user_id: &str,
+        name: &str,
+        role: Role,
+        now: i64,
+    ) -> Result<()> {
+        let q = sql!(UPSERT_USER, org, user_id, name, role.as_str(), now);
+        q.exec(&self.pool).await.map(|_| ())
+    }
+
+    /// Link a channel identity to a user (re-pointing it when it was linked before).
+    pub async fn link_identity(
+        &self,
+        org: &str,
+        stored_id: &str,
+        user_id: &str,
+        now: i64,
+    ) -> Result<()> {
+        let q = sql!(LINK, org, stored_id, user_id, now);
+        q.exec(&self.pool).await.map(|_| ())
+    }
+
+    /// Set a user's status to `revoked`. False when there is no such user.
+    pub async fn revoke_user(&self, org: &str, user_id: &str, now: i64) -> Result<bool> {
+        let text =
+            "UPDATE users SET status = 'revoked', updated_at = $1 WHERE org = $2 AND user_id = $3";
+        Ok(sql!(text, now, org, user_id).exec(&self.pool).await? > 0)
+    }
+
+    /// Change a user's role. False when there is no such user.
+    pub async fn set_user_role(
+        &self,
+        org: &str,
+        user_id: &str,
+        role: Role,
+        now: i64,
+    ) -> Result<bool> {
+        let text = "UPDATE users SET role = $1, updated_at = $2 WHERE org = $3 AND user_id = $4";
+        let q = sql!(text, role.as_str(), now, org, user_id);
+        Ok(q.exec(&self.pool).await? > 0)
+    }
+
+    /// The newest unexpired pending request of a stored identity, if any.
+    pub async fn pending_request_of(
+        &self,
+        org: &str,
+        stored_id: &str,
+        now: i64,
+    ) -> Result<Option<PairingRequest>> {
+        let text = format!(
+            "{REQUEST} WHERE org = $1 AND stored_id = $2 AND status = 'pending' AND expires_at > $3 ORDER BY created_at DESC"
+        );
+        sql!(text, org, stored_id, now).opt(&self.pool).await
+    }
+
+    /// How many unexpired pending requests a channel has.
+    pub async fn pending_on_channel(&self, org: &str, channel: &str, now: i64) -> Result<i64> {
+        let text = "SELECT COUNT(*) FROM pairing_codes WHERE org = $1 AND channel = $2 AND status = 'pending' AND expires_at > $3";
+        let (n,) = sql!(text, org, channel, now).one(&self.pool).await?;
+        Ok(n)
+    }
+
+    /// Store a pending code. False when the code is taken already.
+    pub async fn insert_pairing_code(&self, c: &NewPairingCode<'_>) -> Result<bool> {
+        let text = "INSERT INTO pairing_codes (org, code, channel, stored_id, name, status, created_at, expires_at) \
+                    VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7) ON CONFLICT DO NOTHING";
+        let q = sql!(text, c.org, c.code, c.channel, c.stored_id, c.name)
+            .arg(c.created_at)
+            .arg(c.expires_at);
+        Ok(q.exec(&self.pool).await? == 1)
+    }
+
+    /// Unexpired pending requests of an organisation, oldest first.
+    pub async fn pending_requests(&self, org: &str, now: i64) -> Result<Vec<PairingRequest>> {
+        let text = format!(
+            "{REQUEST} WHERE org = $1 AND status = 'pending' AND expires_at > $2 ORDER BY created_at"
+        );
+        sql!(text, org, now).all(&self.pool).await
+    }
+
+    /// The request with this code, whatever its status.
+    pub async fn pairing_request(&self, org: &str, code: &str) -> Result<Option<PairingRequest>> {
+        let text = format!("{REQUEST} WHERE org = $1 AND code = $2");
+        sql!(text, org, code).opt(&self.pool).await
+    }
+
+    /// Decide a pending request in one transaction: mark it approved (pairing
+    /// the requester with the role and linking their identity) or denied, and
+    /// audit it. False, with nothing written, when it was no longer pending.
+    pub async fn decide_pairing(&self, d: &Decision<'_>) -> Result<bool> {
+        let req = d.request;
+        let (status, action, detail) = match d.role {
+            Some(role) => (
+                "approved",
+                "pairing.approve",
+                format!("code {} role {role}", req.code),
+            ),
+            None => ("denied", "pairing.deny", format!("code {}", req.code)),
+        };
+        let mut tx = self.pool.begin().await?;
+        // The conditional write first: it takes SQLite's write lock, and a racing decision loses.
+        let text =
+            "UPDATE pairing_codes SET status = $1, decided_by = $2, decided_at = $3, role = $4 \
+                    WHERE org = $5 AND code = $6 AND status = 'pending'";
+        let q = sql!(
+            text,
+            status,
+            d.actor,
+            d.now,
+            d.role.map(Role::as_str),
+            &req.org,
+            &req.code
+        );
+        if q.exec(&mut *tx).await? == 0 {
+            return Ok(false);
+        }
+        if let Some(role) = d.role {
+            let (org, id) = (&req.org, &req.stored_id);
+            sql!(UPSERT_USER, org, id, &req.name, role.as_str(), d.now)
+                .exec(&mut *tx)
+                .await?;
+            sql!(LINK, org, id, id, d.now).exec(&mut *tx).await?;
+        }
+        super::audit::insert_audit(
+            &mut *tx,
+            &req.org,
+            d.actor,
+            action,
+            &req.stored_id,
+            &detail,
+            d.now,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Record a pairing hint to a stored identity unless one was given after
+    /// `since`. True when this call recorded it (the caller sends the hint).
+    pub async fn record_hint(
+        &self,
+        org: &str,
+        stored_id: &str,
+        now: i64,
+        since: i64,
+    ) -> Result<bool> {
+        let text = "INSERT INTO pairing_hints (org, stored_id, last_hint_at) VALUES ($1, $2, $3) \
+                    ON CONFLICT (org, stored_id) DO UPDATE SET last_hint_at = excluded.last_hint_at \
+                    WHERE pairing_hints.last_hint_at <= $4";
+        Ok(sql!(text, org, stored_id, now, since)
+            .exec(&self.pool)
+            .await?
+            == 1)
+    }
+
+    /// Store an API key's hash, bound to a user.
+    pub async fn insert_api_key(
+        &self,
+        key_hash: &str,
+        org: &str,
+        user_id: &str,
+        now: i64,
+    ) -> Result<()> {
+        let text =
+            "INSERT INTO api_keys (key_hash, org, user_id, created_at) VALUES ($1, $2, $3, $4)";
+        let q = sql!(text, key_hash, org, user_id, now);
+        q.exec(&self.pool).await.map(|_| ())
+    }
+
+    /// The active user an API key (by hash) is bound to.
+    pub async fn user_by_api_key(&self, key_hash: &str) -> Result<Option<User>> {
+        let text = format!(
+            "{USER} JOIN api_keys k ON u.org = k.org AND u.user_id = k.user_id \
+             WHERE k.key_hash = $1 AND u.status = 'active'"
+        );
+        sql!(text, key_hash).opt(&self.pool).await
+    }
+}

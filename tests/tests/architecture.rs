@@ -1,0 +1,121 @@
+//! Architecture invariants that hold over the sources themselves.
+//!
+//! One owner of storage: SQL and the database driver live in `memory/`. No
+//! other crate names `sqlx` or reaches for the connection pool; they call the
+//! store's functions (`memory::Db`).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Files outside `memory/` still allowed to name the driver, each with why.
+/// Every entry is a debt: make it a store function and remove it from here.
+const SQLX_ALLOWED: &[(&str, &str)] = &[
+    (
+        "tests/src/lib.rs",
+        "creates a scratch PostgreSQL schema; can use Db::connect_fresh_schema",
+    ),
+    (
+        "gateway/benches/turn.rs",
+        "creates a scratch PostgreSQL schema; can use Db::connect_fresh_schema",
+    ),
+    // This file names the rule it checks.
+    ("tests/tests/architecture.rs", "states the rule"),
+];
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the tests crate lives in the workspace")
+        .to_path_buf()
+}
+
+/// Every `.rs` file below `dir`, skipping build output and hidden directories.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let entries = fs::read_dir(dir).unwrap_or_else(|e| panic!("read {}: {e}", dir.display()));
+    for entry in entries {
+        let path = entry.expect("directory entry").path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if path.is_dir() {
+            if name != "target" && !name.starts_with('.') {
+                rust_files(&path, out);
+            }
+        } else if name.ends_with(".rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// True when `text` has `word` as a whole identifier (not part of a longer one).
+fn names(text: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + word.len()..].chars().next();
+        !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
+}
+
+/// Where the sources below `root` break the storage rule, one line each.
+fn storage_violations(root: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(root, &mut files);
+    let mut out = Vec::new();
+    for path in files {
+        let rel = path
+            .strip_prefix(root)
+            .expect("below the root")
+            .to_string_lossy()
+            .replace('\\', "/");
+        if rel.starts_with("memory/") {
+            continue;
+        }
+        let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {rel}: {e}"));
+        if names(&text, "sqlx") && !SQLX_ALLOWED.iter().any(|(f, _)| *f == rel) {
+            out.push(format!("{rel} names sqlx"));
+        }
+        if rel != "tests/tests/architecture.rs" && text.contains(".pool()") {
+            out.push(format!("{rel} calls .pool()"));
+        }
+    }
+    out
+}
+
+#[test]
+fn only_memory_touches_the_database() {
+    let root = workspace_root();
+    assert!(
+        root.join("memory/src/store").is_dir(),
+        "not the workspace root: {}",
+        root.display()
+    );
+    let found = storage_violations(&root);
+    assert!(
+        found.is_empty(),
+        "SQL and the driver belong to memory's store; use a store function instead:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_storage_check_catches_a_stray_query() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let write = |rel: &str, text: &str| {
+        let path = dir.path().join(rel);
+        fs::create_dir_all(path.parent().expect("has a parent")).expect("mkdir");
+        fs::write(path, text).expect("write");
+    };
+    write("memory/src/store/ok.rs", "use sqlx::Row; db.pool();");
+    write("pairing/src/lib.rs", "use sqlx::Row;");
+    write("gateway/src/http.rs", "db.pool().close()");
+    write("adapters/src/fine.rs", "let sqlx_like = 1; // mysqlx");
+    write("target/debug/build.rs", "use sqlx::Row;");
+    let mut found = storage_violations(dir.path());
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            "gateway/src/http.rs calls .pool()",
+            "pairing/src/lib.rs names sqlx"
+        ]
+    );
+}
