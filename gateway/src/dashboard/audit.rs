@@ -13,7 +13,7 @@ pub(super) async fn page(
     admin: Admin,
     jar: CookieJar,
 ) -> Page {
-    let entries = state.turns.db().audit_log(state.org(), PAGE_ROWS).await?;
+    let entries = state.db().audit_log(state.org(), PAGE_ROWS).await?;
     Ok(view::render(
         jar,
         state.org(),

@@ -57,8 +57,8 @@ pub(super) async fn page(
 ) -> Page {
     let content = match mq.scope.as_deref().unwrap_or("agent_notes") {
         "people" => {
-            let owners = state.turns.db().personal_owners(state.org()).await?;
-            let users = state.turns.pairing().users(state.org()).await?;
+            let owners = state.db().personal_owners(state.org()).await?;
+            let users = state.pairing().users(state.org()).await?;
             people(owners, &users)
         }
         other => {
@@ -74,7 +74,6 @@ pub(super) async fn page(
                 ..Default::default()
             };
             let records = state
-                .turns
                 .db()
                 .browse_records(state.org(), &filter, PAGE_ROWS)
                 .await?;
@@ -145,7 +144,7 @@ pub(super) async fn person(
     if user.is_empty() {
         return Ok(Redirect::to("/dashboard/memory?scope=people").into_response());
     }
-    let db = state.turns.db();
+    let db = state.db();
     let (q, status, status_key) = mq.search();
     db.audit(
         state.org(),
@@ -164,7 +163,7 @@ pub(super) async fn person(
         ..Default::default()
     };
     let records = db.browse_records(state.org(), &filter, PAGE_ROWS).await?;
-    let who = match state.turns.pairing().user(state.org(), user).await {
+    let who = match state.pairing().user(state.org(), user).await {
         Ok(u) => format!("{} · {} · {}", u.name, u.role, u.status),
         Err(PairingError::UnknownUser(_)) => "not paired".into(),
         Err(e) => return Err(e.into()),

@@ -57,6 +57,14 @@ impl DashboardState {
     fn org(&self) -> &str {
         &self.turns.config().server.org
     }
+
+    fn db(&self) -> &::memory::Db {
+        self.turns.db()
+    }
+
+    fn pairing(&self) -> &::pairing::Pairing {
+        self.turns.pairing()
+    }
 }
 
 /// What a page or an action answers.

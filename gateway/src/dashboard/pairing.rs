@@ -16,7 +16,7 @@ pub(super) async fn page(
     admin: Admin,
     jar: CookieJar,
 ) -> Page {
-    let p = state.turns.pairing();
+    let p = state.pairing();
     let pending = p.pending(state.org(), now_ms()).await?;
     let users = p.users(state.org()).await?;
     let content = template(&pending, &users, admin.csrf());
@@ -148,7 +148,6 @@ pub(super) async fn approve(
         Err(e) => return Ok(view::done(jar, false, e, PAIRING.path)),
     };
     let result = state
-        .turns
         .pairing()
         .approve(state.org(), &form.code, role, BUILT_IN_ADMIN, now_ms())
         .await;
@@ -166,7 +165,6 @@ pub(super) async fn deny(
     CsrfForm { form, .. }: CsrfForm<CodeForm>,
 ) -> Page {
     let result = state
-        .turns
         .pairing()
         .deny(state.org(), &form.code, BUILT_IN_ADMIN, now_ms())
         .await;
@@ -186,7 +184,6 @@ pub(super) async fn set_role(
         (false, Ok(r)) => r,
     };
     let result = state
-        .turns
         .pairing()
         .set_role(state.org(), &form.user, role, BUILT_IN_ADMIN, now_ms())
         .await;
@@ -202,7 +199,6 @@ pub(super) async fn revoke(
         return Ok(view::done(jar, false, KEEP_BUILT_IN, PAIRING.path));
     }
     let result = state
-        .turns
         .pairing()
         .revoke(state.org(), &form.user, BUILT_IN_ADMIN, now_ms())
         .await;

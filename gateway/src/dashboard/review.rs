@@ -21,7 +21,6 @@ pub(super) async fn page(
         ..Default::default()
     };
     let records = state
-        .turns
         .db()
         .browse_records(state.org(), &filter, PAGE_ROWS)
         .await?;

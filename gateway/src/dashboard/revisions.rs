@@ -16,7 +16,7 @@ pub(super) async fn page(
     admin: Admin,
     jar: CookieJar,
 ) -> Page {
-    let db = state.turns.db();
+    let db = state.db();
     let revs = db.recent_revisions(state.org(), PAGE_ROWS).await?;
     let mut records = HashMap::new();
     for r in &revs {
@@ -105,7 +105,7 @@ pub(super) async fn undo(
     CsrfForm { form, .. }: CsrfForm<UndoForm>,
 ) -> Page {
     let to = REVISIONS.path;
-    let db = state.turns.db();
+    let db = state.db();
     let id = form.id;
     let rev = match db.revision(state.org(), id).await {
         Ok(r) => r,

@@ -78,7 +78,6 @@ pub(super) async fn logout(
     CsrfForm { admin, .. }: CsrfForm<NoFields>,
 ) -> Page {
     state
-        .turns
         .db()
         .delete_dashboard_session(state.org(), &admin.session.id_hash)
         .await?;

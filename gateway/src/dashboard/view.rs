@@ -28,30 +28,18 @@ pub struct Tab {
     pub title: &'static str,
 }
 
-pub const CHAT: Tab = Tab {
-    path: "/dashboard/chat",
-    title: "Chat",
-};
-pub const PAIRING: Tab = Tab {
-    path: "/dashboard/pairing",
-    title: "Pairing",
-};
-pub const MEMORY: Tab = Tab {
-    path: "/dashboard/memory",
-    title: "Memory",
-};
-pub const REVIEW: Tab = Tab {
-    path: "/dashboard/review",
-    title: "Review",
-};
-pub const REVISIONS: Tab = Tab {
-    path: "/dashboard/revisions",
-    title: "Revisions",
-};
-pub const AUDIT: Tab = Tab {
-    path: "/dashboard/audit",
-    title: "Audit log",
-};
+impl Tab {
+    const fn new(path: &'static str, title: &'static str) -> Tab {
+        Tab { path, title }
+    }
+}
+
+pub const CHAT: Tab = Tab::new("/dashboard/chat", "Chat");
+pub const PAIRING: Tab = Tab::new("/dashboard/pairing", "Pairing");
+pub const MEMORY: Tab = Tab::new("/dashboard/memory", "Memory");
+pub const REVIEW: Tab = Tab::new("/dashboard/review", "Review");
+pub const REVISIONS: Tab = Tab::new("/dashboard/revisions", "Revisions");
+pub const AUDIT: Tab = Tab::new("/dashboard/audit", "Audit log");
 
 /// The pages in the navigation bar, in order.
 pub const NAV: &[Tab] = &[CHAT, PAIRING, MEMORY, REVIEW, REVISIONS, AUDIT];
