@@ -1,5 +1,7 @@
-//! The HTTP server: health, and the `/api/v1` surface. `app(state)` is the
-//! whole router, so tests drive it in-process and over a real socket alike.
+//! The HTTP server: health, and the `/api/v1` surface, with the dashboard's
+//! and the Teams webhook's routes (each carrying its own state) merged in.
+//! `app(state)` is the whole router, so tests drive it in-process and over a
+//! real socket alike.
 
 use crate::turn::TurnLoop;
 use adapters::{ConversationKind, Inbound};
@@ -23,7 +25,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/api/v1/messages", post(post_message))
-        .merge(crate::dashboard::router(state.turns.config()))
+        .merge(crate::dashboard::router(&state.turns))
         .merge(crate::teams::routes(&state.turns))
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)

@@ -9,12 +9,7 @@ async fn main() -> std::process::ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = steward::cli::Cli::parse();
-    let result = match steward::cli::check(&cli) {
-        Ok(()) => steward::cli::run(cli).await,
-        Err(e) => Err(e),
-    };
-    match result {
+    match steward::cli::run(steward::cli::Cli::parse()).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");

@@ -5,7 +5,7 @@
 use crate::clock::ManualClock;
 use crate::turn::TurnLoop;
 use crate::Config;
-use adapters::{ConversationKind, Inbound};
+use adapters::{ConversationKind, Inbound, Reply};
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 use memory::store::RecordFilter;
 use memory::{Db, MemoryRecord, Principal, Revision, Role, SystemPrincipal};
@@ -168,6 +168,15 @@ fn rfc3339(ms: i64) -> String {
         .unwrap_or_default()
 }
 
+impl From<Reply> for ReplyRow {
+    fn from(r: Reply) -> Self {
+        ReplyRow {
+            conversation: r.conversation,
+            text: r.text,
+        }
+    }
+}
+
 impl From<MemoryRecord> for MemoryRow {
     fn from(r: MemoryRecord) -> Self {
         MemoryRow {
@@ -304,12 +313,7 @@ async fn replay_events(
                     mentioned: m.mention,
                     answer: None,
                 };
-                for r in turns.handle(&msg).await? {
-                    replies.push(ReplyRow {
-                        conversation: r.conversation,
-                        text: r.text,
-                    });
-                }
+                replies.extend(turns.handle(&msg).await?.into_iter().map(ReplyRow::from));
                 orgs.push(org);
             }
             Event::System(s) => {
@@ -332,12 +336,13 @@ async fn replay_events(
                     mentioned: true,
                     answer: None,
                 };
-                for r in turns.system_turn(&msg, who).await? {
-                    replies.push(ReplyRow {
-                        conversation: r.conversation,
-                        text: r.text,
-                    });
-                }
+                replies.extend(
+                    turns
+                        .system_turn(&msg, who)
+                        .await?
+                        .into_iter()
+                        .map(ReplyRow::from),
+                );
                 orgs.push(org);
             }
             Event::Tool(t) => {

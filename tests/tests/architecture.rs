@@ -119,3 +119,92 @@ fn the_storage_check_catches_a_stray_query() {
         ]
     );
 }
+
+// --- module layering of the gateway -----------------------------------------
+
+/// Every `.rs` file under `gateway/src`, with its path relative to the workspace.
+fn gateway_sources() -> Vec<(String, String)> {
+    fn walk(dir: &Path, out: &mut Vec<(String, String)>) {
+        for entry in fs::read_dir(dir).expect("read dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = fs::read_to_string(&path).expect("read source");
+                let rel = path
+                    .strip_prefix(workspace_root())
+                    .expect("inside the workspace")
+                    .display()
+                    .to_string();
+                out.push((rel, text));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&workspace_root().join("gateway/src"), &mut out);
+    assert!(out.len() > 10, "found the gateway's sources");
+    out
+}
+
+#[test]
+fn the_turn_loop_is_one_type_in_one_file() {
+    let impls: Vec<String> = gateway_sources()
+        .into_iter()
+        .filter(|(_, text)| {
+            text.lines()
+                .any(|l| l.trim_start().starts_with("impl TurnLoop"))
+        })
+        .map(|(path, _)| path)
+        .collect();
+    assert_eq!(impls, ["gateway/src/turn.rs"]);
+}
+
+/// `(importer prefix, forbidden import)`: the services never reach back into
+/// the loop, the models never know the loop, the dashboard never imports the
+/// HTTP server that mounts it.
+const FORBIDDEN: &[(&str, &str)] = &[
+    ("gateway/src/llm/", "crate::turn"),
+    ("gateway/src/lifecycle/", "crate::turn"),
+    ("gateway/src/learning.rs", "crate::turn"),
+    ("gateway/src/beliefs.rs", "crate::turn"),
+    ("gateway/src/consolidate.rs", "crate::turn"),
+    ("gateway/src/export.rs", "crate::turn"),
+    ("gateway/src/commands.rs", "crate::turn"),
+    ("gateway/src/jobs.rs", "crate::turn"),
+    ("gateway/src/dashboard/", "crate::http"),
+];
+
+#[test]
+fn services_models_and_pages_do_not_import_what_sits_above_them() {
+    let mut broken = Vec::new();
+    for (path, text) in gateway_sources() {
+        for (prefix, import) in FORBIDDEN {
+            if path.starts_with(prefix)
+                && text
+                    .lines()
+                    .any(|l| !l.trim_start().starts_with("//") && l.contains(import))
+            {
+                broken.push(format!("{path} uses {import}"));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "{broken:#?}");
+}
+
+#[test]
+fn the_loop_reads_no_wall_clock() {
+    let sources = gateway_sources();
+    for file in [
+        "gateway/src/turn.rs",
+        "gateway/src/jobs.rs",
+        "gateway/src/lifecycle/",
+    ] {
+        for (path, text) in sources.iter().filter(|(p, _)| p.starts_with(file)) {
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            assert!(
+                !code.contains("Utc::now") && !code.contains("SystemTime::now"),
+                "{path} reads the wall clock; use the injected Clock"
+            );
+        }
+    }
+}

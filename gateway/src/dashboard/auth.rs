@@ -6,8 +6,7 @@
 //! its session's token — otherwise 403 and the handler (so any side effect)
 //! never runs.
 
-use super::{view, DashError, BUILT_IN_ADMIN, SESSION_COOKIE};
-use crate::http::AppState;
+use super::{now_ms, view, DashError, DashboardState, BUILT_IN_ADMIN, SESSION_COOKIE};
 use crate::turn::TurnLoop;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -37,10 +36,6 @@ pub(crate) fn random_hex(bytes: usize) -> String {
 
 fn same(a: &str, b: &str) -> bool {
     a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
-}
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
 }
 
 /// Where the admin token comes from, as `steward serve` reports it.
@@ -198,12 +193,12 @@ fn to_sign_in() -> Response {
     Redirect::to("/dashboard/login").into_response()
 }
 
-impl FromRequestParts<AppState> for Admin {
+impl FromRequestParts<DashboardState> for Admin {
     type Rejection = Response;
 
     async fn from_request_parts(
         parts: &mut Parts,
-        state: &AppState,
+        state: &DashboardState,
     ) -> Result<Self, Self::Rejection> {
         let jar = CookieJar::from_headers(&parts.headers);
         let Some(id) = jar.get(SESSION_COOKIE).map(|c| c.value().to_string()) else {
@@ -237,13 +232,13 @@ pub struct CsrfForm<T> {
     pub form: T,
 }
 
-impl<T> FromRequest<AppState> for CsrfForm<T>
+impl<T> FromRequest<DashboardState> for CsrfForm<T>
 where
     T: DeserializeOwned + Send,
 {
     type Rejection = Response;
 
-    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+    async fn from_request(req: Request, state: &DashboardState) -> Result<Self, Self::Rejection> {
         let (mut parts, body) = req.into_parts();
         let admin = Admin::from_request_parts(&mut parts, state).await?;
         let req = Request::from_parts(parts, body);

@@ -15,21 +15,27 @@
 //! Personal memory is shown only on a person's page, and opening it is
 //! audited (`memory.view`).
 
+mod audit;
 mod auth;
-mod pages;
+mod chat;
+mod memory;
+mod pairing;
+mod review;
+mod revisions;
+mod signin;
 mod view;
 
 pub use auth::{
     ensure_admin_token, ensure_admin_user, reset_admin_token, Admin, AdminToken, CsrfForm,
 };
 
-use crate::config::Config;
-use crate::http::AppState;
+use crate::turn::TurnLoop;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::map_response;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use std::sync::Arc;
 
 /// The stored user id the dashboard chats as (SPEC §3).
 pub const BUILT_IN_ADMIN: &str = "admin";
@@ -37,17 +43,47 @@ pub const BUILT_IN_ADMIN: &str = "admin";
 pub const CHAT_CONVERSATION: &str = "dashboard:admin";
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "steward_session";
-const FLASH_COOKIE: &str = "steward_flash";
 
 const STYLE: &str = include_str!("style.css");
+
+/// What every dashboard handler is given: the turn loop it shows and acts on.
+#[derive(Clone)]
+pub struct DashboardState {
+    turns: Arc<TurnLoop>,
+}
+
+impl DashboardState {
+    /// The organisation the dashboard shows (`server.org`).
+    fn org(&self) -> &str {
+        &self.turns.config().server.org
+    }
+
+    fn db(&self) -> &::memory::Db {
+        self.turns.db()
+    }
+
+    fn pairing(&self) -> &::pairing::Pairing {
+        self.turns.pairing()
+    }
+}
+
+/// What a page or an action answers.
+type Page = Result<Response, DashError>;
+
+/// Rows a list page shows at most.
+const PAGE_ROWS: i64 = 200;
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
 
 /// Why a dashboard page could not be served.
 #[derive(Debug, thiserror::Error)]
 pub enum DashError {
     #[error(transparent)]
-    Store(#[from] memory::StoreError),
+    Store(#[from] ::memory::StoreError),
     #[error(transparent)]
-    Pairing(#[from] pairing::PairingError),
+    Pairing(#[from] ::pairing::PairingError),
     #[error(transparent)]
     Turn(#[from] crate::turn::TurnError),
 }
@@ -66,36 +102,40 @@ impl IntoResponse for DashError {
     }
 }
 
-/// The dashboard's routes (empty when `dashboard.enabled = false`).
-pub fn router(cfg: &Config) -> Router<AppState> {
-    if !cfg.dashboard.enabled {
+/// The dashboard's routes on `turns` (none when `dashboard.enabled = false`),
+/// for any outer router: they carry their own state.
+pub fn router<S>(turns: &Arc<TurnLoop>) -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    if !turns.config().dashboard.enabled {
         return Router::new();
     }
     Router::new()
         .route("/dashboard", get(home))
         .route("/dashboard/", get(home))
         .route("/dashboard/static/style.css", get(style))
-        .route(
-            "/dashboard/login",
-            get(pages::login_page).post(pages::login),
-        )
-        .route("/dashboard/logout", post(pages::logout))
-        .route("/dashboard/chat", get(pages::chat).post(pages::chat_send))
-        .route("/dashboard/chat/answer", post(pages::chat_answer))
-        .route("/dashboard/pairing", get(pages::pairing))
-        .route("/dashboard/pairing/approve", post(pages::pairing_approve))
-        .route("/dashboard/pairing/deny", post(pages::pairing_deny))
-        .route("/dashboard/users/role", post(pages::user_role))
-        .route("/dashboard/users/revoke", post(pages::user_revoke))
-        .route("/dashboard/memory", get(pages::memory))
-        .route("/dashboard/memory/person", get(pages::person))
-        .route("/dashboard/review", get(pages::review))
-        .route("/dashboard/review/confirm", post(pages::review_confirm))
-        .route("/dashboard/review/reject", post(pages::review_reject))
-        .route("/dashboard/revisions", get(pages::revisions))
-        .route("/dashboard/revisions/undo", post(pages::revision_undo))
-        .route("/dashboard/audit", get(pages::audit))
+        .route("/dashboard/login", get(signin::page).post(signin::login))
+        .route("/dashboard/logout", post(signin::logout))
+        .route("/dashboard/chat", get(chat::page).post(chat::send))
+        .route("/dashboard/chat/answer", post(chat::answer))
+        .route("/dashboard/pairing", get(pairing::page))
+        .route("/dashboard/pairing/approve", post(pairing::approve))
+        .route("/dashboard/pairing/deny", post(pairing::deny))
+        .route("/dashboard/users/role", post(pairing::set_role))
+        .route("/dashboard/users/revoke", post(pairing::revoke))
+        .route("/dashboard/memory", get(memory::page))
+        .route("/dashboard/memory/person", get(memory::person))
+        .route("/dashboard/review", get(review::page))
+        .route("/dashboard/review/confirm", post(review::confirm))
+        .route("/dashboard/review/reject", post(review::reject))
+        .route("/dashboard/revisions", get(revisions::page))
+        .route("/dashboard/revisions/undo", post(revisions::undo))
+        .route("/dashboard/audit", get(audit::page))
         .layer(map_response(security_headers))
+        .with_state(DashboardState {
+            turns: turns.clone(),
+        })
 }
 
 /// Every routed POST path, for tests that try each one without a CSRF token.

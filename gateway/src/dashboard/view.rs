@@ -1,9 +1,18 @@
-//! HTML: the page layout and the small pieces pages share. maud escapes
-//! every interpolated value, so text from chat platforms (names, messages,
-//! memory) is shown, never run.
+//! What every page shares: the layout with its navigation, the one-shot
+//! notice an action leaves for the next page, and the small pieces of markup
+//! several pages use. Each page's own markup stands beside its handlers.
+//!
+//! maud escapes every interpolated value, so text from chat platforms (names,
+//! messages, memory) is shown, never run.
 
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum_extra::extract::cookie::{Cookie, SameSite};
+use axum_extra::extract::CookieJar;
 use maud::{html, Markup, DOCTYPE};
 use memory::{MemoryRecord, Status};
+
+/// The cookie that carries a notice to the next page.
+const FLASH_COOKIE: &str = "steward_flash";
 
 /// A one-shot notice shown at the top of the next page.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,15 +21,64 @@ pub struct Flash {
     pub text: String,
 }
 
-/// The pages in the navigation bar: (path, label).
-pub const NAV: &[(&str, &str)] = &[
-    ("/dashboard/chat", "Chat"),
-    ("/dashboard/pairing", "Pairing"),
-    ("/dashboard/memory", "Memory"),
-    ("/dashboard/review", "Review"),
-    ("/dashboard/revisions", "Revisions"),
-    ("/dashboard/audit", "Audit log"),
-];
+/// A page of the navigation bar: where it is, and its title.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tab {
+    pub path: &'static str,
+    pub title: &'static str,
+}
+
+impl Tab {
+    const fn new(path: &'static str, title: &'static str) -> Tab {
+        Tab { path, title }
+    }
+}
+
+pub const CHAT: Tab = Tab::new("/dashboard/chat", "Chat");
+pub const PAIRING: Tab = Tab::new("/dashboard/pairing", "Pairing");
+pub const MEMORY: Tab = Tab::new("/dashboard/memory", "Memory");
+pub const REVIEW: Tab = Tab::new("/dashboard/review", "Review");
+pub const REVISIONS: Tab = Tab::new("/dashboard/revisions", "Revisions");
+pub const AUDIT: Tab = Tab::new("/dashboard/audit", "Audit log");
+
+/// The pages in the navigation bar, in order.
+pub const NAV: &[Tab] = &[CHAT, PAIRING, MEMORY, REVIEW, REVISIONS, AUDIT];
+
+/// A signed-in page `tab` in the layout (its forms carry `csrf`), showing
+/// (and clearing) the pending notice.
+pub fn render(jar: CookieJar, org: &str, csrf: &str, tab: Tab, content: Markup) -> Response {
+    let (jar, flash) = take_flash(jar);
+    let page = layout(tab, org, csrf, flash.as_ref(), content);
+    (jar, Html(page.into_string())).into_response()
+}
+
+/// Redirect to `to` with a notice for the next page.
+pub fn done(jar: CookieJar, ok: bool, text: impl Into<String>, to: &str) -> Response {
+    let text = text.into();
+    let value = format!("{}{}", if ok { '1' } else { '0' }, hex::encode(text));
+    let cookie = Cookie::build((FLASH_COOKIE, value))
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .path("/dashboard")
+        .build();
+    (jar.add(cookie), Redirect::to(to)).into_response()
+}
+
+/// The pending notice, and the jar that clears it.
+fn take_flash(jar: CookieJar) -> (CookieJar, Option<Flash>) {
+    let Some(value) = jar.get(FLASH_COOKIE).map(|c| c.value().to_string()) else {
+        return (jar, None);
+    };
+    let jar = jar.remove(Cookie::build(FLASH_COOKIE).path("/dashboard"));
+    let flash = value.split_at_checked(1).and_then(|(kind, text)| {
+        let text = String::from_utf8(hex::decode(text).ok()?).ok()?;
+        Some(Flash {
+            ok: kind == "1",
+            text,
+        })
+    });
+    (jar, flash)
+}
 
 fn head(title: &str) -> Markup {
     html! {
@@ -34,25 +92,18 @@ fn head(title: &str) -> Markup {
 }
 
 /// A signed-in page: navigation, the notice, the content.
-pub fn layout(
-    title: &str,
-    active: &str,
-    org: &str,
-    csrf: &str,
-    flash: Option<&Flash>,
-    content: Markup,
-) -> Markup {
+fn layout(active: Tab, org: &str, csrf: &str, flash: Option<&Flash>, content: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
-            (head(title))
+            (head(active.title))
             body {
                 header.topbar {
                     div.topbar-inner {
                         a.brand href="/dashboard/chat" { "steward" }
                         nav {
-                            @for (path, label) in NAV {
-                                a.active[*path == active] href=(path) { (label) }
+                            @for tab in NAV {
+                                a.active[*tab == active] href=(tab.path) { (tab.title) }
                             }
                         }
                         div.who {
@@ -65,7 +116,7 @@ pub fn layout(
                     }
                 }
                 main {
-                    h1 { (title) }
+                    h1 { (active.title) }
                     @if let Some(f) = flash {
                         div.flash.ok[f.ok].err[!f.ok] id="flash" role="status" { (f.text) }
                     }
@@ -161,32 +212,5 @@ pub fn content_or_link(r: &MemoryRecord) -> Markup {
         }
     } else {
         html! { (r.content) }
-    }
-}
-
-/// A table of records; `show` decides whether personal text is shown in full.
-pub fn records_table(records: &[MemoryRecord], show_personal: bool) -> Markup {
-    if records.is_empty() {
-        return empty("No records match.");
-    }
-    html! {
-        table.records {
-            thead { tr { th { "#" } th { "Content" } th { "Subject" } th { "Kind" } th { "Status" } th { "Said" } th { "Source" } } }
-            tbody {
-                @for r in records {
-                    tr id={ "record-" (r.id) } data-status=(r.status.as_str()) {
-                        td.num { (r.id) }
-                        td.content {
-                            @if show_personal { (r.content) } @else { (content_or_link(r)) }
-                        }
-                        td.subject { code { (r.subject) } }
-                        td { (r.kind) }
-                        td { (status_badge(r.status)) }
-                        td.when { (date(r.said_at)) }
-                        td.source { (r.source) }
-                    }
-                }
-            }
-        }
     }
 }

@@ -1,0 +1,350 @@
+//! `steward memory …`: records, revisions, review, relearn, policy, export,
+//! retention, consolidation and archives.
+
+use super::{
+    date, now_ms, ArchiveAction, Ctx, MemoryCommand, PolicyAction, ReviewAction, RevisionAction,
+    ACTOR,
+};
+use ::memory::store::RecordFilter;
+use ::memory::{Scope, Status};
+use anyhow::{bail, Context, Result};
+use std::path::PathBuf;
+
+pub(super) async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<()> {
+    match cmd {
+        MemoryCommand::List {
+            scope,
+            status,
+            owner,
+        } => list(ctx, scope, status, owner).await,
+        MemoryCommand::Show { id } => show(ctx, id).await,
+        MemoryCommand::Search { text } => search(ctx, &text).await,
+        MemoryCommand::Revisions { action } => revisions(ctx, action).await,
+        MemoryCommand::Forget { id } => {
+            ctx.turns
+                .lifecycle()
+                .forget(&ctx.org, id, ACTOR, now_ms())
+                .await?;
+            println!("forgotten: record #{id} is deleted");
+            Ok(())
+        }
+        MemoryCommand::Review { action } => review(ctx, action).await,
+        MemoryCommand::Relearn {
+            archive,
+            conversation,
+        } => relearn(ctx, archive, conversation).await,
+        MemoryCommand::Policy { action } => policy(ctx, action).await,
+        MemoryCommand::Export { user, markdown } => export(ctx, user, markdown).await,
+        MemoryCommand::Expire => {
+            let r = ctx.turns.lifecycle().expire(&ctx.org, now_ms()).await?;
+            println!("{}", serde_json::to_string(&r)?);
+            Ok(())
+        }
+        MemoryCommand::Distill => distill(ctx).await,
+        MemoryCommand::Archives { action } => archives(ctx, action).await,
+    }
+}
+
+async fn list(
+    ctx: &Ctx,
+    scope: Option<String>,
+    status: Option<String>,
+    owner: Option<String>,
+) -> Result<()> {
+    let Ctx { turns, org } = ctx;
+    let db = turns.db();
+    let scope = scope
+        .map(|s| Scope::parse(&s).with_context(|| format!("unknown scope {s}")))
+        .transpose()?;
+    let status = status
+        .map(|s| Status::parse(&s).with_context(|| format!("unknown status {s}")))
+        .transpose()?;
+    // Personal memory is shown one person at a time, and each look is audited.
+    if let Some(o) = &owner {
+        db.audit(
+            org,
+            "operator (cli)",
+            "memory.view",
+            o,
+            "steward memory list --owner",
+            now_ms(),
+        )
+        .await?;
+    }
+    let filter = RecordFilter {
+        agent: None,
+        scope,
+        owner: owner.clone(),
+        status,
+    };
+    let mut hidden = 0;
+    for r in db.records(org, &filter).await? {
+        if owner.is_none() && r.scope.is_personal() {
+            hidden += 1;
+            continue;
+        }
+        println!(
+            "#{:<5} {:<11} {:<10} {:<18} {}",
+            r.id,
+            r.scope.as_str(),
+            r.status.as_str(),
+            r.owner.as_deref().unwrap_or("-"),
+            r.content
+        );
+    }
+    if hidden > 0 {
+        println!("({hidden} personal record(s) not shown: list one person's with --owner ID, which is audited)");
+    }
+    Ok(())
+}
+
+async fn show(ctx: &Ctx, id: i64) -> Result<()> {
+    let Ctx { turns, org } = ctx;
+    let db = turns.db();
+    let r = db.record(org, id).await?;
+    if let (true, Some(owner)) = (r.scope.is_personal(), &r.owner) {
+        db.audit(
+            org,
+            "operator (cli)",
+            "memory.view",
+            owner,
+            &format!("record:{id}"),
+            now_ms(),
+        )
+        .await?;
+    }
+    println!("{}", serde_json::to_string_pretty(&r)?);
+    Ok(())
+}
+
+async fn search(ctx: &Ctx, text: &str) -> Result<()> {
+    let records = ctx.turns.db().search_records(&ctx.org, text, 50).await?;
+    for r in records.into_iter().filter(|r| !r.scope.is_personal()) {
+        println!(
+            "#{:<5} {:<11} {:<10} {}",
+            r.id,
+            r.scope.as_str(),
+            r.status.as_str(),
+            r.content
+        );
+    }
+    Ok(())
+}
+
+async fn revisions(ctx: &Ctx, action: Option<RevisionAction>) -> Result<()> {
+    let Ctx { turns, org } = ctx;
+    let db = turns.db();
+    match action {
+        None | Some(RevisionAction::List) => {
+            for r in db.revisions(org).await? {
+                println!(
+                    "rev {:<4} {} -> retired #{} by #{} via {} ({}) run {}{}",
+                    r.id,
+                    date(r.created_at),
+                    r.retired_id,
+                    r.replacing_id,
+                    r.via,
+                    r.cause,
+                    r.run_id,
+                    if r.undone_at.is_some() {
+                        " [undone]"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        }
+        Some(RevisionAction::Undo { id: Some(id), .. }) => {
+            let rev = db.revision(org, id).await?;
+            if db.undo_revision(org, id, ACTOR, now_ms()).await? {
+                println!(
+                    "undone: record #{} is back; #{} may not replace it again",
+                    rev.retired_id, rev.replacing_id
+                );
+            } else {
+                println!("revision {id} was already undone");
+            }
+        }
+        Some(RevisionAction::Undo {
+            id: None,
+            run: Some(run),
+        }) => {
+            let undone = db.undo_run(org, &run, ACTOR, now_ms()).await?;
+            println!(
+                "undone {} revision(s) of run {run}: {undone:?}",
+                undone.len()
+            );
+        }
+        Some(RevisionAction::Undo {
+            id: None,
+            run: None,
+        }) => bail!("undo needs a revision id or --run RUN"),
+    }
+    Ok(())
+}
+
+async fn review(ctx: &Ctx, action: Option<ReviewAction>) -> Result<()> {
+    let Ctx { turns, org } = ctx;
+    let (id, confirm) = match action {
+        None | Some(ReviewAction::List) => {
+            let filter = RecordFilter {
+                status: Some(Status::Unverified),
+                ..Default::default()
+            };
+            for r in turns.db().records(org, &filter).await? {
+                println!(
+                    "#{:<5} {:<11} said {} ({}): {}",
+                    r.id,
+                    r.scope.as_str(),
+                    date(r.said_at),
+                    r.source,
+                    r.content
+                );
+            }
+            return Ok(());
+        }
+        Some(ReviewAction::Confirm { id }) => (id, true),
+        Some(ReviewAction::Reject { id }) => (id, false),
+    };
+    match turns
+        .lifecycle()
+        .review(org, id, confirm, ACTOR, now_ms())
+        .await?
+    {
+        Ok(text) => println!("{text}"),
+        Err(reason) => bail!(reason),
+    }
+    Ok(())
+}
+
+async fn relearn(ctx: &Ctx, archive: Option<i64>, conversation: Option<String>) -> Result<()> {
+    let Ctx { turns, org } = ctx;
+    let ids: Vec<i64> = match (archive, conversation) {
+        (Some(id), _) => vec![id],
+        (None, Some(c)) => turns
+            .db()
+            .archives(org, Some(&c))
+            .await?
+            .into_iter()
+            .map(|a| a.id)
+            .collect(),
+        (None, None) => bail!("relearn needs an archive id or --conversation C"),
+    };
+    if ids.is_empty() {
+        bail!("nothing to relearn: no archive");
+    }
+    for id in ids {
+        let r = turns.lifecycle().relearn(org, id, ACTOR, now_ms()).await?;
+        println!(
+            "archive {id}: {} active, {} unverified (review them with `steward memory review`), {} skipped; run {}",
+            r.active.len(),
+            r.unverified.len(),
+            r.skipped,
+            r.run_id
+        );
+    }
+    Ok(())
+}
+
+async fn policy(ctx: &Ctx, action: Option<PolicyAction>) -> Result<()> {
+    let Ctx { turns, org } = ctx;
+    match action {
+        None | Some(PolicyAction::List) => {
+            let filter = RecordFilter {
+                scope: Some(Scope::OrgPolicy),
+                status: Some(Status::Active),
+                ..Default::default()
+            };
+            for r in turns.db().records(org, &filter).await? {
+                println!("#{:<5} {}", r.id, r.content);
+            }
+        }
+        Some(PolicyAction::Add { text }) => {
+            let id = turns
+                .learning()
+                .write_policy(org, &text, ACTOR, now_ms())
+                .await?;
+            println!("Written: org_policy updated (id: {id}).");
+        }
+        Some(PolicyAction::Retire { id }) => {
+            let r = turns.db().record(org, id).await?;
+            if r.scope != Scope::OrgPolicy {
+                bail!("record {id} is not org policy");
+            }
+            turns.lifecycle().forget(org, id, ACTOR, now_ms()).await?;
+            println!("retired: org policy #{id}");
+        }
+    }
+    Ok(())
+}
+
+async fn export(ctx: &Ctx, user: Option<String>, markdown: Option<PathBuf>) -> Result<()> {
+    let Ctx { turns, org } = ctx;
+    match (user, markdown) {
+        (Some(user), _) => {
+            let v = turns
+                .export()
+                .export_user(org, &user, ACTOR, now_ms())
+                .await?;
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        }
+        (None, Some(dir)) => {
+            let n = turns
+                .export()
+                .export_markdown(org, &dir, ACTOR, now_ms())
+                .await?;
+            println!("wrote {n} file(s) under {}", dir.display());
+        }
+        (None, None) => bail!("export needs --user ID or --markdown DIR"),
+    }
+    Ok(())
+}
+
+async fn distill(ctx: &Ctx) -> Result<()> {
+    let r = ctx
+        .turns
+        .consolidation()
+        .distill(&ctx.org, now_ms())
+        .await?;
+    for m in &r.merges {
+        println!("merged {:?} into #{}", m.retired, m.into);
+    }
+    println!(
+        "consolidation run {}: {} record(s) shown in {} call(s), {} failed, {} merge(s), {} refused, {} waiting for the next run{}",
+        r.run_id,
+        r.shown,
+        r.calls,
+        r.failed_calls,
+        r.merges.len(),
+        r.refused,
+        r.waiting,
+        if r.merges.is_empty() {
+            String::new()
+        } else {
+            format!("; undo with `steward memory revisions undo --run {}`", r.run_id)
+        }
+    );
+    Ok(())
+}
+
+async fn archives(ctx: &Ctx, action: Option<ArchiveAction>) -> Result<()> {
+    let Ctx { turns, org } = ctx;
+    match action {
+        None | Some(ArchiveAction::List) => {
+            for a in turns.db().archives(org, None).await? {
+                println!(
+                    "archive {:<4} {} {} – {} trust {}",
+                    a.id,
+                    a.conversation,
+                    date(a.started_at),
+                    date(a.ended_at),
+                    a.trust
+                );
+            }
+        }
+        Some(ArchiveAction::Show { id }) => {
+            println!("{}", turns.db().archive(org, id).await?.markdown)
+        }
+    }
+    Ok(())
+}

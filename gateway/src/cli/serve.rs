@@ -1,0 +1,84 @@
+//! `steward serve`: the HTTP server (API, dashboard, Teams), the Discord
+//! channel beside it, and the background jobs, until ctrl-c.
+
+use crate::dashboard::AdminToken;
+use crate::http::{app, AppState};
+use crate::turn::TurnLoop;
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+pub(super) async fn run(turns: Arc<TurnLoop>) -> Result<()> {
+    let cfg = turns.config();
+    let listen = &cfg.server.listen;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("binding {listen}"))?;
+    let addr = listener.local_addr()?;
+    println!(
+        "steward listening on http://{addr} (database {}, model {})",
+        cfg.database.url, cfg.llm.provider
+    );
+    if cfg.dashboard.enabled {
+        announce_dashboard(&turns, addr).await?;
+    }
+    if cfg.teams.security_token.is_some() {
+        println!("Teams outgoing webhook: POST http://{addr}/teams/<agent>");
+    }
+    let discord = crate::discord::start(turns.clone()).context("starting the Discord channel")?;
+    if discord.is_some() {
+        println!("discord channel connecting to the gateway");
+    }
+    let expire = turns
+        .jobs()
+        .spawn(turns.lifecycle().clone(), turns.clock().clone());
+    let consolidation = cfg.llm.auto_consolidate.then(|| {
+        turns
+            .jobs()
+            .spawn(turns.consolidation().clone(), turns.clock().clone())
+    });
+    let server = axum::serve(
+        listener,
+        app(AppState {
+            turns: turns.clone(),
+        }),
+    )
+    .with_graceful_shutdown(async {
+        let _ = tokio::signal::ctrl_c().await;
+    });
+    match discord {
+        Some(discord) => discord.beside(server).await?,
+        None => server.await?,
+    }
+    expire.abort();
+    if let Some(job) = consolidation {
+        job.abort();
+    }
+    turns.db().close().await;
+    Ok(())
+}
+
+/// The built-in admin and the admin token exist; say where and how to sign in.
+async fn announce_dashboard(turns: &TurnLoop, addr: SocketAddr) -> Result<()> {
+    crate::dashboard::ensure_admin_user(turns).await?;
+    let token = crate::dashboard::ensure_admin_token(turns)
+        .await
+        .context("setting up the dashboard admin token")?;
+    let how = match token {
+        AdminToken::Generated(t) => format!(
+            "dashboard admin token (shown once; `steward dashboard reset-token` makes a new one): {t}"
+        ),
+        AdminToken::Stored => "dashboard: sign in with the admin token printed when it was generated (`steward dashboard reset-token` makes a new one)".into(),
+        AdminToken::Configured => "dashboard: sign in with dashboard.admin_token".into(),
+    };
+    // Whoever reads stdout may have stopped; the server keeps running.
+    let mut out = std::io::stdout().lock();
+    if writeln!(out, "dashboard: http://{addr}/dashboard\n{how}")
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        eprintln!("warning: could not print the dashboard sign-in line to stdout; `steward dashboard reset-token` makes a new token");
+    }
+    Ok(())
+}

@@ -1,0 +1,189 @@
+//! The chat page: the admin's conversation with the agent, the pending
+//! "Remember this?" proposal, and sending a message or an answer through the
+//! turn loop as the built-in `admin` on channel `dashboard`.
+
+use super::auth::{self, Admin, CsrfForm};
+use super::view::{self, CHAT};
+use super::{now_ms, DashboardState, Page, BUILT_IN_ADMIN, CHAT_CONVERSATION, PAGE_ROWS};
+use adapters::{ConversationKind, Inbound, TurnHandler};
+use axum::extract::State;
+use axum::response::{IntoResponse, Redirect};
+use axum_extra::extract::CookieJar;
+use maud::{html, Markup};
+use memory::{MemoryRecord, StoredMessage};
+use serde::Deserialize;
+
+pub(super) async fn page(
+    State(state): State<DashboardState>,
+    admin: Admin,
+    jar: CookieJar,
+) -> Page {
+    let t = &state.turns;
+    let agent = &t.config().server.agent;
+    let history = t
+        .db()
+        .history(state.org(), agent, CHAT_CONVERSATION)
+        .await?;
+    let pending = t
+        .db()
+        .pending_proposals(
+            state.org(),
+            agent,
+            CHAT_CONVERSATION,
+            BUILT_IN_ADMIN,
+            now_ms(),
+        )
+        .await?;
+    let content = template(&history, &pending, admin.csrf());
+    Ok(view::render(jar, state.org(), admin.csrf(), CHAT, content))
+}
+
+/// The newest [`PAGE_ROWS`] messages, the proposal awaiting an answer, and the compose box.
+fn template(history: &[StoredMessage], pending: &[MemoryRecord], csrf: &str) -> Markup {
+    let skip = history.len().saturating_sub(PAGE_ROWS as usize);
+    let batch = pending.first().and_then(|r| r.batch);
+    html! {
+        section.chat {
+            // Newest first in the document; the stylesheet stacks it bottom-up,
+            // so the log opens scrolled to the latest message.
+            div.log id="log" {
+                @if history.is_empty() {
+                    p.empty { "No messages yet. Teach the agent with " code { "@notes: …" } ", or ask it something." }
+                }
+                @for m in history.iter().skip(skip).rev() {
+                    @let mine = m.author != "agent";
+                    div class={ "msg " @if mine { "me" } @else { "bot" } } {
+                        div.meta { (if mine { "you" } else { "steward" }) " · " (view::date(m.said_at)) }
+                        div.text { (m.text) }
+                    }
+                }
+            }
+            @if let Some(batch) = batch {
+                div.proposal id="proposal" {
+                    div.q { "Remember this?" }
+                    ul {
+                        @for r in pending {
+                            li { (r.content) " " span.muted { "(" (r.scope) ")" } }
+                        }
+                    }
+                    div.buttons {
+                        (view::action("/dashboard/chat/answer", csrf, &[("batch", &batch.to_string()), ("answer", "yes")], "Yes, remember", "primary"))
+                        (view::action("/dashboard/chat/answer", csrf, &[("batch", &batch.to_string()), ("answer", "no")], "No", "secondary"))
+                    }
+                }
+            }
+            form.compose method="post" action="/dashboard/chat" {
+                (view::csrf_field(csrf))
+                input type="hidden" name="nonce" value=(auth::random_hex(16));
+                input id="text" name="text" type="text" autocomplete="off" required autofocus placeholder="Message steward as the admin…";
+                button.primary type="submit" { "Send" }
+            }
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct ChatForm {
+    #[serde(default)]
+    text: String,
+    /// One per rendered form: a resubmitted form runs once.
+    #[serde(default)]
+    nonce: String,
+}
+
+pub(super) async fn send(
+    State(state): State<DashboardState>,
+    jar: CookieJar,
+    CsrfForm { form, .. }: CsrfForm<ChatForm>,
+) -> Page {
+    let text = form.text.trim();
+    if text.is_empty() {
+        return Ok(view::done(jar, false, "Type a message first.", CHAT.path));
+    }
+    let mut msg = message(&state, text);
+    let nonce = form.nonce.trim();
+    if (16..=64).contains(&nonce.len()) && nonce.bytes().all(|b| b.is_ascii_hexdigit()) {
+        msg.platform_id = Some(format!("form:{nonce}"));
+    }
+    run_turn(&state, jar, msg).await
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct AnswerForm {
+    batch: i64,
+    answer: String,
+}
+
+pub(super) async fn answer(
+    State(state): State<DashboardState>,
+    jar: CookieJar,
+    CsrfForm { form, .. }: CsrfForm<AnswerForm>,
+) -> Page {
+    let yes = match form.answer.as_str() {
+        "yes" => true,
+        "no" => false,
+        _ => return Ok(view::done(jar, false, "Answer yes or no.", CHAT.path)),
+    };
+    let mut msg = message(&state, if yes { "yes" } else { "no" });
+    msg.answer = Some((form.batch, yes));
+    run_turn(&state, jar, msg).await
+}
+
+/// `text` from the built-in admin in the dashboard conversation.
+fn message(state: &DashboardState, text: &str) -> Inbound {
+    let server = &state.turns.config().server;
+    Inbound {
+        org: server.org.clone(),
+        agent: server.agent.clone(),
+        channel: "dashboard".into(),
+        conversation: CHAT_CONVERSATION.into(),
+        kind: ConversationKind::Direct,
+        sender: Some(BUILT_IN_ADMIN.into()),
+        sender_name: "Dashboard admin".into(),
+        text: text.into(),
+        platform_id: None,
+        at: chrono::Utc::now(),
+        mentioned: true,
+        answer: None,
+    }
+}
+
+/// Run a message through the turn loop; a reply the history does not show
+/// (a refusal before storing, such as "slow down") comes back as a notice.
+async fn run_turn(state: &DashboardState, jar: CookieJar, msg: Inbound) -> Page {
+    let t = &state.turns;
+    auth::ensure_admin_user(t).await?;
+    let replies = match TurnHandler::handle(t.as_ref(), msg).await {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!(error = %e, "dashboard turn failed");
+            return Ok(view::done(
+                jar,
+                false,
+                "The turn failed; your message was kept if it was stored. Please try again.",
+                CHAT.path,
+            ));
+        }
+    };
+    let history = t
+        .db()
+        .history(state.org(), &t.config().server.agent, CHAT_CONVERSATION)
+        .await?;
+    let shown: Vec<&str> = history
+        .iter()
+        .rev()
+        .filter(|m| m.author == "agent")
+        .take(replies.len().max(1))
+        .map(|m| m.text.as_str())
+        .collect();
+    let unseen: Vec<&str> = replies
+        .iter()
+        .map(|r| r.text.as_str())
+        .filter(|r| !shown.contains(r))
+        .collect();
+    if unseen.is_empty() {
+        Ok(Redirect::to(CHAT.path).into_response())
+    } else {
+        Ok(view::done(jar, false, unseen.join(" "), CHAT.path))
+    }
+}

@@ -1,0 +1,247 @@
+//! The memory browser: agent notes and org policy by scope, the people who
+//! have personal memory, and one person's personal memory (opening it is
+//! audited: `memory.view`, the admin as actor, the person as target).
+
+use super::auth::Admin;
+use super::view::{self, MEMORY};
+use super::{now_ms, DashboardState, Page, BUILT_IN_ADMIN, PAGE_ROWS};
+use axum::extract::{Query, State};
+use axum::response::{IntoResponse, Redirect};
+use axum_extra::extract::CookieJar;
+use maud::{html, Markup};
+use memory::store::BrowseFilter;
+use memory::{MemoryRecord, Scope, Status};
+use pairing::{PairingError, User};
+use serde::Deserialize;
+use std::collections::HashMap;
+
+#[derive(Debug, Deserialize, Default)]
+pub(super) struct MemoryQuery {
+    scope: Option<String>,
+    q: Option<String>,
+    status: Option<String>,
+    user: Option<String>,
+}
+
+impl MemoryQuery {
+    /// The search text, and the status filter: `active` by default; `all` lists every status.
+    fn search(&self) -> (String, Option<Status>, &'static str) {
+        let q = self.q.clone().unwrap_or_default();
+        let (status, key) = match self.status.as_deref() {
+            Some("all") => (None, "all"),
+            Some(other) => match Status::parse(other) {
+                Some(st) => (Some(st), st.as_str()),
+                None => (Some(Status::Active), "active"),
+            },
+            None => (Some(Status::Active), "active"),
+        };
+        (q, status, key)
+    }
+}
+
+const STATUS_CHOICES: &[&str] = &[
+    "active",
+    "all",
+    "superseded",
+    "unverified",
+    "pending",
+    "rejected",
+    "deleted",
+];
+
+pub(super) async fn page(
+    State(state): State<DashboardState>,
+    admin: Admin,
+    jar: CookieJar,
+    Query(mq): Query<MemoryQuery>,
+) -> Page {
+    let content = match mq.scope.as_deref().unwrap_or("agent_notes") {
+        "people" => {
+            let owners = state.db().personal_owners(state.org()).await?;
+            let users = state.pairing().users(state.org()).await?;
+            people(owners, &users)
+        }
+        other => {
+            let scope = match Scope::parse(other) {
+                Some(s @ (Scope::AgentNotes | Scope::OrgPolicy)) => s,
+                _ => Scope::AgentNotes,
+            };
+            let (q, status, status_key) = mq.search();
+            let filter = BrowseFilter {
+                scopes: vec![scope],
+                status,
+                text: Some(q.clone()),
+                ..Default::default()
+            };
+            let records = state
+                .db()
+                .browse_records(state.org(), &filter, PAGE_ROWS)
+                .await?;
+            html! {
+                (tabs(scope.as_str()))
+                section.card {
+                    (search_box("/dashboard/memory", &[("scope", scope.as_str())], &q, status_key))
+                    (records_table(&records, false))
+                }
+            }
+        }
+    };
+    Ok(view::render(
+        jar,
+        state.org(),
+        admin.csrf(),
+        MEMORY,
+        content,
+    ))
+}
+
+/// Everyone with personal memory or a pairing, and how many active records each has.
+fn people(owners: Vec<(String, i64)>, users: &[User]) -> Markup {
+    let mut people = owners;
+    for u in users {
+        if !people.iter().any(|(o, _)| *o == u.user_id) {
+            people.push((u.user_id.clone(), 0));
+        }
+    }
+    people.sort();
+    let names: HashMap<&str, &User> = users.iter().map(|u| (u.user_id.as_str(), u)).collect();
+    html! {
+        (tabs("people"))
+        section.card {
+            p.muted { "Each person's personal memory is private to them. Opening it is written to the audit log." }
+            @if people.is_empty() {
+                (view::empty("Nobody has personal memory yet."))
+            } @else {
+                table.people {
+                    thead { tr { th { "Person" } th { "Name" } th { "Role" } th { "Active records" } th { "" } } }
+                    tbody {
+                        @for (owner, n) in &people {
+                            @let u = names.get(owner.as_str());
+                            tr data-person=(owner) {
+                                td { code { (owner) } }
+                                td { (u.map(|u| u.name.as_str()).unwrap_or("—")) }
+                                td { (u.map(|u| u.role.as_str()).unwrap_or("not paired")) }
+                                td.num { (n) }
+                                td.actions { a.button.secondary href=(view::person_href(owner)) { "Open (audited)" } }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One person's personal memory. Opening it is audited: `memory.view`, the
+/// admin as actor, the person as target.
+pub(super) async fn person(
+    State(state): State<DashboardState>,
+    admin: Admin,
+    jar: CookieJar,
+    Query(mq): Query<MemoryQuery>,
+) -> Page {
+    let user = mq.user.as_deref().map(str::trim).unwrap_or("");
+    if user.is_empty() {
+        return Ok(Redirect::to("/dashboard/memory?scope=people").into_response());
+    }
+    let db = state.db();
+    let (q, status, status_key) = mq.search();
+    db.audit(
+        state.org(),
+        BUILT_IN_ADMIN,
+        "memory.view",
+        user,
+        "personal memory opened on the dashboard",
+        now_ms(),
+    )
+    .await?;
+    let filter = BrowseFilter {
+        scopes: vec![Scope::Personal, Scope::Person],
+        owner: Some(user.to_string()),
+        status,
+        text: Some(q.clone()),
+        ..Default::default()
+    };
+    let records = db.browse_records(state.org(), &filter, PAGE_ROWS).await?;
+    let who = match state.pairing().user(state.org(), user).await {
+        Ok(u) => format!("{} · {} · {}", u.name, u.role, u.status),
+        Err(PairingError::UnknownUser(_)) => "not paired".into(),
+        Err(e) => return Err(e.into()),
+    };
+    let content = html! {
+        (tabs("people"))
+        section.card {
+            h2 { "Personal memory of " code { (user) } }
+            p.muted { (who) ". This view was recorded in the audit log." }
+            (search_box("/dashboard/memory/person", &[("user", user)], &q, status_key))
+            (records_table(&records, true))
+        }
+    };
+    Ok(view::render(
+        jar,
+        state.org(),
+        admin.csrf(),
+        MEMORY,
+        content,
+    ))
+}
+
+fn tabs(active: &str) -> Markup {
+    let tabs = [
+        ("agent_notes", "Agent notes"),
+        ("org_policy", "Org policy"),
+        ("people", "People"),
+    ];
+    html! {
+        div.tabs {
+            @for (key, label) in tabs {
+                a.active[key == active] href={ "/dashboard/memory?scope=" (key) } { (label) }
+            }
+        }
+    }
+}
+
+/// The search box of a memory list, keeping its place (`hidden`).
+fn search_box(action: &str, hidden: &[(&str, &str)], q: &str, status: &str) -> Markup {
+    html! {
+        form.search method="get" action=(action) {
+            @for (k, v) in hidden {
+                input type="hidden" name=(k) value=(v);
+            }
+            input type="search" name="q" value=(q) placeholder="Search subject or text…" aria-label="Search";
+            select name="status" aria-label="Status" {
+                @for s in STATUS_CHOICES {
+                    option value=(s) selected[*s == status] { (s) }
+                }
+            }
+            button.secondary type="submit" { "Search" }
+        }
+    }
+}
+
+/// A table of records; `show` decides whether personal text is shown in full.
+fn records_table(records: &[MemoryRecord], show_personal: bool) -> Markup {
+    if records.is_empty() {
+        return view::empty("No records match.");
+    }
+    html! {
+        table.records {
+            thead { tr { th { "#" } th { "Content" } th { "Subject" } th { "Kind" } th { "Status" } th { "Said" } th { "Source" } } }
+            tbody {
+                @for r in records {
+                    tr id={ "record-" (r.id) } data-status=(r.status.as_str()) {
+                        td.num { (r.id) }
+                        td.content {
+                            @if show_personal { (r.content) } @else { (view::content_or_link(r)) }
+                        }
+                        td.subject { code { (r.subject) } }
+                        td { (r.kind) }
+                        td { (view::status_badge(r.status)) }
+                        td.when { (view::date(r.said_at)) }
+                        td.source { (r.source) }
+                    }
+                }
+            }
+        }
+    }
+}
