@@ -57,20 +57,10 @@ fn note(org: &str, i: usize) -> NewRecord {
 
 async fn fresh(url: &str) -> Db {
     if url.starts_with("postgres") {
-        let admin = sqlx::PgPool::connect(url).await.expect("postgres");
         let schema = format!("bench_{}", std::process::id());
-        sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-            .execute(&admin)
+        Db::connect_fresh_schema(url, &schema)
             .await
-            .expect("drop");
-        sqlx::query(&format!("CREATE SCHEMA {schema}"))
-            .execute(&admin)
-            .await
-            .expect("schema");
-        let sep = if url.contains('?') { '&' } else { '?' };
-        Db::connect(&format!("{url}{sep}options=-c%20search_path%3D{schema}"))
-            .await
-            .expect("connect")
+            .expect("a fresh schema on PostgreSQL")
     } else {
         Db::connect(url).await.expect("connect")
     }

@@ -211,7 +211,7 @@ impl Status {
 }
 
 /// The two learning channels, plus tasks (executed, never stored).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ItemChannel {
     Personal,

@@ -36,17 +36,11 @@ pub fn postgres_url() -> Option<String> {
 pub async fn postgres_db() -> Option<Db> {
     let url = postgres_url()?;
     let schema = format!("t_{}", rand::thread_rng().gen::<u64>());
-    let admin = sqlx::PgPool::connect(&url)
-        .await
-        .expect("connect to test PostgreSQL");
-    sqlx::query(&format!("CREATE SCHEMA {schema}"))
-        .execute(&admin)
-        .await
-        .expect("create test schema");
-    admin.close().await;
-    let sep = if url.contains('?') { '&' } else { '?' };
-    let scoped = format!("{url}{sep}options=-c%20search_path%3D{schema}");
-    Some(Db::connect(&scoped).await.expect("connect to test schema"))
+    Some(
+        Db::connect_fresh_schema(&url, &schema)
+            .await
+            .expect("a fresh schema on the test PostgreSQL"),
+    )
 }
 
 /// A SQLite database in a temporary file (kept alive by the returned guard).

@@ -1,20 +1,20 @@
 //! Language-model roles: the extractor (classifies items, soft) and the
 //! responder (writes replies). `offline` is deterministic and needs no network;
 //! `openai` talks to any OpenAI-compatible server. The judge, consolidation and
-//! summary roles are in `roles`; every model call of a turn draws on `budget`.
+//! summary roles are traits here too; `roles` chooses the set a turn loop uses,
+//! `usage` counts tokens, and every model call of a turn draws on `budget`.
 
 pub mod budget;
 pub mod offline;
 pub mod openai;
 pub mod roles;
+pub mod usage;
 
-pub use roles::{
-    Consolidator, Judge, JudgedRetirement, MergeGroup, Models, Roles, Summarizer, TokenUsage,
-    UsageSnapshot,
-};
+pub use roles::{Models, Roles};
+pub use usage::{TokenUsage, UsageSnapshot};
 
 use memory::store::Retrieved;
-use memory::{Candidate, Principal};
+use memory::{Candidate, MemoryRecord, Principal, StoredMessage};
 
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
@@ -48,4 +48,46 @@ pub struct ReplyContext<'a> {
 #[async_trait::async_trait]
 pub trait Responder: Send + Sync {
     async fn respond(&self, ctx: &ReplyContext<'_>) -> Result<String, LlmError>;
+}
+
+/// A candidate the judge says the new record replaces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JudgedRetirement {
+    pub id: i64,
+    pub reason: String,
+}
+
+/// Records that say the same thing, and the one text that keeps what they say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeGroup {
+    pub ids: Vec<i64>,
+    pub merged: String,
+}
+
+/// Decides which live records on the same topic a newly written record replaces.
+#[async_trait::async_trait]
+pub trait Judge: Send + Sync {
+    /// Stored with every revision the judge makes.
+    fn model(&self) -> &str;
+    fn prompt_version(&self) -> Option<&str>;
+    async fn judge(
+        &self,
+        new: &MemoryRecord,
+        candidates: &[MemoryRecord],
+    ) -> Result<Vec<JudgedRetirement>, LlmError>;
+}
+
+/// Finds groups of records that say the same thing.
+#[async_trait::async_trait]
+pub trait Consolidator: Send + Sync {
+    /// Stored with every revision a merge makes.
+    fn model(&self) -> &str;
+    fn prompt_version(&self) -> Option<&str>;
+    async fn consolidate(&self, records: &[MemoryRecord]) -> Result<Vec<MergeGroup>, LlmError>;
+}
+
+/// Summarises a trimmed slice of history.
+#[async_trait::async_trait]
+pub trait Summarizer: Send + Sync {
+    async fn summarize(&self, slice: &[StoredMessage]) -> Result<String, LlmError>;
 }

@@ -10,14 +10,22 @@
 //! `memory::policy::decide`, retirements through `Db::retire` / `Db::merge`.
 
 use super::budget;
-use super::roles::{Consolidator, Judge, JudgedRetirement, MergeGroup, Summarizer, TokenUsage};
-use super::{Extractor, LlmError, ReplyContext, Responder};
+use super::usage::TokenUsage;
+use super::{
+    Consolidator, Extractor, Judge, JudgedRetirement, LlmError, MergeGroup, ReplyContext,
+    Responder, Summarizer,
+};
 use crate::config::LlmConfig;
+use adapters::retry::{
+    self, retry_after, retryable_status, Failure, LongWait, RetryError, RetryPolicy,
+};
 use chrono::{SecondsFormat, TimeZone, Utc};
 use memory::sanitize::sanitize;
 use memory::terms::terms;
 use memory::{Candidate, ItemChannel, MemoryRecord, StoredMessage};
-use reqwest::header::HeaderMap;
+use schemars::generate::SchemaSettings;
+use schemars::transform::{RecursiveTransform, Transform};
+use schemars::{JsonSchema, Schema};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -78,15 +86,16 @@ struct UsageBody {
     completion_tokens: u64,
 }
 
-// The structured answers, one per schema. Unknown fields are invalid.
+// The structured answers, one per schema; their JSON schemas are derived from
+// them, so the two cannot drift. Unknown fields are invalid.
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ItemsAnswer {
     items: Vec<ItemAnswer>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ItemAnswer {
     channel: ItemChannel,
@@ -95,96 +104,74 @@ struct ItemAnswer {
     content: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct JudgeAnswer {
     retire: Vec<JudgeItem>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct JudgeItem {
     id: i64,
     reason: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ConsolidationAnswer {
     groups: Vec<GroupAnswer>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GroupAnswer {
     ids: Vec<i64>,
     merged: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SummaryAnswer {
     summary: String,
 }
 
-/// A JSON-schema object with every property required and nothing else allowed (strict mode).
-fn object(properties: Value) -> Value {
-    let required: Vec<String> = properties
-        .as_object()
-        .map(|o| o.keys().cloned().collect())
-        .unwrap_or_default();
-    json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false
+/// The schema OpenAI's strict structured output accepts for `T`: one
+/// self-contained object (subschemas inline), every property required and
+/// nothing else allowed (`deny_unknown_fields`), no `$schema`, `title` or
+/// integer `format` keywords.
+fn strict_schema<T: JsonSchema>() -> Value {
+    let mut generator = SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator();
+    let mut schema = generator.root_schema_for::<T>();
+    RecursiveTransform(|s: &mut Schema| {
+        s.remove("$schema");
+        s.remove("title");
+        s.remove("format");
     })
+    .transform(&mut schema);
+    schema.to_value()
 }
 
 /// Schema `memory_items`: the extraction.
 pub fn memory_items_schema() -> Value {
-    object(json!({
-        "items": {
-            "type": "array",
-            "items": object(json!({
-                "channel": {"type": "string", "enum": ["personal", "operational", "task"]},
-                "kind": {"type": "string"},
-                "subject": {"type": "string"},
-                "content": {"type": "string"}
-            }))
-        }
-    }))
+    strict_schema::<ItemsAnswer>()
 }
 
 /// Schema `belief_revision`: which candidates the new record replaces, and why.
 pub fn belief_revision_schema() -> Value {
-    object(json!({
-        "retire": {
-            "type": "array",
-            "items": object(json!({
-                "id": {"type": "integer"},
-                "reason": {"type": "string"}
-            }))
-        }
-    }))
+    strict_schema::<JudgeAnswer>()
 }
 
 /// Schema `consolidation`: groups of records that say the same thing, each with the merged text.
 pub fn consolidation_schema() -> Value {
-    object(json!({
-        "groups": {
-            "type": "array",
-            "items": object(json!({
-                "ids": {"type": "array", "items": {"type": "integer"}},
-                "merged": {"type": "string"}
-            }))
-        }
-    }))
+    strict_schema::<ConsolidationAnswer>()
 }
 
 /// Schema `slice_summary`: the summary of a trimmed slice.
 pub fn slice_summary_schema() -> Value {
-    object(json!({"summary": {"type": "string"}}))
+    strict_schema::<SummaryAnswer>()
 }
 
 fn time(ms: i64) -> String {
@@ -237,28 +224,6 @@ fn estimate_tokens(messages: &[Value]) -> u64 {
         .map(str::len)
         .sum();
     (chars as u64) / 4 + 8 * messages.len() as u64
-}
-
-/// Seconds (or an HTTP date) from `Retry-After`, or milliseconds from `retry-after-ms`.
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let header = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-    };
-    if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        if ms.is_finite() && ms >= 0.0 {
-            return Some(Duration::from_secs_f64(ms / 1000.0));
-        }
-    }
-    let v = header("retry-after")?;
-    if let Ok(secs) = v.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
-    }
-    let at = chrono::DateTime::parse_from_rfc2822(v).ok()?;
-    let wait = at.with_timezone(&Utc) - Utc::now();
-    Some(wait.to_std().unwrap_or(Duration::ZERO))
 }
 
 /// The `error.message` of an OpenAI error body, for logs.
@@ -348,54 +313,58 @@ impl OpenAi {
         }
     }
 
-    /// POST the request; retry 429 and 5xx with backoff, honouring `Retry-After` up to a bound.
+    /// POST the request; 429 and 5xx are retried under the one outbound retry
+    /// policy (`adapters::retry`), honouring `Retry-After` up to a bound.
     async fn send(&self, body: &Value) -> Result<ChatResponse, LlmError> {
-        let mut attempt: u32 = 0;
-        loop {
+        let policy = RetryPolicy {
+            attempts: self.max_retries.saturating_add(1),
+            initial_backoff: self.retry_base,
+            max_wait: self.max_retry_after,
+            long_wait: LongWait::GiveUp,
+        };
+        let post = || async {
             let mut req = self.http.post(&self.endpoint).json(body);
             if let Some(key) = &self.api_key {
                 req = req.bearer_auth(key);
             }
-            let resp = req.send().await.map_err(|e| self.transport(e))?;
+            let resp = req
+                .send()
+                .await
+                .map_err(|e| Failure::Fatal(self.transport(e)))?;
             let status = resp.status();
             if status.is_success() {
                 return resp.json::<ChatResponse>().await.map_err(|e| {
-                    if e.is_timeout() {
+                    Failure::Fatal(if e.is_timeout() {
                         self.transport(e)
                     } else {
                         LlmError::Unavailable(format!(
                             "malformed response from the model server: {e}"
                         ))
-                    }
+                    })
                 });
             }
-            let retryable = status.as_u16() == 429 || status.is_server_error();
-            let asked = retry_after(resp.headers());
+            let asked = retry_after(resp.headers(), Utc::now());
             let detail = error_detail(&resp.text().await.unwrap_or_default());
-            if !retryable || attempt >= self.max_retries {
-                return Err(LlmError::Unavailable(format!(
-                    "the model server answered {status}{detail}"
-                )));
-            }
-            let wait = asked.unwrap_or_else(|| {
-                self.retry_base
-                    .saturating_mul(1u32.checked_shl(attempt).unwrap_or(u32::MAX))
-            });
-            if wait > self.max_retry_after {
-                return Err(LlmError::Unavailable(format!(
-                    "the model server answered {status} and asks to wait {} s, longer than llm.max_retry_after_seconds",
+            let error =
+                LlmError::Unavailable(format!("the model server answered {status}{detail}"));
+            Err(if retryable_status(status) {
+                Failure::Retry {
+                    error,
+                    retry_after: asked,
+                }
+            } else {
+                Failure::Fatal(error)
+            })
+        };
+        retry::run(&policy, "model server", post)
+            .await
+            .map_err(|e| match e {
+                RetryError::TooLong { wait, last } => LlmError::Unavailable(format!(
+                    "{last}, and asks to wait {} s, longer than llm.max_retry_after_seconds",
                     wait.as_secs()
-                )));
-            }
-            tracing::warn!(
-                status = status.as_u16(),
-                attempt,
-                wait_ms = wait.as_millis() as u64,
-                "model server busy; retrying"
-            );
-            tokio::time::sleep(wait).await;
-            attempt += 1;
-        }
+                )),
+                RetryError::Fatal(last) | RetryError::Exhausted { last, .. } => last,
+            })
     }
 
     /// One chat completion within the turn's token budget; the answer's text.
@@ -782,24 +751,6 @@ mod tests {
         ] {
             strict_everywhere(&s);
         }
-    }
-
-    #[test]
-    fn retry_after_reads_seconds_milliseconds_and_dates() {
-        let mut h = HeaderMap::new();
-        h.insert("retry-after", "3".parse().expect("header"));
-        assert_eq!(retry_after(&h), Some(Duration::from_secs(3)));
-        h.insert("retry-after-ms", "250".parse().expect("header"));
-        assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
-        let mut d = HeaderMap::new();
-        d.insert(
-            "retry-after",
-            "Wed, 21 Oct 2015 07:28:00 GMT".parse().expect("header"),
-        );
-        assert_eq!(retry_after(&d), Some(Duration::ZERO));
-        let mut bad = HeaderMap::new();
-        bad.insert("retry-after", "soon".parse().expect("header"));
-        assert_eq!(retry_after(&bad), None);
     }
 
     #[test]

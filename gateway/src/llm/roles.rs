@@ -1,111 +1,19 @@
-//! The model roles beyond extraction and replies — the belief-revision judge,
-//! consolidation, the slice summary — and the set of models a turn loop uses,
-//! chosen from `llm.provider`.
+//! The set of models a turn loop uses, chosen from `llm.provider`, and the
+//! models that need no server (offline consolidation, an unavailable provider).
 //!
 //! Every role only proposes. What a judge or a consolidator answers is applied
 //! by `memory::Db::retire` / `Db::merge`, which check place, time and vetoes in
 //! code; what an extractor answers goes through `memory::policy::decide`.
 
 use super::openai::OpenAi;
-use super::{Extractor, LlmError, ReplyContext, Responder};
+use super::usage::TokenUsage;
+use super::{
+    Consolidator, Extractor, Judge, LlmError, MergeGroup, ReplyContext, Responder, Summarizer,
+};
 use crate::config::LlmConfig;
-use memory::{Candidate, MemoryRecord, StoredMessage};
-use serde::Serialize;
+use memory::{Candidate, MemoryRecord};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-
-/// A candidate the judge says the new record replaces.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JudgedRetirement {
-    pub id: i64,
-    pub reason: String,
-}
-
-/// Records that say the same thing, and the one text that keeps what they say.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MergeGroup {
-    pub ids: Vec<i64>,
-    pub merged: String,
-}
-
-/// Decides which live records on the same topic a newly written record replaces.
-#[async_trait::async_trait]
-pub trait Judge: Send + Sync {
-    /// Stored with every revision the judge makes.
-    fn model(&self) -> &str;
-    fn prompt_version(&self) -> Option<&str>;
-    async fn judge(
-        &self,
-        new: &MemoryRecord,
-        candidates: &[MemoryRecord],
-    ) -> Result<Vec<JudgedRetirement>, LlmError>;
-}
-
-/// Finds groups of records that say the same thing.
-#[async_trait::async_trait]
-pub trait Consolidator: Send + Sync {
-    /// Stored with every revision a merge makes.
-    fn model(&self) -> &str;
-    fn prompt_version(&self) -> Option<&str>;
-    async fn consolidate(&self, records: &[MemoryRecord]) -> Result<Vec<MergeGroup>, LlmError>;
-}
-
-/// Summarises a trimmed slice of history.
-#[async_trait::async_trait]
-pub trait Summarizer: Send + Sync {
-    async fn summarize(&self, slice: &[StoredMessage]) -> Result<String, LlmError>;
-}
-
-/// Token use of a model provider, counted in process (logs and tests read it).
-#[derive(Debug, Default)]
-pub struct TokenUsage {
-    calls: AtomicU64,
-    failed_calls: AtomicU64,
-    repairs: AtomicU64,
-    prompt_tokens: AtomicU64,
-    completion_tokens: AtomicU64,
-}
-
-/// A copy of the counters at one moment.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct UsageSnapshot {
-    /// Requests answered by the server.
-    pub calls: u64,
-    /// Requests that failed (after retries), timed out, or were refused by the turn budget.
-    pub failed_calls: u64,
-    /// Repair requests sent after an invalid structured answer.
-    pub repairs: u64,
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-}
-
-impl TokenUsage {
-    pub(crate) fn answered(&self, prompt: u64, completion: u64) {
-        self.calls.fetch_add(1, Ordering::Relaxed);
-        self.prompt_tokens.fetch_add(prompt, Ordering::Relaxed);
-        self.completion_tokens
-            .fetch_add(completion, Ordering::Relaxed);
-    }
-
-    pub(crate) fn failed(&self) {
-        self.failed_calls.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub(crate) fn repaired(&self) {
-        self.repairs.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub fn snapshot(&self) -> UsageSnapshot {
-        UsageSnapshot {
-            calls: self.calls.load(Ordering::Relaxed),
-            failed_calls: self.failed_calls.load(Ordering::Relaxed),
-            repairs: self.repairs.load(Ordering::Relaxed),
-            prompt_tokens: self.prompt_tokens.load(Ordering::Relaxed),
-            completion_tokens: self.completion_tokens.load(Ordering::Relaxed),
-        }
-    }
-}
 
 /// The roles a turn loop holds beside its extractor and responder.
 #[derive(Clone)]

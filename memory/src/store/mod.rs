@@ -27,8 +27,8 @@ pub use archives::{Archive, NewArchive};
 pub use messages::NewMessage;
 pub use pairing::{Decision, NewPairingCode, PairingRequest, User};
 pub use records::{BrowseFilter, RecordFilter, RetrievalScope, Retrieved, Supersession};
-pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement, RevisionMeta};
-pub use revisions::NewRevision;
+pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement};
+pub use revisions::{NewRevision, RevisionMeta};
 pub use sessions::DashboardSession;
 
 use crate::model::{Role, Scope, Status};

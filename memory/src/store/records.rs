@@ -1,5 +1,4 @@
-use super::retire::RevisionMeta;
-use super::revisions::{insert_revision, vetoed, NewRevision};
+use super::revisions::{insert_revision, vetoed, NewRevision, RevisionMeta};
 use super::{Db, Result, Sql, StoreError};
 use crate::model::{MemoryRecord, NewRecord, Scope, Status, ANY_AGENT};
 use crate::terms::terms;

@@ -5,7 +5,7 @@
 //! happen in one transaction.
 
 use super::records::{fetch, hit_records, insert_on, ranked_hits, record_terms, unindex, vis_key};
-use super::revisions::{insert_revision, vetoed, NewRevision};
+use super::revisions::{insert_revision, vetoed, NewRevision, RevisionMeta};
 use super::{Db, Result, StoreError};
 use crate::model::{MemoryRecord, NewRecord, Status};
 use sqlx::AnyConnection;
@@ -48,19 +48,6 @@ pub enum Retirement {
         revision: i64,
     },
     Refused(Refusal),
-}
-
-/// Provenance of a retirement: which rule, why, under which run, by which model and prompt.
-#[derive(Debug, Clone, Copy)]
-pub struct RevisionMeta<'a> {
-    /// `belief_revision` | `consolidation`
-    pub via: &'a str,
-    /// `live` | `confirm` | `consolidate` …
-    pub cause: &'a str,
-    pub run_id: &'a str,
-    pub reason: &'a str,
-    pub model: Option<&'a str>,
-    pub prompt_version: Option<&'a str>,
 }
 
 /// The record a merge keeps.

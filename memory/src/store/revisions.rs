@@ -1,7 +1,19 @@
-use super::retire::RevisionMeta;
 use super::{Db, Result};
 use crate::model::Revision;
 use sqlx::{Any, Executor};
+
+/// Provenance of a retirement: which rule, why, under which run, by which model and prompt.
+#[derive(Debug, Clone, Copy)]
+pub struct RevisionMeta<'a> {
+    /// `belief_revision` | `consolidation`
+    pub via: &'a str,
+    /// `live` | `confirm` | `consolidate` …
+    pub cause: &'a str,
+    pub run_id: &'a str,
+    pub reason: &'a str,
+    pub model: Option<&'a str>,
+    pub prompt_version: Option<&'a str>,
+}
 
 /// A retirement about to be recorded.
 #[derive(Debug, Clone)]

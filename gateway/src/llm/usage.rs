@@ -1,0 +1,54 @@
+//! Token use of a model provider, counted in process (logs and tests read it).
+
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Token use of a model provider.
+#[derive(Debug, Default)]
+pub struct TokenUsage {
+    calls: AtomicU64,
+    failed_calls: AtomicU64,
+    repairs: AtomicU64,
+    prompt_tokens: AtomicU64,
+    completion_tokens: AtomicU64,
+}
+
+/// A copy of the counters at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct UsageSnapshot {
+    /// Requests answered by the server.
+    pub calls: u64,
+    /// Requests that failed (after retries), timed out, or were refused by the turn budget.
+    pub failed_calls: u64,
+    /// Repair requests sent after an invalid structured answer.
+    pub repairs: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl TokenUsage {
+    pub(crate) fn answered(&self, prompt: u64, completion: u64) {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        self.prompt_tokens.fetch_add(prompt, Ordering::Relaxed);
+        self.completion_tokens
+            .fetch_add(completion, Ordering::Relaxed);
+    }
+
+    pub(crate) fn failed(&self) {
+        self.failed_calls.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn repaired(&self) {
+        self.repairs.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn snapshot(&self) -> UsageSnapshot {
+        UsageSnapshot {
+            calls: self.calls.load(Ordering::Relaxed),
+            failed_calls: self.failed_calls.load(Ordering::Relaxed),
+            repairs: self.repairs.load(Ordering::Relaxed),
+            prompt_tokens: self.prompt_tokens.load(Ordering::Relaxed),
+            completion_tokens: self.completion_tokens.load(Ordering::Relaxed),
+        }
+    }
+}
