@@ -33,6 +33,29 @@ use std::future::Future;
 use std::sync::Arc;
 use tokio::sync::OnceCell;
 
+/// The turn an interaction starts: a button press and a slash command carry
+/// the same fields but share no trait, so this is a macro over both.
+macro_rules! interaction_inbound {
+    ($handler:ident, $interaction:ident, $text:expr, $answer:expr) => {{
+        let i = &$interaction;
+        let nick = i.member.as_ref().and_then(|m| m.nick.as_deref());
+        Inbound {
+            org: $handler.settings.org_for(i.guild_id),
+            agent: $handler.settings.agent.clone(),
+            channel: CHANNEL.into(),
+            conversation: i.channel_id.to_string(),
+            kind: kind(i.guild_id.is_none()),
+            sender: Some(stored_id(i.user.id)),
+            sender_name: display_name(nick, &i.user),
+            text: $text,
+            platform_id: Some(i.id.to_string()),
+            at: said_at(i.id),
+            mentioned: true,
+            answer: $answer,
+        }
+    }};
+}
+
 /// Discord rejects message content longer than this many characters.
 pub const MESSAGE_LIMIT: usize = 2000;
 
@@ -274,42 +297,15 @@ impl Bot {
             tracing::debug!(custom_id = %press.data.custom_id, "ignoring a component that is not ours");
             return;
         };
-        let nick = press.member.as_ref().and_then(|m| m.nick.as_deref());
-        let inbound = Inbound {
-            org: self.settings.org_for(press.guild_id),
-            agent: self.settings.agent.clone(),
-            channel: CHANNEL.into(),
-            conversation: press.channel_id.to_string(),
-            kind: kind(press.guild_id.is_none()),
-            sender: Some(stored_id(press.user.id)),
-            sender_name: display_name(nick, &press.user),
-            text: if yes { "yes" } else { "no" }.into(),
-            platform_id: Some(press.id.to_string()),
-            at: said_at(press.id),
-            mentioned: true,
-            answer: Some((batch, yes)),
-        };
+        let text = if yes { "yes" } else { "no" };
+        let inbound = interaction_inbound!(self, press, text.into(), Some((batch, yes)));
         self.interaction_turn(ctx, press.id, &press.token, press.channel_id, inbound)
             .await;
     }
 
     /// The `/pair` slash command, run as the text command it stands for.
     async fn on_pair(&self, ctx: &Context, cmd: CommandInteraction) {
-        let nick = cmd.member.as_ref().and_then(|m| m.nick.as_deref());
-        let inbound = Inbound {
-            org: self.settings.org_for(cmd.guild_id),
-            agent: self.settings.agent.clone(),
-            channel: CHANNEL.into(),
-            conversation: cmd.channel_id.to_string(),
-            kind: kind(cmd.guild_id.is_none()),
-            sender: Some(stored_id(cmd.user.id)),
-            sender_name: display_name(nick, &cmd.user),
-            text: pair_text(&cmd.data.options),
-            platform_id: Some(cmd.id.to_string()),
-            at: said_at(cmd.id),
-            mentioned: true,
-            answer: None,
-        };
+        let inbound = interaction_inbound!(self, cmd, pair_text(&cmd.data.options), None);
         self.interaction_turn(ctx, cmd.id, &cmd.token, cmd.channel_id, inbound)
             .await;
     }

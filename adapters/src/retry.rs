@@ -242,37 +242,36 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn retries_are_bounded_and_fatal_failures_are_not_retried() {
+    /// Run under `attempts` tries with every try answering `answer`; how many tries were made.
+    async fn tries<T>(
+        attempts: u32,
+        answer: fn() -> Result<T, Failure<&'static str>>,
+    ) -> (u32, Result<T, RetryError<&'static str>>) {
         let tries = AtomicU32::new(0);
-        let r: Result<(), _> = run(&policy(3, LongWait::Cap), "test", || async {
+        let r = run(&policy(attempts, LongWait::Cap), "test", || async {
             tries.fetch_add(1, Ordering::Relaxed);
-            Err(Failure::retry("busy"))
+            answer()
         })
         .await;
-        assert_eq!(tries.load(Ordering::Relaxed), 3);
+        (tries.load(Ordering::Relaxed), r)
+    }
+
+    #[tokio::test]
+    async fn retries_are_bounded_and_fatal_failures_are_not_retried() {
+        let (n, r) = tries(3, || Err::<(), _>(Failure::retry("busy"))).await;
+        assert_eq!(n, 3);
         assert_eq!(
             r.map_err(|e| e.to_string()),
             Err("gave up after 3 attempts: busy".into())
         );
 
-        let tries = AtomicU32::new(0);
-        let r: Result<(), _> = run(&policy(3, LongWait::Cap), "test", || async {
-            tries.fetch_add(1, Ordering::Relaxed);
-            Err(Failure::Fatal("refused"))
-        })
-        .await;
-        assert_eq!(tries.load(Ordering::Relaxed), 1);
+        let (n, r) = tries(3, || Err::<(), _>(Failure::Fatal("refused"))).await;
+        assert_eq!(n, 1);
         assert!(matches!(r, Err(RetryError::Fatal("refused"))));
 
         // Zero attempts still makes one.
-        let tries = AtomicU32::new(0);
-        let r = run(&policy(0, LongWait::Cap), "test", || async {
-            tries.fetch_add(1, Ordering::Relaxed);
-            Ok::<_, Failure<&str>>(7)
-        })
-        .await;
-        assert_eq!((tries.load(Ordering::Relaxed), r.ok()), (1, Some(7)));
+        let (n, r) = tries(0, || Ok(7)).await;
+        assert_eq!((n, r.ok()), (1, Some(7)));
     }
 
     #[tokio::test]

@@ -8,9 +8,9 @@
 //! `Beliefs` is what `memory::write` calls after every activation.
 
 use crate::llm::Judge;
-use memory::store::{Retirement, RevisionMeta, Supersession};
-use memory::write::Revise;
-use memory::{Cause, Db, Scope, Status, Via};
+use memory::store::{Retirement, RevisionMeta};
+use memory::write::{Activated, Revise};
+use memory::{Db, Scope, Status, Via};
 use std::sync::Arc;
 
 /// How many related records the judge is shown.
@@ -35,15 +35,15 @@ impl Beliefs {
         Beliefs { db, judge }
     }
 
-    async fn try_revise(
-        &self,
-        org: &str,
-        id: i64,
-        activation: &Supersession,
-        cause: Cause,
-        run_id: &str,
-        now: i64,
-    ) -> Result<Vec<i64>, BeliefError> {
+    async fn try_revise(&self, record: &Activated<'_>) -> Result<Vec<i64>, BeliefError> {
+        let Activated {
+            org,
+            id,
+            activation,
+            cause,
+            run_id,
+            now,
+        } = *record;
         let Some(judge) = self.judge.clone() else {
             return Ok(Vec::new());
         };
@@ -86,8 +86,8 @@ impl Beliefs {
                 cause: cause.as_str(),
                 run_id,
                 reason: &v.reason,
-                model: Some(judge.model()),
-                prompt_version: judge.prompt_version(),
+                model: Some(judge.provenance().model),
+                prompt_version: judge.provenance().prompt_version,
             };
             match self.db.retire(org, v.id, new.id, &meta, now).await? {
                 Retirement::Retired { revision } => {
@@ -112,22 +112,11 @@ impl Beliefs {
 impl Revise for Beliefs {
     /// Ask the judge which records record `id` replaces, and retire them. Best
     /// effort: the write stands whatever happens here; failures are logged.
-    async fn revise(
-        &self,
-        org: &str,
-        id: i64,
-        activation: &Supersession,
-        cause: Cause,
-        run_id: &str,
-        now: i64,
-    ) -> Vec<i64> {
-        match self
-            .try_revise(org, id, activation, cause, run_id, now)
-            .await
-        {
+    async fn revise(&self, record: &Activated<'_>) -> Vec<i64> {
+        match self.try_revise(record).await {
             Ok(retired) => retired,
             Err(e) => {
-                tracing::warn!(error = %e, record = id, "belief revision skipped");
+                tracing::warn!(error = %e, record = record.id, "belief revision skipped");
                 Vec::new()
             }
         }

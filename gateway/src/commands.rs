@@ -19,6 +19,25 @@ pub struct Asker<'a> {
     pub now: i64,
 }
 
+impl<'a> Asker<'a> {
+    /// The sender and the record a `/promote <id>` or `/forget <id>` names,
+    /// or the reply that refuses the command.
+    fn sender_and_id(
+        &self,
+        command: &str,
+        words: &[&str],
+    ) -> std::result::Result<(&'a str, i64), String> {
+        let Some(user) = self.principal.user_id() else {
+            return Err("I keep no memory for unpaired senders.".into());
+        };
+        words
+            .get(1)
+            .and_then(|w| w.trim_start_matches('#').parse::<i64>().ok())
+            .map(|id| (user, id))
+            .ok_or_else(|| format!("Usage: {command} <id> (see /memory for ids)."))
+    }
+}
+
 pub struct Commands {
     db: Db,
     pairing: Pairing,
@@ -91,33 +110,19 @@ impl Commands {
             out.push_str(&self.viewed_by(t.org, user).await?);
             return Ok(Some(out));
         }
-        if first == "/promote" {
-            let Some(user) = t.principal.user_id() else {
-                return Ok(Some("I keep no memory for unpaired senders.".into()));
+        if first == "/promote" || first == "/forget" {
+            let (user, id) = match t.sender_and_id(&first, &words) {
+                Ok(named) => named,
+                Err(refusal) => return Ok(Some(refusal)),
             };
-            let Some(id) = words
-                .get(1)
-                .and_then(|w| w.trim_start_matches('#').parse::<i64>().ok())
-            else {
-                return Ok(Some("Usage: /promote <id> (see /memory for ids).".into()));
-            };
-            return Ok(Some(match self.promote(t.org, user, id, t.now).await? {
-                Ok(()) => format!(
-                    "Promoted: record {id} now applies with every agent of the organisation."
-                ),
-                Err(reason) => reason,
-            }));
-        }
-        if first == "/forget" {
-            let Some(user) = t.principal.user_id() else {
-                return Ok(Some("I keep no memory for unpaired senders.".into()));
-            };
-            let Some(id) = words
-                .get(1)
-                .and_then(|w| w.trim_start_matches('#').parse::<i64>().ok())
-            else {
-                return Ok(Some("Usage: /forget <id> (see /memory for ids).".into()));
-            };
+            if first == "/promote" {
+                return Ok(Some(match self.promote(t.org, user, id, t.now).await? {
+                    Ok(()) => format!(
+                        "Promoted: record {id} now applies with every agent of the organisation."
+                    ),
+                    Err(reason) => reason,
+                }));
+            }
             let rec = match self.db.record(t.org, id).await {
                 Ok(r) => r,
                 Err(StoreError::NotFound(_)) => {

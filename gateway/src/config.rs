@@ -4,6 +4,7 @@
 use figment::providers::{Env, Format, Serialized, Toml};
 use figment::Figment;
 use serde::{Deserialize, Serialize};
+use smart_default::SmartDefault;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -70,7 +71,7 @@ impl DiscordConfig {
 }
 
 /// The Teams outgoing webhook. Off unless a security token is set.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct TeamsConfig {
     /// The outgoing webhook's security token (base64), as Teams shows it.
@@ -79,6 +80,7 @@ pub struct TeamsConfig {
     /// received") that gets replies finished after the deadline.
     pub workflows_url: Option<String>,
     /// How long a request waits for the turn before acknowledging (Teams waits 5 s).
+    #[default = 4000]
     pub reply_deadline_ms: u64,
     /// Teams tenant id → organisation; other tenants are `server.org`.
     pub tenant_orgs: BTreeMap<String, String>,
@@ -87,51 +89,29 @@ pub struct TeamsConfig {
     /// Largest accepted webhook body; default `server.max_body_bytes`.
     pub max_body_bytes: Option<usize>,
     /// Workflows posts are tried at most this many times (429, 5xx, network errors).
+    #[default = 5]
     pub workflows_attempts: u32,
     /// Wait before the second Workflows attempt, doubling after each further one,
     /// unless the endpoint sends `Retry-After`.
+    #[default = 500]
     pub workflows_backoff_ms: u64,
 }
 
-impl Default for TeamsConfig {
-    fn default() -> Self {
-        TeamsConfig {
-            security_token: None,
-            workflows_url: None,
-            reply_deadline_ms: 4000,
-            tenant_orgs: BTreeMap::new(),
-            agent: None,
-            max_body_bytes: None,
-            workflows_attempts: 5,
-            workflows_backoff_ms: 500,
-        }
-    }
-}
-
 /// The web dashboard, served by the same HTTP server under `/dashboard`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct DashboardConfig {
     /// Serve the dashboard at all.
+    #[default = true]
     pub enabled: bool,
     /// Admin sign-in token; when unset one is generated, stored (hashed) in
     /// the database for every replica, and printed once by `steward serve`.
     pub admin_token: Option<String>,
     /// How long a dashboard sign-in lasts, in hours.
+    #[default = 12]
     pub session_hours: i64,
     /// Mark the session cookie `Secure` (set it when a TLS proxy fronts the server).
     pub secure_cookie: bool,
-}
-
-impl Default for DashboardConfig {
-    fn default() -> Self {
-        DashboardConfig {
-            enabled: true,
-            admin_token: None,
-            session_hours: 12,
-            secure_cookie: false,
-        }
-    }
 }
 
 impl DashboardConfig {
@@ -156,31 +136,37 @@ impl DashboardConfig {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct ServerConfig {
     /// Address the HTTP server (API, dashboard, Teams webhook) listens on.
+    #[default = "127.0.0.1:8080"]
     pub listen: String,
     /// Organisation of the dashboard, the CLI and API keys' default.
+    #[default = "default"]
     pub org: String,
     /// Agent that answers when a channel names none.
+    #[default = "default"]
     pub agent: String,
     /// Largest accepted request body, in bytes.
+    #[default(64 * 1024)]
     pub max_body_bytes: usize,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct DatabaseConfig {
     /// `sqlite:steward.db` (default), `sqlite::memory:`, or `postgres://…`.
+    #[default = "sqlite:steward.db"]
     pub url: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct LlmConfig {
     /// `offline`: deterministic rules, no network (default). `openai`: an
     /// OpenAI-compatible HTTP server (OpenAI, Ollama, vLLM, llama.cpp server).
+    #[default = "offline"]
     pub provider: String,
     /// `openai`: the API root, e.g. `http://127.0.0.1:11434/v1` (Ollama) or `https://api.openai.com/v1`.
     pub base_url: Option<String>,
@@ -190,25 +176,33 @@ pub struct LlmConfig {
     /// (e.g. `OPENAI_API_KEY`); unset for servers that need none.
     pub api_key_env: Option<String>,
     /// Time one model request may take, in milliseconds.
+    #[default = 60_000]
     pub timeout_ms: u64,
     /// Retries of a request answered 429 or 5xx.
+    #[default = 2]
     pub max_retries: u32,
     /// Backoff before the first retry when the server gives no `Retry-After`; doubles per retry.
+    #[default = 500]
     pub retry_base_ms: u64,
     /// Longest `Retry-After` honoured, in seconds; a server asking for more fails the call.
+    #[default = 30]
     pub max_retry_after_seconds: u64,
     /// Most tokens one model answer may have.
+    #[default = 2048]
     pub max_output_tokens: u32,
     /// The request field that caps an answer: `max_tokens` (most servers) or
     /// `max_completion_tokens` (OpenAI's reasoning models).
+    #[default = "max_tokens"]
     pub max_tokens_field: String,
     /// Tokens (prompt and answer) all model calls of one turn may use; 0 = no limit.
+    #[default = 16_000]
     pub turn_token_budget: u64,
     /// Run memory consolidation in the background of `serve` (first after 5 minutes).
+    #[default = true]
     pub auto_consolidate: bool,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct MemoryConfig {
     /// Save implicit items without asking "Remember this?" (still with a receipt).
@@ -216,10 +210,13 @@ pub struct MemoryConfig {
     /// Users (ids) or roles (`user`) allowed to `memory_write` agent_notes beside admins.
     pub write_access: Vec<String>,
     /// Hours a "Remember this?" proposal waits for an answer.
+    #[default = 24]
     pub proposal_ttl_hours: i64,
     /// Live history budget of a conversation, in messages; past it the oldest slice is trimmed.
+    #[default = 200]
     pub history_budget_messages: usize,
     /// Live history budget of a conversation, in characters.
+    #[default = 40_000]
     pub history_budget_chars: usize,
     /// Retired setting: read only to warn that nothing uses it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -250,75 +247,48 @@ pub enum GroupPolicy {
     Paired,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct PairingConfig {
+    #[default(DmPolicy::Pairing)]
     pub dm_policy: DmPolicy,
+    #[default(GroupPolicy::Open)]
     pub group_policy: GroupPolicy,
     /// Stored user ids let in without pairing (as unpaired senders).
     pub allow_from: Vec<String>,
+    #[default = 60]
     pub code_ttl_minutes: i64,
+    #[default = 3]
     pub max_pending_per_channel: i64,
+    #[default = 60]
     pub hint_interval_seconds: i64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct TurnConfig {
     /// In group threads, answer only when the agent is mentioned.
+    #[default = true]
     pub require_mention: bool,
     /// Longest accepted message text, in characters.
+    #[default = 8000]
     pub max_message_chars: usize,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RateLimitConfig {
     /// Messages a sender may send per minute (sustained).
+    #[default = 20]
     pub per_sender_per_minute: u32,
     /// Messages a sender may send at once.
+    #[default = 10]
     pub sender_burst: u32,
     /// Messages a conversation may carry per minute (sustained).
+    #[default = 60]
     pub per_conversation_per_minute: u32,
+    #[default = 30]
     pub conversation_burst: u32,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        ServerConfig {
-            listen: "127.0.0.1:8080".into(),
-            org: "default".into(),
-            agent: "default".into(),
-            max_body_bytes: 64 * 1024,
-        }
-    }
-}
-
-impl Default for DatabaseConfig {
-    fn default() -> Self {
-        DatabaseConfig {
-            url: "sqlite:steward.db".into(),
-        }
-    }
-}
-
-impl Default for LlmConfig {
-    fn default() -> Self {
-        LlmConfig {
-            provider: "offline".into(),
-            base_url: None,
-            model: None,
-            api_key_env: None,
-            timeout_ms: 60_000,
-            max_retries: 2,
-            retry_base_ms: 500,
-            max_retry_after_seconds: 30,
-            max_output_tokens: 2048,
-            max_tokens_field: "max_tokens".into(),
-            turn_token_budget: 16_000,
-            auto_consolidate: true,
-        }
-    }
 }
 
 impl LlmConfig {
@@ -382,52 +352,6 @@ impl LlmConfig {
             ));
         }
         Ok(())
-    }
-}
-
-impl Default for MemoryConfig {
-    fn default() -> Self {
-        MemoryConfig {
-            auto_keep: false,
-            write_access: Vec::new(),
-            proposal_ttl_hours: 24,
-            history_budget_messages: 200,
-            history_budget_chars: 40_000,
-            quarantine_learned_facts: None,
-        }
-    }
-}
-
-impl Default for PairingConfig {
-    fn default() -> Self {
-        PairingConfig {
-            dm_policy: DmPolicy::Pairing,
-            group_policy: GroupPolicy::Open,
-            allow_from: Vec::new(),
-            code_ttl_minutes: 60,
-            max_pending_per_channel: 3,
-            hint_interval_seconds: 60,
-        }
-    }
-}
-
-impl Default for TurnConfig {
-    fn default() -> Self {
-        TurnConfig {
-            require_mention: true,
-            max_message_chars: 8000,
-        }
-    }
-}
-
-impl Default for RateLimitConfig {
-    fn default() -> Self {
-        RateLimitConfig {
-            per_sender_per_minute: 20,
-            sender_burst: 10,
-            per_conversation_per_minute: 60,
-            conversation_burst: 30,
-        }
     }
 }
 

@@ -12,7 +12,7 @@
 //! normalised text is equal merge.
 
 use crate::error::Result;
-use crate::jobs::{Job, Schedule};
+use crate::jobs::{self, Job, Schedule};
 use crate::llm::roles::normalised;
 use crate::llm::Consolidator;
 use memory::sanitize::sanitize;
@@ -227,8 +227,8 @@ impl Consolidation {
                     cause: Cause::Consolidate.as_str(),
                     run_id: &run_id,
                     reason: "says the same as the merged record",
-                    model: Some(consolidator.model()),
-                    prompt_version: consolidator.prompt_version(),
+                    model: Some(consolidator.provenance().model),
+                    prompt_version: consolidator.provenance().prompt_version,
                 };
                 let out = self.db.merge(org, &into, &member_ids, &meta, now).await?;
                 report.refused += out.refused.len();
@@ -245,16 +245,7 @@ impl Consolidation {
                 .await?;
         }
         if report.calls + report.failed_calls > 0 {
-            self.db
-                .audit(
-                    org,
-                    "consolidation",
-                    "memory.distill",
-                    &run_id,
-                    &serde_json::to_string(&report).unwrap_or_default(),
-                    now,
-                )
-                .await?;
+            jobs::audit_run::<Self>(&self.db, org, &run_id, &report, now).await?;
         }
         Ok(report)
     }
@@ -266,6 +257,7 @@ impl Consolidation {
 impl Job for Consolidation {
     type Report = DistillReport;
     const NAME: &'static str = "consolidation";
+    const AUDIT_ACTION: &'static str = "memory.distill";
     const SLOT_MS: i64 = FIRST_WAIT.as_millis() as i64;
     const SCHEDULE: Schedule = Schedule::Backoff {
         first: FIRST_WAIT,

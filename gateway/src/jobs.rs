@@ -46,11 +46,27 @@ pub trait Job: Send + Sync + 'static {
     /// One run per slot of this length, across replicas.
     const SLOT_MS: i64;
     const SCHEDULE: Schedule;
+    /// The audit-log action of a run (its actor is [`Job::NAME`]).
+    const AUDIT_ACTION: &'static str;
     async fn run_org(&self, org: &str, now: i64) -> Result<Self::Report>;
     /// Whether a run should slow the schedule down (its model calls failed).
     fn failed(_report: &Self::Report) -> bool {
         false
     }
+}
+
+/// Write what a run of `J` did in `org` to the audit log, about `target`.
+pub async fn audit_run<J: Job>(
+    db: &Db,
+    org: &str,
+    target: &str,
+    report: &impl serde::Serialize,
+    now: i64,
+) -> Result<()> {
+    let detail = serde_json::to_string(report).unwrap_or_default();
+    db.audit(org, J::NAME, J::AUDIT_ACTION, target, &detail, now)
+        .await?;
+    Ok(())
 }
 
 /// Claims slots and runs jobs in every organisation.

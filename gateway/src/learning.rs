@@ -112,20 +112,27 @@ impl Learning {
         )
         .source(format!("policy:{actor}"))
         .author(Some(actor.to_string()));
-        // The run id names the record, so it is known only once inserted.
-        let id = self.db.insert_record(&rec).await?;
-        self.db
-            .activate_kept(
-                org,
-                id,
-                Cause::Live,
-                &format!("policy:{id}"),
-                at,
-                &memory::write::NoRevision,
-            )
+        let id = self
+            .keep_in_own_run(&rec, "policy", &memory::write::NoRevision)
             .await?;
         self.db
             .audit(org, actor, "policy.add", &format!("record:{id}"), "", at)
+            .await?;
+        Ok(id)
+    }
+
+    /// Insert `rec` and activate it in a run named after it, `{prefix}:{id}`
+    /// (so known only once inserted).
+    async fn keep_in_own_run(
+        &self,
+        rec: &NewRecord,
+        prefix: &str,
+        revise: &dyn memory::write::Revise,
+    ) -> Result<i64> {
+        let id = self.db.insert_record(rec).await?;
+        let run_id = format!("{prefix}:{id}");
+        self.db
+            .activate_kept(&rec.org, id, Cause::Live, &run_id, rec.recorded_at, revise)
             .await?;
         Ok(id)
     }
@@ -163,16 +170,8 @@ impl Learning {
                 author.as_deref().unwrap_or("unknown")
             ))
             .author(author);
-        let id = self.db.insert_record(&rec).await?;
-        self.db
-            .activate_kept(
-                org,
-                id,
-                Cause::Live,
-                &format!("tool:{id}"),
-                at,
-                self.beliefs.as_ref(),
-            )
+        let id = self
+            .keep_in_own_run(&rec, "tool", self.beliefs.as_ref())
             .await?;
         Ok(Ok(receipt(scope, id)))
     }

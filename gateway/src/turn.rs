@@ -196,6 +196,22 @@ fn strip_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
         .then(|| s[prefix.len()..].trim())
 }
 
+/// A line of `msg`'s conversation by `author`, with no sender (set one for a person's line).
+fn line_of<'m>(msg: &'m Inbound, author: MessageAuthor, text: &'m str, now: i64) -> NewMessage<'m> {
+    NewMessage {
+        org: &msg.org,
+        agent: &msg.agent,
+        channel: &msg.channel,
+        conversation: &msg.conversation,
+        conversation_kind: msg.kind.as_str(),
+        author: author.as_str(),
+        sender: None,
+        sender_role: None,
+        text,
+        said_at: now,
+    }
+}
+
 impl TurnLoop {
     /// The loop on `db` with these models, on the wall clock.
     pub fn new(db: Db, cfg: Arc<Config>, models: Models) -> Self {
@@ -384,25 +400,17 @@ impl TurnLoop {
             Principal::System(s) => (Some(s.as_str()), Some(s.as_str())),
             Principal::Unpaired => (None, None),
         };
-        let message_id = self
-            .db
-            .insert_message(&NewMessage {
-                org: &msg.org,
-                agent: &msg.agent,
-                channel: &msg.channel,
-                conversation: &msg.conversation,
-                conversation_kind: msg.kind.as_str(),
-                author: if matches!(principal, Principal::System(_)) {
-                    MessageAuthor::System.as_str()
-                } else {
-                    MessageAuthor::Person.as_str()
-                },
-                sender,
-                sender_role: role,
-                text: &msg.text,
-                said_at: now,
-            })
-            .await?;
+        let author = if matches!(principal, Principal::System(_)) {
+            MessageAuthor::System
+        } else {
+            MessageAuthor::Person
+        };
+        let line = NewMessage {
+            sender,
+            sender_role: role,
+            ..line_of(msg, author, &msg.text, now)
+        };
+        let message_id = self.db.insert_message(&line).await?;
         if msg.kind == ConversationKind::Group
             && self.cfg.turn.require_mention
             && !msg.mentioned
@@ -419,18 +427,7 @@ impl TurnLoop {
         let replies = self.steps(&turn).await?;
         for r in &replies {
             self.db
-                .insert_message(&NewMessage {
-                    org: &msg.org,
-                    agent: &msg.agent,
-                    channel: &msg.channel,
-                    conversation: &msg.conversation,
-                    conversation_kind: msg.kind.as_str(),
-                    author: MessageAuthor::Agent.as_str(),
-                    sender: None,
-                    sender_role: None,
-                    text: &r.text,
-                    said_at: now,
-                })
+                .insert_message(&line_of(msg, MessageAuthor::Agent, &r.text, now))
                 .await?;
         }
         // 10. Trim when the history passes its budget. A failed trim loses nothing:

@@ -10,21 +10,24 @@ use crate::model::{Cause, NewRecord, Status};
 use crate::policy;
 use crate::store::{Db, Result, Supersession};
 
+/// A record that just became active, as belief revision is told of it.
+#[derive(Debug, Clone, Copy)]
+pub struct Activated<'a> {
+    pub org: &'a str,
+    pub id: i64,
+    /// The subject rule's outcome.
+    pub activation: &'a Supersession,
+    pub cause: Cause,
+    pub run_id: &'a str,
+    pub now: i64,
+}
+
 /// What runs after a record became active: belief revision. The judge lives
 /// outside this crate (it is a model), so the caller hands it in.
 #[async_trait::async_trait]
 pub trait Revise: Send + Sync {
-    /// Record `id` just became active with `activation` (the subject rule's
-    /// outcome). Best effort: returns the ids it retired.
-    async fn revise(
-        &self,
-        org: &str,
-        id: i64,
-        activation: &Supersession,
-        cause: Cause,
-        run_id: &str,
-        now: i64,
-    ) -> Vec<i64>;
+    /// Best effort: returns the ids it retired.
+    async fn revise(&self, record: &Activated<'_>) -> Vec<i64>;
 }
 
 /// No belief revision (operator tools, tests).
@@ -32,15 +35,7 @@ pub struct NoRevision;
 
 #[async_trait::async_trait]
 impl Revise for NoRevision {
-    async fn revise(
-        &self,
-        _: &str,
-        _: i64,
-        _: &Supersession,
-        _: Cause,
-        _: &str,
-        _: i64,
-    ) -> Vec<i64> {
+    async fn revise(&self, _: &Activated<'_>) -> Vec<i64> {
         Vec::new()
     }
 }
@@ -140,7 +135,15 @@ impl Db {
     ) -> Result<Supersession> {
         let s = self.activate(org, id, cause.as_str(), run_id, now).await?;
         if policy::revises_beliefs(cause) {
-            revise.revise(org, id, &s, cause, run_id, now).await;
+            let record = Activated {
+                org,
+                id,
+                activation: &s,
+                cause,
+                run_id,
+                now,
+            };
+            revise.revise(&record).await;
         }
         Ok(s)
     }

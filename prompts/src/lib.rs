@@ -27,35 +27,40 @@ fn parse(raw: &'static str) -> Prompt {
     }
 }
 
-/// The system prompt with the MEMORY ROUTING POLICY. Placeholders: `{agent}`, `{org}`, `{role}`.
-pub fn system() -> Prompt {
-    parse(include_str!("../texts/system.txt"))
+/// A function returning the prompt text of `texts/<file>`, parsed.
+macro_rules! prompt {
+    ($(#[$doc:meta])* $name:ident = $file:literal) => {
+        $(#[$doc])*
+        pub fn $name() -> Prompt {
+            parse(include_str!(concat!("../texts/", $file)))
+        }
+    };
 }
 
-/// The extractor prompt (schema `memory_items`).
-pub fn extractor() -> Prompt {
-    parse(include_str!("../texts/extractor.txt"))
-}
-
-/// The belief-revision judge (schema `belief_revision`): which live records a new one replaces.
-pub fn judge() -> Prompt {
-    parse(include_str!("../texts/judge.txt"))
-}
-
-/// Consolidation (schema `consolidation`): groups of records that say the same thing.
-pub fn consolidation() -> Prompt {
-    parse(include_str!("../texts/consolidation.txt"))
-}
-
-/// The summary of a trimmed slice of history (schema `slice_summary`).
-pub fn summary() -> Prompt {
-    parse(include_str!("../texts/summary.txt"))
-}
-
-/// Injection patterns for the sanitiser: one case-insensitive regex a line.
-pub fn injection_patterns() -> Prompt {
-    parse(include_str!("../texts/injection_patterns.txt"))
-}
+prompt!(
+    /// The system prompt with the MEMORY ROUTING POLICY. Placeholders: `{agent}`, `{org}`, `{role}`.
+    system = "system.txt"
+);
+prompt!(
+    /// The extractor prompt (schema `memory_items`).
+    extractor = "extractor.txt"
+);
+prompt!(
+    /// The belief-revision judge (schema `belief_revision`): which live records a new one replaces.
+    judge = "judge.txt"
+);
+prompt!(
+    /// Consolidation (schema `consolidation`): groups of records that say the same thing.
+    consolidation = "consolidation.txt"
+);
+prompt!(
+    /// The summary of a trimmed slice of history (schema `slice_summary`).
+    summary = "summary.txt"
+);
+prompt!(
+    /// Injection patterns for the sanitiser: one case-insensitive regex a line.
+    injection_patterns = "injection_patterns.txt"
+);
 
 /// The patterns of [`injection_patterns`], one per non-empty line.
 pub fn injection_pattern_lines() -> impl Iterator<Item = &'static str> {

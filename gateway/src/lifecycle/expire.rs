@@ -3,7 +3,7 @@
 
 use super::Lifecycle;
 use crate::error::Result;
-use crate::jobs::{Job, Schedule};
+use crate::jobs::{self, Job, Schedule};
 use std::time::Duration;
 
 /// Days after a pairing is revoked before that person's individual records are soft-forgotten.
@@ -38,16 +38,7 @@ impl Lifecycle {
                     self.db.soft_forget_individual(org, &user.user_id).await?;
             }
         }
-        self.db
-            .audit(
-                org,
-                "memory_expire",
-                "memory.expire",
-                org,
-                &serde_json::to_string(&report).unwrap_or_default(),
-                now,
-            )
-            .await?;
+        jobs::audit_run::<Self>(&self.db, org, org, &report, now).await?;
         Ok(report)
     }
 }
@@ -57,6 +48,7 @@ impl Lifecycle {
 impl Job for Lifecycle {
     type Report = ExpireReport;
     const NAME: &'static str = "memory_expire";
+    const AUDIT_ACTION: &'static str = "memory.expire";
     const SLOT_MS: i64 = EXPIRE_SLOT_MS;
     const SCHEDULE: Schedule = Schedule::Every(Duration::from_secs(300));
     async fn run_org(&self, org: &str, now: i64) -> Result<ExpireReport> {

@@ -64,12 +64,28 @@ pub struct MergeGroup {
     pub merged: String,
 }
 
+/// Which model, under which prompt, made a revision (stored with it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Provenance<'a> {
+    pub model: &'a str,
+    pub prompt_version: Option<&'a str>,
+}
+
+impl Provenance<'static> {
+    /// A model that uses no prompt (offline rules).
+    pub fn without_prompt(model: &'static str) -> Self {
+        Provenance {
+            model,
+            prompt_version: None,
+        }
+    }
+}
+
 /// Decides which live records on the same topic a newly written record replaces.
 #[async_trait::async_trait]
 pub trait Judge: Send + Sync {
     /// Stored with every revision the judge makes.
-    fn model(&self) -> &str;
-    fn prompt_version(&self) -> Option<&str>;
+    fn provenance(&self) -> Provenance<'_>;
     async fn judge(
         &self,
         new: &MemoryRecord,
@@ -81,8 +97,7 @@ pub trait Judge: Send + Sync {
 #[async_trait::async_trait]
 pub trait Consolidator: Send + Sync {
     /// Stored with every revision a merge makes.
-    fn model(&self) -> &str;
-    fn prompt_version(&self) -> Option<&str>;
+    fn provenance(&self) -> Provenance<'_>;
     async fn consolidate(&self, records: &[MemoryRecord]) -> Result<Vec<MergeGroup>, LlmError>;
 }
 

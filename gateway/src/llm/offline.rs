@@ -103,6 +103,11 @@ fn key_terms(s: &str, n: usize) -> String {
         .join(" ")
 }
 
+/// A personal item (said about the speaker).
+fn personal_item(kind: &str, subject: impl Into<String>, content: String) -> Candidate {
+    item(ItemChannel::Personal, kind, subject.into(), content)
+}
+
 fn item(channel: ItemChannel, kind: &str, subject: String, content: String) -> Candidate {
     Candidate {
         channel,
@@ -234,12 +239,8 @@ fn operational(s: &str, kind_if_unknown: Option<&str>) -> Option<Candidate> {
 fn personal(s: &str) -> Option<Candidate> {
     if let Some(name) = strip_any(s, &["my name is ", "call me "]) {
         let name = clean(name);
-        return Some(item(
-            ItemChannel::Personal,
-            "identity",
-            "name".into(),
-            format!("Their name is {name}"),
-        ));
+        let said = format!("Their name is {name}");
+        return Some(personal_item("identity", "name", said));
     }
     if let Some(what) = strip_any(s, &["i am ", "i'm ", "i’m "]) {
         let what = clean(what);
@@ -252,29 +253,17 @@ fn personal(s: &str) -> Option<Candidate> {
             let shown = strip_ci(&what, "your ")
                 .map(|r| format!("the {r}"))
                 .unwrap_or(what.clone());
-            return Some(item(
-                ItemChannel::Personal,
-                "role_claim",
-                "role".into(),
-                format!("Introduced themselves as {shown}"),
-            ));
+            let said = format!("Introduced themselves as {shown}");
+            return Some(personal_item("role_claim", "role", said));
         }
-        return Some(item(
-            ItemChannel::Personal,
-            "identity",
-            "identity".into(),
-            format!("Said they are {what}"),
-        ));
+        let said = format!("Said they are {what}");
+        return Some(personal_item("identity", "identity", said));
     }
     if let Some(what) = strip_any(s, &["i prefer ", "i'd prefer ", "i like "]) {
         let what = clean(what);
         let head = key_terms(&what, 1);
-        return Some(item(
-            ItemChannel::Personal,
-            "preference",
-            format!("prefer:{head}"),
-            format!("Prefers {what}"),
-        ));
+        let said = format!("Prefers {what}");
+        return Some(personal_item("preference", format!("prefer:{head}"), said));
     }
     if let Some(what) = strip_any(
         s,
@@ -288,22 +277,14 @@ fn personal(s: &str) -> Option<Candidate> {
         ],
     ) {
         let what = clean(what);
-        return Some(item(
-            ItemChannel::Personal,
-            "preference",
-            "answer-in".into(),
-            format!("Wants answers in {what}"),
-        ));
+        let said = format!("Wants answers in {what}");
+        return Some(personal_item("preference", "answer-in", said));
     }
     if let Some(what) = strip_any(s, &["please always ", "always "]) {
         let what = clean(what);
         let head = key_terms(&what, 2);
-        return Some(item(
-            ItemChannel::Personal,
-            "preference",
-            format!("always:{head}"),
-            format!("Wants you to always {what}"),
-        ));
+        let said = format!("Wants you to always {what}");
+        return Some(personal_item("preference", format!("always:{head}"), said));
     }
     None
 }

@@ -12,8 +12,8 @@
 use super::budget;
 use super::usage::TokenUsage;
 use super::{
-    Consolidator, Extractor, Judge, JudgedRetirement, LlmError, MergeGroup, ReplyContext,
-    Responder, Summarizer,
+    Consolidator, Extractor, Judge, JudgedRetirement, LlmError, MergeGroup, Provenance,
+    ReplyContext, Responder, Summarizer,
 };
 use crate::config::LlmConfig;
 use adapters::retry::{
@@ -154,24 +154,30 @@ fn strict_schema<T: JsonSchema>() -> Value {
     schema.to_value()
 }
 
-/// Schema `memory_items`: the extraction.
-pub fn memory_items_schema() -> Value {
-    strict_schema::<ItemsAnswer>()
+/// A structured answer and the name of its schema (requests, logs and the
+/// test server key on it).
+trait Answer: DeserializeOwned + JsonSchema {
+    const SCHEMA: &'static str;
 }
 
-/// Schema `belief_revision`: which candidates the new record replaces, and why.
-pub fn belief_revision_schema() -> Value {
-    strict_schema::<JudgeAnswer>()
+/// The extraction.
+impl Answer for ItemsAnswer {
+    const SCHEMA: &'static str = "memory_items";
 }
 
-/// Schema `consolidation`: groups of records that say the same thing, each with the merged text.
-pub fn consolidation_schema() -> Value {
-    strict_schema::<ConsolidationAnswer>()
+/// Which candidates the new record replaces, and why.
+impl Answer for JudgeAnswer {
+    const SCHEMA: &'static str = "belief_revision";
 }
 
-/// Schema `slice_summary`: the summary of a trimmed slice.
-pub fn slice_summary_schema() -> Value {
-    strict_schema::<SummaryAnswer>()
+/// Groups of records that say the same thing, each with the merged text.
+impl Answer for ConsolidationAnswer {
+    const SCHEMA: &'static str = "consolidation";
+}
+
+/// The summary of a trimmed slice.
+impl Answer for SummaryAnswer {
+    const SCHEMA: &'static str = "slice_summary";
 }
 
 fn time(ms: i64) -> String {
@@ -199,6 +205,16 @@ fn memory_line(r: &MemoryRecord) -> String {
         time(r.said_at),
         framed(&r.content)
     )
+}
+
+/// `header`, then each record as prompt data on a line of its own.
+fn memory_lines(header: String, records: &[MemoryRecord]) -> String {
+    let mut out = header;
+    for r in records {
+        out.push('\n');
+        out.push_str(&memory_line(r));
+    }
+    out
 }
 
 fn chars(s: &str, n: usize) -> String {
@@ -300,6 +316,14 @@ impl OpenAi {
             max_tokens_field: cfg.max_tokens_field.clone(),
             usage,
         })
+    }
+
+    /// This model under `prompt`.
+    fn under(&self, prompt: prompts::Prompt) -> Provenance<'_> {
+        Provenance {
+            model: &self.model,
+            prompt_version: Some(prompt.version),
+        }
     }
 
     fn transport(&self, e: reqwest::Error) -> LlmError {
@@ -439,16 +463,15 @@ impl OpenAi {
     async fn structured<T, U, F>(
         &self,
         role: &'static str,
-        schema_name: &'static str,
-        schema: Value,
-        system: &str,
+        prompt: prompts::Prompt,
         user: String,
         check: F,
     ) -> Result<U, LlmError>
     where
-        T: DeserializeOwned,
+        T: Answer,
         F: Fn(T) -> Result<U, String>,
     {
+        let (schema_name, schema, system) = (T::SCHEMA, strict_schema::<T>(), prompt.text);
         let format = json!({
             "type": "json_schema",
             "json_schema": {"name": schema_name, "strict": true, "schema": schema}
@@ -535,9 +558,7 @@ impl Extractor for OpenAi {
         }
         self.structured(
             "extract",
-            "memory_items",
-            memory_items_schema(),
-            prompts::extractor().text,
+            prompts::extractor(),
             text.to_string(),
             check_items,
         )
@@ -565,12 +586,8 @@ impl Responder for OpenAi {
 
 #[async_trait::async_trait]
 impl Judge for OpenAi {
-    fn model(&self) -> &str {
-        &self.model
-    }
-
-    fn prompt_version(&self) -> Option<&str> {
-        Some(prompts::judge().version)
+    fn provenance(&self) -> Provenance<'_> {
+        self.under(prompts::judge())
     }
 
     async fn judge(
@@ -578,71 +595,49 @@ impl Judge for OpenAi {
         new: &MemoryRecord,
         candidates: &[MemoryRecord],
     ) -> Result<Vec<JudgedRetirement>, LlmError> {
-        let mut user = format!("NEW RECORD\n{}\n\nCANDIDATES", memory_line(new));
-        for c in candidates {
-            user.push('\n');
-            user.push_str(&memory_line(c));
-        }
+        let header = format!("NEW RECORD\n{}\n\nCANDIDATES", memory_line(new));
+        let user = memory_lines(header, candidates);
         let known: HashSet<i64> = candidates.iter().map(|c| c.id).collect();
-        self.structured(
-            "judge",
-            "belief_revision",
-            belief_revision_schema(),
-            prompts::judge().text,
-            user,
-            |a: JudgeAnswer| {
-                let mut seen = HashSet::new();
-                let mut out = Vec::new();
-                for item in a.retire {
-                    if !known.contains(&item.id) {
-                        tracing::warn!(
-                            id = item.id,
-                            "judge named a record that is not a candidate; skipped"
-                        );
-                        continue;
-                    }
-                    if !seen.insert(item.id) {
-                        continue;
-                    }
-                    let reason = chars(sanitize(&item.reason).trim(), MAX_REASON_CHARS);
-                    out.push(JudgedRetirement {
-                        id: item.id,
-                        reason: if reason.is_empty() {
-                            "a newer value on the same topic".into()
-                        } else {
-                            reason
-                        },
-                    });
+        self.structured("judge", prompts::judge(), user, |a: JudgeAnswer| {
+            let mut seen = HashSet::new();
+            let mut out = Vec::new();
+            for item in a.retire {
+                if !known.contains(&item.id) {
+                    tracing::warn!(
+                        id = item.id,
+                        "judge named a record that is not a candidate; skipped"
+                    );
+                    continue;
                 }
-                Ok(out)
-            },
-        )
+                if !seen.insert(item.id) {
+                    continue;
+                }
+                let reason = chars(sanitize(&item.reason).trim(), MAX_REASON_CHARS);
+                out.push(JudgedRetirement {
+                    id: item.id,
+                    reason: if reason.is_empty() {
+                        "a newer value on the same topic".into()
+                    } else {
+                        reason
+                    },
+                });
+            }
+            Ok(out)
+        })
         .await
     }
 }
 
 #[async_trait::async_trait]
 impl Consolidator for OpenAi {
-    fn model(&self) -> &str {
-        &self.model
-    }
-
-    fn prompt_version(&self) -> Option<&str> {
-        Some(prompts::consolidation().version)
+    fn provenance(&self) -> Provenance<'_> {
+        self.under(prompts::consolidation())
     }
 
     async fn consolidate(&self, records: &[MemoryRecord]) -> Result<Vec<MergeGroup>, LlmError> {
-        let mut user = String::from("RECORDS");
-        for r in records {
-            user.push('\n');
-            user.push_str(&memory_line(r));
-        }
+        let user = memory_lines("RECORDS".into(), records);
         let known: HashSet<i64> = records.iter().map(|r| r.id).collect();
-        self.structured(
-            "consolidate",
-            "consolidation",
-            consolidation_schema(),
-            prompts::consolidation().text,
+        self.structured("consolidate", prompts::consolidation(),
             user,
             |a: ConsolidationAnswer| {
                 let mut used = HashSet::new();
@@ -695,20 +690,13 @@ impl Summarizer for OpenAi {
                 framed(&m.text)
             ));
         }
-        self.structured(
-            "summary",
-            "slice_summary",
-            slice_summary_schema(),
-            prompts::summary().text,
-            user,
-            |a: SummaryAnswer| {
-                let s = a.summary.trim();
-                if s.is_empty() {
-                    return Err("the summary is empty".into());
-                }
-                Ok(chars(s, MAX_SUMMARY_CHARS))
-            },
-        )
+        self.structured("summary", prompts::summary(), user, |a: SummaryAnswer| {
+            let s = a.summary.trim();
+            if s.is_empty() {
+                return Err("the summary is empty".into());
+            }
+            Ok(chars(s, MAX_SUMMARY_CHARS))
+        })
         .await
     }
 }
@@ -744,10 +732,10 @@ mod tests {
     #[test]
     fn schemas_are_strict() {
         for s in [
-            memory_items_schema(),
-            belief_revision_schema(),
-            consolidation_schema(),
-            slice_summary_schema(),
+            strict_schema::<ItemsAnswer>(),
+            strict_schema::<JudgeAnswer>(),
+            strict_schema::<ConsolidationAnswer>(),
+            strict_schema::<SummaryAnswer>(),
         ] {
             strict_everywhere(&s);
         }

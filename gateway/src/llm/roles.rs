@@ -8,7 +8,8 @@
 use super::openai::OpenAi;
 use super::usage::TokenUsage;
 use super::{
-    Consolidator, Extractor, Judge, LlmError, MergeGroup, ReplyContext, Responder, Summarizer,
+    Consolidator, Extractor, Judge, LlmError, MergeGroup, Provenance, ReplyContext, Responder,
+    Summarizer,
 };
 use crate::config::LlmConfig;
 use memory::{Candidate, MemoryRecord};
@@ -86,10 +87,8 @@ impl Models {
             extractor: u.clone(),
             responder: u.clone(),
             roles: Roles {
-                judge: None,
                 consolidator: u,
-                summarizer: None,
-                usage: Arc::new(TokenUsage::default()),
+                ..Roles::offline()
             },
         }
     }
@@ -113,11 +112,8 @@ impl Responder for Unavailable {
 
 #[async_trait::async_trait]
 impl Consolidator for Unavailable {
-    fn model(&self) -> &str {
-        "unavailable"
-    }
-    fn prompt_version(&self) -> Option<&str> {
-        None
+    fn provenance(&self) -> Provenance<'_> {
+        Provenance::without_prompt("unavailable")
     }
     async fn consolidate(&self, _: &[MemoryRecord]) -> Result<Vec<MergeGroup>, LlmError> {
         Err(LlmError::Unavailable(self.0.clone()))
@@ -140,11 +136,8 @@ pub struct OfflineConsolidator;
 
 #[async_trait::async_trait]
 impl Consolidator for OfflineConsolidator {
-    fn model(&self) -> &str {
-        "offline"
-    }
-    fn prompt_version(&self) -> Option<&str> {
-        None
+    fn provenance(&self) -> Provenance<'_> {
+        Provenance::without_prompt("offline")
     }
     async fn consolidate(&self, records: &[MemoryRecord]) -> Result<Vec<MergeGroup>, LlmError> {
         let mut by_text: BTreeMap<String, Vec<&MemoryRecord>> = BTreeMap::new();
