@@ -76,9 +76,7 @@ impl Db {
     }
 
     pub async fn archive(&self, org: &str, id: i64) -> Result<Archive> {
-        let text = format!("{SELECT} WHERE org = $1 AND id = $2");
-        let what = format!("archive {id}");
-        sql!(text, org, id).found(&self.pool, what).await
+        self.by_id(SELECT, "archive", org, id).await
     }
 
     /// Archives of an organisation, oldest first; of one conversation when given.

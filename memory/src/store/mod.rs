@@ -179,6 +179,18 @@ impl Db {
         self.backend
     }
 
+    /// The row `id` of `org` that `select` (a `SELECT … FROM table`) reads;
+    /// not found names it as `what id`.
+    async fn by_id<T>(&self, select: &str, what: &str, org: &str, id: i64) -> Result<T>
+    where
+        T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
+    {
+        let text = format!("{select} WHERE org = $1 AND id = $2");
+        sql!(text, org, id)
+            .found(&self.pool, format!("{what} {id}"))
+            .await
+    }
+
     /// One round trip to the database (health checks).
     pub async fn ping(&self) -> Result<()> {
         sql!("SELECT 1").exec(&self.pool).await.map(|_| ())

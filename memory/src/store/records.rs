@@ -302,9 +302,7 @@ impl Db {
     }
 
     pub async fn record(&self, org: &str, id: i64) -> Result<MemoryRecord> {
-        let text = format!("{SELECT} WHERE org = $1 AND id = $2");
-        let what = format!("memory record {id}");
-        sql!(text, org, id).found(&self.pool, what).await
+        self.by_id(SELECT, "memory record", org, id).await
     }
 
     /// Records of an organisation, oldest first.

@@ -35,9 +35,7 @@ impl Db {
     }
 
     pub async fn revision(&self, org: &str, id: i64) -> Result<Revision> {
-        let text = format!("{SELECT} WHERE org = $1 AND id = $2");
-        let what = format!("revision {id}");
-        sql!(text, org, id).found(&self.pool, what).await
+        self.by_id(SELECT, "revision", org, id).await
     }
 
     /// Revisions made under one run (a turn, a relearn, a consolidation).
