@@ -1,12 +1,13 @@
 //! Sign-in: the admin token, sessions (rows shared by replicas), the session
 //! cookie, and the CSRF token every state-changing form carries.
 //!
-//! A handler that takes [`Admin`] only runs for a signed-in browser; one that
-//! takes [`CsrfForm`] additionally only runs when the form's `csrf` field is
-//! its session's token — otherwise 403 and the handler (so any side effect)
-//! never runs.
+//! A handler that takes [`Screen`] (every page) only runs for a signed-in
+//! browser; one that takes [`Submitted`] (every action) additionally only
+//! runs when the form's `csrf` field is its session's token — otherwise 403
+//! and the handler (so any side effect) never runs.
 
-use super::{now_ms, view, DashError, DashboardState, BUILT_IN_ADMIN, SESSION_COOKIE};
+use super::view::{self, Tab};
+use super::{now_ms, DashError, DashboardState, Page, BUILT_IN_ADMIN, SESSION_COOKIE};
 use crate::turn::TurnLoop;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -15,6 +16,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum_extra::extract::cookie::{Cookie, SameSite};
 use axum_extra::extract::CookieJar;
+use maud::Markup;
 use memory::store::DashboardSession;
 use memory::{Role, StoreError};
 use rand::RngCore;
@@ -175,6 +177,11 @@ pub(crate) fn session_cookie(value: String, secure: bool) -> Cookie<'static> {
         .build()
 }
 
+/// Not signed in: back to the sign-in page, whatever was asked.
+fn to_sign_in() -> Response {
+    Redirect::to("/dashboard/login").into_response()
+}
+
 /// A signed-in dashboard browser.
 #[derive(Debug, Clone)]
 pub struct Admin {
@@ -186,21 +193,10 @@ impl Admin {
     pub fn csrf(&self) -> &str {
         &self.session.csrf
     }
-}
 
-/// Not signed in: back to the sign-in page, whatever was asked.
-fn to_sign_in() -> Response {
-    Redirect::to("/dashboard/login").into_response()
-}
-
-impl FromRequestParts<DashboardState> for Admin {
-    type Rejection = Response;
-
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &DashboardState,
-    ) -> Result<Self, Self::Rejection> {
-        let jar = CookieJar::from_headers(&parts.headers);
+    /// The browser whose `jar` holds the cookie of a live session, signed in
+    /// with the current admin token; otherwise off to sign in.
+    async fn signed_in(jar: &CookieJar, state: &DashboardState) -> Result<Admin, Response> {
         let Some(id) = jar.get(SESSION_COOKIE).map(|c| c.value().to_string()) else {
             return Err(to_sign_in());
         };
@@ -225,14 +221,65 @@ impl FromRequestParts<DashboardState> for Admin {
     }
 }
 
-/// A state-changing form from a signed-in browser whose `csrf` field is its
-/// session's token. Missing or wrong → 403 before the handler runs.
-pub struct CsrfForm<T> {
+/// A page request from a signed-in browser: the state the page reads, the
+/// admin whose session its forms carry, and the cookies holding the notice
+/// the page shows.
+pub struct Screen {
+    pub state: DashboardState,
     pub admin: Admin,
+    pub jar: CookieJar,
+}
+
+impl FromRequestParts<DashboardState> for Screen {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &DashboardState,
+    ) -> Result<Self, Self::Rejection> {
+        let jar = CookieJar::from_headers(&parts.headers);
+        let admin = Admin::signed_in(&jar, state).await?;
+        Ok(Screen {
+            state: state.clone(),
+            admin,
+            jar,
+        })
+    }
+}
+
+impl Screen {
+    /// The page `tab` showing `content` in the layout, its forms carrying the
+    /// session's CSRF token, with (and clearing) the pending notice.
+    pub fn show(self, tab: Tab, content: Markup) -> Page {
+        Ok(view::render(
+            self.jar,
+            self.state.org(),
+            self.admin.csrf(),
+            tab,
+            content,
+        ))
+    }
+}
+
+/// A state-changing form from a signed-in browser whose `csrf` field is its
+/// session's token (missing or wrong → 403 before the handler runs), with the
+/// state it acts on and the cookies its outcome's notice goes into.
+pub struct Submitted<T> {
+    pub state: DashboardState,
+    pub admin: Admin,
+    pub jar: CookieJar,
     pub form: T,
 }
 
-impl<T> FromRequest<DashboardState> for CsrfForm<T>
+impl<T> Submitted<T> {
+    /// Redirect to `to`, leaving `text` (an outcome if `ok`, else a refusal)
+    /// as the next page's notice.
+    pub fn done(self, ok: bool, text: impl Into<String>, to: &str) -> Page {
+        Ok(view::done(self.jar, ok, text, to))
+    }
+}
+
+impl<T> FromRequest<DashboardState> for Submitted<T>
 where
     T: DeserializeOwned + Send,
 {
@@ -240,7 +287,7 @@ where
 
     async fn from_request(req: Request, state: &DashboardState) -> Result<Self, Self::Rejection> {
         let (mut parts, body) = req.into_parts();
-        let admin = Admin::from_request_parts(&mut parts, state).await?;
+        let page = Screen::from_request_parts(&mut parts, state).await?;
         let req = Request::from_parts(parts, body);
         let bytes = Bytes::from_request(req, state)
             .await
@@ -252,7 +299,7 @@ where
             .find(|(k, _)| k == "csrf")
             .map(|(_, v)| v.as_str());
         match given {
-            Some(t) if same(t, admin.csrf()) => {}
+            Some(t) if same(t, page.admin.csrf()) => {}
             _ => {
                 return Err((
                     StatusCode::FORBIDDEN,
@@ -266,7 +313,12 @@ where
         }
         let form = serde_urlencoded::from_bytes(&bytes)
             .map_err(|e| bad_form(&format!("malformed form: {e}")))?;
-        Ok(CsrfForm { admin, form })
+        Ok(Submitted {
+            state: page.state,
+            admin: page.admin,
+            jar: page.jar,
+            form,
+        })
     }
 }
 

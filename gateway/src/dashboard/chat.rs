@@ -2,22 +2,17 @@
 //! "Remember this?" proposal, and sending a message or an answer through the
 //! turn loop as the built-in `admin` on channel `dashboard`.
 
-use super::auth::{self, Admin, CsrfForm};
+use super::auth::{self, Screen, Submitted};
 use super::view::{self, CHAT};
 use super::{now_ms, DashboardState, Page, BUILT_IN_ADMIN, CHAT_CONVERSATION, PAGE_ROWS};
 use adapters::{ConversationKind, Inbound, TurnHandler};
-use axum::extract::State;
 use axum::response::{IntoResponse, Redirect};
-use axum_extra::extract::CookieJar;
 use maud::{html, Markup};
 use memory::{MemoryRecord, StoredMessage};
 use serde::Deserialize;
 
-pub(super) async fn page(
-    State(state): State<DashboardState>,
-    admin: Admin,
-    jar: CookieJar,
-) -> Page {
+pub(super) async fn page(screen: Screen) -> Page {
+    let state = &screen.state;
     let t = &state.turns;
     let agent = &t.config().server.agent;
     let history = t
@@ -34,8 +29,8 @@ pub(super) async fn page(
             now_ms(),
         )
         .await?;
-    let content = template(&history, &pending, admin.csrf());
-    Ok(view::render(jar, state.org(), admin.csrf(), CHAT, content))
+    let content = template(&history, &pending, screen.admin.csrf());
+    screen.show(CHAT, content)
 }
 
 /// The newest [`PAGE_ROWS`] messages, the proposal awaiting an answer, and the compose box.
@@ -91,21 +86,17 @@ pub(super) struct ChatForm {
     nonce: String,
 }
 
-pub(super) async fn send(
-    State(state): State<DashboardState>,
-    jar: CookieJar,
-    CsrfForm { form, .. }: CsrfForm<ChatForm>,
-) -> Page {
-    let text = form.text.trim();
+pub(super) async fn send(sent: Submitted<ChatForm>) -> Page {
+    let text = sent.form.text.trim();
     if text.is_empty() {
-        return Ok(view::done(jar, false, "Type a message first.", CHAT.path));
+        return sent.done(false, "Type a message first.", CHAT.path);
     }
-    let mut msg = message(&state, text);
-    let nonce = form.nonce.trim();
+    let mut msg = message(&sent.state, text);
+    let nonce = sent.form.nonce.trim();
     if (16..=64).contains(&nonce.len()) && nonce.bytes().all(|b| b.is_ascii_hexdigit()) {
         msg.platform_id = Some(format!("form:{nonce}"));
     }
-    run_turn(&state, jar, msg).await
+    run_turn(sent, msg).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -114,19 +105,15 @@ pub(super) struct AnswerForm {
     answer: String,
 }
 
-pub(super) async fn answer(
-    State(state): State<DashboardState>,
-    jar: CookieJar,
-    CsrfForm { form, .. }: CsrfForm<AnswerForm>,
-) -> Page {
-    let yes = match form.answer.as_str() {
+pub(super) async fn answer(sent: Submitted<AnswerForm>) -> Page {
+    let yes = match sent.form.answer.as_str() {
         "yes" => true,
         "no" => false,
-        _ => return Ok(view::done(jar, false, "Answer yes or no.", CHAT.path)),
+        _ => return sent.done(false, "Answer yes or no.", CHAT.path),
     };
-    let mut msg = message(&state, if yes { "yes" } else { "no" });
-    msg.answer = Some((form.batch, yes));
-    run_turn(&state, jar, msg).await
+    let mut msg = message(&sent.state, if yes { "yes" } else { "no" });
+    msg.answer = Some((sent.form.batch, yes));
+    run_turn(sent, msg).await
 }
 
 /// `text` from the built-in admin in the dashboard conversation.
@@ -148,21 +135,22 @@ fn message(state: &DashboardState, text: &str) -> Inbound {
     }
 }
 
-/// Run a message through the turn loop; a reply the history does not show
-/// (a refusal before storing, such as "slow down") comes back as a notice.
-async fn run_turn(state: &DashboardState, jar: CookieJar, msg: Inbound) -> Page {
+/// Run `msg`, from the form `sent`, through the turn loop; a reply the
+/// history does not show (a refusal before storing, such as "slow down")
+/// comes back as a notice.
+async fn run_turn<T>(sent: Submitted<T>, msg: Inbound) -> Page {
+    let state = &sent.state;
     let t = &state.turns;
     auth::ensure_admin_user(t).await?;
     let replies = match TurnHandler::handle(t.as_ref(), msg).await {
         Ok(r) => r,
         Err(e) => {
             tracing::error!(error = %e, "dashboard turn failed");
-            return Ok(view::done(
-                jar,
+            return sent.done(
                 false,
                 "The turn failed; your message was kept if it was stored. Please try again.",
                 CHAT.path,
-            ));
+            );
         }
     };
     let history = t
@@ -184,6 +172,6 @@ async fn run_turn(state: &DashboardState, jar: CookieJar, msg: Inbound) -> Page 
     if unseen.is_empty() {
         Ok(Redirect::to(CHAT.path).into_response())
     } else {
-        Ok(view::done(jar, false, unseen.join(" "), CHAT.path))
+        sent.done(false, unseen.join(" "), CHAT.path)
     }
 }

@@ -2,12 +2,11 @@
 //! have personal memory, and one person's personal memory (opening it is
 //! audited: `memory.view`, the admin as actor, the person as target).
 
-use super::auth::Admin;
+use super::auth::Screen;
 use super::view::{self, MEMORY};
-use super::{now_ms, DashboardState, Page, BUILT_IN_ADMIN, PAGE_ROWS};
-use axum::extract::{Query, State};
+use super::{now_ms, Page, BUILT_IN_ADMIN, PAGE_ROWS};
+use axum::extract::Query;
 use axum::response::{IntoResponse, Redirect};
-use axum_extra::extract::CookieJar;
 use maud::{html, Markup};
 use memory::store::BrowseFilter;
 use memory::{MemoryRecord, Scope, Status};
@@ -49,12 +48,8 @@ const STATUS_CHOICES: &[&str] = &[
     "deleted",
 ];
 
-pub(super) async fn page(
-    State(state): State<DashboardState>,
-    admin: Admin,
-    jar: CookieJar,
-    Query(mq): Query<MemoryQuery>,
-) -> Page {
+pub(super) async fn page(screen: Screen, Query(mq): Query<MemoryQuery>) -> Page {
+    let state = &screen.state;
     let content = match mq.scope.as_deref().unwrap_or("agent_notes") {
         "people" => {
             let owners = state.db().personal_owners(state.org()).await?;
@@ -86,13 +81,7 @@ pub(super) async fn page(
             }
         }
     };
-    Ok(view::render(
-        jar,
-        state.org(),
-        admin.csrf(),
-        MEMORY,
-        content,
-    ))
+    screen.show(MEMORY, content)
 }
 
 /// Everyone with personal memory or a pairing, and how many active records each has.
@@ -105,41 +94,34 @@ fn people(owners: Vec<(String, i64)>, users: &[User]) -> Markup {
     }
     people.sort();
     let names: HashMap<&str, &User> = users.iter().map(|u| (u.user_id.as_str(), u)).collect();
-    html! {
-        (tabs("people"))
-        section.card {
-            p.muted { "Each person's personal memory is private to them. Opening it is written to the audit log." }
-            @if people.is_empty() {
-                (view::empty("Nobody has personal memory yet."))
-            } @else {
-                table.people {
-                    thead { tr { th { "Person" } th { "Name" } th { "Role" } th { "Active records" } th { "" } } }
-                    tbody {
-                        @for (owner, n) in &people {
-                            @let u = names.get(owner.as_str());
-                            tr data-person=(owner) {
-                                td { code { (owner) } }
-                                td { (u.map(|u| u.name.as_str()).unwrap_or("—")) }
-                                td { (u.map(|u| u.role.as_str()).unwrap_or("not paired")) }
-                                td.num { (n) }
-                                td.actions { a.button.secondary href=(view::person_href(owner)) { "Open (audited)" } }
-                            }
-                        }
-                    }
-                }
+    let intro = html! { p.muted { "Each person's personal memory is private to them. Opening it is written to the audit log." } };
+    let table = view::Table {
+        class: "people",
+        head: &["Person", "Name", "Role", "Active records", ""],
+        none: "Nobody has personal memory yet.",
+    }
+    .card(intro, &people, |(owner, n)| {
+        let u = names.get(owner.as_str());
+        html! {
+            tr data-person=(owner) {
+                td { code { (owner) } }
+                td { (u.map(|u| u.name.as_str()).unwrap_or("—")) }
+                td { (u.map(|u| u.role.as_str()).unwrap_or("not paired")) }
+                td.num { (n) }
+                td.actions { a.button.secondary href=(view::person_href(owner)) { "Open (audited)" } }
             }
         }
+    });
+    html! {
+        (tabs("people"))
+        (table)
     }
 }
 
 /// One person's personal memory. Opening it is audited: `memory.view`, the
 /// admin as actor, the person as target.
-pub(super) async fn person(
-    State(state): State<DashboardState>,
-    admin: Admin,
-    jar: CookieJar,
-    Query(mq): Query<MemoryQuery>,
-) -> Page {
+pub(super) async fn person(screen: Screen, Query(mq): Query<MemoryQuery>) -> Page {
+    let state = &screen.state;
     let user = mq.user.as_deref().map(str::trim).unwrap_or("");
     if user.is_empty() {
         return Ok(Redirect::to("/dashboard/memory?scope=people").into_response());
@@ -177,13 +159,7 @@ pub(super) async fn person(
             (records_table(&records, true))
         }
     };
-    Ok(view::render(
-        jar,
-        state.org(),
-        admin.csrf(),
-        MEMORY,
-        content,
-    ))
+    screen.show(MEMORY, content)
 }
 
 fn tabs(active: &str) -> Markup {
@@ -219,29 +195,28 @@ fn search_box(action: &str, hidden: &[(&str, &str)], q: &str, status: &str) -> M
     }
 }
 
-/// A table of records; `show` decides whether personal text is shown in full.
+/// A table of records; `show_personal` decides whether personal text is shown in full.
 fn records_table(records: &[MemoryRecord], show_personal: bool) -> Markup {
-    if records.is_empty() {
-        return view::empty("No records match.");
+    view::Table {
+        class: "records",
+        head: &[
+            "#", "Content", "Subject", "Kind", "Status", "Said", "Source",
+        ],
+        none: "No records match.",
     }
-    html! {
-        table.records {
-            thead { tr { th { "#" } th { "Content" } th { "Subject" } th { "Kind" } th { "Status" } th { "Said" } th { "Source" } } }
-            tbody {
-                @for r in records {
-                    tr id={ "record-" (r.id) } data-status=(r.status.as_str()) {
-                        td.num { (r.id) }
-                        td.content {
-                            @if show_personal { (r.content) } @else { (view::content_or_link(r)) }
-                        }
-                        td.subject { code { (r.subject) } }
-                        td { (r.kind) }
-                        td { (view::status_badge(r.status)) }
-                        td.when { (view::date(r.said_at)) }
-                        td.source { (r.source) }
-                    }
+    .rows(records, |r| {
+        html! {
+            tr id={ "record-" (r.id) } data-status=(r.status.as_str()) {
+                td.num { (r.id) }
+                td.content {
+                    @if show_personal { (r.content) } @else { (view::content_or_link(r)) }
                 }
+                td.subject { code { (r.subject) } }
+                td { (r.kind) }
+                td { (view::status_badge(r.status)) }
+                td.when { (view::date(r.said_at)) }
+                td.source { (r.source) }
             }
         }
-    }
+    })
 }

@@ -5,7 +5,7 @@
 //!
 //! Server-rendered HTML (maud, escaped by construction) with one embedded
 //! stylesheet and no JavaScript. Every state-changing request is a POST form
-//! carrying its session's CSRF token ([`auth::CsrfForm`]); sessions and the
+//! carrying its session's CSRF token ([`Submitted`]); sessions and the
 //! generated admin token are database rows, so replicas share them.
 //!
 //! Architecture Invariant: like the other adapters, this module is the only
@@ -26,7 +26,7 @@ mod signin;
 mod view;
 
 pub use auth::{
-    ensure_admin_token, ensure_admin_user, reset_admin_token, Admin, AdminToken, CsrfForm,
+    ensure_admin_token, ensure_admin_user, reset_admin_token, Admin, AdminToken, Screen, Submitted,
 };
 
 use crate::turn::TurnLoop;

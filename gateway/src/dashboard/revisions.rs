@@ -1,21 +1,16 @@
 //! Revisions: every retirement of a record, with undo (the retired record
 //! comes back; the same pair is never applied again).
 
-use super::auth::{Admin, CsrfForm};
+use super::auth::{Screen, Submitted};
 use super::view::{self, REVISIONS};
-use super::{now_ms, DashboardState, Page, BUILT_IN_ADMIN, PAGE_ROWS};
-use axum::extract::State;
-use axum_extra::extract::CookieJar;
+use super::{now_ms, Page, BUILT_IN_ADMIN, PAGE_ROWS};
 use maud::{html, Markup};
 use memory::{MemoryRecord, Revision, Status, StoreError};
 use serde::Deserialize;
 use std::collections::HashMap;
 
-pub(super) async fn page(
-    State(state): State<DashboardState>,
-    admin: Admin,
-    jar: CookieJar,
-) -> Page {
+pub(super) async fn page(screen: Screen) -> Page {
+    let state = &screen.state;
     let db = state.db();
     let revs = db.recent_revisions(state.org(), PAGE_ROWS).await?;
     let mut records = HashMap::new();
@@ -32,14 +27,8 @@ pub(super) async fn page(
             }
         }
     }
-    let content = template(&revs, &records, admin.csrf());
-    Ok(view::render(
-        jar,
-        state.org(),
-        admin.csrf(),
-        REVISIONS,
-        content,
-    ))
+    let content = template(&revs, &records, screen.admin.csrf());
+    screen.show(REVISIONS, content)
 }
 
 /// The revisions, each pair of records shown from `records` (a deleted one as gone).
@@ -55,43 +44,37 @@ fn template(revs: &[Revision], records: &HashMap<i64, MemoryRecord>, csrf: &str)
             None => html! { span.num { "#" (id) } " " span.muted { "(gone)" } },
         }
     };
-    html! {
-        section.card {
-            p.muted { "Every retirement of a record is a revision. Undo brings the retired record back; the replacing record stays, and the same pair is never applied again." }
-            @if revs.is_empty() {
-                (view::empty("No revisions yet."))
-            } @else {
-                table.revisions {
-                    thead { tr { th { "Rev" } th { "When" } th { "Retired" } th { "Replaced by" } th { "Why" } th { "" } } }
-                    tbody {
-                        @for r in revs {
-                            tr id={ "revision-" (r.id) } data-undone=(r.undone_at.is_some()) {
-                                td.num { (r.id) }
-                                td.when { (view::date(r.created_at)) }
-                                td { (cell(r.retired_id)) }
-                                td { (cell(r.replacing_id)) }
-                                td {
-                                    (r.reason)
-                                    div.muted { "via " (r.via) " · " (r.cause) " · run " code { (r.run_id) } }
-                                }
-                                @if let Some(at) = r.undone_at {
-                                    td.state {
-                                        span.badge.undone { "undone" }
-                                        div.muted { "by " (r.undone_by.as_deref().unwrap_or("?")) }
-                                        div.muted { (view::date(at)) }
-                                    }
-                                } @else {
-                                    td.actions {
-                                        (view::action("/dashboard/revisions/undo", csrf, &[("id", &r.id.to_string())], "Undo", "secondary"))
-                                    }
-                                }
-                            }
-                        }
+    let intro = html! { p.muted { "Every retirement of a record is a revision. Undo brings the retired record back; the replacing record stays, and the same pair is never applied again." } };
+    view::Table {
+        class: "revisions",
+        head: &["Rev", "When", "Retired", "Replaced by", "Why", ""],
+        none: "No revisions yet.",
+    }
+    .card(intro, revs, |r| {
+        html! {
+            tr id={ "revision-" (r.id) } data-undone=(r.undone_at.is_some()) {
+                td.num { (r.id) }
+                td.when { (view::date(r.created_at)) }
+                td { (cell(r.retired_id)) }
+                td { (cell(r.replacing_id)) }
+                td {
+                    (r.reason)
+                    div.muted { "via " (r.via) " · " (r.cause) " · run " code { (r.run_id) } }
+                }
+                @if let Some(at) = r.undone_at {
+                    td.state {
+                        span.badge.undone { "undone" }
+                        div.muted { "by " (r.undone_by.as_deref().unwrap_or("?")) }
+                        div.muted { (view::date(at)) }
+                    }
+                } @else {
+                    td.actions {
+                        (view::action("/dashboard/revisions/undo", csrf, &[("id", &r.id.to_string())], "Undo", "secondary"))
                     }
                 }
             }
         }
-    }
+    })
 }
 
 #[derive(Debug, Deserialize)]
@@ -99,23 +82,15 @@ pub(super) struct UndoForm {
     id: i64,
 }
 
-pub(super) async fn undo(
-    State(state): State<DashboardState>,
-    jar: CookieJar,
-    CsrfForm { form, .. }: CsrfForm<UndoForm>,
-) -> Page {
+pub(super) async fn undo(sent: Submitted<UndoForm>) -> Page {
     let to = REVISIONS.path;
+    let state = &sent.state;
     let db = state.db();
-    let id = form.id;
+    let id = sent.form.id;
     let rev = match db.revision(state.org(), id).await {
         Ok(r) => r,
         Err(StoreError::NotFound(_)) => {
-            return Ok(view::done(
-                jar,
-                false,
-                format!("There is no revision {id}."),
-                to,
-            ))
+            return sent.done(false, format!("There is no revision {id}."), to)
         }
         Err(e) => return Err(e.into()),
     };
@@ -124,7 +99,7 @@ pub(super) async fn undo(
         .await?
     {
         let text = format!("Revision {id} was already undone.");
-        return Ok(view::done(jar, false, text, to));
+        return sent.done(false, text, to);
     }
     let back = db.record(state.org(), rev.retired_id).await?;
     let text = if back.status == Status::Active {
@@ -140,5 +115,5 @@ pub(super) async fn undo(
             rev.replacing_id
         )
     };
-    Ok(view::done(jar, true, text, to))
+    sent.done(true, text, to)
 }

@@ -1,6 +1,6 @@
 //! The sign-in page, signing in with the admin token, and signing out.
 
-use super::auth::{self, CsrfForm, SignIn};
+use super::auth::{self, SignIn, Submitted};
 use super::{view, DashboardState, Page};
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -73,9 +73,9 @@ pub(super) async fn login(State(state): State<DashboardState>, Form(f): Form<Log
 pub(super) struct NoFields {}
 
 pub(super) async fn logout(
-    State(state): State<DashboardState>,
-    jar: CookieJar,
-    CsrfForm { admin, .. }: CsrfForm<NoFields>,
+    Submitted {
+        state, admin, jar, ..
+    }: Submitted<NoFields>,
 ) -> Page {
     state
         .db()

@@ -191,6 +191,42 @@ pub fn empty(text: &str) -> Markup {
     html! { p.empty { (text) } }
 }
 
+/// A table of one row per item under column headings, or a notice where
+/// there are no items.
+pub struct Table<'a> {
+    /// Its class, by which the stylesheet and the tests tell tables apart.
+    pub class: &'a str,
+    /// The column headings.
+    pub head: &'a [&'a str],
+    /// The notice shown instead of a table without rows.
+    pub none: &'a str,
+}
+
+impl Table<'_> {
+    /// `items`, one `row` each, or the notice when there are none.
+    pub fn rows<T>(&self, items: &[T], row: impl Fn(&T) -> Markup) -> Markup {
+        if items.is_empty() {
+            return empty(self.none);
+        }
+        html! {
+            table class=(self.class) {
+                thead { tr { @for h in self.head { th { (h) } } } }
+                tbody { @for item in items { (row(item)) } }
+            }
+        }
+    }
+
+    /// A card of its `intro` (a heading, a note, or nothing) over the [`rows`](Self::rows).
+    pub fn card<T>(&self, intro: Markup, items: &[T], row: impl Fn(&T) -> Markup) -> Markup {
+        html! {
+            section.card {
+                (intro)
+                (self.rows(items, row))
+            }
+        }
+    }
+}
+
 /// The person page of `owner`, where their personal memory is shown (audited).
 pub fn person_href(owner: &str) -> String {
     format!(
