@@ -52,6 +52,71 @@ pub struct Inbound {
     pub answer: Option<(i64, bool)>,
 }
 
+/// Stands in for a character no database stores alike.
+const REPLACEMENT: char = '\u{FFFD}';
+
+/// NUL (PostgreSQL refuses it in text; SQLite keeps it) and the other control
+/// characters, and Unicode noncharacters: never stored as given, on any database.
+fn unstorable(c: char, in_text: bool) -> bool {
+    let line_break_or_tab = matches!(c, '\n' | '\r' | '\t');
+    let nonchar = matches!(c as u32, 0xFDD0..=0xFDEF) || (c as u32 & 0xFFFE) == 0xFFFE;
+    (c.is_control() && !(in_text && line_break_or_tab)) || nonchar
+}
+
+fn clean(s: &str, in_text: bool) -> bool {
+    !s.chars().any(|c| unstorable(c, in_text))
+}
+
+fn normalise(s: &mut String, in_text: bool) {
+    if !clean(s, in_text) {
+        *s = s
+            .chars()
+            .map(|c| {
+                if unstorable(c, in_text) {
+                    REPLACEMENT
+                } else {
+                    c
+                }
+            })
+            .collect();
+    }
+}
+
+impl Inbound {
+    /// The message as every database stores it alike: in its text, control
+    /// characters other than line breaks and tabs become U+FFFD; in its ids and
+    /// the display name, every control character does. `None` when nothing changes.
+    pub fn normalised(&self) -> Option<Inbound> {
+        let ids = [
+            Some(&self.org),
+            Some(&self.agent),
+            Some(&self.channel),
+            Some(&self.conversation),
+            Some(&self.sender_name),
+            self.sender.as_ref(),
+            self.platform_id.as_ref(),
+        ];
+        if clean(&self.text, true) && ids.into_iter().flatten().all(|id| clean(id, false)) {
+            return None;
+        }
+        let mut m = self.clone();
+        normalise(&mut m.text, true);
+        let ids = [
+            Some(&mut m.org),
+            Some(&mut m.agent),
+            Some(&mut m.channel),
+            Some(&mut m.conversation),
+            Some(&mut m.sender_name),
+            m.sender.as_mut(),
+            m.platform_id.as_mut(),
+        ];
+        for id in ids.into_iter().flatten() {
+            normalise(id, false);
+        }
+        Some(m)
+    }
+}
+
 /// One reply to render.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Reply {
@@ -73,3 +138,44 @@ pub trait TurnHandler: Send + Sync {
 }
 
 pub mod teams;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(text: &str, conversation: &str) -> Inbound {
+        Inbound {
+            org: "default".into(),
+            agent: "default".into(),
+            channel: "api".into(),
+            conversation: conversation.into(),
+            kind: ConversationKind::Direct,
+            sender: Some("api:1".into()),
+            sender_name: "Ann".into(),
+            text: text.into(),
+            platform_id: Some("id\0one".into()),
+            at: DateTime::<Utc>::UNIX_EPOCH,
+            mentioned: true,
+            answer: None,
+        }
+    }
+
+    #[test]
+    fn nul_and_controls_become_replacement_characters() {
+        let m = message("a\0b\u{7}c\nline\ttab\u{FFFF}", "conv\nsplit")
+            .normalised()
+            .expect("changed");
+        assert_eq!(m.text, "a\u{FFFD}b\u{FFFD}c\nline\ttab\u{FFFD}");
+        // Ids keep no line breaks either.
+        assert_eq!(m.conversation, "conv\u{FFFD}split");
+        assert_eq!(m.platform_id.as_deref(), Some("id\u{FFFD}one"));
+        assert_eq!(m.sender.as_deref(), Some("api:1"));
+    }
+
+    #[test]
+    fn a_clean_message_is_left_as_it_is() {
+        let mut m = message("Hello\r\nthere ✓", "c1");
+        m.platform_id = Some("p1".into());
+        assert_eq!(m.normalised(), None);
+    }
+}

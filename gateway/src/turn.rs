@@ -323,6 +323,9 @@ impl TurnLoop {
 
     /// Run one inbound message through the loop.
     pub async fn handle(&self, msg: &Inbound) -> Result<Vec<Reply>> {
+        // 1. Text and ids as every database stores them alike (no NUL).
+        let normalised = msg.normalised();
+        let msg = normalised.as_ref().unwrap_or(msg);
         let now = msg.at.timestamp_millis();
         // 2. Platforms redeliver: a message id seen before is dropped.
         if let Some(pid) = &msg.platform_id {

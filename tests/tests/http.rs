@@ -214,3 +214,51 @@ async fn a_real_socket_serves_the_same_app() {
     assert_eq!(retry["replies"].as_array().map(Vec::len), Some(0));
     server.abort();
 }
+
+/// SPEC: a message is stored alike on both databases. PostgreSQL refuses NUL
+/// in text, so before normalisation a NUL in the text, the id or the
+/// conversation answered 500, stored nothing and spent the id.
+#[tokio::test]
+async fn nul_bytes_are_stored_alike_on_both_databases() {
+    for (name, db) in steward_tests::both_dbs().await {
+        let h = Harness::on(db, steward::config::Config::default());
+        let user = h.pair("222", Role::User).await;
+        let key = h
+            .turns
+            .pairing()
+            .create_api_key("default", &user, "test", 1)
+            .await
+            .unwrap();
+        let a = app(AppState {
+            turns: h.turns.clone(),
+        });
+        let body =
+            r#"{"text":"what is\u0000 the wiki?","id":"order\u00001","conversation":"c\u00001"}"#;
+        let (s, first) = json(a.clone().oneshot(post(Some(&key), body)).await.unwrap()).await;
+        assert_eq!(s, StatusCode::OK, "{name}: {first}");
+        assert!(
+            first["replies"][0]["text"]
+                .as_str()
+                .is_some_and(|t| !t.is_empty()),
+            "{name}: answered: {first}"
+        );
+        let conversation = "c\u{FFFD}1";
+        let lines = h
+            .db()
+            .history("default", "default", conversation)
+            .await
+            .unwrap();
+        let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        assert!(
+            texts.contains(&"what is\u{FFFD} the wiki?"),
+            "{name}: stored with the NUL replaced: {texts:?}"
+        );
+        // The id was spent once: the same message again is a redelivery.
+        let (s, again) = json(a.oneshot(post(Some(&key), body)).await.unwrap()).await;
+        assert_eq!(
+            (s, again["replies"].as_array().map(Vec::len)),
+            (StatusCode::OK, Some(0)),
+            "{name}: {again}"
+        );
+    }
+}
