@@ -157,6 +157,9 @@ impl Learning {
             Ok(place) => place,
             Err(refusal) => return Ok(Err(refusal.to_string())),
         };
+        if let Some(chars) = memory::sanitize::over_cap(content) {
+            return Ok(Err(memory::sanitize::too_long(chars)));
+        }
         let content = sanitize(content);
         if content.is_empty() {
             return Ok(Err("memory_write needs content".into()));

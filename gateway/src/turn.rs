@@ -527,6 +527,9 @@ impl TurnLoop {
             if let Err(refusal) = policy::decide_directive(&t.principal, directive) {
                 return Ok(vec![t.reply(refusal.to_string())]);
             }
+            if let Some(chars) = memory::sanitize::over_cap(body) {
+                return Ok(vec![t.reply(memory::sanitize::too_long(chars))]);
+            }
             let content = sanitize(body);
             if content.is_empty() {
                 return Ok(vec![t.reply(format!(

@@ -73,6 +73,24 @@ pub fn sanitize(text: &str) -> String {
     }
 }
 
+/// The length of `text` (white space collapsed, in characters) when it is over
+/// [`MAX_LEN`]: such a text is refused, never cut short and kept.
+pub fn over_cap(text: &str) -> Option<usize> {
+    let n = text
+        .split_whitespace()
+        .map(|w| w.chars().count() + 1)
+        .sum::<usize>();
+    let n = n.saturating_sub(1);
+    (n > MAX_LEN).then_some(n)
+}
+
+/// The refusal of a text over [`MAX_LEN`] characters (`chars` of them).
+pub fn too_long(chars: usize) -> String {
+    format!(
+        "That is too long to keep: memory holds at most {MAX_LEN} characters, and this has {chars}. Nothing was written; shorten it or split it in two."
+    )
+}
+
 /// True when sanitising would change `text`.
 pub fn is_clean(text: &str) -> bool {
     sanitize(text) == text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -114,6 +132,12 @@ mod tests {
         );
         assert!(!s.contains('\u{7}'));
         assert_eq!(sanitize(&"a".repeat(900)).chars().count(), MAX_LEN + 1);
+        assert_eq!(over_cap(&"a".repeat(MAX_LEN)), None);
+        assert_eq!(
+            over_cap(&format!("  {}  b ", "a".repeat(MAX_LEN - 2))),
+            None
+        );
+        assert_eq!(over_cap(&"a".repeat(MAX_LEN + 1)), Some(MAX_LEN + 1));
         assert_eq!(
             sanitize("The daily report uses example_orders"),
             "The daily report uses example_orders"

@@ -310,6 +310,28 @@ async fn an_oversized_message_is_refused_and_nothing_is_stored() {
     assert!(h.records().await.is_empty());
 }
 
+/// A note over the record cap used to be cut to "…" and still answered
+/// "Written"; now it is refused with the cap named, and nothing is kept.
+#[tokio::test]
+async fn a_note_over_the_cap_is_refused_with_the_cap_named() {
+    let h = Harness::new().await;
+    h.pair("111", Role::Admin).await;
+    let long = format!("The deploy checklist is {}", "step ".repeat(120));
+    let reply = h.dm("111", &format!("@notes: {long}")).await;
+    assert!(
+        reply.contains("at most 500 characters") && reply.contains("Nothing was written"),
+        "{reply}"
+    );
+    assert!(h.records().await.is_empty());
+    // The same note within the cap is written whole.
+    let short = format!("The deploy checklist is {}", "step ".repeat(90));
+    let reply = h.dm("111", &format!("@notes: {short}")).await;
+    assert!(reply.starts_with("Written: agent_notes"), "{reply}");
+    let kept = h.records().await;
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].content, short.trim());
+}
+
 // --- privacy and own memory ---------------------------------------------------
 
 #[tokio::test]
