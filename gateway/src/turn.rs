@@ -196,6 +196,13 @@ fn strip_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
         .then(|| s[prefix.len()..].trim())
 }
 
+/// The id a redelivery of `msg` is known by: the platform's message id within
+/// its sender's own namespace, so one API user's `order-1` never drops another's.
+fn seen_key(msg: &Inbound) -> Option<String> {
+    let id = msg.platform_id.as_deref()?;
+    Some(format!("{}/{id}", msg.sender.as_deref().unwrap_or("")))
+}
+
 /// A line of `msg`'s conversation by `author`, with no sender (set one for a person's line).
 fn line_of<'m>(msg: &'m Inbound, author: MessageAuthor, text: &'m str, now: i64) -> NewMessage<'m> {
     NewMessage {
@@ -327,9 +334,12 @@ impl TurnLoop {
         let normalised = msg.normalised();
         let msg = normalised.as_ref().unwrap_or(msg);
         let now = msg.at.timestamp_millis();
-        // 2. Platforms redeliver: a message id seen before is dropped.
-        if let Some(pid) = &msg.platform_id {
-            if !self.db.mark_seen(&msg.org, &msg.channel, pid, now).await? {
+        // 2. Platforms redeliver: a message id seen before is dropped. The id is
+        // spent only when the message is stored (step 5), so a message refused
+        // below (rate limit, length) can be sent again with the same id.
+        let seen = seen_key(msg);
+        if let Some(key) = &seen {
+            if self.db.is_seen(&msg.org, &msg.channel, key).await? {
                 return Ok(Vec::new());
             }
         }
@@ -381,7 +391,7 @@ impl TurnLoop {
         // Every model call of the turn draws on one token budget.
         crate::llm::budget::per_turn(
             self.cfg.llm.turn_token_budget,
-            self.run(msg, principal, now),
+            self.run(msg, principal, now, seen.as_deref()),
         )
         .await
     }
@@ -391,13 +401,21 @@ impl TurnLoop {
         let now = msg.at.timestamp_millis();
         crate::llm::budget::per_turn(
             self.cfg.llm.turn_token_budget,
-            self.run(msg, Principal::System(who), now),
+            self.run(msg, Principal::System(who), now, None),
         )
         .await
     }
 
-    async fn run(&self, msg: &Inbound, principal: Principal, now: i64) -> Result<Vec<Reply>> {
-        // 5. Store with the sender id and the role it was sent with.
+    /// Steps 5–10 for a message whose id (namespaced, see [`seen_key`]) is `seen`.
+    async fn run(
+        &self,
+        msg: &Inbound,
+        principal: Principal,
+        now: i64,
+        seen: Option<&str>,
+    ) -> Result<Vec<Reply>> {
+        // 5. Store with the sender id and the role it was sent with, and spend
+        // its id in the same transaction (a racing redelivery stores nothing).
         let (sender, role) = match &principal {
             Principal::Human { user_id, role, .. } => (Some(user_id.as_str()), Some(role.as_str())),
             Principal::System(s) => (Some(s.as_str()), Some(s.as_str())),
@@ -413,7 +431,9 @@ impl TurnLoop {
             sender_role: role,
             ..line_of(msg, author, &msg.text, now)
         };
-        let message_id = self.db.insert_message(&line).await?;
+        let Some(message_id) = self.db.insert_message_once(&line, seen).await? else {
+            return Ok(Vec::new());
+        };
         if msg.kind == ConversationKind::Group
             && self.cfg.turn.require_mention
             && !msg.mentioned

@@ -221,6 +221,111 @@ async fn a_redelivered_message_runs_once() {
     assert_eq!(history.iter().filter(|m| m.author == "person").count(), 1);
 }
 
+/// A refused message used to spend its id: the client's later retry was
+/// swallowed as a redelivery. Now only a stored message spends it, and ids
+/// are each sender's own. On both databases.
+#[tokio::test]
+async fn only_a_stored_message_spends_its_id_and_ids_are_each_senders_own() {
+    for (name, db) in steward_tests::both_dbs().await {
+        let mut cfg = Config::default();
+        cfg.rate_limit.sender_burst = 1;
+        cfg.rate_limit.per_sender_per_minute = 1;
+        cfg.turn.max_message_chars = 60;
+        let h = Harness::on(db, cfg);
+        h.pair("111", Role::Admin).await;
+        h.pair("222", Role::User).await;
+        // The clock moves a minute per message: one token each, unless `at` is shared.
+        let message = |user: &str, id: &str, text: &str| {
+            let mut m = h.inbound(
+                Some(user),
+                &format!("dm:{user}"),
+                ConversationKind::Direct,
+                text,
+            );
+            m.platform_id = Some(id.into());
+            m
+        };
+        // Too long: refused, and the id is not spent.
+        let long = message("111", "m-long", &"x".repeat(61));
+        assert!(join(h.send(long).await).contains("too long"), "{name}");
+        let fixed = message("111", "m-long", "@notes: The VPN is at vpn.example.com");
+        assert!(join(h.send(fixed).await).starts_with("Written"), "{name}");
+        // Rate-limited: refused, and the same message later is stored and answered.
+        let first = message("111", "m-1", "hello");
+        let mut limited = message("111", "m-2", "@notes: The wiki is at wiki.example.com");
+        limited.at = first.at;
+        h.send(first).await;
+        assert!(
+            join(h.send(limited.clone()).await).contains("slow down"),
+            "{name}"
+        );
+        h.advance(Duration::minutes(2));
+        let mut later = limited;
+        later.at = h.tick();
+        assert!(
+            join(h.send(later.clone()).await).starts_with("Written"),
+            "{name}"
+        );
+        // Stored: the same id again is a redelivery.
+        later.at = h.tick();
+        assert!(h.send(later).await.is_empty(), "{name}");
+        // Another sender's `m-2` is their own message.
+        let theirs = message("222", "m-2", "what is the wiki?");
+        assert!(
+            join(h.send(theirs).await).contains("wiki.example.com"),
+            "{name}"
+        );
+        let notes = h.records().await;
+        assert_eq!(notes.len(), 2, "{name}: {notes:?}");
+    }
+}
+
+/// The id is spent in the same transaction that stores the message: when
+/// the insert fails, nothing is marked seen, so the platform's retry runs.
+#[tokio::test]
+async fn a_failed_store_leaves_the_id_unspent() {
+    for (name, db) in steward_tests::both_dbs().await {
+        let line = |text: &'static str| memory::store::NewMessage {
+            org: "o",
+            agent: "a",
+            channel: "api",
+            conversation: "c",
+            conversation_kind: "direct",
+            author: "person",
+            sender: Some("api:1"),
+            sender_role: Some("user"),
+            text,
+            said_at: 1,
+        };
+        let first = db
+            .insert_message_once(&line("hello"), Some("api:1/k1"))
+            .await
+            .unwrap();
+        assert!(first.is_some(), "{name}");
+        let again = db
+            .insert_message_once(&line("hello"), Some("api:1/k1"))
+            .await
+            .unwrap();
+        assert_eq!(again, None, "{name}: a redelivery stores nothing");
+        assert!(db.is_seen("o", "api", "api:1/k1").await.unwrap(), "{name}");
+        if name == "postgres" {
+            // PostgreSQL refuses NUL in text: the insert fails inside the transaction.
+            assert!(db
+                .insert_message_once(&line("a\0b"), Some("api:1/k2"))
+                .await
+                .is_err());
+            assert!(
+                !db.is_seen("o", "api", "api:1/k2").await.unwrap(),
+                "the id stays unspent"
+            );
+        }
+        assert_eq!(db.history("o", "a", "c").await.unwrap().len(), 1, "{name}");
+        // Seen ids are pruned after their retention window.
+        assert_eq!(db.prune_seen("o", 2).await.unwrap(), 1, "{name}");
+        assert!(!db.is_seen("o", "api", "api:1/k1").await.unwrap(), "{name}");
+    }
+}
+
 #[tokio::test]
 async fn a_flood_gets_one_slow_down_then_silence() {
     let mut cfg = Config::default();

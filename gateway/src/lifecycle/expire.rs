@@ -17,7 +17,12 @@ pub struct ExpireReport {
     pub proposals_expired: u64,
     pub individual_soft_forgotten: u64,
     pub person_deleted: u64,
+    /// Redelivery ids older than [`SEEN_RETENTION_MS`], forgotten.
+    pub seen_pruned: u64,
 }
+
+/// How long a platform message id is remembered against redelivery: a week.
+pub const SEEN_RETENTION_MS: i64 = 7 * 86_400_000;
 
 impl Lifecycle {
     /// `memory_expire` for one organisation: unanswered proposals expire; a
@@ -26,6 +31,7 @@ impl Lifecycle {
     pub async fn expire(&self, org: &str, now: i64) -> Result<ExpireReport> {
         let mut report = ExpireReport {
             proposals_expired: self.db.expire_proposals(org, now).await?,
+            seen_pruned: self.db.prune_seen(org, now - SEEN_RETENTION_MS).await?,
             ..Default::default()
         };
         for user in self.pairing.users(org).await? {
