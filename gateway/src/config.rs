@@ -127,11 +127,6 @@ impl DashboardConfig {
                 )));
             }
         }
-        if self.session_hours <= 0 {
-            return Err(ConfigError::Invalid(
-                "dashboard.session_hours: must be positive".into(),
-            ));
-        }
         Ok(())
     }
 }
@@ -339,12 +334,6 @@ impl LlmConfig {
                 ));
             }
         }
-        if self.timeout_ms == 0 {
-            return Err(("llm.timeout_ms", "must be positive".into()));
-        }
-        if self.max_output_tokens == 0 {
-            return Err(("llm.max_output_tokens", "must be positive".into()));
-        }
         if !["max_tokens", "max_completion_tokens"].contains(&self.max_tokens_field.as_str()) {
             return Err((
                 "llm.max_tokens_field",
@@ -403,28 +392,23 @@ impl Config {
         if let Err((key, why)) = self.llm.check() {
             return bad(key, &why);
         }
-        if self.memory.history_budget_messages < 2 || self.memory.history_budget_chars < 100 {
-            return bad(
-                "memory.history_budget_messages",
-                "history budgets must allow at least 2 messages and 100 characters",
-            );
+        for (key, value, range) in self.numeric_ranges() {
+            if !range.contains(&value) {
+                let (lo, hi) = range.into_inner();
+                return bad(
+                    key,
+                    &format!("must be between {lo} and {hi} (it is {value})"),
+                );
+            }
         }
-        if self.memory.proposal_ttl_hours <= 0 {
-            return bad("memory.proposal_ttl_hours", "must be positive");
-        }
-        if self.rate_limit.per_sender_per_minute == 0 || self.rate_limit.sender_burst == 0 {
-            return bad(
-                "rate_limit.per_sender_per_minute",
-                "rates and bursts must be positive",
-            );
-        }
-        if self.rate_limit.per_conversation_per_minute == 0
-            || self.rate_limit.conversation_burst == 0
-        {
-            return bad(
-                "rate_limit.per_conversation_per_minute",
-                "rates and bursts must be positive",
-            );
+        for (key, agent) in [
+            ("server.agent", Some(&self.server.agent)),
+            ("discord.agent", self.discord.agent.as_ref()),
+            ("teams.agent", self.teams.agent.as_ref()),
+        ] {
+            if let Some(Err(why)) = agent.map(|a| memory::check_agent_id(a)) {
+                return bad(key, why);
+            }
         }
         if self.server.listen.parse::<std::net::SocketAddr>().is_err() {
             return bad("server.listen", "not a socket address like 127.0.0.1:8080");
@@ -433,6 +417,126 @@ impl Config {
         self.validate_teams()?;
         self.discord.validate()?;
         Ok(())
+    }
+
+    /// Every numeric setting with the range it must lie in: outside it, pairing,
+    /// consent or the limits would break quietly (a code that never expires, a
+    /// budget of nothing), so the start refuses with the key named. A `0` that
+    /// means something is allowed: `teams.reply_deadline_ms` (always acknowledge
+    /// first; below 5000 is `validate_teams`' rule), `llm.turn_token_budget` (no limit).
+    fn numeric_ranges(&self) -> Vec<(&'static str, i128, std::ops::RangeInclusive<i128>)> {
+        const MIB: i128 = 1024 * 1024;
+        let (t, l, m, p, r) = (
+            &self.teams,
+            &self.llm,
+            &self.memory,
+            &self.pairing,
+            &self.rate_limit,
+        );
+        let mut v: Vec<(&'static str, i128, std::ops::RangeInclusive<i128>)> = vec![
+            (
+                "server.max_body_bytes",
+                self.server.max_body_bytes as i128,
+                1024..=64 * MIB,
+            ),
+            (
+                "dashboard.session_hours",
+                self.dashboard.session_hours.into(),
+                1..=24 * 90,
+            ),
+            (
+                "teams.reply_deadline_ms",
+                t.reply_deadline_ms.into(),
+                0..=60_000,
+            ),
+            (
+                "teams.workflows_attempts",
+                t.workflows_attempts.into(),
+                1..=20,
+            ),
+            (
+                "teams.workflows_backoff_ms",
+                t.workflows_backoff_ms.into(),
+                1..=60_000,
+            ),
+            ("llm.timeout_ms", l.timeout_ms.into(), 100..=3_600_000),
+            ("llm.max_retries", l.max_retries.into(), 0..=10),
+            ("llm.retry_base_ms", l.retry_base_ms.into(), 0..=3_600_000),
+            (
+                "llm.max_retry_after_seconds",
+                l.max_retry_after_seconds.into(),
+                0..=3600,
+            ),
+            (
+                "llm.max_output_tokens",
+                l.max_output_tokens.into(),
+                1..=1_000_000,
+            ),
+            (
+                "llm.turn_token_budget",
+                l.turn_token_budget.into(),
+                0..=100_000_000,
+            ),
+            (
+                "memory.proposal_ttl_hours",
+                m.proposal_ttl_hours.into(),
+                1..=24 * 365,
+            ),
+            (
+                "memory.history_budget_messages",
+                m.history_budget_messages as i128,
+                2..=1_000_000,
+            ),
+            (
+                "memory.history_budget_chars",
+                m.history_budget_chars as i128,
+                100..=100_000_000,
+            ),
+            (
+                "pairing.code_ttl_minutes",
+                p.code_ttl_minutes.into(),
+                1..=7 * 24 * 60,
+            ),
+            (
+                "pairing.max_pending_per_channel",
+                p.max_pending_per_channel.into(),
+                1..=1000,
+            ),
+            (
+                "pairing.hint_interval_seconds",
+                p.hint_interval_seconds.into(),
+                0..=86_400,
+            ),
+            (
+                "turn.max_message_chars",
+                self.turn.max_message_chars as i128,
+                1..=1_000_000,
+            ),
+            (
+                "rate_limit.per_sender_per_minute",
+                r.per_sender_per_minute.into(),
+                1..=1_000_000,
+            ),
+            (
+                "rate_limit.sender_burst",
+                r.sender_burst.into(),
+                1..=1_000_000,
+            ),
+            (
+                "rate_limit.per_conversation_per_minute",
+                r.per_conversation_per_minute.into(),
+                1..=1_000_000,
+            ),
+            (
+                "rate_limit.conversation_burst",
+                r.conversation_burst.into(),
+                1..=1_000_000,
+            ),
+        ];
+        if let Some(n) = t.max_body_bytes {
+            v.push(("teams.max_body_bytes", n as i128, 1024..=64 * MIB));
+        }
+        v
     }
 
     fn validate_teams(&self) -> Result<(), ConfigError> {
@@ -458,12 +562,6 @@ impl Config {
                 "teams.reply_deadline_ms",
                 "must be below 5000: Teams stops waiting after 5 seconds".into(),
             );
-        }
-        if t.workflows_attempts == 0 {
-            return bad("teams.workflows_attempts", "must be at least 1".into());
-        }
-        if t.max_body_bytes == Some(0) {
-            return bad("teams.max_body_bytes", "must be positive".into());
         }
         if let Some((tenant, _)) = t.tenant_orgs.iter().find(|(_, org)| org.trim().is_empty()) {
             return bad(
@@ -581,6 +679,57 @@ mod tests {
         .expect("valid openai config");
         assert_eq!(c.llm.model.as_deref(), Some("llama3.1"));
         assert_eq!(c.llm.turn_token_budget, 16_000);
+    }
+
+    /// Each of these was accepted and broke pairing, consent or the limits quietly.
+    #[test]
+    fn numbers_out_of_range_are_refused_with_the_key_named() {
+        for (toml, key) in [
+            (
+                "[pairing]\ncode_ttl_minutes = 9223372036854775807",
+                "pairing.code_ttl_minutes",
+            ),
+            (
+                "[pairing]\ncode_ttl_minutes = -5",
+                "pairing.code_ttl_minutes",
+            ),
+            (
+                "[pairing]\nmax_pending_per_channel = -1",
+                "pairing.max_pending_per_channel",
+            ),
+            (
+                "[memory]\nproposal_ttl_hours = 9223372036854775807",
+                "memory.proposal_ttl_hours",
+            ),
+            ("[server]\nmax_body_bytes = 0", "server.max_body_bytes"),
+            ("[teams]\nmax_body_bytes = 10", "teams.max_body_bytes"),
+            ("[rate_limit]\nsender_burst = 0", "rate_limit.sender_burst"),
+            ("[llm]\ntimeout_ms = 0", "llm.timeout_ms"),
+        ] {
+            let e = Config::from_toml(toml).unwrap_err().to_string();
+            assert!(
+                e.contains(key) && e.contains("must be between"),
+                "{toml}: {e}"
+            );
+        }
+        // The edges of a range are accepted.
+        let c =
+            Config::from_toml("[pairing]\ncode_ttl_minutes = 1\nmax_pending_per_channel = 1000")
+                .expect("edges");
+        assert_eq!(c.pairing.code_ttl_minutes, 1);
+    }
+
+    #[test]
+    fn the_any_agent_marker_is_not_an_agent_id() {
+        for (toml, key) in [
+            ("[server]\nagent = \"*\"", "server.agent"),
+            ("[discord]\nagent = \"a b\"", "discord.agent"),
+            ("[teams]\nagent = \"*\"", "teams.agent"),
+        ] {
+            let e = Config::from_toml(toml).unwrap_err().to_string();
+            assert!(e.contains(key), "{toml}: {e}");
+        }
+        assert!(Config::from_toml("[server]\nagent = \"support-bot_2\"").is_ok());
     }
 
     #[test]

@@ -97,6 +97,9 @@ async fn post_message(State(state): State<AppState>, headers: HeaderMap, body: B
     if req.text.trim().is_empty() {
         return error(StatusCode::BAD_REQUEST, "text must not be empty");
     }
+    if let Some(Err(why)) = req.agent.as_deref().map(memory::check_agent_id) {
+        return error(StatusCode::BAD_REQUEST, &format!("agent: {why}"));
+    }
     let msg = Inbound {
         org: user.org.clone(),
         agent: req

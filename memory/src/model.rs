@@ -422,6 +422,23 @@ impl Via {
 /// Agent id used for records that belong to no single agent (person tier, org policy).
 pub const ANY_AGENT: &str = "*";
 
+/// Longest agent id.
+pub const MAX_AGENT_ID_CHARS: usize = 64;
+
+/// Whether `id` may name an agent: letters, digits, `-`, `_`, `.`, at most
+/// [`MAX_AGENT_ID_CHARS`] of them; never [`ANY_AGENT`], which marks records
+/// of every agent.
+pub fn check_agent_id(id: &str) -> Result<(), &'static str> {
+    if id == ANY_AGENT {
+        return Err("`*` stands for every agent and cannot name one");
+    }
+    let plain = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if id.is_empty() || id.chars().count() > MAX_AGENT_ID_CHARS || !id.chars().all(plain) {
+        return Err("an agent id is 1 to 64 letters, digits, `-`, `_` or `.`");
+    }
+    Ok(())
+}
+
 /// A row of `memory_revisions`: one record retired by another.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct Revision {

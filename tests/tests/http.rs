@@ -158,6 +158,22 @@ async fn bad_requests_are_refused_with_reasons_and_store_nothing() {
     )
     .await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
+    // `*` marks records of every agent; as a request's agent it used to answer 500.
+    for agent in ["*", "", "two words"] {
+        let body = serde_json::json!({ "text": "hi", "agent": agent }).to_string();
+        let (s, reply) = json(
+            a.clone()
+                .oneshot(post(Some(&user_key), body))
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{agent:?}: {reply}");
+        assert!(
+            reply["error"].as_str().unwrap().starts_with("agent:"),
+            "{reply}"
+        );
+    }
     let huge = format!(r#"{{"text":"{}"}}"#, "x".repeat(200_000));
     let resp = a.oneshot(post(Some(&user_key), huge)).await.unwrap();
     assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
