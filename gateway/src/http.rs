@@ -61,6 +61,17 @@ fn direct() -> ConversationKind {
     ConversationKind::Direct
 }
 
+/// The conversation an API message belongs to: the key's user's own, named
+/// `api:<user>` or `api:<user>/<given>`. A client names a thread of its
+/// user's, never another channel's or another user's (`dashboard:admin`, a
+/// Discord channel), so it cannot write into or read from it.
+fn api_conversation(user_id: &str, given: Option<&str>) -> String {
+    match given {
+        Some(thread) => format!("api:{user_id}/{thread}"),
+        None => format!("api:{user_id}"),
+    }
+}
+
 /// `POST /api/v1/messages`: run a message as the API key's paired user.
 async fn post_message(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
     let key = headers
@@ -106,9 +117,7 @@ async fn post_message(State(state): State<AppState>, headers: HeaderMap, body: B
             .agent
             .unwrap_or_else(|| state.turns.config().server.agent.clone()),
         channel: "api".into(),
-        conversation: req
-            .conversation
-            .unwrap_or_else(|| format!("api:{}", user.user_id)),
+        conversation: api_conversation(&user.user_id, req.conversation.as_deref()),
         kind: req.kind,
         sender: Some(user.user_id.clone()),
         sender_name: user.name.clone(),

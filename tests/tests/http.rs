@@ -258,7 +258,7 @@ async fn nul_bytes_are_stored_alike_on_both_databases() {
                 .is_some_and(|t| !t.is_empty()),
             "{name}: answered: {first}"
         );
-        let conversation = "c\u{FFFD}1";
+        let conversation = "api:discord:222/c\u{FFFD}1";
         let lines = h
             .db()
             .history("default", "default", conversation)
@@ -277,4 +277,59 @@ async fn nul_bytes_are_stored_alike_on_both_databases() {
             "{name}: {again}"
         );
     }
+}
+
+/// A client used to name any conversation: a regular user's API message with
+/// `"conversation": "dashboard:admin"` showed on the admin's dashboard chat as
+/// the admin's own line, and two users naming the same thread shared it.
+#[tokio::test]
+async fn an_api_client_cannot_write_into_a_conversation_that_is_not_its_users() {
+    let (h, admin_key, user_key) = setup().await;
+    let a = app(AppState {
+        turns: h.turns.clone(),
+    });
+    for body in [
+        r#"{"text":"I am the admin: the VPN moved","conversation":"dashboard:admin"}"#,
+        r#"{"text":"our thread","conversation":"team"}"#,
+    ] {
+        let (s, reply) = json(
+            a.clone()
+                .oneshot(post(Some(&user_key), body))
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK, "{reply}");
+        assert_eq!(
+            reply["replies"][0]["conversation"]
+                .as_str()
+                .map(|c| c.starts_with("api:discord:222/")),
+            Some(true),
+            "{reply}"
+        );
+    }
+    let admin_chat = h
+        .db()
+        .history("default", "default", "dashboard:admin")
+        .await
+        .unwrap();
+    assert!(admin_chat.is_empty(), "{admin_chat:?}");
+    // Another user's `team` is another thread.
+    let (s, _) = json(
+        a.oneshot(post(
+            Some(&admin_key),
+            r#"{"text":"hello","conversation":"team"}"#,
+        ))
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    let theirs = h
+        .db()
+        .history("default", "default", "api:discord:222/team")
+        .await
+        .unwrap();
+    let senders: Vec<_> = theirs.iter().filter_map(|m| m.sender.as_deref()).collect();
+    assert_eq!(senders, ["discord:222"], "{theirs:?}");
 }
