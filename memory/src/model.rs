@@ -422,6 +422,16 @@ impl Via {
 /// Agent id used for records that belong to no single agent (person tier, org policy).
 pub const ANY_AGENT: &str = "*";
 
+/// What a forgotten record keeps of its content: enough to recognise the same
+/// text said again (so it is not relearned from an archive), nothing to read.
+pub fn tombstone(content: &str) -> String {
+    use sha2::{Digest, Sha256};
+    format!(
+        "forgotten sha256:{}",
+        hex::encode(Sha256::digest(content.as_bytes()))
+    )
+}
+
 /// Longest agent id.
 pub const MAX_AGENT_ID_CHARS: usize = 64;
 

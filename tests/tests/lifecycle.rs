@@ -526,3 +526,73 @@ async fn operational_lines_need_every_one_of_the_speakers_messages_stored_as_adm
         assert!(notes.is_empty(), "{db}: {notes:?}");
     }
 }
+
+/// `/forget` used to leave the content readable (`memory show`); erasing a
+/// person left their lines in history, archives and exports.
+#[tokio::test]
+async fn forgetting_erases_the_text_and_erasing_a_person_removes_their_words() {
+    for (db, store) in both_dbs().await {
+        let h = Harness::on(store, Config::default());
+        h.pair("111", Role::Admin).await;
+        let bob = h.pair("222", Role::User).await;
+        let receipt = h.dm("222", "remember that my locker code is 4411").await;
+        assert!(receipt.starts_with("Written"), "{db}: {receipt}");
+        let id = h.records_containing("4411").await[0].id;
+        assert!(h
+            .dm("222", &format!("/forget {id}"))
+            .await
+            .contains("Forgotten"));
+        let gone = h.db().record("default", id).await.unwrap();
+        assert_eq!(gone.status, Status::Deleted, "{db}");
+        assert!(
+            !gone.content.contains("4411") && gone.content.starts_with("forgotten sha256:"),
+            "{db}: only a tombstone is left: {}",
+            gone.content
+        );
+
+        // A group thread with both of them, trimmed into an archive.
+        for (user, text) in [("111", "morning all"), ("222", "my phone is 555-0199")] {
+            let mut m = h.inbound(Some(user), "g1", ConversationKind::Group, text);
+            m.mentioned = false;
+            h.send(m).await;
+        }
+        h.dm("222", "remember that I prefer tea").await;
+        h.turns
+            .lifecycle()
+            .trim_now("default", "default", "g1", h.now_ms())
+            .await
+            .unwrap();
+        let erased = h
+            .turns
+            .lifecycle()
+            .erase("default", &bob, "test", h.now_ms())
+            .await
+            .unwrap();
+        assert_eq!(erased.archives.len(), 1, "{db}: {erased:?}");
+        let owned: Vec<_> = h
+            .records()
+            .await
+            .into_iter()
+            .filter(|r| r.owner.as_deref() == Some(bob.as_str()))
+            .collect();
+        assert!(owned.is_empty(), "{db}: {owned:?}");
+        let archive = &h.db().archives("default", Some("g1")).await.unwrap()[0];
+        assert!(
+            !archive.markdown.contains("555-0199") && archive.markdown.contains("morning all"),
+            "{db}: {}",
+            archive.markdown
+        );
+        assert!(!archive.summary.contains("555-0199"), "{db}");
+        let theirs = h.db().messages_by_sender("default", &bob).await.unwrap();
+        assert!(
+            !theirs.is_empty() && theirs.iter().all(|m| m.text == "[erased]"),
+            "{db}: {theirs:?}"
+        );
+        let audited = h
+            .db()
+            .audit_about("default", "memory.erase", &bob)
+            .await
+            .unwrap();
+        assert_eq!(audited.len(), 1, "{db}");
+    }
+}

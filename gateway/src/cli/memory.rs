@@ -1,5 +1,5 @@
 //! `steward memory …`: records, revisions, review, relearn, policy, export,
-//! retention, consolidation and archives.
+//! erasure, retention, consolidation and archives.
 
 use super::{
     date, now_ms, ArchiveAction, Ctx, MemoryCommand, PolicyAction, ReviewAction, RevisionAction,
@@ -26,6 +26,20 @@ pub(super) async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<()> {
                 .forget(&ctx.org, id, ACTOR, now_ms())
                 .await?;
             println!("forgotten: record #{id} is deleted");
+            Ok(())
+        }
+        MemoryCommand::Erase { user } => {
+            let erased = ctx
+                .turns
+                .lifecycle()
+                .erase(&ctx.org, &user, ACTOR, now_ms())
+                .await?;
+            println!(
+                "erased {user}: {} records deleted, {} lines' text removed, {} archives rewritten",
+                erased.records,
+                erased.messages,
+                erased.archives.len()
+            );
             Ok(())
         }
         MemoryCommand::Review { action } => review(ctx, action).await,

@@ -123,8 +123,13 @@ pub enum MemoryCommand {
         #[command(subcommand)]
         action: Option<RevisionAction>,
     },
-    /// Delete a record; its tombstone keeps relearn from bringing it back.
+    /// Delete a record and its text; its tombstone keeps relearn from bringing it back.
     Forget { id: i64 },
+    /// Erase a person: their records, the text of their lines, their words in archives.
+    Erase {
+        #[arg(long)]
+        user: String,
+    },
     /// Review unverified (quarantined) records.
     Review {
         #[command(subcommand)]

@@ -1,6 +1,6 @@
 //! The memory lifecycle (SPEC §6–§7), a service of the turn loop: trim and
 //! archive with batch extraction read person by person (linesBySpeaker),
-//! relearn, review, forget, and the `memory_expire` retention job. One
+//! relearn, review, forget, erase, and the `memory_expire` retention job. One
 //! operation per file.
 //!
 //! Architecture Invariant: the speaker of an archived line is the stored user
@@ -8,6 +8,7 @@
 //! never a name in the text (`memory::policy::stored_authority`). Unpaired
 //! lines (no stored id) reach no extractor.
 
+mod erase;
 mod expire;
 mod relearn;
 mod review;

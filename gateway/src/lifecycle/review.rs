@@ -62,7 +62,8 @@ impl Lifecycle {
     /// Callers check who may (an operator, or the record's owner). Audited.
     pub async fn forget(&self, org: &str, id: i64, actor: &str, now: i64) -> Result<()> {
         let rec = self.db.record(org, id).await?;
-        self.db.set_status(org, id, Status::Deleted).await?;
+        // The text goes; its tombstone keeps it from being relearned.
+        self.db.forget_record(org, id).await?;
         self.db
             .audit(
                 org,

@@ -20,7 +20,8 @@ pub struct TrimReport {
     pub learned: Vec<i64>,
 }
 
-fn markdown(slice: &[StoredMessage], trust: Trust, summary: &str) -> String {
+/// An archive's Markdown: its period, trust, summary and lines.
+pub(super) fn markdown(slice: &[StoredMessage], trust: Trust, summary: &str) -> String {
     let (first, last) = match (slice.first(), slice.last()) {
         (Some(f), Some(l)) => (f, l),
         _ => return String::new(),

@@ -27,6 +27,7 @@ pub use archives::{Archive, NewArchive};
 pub use messages::NewMessage;
 pub use pairing::{Decision, NewPairingCode, PairingRequest, User};
 pub use records::{BrowseFilter, RecordFilter, RetrievalScope, Retrieved, Supersession};
+pub use retention::{Erasure, ERASED};
 pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement};
 pub use revisions::{NewRevision, RevisionMeta};
 pub use sessions::DashboardSession;

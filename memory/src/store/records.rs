@@ -1,6 +1,6 @@
 use super::revisions::{insert_revision, vetoed, NewRevision, RevisionMeta};
 use super::{Db, Result, Sql, StoreError};
-use crate::model::{MemoryRecord, NewRecord, Scope, Status, ANY_AGENT};
+use crate::model::{tombstone, MemoryRecord, NewRecord, Scope, Status, ANY_AGENT};
 use crate::terms::terms;
 use sqlx::{AnyConnection, AnyPool};
 use std::collections::HashMap;
@@ -343,6 +343,22 @@ impl Db {
         }
     }
 
+    /// Forget record `id`: deleted, and its text replaced by its [`tombstone`],
+    /// so nothing of it can be read back while the same text is still not relearned.
+    pub async fn forget_record(&self, org: &str, id: i64) -> Result<()> {
+        let mut tx = self.pool.begin().await?;
+        let rec = fetch(&mut tx, org, id)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("memory record {id}")))?;
+        set_status_on(&mut tx, org, id, Status::Deleted).await?;
+        let text = "UPDATE memory_records SET content = $1 WHERE org = $2 AND id = $3";
+        sql!(text, tombstone(&rec.content), org, id)
+            .exec(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Make record `id` active and apply the subject rule: an older live value
     /// on the same subject is retired (with a revision row); a newer one makes
     /// this record history itself. Undone pairs (vetoes) are never applied again.
@@ -504,8 +520,9 @@ impl Db {
         if statuses.is_empty() {
             return Ok(None);
         }
+        // A forgotten record holds only its tombstone: the same text matches it.
         let text = "SELECT id FROM memory_records WHERE org = $1 AND agent = $2 AND scope = $3 AND COALESCE(owner, '') = $4 \
-                    AND subject = $5 AND content = $6 AND status IN (";
+                    AND subject = $5 AND content IN ($6, $7) AND status IN (";
         let owner = r.owner.as_deref().unwrap_or_default();
         let row: Option<(i64,)> = sql!(
             text,
@@ -516,6 +533,7 @@ impl Db {
             &r.subject,
             &r.content
         )
+        .arg(tombstone(&r.content))
         .bind_list(statuses.iter().map(|s| s.as_str()))
         .push(") ORDER BY id DESC LIMIT 1")
         .opt(&self.pool)

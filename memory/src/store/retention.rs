@@ -1,5 +1,17 @@
 use super::{Db, Result};
 
+/// What stands for the text of an erased person's line.
+pub const ERASED: &str = "[erased]";
+
+/// What [`Db::erase_person`] removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Erasure {
+    pub records: u64,
+    pub messages: u64,
+    /// Archives that held their lines.
+    pub archives: Vec<i64>,
+}
+
 impl Db {
     /// Claim one run of a scheduled job; true for exactly one caller per (job, slot),
     /// however many replicas ask.
@@ -16,14 +28,50 @@ impl Db {
     }
 
     /// Soft-forget a person's individual-tier records (status `deleted`, rows kept
-    /// as tombstones). Returns how many.
+    /// as tombstones without their text). Returns how many.
     pub async fn soft_forget_individual(&self, org: &str, owner: &str) -> Result<u64> {
         let text = "SELECT id FROM memory_records WHERE org = $1 AND owner = $2 AND scope = 'personal' AND status <> 'deleted'";
         let ids: Vec<(i64,)> = sql!(text, org, owner).all(&self.pool).await?;
         for (id,) in &ids {
-            self.set_status(org, *id, crate::Status::Deleted).await?;
+            self.forget_record(org, *id).await?;
         }
         Ok(ids.len() as u64)
+    }
+
+    /// Erase a person (`steward memory erase`): every record they own deleted
+    /// outright, the text of every line they sent replaced by [`ERASED`]. Returns
+    /// the counts and the archives that held their lines (to be rewritten).
+    pub async fn erase_person(&self, org: &str, user: &str) -> Result<Erasure> {
+        let mut tx = self.pool.begin().await?;
+        let terms = "DELETE FROM memory_terms WHERE org = $1 AND record_id IN (SELECT id FROM memory_records WHERE org = $1 AND owner = $2)";
+        sql!(terms, org, user).exec(&mut *tx).await?;
+        let records = "DELETE FROM memory_records WHERE org = $1 AND owner = $2";
+        let records = sql!(records, org, user).exec(&mut *tx).await?;
+        let archives = "SELECT DISTINCT trimmed FROM messages WHERE org = $1 AND sender = $2 AND trimmed <> 0 ORDER BY trimmed";
+        let archives: Vec<(i64,)> = sql!(archives, org, user).all(&mut *tx).await?;
+        let lines = "UPDATE messages SET text = $1 WHERE org = $2 AND sender = $3";
+        let messages = sql!(lines, ERASED, org, user).exec(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(Erasure {
+            records,
+            messages,
+            archives: archives.into_iter().map(|(id,)| id).collect(),
+        })
+    }
+
+    /// Replace an archive's summary and Markdown (after an erasure).
+    pub async fn rewrite_archive(
+        &self,
+        org: &str,
+        id: i64,
+        summary: &str,
+        markdown: &str,
+    ) -> Result<()> {
+        let text = "UPDATE archives SET summary = $1, markdown = $2 WHERE org = $3 AND id = $4";
+        sql!(text, summary, markdown, org, id)
+            .exec(&self.pool)
+            .await?;
+        Ok(())
     }
 
     /// Delete a person's person-tier records outright. Returns how many.
