@@ -160,6 +160,9 @@ impl Learning {
         if let Some(chars) = memory::sanitize::over_cap(content) {
             return Ok(Err(memory::sanitize::too_long(chars)));
         }
+        if let Some(kind) = memory::credentials::credential_in(content) {
+            return Ok(Err(policy::credential_refusal(kind).into()));
+        }
         let content = sanitize(content);
         if content.is_empty() {
             return Ok(Err("memory_write needs content".into()));

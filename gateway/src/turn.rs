@@ -550,6 +550,9 @@ impl TurnLoop {
             if let Some(chars) = memory::sanitize::over_cap(body) {
                 return Ok(vec![t.reply(memory::sanitize::too_long(chars))]);
             }
+            if let Some(kind) = memory::credentials::credential_in(body) {
+                return Ok(vec![t.reply(policy::credential_refusal(kind))]);
+            }
             let content = sanitize(body);
             if content.is_empty() {
                 return Ok(vec![t.reply(format!(
@@ -636,7 +639,8 @@ impl TurnLoop {
             match policy::decide(&t.principal, item, origin, self.learning.policy()) {
                 Decision::Execute => {}
                 Decision::Drop(reason) => {
-                    if matches!(reason, DropReason::NeedsAdmin)
+                    // Told: what needs an admin, and what is never kept.
+                    if matches!(reason, DropReason::NeedsAdmin | DropReason::Credential(_))
                         && !parts.notes.iter().any(|n| n == reason.explain())
                     {
                         parts.notes.push(reason.explain().into());

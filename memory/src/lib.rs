@@ -6,6 +6,7 @@
 //! extracted item into a write. Whatever labelled the item (rules or a model),
 //! the author's authority comes from the pairing store and is checked here.
 
+pub mod credentials;
 pub mod model;
 pub mod policy;
 pub mod sanitize;

@@ -4,6 +4,7 @@
 //! an item is; this module alone says whether it may be written, where, and
 //! with which status. It never looks at message text.
 
+use crate::credentials::{credential_in, Credential};
 use crate::model::{
     Candidate, Cause, ItemChannel, MemoryRecord, MessageAuthor, Principal, Role, Scope, Status,
     StoredMessage, SystemPrincipal,
@@ -55,6 +56,8 @@ pub enum DropReason {
     Unpaired,
     /// Personal lines are not relearned from archives.
     PersonalNotRelearned,
+    /// Memory never keeps a password, key or token.
+    Credential(Credential),
 }
 
 impl DropReason {
@@ -70,7 +73,18 @@ impl DropReason {
                 "I only remember things for paired people. Send /pair to request access."
             }
             DropReason::PersonalNotRelearned => "Personal lines are not relearned from archives.",
+            DropReason::Credential(kind) => credential_refusal(kind),
         }
+    }
+}
+
+/// What the speaker is told when an item holds a credential.
+pub fn credential_refusal(kind: Credential) -> &'static str {
+    match kind {
+        Credential::Password => "That looks like a password: I never keep credentials in memory, so nothing was saved. Keep it in a password manager.",
+        Credential::ApiKey => "That looks like an API key: I never keep credentials in memory, so nothing was saved. Keep it in a secrets manager.",
+        Credential::PrivateKey => "That looks like a private key: I never keep credentials in memory, so nothing was saved. Keep it in a secrets manager.",
+        Credential::BearerToken => "That looks like a bearer token: I never keep credentials in memory, so nothing was saved. Keep it in a secrets manager.",
     }
 }
 
@@ -83,6 +97,10 @@ pub fn decide(
 ) -> Decision {
     if item.channel == ItemChannel::Task {
         return Decision::Execute;
+    }
+    // Whoever says it, wherever it would go: memory is read back into prompts.
+    if let Some(kind) = credential_in(&item.content) {
+        return Decision::Drop(DropReason::Credential(kind));
     }
     let consented_status = |origin: Origin| match origin {
         Origin::Explicit => Status::Active,
@@ -484,6 +502,31 @@ mod tests {
                     "{author:?} {origin:?} -> {d:?}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn nobody_writes_a_credential_anywhere() {
+        let keep = PolicySettings {
+            auto_keep: true,
+            write_access: vec!["admin".into()],
+        };
+        for channel in [ItemChannel::Personal, ItemChannel::Operational] {
+            let mut secret = item(channel);
+            secret.content = "The admin password is hunter2".into();
+            for origin in ALL_ORIGINS {
+                let d = decide(&human(Role::Admin), &secret, origin, &keep);
+                assert_eq!(
+                    d,
+                    Decision::Drop(DropReason::Credential(Credential::Password)),
+                    "{channel:?} {origin:?}"
+                );
+            }
+            // Positive control: the same item without the secret is written.
+            assert!(matches!(
+                decide(&human(Role::Admin), &item(channel), Origin::Explicit, &keep),
+                Decision::Write { .. }
+            ));
         }
     }
 

@@ -498,3 +498,52 @@ async fn people_list_and_forget_their_own_records() {
         Status::Active
     );
 }
+
+/// "The admin password is hunter2" used to be stored verbatim. Now every
+/// kind of credential is refused, with what it looks like named, through a
+/// directive, an explicit "remember", and never proposed.
+#[tokio::test]
+async fn credentials_are_refused_with_a_message_per_kind_and_never_proposed() {
+    let h = Harness::new().await;
+    h.pair("111", Role::Admin).await;
+    h.pair("222", Role::User).await;
+    for (text, kind) in [
+        ("The admin password is hunter2", "a password"),
+        ("The deploy key is sk-abcdefghijklmnop1234", "an API key"),
+        (
+            "-----BEGIN RSA PRIVATE KEY----- MIIEowIBAAKCAQEA",
+            "a private key",
+        ),
+        (
+            "Call the API with Bearer abcdef123456789xyz",
+            "a bearer token",
+        ),
+    ] {
+        let reply = h.dm("111", &format!("@notes: {text}")).await;
+        assert!(
+            reply.contains(&format!("looks like {kind}")),
+            "{text}: {reply}"
+        );
+        let reply = h.dm("111", &format!("@policy: {text}")).await;
+        assert!(
+            reply.contains(&format!("looks like {kind}")),
+            "{text}: {reply}"
+        );
+        let reply = h.dm("222", &format!("remember that {text}")).await;
+        assert!(
+            reply.contains(&format!("looks like {kind}")),
+            "{text}: {reply}"
+        );
+        let reply = h.dm("111", &format!("From now on: {text}")).await;
+        assert!(
+            !reply.contains("Remember this?"),
+            "{text}: proposed: {reply}"
+        );
+    }
+    assert!(h.records().await.is_empty(), "{:?}", h.records().await);
+    // Positive control: the same kind of note without a secret is kept.
+    let reply = h
+        .dm("111", "@notes: Passwords are reset at the IT desk")
+        .await;
+    assert!(reply.starts_with("Written"), "{reply}");
+}

@@ -1,0 +1,126 @@
+//! Credential-like text: passwords, API keys, private keys, bearer tokens.
+//! Memory never keeps them (SPEC §5: memory is read back into prompts and
+//! shown to admins); `policy::decide` drops an item that holds one, and the
+//! directives and tools refuse it, each with a message that says why.
+
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// What kind of credential a text holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credential {
+    Password,
+    ApiKey,
+    PrivateKey,
+    BearerToken,
+}
+
+impl Credential {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Credential::Password => "a password",
+            Credential::ApiKey => "an API key",
+            Credential::PrivateKey => "a private key",
+            Credential::BearerToken => "a bearer token",
+        }
+    }
+}
+
+/// The patterns, most specific first. A pattern is a bug, not input: they are
+/// compiled once and each has a test.
+fn patterns() -> &'static [(Credential, Regex)] {
+    static PATTERNS: OnceLock<Vec<(Credential, Regex)>> = OnceLock::new();
+    PATTERNS.get_or_init(|| {
+        [
+            (Credential::PrivateKey, r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----"),
+            (Credential::BearerToken, r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{12,}"),
+            // JSON web tokens: three base64url parts, the first a JSON header.
+            (
+                Credential::BearerToken,
+                r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+            ),
+            // Well-known key shapes: OpenAI-style, AWS access keys, GitHub, Slack.
+            (
+                Credential::ApiKey,
+                r"\b(sk-[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abpr]-[A-Za-z0-9-]{10,})",
+            ),
+            (
+                Credential::ApiKey,
+                r"(?i)\b(api[ _-]?key|access[ _-]?key|secret[ _-]?key|auth[ _-]?token|token)\b\s*(is|:|=)\s*\S{8,}",
+            ),
+            (
+                Credential::Password,
+                r"(?i)\b(password|passwd|passphrase|passcode|pwd|pin|secret)\b\s*(is|:|=|was)\s*\S+",
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(kind, p)| match Regex::new(p) {
+            Ok(re) => Some((kind, re)),
+            Err(e) => {
+                tracing::error!(pattern = p, error = %e, "invalid credential pattern skipped");
+                None
+            }
+        })
+        .collect()
+    })
+}
+
+/// The first kind of credential `text` holds, if any.
+pub fn credential_in(text: &str) -> Option<Credential> {
+    patterns()
+        .iter()
+        .find(|(_, re)| re.is_match(text))
+        .map(|(kind, _)| *kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pattern_finds_its_credential() {
+        for (text, kind) in [
+            ("The admin password is hunter2", Credential::Password),
+            ("wifi passphrase: correct-horse", Credential::Password),
+            ("PIN = 4411", Credential::Password),
+            (
+                "use the key sk-abcdefghijklmnop1234 for the bot",
+                Credential::ApiKey,
+            ),
+            ("AWS key AKIAABCDEFGHIJKLMNOP", Credential::ApiKey),
+            (
+                "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+                Credential::ApiKey,
+            ),
+            ("the api key is 9f8e7d6c5b4a", Credential::ApiKey),
+            (
+                "-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1r",
+                Credential::PrivateKey,
+            ),
+            ("-----BEGIN RSA PRIVATE KEY-----", Credential::PrivateKey),
+            (
+                "curl -H 'Authorization: Bearer abcdef123456789xyz'",
+                Credential::BearerToken,
+            ),
+            (
+                "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
+                Credential::BearerToken,
+            ),
+        ] {
+            assert_eq!(credential_in(text), Some(kind), "{text}");
+        }
+    }
+
+    #[test]
+    fn ordinary_sentences_about_credentials_are_not_credentials() {
+        for text in [
+            "Passwords are reset at the IT desk on floor 2",
+            "The password policy needs 12 characters",
+            "Ask Ana for the API key",
+            "The daily report uses example_orders",
+            "Bearer bonds are not accepted",
+        ] {
+            assert_eq!(credential_in(text), None, "{text}");
+        }
+    }
+}
