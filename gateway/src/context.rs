@@ -13,6 +13,40 @@ fn rank(scope: Scope) -> u8 {
     }
 }
 
+/// Records found for a reply that disagree: pairs of active records on one
+/// subject in one place (see `MemoryRecord::disagrees_with`), each pair once.
+pub fn disagreements(found: &[Retrieved]) -> Vec<(&memory::MemoryRecord, &memory::MemoryRecord)> {
+    let mut out = Vec::new();
+    for (i, a) in found.iter().enumerate() {
+        for b in &found[i + 1..] {
+            if a.record.disagrees_with(&b.record) {
+                out.push((&a.record, &b.record));
+            }
+        }
+    }
+    out
+}
+
+/// The line a reply adds when the memory it drew on disagrees with itself.
+pub fn disagreement_note(
+    pairs: &[(&memory::MemoryRecord, &memory::MemoryRecord)],
+) -> Option<String> {
+    if pairs.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = pairs
+        .iter()
+        .map(|(a, b)| {
+            let (lo, hi) = (a.id.min(b.id), a.id.max(b.id));
+            format!("#{lo} and #{hi} on “{}”", sanitize(&a.subject))
+        })
+        .collect();
+    Some(format!(
+        "Note: my memory disagrees with itself ({}): both are active and say different things. An admin can forget the wrong one.",
+        each.join("; ")
+    ))
+}
+
 /// Most authoritative first: org policy memory, agent_notes, the speaker's own.
 /// Stable, so retrieval's relevance order holds within one level.
 pub fn order_by_precedence(found: &mut [Retrieved]) {

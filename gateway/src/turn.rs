@@ -768,13 +768,23 @@ impl TurnLoop {
             overridden: &overridden,
             prompt: &prompt,
         };
-        Ok(match self.models.responder.respond(&ctx).await {
+        let answer = match self.models.responder.respond(&ctx).await {
             Ok(answer) => answer,
             Err(e) => {
                 tracing::warn!(error = %e, "responder failed");
-                "I can't answer right now; your message is saved. Please try again shortly.".into()
+                return Ok(
+                    "I can't answer right now; your message is saved. Please try again shortly."
+                        .into(),
+                );
             }
-        })
+        };
+        // Two active records on one subject (an undo brought one back): say so.
+        Ok(
+            match context::disagreement_note(&context::disagreements(&found)) {
+                Some(note) => format!("{answer}\n\n{note}"),
+                None => answer,
+            },
+        )
     }
 
     /// Yes/no to the newest "Remember this?" batch the speaker was asked here.

@@ -219,7 +219,14 @@ fn revisions_undo_brings_the_record_back_into_the_next_reply() {
         .output()
         .unwrap();
     assert!(undo.status.success());
-    assert!(String::from_utf8_lossy(&undo.stdout).contains("record #1 is back"));
+    // The undo says that two records now share the subject, and how to retire one.
+    let said = String::from_utf8_lossy(&undo.stdout);
+    assert!(
+        said.contains("record #1 is active again")
+            && said.contains("#1 and #2 are now both active")
+            && said.contains("steward memory forget 2"),
+        "{said}"
+    );
     let again = steward(d)
         .args(["memory", "revisions", "undo", "1"])
         .output()
@@ -230,6 +237,11 @@ fn revisions_undo_brings_the_record_back_into_the_next_reply() {
     );
     let after = chat(d, "admin", "produce the daily report\n");
     assert!(after.contains("example_a"), "{after}");
+    // The reply flags the two truths it drew on.
+    assert!(
+        after.contains("my memory disagrees with itself (#1 and #2"),
+        "{after}"
+    );
     let audit = steward(d)
         .args(["memory", "revisions", "undo", "--run", "no-such-run"])
         .output()

@@ -257,6 +257,31 @@ pub struct MemoryRecord {
     pub author: Option<String>,
 }
 
+impl MemoryRecord {
+    /// Both active, in one place (agent, scope, owner), on one subject, saying
+    /// different things: two truths where the subject rule keeps one (after an
+    /// undo brought the older back beside the newer).
+    pub fn disagrees_with(&self, other: &MemoryRecord) -> bool {
+        self.id != other.id
+            && self.status == Status::Active
+            && other.status == Status::Active
+            && (
+                self.org.as_str(),
+                self.agent.as_str(),
+                self.scope,
+                self.owner.as_deref(),
+            ) == (
+                other.org.as_str(),
+                other.agent.as_str(),
+                other.scope,
+                other.owner.as_deref(),
+            )
+            && !self.subject.is_empty()
+            && self.subject == other.subject
+            && self.content != other.content
+    }
+}
+
 /// A record about to be written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewRecord {

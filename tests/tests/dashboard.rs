@@ -1098,6 +1098,14 @@ async fn undo_on_the_revisions_page_brings_the_old_record_back_once() {
         Status::Active,
         "the replacing record stays"
     );
+    // Two truths: the notice says so, and the page offers to retire the newer one.
+    assert!(
+        page.body
+            .contains(&format!("#{old} and #{new} are now both active"))
+            && page.body.contains(&format!("Forget #{new}")),
+        "{}",
+        page.body
+    );
     let page = c
         .post_and_follow(
             "/dashboard/revisions/undo",
@@ -1122,6 +1130,26 @@ async fn undo_on_the_revisions_page_brings_the_old_record_back_once() {
         .unwrap()
         .iter()
         .any(|e| e.action == "revision.undo" && e.actor == "admin"));
+    // Retiring the newer of the two truths: forgotten, one active record left.
+    let page = c
+        .post_and_follow(
+            "/dashboard/revisions/forget",
+            &[("csrf", &csrf), ("id", &new.to_string())],
+        )
+        .await;
+    assert!(
+        page.body
+            .contains(&format!("Forgotten: record #{new} is deleted")),
+        "{}",
+        page.body
+    );
+    assert_eq!(status_of(db, new).await, Status::Deleted);
+    assert_eq!(status_of(db, old).await, Status::Active);
+    assert!(
+        !page.body.contains(&format!("Forget #{new}")),
+        "{}",
+        page.body
+    );
 }
 
 #[tokio::test]

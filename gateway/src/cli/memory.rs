@@ -169,15 +169,11 @@ async fn revisions(ctx: &Ctx, action: Option<RevisionAction>) -> Result<()> {
             }
         }
         Some(RevisionAction::Undo { id: Some(id), .. }) => {
-            let rev = db.revision(org, id).await?;
-            if db.undo_revision(org, id, ACTOR, now_ms()).await? {
-                println!(
-                    "undone: record #{} is back; #{} may not replace it again",
-                    rev.retired_id, rev.replacing_id
-                );
-            } else {
-                println!("revision {id} was already undone");
-            }
+            let undo = ctx.turns.lifecycle().undo(org, id, ACTOR, now_ms()).await?;
+            println!(
+                "{}",
+                undo.message(id, |r| format!("`steward memory forget {r}` retires it"))
+            );
         }
         Some(RevisionAction::Undo {
             id: None,

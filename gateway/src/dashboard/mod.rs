@@ -131,6 +131,7 @@ where
         .route("/dashboard/review/reject", post(review::reject))
         .route("/dashboard/revisions", get(revisions::page))
         .route("/dashboard/revisions/undo", post(revisions::undo))
+        .route("/dashboard/revisions/forget", post(revisions::forget))
         .route("/dashboard/audit", get(audit::page))
         .layer(map_response(security_headers))
         .with_state(DashboardState {

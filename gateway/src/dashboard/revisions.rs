@@ -4,6 +4,7 @@
 use super::auth::{Screen, Submitted};
 use super::view::{self, REVISIONS};
 use super::{now_ms, Page, BUILT_IN_ADMIN, PAGE_ROWS};
+use crate::lifecycle::Undo;
 use maud::{html, Markup};
 use memory::{MemoryRecord, Revision, Status, StoreError};
 use serde::Deserialize;
@@ -44,6 +45,10 @@ fn template(revs: &[Revision], records: &HashMap<i64, MemoryRecord>, csrf: &str)
             None => html! { span.num { "#" (id) } " " span.muted { "(gone)" } },
         }
     };
+    let rivals = |r: &Revision| match (records.get(&r.retired_id), records.get(&r.replacing_id)) {
+        (Some(a), Some(b)) => a.disagrees_with(b),
+        _ => false,
+    };
     let intro = html! { p.muted { "Every retirement of a record is a revision. Undo brings the retired record back; the replacing record stays, and the same pair is never applied again." } };
     view::Table {
         class: "revisions",
@@ -66,6 +71,10 @@ fn template(revs: &[Revision], records: &HashMap<i64, MemoryRecord>, csrf: &str)
                         span.badge.undone { "undone" }
                         div.muted { "by " (r.undone_by.as_deref().unwrap_or("?")) }
                         div.muted { (view::date(at)) }
+                        @if rivals(r) {
+                            div.muted { "Both records are active on one subject." }
+                            (view::action("/dashboard/revisions/forget", csrf, &[("id", &r.replacing_id.to_string())], &format!("Forget #{}", r.replacing_id), "danger"))
+                        }
                     }
                 } @else {
                     td.actions {
@@ -85,35 +94,42 @@ pub(super) struct UndoForm {
 pub(super) async fn undo(sent: Submitted<UndoForm>) -> Page {
     let to = REVISIONS.path;
     let state = &sent.state;
-    let db = state.db();
     let id = sent.form.id;
-    let rev = match db.revision(state.org(), id).await {
-        Ok(r) => r,
-        Err(StoreError::NotFound(_)) => {
+    let undo = match state
+        .turns
+        .lifecycle()
+        .undo(state.org(), id, BUILT_IN_ADMIN, now_ms())
+        .await
+    {
+        Ok(u) => u,
+        Err(crate::error::TurnError::Store(StoreError::NotFound(_))) => {
             return sent.done(false, format!("There is no revision {id}."), to)
         }
         Err(e) => return Err(e.into()),
     };
-    if !db
-        .undo_revision(state.org(), id, BUILT_IN_ADMIN, now_ms())
-        .await?
-    {
-        let text = format!("Revision {id} was already undone.");
-        return sent.done(false, text, to);
-    }
-    let back = db.record(state.org(), rev.retired_id).await?;
-    let text = if back.status == Status::Active {
-        format!(
-            "Undone: record #{} is active again; #{} may not replace it again.",
-            rev.retired_id, rev.replacing_id
-        )
-    } else {
-        format!(
-            "Undone: record #{} stays {} (it changed since); #{} may not replace it again.",
-            rev.retired_id,
-            back.status.as_str(),
-            rev.replacing_id
-        )
+    let done = matches!(undo, Undo::Undone { .. });
+    let text = undo.message(id, |r| format!("retire it with “Forget #{r}” below"));
+    sent.done(done, text, to)
+}
+
+/// Forget the replacing record of an undone revision (the rival of the one
+/// the undo brought back), as `memory forget` does.
+pub(super) async fn forget(sent: Submitted<UndoForm>) -> Page {
+    let to = REVISIONS.path;
+    let state = &sent.state;
+    let id = sent.form.id;
+    let live = match state.db().record(state.org(), id).await {
+        Ok(r) => r.status == Status::Active,
+        Err(StoreError::NotFound(_)) => false,
+        Err(e) => return Err(e.into()),
     };
-    sent.done(true, text, to)
+    if !live {
+        return sent.done(false, format!("Record #{id} is not active."), to);
+    }
+    state
+        .turns
+        .lifecycle()
+        .forget(state.org(), id, BUILT_IN_ADMIN, now_ms())
+        .await?;
+    sent.done(true, format!("Forgotten: record #{id} is deleted."), to)
 }

@@ -1,6 +1,6 @@
 //! The memory lifecycle (SPEC §6–§7), a service of the turn loop: trim and
 //! archive with batch extraction read person by person (linesBySpeaker),
-//! relearn, review, forget, erase, and the `memory_expire` retention job. One
+//! relearn, review, forget, erase, undo, and the `memory_expire` retention job. One
 //! operation per file.
 //!
 //! Architecture Invariant: the speaker of an archived line is the stored user
@@ -14,11 +14,13 @@ mod relearn;
 mod review;
 mod summary;
 mod trim;
+mod undo;
 
 pub use expire::{ExpireReport, EXPIRE_SLOT_MS, RETENTION_DAYS};
 pub use relearn::RelearnReport;
 pub use summary::summarize;
 pub use trim::TrimReport;
+pub use undo::Undo;
 
 use crate::config::Config;
 use crate::learning::Learning;

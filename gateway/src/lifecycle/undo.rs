@@ -1,0 +1,82 @@
+//! Undo of one revision: the retired record comes back and the pair is
+//! vetoed. The replacing record stays, so the answer says when two active
+//! records now share a subject and how to retire the wrong one.
+
+use super::Lifecycle;
+use crate::error::Result;
+use memory::{MemoryRecord, Status};
+
+/// What an undo did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Undo {
+    AlreadyUndone,
+    Undone {
+        /// The retired record, as it is now (active again, or changed since).
+        back: MemoryRecord,
+        /// The record that had replaced it, when it still exists.
+        replacing: Option<MemoryRecord>,
+    },
+}
+
+impl Undo {
+    /// The replacing record when it and the restored one are both active on
+    /// one subject: the record an admin is offered to retire.
+    pub fn rival(&self) -> Option<&MemoryRecord> {
+        match self {
+            Undo::Undone {
+                back,
+                replacing: Some(r),
+            } if back.disagrees_with(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// What the admin is told; `forget` is how their surface names forgetting
+    /// a record (`steward memory forget 12`, "the Forget button").
+    pub fn message(&self, revision: i64, forget: impl Fn(i64) -> String) -> String {
+        let Undo::Undone { back, replacing } = self else {
+            return format!("Revision {revision} was already undone.");
+        };
+        let over = replacing.as_ref().map(|r| r.id);
+        let veto = over
+            .map(|o| format!("; #{o} may not replace it again"))
+            .unwrap_or_default();
+        let mut text = if back.status == Status::Active {
+            format!("Undone: record #{} is active again{veto}.", back.id)
+        } else {
+            format!(
+                "Undone: record #{} stays {} (it changed since){veto}.",
+                back.id,
+                back.status.as_str()
+            )
+        };
+        if let Some(r) = self.rival() {
+            text.push_str(&format!(
+                " Records #{} and #{} are now both active on “{}” and say different things; if #{} is wrong, {}.",
+                back.id,
+                r.id,
+                back.subject,
+                r.id,
+                forget(r.id)
+            ));
+        }
+        text
+    }
+}
+
+impl Lifecycle {
+    /// Undo revision `id` as `actor`.
+    pub async fn undo(&self, org: &str, id: i64, actor: &str, now: i64) -> Result<Undo> {
+        let rev = self.db.revision(org, id).await?;
+        if !self.db.undo_revision(org, id, actor, now).await? {
+            return Ok(Undo::AlreadyUndone);
+        }
+        let back = self.db.record(org, rev.retired_id).await?;
+        let replacing = match self.db.record(org, rev.replacing_id).await {
+            Ok(r) => Some(r),
+            Err(memory::StoreError::NotFound(_)) => None,
+            Err(e) => return Err(e.into()),
+        };
+        Ok(Undo::Undone { back, replacing })
+    }
+}
