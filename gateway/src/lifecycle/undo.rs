@@ -12,9 +12,9 @@ pub enum Undo {
     AlreadyUndone,
     Undone {
         /// The retired record, as it is now (active again, or changed since).
-        back: MemoryRecord,
+        back: Box<MemoryRecord>,
         /// The record that had replaced it, when it still exists.
-        replacing: Option<MemoryRecord>,
+        replacing: Option<Box<MemoryRecord>>,
     },
 }
 
@@ -73,10 +73,13 @@ impl Lifecycle {
         }
         let back = self.db.record(org, rev.retired_id).await?;
         let replacing = match self.db.record(org, rev.replacing_id).await {
-            Ok(r) => Some(r),
+            Ok(r) => Some(Box::new(r)),
             Err(memory::StoreError::NotFound(_)) => None,
             Err(e) => return Err(e.into()),
         };
-        Ok(Undo::Undone { back, replacing })
+        Ok(Undo::Undone {
+            back: Box::new(back),
+            replacing,
+        })
     }
 }
