@@ -211,6 +211,18 @@ impl From<Revision> for RevisionRow {
     }
 }
 
+/// The earliest time a transcript may name (and the latest, below): outside
+/// them the loop's millisecond arithmetic has no meaning.
+fn replay_epoch() -> DateTime<Utc> {
+    DateTime::<Utc>::UNIX_EPOCH
+}
+
+fn latest_time() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(9999, 12, 31, 23, 59, 59)
+        .single()
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
 fn parse(input: &str) -> Result<Vec<(usize, Event)>, ReplayError> {
     let mut events = Vec::new();
     for (i, line) in input.lines().enumerate() {
@@ -226,6 +238,15 @@ fn parse(input: &str) -> Result<Vec<(usize, Event)>, ReplayError> {
             line: line_no,
             reason: reason.into(),
         };
+        let at = match &event {
+            Event::Msg(m) => m.at,
+            Event::System(s) => s.at,
+            Event::Tool(t) => t.at,
+            _ => None,
+        };
+        if at.is_some_and(|at| !(replay_epoch()..=latest_time()).contains(&at)) {
+            return Err(bad("`at` must lie between 1970-01-01 and 9999-12-31"));
+        }
         match &event {
             Event::System(s) if SystemPrincipal::parse(&s.principal).is_none() => {
                 return Err(bad(
@@ -276,8 +297,9 @@ async fn replay_events(
         .with_ymd_and_hms(2026, 1, 1, 0, 0, 0)
         .single()
         .unwrap_or_default();
+    // An event without a time comes a second after the one before, never past the latest time.
     let mut tick = |at: &Option<DateTime<Utc>>| {
-        clock = at.unwrap_or(clock + chrono::Duration::seconds(1));
+        clock = at.unwrap_or_else(|| (clock + chrono::Duration::seconds(1)).min(latest_time()));
         loop_clock.follow(clock.timestamp_millis());
         clock
     };

@@ -74,10 +74,15 @@ impl MessageClock {
         let cap = now_ms.saturating_add(MAX_CLOCK_SKEW_MS);
         let nanos = u64::try_from(at_ms.min(cap))
             .unwrap_or(0)
-            .saturating_mul(1_000_000);
+            .saturating_mul(1_000_000)
+            .min(MAX_LIMITER_NANOS);
         self.0.fetch_max(nanos, Ordering::Relaxed);
     }
 }
+
+/// The limiters' clock stops here (about the year 2116): governor adds
+/// periods to it, which must not overflow for a transcript dated far ahead.
+const MAX_LIMITER_NANOS: u64 = u64::MAX / 4;
 
 /// How far ahead of this machine's clock a platform's message time is believed.
 const MAX_CLOCK_SKEW_MS: i64 = 5_000;

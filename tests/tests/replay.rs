@@ -165,3 +165,34 @@ async fn undo_in_a_transcript_restores_the_old_note() {
     assert!(out.memory.iter().all(|m| m.status == "active"));
     assert!(out.replies.last().unwrap().text.contains("example_orders"));
 }
+
+/// `steward replay` used to panic (exit 101) on a message dated in the
+/// year 9999: the rate limiter's clock overflowed. Now it replays, and a time
+/// outside what the loop can count is an error naming its line.
+#[tokio::test]
+async fn a_transcript_dated_far_ahead_replays_and_an_impossible_time_names_its_line() {
+    let line = |at: &str| {
+        format!(
+            "{{\"pair\":{{\"channel\":\"discord\",\"user\":\"111\",\"role\":\"admin\"}}}}\n\
+             {{\"msg\":{{\"channel\":\"discord\",\"conversation\":\"d1\",\"kind\":\"direct\",\"sender\":\"111\",\"text\":\"@notes: The VPN is at vpn.example.com\",\"at\":\"{at}\"}}}}\n\
+             {{\"msg\":{{\"channel\":\"discord\",\"conversation\":\"d1\",\"kind\":\"direct\",\"sender\":\"111\",\"text\":\"where is the VPN?\"}}}}\n"
+        )
+    };
+    let out = replay_on_day((2026, 1, 1), &line("9999-12-31T23:59:59Z")).await;
+    assert!(
+        out.replies
+            .iter()
+            .any(|r| r.text.contains("vpn.example.com (Memory reference")),
+        "{:?}",
+        out.replies
+    );
+    for at in ["+262142-12-31T23:59:59Z", "1960-01-01T00:00:00Z"] {
+        let db = Db::in_memory().await.unwrap();
+        let turns = steward::with_db(db, Config::default());
+        let err = replay_on(&turns, &line(at)).await.unwrap_err().to_string();
+        assert!(
+            err.starts_with("line 2:") && err.contains("`at`"),
+            "{at}: {err}"
+        );
+    }
+}

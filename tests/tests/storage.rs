@@ -598,3 +598,27 @@ async fn retrieval_finds_rare_words_past_common_ones_and_only_active_records(db:
         .unwrap()
         .is_empty());
 }
+
+/// `sqlite:` used to open a private empty database per connection and fail
+/// later as "no such table"; an unreachable PostgreSQL said "pool timed out"
+/// twice. Both now say what failed, without the password.
+#[tokio::test]
+async fn a_database_that_cannot_be_opened_says_why() {
+    let e = Db::connect("sqlite:").await.unwrap_err().to_string();
+    assert!(
+        e.contains("names no file") && e.contains("sqlite:steward.db"),
+        "{e}"
+    );
+    let e = Db::connect("postgres://steward:hunter2@127.0.0.1:1/x")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("cannot connect to postgres://steward@127.0.0.1:1/x"),
+        "{e}"
+    );
+    assert!(
+        e.to_lowercase().contains("refused") && !e.contains("hunter2"),
+        "{e}"
+    );
+}

@@ -237,7 +237,7 @@ pub async fn run(cli: Cli) -> Result<()> {
 
 /// The turn loop on the configured database.
 async fn open(cfg: Config) -> Result<Arc<TurnLoop>> {
-    let url = cfg.database.url.clone();
+    let url = ::memory::store::without_password(&cfg.database.url);
     crate::build(cfg)
         .await
         .with_context(|| format!("opening database {url}"))

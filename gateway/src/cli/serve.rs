@@ -18,7 +18,8 @@ pub(super) async fn run(turns: Arc<TurnLoop>) -> Result<()> {
     let addr = listener.local_addr()?;
     println!(
         "steward listening on http://{addr} (database {}, model {})",
-        cfg.database.url, cfg.llm.provider
+        ::memory::store::without_password(&cfg.database.url),
+        cfg.llm.provider
     );
     if cfg.dashboard.enabled {
         announce_dashboard(&turns, addr).await?;

@@ -46,6 +46,8 @@ static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
 pub enum StoreError {
     #[error("unsupported database url `{0}` (expected sqlite:… or postgres://…)")]
     UnsupportedUrl(String),
+    #[error("database url `{0}` names no file: use sqlite:steward.db (a file) or sqlite::memory:")]
+    NoSqliteFile(String),
     #[error("database error: {0}")]
     Database(sqlx::Error),
     #[error("migration failed: {0}")]
@@ -56,6 +58,9 @@ pub enum StoreError {
     NotFound(String),
     #[error("retrieval refused: {0}")]
     Refused(&'static str),
+    /// The database could not be reached at all: what was tried, and why not.
+    #[error("cannot connect to {what}: {reason}")]
+    Unreachable { what: String, reason: String },
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -88,6 +93,43 @@ pub struct Db {
     backend: Backend,
 }
 
+/// One connection to `url` before the pool is made, so that an unreachable
+/// server says why (refused, unknown host, bad password) instead of the
+/// pool's "timed out".
+async fn reach(url: &str) -> Result<()> {
+    use sqlx::Connection;
+    let what = without_password(url);
+    let tried = tokio::time::timeout(Duration::from_secs(10), sqlx::AnyConnection::connect(url))
+        .await
+        .ok();
+    match tried {
+        None => Err(StoreError::Unreachable {
+            what,
+            reason: "no answer within 10 s".into(),
+        }),
+        Some(Err(e)) => Err(StoreError::Unreachable {
+            what,
+            reason: e.to_string(),
+        }),
+        Some(Ok(conn)) => {
+            let _ = conn.close().await;
+            Ok(())
+        }
+    }
+}
+
+/// `url` without the password of its user info, for messages and logs.
+pub fn without_password(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{}{user}{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_string(),
+    }
+}
+
 impl Db {
     /// Connect to `url` and apply migrations.
     ///
@@ -99,6 +141,14 @@ impl Db {
             if url.starts_with("postgres://") || url.starts_with("postgresql://") {
                 (Backend::Postgres, url.to_string(), 8)
             } else if let Some(rest) = url.strip_prefix("sqlite:") {
+                if rest
+                    .split('?')
+                    .next()
+                    .is_none_or(|path| path.trim().is_empty())
+                {
+                    // Each connection would open its own empty database: "no such table" later.
+                    return Err(StoreError::NoSqliteFile(url.to_string()));
+                }
                 if rest.contains(":memory:") {
                     // Each SQLite in-memory connection is its own database: keep exactly one.
                     (Backend::Sqlite, url.to_string(), 1)
@@ -110,6 +160,9 @@ impl Db {
             } else {
                 return Err(StoreError::UnsupportedUrl(url.to_string()));
             };
+        if backend == Backend::Postgres {
+            reach(&url).await?;
+        }
         let pool = AnyPoolOptions::new()
             .max_connections(max)
             .min_connections(if max == 1 { 1 } else { 0 })
