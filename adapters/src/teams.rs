@@ -83,8 +83,10 @@ pub struct TeamsSettings {
     /// The base64-decoded security token: the HMAC key.
     key: Vec<u8>,
     client: reqwest::Client,
-    /// Workflows webhook that receives replies finished after the deadline.
-    pub workflows_url: Option<String>,
+    /// Teams channel id → the Workflows webhook that posts into that channel:
+    /// where a reply finished after the deadline goes. A conversation whose
+    /// channel is not here gets no late reply, so none lands in another channel.
+    pub workflows: HashMap<String, String>,
     /// How long to wait for the turn before acknowledging (zero: always acknowledge).
     pub reply_deadline: Duration,
     /// Teams tenant id → organisation.
@@ -105,10 +107,7 @@ impl std::fmt::Debug for TeamsSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TeamsSettings")
             .field("key", &"<redacted>")
-            .field(
-                "workflows_url",
-                &self.workflows_url.as_ref().map(|_| "<set>"),
-            )
+            .field("workflows", &self.workflows.keys().collect::<Vec<_>>())
             .field("reply_deadline", &self.reply_deadline)
             .field("tenant_orgs", &self.tenant_orgs)
             .field("default_org", &self.default_org)
@@ -129,7 +128,7 @@ impl TeamsSettings {
         Ok(TeamsSettings {
             key,
             client,
-            workflows_url: None,
+            workflows: HashMap::new(),
             reply_deadline: Duration::from_millis(4000),
             tenant_orgs: HashMap::new(),
             default_org: "default".into(),
@@ -237,11 +236,16 @@ async fn receive(shared: Arc<Shared>, agent: String, headers: HeaderMap, body: B
             ),
         );
     }
+    let channel = activity.team_channel();
     let msg = activity.into_inbound(settings, agent);
     if msg.text.is_empty() {
         return message(StatusCode::OK, EMPTY_MENTION);
     }
-    run_turn(shared.clone(), msg).await
+    // Only a channel conversation has a Workflows webhook of its own.
+    let late_to = channel
+        .filter(|_| msg.kind == ConversationKind::Group)
+        .and_then(|c| settings.workflows.get(&c).cloned());
+    run_turn(shared.clone(), msg, late_to).await
 }
 
 fn too_large(limit: usize) -> Response {
@@ -328,6 +332,15 @@ struct Conversation {
 struct ChannelData {
     #[serde(default)]
     tenant: Option<Tenant>,
+    /// The team channel a channel conversation is in (absent in chats).
+    #[serde(default)]
+    channel: Option<TeamsChannel>,
+}
+
+#[derive(Debug, Deserialize)]
+struct TeamsChannel {
+    #[serde(default)]
+    id: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -341,6 +354,12 @@ fn non_empty(s: Option<String>) -> Option<String> {
 }
 
 impl Activity {
+    /// The id of the team channel the activity was posted in, if it was.
+    fn team_channel(&self) -> Option<String> {
+        let data = self.channel_data.as_ref()?;
+        non_empty(data.channel.as_ref()?.id.clone())
+    }
+
     fn into_inbound(self, settings: &TeamsSettings, agent: String) -> Inbound {
         let (sender, sender_name) = match self.from {
             Some(from) => (
@@ -439,8 +458,8 @@ fn joined(replies: &[Reply]) -> String {
 
 /// Run the turn in its own task (a dropped connection never cuts a turn
 /// short) and answer within the deadline, or acknowledge and deliver later.
-async fn run_turn(shared: Arc<Shared>, msg: Inbound) -> Response {
-    let kind = msg.kind;
+/// `late_to` is the Workflows webhook of the activity's own channel, if any.
+async fn run_turn(shared: Arc<Shared>, msg: Inbound, late_to: Option<String>) -> Response {
     let handler = shared.handler.clone();
     let mut task = tokio::spawn(async move { handler.handle(msg).await });
     let deadline = shared.settings.reply_deadline;
@@ -459,13 +478,9 @@ async fn run_turn(shared: Arc<Shared>, msg: Inbound) -> Response {
             };
         }
     }
-    // Late: acknowledge now, deliver when the turn is done. A personal
-    // conversation's reply is never posted to a channel.
-    let target = shared
-        .settings
-        .workflows_url
-        .clone()
-        .filter(|_| kind == ConversationKind::Group);
+    // Late: acknowledge now, deliver when the turn is done, only into the
+    // channel that asked (a personal chat's reply is never posted anywhere).
+    let target = late_to;
     let ack = if target.is_some() {
         ACK_WITH_WORKFLOW
     } else {
@@ -490,7 +505,7 @@ async fn run_turn(shared: Arc<Shared>, msg: Inbound) -> Response {
         }
         let Some(url) = target else {
             tracing::warn!(
-                "a Teams reply finished after the deadline and no Workflows URL (teams.workflows_url) is set for this conversation; it is stored but not delivered"
+                "a Teams reply finished after the deadline and its channel has no Workflows webhook (teams.workflows); it is stored but not delivered"
             );
             return;
         };

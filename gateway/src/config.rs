@@ -76,9 +76,14 @@ impl DiscordConfig {
 pub struct TeamsConfig {
     /// The outgoing webhook's security token (base64), as Teams shows it.
     pub security_token: Option<String>,
-    /// Teams Workflows webhook ("Post to a channel when a webhook request is
-    /// received") that gets replies finished after the deadline.
+    /// Retired: one Workflows webhook for every channel posted each channel's
+    /// late replies into one (see `workflows`). Refused at start when set.
     pub workflows_url: Option<String>,
+    /// Teams channel id (`channelData.channel.id`, `19:…@thread.tacv2`) → the
+    /// Workflows webhook ("Post to a channel when a webhook request is
+    /// received") that posts into that channel: where its replies finished
+    /// after the deadline go. Other conversations get no late reply.
+    pub workflows: BTreeMap<String, String>,
     /// How long a request waits for the turn before acknowledging (Teams waits 5 s).
     #[default = 4000]
     pub reply_deadline_ms: u64,
@@ -552,9 +557,18 @@ impl Config {
                 );
             }
         }
-        if let Some(url) = &t.workflows_url {
+        if t.workflows_url.is_some() {
+            return bad(
+                "teams.workflows_url",
+                "retired: it posted every channel's late replies into one channel. Map each channel to its own webhook under [teams.workflows] (\"<channel id>\" = \"https://…\")".into(),
+            );
+        }
+        for (channel, url) in &t.workflows {
             if !(url.starts_with("https://") || url.starts_with("http://")) {
-                return bad("teams.workflows_url", "must be an http(s) URL".into());
+                return bad(
+                    &format!("teams.workflows.{channel}"),
+                    "must be an http(s) URL".into(),
+                );
             }
         }
         if t.reply_deadline_ms >= 5000 {

@@ -13,7 +13,11 @@ pub fn settings(cfg: &crate::Config) -> Option<Result<TeamsSettings, teams::Team
     let t = &cfg.teams;
     let token = t.security_token.as_deref()?;
     Some(TeamsSettings::new(token).map(|mut s| {
-        s.workflows_url = t.workflows_url.clone();
+        s.workflows = t
+            .workflows
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         s.reply_deadline = Duration::from_millis(t.reply_deadline_ms);
         s.tenant_orgs = t
             .tenant_orgs

@@ -80,6 +80,10 @@ impl MessageClock {
     }
 }
 
+/// The answer to `/pair` in a group thread.
+const PAIR_IN_PRIVATE: &str =
+    "Pairing codes are given only in private: send /pair to me in a direct message.";
+
 /// The limiters' clock stops here (about the year 2116): governor adds
 /// periods to it, which must not overflow for a transcript dated far ahead.
 const MAX_LIMITER_NANOS: u64 = u64::MAX / 4;
@@ -492,7 +496,14 @@ impl TurnLoop {
             let t = msg.text.trim().to_ascii_lowercase();
             t == "/pair" || t == "pair"
         };
-        // Pairing by command exists only under dm_policy = pairing.
+        // Pairing by command exists only under dm_policy = pairing, and a
+        // code is given only in private: a thread would show it to everyone.
+        if wants_pair
+            && self.cfg.pairing.dm_policy == DmPolicy::Pairing
+            && msg.kind == ConversationKind::Group
+        {
+            return Ok(reply(PAIR_IN_PRIVATE.into()));
+        }
         if wants_pair && self.cfg.pairing.dm_policy == DmPolicy::Pairing {
             return Ok(match self.pairing.request(&msg.org, &msg.channel, stored, &msg.sender_name, now).await? {
                 PairOutcome::Code { code, .. } => reply(format!(

@@ -15,6 +15,8 @@ use tower::ServiceExt;
 
 const CHANNEL_THREAD: &str = "19:general@thread.tacv2;messageid=1700000000000";
 const TENANT: &str = "72f988bf-86f1-41af-91ab-2d7cd011db47";
+/// The team channel `activity` posts in (`channelData.channel.id`).
+const GENERAL: &str = "19:general@thread.tacv2";
 
 struct Teams {
     h: Harness,
@@ -427,8 +429,8 @@ async fn an_unpaired_teams_sender_is_told_how_to_pair() {
     dm["conversation"] = json!({"conversationType": "personal", "id": "a:1-personal"});
     let hint = t.say(&dm).await;
     assert!(hint.contains("/pair"), "{hint}");
-    // `pair` in a channel: a code for an administrator, for the Teams identity.
-    let code = t
+    // `pair` in a channel: no code where everyone would see it (issue 13).
+    let public = t
         .say(&activity(
             "7002",
             "aad-new",
@@ -436,6 +438,14 @@ async fn an_unpaired_teams_sender_is_told_how_to_pair() {
             "<at>steward</at> pair",
         ))
         .await;
+    assert!(
+        public.contains("only in private") && !public.contains("pairing code is"),
+        "{public}"
+    );
+    // In the one-to-one chat: a code for an administrator, for the Teams identity.
+    let mut ask = activity("7004", "aad-new", "Newcomer", "pair");
+    ask["conversation"] = json!({"conversationType": "personal", "id": "a:1-personal"});
+    let code = t.say(&ask).await;
     assert!(code.contains("Your pairing code is"), "{code}");
     let now = chrono::DateTime::parse_from_rfc3339("2026-01-05T10:00:00Z")
         .unwrap()
@@ -492,7 +502,7 @@ async fn a_late_reply_is_acknowledged_then_posted_to_workflows_after_429_and_500
     let workflows = FakeWorkflows::start([Refusal::TooManyRequests, Refusal::ServerError]).await;
     let mut cfg = Config::default();
     cfg.teams.reply_deadline_ms = 0;
-    cfg.teams.workflows_url = Some(workflows.url.clone());
+    cfg.teams.workflows = [(GENERAL.to_string(), workflows.url.clone())].into();
     cfg.teams.workflows_backoff_ms = 1;
     let t = start(cfg).await;
     t.pair("default", "aad-admin", Role::Admin).await;
@@ -533,7 +543,7 @@ async fn a_personal_late_reply_is_never_posted_to_a_channel() {
     let workflows = FakeWorkflows::start([]).await;
     let mut cfg = Config::default();
     cfg.teams.reply_deadline_ms = 0;
-    cfg.teams.workflows_url = Some(workflows.url.clone());
+    cfg.teams.workflows = [(GENERAL.to_string(), workflows.url.clone())].into();
     let t = start(cfg).await;
     t.pair("default", "aad-user", Role::User).await;
     let mut dm = activity(
@@ -655,8 +665,20 @@ fn teams_config_keys_have_defaults_and_bad_values_name_their_key() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("teams.workflows_url"), "{e}");
+    // The one-URL-for-every-channel key is retired, with the way out named.
+    let e = Config::from_toml("[teams]\nworkflows_url = \"https://example.invalid/hook\"")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("teams.workflows_url") && e.contains("[teams.workflows]"),
+        "{e}"
+    );
+    let e = Config::from_toml("[teams.workflows]\n\"19:x@thread.tacv2\" = \"ftp://x\"")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("teams.workflows.19:x@thread.tacv2"), "{e}");
     let c = Config::from_toml(&format!(
-        "[teams]\nsecurity_token = \"{}\"\nworkflows_url = \"https://example.invalid/hook\"\n[teams.tenant_orgs]\n\"{TENANT}\" = \"acme\"",
+        "[teams]\nsecurity_token = \"{}\"\n[teams.workflows]\n\"{GENERAL}\" = \"https://example.invalid/hook\"\n[teams.tenant_orgs]\n\"{TENANT}\" = \"acme\"",
         new_token()
     ))
     .unwrap();
@@ -664,4 +686,64 @@ fn teams_config_keys_have_defaults_and_bad_values_name_their_key() {
         c.teams.tenant_orgs.get(TENANT).map(String::as_str),
         Some("acme")
     );
+}
+
+/// Every late answer used to go to the one configured Workflows channel,
+/// whatever channel asked — a pairing code requested in one channel included.
+#[tokio::test]
+async fn a_late_reply_goes_only_to_its_own_channels_workflows_and_codes_only_in_private() {
+    let general = FakeWorkflows::start([]).await;
+    let mut cfg = Config::default();
+    cfg.teams.reply_deadline_ms = 0;
+    cfg.teams.workflows = [(GENERAL.to_string(), general.url.clone())].into();
+    let t = start(cfg).await;
+    t.pair("default", "aad-admin", Role::Admin).await;
+    // Another channel, not mapped: acknowledged, never posted (to general or anywhere).
+    let mut elsewhere = activity(
+        "9201",
+        "aad-admin",
+        "Ana",
+        "<at>steward</at> @notes: The finance report uses example_private",
+    );
+    elsewhere["channelData"]["channel"]["id"] = json!("19:finance@thread.tacv2");
+    elsewhere["conversation"]["id"] = json!("19:finance@thread.tacv2;messageid=2");
+    let ack = t.say(&elsewhere).await;
+    assert!(ack.contains("will not appear here"), "{ack}");
+    // An unpaired person asks for a code in the mapped channel: told to ask in private.
+    let code = t
+        .say(&activity(
+            "9202",
+            "aad-new",
+            "Eve",
+            "<at>steward</at> /pair",
+        ))
+        .await;
+    assert!(code.contains("Working on it"), "{code}");
+    // The general channel's own late reply is the first post its webhook sees.
+    t.say(&activity(
+        "9203",
+        "aad-admin",
+        "Ana",
+        "<at>steward</at> what is the finance report?",
+    ))
+    .await;
+    let first = card_text(&general.next_post().await);
+    let second = card_text(&general.next_post().await);
+    for text in [&first, &second] {
+        assert!(
+            !text.contains("Written: agent_notes"),
+            "another channel's reply: {text}"
+        );
+        assert!(
+            !text.contains("pairing code is"),
+            "a code in a channel: {text}"
+        );
+    }
+    assert!(
+        [&first, &second]
+            .iter()
+            .any(|t| t.contains("direct message")),
+        "{first} / {second}"
+    );
+    assert_eq!(general.statuses(), vec![202, 202]);
 }
