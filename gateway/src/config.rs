@@ -117,6 +117,13 @@ pub struct DashboardConfig {
     pub session_hours: i64,
     /// Mark the session cookie `Secure` (set it when a TLS proxy fronts the server).
     pub secure_cookie: bool,
+    /// Sign-in attempts one client (IP address; an IPv6 /64) may make per
+    /// minute, right or wrong; past it the token is not checked (429).
+    #[default = 10]
+    pub sign_in_per_minute: u32,
+    /// Sign-in attempts all clients together may make per minute.
+    #[default = 60]
+    pub sign_in_global_per_minute: u32,
 }
 
 impl DashboardConfig {
@@ -448,6 +455,16 @@ impl Config {
                 "dashboard.session_hours",
                 self.dashboard.session_hours.into(),
                 1..=24 * 90,
+            ),
+            (
+                "dashboard.sign_in_per_minute",
+                self.dashboard.sign_in_per_minute.into(),
+                1..=10_000,
+            ),
+            (
+                "dashboard.sign_in_global_per_minute",
+                self.dashboard.sign_in_global_per_minute.into(),
+                1..=1_000_000,
             ),
             (
                 "teams.reply_deadline_ms",

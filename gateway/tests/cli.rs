@@ -384,3 +384,80 @@ fn a_second_identity_links_to_one_person() {
             .contains("Only administrators")
     );
 }
+
+/// `steward ARGS` in `dir`: (success, stdout, stderr).
+fn run(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = steward(dir).args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn api_keys_are_listed_by_id_without_secrets_and_revoked_one_by_one() {
+    use sha2::{Digest, Sha256};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let asked = chat(d, "bob", "/pair\n");
+    let code = asked.split("code is ").nth(1).expect("a code")[..8].to_string();
+    assert!(run(d, &["pairing", "approve", &code]).0);
+    let mut made = Vec::new();
+    for _ in 0..2 {
+        let (ok, key, said) = run(d, &["api-key", "create", "--user", "cli:bob"]);
+        assert!(ok, "{said}");
+        let key = key.trim().to_string();
+        assert!(
+            key.starts_with("stw_") && !key.contains(char::is_whitespace),
+            "{key:?}"
+        );
+        let id = said
+            .split_whitespace()
+            .find(|w| w.starts_with("key-"))
+            .unwrap_or_else(|| panic!("an id at creation: {said}"))
+            .to_string();
+        made.push((id, key));
+    }
+    let (ok, list, err) = run(d, &["api-key", "list"]);
+    assert!(ok, "{err}");
+    assert!(list.starts_with("API keys: 2"), "{list}");
+    for (id, key) in &made {
+        let hash = hex::encode(Sha256::digest(key.as_bytes()));
+        assert!(list.contains(id.as_str()), "{list}");
+        assert!(
+            !list.contains(key.as_str()) && !list.contains(&hash) && !list.contains(&hash[..16]),
+            "no secret, no hash: {list}"
+        );
+    }
+    assert_eq!(list.matches("cli:bob").count(), 2, "{list}");
+    assert_eq!(list.matches("active").count(), 2, "{list}");
+    let (ok, none, _) = run(d, &["api-key", "list", "--user", "cli:nobody"]);
+    assert!(ok && none.starts_with("API keys: 0"), "{none}");
+
+    let (ok, out, err) = run(d, &["api-key", "revoke", &made[0].0]);
+    assert!(ok, "{err}");
+    assert!(out.contains(&made[0].0), "{out}");
+    let (_, list, _) = run(d, &["api-key", "list", "--user", "cli:bob"]);
+    let line_of = |id: &str| {
+        list.lines()
+            .find(|l| l.contains(id))
+            .unwrap_or_else(|| panic!("{id} in {list}"))
+            .to_string()
+    };
+    assert!(line_of(&made[0].0).contains("revoked"), "{list}");
+    assert!(line_of(&made[1].0).contains("active"), "{list}");
+    let (ok, _, err) = run(d, &["api-key", "revoke", &made[0].0]);
+    assert!(!ok && err.contains("already revoked"), "{err}");
+    let (ok, _, err) = run(d, &["api-key", "revoke", "key-NOSUCHID"]);
+    assert!(!ok && err.contains("no API key"), "{err}");
+
+    // Revoking the user revokes the key left, and says so.
+    let (ok, out, err) = run(d, &["pairing", "revoke", "cli:bob"]);
+    assert!(ok, "{err}");
+    assert!(out.contains(&made[1].0), "{out}");
+    let (_, list, _) = run(d, &["api-key", "list"]);
+    assert_eq!(list.matches("revoked").count(), 2, "{list}");
+    let (ok, _, err) = run(d, &["api-key", "create", "--user", "cli:bob"]);
+    assert!(!ok && err.contains("not active"), "{err}");
+}

@@ -9,7 +9,7 @@ use memory::{Db, Role, StoreError};
 use rand::Rng;
 use sha2::{Digest, Sha256};
 
-pub use memory::store::{PairingRequest, User};
+pub use memory::store::{ApiKey, PairingRequest, User};
 
 /// Pairing codes use an alphabet without look-alikes (no 0/O/1/I/L).
 pub const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
@@ -27,6 +27,12 @@ pub enum PairingError {
     CodeNotPending { code: String, status: String },
     #[error("no paired user {0}")]
     UnknownUser(String),
+    #[error("{0} is not active (revoked); pair them again before giving them a key")]
+    UserNotActive(String),
+    #[error("no API key {0} (`steward api-key list` shows the ids)")]
+    UnknownApiKey(String),
+    #[error("API key {0} was already revoked")]
+    ApiKeyRevoked(String),
 }
 
 pub type Result<T, E = PairingError> = std::result::Result<T, E>;
@@ -62,6 +68,18 @@ pub enum PairOutcome {
     TooManyPending,
 }
 
+/// A key just minted: its public id and the secret, shown once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewApiKey {
+    /// The stable non-secret id (`key-…`) to list and revoke it by.
+    pub id: String,
+    /// The secret for `Authorization: Bearer …`; only its hash is stored.
+    pub key: String,
+}
+
+/// Prefix of an API key's public id.
+pub const KEY_ID_PREFIX: &str = "key-";
+
 #[derive(Clone, Debug)]
 pub struct Pairing {
     db: Db,
@@ -82,6 +100,17 @@ fn new_code() -> String {
 
 fn hash_key(key: &str) -> String {
     hex::encode(Sha256::digest(key.as_bytes()))
+}
+
+/// An API key id as typed: trimmed, the `key-` prefix optional and in any
+/// case, the rest upper-case (ids are `key-` and upper-case letters and digits).
+fn normalise_key_id(id: &str) -> String {
+    let id = id.trim();
+    let body = match id.get(..KEY_ID_PREFIX.len()) {
+        Some(p) if p.eq_ignore_ascii_case(KEY_ID_PREFIX) => &id[KEY_ID_PREFIX.len()..],
+        _ => id,
+    };
+    format!("{KEY_ID_PREFIX}{}", body.to_uppercase())
 }
 
 impl Pairing {
@@ -275,15 +304,21 @@ impl Pairing {
         self.decide(org, code, None, actor, now).await
     }
 
-    /// Revoke a paired user: their identities resolve to nobody from now on. Audited.
-    pub async fn revoke(&self, org: &str, user_id: &str, actor: &str, now: i64) -> Result<()> {
-        if !self.db.revoke_user(org, user_id, now).await? {
-            return Err(PairingError::UnknownUser(user_id.to_string()));
-        }
+    /// Revoke a paired user: their identities resolve to nobody and their API
+    /// keys are revoked for good, so pairing them again needs a new key.
+    /// Audited (`pairing.revoke`, and `api_key.revoke` per key). Returns the
+    /// ids of the keys revoked with them.
+    pub async fn revoke(
+        &self,
+        org: &str,
+        user_id: &str,
+        actor: &str,
+        now: i64,
+    ) -> Result<Vec<String>> {
         self.db
-            .audit(org, actor, "pairing.revoke", user_id, "", now)
-            .await?;
-        Ok(())
+            .revoke_user(org, user_id, actor, now)
+            .await?
+            .ok_or_else(|| PairingError::UnknownUser(user_id.to_string()))
     }
 
     /// Change a paired user's role. Audited.
@@ -311,26 +346,66 @@ impl Pairing {
         Ok(self.db.record_hint(org, stored_id, now, since).await?)
     }
 
-    /// Mint an API key bound to a paired user. Only its hash is stored. Audited.
+    /// Mint an API key bound to an active paired user: a new public id and a
+    /// secret shown once (only its hash is stored). Audited (`api_key.create`).
     pub async fn create_api_key(
         &self,
         org: &str,
         user_id: &str,
         actor: &str,
         now: i64,
-    ) -> Result<String> {
-        self.user(org, user_id).await?;
-        let key = format!("stw_{}", random_code(40));
-        self.db
-            .insert_api_key(&hash_key(&key), org, user_id, now)
-            .await?;
-        self.db
-            .audit(org, actor, "api_key.create", user_id, "", now)
-            .await?;
-        Ok(key)
+    ) -> Result<NewApiKey> {
+        let user = self.user(org, user_id).await?;
+        if user.status != "active" {
+            return Err(PairingError::UserNotActive(user_id.to_string()));
+        }
+        loop {
+            let id = format!("{KEY_ID_PREFIX}{}", random_code(CODE_LEN));
+            let key = format!("stw_{}", random_code(40));
+            if self
+                .db
+                .insert_api_key(&hash_key(&key), &id, org, user_id, now)
+                .await?
+            {
+                let detail = format!("key {id}");
+                self.db
+                    .audit(org, actor, "api_key.create", user_id, &detail, now)
+                    .await?;
+                return Ok(NewApiKey { id, key });
+            }
+        }
     }
 
-    /// The organisation and active user an API key is bound to.
+    /// The API keys of an organisation, or of one user: ids, never secrets.
+    pub async fn api_keys(&self, org: &str, user_id: Option<&str>) -> Result<Vec<ApiKey>> {
+        Ok(self.db.api_keys(org, user_id).await?)
+    }
+
+    /// Revoke one API key by its id (`key-…`; the prefix and case as typed
+    /// are forgiven). It never works again. Audited (`api_key.revoke`).
+    pub async fn revoke_api_key(
+        &self,
+        org: &str,
+        key_id: &str,
+        actor: &str,
+        now: i64,
+    ) -> Result<ApiKey> {
+        let id = normalise_key_id(key_id);
+        let Some(key) = self.db.api_key(org, &id).await? else {
+            return Err(PairingError::UnknownApiKey(key_id.trim().to_string()));
+        };
+        if key.revoked_at.is_some() || !self.db.revoke_api_key(org, &id, actor, now).await? {
+            return Err(PairingError::ApiKeyRevoked(id));
+        }
+        self.db
+            .api_key(org, &id)
+            .await?
+            .ok_or(PairingError::UnknownApiKey(id))
+    }
+
+    /// Whose key is this: the active user an API key is bound to, or none
+    /// when the key is unknown or revoked (by id or with its user) or its
+    /// user is not active.
     pub async fn api_key_user(&self, key: &str) -> Result<Option<User>> {
         Ok(self.db.user_by_api_key(&hash_key(key)).await?)
     }
@@ -346,6 +421,13 @@ mod tests {
             let c = new_code();
             assert_eq!(c.len(), CODE_LEN);
             assert!(!c.contains(['0', 'O', '1', 'I', 'L']), "{c}");
+        }
+    }
+
+    #[test]
+    fn key_ids_are_forgiven_their_case_and_prefix() {
+        for typed in ["key-7KQ2M9XP", " KEY-7kq2m9xp ", "7KQ2M9XP", "Key-7Kq2M9xP"] {
+            assert_eq!(normalise_key_id(typed), "key-7KQ2M9XP", "{typed:?}");
         }
     }
 }

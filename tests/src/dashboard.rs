@@ -67,10 +67,14 @@ pub struct Answer {
 }
 
 /// An in-process browser: keeps cookies, sends requests through `oneshot`.
+/// Clones share the router (and its sign-in limiter).
 #[derive(Clone)]
 pub struct Client {
     pub app: Router,
     pub cookies: BTreeMap<String, String>,
+    /// The address the requests come from, as `serve`'s connect info gives
+    /// it; `None` sends none (the sign-in limiter's one shared allowance).
+    pub peer: Option<SocketAddr>,
 }
 
 impl Client {
@@ -78,6 +82,16 @@ impl Client {
         Client {
             app: app(AppState { turns }),
             cookies: BTreeMap::new(),
+            peer: None,
+        }
+    }
+
+    /// Another browser on the same server, at `peer`, with no cookies.
+    pub fn from_peer(&self, peer: SocketAddr) -> Client {
+        Client {
+            app: self.app.clone(),
+            cookies: BTreeMap::new(),
+            peer: Some(peer),
         }
     }
 
@@ -89,7 +103,11 @@ impl Client {
             .join("; ")
     }
 
-    pub async fn send(&mut self, req: Request<Body>) -> Answer {
+    pub async fn send(&mut self, mut req: Request<Body>) -> Answer {
+        if let Some(peer) = self.peer {
+            req.extensions_mut()
+                .insert(axum::extract::ConnectInfo(peer));
+        }
         let resp = self.app.clone().oneshot(req).await.expect("router");
         let status = resp.status();
         let location = resp
@@ -177,9 +195,8 @@ pub async fn serve(turns: Arc<TurnLoop>) -> SocketAddr {
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move {
-        axum::serve(listener, app(AppState { turns }))
-            .await
-            .expect("serve");
+        let app = app(AppState { turns }).into_make_service_with_connect_info::<SocketAddr>();
+        axum::serve(listener, app).await.expect("serve");
     });
     addr
 }

@@ -7,6 +7,7 @@ use memory::store::{DashboardSession, RecordFilter};
 use memory::{Db, NewRecord, Role, Scope, Status};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
+use steward::clock::{Clock, ManualClock};
 use steward::dashboard::{ensure_admin_token, reset_admin_token, AdminToken, FORM_ROUTES};
 use steward::Config;
 use steward_tests::dashboard::{self, field_value, pair_request, Client, TOKEN};
@@ -170,6 +171,95 @@ async fn a_wrong_or_empty_token_is_refused_without_a_cookie() {
         c.get("/dashboard/chat").await.location.as_deref(),
         Some("/dashboard/login")
     );
+}
+
+/// The dashboard on a clock the test moves (the sign-in limiter's), and a
+/// browser at `peer`.
+async fn on_manual_clock(cfg: Config, peer: &str) -> (ManualClock, Client) {
+    let clock = ManualClock::at(1_800_000_000_000);
+    let db = Db::in_memory().await.unwrap();
+    let turns = steward::with_db(db, cfg).with_clock(Arc::new(clock.clone()));
+    let c = Client::new(Arc::new(turns));
+    let c = c.from_peer(peer.parse().unwrap());
+    (clock, c)
+}
+
+#[tokio::test]
+async fn sign_in_attempts_past_the_limit_are_429_and_not_checked() {
+    let (clock, mut c) = on_manual_clock(dashboard::config(), "10.0.0.7:50000").await;
+    // 200 wrong tokens at once: the first 10 are checked, the rest are not.
+    let mut checked = 0;
+    for i in 0..200 {
+        let a = c
+            .post("/dashboard/login", &[("token", &format!("wrong-{i}"))])
+            .await;
+        match a.status {
+            StatusCode::UNAUTHORIZED => checked += 1,
+            StatusCode::TOO_MANY_REQUESTS => {
+                assert!(
+                    a.body.contains(steward::dashboard::TOO_MANY_ATTEMPTS),
+                    "{}",
+                    a.body
+                );
+                assert!(a.set_cookies.is_empty());
+            }
+            other => panic!("attempt {i}: {other}: {}", a.body),
+        }
+    }
+    assert_eq!(checked, 10, "dashboard.sign_in_per_minute = 10");
+    // While limited, the right token is refused too, unchecked, from any port of that address.
+    let a = c.post("/dashboard/login", &[("token", TOKEN)]).await;
+    assert_eq!(a.status, StatusCode::TOO_MANY_REQUESTS, "{}", a.body);
+    assert!(a.body.contains(steward::dashboard::TOO_MANY_ATTEMPTS));
+    assert!(a.set_cookies.is_empty() && c.cookies.is_empty());
+    let mut same_host = c.from_peer("10.0.0.7:50001".parse().unwrap());
+    let a = same_host
+        .post("/dashboard/login", &[("token", TOKEN)])
+        .await;
+    assert_eq!(a.status, StatusCode::TOO_MANY_REQUESTS);
+    // Another client signs in meanwhile.
+    let mut other = c.from_peer("10.0.0.8:50000".parse().unwrap());
+    other.sign_in(TOKEN).await;
+    assert_eq!(other.get("/dashboard/chat").await.status, StatusCode::OK);
+    // A minute later the first client has its attempts back.
+    clock.set(clock.now_ms() + 61_000);
+    c.sign_in(TOKEN).await;
+    assert_eq!(c.get("/dashboard/chat").await.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn sign_in_attempts_have_a_global_cap_and_one_client_cannot_spend_it() {
+    let mut cfg = dashboard::config();
+    cfg.dashboard.sign_in_per_minute = 3;
+    cfg.dashboard.sign_in_global_per_minute = 5;
+    let (_clock, mut a) = on_manual_clock(cfg, "10.0.0.1:1").await;
+    // One client past its own limit spends only its own 3 of the 5.
+    for _ in 0..20 {
+        a.post("/dashboard/login", &[("token", "wrong")]).await;
+    }
+    let mut b = a.from_peer("10.0.0.2:1".parse().unwrap());
+    for _ in 0..2 {
+        let r = b.post("/dashboard/login", &[("token", "wrong")]).await;
+        assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    }
+    // The global 5 are spent: a third client is refused, unchecked.
+    let mut third = a.from_peer("10.0.0.3:1".parse().unwrap());
+    let r = third.post("/dashboard/login", &[("token", TOKEN)]).await;
+    assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS, "{}", r.body);
+    assert!(r.body.contains(steward::dashboard::TOO_MANY_ATTEMPTS));
+    assert!(third.cookies.is_empty());
+}
+
+#[tokio::test]
+async fn without_connect_info_every_attempt_shares_one_allowance() {
+    let (_h, mut c) = setup().await;
+    for _ in 0..10 {
+        let a = c.post("/dashboard/login", &[("token", "wrong")]).await;
+        assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+    }
+    let mut other = c.clone();
+    let a = other.post("/dashboard/login", &[("token", TOKEN)]).await;
+    assert_eq!(a.status, StatusCode::TOO_MANY_REQUESTS, "{}", a.body);
 }
 
 #[tokio::test]

@@ -18,13 +18,15 @@ async fn setup() -> (Harness, String, String) {
         .pairing()
         .create_api_key("default", "discord:111", "test", 1)
         .await
-        .unwrap();
+        .unwrap()
+        .key;
     let user_key = h
         .turns
         .pairing()
         .create_api_key("default", &user, "test", 1)
         .await
-        .unwrap();
+        .unwrap()
+        .key;
     (h, admin_key, user_key)
 }
 
@@ -244,7 +246,8 @@ async fn nul_bytes_are_stored_alike_on_both_databases() {
             .pairing()
             .create_api_key("default", &user, "test", 1)
             .await
-            .unwrap();
+            .unwrap()
+            .key;
         let a = app(AppState {
             turns: h.turns.clone(),
         });
@@ -332,4 +335,81 @@ async fn an_api_client_cannot_write_into_a_conversation_that_is_not_its_users() 
         .unwrap();
     let senders: Vec<_> = theirs.iter().filter_map(|m| m.sender.as_deref()).collect();
     assert_eq!(senders, ["discord:222"], "{theirs:?}");
+}
+
+/// `POST /api/v1/messages` with `key`; the status.
+async fn status_with(a: &axum::Router, key: &str) -> StatusCode {
+    a.clone()
+        .oneshot(post(Some(key), r#"{"text":"produce the daily report"}"#))
+        .await
+        .unwrap()
+        .status()
+}
+
+#[tokio::test]
+async fn a_key_revoked_by_id_is_refused_and_the_users_other_key_still_works() {
+    let (h, _, first) = setup().await;
+    let p = h.turns.pairing();
+    let second = p
+        .create_api_key("default", "discord:222", "test", 2)
+        .await
+        .unwrap();
+    let a = app(AppState {
+        turns: h.turns.clone(),
+    });
+    assert_eq!(status_with(&a, &first).await, StatusCode::OK);
+    let listed = p.api_keys("default", Some("discord:222")).await.unwrap();
+    let first_id = listed
+        .iter()
+        .find(|k| k.key_id != second.id)
+        .map(|k| k.key_id.clone())
+        .expect("the first key listed");
+    p.revoke_api_key("default", &first_id, "test", 3)
+        .await
+        .unwrap();
+    let resp = a
+        .clone()
+        .oneshot(post(Some(&first), r#"{"text":"hello"}"#))
+        .await
+        .unwrap();
+    let (s, body) = json(resp).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED, "{body}");
+    assert_eq!(body["error"], "unknown API key");
+    assert_eq!(status_with(&a, &second.key).await, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn re_pairing_a_revoked_user_brings_no_old_key_back() {
+    let (h, _, old) = setup().await;
+    let a = app(AppState {
+        turns: h.turns.clone(),
+    });
+    assert_eq!(status_with(&a, &old).await, StatusCode::OK);
+    let p = h.turns.pairing();
+    p.revoke("default", "discord:222", "test", h.now_ms())
+        .await
+        .unwrap();
+    assert_eq!(status_with(&a, &old).await, StatusCode::UNAUTHORIZED);
+    // The same person asks again and an admin approves a new pairing.
+    let asked = h.dm("222", "/pair").await;
+    let code = asked
+        .split("code is ")
+        .nth(1)
+        .and_then(|rest| rest.get(..8))
+        .unwrap_or_else(|| panic!("no code in {asked:?}"))
+        .to_string();
+    p.approve("default", &code, Role::User, "test", h.now_ms())
+        .await
+        .unwrap();
+    assert!(p.resolve("default", "discord:222").await.unwrap().is_some());
+    assert_eq!(
+        status_with(&a, &old).await,
+        StatusCode::UNAUTHORIZED,
+        "the old key stays revoked"
+    );
+    let new = p
+        .create_api_key("default", "discord:222", "test", h.now_ms())
+        .await
+        .unwrap();
+    assert_eq!(status_with(&a, &new.key).await, StatusCode::OK);
 }

@@ -318,7 +318,8 @@ async fn org_a_reaches_nothing_of_org_b() {
         let key = p
             .create_api_key("org-b", "discord:222", "t", at)
             .await
-            .unwrap();
+            .unwrap()
+            .key;
         let user = p.api_key_user(&key).await.unwrap().unwrap();
         assert_eq!(user.org, "org-b", "{db}");
     }

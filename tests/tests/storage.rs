@@ -4,6 +4,7 @@
 use memory::store::{NewMessage, RecordFilter, RetrievalScope};
 use memory::{Backend, Db, NewRecord, Role, Scope, Status};
 use pairing::{PairOutcome, Pairing, PairingError, PairingSettings};
+use sha2::{Digest, Sha256};
 use steward_tests::{postgres_db, record as rec, sqlite_file_db};
 
 steward_tests::on_both_databases!(
@@ -16,6 +17,7 @@ steward_tests::on_both_databases!(
     messages_keep_sender_and_role_and_dedupe,
     pairing_codes_follow_the_rules,
     api_keys_resolve_to_active_users,
+    api_keys_are_revoked_by_id_and_with_their_user_for_good,
     audit_log_is_per_org,
     retrieval_finds_rare_words_past_common_ones_and_only_active_records,
 );
@@ -491,7 +493,11 @@ async fn api_keys_resolve_to_active_users(db: Db) {
     p.add_user("o", "discord:1", "One", Role::User, "test", 1)
         .await
         .unwrap();
-    let key = p.create_api_key("o", "discord:1", "test", 2).await.unwrap();
+    let key = p
+        .create_api_key("o", "discord:1", "test", 2)
+        .await
+        .unwrap()
+        .key;
     assert_eq!(
         p.api_key_user(&key).await.unwrap().map(|u| u.user_id),
         Some("discord:1".into())
@@ -509,6 +515,122 @@ async fn api_keys_resolve_to_active_users(db: Db) {
         None,
         "a revoked user's key stops working"
     );
+}
+
+/// Keys have public ids, are listed without secrets, and revoked one by one
+/// or with their user; a revoked key stays dead when the user is paired again.
+async fn api_keys_are_revoked_by_id_and_with_their_user_for_good(db: Db) {
+    let p = Pairing::new(db.clone(), PairingSettings::default());
+    p.add_user("o", "discord:1", "One", Role::User, "test", 1)
+        .await
+        .unwrap();
+    let a = p.create_api_key("o", "discord:1", "test", 2).await.unwrap();
+    let b = p.create_api_key("o", "discord:1", "test", 3).await.unwrap();
+    assert!(a.id.starts_with("key-") && a.id != b.id, "{a:?} {b:?}");
+    let listed = p.api_keys("o", Some("discord:1")).await.unwrap();
+    let ids: Vec<&str> = listed.iter().map(|k| k.key_id.as_str()).collect();
+    assert_eq!(ids, [a.id.as_str(), b.id.as_str()]);
+    assert!(listed.iter().all(|k| k.revoked_at.is_none()));
+    let shown = serde_json::to_string(&listed).unwrap();
+    for secret in [&a.key, &b.key] {
+        let hash = hex::encode(Sha256::digest(secret.as_bytes()));
+        assert!(
+            !shown.contains(secret.as_str()) && !shown.contains(&hash),
+            "a listing shows no secret and no hash: {shown}"
+        );
+    }
+    assert!(p.api_keys("o2", None).await.unwrap().is_empty(), "per org");
+    assert!(matches!(
+        p.revoke_api_key("o2", &a.id, "admin", 4).await,
+        Err(PairingError::UnknownApiKey(_))
+    ));
+
+    // One key revoked by id (as typed, any case): it stops; the other still works.
+    let revoked = p
+        .revoke_api_key("o", &a.id.to_lowercase(), "admin", 4)
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            revoked.key_id.as_str(),
+            revoked.revoked_at,
+            revoked.revoked_by.as_deref()
+        ),
+        (a.id.as_str(), Some(4), Some("admin"))
+    );
+    assert_eq!(p.api_key_user(&a.key).await.unwrap(), None);
+    assert_eq!(
+        p.api_key_user(&b.key).await.unwrap().map(|u| u.user_id),
+        Some("discord:1".into())
+    );
+    assert!(matches!(
+        p.revoke_api_key("o", &a.id, "admin", 5).await,
+        Err(PairingError::ApiKeyRevoked(_))
+    ));
+    assert!(
+        !db.revoke_api_key("o", &a.id, "admin", 5).await.unwrap(),
+        "the store refuses a second revocation"
+    );
+    assert!(matches!(
+        p.revoke_api_key("o", "key-NOSUCHID", "admin", 5).await,
+        Err(PairingError::UnknownApiKey(_))
+    ));
+
+    // The user revoked: their remaining key with them, at that moment.
+    let with_user = p.revoke("o", "discord:1", "admin", 6).await.unwrap();
+    assert_eq!(with_user, vec![b.id.clone()]);
+    let b_row = db.api_key("o", &b.id).await.unwrap().unwrap();
+    assert_eq!(b_row.revoked_at, Some(6));
+    assert!(matches!(
+        p.create_api_key("o", "discord:1", "admin", 7).await,
+        Err(PairingError::UserNotActive(_))
+    ));
+
+    // Paired again through a new request: no old key comes back; a new one works.
+    let PairOutcome::Code { code, .. } = p
+        .request("o", "discord", "discord:1", "One", 8)
+        .await
+        .unwrap()
+    else {
+        panic!("a code");
+    };
+    p.approve("o", &code, Role::User, "admin", 9).await.unwrap();
+    assert!(p.resolve("o", "discord:1").await.unwrap().is_some());
+    for old in [&a.key, &b.key] {
+        assert_eq!(p.api_key_user(old).await.unwrap(), None);
+    }
+    let c = p
+        .create_api_key("o", "discord:1", "admin", 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        p.api_key_user(&c.key).await.unwrap().map(|u| u.user_id),
+        Some("discord:1".into())
+    );
+    let states: Vec<(String, Option<i64>)> = p
+        .api_keys("o", None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|k| (k.key_id, k.revoked_at))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            (a.id.clone(), Some(4)),
+            (b.id.clone(), Some(6)),
+            (c.id, None)
+        ]
+    );
+    let revocations: Vec<String> = db
+        .audit_about("o", "api_key.revoke", "discord:1")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.detail)
+        .collect();
+    assert_eq!(revocations.len(), 2, "{revocations:?}");
+    assert!(revocations[0].contains(&a.id) && revocations[1].contains(&b.id));
 }
 
 async fn audit_log_is_per_org(db: Db) {

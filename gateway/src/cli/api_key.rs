@@ -1,17 +1,41 @@
-//! `steward api-key …`: keys for `/api/v1`.
+//! `steward api-key …`: keys for `/api/v1` — create, list, revoke.
 
-use super::{now_ms, ApiKeyCommand, Ctx, ACTOR};
+use super::{date, now_ms, ApiKeyCommand, Ctx, ACTOR};
 use anyhow::Result;
 
 pub(super) async fn run(ctx: &Ctx, cmd: ApiKeyCommand) -> Result<()> {
+    let p = ctx.turns.pairing();
+    let org = &ctx.org;
     match cmd {
         ApiKeyCommand::Create { user } => {
-            let key = ctx
-                .turns
-                .pairing()
-                .create_api_key(&ctx.org, &user, ACTOR, now_ms())
-                .await?;
-            println!("{key}");
+            let new = p.create_api_key(org, &user, ACTOR, now_ms()).await?;
+            // stdout is the key alone, for `KEY=$(steward api-key create …)`.
+            println!("{}", new.key);
+            eprintln!(
+                "API key {} for {user} (the key is shown once; `steward api-key revoke {}` revokes it)",
+                new.id, new.id
+            );
+        }
+        ApiKeyCommand::List { user } => {
+            let keys = p.api_keys(org, user.as_deref()).await?;
+            println!("API keys: {}", keys.len());
+            for k in keys {
+                let state = match (k.revoked_at, k.revoked_by.as_deref()) {
+                    (Some(at), Some(by)) => format!("revoked {} by {by}", date(at)),
+                    (Some(at), None) => format!("revoked {}", date(at)),
+                    (None, _) => "active".to_string(),
+                };
+                println!(
+                    "  {}  {}  created {}  {state}",
+                    k.key_id,
+                    k.user_id,
+                    date(k.created_at)
+                );
+            }
+        }
+        ApiKeyCommand::Revoke { id } => {
+            let k = p.revoke_api_key(org, &id, ACTOR, now_ms()).await?;
+            println!("revoked: API key {} of {}", k.key_id, k.user_id);
         }
     }
     Ok(())

@@ -198,11 +198,19 @@ pub enum RevisionAction {
 
 #[derive(Debug, Subcommand)]
 pub enum ApiKeyCommand {
-    /// Mint a key bound to a paired user.
+    /// Mint a key bound to an active paired user: prints the key (shown
+    /// once) on stdout and its id on stderr.
     Create {
         #[arg(long)]
         user: String,
     },
+    /// API keys by id, user, creation and revocation (never the secret).
+    List {
+        #[arg(long)]
+        user: Option<String>,
+    },
+    /// Revoke one key by its id (`key-…`); it never works again.
+    Revoke { id: String },
 }
 
 /// Run one command line; the error is what `steward` prints before it exits 1.

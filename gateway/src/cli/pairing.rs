@@ -37,8 +37,11 @@ pub(super) async fn run(ctx: &Ctx, cmd: PairingCommand) -> Result<()> {
             println!("denied: {} from {}", r.code, r.stored_id);
         }
         PairingCommand::Revoke { user } => {
-            p.revoke(org, &user, ACTOR, now_ms()).await?;
+            let keys = p.revoke(org, &user, ACTOR, now_ms()).await?;
             println!("revoked: {user}");
+            if !keys.is_empty() {
+                println!("API keys revoked with them: {}", keys.join(", "));
+            }
         }
         PairingCommand::SetRole { user, role } => {
             p.set_role(org, &user, role, ACTOR, now_ms()).await?;

@@ -39,11 +39,13 @@ pub(super) async fn run(turns: Arc<TurnLoop>) -> Result<()> {
             .jobs()
             .spawn(turns.consolidation().clone(), turns.clock().clone())
     });
+    // With connect info: the dashboard limits sign-in attempts per client address.
     let server = axum::serve(
         listener,
         app(AppState {
             turns: turns.clone(),
-        }),
+        })
+        .into_make_service_with_connect_info::<SocketAddr>(),
     )
     .with_graceful_shutdown(async {
         let _ = tokio::signal::ctrl_c().await;

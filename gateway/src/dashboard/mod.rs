@@ -28,6 +28,7 @@ mod view;
 pub use auth::{
     ensure_admin_token, ensure_admin_user, reset_admin_token, Admin, AdminToken, Screen, Submitted,
 };
+pub use signin::TOO_MANY_ATTEMPTS;
 
 use crate::turn::TurnLoop;
 use axum::http::{header, HeaderValue, StatusCode};
@@ -50,6 +51,8 @@ const STYLE: &str = include_str!("style.css");
 #[derive(Clone)]
 pub struct DashboardState {
     turns: Arc<TurnLoop>,
+    /// Sign-in attempts per client and in all.
+    sign_in: Arc<signin::SignInLimits>,
 }
 
 impl DashboardState {
@@ -136,6 +139,11 @@ where
         .layer(map_response(security_headers))
         .with_state(DashboardState {
             turns: turns.clone(),
+            sign_in: Arc::new(signin::SignInLimits::new(
+                turns.config().dashboard.sign_in_per_minute,
+                turns.config().dashboard.sign_in_global_per_minute,
+                turns.clock().clone(),
+            )),
         })
 }
 

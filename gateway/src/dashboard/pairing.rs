@@ -174,7 +174,11 @@ pub(super) async fn revoke(sent: Submitted<UserForm>) -> Page {
         .pairing()
         .revoke(state.org(), &sent.form.user, BUILT_IN_ADMIN, now_ms())
         .await;
-    outcome(sent, result, |(), form| {
-        format!("Revoked: {} is no longer paired.", form.user)
+    outcome(sent, result, |keys, form| match keys.len() {
+        0 => format!("Revoked: {} is no longer paired.", form.user),
+        n => format!(
+            "Revoked: {} is no longer paired; their {n} API key(s) were revoked with them.",
+            form.user
+        ),
     })
 }

@@ -2,6 +2,7 @@
 //! pairing codes, the hint throttle and API keys. The rules (codes, TTLs,
 //! limits, who may approve) live in the `pairing` crate; this is their storage.
 
+use super::audit::insert_audit;
 use super::{Db, Result};
 use crate::model::Role;
 use serde::Serialize;
@@ -17,6 +18,20 @@ pub struct User {
     pub status: String,
     /// Last change (pairing, role change, revocation), ms since the epoch.
     pub updated_at: i64,
+}
+
+/// An API key as it may be shown: its public id, never the secret or its hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+pub struct ApiKey {
+    pub org: String,
+    /// The stable non-secret id (`key-…`) shown at creation, listed and revoked by.
+    pub key_id: String,
+    pub user_id: String,
+    pub created_at: i64,
+    /// When it was revoked (by id, or with its user), ms since the epoch.
+    pub revoked_at: Option<i64>,
+    /// Who revoked it.
+    pub revoked_by: Option<String>,
 }
 
 /// A pending or decided pairing request.
@@ -57,6 +72,9 @@ pub struct Decision<'a> {
 const USER: &str = "SELECT u.org, u.user_id, u.name, u.role, u.status, u.updated_at FROM users u";
 const REQUEST: &str =
     "SELECT org, code, channel, stored_id, name, status, created_at, expires_at FROM pairing_codes";
+
+const API_KEY: &str =
+    "SELECT org, key_id, user_id, created_at, revoked_at, revoked_by FROM api_keys";
 
 const UPSERT_USER: &str = "INSERT INTO users (org, user_id, name, role, status, created_at, updated_at) VALUES ($1, $2, $3, $4, 'active', $5, $5) \
      ON CONFLICT (org, user_id) DO UPDATE SET name = excluded.name, role = excluded.role, status = 'active', updated_at = excluded.updated_at";
@@ -111,11 +129,60 @@ impl Db {
         q.exec(&self.pool).await.map(|_| ())
     }
 
-    /// Set a user's status to `revoked`. False when there is no such user.
-    pub async fn revoke_user(&self, org: &str, user_id: &str, now: i64) -> Result<bool> {
+    /// Revoke a user in one transaction: their status becomes `revoked`, and
+    /// every API key of theirs not yet revoked is revoked at this moment (so
+    /// pairing them again brings no key back); audited as `pairing.revoke`
+    /// and one `api_key.revoke` per key. The revoked keys' ids, or `None`
+    /// (nothing written) when there is no such user.
+    pub async fn revoke_user(
+        &self,
+        org: &str,
+        user_id: &str,
+        actor: &str,
+        now: i64,
+    ) -> Result<Option<Vec<String>>> {
+        let mut tx = self.pool.begin().await?;
         let text =
             "UPDATE users SET status = 'revoked', updated_at = $1 WHERE org = $2 AND user_id = $3";
-        Ok(sql!(text, now, org, user_id).exec(&self.pool).await? > 0)
+        if sql!(text, now, org, user_id).exec(&mut *tx).await? == 0 {
+            return Ok(None);
+        }
+        let text = "SELECT key_id FROM api_keys WHERE org = $1 AND user_id = $2 AND revoked_at IS NULL ORDER BY key_id";
+        let keys: Vec<(String,)> = sql!(text, org, user_id).all(&mut *tx).await?;
+        let keys: Vec<String> = keys.into_iter().map(|(k,)| k).collect();
+        let text = "UPDATE api_keys SET revoked_at = $1, revoked_by = $2 \
+                    WHERE org = $3 AND user_id = $4 AND revoked_at IS NULL";
+        sql!(text, now, actor, org, user_id).exec(&mut *tx).await?;
+        let detail = if keys.is_empty() {
+            String::new()
+        } else {
+            format!("API keys revoked with the user: {}", keys.join(", "))
+        };
+        insert_audit(
+            &mut *tx,
+            org,
+            actor,
+            "pairing.revoke",
+            user_id,
+            &detail,
+            now,
+        )
+        .await?;
+        for k in &keys {
+            let detail = format!("key {k} (revoked with the user)");
+            insert_audit(
+                &mut *tx,
+                org,
+                actor,
+                "api_key.revoke",
+                user_id,
+                &detail,
+                now,
+            )
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(Some(keys))
     }
 
     /// Change a user's role. False when there is no such user.
@@ -212,7 +279,7 @@ impl Db {
                 .await?;
             sql!(LINK, org, id, id, d.now).exec(&mut *tx).await?;
         }
-        super::audit::insert_audit(
+        insert_audit(
             &mut *tx,
             &req.org,
             d.actor,
@@ -244,26 +311,85 @@ impl Db {
             == 1)
     }
 
-    /// Store an API key's hash, bound to a user.
+    /// Store an API key's hash and public id, bound to a user. False, with
+    /// nothing written, when the id (or the hash) is taken already.
     pub async fn insert_api_key(
         &self,
         key_hash: &str,
+        key_id: &str,
         org: &str,
         user_id: &str,
         now: i64,
-    ) -> Result<()> {
-        let text =
-            "INSERT INTO api_keys (key_hash, org, user_id, created_at) VALUES ($1, $2, $3, $4)";
-        let q = sql!(text, key_hash, org, user_id, now);
-        q.exec(&self.pool).await.map(|_| ())
+    ) -> Result<bool> {
+        let text = "INSERT INTO api_keys (key_hash, key_id, org, user_id, created_at) \
+                    VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING";
+        let q = sql!(text, key_hash, key_id, org, user_id, now);
+        Ok(q.exec(&self.pool).await? == 1)
     }
 
-    /// The active user an API key (by hash) is bound to.
+    /// The active user an API key (by hash) is bound to: none when the key is
+    /// unknown or revoked, or its user is not active.
     pub async fn user_by_api_key(&self, key_hash: &str) -> Result<Option<User>> {
         let text = format!(
             "{USER} JOIN api_keys k ON u.org = k.org AND u.user_id = k.user_id \
-             WHERE k.key_hash = $1 AND u.status = 'active'"
+             WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND u.status = 'active'"
         );
         sql!(text, key_hash).opt(&self.pool).await
+    }
+
+    /// The API keys of an organisation (of one user, when given), oldest first.
+    pub async fn api_keys(&self, org: &str, user_id: Option<&str>) -> Result<Vec<ApiKey>> {
+        match user_id {
+            Some(user) => {
+                let text = format!(
+                    "{API_KEY} WHERE org = $1 AND user_id = $2 ORDER BY created_at, key_id"
+                );
+                sql!(text, org, user).all(&self.pool).await
+            }
+            None => {
+                let text = format!("{API_KEY} WHERE org = $1 ORDER BY created_at, key_id");
+                sql!(text, org).all(&self.pool).await
+            }
+        }
+    }
+
+    /// One API key by its public id.
+    pub async fn api_key(&self, org: &str, key_id: &str) -> Result<Option<ApiKey>> {
+        let text = format!("{API_KEY} WHERE org = $1 AND key_id = $2");
+        sql!(text, org, key_id).opt(&self.pool).await
+    }
+
+    /// Revoke one API key by its public id, with its `api_key.revoke` audit
+    /// entry, in one transaction. False, with nothing written, when there is
+    /// no such key or it was revoked already.
+    pub async fn revoke_api_key(
+        &self,
+        org: &str,
+        key_id: &str,
+        actor: &str,
+        now: i64,
+    ) -> Result<bool> {
+        let mut tx = self.pool.begin().await?;
+        // The conditional write first: it takes SQLite's write lock, and a racing revocation loses.
+        let text = "UPDATE api_keys SET revoked_at = $1, revoked_by = $2 \
+                    WHERE org = $3 AND key_id = $4 AND revoked_at IS NULL";
+        if sql!(text, now, actor, org, key_id).exec(&mut *tx).await? == 0 {
+            return Ok(false);
+        }
+        let text = "SELECT user_id FROM api_keys WHERE org = $1 AND key_id = $2";
+        let (user_id,): (String,) = sql!(text, org, key_id).one(&mut *tx).await?;
+        let detail = format!("key {key_id}");
+        insert_audit(
+            &mut *tx,
+            org,
+            actor,
+            "api_key.revoke",
+            &user_id,
+            &detail,
+            now,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(true)
     }
 }
