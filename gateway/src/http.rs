@@ -65,8 +65,8 @@ where
     F: Future<Output = ()> + Send,
 {
     let server = &state.turns.config().server;
-    let slots = Arc::new(Semaphore::new(server.max_connections));
-    let max_connections = server.max_connections;
+    let max_connections = connection_cap(server.max_connections);
+    let slots = Arc::new(Semaphore::new(max_connections));
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(Duration::from_millis(server.header_timeout_ms));
@@ -111,6 +111,73 @@ where
     drop(listener);
     connections.shutdown().await;
     Ok(())
+}
+
+/// File descriptors kept free of connections: the database, the Discord
+/// gateway, model and Workflows requests, logs.
+const FD_RESERVE: u64 = 64;
+
+/// The connections `serve` may hold: `server.max_connections`, within what the
+/// open-file limit leaves. A process out of file descriptors accepts nothing,
+/// `/healthz` included, and cannot open its database or reach a model; so the
+/// soft limit is raised toward the hard one as far as the cap and
+/// [`FD_RESERVE`] need (as Go's runtime does), and where the hard limit is
+/// lower the cap is lowered, with a warning.
+fn connection_cap(configured: usize) -> usize {
+    let want = u64::try_from(configured)
+        .unwrap_or(u64::MAX)
+        .saturating_add(FD_RESERVE);
+    let limit = raise_open_files(want);
+    let cap = room(configured, limit);
+    if cap < configured {
+        tracing::warn!(
+            configured,
+            open_files = limit,
+            cap,
+            "server.max_connections is more than the open-file limit leaves room for; \
+             raise it (ulimit -n, LimitNOFILE=) to allow more"
+        );
+    }
+    cap
+}
+
+/// `configured`, lowered to leave [`FD_RESERVE`] descriptors (or half, when
+/// the limit is that small) of an open-file limit free; `None` is no limit.
+fn room(configured: usize, open_files: Option<u64>) -> usize {
+    let Some(limit) = open_files else {
+        return configured;
+    };
+    let room = limit.saturating_sub(FD_RESERVE).max(limit / 2);
+    configured
+        .min(usize::try_from(room).unwrap_or(usize::MAX))
+        .max(1)
+}
+
+/// The soft open-file limit, raised to `want` if the hard limit allows
+/// (at most to the hard limit otherwise); `None` when unlimited.
+#[cfg(unix)]
+fn raise_open_files(want: u64) -> Option<u64> {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let now = getrlimit(Resource::Nofile);
+    let current = now.current?;
+    if current >= want {
+        return Some(current);
+    }
+    let target = now.maximum.map_or(want, |max| want.min(max));
+    let raised = Rlimit {
+        current: Some(target),
+        maximum: now.maximum,
+    };
+    if target > current && setrlimit(Resource::Nofile, raised).is_ok() {
+        Some(target)
+    } else {
+        Some(current)
+    }
+}
+
+#[cfg(not(unix))]
+fn raise_open_files(_want: u64) -> Option<u64> {
+    None
 }
 
 /// An error accepting a connection. One about that connection is skipped; any
@@ -349,5 +416,19 @@ async fn post_message(State(state): State<AppState>, request: Request) -> Respon
                 "the turn failed; the message was not lost if it was stored",
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::room;
+
+    #[test]
+    fn the_connection_cap_leaves_descriptors_free() {
+        assert_eq!(room(1024, None), 1024, "no limit");
+        assert_eq!(room(100, Some(1_048_576)), 100, "room enough");
+        assert_eq!(room(1024, Some(1024)), 960, "64 kept free");
+        assert_eq!(room(1024, Some(100)), 50, "a small limit: half kept free");
+        assert_eq!(room(1024, Some(0)), 1, "never no connection at all");
     }
 }

@@ -492,11 +492,15 @@ async fn without_a_valid_key_a_huge_declared_body_is_refused_before_it_is_read()
             answer.starts_with(&format!("HTTP/1.1 {status}")) && answer.contains(reason),
             "{auth:?}: {answer}"
         );
+        assert!(
+            closed_by_server(&mut c).await,
+            "{auth:?}: the connection was kept waiting for the body"
+        );
     }
 }
 
 /// A body that stops arriving is answered 408 at `server.body_timeout_ms`
-/// instead of holding its connection.
+/// and its connection closed, instead of being held.
 #[tokio::test]
 async fn a_body_that_stops_arriving_is_refused_at_the_body_deadline() {
     let s = served(|c| c.body_timeout_ms = 300).await;
@@ -517,6 +521,7 @@ async fn a_body_that_stops_arriving_is_refused_at_the_body_deadline() {
         answer.starts_with("HTTP/1.1 408") && answer.contains("server.body_timeout_ms"),
         "{answer}"
     );
+    assert!(closed_by_server(&mut c).await, "the connection stayed open");
 }
 
 /// Stopping (ctrl-c in `steward serve`) is not held up by connections that
