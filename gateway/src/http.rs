@@ -73,7 +73,9 @@ where
     let router = app(state.clone());
     let connections = GracefulShutdown::new();
     let mut shutdown = pin!(shutdown);
-    let mut at_cap = false;
+    // Connections closed at the cap since the last warning, and when that was
+    // (at most one a minute, however long the cap is held).
+    let (mut closed_at_cap, mut warned) = (0u64, None::<Instant>);
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -86,17 +88,18 @@ where
             () = &mut shutdown => break,
         };
         let Ok(slot) = slots.clone().try_acquire_owned() else {
-            if !at_cap {
+            closed_at_cap += 1;
+            if !matches!(warned, Some(at) if at.elapsed() < Duration::from_secs(60)) {
                 tracing::warn!(
                     max_connections,
-                    "at server.max_connections: closing new connections until one ends"
+                    closed = closed_at_cap,
+                    "at server.max_connections: new connections are closed until one ends"
                 );
-                at_cap = true;
+                (closed_at_cap, warned) = (0, Some(Instant::now()));
             }
             drop(stream);
             continue;
         };
-        at_cap = false;
         let conn = connections.watch(http.serve_connection(
             TokioIo::new(stream),
             TowerToHyperService::new(router.clone()),
