@@ -158,6 +158,17 @@ pub struct ServerConfig {
     /// Largest accepted request body, in bytes.
     #[default(64 * 1024)]
     pub max_body_bytes: usize,
+    /// How long a connection may take to send a request's headers, in ms; also
+    /// how long an idle keep-alive connection stays open. Then it is closed.
+    #[default = 10_000]
+    pub header_timeout_ms: u64,
+    /// How long a request's body may take to arrive in full after its headers,
+    /// in ms; then the request is answered 408 and the connection closed.
+    #[default = 30_000]
+    pub body_timeout_ms: u64,
+    /// Open HTTP connections at most; a connection beyond them is closed at once.
+    #[default = 1024]
+    pub max_connections: usize,
 }
 
 #[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq)]
@@ -452,6 +463,21 @@ impl Config {
                 1024..=64 * MIB,
             ),
             (
+                "server.header_timeout_ms",
+                self.server.header_timeout_ms.into(),
+                100..=600_000,
+            ),
+            (
+                "server.body_timeout_ms",
+                self.server.body_timeout_ms.into(),
+                100..=600_000,
+            ),
+            (
+                "server.max_connections",
+                self.server.max_connections as i128,
+                1..=1_000_000,
+            ),
+            (
                 "dashboard.session_hours",
                 self.dashboard.session_hours.into(),
                 1..=24 * 90,
@@ -733,6 +759,12 @@ mod tests {
                 "memory.proposal_ttl_hours",
             ),
             ("[server]\nmax_body_bytes = 0", "server.max_body_bytes"),
+            (
+                "[server]\nheader_timeout_ms = 0",
+                "server.header_timeout_ms",
+            ),
+            ("[server]\nbody_timeout_ms = 0", "server.body_timeout_ms"),
+            ("[server]\nmax_connections = 0", "server.max_connections"),
             ("[teams]\nmax_body_bytes = 10", "teams.max_body_bytes"),
             ("[rate_limit]\nsender_burst = 0", "rate_limit.sender_burst"),
             ("[llm]\ntimeout_ms = 0", "llm.timeout_ms"),

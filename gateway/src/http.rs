@@ -1,19 +1,33 @@
 //! The HTTP server: health, and the `/api/v1` surface, with the dashboard's
 //! and the Teams webhook's routes (each carrying its own state) merged in.
 //! `app(state)` is the whole router, so tests drive it in-process and over a
-//! real socket alike.
+//! real socket alike; `serve` runs it on a listener the way `steward serve`
+//! does, with `[server]`'s deadlines and connection cap.
 
+use crate::config::ServerConfig;
 use crate::turn::TurnLoop;
 use adapters::{ConversationKind, Inbound};
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use hyper::body::{Frame, SizeHint};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
 use serde::Deserialize;
 use serde_json::json;
+use std::error::Error as StdError;
+use std::future::Future;
+use std::pin::{pin, Pin};
 use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio::time::{Instant, Sleep};
 
 #[derive(Clone)]
 pub struct AppState {
@@ -21,14 +35,291 @@ pub struct AppState {
 }
 
 pub fn app(state: AppState) -> Router {
-    let limit = state.turns.config().server.max_body_bytes;
+    let server = &state.turns.config().server;
+    let limit = server.max_body_bytes;
+    let body_timeout = Duration::from_millis(server.body_timeout_ms);
     Router::new()
         .route("/healthz", get(healthz))
         .route("/api/v1/messages", post(post_message))
         .merge(crate::dashboard::router(&state.turns))
         .merge(crate::teams::routes(&state.turns))
         .layer(DefaultBodyLimit::max(limit))
+        // Every route's body must arrive in full within `server.body_timeout_ms`
+        // of its headers, however it is read.
+        .layer(tower::util::MapRequestLayer::new(move |req: Request| {
+            req.map(|body| Body::new(ReadBy::new(body, body_timeout)))
+        }))
         .with_state(state)
+}
+
+/// Serve `app(state)` on `listener` until `shutdown` completes, as `steward
+/// serve` does: HTTP/1.1 with a deadline on each request's headers
+/// (`server.header_timeout_ms`, which also closes idle keep-alive connections),
+/// one on its body (`server.body_timeout_ms`, in [`app`]), and at most
+/// `server.max_connections` connections open — one beyond them is closed at
+/// once rather than held, so stalled clients cannot queue up the ones behind
+/// them. On shutdown it stops accepting, lets requests in flight finish and
+/// closes idle connections.
+pub async fn serve<F>(listener: TcpListener, state: AppState, shutdown: F) -> std::io::Result<()>
+where
+    F: Future<Output = ()> + Send,
+{
+    let server = &state.turns.config().server;
+    let max_connections = connection_cap(server.max_connections);
+    let slots = Arc::new(Semaphore::new(max_connections));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_millis(server.header_timeout_ms));
+    let router = app(state.clone());
+    let connections = GracefulShutdown::new();
+    let mut shutdown = pin!(shutdown);
+    // Connections closed at the cap since the last warning, and when that was
+    // (at most one a minute, however long the cap is held).
+    let (mut closed_at_cap, mut warned) = (0u64, None::<Instant>);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    accept_failed(e).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            closed_at_cap += 1;
+            if !matches!(warned, Some(at) if at.elapsed() < Duration::from_secs(60)) {
+                tracing::warn!(
+                    max_connections,
+                    closed = closed_at_cap,
+                    "at server.max_connections: new connections are closed until one ends"
+                );
+                (closed_at_cap, warned) = (0, Some(Instant::now()));
+            }
+            drop(stream);
+            continue;
+        };
+        // Handlers that limit per client (dashboard sign-in) read its address.
+        let service = tower::ServiceExt::map_request(
+            router.clone(),
+            move |mut req: axum::http::Request<hyper::body::Incoming>| {
+                req.extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
+                req
+            },
+        );
+        let conn = connections
+            .watch(http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service)));
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(%peer, error = %e, "connection closed");
+            }
+            drop(slot);
+        });
+    }
+    drop(listener);
+    connections.shutdown().await;
+    Ok(())
+}
+
+/// File descriptors kept free of connections: the database, the Discord
+/// gateway, model and Workflows requests, logs.
+const FD_RESERVE: u64 = 64;
+
+/// The connections `serve` may hold: `server.max_connections`, within what the
+/// open-file limit leaves. A process out of file descriptors accepts nothing,
+/// `/healthz` included, and cannot open its database or reach a model; so the
+/// soft limit is raised toward the hard one as far as the cap and
+/// [`FD_RESERVE`] need (as Go's runtime does), and where the hard limit is
+/// lower the cap is lowered, with a warning.
+fn connection_cap(configured: usize) -> usize {
+    let want = u64::try_from(configured)
+        .unwrap_or(u64::MAX)
+        .saturating_add(FD_RESERVE);
+    let limit = raise_open_files(want);
+    let cap = room(configured, limit);
+    if cap < configured {
+        tracing::warn!(
+            configured,
+            open_files = limit,
+            cap,
+            "server.max_connections is more than the open-file limit leaves room for; \
+             raise it (ulimit -n, LimitNOFILE=) to allow more"
+        );
+    }
+    cap
+}
+
+/// `configured`, lowered to leave [`FD_RESERVE`] descriptors (or half, when
+/// the limit is that small) of an open-file limit free; `None` is no limit.
+fn room(configured: usize, open_files: Option<u64>) -> usize {
+    let Some(limit) = open_files else {
+        return configured;
+    };
+    let room = limit.saturating_sub(FD_RESERVE).max(limit / 2);
+    configured
+        .min(usize::try_from(room).unwrap_or(usize::MAX))
+        .max(1)
+}
+
+/// The soft open-file limit, raised to `want` if the hard limit allows
+/// (at most to the hard limit otherwise); `None` when unlimited.
+#[cfg(unix)]
+fn raise_open_files(want: u64) -> Option<u64> {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let now = getrlimit(Resource::Nofile);
+    let current = now.current?;
+    if current >= want {
+        return Some(current);
+    }
+    let target = now.maximum.map_or(want, |max| want.min(max));
+    let raised = Rlimit {
+        current: Some(target),
+        maximum: now.maximum,
+    };
+    if target > current && setrlimit(Resource::Nofile, raised).is_ok() {
+        Some(target)
+    } else {
+        Some(current)
+    }
+}
+
+#[cfg(not(unix))]
+fn raise_open_files(_want: u64) -> Option<u64> {
+    None
+}
+
+/// An error accepting a connection. One about that connection is skipped; any
+/// other (out of file descriptors) is logged and waited out briefly, as
+/// connections ending free what accepting needs.
+async fn accept_failed(e: std::io::Error) {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    if matches!(
+        e.kind(),
+        ConnectionAborted | ConnectionRefused | ConnectionReset
+    ) {
+        return;
+    }
+    tracing::error!(error = %e, "accepting a connection failed");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+}
+
+/// A request body that must arrive in full by a deadline, `server.body_timeout_ms`
+/// after its headers, or fail with [`BodyTimedOut`]. (A timeout that restarts
+/// with every piece received would let a client dripping a byte at a time hold
+/// its connection indefinitely.)
+struct ReadBy {
+    body: Body,
+    by: Instant,
+    timeout: Duration,
+    sleep: Option<Pin<Box<Sleep>>>,
+}
+
+impl ReadBy {
+    fn new(body: Body, timeout: Duration) -> Self {
+        ReadBy {
+            body,
+            by: Instant::now() + timeout,
+            timeout,
+            sleep: None,
+        }
+    }
+
+    fn timed_out(&self) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        Poll::Ready(Some(Err(axum::Error::new(BodyTimedOut(self.timeout)))))
+    }
+}
+
+impl HttpBody for ReadBy {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        if Instant::now() >= self.by {
+            return self.timed_out();
+        }
+        if let Poll::Ready(frame) = Pin::new(&mut self.body).poll_frame(cx) {
+            return Poll::Ready(frame);
+        }
+        let by = self.by;
+        let sleep = self
+            .sleep
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(by)));
+        match sleep.as_mut().poll(cx) {
+            Poll::Ready(()) => self.timed_out(),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// A body did not arrive within `server.body_timeout_ms`.
+#[derive(Debug)]
+struct BodyTimedOut(Duration);
+
+impl std::fmt::Display for BodyTimedOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the request body did not arrive within {} ms (server.body_timeout_ms)",
+            self.0.as_millis()
+        )
+    }
+}
+
+impl StdError for BodyTimedOut {}
+
+/// The first error of type `E` in `e`'s chain of causes.
+fn cause<'e, E: StdError + 'static>(e: &'e (dyn StdError + 'static)) -> Option<&'e E> {
+    let mut next = Some(e);
+    while let Some(err) = next {
+        if let Some(found) = err.downcast_ref::<E>() {
+            return Some(found);
+        }
+        next = err.source();
+    }
+    None
+}
+
+/// A request's body, within `server.max_body_bytes`: a declared length over
+/// it is refused before a byte is read, an undeclared one is read only up to
+/// it; a body not in by its deadline is 408.
+async fn read_body(body: Body, server: &ServerConfig) -> Result<Bytes, Response> {
+    let limit = server.max_body_bytes;
+    let too_large = || {
+        error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!("request body is larger than {limit} bytes (server.max_body_bytes)"),
+        )
+    };
+    if body.size_hint().lower() > limit as u64 {
+        return Err(too_large());
+    }
+    let e = match axum::body::to_bytes(body, limit).await {
+        Ok(bytes) => return Ok(bytes),
+        Err(e) => e,
+    };
+    if cause::<http_body_util::LengthLimitError>(&e).is_some() {
+        Err(too_large())
+    } else if let Some(late) = cause::<BodyTimedOut>(&e) {
+        Err(error(StatusCode::REQUEST_TIMEOUT, &late.to_string()))
+    } else {
+        Err(error(
+            StatusCode::BAD_REQUEST,
+            &format!("could not read the request body: {e}"),
+        ))
+    }
 }
 
 async fn healthz(State(state): State<AppState>) -> Response {
@@ -72,9 +363,13 @@ fn api_conversation(user_id: &str, given: Option<&str>) -> String {
     }
 }
 
-/// `POST /api/v1/messages`: run a message as the API key's paired user.
-async fn post_message(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
-    let key = headers
+/// `POST /api/v1/messages`: run a message as the API key's paired user. The
+/// key is checked before the body is read, so a client without one gets its
+/// 401 at once, whatever length it declares.
+async fn post_message(State(state): State<AppState>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let key = parts
+        .headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
@@ -95,6 +390,10 @@ async fn post_message(State(state): State<AppState>, headers: HeaderMap, body: B
                 "identity store unavailable",
             );
         }
+    };
+    let body = match read_body(body, &state.turns.config().server).await {
+        Ok(body) => body,
+        Err(refused) => return refused,
     };
     let req: MessageRequest = match serde_json::from_slice(&body) {
         Ok(r) => r,
@@ -136,5 +435,19 @@ async fn post_message(State(state): State<AppState>, headers: HeaderMap, body: B
                 "the turn failed; the message was not lost if it was stored",
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::room;
+
+    #[test]
+    fn the_connection_cap_leaves_descriptors_free() {
+        assert_eq!(room(1024, None), 1024, "no limit");
+        assert_eq!(room(100, Some(1_048_576)), 100, "room enough");
+        assert_eq!(room(1024, Some(1024)), 960, "64 kept free");
+        assert_eq!(room(1024, Some(100)), 50, "a small limit: half kept free");
+        assert_eq!(room(1024, Some(0)), 1, "never no connection at all");
     }
 }

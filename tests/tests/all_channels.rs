@@ -4,7 +4,7 @@
 use chrono::{TimeZone, Utc};
 use memory::Role;
 use serde_json::json;
-use steward::http::{app, AppState};
+use steward::http::{serve, AppState};
 use steward::Config;
 use steward_tests::fake_discord::{FakeDiscord, FakeUser};
 use steward_tests::teams_signer::{new_token, sign};
@@ -47,19 +47,19 @@ async fn one_memory_serves_discord_teams_and_the_dashboard_at_once() {
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let (stop, stopped) = oneshot::channel::<()>();
-    let server = axum::serve(
+    let server = serve(
         listener,
-        app(AppState {
+        AppState {
             turns: h.turns.clone(),
-        }),
-    )
-    .with_graceful_shutdown(async {
-        let _ = stopped.await;
-    });
+        },
+        async {
+            let _ = stopped.await;
+        },
+    );
     let channel = steward::discord::start(h.turns.clone())
         .expect("settings")
         .expect("discord on");
-    let serving = tokio::spawn(channel.beside(async move { server.await }));
+    let serving = tokio::spawn(channel.beside(server));
     fake.identified().await;
 
     // An admin teaches on Discord …

@@ -1,12 +1,19 @@
-//! The HTTP surface: in-process with `oneshot`, plus one real socket.
+//! The HTTP surface: in-process with `oneshot`, and on real sockets through
+//! `steward::http::serve` (what `steward serve` runs), deadlines and cap included.
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use memory::Role;
 use serde_json::Value;
-use steward::http::{app, AppState};
+use std::net::SocketAddr;
+use std::time::Duration;
+use steward::http::{app, serve, AppState};
 use steward_tests::Harness;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 use tower::ServiceExt;
 
 async fn setup() -> (Harness, String, String) {
@@ -192,13 +199,13 @@ async fn a_real_socket_serves_the_same_app() {
     let (h, _, user_key) = setup().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let serve = axum::serve(
+    let server = tokio::spawn(serve(
         listener,
-        app(AppState {
+        AppState {
             turns: h.turns.clone(),
-        }),
-    );
-    let server = tokio::spawn(async move { serve.await });
+        },
+        std::future::pending(),
+    ));
     let client = reqwest::Client::new();
     let health = client
         .get(format!("http://{addr}/healthz"))
@@ -412,4 +419,265 @@ async fn re_pairing_a_revoked_user_brings_no_old_key_back() {
         .await
         .unwrap();
     assert_eq!(status_with(&a, &new.key).await, StatusCode::OK);
+}
+
+/// How long a test waits for the server to act: a bound that fails the test,
+/// not a sleep — each wait returns as soon as the server answers or closes.
+/// It is below the default `server.body_timeout_ms` (30 s), so a server that
+/// waits for a body cannot pass by answering late.
+const BOUND: Duration = Duration::from_secs(10);
+
+/// `steward::http::serve` on a free port, `[server]` as `tune` sets it, with a
+/// paired user's API key.
+struct Served {
+    _h: Harness,
+    key: String,
+    addr: SocketAddr,
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+async fn served(tune: impl FnOnce(&mut steward::config::ServerConfig)) -> Served {
+    let mut cfg = steward::config::Config::default();
+    tune(&mut cfg.server);
+    let h = Harness::with_config(cfg).await;
+    let user = h.pair("222", Role::User).await;
+    let key = h
+        .turns
+        .pairing()
+        .create_api_key("default", &user, "test", 1)
+        .await
+        .unwrap()
+        .key;
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(serve(
+        listener,
+        AppState {
+            turns: h.turns.clone(),
+        },
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    Served {
+        _h: h,
+        key,
+        addr,
+        stop,
+        task,
+    }
+}
+
+/// Read what the server sends until it closes the connection (end of file or
+/// a reset) or one whole response (head and `Content-Length` body) has
+/// arrived; `None` if neither happens within `BOUND`.
+async fn response(s: &mut TcpStream) -> Option<String> {
+    let read = async {
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+            let text = String::from_utf8_lossy(&got);
+            if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                let length = head
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length:")
+                            .map(|v| v.trim().to_string())
+                    })
+                    .and_then(|v| v.parse::<usize>().ok());
+                if length.is_some_and(|n| body.len() >= n) {
+                    break;
+                }
+            }
+        }
+        String::from_utf8_lossy(&got).into_owned()
+    };
+    tokio::time::timeout(BOUND, read).await.ok()
+}
+
+/// Whether the server closes `s` within `BOUND`, having sent nothing more.
+async fn closed_by_server(s: &mut TcpStream) -> bool {
+    let mut buf = [0u8; 64];
+    matches!(
+        tokio::time::timeout(BOUND, s.read(&mut buf)).await,
+        Ok(Ok(0) | Err(_))
+    )
+}
+
+/// `GET /healthz` on a new connection: the status, or `None` when the
+/// connection was closed without an answer.
+async fn healthz(addr: SocketAddr) -> Option<u16> {
+    let mut s = TcpStream::connect(addr).await.ok()?;
+    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .ok()?;
+    let text = response(&mut s).await?;
+    text.strip_prefix("HTTP/1.1 ")?.get(..3)?.parse().ok()
+}
+
+/// Issue 13, item 3: silent and slow connections stayed open for good. Each
+/// is closed once `server.header_timeout_ms` passes without a whole request
+/// head — a silent one, half a request line, and a keep-alive connection left
+/// idle after its answer — and the server keeps serving.
+#[tokio::test]
+async fn a_connection_that_never_sends_whole_headers_is_closed_at_the_header_deadline() {
+    let s = served(|c| c.header_timeout_ms = 200).await;
+    let mut silent = TcpStream::connect(s.addr).await.unwrap();
+    let mut half = TcpStream::connect(s.addr).await.unwrap();
+    half.write_all(b"GET /heal").await.unwrap();
+    let mut idle = TcpStream::connect(s.addr).await.unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let answer = response(&mut idle).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        closed_by_server(&mut half).await,
+        "half a request line, then nothing: still open after {BOUND:?}"
+    );
+    assert!(
+        closed_by_server(&mut silent).await,
+        "a connection that sent nothing: still open after {BOUND:?}"
+    );
+    assert!(
+        closed_by_server(&mut idle).await,
+        "an idle keep-alive connection: still open after {BOUND:?}"
+    );
+    assert_eq!(healthz(s.addr).await, Some(200));
+}
+
+/// Issue 13, item 3: partial connections starved `/healthz`. At
+/// `server.max_connections` a new connection is closed at once (not queued
+/// behind the stalled ones), the connections holding the cap are untouched,
+/// and `/healthz` answers as soon as one of them ends.
+#[tokio::test]
+async fn at_the_connection_cap_a_new_connection_is_closed_at_once_and_healthz_answers_when_one_ends(
+) {
+    // A header deadline far beyond `BOUND`: nothing here is closed by it.
+    let s = served(|c| {
+        c.max_connections = 2;
+        c.header_timeout_ms = 600_000;
+    })
+    .await;
+    // The server accepts in order, so these two hold the cap.
+    let mut first = TcpStream::connect(s.addr).await.unwrap();
+    let mut second = TcpStream::connect(s.addr).await.unwrap();
+    let mut third = TcpStream::connect(s.addr).await.unwrap();
+    let _ = third
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await;
+    let answer = response(&mut third)
+        .await
+        .expect("the connection beyond the cap was neither answered nor closed");
+    assert_eq!(answer, "", "beyond the cap, closed without an answer");
+    let mut buf = [0u8; 8];
+    for (name, held) in [("first", &mut first), ("second", &mut second)] {
+        assert!(
+            matches!(held.try_read(&mut buf), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "the {name} connection holding the cap is still open"
+        );
+    }
+    drop(first);
+    // The slot is freed by the server an instant after it sees `first` end;
+    // a try before that is closed at once, like `third`.
+    let answered =
+        tokio::time::timeout(BOUND, async { while healthz(s.addr).await != Some(200) {} }).await;
+    assert!(
+        answered.is_ok(),
+        "/healthz did not answer once a slot freed"
+    );
+}
+
+/// Issue 13, item 3: `POST /api/v1/messages` waited for a declared 1 TB body
+/// before looking at the API key. Without a key, or with an unknown one, the
+/// 401 arrives with no byte of the body sent; with the key, the declared length
+/// over `server.max_body_bytes` is refused at once too.
+#[tokio::test]
+async fn without_a_valid_key_a_huge_declared_body_is_refused_before_it_is_read() {
+    let s = served(|_| {}).await;
+    let key = format!("Authorization: Bearer {}\r\n", s.key);
+    for (auth, status, reason) in [
+        ("", "401", "missing API key"),
+        (
+            "Authorization: Bearer stw_unknown\r\n",
+            "401",
+            "unknown API key",
+        ),
+        (key.as_str(), "413", "server.max_body_bytes"),
+    ] {
+        let mut c = TcpStream::connect(s.addr).await.unwrap();
+        c.write_all(
+            format!(
+                "POST /api/v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000000000\r\n{auth}\r\n"
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+        let answer = response(&mut c)
+            .await
+            .unwrap_or_else(|| panic!("{auth:?}: no answer within {BOUND:?} without the body"));
+        assert!(
+            answer.starts_with(&format!("HTTP/1.1 {status}")) && answer.contains(reason),
+            "{auth:?}: {answer}"
+        );
+        assert!(
+            closed_by_server(&mut c).await,
+            "{auth:?}: the connection was kept waiting for the body"
+        );
+    }
+}
+
+/// A body that stops arriving is answered 408 at `server.body_timeout_ms`
+/// and its connection closed, instead of being held.
+#[tokio::test]
+async fn a_body_that_stops_arriving_is_refused_at_the_body_deadline() {
+    let s = served(|c| c.body_timeout_ms = 300).await;
+    let mut c = TcpStream::connect(s.addr).await.unwrap();
+    c.write_all(
+        format!(
+            "POST /api/v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\nAuthorization: Bearer {}\r\n\r\n{{\"text\": \"hi",
+            s.key
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let answer = response(&mut c)
+        .await
+        .expect("a stalled body was neither answered nor closed");
+    assert!(
+        answer.starts_with("HTTP/1.1 408") && answer.contains("server.body_timeout_ms"),
+        "{answer}"
+    );
+    assert!(closed_by_server(&mut c).await, "the connection stayed open");
+}
+
+/// Stopping (ctrl-c in `steward serve`) is not held up by connections that
+/// sent nothing or sit idle between requests: `serve` returns and closes them.
+#[tokio::test]
+async fn stopping_the_server_closes_silent_and_idle_connections() {
+    let s = served(|c| c.header_timeout_ms = 600_000).await;
+    let mut silent = TcpStream::connect(s.addr).await.unwrap();
+    let mut idle = TcpStream::connect(s.addr).await.unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let answer = response(&mut idle).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    s.stop.send(()).unwrap();
+    let stopped = tokio::time::timeout(BOUND, s.task).await;
+    assert!(
+        matches!(stopped, Ok(Ok(Ok(())))),
+        "serve did not return: {stopped:?}"
+    );
+    assert!(closed_by_server(&mut silent).await);
+    assert!(closed_by_server(&mut idle).await);
 }

@@ -2,7 +2,7 @@
 //! channel beside it, and the background jobs, until ctrl-c.
 
 use crate::dashboard::AdminToken;
-use crate::http::{app, AppState};
+use crate::http::{serve, AppState};
 use crate::turn::TurnLoop;
 use anyhow::{Context, Result};
 use std::io::Write;
@@ -39,17 +39,15 @@ pub(super) async fn run(turns: Arc<TurnLoop>) -> Result<()> {
             .jobs()
             .spawn(turns.consolidation().clone(), turns.clock().clone())
     });
-    // With connect info: the dashboard limits sign-in attempts per client address.
-    let server = axum::serve(
+    let server = serve(
         listener,
-        app(AppState {
+        AppState {
             turns: turns.clone(),
-        })
-        .into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(async {
-        let _ = tokio::signal::ctrl_c().await;
-    });
+        },
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        },
+    );
     match discord {
         Some(discord) => discord.beside(server).await?,
         None => server.await?,
