@@ -24,6 +24,19 @@ pub enum ReplayError {
     Pairing(#[from] pairing::PairingError),
 }
 
+impl ReplayError {
+    /// This error as the failure of transcript line `line` (kept when it names one).
+    fn at_line(self, line: usize) -> ReplayError {
+        match self {
+            ReplayError::Line { .. } => self,
+            other => ReplayError::Line {
+                line,
+                reason: other.to_string(),
+            },
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
 enum Event {
@@ -306,151 +319,157 @@ async fn replay_events(
     let mut orgs: Vec<String> = vec![default_org.clone()];
     let mut replies = Vec::new();
     for (line, event) in events {
-        match event {
-            Event::Pair(p) => {
-                let org = org_of(&p.org);
-                let at = tick(&None).timestamp_millis();
-                let stored = format!("{}:{}", p.channel, p.user);
-                let name = p.name.clone().unwrap_or_else(|| stored.clone());
-                turns
-                    .pairing()
-                    .add_user(&org, &stored, &name, p.role, "replay", at)
-                    .await?;
-                let _ = agent_of(&p.agent);
-                orgs.push(org);
-            }
-            Event::Msg(m) => {
-                let org = org_of(&m.org);
-                let msg = Inbound {
-                    org: org.clone(),
-                    agent: agent_of(&m.agent),
-                    channel: m.channel.clone(),
-                    conversation: m.conversation.clone(),
-                    kind: m.kind,
-                    sender: m.sender.as_ref().map(|s| format!("{}:{s}", m.channel)),
-                    sender_name: m.name.clone().or(m.sender.clone()).unwrap_or_default(),
-                    text: m.text.clone(),
-                    platform_id: m.id.clone(),
-                    at: tick(&m.at),
-                    mentioned: m.mention,
-                    answer: None,
-                };
-                replies.extend(turns.handle(&msg).await?.into_iter().map(ReplyRow::from));
-                orgs.push(org);
-            }
-            Event::System(s) => {
-                let org = org_of(&s.org);
-                let who = SystemPrincipal::parse(&s.principal).ok_or(ReplayError::Line {
-                    line,
-                    reason: "unknown system principal".into(),
-                })?;
-                let msg = Inbound {
-                    org: org.clone(),
-                    agent: agent_of(&s.agent),
-                    channel: "system".into(),
-                    conversation: s.conversation.clone(),
-                    kind: ConversationKind::Direct,
-                    sender: None,
-                    sender_name: s.principal.clone(),
-                    text: s.text.clone(),
-                    platform_id: None,
-                    at: tick(&s.at),
-                    mentioned: true,
-                    answer: None,
-                };
-                replies.extend(
+        // A failure names the line it came from, whatever failed.
+        let applied: Result<(), ReplayError> = async {
+            match event {
+                Event::Pair(p) => {
+                    let org = org_of(&p.org);
+                    let at = tick(&None).timestamp_millis();
+                    let stored = format!("{}:{}", p.channel, p.user);
+                    let name = p.name.clone().unwrap_or_else(|| stored.clone());
                     turns
-                        .system_turn(&msg, who)
-                        .await?
-                        .into_iter()
-                        .map(ReplyRow::from),
-                );
-                orgs.push(org);
-            }
-            Event::Tool(t) => {
-                let org = org_of(&t.org);
-                let at = tick(&t.at).timestamp_millis();
-                let principal = match SystemPrincipal::parse(&t.as_) {
-                    Some(sp) => Principal::System(sp),
-                    None => match turns.pairing().resolve(&org, &t.as_).await? {
-                        Some(u) => Principal::Human {
-                            user_id: u.user_id,
-                            name: u.name,
-                            role: u.role,
-                        },
-                        None => Principal::Unpaired,
-                    },
-                };
-                let outcome = turns
-                    .learning()
-                    .memory_write(
-                        &org,
-                        &agent_of(&t.agent),
-                        &principal,
-                        &t.scope,
-                        &t.content,
-                        at,
-                    )
-                    .await?;
-                replies.push(ReplyRow {
-                    conversation: format!("tool:{}", t.name),
-                    text: outcome.unwrap_or_else(|refusal| format!("Refused: {refusal}")),
-                });
-                orgs.push(org);
-            }
-            Event::Undo(u) => {
-                let org = org_of(&u.org);
-                let at = tick(&None).timestamp_millis();
-                turns
-                    .db()
-                    .undo_revision(&org, u.revision, "replay", at)
-                    .await?;
-            }
-            Event::Review(r) => {
-                let org = org_of(&r.org);
-                let at = tick(&None).timestamp_millis();
-                let (id, confirm) = match (r.confirm, r.reject) {
-                    (Some(id), _) => (id, true),
-                    (_, Some(id)) => (id, false),
-                    _ => continue,
-                };
-                if let Err(reason) = turns
-                    .lifecycle()
-                    .review(&org, id, confirm, "replay", at)
-                    .await?
-                {
-                    return Err(ReplayError::Line { line, reason });
+                        .pairing()
+                        .add_user(&org, &stored, &name, p.role, "replay", at)
+                        .await?;
+                    let _ = agent_of(&p.agent);
+                    orgs.push(org);
                 }
-            }
-            Event::Trim(t) => {
-                let org = org_of(&t.org);
-                let at = tick(&None).timestamp_millis();
-                turns
-                    .lifecycle()
-                    .trim_now(&org, &agent_of(&t.agent), &t.conversation, at)
-                    .await?;
-                orgs.push(org);
-            }
-            Event::Relearn(t) => {
-                let org = org_of(&t.org);
-                let at = tick(&None).timestamp_millis();
-                let agent = agent_of(&t.agent);
-                let archives = turns.db().archives(&org, Some(&t.conversation)).await?;
-                if archives.is_empty() {
-                    return Err(ReplayError::Line {
+                Event::Msg(m) => {
+                    let org = org_of(&m.org);
+                    let msg = Inbound {
+                        org: org.clone(),
+                        agent: agent_of(&m.agent),
+                        channel: m.channel.clone(),
+                        conversation: m.conversation.clone(),
+                        kind: m.kind,
+                        sender: m.sender.as_ref().map(|s| format!("{}:{s}", m.channel)),
+                        sender_name: m.name.clone().or(m.sender.clone()).unwrap_or_default(),
+                        text: m.text.clone(),
+                        platform_id: m.id.clone(),
+                        at: tick(&m.at),
+                        mentioned: m.mention,
+                        answer: None,
+                    };
+                    replies.extend(turns.handle(&msg).await?.into_iter().map(ReplyRow::from));
+                    orgs.push(org);
+                }
+                Event::System(s) => {
+                    let org = org_of(&s.org);
+                    let who = SystemPrincipal::parse(&s.principal).ok_or(ReplayError::Line {
                         line,
-                        reason: format!(
-                            "conversation {} has no archive to relearn (trim it first)",
-                            t.conversation
-                        ),
+                        reason: "unknown system principal".into(),
+                    })?;
+                    let msg = Inbound {
+                        org: org.clone(),
+                        agent: agent_of(&s.agent),
+                        channel: "system".into(),
+                        conversation: s.conversation.clone(),
+                        kind: ConversationKind::Direct,
+                        sender: None,
+                        sender_name: s.principal.clone(),
+                        text: s.text.clone(),
+                        platform_id: None,
+                        at: tick(&s.at),
+                        mentioned: true,
+                        answer: None,
+                    };
+                    replies.extend(
+                        turns
+                            .system_turn(&msg, who)
+                            .await?
+                            .into_iter()
+                            .map(ReplyRow::from),
+                    );
+                    orgs.push(org);
+                }
+                Event::Tool(t) => {
+                    let org = org_of(&t.org);
+                    let at = tick(&t.at).timestamp_millis();
+                    let principal = match SystemPrincipal::parse(&t.as_) {
+                        Some(sp) => Principal::System(sp),
+                        None => match turns.pairing().resolve(&org, &t.as_).await? {
+                            Some(u) => Principal::Human {
+                                user_id: u.user_id,
+                                name: u.name,
+                                role: u.role,
+                            },
+                            None => Principal::Unpaired,
+                        },
+                    };
+                    let outcome = turns
+                        .learning()
+                        .memory_write(
+                            &org,
+                            &agent_of(&t.agent),
+                            &principal,
+                            &t.scope,
+                            &t.content,
+                            at,
+                        )
+                        .await?;
+                    replies.push(ReplyRow {
+                        conversation: format!("tool:{}", t.name),
+                        text: outcome.unwrap_or_else(|refusal| format!("Refused: {refusal}")),
                     });
+                    orgs.push(org);
                 }
-                for a in archives.into_iter().filter(|a| a.agent == agent) {
-                    turns.lifecycle().relearn(&org, a.id, "replay", at).await?;
+                Event::Undo(u) => {
+                    let org = org_of(&u.org);
+                    let at = tick(&None).timestamp_millis();
+                    turns
+                        .db()
+                        .undo_revision(&org, u.revision, "replay", at)
+                        .await?;
                 }
-                orgs.push(org);
+                Event::Review(r) => {
+                    let org = org_of(&r.org);
+                    let at = tick(&None).timestamp_millis();
+                    let (id, confirm) = match (r.confirm, r.reject) {
+                        (Some(id), _) => (id, true),
+                        (_, Some(id)) => (id, false),
+                        _ => return Ok(()),
+                    };
+                    if let Err(reason) = turns
+                        .lifecycle()
+                        .review(&org, id, confirm, "replay", at)
+                        .await?
+                    {
+                        return Err(ReplayError::Line { line, reason });
+                    }
+                }
+                Event::Trim(t) => {
+                    let org = org_of(&t.org);
+                    let at = tick(&None).timestamp_millis();
+                    turns
+                        .lifecycle()
+                        .trim_now(&org, &agent_of(&t.agent), &t.conversation, at)
+                        .await?;
+                    orgs.push(org);
+                }
+                Event::Relearn(t) => {
+                    let org = org_of(&t.org);
+                    let at = tick(&None).timestamp_millis();
+                    let agent = agent_of(&t.agent);
+                    let archives = turns.db().archives(&org, Some(&t.conversation)).await?;
+                    if archives.is_empty() {
+                        return Err(ReplayError::Line {
+                            line,
+                            reason: format!(
+                                "conversation {} has no archive to relearn (trim it first)",
+                                t.conversation
+                            ),
+                        });
+                    }
+                    for a in archives.into_iter().filter(|a| a.agent == agent) {
+                        turns.lifecycle().relearn(&org, a.id, "replay", at).await?;
+                    }
+                    orgs.push(org);
+                }
             }
+            Ok(())
         }
+        .await;
+        applied.map_err(|e| e.at_line(line))?;
     }
     orgs.sort();
     orgs.dedup();
