@@ -16,6 +16,7 @@
 
 use crate::{ConversationKind, Inbound, Reply, TurnHandler};
 use chrono::{DateTime, Utc};
+use secrecy::{ExposeSecret, SecretString};
 use serenity::all::{
     ButtonStyle, ChannelId, Command, CommandDataOption, CommandDataOptionValue, CommandInteraction,
     CommandOptionType, ComponentInteraction, Context, EventHandler, GatewayIntents, GuildId, Http,
@@ -69,10 +70,10 @@ const TURN_FAILED: &str = "Something went wrong on my side; please try again sho
 const NOTHING_TO_SAY: &str = "I have nothing to add to that.";
 
 /// How the Discord channel connects and where its messages belong.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct DiscordSettings {
-    /// The bot token (Developer Portal → Bot → Token).
-    pub token: String,
+    /// The bot token (Developer Portal → Bot → Token); never printed.
+    pub token: SecretString,
     /// Base URL of a Discord REST proxy (or a test fake) used instead of
     /// `https://discord.com`; the gateway URL is then whatever it answers to
     /// `GET /api/v10/gateway`. Requests through a proxy are not rate-limited
@@ -84,18 +85,6 @@ pub struct DiscordSettings {
     pub default_org: String,
     /// The agent answering on Discord.
     pub agent: String,
-}
-
-impl std::fmt::Debug for DiscordSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DiscordSettings")
-            .field("token", &"<redacted>")
-            .field("api_base", &self.api_base)
-            .field("guild_orgs", &self.guild_orgs)
-            .field("default_org", &self.default_org)
-            .field("agent", &self.agent)
-            .finish()
-    }
 }
 
 impl DiscordSettings {
@@ -138,10 +127,11 @@ pub async fn run<F>(
 where
     F: Future<Output = ()> + Send,
 {
-    if settings.token.trim().is_empty() {
+    let token = settings.token.expose_secret().trim();
+    if token.is_empty() {
         return Err(DiscordError::Settings("the bot token is empty".into()));
     }
-    let mut http = HttpBuilder::new(settings.token.trim()).default_allowed_mentions(no_pings());
+    let mut http = HttpBuilder::new(token).default_allowed_mentions(no_pings());
     if let Some(base) = &settings.api_base {
         let base = base.trim_end_matches('/');
         if !(base.starts_with("http://") || base.starts_with("https://")) {
@@ -709,7 +699,7 @@ mod tests {
     #[test]
     fn guilds_map_to_organisations() {
         let s = DiscordSettings {
-            token: "t".into(),
+            token: SecretString::from("t"),
             api_base: None,
             guild_orgs: HashMap::from([(5, "acme".to_string())]),
             default_org: "default".into(),

@@ -32,6 +32,7 @@ use chrono::{DateTime, Utc};
 use hmac::{Hmac, Mac};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use regex::Regex;
+use secrecy::{ExposeSecret, SecretSlice, SecretString};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sha2::Sha256;
@@ -78,15 +79,17 @@ pub fn decode_security_token(token: &str) -> Result<Vec<u8>, TeamsError> {
     Ok(key)
 }
 
-/// Everything the Teams endpoint needs besides the turn loop.
+/// Everything the Teams endpoint needs besides the turn loop. Its secrets
+/// (the HMAC key, the webhook URLs, which carry a signature) never print.
+#[derive(Debug)]
 pub struct TeamsSettings {
     /// The base64-decoded security token: the HMAC key.
-    key: Vec<u8>,
+    key: SecretSlice<u8>,
     client: reqwest::Client,
     /// Teams channel id → the Workflows webhook that posts into that channel:
     /// where a reply finished after the deadline goes. A conversation whose
     /// channel is not here gets no late reply, so none lands in another channel.
-    pub workflows: HashMap<String, String>,
+    pub workflows: HashMap<String, SecretString>,
     /// How long to wait for the turn before acknowledging (zero: always acknowledge).
     pub reply_deadline: Duration,
     /// Teams tenant id → organisation.
@@ -103,22 +106,6 @@ pub struct TeamsSettings {
     pub workflows_backoff: Duration,
 }
 
-impl std::fmt::Debug for TeamsSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TeamsSettings")
-            .field("key", &"<redacted>")
-            .field("workflows", &self.workflows.keys().collect::<Vec<_>>())
-            .field("reply_deadline", &self.reply_deadline)
-            .field("tenant_orgs", &self.tenant_orgs)
-            .field("default_org", &self.default_org)
-            .field("default_agent", &self.default_agent)
-            .field("max_body_bytes", &self.max_body_bytes)
-            .field("workflows_attempts", &self.workflows_attempts)
-            .field("workflows_backoff", &self.workflows_backoff)
-            .finish()
-    }
-}
-
 impl TeamsSettings {
     /// Settings for the security token `token` (base64, as Teams shows it),
     /// with defaults for everything else.
@@ -126,7 +113,7 @@ impl TeamsSettings {
         let key = decode_security_token(token)?;
         let client = reqwest::Client::builder().timeout(POST_TIMEOUT).build()?;
         Ok(TeamsSettings {
-            key,
+            key: key.into(),
             client,
             workflows: HashMap::new(),
             reply_deadline: Duration::from_millis(4000),
@@ -218,7 +205,7 @@ async fn receive(shared: Arc<Shared>, agent: String, headers: HeaderMap, body: B
         }
     };
     // 2. Authentication over the raw bytes, before any parsing.
-    if let Err(reason) = verify_signature(&settings.key, &headers, &body) {
+    if let Err(reason) = verify_signature(settings.key.expose_secret(), &headers, &body) {
         tracing::warn!(reason, "Teams request refused: bad signature");
         return error(StatusCode::UNAUTHORIZED, reason);
     }
@@ -244,7 +231,8 @@ async fn receive(shared: Arc<Shared>, agent: String, headers: HeaderMap, body: B
     // Only a channel conversation has a Workflows webhook of its own.
     let late_to = channel
         .filter(|_| msg.kind == ConversationKind::Group)
-        .and_then(|c| settings.workflows.get(&c).cloned());
+        .and_then(|c| settings.workflows.get(&c))
+        .map(|url| url.expose_secret().to_string());
     run_turn(shared.clone(), msg, late_to).await
 }
 

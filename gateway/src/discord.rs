@@ -28,7 +28,7 @@ pub fn settings(cfg: &Config) -> Result<Option<DiscordSettings>, ConfigError> {
         guild_orgs.insert(id, org.clone());
     }
     Ok(Some(DiscordSettings {
-        token: token.trim().to_string(),
+        token: token.trim().into(),
         api_base: d.api_base.clone(),
         guild_orgs,
         default_org: d

@@ -16,7 +16,7 @@ pub fn settings(cfg: &crate::Config) -> Option<Result<TeamsSettings, teams::Team
         s.workflows = t
             .workflows
             .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .map(|(k, v)| (k.clone(), v.as_str().into()))
             .collect();
         s.reply_deadline = Duration::from_millis(t.reply_deadline_ms);
         s.tenant_orgs = t
