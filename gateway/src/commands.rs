@@ -82,7 +82,7 @@ impl Commands {
                         .records(
                             t.org,
                             &RecordFilter {
-                                scope: Some(scope),
+                                scopes: vec![scope],
                                 owner: Some(user.into()),
                                 status: Some(Status::Active),
                                 ..Default::default()

@@ -1,7 +1,7 @@
 //! The store functions the dashboard uses, on SQLite and PostgreSQL alike:
 //! the generated admin token, sessions, browsing, people, revisions.
 
-use memory::store::{BrowseFilter, DashboardSession};
+use memory::store::{DashboardSession, RecordFilter};
 use memory::{Backend, Db, NewRecord, Scope, Status};
 use steward_tests::{postgres_db, record, sqlite_file_db};
 
@@ -187,11 +187,11 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
     .unwrap();
     let ids = |v: Vec<memory::MemoryRecord>| v.into_iter().map(|r| r.id).collect::<Vec<_>>();
     let all = ids(db
-        .browse_records("o", &BrowseFilter::default(), 100)
+        .browse_records("o", &RecordFilter::default(), 100)
         .await
         .unwrap());
     assert_eq!(all, vec![e, d, c, b, a], "newest first, one org");
-    let notes = BrowseFilter {
+    let notes = RecordFilter {
         scopes: vec![Scope::AgentNotes],
         ..Default::default()
     };
@@ -199,7 +199,7 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         ids(db.browse_records("o", &notes, 100).await.unwrap()),
         vec![b, a]
     );
-    let active_notes = BrowseFilter {
+    let active_notes = RecordFilter {
         status: Some(Status::Active),
         ..notes.clone()
     };
@@ -207,7 +207,7 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         ids(db.browse_records("o", &active_notes, 100).await.unwrap()),
         vec![b]
     );
-    let personal = BrowseFilter {
+    let personal = RecordFilter {
         scopes: vec![Scope::Personal, Scope::Person],
         owner: Some("discord:1".into()),
         ..Default::default()
@@ -217,7 +217,7 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         vec![e, d]
     );
     // Text matches content or subject, case-insensitively; `%` is only a character here.
-    let report = BrowseFilter {
+    let report = RecordFilter {
         text: Some("report".into()),
         ..Default::default()
     };
@@ -225,7 +225,7 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         ids(db.browse_records("o", &report, 100).await.unwrap()),
         vec![d, b, a]
     );
-    let retention = BrowseFilter {
+    let retention = RecordFilter {
         text: Some("RETENTION".into()),
         ..Default::default()
     };
@@ -234,7 +234,7 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         vec![c]
     );
     for wildcard in ["%", "s_e"] {
-        let f = BrowseFilter {
+        let f = RecordFilter {
             text: Some(wildcard.into()),
             ..Default::default()
         };
@@ -243,7 +243,7 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
             "{wildcard} is literal"
         );
     }
-    let underscore = BrowseFilter {
+    let underscore = RecordFilter {
         text: Some("e_a".into()),
         ..Default::default()
     };
@@ -251,7 +251,7 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         ids(db.browse_records("o", &underscore, 100).await.unwrap()),
         vec![b]
     );
-    let quote = BrowseFilter {
+    let quote = RecordFilter {
         text: Some("' OR 1=1 --".into()),
         ..Default::default()
     };
@@ -260,14 +260,14 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         .await
         .unwrap()
         .is_empty());
-    let blank = BrowseFilter {
+    let blank = RecordFilter {
         text: Some("  ".into()),
         ..Default::default()
     };
     assert_eq!(db.browse_records("o", &blank, 100).await.unwrap().len(), 5);
     assert_eq!(
         ids(db
-            .browse_records("o", &BrowseFilter::default(), 2)
+            .browse_records("o", &RecordFilter::default(), 2)
             .await
             .unwrap()),
         vec![e, d],

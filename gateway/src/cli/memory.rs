@@ -86,10 +86,10 @@ async fn list(
         .await?;
     }
     let filter = RecordFilter {
-        agent: None,
-        scope,
+        scopes: scope.into_iter().collect(),
         owner: owner.clone(),
         status,
+        ..Default::default()
     };
     let mut hidden = 0;
     for r in db.records(org, &filter).await? {
@@ -261,7 +261,7 @@ async fn policy(ctx: &Ctx, action: Option<PolicyAction>) -> Result<()> {
     match action {
         None | Some(PolicyAction::List) => {
             let filter = RecordFilter {
-                scope: Some(Scope::OrgPolicy),
+                scopes: vec![Scope::OrgPolicy],
                 status: Some(Status::Active),
                 ..Default::default()
             };

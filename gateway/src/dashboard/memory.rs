@@ -8,7 +8,7 @@ use super::{now_ms, Page, BUILT_IN_ADMIN, PAGE_ROWS};
 use axum::extract::Query;
 use axum::response::{IntoResponse, Redirect};
 use maud::{html, Markup};
-use memory::store::BrowseFilter;
+use memory::store::RecordFilter;
 use memory::{MemoryRecord, Scope, Status};
 use pairing::{PairingError, User};
 use serde::Deserialize;
@@ -62,7 +62,7 @@ pub(super) async fn page(screen: Screen, Query(mq): Query<MemoryQuery>) -> Page 
                 _ => Scope::AgentNotes,
             };
             let (q, status, status_key) = mq.search();
-            let filter = BrowseFilter {
+            let filter = RecordFilter {
                 scopes: vec![scope],
                 status,
                 text: Some(q.clone()),
@@ -137,7 +137,7 @@ pub(super) async fn person(screen: Screen, Query(mq): Query<MemoryQuery>) -> Pag
         now_ms(),
     )
     .await?;
-    let filter = BrowseFilter {
+    let filter = RecordFilter {
         scopes: vec![Scope::Personal, Scope::Person],
         owner: Some(user.to_string()),
         status,

@@ -5,13 +5,13 @@ use super::auth::{Screen, Submitted};
 use super::view::{self, REVIEW};
 use super::{now_ms, Page, BUILT_IN_ADMIN, PAGE_ROWS};
 use maud::{html, Markup};
-use memory::store::BrowseFilter;
+use memory::store::RecordFilter;
 use memory::{MemoryRecord, Status};
 use serde::Deserialize;
 
 pub(super) async fn page(screen: Screen) -> Page {
     let state = &screen.state;
-    let filter = BrowseFilter {
+    let filter = RecordFilter {
         status: Some(Status::Unverified),
         ..Default::default()
     };

@@ -26,7 +26,7 @@ mod sessions;
 pub use archives::{Archive, NewArchive};
 pub use messages::NewMessage;
 pub use pairing::{ApiKey, Decision, NewPairingCode, PairingRequest, User};
-pub use records::{BrowseFilter, RecordFilter, RetrievalScope, Retrieved, Supersession};
+pub use records::{RecordFilter, RetrievalScope, Retrieved, Supersession};
 pub use retention::{Erasure, ERASED};
 pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement};
 pub use revisions::{NewRevision, RevisionMeta};

@@ -11,13 +11,17 @@ pub(super) const POSTING_CAP: i64 = 500;
 
 pub(super) const SELECT: &str = "SELECT id, org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author FROM memory_records";
 
-/// Which records to list. `None` fields do not filter.
+/// Which records to list (`records`, oldest first; `browse_records`, newest
+/// first). `None` and empty fields do not filter.
 #[derive(Debug, Clone, Default)]
 pub struct RecordFilter {
     pub agent: Option<String>,
-    pub scope: Option<Scope>,
+    /// Any of these scopes (empty: every scope).
+    pub scopes: Vec<Scope>,
     pub owner: Option<String>,
     pub status: Option<Status>,
+    /// Subject or content contains this text (case-insensitive).
+    pub text: Option<String>,
 }
 
 /// What activating a record did under the subject rule.
@@ -281,6 +285,32 @@ fn in_place<'q>(
         .and_eq("status", status.map(Status::as_str))
 }
 
+/// The records of `org` that `f` lets through, before ordering.
+fn filtered<'q>(org: &'q str, f: &'q RecordFilter) -> Sql<'q> {
+    let mut q = in_place(
+        org,
+        f.agent.as_deref(),
+        &f.scopes,
+        f.owner.as_deref(),
+        f.status,
+    );
+    if let Some(t) = f.text.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+        // The text is literal: LIKE's wildcards in it are escaped.
+        let literal = t
+            .to_lowercase()
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        let n = format!("${}", q.len() + 1);
+        q = q
+            .push(&format!(
+                " AND (LOWER(content) LIKE {n} ESCAPE '\\' OR LOWER(subject) LIKE {n} ESCAPE '\\')"
+            ))
+            .arg(format!("%{literal}%"));
+    }
+    q
+}
+
 impl Db {
     /// Insert a record and index its words. Returns its id.
     pub async fn insert_record(&self, r: &NewRecord) -> Result<i64> {
@@ -307,17 +337,7 @@ impl Db {
 
     /// Records of an organisation, oldest first.
     pub async fn records(&self, org: &str, f: &RecordFilter) -> Result<Vec<MemoryRecord>> {
-        let scopes: Vec<Scope> = f.scope.into_iter().collect();
-        in_place(
-            org,
-            f.agent.as_deref(),
-            &scopes,
-            f.owner.as_deref(),
-            f.status,
-        )
-        .push(" ORDER BY id")
-        .all(&self.pool)
-        .await
+        filtered(org, f).push(" ORDER BY id").all(&self.pool).await
     }
 
     /// Records whose subject or content contains `needle` (case-insensitive).
@@ -595,48 +615,16 @@ impl Db {
     }
 }
 
-/// Which records a browser (the dashboard) lists. `None` and empty fields do not filter.
-#[derive(Debug, Clone, Default)]
-pub struct BrowseFilter {
-    pub agent: Option<String>,
-    /// Any of these scopes.
-    pub scopes: Vec<Scope>,
-    pub owner: Option<String>,
-    pub status: Option<Status>,
-    /// Subject or content contains this text (case-insensitive).
-    pub text: Option<String>,
-}
-
 impl Db {
     /// Records matching `f`, newest first, at most `limit`.
     pub async fn browse_records(
         &self,
         org: &str,
-        f: &BrowseFilter,
+        f: &RecordFilter,
         limit: i64,
     ) -> Result<Vec<MemoryRecord>> {
-        let mut q = in_place(
-            org,
-            f.agent.as_deref(),
-            &f.scopes,
-            f.owner.as_deref(),
-            f.status,
-        );
-        if let Some(t) = f.text.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
-            // The text is literal: LIKE's wildcards in it are escaped.
-            let literal = t
-                .to_lowercase()
-                .replace('\\', "\\\\")
-                .replace('%', "\\%")
-                .replace('_', "\\_");
-            let n = format!("${}", q.len() + 1);
-            q = q
-                .push(&format!(
-                    " AND (LOWER(content) LIKE {n} ESCAPE '\\' OR LOWER(subject) LIKE {n} ESCAPE '\\')"
-                ))
-                .arg(format!("%{literal}%"));
-        }
-        q.push(" ORDER BY id DESC LIMIT ")
+        filtered(org, f)
+            .push(" ORDER BY id DESC LIMIT ")
             .bind(limit)
             .all(&self.pool)
             .await
