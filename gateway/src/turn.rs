@@ -629,8 +629,12 @@ impl TurnLoop {
                 .filter(|c| c.channel == ItemChannel::Task)
                 .count();
             self.route(t, &items, origin, &mut parts).await?;
-            // A statement is answered by its receipt, note or question; a request by memory.
-            if tasks == 0 && !items.is_empty() {
+            // A statement that was kept or asked about is answered by its receipt or
+            // question. Everything else is answered from memory, the notes added to the
+            // answer, never instead of it: a request the extractor mislabelled (and the
+            // policy dropped) still gets its answer.
+            let kept = !parts.receipts.is_empty() || !parts.question.is_empty();
+            if tasks == 0 && kept {
                 return Ok(vec![self.render(t, parts)]);
             }
         }

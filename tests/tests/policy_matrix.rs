@@ -471,3 +471,30 @@ async fn a_hostile_extractor_cannot_write_agent_notes_for_a_non_admin() {
     h.dm("111", "anything").await;
     assert_eq!(agent_notes(&h).await.len(), 1);
 }
+
+/// SPEC §14, an answer every time: a regular user's request that the
+/// extractor mislabels as operational used to get only "Operational changes
+/// need an administrator…". Now it is answered from the admin's notes, with
+/// the note added to the answer, and still nothing is written.
+#[tokio::test]
+async fn a_mislabelled_request_is_still_answered_from_the_admins_notes() {
+    let h = Harness::with_model(
+        open_dms(),
+        Arc::new(HostileExtractor),
+        Arc::new(steward::llm::offline::OfflineResponder),
+    )
+    .await;
+    h.pair("111", Role::Admin).await;
+    h.pair("222", Role::User).await;
+    let taught = h
+        .dm("111", "@notes: The daily report uses example_orders")
+        .await;
+    assert!(taught.starts_with("Written"), "{taught}");
+    let reply = h.dm("222", "Produce today's daily report").await;
+    assert!(reply.contains("example_orders"), "answered: {reply}");
+    assert!(
+        reply.contains("Operational changes need an administrator"),
+        "{reply}"
+    );
+    assert_eq!(agent_notes(&h).await.len(), 1, "{:?}", h.records().await);
+}
