@@ -324,6 +324,14 @@ pub struct TurnConfig {
     #[default = 8000]
     #[validate(range(min = 1, max = 1_000_000))]
     pub max_message_chars: usize,
+    /// Earlier live lines of the conversation a reply sees, at most (0: none).
+    #[default = 12]
+    #[validate(range(min = 0, max = 200))]
+    pub history_messages: usize,
+    /// The same window in characters; the newest lines are kept.
+    #[default = 6000]
+    #[validate(range(min = 0, max = 200_000))]
+    pub history_chars: usize,
 }
 
 #[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq, Validate)]

@@ -212,6 +212,23 @@ fn seen_key(msg: &Inbound) -> Option<String> {
     Some(format!("{}/{id}", msg.sender.as_deref().unwrap_or("")))
 }
 
+/// Whether `text` reads as a follow-up to the line before it: it opens like
+/// one ("and …", "what about …") or is too short to stand alone.
+fn follows_up(text: &str) -> bool {
+    let t = text.trim().to_lowercase();
+    const OPENINGS: &[&str] = &[
+        "and ",
+        "and?",
+        "also ",
+        "what about",
+        "how about",
+        "same for",
+        "then ",
+        "again",
+    ];
+    OPENINGS.iter().any(|o| t.starts_with(o)) || t.split_whitespace().count() <= 2
+}
+
 /// A line of `msg`'s conversation by `author`, with no sender (set one for a person's line).
 fn line_of<'m>(msg: &'m Inbound, author: MessageAuthor, text: &'m str, now: i64) -> NewMessage<'m> {
     NewMessage {
@@ -757,6 +774,30 @@ impl TurnLoop {
         }
     }
 
+    /// The conversation's live lines before this message, newest kept, within
+    /// `turn.history_messages` and `turn.history_chars`; oldest first.
+    async fn recent_history(&self, t: &Turn<'_>) -> Result<Vec<memory::StoredMessage>> {
+        let (max_lines, max_chars) = (self.cfg.turn.history_messages, self.cfg.turn.history_chars);
+        if max_lines == 0 || max_chars == 0 {
+            return Ok(Vec::new());
+        }
+        let live = self
+            .db
+            .history(t.org(), t.agent(), &t.msg.conversation)
+            .await?;
+        let mut kept = Vec::new();
+        let mut chars = 0;
+        for m in live.into_iter().rev().filter(|m| m.id < t.message_id) {
+            chars += m.text.chars().count();
+            if kept.len() == max_lines || chars > max_chars {
+                break;
+            }
+            kept.push(m);
+        }
+        kept.reverse();
+        Ok(kept)
+    }
+
     async fn answer(&self, t: &Turn<'_>, text: &str) -> Result<String> {
         let scope = RetrievalScope {
             org: t.org().into(),
@@ -765,7 +806,21 @@ impl TurnLoop {
             speaker: t.principal.user_id().map(str::to_string),
             shared: t.shared(),
         };
+        let history = self.recent_history(t).await?;
         let mut found = self.db.retrieve(&scope, &terms(text), 10).await?;
+        // A follow-up ("and the weekly one?") with no memory of its own is read
+        // with the speaker's previous line; a new question is not.
+        if found.is_empty() && follows_up(text) {
+            let speaker = t.principal.author_id();
+            let previous = history
+                .iter()
+                .rev()
+                .find(|m| m.written_by() != MessageAuthor::Agent && m.sender == speaker);
+            if let Some(before) = previous {
+                let both = format!("{} {text}", before.text);
+                found = self.db.retrieve(&scope, &terms(&both), 10).await?;
+            }
+        }
         context::order_by_precedence(&mut found);
         let overridden = context::apply_policy_overrides(&mut found);
         let previous = self
@@ -784,6 +839,7 @@ impl TurnLoop {
             principal: &t.principal,
             text,
             memory: &found,
+            history: &history,
             shared: t.shared(),
             overridden: &overridden,
             prompt: &prompt,

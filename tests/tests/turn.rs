@@ -547,3 +547,24 @@ async fn credentials_are_refused_with_a_message_per_kind_and_never_proposed() {
         .await;
     assert!(reply.starts_with("Written"), "{reply}");
 }
+
+/// SPEC §14: a follow-up with no memory of its own ("and tell me again?") is
+/// read with the speaker's previous line, by the offline responder too.
+#[tokio::test]
+async fn a_follow_up_without_a_hit_of_its_own_is_read_with_the_previous_line() {
+    let h = Harness::new().await;
+    h.pair("111", Role::Admin).await;
+    h.pair("222", Role::User).await;
+    h.dm("111", "@notes: The daily report uses example_orders")
+        .await;
+    let first = h
+        .dm("222", "Which table is the daily report built from?")
+        .await;
+    assert!(first.contains("example_orders"), "{first}");
+    let again = h.dm("222", "and tell me again?").await;
+    assert!(again.contains("example_orders"), "{again}");
+    // Without a previous line of their own there is nothing to follow up.
+    h.pair("333", Role::User).await;
+    let other = h.dm("333", "and tell me again?").await;
+    assert!(!other.contains("example_orders"), "{other}");
+}

@@ -39,6 +39,9 @@ pub struct ReplyContext<'a> {
     pub memory: &'a [Retrieved],
     /// A group thread: no citations of personal memory.
     pub shared: bool,
+    /// The conversation's earlier live lines, oldest first (the current
+    /// message not among them): `turn.history_messages` / `_chars` at most.
+    pub history: &'a [StoredMessage],
     /// Agent notes left out because org policy on their subject wins.
     pub overridden: &'a [crate::context::Overridden],
     /// The assembled prompt (system policy plus memory as data), for model responders.

@@ -22,7 +22,7 @@ use adapters::retry::{
 use chrono::{SecondsFormat, TimeZone, Utc};
 use memory::sanitize::sanitize;
 use memory::terms::terms;
-use memory::{Candidate, ItemChannel, MemoryRecord, StoredMessage};
+use memory::{Candidate, ItemChannel, MemoryRecord, MessageAuthor, StoredMessage};
 use schemars::generate::SchemaSettings;
 use schemars::transform::{RecursiveTransform, Transform};
 use schemars::{JsonSchema, Schema};
@@ -193,6 +193,24 @@ fn framed(text: &str) -> String {
         .replace("<<<", "‹‹‹")
         .replace(">>>", "›››")
         .replace('\n', " ")
+}
+
+/// An earlier line of the conversation as a chat message: the agent's own as
+/// `assistant`; a person's as `user`, tagged with the stored id and role it was
+/// said with (a name in the text is data, never who spoke).
+fn history_message(m: &StoredMessage) -> Value {
+    if m.written_by() == MessageAuthor::Agent {
+        return json!({"role": "assistant", "content": m.text});
+    }
+    let who = match &m.sender {
+        Some(s) => format!(
+            "{} ({})",
+            framed(s),
+            framed(m.sender_role.as_deref().unwrap_or("unknown"))
+        ),
+        None => "unpaired".to_string(),
+    };
+    json!({"role": "user", "content": format!("<<<line from {who}>>> {}", framed(&m.text))})
 }
 
 /// A memory record as prompt data.
@@ -575,10 +593,9 @@ impl Responder for OpenAi {
                 "\nThis is a group conversation: do not cite or reveal anyone's personal memory.",
             );
         }
-        let messages = [
-            json!({"role": "system", "content": system}),
-            json!({"role": "user", "content": ctx.text}),
-        ];
+        let mut messages = vec![json!({"role": "system", "content": system})];
+        messages.extend(ctx.history.iter().map(history_message));
+        messages.push(json!({"role": "user", "content": ctx.text}));
         let answer = self.call("reply", &messages, None).await?;
         Ok(answer.trim().to_string())
     }
