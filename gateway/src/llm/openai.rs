@@ -561,7 +561,7 @@ impl OpenAi {
                 })
             })
             .collect();
-        (!specs.is_empty()).then(|| Value::Array(specs))
+        (!specs.is_empty()).then_some(Value::Array(specs))
     }
 
     /// The reply: up to `llm.max_tool_rounds` rounds of tool calls, each
