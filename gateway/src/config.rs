@@ -244,6 +244,26 @@ pub struct LlmConfig {
     /// Run memory consolidation in the background of `serve` (first after 5 minutes).
     #[default = true]
     pub auto_consolidate: bool,
+    /// Whether replies offer the model tools (`memory_search`, `memory_write`, `memory_forget`).
+    #[default(ToolsMode::Auto)]
+    pub tools: ToolsMode,
+    /// Rounds of tool calls one reply may make before the model must answer in text.
+    #[default = 4]
+    #[validate(range(min = 0, max = 16))]
+    pub max_tool_rounds: u32,
+}
+
+/// `llm.tools`: whether a reply offers the model tools.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolsMode {
+    /// Offer them; a server that rejects a request with tools is asked again
+    /// without them, and not offered them again.
+    Auto,
+    /// Offer them; a server that rejects them fails the reply.
+    On,
+    /// Never offer them.
+    Off,
 }
 
 #[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq, Validate)]

@@ -124,12 +124,19 @@ pub fn assemble(
         ));
     }
     for r in found {
-        out.push_str(&format!(
-            "\n<<<memory:{} {}: {}>>>",
-            r.record.id,
-            r.record.scope.as_str(),
-            sanitize(&r.record.content)
-        ));
+        out.push('\n');
+        out.push_str(&memory_frame(r));
     }
     out
+}
+
+/// One record as prompt data, `<<<memory:ID scope: text>>>`, sanitised again
+/// at injection (the prompt and `memory_search` results alike).
+pub fn memory_frame(r: &Retrieved) -> String {
+    format!(
+        "<<<memory:{} {}: {}>>>",
+        r.record.id,
+        r.record.scope.as_str(),
+        sanitize(&r.record.content)
+    )
 }

@@ -9,7 +9,7 @@ use crate::llm::Extractor;
 use memory::policy::{self, Decision, Origin, PolicySettings, ToolScope};
 use memory::sanitize::sanitize;
 use memory::terms::terms;
-use memory::write::{Activation, Dedupe};
+use memory::write::{Activation, Dedupe, Written};
 use memory::{
     Candidate, Cause, Db, ItemChannel, NewRecord, Principal, Scope, Status, StoredMessage,
 };
@@ -23,6 +23,31 @@ pub fn receipt(scope: Scope, id: i64) -> String {
         Scope::Personal | Scope::Person => "personal memory",
     };
     format!("Written: {target} updated (id: {id}).")
+}
+
+/// Where a model's proposal is asked: the turn's speaker and conversation.
+pub struct ProposalPlace<'a> {
+    pub org: &'a str,
+    pub agent: &'a str,
+    pub principal: &'a Principal,
+    pub conversation: &'a str,
+    /// The turn's batch (its stored message id), answered by yes/no or a button.
+    pub batch: i64,
+    pub now: i64,
+    pub expires_at: i64,
+}
+
+/// What a model's `memory_write` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelWrite {
+    /// A pending record, asked of the speaker as "Remember this?".
+    Proposed {
+        id: i64,
+        content: String,
+    },
+    /// Already known, already asked or declined: nothing new.
+    Known,
+    Refused(String),
 }
 
 /// Statuses under which an item counts as already known to a relearn or trim:
@@ -180,6 +205,70 @@ impl Learning {
             .keep_in_own_run(&rec, "tool", self.beliefs.as_ref())
             .await?;
         Ok(Ok(receipt(scope, id)))
+    }
+
+    /// A `memory_write` a model made during a reply (`policy::decide_model_tool`):
+    /// a proposal asked of the speaker, never a saved record; or the refusal
+    /// saying where the item may go.
+    pub async fn propose_model_write(
+        &self,
+        at: &ProposalPlace<'_>,
+        scope: &str,
+        content: &str,
+    ) -> Result<ModelWrite> {
+        let Some(tool_scope) = ToolScope::parse(scope) else {
+            return Ok(ModelWrite::Refused(format!(
+                "unknown scope `{scope}` (personal, agent_notes)"
+            )));
+        };
+        if let Some(chars) = memory::sanitize::over_cap(content) {
+            return Ok(ModelWrite::Refused(memory::sanitize::too_long(chars)));
+        }
+        let Decision::Write {
+            scope,
+            owner,
+            status,
+        } = (match policy::decide_model_tool(at.principal, tool_scope, content, &self.policy) {
+            Ok(decision) => decision,
+            Err(refusal) => return Ok(ModelWrite::Refused(refusal.to_string())),
+        })
+        else {
+            return Ok(ModelWrite::Refused("memory_write cannot keep that".into()));
+        };
+        let content = sanitize(content);
+        if content.is_empty() {
+            return Ok(ModelWrite::Refused("memory_write needs content".into()));
+        }
+        let Candidate { kind, subject, .. } = self.operational_item(&content).await;
+        let author = at.principal.author_id();
+        let rec = NewRecord::said(at.org, at.agent, scope, kind, subject, content, at.now)
+            .owner(owner)
+            .status(status)
+            .source(format!(
+                "proposal:tool:memory_write:{}",
+                author.as_deref().unwrap_or("unknown")
+            ))
+            .expires_at(Some(at.expires_at))
+            .conversation(Some(at.conversation.to_string()))
+            .batch(Some(at.batch))
+            .author(author);
+        let written = self
+            .db
+            .write(
+                &rec,
+                // Already known, already asked, or declined before: do not ask again.
+                Dedupe::SkipIfAny(&[Status::Active, Status::Pending, Status::Rejected]),
+                Activation::None,
+                self.beliefs.as_ref(),
+            )
+            .await?;
+        Ok(match written {
+            Written::Skipped => ModelWrite::Known,
+            Written::Stored { id, .. } => ModelWrite::Proposed {
+                id,
+                content: rec.content,
+            },
+        })
     }
 
     /// Learn one item said in an archived `line` by `author` (whose authority

@@ -18,6 +18,7 @@ pub mod lifecycle;
 pub mod llm;
 pub mod replay;
 pub mod teams;
+pub mod tools;
 pub mod turn;
 
 pub use config::Config;

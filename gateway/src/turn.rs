@@ -20,9 +20,10 @@ use crate::consolidate::Consolidation;
 use crate::context;
 use crate::export::Export;
 use crate::jobs::JobRunner;
-use crate::learning::{receipt, Learning};
+use crate::learning::{receipt, Learning, ProposalPlace};
 use crate::lifecycle::Lifecycle;
 use crate::llm::{Models, ReplyContext, Roles, UsageSnapshot};
+use crate::tools::TurnTools;
 use adapters::{ConversationKind, Inbound, Reply, TurnFailed, TurnHandler};
 use dashmap::DashMap;
 use governor::clock::Clock as LimiterClock;
@@ -656,7 +657,8 @@ impl TurnLoop {
             }
         }
         // 9. Answer from memory.
-        parts.answer = Some(self.answer(t, text).await?);
+        let answer = self.answer(t, text, &mut parts).await?;
+        parts.answer = Some(answer);
         Ok(vec![self.render(t, parts)])
     }
 
@@ -798,7 +800,7 @@ impl TurnLoop {
         Ok(kept)
     }
 
-    async fn answer(&self, t: &Turn<'_>, text: &str) -> Result<String> {
+    async fn answer(&self, t: &Turn<'_>, text: &str, parts: &mut ReplyParts) -> Result<String> {
         let scope = RetrievalScope {
             org: t.org().into(),
             agent: t.agent().into(),
@@ -835,6 +837,22 @@ impl TurnLoop {
             &overridden,
             &previous,
         );
+        let run = format!("turn:{}", t.message_id);
+        let tools = TurnTools::new(
+            &self.db,
+            &self.learning,
+            &scope,
+            ProposalPlace {
+                org: t.org(),
+                agent: t.agent(),
+                principal: &t.principal,
+                conversation: &t.msg.conversation,
+                batch: t.message_id,
+                now: t.now,
+                expires_at: t.now + self.cfg.memory.proposal_ttl_hours * 3_600_000,
+            },
+            &run,
+        );
         let ctx = ReplyContext {
             principal: &t.principal,
             text,
@@ -843,8 +861,16 @@ impl TurnLoop {
             shared: t.shared(),
             overridden: &overridden,
             prompt: &prompt,
+            tools: Some(&tools),
         };
-        let answer = match self.models.responder.respond(&ctx).await {
+        let responded = self.models.responder.respond(&ctx).await;
+        // What the model proposed is asked, whether or not it then answered.
+        let proposed = tools.proposed();
+        if !proposed.is_empty() {
+            parts.question.extend(proposed);
+            parts.batch = Some(t.message_id);
+        }
+        let answer = match responded {
             Ok(answer) => answer,
             Err(e) => {
                 tracing::warn!(error = %e, "responder failed");

@@ -242,7 +242,37 @@ pub fn decide_tool(
     }
 }
 
-/// An admin directive in chat.
+/// Decide a `memory_write` a model makes during a reply, on its own
+/// initiative: the place is `decide_tool`'s (so a regular user's agent_notes
+/// write is refused), and the item is only ever proposed — `Pending`, asked of
+/// the speaker as "Remember this?" — never saved silently, whatever
+/// `auto_keep` says. Credentials are refused wherever they would go.
+pub fn decide_model_tool(
+    author: &Principal,
+    scope: ToolScope,
+    content: &str,
+    settings: &PolicySettings,
+) -> Result<Decision, ModelToolRefusal> {
+    let (scope, owner) = decide_tool(author, scope, settings).map_err(ModelToolRefusal::Place)?;
+    if let Some(kind) = credential_in(content) {
+        return Err(ModelToolRefusal::Credential(kind));
+    }
+    Ok(Decision::Write {
+        scope,
+        owner,
+        status: Status::Pending,
+    })
+}
+
+/// Why a model's `memory_write` was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelToolRefusal {
+    #[error("{0}")]
+    Place(ToolRefusal),
+    #[error("{}", credential_refusal(*.0))]
+    Credential(Credential),
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Directive {
     /// `@notes:` teaches the agent (agent_notes).
@@ -681,6 +711,55 @@ mod tests {
         assert_eq!(
             decide_tool(&human(Role::User), ToolScope::AgentNotes, &s),
             Err(ToolRefusal::AgentNotesNeedsAdmin)
+        );
+        // A model's own write: the same places, and only ever a proposal.
+        let keep = PolicySettings {
+            auto_keep: true,
+            ..PolicySettings::default()
+        };
+        for (who, scope, expected) in [
+            (
+                human(Role::User),
+                ToolScope::AgentNotes,
+                Err(ModelToolRefusal::Place(ToolRefusal::AgentNotesNeedsAdmin)),
+            ),
+            (
+                human(Role::Admin),
+                ToolScope::AgentNotes,
+                Ok(Decision::Write {
+                    scope: Scope::AgentNotes,
+                    owner: None,
+                    status: Status::Pending,
+                }),
+            ),
+            (
+                human(Role::User),
+                ToolScope::Personal,
+                Ok(Decision::Write {
+                    scope: Scope::Personal,
+                    owner: human(Role::User).user_id().map(str::to_string),
+                    status: Status::Pending,
+                }),
+            ),
+            (
+                Principal::Unpaired,
+                ToolScope::Personal,
+                Err(ModelToolRefusal::Place(ToolRefusal::Unpaired)),
+            ),
+        ] {
+            assert_eq!(
+                decide_model_tool(&who, scope, "prefers tea", &keep),
+                expected
+            );
+        }
+        assert_eq!(
+            decide_model_tool(
+                &human(Role::Admin),
+                ToolScope::AgentNotes,
+                "password: hunter22",
+                &keep
+            ),
+            Err(ModelToolRefusal::Credential(Credential::Password))
         );
         assert!(ToolRefusal::AgentNotesNeedsAdmin
             .to_string()

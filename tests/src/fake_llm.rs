@@ -31,9 +31,25 @@ pub enum Answer {
     },
     /// Never answers (the client's timeout ends the request).
     Hang,
+    /// A 200 whose message calls these tools (`name`, arguments), with ids
+    /// `call_1`, `call_2`, … numbered across the server's life. Only when the
+    /// request offers `tools`; otherwise it is answered as if unscripted.
+    ToolCalls(Vec<(String, Value)>),
+    /// A 400 with this error message.
+    BadRequest(String),
 }
 
 impl Answer {
+    /// One call of tool `name` with `arguments`.
+    pub fn tool(name: &str, arguments: Value) -> Answer {
+        Answer::ToolCalls(vec![(name.to_string(), arguments)])
+    }
+
+    /// A 400 as Ollama answers a model that cannot call tools.
+    pub fn rejecting_tools() -> Answer {
+        Answer::BadRequest("registry.ollama.ai/library/gemma:2b does not support tools".into())
+    }
+
     pub fn status(code: u16) -> Answer {
         Answer::Status {
             code,
@@ -71,6 +87,37 @@ impl Received {
             .unwrap_or_default()
     }
 
+    /// The names of the tools the request offers.
+    pub fn tools(&self) -> Vec<String> {
+        self.body["tools"]
+            .as_array()
+            .map(|t| {
+                t.iter()
+                    .filter_map(|t| t.pointer("/function/name").and_then(Value::as_str))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The `role: tool` messages, as (`tool_call_id`, content).
+    pub fn tool_results(&self) -> Vec<(String, String)> {
+        self.body["messages"]
+            .as_array()
+            .map(|m| {
+                m.iter()
+                    .filter(|m| m["role"] == "tool")
+                    .map(|m| {
+                        (
+                            m["tool_call_id"].as_str().unwrap_or_default().to_string(),
+                            m["content"].as_str().unwrap_or_default().to_string(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The ids of the `<<<memory:ID …>>>` records in the last user message.
     pub fn memory_ids(&self) -> Vec<i64> {
         let last_user = self.body["messages"]
@@ -96,6 +143,7 @@ struct Script {
     queued: HashMap<String, VecDeque<Answer>>,
     always: HashMap<String, Answer>,
     received: Vec<Received>,
+    calls: u64,
 }
 
 /// A running fake server; it stops with the test's runtime.
@@ -122,6 +170,27 @@ fn schema_of(body: &Value) -> String {
         .to_string()
 }
 
+/// A message as OpenAI takes it: a role and text content; an assistant turn
+/// that called tools may have null content; a tool result names its call.
+fn well_formed_message(m: &Value) -> bool {
+    let calls = m["tool_calls"].as_array().is_some_and(|c| {
+        !c.is_empty()
+            && c.iter().all(|c| {
+                c["id"].is_string()
+                    && c["type"] == "function"
+                    && c.pointer("/function/name").is_some_and(Value::is_string)
+                    && c.pointer("/function/arguments")
+                        .is_some_and(Value::is_string)
+            })
+    });
+    match m["role"].as_str() {
+        Some("assistant") if calls => m["content"].is_string() || m["content"].is_null(),
+        Some("tool") => m["content"].is_string() && m["tool_call_id"].is_string(),
+        Some(_) => m["content"].is_string(),
+        None => false,
+    }
+}
+
 async fn completions(
     State(script): State<Arc<Mutex<Script>>>,
     headers: HeaderMap,
@@ -129,11 +198,9 @@ async fn completions(
 ) -> Response {
     // The request must be a chat completion: a model and messages with roles and content.
     let well_formed = body["model"].as_str().is_some_and(|m| !m.is_empty())
-        && body["messages"].as_array().is_some_and(|m| {
-            !m.is_empty()
-                && m.iter()
-                    .all(|m| m["role"].is_string() && m["content"].is_string())
-        });
+        && body["messages"]
+            .as_array()
+            .is_some_and(|m| !m.is_empty() && m.iter().all(well_formed_message));
     if !well_formed {
         return (
             StatusCode::BAD_REQUEST,
@@ -152,11 +219,31 @@ async fn completions(
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string),
         });
-        s.queued
+        let offers_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+        let answer = s
+            .queued
             .get_mut(&schema)
             .and_then(VecDeque::pop_front)
             .or_else(|| s.always.get(&schema).cloned())
-            .unwrap_or_else(|| default_answer(&schema))
+            .unwrap_or_else(|| default_answer(&schema));
+        match answer {
+            Answer::ToolCalls(_) if !offers_tools => default_answer(&schema),
+            Answer::ToolCalls(calls) => {
+                let calls: Vec<Value> = calls
+                    .into_iter()
+                    .map(|(name, arguments)| {
+                        s.calls += 1;
+                        json!({
+                            "id": format!("call_{}", s.calls),
+                            "type": "function",
+                            "function": {"name": name, "arguments": arguments.to_string()}
+                        })
+                    })
+                    .collect();
+                return tool_calls_answer(&body, calls);
+            }
+            other => other,
+        }
     };
     let content = match answer {
         Answer::Json(v) => v.to_string(),
@@ -176,6 +263,14 @@ async fn completions(
         Answer::Hang => {
             std::future::pending::<()>().await;
             unreachable!("pending never completes")
+        }
+        Answer::ToolCalls(_) => unreachable!("answered above"),
+        Answer::BadRequest(message) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                Json(json!({"error": {"message": message, "type": "invalid_request_error"}})),
+            )
+                .into_response()
         }
     };
     let prompt_chars: usize = body["messages"]
@@ -204,6 +299,24 @@ async fn completions(
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens
         }
+    }))
+    .into_response()
+}
+
+/// A 200 whose assistant message calls tools (`finish_reason: tool_calls`).
+fn tool_calls_answer(body: &Value, calls: Vec<Value>) -> Response {
+    Json(json!({
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 1_767_600_000,
+        "model": body["model"],
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": null, "refusal": null, "tool_calls": calls},
+            "logprobs": null,
+            "finish_reason": "tool_calls"
+        }],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
     }))
     .into_response()
 }

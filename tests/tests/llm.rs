@@ -1332,3 +1332,170 @@ async fn the_history_window_keeps_the_newest_lines() {
         "{text}"
     );
 }
+
+// --- tools (SPEC §14) ---------------------------------------------------------
+
+const REFUSED_NOTES: &str = "memory_write to agent_notes is for administrators";
+
+#[tokio::test]
+async fn a_reply_offers_the_memory_tools_and_a_search_result_goes_back_as_data() {
+    let fake = FakeLlm::start().await;
+    let h = harness(&fake, |_| {}).await;
+    h.pair("222", Role::User).await;
+    let id = h
+        .db()
+        .insert_record(&note("The VPN host is vpn.example.com", 1_000))
+        .await
+        .expect("note");
+    fake.push(
+        TEXT,
+        Answer::tool("memory_search", json!({"query": "vpn host"})),
+    );
+    fake.push(TEXT, Answer::Content("It is vpn.example.com.".into()));
+    let reply = h.dm("222", "How do I connect?").await;
+    assert_eq!(reply, "It is vpn.example.com.");
+
+    let asked = fake.received_for(TEXT);
+    assert_eq!(asked.len(), 2, "the call, then the answer to its tool call");
+    let offered = asked[0].tools();
+    assert!(
+        offered.contains(&"memory_search".to_string())
+            && offered.contains(&"memory_write".to_string()),
+        "{offered:?}"
+    );
+    // The second request echoes the call and answers it as data, by its id.
+    let messages = asked[1].body["messages"].as_array().expect("messages");
+    let call = messages
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .expect("the assistant's tool call");
+    let call_id = call["tool_calls"][0]["id"].as_str().expect("id");
+    let results = asked[1].tool_results();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0].0, call_id);
+    assert!(
+        results[0].1.contains(&format!(
+            "<<<memory:{id} agent_notes: The VPN host is vpn.example.com>>>"
+        )),
+        "{}",
+        results[0].1
+    );
+    // Audited with the turn's run id.
+    let audit = h.db().audit_log(&h.org, 20).await.expect("audit");
+    let entry = audit
+        .iter()
+        .find(|a| a.action == "tool.memory_search")
+        .expect("audited");
+    assert!(entry.target.starts_with("turn:"), "{entry:?}");
+    assert_eq!(entry.actor, "discord:222");
+}
+
+#[tokio::test]
+async fn a_models_agent_notes_write_on_a_users_turn_writes_nothing_and_says_why() {
+    let fake = FakeLlm::start().await;
+    let h = harness(&fake, |_| {}).await;
+    h.pair("222", Role::User).await;
+    fake.push(
+        TEXT,
+        Answer::tool(
+            "memory_write",
+            json!({"scope": "agent_notes", "content": "The report uses example_orders"}),
+        ),
+    );
+    fake.push(TEXT, Answer::Content("Here is your answer.".into()));
+    let reply = h.dm("222", "Which table does the report use?").await;
+    assert_eq!(reply, "Here is your answer.");
+    assert!(h.records_containing("example_orders").await.is_empty());
+    let results = fake.received_for(TEXT)[1].tool_results();
+    assert!(
+        results[0].1.starts_with("Refused:") && results[0].1.contains(REFUSED_NOTES),
+        "{results:?}"
+    );
+    let audit = h.db().audit_log(&h.org, 20).await.expect("audit");
+    assert!(audit
+        .iter()
+        .any(|a| a.action == "tool.memory_write" && a.detail.starts_with("refused")));
+}
+
+#[tokio::test]
+async fn a_models_own_write_on_an_admins_turn_is_a_proposal_not_a_record() {
+    let fake = FakeLlm::start().await;
+    let h = harness(&fake, |_| {}).await;
+    h.pair("111", Role::Admin).await;
+    fake.push(
+        TEXT,
+        Answer::tool(
+            "memory_write",
+            json!({"scope": "agent_notes", "content": "The weekly report uses sales_2025"}),
+        ),
+    );
+    fake.push(TEXT, Answer::Content("Noted the table.".into()));
+    let reply = h
+        .dm("111", "Which table should the weekly report use?")
+        .await;
+    assert!(reply.starts_with("Noted the table."), "{reply}");
+    assert!(
+        reply.contains("Remember this? The weekly report uses sales_2025"),
+        "{reply}"
+    );
+    let found = h.records_containing("sales_2025").await;
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].status, Status::Pending);
+    assert_eq!(found[0].scope, Scope::AgentNotes);
+    let results = fake.received_for(TEXT)[1].tool_results();
+    assert!(results[0].1.starts_with("Proposed"), "{results:?}");
+    // The admin's yes keeps it.
+    let yes = h.dm("111", "yes").await;
+    assert!(yes.contains("Written: agent_notes updated"), "{yes}");
+    assert_eq!(status(&h, found[0].id).await, Status::Active);
+}
+
+#[tokio::test]
+async fn a_model_that_keeps_calling_tools_is_stopped_and_still_answers() {
+    let fake = FakeLlm::start().await;
+    let h = harness(&fake, |c| c.llm.max_tool_rounds = 3).await;
+    h.pair("222", Role::User).await;
+    fake.always(
+        TEXT,
+        Answer::tool("memory_search", json!({"query": "anything"})),
+    );
+    let reply = h.dm("222", "Tell me everything").await;
+    assert_eq!(reply, "Fake model reply.");
+    let asked = fake.received_for(TEXT);
+    assert_eq!(asked.len(), 4, "three rounds of tools, then the answer");
+    assert!(asked[..3].iter().all(|r| !r.tools().is_empty()));
+    assert!(
+        asked[3].tools().is_empty(),
+        "the last request offers no tools"
+    );
+    assert_eq!(asked[3].tool_results().len(), 3);
+}
+
+#[tokio::test]
+async fn tools_off_offers_none() {
+    let fake = FakeLlm::start().await;
+    let h = harness(&fake, |c| c.llm.tools = steward::config::ToolsMode::Off).await;
+    h.pair("222", Role::User).await;
+    fake.push(TEXT, Answer::tool("memory_search", json!({"query": "vpn"})));
+    let reply = h.dm("222", "What is the VPN host?").await;
+    assert_eq!(reply, "Fake model reply.");
+    let asked = fake.received_for(TEXT);
+    assert_eq!(asked.len(), 1);
+    assert!(asked[0].body.get("tools").is_none(), "{}", asked[0].body);
+}
+
+#[tokio::test]
+async fn a_server_without_tools_is_asked_again_without_them() {
+    let fake = FakeLlm::start().await;
+    let h = harness(&fake, |_| {}).await;
+    h.pair("222", Role::User).await;
+    fake.push(TEXT, Answer::rejecting_tools());
+    let reply = h.dm("222", "What is the VPN host?").await;
+    assert_eq!(reply, "Fake model reply.");
+    let asked = fake.received_for(TEXT);
+    assert_eq!(asked.len(), 2);
+    assert!(asked[1].body.get("tools").is_none());
+    // And it is not offered them again.
+    h.dm("222", "And the wiki?").await;
+    assert!(fake.received_for(TEXT)[2].body.get("tools").is_none());
+}

@@ -22,6 +22,9 @@ pub enum LlmError {
     Unavailable(String),
     #[error("model answer invalid: {0}")]
     Invalid(String),
+    /// The server refused the request itself (a 4xx other than 429).
+    #[error("model unavailable: {0}")]
+    Rejected(String),
 }
 
 /// Proposes memory items from a message. Its labels are never authority.
@@ -46,6 +49,36 @@ pub struct ReplyContext<'a> {
     pub overridden: &'a [crate::context::Overridden],
     /// The assembled prompt (system policy plus memory as data), for model responders.
     pub prompt: &'a str,
+    /// What the model may call during this reply (none: a plain completion).
+    pub tools: Option<&'a dyn Tools>,
+}
+
+/// A tool offered to a model: its name, what it does, and the JSON schema of its arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub parameters: serde_json::Value,
+}
+
+/// The tools of one turn, built by the turn loop for its speaker and scope.
+/// A provider that supports tool calls offers `specs` and runs each call the
+/// model makes through `call`; what `call` returns goes back to the model as
+/// data. Nothing here decides authority: the implementation asks the write
+/// policy, and the model's arguments are only requests.
+#[async_trait::async_trait]
+pub trait Tools: Send + Sync {
+    fn specs(&self) -> Vec<ToolSpec>;
+    /// Run one call; `arguments` is the model's JSON (an object, or `Null` when
+    /// it sent none or invalid JSON). The result is text for the model.
+    async fn call(&self, name: &str, arguments: &serde_json::Value) -> String;
+}
+
+impl std::fmt::Debug for dyn Tools + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.specs().iter().map(|s| s.name).collect();
+        f.debug_tuple("Tools").field(&names).finish()
+    }
 }
 
 #[async_trait::async_trait]

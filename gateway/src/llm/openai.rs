@@ -13,9 +13,9 @@ use super::budget;
 use super::usage::TokenUsage;
 use super::{
     Consolidator, Extractor, Judge, JudgedRetirement, LlmError, MergeGroup, Provenance,
-    ReplyContext, Responder, Summarizer,
+    ReplyContext, Responder, Summarizer, Tools,
 };
-use crate::config::LlmConfig;
+use crate::config::{LlmConfig, ToolsMode};
 use adapters::retry::{
     self, retry_after, retryable_status, Failure, LongWait, RetryError, RetryPolicy,
 };
@@ -30,6 +30,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -39,6 +40,10 @@ const MAX_ITEMS: usize = 20;
 const MAX_ITEM_CHARS: usize = 1000;
 const MAX_REASON_CHARS: usize = 300;
 const MAX_SUMMARY_CHARS: usize = 2000;
+/// Most tool calls run from one answer; further calls are answered as refused.
+const MAX_CALLS_PER_ROUND: usize = 8;
+/// Longest tool result sent back to the model, in characters.
+const MAX_TOOL_RESULT_CHARS: usize = 8000;
 
 /// An OpenAI-compatible chat-completions client. Holds the API key; never printed.
 pub struct OpenAi {
@@ -52,6 +57,10 @@ pub struct OpenAi {
     max_retry_after: Duration,
     max_output_tokens: u32,
     max_tokens_field: String,
+    tools: ToolsMode,
+    max_tool_rounds: u32,
+    /// `llm.tools = "auto"` and the server said it does not support tools.
+    tools_unsupported: AtomicBool,
     usage: Arc<TokenUsage>,
 }
 
@@ -76,6 +85,55 @@ struct AnswerMessage {
     content: Option<String>,
     #[serde(default)]
     refusal: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<ToolCallBody>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct ToolCallBody {
+    #[serde(default)]
+    id: String,
+    function: FunctionCall,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct FunctionCall {
+    #[serde(default)]
+    name: String,
+    /// A JSON string per OpenAI; some servers send the object itself.
+    #[serde(default)]
+    arguments: Value,
+}
+
+impl ToolCallBody {
+    /// The call as it is echoed back in the assistant message.
+    fn echo(&self) -> Value {
+        let arguments = match &self.function.arguments {
+            Value::String(s) => s.clone(),
+            Value::Null => "{}".into(),
+            other => other.to_string(),
+        };
+        json!({
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.function.name, "arguments": arguments}
+        })
+    }
+
+    /// The arguments as JSON (`Null` when they are not valid JSON).
+    fn arguments(&self) -> Value {
+        match &self.function.arguments {
+            Value::String(s) => serde_json::from_str(s).unwrap_or(Value::Null),
+            other => other.clone(),
+        }
+    }
+}
+
+/// One answer: its text, and the tools it calls.
+struct Reply {
+    content: Option<String>,
+    refusal: Option<String>,
+    tool_calls: Vec<ToolCallBody>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -332,6 +390,9 @@ impl OpenAi {
             max_retry_after: Duration::from_secs(cfg.max_retry_after_seconds),
             max_output_tokens: cfg.max_output_tokens,
             max_tokens_field: cfg.max_tokens_field.clone(),
+            tools: cfg.tools,
+            max_tool_rounds: cfg.max_tool_rounds,
+            tools_unsupported: AtomicBool::new(false),
             usage,
         })
     }
@@ -394,6 +455,10 @@ impl OpenAi {
                     error,
                     retry_after: asked,
                 }
+            } else if status.is_client_error() {
+                Failure::Fatal(LlmError::Rejected(format!(
+                    "the model server answered {status}{detail}"
+                )))
             } else {
                 Failure::Fatal(error)
             })
@@ -416,6 +481,18 @@ impl OpenAi {
         messages: &[Value],
         format: Option<&Value>,
     ) -> Result<String, LlmError> {
+        let reply = self.exchange(role, messages, format, None).await?;
+        text_of(reply)
+    }
+
+    /// One chat completion within the turn's token budget, offering `tools` when given.
+    async fn exchange(
+        &self,
+        role: &'static str,
+        messages: &[Value],
+        format: Option<&Value>,
+        tools: Option<&Value>,
+    ) -> Result<Reply, LlmError> {
         let estimate = estimate_tokens(messages);
         let mut max_out = u64::from(self.max_output_tokens);
         if let Some(left) = budget::remaining() {
@@ -437,6 +514,9 @@ impl OpenAi {
         body[self.max_tokens_field.as_str()] = json!(max_out);
         if let Some(f) = format {
             body["response_format"] = f.clone();
+        }
+        if let Some(t) = tools {
+            body["tools"] = t.clone();
         }
         let started = Instant::now();
         let resp = match self.send(&body).await {
@@ -467,14 +547,96 @@ impl OpenAi {
             ms = started.elapsed().as_millis() as u64,
             "model call"
         );
-        match (content, choice.and_then(|c| c.message.refusal)) {
-            (Some(text), _) if !text.trim().is_empty() => Ok(text),
-            (_, Some(refusal)) => Err(LlmError::Invalid(format!(
-                "the model refused: {}",
-                chars(&refusal, 200)
-            ))),
-            _ => Err(LlmError::Invalid("the model gave an empty answer".into())),
+        let (refusal, tool_calls) = match choice {
+            Some(c) => (c.message.refusal, c.message.tool_calls.unwrap_or_default()),
+            None => (None, Vec::new()),
+        };
+        Ok(Reply {
+            content,
+            refusal,
+            tool_calls,
+        })
+    }
+
+    /// Whether this reply offers tools, and which.
+    fn offered(&self, tools: Option<&dyn Tools>) -> Option<Value> {
+        let tools = tools?;
+        let off = match self.tools {
+            ToolsMode::Off => true,
+            ToolsMode::On => false,
+            ToolsMode::Auto => self.tools_unsupported.load(Ordering::Relaxed),
+        };
+        if off || self.max_tool_rounds == 0 {
+            return None;
         }
+        let specs: Vec<Value> = tools
+            .specs()
+            .into_iter()
+            .map(|s| {
+                json!({
+                    "type": "function",
+                    "function": {"name": s.name, "description": s.description, "parameters": s.parameters}
+                })
+            })
+            .collect();
+        (!specs.is_empty()).then_some(Value::Array(specs))
+    }
+
+    /// The reply: up to `llm.max_tool_rounds` rounds of tool calls, each
+    /// answered with `role: tool` messages, then the model's text. The last
+    /// request offers no tools, so the model must answer.
+    async fn reply_with_tools(
+        &self,
+        mut messages: Vec<Value>,
+        tools: Option<&dyn Tools>,
+    ) -> Result<String, LlmError> {
+        let offered = self.offered(tools);
+        let (Some(spec), Some(tools)) = (offered, tools) else {
+            return self.call("reply", &messages, None).await;
+        };
+        for round in 0..self.max_tool_rounds {
+            let reply = match self.exchange("reply", &messages, None, Some(&spec)).await {
+                Ok(reply) => reply,
+                Err(LlmError::Rejected(why))
+                    if round == 0
+                        && self.tools == ToolsMode::Auto
+                        && why.to_lowercase().contains("tool") =>
+                {
+                    tracing::warn!(error = %why, "the model server does not take tools; replying without them from now on");
+                    self.tools_unsupported.store(true, Ordering::Relaxed);
+                    return self.call("reply", &messages, None).await;
+                }
+                Err(e) => return Err(e),
+            };
+            if reply.tool_calls.is_empty() {
+                return text_of(reply);
+            }
+            tracing::info!(
+                round = round + 1,
+                calls = reply.tool_calls.len(),
+                "model called tools"
+            );
+            let echoed: Vec<Value> = reply.tool_calls.iter().map(ToolCallBody::echo).collect();
+            messages.push(json!({
+                "role": "assistant",
+                "content": reply.content,
+                "tool_calls": echoed
+            }));
+            for (i, call) in reply.tool_calls.iter().enumerate() {
+                let result = if i < MAX_CALLS_PER_ROUND {
+                    tools.call(&call.function.name, &call.arguments()).await
+                } else {
+                    format!("Refused: at most {MAX_CALLS_PER_ROUND} tool calls per answer.")
+                };
+                messages.push(json!({
+                    "role": "tool",
+                    "tool_call_id": call.id,
+                    "content": chars(&result, MAX_TOOL_RESULT_CHARS)
+                }));
+            }
+        }
+        // The rounds are spent: the answer now, without tools.
+        self.call("reply", &messages, None).await
     }
 
     /// A structured call: schema-constrained, validated by `check`, repaired once.
@@ -517,6 +679,18 @@ impl OpenAi {
             tracing::warn!(role, schema = schema_name, error = %e, "invalid structured answer after the repair; skipped");
             LlmError::Invalid(format!("{schema_name}: {e}"))
         })
+    }
+}
+
+/// The text of an answer, or why it has none.
+fn text_of(reply: Reply) -> Result<String, LlmError> {
+    match (reply.content, reply.refusal) {
+        (Some(text), _) if !text.trim().is_empty() => Ok(text),
+        (_, Some(refusal)) => Err(LlmError::Invalid(format!(
+            "the model refused: {}",
+            chars(&refusal, 200)
+        ))),
+        _ => Err(LlmError::Invalid("the model gave an empty answer".into())),
     }
 }
 
@@ -596,7 +770,7 @@ impl Responder for OpenAi {
         let mut messages = vec![json!({"role": "system", "content": system})];
         messages.extend(ctx.history.iter().map(history_message));
         messages.push(json!({"role": "user", "content": ctx.text}));
-        let answer = self.call("reply", &messages, None).await?;
+        let answer = self.reply_with_tools(messages, ctx.tools).await?;
         Ok(answer.trim().to_string())
     }
 }
