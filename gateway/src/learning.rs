@@ -25,12 +25,11 @@ pub fn receipt(scope: Scope, id: i64) -> String {
     format!("Written: {target} updated (id: {id}).")
 }
 
-/// Where a model's proposal is asked: the turn's speaker and conversation.
+/// Where a model's proposal is asked: the turn's message (its org, agent and
+/// conversation) and speaker.
 pub struct ProposalPlace<'a> {
-    pub org: &'a str,
-    pub agent: &'a str,
+    pub msg: &'a adapters::Inbound,
     pub principal: &'a Principal,
-    pub conversation: &'a str,
     /// The turn's batch (its stored message id), answered by yes/no or a button.
     pub batch: i64,
     pub now: i64,
@@ -241,17 +240,25 @@ impl Learning {
         }
         let Candidate { kind, subject, .. } = self.operational_item(&content).await;
         let author = at.principal.author_id();
-        let rec = NewRecord::said(at.org, at.agent, scope, kind, subject, content, at.now)
-            .owner(owner)
-            .status(status)
-            .source(format!(
-                "proposal:tool:memory_write:{}",
-                author.as_deref().unwrap_or("unknown")
-            ))
-            .expires_at(Some(at.expires_at))
-            .conversation(Some(at.conversation.to_string()))
-            .batch(Some(at.batch))
-            .author(author);
+        let rec = NewRecord::said(
+            &at.msg.org,
+            &at.msg.agent,
+            scope,
+            kind,
+            subject,
+            content,
+            at.now,
+        )
+        .owner(owner)
+        .status(status)
+        .source(format!(
+            "proposal:tool:memory_write:{}",
+            author.as_deref().unwrap_or("unknown")
+        ))
+        .expires_at(Some(at.expires_at))
+        .conversation(Some(at.msg.conversation.clone()))
+        .batch(Some(at.batch))
+        .author(author);
         let written = self
             .db
             .write(

@@ -93,6 +93,15 @@ impl<'a> TurnTools<'a> {
         self.proposed.lock().map(|p| p.clone()).unwrap_or_default()
     }
 
+    /// A tool call that failed on steward's side: logged, audited, and what the
+    /// model is told (`then`: what follows for it).
+    async fn failed(&self, action: &str, e: impl std::fmt::Display, then: &str) -> String {
+        tracing::warn!(error = %e, action, "tool call failed");
+        self.audit(action, "failed").await;
+        let tool = action.trim_start_matches("tool.");
+        format!("{tool} failed; {then}.")
+    }
+
     async fn audit(&self, action: &str, detail: &str) {
         let actor = self
             .place
@@ -102,7 +111,7 @@ impl<'a> TurnTools<'a> {
         if let Err(e) = self
             .db
             .audit(
-                self.place.org,
+                &self.place.msg.org,
                 &actor,
                 action,
                 self.run_id,
@@ -120,16 +129,14 @@ impl<'a> TurnTools<'a> {
             self.audit("tool.memory_search", "refused: no query").await;
             return "Refused: memory_search needs a `query` string.".into();
         };
-        let mut found = match self
-            .db
-            .retrieve(self.scope, &terms(query), SEARCH_LIMIT)
-            .await
-        {
+        let words = terms(query);
+        let searched = self.db.retrieve(self.scope, &words, SEARCH_LIMIT);
+        let mut found = match searched.await {
             Ok(found) => found,
             Err(e) => {
-                tracing::warn!(error = %e, "memory_search failed");
-                self.audit("tool.memory_search", "failed").await;
-                return "memory_search failed; answer without it.".into();
+                return self
+                    .failed("tool.memory_search", e, "answer without it")
+                    .await
             }
         };
         context::order_by_precedence(&mut found);
@@ -165,16 +172,15 @@ impl<'a> TurnTools<'a> {
                 .await;
             return "Refused: memory_write needs `scope` and `content` strings. Nothing was written.".into();
         };
-        let outcome = match self
+        let proposed = self
             .learning
-            .propose_model_write(&self.place, scope, content)
-            .await
-        {
+            .propose_model_write(&self.place, scope, content);
+        let outcome = match proposed.await {
             Ok(outcome) => outcome,
             Err(e) => {
-                tracing::warn!(error = %e, "memory_write failed");
-                self.audit("tool.memory_write", "failed").await;
-                return "memory_write failed; nothing was written.".into();
+                return self
+                    .failed("tool.memory_write", e, "nothing was written")
+                    .await
             }
         };
         match outcome {

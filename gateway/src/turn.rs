@@ -843,10 +843,8 @@ impl TurnLoop {
             &self.learning,
             &scope,
             ProposalPlace {
-                org: t.org(),
-                agent: t.agent(),
+                msg: t.msg,
                 principal: &t.principal,
-                conversation: &t.msg.conversation,
                 batch: t.message_id,
                 now: t.now,
                 expires_at: t.now + self.cfg.memory.proposal_ttl_hours * 3_600_000,
