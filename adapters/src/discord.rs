@@ -195,6 +195,8 @@ impl EventHandler for Bot {
             return;
         };
         let addressed = inbound.mentioned;
+        // While the model works, the channel shows the bot typing (stopped when dropped).
+        let typing = addressed.then(|| msg.channel_id.start_typing(&ctx.http));
         let replies = match self.handler.handle(inbound).await {
             Ok(r) => r,
             Err(e) => {
@@ -221,6 +223,7 @@ impl EventHandler for Bot {
                 return;
             }
         }
+        drop(typing);
     }
 
     async fn interaction_create(&self, ctx: Context, interaction: Interaction) {

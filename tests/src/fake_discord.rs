@@ -159,6 +159,8 @@ impl Posted {
 pub enum Sent {
     /// `POST /channels/{channel}/messages`
     Message(Posted),
+    /// `POST /channels/{channel}/typing`
+    Typing { channel: u64 },
     /// `POST /interactions/{id}/{token}/callback`
     Callback {
         interaction: u64,
@@ -286,6 +288,7 @@ impl FakeDiscord {
             .route("/gateway/bot", get(rest_gateway_bot))
             .route("/users/@me", get(rest_me))
             .route("/channels/{channel}/messages", post(rest_create_message))
+            .route("/channels/{channel}/typing", post(rest_typing))
             .route(
                 "/interactions/{interaction}/{token}/callback",
                 post(rest_callback),
@@ -648,6 +651,14 @@ async fn rest_create_message(
     let (posted, object) = s.post(channel, body);
     s.record(Sent::Message(posted));
     Json(object).into_response()
+}
+
+async fn rest_typing(State(s): St, Path(channel): Path<u64>, headers: HeaderMap) -> Response {
+    if let Some(r) = unauthorized(&s, &headers) {
+        return r;
+    }
+    s.record(Sent::Typing { channel });
+    StatusCode::NO_CONTENT.into_response()
 }
 
 async fn rest_callback(

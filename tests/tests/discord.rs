@@ -299,6 +299,18 @@ async fn a_guild_message_without_a_mention_is_stored_but_not_answered() {
         w.h.records_containing("ci.example.com").await.is_empty(),
         "nothing is proposed or learned from a line the bot was not asked about"
     );
+    let typed = |w: &World| {
+        w.fake
+            .sent()
+            .iter()
+            .filter(|s| matches!(s, Sent::Typing { channel } if *channel == GENERAL))
+            .count()
+    };
+    assert_eq!(
+        typed(&w),
+        0,
+        "no typing for a line the bot was not asked about"
+    );
 
     // The next mention is answered, and it is the only message in the channel.
     let asked = w
@@ -308,6 +320,13 @@ async fn a_guild_message_without_a_mention_is_stored_but_not_answered() {
     let (_, replies) = w.turns.turn_of(&id_of(&asked)).await;
     assert_eq!(answer.content(), replies[0].text);
     assert_eq!(messages_in(&w.fake, GENERAL).len(), 1);
+    // While the turn ran, the channel showed the bot typing.
+    w.fake
+        .take("typing in the channel", |s| match s {
+            Sent::Typing { channel } if *channel == GENERAL => Some(()),
+            _ => None,
+        })
+        .await;
     w.finish().await;
 }
 
