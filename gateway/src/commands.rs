@@ -123,21 +123,12 @@ impl Commands {
                     Err(reason) => reason,
                 }));
             }
-            let rec = match self.db.record(t.org, id).await {
-                Ok(r) => r,
-                Err(StoreError::NotFound(_)) => {
-                    return Ok(Some(format!("You have no record {id}.")))
-                }
-                Err(e) => return Err(e.into()),
-            };
-            if rec.owner.as_deref() != Some(user)
-                || !rec.scope.is_personal()
-                || rec.status == Status::Deleted
-            {
-                return Ok(Some(format!("You have no record {id}.")));
-            }
-            self.lifecycle.forget(t.org, id, user, t.now).await?;
-            return Ok(Some(format!("Forgotten: record {id} is deleted.")));
+            return Ok(Some(
+                match self.lifecycle.forget_own(t.org, id, user, t.now).await? {
+                    Ok(()) => format!("Forgotten: record {id} is deleted."),
+                    Err(refusal) => refusal,
+                },
+            ));
         }
         Ok(None)
     }

@@ -2,11 +2,15 @@
 //! loop for its speaker: `memory_search` reads through the one retrieval
 //! entry point with the turn's `RetrievalScope`; `memory_write` asks the write
 //! policy (`policy::decide_model_tool`) and at most proposes — the speaker is
-//! asked "Remember this?". Every call is audited with the turn's run id.
+//! asked "Remember this?"; `memory_forget` deletes one of the speaker's own
+//! records (as `/forget`); `review_learned` confirms or rejects a quarantined
+//! record, for administrators only (as the review queue). Every call is
+//! audited with the turn's run id.
 //! The model's arguments are requests, never authority.
 
 use crate::context;
 use crate::learning::{Learning, ModelWrite, ProposalPlace};
+use crate::lifecycle::Lifecycle;
 use crate::llm::{ToolSpec, Tools};
 use memory::sanitize::sanitize;
 use memory::store::RetrievalScope;
@@ -36,6 +40,26 @@ pub fn specs() -> Vec<ToolSpec> {
             }),
         },
         ToolSpec {
+            name: "memory_forget",
+            description: "Forget one of the speaker's own personal records, by its id (the speaker asked to forget it).",
+            parameters: json!({
+                "type": "object",
+                "properties": {"id": {"type": "integer"}},
+                "required": ["id"],
+                "additionalProperties": false
+            }),
+        },
+        ToolSpec {
+            name: "review_learned",
+            description: "Administrators only: confirm (true) or reject (false) a quarantined record relearned from an archive, by its id.",
+            parameters: json!({
+                "type": "object",
+                "properties": {"id": {"type": "integer"}, "confirm": {"type": "boolean"}},
+                "required": ["id", "confirm"],
+                "additionalProperties": false
+            }),
+        },
+        ToolSpec {
             name: "memory_write",
             description: "Propose remembering something. `personal` is the speaker's own memory; `agent_notes` are operational notes for everyone (administrators only). Nothing is saved until the speaker says yes.",
             parameters: json!({
@@ -55,6 +79,7 @@ pub fn specs() -> Vec<ToolSpec> {
 pub struct TurnTools<'a> {
     db: &'a Db,
     learning: &'a Learning,
+    lifecycle: &'a Lifecycle,
     scope: &'a RetrievalScope,
     place: ProposalPlace<'a>,
     /// The turn's run id (`turn:<message id>`), on every audit entry.
@@ -74,6 +99,7 @@ impl<'a> TurnTools<'a> {
     pub fn new(
         db: &'a Db,
         learning: &'a Learning,
+        lifecycle: &'a Lifecycle,
         scope: &'a RetrievalScope,
         place: ProposalPlace<'a>,
         run_id: &'a str,
@@ -81,6 +107,7 @@ impl<'a> TurnTools<'a> {
         TurnTools {
             db,
             learning,
+            lifecycle,
             scope,
             place,
             run_id,
@@ -205,6 +232,75 @@ impl<'a> TurnTools<'a> {
     }
 }
 
+impl TurnTools<'_> {
+    async fn forget(&self, arguments: &Value) -> String {
+        let (Some(id), Some(user)) = (
+            arguments.get("id").and_then(Value::as_i64),
+            self.place.principal.user_id(),
+        ) else {
+            self.audit("tool.memory_forget", "refused").await;
+            return "Refused: memory_forget needs an `id`, and a paired speaker. Nothing was forgotten.".into();
+        };
+        let forgot = self
+            .lifecycle
+            .forget_own(&self.place.msg.org, id, user, self.place.now);
+        match forgot.await {
+            Ok(Ok(())) => {
+                self.audit("tool.memory_forget", &format!("record:{id}"))
+                    .await;
+                format!("Forgotten: record {id} is deleted.")
+            }
+            Ok(Err(refusal)) => {
+                self.audit("tool.memory_forget", &format!("refused record:{id}"))
+                    .await;
+                format!("Refused: {refusal} Nothing was forgotten.")
+            }
+            Err(e) => {
+                self.failed("tool.memory_forget", e, "nothing was forgotten")
+                    .await
+            }
+        }
+    }
+
+    async fn review(&self, arguments: &Value) -> String {
+        let is_admin = matches!(
+            self.place.principal,
+            memory::Principal::Human {
+                role: memory::Role::Admin,
+                ..
+            }
+        );
+        let (Some(id), Some(confirm), true) = (
+            arguments.get("id").and_then(Value::as_i64),
+            arguments.get("confirm").and_then(Value::as_bool),
+            is_admin,
+        ) else {
+            self.audit("tool.review_learned", "refused").await;
+            return "Refused: review_learned is for administrators, with an `id` and `confirm`. Nothing was changed.".into();
+        };
+        let actor = self.place.principal.author_id().unwrap_or_default();
+        let reviewed =
+            self.lifecycle
+                .review(&self.place.msg.org, id, confirm, &actor, self.place.now);
+        match reviewed.await {
+            Ok(Ok(done)) => {
+                self.audit("tool.review_learned", &format!("record:{id}"))
+                    .await;
+                done
+            }
+            Ok(Err(refused)) => {
+                self.audit("tool.review_learned", &format!("refused record:{id}"))
+                    .await;
+                format!("Refused: {refused}")
+            }
+            Err(e) => {
+                self.failed("tool.review_learned", e, "nothing was changed")
+                    .await
+            }
+        }
+    }
+}
+
 #[async_trait::async_trait]
 impl Tools for TurnTools<'_> {
     fn specs(&self) -> Vec<ToolSpec> {
@@ -215,6 +311,8 @@ impl Tools for TurnTools<'_> {
         match name {
             "memory_search" => self.search(arguments).await,
             "memory_write" => self.write(arguments).await,
+            "memory_forget" => self.forget(arguments).await,
+            "review_learned" => self.review(arguments).await,
             other => {
                 self.audit("tool.unknown", other).await;
                 format!("Refused: there is no tool `{}`.", bounded(other))

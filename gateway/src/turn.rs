@@ -841,6 +841,7 @@ impl TurnLoop {
         let tools = TurnTools::new(
             &self.db,
             &self.learning,
+            &self.lifecycle,
             &scope,
             ProposalPlace {
                 msg: t.msg,

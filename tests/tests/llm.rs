@@ -1499,3 +1499,75 @@ async fn a_server_without_tools_is_asked_again_without_them() {
     h.dm("222", "And the wiki?").await;
     assert!(fake.received_for(TEXT)[2].body.get("tools").is_none());
 }
+
+/// `memory_forget` deletes the speaker's own record only; `review_learned` is
+/// an administrator's, and a user's call changes nothing.
+#[tokio::test]
+async fn memory_forget_and_review_learned_keep_to_the_speakers_authority() {
+    let fake = FakeLlm::start().await;
+    let h = harness(&fake, |_| {}).await;
+    let bob = h.pair("222", Role::User).await;
+    h.pair("333", Role::User).await;
+    let own = h
+        .db()
+        .insert_record(&rec(
+            "default",
+            Scope::Personal,
+            Some(&bob),
+            "Bob's locker is 12",
+            1,
+        ))
+        .await
+        .expect("record");
+    let quarantined = h
+        .db()
+        .insert_record(&NewRecord {
+            status: Status::Unverified,
+            ..note("The VPN is at vpn.example.com", 1)
+        })
+        .await
+        .expect("record");
+    // Someone else asks the model to forget Bob's record: refused.
+    fake.push(TEXT, Answer::tool("memory_forget", json!({"id": own})));
+    fake.push(TEXT, Answer::Content("Done.".into()));
+    h.dm("333", "forget record please").await;
+    assert_eq!(status(&h, own).await, Status::Active);
+    // A user asks to confirm a quarantined record: refused.
+    fake.push(
+        TEXT,
+        Answer::tool(
+            "review_learned",
+            json!({"id": quarantined, "confirm": true}),
+        ),
+    );
+    fake.push(TEXT, Answer::Content("Done.".into()));
+    h.dm("333", "confirm the VPN record").await;
+    assert_eq!(status(&h, quarantined).await, Status::Unverified);
+    let results: Vec<String> = fake
+        .received_for(TEXT)
+        .iter()
+        .flat_map(|r| r.tool_results())
+        .map(|(_, text)| text)
+        .collect();
+    assert!(
+        results.iter().all(|r| r.starts_with("Refused:")),
+        "{results:?}"
+    );
+    // Bob forgets his own: deleted.
+    fake.push(TEXT, Answer::tool("memory_forget", json!({"id": own})));
+    fake.push(TEXT, Answer::Content("Forgotten.".into()));
+    h.dm("222", "forget my locker").await;
+    assert_eq!(status(&h, own).await, Status::Deleted);
+    // An administrator confirms the quarantined record: active.
+    h.pair("111", Role::Admin).await;
+    fake.push(
+        TEXT,
+        Answer::tool(
+            "review_learned",
+            json!({"id": quarantined, "confirm": true}),
+        ),
+    );
+    fake.push(TEXT, Answer::Content("Confirmed.".into()));
+    h.dm("111", "confirm the VPN record").await;
+    assert_eq!(status(&h, quarantined).await, Status::Active);
+}

@@ -58,6 +58,32 @@ impl Lifecycle {
         Ok(Ok(outcome))
     }
 
+    /// `user` forgets one of their own records (`/forget`, the `memory_forget`
+    /// tool): refused, without saying whether it exists, unless it is theirs,
+    /// personal and not already deleted.
+    pub async fn forget_own(
+        &self,
+        org: &str,
+        id: i64,
+        user: &str,
+        now: i64,
+    ) -> Result<std::result::Result<(), String>> {
+        let not_theirs = || Ok(Err(format!("You have no record {id}.")));
+        let rec = match self.db.record(org, id).await {
+            Ok(r) => r,
+            Err(memory::StoreError::NotFound(_)) => return not_theirs(),
+            Err(e) => return Err(e.into()),
+        };
+        if rec.owner.as_deref() != Some(user)
+            || !rec.scope.is_personal()
+            || rec.status == memory::Status::Deleted
+        {
+            return not_theirs();
+        }
+        self.forget(org, id, user, now).await?;
+        Ok(Ok(()))
+    }
+
     /// Delete a record; its tombstone keeps relearn from bringing it back.
     /// Callers check who may (an operator, or the record's owner). Audited.
     pub async fn forget(&self, org: &str, id: i64, actor: &str, now: i64) -> Result<()> {
