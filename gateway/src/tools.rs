@@ -9,13 +9,12 @@
 //! The model's arguments are requests, never authority.
 
 use crate::context;
-use crate::learning::{Learning, ModelWrite, ProposalPlace};
+use crate::learning::{ModelWrite, ProposalPlace};
 use crate::lifecycle::Lifecycle;
 use crate::llm::{ToolSpec, Tools};
 use memory::sanitize::sanitize;
 use memory::store::RetrievalScope;
 use memory::terms::terms;
-use memory::Db;
 use serde_json::{json, Value};
 use std::sync::Mutex;
 
@@ -77,8 +76,7 @@ pub fn specs() -> Vec<ToolSpec> {
 
 /// The tools of one turn.
 pub struct TurnTools<'a> {
-    db: &'a Db,
-    learning: &'a Learning,
+    /// Its database and learning service are the tools' too.
     lifecycle: &'a Lifecycle,
     scope: &'a RetrievalScope,
     place: ProposalPlace<'a>,
@@ -97,16 +95,12 @@ fn bounded(s: &str) -> String {
 
 impl<'a> TurnTools<'a> {
     pub fn new(
-        db: &'a Db,
-        learning: &'a Learning,
         lifecycle: &'a Lifecycle,
         scope: &'a RetrievalScope,
         place: ProposalPlace<'a>,
         run_id: &'a str,
     ) -> Self {
         TurnTools {
-            db,
-            learning,
             lifecycle,
             scope,
             place,
@@ -136,7 +130,8 @@ impl<'a> TurnTools<'a> {
             .author_id()
             .unwrap_or_else(|| "unpaired".into());
         if let Err(e) = self
-            .db
+            .lifecycle
+            .db()
             .audit(
                 &self.place.msg.org,
                 &actor,
@@ -157,7 +152,10 @@ impl<'a> TurnTools<'a> {
             return "Refused: memory_search needs a `query` string.".into();
         };
         let words = terms(query);
-        let searched = self.db.retrieve(self.scope, &words, SEARCH_LIMIT);
+        let searched = self
+            .lifecycle
+            .db()
+            .retrieve(self.scope, &words, SEARCH_LIMIT);
         let mut found = match searched.await {
             Ok(found) => found,
             Err(e) => {
@@ -200,7 +198,8 @@ impl<'a> TurnTools<'a> {
             return "Refused: memory_write needs `scope` and `content` strings. Nothing was written.".into();
         };
         let proposed = self
-            .learning
+            .lifecycle
+            .learning()
             .propose_model_write(&self.place, scope, content);
         let outcome = match proposed.await {
             Ok(outcome) => outcome,
@@ -244,22 +243,11 @@ impl TurnTools<'_> {
         let forgot = self
             .lifecycle
             .forget_own(&self.place.msg.org, id, user, self.place.now);
-        match forgot.await {
-            Ok(Ok(())) => {
-                self.audit("tool.memory_forget", &format!("record:{id}"))
-                    .await;
-                format!("Forgotten: record {id} is deleted.")
-            }
-            Ok(Err(refusal)) => {
-                self.audit("tool.memory_forget", &format!("refused record:{id}"))
-                    .await;
-                format!("Refused: {refusal} Nothing was forgotten.")
-            }
-            Err(e) => {
-                self.failed("tool.memory_forget", e, "nothing was forgotten")
-                    .await
-            }
-        }
+        let outcome = forgot
+            .await
+            .map(|r| r.map(|()| format!("Forgotten: record {id} is deleted.")));
+        self.on_record("tool.memory_forget", id, outcome, "nothing was forgotten")
+            .await
     }
 
     async fn review(&self, arguments: &Value) -> String {
@@ -282,21 +270,34 @@ impl TurnTools<'_> {
         let reviewed =
             self.lifecycle
                 .review(&self.place.msg.org, id, confirm, &actor, self.place.now);
-        match reviewed.await {
+        self.on_record(
+            "tool.review_learned",
+            id,
+            reviewed.await,
+            "nothing was changed",
+        )
+        .await
+    }
+
+    /// What the model is told of an operation on record `id`, audited: done,
+    /// refused (and why), or failed on steward's side (`then`: what follows).
+    async fn on_record(
+        &self,
+        action: &str,
+        id: i64,
+        outcome: crate::error::Result<std::result::Result<String, String>>,
+        then: &str,
+    ) -> String {
+        match outcome {
             Ok(Ok(done)) => {
-                self.audit("tool.review_learned", &format!("record:{id}"))
-                    .await;
+                self.audit(action, &format!("record:{id}")).await;
                 done
             }
-            Ok(Err(refused)) => {
-                self.audit("tool.review_learned", &format!("refused record:{id}"))
-                    .await;
-                format!("Refused: {refused}")
+            Ok(Err(why)) => {
+                self.audit(action, &format!("refused record:{id}")).await;
+                format!("Refused: {why}")
             }
-            Err(e) => {
-                self.failed("tool.review_learned", e, "nothing was changed")
-                    .await
-            }
+            Err(e) => self.failed(action, e, then).await,
         }
     }
 }

@@ -839,8 +839,6 @@ impl TurnLoop {
         );
         let run = format!("turn:{}", t.message_id);
         let tools = TurnTools::new(
-            &self.db,
-            &self.learning,
             &self.lifecycle,
             &scope,
             ProposalPlace {

@@ -39,6 +39,16 @@ pub struct Lifecycle {
 }
 
 impl Lifecycle {
+    /// The database the lifecycle keeps (the turn's tools read through it too).
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// The learning service it writes through.
+    pub fn learning(&self) -> &Learning {
+        &self.learning
+    }
+
     pub fn new(
         db: Db,
         cfg: Arc<Config>,
