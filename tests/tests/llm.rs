@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use steward::clock::Clock;
-use steward::consolidate::{MAX_CALLS_PER_RUN, MAX_RECORDS_PER_CALL};
 use steward::config::SchemaLimits;
+use steward::consolidate::{MAX_CALLS_PER_RUN, MAX_RECORDS_PER_CALL};
 use steward::llm::openai::EXTRACT_MAX_TOKENS;
 use steward::Config;
 use steward_tests::fake_llm::{Answer, FakeLlm, TEXT};
@@ -143,7 +143,8 @@ async fn extraction_request(limits: SchemaLimits) -> serde_json::Value {
     let fake = FakeLlm::start().await;
     let h = harness(&fake, |c| c.llm.schema_limits = limits).await;
     h.pair("111", Role::Admin).await;
-    h.dm("111", "Going forward the VPN is at vpn.example.com").await;
+    h.dm("111", "Going forward the VPN is at vpn.example.com")
+        .await;
     fake.received_for("memory_items")[0].body.clone()
 }
 
@@ -182,7 +183,8 @@ async fn the_role_cap_never_exceeds_max_output_tokens() {
     let fake = FakeLlm::start().await;
     let h = harness(&fake, |c| c.llm.max_output_tokens = 100).await;
     h.pair("111", Role::Admin).await;
-    h.dm("111", "Going forward the VPN is at vpn.example.com").await;
+    h.dm("111", "Going forward the VPN is at vpn.example.com")
+        .await;
     assert_eq!(
         fake.received_for("memory_items")[0].body["max_tokens"],
         json!(100)
