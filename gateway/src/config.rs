@@ -237,6 +237,13 @@ pub struct LlmConfig {
     /// `max_completion_tokens` (OpenAI's reasoning models).
     #[default = "max_tokens"]
     pub max_tokens_field: String,
+    /// `on`: the structured-output schemas bound every string and array
+    /// (`maxLength`, `maxItems`), so a grammar-constrained local model closes
+    /// them instead of writing until the token cap. `off` strips those
+    /// keywords, for servers whose strict mode refuses them (OpenAI's hosted
+    /// API, for some models).
+    #[default(SchemaLimits::On)]
+    pub schema_limits: SchemaLimits,
     /// Tokens (prompt and answer) all model calls of one turn may use; 0 = no limit.
     #[default = 16_000]
     #[validate(range(min = 0, max = 100_000_000))]
@@ -288,6 +295,16 @@ pub struct MemoryConfig {
     /// Retired setting: read only to warn that nothing uses it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quarantine_learned_facts: Option<bool>,
+}
+
+/// Whether structured-output schemas carry length keywords (`llm.schema_limits`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SchemaLimits {
+    /// `maxLength` on every string, `maxItems` on every array (default).
+    On,
+    /// No length keywords (OpenAI's hosted strict mode may need this).
+    Off,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]

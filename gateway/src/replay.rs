@@ -80,6 +80,21 @@ struct MsgEvent {
     agent: Option<String>,
 }
 
+impl Event {
+    fn name(&self) -> &'static str {
+        match self {
+            Event::Pair(_) => "pair",
+            Event::Msg(_) => "msg",
+            Event::System(_) => "system",
+            Event::Tool(_) => "tool",
+            Event::Trim(_) => "trim",
+            Event::Relearn(_) => "relearn",
+            Event::Undo(_) => "undo",
+            Event::Review(_) => "review",
+        }
+    }
+}
+
 fn direct() -> ConversationKind {
     ConversationKind::Direct
 }
@@ -319,6 +334,8 @@ async fn replay_events(
     let mut orgs: Vec<String> = vec![default_org.clone()];
     let mut replies = Vec::new();
     for (line, event) in events {
+        let started = std::time::Instant::now();
+        let what = event.name();
         // A failure names the line it came from, whatever failed.
         let applied: Result<(), ReplayError> = async {
             match event {
@@ -470,6 +487,13 @@ async fn replay_events(
         }
         .await;
         applied.map_err(|e| e.at_line(line))?;
+        // Per-event timing for evaluation scripts (`STEWARD_LOG=steward=info`).
+        tracing::info!(
+            line,
+            event = what,
+            ms = started.elapsed().as_millis() as u64,
+            "replay event"
+        );
     }
     orgs.sort();
     orgs.dedup();

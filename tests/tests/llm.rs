@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use steward::clock::Clock;
+use steward::config::SchemaLimits;
 use steward::consolidate::{MAX_CALLS_PER_RUN, MAX_RECORDS_PER_CALL};
+use steward::llm::openai::EXTRACT_MAX_TOKENS;
 use steward::Config;
 use steward_tests::fake_llm::{Answer, FakeLlm, TEXT};
 use steward_tests::{both_dbs, join, Harness};
@@ -133,6 +135,61 @@ async fn structured_output_is_requested_parsed_and_memory_is_framed_as_data() {
         usage.prompt_tokens > 0 && usage.completion_tokens > 0,
         "{usage:?}"
     );
+}
+
+/// The `memory_items` schema and token cap of the first extraction request
+/// steward sends under `limits`.
+async fn extraction_request(limits: SchemaLimits) -> serde_json::Value {
+    let fake = FakeLlm::start().await;
+    let h = harness(&fake, |c| c.llm.schema_limits = limits).await;
+    h.pair("111", Role::Admin).await;
+    h.dm("111", "Going forward the VPN is at vpn.example.com")
+        .await;
+    fake.received_for("memory_items")[0].body.clone()
+}
+
+#[tokio::test]
+async fn schemas_carry_length_bounds_unless_schema_limits_is_off() {
+    let on = extraction_request(SchemaLimits::On).await;
+    let schema = &on["response_format"]["json_schema"]["schema"];
+    let items = &schema["properties"]["items"];
+    assert_eq!(items["maxItems"], json!(20), "{schema}");
+    let item = &items["items"]["properties"];
+    assert_eq!(item["content"]["maxLength"], json!(1000), "{schema}");
+    assert_eq!(item["kind"]["maxLength"], json!(40), "{schema}");
+    assert_eq!(item["subject"]["maxLength"], json!(100), "{schema}");
+    // The extractor has its own answer cap, below the reply's.
+    assert_eq!(on["max_tokens"], json!(EXTRACT_MAX_TOKENS), "{on}");
+    assert!(EXTRACT_MAX_TOKENS < Config::default().llm.max_output_tokens);
+    assert_eq!(Config::default().llm.schema_limits, SchemaLimits::On);
+
+    let off = extraction_request(SchemaLimits::Off).await;
+    let schema = &off["response_format"]["json_schema"]["schema"];
+    let text = schema.to_string();
+    for k in ["maxLength", "maxItems", "minLength", "minItems"] {
+        assert!(!text.contains(k), "{k} in {text}");
+    }
+    // Everything else is the same schema.
+    assert_eq!(off["response_format"]["json_schema"]["strict"], true);
+    assert_eq!(
+        schema["properties"]["items"]["items"]["properties"]["channel"]["enum"],
+        json!(["personal", "operational", "task"])
+    );
+    assert_eq!(off["max_tokens"], json!(EXTRACT_MAX_TOKENS), "{off}");
+}
+
+#[tokio::test]
+async fn the_role_cap_never_exceeds_max_output_tokens() {
+    let fake = FakeLlm::start().await;
+    let h = harness(&fake, |c| c.llm.max_output_tokens = 100).await;
+    h.pair("111", Role::Admin).await;
+    h.dm("111", "Going forward the VPN is at vpn.example.com")
+        .await;
+    assert_eq!(
+        fake.received_for("memory_items")[0].body["max_tokens"],
+        json!(100)
+    );
+    assert_eq!(fake.received_for(TEXT)[0].body["max_tokens"], json!(100));
 }
 
 #[tokio::test]

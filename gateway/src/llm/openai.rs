@@ -15,7 +15,7 @@ use super::{
     Consolidator, Extractor, Judge, JudgedRetirement, LlmError, MergeGroup, Provenance,
     ReplyContext, Responder, Summarizer, Tools,
 };
-use crate::config::{LlmConfig, ToolsMode};
+use crate::config::{LlmConfig, SchemaLimits, ToolsMode};
 use adapters::retry::{
     self, retry_after, retryable_status, Failure, LongWait, RetryError, RetryPolicy,
 };
@@ -44,6 +44,22 @@ const MAX_SUMMARY_CHARS: usize = 2000;
 const MAX_CALLS_PER_ROUND: usize = 8;
 /// Longest tool result sent back to the model, in characters.
 const MAX_TOOL_RESULT_CHARS: usize = 8000;
+/// Longest `kind` and `subject` label an item may carry (longer ones are cut).
+const MAX_KIND_CHARS: usize = 40;
+const MAX_SUBJECT_CHARS: usize = 100;
+/// Most records one consolidation group may name.
+const MAX_GROUP_IDS: usize = crate::consolidate::MAX_RECORDS_PER_CALL;
+
+/// Most tokens each structured role may answer with, whatever
+/// `llm.max_output_tokens` (the reply's cap, which also bounds these) allows:
+/// an answer within the schema's bounds fits, a runaway one stops early.
+pub const EXTRACT_MAX_TOKENS: u32 = 512;
+pub const JUDGE_MAX_TOKENS: u32 = 384;
+pub const CONSOLIDATE_MAX_TOKENS: u32 = 1024;
+pub const SUMMARY_MAX_TOKENS: u32 = 640;
+
+/// The length keywords `llm.schema_limits = "off"` strips from every schema.
+const LENGTH_KEYWORDS: [&str; 4] = ["maxLength", "minLength", "maxItems", "minItems"];
 
 /// An OpenAI-compatible chat-completions client. Holds the API key; never printed.
 pub struct OpenAi {
@@ -61,6 +77,7 @@ pub struct OpenAi {
     max_tool_rounds: u32,
     /// `llm.tools = "auto"` and the server said it does not support tools.
     tools_unsupported: AtomicBool,
+    schema_limits: SchemaLimits,
     usage: Arc<TokenUsage>,
 }
 
@@ -150,6 +167,7 @@ struct UsageBody {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ItemsAnswer {
+    #[schemars(length(max = MAX_ITEMS))]
     items: Vec<ItemAnswer>,
 }
 
@@ -157,14 +175,18 @@ struct ItemsAnswer {
 #[serde(deny_unknown_fields)]
 struct ItemAnswer {
     channel: ItemChannel,
+    #[schemars(length(max = MAX_KIND_CHARS))]
     kind: String,
+    #[schemars(length(max = MAX_SUBJECT_CHARS))]
     subject: String,
+    #[schemars(length(max = MAX_ITEM_CHARS))]
     content: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct JudgeAnswer {
+    #[schemars(length(max = MAX_ITEMS))]
     retire: Vec<JudgeItem>,
 }
 
@@ -172,33 +194,39 @@ struct JudgeAnswer {
 #[serde(deny_unknown_fields)]
 struct JudgeItem {
     id: i64,
+    #[schemars(length(max = MAX_REASON_CHARS))]
     reason: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ConsolidationAnswer {
+    #[schemars(length(max = MAX_ITEMS))]
     groups: Vec<GroupAnswer>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GroupAnswer {
+    #[schemars(length(max = MAX_GROUP_IDS))]
     ids: Vec<i64>,
+    #[schemars(length(max = MAX_ITEM_CHARS))]
     merged: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SummaryAnswer {
+    #[schemars(length(max = MAX_SUMMARY_CHARS))]
     summary: String,
 }
 
 /// The schema OpenAI's strict structured output accepts for `T`: one
 /// self-contained object (subschemas inline), every property required and
 /// nothing else allowed (`deny_unknown_fields`), no `$schema`, `title` or
-/// integer `format` keywords.
-fn strict_schema<T: JsonSchema>() -> Value {
+/// integer `format` keywords. With `limits` off, no length keywords either
+/// (`maxLength`, `maxItems`, …), for servers whose strict mode refuses them.
+fn strict_schema<T: JsonSchema>(limits: SchemaLimits) -> Value {
     let mut generator = SchemaSettings::draft2020_12()
         .with(|s| s.inline_subschemas = true)
         .into_generator();
@@ -207,6 +235,11 @@ fn strict_schema<T: JsonSchema>() -> Value {
         s.remove("$schema");
         s.remove("title");
         s.remove("format");
+        if limits == SchemaLimits::Off {
+            for k in LENGTH_KEYWORDS {
+                s.remove(k);
+            }
+        }
     })
     .transform(&mut schema);
     schema.to_value()
@@ -393,6 +426,7 @@ impl OpenAi {
             tools: cfg.tools,
             max_tool_rounds: cfg.max_tool_rounds,
             tools_unsupported: AtomicBool::new(false),
+            schema_limits: cfg.schema_limits,
             usage,
         })
     }
@@ -474,27 +508,31 @@ impl OpenAi {
             })
     }
 
-    /// One chat completion within the turn's token budget; the answer's text.
+    /// One chat completion of at most `cap` answer tokens (and never more
+    /// than `llm.max_output_tokens`), within the turn's token budget; the answer's text.
     async fn call(
         &self,
         role: &'static str,
+        cap: u32,
         messages: &[Value],
         format: Option<&Value>,
     ) -> Result<String, LlmError> {
-        let reply = self.exchange(role, messages, format, None).await?;
+        let reply = self.exchange(role, cap, messages, format, None).await?;
         text_of(reply)
     }
 
-    /// One chat completion within the turn's token budget, offering `tools` when given.
+    /// One chat completion of at most `cap` answer tokens within the turn's
+    /// token budget, offering `tools` when given.
     async fn exchange(
         &self,
         role: &'static str,
+        cap: u32,
         messages: &[Value],
         format: Option<&Value>,
         tools: Option<&Value>,
     ) -> Result<Reply, LlmError> {
         let estimate = estimate_tokens(messages);
-        let mut max_out = u64::from(self.max_output_tokens);
+        let mut max_out = u64::from(cap.min(self.max_output_tokens));
         if let Some(left) = budget::remaining() {
             if left <= estimate {
                 self.usage.failed();
@@ -592,10 +630,21 @@ impl OpenAi {
     ) -> Result<String, LlmError> {
         let offered = self.offered(tools);
         let (Some(spec), Some(tools)) = (offered, tools) else {
-            return self.call("reply", &messages, None).await;
+            return self
+                .call("reply", self.max_output_tokens, &messages, None)
+                .await;
         };
         for round in 0..self.max_tool_rounds {
-            let reply = match self.exchange("reply", &messages, None, Some(&spec)).await {
+            let reply = match self
+                .exchange(
+                    "reply",
+                    self.max_output_tokens,
+                    &messages,
+                    None,
+                    Some(&spec),
+                )
+                .await
+            {
                 Ok(reply) => reply,
                 Err(LlmError::Rejected(why))
                     if round == 0
@@ -604,7 +653,9 @@ impl OpenAi {
                 {
                     tracing::warn!(error = %why, "the model server does not take tools; replying without them from now on");
                     self.tools_unsupported.store(true, Ordering::Relaxed);
-                    return self.call("reply", &messages, None).await;
+                    return self
+                        .call("reply", self.max_output_tokens, &messages, None)
+                        .await;
                 }
                 Err(e) => return Err(e),
             };
@@ -636,13 +687,15 @@ impl OpenAi {
             }
         }
         // The rounds are spent: the answer now, without tools.
-        self.call("reply", &messages, None).await
+        self.call("reply", self.max_output_tokens, &messages, None)
+            .await
     }
 
     /// A structured call: schema-constrained, validated by `check`, repaired once.
     async fn structured<T, U, F>(
         &self,
         role: &'static str,
+        cap: u32,
         prompt: prompts::Prompt,
         user: String,
         check: F,
@@ -651,7 +704,11 @@ impl OpenAi {
         T: Answer,
         F: Fn(T) -> Result<U, String>,
     {
-        let (schema_name, schema, system) = (T::SCHEMA, strict_schema::<T>(), prompt.text);
+        let (schema_name, schema, system) = (
+            T::SCHEMA,
+            strict_schema::<T>(self.schema_limits),
+            prompt.text,
+        );
         let format = json!({
             "type": "json_schema",
             "json_schema": {"name": schema_name, "strict": true, "schema": schema}
@@ -660,7 +717,7 @@ impl OpenAi {
             json!({"role": "system", "content": system}),
             json!({"role": "user", "content": user}),
         ];
-        let first = self.call(role, &messages, Some(&format)).await?;
+        let first = self.call(role, cap, &messages, Some(&format)).await?;
         let error = match parse::<T>(&first).and_then(&check) {
             Ok(v) => return Ok(v),
             Err(e) => e,
@@ -674,7 +731,7 @@ impl OpenAi {
                 "That answer is invalid: {error}. Answer again with only a JSON object matching the `{schema_name}` schema."
             )
         }));
-        let second = self.call(role, &messages, Some(&format)).await?;
+        let second = self.call(role, cap, &messages, Some(&format)).await?;
         parse::<T>(&second).and_then(&check).map_err(|e| {
             tracing::warn!(role, schema = schema_name, error = %e, "invalid structured answer after the repair; skipped");
             LlmError::Invalid(format!("{schema_name}: {e}"))
@@ -713,7 +770,7 @@ fn check_items(a: ItemsAnswer) -> Result<Vec<Candidate>, String> {
             );
             continue;
         }
-        let mut kind = key(&item.kind, 40).replace(' ', "_");
+        let mut kind = key(&item.kind, MAX_KIND_CHARS).replace(' ', "_");
         if kind.is_empty() {
             kind = if item.channel == ItemChannel::Task {
                 "task".into()
@@ -721,7 +778,7 @@ fn check_items(a: ItemsAnswer) -> Result<Vec<Candidate>, String> {
                 "fact".into()
             };
         }
-        let mut subject = key(&item.subject, 100);
+        let mut subject = key(&item.subject, MAX_SUBJECT_CHARS);
         if subject.is_empty() && item.channel != ItemChannel::Task {
             subject = format!(
                 "{kind}:{}",
@@ -750,6 +807,7 @@ impl Extractor for OpenAi {
         }
         self.structured(
             "extract",
+            EXTRACT_MAX_TOKENS,
             prompts::extractor(),
             text.to_string(),
             check_items,
@@ -789,32 +847,38 @@ impl Judge for OpenAi {
         let header = format!("NEW RECORD\n{}\n\nCANDIDATES", memory_line(new));
         let user = memory_lines(header, candidates);
         let known: HashSet<i64> = candidates.iter().map(|c| c.id).collect();
-        self.structured("judge", prompts::judge(), user, |a: JudgeAnswer| {
-            let mut seen = HashSet::new();
-            let mut out = Vec::new();
-            for item in a.retire {
-                if !known.contains(&item.id) {
-                    tracing::warn!(
-                        id = item.id,
-                        "judge named a record that is not a candidate; skipped"
-                    );
-                    continue;
+        self.structured(
+            "judge",
+            JUDGE_MAX_TOKENS,
+            prompts::judge(),
+            user,
+            |a: JudgeAnswer| {
+                let mut seen = HashSet::new();
+                let mut out = Vec::new();
+                for item in a.retire {
+                    if !known.contains(&item.id) {
+                        tracing::warn!(
+                            id = item.id,
+                            "judge named a record that is not a candidate; skipped"
+                        );
+                        continue;
+                    }
+                    if !seen.insert(item.id) {
+                        continue;
+                    }
+                    let reason = chars(sanitize(&item.reason).trim(), MAX_REASON_CHARS);
+                    out.push(JudgedRetirement {
+                        id: item.id,
+                        reason: if reason.is_empty() {
+                            "a newer value on the same topic".into()
+                        } else {
+                            reason
+                        },
+                    });
                 }
-                if !seen.insert(item.id) {
-                    continue;
-                }
-                let reason = chars(sanitize(&item.reason).trim(), MAX_REASON_CHARS);
-                out.push(JudgedRetirement {
-                    id: item.id,
-                    reason: if reason.is_empty() {
-                        "a newer value on the same topic".into()
-                    } else {
-                        reason
-                    },
-                });
-            }
-            Ok(out)
-        })
+                Ok(out)
+            },
+        )
         .await
     }
 }
@@ -828,7 +892,7 @@ impl Consolidator for OpenAi {
     async fn consolidate(&self, records: &[MemoryRecord]) -> Result<Vec<MergeGroup>, LlmError> {
         let user = memory_lines("RECORDS".into(), records);
         let known: HashSet<i64> = records.iter().map(|r| r.id).collect();
-        self.structured("consolidate", prompts::consolidation(),
+        self.structured("consolidate", CONSOLIDATE_MAX_TOKENS, prompts::consolidation(),
             user,
             |a: ConsolidationAnswer| {
                 let mut used = HashSet::new();
@@ -881,13 +945,19 @@ impl Summarizer for OpenAi {
                 framed(&m.text)
             ));
         }
-        self.structured("summary", prompts::summary(), user, |a: SummaryAnswer| {
-            let s = a.summary.trim();
-            if s.is_empty() {
-                return Err("the summary is empty".into());
-            }
-            Ok(chars(s, MAX_SUMMARY_CHARS))
-        })
+        self.structured(
+            "summary",
+            SUMMARY_MAX_TOKENS,
+            prompts::summary(),
+            user,
+            |a: SummaryAnswer| {
+                let s = a.summary.trim();
+                if s.is_empty() {
+                    return Err("the summary is empty".into());
+                }
+                Ok(chars(s, MAX_SUMMARY_CHARS))
+            },
+        )
         .await
     }
 }
@@ -922,13 +992,61 @@ mod tests {
 
     #[test]
     fn schemas_are_strict() {
-        for s in [
-            strict_schema::<ItemsAnswer>(),
-            strict_schema::<JudgeAnswer>(),
-            strict_schema::<ConsolidationAnswer>(),
-            strict_schema::<SummaryAnswer>(),
-        ] {
-            strict_everywhere(&s);
+        for limits in [SchemaLimits::On, SchemaLimits::Off] {
+            for s in [
+                strict_schema::<ItemsAnswer>(limits),
+                strict_schema::<JudgeAnswer>(limits),
+                strict_schema::<ConsolidationAnswer>(limits),
+                strict_schema::<SummaryAnswer>(limits),
+            ] {
+                strict_everywhere(&s);
+            }
+        }
+    }
+
+    /// Every string and array of every schema, with its path.
+    fn unbounded(v: &Value, path: &str, out: &mut Vec<String>) {
+        match v.get("type").and_then(Value::as_str) {
+            Some("string") if v.get("enum").is_none() && v.get("maxLength").is_none() => {
+                out.push(path.into())
+            }
+            Some("array") if v.get("maxItems").is_none() => out.push(path.into()),
+            _ => {}
+        }
+        if let Some(props) = v.get("properties").and_then(Value::as_object) {
+            for (k, p) in props {
+                unbounded(p, &format!("{path}.{k}"), out);
+            }
+        }
+        if let Some(items) = v.get("items") {
+            unbounded(items, &format!("{path}[]"), out);
+        }
+    }
+
+    #[test]
+    fn schemas_bound_every_string_and_array_unless_limits_are_off() {
+        let all = |limits| {
+            [
+                strict_schema::<ItemsAnswer>(limits),
+                strict_schema::<JudgeAnswer>(limits),
+                strict_schema::<ConsolidationAnswer>(limits),
+                strict_schema::<SummaryAnswer>(limits),
+            ]
+        };
+        for s in all(SchemaLimits::On) {
+            let mut out = Vec::new();
+            unbounded(&s, "$", &mut out);
+            assert!(out.is_empty(), "unbounded {out:?} in {s}");
+        }
+        let items = &strict_schema::<ItemsAnswer>(SchemaLimits::On)["properties"]["items"];
+        assert_eq!(items["maxItems"], json!(MAX_ITEMS));
+        assert_eq!(
+            items["items"]["properties"]["content"]["maxLength"],
+            json!(MAX_ITEM_CHARS)
+        );
+        for s in all(SchemaLimits::Off) {
+            let text = s.to_string();
+            assert!(LENGTH_KEYWORDS.iter().all(|k| !text.contains(k)), "{text}");
         }
     }
 
