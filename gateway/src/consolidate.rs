@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Most records one model call is shown.
-pub const MAX_RECORDS_PER_CALL: usize = 40;
+pub const MAX_RECORDS_PER_CALL: usize = crate::llm::MAX_CONSOLIDATION_RECORDS;
 /// Most model calls one run makes.
 pub const MAX_CALLS_PER_RUN: usize = 6;
 /// Wait before an automatic run, and after a run whose model calls all worked.

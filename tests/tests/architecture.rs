@@ -165,6 +165,7 @@ fn the_turn_loop_is_one_type_in_one_file() {
 /// HTTP server that mounts it.
 const FORBIDDEN: &[(&str, &str)] = &[
     ("gateway/src/llm/", "crate::turn"),
+    ("gateway/src/llm/", "crate::consolidate"),
     ("gateway/src/lifecycle/", "crate::turn"),
     ("gateway/src/learning.rs", "crate::turn"),
     ("gateway/src/beliefs.rs", "crate::turn"),

@@ -16,6 +16,10 @@ pub use usage::{TokenUsage, UsageSnapshot};
 use memory::store::Retrieved;
 use memory::{Candidate, MemoryRecord, Principal, StoredMessage};
 
+/// Most records one consolidation call shows a model (its answer's groups are
+/// bounded by it too).
+pub const MAX_CONSOLIDATION_RECORDS: usize = 40;
+
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
     #[error("model unavailable: {0}")]

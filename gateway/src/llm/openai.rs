@@ -48,7 +48,7 @@ const MAX_TOOL_RESULT_CHARS: usize = 8000;
 const MAX_KIND_CHARS: usize = 40;
 const MAX_SUBJECT_CHARS: usize = 100;
 /// Most records one consolidation group may name.
-const MAX_GROUP_IDS: usize = crate::consolidate::MAX_RECORDS_PER_CALL;
+const MAX_GROUP_IDS: usize = super::MAX_CONSOLIDATION_RECORDS;
 
 /// Most tokens each structured role may answer with, whatever
 /// `llm.max_output_tokens` (the reply's cap, which also bounds these) allows:
