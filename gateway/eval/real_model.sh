@@ -2,7 +2,7 @@
 # Real-server evaluation (not part of .ci/run: slow, needs a 1.1 GB model).
 #
 # Replays gateway/eval/transcript.jsonl through `steward replay` against a real
-# llama.cpp server (Qwen2.5-Coder-1.5B, /work/shared/local-models) once per
+# llama.cpp server (Qwen2.5-Coder-1.5B, ../shared/local-models) once per
 # `llm.schema_limits` mode, and prints per-turn latency, model calls, answer
 # tokens, truncated answers, repairs, skipped and failed calls, parsed from
 # steward's `model call` / `replay event` log lines.
@@ -12,13 +12,13 @@
 #
 # Env: STEWARD_BIN (default $CARGO_TARGET_DIR/release/steward, built if missing),
 # EVAL_OUT (logs; default /tmp/steward-eval), CHAT_PORT (17001),
-# LOCAL_MODELS (/work/shared/local-models), TRANSCRIPT, KEEP_SERVER=1.
+# LOCAL_MODELS (../shared/local-models beside the checkout), TRANSCRIPT, KEEP_SERVER=1.
 # Any STEWARD_LLM__* variable set by the caller (e.g. TIMEOUT_MS) is passed on.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 modes=("$@"); [ ${#modes[@]} -gt 0 ] || modes=(on off)
-local_models=${LOCAL_MODELS:-/work/shared/local-models}
+local_models=${LOCAL_MODELS:-$root/../shared/local-models}
 models_dir=${STEWARD_MODELS_DIR:-$HOME/.cache/steward-models}
 port=${CHAT_PORT:-17001}
 transcript=${TRANSCRIPT:-$here/transcript.jsonl}
