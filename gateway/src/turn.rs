@@ -783,13 +783,15 @@ impl TurnLoop {
         if max_lines == 0 || max_chars == 0 {
             return Ok(Vec::new());
         }
-        let live = self
+        // Only the window is read, not the whole live history.
+        let limit = i64::try_from(max_lines).unwrap_or(i64::MAX);
+        let newest = self
             .db
-            .history(t.org(), t.agent(), &t.msg.conversation)
+            .live_before(t.org(), t.agent(), &t.msg.conversation, t.message_id, limit)
             .await?;
         let mut kept = Vec::new();
         let mut chars = 0;
-        for m in live.into_iter().rev().filter(|m| m.id < t.message_id) {
+        for m in newest {
             chars += m.text.chars().count();
             if kept.len() == max_lines || chars > max_chars {
                 break;

@@ -320,6 +320,17 @@ async fn a_failed_store_leaves_the_id_unspent() {
             );
         }
         assert_eq!(db.history("o", "a", "c").await.unwrap().len(), 1, "{name}");
+        let window = db.live_before("o", "a", "c", i64::MAX, 5).await.unwrap();
+        assert_eq!(
+            window.len(),
+            1,
+            "{name}: the history window reads the stored line"
+        );
+        assert!(db
+            .live_before("o", "a", "c", window[0].id, 5)
+            .await
+            .unwrap()
+            .is_empty());
         // Seen ids are pruned after their retention window.
         assert_eq!(db.prune_seen("o", 2).await.unwrap(), 1, "{name}");
         assert!(!db.is_seen("o", "api", "api:1/k1").await.unwrap(), "{name}");

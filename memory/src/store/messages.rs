@@ -112,6 +112,24 @@ impl Db {
         sql!(text, org, agent, conversation).all(&self.pool).await
     }
 
+    /// The newest `limit` live lines of a conversation said before message
+    /// `before` (a reply's history window), newest first.
+    pub async fn live_before(
+        &self,
+        org: &str,
+        agent: &str,
+        conversation: &str,
+        before: i64,
+        limit: i64,
+    ) -> Result<Vec<StoredMessage>> {
+        let text = format!(
+            "{SELECT} WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0 AND id < $4 ORDER BY id DESC LIMIT $5"
+        );
+        sql!(text, org, agent, conversation, before, limit)
+            .all(&self.pool)
+            .await
+    }
+
     /// Size of a conversation's live history: (messages, characters).
     pub async fn live_size(
         &self,
