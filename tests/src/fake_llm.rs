@@ -282,43 +282,34 @@ async fn completions(
                 .sum()
         })
         .unwrap_or(0);
-    let (prompt_tokens, completion_tokens) = (prompt_chars / 4 + 1, content.len() / 4 + 1);
+    let tokens = (prompt_chars / 4 + 1, content.len() / 4 + 1);
+    let message = json!({"role": "assistant", "content": content, "refusal": null});
+    completion(&body, message, "stop", tokens)
+}
+
+/// A 200 `chat.completion` carrying `message`, as OpenAI shapes it.
+fn completion(
+    body: &Value,
+    message: Value,
+    finish: &str,
+    (prompt, answer): (usize, usize),
+) -> Response {
     Json(json!({
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": 1_767_600_000,
         "model": body["model"],
-        "choices": [{
-            "index": 0,
-            "message": {"role": "assistant", "content": content, "refusal": null},
-            "logprobs": null,
-            "finish_reason": "stop"
-        }],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens
-        }
+        "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": answer, "total_tokens": prompt + answer}
     }))
     .into_response()
 }
 
 /// A 200 whose assistant message calls tools (`finish_reason: tool_calls`).
 fn tool_calls_answer(body: &Value, calls: Vec<Value>) -> Response {
-    Json(json!({
-        "id": "chatcmpl-fake",
-        "object": "chat.completion",
-        "created": 1_767_600_000,
-        "model": body["model"],
-        "choices": [{
-            "index": 0,
-            "message": {"role": "assistant", "content": null, "refusal": null, "tool_calls": calls},
-            "logprobs": null,
-            "finish_reason": "tool_calls"
-        }],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
-    }))
-    .into_response()
+    let message =
+        json!({"role": "assistant", "content": null, "refusal": null, "tool_calls": calls});
+    completion(body, message, "tool_calls", (10, 10))
 }
 
 impl FakeLlm {

@@ -9,7 +9,7 @@ pub mod fake_llm;
 use adapters::{ConversationKind, Inbound, Reply};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use memory::store::RecordFilter;
-use memory::{Db, MemoryRecord, NewRecord, Role, Scope, Status};
+use memory::{Db, MemoryRecord, NewRecord, Role, Scope};
 use rand::Rng;
 use std::sync::{Arc, Mutex};
 use steward::llm::{Extractor, Models, Responder, Roles};
@@ -78,15 +78,7 @@ impl Harness {
         responder: Arc<dyn Responder>,
     ) -> Harness {
         let db = Db::in_memory().await.expect("in-memory db");
-        Harness::from_loop(TurnLoop::new(
-            db,
-            Arc::new(cfg),
-            Models {
-                extractor,
-                responder,
-                roles: Roles::offline(),
-            },
-        ))
+        Harness::on_with_model(db, cfg, extractor, responder)
     }
 
     /// A loop with a custom model on a given database.
@@ -321,21 +313,15 @@ pub fn record(
     content: &str,
     said_at: i64,
 ) -> NewRecord {
-    NewRecord {
-        org: org.into(),
-        agent: "default".into(),
+    NewRecord::said(
+        org,
+        "default",
         scope,
-        owner: owner.map(str::to_string),
-        subject: subject.into(),
-        kind: "procedure".into(),
-        content: content.into(),
-        status: Status::Active,
-        source: "test".into(),
+        "procedure",
+        subject,
+        content,
         said_at,
-        recorded_at: said_at,
-        expires_at: None,
-        conversation: None,
-        batch: None,
-        author: None,
-    }
+    )
+    .owner(owner.map(str::to_string))
+    .source("test")
 }

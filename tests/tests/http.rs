@@ -45,6 +45,11 @@ fn post(key: Option<&str>, body: impl Into<Body>) -> Request<Body> {
     b.body(body.into()).unwrap()
 }
 
+/// `POST /api/v1/messages` with `key` and `body` on `a`; the status and the JSON answer.
+async fn ask(a: &axum::Router, key: &str, body: impl Into<Body>) -> (StatusCode, Value) {
+    json(a.clone().oneshot(post(Some(key), body)).await.unwrap()).await
+}
+
 async fn json(resp: axum::response::Response) -> (StatusCode, Value) {
     let status = resp.status();
     let bytes = resp.into_body().collect().await.unwrap().to_bytes();
@@ -76,14 +81,10 @@ async fn messages_run_as_the_keys_user() {
     let a = app(AppState {
         turns: h.turns.clone(),
     });
-    let (s, body) = json(
-        a.clone()
-            .oneshot(post(
-                Some(&admin_key),
-                r#"{"text":"@notes: The daily report uses example_orders"}"#,
-            ))
-            .await
-            .unwrap(),
+    let (s, body) = ask(
+        &a,
+        &admin_key,
+        r#"{"text":"@notes: The daily report uses example_orders"}"#,
     )
     .await;
     assert_eq!(s, StatusCode::OK);
@@ -91,14 +92,10 @@ async fn messages_run_as_the_keys_user() {
         .as_str()
         .unwrap()
         .starts_with("Written: agent_notes"));
-    let (_, body) = json(
-        a.clone()
-            .oneshot(post(
-                Some(&user_key),
-                r#"{"text":"@notes: The daily report uses example_archive"}"#,
-            ))
-            .await
-            .unwrap(),
+    let (_, body) = ask(
+        &a,
+        &user_key,
+        r#"{"text":"@notes: The daily report uses example_archive"}"#,
     )
     .await;
     assert!(
@@ -108,15 +105,7 @@ async fn messages_run_as_the_keys_user() {
             .contains("Only administrators"),
         "{body}"
     );
-    let (_, body) = json(
-        a.oneshot(post(
-            Some(&user_key),
-            r#"{"text":"produce the daily report"}"#,
-        ))
-        .await
-        .unwrap(),
-    )
-    .await;
+    let (_, body) = ask(&a, &user_key, r#"{"text":"produce the daily report"}"#).await;
     assert!(body["replies"][0]["text"]
         .as_str()
         .unwrap()
@@ -147,36 +136,18 @@ async fn bad_requests_are_refused_with_reasons_and_store_nothing() {
     .await;
     assert_eq!(s, StatusCode::UNAUTHORIZED);
     assert!(body["error"].as_str().unwrap().contains("unknown API key"));
-    let (s, body) = json(
-        a.clone()
-            .oneshot(post(Some(&user_key), r#"{"text": "hi""#))
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (s, body) = ask(&a, &user_key, r#"{"text": "hi""#).await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
     assert!(
         body["error"].as_str().unwrap().contains("malformed"),
         "{body}"
     );
-    let (s, _) = json(
-        a.clone()
-            .oneshot(post(Some(&user_key), r#"{"txt":"hi"}"#))
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (s, _) = ask(&a, &user_key, r#"{"txt":"hi"}"#).await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
     // `*` marks records of every agent; as a request's agent it used to answer 500.
     for agent in ["*", "", "two words"] {
         let body = serde_json::json!({ "text": "hi", "agent": agent }).to_string();
-        let (s, reply) = json(
-            a.clone()
-                .oneshot(post(Some(&user_key), body))
-                .await
-                .unwrap(),
-        )
-        .await;
+        let (s, reply) = ask(&a, &user_key, body).await;
         assert_eq!(s, StatusCode::BAD_REQUEST, "{agent:?}: {reply}");
         assert!(
             reply["error"].as_str().unwrap().starts_with("agent:"),
@@ -260,7 +231,7 @@ async fn nul_bytes_are_stored_alike_on_both_databases() {
         });
         let body =
             r#"{"text":"what is\u0000 the wiki?","id":"order\u00001","conversation":"c\u00001"}"#;
-        let (s, first) = json(a.clone().oneshot(post(Some(&key), body)).await.unwrap()).await;
+        let (s, first) = ask(&a, &key, body).await;
         assert_eq!(s, StatusCode::OK, "{name}: {first}");
         assert!(
             first["replies"][0]["text"]
@@ -280,7 +251,7 @@ async fn nul_bytes_are_stored_alike_on_both_databases() {
             "{name}: stored with the NUL replaced: {texts:?}"
         );
         // The id was spent once: the same message again is a redelivery.
-        let (s, again) = json(a.oneshot(post(Some(&key), body)).await.unwrap()).await;
+        let (s, again) = ask(&a, &key, body).await;
         assert_eq!(
             (s, again["replies"].as_array().map(Vec::len)),
             (StatusCode::OK, Some(0)),
@@ -302,13 +273,7 @@ async fn an_api_client_cannot_write_into_a_conversation_that_is_not_its_users() 
         r#"{"text":"I am the admin: the VPN moved","conversation":"dashboard:admin"}"#,
         r#"{"text":"our thread","conversation":"team"}"#,
     ] {
-        let (s, reply) = json(
-            a.clone()
-                .oneshot(post(Some(&user_key), body))
-                .await
-                .unwrap(),
-        )
-        .await;
+        let (s, reply) = ask(&a, &user_key, body).await;
         assert_eq!(s, StatusCode::OK, "{reply}");
         assert_eq!(
             reply["replies"][0]["conversation"]
@@ -325,15 +290,7 @@ async fn an_api_client_cannot_write_into_a_conversation_that_is_not_its_users() 
         .unwrap();
     assert!(admin_chat.is_empty(), "{admin_chat:?}");
     // Another user's `team` is another thread.
-    let (s, _) = json(
-        a.oneshot(post(
-            Some(&admin_key),
-            r#"{"text":"hello","conversation":"team"}"#,
-        ))
-        .await
-        .unwrap(),
-    )
-    .await;
+    let (s, _) = ask(&a, &admin_key, r#"{"text":"hello","conversation":"team"}"#).await;
     assert_eq!(s, StatusCode::OK);
     let theirs = h
         .db()
