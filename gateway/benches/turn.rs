@@ -8,7 +8,6 @@ use adapters::{ConversationKind, Inbound};
 use chrono::{Duration, TimeZone, Utc};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use memory::store::RetrievalScope;
-use memory::terms::terms;
 use memory::{Db, NewRecord, Role, Scope, Status};
 use std::sync::atomic::{AtomicI64, Ordering};
 use steward::Config;
@@ -104,11 +103,11 @@ fn retrieval(c: &mut Criterion) {
                 shared: false,
             };
             // A turn asking about one existing report, in words that also appear elsewhere.
-            let words = terms(&format!(
+            let words = format!(
                 "produce the {} {} report",
                 word(4242 * 7),
                 word(4242 * 13 + 1)
-            ));
+            );
             group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
                 b.to_async(&rt).iter(|| async {
                     let found = db.retrieve(&scope, &words, 10).await.expect("retrieve");

@@ -14,7 +14,6 @@ use crate::lifecycle::Lifecycle;
 use crate::llm::{ToolSpec, Tools};
 use memory::sanitize::sanitize;
 use memory::store::RetrievalScope;
-use memory::terms::terms;
 use serde_json::{json, Value};
 use std::sync::Mutex;
 
@@ -151,11 +150,10 @@ impl<'a> TurnTools<'a> {
             self.audit("tool.memory_search", "refused: no query").await;
             return "Refused: memory_search needs a `query` string.".into();
         };
-        let words = terms(query);
         let searched = self
             .lifecycle
             .db()
-            .retrieve(self.scope, &words, SEARCH_LIMIT);
+            .retrieve(self.scope, query, SEARCH_LIMIT);
         let mut found = match searched.await {
             Ok(found) => found,
             Err(e) => {

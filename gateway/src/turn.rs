@@ -811,7 +811,7 @@ impl TurnLoop {
             shared: t.shared(),
         };
         let history = self.recent_history(t).await?;
-        let mut found = self.db.retrieve(&scope, &terms(text), 10).await?;
+        let mut found = self.db.retrieve(&scope, text, 10).await?;
         // A follow-up ("and the weekly one?") with no memory of its own is read
         // with the speaker's previous line; a new question is not.
         if found.is_empty() && follows_up(text) {
@@ -822,7 +822,7 @@ impl TurnLoop {
                 .find(|m| m.written_by() != MessageAuthor::Agent && m.sender == speaker);
             if let Some(before) = previous {
                 let both = format!("{} {text}", before.text);
-                found = self.db.retrieve(&scope, &terms(&both), 10).await?;
+                found = self.db.retrieve(&scope, &both, 10).await?;
             }
         }
         context::order_by_precedence(&mut found);

@@ -7,6 +7,7 @@
 //! the author's authority comes from the pairing store and is checked here.
 
 pub mod credentials;
+pub mod fulltext;
 pub mod model;
 pub mod policy;
 pub mod sanitize;

@@ -130,10 +130,10 @@ async fn preferences_promote_to_the_person_tier_and_other_kinds_do_not() {
         speaker: Some(speaker.into()),
         shared: false,
     };
-    let words = vec!["french".to_string()];
+    let words = "french";
     assert_eq!(
         h.db()
-            .retrieve(&scope(&user, "it-agent"), &words, 5)
+            .retrieve(&scope(&user, "it-agent"), words, 5)
             .await
             .unwrap()
             .len(),
@@ -141,7 +141,7 @@ async fn preferences_promote_to_the_person_tier_and_other_kinds_do_not() {
     );
     assert!(h
         .db()
-        .retrieve(&scope("discord:333", "it-agent"), &words, 5)
+        .retrieve(&scope("discord:333", "it-agent"), words, 5)
         .await
         .unwrap()
         .is_empty());

@@ -233,7 +233,7 @@ async fn retrieval_is_scoped_by_org_agent_and_speaker(db: Db) {
     ] {
         db.insert_record(&r).await.unwrap();
     }
-    let words = vec!["daily".to_string(), "report".to_string()];
+    let words = "daily report";
     let scope = |speaker: Option<&str>, shared: bool| RetrievalScope {
         org: "a".into(),
         agent: "default".into(),
@@ -244,7 +244,7 @@ async fn retrieval_is_scoped_by_org_agent_and_speaker(db: Db) {
         v.into_iter().map(|r| r.record.content).collect::<Vec<_>>()
     };
     let private = contents(
-        db.retrieve(&scope(Some("u1"), false), &words, 20)
+        db.retrieve(&scope(Some("u1"), false), words, 20)
             .await
             .unwrap(),
     );
@@ -257,7 +257,7 @@ async fn retrieval_is_scoped_by_org_agent_and_speaker(db: Db) {
         );
     }
     let shared = contents(
-        db.retrieve(&scope(Some("u1"), true), &words, 20)
+        db.retrieve(&scope(Some("u1"), true), words, 20)
             .await
             .unwrap(),
     );
@@ -266,12 +266,12 @@ async fn retrieval_is_scoped_by_org_agent_and_speaker(db: Db) {
         !shared.iter().any(|c| c.contains("identity secret")),
         "identity in shared scope: {shared:?}"
     );
-    let nobody = contents(db.retrieve(&scope(None, false), &words, 20).await.unwrap());
+    let nobody = contents(db.retrieve(&scope(None, false), words, 20).await.unwrap());
     assert_eq!(nobody, vec!["daily report uses orders_a".to_string()]);
     let mut bad = scope(Some("u1"), false);
     bad.org.clear();
     assert!(
-        db.retrieve(&bad, &words, 20).await.is_err(),
+        db.retrieve(&bad, words, 20).await.is_err(),
         "an incomplete scope fails closed"
     );
 }
@@ -676,8 +676,7 @@ async fn retrieval_finds_rare_words_past_common_ones_and_only_active_records(db:
         speaker: None,
         shared: false,
     };
-    let words: Vec<String> = vec!["quarterly".into(), "report".into()];
-    let found = db.retrieve(&scope, &words, 5).await.unwrap();
+    let found = db.retrieve(&scope, "quarterly report", 5).await.unwrap();
     assert_eq!(found[0].record.id, target, "the rare word wins");
     // Retired records leave the index; undo brings them back.
     let newer = db
@@ -692,17 +691,21 @@ async fn retrieval_finds_rare_words_past_common_ones_and_only_active_records(db:
         .await
         .unwrap();
     let s = db.activate("o", newer, "live", "r2", 2).await.unwrap();
-    let found = db
-        .retrieve(&scope, &["ledger_q".to_string()], 5)
-        .await
-        .unwrap();
-    assert!(found.is_empty(), "a superseded record is never read");
+    let ids = |found: Vec<memory::store::Retrieved>| {
+        found.into_iter().map(|r| r.record.id).collect::<Vec<_>>()
+    };
+    let found = ids(db.retrieve(&scope, "ledger_q", 5).await.unwrap());
+    assert!(
+        !found.contains(&target),
+        "a superseded record is never read"
+    );
+    assert_eq!(found, vec![newer], "the live value shares the word ledger");
     db.undo_revision("o", s.revisions[0], "t", 3).await.unwrap();
-    let found = db
-        .retrieve(&scope, &["ledger_q".to_string()], 5)
-        .await
-        .unwrap();
-    assert_eq!(found.len(), 1);
+    let found = ids(db.retrieve(&scope, "ledger_q", 5).await.unwrap());
+    assert_eq!(
+        found[0], target,
+        "back after undo, the exact identifier first"
+    );
     // Pending proposals are not readable either.
     let mut p = rec(
         "o",
@@ -715,7 +718,7 @@ async fn retrieval_finds_rare_words_past_common_ones_and_only_active_records(db:
     p.status = Status::Pending;
     db.insert_record(&p).await.unwrap();
     assert!(db
-        .retrieve(&scope, &["pending.example".to_string()], 5)
+        .retrieve(&scope, "pending.example", 5)
         .await
         .unwrap()
         .is_empty());

@@ -15,6 +15,7 @@ macro_rules! sql {
 mod archives;
 mod audit;
 mod consolidation;
+mod fulltext;
 mod messages;
 mod pairing;
 mod records;
@@ -191,6 +192,7 @@ impl Db {
             }
             Backend::Postgres => POSTGRES_MIGRATIONS.run(&db.pool).await?,
         }
+        db.index_pending().await?;
         Ok(db)
     }
 
@@ -288,7 +290,8 @@ const TABLES: &[&str] = &[
     "job_runs",
     "memory_records",
     "memory_revisions",
-    "memory_terms",
+    "memory_fts",
+    "memory_fts_pending",
     "messages",
     "pairing_codes",
     "pairing_hints",

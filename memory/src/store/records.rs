@@ -1,13 +1,9 @@
+use super::fulltext::{self, vis_key, Doc};
 use super::revisions::{insert_revision, vetoed, NewRevision, RevisionMeta};
 use super::{Db, Result, Sql, StoreError};
 use crate::model::{tombstone, MemoryRecord, NewRecord, Scope, Status, ANY_AGENT};
-use crate::terms::terms;
 use sqlx::{AnyConnection, AnyPool};
 use std::collections::HashMap;
-
-/// How many newest matches of one word, in one posting list, a read looks at.
-/// Keeps a turn's retrieval bounded however common a word is.
-pub(super) const POSTING_CAP: i64 = 500;
 
 pub(super) const SELECT: &str = "SELECT id, org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author FROM memory_records";
 
@@ -68,11 +64,14 @@ impl RetrievalScope {
     }
 }
 
-/// A record found for a turn, with how many of the turn's words it matched.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A record found for a turn: how many of the query's tokens it holds, and
+/// the engine's rank (BM25 on SQLite, cover density on PostgreSQL; higher is
+/// better, comparable only within one search).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Retrieved {
     pub record: MemoryRecord,
     pub hits: i64,
+    pub score: f64,
 }
 
 /// Personal kinds that may be read in a group thread: how the speaker wants to be served.
@@ -102,49 +101,12 @@ async fn by_ids(pool: &AnyPool, ids: &[i64]) -> Result<Vec<MemoryRecord>> {
         .await
 }
 
-/// The words a record is indexed under: its content's, then its subject's.
-pub(super) fn record_terms(subject: &str, content: &str) -> Vec<String> {
-    let mut words = terms(content);
-    for w in terms(subject) {
-        if !words.contains(&w) {
-            words.push(w);
-        }
-    }
-    words
-}
-
-/// Records in the posting lists `keys` sharing words with `words`, with how many
-/// each shares (`except` left out): most first, then newest; at most `limit`.
-pub(super) async fn ranked_hits(
-    pool: &AnyPool,
-    org: &str,
-    keys: &[String],
-    words: &[String],
-    except: Option<i64>,
-    limit: usize,
-) -> Result<Vec<(i64, i64)>> {
-    let text = "SELECT record_id FROM memory_terms WHERE org = $1 AND vis = $2 AND term = $3 ORDER BY record_id DESC LIMIT $4";
-    let mut hits: HashMap<i64, i64> = HashMap::new();
-    for key in keys {
-        for w in words {
-            let ids: Vec<(i64,)> = sql!(text, org, key, w, POSTING_CAP).all(pool).await?;
-            for (id,) in ids.into_iter().filter(|(id,)| Some(*id) != except) {
-                *hits.entry(id).or_default() += 1;
-            }
-        }
-    }
-    let mut ranked: Vec<(i64, i64)> = hits.into_iter().collect();
-    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
-    ranked.truncate(limit);
-    Ok(ranked)
-}
-
-/// Records `ranked` names, in its order, with their hit counts, keeping those `keep` accepts.
+/// Records `ranked` names, in its order, with their scores, keeping those `keep` accepts.
 pub(super) async fn hit_records(
     pool: &AnyPool,
-    ranked: Vec<(i64, i64)>,
+    ranked: Vec<(i64, f64)>,
     keep: impl Fn(&MemoryRecord) -> bool,
-) -> Result<Vec<(MemoryRecord, i64)>> {
+) -> Result<Vec<(MemoryRecord, f64)>> {
     let ids: Vec<i64> = ranked.iter().map(|(id, _)| *id).collect();
     let mut found: HashMap<i64, MemoryRecord> = by_ids(pool, &ids)
         .await?
@@ -196,45 +158,12 @@ pub(super) async fn insert_on(conn: &mut AnyConnection, r: &NewRecord) -> Result
     .arg(&r.author);
     let (id,) = q.one(&mut *conn).await?;
     if r.status == Status::Active {
-        let vis = vis_key(r.scope, &r.agent, r.owner.as_deref());
-        index_terms(conn, &r.org, id, &vis, &r.subject, &r.content).await?;
+        fulltext::index(conn, &Doc::new(id, r)).await?;
     }
     Ok(id)
 }
 
-/// The posting-list key a record is visible under (see the `memory_terms` migration).
-pub(super) fn vis_key(scope: Scope, agent: &str, owner: Option<&str>) -> String {
-    let owner = owner.unwrap_or("");
-    match scope {
-        Scope::OrgPolicy => "org".into(),
-        Scope::AgentNotes => format!("agent:{agent}"),
-        Scope::Personal => format!("user:{agent}:{owner}"),
-        Scope::Person => format!("person:{owner}"),
-    }
-}
-
-async fn index_terms(
-    conn: &mut AnyConnection,
-    org: &str,
-    id: i64,
-    vis: &str,
-    subject: &str,
-    content: &str,
-) -> Result<()> {
-    let text = "INSERT INTO memory_terms (org, vis, term, record_id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING";
-    for w in record_terms(subject, content) {
-        sql!(text, org, vis, w, id).exec(&mut *conn).await?;
-    }
-    Ok(())
-}
-
-/// Drop a record's posting lists.
-pub(super) async fn unindex(conn: &mut AnyConnection, org: &str, id: i64) -> Result<()> {
-    let text = "DELETE FROM memory_terms WHERE record_id = $1 AND org = $2";
-    sql!(text, id, org).exec(conn).await.map(|_| ())
-}
-
-/// Set a record's status, keeping the posting lists to active records only.
+/// Set a record's status, keeping the full-text index to active records only.
 async fn set_status_on(
     conn: &mut AnyConnection,
     org: &str,
@@ -252,15 +181,14 @@ async fn set_status_on(
     Ok(changed)
 }
 
-/// Rebuild a record's posting lists from its current row: indexed when active, absent otherwise.
+/// Rebuild a record's full-text row from its current row: indexed when active, absent otherwise.
 async fn reindex(conn: &mut AnyConnection, org: &str, id: i64) -> Result<()> {
-    unindex(conn, org, id).await?;
+    fulltext::unindex(conn, id).await?;
     let r = fetch(conn, org, id)
         .await?
         .ok_or_else(|| StoreError::NotFound(format!("memory record {id}")))?;
     if r.status == Status::Active {
-        let vis = vis_key(r.scope, &r.agent, r.owner.as_deref());
-        index_terms(conn, org, id, &vis, &r.subject, &r.content).await?;
+        fulltext::index(conn, &Doc::of(&r)).await?;
     }
     Ok(())
 }
@@ -562,12 +490,12 @@ impl Db {
     }
 
     /// The one retrieval entry point: active records a turn in `scope` may
-    /// read that match `words`, plus the speaker's preferences. Fails closed
-    /// on an incomplete scope.
+    /// read that match `query` (ranked full-text search), plus the speaker's
+    /// preferences. Fails closed on an incomplete scope.
     pub async fn retrieve(
         &self,
         scope: &RetrievalScope,
-        words: &[String],
+        query: &str,
         limit: i64,
     ) -> Result<Vec<Retrieved>> {
         if scope.org.is_empty() || scope.agent.is_empty() || scope.agent == ANY_AGENT {
@@ -576,38 +504,53 @@ impl Db {
             ));
         }
         let speaker = scope.speaker.clone().unwrap_or_default();
-        // Posting lists this scope may walk: org policy, the agent's notes, the speaker's own.
-        let mut keys = vec!["org".to_string(), format!("agent:{}", scope.agent)];
+        // What this scope may see: org policy, the agent's notes, the speaker's own.
+        let mut keys = vec![
+            vis_key(Scope::OrgPolicy, &scope.agent, None),
+            vis_key(Scope::AgentNotes, &scope.agent, None),
+        ];
         if scope.speaker.is_some() {
-            keys.push(format!("user:{}:{speaker}", scope.agent));
-            keys.push(format!("person:{speaker}"));
+            keys.push(vis_key(Scope::Personal, &scope.agent, Some(&speaker)));
+            keys.push(vis_key(Scope::Person, &scope.agent, Some(&speaker)));
         }
+        // Room for rows the shared-thread rule drops.
         let cap = (limit.max(1) * 4) as usize;
-        let ranked = ranked_hits(&self.pool, &scope.org, &keys, words, None, cap).await?;
+        let ranked = fulltext::search(
+            &self.pool,
+            self.backend,
+            &scope.org,
+            &keys,
+            query,
+            None,
+            cap,
+        )
+        .await?;
         // The visibility rule is checked on every row: the entry point fails closed.
         let mut out: Vec<Retrieved> = hit_records(&self.pool, ranked, |r| scope.may_read(r))
             .await?
             .into_iter()
-            .map(|(record, hits)| Retrieved { record, hits })
+            .map(|(record, score)| Retrieved {
+                hits: fulltext::shared_tokens(query, &record),
+                record,
+                score,
+            })
             .collect();
-        out.sort_by(|a, b| {
-            b.hits
-                .cmp(&a.hits)
-                .then(b.record.said_at.cmp(&a.record.said_at))
-                .then(b.record.id.cmp(&a.record.id))
-        });
         out.truncate(limit.max(0) as usize);
         if scope.speaker.is_some() {
             // How the speaker wants to be served applies to every reply, whatever the words.
             let text = format!(
-                "{SELECT} WHERE org = $1 AND status = 'active' AND owner = $3 \
-                 AND ((scope = 'personal' AND agent = $2) OR scope = 'person') AND kind = 'preference' ORDER BY said_at DESC LIMIT $4"
+                "{SELECT} WHERE org = $1 AND owner = $3 AND kind = 'preference' AND status = 'active' \
+                 AND ((scope = 'personal' AND agent = $2) OR scope = 'person') ORDER BY said_at DESC LIMIT $4"
             );
             let q = sql!(text, &scope.org, &scope.agent, &speaker, limit);
             let prefs: Vec<MemoryRecord> = q.all(&self.pool).await?;
             for record in prefs {
                 if scope.may_read(&record) && !out.iter().any(|r| r.record.id == record.id) {
-                    out.push(Retrieved { record, hits: 0 });
+                    out.push(Retrieved {
+                        record,
+                        hits: 0,
+                        score: 0.0,
+                    });
                 }
             }
         }

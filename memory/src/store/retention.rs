@@ -1,4 +1,4 @@
-use super::{Db, Result};
+use super::{fulltext, Db, Result};
 
 /// What stands for the text of an erased person's line.
 pub const ERASED: &str = "[erased]";
@@ -43,8 +43,8 @@ impl Db {
     /// the counts and the archives that held their lines (to be rewritten).
     pub async fn erase_person(&self, org: &str, user: &str) -> Result<Erasure> {
         let mut tx = self.pool.begin().await?;
-        let terms = "DELETE FROM memory_terms WHERE org = $1 AND record_id IN (SELECT id FROM memory_records WHERE org = $1 AND owner = $2)";
-        sql!(terms, org, user).exec(&mut *tx).await?;
+        let owned = "SELECT id FROM memory_records WHERE org = $1 AND owner = $2";
+        fulltext::unindex_owned(&mut tx, owned, org, user).await?;
         let records = "DELETE FROM memory_records WHERE org = $1 AND owner = $2";
         let records = sql!(records, org, user).exec(&mut *tx).await?;
         let archives = "SELECT DISTINCT trimmed FROM messages WHERE org = $1 AND sender = $2 AND trimmed <> 0 ORDER BY trimmed";
@@ -77,8 +77,9 @@ impl Db {
     /// Delete a person's person-tier records outright. Returns how many.
     pub async fn delete_person_tier(&self, org: &str, owner: &str) -> Result<u64> {
         let mut tx = self.pool.begin().await?;
-        let terms = "DELETE FROM memory_terms WHERE org = $1 AND record_id IN (SELECT id FROM memory_records WHERE org = $1 AND owner = $2 AND scope = 'person')";
-        sql!(terms, org, owner).exec(&mut *tx).await?;
+        let owned =
+            "SELECT id FROM memory_records WHERE org = $1 AND owner = $2 AND scope = 'person'";
+        fulltext::unindex_owned(&mut tx, owned, org, owner).await?;
         let records =
             "DELETE FROM memory_records WHERE org = $1 AND owner = $2 AND scope = 'person'";
         let n = sql!(records, org, owner).exec(&mut *tx).await?;

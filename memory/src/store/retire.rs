@@ -4,7 +4,8 @@
 //! an undone pair (a veto) is never applied again. Each check and its write
 //! happen in one transaction.
 
-use super::records::{fetch, hit_records, insert_on, ranked_hits, record_terms, unindex, vis_key};
+use super::fulltext::{self, vis_key};
+use super::records::{fetch, hit_records, insert_on};
 use super::revisions::{insert_revision, vetoed, NewRevision, RevisionMeta};
 use super::{Db, Result, StoreError};
 use crate::model::{MemoryRecord, NewRecord, Status};
@@ -109,7 +110,7 @@ async fn retire_on(
     if sql!(text, org, retired).exec(&mut *conn).await? == 0 {
         return Ok(Refused(Refusal::NotActive));
     }
-    unindex(conn, org, retired).await?;
+    fulltext::unindex(conn, retired).await?;
     let revision = NewRevision {
         org,
         agent: &new.agent,
@@ -203,17 +204,26 @@ impl Db {
     }
 
     /// Active records in `rec`'s place (org, agent, scope, owner) that share
-    /// words with it, most shared words first (then newest), without `rec`.
-    /// Walks the same bounded posting lists as retrieval.
+    /// words with it, best match first, without `rec`, with their scores.
+    /// The same ranked full-text search as retrieval.
     pub async fn related_active(
         &self,
         rec: &MemoryRecord,
         limit: usize,
-    ) -> Result<Vec<(MemoryRecord, i64)>> {
+    ) -> Result<Vec<(MemoryRecord, f64)>> {
         let vis = vis_key(rec.scope, &rec.agent, rec.owner.as_deref());
-        let words = record_terms(&rec.subject, &rec.content);
-        let ranked = ranked_hits(&self.pool, &rec.org, &[vis], &words, Some(rec.id), limit).await?;
-        // The posting key names the place; each row is checked again, failing closed.
+        let query = format!("{} {}", rec.content, rec.subject);
+        let ranked = fulltext::search(
+            &self.pool,
+            self.backend,
+            &rec.org,
+            &[vis],
+            &query,
+            Some(rec.id),
+            limit,
+        )
+        .await?;
+        // The visibility key names the place; each row is checked again, failing closed.
         hit_records(&self.pool, ranked, |r| {
             r.org == rec.org
                 && r.agent == rec.agent

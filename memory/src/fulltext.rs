@@ -1,0 +1,201 @@
+//! The full-text analyzer: the tokens a record is indexed under and a query is
+//! searched with, on both databases. One analyzer in Rust, so SQLite's FTS5 and
+//! PostgreSQL's tsvector index the same tokens and a query finds the same
+//! records on either engine (the engines rank them: BM25, `ts_rank_cd`).
+//!
+//! - Words are lower-cased and stemmed (Snowball English): "reports" finds "report".
+//! - An identifier or host name (`example_orders`, `db-1.example.com`) is kept
+//!   whole and also split into its parts, so "the orders table" finds it.
+//! - Chinese, Japanese and Korean text has no spaces: each run of such
+//!   characters is indexed as overlapping character pairs (the bigrams Lucene's
+//!   CJK analyzer uses), a lone character as itself; "今天的日报" shares "日报"
+//!   with "日报使用 example_orders 表".
+//! - Stopwords and one-letter Latin noise are dropped.
+
+use rust_stemmers::{Algorithm, Stemmer};
+use std::sync::LazyLock;
+
+/// At most this many distinct tokens of a query are searched for: a turn's
+/// search stays bounded however long the message.
+pub const MAX_QUERY_TOKENS: usize = 32;
+
+const STOPWORDS: &[&str] = &[
+    "the", "and", "for", "are", "but", "not", "you", "your", "yours", "all", "any", "can", "her",
+    "was", "one", "our", "out", "has", "have", "had", "his", "how", "its", "may", "new", "now",
+    "see", "who", "did", "does", "get", "got", "him", "she", "too", "that", "this", "with", "from",
+    "they", "them", "then", "than", "what", "when", "where", "which", "will", "would", "could",
+    "should", "there", "their", "about", "into", "been", "being", "were", "here", "also", "just",
+    "some", "such", "only", "very", "want", "please", "tell", "show", "give", "let", "lets", "me",
+    "my", "mine", "is", "at", "in", "on", "of", "to", "an", "it", "be", "do", "we", "us", "im",
+    "or", "as", "by", "so", "if", "no", "up", "am", "he", "its", "i'm", "what's", "whats", "know",
+    "remember", "today", "todays", "produce", "make", "tell", "use", "uses", "used", "using",
+];
+
+static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
+
+/// Characters of scripts written without spaces between words.
+fn is_cjk(c: char) -> bool {
+    matches!(c,
+        '\u{3040}'..='\u{30FF}'   // Hiragana, Katakana
+        | '\u{3400}'..='\u{4DBF}' // CJK Extension A
+        | '\u{4E00}'..='\u{9FFF}' // CJK Unified Ideographs
+        | '\u{AC00}'..='\u{D7AF}' // Hangul syllables
+        | '\u{F900}'..='\u{FAFF}' // CJK Compatibility Ideographs
+        | '\u{20000}'..='\u{2FA1F}')
+}
+
+/// Joiners that may sit inside an identifier or host name.
+fn is_joiner(c: char) -> bool {
+    matches!(c, '_' | '-' | '.')
+}
+
+/// One word: lower-cased, possessive dropped, stemmed when it is plain letters.
+fn word_token(word: &str) -> Option<String> {
+    let lower = word.to_lowercase();
+    let lower = lower
+        .strip_suffix("'s")
+        .or_else(|| lower.strip_suffix("’s"))
+        .unwrap_or(&lower);
+    let lower: String = lower.chars().filter(|c| c.is_alphanumeric()).collect();
+    if lower.chars().count() < 2 || STOPWORDS.contains(&lower.as_str()) {
+        return None;
+    }
+    if lower.chars().all(|c| c.is_alphabetic()) {
+        Some(STEMMER.stem(&lower).into_owned())
+    } else {
+        Some(lower)
+    }
+}
+
+/// Tokens of `text`, in order, repeats kept (the index counts them).
+fn tokens_with_repeats(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut latin = String::new();
+    let mut cjk: Vec<char> = Vec::new();
+    let flush_latin = |latin: &mut String, out: &mut Vec<String>| {
+        let chunk = latin.trim_matches(is_joiner);
+        if chunk.contains(is_joiner) {
+            // An identifier: whole, then its parts.
+            let whole: String = chunk.to_lowercase();
+            if whole.chars().count() >= 2 {
+                out.push(whole);
+            }
+            out.extend(chunk.split(is_joiner).filter_map(word_token));
+        } else if let Some(t) = word_token(chunk) {
+            out.push(t);
+        }
+        latin.clear();
+    };
+    let flush_cjk = |cjk: &mut Vec<char>, out: &mut Vec<String>| {
+        match cjk.len() {
+            0 => {}
+            1 => out.push(cjk[0].to_string()),
+            _ => out.extend(cjk.windows(2).map(|w| w.iter().collect::<String>())),
+        }
+        cjk.clear();
+    };
+    for c in text.chars() {
+        if is_cjk(c) {
+            flush_latin(&mut latin, &mut out);
+            cjk.push(c);
+        } else if c.is_alphanumeric() || is_joiner(c) || c == '\'' || c == '’' {
+            flush_cjk(&mut cjk, &mut out);
+            latin.push(c);
+        } else {
+            flush_latin(&mut latin, &mut out);
+            flush_cjk(&mut cjk, &mut out);
+        }
+    }
+    flush_latin(&mut latin, &mut out);
+    flush_cjk(&mut cjk, &mut out);
+    // Tokens reach the engines as space-separated text: only letters, digits and joiners.
+    out.retain(|t| t.chars().all(|c| c.is_alphanumeric() || is_joiner(c)));
+    out
+}
+
+/// The tokens a record is indexed under: its content's, then its subject's.
+pub fn document_tokens(subject: &str, content: &str) -> Vec<String> {
+    let mut out = tokens_with_repeats(content);
+    out.extend(tokens_with_repeats(subject));
+    out
+}
+
+/// The distinct tokens a query searches for, first seen first, at most [`MAX_QUERY_TOKENS`].
+pub fn query_tokens(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in tokens_with_repeats(text) {
+        if out.len() == MAX_QUERY_TOKENS {
+            break;
+        }
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_stemmed_and_stopwords_dropped() {
+        assert_eq!(
+            query_tokens("Produce today's daily reports, please"),
+            vec!["daili", "report"]
+        );
+        assert_eq!(
+            query_tokens("the daily report"),
+            query_tokens("DAILY REPORTS")
+        );
+    }
+
+    #[test]
+    fn identifiers_and_hosts_are_whole_and_in_parts() {
+        assert_eq!(
+            query_tokens("uses example_orders at db-1.example.com."),
+            vec![
+                "example_orders",
+                "exampl",
+                "order",
+                "db-1.example.com",
+                "db",
+                "com"
+            ]
+        );
+        // The part "orders" of an identifier meets the word "orders".
+        let doc = document_tokens("", "The report reads example_orders");
+        assert!(query_tokens("which orders table?")
+            .iter()
+            .any(|q| doc.contains(q)));
+    }
+
+    #[test]
+    fn cjk_runs_become_bigrams() {
+        let doc = document_tokens("", "日报使用 example_orders 表");
+        assert!(doc.contains(&"日报".to_string()), "{doc:?}");
+        assert!(doc.contains(&"表".to_string()), "{doc:?}");
+        let q = query_tokens("今天的日报是什么?");
+        assert!(q.contains(&"日报".to_string()), "{q:?}");
+        // Mixed text splits at the script boundary.
+        assert_eq!(query_tokens("report日报"), vec!["report", "日报"]);
+    }
+
+    #[test]
+    fn tokens_carry_nothing_an_engine_would_parse() {
+        let q = query_tokens(r#"a "quoted" OR (NEAR) 'x' \ * ^ col:umn ' ''"#);
+        for t in &q {
+            assert!(
+                t.chars().all(|c| c.is_alphanumeric() || "_-.".contains(c)),
+                "{t}"
+            );
+        }
+        assert!(q.contains(&"quot".to_string()), "{q:?}");
+    }
+
+    #[test]
+    fn a_long_query_is_bounded() {
+        let text: String = (0..200).map(|i| format!("word{i} ")).collect();
+        assert_eq!(query_tokens(&text).len(), MAX_QUERY_TOKENS);
+    }
+}
