@@ -86,7 +86,11 @@ async fn walk(c: Client, base: String, turns: Arc<TurnLoop>, code: String) {
     let records = |needle: &'static str| {
         let db = db.clone();
         async move {
-            db.search_records("default", needle, 10)
+            let filter = memory::store::RecordFilter {
+                text: Some(needle.into()),
+                ..Default::default()
+            };
+            db.records("default", &filter)
                 .await
                 .expect("search")
                 .into_iter()

@@ -286,7 +286,13 @@ async fn org_a_reaches_nothing_of_org_b() {
         );
         assert!(
             h.db()
-                .search_records("org-b", "secret", 10)
+                .records(
+                    "org-b",
+                    &memory::store::RecordFilter {
+                        text: Some("secret".into()),
+                        ..Default::default()
+                    }
+                )
                 .await
                 .unwrap()
                 .is_empty(),

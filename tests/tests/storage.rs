@@ -20,6 +20,9 @@ steward_tests::on_both_databases!(
     api_keys_are_revoked_by_id_and_with_their_user_for_good,
     audit_log_is_per_org,
     retrieval_finds_rare_words_past_common_ones_and_only_active_records,
+    ranked_search_finds_word_forms_identifier_parts_and_cjk,
+    search_text_is_never_engine_syntax_and_never_leaves_its_scope,
+    an_import_batch_dedupes_and_applies_the_subject_rule,
 );
 
 async fn records_round_trip(db: Db) {
@@ -47,7 +50,16 @@ async fn records_round_trip(db: Db) {
         ),
         "other org must not see it"
     );
-    let found = db.search_records("o1", "EXAMPLE_ORDERS", 10).await.unwrap();
+    let found = db
+        .records(
+            "o1",
+            &RecordFilter {
+                text: Some("EXAMPLE_ORDERS".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
     assert_eq!(found.len(), 1);
     db.set_status("o1", id, Status::Deleted).await.unwrap();
     assert!(db.set_status("o2", id, Status::Active).await.is_err());
@@ -746,4 +758,243 @@ async fn a_database_that_cannot_be_opened_says_why() {
         e.to_lowercase().contains("refused") && !e.contains("hunter2"),
         "{e}"
     );
+}
+
+fn notes_scope(org: &str, speaker: Option<&str>) -> RetrievalScope {
+    RetrievalScope {
+        org: org.into(),
+        agent: "default".into(),
+        speaker: speaker.map(str::to_string),
+        shared: false,
+    }
+}
+
+async fn found_ids(db: &Db, scope: &RetrievalScope, query: &str) -> Vec<i64> {
+    db.retrieve(scope, query, 5)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.record.id)
+        .collect()
+}
+
+async fn ranked_search_finds_word_forms_identifier_parts_and_cjk(db: Db) {
+    let note =
+        |subject: &str, content: &str, at| rec("o", Scope::AgentNotes, None, subject, content, at);
+    let ids = db
+        .insert_records(&[
+            note("deploys", "Deployments are frozen on Fridays", 1),
+            note("daily report", "The daily report reads example_orders", 2),
+            note("wiki", "The wiki is at wiki.example.com", 3),
+            note("日报", "日报使用 example_orders 表", 4),
+            note("lunch", "Lunch is served at noon", 5),
+        ])
+        .await
+        .unwrap();
+    let scope = notes_scope("o", None);
+    // Another form of the same word.
+    assert_eq!(
+        found_ids(&db, &scope, "Can I deploy on a friday?").await[0],
+        ids[0]
+    );
+    // A part of an identifier, and the identifier whole.
+    let orders = found_ids(&db, &scope, "which orders table?").await;
+    assert!(
+        orders.contains(&ids[1]) && orders.contains(&ids[3]),
+        "{orders:?}"
+    );
+    assert_eq!(
+        found_ids(&db, &scope, "example_orders daily").await[0],
+        ids[1]
+    );
+    // A host name, whole.
+    assert_eq!(found_ids(&db, &scope, "wiki.example.com").await[0], ids[2]);
+    // Chinese has no spaces: "日报" is found inside a sentence.
+    assert_eq!(
+        found_ids(&db, &scope, "今天的日报是什么?").await,
+        vec![ids[3]]
+    );
+    // Nothing shared, nothing found; stopwords alone find nothing.
+    assert!(found_ids(&db, &scope, "quantum chromodynamics")
+        .await
+        .is_empty());
+    assert!(found_ids(&db, &scope, "what is the").await.is_empty());
+    // Ranked: the record holding more of the query comes first.
+    let both = found_ids(&db, &scope, "daily report example_orders").await;
+    assert_eq!(both[0], ids[1], "{both:?}");
+}
+
+/// The search text goes to FTS5's MATCH and PostgreSQL's tsquery only as
+/// quoted tokens: operators, quotes and column filters in it are words or
+/// nothing, and no query reaches another person's, agent's or org's records.
+async fn search_text_is_never_engine_syntax_and_never_leaves_its_scope(db: Db) {
+    let mine = db
+        .insert_record(&rec(
+            "o",
+            Scope::Personal,
+            Some("u1"),
+            "vpn",
+            "my vpn token place is vault",
+            1,
+        ))
+        .await
+        .unwrap();
+    db.insert_records(&[
+        rec(
+            "o",
+            Scope::Personal,
+            Some("u2"),
+            "vpn",
+            "u2 secret vpn vault",
+            2,
+        ),
+        rec(
+            "other",
+            Scope::AgentNotes,
+            None,
+            "vpn",
+            "other org vpn vault",
+            3,
+        ),
+        {
+            let mut r = rec(
+                "o",
+                Scope::AgentNotes,
+                None,
+                "vpn",
+                "sales agent vpn vault",
+                4,
+            );
+            r.agent = "sales".into();
+            r
+        },
+    ])
+    .await
+    .unwrap();
+    let scope = notes_scope("o", Some("u1"));
+    let hostile = [
+        "vault",
+        "vault OR vpn",
+        "\"vault\" OR vis : k",
+        "vis:vault",
+        "tokens : (vault) OR vis : (*)",
+        "vault*",
+        "NEAR(vault vpn, 2)",
+        "vault') OR 1=1 --",
+        "'vault' | !'x' & 'y':*",
+        "vault \\ \\' ''",
+        "-vault ^vpn +secret",
+        "(((((vault",
+        "\u{0}vault\u{1b}[31m",
+    ];
+    for q in hostile {
+        let found = db.retrieve(&scope, q, 10).await;
+        let found = found.unwrap_or_else(|e| panic!("{q:?}: {e}"));
+        for r in &found {
+            assert_eq!(r.record.id, mine, "{q:?} reached {:?}", r.record.content);
+        }
+    }
+    // The organisation-and-visibility token of another scope, typed as a word, finds nothing of it.
+    let token = |org: &str, key: &str| {
+        let d = Sha256::new()
+            .chain_update(org.as_bytes())
+            .chain_update([0x1f])
+            .chain_update(key.as_bytes())
+            .finalize();
+        format!("k{}", hex::encode(&d[..10]))
+    };
+    for t in [
+        token("o", "user:default:u2"),
+        token("other", "agent:default"),
+        token("o", "agent:sales"),
+    ] {
+        let found = db
+            .retrieve(&scope, &format!("vault {t}"), 10)
+            .await
+            .unwrap();
+        assert!(found.iter().all(|r| r.record.id == mine), "{t}: {found:?}");
+    }
+}
+
+async fn an_import_batch_dedupes_and_applies_the_subject_rule(db: Db) {
+    let first = db
+        .import_records(
+            &[
+                rec(
+                    "o",
+                    Scope::AgentNotes,
+                    None,
+                    "vpn",
+                    "The VPN is at vpn1.example",
+                    1,
+                ),
+                rec(
+                    "o",
+                    Scope::AgentNotes,
+                    None,
+                    "",
+                    "Tickets go to the helpdesk queue",
+                    2,
+                ),
+                rec(
+                    "o",
+                    Scope::AgentNotes,
+                    None,
+                    "",
+                    "Printers live on floor two",
+                    3,
+                ),
+            ],
+            "import:1",
+            10,
+        )
+        .await
+        .unwrap();
+    assert!(first.iter().all(Option::is_some), "{first:?}");
+    let again = db
+        .import_records(
+            &[
+                rec(
+                    "o",
+                    Scope::AgentNotes,
+                    None,
+                    "vpn",
+                    "The VPN is at vpn1.example",
+                    1,
+                ),
+                rec(
+                    "o",
+                    Scope::AgentNotes,
+                    None,
+                    "vpn",
+                    "The VPN is at vpn2.example",
+                    5,
+                ),
+            ],
+            "import:2",
+            20,
+        )
+        .await
+        .unwrap();
+    assert_eq!(again[0], None, "the same live text is not written twice");
+    let newer = again[1].unwrap();
+    let old = db.record("o", first[0].unwrap()).await.unwrap();
+    assert_eq!(
+        old.status,
+        Status::Superseded,
+        "a subject supersedes its older value"
+    );
+    let revs = db.revisions_of_run("o", "import:2").await.unwrap();
+    assert_eq!(revs.len(), 1);
+    assert_eq!((revs[0].retired_id, revs[0].replacing_id), (old.id, newer));
+    // Lines without a subject supersede nothing: both stay live and searchable.
+    for id in [first[1].unwrap(), first[2].unwrap()] {
+        assert_eq!(db.record("o", id).await.unwrap().status, Status::Active);
+    }
+    let scope = notes_scope("o", None);
+    assert_eq!(
+        found_ids(&db, &scope, "printer floor").await,
+        vec![first[2].unwrap()]
+    );
+    assert_eq!(found_ids(&db, &scope, "vpn").await, vec![newer]);
 }

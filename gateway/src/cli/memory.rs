@@ -18,7 +18,22 @@ pub(super) async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<()> {
             owner,
         } => list(ctx, scope, status, owner).await,
         MemoryCommand::Show { id } => show(ctx, id).await,
-        MemoryCommand::Search { text } => search(ctx, &text).await,
+        MemoryCommand::Search {
+            text,
+            as_,
+            agent,
+            limit,
+            json,
+        } => {
+            let how = Search {
+                as_,
+                agent,
+                limit,
+                json,
+            };
+            search(ctx, &text, how).await
+        }
+        MemoryCommand::Import { file, agent } => import(ctx, &file, agent).await,
         MemoryCommand::Revisions { action } => revisions(ctx, action).await,
         MemoryCommand::Forget { id } => {
             ctx.turns
@@ -131,17 +146,108 @@ async fn show(ctx: &Ctx, id: i64) -> Result<()> {
     Ok(())
 }
 
-async fn search(ctx: &Ctx, text: &str) -> Result<()> {
-    let records = ctx.turns.db().search_records(&ctx.org, text, 50).await?;
-    for r in records.into_iter().filter(|r| !r.scope.is_personal()) {
+/// How `memory search` searches and prints.
+struct Search {
+    as_: Option<String>,
+    agent: Option<String>,
+    limit: i64,
+    json: bool,
+}
+
+/// The agent a command names, checked, or the configured one.
+fn agent_or_default(ctx: &Ctx, agent: Option<String>) -> Result<String> {
+    let agent = agent.unwrap_or_else(|| ctx.turns.config().server.agent.clone());
+    if let Err(why) = ::memory::check_agent_id(&agent) {
+        bail!("--agent {agent}: {why}");
+    }
+    Ok(agent)
+}
+
+/// The same entry point and scope as a turn (`Db::retrieve`).
+async fn search(ctx: &Ctx, text: &str, how: Search) -> Result<()> {
+    let Ctx { turns, org } = ctx;
+    let speaker = match &how.as_ {
+        None => None,
+        Some(who) => {
+            let pairing = turns.pairing();
+            let user = match pairing.resolve(org, who).await? {
+                Some(u) => u,
+                None => pairing
+                    .user(org, who)
+                    .await
+                    .with_context(|| format!("--as {who}: no paired person by that id"))?,
+            };
+            // Reading someone's personal memory is audited, as `list --owner` is.
+            let detail = format!("steward memory search --as: {text}");
+            turns
+                .db()
+                .audit(
+                    org,
+                    "operator (cli)",
+                    "memory.view",
+                    &user.user_id,
+                    &detail,
+                    now_ms(),
+                )
+                .await?;
+            Some(user.user_id)
+        }
+    };
+    let scope = ::memory::store::RetrievalScope {
+        org: org.clone(),
+        agent: agent_or_default(ctx, how.agent)?,
+        speaker,
+        shared: false,
+    };
+    let found = turns.db().retrieve(&scope, text, how.limit).await?;
+    if how.json {
+        let rows: Vec<serde_json::Value> = found
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "id": r.record.id,
+                    "scope": r.record.scope.as_str(),
+                    "content": r.record.content,
+                    "score": r.score,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(());
+    }
+    if found.is_empty() {
+        println!("nothing found");
+    }
+    for r in &found {
         println!(
-            "#{:<5} {:<11} {:<10} {}",
-            r.id,
-            r.scope.as_str(),
-            r.status.as_str(),
-            r.content
+            "#{:<5} {:<11} {:>7.3}  {}",
+            r.record.id,
+            r.record.scope.as_str(),
+            r.score,
+            r.record.content
         );
     }
+    Ok(())
+}
+
+async fn import(ctx: &Ctx, file: &std::path::Path, agent: Option<String>) -> Result<()> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let agent = agent_or_default(ctx, agent)?;
+    let place = crate::lifecycle::ImportPlace {
+        org: &ctx.org,
+        agent: &agent,
+        actor: ACTOR,
+        now: now_ms(),
+    };
+    let report = ctx.turns.lifecycle().import(&place, &text).await?;
+    println!(
+        "imported {} record(s) from {} ({} already known), run {}",
+        report.written,
+        file.display(),
+        report.already_known,
+        report.run_id
+    );
     Ok(())
 }
 

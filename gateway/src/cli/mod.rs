@@ -116,8 +116,32 @@ pub enum MemoryCommand {
     },
     /// Show one record.
     Show { id: i64 },
-    /// Records whose text contains a phrase.
-    Search { text: String },
+    /// Ranked search with the scope of a turn: org policy and the agent's
+    /// notes, plus one person's own records with `--as` (audited).
+    Search {
+        /// What to look for, as a person would ask it.
+        text: String,
+        /// Search as this person (a user id or a linked identity such as `discord:123`).
+        #[arg(long = "as")]
+        as_: Option<String>,
+        /// Whose notes to search (default: `server.agent`).
+        #[arg(long)]
+        agent: Option<String>,
+        /// At most this many records.
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(i64).range(1..=100))]
+        limit: i64,
+        /// JSON: a list of records with `id`, `scope`, `content`, `score`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Load agent notes and org policy from a JSON Lines file (operator-authored, audited):
+    /// `{"scope": "agent_notes"|"org_policy", "content", "subject"?, "kind"?, "said_at"?}`.
+    Import {
+        file: PathBuf,
+        /// Whose notes `agent_notes` lines fill (default: `server.agent`).
+        #[arg(long)]
+        agent: Option<String>,
+    },
     /// Revisions: list them, or undo one (or a whole run).
     Revisions {
         #[command(subcommand)]

@@ -1,6 +1,6 @@
 //! The memory lifecycle (SPEC §6–§7), a service of the turn loop: trim and
 //! archive with batch extraction read person by person (linesBySpeaker),
-//! relearn, review, forget, erase, undo, and the `memory_expire` retention job. One
+//! relearn, review, forget, erase, undo, import, and the `memory_expire` retention job. One
 //! operation per file.
 //!
 //! Architecture Invariant: the speaker of an archived line is the stored user
@@ -10,6 +10,7 @@
 
 mod erase;
 mod expire;
+mod import;
 mod relearn;
 mod review;
 mod summary;
@@ -17,6 +18,7 @@ mod trim;
 mod undo;
 
 pub use expire::{ExpireReport, EXPIRE_SLOT_MS, RETENTION_DAYS};
+pub use import::{ImportError, ImportPlace, ImportReport};
 pub use relearn::RelearnReport;
 pub use summary::summarize;
 pub use trim::TrimReport;

@@ -124,6 +124,10 @@ async fn same_subject_active(
     conn: &mut AnyConnection,
     r: &MemoryRecord,
 ) -> Result<Vec<MemoryRecord>> {
+    if r.subject.trim().is_empty() {
+        // No subject: nothing it could supersede, nothing that supersedes it.
+        return Ok(Vec::new());
+    }
     let text = format!(
         "{SELECT} WHERE org = $1 AND agent = $2 AND scope = $3 AND subject = $4 AND status = 'active' AND id <> $5"
     );
@@ -239,6 +243,90 @@ fn filtered<'q>(org: &'q str, f: &'q RecordFilter) -> Sql<'q> {
     q
 }
 
+/// [`Db::activate`] inside the caller's transaction.
+pub(super) async fn activate_on(
+    conn: &mut AnyConnection,
+    org: &str,
+    id: i64,
+    cause: &str,
+    run_id: &str,
+    now: i64,
+) -> Result<Supersession> {
+    // Write first, so SQLite takes its write lock before any read in this transaction.
+    if set_status_on(&mut *conn, org, id, Status::Active).await? == 0 {
+        return Err(StoreError::NotFound(format!("memory record {id}")));
+    }
+    let new = fetch(&mut *conn, org, id)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("memory record {id}")))?;
+    let mut out = Supersession::default();
+    for old in same_subject_active(&mut *conn, &new).await? {
+        let (retired, replacing, reason) = if old.said_at > new.said_at {
+            (&new, &old, "older than the live value on its subject")
+        } else {
+            (&old, &new, "a newer value on the same subject")
+        };
+        if vetoed(&mut *conn, org, retired.id, replacing.id).await? {
+            continue;
+        }
+        set_status_on(&mut *conn, org, retired.id, Status::Superseded).await?;
+        let meta = RevisionMeta {
+            via: "subject_rule",
+            cause,
+            run_id,
+            reason,
+            model: None,
+            prompt_version: None,
+        };
+        let revision = NewRevision {
+            org,
+            agent: &new.agent,
+            retired_id: retired.id,
+            replacing_id: replacing.id,
+            meta,
+            created_at: now,
+        };
+        out.revisions
+            .push(insert_revision(&mut *conn, &revision).await?);
+        if retired.id == new.id {
+            out.superseded_by = Some(old.id);
+            break;
+        }
+        out.retired.push(old.id);
+    }
+    Ok(out)
+}
+
+/// [`Db::find_same`] on the caller's connection.
+async fn find_same_on(
+    conn: &mut AnyConnection,
+    r: &NewRecord,
+    statuses: &[Status],
+) -> Result<Option<i64>> {
+    if statuses.is_empty() {
+        return Ok(None);
+    }
+    // A forgotten record holds only its tombstone: the same text matches it.
+    let text = "SELECT id FROM memory_records WHERE org = $1 AND agent = $2 AND scope = $3 AND COALESCE(owner, '') = $4 \
+                AND subject = $5 AND content IN ($6, $7) AND status IN (";
+    let owner = r.owner.as_deref().unwrap_or_default();
+    let row: Option<(i64,)> = sql!(
+        text,
+        &r.org,
+        &r.agent,
+        r.scope.as_str(),
+        owner,
+        &r.subject,
+        &r.content
+    )
+    .arg(tombstone(&r.content))
+    .bind_list(statuses.iter().map(|s| s.as_str()))
+    .push(") ORDER BY id DESC LIMIT 1")
+    .opt(conn)
+    .await?;
+    Ok(row.map(|(id,)| id))
+}
+
 impl Db {
     /// Insert a record and index its words. Returns its id.
     pub async fn insert_record(&self, r: &NewRecord) -> Result<i64> {
@@ -259,6 +347,32 @@ impl Db {
         Ok(ids)
     }
 
+    /// The batch form of [`Db::write`] for operator imports: each record is
+    /// skipped when the same text is already active in its place, else
+    /// inserted and activated under the subject rule (no belief revision: an
+    /// operator wrote it), all in one transaction. Returns, per record, its
+    /// id when it was written.
+    pub async fn import_records(
+        &self,
+        records: &[NewRecord],
+        run_id: &str,
+        now: i64,
+    ) -> Result<Vec<Option<i64>>> {
+        let mut tx = self.pool.begin().await?;
+        let mut out = Vec::with_capacity(records.len());
+        for r in records {
+            if find_same_on(&mut tx, r, &[Status::Active]).await?.is_some() {
+                out.push(None);
+                continue;
+            }
+            let id = insert_on(&mut tx, &r.clone().status(Status::Pending)).await?;
+            activate_on(&mut tx, &r.org, id, "import", run_id, now).await?;
+            out.push(Some(id));
+        }
+        tx.commit().await?;
+        Ok(out)
+    }
+
     pub async fn record(&self, org: &str, id: i64) -> Result<MemoryRecord> {
         self.by_id(SELECT, "memory record", org, id).await
     }
@@ -266,20 +380,6 @@ impl Db {
     /// Records of an organisation, oldest first.
     pub async fn records(&self, org: &str, f: &RecordFilter) -> Result<Vec<MemoryRecord>> {
         filtered(org, f).push(" ORDER BY id").all(&self.pool).await
-    }
-
-    /// Records whose subject or content contains `needle` (case-insensitive).
-    pub async fn search_records(
-        &self,
-        org: &str,
-        needle: &str,
-        limit: i64,
-    ) -> Result<Vec<MemoryRecord>> {
-        let pattern = format!("%{}%", needle.to_lowercase());
-        let text = format!(
-            "{SELECT} WHERE org = $1 AND (LOWER(content) LIKE $2 OR LOWER(subject) LIKE $2) ORDER BY id DESC LIMIT $3"
-        );
-        sql!(text, org, pattern, limit).all(&self.pool).await
     }
 
     /// Set a record's status. Errors when the record does not exist in `org`.
@@ -319,48 +419,7 @@ impl Db {
         now: i64,
     ) -> Result<Supersession> {
         let mut tx = self.pool.begin().await?;
-        // Write first, so SQLite takes its write lock before any read in this transaction.
-        if set_status_on(&mut tx, org, id, Status::Active).await? == 0 {
-            return Err(StoreError::NotFound(format!("memory record {id}")));
-        }
-        let new = fetch(&mut tx, org, id)
-            .await?
-            .ok_or_else(|| StoreError::NotFound(format!("memory record {id}")))?;
-        let mut out = Supersession::default();
-        for old in same_subject_active(&mut tx, &new).await? {
-            let (retired, replacing, reason) = if old.said_at > new.said_at {
-                (&new, &old, "older than the live value on its subject")
-            } else {
-                (&old, &new, "a newer value on the same subject")
-            };
-            if vetoed(&mut *tx, org, retired.id, replacing.id).await? {
-                continue;
-            }
-            set_status_on(&mut tx, org, retired.id, Status::Superseded).await?;
-            let meta = RevisionMeta {
-                via: "subject_rule",
-                cause,
-                run_id,
-                reason,
-                model: None,
-                prompt_version: None,
-            };
-            let revision = NewRevision {
-                org,
-                agent: &new.agent,
-                retired_id: retired.id,
-                replacing_id: replacing.id,
-                meta,
-                created_at: now,
-            };
-            out.revisions
-                .push(insert_revision(&mut *tx, &revision).await?);
-            if retired.id == new.id {
-                out.superseded_by = Some(old.id);
-                break;
-            }
-            out.retired.push(old.id);
-        }
+        let out = activate_on(&mut tx, org, id, cause, run_id, now).await?;
         tx.commit().await?;
         Ok(out)
     }
@@ -465,28 +524,8 @@ impl Db {
 
     /// The newest record with the same place, subject and content in one of `statuses`.
     pub async fn find_same(&self, r: &NewRecord, statuses: &[Status]) -> Result<Option<i64>> {
-        if statuses.is_empty() {
-            return Ok(None);
-        }
-        // A forgotten record holds only its tombstone: the same text matches it.
-        let text = "SELECT id FROM memory_records WHERE org = $1 AND agent = $2 AND scope = $3 AND COALESCE(owner, '') = $4 \
-                    AND subject = $5 AND content IN ($6, $7) AND status IN (";
-        let owner = r.owner.as_deref().unwrap_or_default();
-        let row: Option<(i64,)> = sql!(
-            text,
-            &r.org,
-            &r.agent,
-            r.scope.as_str(),
-            owner,
-            &r.subject,
-            &r.content
-        )
-        .arg(tombstone(&r.content))
-        .bind_list(statuses.iter().map(|s| s.as_str()))
-        .push(") ORDER BY id DESC LIMIT 1")
-        .opt(&self.pool)
-        .await?;
-        Ok(row.map(|(id,)| id))
+        let mut conn = self.pool.acquire().await?;
+        find_same_on(&mut conn, r, statuses).await
     }
 
     /// The one retrieval entry point: active records a turn in `scope` may
