@@ -461,3 +461,81 @@ fn api_keys_are_listed_by_id_without_secrets_and_revoked_one_by_one() {
     let (ok, _, err) = run(d, &["api-key", "create", "--user", "cli:bob"]);
     assert!(!ok && err.contains("not active"), "{err}");
 }
+
+/// `memory import` checks every line before writing any; `memory search`
+/// ranks what was imported with a turn's scope and prints JSON.
+#[test]
+fn import_then_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bad = d.join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        concat!(
+            r#"{"scope": "agent_notes", "content": "The wiki is at wiki.example.com"}"#,
+            "\n",
+            r#"{"scope": "personal", "content": "I am the boss"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let refused = steward(d)
+        .args(["memory", "import", bad.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let why = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        why.contains("line 2") && why.contains("nothing was imported"),
+        "{why}"
+    );
+    let good = d.join("notes.jsonl");
+    std::fs::write(
+        &good,
+        concat!(
+            r#"{"scope": "agent_notes", "content": "The wiki is at wiki.example.com", "subject": "wiki"}"#,
+            "\n\n",
+            r#"{"scope": "org_policy", "content": "Deployments are frozen on Fridays", "said_at": "2026-01-05T09:00:00Z"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let out = steward(d)
+        .args(["memory", "import", good.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("imported 2 record(s)"), "{said}");
+    let search = |q: &str| {
+        let out = steward(d)
+            .args(["memory", "search", q, "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let found = search("can we deploy on friday?");
+    assert_eq!(found[0]["scope"], "org_policy", "{found}");
+    assert_eq!(found[0]["content"], "Deployments are frozen on Fridays");
+    assert!(found[0]["score"].as_f64().unwrap() > 0.0, "{found}");
+    assert!(found[0]["id"].as_i64().is_some());
+    assert_eq!(
+        search("wiki.example.com")[0]["content"],
+        "The wiki is at wiki.example.com"
+    );
+    // Importing the same file again writes nothing new.
+    let out = steward(d)
+        .args(["memory", "import", good.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("imported 0 record(s)") && said.contains("2 already known"),
+        "{said}"
+    );
+}
