@@ -1,0 +1,530 @@
+//! Retrieval quality: labelled questions over a synthetic organisation's
+//! memory, scored as hit@1, hit@5 and MRR for steward's ranked full-text
+//! search (`Db::retrieve`) and for plain BM25 (FTS5's default `unicode61`
+//! tokenizer over the raw text, the same visibility rule applied after).
+//!
+//! Run: `cargo bench -p steward-memory --bench retrieval_quality`
+//! (PostgreSQL too when STEWARD_BENCH_POSTGRES_URL is set).
+//!
+//! The corpus (3,520 records) and questions (660) are generated from fixed
+//! word lists, so every run scores the same set. Categories: identifiers
+//! (tables named in reports), host names, word forms (deploy/deployments),
+//! Chinese, personal records among other people's, and paraphrases that share
+//! no word with their record (which only a dense model can find).
+
+use memory::store::RetrievalScope;
+use memory::{Db, NewRecord, Scope};
+use sqlx::sqlite::SqlitePoolOptions;
+use sqlx::Row;
+
+const ADJ: [&str; 30] = [
+    "daily",
+    "weekly",
+    "monthly",
+    "quarterly",
+    "annual",
+    "regional",
+    "global",
+    "internal",
+    "external",
+    "nightly",
+    "hourly",
+    "seasonal",
+    "legacy",
+    "primary",
+    "backup",
+    "staging",
+    "pilot",
+    "audit",
+    "budget",
+    "payroll",
+    "churn",
+    "retention",
+    "inventory",
+    "shipping",
+    "billing",
+    "support",
+    "security",
+    "compliance",
+    "marketing",
+    "hiring",
+];
+const NOUN: [&str; 20] = [
+    "sales",
+    "orders",
+    "returns",
+    "invoices",
+    "refunds",
+    "leads",
+    "tickets",
+    "visits",
+    "signups",
+    "payments",
+    "claims",
+    "shipments",
+    "contracts",
+    "renewals",
+    "defects",
+    "incidents",
+    "campaigns",
+    "surveys",
+    "bookings",
+    "transfers",
+];
+const SVC: [&str; 30] = [
+    "ledger",
+    "gateway",
+    "scheduler",
+    "mailer",
+    "indexer",
+    "crawler",
+    "notifier",
+    "router",
+    "resolver",
+    "tracker",
+    "renderer",
+    "uploader",
+    "archiver",
+    "monitor",
+    "collector",
+    "exporter",
+    "importer",
+    "planner",
+    "profiler",
+    "replicator",
+    "balancer",
+    "compiler",
+    "validator",
+    "reporter",
+    "searcher",
+    "streamer",
+    "tokenizer",
+    "translator",
+    "watcher",
+    "builder",
+];
+const DEPT: [&str; 10] = [
+    "finance", "ops", "eng", "hr", "legal", "sales", "data", "infra", "risk", "labs",
+];
+const PROJECT: [&str; 20] = [
+    "apollo", "borealis", "cygnus", "draco", "electra", "fornax", "gemini", "hydra", "indus",
+    "juno", "kepler", "lyra", "mensa", "norma", "orion", "pavo", "quasar", "rigel", "sirius",
+    "tucana",
+];
+const DAY: [&str; 5] = ["monday", "tuesday", "wednesday", "thursday", "friday"];
+const ZH_A: [&str; 12] = [
+    "销售", "订单", "退货", "发票", "库存", "客户", "财务", "物流", "采购", "质量", "人事", "市场",
+];
+const ZH_B: [&str; 10] = [
+    "日报", "周报", "月报", "季报", "年报", "汇总", "明细", "统计", "分析", "预算",
+];
+/// Paraphrase pairs: what a record says, how someone asks for it without its words.
+const PARAPHRASE: [(&str, &str); 10] = [
+    (
+        "The wiki is at {x}.wiki.example.com",
+        "Where is the documentation site for {x}?",
+    ),
+    (
+        "Expense claims for {x} need a receipt photo",
+        "What proof do I attach when I get money back for {x} costs?",
+    ),
+    (
+        "The {x} standup starts at nine sharp",
+        "When is the morning meeting of {x}?",
+    ),
+    (
+        "Laptops for {x} are ordered through the IT portal",
+        "How do I get a new computer for {x}?",
+    ),
+    (
+        "Holidays in {x} are booked in the HR tool",
+        "Where do I request vacation for {x}?",
+    ),
+    (
+        "The {x} on-call rota lives in PagerDuty",
+        "Who is paged tonight for {x}?",
+    ),
+    (
+        "Visitors to {x} sign in at reception",
+        "What should a guest do when arriving at {x}?",
+    ),
+    (
+        "The {x} budget is approved by the CFO",
+        "Who signs off spending for {x}?",
+    ),
+    (
+        "Passwords for {x} rotate every ninety days",
+        "How often must {x} credentials change?",
+    ),
+    (
+        "The {x} newsletter goes out on the first",
+        "When is the {x} bulletin sent?",
+    ),
+];
+
+struct Question {
+    text: String,
+    speaker: Option<String>,
+    /// Index of the record that answers it.
+    answer: usize,
+    category: &'static str,
+}
+
+fn note(scope: Scope, owner: Option<&str>, subject: &str, content: String, at: i64) -> NewRecord {
+    let agent = if scope == Scope::OrgPolicy {
+        memory::ANY_AGENT
+    } else {
+        "default"
+    };
+    NewRecord::said("bench", agent, scope, "fact", subject, content, at)
+        .owner(owner.map(str::to_string))
+        .source("bench")
+}
+
+/// The corpus and its questions.
+fn corpus() -> (Vec<NewRecord>, Vec<Question>) {
+    let mut records = Vec::new();
+    let mut questions = Vec::new();
+    let mut ask = |records: &Vec<NewRecord>, text: String, speaker: Option<&str>, category| {
+        questions.push(Question {
+            text,
+            speaker: speaker.map(str::to_string),
+            answer: records.len() - 1,
+            category,
+        });
+    };
+    // Identifiers: 600 reports, each reading one table; every 6th asked about.
+    for (i, (a, n)) in ADJ
+        .iter()
+        .flat_map(|a| NOUN.iter().map(move |n| (a, n)))
+        .enumerate()
+    {
+        let table = format!("{}_{}_{}", &n[..3], a, i % 7);
+        let subject = format!("{a} {n} report");
+        records.push(note(
+            Scope::AgentNotes,
+            None,
+            &subject,
+            format!("The {a} {n} report reads the table {table}"),
+            i as i64,
+        ));
+        if i % 6 == 0 {
+            ask(
+                &records,
+                format!("Which table does the {a} report on {n} use?"),
+                None,
+                "identifier",
+            );
+        }
+        if i % 6 == 3 {
+            ask(&records, format!("what reads {table}?"), None, "identifier");
+        }
+        if i % 6 == 1 {
+            // One order, one sale, one booking: the word in another form.
+            let one = n.strip_suffix('s').unwrap_or(n);
+            ask(
+                &records,
+                format!("which tables feed {a} {one} reporting?"),
+                None,
+                "word forms",
+            );
+        }
+        // Near neighbours sharing the report's words.
+        records.push(note(
+            Scope::AgentNotes,
+            None,
+            &format!("{a} {n} dashboard"),
+            format!("The {a} {n} dashboard is owned by team {}", PROJECT[i % 20]),
+            10_000 + i as i64,
+        ));
+        records.push(note(
+            Scope::AgentNotes,
+            None,
+            &format!("{a} {n} review"),
+            format!("The {a} {n} review meeting is on {}", DAY[i % 5]),
+            20_000 + i as i64,
+        ));
+    }
+    // Host names: 300 services, 10 departments.
+    for (i, (s, d)) in SVC
+        .iter()
+        .flat_map(|s| DEPT.iter().map(move |d| (s, d)))
+        .enumerate()
+    {
+        let host = format!("{s}-{}.{d}.example.com", i % 4 + 1);
+        records.push(note(
+            Scope::AgentNotes,
+            None,
+            &format!("{s} {d} host"),
+            format!("The {d} {s} runs on {host}"),
+            1_000 + i as i64,
+        ));
+        if i % 5 == 0 {
+            ask(
+                &records,
+                format!("Where is the {s} of {d} hosted?"),
+                None,
+                "hostname",
+            );
+        }
+        if i % 5 == 2 {
+            ask(&records, format!("What is {host}?"), None, "hostname");
+        }
+    }
+    // Word forms: 100 freeze rules (org policy).
+    for (i, (p, d)) in PROJECT
+        .iter()
+        .flat_map(|p| DAY.iter().map(move |d| (p, d)))
+        .enumerate()
+    {
+        records.push(note(
+            Scope::OrgPolicy,
+            None,
+            &format!("{p} deployments {d}"),
+            format!("Deployments of {p} are frozen on {d}s"),
+            2_000 + i as i64,
+        ));
+        if i % 2 == 0 {
+            ask(
+                &records,
+                format!("Can I deploy {p} on a {d}?"),
+                None,
+                "word forms",
+            );
+        }
+    }
+    // Chinese: 120 reports.
+    for (i, (a, b)) in ZH_A
+        .iter()
+        .flat_map(|a| ZH_B.iter().map(move |b| (a, b)))
+        .enumerate()
+    {
+        records.push(note(
+            Scope::AgentNotes,
+            None,
+            &format!("{a}{b}"),
+            format!("{a}{b}使用 tbl_{i} 表"),
+            3_000 + i as i64,
+        ));
+        if i % 2 == 0 {
+            ask(&records, format!("今天的{a}{b}用哪个表?"), None, "cjk");
+        }
+    }
+    // Personal: 40 people, each with preferences and facts; asked as themselves,
+    // with everyone else's alike records as the distractors they must never see.
+    for p in 0..40 {
+        let who = format!("user{p}");
+        for (j, proj) in PROJECT.iter().take(20).enumerate() {
+            let content = format!("My {proj} dashboard shows region {}", (p * 7 + j) % 13);
+            records.push(note(
+                Scope::Personal,
+                Some(&who),
+                &format!("{proj} dashboard"),
+                content,
+                4_000 + (p * 20 + j) as i64,
+            ));
+            if j % 10 == p % 10 {
+                ask(
+                    &records,
+                    format!("which region is on my {proj} dashboard?"),
+                    Some(&who),
+                    "personal",
+                );
+            }
+        }
+        for (j, (a, _)) in ZH_A.iter().zip(0..5).enumerate() {
+            let content = format!("I keep {} notes in folder {a}-{p}", ADJ[j]);
+            records.push(note(
+                Scope::Personal,
+                Some(&who),
+                &format!("{} notes folder", ADJ[j]),
+                content,
+                5_000 + (p * 5 + j) as i64,
+            ));
+        }
+    }
+    // Paraphrases: 10 kinds × 20 projects; a quarter asked.
+    for (k, (says, asks)) in PARAPHRASE.iter().enumerate() {
+        for (i, p) in PROJECT.iter().enumerate() {
+            records.push(note(
+                Scope::AgentNotes,
+                None,
+                &format!("{p} {k}"),
+                says.replace("{x}", p),
+                6_000 + (k * 20 + i) as i64,
+            ));
+            if i % 4 == k % 4 {
+                ask(&records, asks.replace("{x}", p), None, "paraphrase");
+            }
+        }
+    }
+    (records, questions)
+}
+
+#[derive(Default, Clone, Copy)]
+struct Score {
+    n: usize,
+    hit1: usize,
+    hit5: usize,
+    rr: f64,
+}
+
+impl Score {
+    fn add(&mut self, rank: Option<usize>) {
+        self.n += 1;
+        if let Some(r) = rank {
+            self.hit1 += usize::from(r == 0);
+            self.hit5 += usize::from(r < 5);
+            self.rr += 1.0 / (r as f64 + 1.0);
+        }
+    }
+
+    fn line(&self, name: &str) -> String {
+        let n = self.n.max(1) as f64;
+        format!(
+            "{name:<24} n={:<4} hit@1 {:>5.1}%  hit@5 {:>5.1}%  MRR {:.3}",
+            self.n,
+            100.0 * self.hit1 as f64 / n,
+            100.0 * self.hit5 as f64 / n,
+            self.rr / n
+        )
+    }
+}
+
+fn scope(q: &Question) -> RetrievalScope {
+    RetrievalScope {
+        org: "bench".into(),
+        agent: "default".into(),
+        speaker: q.speaker.clone(),
+        shared: false,
+    }
+}
+
+async fn steward_search(
+    db: &Db,
+    ids: &[i64],
+    qs: &[Question],
+) -> (Vec<(&'static str, Score)>, usize) {
+    let mut by: Vec<(&'static str, Score)> = Vec::new();
+    let mut leaks = 0;
+    for q in qs {
+        let found = db.retrieve(&scope(q), &q.text, 10).await.expect("retrieve");
+        let s = scope(q);
+        leaks += found.iter().filter(|r| !s.may_read(&r.record)).count();
+        // Ranked keyword matches only (the speaker's preferences are appended unranked).
+        let ranked: Vec<i64> = found
+            .iter()
+            .filter(|r| r.hits > 0)
+            .map(|r| r.record.id)
+            .collect();
+        let rank = ranked.iter().position(|id| *id == ids[q.answer]);
+        tally(&mut by, q.category, rank);
+    }
+    (by, leaks)
+}
+
+fn tally(by: &mut Vec<(&'static str, Score)>, category: &'static str, rank: Option<usize>) {
+    for key in ["all", category] {
+        match by.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, s)) => s.add(rank),
+            None => {
+                let mut s = Score::default();
+                s.add(rank);
+                by.push((key, s));
+            }
+        }
+    }
+}
+
+/// Plain BM25: FTS5's default tokenizer over "subject content", the question's
+/// words OR-ed, then the same visibility rule, top 10.
+async fn plain_bm25(
+    path: &str,
+    records: &[NewRecord],
+    ids: &[i64],
+    qs: &[Question],
+) -> Vec<(&'static str, Score)> {
+    let pool = SqlitePoolOptions::new()
+        .max_connections(1)
+        .connect(&format!("sqlite:{path}?mode=rwc"))
+        .await
+        .expect("baseline db");
+    sqlx::query("CREATE VIRTUAL TABLE plain USING fts5(body)")
+        .execute(&pool)
+        .await
+        .expect("fts5");
+    for (r, id) in records.iter().zip(ids) {
+        sqlx::query("INSERT INTO plain (rowid, body) VALUES (?, ?)")
+            .bind(id)
+            .bind(format!("{} {}", r.subject, r.content))
+            .execute(&pool)
+            .await
+            .expect("insert");
+    }
+    let by_id: std::collections::HashMap<i64, &NewRecord> =
+        ids.iter().copied().zip(records).collect();
+    let mut by = Vec::new();
+    for q in qs {
+        let words: Vec<String> = q
+            .text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(|w| format!("\"{w}\""))
+            .collect();
+        let rows =
+            sqlx::query("SELECT rowid FROM plain WHERE plain MATCH ? ORDER BY rank LIMIT 400")
+                .bind(words.join(" OR "))
+                .fetch_all(&pool)
+                .await
+                .expect("match");
+        let s = scope(q);
+        let visible: Vec<i64> = rows
+            .iter()
+            .map(|row| row.get::<i64, _>(0))
+            .filter(|id| {
+                by_id.get(id).is_some_and(|r| match r.scope {
+                    Scope::OrgPolicy | Scope::AgentNotes => true,
+                    _ => r.owner == s.speaker,
+                })
+            })
+            .take(10)
+            .collect();
+        let rank = visible.iter().position(|id| *id == ids[q.answer]);
+        tally(&mut by, q.category, rank);
+    }
+    by
+}
+
+fn print(title: &str, by: &[(&'static str, Score)]) {
+    println!("{title}");
+    for (k, s) in by {
+        println!("  {}", s.line(k));
+    }
+}
+
+fn main() {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let (records, questions) = corpus();
+        println!("{} records, {} questions", records.len(), questions.len());
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = format!("sqlite:{}", dir.path().join("quality.db").display());
+        let db = Db::connect(&url).await.expect("sqlite");
+        let ids = db.insert_records(&records).await.expect("insert");
+        let (ours, leaks) = steward_search(&db, &ids, &questions).await;
+        print("steward keyword (SQLite FTS5, BM25)", &ours);
+        println!("  records outside the asker's scope returned: {leaks}");
+        let baseline = dir.path().join("plain.db");
+        let plain = plain_bm25(&baseline.display().to_string(), &records, &ids, &questions).await;
+        print("plain BM25 (FTS5 unicode61, raw text)", &plain);
+        if let Ok(pg) = std::env::var("STEWARD_BENCH_POSTGRES_URL") {
+            let db = Db::connect_fresh_schema(&pg, "bench_quality")
+                .await
+                .expect("postgres");
+            let ids = db.insert_records(&records).await.expect("insert");
+            let (ours, leaks) = steward_search(&db, &ids, &questions).await;
+            print("steward keyword (PostgreSQL tsvector, ts_rank_cd)", &ours);
+            println!("  records outside the asker's scope returned: {leaks}");
+        }
+    });
+}
