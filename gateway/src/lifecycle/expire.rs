@@ -45,6 +45,10 @@ impl Lifecycle {
             }
         }
         jobs::audit_run::<Self>(&self.db, org, org, &report, now).await?;
+        // Statistics follow the store's growth, so plans stay index lookups.
+        if let Err(e) = self.db.optimize().await {
+            tracing::warn!(error = %e, "planner statistics not refreshed");
+        }
         Ok(report)
     }
 }

@@ -247,6 +247,21 @@ impl Db {
             .await
     }
 
+    /// Keep the planner's statistics current as the store grows: SQLite's
+    /// `PRAGMA optimize` (it analyses only what changed enough), PostgreSQL's
+    /// `ANALYZE` of the tables every turn reads. Run by the hourly expire job.
+    pub async fn optimize(&self) -> Result<()> {
+        match self.backend {
+            Backend::Sqlite => sql!("PRAGMA optimize").exec(&self.pool).await?,
+            Backend::Postgres => {
+                sql!("ANALYZE memory_records, memory_fts, messages")
+                    .exec(&self.pool)
+                    .await?
+            }
+        };
+        Ok(())
+    }
+
     /// One round trip to the database (health checks).
     pub async fn ping(&self) -> Result<()> {
         sql!("SELECT 1").exec(&self.pool).await.map(|_| ())

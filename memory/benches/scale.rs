@@ -1,0 +1,168 @@
+//! What grows with the store: retrieval latency (p50/p95, org notes and a
+//! speaker with personal memory) and serial writes per second, side by side
+//! at several store sizes, on SQLite and (with STEWARD_BENCH_POSTGRES_URL) PostgreSQL.
+//!
+//! Run: `cargo bench -p steward-memory --bench scale`
+//! Sizes: STEWARD_BENCH_SIZES (default `1000,100000,1000000`).
+//!
+//! A write is one record through `Db::write` (dedupe, insert, index, the
+//! subject rule) in its own transaction, as a turn writes; 500 of them per size.
+
+use memory::store::RetrievalScope;
+use memory::write::{Activation, Dedupe, NoRevision};
+use memory::{Cause, Db, NewRecord, Scope, Status};
+use std::time::{Duration, Instant};
+
+const PEOPLE: usize = 50;
+const SAMPLES: usize = 400;
+const WRITES: usize = 500;
+
+fn word(n: usize) -> String {
+    // 8,000 synthetic words: each appears in a small share of the records.
+    const SYL: [&str; 20] = [
+        "ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "po", "qu", "da", "fe", "gi", "ho",
+        "ju", "ly", "ba", "ce", "wo",
+    ];
+    let n = n % 8000;
+    format!(
+        "{}{}{}{}",
+        SYL[n % 20],
+        SYL[(n / 20) % 20],
+        SYL[(n / 400) % 20],
+        n / 8000
+    )
+}
+
+/// Record `i`: agent notes, with every fifth a personal record of one of 50 people.
+fn record(i: usize) -> NewRecord {
+    let (scope, owner) = if i % 5 == 0 {
+        (Scope::Personal, Some(format!("user{}", i % PEOPLE)))
+    } else {
+        (Scope::AgentNotes, None)
+    };
+    let kind = if i % 10 == 0 {
+        "preference"
+    } else {
+        "procedure"
+    };
+    NewRecord::said(
+        "bench",
+        "default",
+        scope,
+        kind,
+        format!("{} {} report {i}", word(i * 7), word(i * 13 + 1)),
+        format!(
+            "The {} {} report uses {}_{i}",
+            word(i * 7),
+            word(i * 13 + 1),
+            word(i * 31 + 2)
+        ),
+        i as i64,
+    )
+    .owner(owner)
+    .status(Status::Active)
+    .source("bench")
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+async fn fill(db: &Db, from: usize, to: usize) {
+    let mut i = from;
+    while i < to {
+        let end = (i + 5_000).min(to);
+        let batch: Vec<NewRecord> = (i..end).map(record).collect();
+        db.insert_records(&batch).await.expect("insert");
+        i = end;
+    }
+}
+
+async fn measure(name: &str, db: &Db, size: usize) {
+    let lat = |speaker: Option<String>| {
+        let scope = RetrievalScope {
+            org: "bench".into(),
+            agent: "default".into(),
+            speaker,
+            shared: false,
+        };
+        async move {
+            let mut times = Vec::with_capacity(SAMPLES);
+            for s in 0..SAMPLES {
+                let i = (s * 7919) % size;
+                let q = format!("produce the {} {} report", word(i * 7), word(i * 13 + 1));
+                let t = Instant::now();
+                let found = db.retrieve(&scope, &q, 10).await.expect("retrieve");
+                times.push(t.elapsed());
+                assert!(!found.is_empty());
+            }
+            times.sort();
+            (percentile(&times, 0.5), percentile(&times, 0.95))
+        }
+    };
+    let (notes50, notes95) = lat(None).await;
+    let (pers50, pers95) = lat(Some("user3".into())).await;
+    let t = Instant::now();
+    for w in 0..WRITES {
+        let r = record(size + w);
+        db.write(
+            &r,
+            Dedupe::ReuseActive,
+            Activation::Run {
+                cause: Cause::Live,
+                run_id: "bench",
+            },
+            &NoRevision,
+        )
+        .await
+        .expect("write");
+    }
+    let writes = WRITES as f64 / t.elapsed().as_secs_f64();
+    println!(
+        "{name:<9} {size:>9}  notes p50 {:>6.2} ms p95 {:>6.2} ms   speaker p50 {:>6.2} ms p95 {:>6.2} ms   writes {writes:>7.0}/s",
+        ms(notes50),
+        ms(notes95),
+        ms(pers50),
+        ms(pers95)
+    );
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn main() {
+    let sizes: Vec<usize> = std::env::var("STEWARD_BENCH_SIZES")
+        .unwrap_or_else(|_| "1000,100000,1000000".into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut backends = vec![(
+        "sqlite",
+        format!("sqlite:{}", dir.path().join("scale.db").display()),
+    )];
+    if let Ok(pg) = std::env::var("STEWARD_BENCH_POSTGRES_URL") {
+        backends.push(("postgres", pg));
+    }
+    rt.block_on(async {
+        for (name, url) in backends {
+            let db = if name == "postgres" {
+                Db::connect_fresh_schema(&url, "bench_scale").await
+            } else {
+                Db::connect(&url).await
+            }
+            .expect("connect");
+            let mut have = 0;
+            for &size in &sizes {
+                fill(&db, have, size).await;
+                // The writes of the last size are part of the store now.
+                have = size + WRITES;
+                db.optimize().await.expect("statistics");
+                measure(name, &db, size).await;
+            }
+        }
+    });
+}
