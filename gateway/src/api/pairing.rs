@@ -173,7 +173,10 @@ pub async fn deny(
         .pairing()
         .deny(admin.org(), &code, admin.id(), now_ms(&state))
         .await?;
-    Ok(Json(r.into()))
+    // The request as it was read; it is now denied.
+    let mut out = RequestOut::from(r);
+    out.status = "denied".into();
+    Ok(Json(out))
 }
 
 /// Paired users (active and revoked), by user id.
