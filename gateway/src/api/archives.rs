@@ -57,13 +57,15 @@ pub struct ArchiveQuery {
     /// Only this conversation's archives.
     conversation: Option<String>,
     /// Rows on the page (1–200, default 50).
+    #[param(minimum = 1, maximum = 200)]
     limit: Option<i64>,
     /// The `next` of the page before.
+    #[param(pattern = "^[0-9]{1,18}$")]
     cursor: Option<String>,
 }
 
 /// Archives, newest first (without their Markdown).
-#[utoipa::path(get, path = "/api/v1/archives", tag = "archives", params(ArchiveQuery),
+#[utoipa::path(get, operation_id = "archives_list", path = "/api/v1/archives", tag = "archives", params(ArchiveQuery),
     responses((status = 200, body = Page<ArchiveOut>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn list(
     State(state): State<ApiState>,
@@ -86,7 +88,7 @@ pub async fn list(
 }
 
 /// One archive, with its Markdown.
-#[utoipa::path(get, path = "/api/v1/archives/{id}", tag = "archives",
+#[utoipa::path(get, operation_id = "archives_show", path = "/api/v1/archives/{id}", tag = "archives",
     params(("id" = i64, Path, description = "Archive id")),
     responses((status = 200, body = ArchiveOut), (status = 404, body = ErrorBody)))]
 pub async fn show(
@@ -113,7 +115,7 @@ pub struct Relearned {
 
 /// Relearn an archive: each person's lines under the role they were stored
 /// with; an archive without admin trust quarantines what it teaches. Audited.
-#[utoipa::path(post, path = "/api/v1/archives/{id}/relearn", tag = "archives",
+#[utoipa::path(post, operation_id = "archives_relearn", path = "/api/v1/archives/{id}/relearn", tag = "archives",
     params(("id" = i64, Path, description = "Archive id")),
     responses((status = 200, body = Relearned), (status = 404, body = ErrorBody)))]
 pub async fn relearn(

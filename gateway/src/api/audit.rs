@@ -39,7 +39,7 @@ impl From<AuditEntry> for AuditOut {
 }
 
 /// Audit entries, newest first.
-#[utoipa::path(get, path = "/api/v1/audit", tag = "audit", params(NewestQuery),
+#[utoipa::path(get, operation_id = "audit_list", path = "/api/v1/audit", tag = "audit", params(NewestQuery),
     responses((status = 200, body = Page<AuditOut>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn list(
     State(state): State<ApiState>,

@@ -44,13 +44,14 @@ pub struct KeyQuery {
     /// Only this user's keys.
     user: Option<String>,
     /// Rows on the page (1–200, default 50).
+    #[param(minimum = 1, maximum = 200)]
     limit: Option<i64>,
     /// The `next` of the page before.
     cursor: Option<String>,
 }
 
 /// API keys by id (active and revoked).
-#[utoipa::path(get, path = "/api/v1/keys", tag = "keys", params(KeyQuery),
+#[utoipa::path(get, operation_id = "keys_list", path = "/api/v1/keys", tag = "keys", params(KeyQuery),
     responses((status = 200, body = Page<KeyOut>), (status = 403, body = ErrorBody)))]
 pub async fn list(
     State(state): State<ApiState>,
@@ -91,7 +92,7 @@ pub struct CreatedKey {
 }
 
 /// Mint a key for an active paired user. Audited (`api_key.create`).
-#[utoipa::path(post, path = "/api/v1/keys", tag = "keys", request_body = NewKey,
+#[utoipa::path(post, operation_id = "keys_create", path = "/api/v1/keys", tag = "keys", request_body = NewKey,
     responses((status = 201, body = CreatedKey), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "The user is revoked")))]
 pub async fn create(
     State(state): State<ApiState>,
@@ -115,7 +116,7 @@ pub async fn create(
 }
 
 /// Revoke a key by its id; it never works again. Audited (`api_key.revoke`).
-#[utoipa::path(delete, path = "/api/v1/keys/{id}", tag = "keys",
+#[utoipa::path(delete, operation_id = "keys_revoke", path = "/api/v1/keys/{id}", tag = "keys",
     params(("id" = String, Path, description = "The key's id, `key-…`")),
     responses((status = 200, body = KeyOut), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "Already revoked")))]
 pub async fn revoke(

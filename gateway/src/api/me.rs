@@ -25,7 +25,7 @@ pub struct Me {
 }
 
 /// Who this key speaks as, with the role the pairing store gives them.
-#[utoipa::path(get, path = "/api/v1/me", tag = "me",
+#[utoipa::path(get, operation_id = "me_whoami", path = "/api/v1/me", tag = "me",
     responses((status = 200, body = Me), (status = 401, body = ErrorBody)))]
 pub async fn whoami(caller: Caller) -> Json<Me> {
     let u = caller.user;
@@ -49,13 +49,15 @@ pub struct OwnQuery {
     /// Subject or content contains this text (case-insensitive).
     q: Option<String>,
     /// Rows on the page (1–200, default 50).
+    #[param(minimum = 1, maximum = 200)]
     limit: Option<i64>,
     /// The `next` of the page before.
+    #[param(pattern = "^[0-9]{1,18}$")]
     cursor: Option<String>,
 }
 
 /// Your own personal memory, newest first.
-#[utoipa::path(get, path = "/api/v1/me/memory", tag = "me", params(OwnQuery),
+#[utoipa::path(get, operation_id = "me_memory", path = "/api/v1/me/memory", tag = "me", params(OwnQuery),
     responses((status = 200, body = Page<Record>), (status = 400, body = ErrorBody)))]
 pub async fn memory(
     State(state): State<ApiState>,
@@ -99,7 +101,7 @@ async fn own(state: &ApiState, caller: &Caller, id: i64) -> Result<MemoryRecord,
 }
 
 /// One of your own records.
-#[utoipa::path(get, path = "/api/v1/me/memory/{id}", tag = "me",
+#[utoipa::path(get, operation_id = "me_show", path = "/api/v1/me/memory/{id}", tag = "me",
     params(("id" = i64, Path, description = "Record id")),
     responses((status = 200, body = Record), (status = 404, body = ErrorBody)))]
 pub async fn show(
@@ -111,7 +113,7 @@ pub async fn show(
 }
 
 /// Forget one of your own records, as `/forget` does in chat. Audited.
-#[utoipa::path(delete, path = "/api/v1/me/memory/{id}", tag = "me",
+#[utoipa::path(delete, operation_id = "me_forget", path = "/api/v1/me/memory/{id}", tag = "me",
     params(("id" = i64, Path, description = "Record id")),
     responses((status = 200, body = Forgotten), (status = 404, body = ErrorBody)))]
 pub async fn forget(
@@ -131,7 +133,7 @@ pub async fn forget(
 }
 
 /// Everything stored about you: pairing, records and lines. Audited.
-#[utoipa::path(get, path = "/api/v1/me/export", tag = "me",
+#[utoipa::path(get, operation_id = "me_export", path = "/api/v1/me/export", tag = "me",
     responses((status = 200, body = Object, description = "Your data: org, user, pairing, records, messages")))]
 pub async fn export(
     State(state): State<ApiState>,
@@ -152,6 +154,7 @@ pub struct SearchQuery {
     /// The agent whose notes are read (default: server.agent).
     agent: Option<String>,
     /// Results at most (1–200, default 50).
+    #[param(minimum = 1, maximum = 200)]
     limit: Option<i64>,
 }
 
@@ -171,7 +174,7 @@ pub struct SearchResults {
 /// Search what a direct conversation of yours may read: org policy, the
 /// agent's notes and your own personal records (never anyone else's),
 /// through the same retrieval a turn uses.
-#[utoipa::path(get, path = "/api/v1/me/search", tag = "me", params(SearchQuery),
+#[utoipa::path(get, operation_id = "me_search", path = "/api/v1/me/search", tag = "me", params(SearchQuery),
     responses((status = 200, body = SearchResults), (status = 400, body = ErrorBody)))]
 pub async fn search(
     State(state): State<ApiState>,

@@ -149,8 +149,10 @@ pub struct ListQuery {
     /// Subject or content contains this text (case-insensitive).
     q: Option<String>,
     /// Rows on the page (1–200, default 50).
+    #[param(minimum = 1, maximum = 200)]
     limit: Option<i64>,
     /// The `next` of the page before.
+    #[param(pattern = "^[0-9]{1,18}$")]
     cursor: Option<String>,
 }
 
@@ -177,7 +179,7 @@ pub async fn records_page(
 
 /// List records. Without `owner` only agent notes and org policy; personal
 /// memory is listed one person at a time, and that look is audited.
-#[utoipa::path(get, path = "/api/v1/memory", tag = "memory", params(ListQuery),
+#[utoipa::path(get, operation_id = "memory_list", path = "/api/v1/memory", tag = "memory", params(ListQuery),
     responses((status = 200, body = Page<Record>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn list(
     State(state): State<ApiState>,
@@ -224,7 +226,7 @@ pub async fn list(
 }
 
 /// One record; opening a personal one is audited (`memory.view`).
-#[utoipa::path(get, path = "/api/v1/memory/{id}", tag = "memory",
+#[utoipa::path(get, operation_id = "memory_show", path = "/api/v1/memory/{id}", tag = "memory",
     params(("id" = i64, Path, description = "Record id")),
     responses((status = 200, body = Record), (status = 404, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn show(
@@ -257,7 +259,7 @@ pub struct Forgotten {
 
 /// Forget a record: its text is deleted and a tombstone keeps relearn from
 /// bringing it back. Audited (`memory.forget`).
-#[utoipa::path(delete, path = "/api/v1/memory/{id}", tag = "memory",
+#[utoipa::path(delete, operation_id = "memory_forget", path = "/api/v1/memory/{id}", tag = "memory",
     params(("id" = i64, Path, description = "Record id")),
     responses((status = 200, body = Forgotten), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "Already deleted")))]
 pub async fn forget(
@@ -281,7 +283,7 @@ pub async fn forget(
 
 /// Everything stored about one person: pairing, records and lines. Audited
 /// (`memory.export`).
-#[utoipa::path(get, path = "/api/v1/users/{user}/export", tag = "memory",
+#[utoipa::path(get, operation_id = "memory_export", path = "/api/v1/users/{user}/export", tag = "memory",
     params(("user" = String, Path, description = "Stored user id, e.g. discord:123")),
     responses((status = 200, body = Object, description = "The person's data: org, user, pairing, records, messages"), (status = 403, body = ErrorBody)))]
 pub async fn export(

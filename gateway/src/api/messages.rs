@@ -16,6 +16,8 @@ use utoipa::ToSchema;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MessageRequest {
+    /// Not only white space.
+    #[schema(pattern = "\\S")]
     pub text: String,
     /// A thread of yours (`api:<you>/<conversation>`); your own one when not given.
     pub conversation: Option<String>,
@@ -71,7 +73,7 @@ fn api_conversation(user_id: &str, given: Option<&str>) -> String {
 /// Run a message as the API key's paired user. The key is checked before the
 /// body is read, so a client without one gets its 401 at once, whatever
 /// length it declares.
-#[utoipa::path(post, path = "/api/v1/messages", tag = "messages", request_body = MessageRequest,
+#[utoipa::path(post, operation_id = "messages_post_message", path = "/api/v1/messages", tag = "messages", request_body = MessageRequest,
     responses((status = 200, body = Replies), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 413, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn post_message(

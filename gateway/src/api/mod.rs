@@ -151,7 +151,7 @@ where
 }
 
 /// The API's own document.
-#[utoipa::path(get, path = "/api/v1/openapi.json", tag = "meta", security(()),
+#[utoipa::path(get, operation_id = "openapi_json", path = "/api/v1/openapi.json", tag = "meta", security(()),
     responses((status = 200, description = "This OpenAPI 3.1 document", content_type = "application/json")))]
 async fn openapi_json(State(state): State<ApiState>) -> Response {
     Json(state.document.as_ref()).into_response()

@@ -99,13 +99,14 @@ impl From<PairingRequest> for RequestOut {
 #[serde(deny_unknown_fields)]
 pub struct PageQuery {
     /// Rows on the page (1–200, default 50).
+    #[param(minimum = 1, maximum = 200)]
     limit: Option<i64>,
     /// The `next` of the page before.
     cursor: Option<String>,
 }
 
 /// Pending, unexpired pairing requests, by code.
-#[utoipa::path(get, path = "/api/v1/pairing/requests", tag = "pairing", params(PageQuery),
+#[utoipa::path(get, operation_id = "pairing_requests", path = "/api/v1/pairing/requests", tag = "pairing", params(PageQuery),
     responses((status = 200, body = Page<RequestOut>), (status = 403, body = ErrorBody)))]
 pub async fn requests(
     State(state): State<ApiState>,
@@ -135,7 +136,7 @@ pub struct Approval {
 }
 
 /// Approve a pairing code with a role. Audited.
-#[utoipa::path(post, path = "/api/v1/pairing/requests/{code}/approve", tag = "pairing",
+#[utoipa::path(post, operation_id = "pairing_approve", path = "/api/v1/pairing/requests/{code}/approve", tag = "pairing",
     params(("code" = String, Path, description = "The pairing code (any case)")),
     request_body = Approval,
     responses((status = 200, body = UserOut), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "Expired or already decided")))]
@@ -160,7 +161,7 @@ pub async fn approve(
 }
 
 /// Deny a pairing code. Audited.
-#[utoipa::path(post, path = "/api/v1/pairing/requests/{code}/deny", tag = "pairing",
+#[utoipa::path(post, operation_id = "pairing_deny", path = "/api/v1/pairing/requests/{code}/deny", tag = "pairing",
     params(("code" = String, Path, description = "The pairing code (any case)")),
     responses((status = 200, body = RequestOut), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn deny(
@@ -180,7 +181,7 @@ pub async fn deny(
 }
 
 /// Paired users (active and revoked), by user id.
-#[utoipa::path(get, path = "/api/v1/users", tag = "pairing", params(PageQuery),
+#[utoipa::path(get, operation_id = "pairing_users", path = "/api/v1/users", tag = "pairing", params(PageQuery),
     responses((status = 200, body = Page<UserOut>), (status = 403, body = ErrorBody)))]
 pub async fn users(
     State(state): State<ApiState>,
@@ -226,7 +227,7 @@ fn identity(field: &str, given: &str) -> Result<String, ApiError> {
 
 /// Pair someone directly with a role (no code). 409 when they are already
 /// paired and active: change their role instead. Audited (`pairing.add`).
-#[utoipa::path(post, path = "/api/v1/users", tag = "pairing", request_body = NewUser,
+#[utoipa::path(post, operation_id = "pairing_add", path = "/api/v1/users", tag = "pairing", request_body = NewUser,
     responses((status = 201, body = UserOut), (status = 400, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn add(
     State(state): State<ApiState>,
@@ -281,7 +282,7 @@ pub struct RoleChange {
 }
 
 /// Change a paired user's role. Audited (`pairing.set_role`).
-#[utoipa::path(put, path = "/api/v1/users/{user}/role", tag = "pairing",
+#[utoipa::path(put, operation_id = "pairing_set_role", path = "/api/v1/users/{user}/role", tag = "pairing",
     params(("user" = String, Path, description = "Stored user id")),
     request_body = RoleChange,
     responses((status = 200, body = UserOut), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
@@ -314,7 +315,7 @@ pub struct Revoked {
 
 /// Revoke a paired user: their identities resolve to nobody and their API
 /// keys are revoked for good. Audited.
-#[utoipa::path(delete, path = "/api/v1/users/{user}", tag = "pairing",
+#[utoipa::path(delete, operation_id = "pairing_revoke", path = "/api/v1/users/{user}", tag = "pairing",
     params(("user" = String, Path, description = "Stored user id")),
     responses((status = 200, body = Revoked), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn revoke(
@@ -344,7 +345,7 @@ pub struct Link {
 
 /// Link another channel identity to a paired user: both are then one person,
 /// with one role and one personal memory. Audited (`pairing.link`).
-#[utoipa::path(post, path = "/api/v1/users/{user}/identities", tag = "pairing",
+#[utoipa::path(post, operation_id = "pairing_link", path = "/api/v1/users/{user}/identities", tag = "pairing",
     params(("user" = String, Path, description = "Stored user id")),
     request_body = Link,
     responses((status = 200, body = UserOut), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 /// Active org policy, newest first.
-#[utoipa::path(get, path = "/api/v1/policy", tag = "policy", params(NewestQuery),
+#[utoipa::path(get, operation_id = "policy_list", path = "/api/v1/policy", tag = "policy", params(NewestQuery),
     responses((status = 200, body = Page<Record>), (status = 403, body = ErrorBody)))]
 pub async fn list(
     State(state): State<ApiState>,
@@ -36,6 +36,8 @@ pub async fn list(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewPolicy {
+    /// At most 500 characters (white space collapsed), not only white space.
+    #[schema(pattern = "\\S", max_length = 500)]
     pub text: String,
 }
 
@@ -46,7 +48,7 @@ pub struct PolicyAdded {
 }
 
 /// Add org policy. Audited (`policy.add`).
-#[utoipa::path(post, path = "/api/v1/policy", tag = "policy", request_body = NewPolicy,
+#[utoipa::path(post, operation_id = "policy_add", path = "/api/v1/policy", tag = "policy", request_body = NewPolicy,
     responses((status = 201, body = PolicyAdded), (status = 400, body = ErrorBody)))]
 pub async fn add(
     State(state): State<ApiState>,
@@ -74,7 +76,7 @@ pub struct PolicyRetired {
 }
 
 /// Retire org policy `id`: it is forgotten. 404 when `id` is not active org policy.
-#[utoipa::path(delete, path = "/api/v1/policy/{id}", tag = "policy",
+#[utoipa::path(delete, operation_id = "policy_retire", path = "/api/v1/policy/{id}", tag = "policy",
     params(("id" = i64, Path, description = "Record id of the policy")),
     responses((status = 200, body = PolicyRetired), (status = 404, body = ErrorBody)))]
 pub async fn retire(

@@ -16,7 +16,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 /// Records waiting for review, newest first.
-#[utoipa::path(get, path = "/api/v1/review", tag = "review", params(NewestQuery),
+#[utoipa::path(get, operation_id = "review_list", path = "/api/v1/review", tag = "review", params(NewestQuery),
     responses((status = 200, body = Page<Record>), (status = 403, body = ErrorBody)))]
 pub async fn list(
     State(state): State<ApiState>,
@@ -58,7 +58,7 @@ async fn decide(
 }
 
 /// Confirm a quarantined record: it becomes active under the subject rule.
-#[utoipa::path(post, path = "/api/v1/review/{id}/confirm", tag = "review",
+#[utoipa::path(post, operation_id = "review_confirm", path = "/api/v1/review/{id}/confirm", tag = "review",
     params(("id" = i64, Path, description = "Record id")),
     responses((status = 200, body = Reviewed), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "Not waiting for review")))]
 pub async fn confirm(
@@ -70,7 +70,7 @@ pub async fn confirm(
 }
 
 /// Reject a quarantined record: it is kept out for good.
-#[utoipa::path(post, path = "/api/v1/review/{id}/reject", tag = "review",
+#[utoipa::path(post, operation_id = "review_reject", path = "/api/v1/review/{id}/reject", tag = "review",
     params(("id" = i64, Path, description = "Record id")),
     responses((status = 200, body = Reviewed), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "Not waiting for review")))]
 pub async fn reject(

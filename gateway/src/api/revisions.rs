@@ -62,13 +62,15 @@ impl From<Revision> for RevisionOut {
 #[serde(deny_unknown_fields)]
 pub struct NewestQuery {
     /// Rows on the page (1–200, default 50).
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<i64>,
     /// The `next` of the page before.
+    #[param(pattern = "^[0-9]{1,18}$")]
     pub cursor: Option<String>,
 }
 
 /// Revisions, newest first.
-#[utoipa::path(get, path = "/api/v1/revisions", tag = "revisions", params(NewestQuery),
+#[utoipa::path(get, operation_id = "revisions_list", path = "/api/v1/revisions", tag = "revisions", params(NewestQuery),
     responses((status = 200, body = Page<RevisionOut>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn list(
     State(state): State<ApiState>,
@@ -105,7 +107,7 @@ pub struct Undone {
 
 /// Undo one revision: the retired record comes back, and the same pair is
 /// never applied again. Audited.
-#[utoipa::path(post, path = "/api/v1/revisions/{id}/undo", tag = "revisions",
+#[utoipa::path(post, operation_id = "revisions_undo", path = "/api/v1/revisions/{id}/undo", tag = "revisions",
     params(("id" = i64, Path, description = "Revision id")),
     responses((status = 200, body = Undone), (status = 404, body = ErrorBody)))]
 pub async fn undo(
@@ -145,7 +147,7 @@ pub struct RunUndone {
 }
 
 /// Undo every revision of a run (a consolidation, a relearn, a turn).
-#[utoipa::path(post, path = "/api/v1/runs/{run}/undo", tag = "revisions",
+#[utoipa::path(post, operation_id = "revisions_undo_run", path = "/api/v1/runs/{run}/undo", tag = "revisions",
     params(("run" = String, Path, description = "Run id, as revisions list it")),
     responses((status = 200, body = RunUndone), (status = 404, body = ErrorBody)))]
 pub async fn undo_run(
