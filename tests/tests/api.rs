@@ -105,6 +105,21 @@ impl Api {
         self.h.db()
     }
 
+    /// The ids of every page of the list at `path` (with a query), following `next`.
+    async fn every_page(&self, path: &str) -> Vec<i64> {
+        let mut seen = Vec::new();
+        let mut at = path.to_string();
+        loop {
+            let (s, page) = self.get(&at, &self.admin).await;
+            assert_eq!(s, StatusCode::OK, "{at}: {page}");
+            seen.extend(ids(&page));
+            match page["next"].as_str() {
+                Some(next) => at = format!("{path}&cursor={next}"),
+                None => return seen,
+            }
+        }
+    }
+
     /// A record written straight to the store, active.
     async fn record(&self, scope: Scope, owner: Option<&str>, subject: &str, content: &str) -> i64 {
         let at = self.h.tick().timestamp_millis();
@@ -511,17 +526,7 @@ async fn admins_list_show_forget_and_export_memory() {
             )
             .await;
         // Without an owner: agent notes and org policy, newest first, in pages.
-        let mut seen = Vec::new();
-        let mut path = "/api/v1/memory?limit=2".to_string();
-        loop {
-            let (s, page) = a.get(&path, &a.admin).await;
-            assert_eq!(s, StatusCode::OK, "{name}: {page}");
-            seen.extend(ids(&page));
-            match page["next"].as_str() {
-                Some(next) => path = format!("/api/v1/memory?limit=2&cursor={next}"),
-                None => break,
-            }
-        }
+        let seen = a.every_page("/api/v1/memory?limit=2").await;
         let mut all: Vec<i64> = notes.iter().copied().chain([policy]).collect();
         all.reverse();
         assert_eq!(
@@ -1143,25 +1148,16 @@ async fn admins_page_through_the_audit_log() {
                 .await
                 .unwrap();
         }
-        let mut seen = Vec::new();
-        let mut path = "/api/v1/audit?limit=3".to_string();
-        loop {
-            let (s, page) = a.get(&path, &a.admin).await;
-            assert_eq!(s, StatusCode::OK, "{name}: {page}");
-            assert!(
-                page["items"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .all(|e| is_iso(&e["at"])),
-                "{name}"
-            );
-            seen.extend(ids(&page));
-            match page["next"].as_str() {
-                Some(next) => path = format!("/api/v1/audit?limit=3&cursor={next}"),
-                None => break,
-            }
-        }
+        let seen = a.every_page("/api/v1/audit?limit=3").await;
+        let (_, page) = a.get("/api/v1/audit", &a.admin).await;
+        assert!(
+            page["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|e| is_iso(&e["at"])),
+            "{name}: {page}"
+        );
         let all: Vec<i64> = a
             .db()
             .audit_log("default", 1000)

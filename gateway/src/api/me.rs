@@ -11,7 +11,7 @@ use super::ApiState;
 use axum::extract::State;
 use axum::Json;
 use memory::store::{RecordFilter, RetrievalScope};
-use memory::{MemoryRecord, Scope, Status};
+use memory::{MemoryRecord, Role, Scope, Status};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -21,7 +21,8 @@ pub struct Me {
     pub org: String,
     pub user_id: String,
     pub name: String,
-    pub role: RoleName,
+    #[schema(value_type = RoleName)]
+    pub role: Role,
 }
 
 /// Who this key speaks as, with the role the pairing store gives them.
@@ -33,7 +34,7 @@ pub async fn whoami(caller: Caller) -> Json<Me> {
         org: u.org,
         user_id: u.user_id,
         name: u.name,
-        role: u.role.into(),
+        role: u.role,
     })
 }
 
@@ -43,9 +44,11 @@ pub async fn whoami(caller: Caller) -> Json<Me> {
 #[serde(deny_unknown_fields)]
 pub struct OwnQuery {
     /// `personal` or `person` (both when not given).
-    scope: Option<ScopeName>,
+    #[param(value_type = Option<ScopeName>)]
+    scope: Option<Scope>,
     /// Only this status (every status when not given).
-    status: Option<StatusName>,
+    #[param(value_type = Option<StatusName>)]
+    status: Option<Status>,
     /// Subject or content contains this text (case-insensitive).
     q: Option<String>,
     /// Rows on the page (1–200, default 50).
@@ -64,7 +67,7 @@ pub async fn memory(
     caller: Caller,
     Query(q): Query<OwnQuery>,
 ) -> Result<Json<Page<Record>>, ApiError> {
-    let scopes = match q.scope.map(Scope::from) {
+    let scopes = match q.scope {
         Some(s) if s.is_personal() => vec![s],
         Some(s) => {
             return Err(ApiError::bad_request(format!(
@@ -76,7 +79,7 @@ pub async fn memory(
     let filter = RecordFilter {
         scopes,
         owner: Some(caller.id().to_string()),
-        status: q.status.map(Status::from),
+        status: q.status,
         text: q.q,
         ..Default::default()
     };

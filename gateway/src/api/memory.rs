@@ -19,14 +19,16 @@ use utoipa::{IntoParams, ToSchema};
 pub struct Record {
     pub id: i64,
     pub agent: String,
-    pub scope: ScopeName,
+    #[schema(value_type = ScopeName)]
+    pub scope: Scope,
     /// The person a personal record belongs to.
     pub owner: Option<String>,
     /// Two statements about the same thing share a subject.
     pub subject: String,
     pub kind: String,
     pub content: String,
-    pub status: StatusName,
+    #[schema(value_type = StatusName)]
+    pub status: Status,
     pub source: String,
     /// When it was said.
     pub said_at: DateTime<Utc>,
@@ -43,12 +45,12 @@ impl From<MemoryRecord> for Record {
         Record {
             id: r.id,
             agent: r.agent,
-            scope: r.scope.into(),
+            scope: r.scope,
             owner: r.owner,
             subject: r.subject,
             kind: r.kind,
             content: r.content,
-            status: r.status.into(),
+            status: r.status,
             source: r.source,
             said_at: at(r.said_at),
             recorded_at: at(r.recorded_at),
@@ -59,9 +61,10 @@ impl From<MemoryRecord> for Record {
     }
 }
 
-/// Where a record lives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
+/// Where a record lives (the schema of `memory::Scope`).
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
 pub enum ScopeName {
     /// A person's memory with one agent.
     Personal,
@@ -73,31 +76,10 @@ pub enum ScopeName {
     OrgPolicy,
 }
 
-impl From<Scope> for ScopeName {
-    fn from(s: Scope) -> Self {
-        match s {
-            Scope::Personal => ScopeName::Personal,
-            Scope::Person => ScopeName::Person,
-            Scope::AgentNotes => ScopeName::AgentNotes,
-            Scope::OrgPolicy => ScopeName::OrgPolicy,
-        }
-    }
-}
-
-impl From<ScopeName> for Scope {
-    fn from(s: ScopeName) -> Self {
-        match s {
-            ScopeName::Personal => Scope::Personal,
-            ScopeName::Person => Scope::Person,
-            ScopeName::AgentNotes => Scope::AgentNotes,
-            ScopeName::OrgPolicy => Scope::OrgPolicy,
-        }
-    }
-}
-
-/// A record's status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
+/// A record's status (the schema of `memory::Status`).
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
 pub enum StatusName {
     Active,
     Superseded,
@@ -107,41 +89,17 @@ pub enum StatusName {
     Deleted,
 }
 
-impl From<Status> for StatusName {
-    fn from(s: Status) -> Self {
-        match s {
-            Status::Active => StatusName::Active,
-            Status::Superseded => StatusName::Superseded,
-            Status::Unverified => StatusName::Unverified,
-            Status::Pending => StatusName::Pending,
-            Status::Rejected => StatusName::Rejected,
-            Status::Deleted => StatusName::Deleted,
-        }
-    }
-}
-
-impl From<StatusName> for Status {
-    fn from(s: StatusName) -> Self {
-        match s {
-            StatusName::Active => Status::Active,
-            StatusName::Superseded => Status::Superseded,
-            StatusName::Unverified => Status::Unverified,
-            StatusName::Pending => Status::Pending,
-            StatusName::Rejected => Status::Rejected,
-            StatusName::Deleted => Status::Deleted,
-        }
-    }
-}
-
 /// Filters of the admin's record list.
 #[derive(Debug, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ListQuery {
     /// Only this scope. Personal scopes need `owner`.
-    scope: Option<ScopeName>,
+    #[param(value_type = Option<ScopeName>)]
+    scope: Option<Scope>,
     /// Only this status (every status when not given).
-    status: Option<StatusName>,
+    #[param(value_type = Option<StatusName>)]
+    status: Option<Status>,
     /// One person's personal memory (the look is audited as `memory.view`).
     owner: Option<String>,
     /// Only this agent's records.
@@ -191,7 +149,7 @@ pub async fn list(
         .map(|o| o.trim().to_string())
         .filter(|o| !o.is_empty());
     let scopes: Vec<Scope> =
-        match (q.scope.map(Scope::from), &owner) {
+        match (q.scope, &owner) {
             (Some(s), None) if s.is_personal() => return Err(ApiError::bad_request(
                 "personal memory is listed one person at a time: give owner (the look is audited)",
             )),
@@ -217,7 +175,7 @@ pub async fn list(
         agent: q.agent,
         scopes,
         owner,
-        status: q.status.map(Status::from),
+        status: q.status,
         text: q.q,
         ..Default::default()
     };

@@ -17,30 +17,13 @@ use pairing::{PairingError, PairingRequest, User};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-/// A paired person's role.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
+/// A paired person's role (the schema of `memory::Role`).
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)]
 pub enum RoleName {
     Admin,
     User,
-}
-
-impl From<Role> for RoleName {
-    fn from(r: Role) -> Self {
-        match r {
-            Role::Admin => RoleName::Admin,
-            Role::User => RoleName::User,
-        }
-    }
-}
-
-impl From<RoleName> for Role {
-    fn from(r: RoleName) -> Self {
-        match r {
-            RoleName::Admin => Role::Admin,
-            RoleName::User => Role::User,
-        }
-    }
 }
 
 /// A paired person.
@@ -48,7 +31,8 @@ impl From<RoleName> for Role {
 pub struct UserOut {
     pub user_id: String,
     pub name: String,
-    pub role: RoleName,
+    #[schema(value_type = RoleName)]
+    pub role: Role,
     /// `active`, or `revoked`.
     pub status: String,
     /// The last change: pairing, role change, revocation.
@@ -60,7 +44,7 @@ impl From<User> for UserOut {
         UserOut {
             user_id: u.user_id,
             name: u.name,
-            role: u.role.into(),
+            role: u.role,
             status: u.status,
             updated_at: at(u.updated_at),
         }
@@ -132,7 +116,8 @@ pub async fn requests(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Approval {
-    pub role: RoleName,
+    #[schema(value_type = RoleName)]
+    pub role: Role,
 }
 
 /// Approve a pairing code with a role. Audited.
@@ -149,13 +134,7 @@ pub async fn approve(
     let u = state
         .turns
         .pairing()
-        .approve(
-            admin.org(),
-            &code,
-            body.role.into(),
-            admin.id(),
-            now_ms(&state),
-        )
+        .approve(admin.org(), &code, body.role, admin.id(), now_ms(&state))
         .await?;
     Ok(Json(u.into()))
 }
@@ -205,10 +184,12 @@ pub async fn users(
 pub struct NewUser {
     /// Their stored user id, e.g. `discord:123` or `teams:<aad id>`; the
     /// channel identity of that name is linked to them.
+    #[schema(pattern = "^\\S{1,256}$")]
     pub user_id: String,
     /// A display name (default: the user id).
     pub name: Option<String>,
-    pub role: RoleName,
+    #[schema(value_type = RoleName)]
+    pub role: Role,
 }
 
 /// A stored id as given: trimmed, not empty, no white space or control characters, at most 256 characters.
@@ -256,7 +237,7 @@ pub async fn add(
             admin.org(),
             &user_id,
             &name,
-            body.role.into(),
+            body.role,
             admin.id(),
             now_ms(&state),
         )
@@ -278,7 +259,8 @@ fn not_built_in(user: &str) -> Result<(), ApiError> {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RoleChange {
-    pub role: RoleName,
+    #[schema(value_type = RoleName)]
+    pub role: Role,
 }
 
 /// Change a paired user's role. Audited (`pairing.set_role`).
@@ -294,14 +276,8 @@ pub async fn set_role(
 ) -> Result<Json<UserOut>, ApiError> {
     not_built_in(&user)?;
     let p = state.turns.pairing();
-    p.set_role(
-        admin.org(),
-        &user,
-        body.role.into(),
-        admin.id(),
-        now_ms(&state),
-    )
-    .await?;
+    p.set_role(admin.org(), &user, body.role, admin.id(), now_ms(&state))
+        .await?;
     Ok(Json(p.user(admin.org(), &user).await?.into()))
 }
 
@@ -340,6 +316,7 @@ pub async fn revoke(
 #[serde(deny_unknown_fields)]
 pub struct Link {
     /// E.g. `teams:<aad id>`.
+    #[schema(pattern = "^\\S{1,256}$")]
     pub identity: String,
 }
 
