@@ -878,9 +878,48 @@ async fn admins_undo_revisions_and_runs() {
                 "The daily report uses example_archive",
             )
             .await;
+        // A second pair, and the list in pages of one: newest first, each once.
+        a.record(
+            Scope::AgentNotes,
+            None,
+            "weekly report",
+            "The weekly report uses w1",
+        )
+        .await;
+        a.record(
+            Scope::AgentNotes,
+            None,
+            "weekly report",
+            "The weekly report uses w2",
+        )
+        .await;
+        let mut stored: Vec<i64> = a
+            .db()
+            .revisions("default")
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        stored.reverse();
+        assert_eq!(
+            a.every_page("/api/v1/revisions?limit=1").await,
+            stored,
+            "{name}"
+        );
+        let (s, page) = a.get("/api/v1/revisions?cursor=", &a.admin).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{name}: {page}");
+        let (s, page) = a
+            .get(&format!("/api/v1/revisions?cursor={}", stored[0]), &a.admin)
+            .await;
+        assert_eq!(
+            (s, ids(&page)),
+            (StatusCode::OK, stored[1..].to_vec()),
+            "{name}"
+        );
         let (s, page) = a.get("/api/v1/revisions", &a.admin).await;
         assert_eq!(s, StatusCode::OK, "{name}: {page}");
-        let rev = &page["items"][0];
+        let rev = &page["items"][1];
         assert_eq!(
             (rev["retired_id"].as_i64(), rev["replacing_id"].as_i64()),
             (Some(old), Some(new)),
@@ -921,9 +960,10 @@ async fn admins_undo_revisions_and_runs() {
         let (s, r) = a
             .post(&format!("/api/v1/runs/{run}/undo"), &a.admin, json!({}))
             .await;
+        // Both pairs were made in run `test`: the one not undone yet is undone now.
         assert_eq!(
-            (s, r["undone"].as_array().map(Vec::len)),
-            (StatusCode::OK, Some(0)),
+            (s, r["undone"].clone()),
+            (StatusCode::OK, json!([stored[0]])),
             "{name}: {r}"
         );
         let (s, _) = a
@@ -931,7 +971,7 @@ async fn admins_undo_revisions_and_runs() {
             .await;
         assert_eq!(s, StatusCode::NOT_FOUND, "{name}");
         let (_, page) = a.get("/api/v1/revisions", &a.admin).await;
-        assert!(is_iso(&page["items"][0]["undone_at"]), "{name}: {page}");
+        assert!(is_iso(&page["items"][1]["undone_at"]), "{name}: {page}");
     }
 }
 
