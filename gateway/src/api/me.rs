@@ -4,7 +4,7 @@
 
 use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
-use super::memory::{export_of, records_page, Forgotten, Record, ScopeName, StatusName};
+use super::memory::{export_of, records_page, Forgotten, Record, StatusName};
 use super::pairing::RoleName;
 use super::wire::{self, now_ms, Page, Path, Query};
 use super::ApiState;
@@ -44,7 +44,7 @@ pub async fn whoami(caller: Caller) -> Json<Me> {
 #[serde(deny_unknown_fields)]
 pub struct OwnQuery {
     /// `personal` or `person` (both when not given).
-    #[param(value_type = Option<ScopeName>)]
+    #[param(value_type = Option<OwnScope>)]
     scope: Option<Scope>,
     /// Only this status (every status when not given).
     #[param(value_type = Option<StatusName>)]
@@ -57,6 +57,15 @@ pub struct OwnQuery {
     /// The `next` of the page before.
     #[param(pattern = "^[0-9]{1,18}$")]
     cursor: Option<String>,
+}
+
+/// The scopes of one's own memory.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum OwnScope {
+    Personal,
+    Person,
 }
 
 /// Your own personal memory, newest first.
@@ -155,6 +164,7 @@ pub struct SearchQuery {
     /// The words to look for.
     q: String,
     /// The agent whose notes are read (default: server.agent).
+    #[param(pattern = "^[A-Za-z0-9._-]{1,64}$")]
     agent: Option<String>,
     /// Results at most (1–200, default 50).
     #[param(minimum = 1, maximum = 200)]

@@ -25,6 +25,7 @@ pub struct MessageRequest {
     #[schema(value_type = Option<Kind>)]
     pub kind: ConversationKind,
     /// The agent to ask (default: server.agent).
+    #[schema(pattern = "^[A-Za-z0-9._-]{1,64}$")]
     pub agent: Option<String>,
     /// Client message id: a retry with the same id runs once.
     pub id: Option<String>,

@@ -128,9 +128,89 @@ fn api() -> OpenApiRouter<ApiState> {
         .routes(routes!(audit::list))
 }
 
+/// The router and its document, with the answers every keyed operation may give.
+fn parts() -> (Router<ApiState>, Document) {
+    let (router, mut document) = api().split_for_parts();
+    common_errors(&mut document);
+    (router, document)
+}
+
+/// 400, 401, 429 (with `Retry-After`) and 503 on every operation that takes a
+/// key, as the extractors give them before any handler runs; 403 on every
+/// admin operation, 404 on every one that names a thing in its path.
+fn common_errors(doc: &mut Document) {
+    use utoipa::openapi::content::Content;
+    use utoipa::openapi::header::Header;
+    use utoipa::openapi::response::ResponseBuilder;
+    use utoipa::openapi::schema::{Ref, Type};
+    use utoipa::openapi::ObjectBuilder;
+    let error = |description: &str| {
+        ResponseBuilder::new().description(description).content(
+            "application/json",
+            Content::new(Some(Ref::from_schema_name("ErrorBody"))),
+        )
+    };
+    let seconds = ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .minimum(Some(1));
+    let answers = [
+        ("400", error("Bad input: the reason is said").build()),
+        (
+            "401",
+            error("No key, or one that is unknown or revoked").build(),
+        ),
+        (
+            "429",
+            error("Over this key's rate; retry after `Retry-After` seconds")
+                .header("Retry-After", Header::new(seconds))
+                .build(),
+        ),
+        (
+            "503",
+            error("The database did not answer; nothing was changed").build(),
+        ),
+    ];
+    let admin_only = error("Needs an admin's key").build();
+    let not_found = error("No such thing (or not yours)").build();
+    for (path, item) in doc.paths.paths.iter_mut() {
+        let ops = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ];
+        for op in ops.into_iter().flatten() {
+            if op.operation_id.as_deref() == Some("openapi_json") {
+                continue;
+            }
+            let own = op
+                .tags
+                .iter()
+                .flatten()
+                .any(|t| t == "me" || t == "messages");
+            let by_id = path.contains('{');
+            let more = [
+                (!own).then_some(("403", &admin_only)),
+                by_id.then_some(("404", &not_found)),
+            ];
+            for (status, answer) in answers
+                .iter()
+                .map(|(s, a)| (*s, a))
+                .chain(more.into_iter().flatten())
+            {
+                op.responses
+                    .responses
+                    .entry(status.to_string())
+                    .or_insert_with(|| answer.clone().into());
+            }
+        }
+    }
+}
+
 /// The OpenAPI 3.1 document of the API, as served at `/api/v1/openapi.json`.
 pub fn openapi() -> Document {
-    api().into_openapi()
+    parts().1
 }
 
 /// The API's routes on `turns`, for any outer router: they carry their own state.
@@ -138,7 +218,7 @@ pub fn router<S>(turns: &Arc<TurnLoop>) -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
 {
-    let (router, document) = api().split_for_parts();
+    let (router, document) = parts();
     let state = ApiState {
         turns: turns.clone(),
         limits: Arc::new(auth::KeyLimits::new(
