@@ -17,6 +17,20 @@ pub trait Clock: Send + Sync {
     fn follow(&self, _ms: i64) {}
 }
 
+/// A `governor` rate limiter's clock: the turn loop's injected [`Clock`] (the
+/// wall clock in `serve`), so tests move time instead of sleeping. The
+/// dashboard's sign-in limiter and the API's per-key limiter run on it.
+#[derive(Clone)]
+pub struct GovernorClock(pub Arc<dyn Clock>);
+
+impl governor::clock::Clock for GovernorClock {
+    type Instant = governor::nanos::Nanos;
+    fn now(&self) -> governor::nanos::Nanos {
+        let ms = u64::try_from(self.0.now_ms()).unwrap_or(0);
+        governor::nanos::Nanos::from(ms.saturating_mul(1_000_000))
+    }
+}
+
 /// The wall clock and tokio's timer.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SystemClock;

@@ -389,6 +389,15 @@ pub struct RateLimitConfig {
     #[default = 30]
     #[validate(range(min = 1, max = 1_000_000))]
     pub conversation_burst: u32,
+    /// REST API requests (`/api/v1`) one key's user may make per minute
+    /// (sustained); beyond it they are answered 429 with `Retry-After`.
+    #[default = 600]
+    #[validate(range(min = 1, max = 1_000_000))]
+    pub api_per_key_per_minute: u32,
+    /// REST API requests one key's user may make at once.
+    #[default = 120]
+    #[validate(range(min = 1, max = 1_000_000))]
+    pub api_key_burst: u32,
 }
 
 impl LlmConfig {

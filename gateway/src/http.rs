@@ -1,4 +1,4 @@
-//! The HTTP server: health, and the `/api/v1` surface, with the dashboard's
+//! The HTTP server: health, with the REST API's (`crate::api`), the dashboard's
 //! and the Teams webhook's routes (each carrying its own state) merged in.
 //! `app(state)` is the whole router, so tests drive it in-process and over a
 //! real socket alike; `serve` runs it on a listener the way `steward serve`
@@ -6,18 +6,16 @@
 
 use crate::config::ServerConfig;
 use crate::turn::TurnLoop;
-use adapters::{ConversationKind, Inbound};
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{header, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
 use axum::{Json, Router};
 use hyper::body::{Frame, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use serde::Deserialize;
 use serde_json::json;
 use std::error::Error as StdError;
 use std::future::Future;
@@ -40,9 +38,10 @@ pub fn app(state: AppState) -> Router {
     let body_timeout = Duration::from_millis(server.body_timeout_ms);
     Router::new()
         .route("/healthz", get(healthz))
-        .route("/api/v1/messages", post(post_message))
+        .merge(crate::api::router(&state.turns))
         .merge(crate::dashboard::router(&state.turns))
         .merge(crate::teams::routes(&state.turns))
+        .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
         // Every route's body must arrive in full within `server.body_timeout_ms`
         // of its headers, however it is read.
@@ -295,7 +294,7 @@ fn cause<'e, E: StdError + 'static>(e: &'e (dyn StdError + 'static)) -> Option<&
 /// A request's body, within `server.max_body_bytes`: a declared length over
 /// it is refused before a byte is read, an undeclared one is read only up to
 /// it; a body not in by its deadline is 408.
-async fn read_body(body: Body, server: &ServerConfig) -> Result<Bytes, Response> {
+pub(crate) async fn read_body(body: Body, server: &ServerConfig) -> Result<Bytes, Response> {
     let limit = server.max_body_bytes;
     let too_large = || {
         error(
@@ -333,108 +332,15 @@ async fn healthz(State(state): State<AppState>) -> Response {
 }
 
 fn error(status: StatusCode, reason: &str) -> Response {
-    (status, Json(json!({"error": reason}))).into_response()
+    crate::api::error_response(status, reason)
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MessageRequest {
-    text: String,
-    conversation: Option<String>,
-    #[serde(default = "direct")]
-    kind: ConversationKind,
-    agent: Option<String>,
-    /// Client message id: a retry with the same id runs once.
-    id: Option<String>,
-}
-
-fn direct() -> ConversationKind {
-    ConversationKind::Direct
-}
-
-/// The conversation an API message belongs to: the key's user's own, named
-/// `api:<user>` or `api:<user>/<given>`. A client names a thread of its
-/// user's, never another channel's or another user's (`dashboard:admin`, a
-/// Discord channel), so it cannot write into or read from it.
-fn api_conversation(user_id: &str, given: Option<&str>) -> String {
-    match given {
-        Some(thread) => format!("api:{user_id}/{thread}"),
-        None => format!("api:{user_id}"),
-    }
-}
-
-/// `POST /api/v1/messages`: run a message as the API key's paired user. The
-/// key is checked before the body is read, so a client without one gets its
-/// 401 at once, whatever length it declares.
-async fn post_message(State(state): State<AppState>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
-    let key = parts
-        .headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
-    let Some(key) = key else {
-        return error(
-            StatusCode::UNAUTHORIZED,
-            "missing API key (Authorization: Bearer <key>)",
-        );
-    };
-    let user = match state.turns.pairing().api_key_user(key).await {
-        Ok(Some(u)) => u,
-        Ok(None) => return error(StatusCode::UNAUTHORIZED, "unknown API key"),
-        Err(e) => {
-            tracing::error!(error = %e, "API key lookup failed");
-            return error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "identity store unavailable",
-            );
-        }
-    };
-    let body = match read_body(body, &state.turns.config().server).await {
-        Ok(body) => body,
-        Err(refused) => return refused,
-    };
-    let req: MessageRequest = match serde_json::from_slice(&body) {
-        Ok(r) => r,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                &format!("malformed request body: {e}"),
-            )
-        }
-    };
-    if req.text.trim().is_empty() {
-        return error(StatusCode::BAD_REQUEST, "text must not be empty");
-    }
-    if let Some(Err(why)) = req.agent.as_deref().map(memory::check_agent_id) {
-        return error(StatusCode::BAD_REQUEST, &format!("agent: {why}"));
-    }
-    let msg = Inbound {
-        org: user.org.clone(),
-        agent: req
-            .agent
-            .unwrap_or_else(|| state.turns.config().server.agent.clone()),
-        channel: "api".into(),
-        conversation: api_conversation(&user.user_id, req.conversation.as_deref()),
-        kind: req.kind,
-        sender: Some(user.user_id.clone()),
-        sender_name: user.name.clone(),
-        text: req.text,
-        platform_id: req.id,
-        at: chrono::Utc::now(),
-        mentioned: true,
-        answer: None,
-    };
-    match state.turns.handle(&msg).await {
-        Ok(replies) => Json(json!({ "replies": replies })).into_response(),
-        Err(e) => {
-            tracing::error!(error = %e, "turn failed");
-            error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "the turn failed; the message was not lost if it was stored",
-            )
-        }
+/// No such route: under `/api/` a JSON 404, as every API error is.
+async fn not_found(request: Request) -> Response {
+    if request.uri().path().starts_with("/api/") {
+        crate::api::not_found().await
+    } else {
+        StatusCode::NOT_FOUND.into_response()
     }
 }
 

@@ -1,5 +1,6 @@
 //! The steward gateway: configuration, the turn loop, HTTP, replay and the CLI.
 
+pub mod api;
 pub mod beliefs;
 pub mod cli;
 pub mod clock;

@@ -383,11 +383,13 @@ async fn policy(ctx: &Ctx, action: Option<PolicyAction>) -> Result<()> {
             println!("Written: org_policy updated (id: {id}).");
         }
         Some(PolicyAction::Retire { id }) => {
-            let r = turns.db().record(org, id).await?;
-            if r.scope != Scope::OrgPolicy {
-                bail!("record {id} is not org policy");
+            if let Err(refused) = turns
+                .lifecycle()
+                .retire_policy(org, id, ACTOR, now_ms())
+                .await?
+            {
+                bail!(refused);
             }
-            turns.lifecycle().forget(org, id, ACTOR, now_ms()).await?;
             println!("retired: org policy #{id}");
         }
     }

@@ -3,7 +3,7 @@
 
 use super::auth::{self, SignIn, Submitted};
 use super::{view, DashboardState, Page};
-use crate::clock::Clock;
+use crate::clock::{Clock, GovernorClock};
 use axum::extract::connect_info::ConnectInfo;
 use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
@@ -11,7 +11,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect};
 use axum::Form;
 use axum_extra::extract::CookieJar;
-use governor::clock::Clock as LimiterClock;
+use governor::clock::Clock as _;
 use governor::middleware::NoOpMiddleware;
 use governor::nanos::Nanos;
 use governor::state::keyed::DashMapStateStore;
@@ -30,19 +30,6 @@ pub const TOO_MANY_ATTEMPTS: &str =
 
 /// Clients remembered before the limiter forgets those back to a full allowance.
 const CLIENTS_KEPT: usize = 4096;
-
-/// The limiters' clock: the turn loop's injected [`Clock`] (the wall clock in
-/// `serve`), so tests move time instead of sleeping.
-#[derive(Clone)]
-struct LoopClock(Arc<dyn Clock>);
-
-impl LimiterClock for LoopClock {
-    type Instant = Nanos;
-    fn now(&self) -> Nanos {
-        let ms = u64::try_from(self.0.now_ms()).unwrap_or(0);
-        Nanos::from(ms.saturating_mul(1_000_000))
-    }
-}
 
 /// Who is signing in, for the limiter: the peer's IP address when the server
 /// was started with connect info (`steward serve` is), an IPv6 address by
@@ -81,14 +68,15 @@ impl std::fmt::Display for Peer {
     }
 }
 
-type ClientLimiter = RateLimiter<Peer, DashMapStateStore<Peer>, LoopClock, NoOpMiddleware<Nanos>>;
-type GlobalLimiter = RateLimiter<NotKeyed, InMemoryState, LoopClock, NoOpMiddleware<Nanos>>;
+type ClientLimiter =
+    RateLimiter<Peer, DashMapStateStore<Peer>, GovernorClock, NoOpMiddleware<Nanos>>;
+type GlobalLimiter = RateLimiter<NotKeyed, InMemoryState, GovernorClock, NoOpMiddleware<Nanos>>;
 
 /// Sign-in attempts allowed per client and in all (`dashboard.sign_in_per_minute`,
 /// `dashboard.sign_in_global_per_minute`), right or wrong. In-process: each
 /// replica limits the attempts it receives.
 pub(super) struct SignInLimits {
-    clock: LoopClock,
+    clock: GovernorClock,
     per_client: ClientLimiter,
     global: GlobalLimiter,
 }
@@ -99,7 +87,7 @@ fn per_minute(n: u32) -> Quota {
 
 impl SignInLimits {
     pub(super) fn new(per_client: u32, global: u32, clock: Arc<dyn Clock>) -> Self {
-        let clock = LoopClock(clock);
+        let clock = GovernorClock(clock);
         SignInLimits {
             per_client: RateLimiter::dashmap_with_clock(per_minute(per_client), clock.clone()),
             global: RateLimiter::direct_with_clock(per_minute(global), clock.clone()),

@@ -84,6 +84,27 @@ impl Lifecycle {
         Ok(Ok(()))
     }
 
+    /// Retire org policy `id` (forget it), or say why not: it is not active
+    /// org policy. The CLI's `memory policy retire` and the API's. Audited.
+    pub async fn retire_policy(
+        &self,
+        org: &str,
+        id: i64,
+        actor: &str,
+        now: i64,
+    ) -> Result<std::result::Result<(), String>> {
+        let rec = match self.db.record(org, id).await {
+            Ok(r) => r,
+            Err(StoreError::NotFound(_)) => return Ok(Err(format!("no record {id}"))),
+            Err(e) => return Err(e.into()),
+        };
+        if rec.scope != memory::Scope::OrgPolicy || rec.status != Status::Active {
+            return Ok(Err(format!("record {id} is not active org policy")));
+        }
+        self.forget(org, id, actor, now).await?;
+        Ok(Ok(()))
+    }
+
     /// Delete a record; its tombstone keeps relearn from bringing it back.
     /// Callers check who may (an operator, or the record's owner). Audited.
     pub async fn forget(&self, org: &str, id: i64, actor: &str, now: i64) -> Result<()> {

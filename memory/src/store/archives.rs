@@ -88,6 +88,29 @@ impl Db {
         q.push(" ORDER BY id").all(&self.pool).await
     }
 
+    /// The newest `limit` archives with an id below `before` (all when
+    /// `None`), newest first, of one conversation when given: one page of the list.
+    pub async fn archives_before(
+        &self,
+        org: &str,
+        conversation: Option<&str>,
+        before: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<Archive>> {
+        let mut q = sql!(
+            format!("{SELECT} WHERE org = $1 AND id < $2"),
+            org,
+            before.unwrap_or(i64::MAX)
+        );
+        if let Some(c) = conversation {
+            q = q.push(" AND conversation = ").bind(c);
+        }
+        q.push(" ORDER BY id DESC LIMIT ")
+            .bind(limit)
+            .all(&self.pool)
+            .await
+    }
+
     /// Summaries of a conversation's newest `limit` archives, newest first
     /// (PREVIOUS CONTEXT; read on every answer, so bounded and without the lines).
     pub async fn recent_summaries(

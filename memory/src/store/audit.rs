@@ -49,7 +49,20 @@ impl Db {
 
     /// The newest `limit` audit entries of an organisation, newest first.
     pub async fn audit_log(&self, org: &str, limit: i64) -> Result<Vec<AuditEntry>> {
-        let text = format!("{SELECT} WHERE org = $1 ORDER BY id DESC LIMIT $2");
-        sql!(text, org, limit).all(&self.pool).await
+        self.audit_log_before(org, None, limit).await
+    }
+
+    /// The newest `limit` audit entries with an id below `before` (all when
+    /// `None`), newest first: one page of the log.
+    pub async fn audit_log_before(
+        &self,
+        org: &str,
+        before: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<AuditEntry>> {
+        let text = format!("{SELECT} WHERE org = $1 AND id < $2 ORDER BY id DESC LIMIT $3");
+        sql!(text, org, before.unwrap_or(i64::MAX), limit)
+            .all(&self.pool)
+            .await
     }
 }

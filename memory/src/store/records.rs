@@ -18,6 +18,8 @@ pub struct RecordFilter {
     pub status: Option<Status>,
     /// Subject or content contains this text (case-insensitive).
     pub text: Option<String>,
+    /// Only records with a smaller id (a page of a list, newest first).
+    pub before: Option<i64>,
 }
 
 /// What activating a record did under the subject rule.
@@ -239,6 +241,9 @@ fn filtered<'q>(org: &'q str, f: &'q RecordFilter) -> Sql<'q> {
                 " AND (LOWER(content) LIKE {n} ESCAPE '\\' OR LOWER(subject) LIKE {n} ESCAPE '\\')"
             ))
             .arg(format!("%{literal}%"));
+    }
+    if let Some(before) = f.before {
+        q = q.push(" AND id < ").bind(before);
     }
     q
 }

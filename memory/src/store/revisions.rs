@@ -51,8 +51,21 @@ impl Db {
 
     /// The newest `limit` revisions of an organisation, newest first.
     pub async fn recent_revisions(&self, org: &str, limit: i64) -> Result<Vec<Revision>> {
-        let text = format!("{SELECT} WHERE org = $1 ORDER BY id DESC LIMIT $2");
-        sql!(text, org, limit).all(&self.pool).await
+        self.revisions_before(org, None, limit).await
+    }
+
+    /// The newest `limit` revisions with an id below `before` (all when
+    /// `None`), newest first: one page of the list.
+    pub async fn revisions_before(
+        &self,
+        org: &str,
+        before: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<Revision>> {
+        let text = format!("{SELECT} WHERE org = $1 AND id < $2 ORDER BY id DESC LIMIT $3");
+        sql!(text, org, before.unwrap_or(i64::MAX), limit)
+            .all(&self.pool)
+            .await
     }
 }
 

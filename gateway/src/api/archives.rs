@@ -1,0 +1,137 @@
+//! Session archives for admins: list, show one (with its Markdown), and
+//! relearn one (each person's lines under the role they were stored with).
+
+use super::auth::Admin;
+use super::error::{ApiError, ErrorBody};
+use super::wire::{self, at, now_ms, Page, Path, Query};
+use super::ApiState;
+use axum::extract::State;
+use axum::Json;
+use chrono::{DateTime, Utc};
+use memory::store::Archive;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// An archived slice of a conversation.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ArchiveOut {
+    pub id: i64,
+    pub agent: String,
+    pub channel: String,
+    pub conversation: String,
+    pub conversation_kind: String,
+    pub started_at: DateTime<Utc>,
+    pub ended_at: DateTime<Utc>,
+    /// `admin` only when everyone in the slice may author operational knowledge.
+    pub trust: String,
+    pub summary: String,
+    pub created_at: DateTime<Utc>,
+    pub created_by: String,
+    /// The slice as Markdown (in `GET /api/v1/archives/{id}` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub markdown: Option<String>,
+}
+
+fn out(a: Archive, with_markdown: bool) -> ArchiveOut {
+    ArchiveOut {
+        id: a.id,
+        agent: a.agent,
+        channel: a.channel,
+        conversation: a.conversation,
+        conversation_kind: a.conversation_kind,
+        started_at: at(a.started_at),
+        ended_at: at(a.ended_at),
+        trust: a.trust,
+        summary: a.summary,
+        created_at: at(a.created_at),
+        created_by: a.created_by,
+        markdown: with_markdown.then_some(a.markdown),
+    }
+}
+
+/// Filters of the archive list.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct ArchiveQuery {
+    /// Only this conversation's archives.
+    conversation: Option<String>,
+    /// Rows on the page (1–200, default 50).
+    #[param(minimum = 1, maximum = 200)]
+    limit: Option<i64>,
+    /// The `next` of the page before.
+    #[param(pattern = "^[0-9]{1,18}$")]
+    cursor: Option<String>,
+}
+
+/// Archives, newest first (without their Markdown).
+#[utoipa::path(get, operation_id = "archives_list", path = "/api/v1/archives", tag = "archives", params(ArchiveQuery),
+    responses((status = 200, body = Page<ArchiveOut>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
+pub async fn list(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Query(q): Query<ArchiveQuery>,
+) -> Result<Json<Page<ArchiveOut>>, ApiError> {
+    let limit = wire::limit(q.limit)?;
+    let before = wire::id_cursor(q.cursor.as_deref())?;
+    let rows = state
+        .turns
+        .db()
+        .archives_before(admin.org(), q.conversation.as_deref(), before, limit + 1)
+        .await?;
+    Ok(Json(wire::page(
+        rows,
+        limit,
+        |a| a.id.to_string(),
+        |a| out(a, false),
+    )))
+}
+
+/// One archive, with its Markdown.
+#[utoipa::path(get, operation_id = "archives_show", path = "/api/v1/archives/{id}", tag = "archives",
+    params(("id" = i64, Path, description = "Archive id")),
+    responses((status = 200, body = ArchiveOut), (status = 404, body = ErrorBody)))]
+pub async fn show(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(id): Path<i64>,
+) -> Result<Json<ArchiveOut>, ApiError> {
+    let a = state.turns.db().archive(admin.org(), id).await?;
+    Ok(Json(out(a, true)))
+}
+
+/// What a relearn did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Relearned {
+    /// Records now active.
+    pub active: Vec<i64>,
+    /// Records quarantined for review (`GET /api/v1/review`).
+    pub unverified: Vec<i64>,
+    /// Items already known, forgotten or declined.
+    pub skipped: usize,
+    /// Its run: `POST /api/v1/runs/{run}/undo` undoes its revisions.
+    pub run_id: String,
+}
+
+/// Relearn an archive: each person's lines under the role they were stored
+/// with; an archive without admin trust quarantines what it teaches. Audited.
+#[utoipa::path(post, operation_id = "archives_relearn", path = "/api/v1/archives/{id}/relearn", tag = "archives",
+    params(("id" = i64, Path, description = "Archive id")),
+    responses((status = 200, body = Relearned), (status = 404, body = ErrorBody)))]
+pub async fn relearn(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(id): Path<i64>,
+) -> Result<Json<Relearned>, ApiError> {
+    let r = state
+        .turns
+        .lifecycle()
+        .relearn(admin.org(), id, admin.id(), now_ms(&state))
+        .await?;
+    Ok(Json(Relearned {
+        active: r.active,
+        unverified: r.unverified,
+        skipped: r.skipped,
+        run_id: r.run_id,
+    }))
+}

@@ -1,0 +1,62 @@
+//! The audit log for admins: who did what to whom, newest first.
+
+use super::auth::Admin;
+use super::error::{ApiError, ErrorBody};
+use super::revisions::NewestQuery;
+use super::wire::{self, at, Page, Query};
+use super::ApiState;
+use axum::extract::State;
+use axum::Json;
+use chrono::{DateTime, Utc};
+use memory::AuditEntry;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// One audited action.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AuditOut {
+    pub id: i64,
+    pub at: DateTime<Utc>,
+    /// Who: a stored user id, `cli`, `admin` (the dashboard) or a system principal.
+    pub actor: String,
+    /// E.g. `pairing.approve`, `memory.forget`, `memory.view`.
+    pub action: String,
+    pub target: String,
+    pub detail: String,
+}
+
+impl From<AuditEntry> for AuditOut {
+    fn from(e: AuditEntry) -> Self {
+        AuditOut {
+            id: e.id,
+            at: at(e.at),
+            actor: e.actor,
+            action: e.action,
+            target: e.target,
+            detail: e.detail,
+        }
+    }
+}
+
+/// Audit entries, newest first.
+#[utoipa::path(get, operation_id = "audit_list", path = "/api/v1/audit", tag = "audit", params(NewestQuery),
+    responses((status = 200, body = Page<AuditOut>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
+pub async fn list(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Query(q): Query<NewestQuery>,
+) -> Result<Json<Page<AuditOut>>, ApiError> {
+    let limit = wire::limit(q.limit)?;
+    let before = wire::id_cursor(q.cursor.as_deref())?;
+    let rows = state
+        .turns
+        .db()
+        .audit_log_before(admin.org(), before, limit + 1)
+        .await?;
+    Ok(Json(wire::page(
+        rows,
+        limit,
+        |e| e.id.to_string(),
+        AuditOut::from,
+    )))
+}

@@ -1,0 +1,132 @@
+//! Who is calling: the API key's paired user (`Pairing::api_key_user`), with
+//! the role the pairing store gives them — never one the request names — and
+//! the per-key rate limit. [`Caller`] is any active key, [`Admin`] an admin's
+//! key (403 otherwise); both are checked before the body is read.
+
+use super::error::ApiError;
+use super::ApiState;
+use crate::clock::GovernorClock;
+use crate::config::RateLimitConfig;
+use axum::extract::FromRequestParts;
+use axum::http::header;
+use axum::http::request::Parts;
+use governor::clock::Clock as _;
+use governor::middleware::NoOpMiddleware;
+use governor::nanos::Nanos;
+use governor::state::keyed::DashMapStateStore;
+use governor::{Quota, RateLimiter};
+use memory::Role;
+use pairing::User;
+use std::num::NonZeroU32;
+
+/// The paired user behind the request's API key.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub user: User,
+}
+
+impl Caller {
+    /// The organisation the key belongs to: every operation stays in it.
+    pub fn org(&self) -> &str {
+        &self.user.org
+    }
+
+    /// The caller's stored user id: the actor in the audit log.
+    pub fn id(&self) -> &str {
+        &self.user.user_id
+    }
+}
+
+/// A caller whose key's user is an admin.
+#[derive(Debug, Clone)]
+pub struct Admin(pub Caller);
+
+impl std::ops::Deref for Admin {
+    type Target = Caller;
+    fn deref(&self) -> &Caller {
+        &self.0
+    }
+}
+
+/// What a user key is told on an admin operation.
+pub const ADMIN_ONLY: &str =
+    "this operation needs an admin's API key; a user's key reaches its own memory under /api/v1/me";
+
+type KeyLimiter =
+    RateLimiter<String, DashMapStateStore<String>, GovernorClock, NoOpMiddleware<Nanos>>;
+
+/// Requests per key's user (`rate_limit.api_per_key_per_minute`,
+/// `rate_limit.api_key_burst`), on the loop's clock. In-process: each replica
+/// limits its own traffic.
+pub struct KeyLimits {
+    limiter: KeyLimiter,
+    clock: GovernorClock,
+}
+
+impl KeyLimits {
+    pub fn new(cfg: &RateLimitConfig, clock: GovernorClock) -> Self {
+        let per = NonZeroU32::new(cfg.api_per_key_per_minute).unwrap_or(NonZeroU32::MIN);
+        let burst = NonZeroU32::new(cfg.api_key_burst).unwrap_or(NonZeroU32::MIN);
+        KeyLimits {
+            limiter: RateLimiter::dashmap_with_clock(
+                Quota::per_minute(per).allow_burst(burst),
+                clock.clone(),
+            ),
+            clock,
+        }
+    }
+
+    /// One request of `user`: allowed, or the whole seconds to wait.
+    fn check(&self, user: &str) -> Result<(), u64> {
+        self.limiter
+            .check_key(&user.to_string())
+            .map_err(|not_until| {
+                let wait = not_until.wait_time_from(self.clock.now());
+                (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1)
+            })
+    }
+}
+
+/// The bearer token of a request, if it carries one.
+fn bearer(parts: &Parts) -> Option<&str> {
+    parts
+        .headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+}
+
+impl FromRequestParts<ApiState> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &ApiState) -> Result<Self, ApiError> {
+        let Some(key) = bearer(parts) else {
+            return Err(ApiError::unauthorized(
+                "missing API key (Authorization: Bearer <key>)",
+            ));
+        };
+        let user = match state.turns.pairing().api_key_user(key).await? {
+            Some(u) => u,
+            None => return Err(ApiError::unauthorized("unknown API key")),
+        };
+        state
+            .limits
+            .check(&user.user_id)
+            .map_err(ApiError::too_many)?;
+        Ok(Caller { user })
+    }
+}
+
+impl FromRequestParts<ApiState> for Admin {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &ApiState) -> Result<Self, ApiError> {
+        let caller = Caller::from_request_parts(parts, state).await?;
+        if caller.user.role != Role::Admin {
+            return Err(ApiError::forbidden(ADMIN_ONLY));
+        }
+        Ok(Admin(caller))
+    }
+}

@@ -1,0 +1,149 @@
+//! The API's one error: a status and `{"error": "..."}`, from every failure
+//! the services report (store, pairing, turn, export).
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// Every error answer of `/api/v1`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong, for a person to read.
+    #[schema(example = "unknown API key")]
+    pub error: String,
+}
+
+/// A refused or failed API request.
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub message: String,
+    /// Seconds to wait, for a 429.
+    pub retry_after: Option<u64>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::NOT_FOUND, message)
+    }
+
+    pub fn conflict(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::CONFLICT, message)
+    }
+
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::FORBIDDEN, message)
+    }
+
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::UNAUTHORIZED, message)
+    }
+
+    pub fn too_many(retry_after: u64) -> Self {
+        ApiError {
+            retry_after: Some(retry_after),
+            ..ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "too many requests for this key; retry in {retry_after} s (rate_limit.api_per_key_per_minute)"
+                ),
+            )
+        }
+    }
+
+    /// The database did not answer: logged, and 503 with nothing changed.
+    fn unavailable(e: &dyn std::fmt::Display) -> Self {
+        tracing::error!(error = %e, "API request failed in the store");
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the database did not answer; nothing was changed, try again shortly",
+        )
+    }
+}
+
+/// The JSON error answer `status` with `message`.
+pub fn error_response(status: StatusCode, message: &str) -> Response {
+    (
+        status,
+        Json(ErrorBody {
+            error: message.to_string(),
+        }),
+    )
+        .into_response()
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut resp = error_response(self.status, &self.message);
+        if let Some(secs) = self.retry_after {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        resp
+    }
+}
+
+impl From<memory::StoreError> for ApiError {
+    fn from(e: memory::StoreError) -> Self {
+        use memory::StoreError;
+        match e {
+            StoreError::NotFound(what) => ApiError::not_found(format!("{what} not found")),
+            StoreError::Refused(why) => ApiError::bad_request(why),
+            other => ApiError::unavailable(&other),
+        }
+    }
+}
+
+impl From<pairing::PairingError> for ApiError {
+    fn from(e: pairing::PairingError) -> Self {
+        use pairing::PairingError as P;
+        match e {
+            P::Store(s) => s.into(),
+            e @ (P::UnknownCode(_) | P::UnknownUser(_) | P::UnknownApiKey(_)) => {
+                ApiError::not_found(e.to_string())
+            }
+            e @ (P::CodeExpired(_)
+            | P::CodeNotPending { .. }
+            | P::UserNotActive(_)
+            | P::ApiKeyRevoked(_)) => ApiError::conflict(e.to_string()),
+        }
+    }
+}
+
+impl From<crate::error::TurnError> for ApiError {
+    fn from(e: crate::error::TurnError) -> Self {
+        use crate::error::TurnError as T;
+        match e {
+            T::Store(s) => s.into(),
+            T::Pairing(p) => p.into(),
+        }
+    }
+}
+
+impl From<crate::export::ExportError> for ApiError {
+    fn from(e: crate::export::ExportError) -> Self {
+        use crate::export::ExportError as X;
+        match e {
+            X::Turn(t) => t.into(),
+            X::Store(s) => s.into(),
+            io @ X::Io { .. } => {
+                tracing::error!(error = %io, "export failed");
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the export failed")
+            }
+        }
+    }
+}

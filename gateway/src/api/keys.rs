@@ -1,0 +1,133 @@
+//! API keys for admins: create (the secret is shown once), list (never the
+//! secret), revoke. Audited by `pairing::Pairing`.
+
+use super::auth::Admin;
+use super::error::{ApiError, ErrorBody};
+use super::wire::{self, at, now_ms, page_by_key, Body, Page, Path, Query};
+use super::ApiState;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use chrono::{DateTime, Utc};
+use pairing::ApiKey;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// An API key as it may be shown: its id, never the secret.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct KeyOut {
+    /// The key's public id (`key-…`).
+    pub id: String,
+    pub user_id: String,
+    pub created_at: DateTime<Utc>,
+    pub revoked_at: Option<DateTime<Utc>>,
+    pub revoked_by: Option<String>,
+}
+
+impl From<ApiKey> for KeyOut {
+    fn from(k: ApiKey) -> Self {
+        KeyOut {
+            id: k.key_id,
+            user_id: k.user_id,
+            created_at: at(k.created_at),
+            revoked_at: k.revoked_at.map(at),
+            revoked_by: k.revoked_by,
+        }
+    }
+}
+
+/// Filters of the key list.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct KeyQuery {
+    /// Only this user's keys.
+    user: Option<String>,
+    /// Rows on the page (1–200, default 50).
+    #[param(minimum = 1, maximum = 200)]
+    limit: Option<i64>,
+    /// The `next` of the page before.
+    cursor: Option<String>,
+}
+
+/// API keys by id (active and revoked).
+#[utoipa::path(get, operation_id = "keys_list", path = "/api/v1/keys", tag = "keys", params(KeyQuery),
+    responses((status = 200, body = Page<KeyOut>), (status = 403, body = ErrorBody)))]
+pub async fn list(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Query(q): Query<KeyQuery>,
+) -> Result<Json<Page<KeyOut>>, ApiError> {
+    let limit = wire::limit(q.limit)?;
+    let rows = state
+        .turns
+        .pairing()
+        .api_keys(admin.org(), q.user.as_deref())
+        .await?;
+    Ok(Json(page_by_key(
+        rows,
+        q.cursor.as_deref(),
+        limit,
+        |k| k.key_id.clone(),
+        KeyOut::from,
+    )))
+}
+
+/// Whom a new key is for.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewKey {
+    /// An active paired user; the key carries their role.
+    pub user_id: String,
+}
+
+/// A key just minted.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreatedKey {
+    /// The public id to list and revoke it by.
+    pub id: String,
+    pub user_id: String,
+    /// The secret for `Authorization: Bearer …`, shown this once.
+    pub key: String,
+}
+
+/// Mint a key for an active paired user. Audited (`api_key.create`).
+#[utoipa::path(post, operation_id = "keys_create", path = "/api/v1/keys", tag = "keys", request_body = NewKey,
+    responses((status = 201, body = CreatedKey), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "The user is revoked")))]
+pub async fn create(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Body(body): Body<NewKey>,
+) -> Result<(StatusCode, Json<CreatedKey>), ApiError> {
+    let user_id = body.user_id.trim().to_string();
+    let new = state
+        .turns
+        .pairing()
+        .create_api_key(admin.org(), &user_id, admin.id(), now_ms(&state))
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(CreatedKey {
+            id: new.id,
+            user_id,
+            key: new.key,
+        }),
+    ))
+}
+
+/// Revoke a key by its id; it never works again. Audited (`api_key.revoke`).
+#[utoipa::path(delete, operation_id = "keys_revoke", path = "/api/v1/keys/{id}", tag = "keys",
+    params(("id" = String, Path, description = "The key's id, `key-…`")),
+    responses((status = 200, body = KeyOut), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "Already revoked")))]
+pub async fn revoke(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(id): Path<String>,
+) -> Result<Json<KeyOut>, ApiError> {
+    let k = state
+        .turns
+        .pairing()
+        .revoke_api_key(admin.org(), &id, admin.id(), now_ms(&state))
+        .await?;
+    Ok(Json(k.into()))
+}

@@ -1,0 +1,225 @@
+//! What any key reaches: its own user, its own personal memory (list, show,
+//! forget), its own data, and a search of what a turn of theirs may read.
+//! Another person's record is answered as one that does not exist.
+
+use super::auth::Caller;
+use super::error::{ApiError, ErrorBody};
+use super::memory::{export_of, records_page, Forgotten, Record, StatusName};
+use super::pairing::RoleName;
+use super::wire::{self, now_ms, Page, Path, Query};
+use super::ApiState;
+use axum::extract::State;
+use axum::Json;
+use memory::store::{RecordFilter, RetrievalScope};
+use memory::{MemoryRecord, Role, Scope, Status};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// The key's user.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Me {
+    pub org: String,
+    pub user_id: String,
+    pub name: String,
+    #[schema(value_type = RoleName)]
+    pub role: Role,
+}
+
+/// Who this key speaks as, with the role the pairing store gives them.
+#[utoipa::path(get, operation_id = "me_whoami", path = "/api/v1/me", tag = "me",
+    responses((status = 200, body = Me), (status = 401, body = ErrorBody)))]
+pub async fn whoami(caller: Caller) -> Json<Me> {
+    let u = caller.user;
+    Json(Me {
+        org: u.org,
+        user_id: u.user_id,
+        name: u.name,
+        role: u.role,
+    })
+}
+
+/// Filters of one's own record list.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct OwnQuery {
+    /// `personal` or `person` (both when not given).
+    #[param(value_type = Option<OwnScope>)]
+    scope: Option<Scope>,
+    /// Only this status (every status when not given).
+    #[param(value_type = Option<StatusName>)]
+    status: Option<Status>,
+    /// Subject or content contains this text (case-insensitive).
+    q: Option<String>,
+    /// Rows on the page (1–200, default 50).
+    #[param(minimum = 1, maximum = 200)]
+    limit: Option<i64>,
+    /// The `next` of the page before.
+    #[param(pattern = "^[0-9]{1,18}$")]
+    cursor: Option<String>,
+}
+
+/// The scopes of one's own memory.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum OwnScope {
+    Personal,
+    Person,
+}
+
+/// Your own personal memory, newest first.
+#[utoipa::path(get, operation_id = "me_memory", path = "/api/v1/me/memory", tag = "me", params(OwnQuery),
+    responses((status = 200, body = Page<Record>), (status = 400, body = ErrorBody)))]
+pub async fn memory(
+    State(state): State<ApiState>,
+    caller: Caller,
+    Query(q): Query<OwnQuery>,
+) -> Result<Json<Page<Record>>, ApiError> {
+    let scopes = match q.scope {
+        Some(s) if s.is_personal() => vec![s],
+        Some(s) => {
+            return Err(ApiError::bad_request(format!(
+                "your own memory is personal or person, not {s}; search reads the rest"
+            )))
+        }
+        None => vec![Scope::Personal, Scope::Person],
+    };
+    let filter = RecordFilter {
+        scopes,
+        owner: Some(caller.id().to_string()),
+        status: q.status,
+        text: q.q,
+        ..Default::default()
+    };
+    let page = records_page(&state, caller.org(), filter, q.limit, q.cursor.as_deref()).await?;
+    Ok(Json(page))
+}
+
+/// `id` when it is one of `caller`'s own personal records; otherwise the
+/// same 404 as a record that does not exist.
+async fn own(state: &ApiState, caller: &Caller, id: i64) -> Result<MemoryRecord, ApiError> {
+    let none = || ApiError::not_found(format!("you have no record {id}"));
+    let r = match state.turns.db().record(caller.org(), id).await {
+        Ok(r) => r,
+        Err(memory::StoreError::NotFound(_)) => return Err(none()),
+        Err(e) => return Err(e.into()),
+    };
+    if r.scope.is_personal() && r.owner.as_deref() == Some(caller.id()) {
+        Ok(r)
+    } else {
+        Err(none())
+    }
+}
+
+/// One of your own records.
+#[utoipa::path(get, operation_id = "me_show", path = "/api/v1/me/memory/{id}", tag = "me",
+    params(("id" = i64, Path, description = "Record id")),
+    responses((status = 200, body = Record), (status = 404, body = ErrorBody)))]
+pub async fn show(
+    State(state): State<ApiState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Json<Record>, ApiError> {
+    Ok(Json(own(&state, &caller, id).await?.into()))
+}
+
+/// Forget one of your own records, as `/forget` does in chat. Audited.
+#[utoipa::path(delete, operation_id = "me_forget", path = "/api/v1/me/memory/{id}", tag = "me",
+    params(("id" = i64, Path, description = "Record id")),
+    responses((status = 200, body = Forgotten), (status = 404, body = ErrorBody)))]
+pub async fn forget(
+    State(state): State<ApiState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Json<Forgotten>, ApiError> {
+    match state
+        .turns
+        .lifecycle()
+        .forget_own(caller.org(), id, caller.id(), now_ms(&state))
+        .await?
+    {
+        Ok(()) => Ok(Json(Forgotten { forgotten: id })),
+        Err(refused) => Err(ApiError::not_found(refused)),
+    }
+}
+
+/// Everything stored about you: pairing, records and lines. Audited.
+#[utoipa::path(get, operation_id = "me_export", path = "/api/v1/me/export", tag = "me",
+    responses((status = 200, body = Object, description = "Your data: org, user, pairing, records, messages")))]
+pub async fn export(
+    State(state): State<ApiState>,
+    caller: Caller,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    export_of(&state, caller.org(), caller.id(), caller.id())
+        .await
+        .map(Json)
+}
+
+/// A search of memory.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct SearchQuery {
+    /// The words to look for.
+    q: String,
+    /// The agent whose notes are read (default: server.agent).
+    #[param(pattern = "^[A-Za-z0-9._-]{1,64}$")]
+    agent: Option<String>,
+    /// Results at most (1–200, default 50).
+    #[param(minimum = 1, maximum = 200)]
+    limit: Option<i64>,
+}
+
+/// A record found, with how many of the search's words it matched.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Found {
+    pub record: Record,
+    pub hits: i64,
+}
+
+/// The records found, best first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SearchResults {
+    pub items: Vec<Found>,
+}
+
+/// Search what a direct conversation of yours may read: org policy, the
+/// agent's notes and your own personal records (never anyone else's),
+/// through the same retrieval a turn uses.
+#[utoipa::path(get, operation_id = "me_search", path = "/api/v1/me/search", tag = "me", params(SearchQuery),
+    responses((status = 200, body = SearchResults), (status = 400, body = ErrorBody)))]
+pub async fn search(
+    State(state): State<ApiState>,
+    caller: Caller,
+    Query(q): Query<SearchQuery>,
+) -> Result<Json<SearchResults>, ApiError> {
+    let limit = wire::limit(q.limit)?;
+    let agent = q
+        .agent
+        .unwrap_or_else(|| state.turns.config().server.agent.clone());
+    if let Err(why) = memory::check_agent_id(&agent) {
+        return Err(ApiError::bad_request(format!("agent: {why}")));
+    }
+    // As a turn of this user's in a direct conversation builds it.
+    let scope = RetrievalScope {
+        org: caller.org().to_string(),
+        agent,
+        speaker: Some(caller.id().to_string()),
+        shared: false,
+    };
+    let found = state
+        .turns
+        .db()
+        .retrieve(&scope, &memory::terms::terms(&q.q), limit)
+        .await?;
+    Ok(Json(SearchResults {
+        items: found
+            .into_iter()
+            .map(|f| Found {
+                record: f.record.into(),
+                hits: f.hits,
+            })
+            .collect(),
+    }))
+}

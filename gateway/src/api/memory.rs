@@ -1,0 +1,271 @@
+//! Memory records for admins: list with filters (one person's personal
+//! memory at a time, audited as `memory.view`), show, forget, and export of
+//! a person's data. A user's own memory is under `/api/v1/me` (`me.rs`).
+
+use super::auth::Admin;
+use super::error::{ApiError, ErrorBody};
+use super::wire::{self, at, iso_times, now_ms, Page, Path, Query};
+use super::ApiState;
+use axum::extract::State;
+use axum::Json;
+use chrono::{DateTime, Utc};
+use memory::store::RecordFilter;
+use memory::{MemoryRecord, Scope, Status};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// A memory record as the API shows it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Record {
+    pub id: i64,
+    pub agent: String,
+    #[schema(value_type = ScopeName)]
+    pub scope: Scope,
+    /// The person a personal record belongs to.
+    pub owner: Option<String>,
+    /// Two statements about the same thing share a subject.
+    pub subject: String,
+    pub kind: String,
+    pub content: String,
+    #[schema(value_type = StatusName)]
+    pub status: Status,
+    pub source: String,
+    /// When it was said.
+    pub said_at: DateTime<Utc>,
+    /// When it was written.
+    pub recorded_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub conversation: Option<String>,
+    /// Who said it: a stored user id or a system principal.
+    pub author: Option<String>,
+}
+
+impl From<MemoryRecord> for Record {
+    fn from(r: MemoryRecord) -> Self {
+        Record {
+            id: r.id,
+            agent: r.agent,
+            scope: r.scope,
+            owner: r.owner,
+            subject: r.subject,
+            kind: r.kind,
+            content: r.content,
+            status: r.status,
+            source: r.source,
+            said_at: at(r.said_at),
+            recorded_at: at(r.recorded_at),
+            expires_at: r.expires_at.map(at),
+            conversation: r.conversation,
+            author: r.author,
+        }
+    }
+}
+
+/// Where a record lives (the schema of `memory::Scope`).
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum ScopeName {
+    /// A person's memory with one agent.
+    Personal,
+    /// A person's memory every agent of the organisation reads.
+    Person,
+    /// One agent's operational knowledge.
+    AgentNotes,
+    /// Organisation-wide policy.
+    OrgPolicy,
+}
+
+/// A record's status (the schema of `memory::Status`).
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum StatusName {
+    Active,
+    Superseded,
+    Unverified,
+    Pending,
+    Rejected,
+    Deleted,
+}
+
+/// Filters of the admin's record list.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    /// Only this scope. Personal scopes need `owner`.
+    #[param(value_type = Option<ScopeName>)]
+    scope: Option<Scope>,
+    /// Only this status (every status when not given).
+    #[param(value_type = Option<StatusName>)]
+    status: Option<Status>,
+    /// One person's personal memory (the look is audited as `memory.view`).
+    owner: Option<String>,
+    /// Only this agent's records.
+    agent: Option<String>,
+    /// Subject or content contains this text (case-insensitive).
+    q: Option<String>,
+    /// Rows on the page (1–200, default 50).
+    #[param(minimum = 1, maximum = 200)]
+    limit: Option<i64>,
+    /// The `next` of the page before.
+    #[param(pattern = "^[0-9]{1,18}$")]
+    cursor: Option<String>,
+}
+
+/// A page of records, newest first.
+pub async fn records_page(
+    state: &ApiState,
+    org: &str,
+    filter: RecordFilter,
+    limit: Option<i64>,
+    cursor: Option<&str>,
+) -> Result<Page<Record>, ApiError> {
+    let limit = wire::limit(limit)?;
+    let filter = RecordFilter {
+        before: wire::id_cursor(cursor)?,
+        ..filter
+    };
+    let rows = state
+        .turns
+        .db()
+        .browse_records(org, &filter, limit + 1)
+        .await?;
+    Ok(wire::page(rows, limit, |r| r.id.to_string(), Record::from))
+}
+
+/// List records. Without `owner` only agent notes and org policy; personal
+/// memory is listed one person at a time, and that look is audited.
+#[utoipa::path(get, operation_id = "memory_list", path = "/api/v1/memory", tag = "memory", params(ListQuery),
+    responses((status = 200, body = Page<Record>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
+pub async fn list(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Query(q): Query<ListQuery>,
+) -> Result<Json<Page<Record>>, ApiError> {
+    let owner = q
+        .owner
+        .map(|o| o.trim().to_string())
+        .filter(|o| !o.is_empty());
+    let scopes: Vec<Scope> =
+        match (q.scope, &owner) {
+            (Some(s), None) if s.is_personal() => return Err(ApiError::bad_request(
+                "personal memory is listed one person at a time: give owner (the look is audited)",
+            )),
+            (Some(s), _) => vec![s],
+            (None, None) => vec![Scope::AgentNotes, Scope::OrgPolicy],
+            (None, Some(_)) => vec![Scope::Personal, Scope::Person],
+        };
+    if let Some(o) = &owner {
+        state
+            .turns
+            .db()
+            .audit(
+                admin.org(),
+                admin.id(),
+                "memory.view",
+                o,
+                "GET /api/v1/memory?owner",
+                now_ms(&state),
+            )
+            .await?;
+    }
+    let filter = RecordFilter {
+        agent: q.agent,
+        scopes,
+        owner,
+        status: q.status,
+        text: q.q,
+        ..Default::default()
+    };
+    let page = records_page(&state, admin.org(), filter, q.limit, q.cursor.as_deref()).await?;
+    Ok(Json(page))
+}
+
+/// One record; opening a personal one is audited (`memory.view`).
+#[utoipa::path(get, operation_id = "memory_show", path = "/api/v1/memory/{id}", tag = "memory",
+    params(("id" = i64, Path, description = "Record id")),
+    responses((status = 200, body = Record), (status = 404, body = ErrorBody), (status = 403, body = ErrorBody)))]
+pub async fn show(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(id): Path<i64>,
+) -> Result<Json<Record>, ApiError> {
+    let db = state.turns.db();
+    let r = db.record(admin.org(), id).await?;
+    if let (true, Some(owner)) = (r.scope.is_personal(), &r.owner) {
+        db.audit(
+            admin.org(),
+            admin.id(),
+            "memory.view",
+            owner,
+            &format!("record:{id}"),
+            now_ms(&state),
+        )
+        .await?;
+    }
+    Ok(Json(r.into()))
+}
+
+/// What forgetting did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Forgotten {
+    /// The record now deleted; its text is gone, a tombstone keeps it from being relearned.
+    pub forgotten: i64,
+}
+
+/// Forget a record: its text is deleted and a tombstone keeps relearn from
+/// bringing it back. Audited (`memory.forget`).
+#[utoipa::path(delete, operation_id = "memory_forget", path = "/api/v1/memory/{id}", tag = "memory",
+    params(("id" = i64, Path, description = "Record id")),
+    responses((status = 200, body = Forgotten), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "Already deleted")))]
+pub async fn forget(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(id): Path<i64>,
+) -> Result<Json<Forgotten>, ApiError> {
+    let r = state.turns.db().record(admin.org(), id).await?;
+    if r.status == Status::Deleted {
+        return Err(ApiError::conflict(format!(
+            "record {id} is already deleted"
+        )));
+    }
+    state
+        .turns
+        .lifecycle()
+        .forget(admin.org(), id, admin.id(), now_ms(&state))
+        .await?;
+    Ok(Json(Forgotten { forgotten: id }))
+}
+
+/// Everything stored about one person: pairing, records and lines. Audited
+/// (`memory.export`).
+#[utoipa::path(get, operation_id = "memory_export", path = "/api/v1/users/{user}/export", tag = "memory",
+    params(("user" = String, Path, description = "Stored user id, e.g. discord:123")),
+    responses((status = 200, body = Object, description = "The person's data: org, user, pairing, records, messages"), (status = 403, body = ErrorBody)))]
+pub async fn export(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(user): Path<String>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    export_of(&state, admin.org(), &user, admin.id())
+        .await
+        .map(Json)
+}
+
+/// `user`'s data as `actor` exports it, times ISO-8601.
+pub async fn export_of(
+    state: &ApiState,
+    org: &str,
+    user: &str,
+    actor: &str,
+) -> Result<serde_json::Value, ApiError> {
+    let mut v = state
+        .turns
+        .export()
+        .export_user(org, user, actor, now_ms(state))
+        .await?;
+    iso_times(&mut v);
+    Ok(v)
+}

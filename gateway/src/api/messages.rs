@@ -1,0 +1,127 @@
+//! `POST /api/v1/messages`: a message through the turn loop as the key's
+//! paired user, in a conversation of their own.
+
+use super::auth::Caller;
+use super::error::{ApiError, ErrorBody};
+use super::wire::Body;
+use super::ApiState;
+use adapters::{ConversationKind, Inbound};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// A message to the agent.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MessageRequest {
+    /// Not only white space.
+    #[schema(pattern = "\\S")]
+    pub text: String,
+    /// A thread of yours (`api:<you>/<conversation>`); your own one when not given.
+    pub conversation: Option<String>,
+    #[serde(default = "direct")]
+    #[schema(value_type = Option<Kind>)]
+    pub kind: ConversationKind,
+    /// The agent to ask (default: server.agent).
+    #[schema(pattern = "^[A-Za-z0-9._-]{1,64}$")]
+    pub agent: Option<String>,
+    /// Client message id: a retry with the same id runs once.
+    pub id: Option<String>,
+}
+
+/// A direct conversation, or a shared thread.
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum Kind {
+    Direct,
+    Group,
+}
+
+fn direct() -> ConversationKind {
+    ConversationKind::Direct
+}
+
+/// One reply.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReplyOut {
+    pub conversation: String,
+    pub text: String,
+    /// Set when the reply asks "Remember this?": the batch a yes or no answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<i64>,
+}
+
+/// The agent's replies.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Replies {
+    pub replies: Vec<ReplyOut>,
+}
+
+/// The conversation an API message belongs to: the key's user's own, named
+/// `api:<user>` or `api:<user>/<given>`. A client names a thread of its
+/// user's, never another channel's or another user's (`dashboard:admin`, a
+/// Discord channel), so it cannot write into or read from it.
+fn api_conversation(user_id: &str, given: Option<&str>) -> String {
+    match given {
+        Some(thread) => format!("api:{user_id}/{thread}"),
+        None => format!("api:{user_id}"),
+    }
+}
+
+/// Run a message as the API key's paired user. The key is checked before the
+/// body is read, so a client without one gets its 401 at once, whatever
+/// length it declares.
+#[utoipa::path(post, operation_id = "messages_post_message", path = "/api/v1/messages", tag = "messages", request_body = MessageRequest,
+    responses((status = 200, body = Replies), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 429, body = ErrorBody)))]
+pub async fn post_message(
+    State(state): State<ApiState>,
+    caller: Caller,
+    Body(req): Body<MessageRequest>,
+) -> Result<Json<Replies>, ApiError> {
+    if req.text.trim().is_empty() {
+        return Err(ApiError::bad_request("text must not be empty"));
+    }
+    if let Some(Err(why)) = req.agent.as_deref().map(memory::check_agent_id) {
+        return Err(ApiError::bad_request(format!("agent: {why}")));
+    }
+    let user = caller.user;
+    let msg = Inbound {
+        org: user.org.clone(),
+        agent: req
+            .agent
+            .unwrap_or_else(|| state.turns.config().server.agent.clone()),
+        channel: "api".into(),
+        conversation: api_conversation(&user.user_id, req.conversation.as_deref()),
+        kind: req.kind,
+        sender: Some(user.user_id.clone()),
+        sender_name: user.name.clone(),
+        text: req.text,
+        platform_id: req.id,
+        at: chrono::Utc::now(),
+        mentioned: true,
+        answer: None,
+    };
+    match state.turns.handle(&msg).await {
+        Ok(replies) => Ok(Json(Replies {
+            replies: replies
+                .into_iter()
+                .map(|r| ReplyOut {
+                    conversation: r.conversation,
+                    text: r.text,
+                    proposal: r.proposal,
+                })
+                .collect(),
+        })),
+        Err(e) => {
+            tracing::error!(error = %e, "turn failed");
+            Err(ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the turn failed; the message was not lost if it was stored",
+            ))
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! The REST API v1 (SPEC §10, §16): everything the CLI and the dashboard do,
+//! over the same services (`turns.lifecycle()`, `turns.pairing()`,
+//! `memory::Db`), as JSON under `/api/v1`. One module per resource; `wire.rs`
+//! the extractors, pages and times; `auth.rs` who is calling.
+//!
+//! Architecture Invariant: a key carries its user's role, from the pairing
+//! store (`Pairing::api_key_user`), never from the request. A user's key
+//! reaches its own memory (`/api/v1/me/…`), a search of what its turns may
+//! read, and `POST /api/v1/messages`; everything else needs an admin's key
+//! (403). Every route and its types are declared once, with `utoipa`, and the
+//! OpenAPI 3.1 document at `/api/v1/openapi.json` is generated from them, so
+//! the document and the router cannot drift.
+
+mod archives;
+mod audit;
+mod auth;
+mod error;
+mod keys;
+mod me;
+mod memory;
+mod messages;
+mod pairing;
+mod policy;
+mod review;
+mod revisions;
+mod wire;
+
+pub use auth::ADMIN_ONLY;
+pub use error::{error_response, ApiError, ErrorBody};
+
+use crate::clock::GovernorClock;
+use crate::turn::TurnLoop;
+use axum::extract::State;
+use axum::http::{header, HeaderValue};
+use axum::middleware::map_response;
+use axum::response::{IntoResponse, Response};
+use axum::{Json, Router};
+use std::sync::Arc;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::OpenApi as Document;
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// What every API handler is given.
+#[derive(Clone)]
+pub struct ApiState {
+    turns: Arc<TurnLoop>,
+    limits: Arc<auth::KeyLimits>,
+    /// The OpenAPI document, generated once.
+    document: Arc<Document>,
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "steward REST API",
+        description = "Everything the CLI and the dashboard do, as JSON. Authenticate with `Authorization: Bearer <API key>` (`steward api-key create --user ID`). A key carries its user's role: a user's key reaches its own memory under /api/v1/me, a search, and messages; the rest needs an admin's key. Errors are `{\"error\": \"...\"}`. Lists are pages: pass a page's `next` as `cursor`."
+    ),
+    modifiers(&Bearer),
+    security(("bearer" = [])),
+    tags(
+        (name = "messages", description = "Talking to the agent"),
+        (name = "me", description = "Your own user and memory (any key)"),
+        (name = "memory", description = "Memory records (admin)"),
+        (name = "pairing", description = "Pairing requests and paired users (admin)"),
+        (name = "keys", description = "API keys (admin)"),
+        (name = "revisions", description = "Revisions and undo (admin)"),
+        (name = "review", description = "The review queue of quarantined records (admin)"),
+        (name = "policy", description = "Org-wide policy memory (admin)"),
+        (name = "archives", description = "Session archives and relearning (admin)"),
+        (name = "audit", description = "The audit log (admin)"),
+    )
+)]
+struct ApiDoc;
+
+/// The bearer security scheme every operation but the document itself uses.
+struct Bearer;
+
+impl Modify for Bearer {
+    fn modify(&self, doc: &mut Document) {
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("An API key: `steward api-key create --user ID`"))
+                    .build(),
+            ),
+        );
+    }
+}
+
+/// Every route of the API with its documentation: the one list of both.
+fn api() -> OpenApiRouter<ApiState> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(openapi_json))
+        .routes(routes!(messages::post_message))
+        .routes(routes!(me::whoami))
+        .routes(routes!(me::memory))
+        .routes(routes!(me::show, me::forget))
+        .routes(routes!(me::export))
+        .routes(routes!(me::search))
+        .routes(routes!(memory::list))
+        .routes(routes!(memory::show, memory::forget))
+        .routes(routes!(memory::export))
+        .routes(routes!(pairing::requests))
+        .routes(routes!(pairing::approve))
+        .routes(routes!(pairing::deny))
+        .routes(routes!(pairing::users, pairing::add))
+        .routes(routes!(pairing::set_role))
+        .routes(routes!(pairing::revoke))
+        .routes(routes!(pairing::link))
+        .routes(routes!(keys::list, keys::create))
+        .routes(routes!(keys::revoke))
+        .routes(routes!(revisions::list))
+        .routes(routes!(revisions::undo))
+        .routes(routes!(revisions::undo_run))
+        .routes(routes!(review::list))
+        .routes(routes!(review::confirm))
+        .routes(routes!(review::reject))
+        .routes(routes!(policy::list, policy::add))
+        .routes(routes!(policy::retire))
+        .routes(routes!(archives::list))
+        .routes(routes!(archives::show))
+        .routes(routes!(archives::relearn))
+        .routes(routes!(audit::list))
+}
+
+/// The router and its document, with the answers every keyed operation may give.
+fn parts() -> (Router<ApiState>, Document) {
+    let (router, mut document) = api().split_for_parts();
+    common_errors(&mut document);
+    (router, document)
+}
+
+/// 400, 401, 429 (with `Retry-After`) and 503 on every operation that takes a
+/// key, as the extractors give them before any handler runs; 403 on every
+/// admin operation, 404 on every one that names a thing in its path.
+fn common_errors(doc: &mut Document) {
+    use utoipa::openapi::content::Content;
+    use utoipa::openapi::header::Header;
+    use utoipa::openapi::response::ResponseBuilder;
+    use utoipa::openapi::schema::{Ref, Type};
+    use utoipa::openapi::ObjectBuilder;
+    let error = |description: &str| {
+        ResponseBuilder::new().description(description).content(
+            "application/json",
+            Content::new(Some(Ref::from_schema_name("ErrorBody"))),
+        )
+    };
+    let seconds = ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .minimum(Some(1));
+    let answers = [
+        ("400", error("Bad input: the reason is said").build()),
+        (
+            "401",
+            error("No key, or one that is unknown or revoked").build(),
+        ),
+        (
+            "429",
+            error("Over this key's rate; retry after `Retry-After` seconds")
+                .header("Retry-After", Header::new(seconds))
+                .build(),
+        ),
+        (
+            "503",
+            error("The database did not answer; nothing was changed").build(),
+        ),
+    ];
+    let admin_only = error("Needs an admin's key").build();
+    let not_found = error("No such thing (or not yours)").build();
+    for (path, item) in doc.paths.paths.iter_mut() {
+        let ops = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ];
+        for op in ops.into_iter().flatten() {
+            if op.operation_id.as_deref() == Some("openapi_json") {
+                continue;
+            }
+            let own = op
+                .tags
+                .iter()
+                .flatten()
+                .any(|t| t == "me" || t == "messages");
+            let by_id = path.contains('{');
+            let more = [
+                (!own).then_some(("403", &admin_only)),
+                by_id.then_some(("404", &not_found)),
+            ];
+            for (status, answer) in answers
+                .iter()
+                .map(|(s, a)| (*s, a))
+                .chain(more.into_iter().flatten())
+            {
+                op.responses
+                    .responses
+                    .entry(status.to_string())
+                    .or_insert_with(|| answer.clone().into());
+            }
+        }
+    }
+}
+
+/// The OpenAPI 3.1 document of the API, as served at `/api/v1/openapi.json`.
+pub fn openapi() -> Document {
+    parts().1
+}
+
+/// The API's routes on `turns`, for any outer router: they carry their own state.
+pub fn router<S>(turns: &Arc<TurnLoop>) -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    let (router, document) = parts();
+    let state = ApiState {
+        turns: turns.clone(),
+        limits: Arc::new(auth::KeyLimits::new(
+            &turns.config().rate_limit,
+            GovernorClock(turns.clock().clone()),
+        )),
+        document: Arc::new(document),
+    };
+    router.layer(map_response(json_errors)).with_state(state)
+}
+
+/// The API's own document.
+#[utoipa::path(get, operation_id = "openapi_json", path = "/api/v1/openapi.json", tag = "meta", security(()),
+    responses((status = 200, description = "This OpenAPI 3.1 document", content_type = "application/json")))]
+async fn openapi_json(State(state): State<ApiState>) -> Response {
+    Json(state.document.as_ref()).into_response()
+}
+
+/// Any error answer not already JSON (axum's 405, a rejection) becomes
+/// `{"error": "..."}` with the same status and headers.
+async fn json_errors(resp: Response) -> Response {
+    let status = resp.status();
+    let is_json = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if status.is_success() || status.is_redirection() || is_json {
+        return resp;
+    }
+    let (mut parts, _) = resp.into_parts();
+    let reason = status.canonical_reason().unwrap_or("error").to_lowercase();
+    let json = error_response(status, &reason);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Response::from_parts(parts, json.into_body())
+}
+
+/// `GET /api/v1/...` with no such route: a JSON 404, for the app's fallback.
+pub async fn not_found() -> Response {
+    error_response(
+        axum::http::StatusCode::NOT_FOUND,
+        "no such route; GET /api/v1/openapi.json lists them",
+    )
+}

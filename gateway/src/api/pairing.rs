@@ -1,0 +1,342 @@
+//! Pairing for admins: pending requests (approve with a role, deny), paired
+//! users (add directly with a role, set a role, revoke, link another channel
+//! identity). The rules and audits are `pairing::Pairing`'s; the built-in
+//! dashboard admin keeps its role, as on the dashboard.
+
+use super::auth::Admin;
+use super::error::{ApiError, ErrorBody};
+use super::wire::{self, at, now_ms, page_by_key, Body, Page, Path, Query};
+use super::ApiState;
+use crate::dashboard::BUILT_IN_ADMIN;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use chrono::{DateTime, Utc};
+use memory::Role;
+use pairing::{PairingError, PairingRequest, User};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// A paired person's role (the schema of `memory::Role`).
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum RoleName {
+    Admin,
+    User,
+}
+
+/// A paired person.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserOut {
+    pub user_id: String,
+    pub name: String,
+    #[schema(value_type = RoleName)]
+    pub role: Role,
+    /// `active`, or `revoked`.
+    pub status: String,
+    /// The last change: pairing, role change, revocation.
+    pub updated_at: DateTime<Utc>,
+}
+
+impl From<User> for UserOut {
+    fn from(u: User) -> Self {
+        UserOut {
+            user_id: u.user_id,
+            name: u.name,
+            role: u.role,
+            status: u.status,
+            updated_at: at(u.updated_at),
+        }
+    }
+}
+
+/// A pairing request.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RequestOut {
+    pub code: String,
+    pub channel: String,
+    /// The channel identity that asked, e.g. `discord:123`.
+    pub stored_id: String,
+    /// The name the platform gave.
+    pub name: String,
+    pub status: String,
+    pub expires_at: DateTime<Utc>,
+}
+
+impl From<PairingRequest> for RequestOut {
+    fn from(r: PairingRequest) -> Self {
+        RequestOut {
+            code: r.code,
+            channel: r.channel,
+            stored_id: r.stored_id,
+            name: r.name,
+            status: r.status,
+            expires_at: at(r.expires_at),
+        }
+    }
+}
+
+/// A page of a short list.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct PageQuery {
+    /// Rows on the page (1–200, default 50).
+    #[param(minimum = 1, maximum = 200)]
+    limit: Option<i64>,
+    /// The `next` of the page before.
+    cursor: Option<String>,
+}
+
+/// Pending, unexpired pairing requests, by code.
+#[utoipa::path(get, operation_id = "pairing_requests", path = "/api/v1/pairing/requests", tag = "pairing", params(PageQuery),
+    responses((status = 200, body = Page<RequestOut>), (status = 403, body = ErrorBody)))]
+pub async fn requests(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Query(q): Query<PageQuery>,
+) -> Result<Json<Page<RequestOut>>, ApiError> {
+    let limit = wire::limit(q.limit)?;
+    let rows = state
+        .turns
+        .pairing()
+        .pending(admin.org(), now_ms(&state))
+        .await?;
+    Ok(Json(page_by_key(
+        rows,
+        q.cursor.as_deref(),
+        limit,
+        |r| r.code.clone(),
+        RequestOut::from,
+    )))
+}
+
+/// The role to approve with.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Approval {
+    #[schema(value_type = RoleName)]
+    pub role: Role,
+}
+
+/// Approve a pairing code with a role. Audited.
+#[utoipa::path(post, operation_id = "pairing_approve", path = "/api/v1/pairing/requests/{code}/approve", tag = "pairing",
+    params(("code" = String, Path, description = "The pairing code (any case)")),
+    request_body = Approval,
+    responses((status = 200, body = UserOut), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "Expired or already decided")))]
+pub async fn approve(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(code): Path<String>,
+    Body(body): Body<Approval>,
+) -> Result<Json<UserOut>, ApiError> {
+    let u = state
+        .turns
+        .pairing()
+        .approve(admin.org(), &code, body.role, admin.id(), now_ms(&state))
+        .await?;
+    Ok(Json(u.into()))
+}
+
+/// Deny a pairing code. Audited.
+#[utoipa::path(post, operation_id = "pairing_deny", path = "/api/v1/pairing/requests/{code}/deny", tag = "pairing",
+    params(("code" = String, Path, description = "The pairing code (any case)")),
+    responses((status = 200, body = RequestOut), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn deny(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(code): Path<String>,
+) -> Result<Json<RequestOut>, ApiError> {
+    let r = state
+        .turns
+        .pairing()
+        .deny(admin.org(), &code, admin.id(), now_ms(&state))
+        .await?;
+    // The request as it was read; it is now denied.
+    let mut out = RequestOut::from(r);
+    out.status = "denied".into();
+    Ok(Json(out))
+}
+
+/// Paired users (active and revoked), by user id.
+#[utoipa::path(get, operation_id = "pairing_users", path = "/api/v1/users", tag = "pairing", params(PageQuery),
+    responses((status = 200, body = Page<UserOut>), (status = 403, body = ErrorBody)))]
+pub async fn users(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Query(q): Query<PageQuery>,
+) -> Result<Json<Page<UserOut>>, ApiError> {
+    let limit = wire::limit(q.limit)?;
+    let rows = state.turns.pairing().users(admin.org()).await?;
+    Ok(Json(page_by_key(
+        rows,
+        q.cursor.as_deref(),
+        limit,
+        |u| u.user_id.clone(),
+        UserOut::from,
+    )))
+}
+
+/// Someone to pair directly.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewUser {
+    /// Their stored user id, e.g. `discord:123` or `teams:<aad id>`; the
+    /// channel identity of that name is linked to them.
+    #[schema(pattern = "^\\S{1,256}$")]
+    pub user_id: String,
+    /// A display name (default: the user id).
+    pub name: Option<String>,
+    #[schema(value_type = RoleName)]
+    pub role: Role,
+}
+
+/// A stored id as given: trimmed, not empty, no white space or control characters, at most 256 characters.
+fn identity(field: &str, given: &str) -> Result<String, ApiError> {
+    let id = given.trim();
+    if id.is_empty()
+        || id.chars().count() > 256
+        || id.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err(ApiError::bad_request(format!(
+            "{field} must be 1 to 256 characters without spaces, e.g. discord:123"
+        )));
+    }
+    Ok(id.to_string())
+}
+
+/// Pair someone directly with a role (no code). 409 when they are already
+/// paired and active: change their role instead. Audited (`pairing.add`).
+#[utoipa::path(post, operation_id = "pairing_add", path = "/api/v1/users", tag = "pairing", request_body = NewUser,
+    responses((status = 201, body = UserOut), (status = 400, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn add(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Body(body): Body<NewUser>,
+) -> Result<(StatusCode, Json<UserOut>), ApiError> {
+    let user_id = identity("user_id", &body.user_id)?;
+    let name = body
+        .name
+        .map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| user_id.clone());
+    let p = state.turns.pairing();
+    match p.user(admin.org(), &user_id).await {
+        Ok(u) if u.status == "active" => {
+            return Err(ApiError::conflict(format!(
+                "{user_id} is already paired as {}; PUT /api/v1/users/{{user}}/role changes it",
+                u.role
+            )))
+        }
+        Ok(_) | Err(PairingError::UnknownUser(_)) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let u = p
+        .add_user(
+            admin.org(),
+            &user_id,
+            &name,
+            body.role,
+            admin.id(),
+            now_ms(&state),
+        )
+        .await?;
+    Ok((StatusCode::CREATED, Json(u.into())))
+}
+
+/// The built-in dashboard admin is not changed through the API.
+fn not_built_in(user: &str) -> Result<(), ApiError> {
+    if user == BUILT_IN_ADMIN {
+        return Err(ApiError::conflict(
+            "the built-in dashboard admin keeps its admin role; it is the identity the dashboard acts as",
+        ));
+    }
+    Ok(())
+}
+
+/// A new role.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RoleChange {
+    #[schema(value_type = RoleName)]
+    pub role: Role,
+}
+
+/// Change a paired user's role. Audited (`pairing.set_role`).
+#[utoipa::path(put, operation_id = "pairing_set_role", path = "/api/v1/users/{user}/role", tag = "pairing",
+    params(("user" = String, Path, description = "Stored user id")),
+    request_body = RoleChange,
+    responses((status = 200, body = UserOut), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn set_role(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(user): Path<String>,
+    Body(body): Body<RoleChange>,
+) -> Result<Json<UserOut>, ApiError> {
+    not_built_in(&user)?;
+    let p = state.turns.pairing();
+    p.set_role(admin.org(), &user, body.role, admin.id(), now_ms(&state))
+        .await?;
+    Ok(Json(p.user(admin.org(), &user).await?.into()))
+}
+
+/// What revoking did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Revoked {
+    pub user_id: String,
+    /// Their API keys, revoked with them for good.
+    pub revoked_keys: Vec<String>,
+}
+
+/// Revoke a paired user: their identities resolve to nobody and their API
+/// keys are revoked for good. Audited.
+#[utoipa::path(delete, operation_id = "pairing_revoke", path = "/api/v1/users/{user}", tag = "pairing",
+    params(("user" = String, Path, description = "Stored user id")),
+    responses((status = 200, body = Revoked), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn revoke(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(user): Path<String>,
+) -> Result<Json<Revoked>, ApiError> {
+    not_built_in(&user)?;
+    let revoked_keys = state
+        .turns
+        .pairing()
+        .revoke(admin.org(), &user, admin.id(), now_ms(&state))
+        .await?;
+    Ok(Json(Revoked {
+        user_id: user,
+        revoked_keys,
+    }))
+}
+
+/// Another channel identity of a paired user.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Link {
+    /// E.g. `teams:<aad id>`.
+    #[schema(pattern = "^\\S{1,256}$")]
+    pub identity: String,
+}
+
+/// Link another channel identity to a paired user: both are then one person,
+/// with one role and one personal memory. Audited (`pairing.link`).
+#[utoipa::path(post, operation_id = "pairing_link", path = "/api/v1/users/{user}/identities", tag = "pairing",
+    params(("user" = String, Path, description = "Stored user id")),
+    request_body = Link,
+    responses((status = 200, body = UserOut), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn link(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(user): Path<String>,
+    Body(body): Body<Link>,
+) -> Result<Json<UserOut>, ApiError> {
+    let identity = identity("identity", &body.identity)?;
+    let u = state
+        .turns
+        .pairing()
+        .link_identity(admin.org(), &identity, &user, admin.id(), now_ms(&state))
+        .await?;
+    Ok(Json(u.into()))
+}

@@ -1,0 +1,96 @@
+//! Org-wide policy memory for admins: list, add (admin-authored, never
+//! learned; the record cap applies), retire.
+
+use super::auth::Admin;
+use super::error::{ApiError, ErrorBody};
+use super::memory::{records_page, Record};
+use super::revisions::NewestQuery;
+use super::wire::{now_ms, Body, Page, Path, Query};
+use super::ApiState;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use memory::store::RecordFilter;
+use memory::{Scope, Status};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// Active org policy, newest first.
+#[utoipa::path(get, operation_id = "policy_list", path = "/api/v1/policy", tag = "policy", params(NewestQuery),
+    responses((status = 200, body = Page<Record>), (status = 403, body = ErrorBody)))]
+pub async fn list(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Query(q): Query<NewestQuery>,
+) -> Result<Json<Page<Record>>, ApiError> {
+    let filter = RecordFilter {
+        scopes: vec![Scope::OrgPolicy],
+        status: Some(Status::Active),
+        ..Default::default()
+    };
+    let page = records_page(&state, admin.org(), filter, q.limit, q.cursor.as_deref()).await?;
+    Ok(Json(page))
+}
+
+/// A policy to add.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewPolicy {
+    /// At most 500 characters (white space collapsed), not only white space.
+    #[schema(pattern = "\\S", max_length = 500)]
+    pub text: String,
+}
+
+/// The policy record written.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PolicyAdded {
+    pub id: i64,
+}
+
+/// Add org policy. Audited (`policy.add`).
+#[utoipa::path(post, operation_id = "policy_add", path = "/api/v1/policy", tag = "policy", request_body = NewPolicy,
+    responses((status = 201, body = PolicyAdded), (status = 400, body = ErrorBody)))]
+pub async fn add(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Body(body): Body<NewPolicy>,
+) -> Result<(StatusCode, Json<PolicyAdded>), ApiError> {
+    if body.text.trim().is_empty() {
+        return Err(ApiError::bad_request("text must not be empty"));
+    }
+    if let Some(chars) = memory::sanitize::over_cap(&body.text) {
+        return Err(ApiError::bad_request(memory::sanitize::too_long(chars)));
+    }
+    let id = state
+        .turns
+        .learning()
+        .write_policy(admin.org(), &body.text, admin.id(), now_ms(&state))
+        .await?;
+    Ok((StatusCode::CREATED, Json(PolicyAdded { id })))
+}
+
+/// What retiring did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PolicyRetired {
+    pub retired: i64,
+}
+
+/// Retire org policy `id`: it is forgotten. 404 when `id` is not active org policy.
+#[utoipa::path(delete, operation_id = "policy_retire", path = "/api/v1/policy/{id}", tag = "policy",
+    params(("id" = i64, Path, description = "Record id of the policy")),
+    responses((status = 200, body = PolicyRetired), (status = 404, body = ErrorBody)))]
+pub async fn retire(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(id): Path<i64>,
+) -> Result<Json<PolicyRetired>, ApiError> {
+    match state
+        .turns
+        .lifecycle()
+        .retire_policy(admin.org(), id, admin.id(), now_ms(&state))
+        .await?
+    {
+        Ok(()) => Ok(Json(PolicyRetired { retired: id })),
+        Err(refused) => Err(ApiError::not_found(refused)),
+    }
+}

@@ -1,0 +1,82 @@
+//! The review queue for admins: quarantined (unverified) records, confirmed
+//! (the subject rule runs, honouring time and vetoes) or rejected through
+//! the lifecycle's review, as on the dashboard. Audited.
+
+use super::auth::Admin;
+use super::error::{ApiError, ErrorBody};
+use super::memory::{records_page, Record};
+use super::revisions::NewestQuery;
+use super::wire::{now_ms, Page, Path, Query};
+use super::ApiState;
+use axum::extract::State;
+use axum::Json;
+use memory::store::RecordFilter;
+use memory::Status;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// Records waiting for review, newest first.
+#[utoipa::path(get, operation_id = "review_list", path = "/api/v1/review", tag = "review", params(NewestQuery),
+    responses((status = 200, body = Page<Record>), (status = 403, body = ErrorBody)))]
+pub async fn list(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Query(q): Query<NewestQuery>,
+) -> Result<Json<Page<Record>>, ApiError> {
+    let filter = RecordFilter {
+        status: Some(Status::Unverified),
+        ..Default::default()
+    };
+    let page = records_page(&state, admin.org(), filter, q.limit, q.cursor.as_deref()).await?;
+    Ok(Json(page))
+}
+
+/// What a review did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Reviewed {
+    pub message: String,
+}
+
+/// Confirm or reject record `id`: 404 when there is none, 409 when it is not
+/// waiting for review.
+async fn decide(
+    state: &ApiState,
+    admin: &Admin,
+    id: i64,
+    confirm: bool,
+) -> Result<Reviewed, ApiError> {
+    state.turns.db().record(admin.org(), id).await?;
+    match state
+        .turns
+        .lifecycle()
+        .review(admin.org(), id, confirm, admin.id(), now_ms(state))
+        .await?
+    {
+        Ok(message) => Ok(Reviewed { message }),
+        Err(refused) => Err(ApiError::conflict(refused)),
+    }
+}
+
+/// Confirm a quarantined record: it becomes active under the subject rule.
+#[utoipa::path(post, operation_id = "review_confirm", path = "/api/v1/review/{id}/confirm", tag = "review",
+    params(("id" = i64, Path, description = "Record id")),
+    responses((status = 200, body = Reviewed), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "Not waiting for review")))]
+pub async fn confirm(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(id): Path<i64>,
+) -> Result<Json<Reviewed>, ApiError> {
+    decide(&state, &admin, id, true).await.map(Json)
+}
+
+/// Reject a quarantined record: it is kept out for good.
+#[utoipa::path(post, operation_id = "review_reject", path = "/api/v1/review/{id}/reject", tag = "review",
+    params(("id" = i64, Path, description = "Record id")),
+    responses((status = 200, body = Reviewed), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "Not waiting for review")))]
+pub async fn reject(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(id): Path<i64>,
+) -> Result<Json<Reviewed>, ApiError> {
+    decide(&state, &admin, id, false).await.map(Json)
+}

@@ -1,0 +1,167 @@
+//! Revisions for admins: every retirement of a record, undo of one (the
+//! retired record comes back; the pair is never applied again), and undo of
+//! every revision of a run (a consolidation, a relearn).
+
+use super::auth::Admin;
+use super::error::{ApiError, ErrorBody};
+use super::memory::Record;
+use super::wire::{self, at, now_ms, Page, Path, Query};
+use super::ApiState;
+use crate::lifecycle::Undo;
+use axum::extract::State;
+use axum::Json;
+use chrono::{DateTime, Utc};
+use memory::Revision;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// One retirement of a record by another.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RevisionOut {
+    pub id: i64,
+    pub agent: String,
+    pub retired_id: i64,
+    pub replacing_id: i64,
+    pub reason: String,
+    /// `subject_rule`, `belief_revision` or `consolidation`.
+    pub via: String,
+    /// `live`, `relearn`, `confirm`, `revise` or `consolidate`.
+    pub cause: String,
+    /// The run it was made in: `POST /api/v1/runs/{run}/undo` undoes them all.
+    pub run_id: String,
+    pub model: Option<String>,
+    pub prompt_version: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub undone_at: Option<DateTime<Utc>>,
+    pub undone_by: Option<String>,
+}
+
+impl From<Revision> for RevisionOut {
+    fn from(r: Revision) -> Self {
+        RevisionOut {
+            id: r.id,
+            agent: r.agent,
+            retired_id: r.retired_id,
+            replacing_id: r.replacing_id,
+            reason: r.reason,
+            via: r.via,
+            cause: r.cause,
+            run_id: r.run_id,
+            model: r.model,
+            prompt_version: r.prompt_version,
+            created_at: at(r.created_at),
+            undone_at: r.undone_at.map(at),
+            undone_by: r.undone_by,
+        }
+    }
+}
+
+/// A page of an id-ordered list, newest first.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct NewestQuery {
+    /// Rows on the page (1–200, default 50).
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<i64>,
+    /// The `next` of the page before.
+    #[param(pattern = "^[0-9]{1,18}$")]
+    pub cursor: Option<String>,
+}
+
+/// Revisions, newest first.
+#[utoipa::path(get, operation_id = "revisions_list", path = "/api/v1/revisions", tag = "revisions", params(NewestQuery),
+    responses((status = 200, body = Page<RevisionOut>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
+pub async fn list(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Query(q): Query<NewestQuery>,
+) -> Result<Json<Page<RevisionOut>>, ApiError> {
+    let limit = wire::limit(q.limit)?;
+    let before = wire::id_cursor(q.cursor.as_deref())?;
+    let rows = state
+        .turns
+        .db()
+        .revisions_before(admin.org(), before, limit + 1)
+        .await?;
+    Ok(Json(wire::page(
+        rows,
+        limit,
+        |r| r.id.to_string(),
+        RevisionOut::from,
+    )))
+}
+
+/// What an undo did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Undone {
+    /// False when the revision had been undone already.
+    pub undone: bool,
+    pub message: String,
+    /// The retired record, as it is now.
+    pub restored: Option<Record>,
+    /// The replacing record when both are now active on one subject and
+    /// disagree: `DELETE /api/v1/memory/{id}` retires the wrong one.
+    pub rival: Option<i64>,
+}
+
+/// Undo one revision: the retired record comes back, and the same pair is
+/// never applied again. Audited.
+#[utoipa::path(post, operation_id = "revisions_undo", path = "/api/v1/revisions/{id}/undo", tag = "revisions",
+    params(("id" = i64, Path, description = "Revision id")),
+    responses((status = 200, body = Undone), (status = 404, body = ErrorBody)))]
+pub async fn undo(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(id): Path<i64>,
+) -> Result<Json<Undone>, ApiError> {
+    let undo = state
+        .turns
+        .lifecycle()
+        .undo(admin.org(), id, admin.id(), now_ms(&state))
+        .await?;
+    let message = undo.message(id, |r| format!("DELETE /api/v1/memory/{r} retires it"));
+    let rival = undo.rival().map(|r| r.id);
+    Ok(Json(match undo {
+        Undo::AlreadyUndone => Undone {
+            undone: false,
+            message,
+            restored: None,
+            rival,
+        },
+        Undo::Undone { back, .. } => Undone {
+            undone: true,
+            message,
+            restored: Some((*back).into()),
+            rival,
+        },
+    }))
+}
+
+/// What undoing a run did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunUndone {
+    pub run_id: String,
+    /// The revisions undone now (those undone before are not listed).
+    pub undone: Vec<i64>,
+}
+
+/// Undo every revision of a run (a consolidation, a relearn, a turn).
+#[utoipa::path(post, operation_id = "revisions_undo_run", path = "/api/v1/runs/{run}/undo", tag = "revisions",
+    params(("run" = String, Path, description = "Run id, as revisions list it")),
+    responses((status = 200, body = RunUndone), (status = 404, body = ErrorBody)))]
+pub async fn undo_run(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(run): Path<String>,
+) -> Result<Json<RunUndone>, ApiError> {
+    let undone = state
+        .turns
+        .db()
+        .undo_run(admin.org(), &run, admin.id(), now_ms(&state))
+        .await?;
+    Ok(Json(RunUndone {
+        run_id: run,
+        undone,
+    }))
+}

@@ -1,0 +1,160 @@
+//! The API's wire pieces: extractors whose refusals are JSON errors (a body
+//! within `server.max_body_bytes`, a query, a path), one page of a list, and
+//! times as ISO-8601.
+
+use super::error::ApiError;
+use super::ApiState;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// A JSON request body, read within `server.max_body_bytes` (413 beyond it)
+/// and its deadline (408), parsed strictly (400 with serde's reason).
+pub struct Body<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequest<ApiState> for Body<T> {
+    type Rejection = Response;
+
+    async fn from_request(req: Request, state: &ApiState) -> Result<Self, Response> {
+        let bytes = crate::http::read_body(req.into_body(), &state.turns.config().server).await?;
+        serde_json::from_slice(&bytes).map(Body).map_err(|e| {
+            ApiError::bad_request(format!("malformed request body: {e}")).into_response()
+        })
+    }
+}
+
+/// A query string (400 with the reason when it does not fit `T`).
+pub struct Query<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        serde_urlencoded::from_str(parts.uri.query().unwrap_or_default())
+            .map(Query)
+            .map_err(|e| ApiError::bad_request(format!("bad query: {e}")))
+    }
+}
+
+/// Path parameters (400 with the reason when they do not fit `T`).
+pub struct Path<T>(pub T);
+
+impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Path<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Path(v)| Path(v))
+            .map_err(|e| ApiError::bad_request(e.body_text()))
+    }
+}
+
+/// One page of a list. Pass `next` as `cursor` for the page after it; `null`
+/// when this is the last.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Page<T: ToSchema> {
+    pub items: Vec<T>,
+    /// The cursor of the next page, or null.
+    pub next: Option<String>,
+}
+
+/// Rows a page has unless `limit` says otherwise, and at most.
+pub const DEFAULT_LIMIT: i64 = 50;
+pub const MAX_LIMIT: i64 = 200;
+
+/// A page's size as asked: 1 to [`MAX_LIMIT`], [`DEFAULT_LIMIT`] when not given.
+pub fn limit(asked: Option<i64>) -> Result<i64, ApiError> {
+    match asked {
+        None => Ok(DEFAULT_LIMIT),
+        Some(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
+        Some(n) => Err(ApiError::bad_request(format!(
+            "limit must be 1 to {MAX_LIMIT}, not {n}"
+        ))),
+    }
+}
+
+/// The id a cursor of an id-ordered list (newest first) stands for: rows below it.
+pub fn id_cursor(cursor: Option<&str>) -> Result<Option<i64>, ApiError> {
+    cursor
+        .map(|c| {
+            c.trim().parse::<i64>().map_err(|_| {
+                ApiError::bad_request(format!("cursor {c:?} is not one this list gave"))
+            })
+        })
+        .transpose()
+}
+
+/// A page of `rows` read with `limit + 1`: at most `limit` of them, and the
+/// cursor of the next page when there were more.
+pub fn page<T: ToSchema, R>(
+    mut rows: Vec<R>,
+    limit: i64,
+    cursor: impl Fn(&R) -> String,
+    out: impl Fn(R) -> T,
+) -> Page<T> {
+    let limit = usize::try_from(limit).unwrap_or(0);
+    let next = if rows.len() > limit {
+        rows.truncate(limit);
+        rows.last().map(&cursor)
+    } else {
+        None
+    };
+    Page {
+        items: rows.into_iter().map(out).collect(),
+        next,
+    }
+}
+
+/// A page of a short list kept in memory, ordered by a text key: the rows
+/// after `cursor`, at most `limit`.
+pub fn page_by_key<T: ToSchema, R>(
+    mut rows: Vec<R>,
+    cursor: Option<&str>,
+    limit: i64,
+    key: impl Fn(&R) -> String,
+    out: impl Fn(R) -> T,
+) -> Page<T> {
+    rows.sort_by_key(|r| key(r));
+    if let Some(after) = cursor {
+        rows.retain(|r| key(r).as_str() > after);
+    }
+    rows.truncate(usize::try_from(limit).unwrap_or(0).saturating_add(1));
+    page(rows, limit, key, out)
+}
+
+/// A stored time (ms since the epoch) as a UTC time, written ISO-8601.
+pub fn at(ms: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms).unwrap_or_default()
+}
+
+/// Now, in ms since the epoch, on the loop's clock.
+pub fn now_ms(state: &ApiState) -> i64 {
+    state.turns.clock().now_ms()
+}
+
+/// Integer fields named `*_at` (ms since the epoch) anywhere in `v`, as
+/// ISO-8601 times: the export's records and lines, as the API writes times.
+pub fn iso_times(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    match v {
+        Value::Object(map) => {
+            for (k, field) in map.iter_mut() {
+                match field {
+                    Value::Number(n) if k.ends_with("_at") => {
+                        if let Some(ms) = n.as_i64() {
+                            *field = Value::String(at(ms).to_rfc3339());
+                        }
+                    }
+                    other => iso_times(other),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(iso_times),
+        _ => {}
+    }
+}

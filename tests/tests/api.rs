@@ -1,0 +1,1341 @@
+//! The REST API v1 (`steward::api`): each endpoint in-process with `oneshot`
+//! on both databases where it touches storage, the OpenAPI document against
+//! the router, roles (a user's key on every admin operation), one person's
+//! memory against another's, errors, pages, the rate limit, and a real socket.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use memory::{Db, Role, Scope, Status};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use steward::config::Config;
+use steward::http::{app, serve, AppState};
+use steward_tests::{both_dbs, record, Harness};
+use tower::ServiceExt;
+
+/// A harness with an admin (`discord:111`), two users (`discord:222`,
+/// `discord:333`), a key for each, and the app.
+struct Api {
+    h: Harness,
+    app: axum::Router,
+    admin: String,
+    bob: String,
+    carol: String,
+}
+
+async fn api_on(db: Db, cfg: Config) -> Api {
+    let h = Harness::on(db, cfg);
+    h.pair("111", Role::Admin).await;
+    h.pair("222", Role::User).await;
+    h.pair("333", Role::User).await;
+    let key = |user: &'static str| {
+        let p = h.turns.pairing().clone();
+        async move {
+            p.create_api_key("default", user, "test", 1)
+                .await
+                .unwrap()
+                .key
+        }
+    };
+    let (admin, bob, carol) = (
+        key("discord:111").await,
+        key("discord:222").await,
+        key("discord:333").await,
+    );
+    let app = app(AppState {
+        turns: h.turns.clone(),
+    });
+    Api {
+        h,
+        app,
+        admin,
+        bob,
+        carol,
+    }
+}
+
+async fn api() -> Api {
+    api_on(Db::in_memory().await.unwrap(), Config::default()).await
+}
+
+impl Api {
+    /// `method path` with `key` (none: no Authorization) and a JSON `body`.
+    async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut b = Request::builder().method(method).uri(path);
+        if let Some(k) = key {
+            b = b.header("authorization", format!("Bearer {k}"));
+        }
+        let req = match body {
+            Some(v) => b
+                .header("content-type", "application/json")
+                .body(Body::from(v.to_string())),
+            None => b.body(Body::empty()),
+        }
+        .unwrap();
+        let resp = self.app.clone().oneshot(req).await.unwrap();
+        let status = resp.status();
+        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+        (
+            status,
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned())),
+        )
+    }
+
+    async fn get(&self, path: &str, key: &str) -> (StatusCode, Value) {
+        self.call("GET", path, Some(key), None).await
+    }
+
+    async fn post(&self, path: &str, key: &str, body: Value) -> (StatusCode, Value) {
+        self.call("POST", path, Some(key), Some(body)).await
+    }
+
+    async fn delete(&self, path: &str, key: &str) -> (StatusCode, Value) {
+        self.call("DELETE", path, Some(key), None).await
+    }
+
+    fn db(&self) -> &Db {
+        self.h.db()
+    }
+
+    /// The ids of every page of the list at `path` (with a query), following `next`.
+    async fn every_page(&self, path: &str) -> Vec<i64> {
+        let mut seen = Vec::new();
+        let mut at = path.to_string();
+        loop {
+            let (s, page) = self.get(&at, &self.admin).await;
+            assert_eq!(s, StatusCode::OK, "{at}: {page}");
+            seen.extend(ids(&page));
+            match page["next"].as_str() {
+                Some(next) => at = format!("{path}&cursor={next}"),
+                None => return seen,
+            }
+        }
+    }
+
+    /// A record written straight to the store, active.
+    async fn record(&self, scope: Scope, owner: Option<&str>, subject: &str, content: &str) -> i64 {
+        let at = self.h.tick().timestamp_millis();
+        let id = self
+            .db()
+            .insert_record(&record("default", scope, owner, subject, content, at))
+            .await
+            .unwrap();
+        self.db()
+            .activate("default", id, "live", "test", at)
+            .await
+            .unwrap();
+        id
+    }
+}
+
+fn ids(page: &Value) -> Vec<i64> {
+    page["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no items in {page}"))
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect()
+}
+
+fn is_iso(v: &Value) -> bool {
+    v.as_str()
+        .is_some_and(|s| chrono::DateTime::parse_from_rfc3339(s).is_ok())
+}
+
+// ------------------------------------------------------------ the document
+
+/// Every operation of the OpenAPI document: (method, path, tags).
+fn operations(doc: &Value) -> Vec<(String, String, Vec<String>)> {
+    let mut out = Vec::new();
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        for (method, op) in item.as_object().unwrap() {
+            let tags = op["tags"]
+                .as_array()
+                .map(|t| t.iter().map(|t| t.as_str().unwrap().to_string()).collect())
+                .unwrap_or_default();
+            out.push((method.to_uppercase(), path.clone(), tags));
+        }
+    }
+    out
+}
+
+/// A concrete path for a templated one (ids nobody has).
+fn concrete(path: &str) -> String {
+    path.replace("{id}", "999999")
+        .replace("{user}", "discord:nobody")
+        .replace("{code}", "NOSUCHCD")
+        .replace("{run}", "no-such-run")
+}
+
+/// The Rust sources of the gateway, as (path, text).
+fn gateway_sources() -> Vec<(String, String)> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                out.push((
+                    p.display().to_string(),
+                    std::fs::read_to_string(&p).unwrap(),
+                ));
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../gateway/src");
+    let mut out = Vec::new();
+    walk(&root, &mut out);
+    out
+}
+
+#[tokio::test]
+async fn the_openapi_document_is_3_1_with_bearer_auth_and_every_served_route() {
+    let a = api().await;
+    let (s, doc) = a.call("GET", "/api/v1/openapi.json", None, None).await;
+    assert_eq!(s, StatusCode::OK, "served without a key: {doc}");
+    assert!(
+        doc["openapi"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("3.1")),
+        "{}",
+        doc["openapi"]
+    );
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+    assert_eq!(doc, serde_json::to_value(steward::api::openapi()).unwrap());
+    let ops = operations(&doc);
+    assert!(ops.len() >= 30, "{ops:?}");
+    // Every documented operation is served (not the fallback, not 405).
+    for (method, path, _) in &ops {
+        let body = (method != "GET" && method != "DELETE").then(|| json!({}));
+        let (s, answer) = a.call(method, &concrete(path), Some(&a.admin), body).await;
+        assert_ne!(s, StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
+        assert!(
+            !answer["error"]
+                .as_str()
+                .unwrap_or("")
+                .contains("no such route"),
+            "{method} {path} is documented but not served: {answer}"
+        );
+        assert!(s.as_u16() < 500, "{method} {path}: {s} {answer}");
+    }
+    // Every route the gateway serves under /api/ is declared with
+    // `#[utoipa::path]` and mounted through `routes!`, which puts it in the
+    // document: no plain `.route("/api…")`, and every declared path is documented.
+    let documented: BTreeSet<String> = ops.iter().map(|(_, p, _)| p.clone()).collect();
+    for (file, text) in gateway_sources() {
+        assert!(
+            !text.contains(".route(\"/api"),
+            "{file} mounts an /api route outside the documented router"
+        );
+        for decl in text.split("#[utoipa::path(").skip(1) {
+            let path = decl
+                .split("path = \"")
+                .nth(1)
+                .and_then(|rest| rest.split('"').next())
+                .unwrap_or_else(|| panic!("{file}: a utoipa::path without a path"));
+            assert!(
+                documented.contains(path),
+                "{file}: {path} is declared but not in the document"
+            );
+        }
+    }
+    // No such route: JSON 404; a wrong method: JSON 405.
+    let (s, body) = a.get("/api/v1/nothing-here", &a.admin).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    assert!(body["error"].is_string(), "{body}");
+    let (s, body) = a
+        .call("PATCH", "/api/v1/memory", Some(&a.admin), None)
+        .await;
+    assert_eq!(s, StatusCode::METHOD_NOT_ALLOWED);
+    assert!(body["error"].is_string(), "{body}");
+}
+
+// ------------------------------------------------------------ roles
+
+#[tokio::test]
+async fn a_user_key_is_refused_on_every_admin_operation_and_no_key_on_any() {
+    let a = api().await;
+    let policy = a
+        .record(
+            Scope::OrgPolicy,
+            None,
+            "expenses",
+            "Expenses need a receipt",
+        )
+        .await;
+    let before = a
+        .db()
+        .records("default", &Default::default())
+        .await
+        .unwrap();
+    let users_before = a.h.turns.pairing().users("default").await.unwrap();
+    let doc = serde_json::to_value(steward::api::openapi()).unwrap();
+    let mut admin_ops = 0;
+    for (method, path, tags) in operations(&doc) {
+        if tags.iter().any(|t| t == "meta") {
+            continue;
+        }
+        let path = concrete(&path).replace("999999", &policy.to_string());
+        let body = (method != "GET" && method != "DELETE").then(
+            || json!({"role": "admin", "user_id": "discord:222", "text": "x", "identity": "x:1"}),
+        );
+        let (s, answer) = a.call(&method, &path, None, body.clone()).await;
+        assert_eq!(
+            s,
+            StatusCode::UNAUTHORIZED,
+            "{method} {path} without a key: {answer}"
+        );
+        assert!(answer["error"].is_string());
+        let (s, _) = a
+            .call(&method, &path, Some("stw_not_a_key"), body.clone())
+            .await;
+        assert_eq!(
+            s,
+            StatusCode::UNAUTHORIZED,
+            "{method} {path} with a wrong key"
+        );
+        if tags.iter().any(|t| t == "me" || t == "messages") {
+            continue;
+        }
+        admin_ops += 1;
+        let (s, answer) = a.call(&method, &path, Some(&a.bob), body).await;
+        assert_eq!(
+            s,
+            StatusCode::FORBIDDEN,
+            "{method} {path} with a user key: {answer}"
+        );
+        assert!(
+            answer["error"].as_str().unwrap().contains("admin"),
+            "{answer}"
+        );
+    }
+    assert!(admin_ops >= 25, "{admin_ops}");
+    // Nothing changed: no record, no pairing.
+    assert_eq!(
+        a.db()
+            .records("default", &Default::default())
+            .await
+            .unwrap(),
+        before
+    );
+    assert_eq!(
+        a.h.turns.pairing().users("default").await.unwrap(),
+        users_before
+    );
+    // The role is the pairing store's: a user promoted is an admin at once, with the same key.
+    a.h.turns
+        .pairing()
+        .set_role("default", "discord:222", Role::Admin, "test", 2)
+        .await
+        .unwrap();
+    let (s, _) = a.get("/api/v1/audit", &a.bob).await;
+    assert_eq!(s, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn me_says_who_the_key_is() {
+    let a = api().await;
+    let (s, me) = a.get("/api/v1/me", &a.bob).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(
+        (
+            me["user_id"].as_str(),
+            me["role"].as_str(),
+            me["org"].as_str()
+        ),
+        (Some("discord:222"), Some("user"), Some("default"))
+    );
+    let (_, me) = a.get("/api/v1/me", &a.admin).await;
+    assert_eq!(me["role"], "admin");
+}
+
+// ------------------------------------------------------------ one's own memory
+
+#[tokio::test]
+async fn a_user_key_never_reaches_another_persons_record() {
+    for (name, db) in both_dbs().await {
+        let a = api_on(db, Config::default()).await;
+        let bobs = a
+            .record(
+                Scope::Personal,
+                Some("discord:222"),
+                "milk",
+                "Bob takes oat milk",
+            )
+            .await;
+        let bobs_person = a
+            .record(
+                Scope::Person,
+                Some("discord:222"),
+                "city",
+                "Bob lives in Porto",
+            )
+            .await;
+        let carols = a
+            .record(
+                Scope::Personal,
+                Some("discord:333"),
+                "milk",
+                "Carol takes soy milk",
+            )
+            .await;
+        let notes = a
+            .record(
+                Scope::AgentNotes,
+                None,
+                "wiki",
+                "The milk wiki is at wiki.example.com",
+            )
+            .await;
+        // List: only one's own.
+        let (s, page) = a.get("/api/v1/me/memory", &a.bob).await;
+        assert_eq!(s, StatusCode::OK, "{name}: {page}");
+        assert_eq!(ids(&page), vec![bobs_person, bobs], "{name}");
+        assert!(is_iso(&page["items"][0]["said_at"]), "{name}: {page}");
+        let (_, page) = a.get("/api/v1/me/memory?scope=personal", &a.carol).await;
+        assert_eq!(ids(&page), vec![carols], "{name}");
+        let (s, _) = a.get("/api/v1/me/memory?scope=agent_notes", &a.carol).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{name}");
+        // Show: one's own; anyone else's as if it did not exist, whatever the id.
+        let (s, r) = a.get(&format!("/api/v1/me/memory/{bobs}"), &a.bob).await;
+        assert_eq!(
+            (s, r["content"].as_str()),
+            (StatusCode::OK, Some("Bob takes oat milk")),
+            "{name}"
+        );
+        let most = notes + 5;
+        for id in 1..=most {
+            let (s, r) = a.get(&format!("/api/v1/me/memory/{id}"), &a.carol).await;
+            if id == carols {
+                assert_eq!(s, StatusCode::OK, "{name}");
+                continue;
+            }
+            assert_eq!(s, StatusCode::NOT_FOUND, "{name}: carol shown #{id}: {r}");
+            assert_eq!(r["error"], format!("you have no record {id}"), "{name}");
+        }
+        // Search: what a turn of hers may read, never Bob's.
+        let (s, found) = a.get("/api/v1/me/search?q=milk", &a.carol).await;
+        assert_eq!(s, StatusCode::OK, "{name}: {found}");
+        let contents: Vec<&str> = found["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["record"]["content"].as_str().unwrap())
+            .collect();
+        assert!(
+            contents.contains(&"Carol takes soy milk"),
+            "{name}: {contents:?}"
+        );
+        assert!(
+            contents.contains(&"The milk wiki is at wiki.example.com"),
+            "{name}: {contents:?}"
+        );
+        assert!(
+            !contents.iter().any(|c| c.contains("Bob")),
+            "{name}: {contents:?}"
+        );
+        // Export: her data only, times ISO-8601, audited.
+        let (s, export) = a.get("/api/v1/me/export", &a.carol).await;
+        assert_eq!(s, StatusCode::OK, "{name}");
+        assert_eq!(export["user"], "discord:333");
+        assert!(!export.to_string().contains("Bob"), "{name}: {export}");
+        assert!(is_iso(&export["records"][0]["said_at"]), "{name}: {export}");
+        let audited = a
+            .db()
+            .audit_about("default", "memory.export", "discord:333")
+            .await
+            .unwrap();
+        assert_eq!(audited.len(), 1, "{name}");
+        // Forget: Bob's records stay whatever Carol guesses.
+        for id in 1..=most {
+            if id == carols {
+                continue;
+            }
+            let (s, _) = a.delete(&format!("/api/v1/me/memory/{id}"), &a.carol).await;
+            assert_eq!(s, StatusCode::NOT_FOUND, "{name}: carol forgot #{id}");
+        }
+        for id in [bobs, bobs_person, notes] {
+            assert_eq!(
+                a.db().record("default", id).await.unwrap().status,
+                Status::Active,
+                "{name}"
+            );
+        }
+        // Her own goes, text and all; the second time it is not hers to forget.
+        let (s, done) = a
+            .delete(&format!("/api/v1/me/memory/{carols}"), &a.carol)
+            .await;
+        assert_eq!(
+            (s, done["forgotten"].as_i64()),
+            (StatusCode::OK, Some(carols)),
+            "{name}"
+        );
+        let gone = a.db().record("default", carols).await.unwrap();
+        assert_eq!(gone.status, Status::Deleted, "{name}");
+        assert!(!gone.content.contains("soy"), "{name}");
+        let (s, _) = a
+            .delete(&format!("/api/v1/me/memory/{carols}"), &a.carol)
+            .await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}");
+    }
+}
+
+// ------------------------------------------------------------ memory (admin)
+
+#[tokio::test]
+async fn admins_list_show_forget_and_export_memory() {
+    for (name, db) in both_dbs().await {
+        let a = api_on(db, Config::default()).await;
+        let bobs = a
+            .record(
+                Scope::Personal,
+                Some("discord:222"),
+                "milk",
+                "Bob takes oat milk",
+            )
+            .await;
+        let mut notes = Vec::new();
+        for i in 0..5 {
+            notes.push(
+                a.record(
+                    Scope::AgentNotes,
+                    None,
+                    &format!("host {i}"),
+                    &format!("Host {i} is h{i}.example.com"),
+                )
+                .await,
+            );
+        }
+        let policy = a
+            .record(
+                Scope::OrgPolicy,
+                None,
+                "expenses",
+                "Expenses need a receipt",
+            )
+            .await;
+        // Without an owner: agent notes and org policy, newest first, in pages.
+        let seen = a.every_page("/api/v1/memory?limit=2").await;
+        let mut all: Vec<i64> = notes.iter().copied().chain([policy]).collect();
+        all.reverse();
+        assert_eq!(
+            seen, all,
+            "{name}: every record once, newest first, no personal one"
+        );
+        let (_, page) = a.get("/api/v1/memory?scope=org_policy", &a.admin).await;
+        assert_eq!(ids(&page), vec![policy], "{name}");
+        let (_, page) = a.get("/api/v1/memory?q=H3.EXAMPLE", &a.admin).await;
+        assert_eq!(ids(&page), vec![notes[3]], "{name}");
+        // Personal memory: one person at a time, and the look is audited.
+        let (s, e) = a.get("/api/v1/memory?scope=personal", &a.admin).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{name}: {e}");
+        let (s, page) = a.get("/api/v1/memory?owner=discord:222", &a.admin).await;
+        assert_eq!((s, ids(&page)), (StatusCode::OK, vec![bobs]), "{name}");
+        let views = a
+            .db()
+            .audit_about("default", "memory.view", "discord:222")
+            .await
+            .unwrap();
+        assert_eq!(
+            (views.len(), views[0].actor.as_str()),
+            (1, "discord:111"),
+            "{name}"
+        );
+        let (s, r) = a.get(&format!("/api/v1/memory/{bobs}"), &a.admin).await;
+        assert_eq!(
+            (s, r["owner"].as_str()),
+            (StatusCode::OK, Some("discord:222")),
+            "{name}"
+        );
+        assert!(is_iso(&r["recorded_at"]), "{name}: {r}");
+        let views = a
+            .db()
+            .audit_about("default", "memory.view", "discord:222")
+            .await
+            .unwrap();
+        assert_eq!(
+            views.len(),
+            2,
+            "{name}: opening a personal record is audited"
+        );
+        // Bad input.
+        for bad in [
+            "limit=0",
+            "limit=201",
+            "cursor=abc",
+            "status=sleeping",
+            "colour=red",
+        ] {
+            let (s, e) = a.get(&format!("/api/v1/memory?{bad}"), &a.admin).await;
+            assert_eq!(s, StatusCode::BAD_REQUEST, "{name}: {bad}: {e}");
+            assert!(e["error"].is_string(), "{name}: {e}");
+        }
+        let (s, _) = a.get("/api/v1/memory/not-a-number", &a.admin).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{name}");
+        let (s, _) = a.get("/api/v1/memory/999999", &a.admin).await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}");
+        // Forget: deleted with its text; again is a conflict.
+        let (s, done) = a
+            .delete(&format!("/api/v1/memory/{}", notes[0]), &a.admin)
+            .await;
+        assert_eq!(
+            (s, done["forgotten"].as_i64()),
+            (StatusCode::OK, Some(notes[0])),
+            "{name}"
+        );
+        let gone = a.db().record("default", notes[0]).await.unwrap();
+        assert!(
+            gone.status == Status::Deleted && !gone.content.contains("h0"),
+            "{name}"
+        );
+        let (s, _) = a
+            .delete(&format!("/api/v1/memory/{}", notes[0]), &a.admin)
+            .await;
+        assert_eq!(s, StatusCode::CONFLICT, "{name}");
+        let (s, _) = a.delete("/api/v1/memory/999999", &a.admin).await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}");
+        // Export of a person: their data, audited with the admin as actor.
+        let (s, export) = a.get("/api/v1/users/discord:222/export", &a.admin).await;
+        assert_eq!(s, StatusCode::OK, "{name}");
+        assert_eq!(
+            export["records"][0]["content"], "Bob takes oat milk",
+            "{name}"
+        );
+        assert_eq!(export["pairing"]["role"], "user", "{name}");
+        assert!(is_iso(&export["pairing"]["updated_at"]), "{name}: {export}");
+        let exports = a
+            .db()
+            .audit_about("default", "memory.export", "discord:222")
+            .await
+            .unwrap();
+        assert_eq!(exports[0].actor, "discord:111", "{name}");
+    }
+}
+
+// ------------------------------------------------------------ pairing
+
+#[tokio::test]
+async fn admins_approve_deny_add_set_roles_revoke_and_link() {
+    for (name, db) in both_dbs().await {
+        let a = api_on(db, Config::default()).await;
+        let code = steward_tests::dashboard::pair_request(&a.h.turns, "444").await;
+        let other = steward_tests::dashboard::pair_request(&a.h.turns, "555").await;
+        let (s, page) = a.get("/api/v1/pairing/requests", &a.admin).await;
+        assert_eq!(s, StatusCode::OK, "{name}: {page}");
+        let codes: Vec<&str> = page["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["code"].as_str().unwrap())
+            .collect();
+        assert!(
+            codes.contains(&code.as_str()) && codes.contains(&other.as_str()),
+            "{name}: {page}"
+        );
+        assert!(is_iso(&page["items"][0]["expires_at"]), "{name}");
+        let (s, _) = a.get("/api/v1/pairing/requests?limit=1", &a.admin).await;
+        assert_eq!(s, StatusCode::OK, "{name}");
+        // Approve with a role (the code in any case), once.
+        let path = format!("/api/v1/pairing/requests/{}/approve", code.to_lowercase());
+        let (s, u) = a.post(&path, &a.admin, json!({"role": "user"})).await;
+        assert_eq!(
+            (s, u["role"].as_str()),
+            (StatusCode::OK, Some("user")),
+            "{name}: {u}"
+        );
+        let who = u["user_id"].as_str().unwrap().to_string();
+        let (s, e) = a.post(&path, &a.admin, json!({"role": "admin"})).await;
+        assert_eq!(s, StatusCode::CONFLICT, "{name}: {e}");
+        let (s, _) = a.post(&path, &a.admin, json!({"role": "king"})).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{name}");
+        // Deny.
+        let (s, r) = a
+            .post(
+                &format!("/api/v1/pairing/requests/{other}/deny"),
+                &a.admin,
+                json!({}),
+            )
+            .await;
+        assert_eq!(
+            (s, r["status"].as_str()),
+            (StatusCode::OK, Some("denied")),
+            "{name}: {r}"
+        );
+        let (s, _) = a
+            .post(
+                "/api/v1/pairing/requests/NOSUCHCD/deny",
+                &a.admin,
+                json!({}),
+            )
+            .await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}");
+        // Add directly with a role; twice is a conflict.
+        let (s, u) = a
+            .post(
+                "/api/v1/users",
+                &a.admin,
+                json!({"user_id": "teams:dana", "name": "Dana", "role": "admin"}),
+            )
+            .await;
+        assert_eq!(
+            (s, u["role"].as_str(), u["name"].as_str()),
+            (StatusCode::CREATED, Some("admin"), Some("Dana")),
+            "{name}: {u}"
+        );
+        let resolved =
+            a.h.turns
+                .pairing()
+                .resolve("default", "teams:dana")
+                .await
+                .unwrap()
+                .unwrap();
+        assert_eq!(resolved.role, Role::Admin, "{name}");
+        let (s, _) = a
+            .post(
+                "/api/v1/users",
+                &a.admin,
+                json!({"user_id": "teams:dana", "role": "user"}),
+            )
+            .await;
+        assert_eq!(s, StatusCode::CONFLICT, "{name}");
+        let (s, _) = a
+            .post(
+                "/api/v1/users",
+                &a.admin,
+                json!({"user_id": "  ", "role": "user"}),
+            )
+            .await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{name}");
+        let added = a
+            .db()
+            .audit_about("default", "pairing.add", "teams:dana")
+            .await
+            .unwrap();
+        assert_eq!(added[0].actor, "discord:111", "{name}");
+        // Set a role.
+        let (s, u) = a
+            .call(
+                "PUT",
+                &format!("/api/v1/users/{who}/role"),
+                Some(&a.admin),
+                Some(json!({"role": "admin"})),
+            )
+            .await;
+        assert_eq!(
+            (s, u["role"].as_str()),
+            (StatusCode::OK, Some("admin")),
+            "{name}: {u}"
+        );
+        let (s, _) = a
+            .call(
+                "PUT",
+                "/api/v1/users/discord:nobody/role",
+                Some(&a.admin),
+                Some(json!({"role": "admin"})),
+            )
+            .await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}");
+        // Link another identity: it speaks as the same person.
+        let (s, u) = a
+            .post(
+                &format!("/api/v1/users/{who}/identities"),
+                &a.admin,
+                json!({"identity": "teams:444"}),
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK, "{name}: {u}");
+        let linked =
+            a.h.turns
+                .pairing()
+                .resolve("default", "teams:444")
+                .await
+                .unwrap()
+                .unwrap();
+        assert_eq!(linked.user_id, who, "{name}");
+        // Users list, paged by id.
+        let (s, page) = a.get("/api/v1/users?limit=2", &a.admin).await;
+        assert_eq!(
+            (s, page["items"].as_array().unwrap().len()),
+            (StatusCode::OK, 2),
+            "{name}"
+        );
+        let next = page["next"].as_str().unwrap().to_string();
+        let (_, rest) = a
+            .get(&format!("/api/v1/users?cursor={next}"), &a.admin)
+            .await;
+        assert!(
+            rest["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|u| u["user_id"].as_str().unwrap() > next.as_str()),
+            "{name}"
+        );
+        // Revoke: their keys go with them.
+        let (s, r) = a.delete("/api/v1/users/discord:222", &a.admin).await;
+        assert_eq!(
+            (s, r["revoked_keys"].as_array().map(Vec::len)),
+            (StatusCode::OK, Some(1)),
+            "{name}: {r}"
+        );
+        let (s, _) = a.get("/api/v1/me", &a.bob).await;
+        assert_eq!(s, StatusCode::UNAUTHORIZED, "{name}: a revoked user's key");
+        // The built-in dashboard admin keeps its role.
+        steward::dashboard::ensure_admin_user(&a.h.turns)
+            .await
+            .unwrap();
+        let (s, _) = a.delete("/api/v1/users/admin", &a.admin).await;
+        assert_eq!(s, StatusCode::CONFLICT, "{name}");
+    }
+}
+
+// ------------------------------------------------------------ keys
+
+#[tokio::test]
+async fn admins_create_list_and_revoke_keys() {
+    for (name, db) in both_dbs().await {
+        let a = api_on(db, Config::default()).await;
+        let (s, new) = a
+            .post("/api/v1/keys", &a.admin, json!({"user_id": "discord:333"}))
+            .await;
+        assert_eq!(s, StatusCode::CREATED, "{name}: {new}");
+        let (id, key) = (
+            new["id"].as_str().unwrap().to_string(),
+            new["key"].as_str().unwrap().to_string(),
+        );
+        let (s, me) = a.get("/api/v1/me", &key).await;
+        assert_eq!(
+            (s, me["user_id"].as_str()),
+            (StatusCode::OK, Some("discord:333")),
+            "{name}"
+        );
+        let (s, page) = a.get("/api/v1/keys?user=discord:333", &a.admin).await;
+        assert_eq!(s, StatusCode::OK, "{name}");
+        assert_eq!(page["items"].as_array().unwrap().len(), 2, "{name}: {page}");
+        assert!(
+            !page.to_string().contains(&key),
+            "{name}: a list never shows a secret"
+        );
+        assert!(is_iso(&page["items"][0]["created_at"]), "{name}");
+        let (s, k) = a.delete(&format!("/api/v1/keys/{id}"), &a.admin).await;
+        assert_eq!(
+            (s, k["revoked_by"].as_str()),
+            (StatusCode::OK, Some("discord:111")),
+            "{name}: {k}"
+        );
+        assert!(is_iso(&k["revoked_at"]), "{name}");
+        let (s, _) = a.get("/api/v1/me", &key).await;
+        assert_eq!(s, StatusCode::UNAUTHORIZED, "{name}: a revoked key");
+        let (s, _) = a.delete(&format!("/api/v1/keys/{id}"), &a.admin).await;
+        assert_eq!(s, StatusCode::CONFLICT, "{name}");
+        let (s, _) = a.delete("/api/v1/keys/key-NOSUCHID", &a.admin).await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}");
+        let (s, _) = a
+            .post(
+                "/api/v1/keys",
+                &a.admin,
+                json!({"user_id": "discord:nobody"}),
+            )
+            .await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}");
+        let (s, _) = a
+            .post("/api/v1/keys", &a.admin, json!({"user": "discord:333"}))
+            .await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{name}");
+    }
+}
+
+// ------------------------------------------------------------ revisions, review, policy, archives, audit
+
+#[tokio::test]
+async fn admins_undo_revisions_and_runs() {
+    for (name, db) in both_dbs().await {
+        let a = api_on(db, Config::default()).await;
+        let old = a
+            .record(
+                Scope::AgentNotes,
+                None,
+                "daily report",
+                "The daily report uses example_orders",
+            )
+            .await;
+        let new = a
+            .record(
+                Scope::AgentNotes,
+                None,
+                "daily report",
+                "The daily report uses example_archive",
+            )
+            .await;
+        // A second pair, and the list in pages of one: newest first, each once.
+        a.record(
+            Scope::AgentNotes,
+            None,
+            "weekly report",
+            "The weekly report uses w1",
+        )
+        .await;
+        a.record(
+            Scope::AgentNotes,
+            None,
+            "weekly report",
+            "The weekly report uses w2",
+        )
+        .await;
+        let mut stored: Vec<i64> = a
+            .db()
+            .revisions("default")
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        stored.reverse();
+        assert_eq!(
+            a.every_page("/api/v1/revisions?limit=1").await,
+            stored,
+            "{name}"
+        );
+        let (s, page) = a.get("/api/v1/revisions?cursor=", &a.admin).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{name}: {page}");
+        let (s, page) = a
+            .get(&format!("/api/v1/revisions?cursor={}", stored[0]), &a.admin)
+            .await;
+        assert_eq!(
+            (s, ids(&page)),
+            (StatusCode::OK, stored[1..].to_vec()),
+            "{name}"
+        );
+        let (s, page) = a.get("/api/v1/revisions", &a.admin).await;
+        assert_eq!(s, StatusCode::OK, "{name}: {page}");
+        let rev = &page["items"][1];
+        assert_eq!(
+            (rev["retired_id"].as_i64(), rev["replacing_id"].as_i64()),
+            (Some(old), Some(new)),
+            "{name}"
+        );
+        assert!(
+            is_iso(&rev["created_at"]) && rev["undone_at"].is_null(),
+            "{name}: {rev}"
+        );
+        let id = rev["id"].as_i64().unwrap();
+        let run = rev["run_id"].as_str().unwrap().to_string();
+        let (s, done) = a
+            .post(&format!("/api/v1/revisions/{id}/undo"), &a.admin, json!({}))
+            .await;
+        assert_eq!(s, StatusCode::OK, "{name}: {done}");
+        assert_eq!(
+            (
+                done["undone"].as_bool(),
+                done["restored"]["id"].as_i64(),
+                done["rival"].as_i64()
+            ),
+            (Some(true), Some(old), Some(new)),
+            "{name}: {done}"
+        );
+        assert_eq!(
+            a.db().record("default", old).await.unwrap().status,
+            Status::Active,
+            "{name}"
+        );
+        let (_, again) = a
+            .post(&format!("/api/v1/revisions/{id}/undo"), &a.admin, json!({}))
+            .await;
+        assert_eq!(again["undone"], false, "{name}");
+        let (s, _) = a
+            .post("/api/v1/revisions/999999/undo", &a.admin, json!({}))
+            .await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}");
+        let (s, r) = a
+            .post(&format!("/api/v1/runs/{run}/undo"), &a.admin, json!({}))
+            .await;
+        // Both pairs were made in run `test`: the one not undone yet is undone now.
+        assert_eq!(
+            (s, r["undone"].clone()),
+            (StatusCode::OK, json!([stored[0]])),
+            "{name}: {r}"
+        );
+        let (s, _) = a
+            .post("/api/v1/runs/no-such-run/undo", &a.admin, json!({}))
+            .await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}");
+        let (_, page) = a.get("/api/v1/revisions", &a.admin).await;
+        assert!(is_iso(&page["items"][1]["undone_at"]), "{name}: {page}");
+    }
+}
+
+#[tokio::test]
+async fn admins_review_quarantined_records() {
+    for (name, db) in both_dbs().await {
+        let a = api_on(db, Config::default()).await;
+        let at = a.h.tick().timestamp_millis();
+        let quarantined = |subject: &str, content: &str| {
+            let mut r = record("default", Scope::AgentNotes, None, subject, content, at);
+            r.status = Status::Unverified;
+            r
+        };
+        let vpn = a
+            .db()
+            .insert_record(&quarantined("vpn", "The VPN host is vpn2"))
+            .await
+            .unwrap();
+        let wiki = a
+            .db()
+            .insert_record(&quarantined("wiki", "The wiki is at wiki2"))
+            .await
+            .unwrap();
+        let (s, page) = a.get("/api/v1/review", &a.admin).await;
+        assert_eq!(
+            (s, ids(&page)),
+            (StatusCode::OK, vec![wiki, vpn]),
+            "{name}: {page}"
+        );
+        let (s, r) = a
+            .post(
+                &format!("/api/v1/review/{vpn}/confirm"),
+                &a.admin,
+                json!({}),
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK, "{name}: {r}");
+        assert!(
+            r["message"].as_str().unwrap().contains("confirmed"),
+            "{name}: {r}"
+        );
+        assert_eq!(
+            a.db().record("default", vpn).await.unwrap().status,
+            Status::Active,
+            "{name}"
+        );
+        let (s, _) = a
+            .post(
+                &format!("/api/v1/review/{wiki}/reject"),
+                &a.admin,
+                json!({}),
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK, "{name}");
+        assert_eq!(
+            a.db().record("default", wiki).await.unwrap().status,
+            Status::Rejected,
+            "{name}"
+        );
+        let (s, e) = a
+            .post(
+                &format!("/api/v1/review/{wiki}/confirm"),
+                &a.admin,
+                json!({}),
+            )
+            .await;
+        assert_eq!(s, StatusCode::CONFLICT, "{name}: {e}");
+        let (s, _) = a
+            .post("/api/v1/review/999999/reject", &a.admin, json!({}))
+            .await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}");
+        let (_, page) = a.get("/api/v1/review", &a.admin).await;
+        assert!(ids(&page).is_empty(), "{name}");
+        let audited = a
+            .db()
+            .audit_about("default", "review.confirm", &format!("record:{vpn}"))
+            .await
+            .unwrap();
+        assert_eq!(audited[0].actor, "discord:111", "{name}");
+    }
+}
+
+#[tokio::test]
+async fn admins_add_list_and_retire_org_policy() {
+    for (name, db) in both_dbs().await {
+        let a = api_on(db, Config::default()).await;
+        let (s, added) = a
+            .post(
+                "/api/v1/policy",
+                &a.admin,
+                json!({"text": "Expenses over 100 EUR need a receipt"}),
+            )
+            .await;
+        assert_eq!(s, StatusCode::CREATED, "{name}: {added}");
+        let id = added["id"].as_i64().unwrap();
+        let (s, page) = a.get("/api/v1/policy", &a.admin).await;
+        assert_eq!((s, ids(&page)), (StatusCode::OK, vec![id]), "{name}");
+        assert_eq!(page["items"][0]["scope"], "org_policy", "{name}");
+        // Anyone's turn reads it.
+        let (_, found) = a.get("/api/v1/me/search?q=receipt", &a.bob).await;
+        assert_eq!(
+            found["items"][0]["record"]["id"].as_i64(),
+            Some(id),
+            "{name}: {found}"
+        );
+        let (s, _) = a
+            .post("/api/v1/policy", &a.admin, json!({"text": " "}))
+            .await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{name}");
+        let long = "word ".repeat(200);
+        let (s, e) = a
+            .post("/api/v1/policy", &a.admin, json!({"text": long}))
+            .await;
+        assert_eq!(
+            s,
+            StatusCode::BAD_REQUEST,
+            "{name}: over the record cap: {e}"
+        );
+        let note = a
+            .record(
+                Scope::AgentNotes,
+                None,
+                "wiki",
+                "The wiki is at wiki.example.com",
+            )
+            .await;
+        let (s, _) = a.delete(&format!("/api/v1/policy/{note}"), &a.admin).await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}: not policy");
+        let (s, r) = a.delete(&format!("/api/v1/policy/{id}"), &a.admin).await;
+        assert_eq!(
+            (s, r["retired"].as_i64()),
+            (StatusCode::OK, Some(id)),
+            "{name}"
+        );
+        let (_, page) = a.get("/api/v1/policy", &a.admin).await;
+        assert!(ids(&page).is_empty(), "{name}");
+        let (s, _) = a.delete(&format!("/api/v1/policy/{id}"), &a.admin).await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}: already retired");
+    }
+}
+
+#[tokio::test]
+async fn admins_list_show_and_relearn_archives() {
+    for (name, db) in both_dbs().await {
+        let a = api_on(db, Config::default()).await;
+        let mut m = a.h.inbound(
+            Some("111"),
+            "g1",
+            adapters::ConversationKind::Group,
+            "From now on the wiki is at wiki.example.com",
+        );
+        m.mentioned = false;
+        a.h.send(m).await;
+        a.h.turns
+            .lifecycle()
+            .trim_now("default", "default", "g1", a.h.now_ms())
+            .await
+            .unwrap();
+        let (s, page) = a.get("/api/v1/archives?conversation=g1", &a.admin).await;
+        assert_eq!(s, StatusCode::OK, "{name}: {page}");
+        let archive = &page["items"][0];
+        assert!(
+            archive["markdown"].is_null() && is_iso(&archive["started_at"]),
+            "{name}: {archive}"
+        );
+        let id = archive["id"].as_i64().unwrap();
+        let (s, shown) = a.get(&format!("/api/v1/archives/{id}"), &a.admin).await;
+        assert_eq!(s, StatusCode::OK, "{name}");
+        assert!(
+            shown["markdown"]
+                .as_str()
+                .unwrap()
+                .contains("wiki.example.com"),
+            "{name}: {shown}"
+        );
+        let (s, _) = a.get("/api/v1/archives/999999", &a.admin).await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}");
+        let (s, r) = a
+            .post(
+                &format!("/api/v1/archives/{id}/relearn"),
+                &a.admin,
+                json!({}),
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK, "{name}: {r}");
+        assert_eq!(
+            r["active"].as_array().map(Vec::len),
+            Some(1),
+            "{name}: a trusted archive is learned: {r}"
+        );
+        let (s, _) = a
+            .post("/api/v1/archives/999999/relearn", &a.admin, json!({}))
+            .await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}");
+        let (_, none) = a.get("/api/v1/archives?conversation=g2", &a.admin).await;
+        assert!(ids(&none).is_empty(), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn admins_page_through_the_audit_log() {
+    for (name, db) in both_dbs().await {
+        let a = api_on(db, Config::default()).await;
+        for i in 0..5 {
+            a.db()
+                .audit(
+                    "default",
+                    "test",
+                    "test.action",
+                    &format!("t{i}"),
+                    "",
+                    1000 + i,
+                )
+                .await
+                .unwrap();
+        }
+        let seen = a.every_page("/api/v1/audit?limit=3").await;
+        let (_, page) = a.get("/api/v1/audit", &a.admin).await;
+        assert!(
+            page["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|e| is_iso(&e["at"])),
+            "{name}: {page}"
+        );
+        let all: Vec<i64> = a
+            .db()
+            .audit_log("default", 1000)
+            .await
+            .unwrap()
+            .iter()
+            .map(|e| e.id)
+            .collect();
+        assert_eq!(seen, all, "{name}: every entry once, newest first");
+        assert!(all.len() >= 8, "{name}: pairing and keys were audited too");
+    }
+}
+
+// ------------------------------------------------------------ errors and limits
+
+#[tokio::test]
+async fn bodies_over_the_limit_are_413_and_malformed_ones_400() {
+    let a = api().await;
+    let big = json!({"text": "x".repeat(70 * 1024)});
+    let (s, e) = a.post("/api/v1/policy", &a.admin, big.clone()).await;
+    assert_eq!(s, StatusCode::PAYLOAD_TOO_LARGE, "{e}");
+    assert!(
+        e["error"]
+            .as_str()
+            .unwrap()
+            .contains("server.max_body_bytes"),
+        "{e}"
+    );
+    let (s, e) = a.post("/api/v1/messages", &a.bob, big).await;
+    assert_eq!(s, StatusCode::PAYLOAD_TOO_LARGE, "{e}");
+    // The key is checked before the body is read.
+    let (s, _) = a
+        .call(
+            "POST",
+            "/api/v1/policy",
+            None,
+            Some(json!({"text": "x".repeat(70 * 1024)})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    let req = Request::post("/api/v1/policy")
+        .header("authorization", format!("Bearer {}", a.admin))
+        .body(Body::from("{not json"))
+        .unwrap();
+    let resp = a.app.clone().oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    let e: Value = serde_json::from_slice(&bytes).unwrap();
+    assert!(e["error"].as_str().unwrap().contains("malformed"), "{e}");
+}
+
+#[tokio::test]
+async fn a_key_over_its_rate_is_429_with_retry_after() {
+    let mut cfg = Config::default();
+    cfg.rate_limit.api_key_burst = 3;
+    cfg.rate_limit.api_per_key_per_minute = 1;
+    let a = api_on(Db::in_memory().await.unwrap(), cfg).await;
+    for _ in 0..3 {
+        let (s, _) = a.get("/api/v1/me", &a.bob).await;
+        assert_eq!(s, StatusCode::OK);
+    }
+    let req = Request::get("/api/v1/me/memory")
+        .header("authorization", format!("Bearer {}", a.bob))
+        .body(Body::empty())
+        .unwrap();
+    let resp = a.app.clone().oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    let wait: u64 = resp.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&wait), "{wait}");
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    let e: Value = serde_json::from_slice(&bytes).unwrap();
+    assert!(
+        e["error"].as_str().unwrap().contains("too many requests"),
+        "{e}"
+    );
+    // Another key's allowance is its own.
+    let (s, _) = a.get("/api/v1/me", &a.carol).await;
+    assert_eq!(s, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_real_socket_serves_the_api() {
+    let a = api().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(serve(
+        listener,
+        AppState {
+            turns: a.h.turns.clone(),
+        },
+        std::future::pending(),
+    ));
+    let client = reqwest::Client::new();
+    let doc: Value = client
+        .get(format!("http://{addr}/api/v1/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(doc["paths"]["/api/v1/memory"]["get"].is_object(), "{doc}");
+    let resp = client
+        .post(format!("http://{addr}/api/v1/users"))
+        .bearer_auth(&a.admin)
+        .json(&json!({"user_id": "cli:erin", "role": "user"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201);
+    let resp = client
+        .post(format!("http://{addr}/api/v1/keys"))
+        .bearer_auth(&a.admin)
+        .json(&json!({"user_id": "cli:erin"}))
+        .send()
+        .await
+        .unwrap();
+    let key: Value = resp.json().await.unwrap();
+    let me: Value = client
+        .get(format!("http://{addr}/api/v1/me"))
+        .bearer_auth(key["key"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(me["user_id"], "cli:erin");
+    let refused = client
+        .get(format!("http://{addr}/api/v1/audit"))
+        .bearer_auth(key["key"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 403);
+    server.abort();
+}
