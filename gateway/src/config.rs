@@ -30,6 +30,55 @@ pub struct Config {
     pub teams: TeamsConfig,
     #[validate(nested)]
     pub dashboard: DashboardConfig,
+    pub metrics: MetricsConfig,
+}
+
+/// Prometheus `/metrics`. Off unless `listen` or `token` is set: the counts
+/// name organisations' channels and show their traffic, and the main listener
+/// may face the internet, so nothing is exposed before an operator says where.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    /// Serve `/metrics` on a listener of its own at this address (such as
+    /// `127.0.0.1:9464`, reachable only by the scraper), apart from `server.listen`.
+    pub listen: Option<String>,
+    /// Serve `/metrics` on the main listener too, to requests carrying
+    /// `Authorization: Bearer <token>`; when set it is required on `listen` as well.
+    pub token: Option<String>,
+}
+
+impl MetricsConfig {
+    /// Shortest accepted token.
+    pub const MIN_TOKEN_CHARS: usize = 16;
+
+    /// Whether `/metrics` is served anywhere.
+    pub fn enabled(&self) -> bool {
+        self.listen.is_some() || self.token.is_some()
+    }
+
+    fn check(&self, server: &ServerConfig) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: &str| Err(ConfigError::Invalid(format!("{key}: {why}")));
+        if let Some(listen) = &self.listen {
+            if listen.parse::<std::net::SocketAddr>().is_err() {
+                return bad("metrics.listen", "not a socket address like 127.0.0.1:9464");
+            }
+            if listen.trim() == server.listen.trim() {
+                return bad(
+                    "metrics.listen",
+                    "is server.listen; leave it unset and set metrics.token to serve /metrics there",
+                );
+            }
+        }
+        if let Some(t) = &self.token {
+            if t.trim().chars().count() < Self::MIN_TOKEN_CHARS {
+                return bad(
+                    "metrics.token",
+                    &format!("must be at least {} characters", Self::MIN_TOKEN_CHARS),
+                );
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The Discord channel (serenity). Off unless a token is set.
@@ -554,6 +603,7 @@ impl Config {
             return bad("server.listen", "not a socket address like 127.0.0.1:8080");
         }
         self.dashboard.check()?;
+        self.metrics.check(&self.server)?;
         self.validate_teams()?;
         self.discord.check()?;
         Ok(())
@@ -759,6 +809,22 @@ mod tests {
             assert!(e.contains(key), "{toml}: {e}");
         }
         assert!(Config::from_toml("[server]\nagent = \"support-bot_2\"").is_ok());
+    }
+
+    #[test]
+    fn metrics_are_off_unless_an_address_or_a_token_is_set() {
+        let c = Config::from_toml("").expect("defaults");
+        assert!(!c.metrics.enabled());
+        let c = Config::from_toml("[metrics]\nlisten = \"127.0.0.1:9464\"").expect("listen");
+        assert!(c.metrics.enabled());
+        for (toml, key) in [
+            ("[metrics]\nlisten = \"somewhere\"", "metrics.listen"),
+            ("[metrics]\nlisten = \"127.0.0.1:8080\"", "metrics.listen"),
+            ("[metrics]\ntoken = \"short\"", "metrics.token"),
+        ] {
+            let e = refusal(toml);
+            assert!(e.contains(key), "{toml}: {e}");
+        }
     }
 
     #[test]

@@ -38,9 +38,14 @@ pub fn app(state: AppState) -> Router {
     let server = &state.turns.config().server;
     let limit = server.max_body_bytes;
     let body_timeout = Duration::from_millis(server.body_timeout_ms);
-    Router::new()
+    let mut router = Router::new()
         .route("/healthz", get(healthz))
-        .route("/api/v1/messages", post(post_message))
+        .route("/api/v1/messages", post(post_message));
+    // On the main listener only behind its token (`[metrics]`).
+    if state.turns.config().metrics.token.is_some() {
+        router = router.route("/metrics", get(metrics));
+    }
+    router
         .merge(crate::dashboard::router(&state.turns))
         .merge(crate::teams::routes(&state.turns))
         .layer(DefaultBodyLimit::max(limit))
@@ -64,13 +69,47 @@ pub async fn serve<F>(listener: TcpListener, state: AppState, shutdown: F) -> st
 where
     F: Future<Output = ()> + Send,
 {
-    let server = &state.turns.config().server;
+    let server = state.turns.config().server.clone();
+    serve_router(listener, app(state), &server, shutdown).await
+}
+
+/// The router of `metrics.listen`: `/metrics` alone (behind `metrics.token`
+/// when one is set).
+pub fn metrics_app(state: AppState) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics))
+        .with_state(state)
+}
+
+/// Serve [`metrics_app`] on `listener` (`metrics.listen`) until `shutdown`,
+/// with the main server's deadlines and connection cap.
+pub async fn serve_metrics<F>(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: F,
+) -> std::io::Result<()>
+where
+    F: Future<Output = ()> + Send,
+{
+    let server = state.turns.config().server.clone();
+    serve_router(listener, metrics_app(state), &server, shutdown).await
+}
+
+/// `router` on `listener` as [`serve`] describes.
+async fn serve_router<F>(
+    listener: TcpListener,
+    router: Router,
+    server: &ServerConfig,
+    shutdown: F,
+) -> std::io::Result<()>
+where
+    F: Future<Output = ()> + Send,
+{
     let max_connections = connection_cap(server.max_connections);
     let slots = Arc::new(Semaphore::new(max_connections));
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(Duration::from_millis(server.header_timeout_ms));
-    let router = app(state.clone());
     let connections = GracefulShutdown::new();
     let mut shutdown = pin!(shutdown);
     // Connections closed at the cap since the last warning, and when that was
@@ -330,6 +369,36 @@ async fn healthz(State(state): State<AppState>) -> Response {
             &format!("database unavailable: {e}"),
         ),
     }
+}
+
+/// `GET /metrics`: the loop's metrics in Prometheus' text format, to a
+/// request with `Authorization: Bearer <metrics.token>` when a token is set.
+async fn metrics(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
+    if let Some(token) = &state.turns.config().metrics.token {
+        let given = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .unwrap_or("");
+        let same: bool = subtle::ConstantTimeEq::ct_eq(given.as_bytes(), token.as_bytes()).into();
+        if !same {
+            return (
+                StatusCode::UNAUTHORIZED,
+                [(header::WWW_AUTHENTICATE, "Bearer")],
+                Json(json!({"error": "missing or wrong metrics token (Authorization: Bearer <metrics.token>)"})),
+            )
+                .into_response();
+        }
+    }
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        state.turns.metrics().render(),
+    )
+        .into_response()
 }
 
 fn error(status: StatusCode, reason: &str) -> Response {

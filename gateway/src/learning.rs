@@ -6,6 +6,7 @@
 use crate::beliefs::Beliefs;
 use crate::error::Result;
 use crate::llm::Extractor;
+use crate::metrics::{Duplicate, Metrics, PolicyOutcome};
 use memory::policy::{self, Decision, Origin, PolicySettings, ToolScope};
 use memory::sanitize::sanitize;
 use memory::terms::terms;
@@ -64,6 +65,7 @@ pub struct Learning {
     policy: PolicySettings,
     extractor: Arc<dyn Extractor>,
     beliefs: Arc<Beliefs>,
+    metrics: Metrics,
 }
 
 impl Learning {
@@ -72,12 +74,14 @@ impl Learning {
         policy: PolicySettings,
         extractor: Arc<dyn Extractor>,
         beliefs: Arc<Beliefs>,
+        metrics: Metrics,
     ) -> Self {
         Learning {
             db,
             policy,
             extractor,
             beliefs,
+            metrics,
         }
     }
 
@@ -172,6 +176,25 @@ impl Learning {
         content: &str,
         at: i64,
     ) -> Result<std::result::Result<String, String>> {
+        let written = self
+            .memory_write_decided(org, agent, principal, scope, content, at)
+            .await?;
+        self.metrics.policy(match written {
+            Ok(_) => PolicyOutcome::Written,
+            Err(_) => PolicyOutcome::Refused,
+        });
+        Ok(written)
+    }
+
+    async fn memory_write_decided(
+        &self,
+        org: &str,
+        agent: &str,
+        principal: &Principal,
+        scope: &str,
+        content: &str,
+        at: i64,
+    ) -> Result<std::result::Result<String, String>> {
         let Some(tool_scope) = ToolScope::parse(scope) else {
             return Ok(Err(format!(
                 "unknown scope `{scope}` (personal, agent_notes)"
@@ -210,6 +233,21 @@ impl Learning {
     /// a proposal asked of the speaker, never a saved record; or the refusal
     /// saying where the item may go.
     pub async fn propose_model_write(
+        &self,
+        at: &ProposalPlace<'_>,
+        scope: &str,
+        content: &str,
+    ) -> Result<ModelWrite> {
+        let proposed = self.propose_model_write_decided(at, scope, content).await?;
+        match proposed {
+            ModelWrite::Proposed { .. } => self.metrics.policy(PolicyOutcome::Proposed),
+            ModelWrite::Refused(_) => self.metrics.policy(PolicyOutcome::Refused),
+            ModelWrite::Known => self.metrics.duplicate(Duplicate::Record),
+        }
+        Ok(proposed)
+    }
+
+    async fn propose_model_write_decided(
         &self,
         at: &ProposalPlace<'_>,
         scope: &str,
