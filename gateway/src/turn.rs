@@ -542,15 +542,15 @@ impl TurnLoop {
             let t = msg.text.trim().to_ascii_lowercase();
             t == "/pair" || t == "pair"
         };
-        // Pairing by command exists only under dm_policy = pairing, and a
-        // code is given only in private: a thread would show it to everyone.
-        if wants_pair
-            && self.cfg.pairing.dm_policy == DmPolicy::Pairing
-            && msg.kind == ConversationKind::Group
-        {
+        // `/pair` works under every DM policy that reads DMs (`pairing`,
+        // `allowlist`, `open`): the policy says whom an unknown sender is
+        // answered as, not whether they may become known (SPEC §3). A code is
+        // given only in private: a thread would show it to everyone.
+        let pairs_in_private = self.cfg.pairing.dm_policy != DmPolicy::Disabled;
+        if wants_pair && pairs_in_private && msg.kind == ConversationKind::Group {
             return Ok(reply(PAIR_IN_PRIVATE.into()));
         }
-        if wants_pair && self.cfg.pairing.dm_policy == DmPolicy::Pairing {
+        if wants_pair && pairs_in_private {
             return Ok(match self.pairing.request(&msg.org, &msg.channel, stored, &msg.sender_name, now).await? {
                 PairOutcome::Code { code, .. } => reply(format!(
                     "Your pairing code is {code}. Give it to an administrator; it is valid for {} minutes.",

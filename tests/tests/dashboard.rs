@@ -381,6 +381,7 @@ async fn forms_without_their_sessions_csrf_token_are_forbidden_and_change_nothin
             "/dashboard/chat/answer" => vec![("batch", "1".into()), ("answer", "yes".into())],
             "/dashboard/pairing/approve" => vec![("code", code.clone()), ("role", "admin".into())],
             "/dashboard/pairing/deny" => vec![("code", code.clone())],
+            "/dashboard/pairing/add" => vec![("identity", "discord:999".into()), ("role", "admin".into())],
             "/dashboard/users/role" => vec![("user", user.clone()), ("role", "admin".into())],
             "/dashboard/users/revoke" => vec![("user", user.clone())],
             "/dashboard/review/confirm" | "/dashboard/review/reject" => vec![("id", id.clone())],
@@ -1008,6 +1009,59 @@ async fn the_memory_browser_lists_by_scope_and_searches() {
     assert!(page.contains("vpn1.example.net") && !page.contains("example_archive"));
     let page = c.get("/dashboard/memory?scope=org_policy").await.body;
     assert!(page.contains("seven years") && !page.contains("vpn1"));
+}
+
+#[tokio::test]
+async fn an_admin_pairs_someone_directly_from_the_pairing_page() {
+    let (h, mut c, csrf) = signed_in().await;
+    let page = c.get("/dashboard/pairing").await.body;
+    assert!(page.contains("Pair someone directly"), "{page}");
+    let page = c
+        .post_and_follow(
+            "/dashboard/pairing/add",
+            &[
+                ("csrf", &csrf),
+                ("identity", " discord:901 "),
+                ("name", "Dana"),
+                ("role", "admin"),
+            ],
+        )
+        .await;
+    assert!(
+        page.body.contains("Paired: Dana (discord:901) as admin."),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("id=\"user-discord:901\""), "{}", page.body);
+    // They speak as an admin at once: their @notes: is written.
+    let taught = h
+        .turns
+        .handle(&dashboard::dm_now("901", "@notes: The VPN is at vpn.example.com"))
+        .await
+        .unwrap();
+    assert!(
+        steward_tests::join(taught).contains("Written: agent_notes"),
+        "admin at once"
+    );
+    let audit = h.db().audit_log("default", 20).await.unwrap();
+    assert!(audit
+        .iter()
+        .any(|e| e.action == "pairing.add" && e.target == "discord:901" && e.actor == "admin"));
+    // Twice, or without an identity: refused with the reason, nothing changed.
+    for (identity, why) in [
+        ("discord:901", "already paired as admin"),
+        ("two words", "not a stored identity"),
+    ] {
+        let page = c
+            .post_and_follow(
+                "/dashboard/pairing/add",
+                &[("csrf", &csrf), ("identity", identity), ("role", "user")],
+            )
+            .await;
+        assert!(page.body.contains(why), "{identity}: {}", page.body);
+    }
+    let u = h.turns.pairing().resolve("default", "discord:901").await.unwrap();
+    assert_eq!(u.map(|u| u.role), Some(Role::Admin));
 }
 
 #[tokio::test]

@@ -201,6 +201,37 @@ async fn dm_policy_disabled_and_allowlist() {
     assert_eq!(h.dm("778", "hi").await, "");
 }
 
+/// `/pair` used to work only under `dm_policy = pairing`: under `open` an
+/// unknown sender was told to use a direct message (while in one), and under
+/// `allowlist` the hint said "Send /pair" and /pair was ignored.
+#[tokio::test]
+async fn pair_works_under_dm_policy_open_and_allowlist() {
+    use steward::config::DmPolicy;
+    for policy in [DmPolicy::Open, DmPolicy::Allowlist] {
+        let mut cfg = Config::default();
+        cfg.pairing.dm_policy = policy;
+        let h = Harness::with_config(cfg).await;
+        h.pair("111", Role::Admin).await;
+        let asked = h.dm("900", "/pair").await;
+        let code = asked
+            .split("code is ")
+            .nth(1)
+            .and_then(|rest| rest.get(..8))
+            .unwrap_or_else(|| panic!("{policy:?}: no code in {asked:?}"))
+            .to_string();
+        // Never in a thread, where everyone would see the code.
+        let in_group = h.group(Some("901"), "g1", "/pair").await;
+        assert!(in_group.contains("direct message"), "{policy:?}: {in_group}");
+        let approved = h.dm("111", &format!("/pair approve {code}")).await;
+        assert!(approved.contains("paired as user"), "{policy:?}: {approved}");
+        let again = h.dm("900", "/pair").await;
+        assert!(again.contains("already paired as user"), "{policy:?}: {again}");
+        // Paired, they are a person: what they ask to be remembered is theirs.
+        let kept = h.dm("900", "remember that my desk is 4B").await;
+        assert!(kept.contains("Written: personal"), "{policy:?}: {kept}");
+    }
+}
+
 // --- dedupe, rate limit, storage of every message ---------------------------------
 
 #[tokio::test]

@@ -78,26 +78,76 @@ pub enum DashboardCommand {
     ResetToken,
 }
 
+/// A role as the command line names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RoleArg {
+    /// Served from what admins taught; keeps personal memory.
+    User,
+    /// May teach the agent (`@notes:`), set org policy and approve pairing.
+    Admin,
+}
+
+impl From<RoleArg> for Role {
+    fn from(r: RoleArg) -> Role {
+        match r {
+            RoleArg::User => Role::User,
+            RoleArg::Admin => Role::Admin,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum PairingCommand {
     /// Pending requests and paired users.
-    List,
+    List {
+        /// Print one JSON object {pending, users}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Approve a pairing code with a role.
     Approve {
+        /// The 8-character code the bot gave (any case).
         code: String,
-        #[arg(long, default_value = "user")]
-        role: Role,
+        /// The role the person gets.
+        #[arg(long, value_enum, default_value_t = RoleArg::User)]
+        role: RoleArg,
     },
     /// Deny a pairing code.
-    Deny { code: String },
-    /// Revoke a paired user.
-    Revoke { user: String },
+    Deny {
+        /// The 8-character code the bot gave (any case).
+        code: String,
+    },
+    /// Pair a channel identity directly, without a /pair code (audited as
+    /// `pairing.add`); works under every `pairing.dm_policy`.
+    Add {
+        /// The stored identity: `discord:<snowflake>`, `teams:<aad id>`, `cli:<name>`, …
+        identity: String,
+        /// The role the person gets.
+        #[arg(long, value_enum)]
+        role: RoleArg,
+        /// A display name (default: the identity).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Revoke a paired user (and their API keys, for good).
+    Revoke {
+        /// The paired user's id.
+        user: String,
+    },
     /// Change a paired user's role.
-    SetRole { user: String, role: Role },
+    SetRole {
+        /// The paired user's id.
+        user: String,
+        /// The new role.
+        #[arg(value_enum)]
+        role: RoleArg,
+    },
     /// Link another channel identity (e.g. `teams:<aad id>`) to a paired user:
     /// both are then one person, with one role and one personal memory.
     Link {
+        /// The identity to link, e.g. `teams:<aad id>`.
         identity: String,
+        /// The paired user it becomes.
         #[arg(long)]
         user: String,
     },
@@ -273,9 +323,11 @@ fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
+/// A time as every command prints it: ISO 8601 in UTC, to the second
+/// (`2026-01-05T09:00:00Z`).
 fn date(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
-        .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
         .unwrap_or_default()
 }
 

@@ -125,6 +125,7 @@ where
         .route("/dashboard/pairing", get(pairing::page))
         .route("/dashboard/pairing/approve", post(pairing::approve))
         .route("/dashboard/pairing/deny", post(pairing::deny))
+        .route("/dashboard/pairing/add", post(pairing::add))
         .route("/dashboard/users/role", post(pairing::set_role))
         .route("/dashboard/users/revoke", post(pairing::revoke))
         .route("/dashboard/memory", get(memory::page))
@@ -154,6 +155,7 @@ pub const FORM_ROUTES: &[&str] = &[
     "/dashboard/chat/answer",
     "/dashboard/pairing/approve",
     "/dashboard/pairing/deny",
+    "/dashboard/pairing/add",
     "/dashboard/users/role",
     "/dashboard/users/revoke",
     "/dashboard/review/confirm",
