@@ -31,6 +31,18 @@ pub struct Config {
     #[validate(nested)]
     pub dashboard: DashboardConfig,
     pub metrics: MetricsConfig,
+    /// Settings of one agent, by agent id (`[agents.it] auto_keep = true`);
+    /// what an agent does not set is the global setting.
+    pub agents: BTreeMap<String, AgentConfig>,
+}
+
+/// One agent's own settings (`[agents.<id>]`); each unset one is the global one.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct AgentConfig {
+    /// `memory.auto_keep` for this agent: save implicit items without asking.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto_keep: Option<bool>,
 }
 
 /// Prometheus `/metrics`. Off unless `listen` or `token` is set: the counts
@@ -599,6 +611,11 @@ impl Config {
                 return bad(key, why);
             }
         }
+        for id in self.agents.keys() {
+            if let Err(why) = memory::check_agent_id(id) {
+                return bad(&format!("agents.{id}"), why);
+            }
+        }
         if self.server.listen.parse::<std::net::SocketAddr>().is_err() {
             return bad("server.listen", "not a socket address like 127.0.0.1:8080");
         }
@@ -649,6 +666,15 @@ impl Config {
             );
         }
         Ok(())
+    }
+
+    /// Whether `agent` saves implicit items without asking: its own
+    /// `[agents.<id>] auto_keep`, else `memory.auto_keep`.
+    pub fn auto_keep(&self, agent: &str) -> bool {
+        self.agents
+            .get(agent)
+            .and_then(|a| a.auto_keep)
+            .unwrap_or(self.memory.auto_keep)
     }
 
     /// Warnings to print at start (retired settings).
@@ -825,6 +851,21 @@ mod tests {
             let e = refusal(toml);
             assert!(e.contains(key), "{toml}: {e}");
         }
+    }
+
+    #[test]
+    fn an_agent_may_keep_automatically_and_others_follow_the_global_setting() {
+        let c = Config::from_toml("[agents.it]\nauto_keep = true\n[agents.hr]\n").expect("agents");
+        assert!(c.auto_keep("it"));
+        assert!(!c.auto_keep("hr"), "unset: the global default (off)");
+        assert!(!c.auto_keep("default"));
+        let c = Config::from_toml("[memory]\nauto_keep = true\n[agents.hr]\nauto_keep = false")
+            .expect("agents");
+        assert!(c.auto_keep("default") && !c.auto_keep("hr"));
+        let e = refusal("[agents.\"a b\"]\nauto_keep = true");
+        assert!(e.contains("agents.a b"), "{e}");
+        let e = refusal("[agents.it]\nauto_kep = true");
+        assert!(e.contains("auto_kep"), "{e}");
     }
 
     #[test]

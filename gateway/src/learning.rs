@@ -4,6 +4,7 @@
 //! where an item may go and keeps it through `memory::write`.
 
 use crate::beliefs::Beliefs;
+use crate::config::Config;
 use crate::error::Result;
 use crate::llm::Extractor;
 use crate::metrics::{Duplicate, Metrics, PolicyOutcome};
@@ -14,6 +15,7 @@ use memory::write::{Activation, Dedupe, Written};
 use memory::{
     Candidate, Cause, Db, ItemChannel, NewRecord, Principal, Scope, Status, StoredMessage,
 };
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The receipt of a kept record.
@@ -60,9 +62,39 @@ const KNOWN: [Status; 5] = [
     Status::Rejected,
 ];
 
+/// The write policy's settings of each agent: the global ones, and those of
+/// agents with settings of their own (`[agents.<id>]`).
+#[derive(Debug, Clone, Default)]
+pub struct AgentPolicies {
+    pub default: PolicySettings,
+    pub agents: BTreeMap<String, PolicySettings>,
+}
+
+impl AgentPolicies {
+    /// Every agent's settings from the configuration.
+    pub fn from_config(cfg: &Config) -> AgentPolicies {
+        let of = |agent: Option<&str>| PolicySettings {
+            auto_keep: agent.map_or(cfg.memory.auto_keep, |a| cfg.auto_keep(a)),
+            write_access: cfg.memory.write_access.clone(),
+        };
+        AgentPolicies {
+            default: of(None),
+            agents: cfg
+                .agents
+                .keys()
+                .map(|id| (id.clone(), of(Some(id))))
+                .collect(),
+        }
+    }
+
+    pub fn of(&self, agent: &str) -> &PolicySettings {
+        self.agents.get(agent).unwrap_or(&self.default)
+    }
+}
+
 pub struct Learning {
     db: Db,
-    policy: PolicySettings,
+    policy: AgentPolicies,
     extractor: Arc<dyn Extractor>,
     beliefs: Arc<Beliefs>,
     metrics: Metrics,
@@ -71,7 +103,7 @@ pub struct Learning {
 impl Learning {
     pub fn new(
         db: Db,
-        policy: PolicySettings,
+        policy: AgentPolicies,
         extractor: Arc<dyn Extractor>,
         beliefs: Arc<Beliefs>,
         metrics: Metrics,
@@ -85,8 +117,9 @@ impl Learning {
         }
     }
 
-    pub fn policy(&self) -> &PolicySettings {
-        &self.policy
+    /// The write policy's settings for `agent`.
+    pub fn policy(&self, agent: &str) -> &PolicySettings {
+        self.policy.of(agent)
     }
 
     pub fn beliefs(&self) -> &Beliefs {
@@ -200,7 +233,7 @@ impl Learning {
                 "unknown scope `{scope}` (personal, agent_notes)"
             )));
         };
-        let (scope, owner) = match policy::decide_tool(principal, tool_scope, &self.policy) {
+        let (scope, owner) = match policy::decide_tool(principal, tool_scope, self.policy(agent)) {
             Ok(place) => place,
             Err(refusal) => return Ok(Err(refusal.to_string())),
         };
@@ -265,7 +298,12 @@ impl Learning {
             scope,
             owner,
             status,
-        } = (match policy::decide_model_tool(at.principal, tool_scope, content, &self.policy) {
+        } = (match policy::decide_model_tool(
+            at.principal,
+            tool_scope,
+            content,
+            self.policy(&at.msg.agent),
+        ) {
             Ok(decision) => decision,
             Err(refusal) => return Ok(ModelWrite::Refused(refusal.to_string())),
         })
@@ -340,7 +378,7 @@ impl Learning {
             scope,
             owner,
             status,
-        } = policy::decide(author, item, origin, &self.policy)
+        } = policy::decide(author, item, origin, self.policy(&line.agent))
         else {
             return Ok(None);
         };

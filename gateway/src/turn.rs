@@ -20,7 +20,7 @@ use crate::consolidate::Consolidation;
 use crate::context;
 use crate::export::Export;
 use crate::jobs::JobRunner;
-use crate::learning::{receipt, Learning, ProposalPlace};
+use crate::learning::{receipt, AgentPolicies, Learning, ProposalPlace};
 use crate::lifecycle::Lifecycle;
 use crate::llm::{Models, ReplyContext, Roles, UsageSnapshot};
 use crate::metrics::{Duplicate, Metrics, PolicyOutcome, Refusal};
@@ -32,9 +32,7 @@ use governor::middleware::NoOpMiddleware;
 use governor::nanos::Nanos;
 use governor::state::keyed::DashMapStateStore;
 use governor::{Quota, RateLimiter};
-use memory::policy::{
-    self, Consent, Decision, Directive, DropReason, Extraction, Origin, PolicySettings,
-};
+use memory::policy::{self, Consent, Decision, Directive, DropReason, Extraction, Origin};
 use memory::sanitize::sanitize;
 use memory::store::{NewMessage, RetrievalScope};
 use memory::terms::terms;
@@ -273,10 +271,7 @@ impl TurnLoop {
                 hint_interval_ms: cfg.pairing.hint_interval_seconds * 1000,
             },
         );
-        let policy = PolicySettings {
-            auto_keep: cfg.memory.auto_keep,
-            write_access: cfg.memory.write_access.clone(),
-        };
+        let policy = AgentPolicies::from_config(&cfg);
         let beliefs = Arc::new(Beliefs::new(db.clone(), models.roles.judge.clone()));
         let learning = Arc::new(Learning::new(
             db.clone(),
@@ -707,7 +702,7 @@ impl TurnLoop {
             if content.is_empty() {
                 continue;
             }
-            match policy::decide(&t.principal, item, origin, self.learning.policy()) {
+            match policy::decide(&t.principal, item, origin, self.learning.policy(t.agent())) {
                 Decision::Execute => {}
                 Decision::Drop(reason) => {
                     self.metrics.policy(PolicyOutcome::Dropped);

@@ -35,7 +35,9 @@ pub enum PairingError {
     ApiKeyRevoked(String),
     #[error("`{0}` is not a stored identity (such as discord:123456789012345678 or teams:<aad id>): it is empty or has spaces")]
     BadIdentity(String),
-    #[error("{identity} is already paired as {role} (user {user_id}); change the role with set-role")]
+    #[error(
+        "{identity} is already paired as {role} (user {user_id}); change the role with set-role"
+    )]
     AlreadyPaired {
         identity: String,
         user_id: String,
@@ -190,7 +192,10 @@ impl Pairing {
                 role: u.role,
             });
         }
-        let name = name.map(str::trim).filter(|n| !n.is_empty()).unwrap_or(identity);
+        let name = name
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .unwrap_or(identity);
         self.add_user(org, identity, name, role, actor, now).await
     }
 

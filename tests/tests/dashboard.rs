@@ -381,7 +381,9 @@ async fn forms_without_their_sessions_csrf_token_are_forbidden_and_change_nothin
             "/dashboard/chat/answer" => vec![("batch", "1".into()), ("answer", "yes".into())],
             "/dashboard/pairing/approve" => vec![("code", code.clone()), ("role", "admin".into())],
             "/dashboard/pairing/deny" => vec![("code", code.clone())],
-            "/dashboard/pairing/add" => vec![("identity", "discord:999".into()), ("role", "admin".into())],
+            "/dashboard/pairing/add" => {
+                vec![("identity", "discord:999".into()), ("role", "admin".into())]
+            }
             "/dashboard/users/role" => vec![("user", user.clone()), ("role", "admin".into())],
             "/dashboard/users/revoke" => vec![("user", user.clone())],
             "/dashboard/review/confirm" | "/dashboard/review/reject" => vec![("id", id.clone())],
@@ -1032,11 +1034,18 @@ async fn an_admin_pairs_someone_directly_from_the_pairing_page() {
         "{}",
         page.body
     );
-    assert!(page.body.contains("id=\"user-discord:901\""), "{}", page.body);
+    assert!(
+        page.body.contains("id=\"user-discord:901\""),
+        "{}",
+        page.body
+    );
     // They speak as an admin at once: their @notes: is written.
     let taught = h
         .turns
-        .handle(&dashboard::dm_now("901", "@notes: The VPN is at vpn.example.com"))
+        .handle(&dashboard::dm_now(
+            "901",
+            "@notes: The VPN is at vpn.example.com",
+        ))
         .await
         .unwrap();
     assert!(
@@ -1060,7 +1069,12 @@ async fn an_admin_pairs_someone_directly_from_the_pairing_page() {
             .await;
         assert!(page.body.contains(why), "{identity}: {}", page.body);
     }
-    let u = h.turns.pairing().resolve("default", "discord:901").await.unwrap();
+    let u = h
+        .turns
+        .pairing()
+        .resolve("default", "discord:901")
+        .await
+        .unwrap();
     assert_eq!(u.map(|u| u.role), Some(Role::Admin));
 }
 
