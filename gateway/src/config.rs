@@ -677,6 +677,20 @@ impl Config {
             .unwrap_or(self.memory.auto_keep)
     }
 
+    /// The effective configuration as JSON with every secret replaced by
+    /// [`REDACTED`]: tokens (`discord.token`, `teams.security_token`,
+    /// `dashboard.admin_token`, `metrics.token`, any key naming a token,
+    /// secret or password), the Teams Workflows webhook URLs (their query
+    /// carries the signature) and the database URL's password.
+    pub fn redacted(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        redact(&mut v, "");
+        if let Some(url) = v.pointer_mut("/database/url") {
+            *url = serde_json::Value::String(memory::store::without_password(&self.database.url));
+        }
+        v
+    }
+
     /// Warnings to print at start (retired settings).
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
@@ -686,6 +700,37 @@ impl Config {
             );
         }
         w
+    }
+}
+
+/// What the settings page and any other view show instead of a secret.
+pub const REDACTED: &str = "(set, hidden)";
+
+/// Replace the secrets below `v` (at `path`, dotted) by [`REDACTED`].
+fn redact(v: &mut serde_json::Value, path: &str) {
+    let secret_key = |key: &str| {
+        ["token", "secret", "password"]
+            .iter()
+            .any(|w| key.contains(w))
+    };
+    match v {
+        serde_json::Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                let here = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                let hidden = secret_key(key) || path == "teams.workflows";
+                if hidden && !value.is_null() {
+                    *value = serde_json::Value::String(REDACTED.into());
+                } else {
+                    redact(value, &here);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| redact(i, path)),
+        _ => {}
     }
 }
 
@@ -866,6 +911,41 @@ mod tests {
         assert!(e.contains("agents.a b"), "{e}");
         let e = refusal("[agents.it]\nauto_kep = true");
         assert!(e.contains("auto_kep"), "{e}");
+    }
+
+    #[test]
+    fn the_redacted_configuration_shows_no_secret() {
+        let secrets = [
+            "discord-bot-token-secret",
+            "dashboard-admin-token-secret",
+            "metrics-token-secret-123",
+            "sig=workflows-signature",
+            "db-password",
+        ];
+        let c = Config::from_toml(&format!(
+            "[discord]\ntoken = \"{}\"\n[dashboard]\nadmin_token = \"{}\"\n[metrics]\ntoken = \"{}\"\n\
+             [teams.workflows]\n\"19:abc@thread.tacv2\" = \"https://example.com/hook?{}\"\n\
+             [database]\nurl = \"postgres://steward:{}@db.example.com/steward\"",
+            secrets[0], secrets[1], secrets[2], secrets[3], secrets[4]
+        ))
+        .expect("config");
+        let text = c.redacted().to_string();
+        for s in secrets {
+            assert!(!text.contains(s), "{s} shown: {text}");
+        }
+        let v = c.redacted();
+        assert_eq!(v["discord"]["token"], REDACTED);
+        assert_eq!(v["metrics"]["token"], REDACTED);
+        assert_eq!(
+            v["teams"]["security_token"],
+            serde_json::Value::Null,
+            "unset stays unset"
+        );
+        assert!(
+            text.contains("db.example.com"),
+            "the rest of the URL is shown"
+        );
+        assert_eq!(v["llm"]["api_key_env"], serde_json::Value::Null);
     }
 
     #[test]

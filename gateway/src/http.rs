@@ -39,6 +39,7 @@ pub fn app(state: AppState) -> Router {
     let limit = server.max_body_bytes;
     let body_timeout = Duration::from_millis(server.body_timeout_ms);
     let mut router = Router::new()
+        .route("/", get(root))
         .route("/healthz", get(healthz))
         .route("/api/v1/messages", post(post_message));
     // On the main listener only behind its token (`[metrics]`).
@@ -48,6 +49,7 @@ pub fn app(state: AppState) -> Router {
     router
         .merge(crate::dashboard::router(&state.turns))
         .merge(crate::teams::routes(&state.turns))
+        .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
         // Every route's body must arrive in full within `server.body_timeout_ms`
         // of its headers, however it is read.
@@ -399,6 +401,37 @@ async fn metrics(State(state): State<AppState>, headers: axum::http::HeaderMap) 
         state.turns.metrics().render(),
     )
         .into_response()
+}
+
+/// `GET /`: the dashboard, when it is served.
+async fn root(State(state): State<AppState>) -> Response {
+    if state.turns.config().dashboard.enabled {
+        axum::response::Redirect::to("/dashboard").into_response()
+    } else {
+        error(
+            StatusCode::NOT_FOUND,
+            "nothing is served at / (the dashboard is off: dashboard.enabled = false)",
+        )
+    }
+}
+
+/// A path nothing serves: JSON `{"error": …}` under `/api` and for clients
+/// that do not ask for HTML; the dashboard's 404 page for a browser.
+async fn not_found(State(state): State<AppState>, request: Request) -> Response {
+    let path = request.uri().path();
+    let browser = request
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("text/html"));
+    let html = state.turns.config().dashboard.enabled
+        && !(path == "/api" || path.starts_with("/api/"))
+        && (browser || path.starts_with("/dashboard"));
+    if html {
+        crate::dashboard::not_found(path)
+    } else {
+        error(StatusCode::NOT_FOUND, &format!("no such endpoint: {path}"))
+    }
 }
 
 fn error(status: StatusCode, reason: &str) -> Response {

@@ -23,6 +23,7 @@ const PAGES: &[&str] = &[
     "/dashboard/review",
     "/dashboard/revisions",
     "/dashboard/audit",
+    "/dashboard/settings",
 ];
 
 async fn setup() -> (Harness, Client) {
@@ -1011,6 +1012,54 @@ async fn the_memory_browser_lists_by_scope_and_searches() {
     assert!(page.contains("vpn1.example.net") && !page.contains("example_archive"));
     let page = c.get("/dashboard/memory?scope=org_policy").await.body;
     assert!(page.contains("seven years") && !page.contains("vpn1"));
+}
+
+#[tokio::test]
+async fn the_settings_page_shows_the_effective_configuration_without_secrets() {
+    let mut cfg = Config::from_toml(
+        "[agents.it]\nauto_keep = true\n[metrics]\ntoken = \"metrics-secret-0123456789\"\n[discord]\ntoken = \"discord-secret-token\"\nagent = \"support\"",
+    )
+    .unwrap();
+    cfg.dashboard.admin_token = Some(TOKEN.into());
+    let h = Harness::with_config(cfg).await;
+    let mut c = Client::new(h.turns.clone());
+    c.sign_in(TOKEN).await;
+    let page = c.get("/dashboard/settings").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let body = page.body;
+    for secret in [TOKEN, "metrics-secret-0123456789", "discord-secret-token"] {
+        assert!(!body.contains(secret), "{secret} shown");
+    }
+    assert!(body.contains("(set, hidden)"), "{body}");
+    // Each agent, with its auto_keep and where it comes from.
+    assert!(body.contains("id=\"agent-it\""), "{body}");
+    let row = |id: &str| {
+        let at = body.find(&format!("id=\"agent-{id}\"")).expect(id);
+        body[at..at + body[at..].find("</tr>").unwrap()].to_string()
+    };
+    assert!(row("it").contains(">on<") && row("it").contains("agents.it.auto_keep"));
+    assert!(row("default").contains(">off<") && row("default").contains("memory.auto_keep"));
+    assert!(row("support").contains(">off<"), "discord.agent listed");
+    assert!(body.contains("id=\"setting-server.listen\""), "{body}");
+    assert!(body.contains("href=\"/dashboard/memory?scope=org_policy\""));
+}
+
+#[tokio::test]
+async fn the_root_redirects_and_unknown_paths_are_404_in_each_ones_language() {
+    let (_h, mut c) = setup().await;
+    let root = c.get("/").await;
+    assert_eq!(root.status, StatusCode::SEE_OTHER);
+    assert_eq!(root.location.as_deref(), Some("/dashboard"));
+    let page = c.get("/dashboard/no-such-page").await;
+    assert_eq!(page.status, StatusCode::NOT_FOUND);
+    assert!(page.body.contains("<h1>Not found</h1>"), "{}", page.body);
+    assert!(page.body.contains("/dashboard/no-such-page"));
+    for path in ["/api/v1/no-such-thing", "/nothing-here"] {
+        let a = c.get(path).await;
+        assert_eq!(a.status, StatusCode::NOT_FOUND, "{path}");
+        let v: serde_json::Value = serde_json::from_str(&a.body).expect("JSON");
+        assert!(v["error"].as_str().unwrap().contains(path), "{path}: {v}");
+    }
 }
 
 #[tokio::test]

@@ -289,3 +289,91 @@ async fn walk(c: Client, base: String, turns: Arc<TurnLoop>, code: String) {
         .expect("open");
     wait_for(&c, "input#token").await;
 }
+
+/// The settings page in a real Chromium: each agent's `auto_keep`, secrets
+/// hidden, long audit details wrapped inside the page, and a 404 page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_settings_page_in_a_real_browser() {
+    let mut cfg = steward::Config::from_toml(
+        "[agents.it]\nauto_keep = true\n[metrics]\ntoken = \"metrics-secret-0123456789\"",
+    )
+    .expect("config");
+    cfg.dashboard.admin_token = Some(TOKEN.into());
+    let h = Harness::with_config(cfg).await;
+    // An audit entry with one very long word, as a pasted URL or hash is.
+    let long_word = "x".repeat(600);
+    h.db()
+        .audit("default", "cli", "test.long", "someone", &long_word, now())
+        .await
+        .expect("audit");
+    let addr = dashboard::serve(h.turns.clone()).await;
+    let driver = Chromedriver::start();
+    let client = ClientBuilder::new(HttpConnector::new())
+        .capabilities(driver.capabilities())
+        .connect(&driver.url)
+        .await
+        .expect("a Chromium session from chromedriver");
+    let walk = tokio::spawn(settings_walk(client.clone(), format!("http://{addr}"))).await;
+    let _ = client.close().await;
+    if let Err(e) = walk {
+        std::panic::resume_unwind(e.into_panic());
+    }
+}
+
+async fn settings_walk(c: Client, base: String) {
+    c.goto(&format!("{base}/")).await.expect("open");
+    // `/` is the dashboard, which first asks for the token.
+    wait_for(&c, "input#token")
+        .await
+        .send_keys(TOKEN)
+        .await
+        .expect("type");
+    click(&c, "form button[type=submit]").await;
+    wait_for(&c, "form.compose").await;
+    c.goto(&format!("{base}/dashboard/settings"))
+        .await
+        .expect("open");
+    assert_eq!(text_of(&c, "nav a.active").await, "Settings");
+    let it = text_of(&c, "tr#agent-it").await;
+    assert!(
+        it.contains("on") && it.contains("agents.it.auto_keep"),
+        "{it}"
+    );
+    let default = text_of(&c, "tr#agent-default").await;
+    assert!(
+        default.contains("off") && default.contains("memory.auto_keep"),
+        "{default}"
+    );
+    let token = wait_for_xpath(&c, "//tr[@id='setting-metrics.token']")
+        .await
+        .text()
+        .await
+        .expect("text");
+    assert!(token.contains("(set, hidden)"), "{token}");
+    let source = c.source().await.expect("source");
+    assert!(!source.contains("metrics-secret-0123456789") && !source.contains(TOKEN));
+    shot(&c, "10-settings").await;
+
+    // The long word wraps: the audit table stays within the page.
+    c.goto(&format!("{base}/dashboard/audit"))
+        .await
+        .expect("open");
+    let (_, _, main_width, _) = wait_for(&c, "main").await.rectangle().await.expect("main");
+    let (_, _, table_width, _) = wait_for(&c, "table.audit")
+        .await
+        .rectangle()
+        .await
+        .expect("table");
+    assert!(
+        table_width <= main_width,
+        "the audit table is {table_width}px wide in a {main_width}px page"
+    );
+    shot(&c, "11-audit-long-detail").await;
+
+    // A page that does not exist.
+    c.goto(&format!("{base}/dashboard/no-such-page"))
+        .await
+        .expect("open");
+    assert_eq!(text_of(&c, "h1").await, "Not found");
+    shot(&c, "12-not-found").await;
+}
