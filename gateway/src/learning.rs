@@ -209,57 +209,50 @@ impl Learning {
         content: &str,
         at: i64,
     ) -> Result<std::result::Result<String, String>> {
-        let written = self
-            .memory_write_decided(org, agent, principal, scope, content, at)
-            .await?;
-        self.metrics.policy(match written {
-            Ok(_) => PolicyOutcome::Written,
-            Err(_) => PolicyOutcome::Refused,
-        });
-        Ok(written)
-    }
-
-    async fn memory_write_decided(
-        &self,
-        org: &str,
-        agent: &str,
-        principal: &Principal,
-        scope: &str,
-        content: &str,
-        at: i64,
-    ) -> Result<std::result::Result<String, String>> {
-        let Some(tool_scope) = ToolScope::parse(scope) else {
-            return Ok(Err(format!(
-                "unknown scope `{scope}` (personal, agent_notes)"
-            )));
-        };
-        let (scope, owner) = match policy::decide_tool(principal, tool_scope, self.policy(agent)) {
-            Ok(place) => place,
-            Err(refusal) => return Ok(Err(refusal.to_string())),
-        };
-        if let Some(chars) = memory::sanitize::over_cap(content) {
-            return Ok(Err(memory::sanitize::too_long(chars)));
+        // The body's `return`s leave this block, so each outcome is counted once.
+        let written: Result<std::result::Result<String, String>> = async {
+            let Some(tool_scope) = ToolScope::parse(scope) else {
+                return Ok(Err(format!(
+                    "unknown scope `{scope}` (personal, agent_notes)"
+                )));
+            };
+            let (scope, owner) =
+                match policy::decide_tool(principal, tool_scope, self.policy(agent)) {
+                    Ok(place) => place,
+                    Err(refusal) => return Ok(Err(refusal.to_string())),
+                };
+            if let Some(chars) = memory::sanitize::over_cap(content) {
+                return Ok(Err(memory::sanitize::too_long(chars)));
+            }
+            if let Some(kind) = memory::credentials::credential_in(content) {
+                return Ok(Err(policy::credential_refusal(kind).into()));
+            }
+            let content = sanitize(content);
+            if content.is_empty() {
+                return Ok(Err("memory_write needs content".into()));
+            }
+            let Candidate { kind, subject, .. } = self.operational_item(&content).await;
+            let author = principal.author_id();
+            let rec = NewRecord::said(org, agent, scope, kind, subject, content, at)
+                .owner(owner)
+                .source(format!(
+                    "tool:memory_write:{}",
+                    author.as_deref().unwrap_or("unknown")
+                ))
+                .author(author);
+            let id = self
+                .keep_in_own_run(&rec, "tool", self.beliefs.as_ref())
+                .await?;
+            Ok(Ok(receipt(scope, id)))
         }
-        if let Some(kind) = memory::credentials::credential_in(content) {
-            return Ok(Err(policy::credential_refusal(kind).into()));
+        .await;
+        if let Ok(outcome) = &written {
+            self.metrics.policy(match outcome {
+                Ok(_) => PolicyOutcome::Written,
+                Err(_) => PolicyOutcome::Refused,
+            });
         }
-        let content = sanitize(content);
-        if content.is_empty() {
-            return Ok(Err("memory_write needs content".into()));
-        }
-        let Candidate { kind, subject, .. } = self.operational_item(&content).await;
-        let author = principal.author_id();
-        let rec = NewRecord::said(org, agent, scope, kind, subject, content, at)
-            .owner(owner)
-            .source(format!(
-                "tool:memory_write:{}",
-                author.as_deref().unwrap_or("unknown")
-            ))
-            .author(author);
-        let id = self
-            .keep_in_own_run(&rec, "tool", self.beliefs.as_ref())
-            .await?;
-        Ok(Ok(receipt(scope, id)))
+        written
     }
 
     /// A `memory_write` a model made during a reply (`policy::decide_model_tool`):
@@ -271,87 +264,83 @@ impl Learning {
         scope: &str,
         content: &str,
     ) -> Result<ModelWrite> {
-        let proposed = self.propose_model_write_decided(at, scope, content).await?;
-        match proposed {
-            ModelWrite::Proposed { .. } => self.metrics.policy(PolicyOutcome::Proposed),
-            ModelWrite::Refused(_) => self.metrics.policy(PolicyOutcome::Refused),
-            ModelWrite::Known => self.metrics.duplicate(Duplicate::Record),
-        }
-        Ok(proposed)
-    }
-
-    async fn propose_model_write_decided(
-        &self,
-        at: &ProposalPlace<'_>,
-        scope: &str,
-        content: &str,
-    ) -> Result<ModelWrite> {
-        let Some(tool_scope) = ToolScope::parse(scope) else {
-            return Ok(ModelWrite::Refused(format!(
-                "unknown scope `{scope}` (personal, agent_notes)"
-            )));
-        };
-        if let Some(chars) = memory::sanitize::over_cap(content) {
-            return Ok(ModelWrite::Refused(memory::sanitize::too_long(chars)));
-        }
-        let Decision::Write {
-            scope,
-            owner,
-            status,
-        } = (match policy::decide_model_tool(
-            at.principal,
-            tool_scope,
-            content,
-            self.policy(&at.msg.agent),
-        ) {
-            Ok(decision) => decision,
-            Err(refusal) => return Ok(ModelWrite::Refused(refusal.to_string())),
-        })
-        else {
-            return Ok(ModelWrite::Refused("memory_write cannot keep that".into()));
-        };
-        let content = sanitize(content);
-        if content.is_empty() {
-            return Ok(ModelWrite::Refused("memory_write needs content".into()));
-        }
-        let Candidate { kind, subject, .. } = self.operational_item(&content).await;
-        let author = at.principal.author_id();
-        let rec = NewRecord::said(
-            &at.msg.org,
-            &at.msg.agent,
-            scope,
-            kind,
-            subject,
-            content,
-            at.now,
-        )
-        .owner(owner)
-        .status(status)
-        .source(format!(
-            "proposal:tool:memory_write:{}",
-            author.as_deref().unwrap_or("unknown")
-        ))
-        .expires_at(Some(at.expires_at))
-        .conversation(Some(at.msg.conversation.clone()))
-        .batch(Some(at.batch))
-        .author(author);
-        let written = self
-            .db
-            .write(
-                &rec,
-                // Already known, already asked, or declined before: do not ask again.
-                Dedupe::SkipIfAny(&[Status::Active, Status::Pending, Status::Rejected]),
-                Activation::None,
-                self.beliefs.as_ref(),
+        // The body's `return`s leave this block, so each outcome is counted once.
+        let proposed: Result<ModelWrite> = async {
+            let Some(tool_scope) = ToolScope::parse(scope) else {
+                return Ok(ModelWrite::Refused(format!(
+                    "unknown scope `{scope}` (personal, agent_notes)"
+                )));
+            };
+            if let Some(chars) = memory::sanitize::over_cap(content) {
+                return Ok(ModelWrite::Refused(memory::sanitize::too_long(chars)));
+            }
+            let Decision::Write {
+                scope,
+                owner,
+                status,
+            } = (match policy::decide_model_tool(
+                at.principal,
+                tool_scope,
+                content,
+                self.policy(&at.msg.agent),
+            ) {
+                Ok(decision) => decision,
+                Err(refusal) => return Ok(ModelWrite::Refused(refusal.to_string())),
+            })
+            else {
+                return Ok(ModelWrite::Refused("memory_write cannot keep that".into()));
+            };
+            let content = sanitize(content);
+            if content.is_empty() {
+                return Ok(ModelWrite::Refused("memory_write needs content".into()));
+            }
+            let Candidate { kind, subject, .. } = self.operational_item(&content).await;
+            let author = at.principal.author_id();
+            let rec = NewRecord::said(
+                &at.msg.org,
+                &at.msg.agent,
+                scope,
+                kind,
+                subject,
+                content,
+                at.now,
             )
-            .await?;
-        Ok(match written {
-            Written::Skipped => ModelWrite::Known,
-            Written::Stored { id, .. } => ModelWrite::Proposed {
-                id,
-                content: rec.content,
-            },
-        })
+            .owner(owner)
+            .status(status)
+            .source(format!(
+                "proposal:tool:memory_write:{}",
+                author.as_deref().unwrap_or("unknown")
+            ))
+            .expires_at(Some(at.expires_at))
+            .conversation(Some(at.msg.conversation.clone()))
+            .batch(Some(at.batch))
+            .author(author);
+            let written = self
+                .db
+                .write(
+                    &rec,
+                    // Already known, already asked, or declined before: do not ask again.
+                    Dedupe::SkipIfAny(&[Status::Active, Status::Pending, Status::Rejected]),
+                    Activation::None,
+                    self.beliefs.as_ref(),
+                )
+                .await?;
+            Ok(match written {
+                Written::Skipped => ModelWrite::Known,
+                Written::Stored { id, .. } => ModelWrite::Proposed {
+                    id,
+                    content: rec.content,
+                },
+            })
+        }
+        .await;
+        match &proposed {
+            Ok(ModelWrite::Proposed { .. }) => self.metrics.policy(PolicyOutcome::Proposed),
+            Ok(ModelWrite::Refused(_)) => self.metrics.policy(PolicyOutcome::Refused),
+            Ok(ModelWrite::Known) => self.metrics.duplicate(Duplicate::Record),
+            Err(_) => {}
+        }
+        proposed
     }
 
     /// Learn one item said in an archived `line` by `author` (whose authority

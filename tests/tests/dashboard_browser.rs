@@ -18,6 +18,17 @@ async fn an_admin_runs_the_dashboard_in_a_real_browser() {
     let h = Harness::with_config(dashboard::config()).await;
     // A pending pairing request, made through the turn loop with /pair.
     let code = pair_request(&h.turns, "555").await;
+    let turns = h.turns.clone();
+    in_browser(&h, |c, base| walk(c, base, turns, code)).await;
+}
+
+/// Serve `h`'s loop on 127.0.0.1 and run `walk` in a headless Chromium
+/// against it, on its own task so the browser is closed even when it fails.
+async fn in_browser<W, F>(h: &Harness, walk: W)
+where
+    W: FnOnce(Client, String) -> F,
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
     let addr = dashboard::serve(h.turns.clone()).await;
     let driver = Chromedriver::start();
     let client = ClientBuilder::new(HttpConnector::new())
@@ -25,16 +36,9 @@ async fn an_admin_runs_the_dashboard_in_a_real_browser() {
         .connect(&driver.url)
         .await
         .expect("a Chromium session from chromedriver");
-    // Run the walk on its own task so the browser is closed even when it fails.
-    let walk = tokio::spawn(walk(
-        client.clone(),
-        format!("http://{addr}"),
-        h.turns.clone(),
-        code,
-    ))
-    .await;
+    let walked = tokio::spawn(walk(client.clone(), format!("http://{addr}"))).await;
     let _ = client.close().await;
-    if let Err(e) = walk {
+    if let Err(e) = walked {
         std::panic::resume_unwind(e.into_panic());
     }
 }
@@ -69,6 +73,16 @@ async fn click(c: &Client, css: &str) {
 
 async fn text_of(c: &Client, css: &str) -> String {
     wait_for(c, css).await.text().await.expect("text")
+}
+
+/// Type `token` into the sign-in form and send it.
+async fn sign_in_with(c: &Client, token: &str) {
+    wait_for(c, "input#token")
+        .await
+        .send_keys(token)
+        .await
+        .expect("type");
+    click(c, "form button[type=submit]").await;
 }
 
 async fn say(c: &Client, text: &str) {
@@ -106,20 +120,10 @@ async fn walk(c: Client, base: String, turns: Arc<TurnLoop>, code: String) {
     );
     shot(&c, "01-sign-in").await;
     // A wrong token is refused.
-    wait_for(&c, "input#token")
-        .await
-        .send_keys("not-the-token")
-        .await
-        .expect("type");
-    click(&c, "form button[type=submit]").await;
+    sign_in_with(&c, "not-the-token").await;
     assert!(text_of(&c, "#flash").await.contains("not the admin token"));
     // The admin token signs in and lands on the chat.
-    wait_for(&c, "input#token")
-        .await
-        .send_keys(TOKEN)
-        .await
-        .expect("type");
-    click(&c, "form button[type=submit]").await;
+    sign_in_with(&c, TOKEN).await;
     wait_for(&c, "form.compose").await;
     let cookies = c.get_all_cookies().await.expect("cookies");
     let session = cookies
@@ -306,29 +310,13 @@ async fn the_settings_page_in_a_real_browser() {
         .audit("default", "cli", "test.long", "someone", &long_word, now())
         .await
         .expect("audit");
-    let addr = dashboard::serve(h.turns.clone()).await;
-    let driver = Chromedriver::start();
-    let client = ClientBuilder::new(HttpConnector::new())
-        .capabilities(driver.capabilities())
-        .connect(&driver.url)
-        .await
-        .expect("a Chromium session from chromedriver");
-    let walk = tokio::spawn(settings_walk(client.clone(), format!("http://{addr}"))).await;
-    let _ = client.close().await;
-    if let Err(e) = walk {
-        std::panic::resume_unwind(e.into_panic());
-    }
+    in_browser(&h, settings_walk).await;
 }
 
 async fn settings_walk(c: Client, base: String) {
     c.goto(&format!("{base}/")).await.expect("open");
     // `/` is the dashboard, which first asks for the token.
-    wait_for(&c, "input#token")
-        .await
-        .send_keys(TOKEN)
-        .await
-        .expect("type");
-    click(&c, "form button[type=submit]").await;
+    sign_in_with(&c, TOKEN).await;
     wait_for(&c, "form.compose").await;
     c.goto(&format!("{base}/dashboard/settings"))
         .await
