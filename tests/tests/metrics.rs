@@ -196,3 +196,51 @@ async fn metrics_listen_serves_them_on_their_own_address() {
     let _ = stop.send(());
     server.await.expect("join").expect("served");
 }
+
+/// Through a real OpenAI-compatible wire (the fake server): each role's
+/// tokens are counted under its name, and a call that fails is counted failed.
+#[tokio::test]
+async fn model_tokens_and_failures_are_counted_by_role() {
+    use steward_tests::fake_llm::{Answer, FakeLlm, TEXT};
+    let fake = FakeLlm::start().await;
+    let mut cfg = fake.config();
+    cfg.metrics.token = Some(TOKEN.into());
+    cfg.llm.timeout_ms = 300;
+    let h = Harness::with_config(cfg).await;
+    h.pair("555", Role::User).await;
+    assert_eq!(
+        h.dm("555", "Where is the runbook?").await,
+        "Fake model reply."
+    );
+    let (_, text) = scrape(&h, Some(TOKEN)).await;
+    for role in ["extractor", "responder"] {
+        for kind in ["prompt", "completion"] {
+            let series = format!("steward_model_tokens_total{{role=\"{role}\",kind=\"{kind}\"}}");
+            assert!(sample(&text, &series) > 0.0, "{series}\n{text}");
+        }
+    }
+    // The two roles' tokens are the provider's total, none counted twice.
+    let usage = h.turns.token_usage();
+    let counted: f64 = ["extractor", "responder"]
+        .iter()
+        .map(|role| {
+            sample(
+                &text,
+                &format!("steward_model_tokens_total{{role=\"{role}\",kind=\"prompt\"}}"),
+            )
+        })
+        .sum();
+    assert_eq!(counted, usage.prompt_tokens as f64, "{text}");
+
+    fake.push(TEXT, Answer::Hang);
+    h.dm("555", "And the VPN?").await;
+    let (_, text) = scrape(&h, Some(TOKEN)).await;
+    assert_eq!(
+        sample(
+            &text,
+            "steward_model_calls_total{role=\"responder\",outcome=\"failed\"}"
+        ),
+        1.0,
+        "{text}"
+    );
+}
