@@ -92,7 +92,7 @@ impl JobRunner {
     ) -> Result<Option<Vec<(String, J::Report)>>> {
         let ran = self.run_claimed(job, slot, now).await;
         let outcome = match &ran {
-            Ok(None) => JobOutcome::Claimed,
+            Ok(None) => JobOutcome::NotDue,
             Ok(Some(reports)) if reports.iter().any(|(_, r)| J::failed(r)) => JobOutcome::Degraded,
             Ok(Some(_)) => JobOutcome::Ran,
             Err(_) => JobOutcome::Failed,

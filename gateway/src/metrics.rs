@@ -125,8 +125,8 @@ pub enum JobOutcome {
     Degraded,
     /// Failed with an error.
     Failed,
-    /// Another replica had claimed the slot.
-    Claimed,
+    /// Not run: its slot was already claimed (by this replica, or another).
+    NotDue,
 }
 
 impl JobOutcome {
@@ -135,7 +135,7 @@ impl JobOutcome {
             JobOutcome::Ran => "ran",
             JobOutcome::Degraded => "degraded",
             JobOutcome::Failed => "failed",
-            JobOutcome::Claimed => "claimed_elsewhere",
+            JobOutcome::NotDue => "not_due",
         }
     }
 }

@@ -337,7 +337,7 @@ async fn export(ctx: &Ctx, user: Option<String>, markdown: Option<PathBuf>) -> R
                 .export()
                 .export_user(org, &user, ACTOR, now_ms())
                 .await?;
-            println!("{}", serde_json::to_string_pretty(&v)?);
+            print_json(&v)?;
         }
         (None, Some(dir)) => {
             let n = turns
