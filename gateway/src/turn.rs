@@ -370,12 +370,12 @@ impl TurnLoop {
     /// Run one inbound message through the loop; its latency is counted by channel.
     pub async fn handle(&self, msg: &Inbound) -> Result<Vec<Reply>> {
         let started = std::time::Instant::now();
-        let out = self.handle_timed(msg).await;
+        let out = self.handle_message(msg).await;
         self.metrics.turn(&msg.channel, started.elapsed());
         out
     }
 
-    async fn handle_timed(&self, msg: &Inbound) -> Result<Vec<Reply>> {
+    async fn handle_message(&self, msg: &Inbound) -> Result<Vec<Reply>> {
         // 1. Text and ids as every database stores them alike (no NUL).
         let normalised = msg.normalised();
         let msg = normalised.as_ref().unwrap_or(msg);
