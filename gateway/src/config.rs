@@ -30,6 +30,67 @@ pub struct Config {
     pub teams: TeamsConfig,
     #[validate(nested)]
     pub dashboard: DashboardConfig,
+    pub metrics: MetricsConfig,
+    /// Settings of one agent, by agent id (`[agents.it] auto_keep = true`);
+    /// what an agent does not set is the global setting.
+    pub agents: BTreeMap<String, AgentConfig>,
+}
+
+/// One agent's own settings (`[agents.<id>]`); each unset one is the global one.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct AgentConfig {
+    /// `memory.auto_keep` for this agent: save implicit items without asking.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto_keep: Option<bool>,
+}
+
+/// Prometheus `/metrics`. Off unless `listen` or `token` is set: the counts
+/// name organisations' channels and show their traffic, and the main listener
+/// may face the internet, so nothing is exposed before an operator says where.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    /// Serve `/metrics` on a listener of its own at this address (such as
+    /// `127.0.0.1:9464`, reachable only by the scraper), apart from `server.listen`.
+    pub listen: Option<String>,
+    /// Serve `/metrics` on the main listener too, to requests carrying
+    /// `Authorization: Bearer <token>`; when set it is required on `listen` as well.
+    pub token: Option<String>,
+}
+
+impl MetricsConfig {
+    /// Shortest accepted token.
+    pub const MIN_TOKEN_CHARS: usize = 16;
+
+    /// Whether `/metrics` is served anywhere.
+    pub fn enabled(&self) -> bool {
+        self.listen.is_some() || self.token.is_some()
+    }
+
+    fn check(&self, server: &ServerConfig) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: &str| Err(ConfigError::Invalid(format!("{key}: {why}")));
+        if let Some(listen) = &self.listen {
+            if listen.parse::<std::net::SocketAddr>().is_err() {
+                return bad("metrics.listen", "not a socket address like 127.0.0.1:9464");
+            }
+            if listen.trim() == server.listen.trim() {
+                return bad(
+                    "metrics.listen",
+                    "is server.listen; leave it unset and set metrics.token to serve /metrics there",
+                );
+            }
+        }
+        if let Some(t) = &self.token {
+            if t.trim().chars().count() < Self::MIN_TOKEN_CHARS {
+                return bad(
+                    "metrics.token",
+                    &format!("must be at least {} characters", Self::MIN_TOKEN_CHARS),
+                );
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The Discord channel (serenity). Off unless a token is set.
@@ -559,10 +620,16 @@ impl Config {
                 return bad(key, why);
             }
         }
+        for id in self.agents.keys() {
+            if let Err(why) = memory::check_agent_id(id) {
+                return bad(&format!("agents.{id}"), why);
+            }
+        }
         if self.server.listen.parse::<std::net::SocketAddr>().is_err() {
             return bad("server.listen", "not a socket address like 127.0.0.1:8080");
         }
         self.dashboard.check()?;
+        self.metrics.check(&self.server)?;
         self.validate_teams()?;
         self.discord.check()?;
         Ok(())
@@ -610,6 +677,29 @@ impl Config {
         Ok(())
     }
 
+    /// Whether `agent` saves implicit items without asking: its own
+    /// `[agents.<id>] auto_keep`, else `memory.auto_keep`.
+    pub fn auto_keep(&self, agent: &str) -> bool {
+        self.agents
+            .get(agent)
+            .and_then(|a| a.auto_keep)
+            .unwrap_or(self.memory.auto_keep)
+    }
+
+    /// The effective configuration as JSON with every secret replaced by
+    /// [`REDACTED`]: tokens (`discord.token`, `teams.security_token`,
+    /// `dashboard.admin_token`, `metrics.token`, any key naming a token,
+    /// secret or password), the Teams Workflows webhook URLs (their query
+    /// carries the signature) and the database URL's password.
+    pub fn redacted(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        redact(&mut v, "");
+        if let Some(url) = v.pointer_mut("/database/url") {
+            *url = serde_json::Value::String(memory::store::without_password(&self.database.url));
+        }
+        v
+    }
+
     /// Warnings to print at start (retired settings).
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
@@ -619,6 +709,37 @@ impl Config {
             );
         }
         w
+    }
+}
+
+/// What the settings page and any other view show instead of a secret.
+pub const REDACTED: &str = "(set, hidden)";
+
+/// Replace the secrets below `v` (at `path`, dotted) by [`REDACTED`].
+fn redact(v: &mut serde_json::Value, path: &str) {
+    let secret_key = |key: &str| {
+        ["token", "secret", "password"]
+            .iter()
+            .any(|w| key.contains(w))
+    };
+    match v {
+        serde_json::Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                let here = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                let hidden = secret_key(key) || path == "teams.workflows";
+                if hidden && !value.is_null() {
+                    *value = serde_json::Value::String(REDACTED.into());
+                } else {
+                    redact(value, &here);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| redact(i, path)),
+        _ => {}
     }
 }
 
@@ -768,6 +889,72 @@ mod tests {
             assert!(e.contains(key), "{toml}: {e}");
         }
         assert!(Config::from_toml("[server]\nagent = \"support-bot_2\"").is_ok());
+    }
+
+    #[test]
+    fn metrics_are_off_unless_an_address_or_a_token_is_set() {
+        let c = Config::from_toml("").expect("defaults");
+        assert!(!c.metrics.enabled());
+        let c = Config::from_toml("[metrics]\nlisten = \"127.0.0.1:9464\"").expect("listen");
+        assert!(c.metrics.enabled());
+        for (toml, key) in [
+            ("[metrics]\nlisten = \"somewhere\"", "metrics.listen"),
+            ("[metrics]\nlisten = \"127.0.0.1:8080\"", "metrics.listen"),
+            ("[metrics]\ntoken = \"short\"", "metrics.token"),
+        ] {
+            let e = refusal(toml);
+            assert!(e.contains(key), "{toml}: {e}");
+        }
+    }
+
+    #[test]
+    fn an_agent_may_keep_automatically_and_others_follow_the_global_setting() {
+        let c = Config::from_toml("[agents.it]\nauto_keep = true\n[agents.hr]\n").expect("agents");
+        assert!(c.auto_keep("it"));
+        assert!(!c.auto_keep("hr"), "unset: the global default (off)");
+        assert!(!c.auto_keep("default"));
+        let c = Config::from_toml("[memory]\nauto_keep = true\n[agents.hr]\nauto_keep = false")
+            .expect("agents");
+        assert!(c.auto_keep("default") && !c.auto_keep("hr"));
+        let e = refusal("[agents.\"a b\"]\nauto_keep = true");
+        assert!(e.contains("agents.a b"), "{e}");
+        let e = refusal("[agents.it]\nauto_kep = true");
+        assert!(e.contains("auto_kep"), "{e}");
+    }
+
+    #[test]
+    fn the_redacted_configuration_shows_no_secret() {
+        let secrets = [
+            "discord-bot-token-secret",
+            "dashboard-admin-token-secret",
+            "metrics-token-secret-123",
+            "sig=workflows-signature",
+            "db-password",
+        ];
+        let c = Config::from_toml(&format!(
+            "[discord]\ntoken = \"{}\"\n[dashboard]\nadmin_token = \"{}\"\n[metrics]\ntoken = \"{}\"\n\
+             [teams.workflows]\n\"19:abc@thread.tacv2\" = \"https://example.com/hook?{}\"\n\
+             [database]\nurl = \"postgres://steward:{}@db.example.com/steward\"",
+            secrets[0], secrets[1], secrets[2], secrets[3], secrets[4]
+        ))
+        .expect("config");
+        let text = c.redacted().to_string();
+        for s in secrets {
+            assert!(!text.contains(s), "{s} shown: {text}");
+        }
+        let v = c.redacted();
+        assert_eq!(v["discord"]["token"], REDACTED);
+        assert_eq!(v["metrics"]["token"], REDACTED);
+        assert_eq!(
+            v["teams"]["security_token"],
+            serde_json::Value::Null,
+            "unset stays unset"
+        );
+        assert!(
+            text.contains("db.example.com"),
+            "the rest of the URL is shown"
+        );
+        assert_eq!(v["llm"]["api_key_env"], serde_json::Value::Null);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::config::ServerConfig;
 use crate::turn::TurnLoop;
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::StatusCode;
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -36,9 +36,15 @@ pub fn app(state: AppState) -> Router {
     let server = &state.turns.config().server;
     let limit = server.max_body_bytes;
     let body_timeout = Duration::from_millis(server.body_timeout_ms);
-    Router::new()
+    let mut router = Router::new()
+        .route("/", get(root))
         .route("/healthz", get(healthz))
-        .merge(crate::api::router(&state.turns))
+        .merge(crate::api::router(&state.turns));
+    // On the main listener only behind its token (`[metrics]`).
+    if state.turns.config().metrics.token.is_some() {
+        router = router.route("/metrics", get(metrics));
+    }
+    router
         .merge(crate::dashboard::router(&state.turns))
         .merge(crate::teams::routes(&state.turns))
         .fallback(not_found)
@@ -63,13 +69,47 @@ pub async fn serve<F>(listener: TcpListener, state: AppState, shutdown: F) -> st
 where
     F: Future<Output = ()> + Send,
 {
-    let server = &state.turns.config().server;
+    let server = state.turns.config().server.clone();
+    serve_router(listener, app(state), &server, shutdown).await
+}
+
+/// The router of `metrics.listen`: `/metrics` alone (behind `metrics.token`
+/// when one is set).
+pub fn metrics_app(state: AppState) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics))
+        .with_state(state)
+}
+
+/// Serve [`metrics_app`] on `listener` (`metrics.listen`) until `shutdown`,
+/// with the main server's deadlines and connection cap.
+pub async fn serve_metrics<F>(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: F,
+) -> std::io::Result<()>
+where
+    F: Future<Output = ()> + Send,
+{
+    let server = state.turns.config().server.clone();
+    serve_router(listener, metrics_app(state), &server, shutdown).await
+}
+
+/// `router` on `listener` as [`serve`] describes.
+async fn serve_router<F>(
+    listener: TcpListener,
+    router: Router,
+    server: &ServerConfig,
+    shutdown: F,
+) -> std::io::Result<()>
+where
+    F: Future<Output = ()> + Send,
+{
     let max_connections = connection_cap(server.max_connections);
     let slots = Arc::new(Semaphore::new(max_connections));
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(Duration::from_millis(server.header_timeout_ms));
-    let router = app(state.clone());
     let connections = GracefulShutdown::new();
     let mut shutdown = pin!(shutdown);
     // Connections closed at the cap since the last warning, and when that was
@@ -331,17 +371,71 @@ async fn healthz(State(state): State<AppState>) -> Response {
     }
 }
 
-fn error(status: StatusCode, reason: &str) -> Response {
-    crate::api::error_response(status, reason)
+/// `GET /metrics`: the loop's metrics in Prometheus' text format, to a
+/// request with `Authorization: Bearer <metrics.token>` when a token is set.
+async fn metrics(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
+    if let Some(token) = &state.turns.config().metrics.token {
+        let given = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .unwrap_or("");
+        let same: bool = subtle::ConstantTimeEq::ct_eq(given.as_bytes(), token.as_bytes()).into();
+        if !same {
+            return (
+                StatusCode::UNAUTHORIZED,
+                [(header::WWW_AUTHENTICATE, "Bearer")],
+                Json(json!({"error": "missing or wrong metrics token (Authorization: Bearer <metrics.token>)"})),
+            )
+                .into_response();
+        }
+    }
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        state.turns.metrics().render(),
+    )
+        .into_response()
 }
 
-/// No such route: under `/api/` a JSON 404, as every API error is.
-async fn not_found(request: Request) -> Response {
-    if request.uri().path().starts_with("/api/") {
-        crate::api::not_found().await
+/// `GET /`: the dashboard, when it is served.
+async fn root(State(state): State<AppState>) -> Response {
+    if state.turns.config().dashboard.enabled {
+        axum::response::Redirect::to("/dashboard").into_response()
     } else {
-        StatusCode::NOT_FOUND.into_response()
+        error(
+            StatusCode::NOT_FOUND,
+            "nothing is served at / (the dashboard is off: dashboard.enabled = false)",
+        )
     }
+}
+
+/// A path nothing serves: JSON `{"error": …}` under `/api` and for clients
+/// that do not ask for HTML; the dashboard's 404 page for a browser.
+async fn not_found(State(state): State<AppState>, request: Request) -> Response {
+    let path = request.uri().path();
+    if path == "/api" || path.starts_with("/api/") {
+        return crate::api::not_found().await;
+    }
+    let browser = request
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("text/html"));
+    let html =
+        state.turns.config().dashboard.enabled && (browser || path.starts_with("/dashboard"));
+    if html {
+        crate::dashboard::not_found(path)
+    } else {
+        error(StatusCode::NOT_FOUND, &format!("no such endpoint: {path}"))
+    }
+}
+
+fn error(status: StatusCode, reason: &str) -> Response {
+    crate::api::error_response(status, reason)
 }
 
 #[cfg(test)]

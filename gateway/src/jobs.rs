@@ -5,6 +5,7 @@
 
 use crate::clock::Clock;
 use crate::error::Result;
+use crate::metrics::{JobOutcome, Metrics};
 use memory::Db;
 use std::sync::Arc;
 use std::time::Duration;
@@ -73,15 +74,34 @@ pub async fn audit_run<J: Job>(
 #[derive(Clone)]
 pub struct JobRunner {
     db: Db,
+    metrics: Metrics,
 }
 
 impl JobRunner {
-    pub fn new(db: Db) -> Self {
-        JobRunner { db }
+    /// Each slot's outcome is counted in `metrics` (`steward_job_runs_total`).
+    pub fn new(db: Db, metrics: Metrics) -> Self {
+        JobRunner { db, metrics }
     }
 
     /// Run `job` in every organisation if this replica wins `slot`.
     pub async fn run_if_due<J: Job>(
+        &self,
+        job: &J,
+        slot: i64,
+        now: i64,
+    ) -> Result<Option<Vec<(String, J::Report)>>> {
+        let ran = self.run_claimed(job, slot, now).await;
+        let outcome = match &ran {
+            Ok(None) => JobOutcome::NotDue,
+            Ok(Some(reports)) if reports.iter().any(|(_, r)| J::failed(r)) => JobOutcome::Degraded,
+            Ok(Some(_)) => JobOutcome::Ran,
+            Err(_) => JobOutcome::Failed,
+        };
+        self.metrics.job(J::NAME, outcome);
+        ran
+    }
+
+    async fn run_claimed<J: Job>(
         &self,
         job: &J,
         slot: i64,

@@ -4,8 +4,10 @@
 //! where an item may go and keeps it through `memory::write`.
 
 use crate::beliefs::Beliefs;
+use crate::config::Config;
 use crate::error::Result;
 use crate::llm::Extractor;
+use crate::metrics::{Duplicate, Metrics, PolicyOutcome};
 use memory::policy::{self, Decision, Origin, PolicySettings, ToolScope};
 use memory::sanitize::sanitize;
 use memory::terms::terms;
@@ -13,6 +15,7 @@ use memory::write::{Activation, Dedupe, Written};
 use memory::{
     Candidate, Cause, Db, ItemChannel, NewRecord, Principal, Scope, Status, StoredMessage,
 };
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The receipt of a kept record.
@@ -59,30 +62,64 @@ const KNOWN: [Status; 5] = [
     Status::Rejected,
 ];
 
+/// The write policy's settings of each agent: the global ones, and those of
+/// agents with settings of their own (`[agents.<id>]`).
+#[derive(Debug, Clone, Default)]
+pub struct AgentPolicies {
+    pub default: PolicySettings,
+    pub agents: BTreeMap<String, PolicySettings>,
+}
+
+impl AgentPolicies {
+    /// Every agent's settings from the configuration.
+    pub fn from_config(cfg: &Config) -> AgentPolicies {
+        let of = |agent: Option<&str>| PolicySettings {
+            auto_keep: agent.map_or(cfg.memory.auto_keep, |a| cfg.auto_keep(a)),
+            write_access: cfg.memory.write_access.clone(),
+        };
+        AgentPolicies {
+            default: of(None),
+            agents: cfg
+                .agents
+                .keys()
+                .map(|id| (id.clone(), of(Some(id))))
+                .collect(),
+        }
+    }
+
+    pub fn of(&self, agent: &str) -> &PolicySettings {
+        self.agents.get(agent).unwrap_or(&self.default)
+    }
+}
+
 pub struct Learning {
     db: Db,
-    policy: PolicySettings,
+    policy: AgentPolicies,
     extractor: Arc<dyn Extractor>,
     beliefs: Arc<Beliefs>,
+    metrics: Metrics,
 }
 
 impl Learning {
     pub fn new(
         db: Db,
-        policy: PolicySettings,
+        policy: AgentPolicies,
         extractor: Arc<dyn Extractor>,
         beliefs: Arc<Beliefs>,
+        metrics: Metrics,
     ) -> Self {
         Learning {
             db,
             policy,
             extractor,
             beliefs,
+            metrics,
         }
     }
 
-    pub fn policy(&self) -> &PolicySettings {
-        &self.policy
+    /// The write policy's settings for `agent`.
+    pub fn policy(&self, agent: &str) -> &PolicySettings {
+        self.policy.of(agent)
     }
 
     pub fn beliefs(&self) -> &Beliefs {
@@ -172,38 +209,50 @@ impl Learning {
         content: &str,
         at: i64,
     ) -> Result<std::result::Result<String, String>> {
-        let Some(tool_scope) = ToolScope::parse(scope) else {
-            return Ok(Err(format!(
-                "unknown scope `{scope}` (personal, agent_notes)"
-            )));
-        };
-        let (scope, owner) = match policy::decide_tool(principal, tool_scope, &self.policy) {
-            Ok(place) => place,
-            Err(refusal) => return Ok(Err(refusal.to_string())),
-        };
-        if let Some(chars) = memory::sanitize::over_cap(content) {
-            return Ok(Err(memory::sanitize::too_long(chars)));
+        // The body's `return`s leave this block, so each outcome is counted once.
+        let written: Result<std::result::Result<String, String>> = async {
+            let Some(tool_scope) = ToolScope::parse(scope) else {
+                return Ok(Err(format!(
+                    "unknown scope `{scope}` (personal, agent_notes)"
+                )));
+            };
+            let (scope, owner) =
+                match policy::decide_tool(principal, tool_scope, self.policy(agent)) {
+                    Ok(place) => place,
+                    Err(refusal) => return Ok(Err(refusal.to_string())),
+                };
+            if let Some(chars) = memory::sanitize::over_cap(content) {
+                return Ok(Err(memory::sanitize::too_long(chars)));
+            }
+            if let Some(kind) = memory::credentials::credential_in(content) {
+                return Ok(Err(policy::credential_refusal(kind).into()));
+            }
+            let content = sanitize(content);
+            if content.is_empty() {
+                return Ok(Err("memory_write needs content".into()));
+            }
+            let Candidate { kind, subject, .. } = self.operational_item(&content).await;
+            let author = principal.author_id();
+            let rec = NewRecord::said(org, agent, scope, kind, subject, content, at)
+                .owner(owner)
+                .source(format!(
+                    "tool:memory_write:{}",
+                    author.as_deref().unwrap_or("unknown")
+                ))
+                .author(author);
+            let id = self
+                .keep_in_own_run(&rec, "tool", self.beliefs.as_ref())
+                .await?;
+            Ok(Ok(receipt(scope, id)))
         }
-        if let Some(kind) = memory::credentials::credential_in(content) {
-            return Ok(Err(policy::credential_refusal(kind).into()));
+        .await;
+        if let Ok(outcome) = &written {
+            self.metrics.policy(match outcome {
+                Ok(_) => PolicyOutcome::Written,
+                Err(_) => PolicyOutcome::Refused,
+            });
         }
-        let content = sanitize(content);
-        if content.is_empty() {
-            return Ok(Err("memory_write needs content".into()));
-        }
-        let Candidate { kind, subject, .. } = self.operational_item(&content).await;
-        let author = principal.author_id();
-        let rec = NewRecord::said(org, agent, scope, kind, subject, content, at)
-            .owner(owner)
-            .source(format!(
-                "tool:memory_write:{}",
-                author.as_deref().unwrap_or("unknown")
-            ))
-            .author(author);
-        let id = self
-            .keep_in_own_run(&rec, "tool", self.beliefs.as_ref())
-            .await?;
-        Ok(Ok(receipt(scope, id)))
+        written
     }
 
     /// A `memory_write` a model made during a reply (`policy::decide_model_tool`):
@@ -215,67 +264,83 @@ impl Learning {
         scope: &str,
         content: &str,
     ) -> Result<ModelWrite> {
-        let Some(tool_scope) = ToolScope::parse(scope) else {
-            return Ok(ModelWrite::Refused(format!(
-                "unknown scope `{scope}` (personal, agent_notes)"
-            )));
-        };
-        if let Some(chars) = memory::sanitize::over_cap(content) {
-            return Ok(ModelWrite::Refused(memory::sanitize::too_long(chars)));
-        }
-        let Decision::Write {
-            scope,
-            owner,
-            status,
-        } = (match policy::decide_model_tool(at.principal, tool_scope, content, &self.policy) {
-            Ok(decision) => decision,
-            Err(refusal) => return Ok(ModelWrite::Refused(refusal.to_string())),
-        })
-        else {
-            return Ok(ModelWrite::Refused("memory_write cannot keep that".into()));
-        };
-        let content = sanitize(content);
-        if content.is_empty() {
-            return Ok(ModelWrite::Refused("memory_write needs content".into()));
-        }
-        let Candidate { kind, subject, .. } = self.operational_item(&content).await;
-        let author = at.principal.author_id();
-        let rec = NewRecord::said(
-            &at.msg.org,
-            &at.msg.agent,
-            scope,
-            kind,
-            subject,
-            content,
-            at.now,
-        )
-        .owner(owner)
-        .status(status)
-        .source(format!(
-            "proposal:tool:memory_write:{}",
-            author.as_deref().unwrap_or("unknown")
-        ))
-        .expires_at(Some(at.expires_at))
-        .conversation(Some(at.msg.conversation.clone()))
-        .batch(Some(at.batch))
-        .author(author);
-        let written = self
-            .db
-            .write(
-                &rec,
-                // Already known, already asked, or declined before: do not ask again.
-                Dedupe::SkipIfAny(&[Status::Active, Status::Pending, Status::Rejected]),
-                Activation::None,
-                self.beliefs.as_ref(),
+        // The body's `return`s leave this block, so each outcome is counted once.
+        let proposed: Result<ModelWrite> = async {
+            let Some(tool_scope) = ToolScope::parse(scope) else {
+                return Ok(ModelWrite::Refused(format!(
+                    "unknown scope `{scope}` (personal, agent_notes)"
+                )));
+            };
+            if let Some(chars) = memory::sanitize::over_cap(content) {
+                return Ok(ModelWrite::Refused(memory::sanitize::too_long(chars)));
+            }
+            let Decision::Write {
+                scope,
+                owner,
+                status,
+            } = (match policy::decide_model_tool(
+                at.principal,
+                tool_scope,
+                content,
+                self.policy(&at.msg.agent),
+            ) {
+                Ok(decision) => decision,
+                Err(refusal) => return Ok(ModelWrite::Refused(refusal.to_string())),
+            })
+            else {
+                return Ok(ModelWrite::Refused("memory_write cannot keep that".into()));
+            };
+            let content = sanitize(content);
+            if content.is_empty() {
+                return Ok(ModelWrite::Refused("memory_write needs content".into()));
+            }
+            let Candidate { kind, subject, .. } = self.operational_item(&content).await;
+            let author = at.principal.author_id();
+            let rec = NewRecord::said(
+                &at.msg.org,
+                &at.msg.agent,
+                scope,
+                kind,
+                subject,
+                content,
+                at.now,
             )
-            .await?;
-        Ok(match written {
-            Written::Skipped => ModelWrite::Known,
-            Written::Stored { id, .. } => ModelWrite::Proposed {
-                id,
-                content: rec.content,
-            },
-        })
+            .owner(owner)
+            .status(status)
+            .source(format!(
+                "proposal:tool:memory_write:{}",
+                author.as_deref().unwrap_or("unknown")
+            ))
+            .expires_at(Some(at.expires_at))
+            .conversation(Some(at.msg.conversation.clone()))
+            .batch(Some(at.batch))
+            .author(author);
+            let written = self
+                .db
+                .write(
+                    &rec,
+                    // Already known, already asked, or declined before: do not ask again.
+                    Dedupe::SkipIfAny(&[Status::Active, Status::Pending, Status::Rejected]),
+                    Activation::None,
+                    self.beliefs.as_ref(),
+                )
+                .await?;
+            Ok(match written {
+                Written::Skipped => ModelWrite::Known,
+                Written::Stored { id, .. } => ModelWrite::Proposed {
+                    id,
+                    content: rec.content,
+                },
+            })
+        }
+        .await;
+        match &proposed {
+            Ok(ModelWrite::Proposed { .. }) => self.metrics.policy(PolicyOutcome::Proposed),
+            Ok(ModelWrite::Refused(_)) => self.metrics.policy(PolicyOutcome::Refused),
+            Ok(ModelWrite::Known) => self.metrics.duplicate(Duplicate::Record),
+            Err(_) => {}
+        }
+        proposed
     }
 
     /// Learn one item said in an archived `line` by `author` (whose authority
@@ -302,7 +367,7 @@ impl Learning {
             scope,
             owner,
             status,
-        } = policy::decide(author, item, origin, &self.policy)
+        } = policy::decide(author, item, origin, self.policy(&line.agent))
         else {
             return Ok(None);
         };

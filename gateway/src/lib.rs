@@ -17,6 +17,7 @@ pub mod jobs;
 pub mod learning;
 pub mod lifecycle;
 pub mod llm;
+pub mod metrics;
 pub mod replay;
 pub mod teams;
 pub mod tools;

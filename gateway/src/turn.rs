@@ -20,9 +20,10 @@ use crate::consolidate::Consolidation;
 use crate::context;
 use crate::export::Export;
 use crate::jobs::JobRunner;
-use crate::learning::{receipt, Learning, ProposalPlace};
+use crate::learning::{receipt, AgentPolicies, Learning, ProposalPlace};
 use crate::lifecycle::Lifecycle;
 use crate::llm::{Models, ReplyContext, Roles, UsageSnapshot};
+use crate::metrics::{Duplicate, Metrics, PolicyOutcome, Refusal};
 use crate::tools::TurnTools;
 use adapters::{ConversationKind, Inbound, Reply, TurnFailed, TurnHandler};
 use dashmap::DashMap;
@@ -31,9 +32,7 @@ use governor::middleware::NoOpMiddleware;
 use governor::nanos::Nanos;
 use governor::state::keyed::DashMapStateStore;
 use governor::{Quota, RateLimiter};
-use memory::policy::{
-    self, Consent, Decision, Directive, DropReason, Extraction, Origin, PolicySettings,
-};
+use memory::policy::{self, Consent, Decision, Directive, DropReason, Extraction, Origin};
 use memory::sanitize::sanitize;
 use memory::store::{NewMessage, RetrievalScope};
 use memory::terms::terms;
@@ -187,6 +186,7 @@ pub struct TurnLoop {
     consolidation: Arc<Consolidation>,
     export: Export,
     jobs: JobRunner,
+    metrics: Metrics,
 }
 
 fn normalise_answer(text: &str) -> Option<bool> {
@@ -248,12 +248,21 @@ fn line_of<'m>(msg: &'m Inbound, author: MessageAuthor, text: &'m str, now: i64)
 
 impl TurnLoop {
     /// The loop on `db` with these models, on the wall clock.
+    /// Every model call is counted in the loop's own [`Metrics`].
     pub fn new(db: Db, cfg: Arc<Config>, models: Models) -> Self {
-        Self::assemble(db, cfg, models, Arc::new(SystemClock))
+        let metrics = Metrics::new();
+        let models = models.metered(&metrics);
+        Self::assemble(db, cfg, models, Arc::new(SystemClock), metrics)
     }
 
     /// Build every service from its parts; each gets only what it needs.
-    fn assemble(db: Db, cfg: Arc<Config>, models: Models, clock: Arc<dyn Clock>) -> Self {
+    fn assemble(
+        db: Db,
+        cfg: Arc<Config>,
+        models: Models,
+        clock: Arc<dyn Clock>,
+        metrics: Metrics,
+    ) -> Self {
         let pairing = Pairing::new(
             db.clone(),
             PairingSettings {
@@ -262,16 +271,14 @@ impl TurnLoop {
                 hint_interval_ms: cfg.pairing.hint_interval_seconds * 1000,
             },
         );
-        let policy = PolicySettings {
-            auto_keep: cfg.memory.auto_keep,
-            write_access: cfg.memory.write_access.clone(),
-        };
+        let policy = AgentPolicies::from_config(&cfg);
         let beliefs = Arc::new(Beliefs::new(db.clone(), models.roles.judge.clone()));
         let learning = Arc::new(Learning::new(
             db.clone(),
             policy,
             models.extractor.clone(),
             beliefs.clone(),
+            metrics.clone(),
         ));
         let lifecycle = Arc::new(Lifecycle::new(
             db.clone(),
@@ -287,7 +294,7 @@ impl TurnLoop {
                 models.roles.consolidator.clone(),
             )),
             export: Export::new(db.clone(), pairing.clone()),
-            jobs: JobRunner::new(db.clone()),
+            jobs: JobRunner::new(db.clone(), metrics.clone()),
             limits: RateLimits::new(&cfg),
             beliefs,
             learning,
@@ -297,21 +304,22 @@ impl TurnLoop {
             cfg,
             models,
             clock,
+            metrics,
         }
     }
 
     /// The same loop with these roles (judge, consolidator, summarizer).
     pub fn with_roles(self, roles: Roles) -> Self {
         let models = Models {
-            roles,
+            roles: roles.metered(&self.metrics),
             ..self.models
         };
-        Self::assemble(self.db, self.cfg, models, self.clock)
+        Self::assemble(self.db, self.cfg, models, self.clock, self.metrics)
     }
 
     /// The same loop on another clock (replay, tests).
     pub fn with_clock(self, clock: Arc<dyn Clock>) -> Self {
-        Self::assemble(self.db, self.cfg, self.models, clock)
+        Self::assemble(self.db, self.cfg, self.models, clock, self.metrics)
     }
 
     pub fn db(&self) -> &Db {
@@ -354,9 +362,20 @@ impl TurnLoop {
     pub fn jobs(&self) -> &JobRunner {
         &self.jobs
     }
+    /// What `/metrics` shows of this loop.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
 
-    /// Run one inbound message through the loop.
+    /// Run one inbound message through the loop; its latency is counted by channel.
     pub async fn handle(&self, msg: &Inbound) -> Result<Vec<Reply>> {
+        let started = std::time::Instant::now();
+        let out = self.handle_message(msg).await;
+        self.metrics.turn(&msg.channel, started.elapsed());
+        out
+    }
+
+    async fn handle_message(&self, msg: &Inbound) -> Result<Vec<Reply>> {
         // 1. Text and ids as every database stores them alike (no NUL).
         let normalised = msg.normalised();
         let msg = normalised.as_ref().unwrap_or(msg);
@@ -367,6 +386,7 @@ impl TurnLoop {
         let seen = seen_key(msg);
         if let Some(key) = &seen {
             if self.db.is_seen(&msg.org, &msg.channel, key).await? {
+                self.metrics.duplicate(Duplicate::Message);
                 return Ok(Vec::new());
             }
         }
@@ -381,6 +401,7 @@ impl TurnLoop {
         if self.limits.sender.check_key(&sender_key).is_err()
             || self.limits.conversation.check_key(&conv_key).is_err()
         {
+            self.metrics.refused(Refusal::RateLimit);
             if self.limits.warned.insert(sender_key, ()).is_none() {
                 return Ok(vec![Reply {
                     conversation: msg.conversation.clone(),
@@ -392,6 +413,7 @@ impl TurnLoop {
         }
         self.limits.warned.remove(&sender_key);
         if msg.text.chars().count() > self.cfg.turn.max_message_chars {
+            self.metrics.refused(Refusal::TooLong);
             return Ok(vec![Reply {
                 conversation: msg.conversation.clone(),
                 text: format!(
@@ -459,6 +481,7 @@ impl TurnLoop {
             ..line_of(msg, author, &msg.text, now)
         };
         let Some(message_id) = self.db.insert_message_once(&line, seen).await? else {
+            self.metrics.duplicate(Duplicate::Message);
             return Ok(Vec::new());
         };
         if msg.kind == ConversationKind::Group
@@ -514,15 +537,15 @@ impl TurnLoop {
             let t = msg.text.trim().to_ascii_lowercase();
             t == "/pair" || t == "pair"
         };
-        // Pairing by command exists only under dm_policy = pairing, and a
-        // code is given only in private: a thread would show it to everyone.
-        if wants_pair
-            && self.cfg.pairing.dm_policy == DmPolicy::Pairing
-            && msg.kind == ConversationKind::Group
-        {
+        // `/pair` works under every DM policy that reads DMs (`pairing`,
+        // `allowlist`, `open`): the policy says whom an unknown sender is
+        // answered as, not whether they may become known (SPEC §3). A code is
+        // given only in private: a thread would show it to everyone.
+        let pairs_in_private = self.cfg.pairing.dm_policy != DmPolicy::Disabled;
+        if wants_pair && pairs_in_private && msg.kind == ConversationKind::Group {
             return Ok(reply(PAIR_IN_PRIVATE.into()));
         }
-        if wants_pair && self.cfg.pairing.dm_policy == DmPolicy::Pairing {
+        if wants_pair && pairs_in_private {
             return Ok(match self.pairing.request(&msg.org, &msg.channel, stored, &msg.sender_name, now).await? {
                 PairOutcome::Code { code, .. } => reply(format!(
                     "Your pairing code is {code}. Give it to an administrator; it is valid for {} minutes.",
@@ -578,14 +601,17 @@ impl TurnLoop {
             let Some(body) = strip_ci(text, prefix) else {
                 continue;
             };
-            if let Err(refusal) = policy::decide_directive(&t.principal, directive) {
-                return Ok(vec![t.reply(refusal.to_string())]);
-            }
-            if let Some(chars) = memory::sanitize::over_cap(body) {
-                return Ok(vec![t.reply(memory::sanitize::too_long(chars))]);
-            }
-            if let Some(kind) = memory::credentials::credential_in(body) {
-                return Ok(vec![t.reply(policy::credential_refusal(kind))]);
+            let refused = if let Err(refusal) = policy::decide_directive(&t.principal, directive) {
+                Some(refusal.to_string())
+            } else if let Some(chars) = memory::sanitize::over_cap(body) {
+                Some(memory::sanitize::too_long(chars))
+            } else {
+                memory::credentials::credential_in(body)
+                    .map(|kind| policy::credential_refusal(kind).to_string())
+            };
+            if let Some(why) = refused {
+                self.metrics.policy(PolicyOutcome::Refused);
+                return Ok(vec![t.reply(why)]);
             }
             let content = sanitize(body);
             if content.is_empty() {
@@ -600,6 +626,7 @@ impl TurnLoop {
                         .learning
                         .write_policy(t.org(), &content, &actor, t.now)
                         .await?;
+                    self.metrics.policy(PolicyOutcome::Written);
                     t.reply(receipt(memory::Scope::OrgPolicy, id))
                 }
                 Directive::Notes => {
@@ -675,9 +702,10 @@ impl TurnLoop {
             if content.is_empty() {
                 continue;
             }
-            match policy::decide(&t.principal, item, origin, self.learning.policy()) {
+            match policy::decide(&t.principal, item, origin, self.learning.policy(t.agent())) {
                 Decision::Execute => {}
                 Decision::Drop(reason) => {
+                    self.metrics.policy(PolicyOutcome::Dropped);
                     // Told: what needs an admin, and what is never kept.
                     if matches!(reason, DropReason::NeedsAdmin | DropReason::Credential(_))
                         && !parts.notes.iter().any(|n| n == reason.explain())
@@ -734,16 +762,18 @@ impl TurnLoop {
                         )
                         .await?;
                     match written {
-                        Written::Skipped => {}
+                        Written::Skipped => self.metrics.duplicate(Duplicate::Record),
                         Written::Stored { .. } if pending => {
+                            self.metrics.policy(PolicyOutcome::Proposed);
                             parts.question.push(rec.content.clone());
                             parts.batch = Some(t.message_id);
                         }
                         Written::Stored { id, .. } if status == Status::Active => {
+                            self.metrics.policy(PolicyOutcome::Written);
                             parts.receipts.push(receipt(scope, id));
                         }
                         // Quarantined: kept for review, no receipt.
-                        Written::Stored { .. } => {}
+                        Written::Stored { .. } => self.metrics.policy(PolicyOutcome::Quarantined),
                     }
                 }
             }
@@ -922,6 +952,7 @@ impl TurnLoop {
             }
             // Authority is checked again at consent time: a role may have changed since.
             if let Consent::Refuse(reason) = policy::consent(&t.principal, rec.scope) {
+                self.metrics.policy(PolicyOutcome::Refused);
                 self.db
                     .set_status(t.org(), rec.id, Status::Rejected)
                     .await?;
@@ -939,6 +970,7 @@ impl TurnLoop {
                     self.beliefs.as_ref(),
                 )
                 .await?;
+            self.metrics.policy(PolicyOutcome::Written);
             parts.receipts.push(receipt(rec.scope, rec.id));
         }
         if !yes {

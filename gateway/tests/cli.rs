@@ -539,3 +539,148 @@ fn import_then_search() {
         "{said}"
     );
 }
+
+/// Twelve or more digits in a row: an epoch time in milliseconds, printed raw.
+fn has_epoch_ms(text: &str) -> bool {
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c.is_ascii_digit() { run + 1 } else { 0 };
+        if run >= 12 {
+            return true;
+        }
+    }
+    false
+}
+
+#[test]
+fn pairing_add_pairs_directly_and_lists_as_json_with_iso_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (ok, out, err) = run(
+        d,
+        &[
+            "pairing",
+            "add",
+            "cli:carol",
+            "--role",
+            "admin",
+            "--name",
+            "Carol",
+        ],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "paired: Carol (cli:carol) as admin");
+    // Carol is an admin at once: her @notes: is written.
+    let taught = chat(d, "carol", "@notes: The VPN is at vpn.example.com\n");
+    assert!(taught.contains("Written: agent_notes"), "{taught}");
+    let (ok, _, err) = run(d, &["pairing", "add", "cli:carol", "--role", "user"]);
+    assert!(!ok && err.contains("already paired as admin"), "{err}");
+    let (ok, _, err) = run(d, &["pairing", "add", "cli:dan", "--role", "owner"]);
+    assert!(!ok && err.contains("possible values: user, admin"), "{err}");
+
+    let (ok, out, err) = run(d, &["pairing", "list", "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let carol = v["users"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["user_id"] == "cli:carol")
+        .expect("carol listed");
+    assert_eq!(carol["role"], "admin");
+    let at = carol["updated_at"].as_str().expect("a time as text");
+    assert!(chrono::DateTime::parse_from_rfc3339(at).is_ok(), "{at}");
+    for args in [
+        &["memory", "list", "--json"][..],
+        &["memory", "show", "1", "--json"],
+        &["memory", "show", "1"],
+        &["memory", "revisions", "list", "--json"],
+        &["api-key", "list", "--json"],
+        &["pairing", "list"],
+    ] {
+        let (ok, out, err) = run(d, args);
+        assert!(ok, "{args:?}: {err}");
+        assert!(
+            !has_epoch_ms(&out),
+            "{args:?} prints epoch milliseconds: {out}"
+        );
+    }
+    let (_, shown, _) = run(d, &["memory", "show", "1"]);
+    assert!(
+        shown.contains("said ") && shown.contains("vpn.example.com"),
+        "{shown}"
+    );
+    let (_, all, _) = run(d, &["memory", "list", "--status", "all"]);
+    assert!(all.contains("vpn.example.com"), "{all}");
+}
+
+#[test]
+fn every_argument_says_what_it_is_and_which_values_it_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, wanted) in [
+        (
+            &["pairing", "add", "--help"][..],
+            "Possible values:\n          - user:",
+        ),
+        (
+            &["pairing", "approve", "--help"],
+            "Possible values:\n          - user:",
+        ),
+        (
+            &["pairing", "set-role", "--help"],
+            "Possible values:\n          - user:",
+        ),
+        (
+            &["memory", "list", "--help"],
+            "[possible values: all, active, pending",
+        ),
+        (
+            &["memory", "list", "--help"],
+            "[possible values: personal, person, agent_notes, org_policy]",
+        ),
+    ] {
+        let (ok, out, err) = run(dir.path(), args);
+        assert!(ok, "{args:?}: {err}");
+        assert!(out.contains(wanted), "{args:?}: {out}");
+    }
+}
+
+/// `steward pairing list | head -1`: the reader has gone before the command
+/// writes. It ends as Unix tools do (SIGPIPE), never with a panic.
+#[test]
+fn a_closed_pipe_ends_a_command_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    run(d, &["pairing", "add", "cli:erin", "--role", "user"]);
+    let (reader, writer) = rustix::pipe::pipe().expect("a pipe");
+    drop(reader);
+    let out = steward(d)
+        .args(["pairing", "list"])
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains("panicked") && !err.contains("Broken pipe"),
+        "{err}"
+    );
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
+
+    // And in a real pipeline, `head -1` gets the first line.
+    let shell = Command::new("sh")
+        .current_dir(d)
+        .arg("-c")
+        .arg(format!(
+            "{} pairing list | head -1",
+            env!("CARGO_BIN_EXE_steward")
+        ))
+        .output()
+        .expect("sh");
+    assert_eq!(
+        String::from_utf8_lossy(&shell.stdout).trim(),
+        "pending requests: 0"
+    );
+    assert!(!String::from_utf8_lossy(&shell.stderr).contains("panicked"));
+}

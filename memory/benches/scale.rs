@@ -35,12 +35,12 @@ fn word(n: usize) -> String {
 
 /// Record `i`: agent notes, with every fifth a personal record of one of 50 people.
 fn record(i: usize) -> NewRecord {
-    let (scope, owner) = if i % 5 == 0 {
+    let (scope, owner) = if i.is_multiple_of(5) {
         (Scope::Personal, Some(format!("user{}", i % PEOPLE)))
     } else {
         (Scope::AgentNotes, None)
     };
-    let kind = if i % 10 == 0 {
+    let kind = if i.is_multiple_of(10) {
         "preference"
     } else {
         "procedure"

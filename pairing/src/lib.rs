@@ -33,6 +33,16 @@ pub enum PairingError {
     UnknownApiKey(String),
     #[error("API key {0} was already revoked")]
     ApiKeyRevoked(String),
+    #[error("`{0}` is not a stored identity (such as discord:123456789012345678 or teams:<aad id>): it is empty or has spaces")]
+    BadIdentity(String),
+    #[error(
+        "{identity} is already paired as {role} (user {user_id}); change the role with set-role"
+    )]
+    AlreadyPaired {
+        identity: String,
+        user_id: String,
+        role: Role,
+    },
 }
 
 pub type Result<T, E = PairingError> = std::result::Result<T, E>;
@@ -156,6 +166,37 @@ impl Pairing {
             .audit(org, actor, "pairing.add", user_id, &detail, now)
             .await?;
         self.user(org, user_id).await
+    }
+
+    /// An administrator pairs `identity` directly, without a `/pair` code
+    /// (CLI `pairing add`, the dashboard's form): a new user of that id, or a
+    /// revoked one made active again, linked to the identity. Refused when
+    /// the identity already speaks as an active user. Audited (`pairing.add`).
+    pub async fn pair_directly(
+        &self,
+        org: &str,
+        identity: &str,
+        name: Option<&str>,
+        role: Role,
+        actor: &str,
+        now: i64,
+    ) -> Result<User> {
+        let identity = identity.trim();
+        if identity.is_empty() || identity.contains(char::is_whitespace) {
+            return Err(PairingError::BadIdentity(identity.to_string()));
+        }
+        if let Some(u) = self.resolve(org, identity).await? {
+            return Err(PairingError::AlreadyPaired {
+                identity: identity.to_string(),
+                user_id: u.user_id,
+                role: u.role,
+            });
+        }
+        let name = name
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .unwrap_or(identity);
+        self.add_user(org, identity, name, role, actor, now).await
     }
 
     /// Link another channel identity to an existing paired user. Audited.

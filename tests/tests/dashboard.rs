@@ -23,6 +23,7 @@ const PAGES: &[&str] = &[
     "/dashboard/review",
     "/dashboard/revisions",
     "/dashboard/audit",
+    "/dashboard/settings",
 ];
 
 async fn setup() -> (Harness, Client) {
@@ -381,6 +382,9 @@ async fn forms_without_their_sessions_csrf_token_are_forbidden_and_change_nothin
             "/dashboard/chat/answer" => vec![("batch", "1".into()), ("answer", "yes".into())],
             "/dashboard/pairing/approve" => vec![("code", code.clone()), ("role", "admin".into())],
             "/dashboard/pairing/deny" => vec![("code", code.clone())],
+            "/dashboard/pairing/add" => {
+                vec![("identity", "discord:999".into()), ("role", "admin".into())]
+            }
             "/dashboard/users/role" => vec![("user", user.clone()), ("role", "admin".into())],
             "/dashboard/users/revoke" => vec![("user", user.clone())],
             "/dashboard/review/confirm" | "/dashboard/review/reject" => vec![("id", id.clone())],
@@ -1008,6 +1012,119 @@ async fn the_memory_browser_lists_by_scope_and_searches() {
     assert!(page.contains("vpn1.example.net") && !page.contains("example_archive"));
     let page = c.get("/dashboard/memory?scope=org_policy").await.body;
     assert!(page.contains("seven years") && !page.contains("vpn1"));
+}
+
+#[tokio::test]
+async fn the_settings_page_shows_the_effective_configuration_without_secrets() {
+    let mut cfg = Config::from_toml(
+        "[agents.it]\nauto_keep = true\n[metrics]\ntoken = \"metrics-secret-0123456789\"\n[discord]\ntoken = \"discord-secret-token\"\nagent = \"support\"",
+    )
+    .unwrap();
+    cfg.dashboard.admin_token = Some(TOKEN.into());
+    let h = Harness::with_config(cfg).await;
+    let mut c = Client::new(h.turns.clone());
+    c.sign_in(TOKEN).await;
+    let page = c.get("/dashboard/settings").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let body = page.body;
+    for secret in [TOKEN, "metrics-secret-0123456789", "discord-secret-token"] {
+        assert!(!body.contains(secret), "{secret} shown");
+    }
+    assert!(body.contains("(set, hidden)"), "{body}");
+    // Each agent, with its auto_keep and where it comes from.
+    assert!(body.contains("id=\"agent-it\""), "{body}");
+    let row = |id: &str| {
+        let at = body.find(&format!("id=\"agent-{id}\"")).expect(id);
+        body[at..at + body[at..].find("</tr>").unwrap()].to_string()
+    };
+    assert!(row("it").contains(">on<") && row("it").contains("agents.it.auto_keep"));
+    assert!(row("default").contains(">off<") && row("default").contains("memory.auto_keep"));
+    assert!(row("support").contains(">off<"), "discord.agent listed");
+    assert!(body.contains("id=\"setting-server.listen\""), "{body}");
+    assert!(body.contains("href=\"/dashboard/memory?scope=org_policy\""));
+}
+
+#[tokio::test]
+async fn the_root_redirects_and_unknown_paths_are_404_in_each_ones_language() {
+    let (_h, mut c) = setup().await;
+    let root = c.get("/").await;
+    assert_eq!(root.status, StatusCode::SEE_OTHER);
+    assert_eq!(root.location.as_deref(), Some("/dashboard"));
+    let page = c.get("/dashboard/no-such-page").await;
+    assert_eq!(page.status, StatusCode::NOT_FOUND);
+    assert!(page.body.contains("<h1>Not found</h1>"), "{}", page.body);
+    assert!(page.body.contains("/dashboard/no-such-page"));
+    for path in ["/api/v1/no-such-thing", "/nothing-here"] {
+        let a = c.get(path).await;
+        assert_eq!(a.status, StatusCode::NOT_FOUND, "{path}");
+        let v: serde_json::Value = serde_json::from_str(&a.body).expect("JSON");
+        assert!(v["error"].as_str().unwrap().contains(path), "{path}: {v}");
+    }
+}
+
+#[tokio::test]
+async fn an_admin_pairs_someone_directly_from_the_pairing_page() {
+    let (h, mut c, csrf) = signed_in().await;
+    let page = c.get("/dashboard/pairing").await.body;
+    assert!(page.contains("Pair someone directly"), "{page}");
+    let page = c
+        .post_and_follow(
+            "/dashboard/pairing/add",
+            &[
+                ("csrf", &csrf),
+                ("identity", " discord:901 "),
+                ("name", "Dana"),
+                ("role", "admin"),
+            ],
+        )
+        .await;
+    assert!(
+        page.body.contains("Paired: Dana (discord:901) as admin."),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("id=\"user-discord:901\""),
+        "{}",
+        page.body
+    );
+    // They speak as an admin at once: their @notes: is written.
+    let taught = h
+        .turns
+        .handle(&dashboard::dm_now(
+            "901",
+            "@notes: The VPN is at vpn.example.com",
+        ))
+        .await
+        .unwrap();
+    assert!(
+        steward_tests::join(taught).contains("Written: agent_notes"),
+        "admin at once"
+    );
+    let audit = h.db().audit_log("default", 20).await.unwrap();
+    assert!(audit
+        .iter()
+        .any(|e| e.action == "pairing.add" && e.target == "discord:901" && e.actor == "admin"));
+    // Twice, or without an identity: refused with the reason, nothing changed.
+    for (identity, why) in [
+        ("discord:901", "already paired as admin"),
+        ("two words", "not a stored identity"),
+    ] {
+        let page = c
+            .post_and_follow(
+                "/dashboard/pairing/add",
+                &[("csrf", &csrf), ("identity", identity), ("role", "user")],
+            )
+            .await;
+        assert!(page.body.contains(why), "{identity}: {}", page.body);
+    }
+    let u = h
+        .turns
+        .pairing()
+        .resolve("default", "discord:901")
+        .await
+        .unwrap();
+    assert_eq!(u.map(|u| u.role), Some(Role::Admin));
 }
 
 #[tokio::test]

@@ -18,6 +18,17 @@ async fn an_admin_runs_the_dashboard_in_a_real_browser() {
     let h = Harness::with_config(dashboard::config()).await;
     // A pending pairing request, made through the turn loop with /pair.
     let code = pair_request(&h.turns, "555").await;
+    let turns = h.turns.clone();
+    in_browser(&h, |c, base| walk(c, base, turns, code)).await;
+}
+
+/// Serve `h`'s loop on 127.0.0.1 and run `walk` in a headless Chromium
+/// against it, on its own task so the browser is closed even when it fails.
+async fn in_browser<W, F>(h: &Harness, walk: W)
+where
+    W: FnOnce(Client, String) -> F,
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
     let addr = dashboard::serve(h.turns.clone()).await;
     let driver = Chromedriver::start();
     let client = ClientBuilder::new(HttpConnector::new())
@@ -25,16 +36,9 @@ async fn an_admin_runs_the_dashboard_in_a_real_browser() {
         .connect(&driver.url)
         .await
         .expect("a Chromium session from chromedriver");
-    // Run the walk on its own task so the browser is closed even when it fails.
-    let walk = tokio::spawn(walk(
-        client.clone(),
-        format!("http://{addr}"),
-        h.turns.clone(),
-        code,
-    ))
-    .await;
+    let walked = tokio::spawn(walk(client.clone(), format!("http://{addr}"))).await;
     let _ = client.close().await;
-    if let Err(e) = walk {
+    if let Err(e) = walked {
         std::panic::resume_unwind(e.into_panic());
     }
 }
@@ -69,6 +73,16 @@ async fn click(c: &Client, css: &str) {
 
 async fn text_of(c: &Client, css: &str) -> String {
     wait_for(c, css).await.text().await.expect("text")
+}
+
+/// Type `token` into the sign-in form and send it.
+async fn sign_in_with(c: &Client, token: &str) {
+    wait_for(c, "input#token")
+        .await
+        .send_keys(token)
+        .await
+        .expect("type");
+    click(c, "form button[type=submit]").await;
 }
 
 async fn say(c: &Client, text: &str) {
@@ -110,20 +124,10 @@ async fn walk(c: Client, base: String, turns: Arc<TurnLoop>, code: String) {
     );
     shot(&c, "01-sign-in").await;
     // A wrong token is refused.
-    wait_for(&c, "input#token")
-        .await
-        .send_keys("not-the-token")
-        .await
-        .expect("type");
-    click(&c, "form button[type=submit]").await;
+    sign_in_with(&c, "not-the-token").await;
     assert!(text_of(&c, "#flash").await.contains("not the admin token"));
     // The admin token signs in and lands on the chat.
-    wait_for(&c, "input#token")
-        .await
-        .send_keys(TOKEN)
-        .await
-        .expect("type");
-    click(&c, "form button[type=submit]").await;
+    sign_in_with(&c, TOKEN).await;
     wait_for(&c, "form.compose").await;
     let cookies = c.get_all_cookies().await.expect("cookies");
     let session = cookies
@@ -292,4 +296,76 @@ async fn walk(c: Client, base: String, turns: Arc<TurnLoop>, code: String) {
         .await
         .expect("open");
     wait_for(&c, "input#token").await;
+}
+
+/// The settings page in a real Chromium: each agent's `auto_keep`, secrets
+/// hidden, long audit details wrapped inside the page, and a 404 page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_settings_page_in_a_real_browser() {
+    let mut cfg = steward::Config::from_toml(
+        "[agents.it]\nauto_keep = true\n[metrics]\ntoken = \"metrics-secret-0123456789\"",
+    )
+    .expect("config");
+    cfg.dashboard.admin_token = Some(TOKEN.into());
+    let h = Harness::with_config(cfg).await;
+    // An audit entry with one very long word, as a pasted URL or hash is.
+    let long_word = "x".repeat(600);
+    h.db()
+        .audit("default", "cli", "test.long", "someone", &long_word, now())
+        .await
+        .expect("audit");
+    in_browser(&h, settings_walk).await;
+}
+
+async fn settings_walk(c: Client, base: String) {
+    c.goto(&format!("{base}/")).await.expect("open");
+    // `/` is the dashboard, which first asks for the token.
+    sign_in_with(&c, TOKEN).await;
+    wait_for(&c, "form.compose").await;
+    c.goto(&format!("{base}/dashboard/settings"))
+        .await
+        .expect("open");
+    assert_eq!(text_of(&c, "nav a.active").await, "Settings");
+    let it = text_of(&c, "tr#agent-it").await;
+    assert!(
+        it.contains("on") && it.contains("agents.it.auto_keep"),
+        "{it}"
+    );
+    let default = text_of(&c, "tr#agent-default").await;
+    assert!(
+        default.contains("off") && default.contains("memory.auto_keep"),
+        "{default}"
+    );
+    let token = wait_for_xpath(&c, "//tr[@id='setting-metrics.token']")
+        .await
+        .text()
+        .await
+        .expect("text");
+    assert!(token.contains("(set, hidden)"), "{token}");
+    let source = c.source().await.expect("source");
+    assert!(!source.contains("metrics-secret-0123456789") && !source.contains(TOKEN));
+    shot(&c, "10-settings").await;
+
+    // The long word wraps: the audit table stays within the page.
+    c.goto(&format!("{base}/dashboard/audit"))
+        .await
+        .expect("open");
+    let (_, _, main_width, _) = wait_for(&c, "main").await.rectangle().await.expect("main");
+    let (_, _, table_width, _) = wait_for(&c, "table.audit")
+        .await
+        .rectangle()
+        .await
+        .expect("table");
+    assert!(
+        table_width <= main_width,
+        "the audit table is {table_width}px wide in a {main_width}px page"
+    );
+    shot(&c, "11-audit-long-detail").await;
+
+    // A page that does not exist.
+    c.goto(&format!("{base}/dashboard/no-such-page"))
+        .await
+        .expect("open");
+    assert_eq!(text_of(&c, "h1").await, "Not found");
+    shot(&c, "12-not-found").await;
 }

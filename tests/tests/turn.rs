@@ -49,6 +49,44 @@ async fn no_discards_and_is_not_asked_again() {
     assert!(h.dm("222", "yes").await.contains("nothing waiting"));
 }
 
+/// `memory.auto_keep` is the default; `[agents.<id>] auto_keep` sets one agent's own.
+#[tokio::test]
+async fn auto_keep_is_set_per_agent() {
+    let cfg = Config::from_toml("[agents.it]\nauto_keep = true\n").expect("config");
+    let h = Harness::with_config(cfg).await;
+    h.pair("222", Role::User).await;
+    let to = |agent: &str, text: &str| {
+        let mut m = h.inbound(
+            Some("222"),
+            &format!("dm:222:{agent}"),
+            ConversationKind::Direct,
+            text,
+        );
+        m.agent = agent.into();
+        m
+    };
+    let kept = join(h.send(to("it", "I prefer tea")).await);
+    assert!(
+        kept.contains("Written: personal memory") && !kept.contains("Remember this?"),
+        "{kept}"
+    );
+    let asked = join(h.send(to("default", "I prefer coffee")).await);
+    assert!(asked.contains("Remember this?"), "{asked}");
+    let by_agent = |agent: &'static str| {
+        let records = h.records();
+        async move {
+            records
+                .await
+                .into_iter()
+                .filter(|r| r.agent == agent)
+                .map(|r| r.status)
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(by_agent("it").await, [Status::Active]);
+    assert_eq!(by_agent("default").await, [Status::Pending]);
+}
+
 #[tokio::test]
 async fn proposals_expire_after_a_day() {
     let h = Harness::new().await;
@@ -199,6 +237,46 @@ async fn dm_policy_disabled_and_allowlist() {
     let h = Harness::with_config(cfg).await;
     assert_eq!(h.dm("778", "/pair").await, "");
     assert_eq!(h.dm("778", "hi").await, "");
+}
+
+/// `/pair` used to work only under `dm_policy = pairing`: under `open` an
+/// unknown sender was told to use a direct message (while in one), and under
+/// `allowlist` the hint said "Send /pair" and /pair was ignored.
+#[tokio::test]
+async fn pair_works_under_dm_policy_open_and_allowlist() {
+    use steward::config::DmPolicy;
+    for policy in [DmPolicy::Open, DmPolicy::Allowlist] {
+        let mut cfg = Config::default();
+        cfg.pairing.dm_policy = policy;
+        let h = Harness::with_config(cfg).await;
+        h.pair("111", Role::Admin).await;
+        let asked = h.dm("900", "/pair").await;
+        let code = asked
+            .split("code is ")
+            .nth(1)
+            .and_then(|rest| rest.get(..8))
+            .unwrap_or_else(|| panic!("{policy:?}: no code in {asked:?}"))
+            .to_string();
+        // Never in a thread, where everyone would see the code.
+        let in_group = h.group(Some("901"), "g1", "/pair").await;
+        assert!(
+            in_group.contains("direct message"),
+            "{policy:?}: {in_group}"
+        );
+        let approved = h.dm("111", &format!("/pair approve {code}")).await;
+        assert!(
+            approved.contains("paired as user"),
+            "{policy:?}: {approved}"
+        );
+        let again = h.dm("900", "/pair").await;
+        assert!(
+            again.contains("already paired as user"),
+            "{policy:?}: {again}"
+        );
+        // Paired, they are a person: what they ask to be remembered is theirs.
+        let kept = h.dm("900", "remember that my desk is 4B").await;
+        assert!(kept.contains("Written: personal"), "{policy:?}: {kept}");
+    }
 }
 
 // --- dedupe, rate limit, storage of every message ---------------------------------

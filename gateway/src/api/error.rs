@@ -119,7 +119,9 @@ impl From<pairing::PairingError> for ApiError {
             e @ (P::CodeExpired(_)
             | P::CodeNotPending { .. }
             | P::UserNotActive(_)
-            | P::ApiKeyRevoked(_)) => ApiError::conflict(e.to_string()),
+            | P::ApiKeyRevoked(_)
+            | P::AlreadyPaired { .. }) => ApiError::conflict(e.to_string()),
+            e @ P::BadIdentity(_) => ApiError::bad_request(e.to_string()),
         }
     }
 }

@@ -208,11 +208,7 @@ pub async fn search(
         speaker: Some(caller.id().to_string()),
         shared: false,
     };
-    let found = state
-        .turns
-        .db()
-        .retrieve(&scope, &memory::terms::terms(&q.q), limit)
-        .await?;
+    let found = state.turns.db().retrieve(&scope, &q.q, limit).await?;
     Ok(Json(SearchResults {
         items: found
             .into_iter()

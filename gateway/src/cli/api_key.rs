@@ -1,6 +1,6 @@
 //! `steward api-key …`: keys for `/api/v1` — create, list, revoke.
 
-use super::{date, now_ms, ApiKeyCommand, Ctx, ACTOR};
+use super::{date, now_ms, print_json, ApiKeyCommand, Ctx, ACTOR};
 use anyhow::Result;
 
 pub(super) async fn run(ctx: &Ctx, cmd: ApiKeyCommand) -> Result<()> {
@@ -16,8 +16,11 @@ pub(super) async fn run(ctx: &Ctx, cmd: ApiKeyCommand) -> Result<()> {
                 new.id, new.id
             );
         }
-        ApiKeyCommand::List { user } => {
+        ApiKeyCommand::List { user, json } => {
             let keys = p.api_keys(org, user.as_deref()).await?;
+            if json {
+                return print_json(&keys);
+            }
             println!("API keys: {}", keys.len());
             for k in keys {
                 let state = match (k.revoked_at, k.revoked_by.as_deref()) {

@@ -1,10 +1,53 @@
-//! `steward chat`: a terminal conversation through the turn loop.
+//! `steward chat`: a terminal conversation through the turn loop. On a
+//! terminal, lines are edited and recalled with `rustyline` (arrows, Ctrl-R,
+//! the session's history); piped input is read line by line.
 
 use super::{now_ms, Ctx, ACTOR};
 use adapters::{ConversationKind, Inbound};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use memory::Role;
-use std::io::{BufRead, IsTerminal, Write};
+use rustyline::error::ReadlineError;
+use rustyline::DefaultEditor;
+use std::io::{BufRead, IsTerminal};
+
+/// Where the lines come from: an editor on a terminal, else stdin as it is.
+enum Lines {
+    Editor(Option<Box<DefaultEditor>>),
+    Piped(std::io::Lines<std::io::StdinLock<'static>>),
+}
+
+impl Lines {
+    /// The next line; `None` at the end (Ctrl-D, Ctrl-C, end of input).
+    async fn next(&mut self) -> Result<Option<String>> {
+        match self {
+            Lines::Piped(lines) => Ok(lines.next().transpose()?),
+            Lines::Editor(slot) => {
+                let Some(mut editor) = slot.take() else {
+                    return Ok(None);
+                };
+                // The editor blocks on the terminal: off the async workers.
+                let (editor, read) = tokio::task::spawn_blocking(move || {
+                    let read = editor.readline("you> ");
+                    (editor, read)
+                })
+                .await
+                .context("reading the terminal")?;
+                let line = match read {
+                    Ok(line) => line,
+                    Err(ReadlineError::Eof | ReadlineError::Interrupted) => return Ok(None),
+                    Err(e) => return Err(e).context("reading the terminal"),
+                };
+                let mut editor = editor;
+                if !line.trim().is_empty() {
+                    // A line the history cannot keep is still sent.
+                    let _ = editor.add_history_entry(line.as_str());
+                }
+                *slot = Some(editor);
+                Ok(Some(line))
+            }
+        }
+    }
+}
 
 pub(super) async fn run(
     ctx: &Ctx,
@@ -37,18 +80,17 @@ pub(super) async fn run(
         .unwrap_or_else(|| "dashboard".into());
     let conversation = conversation.unwrap_or_else(|| format!("chat:{stored}"));
     let interactive = std::io::stdin().is_terminal();
-    if interactive {
-        println!("Chatting as {stored} in {conversation}. Ctrl-D to leave.");
-    }
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
-    loop {
-        if interactive {
-            print!("you> ");
-            std::io::stdout().flush()?;
-        }
-        let Some(line) = lines.next() else { break };
-        let line = line?;
+    let mut lines = if interactive {
+        println!(
+            "Chatting as {stored} in {conversation}. Ctrl-D to leave; arrows recall earlier lines."
+        );
+        Lines::Editor(Some(Box::new(
+            DefaultEditor::new().context("setting up line editing on the terminal")?,
+        )))
+    } else {
+        Lines::Piped(std::io::stdin().lock().lines())
+    };
+    while let Some(line) = lines.next().await? {
         if line.trim().is_empty() {
             continue;
         }

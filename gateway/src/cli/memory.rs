@@ -2,8 +2,8 @@
 //! erasure, retention, consolidation and archives.
 
 use super::{
-    date, now_ms, ArchiveAction, Ctx, MemoryCommand, PolicyAction, ReviewAction, RevisionAction,
-    ACTOR,
+    date, now_ms, print_json, ArchiveAction, Ctx, ListArgs, MemoryCommand, PolicyAction,
+    ReviewAction, RevisionAction, ACTOR,
 };
 use ::memory::store::RecordFilter;
 use ::memory::{Scope, Status};
@@ -16,8 +16,9 @@ pub(super) async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<()> {
             scope,
             status,
             owner,
-        } => list(ctx, scope, status, owner).await,
-        MemoryCommand::Show { id } => show(ctx, id).await,
+            json,
+        } => list(ctx, scope, status, owner, json).await,
+        MemoryCommand::Show { id, json } => show(ctx, id, json).await,
         MemoryCommand::Search {
             text,
             as_,
@@ -79,9 +80,11 @@ async fn list(
     scope: Option<String>,
     status: Option<String>,
     owner: Option<String>,
+    json: bool,
 ) -> Result<()> {
     let Ctx { turns, org } = ctx;
     let db = turns.db();
+    let status = status.filter(|s| s != "all");
     let scope = scope
         .map(|s| Scope::parse(&s).with_context(|| format!("unknown scope {s}")))
         .transpose()?;
@@ -106,12 +109,16 @@ async fn list(
         status,
         ..Default::default()
     };
-    let mut hidden = 0;
-    for r in db.records(org, &filter).await? {
-        if owner.is_none() && r.scope.is_personal() {
-            hidden += 1;
-            continue;
-        }
+    let (shown, hidden): (Vec<_>, Vec<_>) = db
+        .records(org, &filter)
+        .await?
+        .into_iter()
+        .partition(|r| owner.is_some() || !r.scope.is_personal());
+    let hidden = hidden.len();
+    if json {
+        return print_json(&shown);
+    }
+    for r in shown {
         println!(
             "#{:<5} {:<11} {:<10} {:<18} {}",
             r.id,
@@ -127,7 +134,7 @@ async fn list(
     Ok(())
 }
 
-async fn show(ctx: &Ctx, id: i64) -> Result<()> {
+async fn show(ctx: &Ctx, id: i64, json: bool) -> Result<()> {
     let Ctx { turns, org } = ctx;
     let db = turns.db();
     let r = db.record(org, id).await?;
@@ -142,7 +149,30 @@ async fn show(ctx: &Ctx, id: i64) -> Result<()> {
         )
         .await?;
     }
-    println!("{}", serde_json::to_string_pretty(&r)?);
+    if json {
+        return print_json(&r);
+    }
+    println!("record #{}", r.id);
+    let optional = |v: Option<&str>| v.unwrap_or("-").to_string();
+    for (key, value) in [
+        ("scope", r.scope.as_str().to_string()),
+        ("status", r.status.as_str().to_string()),
+        ("agent", r.agent.clone()),
+        ("owner", optional(r.owner.as_deref())),
+        ("kind", r.kind.clone()),
+        ("subject", r.subject.clone()),
+        ("said", date(r.said_at)),
+        ("recorded", date(r.recorded_at)),
+        (
+            "expires",
+            r.expires_at.map(date).unwrap_or_else(|| "-".into()),
+        ),
+        ("source", r.source.clone()),
+        ("author", optional(r.author.as_deref())),
+        ("content", r.content.clone()),
+    ] {
+        println!("  {key:<9} {value}");
+    }
     Ok(())
 }
 
@@ -255,7 +285,7 @@ async fn revisions(ctx: &Ctx, action: Option<RevisionAction>) -> Result<()> {
     let Ctx { turns, org } = ctx;
     let db = turns.db();
     match action {
-        None | Some(RevisionAction::List) => {
+        None | Some(RevisionAction::List(ListArgs { json: false })) => {
             for r in db.revisions(org).await? {
                 println!(
                     "rev {:<4} {} -> retired #{} by #{} via {} ({}) run {}{}",
@@ -273,6 +303,9 @@ async fn revisions(ctx: &Ctx, action: Option<RevisionAction>) -> Result<()> {
                     }
                 );
             }
+        }
+        Some(RevisionAction::List(ListArgs { json: true })) => {
+            print_json(&db.revisions(org).await?)?;
         }
         Some(RevisionAction::Undo { id: Some(id), .. }) => {
             let undo = ctx.turns.lifecycle().undo(org, id, ACTOR, now_ms()).await?;
@@ -302,12 +335,16 @@ async fn revisions(ctx: &Ctx, action: Option<RevisionAction>) -> Result<()> {
 async fn review(ctx: &Ctx, action: Option<ReviewAction>) -> Result<()> {
     let Ctx { turns, org } = ctx;
     let (id, confirm) = match action {
-        None | Some(ReviewAction::List) => {
+        None | Some(ReviewAction::List(_)) => {
             let filter = RecordFilter {
                 status: Some(Status::Unverified),
                 ..Default::default()
             };
-            for r in turns.db().records(org, &filter).await? {
+            let records = turns.db().records(org, &filter).await?;
+            if matches!(action, Some(ReviewAction::List(ListArgs { json: true }))) {
+                return print_json(&records);
+            }
+            for r in records {
                 println!(
                     "#{:<5} {:<11} said {} ({}): {}",
                     r.id,
@@ -365,13 +402,17 @@ async fn relearn(ctx: &Ctx, archive: Option<i64>, conversation: Option<String>) 
 async fn policy(ctx: &Ctx, action: Option<PolicyAction>) -> Result<()> {
     let Ctx { turns, org } = ctx;
     match action {
-        None | Some(PolicyAction::List) => {
+        None | Some(PolicyAction::List(_)) => {
             let filter = RecordFilter {
                 scopes: vec![Scope::OrgPolicy],
                 status: Some(Status::Active),
                 ..Default::default()
             };
-            for r in turns.db().records(org, &filter).await? {
+            let records = turns.db().records(org, &filter).await?;
+            if matches!(action, Some(PolicyAction::List(ListArgs { json: true }))) {
+                return print_json(&records);
+            }
+            for r in records {
                 println!("#{:<5} {}", r.id, r.content);
             }
         }
@@ -404,7 +445,7 @@ async fn export(ctx: &Ctx, user: Option<String>, markdown: Option<PathBuf>) -> R
                 .export()
                 .export_user(org, &user, ACTOR, now_ms())
                 .await?;
-            println!("{}", serde_json::to_string_pretty(&v)?);
+            print_json(&v)?;
         }
         (None, Some(dir)) => {
             let n = turns
@@ -448,8 +489,12 @@ async fn distill(ctx: &Ctx) -> Result<()> {
 async fn archives(ctx: &Ctx, action: Option<ArchiveAction>) -> Result<()> {
     let Ctx { turns, org } = ctx;
     match action {
-        None | Some(ArchiveAction::List) => {
-            for a in turns.db().archives(org, None).await? {
+        None | Some(ArchiveAction::List(_)) => {
+            let list = turns.db().archives(org, None).await?;
+            if matches!(action, Some(ArchiveAction::List(ListArgs { json: true }))) {
+                return print_json(&list);
+            }
+            for a in list {
                 println!(
                     "archive {:<4} {} {} – {} trust {}",
                     a.id,

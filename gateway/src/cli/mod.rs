@@ -53,6 +53,7 @@ pub enum Command {
     },
     /// Run a JSON Lines transcript on a fresh in-memory database.
     Replay {
+        /// The transcript (JSON Lines; SPEC §11).
         file: PathBuf,
         /// Print one JSON object {replies, memory, revisions}.
         #[arg(long)]
@@ -78,26 +79,76 @@ pub enum DashboardCommand {
     ResetToken,
 }
 
+/// A role as the command line names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RoleArg {
+    /// Served from what admins taught; keeps personal memory.
+    User,
+    /// May teach the agent (`@notes:`), set org policy and approve pairing.
+    Admin,
+}
+
+impl From<RoleArg> for Role {
+    fn from(r: RoleArg) -> Role {
+        match r {
+            RoleArg::User => Role::User,
+            RoleArg::Admin => Role::Admin,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum PairingCommand {
     /// Pending requests and paired users.
-    List,
+    List {
+        /// Print one JSON object {pending, users}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Approve a pairing code with a role.
     Approve {
+        /// The 8-character code the bot gave (any case).
         code: String,
-        #[arg(long, default_value = "user")]
-        role: Role,
+        /// The role the person gets.
+        #[arg(long, value_enum, default_value_t = RoleArg::User)]
+        role: RoleArg,
     },
     /// Deny a pairing code.
-    Deny { code: String },
-    /// Revoke a paired user.
-    Revoke { user: String },
+    Deny {
+        /// The 8-character code the bot gave (any case).
+        code: String,
+    },
+    /// Pair a channel identity directly, without a /pair code (audited as
+    /// `pairing.add`); works under every `pairing.dm_policy`.
+    Add {
+        /// The stored identity: `discord:<snowflake>`, `teams:<aad id>`, `cli:<name>`, …
+        identity: String,
+        /// The role the person gets.
+        #[arg(long, value_enum)]
+        role: RoleArg,
+        /// A display name (default: the identity).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Revoke a paired user (and their API keys, for good).
+    Revoke {
+        /// The paired user's id.
+        user: String,
+    },
     /// Change a paired user's role.
-    SetRole { user: String, role: Role },
+    SetRole {
+        /// The paired user's id.
+        user: String,
+        /// The new role.
+        #[arg(value_enum)]
+        role: RoleArg,
+    },
     /// Link another channel identity (e.g. `teams:<aad id>`) to a paired user:
     /// both are then one person, with one role and one personal memory.
     Link {
+        /// The identity to link, e.g. `teams:<aad id>`.
         identity: String,
+        /// The paired user it becomes.
         #[arg(long)]
         user: String,
     },
@@ -105,17 +156,29 @@ pub enum PairingCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum MemoryCommand {
-    /// List records.
+    /// List records (personal ones only with --owner, which is audited).
     List {
-        #[arg(long)]
+        /// Only records of this scope.
+        #[arg(long, value_parser = ["personal", "person", "agent_notes", "org_policy"])]
         scope: Option<String>,
-        #[arg(long)]
+        /// Only records with this status (`all`, the default: any).
+        #[arg(long, value_parser = ["all", "active", "pending", "unverified", "superseded", "rejected", "deleted"])]
         status: Option<String>,
+        /// One person's records (their stored user id); audited as `memory.view`.
         #[arg(long)]
         owner: Option<String>,
+        /// Print a JSON array of records.
+        #[arg(long)]
+        json: bool,
     },
-    /// Show one record.
-    Show { id: i64 },
+    /// Show one record (a personal one is audited as `memory.view`).
+    Show {
+        /// The record's id (`#12` in lists).
+        id: i64,
+        /// Print it as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Ranked search with the scope of a turn: org policy and the agent's
     /// notes, plus one person's own records with `--as` (audited).
     Search {
@@ -137,6 +200,7 @@ pub enum MemoryCommand {
     /// Load agent notes and org policy from a JSON Lines file (operator-authored, audited):
     /// `{"scope": "agent_notes"|"org_policy", "content", "subject"?, "kind"?, "said_at"?}`.
     Import {
+        /// The JSON Lines file.
         file: PathBuf,
         /// Whose notes `agent_notes` lines fill (default: `server.agent`).
         #[arg(long)]
@@ -148,9 +212,13 @@ pub enum MemoryCommand {
         action: Option<RevisionAction>,
     },
     /// Delete a record and its text; its tombstone keeps relearn from bringing it back.
-    Forget { id: i64 },
+    Forget {
+        /// The record's id.
+        id: i64,
+    },
     /// Erase a person: their records, the text of their lines, their words in archives.
     Erase {
+        /// The person's stored user id.
         #[arg(long)]
         user: String,
     },
@@ -161,7 +229,9 @@ pub enum MemoryCommand {
     },
     /// Relearn an archive, or every archive of a conversation.
     Relearn {
+        /// The archive's id (`steward memory archives list`).
         archive: Option<i64>,
+        /// Every archive of this conversation instead.
         #[arg(long, conflicts_with = "archive")]
         conversation: Option<String>,
     },
@@ -172,8 +242,10 @@ pub enum MemoryCommand {
     },
     /// One person's data as JSON (--user), or everything as Markdown files (--markdown DIR).
     Export {
+        /// The person's stored user id: their data as JSON on stdout (audited).
         #[arg(long)]
         user: Option<String>,
+        /// A directory to write every record and archive into as Markdown.
         #[arg(long, conflicts_with = "user")]
         markdown: Option<PathBuf>,
     },
@@ -188,31 +260,64 @@ pub enum MemoryCommand {
     },
 }
 
+/// `--json` of a list.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct ListArgs {
+    /// Print a JSON array.
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum ReviewAction {
-    List,
-    Confirm { id: i64 },
-    Reject { id: i64 },
+    /// Quarantined (unverified) records waiting for review.
+    List(ListArgs),
+    /// Make a quarantined record active (under the subject rule).
+    Confirm {
+        /// The record's id.
+        id: i64,
+    },
+    /// Keep a quarantined record out.
+    Reject {
+        /// The record's id.
+        id: i64,
+    },
 }
 
 #[derive(Debug, Subcommand)]
 pub enum PolicyAction {
-    List,
-    Add { text: String },
-    Retire { id: i64 },
+    /// Active org policy.
+    List(ListArgs),
+    /// Add org policy (wins over agent notes on its subject).
+    Add {
+        /// The policy's text (at most 500 characters).
+        text: String,
+    },
+    /// Retire org policy (deletes it).
+    Retire {
+        /// The record's id.
+        id: i64,
+    },
 }
 
 #[derive(Debug, Subcommand)]
 pub enum ArchiveAction {
-    List,
-    Show { id: i64 },
+    /// Session archives, newest first.
+    List(ListArgs),
+    /// Print one archive as Markdown.
+    Show {
+        /// The archive's id.
+        id: i64,
+    },
 }
 
 #[derive(Debug, Subcommand)]
 pub enum RevisionAction {
-    List,
+    /// Every retirement, newest first.
+    List(ListArgs),
     /// Bring the retired record back; the pair stands as a veto.
     Undo {
+        /// The revision's id (`rev N` in the list).
         id: Option<i64>,
         /// Undo every revision of a run instead.
         #[arg(long, conflicts_with = "id")]
@@ -225,21 +330,32 @@ pub enum ApiKeyCommand {
     /// Mint a key bound to an active paired user: prints the key (shown
     /// once) on stdout and its id on stderr.
     Create {
+        /// The paired user the key acts as.
         #[arg(long)]
         user: String,
     },
     /// API keys by id, user, creation and revocation (never the secret).
     List {
+        /// Only this user's keys.
         #[arg(long)]
         user: Option<String>,
+        /// Print a JSON array.
+        #[arg(long)]
+        json: bool,
     },
     /// Revoke one key by its id (`key-…`); it never works again.
-    Revoke { id: String },
+    Revoke {
+        /// The key's id, `key-…` (the prefix and case are forgiven).
+        id: String,
+    },
 }
 
 /// Run one command line; the error is what `steward` prints before it exits 1.
 pub async fn run(cli: Cli) -> Result<()> {
     check(&cli)?;
+    if !matches!(cli.command, Command::Serve) {
+        end_quietly_on_a_closed_pipe();
+    }
     let cfg = Config::load(cli.config.as_deref())?;
     for w in cfg.warnings() {
         tracing::warn!("{w}");
@@ -297,11 +413,58 @@ fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
+/// `value` with every `…_at` number (ms since the epoch) written as an ISO
+/// 8601 time, as the plain output writes them.
+fn with_iso_times(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| {
+                    let v = match (k.ends_with("_at"), v.as_i64()) {
+                        (true, Some(ms)) => Value::String(date(ms)),
+                        _ => with_iso_times(v),
+                    };
+                    (k, v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(with_iso_times).collect()),
+        other => other,
+    }
+}
+
+/// Print `value` as pretty JSON, its times in ISO 8601.
+fn print_json(value: &impl serde::Serialize) -> Result<()> {
+    let v = with_iso_times(serde_json::to_value(value)?);
+    println!("{}", serde_json::to_string_pretty(&v)?);
+    Ok(())
+}
+
+/// A time as every command prints it: ISO 8601 in UTC, to the second
+/// (`2026-01-05T09:00:00Z`).
 fn date(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
-        .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
         .unwrap_or_default()
 }
+
+/// A command whose reader stops reading (`steward pairing list | head -1`)
+/// ends quietly, as any Unix tool does, instead of panicking in `println!`:
+/// SIGPIPE gets its default action back (Rust ignores it). Not for `serve`,
+/// which must outlive a closed stdout; sockets are written with
+/// `MSG_NOSIGNAL` and raise no SIGPIPE either way.
+#[cfg(unix)]
+fn end_quietly_on_a_closed_pipe() {
+    // SAFETY: only the disposition of SIGPIPE changes, to the default, which
+    // runs no code of this process; `signal` may be called from any thread.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+#[cfg(not(unix))]
+fn end_quietly_on_a_closed_pipe() {}
 
 /// Commands that call the language model (extraction, replies, judge, consolidation, summaries).
 fn uses_model(c: &Command) -> bool {
@@ -326,4 +489,40 @@ fn check(cli: &Cli) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Arguments still without help text, each a debt (`memory search` is
+    /// being reworked beside this file).
+    const WITHOUT_HELP: &[&str] = &["steward memory search text"];
+
+    /// Every argument of every subcommand, with its help text if any.
+    fn arguments(cmd: &clap::Command, path: &str, out: &mut Vec<(String, bool)>) {
+        for arg in cmd.get_arguments() {
+            if matches!(arg.get_id().as_str(), "help" | "version") {
+                continue;
+            }
+            out.push((format!("{path} {}", arg.get_id()), arg.get_help().is_some()));
+        }
+        for sub in cmd.get_subcommands() {
+            arguments(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn every_argument_has_help_text() {
+        let mut all = Vec::new();
+        arguments(&Cli::command(), "steward", &mut all);
+        assert!(all.len() > 30, "walked the commands: {all:?}");
+        let missing: Vec<&str> = all
+            .iter()
+            .filter(|(name, has)| !has && !WITHOUT_HELP.contains(&name.as_str()))
+            .map(|(name, _)| name.as_str())
+            .collect();
+        assert!(missing.is_empty(), "arguments without help: {missing:#?}");
+    }
 }

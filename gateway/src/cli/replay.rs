@@ -13,14 +13,36 @@ pub(super) async fn run(file: &Path, json: bool, cfg: Config) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
+    println!("replies ({}):", out.replies.len());
     for r in &out.replies {
-        println!("[{}] {}", r.conversation, r.text.replace('\n', "\n    "));
+        println!("  [{}]", r.conversation);
+        for line in r.text.lines() {
+            println!("    {line}");
+        }
     }
-    println!("-- memory");
+    println!("memory ({} records):", out.memory.len());
     for m in &out.memory {
+        let owner = m
+            .owner
+            .as_deref()
+            .map(|o| format!(" of {o}"))
+            .unwrap_or_default();
         println!(
-            "#{} {} {} {:?}: {}",
-            m.id, m.scope, m.status, m.owner, m.content
+            "  #{:<4} {} {}{owner}, said {}: {}",
+            m.id, m.status, m.scope, m.said_at, m.content
+        );
+    }
+    println!("revisions ({}):", out.revisions.len());
+    for r in &out.revisions {
+        println!(
+            "  rev {:<3} #{} retired by #{} via {} ({}){}: {}",
+            r.id,
+            r.retired_id,
+            r.replacing_id,
+            r.via,
+            r.cause,
+            if r.undone { " [undone]" } else { "" },
+            r.reason
         );
     }
     Ok(())

@@ -2,7 +2,7 @@
 //! channel beside it, and the background jobs, until ctrl-c.
 
 use crate::dashboard::AdminToken;
-use crate::http::{serve, AppState};
+use crate::http::{serve, serve_metrics, AppState};
 use crate::turn::TurnLoop;
 use anyhow::{Context, Result};
 use std::io::Write;
@@ -23,6 +23,24 @@ pub(super) async fn run(turns: Arc<TurnLoop>) -> Result<()> {
     );
     if cfg.dashboard.enabled {
         announce_dashboard(&turns, addr).await?;
+    }
+    let metrics = match &cfg.metrics.listen {
+        Some(at) => {
+            let listener = tokio::net::TcpListener::bind(at)
+                .await
+                .with_context(|| format!("binding metrics.listen {at}"))?;
+            println!("metrics: http://{}/metrics", listener.local_addr()?);
+            let state = AppState {
+                turns: turns.clone(),
+            };
+            Some(tokio::spawn(serve_metrics(listener, state, async {
+                let _ = tokio::signal::ctrl_c().await;
+            })))
+        }
+        None => None,
+    };
+    if cfg.metrics.token.is_some() {
+        println!("metrics: http://{addr}/metrics (Authorization: Bearer <metrics.token>)");
     }
     if cfg.teams.security_token.is_some() {
         println!("Teams outgoing webhook: POST http://{addr}/teams/<agent>");
@@ -51,6 +69,9 @@ pub(super) async fn run(turns: Arc<TurnLoop>) -> Result<()> {
     match discord {
         Some(discord) => discord.beside(server).await?,
         None => server.await?,
+    }
+    if let Some(metrics) = metrics {
+        metrics.abort();
     }
     expire.abort();
     if let Some(job) = consolidation {

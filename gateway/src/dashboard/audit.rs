@@ -25,7 +25,7 @@ fn template(entries: &[AuditEntry]) -> Markup {
                 td { code { (e.actor) } }
                 td { span.action { (e.action) } }
                 td { code { (e.target) } }
-                td { (e.detail) }
+                td.detail { (e.detail) }
             }
         }
     })

@@ -1,7 +1,8 @@
 //! The web dashboard (SPEC §10), served by the same axum server under
 //! `/dashboard`: admin sign-in, chat as the built-in `admin`, pairing
 //! requests and paired users, the memory browser, the review queue of
-//! quarantined records, revisions with undo, and the audit log.
+//! quarantined records, revisions with undo, the audit log, and the
+//! effective settings (secrets hidden).
 //!
 //! Server-rendered HTML (maud, escaped by construction) with one embedded
 //! stylesheet and no JavaScript. Every state-changing request is a POST form
@@ -22,6 +23,7 @@ mod memory;
 mod pairing;
 mod review;
 mod revisions;
+mod settings;
 mod signin;
 mod view;
 
@@ -125,6 +127,7 @@ where
         .route("/dashboard/pairing", get(pairing::page))
         .route("/dashboard/pairing/approve", post(pairing::approve))
         .route("/dashboard/pairing/deny", post(pairing::deny))
+        .route("/dashboard/pairing/add", post(pairing::add))
         .route("/dashboard/users/role", post(pairing::set_role))
         .route("/dashboard/users/revoke", post(pairing::revoke))
         .route("/dashboard/memory", get(memory::page))
@@ -136,6 +139,7 @@ where
         .route("/dashboard/revisions/undo", post(revisions::undo))
         .route("/dashboard/revisions/forget", post(revisions::forget))
         .route("/dashboard/audit", get(audit::page))
+        .route("/dashboard/settings", get(settings::page))
         .layer(map_response(security_headers))
         .with_state(DashboardState {
             turns: turns.clone(),
@@ -154,6 +158,7 @@ pub const FORM_ROUTES: &[&str] = &[
     "/dashboard/chat/answer",
     "/dashboard/pairing/approve",
     "/dashboard/pairing/deny",
+    "/dashboard/pairing/add",
     "/dashboard/users/role",
     "/dashboard/users/revoke",
     "/dashboard/review/confirm",
@@ -176,8 +181,26 @@ async fn style() -> Response {
         .into_response()
 }
 
+/// The page of a path nothing serves, for a browser: 404, in the dashboard's
+/// look, with the dashboard's security headers.
+pub fn not_found(path: &str) -> Response {
+    let text =
+        format!("Nothing is served at {path}. The dashboard's pages are in its navigation bar.");
+    secure(
+        (
+            StatusCode::NOT_FOUND,
+            view::message_page("Not found", &text),
+        )
+            .into_response(),
+    )
+}
+
+async fn security_headers(resp: Response) -> Response {
+    secure(resp)
+}
+
 /// No framing, no inline script or style, nothing cached, no referrer.
-async fn security_headers(mut resp: Response) -> Response {
+fn secure(mut resp: Response) -> Response {
     let h = resp.headers_mut();
     h.insert(
         header::CONTENT_SECURITY_POLICY,

@@ -1,5 +1,6 @@
-//! The pairing page: pending requests (approve as user or admin, deny) and
-//! paired users (change role, revoke). The built-in `admin` is not changed here.
+//! The pairing page: pending requests (approve as user or admin, deny),
+//! pairing an identity directly (without a code), and paired users (change
+//! role, revoke). The built-in `admin` is not changed here.
 
 use super::auth::{Screen, Submitted};
 use super::view::{self, PAIRING};
@@ -71,8 +72,31 @@ fn template(pending: &[PairingRequest], users: &[User], csrf: &str) -> Markup {
             }
         }
     });
+    let add = html! {
+        section.card.add-user {
+            h2 { "Pair someone directly" }
+            p.muted { "Without a /pair code: give the identity their channel stores (discord:<id>, teams:<aad id>, cli:<name>)." }
+            form.fields method="post" action="/dashboard/pairing/add" {
+                (view::csrf_field(csrf))
+                label { "Identity"
+                    input type="text" name="identity" required placeholder="discord:123456789012345678";
+                }
+                label { "Name (optional)"
+                    input type="text" name="name";
+                }
+                label { "Role"
+                    select name="role" {
+                        option value="user" selected { "user" }
+                        option value="admin" { "admin" }
+                    }
+                }
+                button.primary type="submit" { "Pair" }
+            }
+        }
+    };
     html! {
         (requests)
+        (add)
         (paired)
     }
 }
@@ -80,6 +104,15 @@ fn template(pending: &[PairingRequest], users: &[User], csrf: &str) -> Markup {
 #[derive(Debug, Deserialize)]
 pub(super) struct CodeForm {
     code: String,
+    #[serde(default)]
+    role: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct AddForm {
+    identity: String,
+    #[serde(default)]
+    name: String,
     #[serde(default)]
     role: String,
 }
@@ -108,7 +141,9 @@ fn outcome<F, T>(
             e @ (PairingError::UnknownCode(_)
             | PairingError::CodeExpired(_)
             | PairingError::CodeNotPending { .. }
-            | PairingError::UnknownUser(_)),
+            | PairingError::UnknownUser(_)
+            | PairingError::BadIdentity(_)
+            | PairingError::AlreadyPaired { .. }),
         ) => (false, e.to_string()),
         Err(other) => return Err(DashError::from(other)),
     };
@@ -135,6 +170,29 @@ pub(super) async fn approve(sent: Submitted<CodeForm>) -> Page {
             "Approved: {} ({}) is paired as {}.",
             u.name, u.user_id, u.role
         )
+    })
+}
+
+/// Pair an identity without a code (`Pairing::pair_directly`, audited).
+pub(super) async fn add(sent: Submitted<AddForm>) -> Page {
+    let role = match role_of(&sent.form.role) {
+        Ok(r) => r,
+        Err(e) => return sent.done(false, e, PAIRING.path),
+    };
+    let state = &sent.state;
+    let result = state
+        .pairing()
+        .pair_directly(
+            state.org(),
+            &sent.form.identity,
+            Some(&sent.form.name),
+            role,
+            BUILT_IN_ADMIN,
+            now_ms(),
+        )
+        .await;
+    outcome(sent, result, |u, _| {
+        format!("Paired: {} ({}) as {}.", u.name, u.user_id, u.role)
     })
 }
 

@@ -1,5 +1,5 @@
 //! Step 10: trim a conversation's live history into an archive; with
-//! `memory.auto_keep`, learn from it person by person.
+//! `auto_keep` (the agent's, else `memory.auto_keep`), learn from it person by person.
 
 use super::summary::time;
 use super::Lifecycle;
@@ -151,7 +151,7 @@ impl Lifecycle {
             })
             .await?;
         let mut learned = Vec::new();
-        if policy::trim_learns(self.learning.policy(), current) {
+        if policy::trim_learns(self.learning.policy(&first.agent), current) {
             let run_id = format!("trim:{archive_id}");
             for speaker in policy::speakers(slice) {
                 let authority = policy::stored_authority(slice, &speaker, current);

@@ -1,7 +1,26 @@
 //! Token use of a model provider, counted in process (logs and tests read it).
 
 use serde::Serialize;
+use std::cell::Cell;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+tokio::task_local! {
+    /// Tokens (prompt, completion) of the model call being measured.
+    static CALL_TOKENS: Cell<(u64, u64)>;
+}
+
+/// Run one model call and count the tokens its requests used (prompt,
+/// completion), whatever provider answers; an inner measured call counts
+/// its own, not the outer one's.
+pub async fn measured<F: Future>(f: F) -> (F::Output, (u64, u64)) {
+    CALL_TOKENS
+        .scope(Cell::new((0, 0)), async {
+            let out = f.await;
+            (out, CALL_TOKENS.with(Cell::get))
+        })
+        .await
+}
 
 /// Token use of a model provider.
 #[derive(Debug, Default)]
@@ -32,6 +51,10 @@ impl TokenUsage {
         self.prompt_tokens.fetch_add(prompt, Ordering::Relaxed);
         self.completion_tokens
             .fetch_add(completion, Ordering::Relaxed);
+        let _ = CALL_TOKENS.try_with(|t| {
+            let (p, c) = t.get();
+            t.set((p.saturating_add(prompt), c.saturating_add(completion)));
+        });
     }
 
     pub(crate) fn failed(&self) {
