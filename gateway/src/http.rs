@@ -418,7 +418,10 @@ async fn root(State(state): State<AppState>) -> Response {
 async fn not_found(State(state): State<AppState>, request: Request) -> Response {
     let path = request.uri().path();
     if path == "/api" || path.starts_with("/api/") {
-        return crate::api::not_found().await;
+        return error(
+            StatusCode::NOT_FOUND,
+            &format!("no such endpoint: {path}; GET /api/v1/openapi.json lists them"),
+        );
     }
     let browser = request
         .headers()

@@ -258,11 +258,3 @@ async fn json_errors(resp: Response) -> Response {
     );
     Response::from_parts(parts, json.into_body())
 }
-
-/// `GET /api/v1/...` with no such route: a JSON 404, for the app's fallback.
-pub async fn not_found() -> Response {
-    error_response(
-        axum::http::StatusCode::NOT_FOUND,
-        "no such route; GET /api/v1/openapi.json lists them",
-    )
-}
