@@ -511,6 +511,8 @@ fn main() {
         let url = format!("sqlite:{}", dir.path().join("quality.db").display());
         let db = Db::connect(&url).await.expect("sqlite");
         let ids = db.insert_records(&records).await.expect("insert");
+        // As after the hourly job: statistics and the common-token list current.
+        db.optimize().await.expect("optimize");
         let (ours, leaks) = steward_search(&db, &ids, &questions).await;
         print("steward keyword (SQLite FTS5, BM25)", &ours);
         println!("  records outside the asker's scope returned: {leaks}");
@@ -522,6 +524,7 @@ fn main() {
                 .await
                 .expect("postgres");
             let ids = db.insert_records(&records).await.expect("insert");
+            db.optimize().await.expect("optimize");
             let (ours, leaks) = steward_search(&db, &ids, &questions).await;
             print("steward keyword (PostgreSQL tsvector, ts_rank_cd)", &ours);
             println!("  records outside the asker's scope returned: {leaks}");

@@ -2,17 +2,22 @@
 -- PostgreSQL's own full-text search: a tsvector per ACTIVE record with a GIN
 -- index, ranked by ts_rank_cd. The lexemes are the analyzer's output
 -- (memory::fulltext: stems, identifier parts, CJK bigrams) given as a
--- tsvector literal, so both engines index the same tokens. The document also
--- holds one lexeme naming the organisation and visibility key the record is
--- read under, so the scope is part of the match.
+-- tsvector literal, so both engines index the same tokens. `org` and `vis`
+-- (the visibility key the record is read under) filter the rows the words
+-- matched. `rowid` is the record id, named as SQLite's FTS5 names it, so the
+-- statements that drop a record's row are the same on both engines.
 DROP TABLE memory_terms;
--- `rowid` is the record id, named as SQLite's FTS5 names it, so the statements
--- that drop a record's row are the same on both engines.
 CREATE TABLE memory_fts (
     rowid BIGINT PRIMARY KEY,
+    org TEXT NOT NULL,
+    vis TEXT NOT NULL,
     doc TSVECTOR NOT NULL
 );
 CREATE INDEX memory_fts_doc ON memory_fts USING GIN (doc);
+-- Tokens so common that ranking by them would read a large share of the
+-- store: a search leaves them out when it has rarer ones. Refreshed by
+-- `Db::optimize` (the hourly job) from ts_stat.
+CREATE TABLE memory_fts_common (token TEXT PRIMARY KEY, docs BIGINT NOT NULL);
 -- Active records the Rust side indexes at connect (`Db::index_pending`).
 CREATE TABLE memory_fts_pending (record_id BIGINT PRIMARY KEY, org TEXT NOT NULL);
 INSERT INTO memory_fts_pending SELECT id, org FROM memory_records WHERE status = 'active';

@@ -3,15 +3,22 @@
 -- by record id (rowid). `tokens` is the analyzer's output (memory::fulltext:
 -- stems, identifier parts, CJK bigrams), space-separated, so the `ascii`
 -- tokenizer only splits on the spaces and keeps every token as written.
--- `vis` holds one token naming the organisation and visibility key the record
--- is read under, so the scope is part of the MATCH and a search reads only
--- what its scope may see.
+-- `org` and `vis` (the visibility key the record is read under) are stored,
+-- not indexed: a search filters the rows its words matched by them.
 DROP TABLE memory_terms;
 CREATE VIRTUAL TABLE memory_fts USING fts5(
     tokens,
-    vis,
+    org UNINDEXED,
+    vis UNINDEXED,
     tokenize = "ascii tokenchars '_-.'"
 );
+-- How many records hold each token (FTS5's own counts), for the refresh of
+-- memory_fts_common.
+CREATE VIRTUAL TABLE memory_fts_vocab USING fts5vocab(memory_fts, 'col');
+-- Tokens so common that ranking by them would read a large share of the
+-- store (BM25 counts every row holding a query token): a search leaves them
+-- out when it has rarer ones. Refreshed by `Db::optimize` (the hourly job).
+CREATE TABLE memory_fts_common (token TEXT PRIMARY KEY, docs BIGINT NOT NULL);
 -- Active records the Rust side indexes at connect (`Db::index_pending`):
 -- the analyzer is Rust, so a migration can only say what needs indexing.
 CREATE TABLE memory_fts_pending (record_id BIGINT PRIMARY KEY, org TEXT NOT NULL);

@@ -1,19 +1,42 @@
 //! Full-text search on the engines' own indexes: SQLite's FTS5 ranked by BM25,
 //! PostgreSQL's tsvector + GIN ranked by `ts_rank_cd` (migration
 //! `0006_fulltext`). Both index the tokens of [`crate::fulltext`], and both
-//! hold active records only. A record's row also carries one token naming its
-//! organisation and visibility key, so a search's scope is part of its match:
-//! one statement per search, reading only what the scope may see (callers
-//! still check every row they get back).
+//! hold active records only, with the organisation and visibility key each is
+//! read under: one statement per search, keeping only rows its scope may see
+//! (callers still check every row they get back).
+//!
+//! Ranking reads every row that holds a query token (BM25's document
+//! frequencies, `ts_rank_cd` per matched row), so a token held by a large
+//! share of the store would make each search grow with it. Such tokens are
+//! listed in `memory_fts_common` by [`Db::optimize`] and left out of a search
+//! that has rarer ones; a search of common tokens only reads the newest matches.
 
-use super::{Backend, Db, Result};
+use super::{Backend, Db, Result, Sql};
 use crate::fulltext::{document_tokens, query_tokens};
 use crate::model::{MemoryRecord, NewRecord, Scope};
-use sha2::{Digest, Sha256};
 use sqlx::{AnyConnection, AnyPool};
+use std::collections::HashSet;
+use std::sync::RwLock;
+use std::time::{Duration, Instant};
 
 /// How many active records `Db::index_pending` indexes per transaction.
 const PENDING_BATCH: i64 = 500;
+
+/// A token held by more records than this is common (see the module doc).
+pub const COMMON_DOCS: i64 = 1_000;
+
+/// How long a process keeps its copy of the common tokens before reading the
+/// table again (another replica may have refreshed it).
+const COMMON_TTL: Duration = Duration::from_secs(300);
+
+/// A search of common tokens only reads at most this many newest matches.
+const NEWEST_MATCHES: i64 = 500;
+
+/// This process's copy of `memory_fts_common`.
+#[derive(Debug, Default)]
+pub(super) struct CommonTokens {
+    loaded: RwLock<Option<(Instant, HashSet<String>)>>,
+}
 
 /// The visibility key a record is read under (SPEC §8): org policy, an
 /// agent's notes, a person's records with one agent, a person's records with every agent.
@@ -25,17 +48,6 @@ pub(super) fn vis_key(scope: Scope, agent: &str, owner: Option<&str>) -> String 
         Scope::Personal => format!("user:{agent}:{owner}"),
         Scope::Person => format!("person:{owner}"),
     }
-}
-
-/// The one token naming an organisation's visibility key (ids may hold any
-/// character; the token holds hex digits only).
-fn vis_token(org: &str, key: &str) -> String {
-    let digest = Sha256::new()
-        .chain_update(org.as_bytes())
-        .chain_update([0x1f])
-        .chain_update(key.as_bytes())
-        .finalize();
-    format!("k{}", hex::encode(&digest[..10]))
 }
 
 fn backend_of(conn: &AnyConnection) -> Backend {
@@ -119,25 +131,29 @@ impl Placed for NewRecord {
     }
 }
 
-/// Index a record (active) under its tokens and its visibility token.
+/// Index a record (active) under its tokens, with its place.
 pub(super) async fn index(conn: &mut AnyConnection, r: &Doc<'_>) -> Result<()> {
     let tokens = document_tokens(r.subject, r.content);
-    let vis = vis_token(r.org, &vis_key(r.scope, r.agent, r.owner));
+    let vis = vis_key(r.scope, r.agent, r.owner);
     match backend_of(conn) {
         Backend::Sqlite => {
-            let text = "INSERT INTO memory_fts (rowid, tokens, vis) VALUES ($1, $2, $3)";
-            sql!(text, r.id, tokens.join(" "), vis).exec(conn).await?;
+            let text = "INSERT INTO memory_fts (rowid, tokens, org, vis) VALUES ($1, $2, $3, $4)";
+            sql!(text, r.id, tokens.join(" "), r.org, vis)
+                .exec(conn)
+                .await?;
         }
         Backend::Postgres => {
             // Positions (1-based, capped as tsvector caps them) serve ts_rank_cd.
-            let mut doc: Vec<String> = tokens
+            let doc: Vec<String> = tokens
                 .iter()
                 .enumerate()
                 .map(|(i, t)| format!("{}:{}", pg_quoted(t), (i + 1).min(16_383)))
                 .collect();
-            doc.push(pg_quoted(&vis));
-            let text = "INSERT INTO memory_fts (rowid, doc) VALUES ($1, $2::tsvector)";
-            sql!(text, r.id, doc.join(" ")).exec(conn).await?;
+            let text =
+                "INSERT INTO memory_fts (rowid, org, vis, doc) VALUES ($1, $2, $3, $4::tsvector)";
+            sql!(text, r.id, r.org, vis, doc.join(" "))
+                .exec(conn)
+                .await?;
         }
     }
     Ok(())
@@ -161,51 +177,100 @@ pub(super) async fn unindex_owned(
     sql!(text, org, owner).exec(conn).await.map(|_| ())
 }
 
-/// Records of `org` visible under one of `keys` matching any token of
-/// `query`, best first (BM25 on SQLite, cover density on PostgreSQL), with
-/// their scores (higher is better), at most `limit`, `except` left out.
-pub(super) async fn search(
-    pool: &AnyPool,
-    backend: Backend,
-    org: &str,
-    keys: &[String],
-    query: &str,
-    except: Option<i64>,
-    limit: usize,
-) -> Result<Vec<(i64, f64)>> {
-    let tokens = query_tokens(query);
-    if tokens.is_empty() || keys.is_empty() || limit == 0 {
+/// What one search asks: an organisation's records visible under one of
+/// `keys` that hold a token of `query`, `except` left out, at most `limit`.
+pub(super) struct Search<'a> {
+    pub org: &'a str,
+    pub keys: &'a [String],
+    pub query: &'a str,
+    pub except: Option<i64>,
+    pub limit: usize,
+}
+
+/// Ids and scores of the records `s` asks for, best first (BM25 on SQLite,
+/// cover density on PostgreSQL; higher is better). A search of common tokens
+/// only scores its newest matches 0, and the caller ranks them.
+pub(super) async fn search(db: &Db, s: &Search<'_>) -> Result<Vec<(i64, f64)>> {
+    let tokens = query_tokens(s.query);
+    if tokens.is_empty() || s.keys.is_empty() || s.limit == 0 {
         return Ok(Vec::new());
     }
-    let vis: Vec<String> = keys.iter().map(|k| vis_token(org, k)).collect();
-    let except = except.unwrap_or(-1);
-    let limit = limit as i64;
-    match backend {
+    let common = db.common.tokens(&db.pool).await?;
+    let rare: Vec<String> = tokens
+        .iter()
+        .filter(|t| !common.contains(*t))
+        .cloned()
+        .collect();
+    let (words, ranked) = if rare.is_empty() {
+        (tokens, false)
+    } else {
+        (rare, true)
+    };
+    let except = s.except.unwrap_or(-1);
+    let limit = s.limit as i64;
+    // The words matched; the place filters the rows they matched.
+    let place = |q: Sql<'static>| {
+        q.push(" AND org = ")
+            .bind(s.org.to_string())
+            .push(" AND vis IN (")
+            .bind_list(s.keys.to_vec())
+            .push(") AND rowid <> ")
+            .bind(except)
+    };
+    let rows = if ranked {
+        limit
+    } else {
+        NEWEST_MATCHES.min(limit * 20)
+    };
+    match db.backend {
         Backend::Sqlite => {
-            let any = |ts: &[String]| {
-                ts.iter()
+            let matching = format!(
+                "tokens : ({})",
+                words
+                    .iter()
                     .map(|t| fts5_quoted(t))
                     .collect::<Vec<_>>()
                     .join(" OR ")
+            );
+            // bm25 is lower for better matches.
+            let (select, order) = if ranked {
+                (
+                    "SELECT rowid, -bm25(memory_fts) AS score",
+                    "score DESC, rowid DESC",
+                )
+            } else {
+                ("SELECT rowid, 0.0 AS score", "rowid DESC")
             };
-            let matching = format!("tokens : ({}) AND vis : ({})", any(&tokens), any(&vis));
-            // bm25 is lower for better matches; the visibility column weighs nothing.
-            let text = "SELECT rowid, -bm25(memory_fts, 1.0, 0.0) AS score FROM memory_fts \
-                        WHERE memory_fts MATCH $1 AND rowid <> $2 ORDER BY score DESC, rowid DESC LIMIT $3";
-            sql!(text, matching, except, limit).all(pool).await
+            let q = sql!(
+                format!("{select} FROM memory_fts WHERE memory_fts MATCH $1"),
+                matching
+            );
+            let q = place(q).push(&format!(" ORDER BY {order} LIMIT "));
+            q.bind(rows).all(&db.pool).await
         }
         Backend::Postgres => {
-            let any = |ts: &[String]| {
-                ts.iter()
-                    .map(|t| pg_quoted(t))
-                    .collect::<Vec<_>>()
-                    .join(" | ")
+            let tsquery = words
+                .iter()
+                .map(|t| pg_quoted(t))
+                .collect::<Vec<_>>()
+                .join(" | ");
+            let (select, order) = if ranked {
+                (
+                    "SELECT rowid, CAST(ts_rank_cd(doc, $1::tsquery) AS DOUBLE PRECISION) AS score",
+                    "score DESC, rowid DESC",
+                )
+            } else {
+                (
+                    "SELECT rowid, CAST(0 AS DOUBLE PRECISION) AS score",
+                    "rowid DESC",
+                )
             };
-            let words = any(&tokens);
-            let matching = format!("({words}) & ({})", any(&vis));
-            let text = "SELECT rowid, CAST(ts_rank_cd(doc, $1::tsquery) AS DOUBLE PRECISION) AS score FROM memory_fts \
-                        WHERE doc @@ $2::tsquery AND rowid <> $3 ORDER BY score DESC, rowid DESC LIMIT $4";
-            sql!(text, words, matching, except, limit).all(pool).await
+            let q = sql!(
+                format!("{select} FROM memory_fts WHERE doc @@ $1::tsquery"),
+                tsquery
+            );
+            let q = place(q).push(&format!(" ORDER BY {order} LIMIT "));
+            q.bind(rows).all(&db.pool).await
         }
     }
 }
@@ -219,7 +284,58 @@ pub(super) fn shared_tokens(query: &str, r: &MemoryRecord) -> i64 {
         .count() as i64
 }
 
+impl CommonTokens {
+    /// The common tokens, read again from the table when this copy is old.
+    async fn tokens(&self, pool: &AnyPool) -> Result<HashSet<String>> {
+        if let Ok(guard) = self.loaded.read() {
+            if let Some((at, tokens)) = guard.as_ref() {
+                if at.elapsed() < COMMON_TTL {
+                    return Ok(tokens.clone());
+                }
+            }
+        }
+        let rows: Vec<(String,)> = sql!("SELECT token FROM memory_fts_common")
+            .all(pool)
+            .await?;
+        let tokens: HashSet<String> = rows.into_iter().map(|(t,)| t).collect();
+        if let Ok(mut guard) = self.loaded.write() {
+            *guard = Some((Instant::now(), tokens.clone()));
+        }
+        Ok(tokens)
+    }
+
+    fn forget(&self) {
+        if let Ok(mut guard) = self.loaded.write() {
+            *guard = None;
+        }
+    }
+}
+
 impl Db {
+    /// List the tokens held by more than [`COMMON_DOCS`] active records, from
+    /// the engine's own counts (FTS5's vocabulary table, PostgreSQL's
+    /// `ts_stat`). Reads the whole index: run by the hourly job, not per turn.
+    pub async fn refresh_common_tokens(&self) -> Result<u64> {
+        let counted = match self.backend {
+            Backend::Sqlite => {
+                "SELECT term, doc FROM memory_fts_vocab WHERE col = 'tokens' AND doc > $1"
+            }
+            Backend::Postgres => {
+                "SELECT word, CAST(ndoc AS BIGINT) FROM ts_stat('SELECT doc FROM memory_fts') WHERE ndoc > $1"
+            }
+        };
+        let rows: Vec<(String, i64)> = sql!(counted, COMMON_DOCS).all(&self.pool).await?;
+        let mut tx = self.pool.begin().await?;
+        sql!("DELETE FROM memory_fts_common").exec(&mut *tx).await?;
+        for (token, docs) in &rows {
+            let text = "INSERT INTO memory_fts_common (token, docs) VALUES ($1, $2)";
+            sql!(text, token, *docs).exec(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        self.common.forget();
+        Ok(rows.len() as u64)
+    }
+
     /// Index the active records a migration listed as not yet indexed
     /// (`memory_fts_pending`), in batches. Run at connect; returns how many.
     pub async fn index_pending(&self) -> Result<u64> {

@@ -92,6 +92,8 @@ pub enum Backend {
 pub struct Db {
     pool: AnyPool,
     backend: Backend,
+    /// This process's copy of the tokens too common to rank by (`fulltext`).
+    common: std::sync::Arc<fulltext::CommonTokens>,
 }
 
 /// One connection to `url` before the pool is made, so that an unreachable
@@ -180,7 +182,11 @@ impl Db {
             .acquire_timeout(Duration::from_secs(10))
             .connect(&url)
             .await?;
-        let db = Db { pool, backend };
+        let db = Db {
+            pool,
+            backend,
+            common: Default::default(),
+        };
         match backend {
             Backend::Sqlite => {
                 if max > 1 {
@@ -249,8 +255,10 @@ impl Db {
 
     /// Keep the planner's statistics current as the store grows: SQLite's
     /// `PRAGMA optimize` (it analyses only what changed enough), PostgreSQL's
-    /// `ANALYZE` of the tables every turn reads. Run by the hourly expire job.
+    /// `ANALYZE` of the tables every turn reads, and the list of tokens too
+    /// common to rank by. Run by the hourly expire job.
     pub async fn optimize(&self) -> Result<()> {
+        self.refresh_common_tokens().await?;
         match self.backend {
             Backend::Sqlite => sql!("PRAGMA optimize").exec(&self.pool).await?,
             Backend::Postgres => {

@@ -559,16 +559,14 @@ impl Db {
         }
         // Room for rows the shared-thread rule drops.
         let cap = (limit.max(1) * 4) as usize;
-        let ranked = fulltext::search(
-            &self.pool,
-            self.backend,
-            &scope.org,
-            &keys,
+        let search = fulltext::Search {
+            org: &scope.org,
+            keys: &keys,
             query,
-            None,
-            cap,
-        )
-        .await?;
+            except: None,
+            limit: cap,
+        };
+        let ranked = fulltext::search(self, &search).await?;
         // The visibility rule is checked on every row: the entry point fails closed.
         let mut out: Vec<Retrieved> = hit_records(&self.pool, ranked, |r| scope.may_read(r))
             .await?
@@ -579,6 +577,9 @@ impl Db {
                 score,
             })
             .collect();
+        // Best score first; more of the query's words break ties (and rank a
+        // search of common words, which the engine does not score).
+        out.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.hits.cmp(&a.hits)));
         out.truncate(limit.max(0) as usize);
         if scope.speaker.is_some() {
             // How the speaker wants to be served applies to every reply, whatever the words.

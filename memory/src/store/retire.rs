@@ -213,16 +213,14 @@ impl Db {
     ) -> Result<Vec<(MemoryRecord, f64)>> {
         let vis = vis_key(rec.scope, &rec.agent, rec.owner.as_deref());
         let query = format!("{} {}", rec.content, rec.subject);
-        let ranked = fulltext::search(
-            &self.pool,
-            self.backend,
-            &rec.org,
-            &[vis],
-            &query,
-            Some(rec.id),
+        let search = fulltext::Search {
+            org: &rec.org,
+            keys: &[vis],
+            query: &query,
+            except: Some(rec.id),
             limit,
-        )
-        .await?;
+        };
+        let ranked = fulltext::search(self, &search).await?;
         // The visibility key names the place; each row is checked again, failing closed.
         hit_records(&self.pool, ranked, |r| {
             r.org == rec.org
