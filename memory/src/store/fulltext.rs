@@ -103,33 +103,19 @@ pub(super) trait Placed {
     fn place(&self) -> (&str, &str, Scope, Option<&str>, &str, &str);
 }
 
-impl Placed for MemoryRecord {
-    fn place(&self) -> (&str, &str, Scope, Option<&str>, &str, &str) {
-        let owner = self.owner.as_deref();
-        (
-            &self.org,
-            &self.agent,
-            self.scope,
-            owner,
-            &self.subject,
-            &self.content,
-        )
-    }
+/// Stored records and records about to be stored have the same fields.
+macro_rules! placed {
+    ($($t:ty),*) => {$(
+        impl Placed for $t {
+            fn place(&self) -> (&str, &str, Scope, Option<&str>, &str, &str) {
+                let owner = self.owner.as_deref();
+                (&self.org, &self.agent, self.scope, owner, &self.subject, &self.content)
+            }
+        }
+    )*};
 }
 
-impl Placed for NewRecord {
-    fn place(&self) -> (&str, &str, Scope, Option<&str>, &str, &str) {
-        let owner = self.owner.as_deref();
-        (
-            &self.org,
-            &self.agent,
-            self.scope,
-            owner,
-            &self.subject,
-            &self.content,
-        )
-    }
-}
+placed!(MemoryRecord, NewRecord);
 
 /// Index a record (active) under its tokens, with its place.
 pub(super) async fn index(conn: &mut AnyConnection, r: &Doc<'_>) -> Result<()> {
