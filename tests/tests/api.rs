@@ -445,6 +445,53 @@ async fn a_user_key_never_reaches_another_persons_record() {
             !contents.iter().any(|c| c.contains("Bob")),
             "{name}: {contents:?}"
         );
+        assert!(
+            found["items"][0]["score"].as_f64().is_some(),
+            "{name}: {found}"
+        );
+        // An admin's search reads notes and policy, and one person's own
+        // records only when asked `as` them (audited); Carol's key may not.
+        let contents = |found: &serde_json::Value| -> Vec<String> {
+            found["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f["record"]["content"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let (s, plain) = a.get("/api/v1/memory/search?q=milk", &a.admin).await;
+        assert_eq!(s, StatusCode::OK, "{name}: {plain}");
+        assert_eq!(
+            contents(&plain),
+            vec!["The milk wiki is at wiki.example.com"],
+            "{name}"
+        );
+        let (_, as_bob) = a
+            .get("/api/v1/memory/search?q=milk&as=discord:222", &a.admin)
+            .await;
+        let bob_sees = contents(&as_bob);
+        assert!(
+            bob_sees.contains(&"Bob takes oat milk".to_string()),
+            "{name}: {bob_sees:?}"
+        );
+        assert!(
+            !bob_sees.iter().any(|c| c.contains("Carol")),
+            "{name}: {bob_sees:?}"
+        );
+        let viewed = a
+            .db()
+            .audit_about("default", "memory.view", "discord:222")
+            .await
+            .unwrap();
+        assert!(!viewed.is_empty(), "{name}");
+        let (s, _) = a
+            .get("/api/v1/memory/search?q=milk&as=discord:222", &a.carol)
+            .await;
+        assert_eq!(s, StatusCode::FORBIDDEN, "{name}");
+        let (s, _) = a
+            .get("/api/v1/memory/search?q=milk&as=discord:999", &a.admin)
+            .await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}");
         // Export: her data only, times ISO-8601, audited.
         let (s, export) = a.get("/api/v1/me/export", &a.carol).await;
         assert_eq!(s, StatusCode::OK, "{name}");

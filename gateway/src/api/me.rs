@@ -171,17 +171,58 @@ pub struct SearchQuery {
     limit: Option<i64>,
 }
 
-/// A record found, with how many of the search's words it matched.
+/// A record found: how many of the search's words it holds, and its rank
+/// (BM25 on SQLite, cover density on PostgreSQL; higher is better, comparable
+/// within one search only).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Found {
     pub record: Record,
     pub hits: i64,
+    pub score: f64,
 }
 
 /// The records found, best first.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SearchResults {
     pub items: Vec<Found>,
+}
+
+/// What one ranked search reads: the org, the agent (default
+/// `server.agent`), the person whose own records it may also read.
+pub(super) struct Searched<'a> {
+    pub org: &'a str,
+    pub agent: Option<String>,
+    pub speaker: Option<String>,
+    pub text: &'a str,
+    pub limit: Option<i64>,
+}
+
+/// The one retrieval a turn uses, with a direct conversation's scope.
+pub(super) async fn ranked(state: &ApiState, s: Searched<'_>) -> Result<SearchResults, ApiError> {
+    let limit = wire::limit(s.limit)?;
+    let agent = s
+        .agent
+        .unwrap_or_else(|| state.turns.config().server.agent.clone());
+    if let Err(why) = memory::check_agent_id(&agent) {
+        return Err(ApiError::bad_request(format!("agent: {why}")));
+    }
+    let scope = RetrievalScope {
+        org: s.org.to_string(),
+        agent,
+        speaker: s.speaker,
+        shared: false,
+    };
+    let found = state.turns.db().retrieve(&scope, s.text, limit).await?;
+    Ok(SearchResults {
+        items: found
+            .into_iter()
+            .map(|f| Found {
+                record: f.record.into(),
+                hits: f.hits,
+                score: f.score,
+            })
+            .collect(),
+    })
 }
 
 /// Search what a direct conversation of yours may read: org policy, the
@@ -194,28 +235,12 @@ pub async fn search(
     caller: Caller,
     Query(q): Query<SearchQuery>,
 ) -> Result<Json<SearchResults>, ApiError> {
-    let limit = wire::limit(q.limit)?;
-    let agent = q
-        .agent
-        .unwrap_or_else(|| state.turns.config().server.agent.clone());
-    if let Err(why) = memory::check_agent_id(&agent) {
-        return Err(ApiError::bad_request(format!("agent: {why}")));
-    }
-    // As a turn of this user's in a direct conversation builds it.
-    let scope = RetrievalScope {
-        org: caller.org().to_string(),
-        agent,
+    let searched = Searched {
+        org: caller.org(),
+        agent: q.agent,
         speaker: Some(caller.id().to_string()),
-        shared: false,
+        text: &q.q,
+        limit: q.limit,
     };
-    let found = state.turns.db().retrieve(&scope, &q.q, limit).await?;
-    Ok(Json(SearchResults {
-        items: found
-            .into_iter()
-            .map(|f| Found {
-                record: f.record.into(),
-                hits: f.hits,
-            })
-            .collect(),
-    }))
+    Ok(Json(ranked(&state, searched).await?))
 }

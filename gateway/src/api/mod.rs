@@ -103,6 +103,7 @@ fn api() -> OpenApiRouter<ApiState> {
         .routes(routes!(me::export))
         .routes(routes!(me::search))
         .routes(routes!(memory::list))
+        .routes(routes!(memory::search))
         .routes(routes!(memory::show, memory::forget))
         .routes(routes!(memory::export))
         .routes(routes!(pairing::requests))
