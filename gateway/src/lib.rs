@@ -2,6 +2,7 @@
 
 pub mod api;
 pub mod beliefs;
+pub mod body;
 pub mod cli;
 pub mod clock;
 pub mod commands;

@@ -6,11 +6,12 @@ use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::memory::{export_of, records_page, Forgotten, Record, StatusName};
 use super::pairing::RoleName;
-use super::wire::{self, now_ms, Page, Path, Query};
+use super::search::{ranked, SearchResults, Searched};
+use super::wire::{now_ms, Page, Path, Query};
 use super::ApiState;
 use axum::extract::State;
 use axum::Json;
-use memory::store::{RecordFilter, RetrievalScope};
+use memory::store::RecordFilter;
 use memory::{MemoryRecord, Role, Scope, Status};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -169,60 +170,6 @@ pub struct SearchQuery {
     /// Results at most (1–200, default 50).
     #[param(minimum = 1, maximum = 200)]
     limit: Option<i64>,
-}
-
-/// A record found: how many of the search's words it holds, and its rank
-/// (BM25 on SQLite, cover density on PostgreSQL; higher is better, comparable
-/// within one search only).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Found {
-    pub record: Record,
-    pub hits: i64,
-    pub score: f64,
-}
-
-/// The records found, best first.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SearchResults {
-    pub items: Vec<Found>,
-}
-
-/// What one ranked search reads: the org, the agent (default
-/// `server.agent`), the person whose own records it may also read.
-pub(super) struct Searched<'a> {
-    pub org: &'a str,
-    pub agent: Option<String>,
-    pub speaker: Option<String>,
-    pub text: &'a str,
-    pub limit: Option<i64>,
-}
-
-/// The one retrieval a turn uses, with a direct conversation's scope.
-pub(super) async fn ranked(state: &ApiState, s: Searched<'_>) -> Result<SearchResults, ApiError> {
-    let limit = wire::limit(s.limit)?;
-    let agent = s
-        .agent
-        .unwrap_or_else(|| state.turns.config().server.agent.clone());
-    if let Err(why) = memory::check_agent_id(&agent) {
-        return Err(ApiError::bad_request(format!("agent: {why}")));
-    }
-    let scope = RetrievalScope {
-        org: s.org.to_string(),
-        agent,
-        speaker: s.speaker,
-        shared: false,
-    };
-    let found = state.turns.db().retrieve(&scope, s.text, limit).await?;
-    Ok(SearchResults {
-        items: found
-            .into_iter()
-            .map(|f| Found {
-                record: f.record.into(),
-                hits: f.hits,
-                score: f.score,
-            })
-            .collect(),
-    })
 }
 
 /// Search what a direct conversation of yours may read: org policy, the

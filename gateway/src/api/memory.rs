@@ -183,68 +183,6 @@ pub async fn list(
     Ok(Json(page))
 }
 
-/// An admin's ranked search.
-#[derive(Debug, Default, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct AdminSearchQuery {
-    /// The words to look for.
-    q: String,
-    /// Also read this person's own records, as a turn of theirs would (audited as `memory.view`).
-    #[serde(rename = "as")]
-    #[param(rename = "as")]
-    as_user: Option<String>,
-    /// The agent whose notes are read (default: server.agent).
-    #[param(pattern = "^[A-Za-z0-9._-]{1,64}$")]
-    agent: Option<String>,
-    /// Results at most (1–200, default 50).
-    #[param(minimum = 1, maximum = 200)]
-    limit: Option<i64>,
-}
-
-/// Ranked search with a turn's scope (as `steward memory search`): org policy
-/// and the agent's notes, and with `as` that person's own records.
-#[utoipa::path(get, operation_id = "memory_search", path = "/api/v1/memory/search", tag = "memory", params(AdminSearchQuery),
-    responses((status = 200, body = super::me::SearchResults), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 403, body = ErrorBody)))]
-pub async fn search(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Query(q): Query<AdminSearchQuery>,
-) -> Result<Json<super::me::SearchResults>, ApiError> {
-    let speaker = match q.as_user {
-        None => None,
-        Some(who) => {
-            let pairing = state.turns.pairing();
-            let user = match pairing.resolve(admin.org(), &who).await? {
-                Some(u) => u,
-                None => pairing.user(admin.org(), &who).await?,
-            };
-            let detail = format!("GET /api/v1/memory/search?as: {}", q.q);
-            state
-                .turns
-                .db()
-                .audit(
-                    admin.org(),
-                    admin.id(),
-                    "memory.view",
-                    &user.user_id,
-                    &detail,
-                    now_ms(&state),
-                )
-                .await?;
-            Some(user.user_id)
-        }
-    };
-    let searched = super::me::Searched {
-        org: admin.org(),
-        agent: q.agent,
-        speaker,
-        text: &q.q,
-        limit: q.limit,
-    };
-    Ok(Json(super::me::ranked(&state, searched).await?))
-}
-
 /// One record; opening a personal one is audited (`memory.view`).
 #[utoipa::path(get, operation_id = "memory_show", path = "/api/v1/memory/{id}", tag = "memory",
     params(("id" = i64, Path, description = "Record id")),

@@ -14,7 +14,7 @@
 mod archives;
 mod audit;
 mod auth;
-mod error;
+pub(crate) mod error;
 mod keys;
 mod me;
 mod memory;
@@ -23,6 +23,7 @@ mod pairing;
 mod policy;
 mod review;
 mod revisions;
+mod search;
 mod wire;
 
 pub use auth::ADMIN_ONLY;
@@ -103,7 +104,7 @@ fn api() -> OpenApiRouter<ApiState> {
         .routes(routes!(me::export))
         .routes(routes!(me::search))
         .routes(routes!(memory::list))
-        .routes(routes!(memory::search))
+        .routes(routes!(search::search))
         .routes(routes!(memory::show, memory::forget))
         .routes(routes!(memory::export))
         .routes(routes!(pairing::requests))

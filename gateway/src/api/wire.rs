@@ -20,7 +20,7 @@ impl<T: DeserializeOwned> FromRequest<ApiState> for Body<T> {
     type Rejection = Response;
 
     async fn from_request(req: Request, state: &ApiState) -> Result<Self, Response> {
-        let bytes = crate::http::read_body(req.into_body(), &state.turns.config().server).await?;
+        let bytes = crate::body::read_body(req.into_body(), &state.turns.config().server).await?;
         serde_json::from_slice(&bytes).map(Body).map_err(|e| {
             ApiError::bad_request(format!("malformed request body: {e}")).into_response()
         })

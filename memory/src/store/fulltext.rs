@@ -19,9 +19,6 @@ use std::collections::HashSet;
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
-/// How many active records `Db::index_pending` indexes per transaction.
-const PENDING_BATCH: i64 = 500;
-
 /// A token held by more records than this is common (see the module doc).
 pub const COMMON_DOCS: i64 = 1_000;
 
@@ -320,32 +317,5 @@ impl Db {
         tx.commit().await?;
         self.common.forget();
         Ok(rows.len() as u64)
-    }
-
-    /// Index the active records a migration listed as not yet indexed
-    /// (`memory_fts_pending`), in batches. Run at connect; returns how many.
-    pub async fn index_pending(&self) -> Result<u64> {
-        let mut done = 0;
-        loop {
-            let mut tx = self.pool.begin().await?;
-            let text = "SELECT record_id, org FROM memory_fts_pending ORDER BY record_id LIMIT $1";
-            let ids: Vec<(i64, String)> = sql!(text, PENDING_BATCH).all(&mut *tx).await?;
-            if ids.is_empty() {
-                tx.commit().await?;
-                return Ok(done);
-            }
-            for (id, org) in &ids {
-                let found = super::records::fetch(&mut tx, org, *id).await?;
-                if let Some(r) = found.filter(|r| r.status == crate::Status::Active) {
-                    unindex(&mut tx, r.id).await?;
-                    index(&mut tx, &Doc::of(&r)).await?;
-                    done += 1;
-                }
-                sql!("DELETE FROM memory_fts_pending WHERE record_id = $1", *id)
-                    .exec(&mut *tx)
-                    .await?;
-            }
-            tx.commit().await?;
-        }
     }
 }

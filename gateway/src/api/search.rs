@@ -1,0 +1,130 @@
+//! The ranked search both `/api/v1/me/search` and `/api/v1/memory/search`
+//! answer with: the one retrieval a turn uses (`Db::retrieve`); the admin's
+//! search (`GET /api/v1/memory/search`) is here too.
+
+use super::auth::Admin;
+use super::error::{ApiError, ErrorBody};
+use super::memory::Record;
+use super::wire::{self, now_ms, Query};
+use super::ApiState;
+use axum::extract::State;
+use axum::Json;
+use memory::store::RetrievalScope;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// A record found: how many of the search's words it holds, and its rank
+/// (BM25 on SQLite, cover density on PostgreSQL; higher is better, comparable
+/// within one search only).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Found {
+    pub record: Record,
+    pub hits: i64,
+    pub score: f64,
+}
+
+/// The records found, best first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SearchResults {
+    pub items: Vec<Found>,
+}
+
+/// What one ranked search reads: the org, the agent (default
+/// `server.agent`), the person whose own records it may also read.
+pub struct Searched<'a> {
+    pub org: &'a str,
+    pub agent: Option<String>,
+    pub speaker: Option<String>,
+    pub text: &'a str,
+    pub limit: Option<i64>,
+}
+
+/// The one retrieval a turn uses, with a direct conversation's scope.
+pub async fn ranked(state: &ApiState, s: Searched<'_>) -> Result<SearchResults, ApiError> {
+    let limit = wire::limit(s.limit)?;
+    let agent = s
+        .agent
+        .unwrap_or_else(|| state.turns.config().server.agent.clone());
+    if let Err(why) = memory::check_agent_id(&agent) {
+        return Err(ApiError::bad_request(format!("agent: {why}")));
+    }
+    let scope = RetrievalScope {
+        org: s.org.to_string(),
+        agent,
+        speaker: s.speaker,
+        shared: false,
+    };
+    let found = state.turns.db().retrieve(&scope, s.text, limit).await?;
+    Ok(SearchResults {
+        items: found
+            .into_iter()
+            .map(|f| Found {
+                record: f.record.into(),
+                hits: f.hits,
+                score: f.score,
+            })
+            .collect(),
+    })
+}
+
+/// An admin's ranked search.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct AdminSearchQuery {
+    /// The words to look for.
+    q: String,
+    /// Also read this person's own records, as a turn of theirs would (audited as `memory.view`).
+    #[serde(rename = "as")]
+    #[param(rename = "as")]
+    as_user: Option<String>,
+    /// The agent whose notes are read (default: server.agent).
+    #[param(pattern = "^[A-Za-z0-9._-]{1,64}$")]
+    agent: Option<String>,
+    /// Results at most (1–200, default 50).
+    #[param(minimum = 1, maximum = 200)]
+    limit: Option<i64>,
+}
+
+/// Ranked search with a turn's scope (as `steward memory search`): org policy
+/// and the agent's notes, and with `as` that person's own records.
+#[utoipa::path(get, operation_id = "memory_search", path = "/api/v1/memory/search", tag = "memory", params(AdminSearchQuery),
+    responses((status = 200, body = SearchResults), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 403, body = ErrorBody)))]
+pub async fn search(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Query(q): Query<AdminSearchQuery>,
+) -> Result<Json<SearchResults>, ApiError> {
+    let speaker = match q.as_user {
+        None => None,
+        Some(who) => {
+            let pairing = state.turns.pairing();
+            let user = match pairing.resolve(admin.org(), &who).await? {
+                Some(u) => u,
+                None => pairing.user(admin.org(), &who).await?,
+            };
+            let detail = format!("GET /api/v1/memory/search?as: {}", q.q);
+            state
+                .turns
+                .db()
+                .audit(
+                    admin.org(),
+                    admin.id(),
+                    "memory.view",
+                    &user.user_id,
+                    &detail,
+                    now_ms(&state),
+                )
+                .await?;
+            Some(user.user_id)
+        }
+    };
+    let searched = Searched {
+        org: admin.org(),
+        agent: q.agent,
+        speaker,
+        text: &q.q,
+        limit: q.limit,
+    };
+    Ok(Json(ranked(&state, searched).await?))
+}
