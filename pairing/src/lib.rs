@@ -137,6 +137,15 @@ impl Pairing {
         Ok(self.db.user_by_identity(org, stored_id).await?)
     }
 
+    /// The paired user `who` names: a linked channel identity (`discord:123`)
+    /// or a user id. [`PairingError::UnknownUser`] when it names nobody.
+    pub async fn person(&self, org: &str, who: &str) -> Result<User> {
+        match self.resolve(org, who).await? {
+            Some(u) => Ok(u),
+            None => self.user(org, who).await,
+        }
+    }
+
     pub async fn user(&self, org: &str, user_id: &str) -> Result<User> {
         self.db
             .paired_user(org, user_id)

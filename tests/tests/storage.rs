@@ -693,6 +693,11 @@ async fn retrieval_finds_rare_words_past_common_ones_and_only_active_records(db:
     // Once the statistics know "report" is common, a search leaves it out
     // when it has a rarer word, and still answers with it alone.
     db.optimize().await.unwrap();
+    assert_eq!(
+        db.row_count("memory_fts_common").await.unwrap(),
+        1,
+        "\"report\" (in 1,101 records) is the one common token"
+    );
     let found = db.retrieve(&scope, "quarterly report", 5).await.unwrap();
     assert_eq!(found[0].record.id, target, "the rare word still wins");
     let common = db.retrieve(&scope, "the report", 5).await.unwrap();
@@ -779,6 +784,11 @@ async fn a_database_that_cannot_be_opened_says_why() {
     );
 }
 
+/// An agent note of organisation `o`.
+fn note(subject: &str, content: &str, at: i64) -> NewRecord {
+    rec("o", Scope::AgentNotes, None, subject, content, at)
+}
+
 fn notes_scope(org: &str, speaker: Option<&str>) -> RetrievalScope {
     RetrievalScope {
         org: org.into(),
@@ -798,8 +808,6 @@ async fn found_ids(db: &Db, scope: &RetrievalScope, query: &str) -> Vec<i64> {
 }
 
 async fn ranked_search_finds_word_forms_identifier_parts_and_cjk(db: Db) {
-    let note =
-        |subject: &str, content: &str, at| rec("o", Scope::AgentNotes, None, subject, content, at);
     let ids = db
         .insert_records(&[
             note("deploys", "Deployments are frozen on Fridays", 1),
@@ -933,30 +941,9 @@ async fn an_import_batch_dedupes_and_applies_the_subject_rule(db: Db) {
     let first = db
         .import_records(
             &[
-                rec(
-                    "o",
-                    Scope::AgentNotes,
-                    None,
-                    "vpn",
-                    "The VPN is at vpn1.example",
-                    1,
-                ),
-                rec(
-                    "o",
-                    Scope::AgentNotes,
-                    None,
-                    "",
-                    "Tickets go to the helpdesk queue",
-                    2,
-                ),
-                rec(
-                    "o",
-                    Scope::AgentNotes,
-                    None,
-                    "",
-                    "Printers live on floor two",
-                    3,
-                ),
+                note("vpn", "The VPN is at vpn1.example", 1),
+                note("", "Tickets go to the helpdesk queue", 2),
+                note("", "Printers live on floor two", 3),
             ],
             "import:1",
             10,
@@ -967,22 +954,8 @@ async fn an_import_batch_dedupes_and_applies_the_subject_rule(db: Db) {
     let again = db
         .import_records(
             &[
-                rec(
-                    "o",
-                    Scope::AgentNotes,
-                    None,
-                    "vpn",
-                    "The VPN is at vpn1.example",
-                    1,
-                ),
-                rec(
-                    "o",
-                    Scope::AgentNotes,
-                    None,
-                    "vpn",
-                    "The VPN is at vpn2.example",
-                    5,
-                ),
+                note("vpn", "The VPN is at vpn1.example", 1),
+                note("vpn", "The VPN is at vpn2.example", 5),
             ],
             "import:2",
             20,

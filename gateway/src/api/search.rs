@@ -98,11 +98,7 @@ pub async fn search(
     let speaker = match q.as_user {
         None => None,
         Some(who) => {
-            let pairing = state.turns.pairing();
-            let user = match pairing.resolve(admin.org(), &who).await? {
-                Some(u) => u,
-                None => pairing.user(admin.org(), &who).await?,
-            };
+            let user = state.turns.pairing().person(admin.org(), &who).await?;
             let detail = format!("GET /api/v1/memory/search?as: {}", q.q);
             state
                 .turns

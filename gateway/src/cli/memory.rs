@@ -199,14 +199,11 @@ async fn search(ctx: &Ctx, text: &str, how: Search) -> Result<()> {
     let speaker = match &how.as_ {
         None => None,
         Some(who) => {
-            let pairing = turns.pairing();
-            let user = match pairing.resolve(org, who).await? {
-                Some(u) => u,
-                None => pairing
-                    .user(org, who)
-                    .await
-                    .with_context(|| format!("--as {who}: no paired person by that id"))?,
-            };
+            let user = turns
+                .pairing()
+                .person(org, who)
+                .await
+                .with_context(|| format!("--as {who}: no paired person by that id"))?;
             // Reading someone's personal memory is audited, as `list --owner` is.
             let detail = format!("steward memory search --as: {text}");
             turns

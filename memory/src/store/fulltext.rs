@@ -11,12 +11,12 @@
 //! listed in `memory_fts_common` by [`Db::optimize`] and left out of a search
 //! that has rarer ones; a search of common tokens only reads the newest matches.
 
-use super::{Backend, Db, Result, Sql};
-use crate::fulltext::{document_tokens, query_tokens};
+use super::{Backend, Db, Result};
+use crate::fulltext::document_tokens;
 use crate::model::{MemoryRecord, NewRecord, Scope};
 use sqlx::{AnyConnection, AnyPool};
 use std::collections::HashSet;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 /// A token held by more records than this is common (see the module doc).
@@ -32,7 +32,7 @@ const NEWEST_MATCHES: i64 = 500;
 /// This process's copy of `memory_fts_common`.
 #[derive(Debug, Default)]
 pub(super) struct CommonTokens {
-    loaded: RwLock<Option<(Instant, HashSet<String>)>>,
+    loaded: RwLock<Option<(Instant, Arc<HashSet<String>>)>>,
 }
 
 /// The visibility key a record is read under (SPEC §8): org policy, an
@@ -161,11 +161,11 @@ pub(super) async fn unindex_owned(
 }
 
 /// What one search asks: an organisation's records visible under one of
-/// `keys` that hold a token of `query`, `except` left out, at most `limit`.
+/// `keys` that hold one of `tokens` (`query_tokens`), `except` left out, at most `limit`.
 pub(super) struct Search<'a> {
     pub org: &'a str,
     pub keys: &'a [String],
-    pub query: &'a str,
+    pub tokens: &'a [String],
     pub except: Option<i64>,
     pub limit: usize,
 }
@@ -174,102 +174,77 @@ pub(super) struct Search<'a> {
 /// cover density on PostgreSQL; higher is better). A search of common tokens
 /// only scores its newest matches 0, and the caller ranks them.
 pub(super) async fn search(db: &Db, s: &Search<'_>) -> Result<Vec<(i64, f64)>> {
-    let tokens = query_tokens(s.query);
-    if tokens.is_empty() || s.keys.is_empty() || s.limit == 0 {
+    if s.tokens.is_empty() || s.keys.is_empty() || s.limit == 0 {
         return Ok(Vec::new());
     }
     let common = db.common.tokens(&db.pool).await?;
-    let rare: Vec<String> = tokens
-        .iter()
-        .filter(|t| !common.contains(*t))
-        .cloned()
-        .collect();
-    let (words, ranked) = if rare.is_empty() {
-        (tokens, false)
+    let rare: Vec<&String> = s.tokens.iter().filter(|t| !common.contains(*t)).collect();
+    let ranked = !rare.is_empty();
+    let words: Vec<&String> = if ranked {
+        rare
     } else {
-        (rare, true)
+        s.tokens.iter().collect()
     };
-    let except = s.except.unwrap_or(-1);
-    let limit = s.limit as i64;
-    // The words matched; the place filters the rows they matched.
-    let place = |q: Sql<'static>| {
-        q.push(" AND org = ")
-            .bind(s.org.to_string())
-            .push(" AND vis IN (")
-            .bind_list(s.keys.to_vec())
-            .push(") AND rowid <> ")
-            .bind(except)
-    };
-    let rows = if ranked {
-        limit
-    } else {
-        NEWEST_MATCHES.min(limit * 20)
-    };
-    match db.backend {
-        Backend::Sqlite => {
-            let matching = format!(
+    // Per engine: the words as its query language writes them, where they
+    // match, and the rank (bm25 is lower for better matches).
+    let (matching, predicate, rank) = match db.backend {
+        Backend::Sqlite => (
+            format!(
                 "tokens : ({})",
                 words
                     .iter()
                     .map(|t| fts5_quoted(t))
                     .collect::<Vec<_>>()
                     .join(" OR ")
-            );
-            // bm25 is lower for better matches.
-            let (select, order) = if ranked {
-                (
-                    "SELECT rowid, -bm25(memory_fts) AS score",
-                    "score DESC, rowid DESC",
-                )
-            } else {
-                ("SELECT rowid, 0.0 AS score", "rowid DESC")
-            };
-            let q = sql!(
-                format!("{select} FROM memory_fts WHERE memory_fts MATCH $1"),
-                matching
-            );
-            let q = place(q).push(&format!(" ORDER BY {order} LIMIT "));
-            q.bind(rows).all(&db.pool).await
-        }
-        Backend::Postgres => {
-            let tsquery = words
+            ),
+            "memory_fts MATCH $1",
+            "-bm25(memory_fts)",
+        ),
+        Backend::Postgres => (
+            words
                 .iter()
                 .map(|t| pg_quoted(t))
                 .collect::<Vec<_>>()
-                .join(" | ");
-            let (select, order) = if ranked {
-                (
-                    "SELECT rowid, CAST(ts_rank_cd(doc, $1::tsquery) AS DOUBLE PRECISION) AS score",
-                    "score DESC, rowid DESC",
-                )
-            } else {
-                (
-                    "SELECT rowid, CAST(0 AS DOUBLE PRECISION) AS score",
-                    "rowid DESC",
-                )
-            };
-            let q = sql!(
-                format!("{select} FROM memory_fts WHERE doc @@ $1::tsquery"),
-                tsquery
-            );
-            let q = place(q).push(&format!(" ORDER BY {order} LIMIT "));
-            q.bind(rows).all(&db.pool).await
-        }
-    }
+                .join(" | "),
+            "doc @@ $1::tsquery",
+            "CAST(ts_rank_cd(doc, $1::tsquery) AS DOUBLE PRECISION)",
+        ),
+    };
+    let (score, order, rows) = if ranked {
+        (rank, "score DESC, rowid DESC", s.limit as i64)
+    } else {
+        (
+            "CAST(0 AS DOUBLE PRECISION)",
+            "rowid DESC",
+            NEWEST_MATCHES.min(s.limit as i64 * 20),
+        )
+    };
+    // The words matched; the place filters the rows they matched.
+    sql!(
+        format!("SELECT rowid, {score} AS score FROM memory_fts WHERE {predicate}"),
+        matching
+    )
+    .push(" AND org = ")
+    .bind(s.org.to_string())
+    .push(" AND vis IN (")
+    .bind_list(s.keys.to_vec())
+    .push(") AND rowid <> ")
+    .bind(s.except.unwrap_or(-1))
+    .push(&format!(" ORDER BY {order} LIMIT "))
+    .bind(rows)
+    .all(&db.pool)
+    .await
 }
 
-/// How many of `query`'s tokens record `r` holds.
-pub(super) fn shared_tokens(query: &str, r: &MemoryRecord) -> i64 {
+/// How many of `tokens` (a query's) record `r` holds.
+pub(super) fn shared_tokens(tokens: &[String], r: &MemoryRecord) -> i64 {
     let doc = document_tokens(&r.subject, &r.content);
-    query_tokens(query)
-        .iter()
-        .filter(|t| doc.contains(t))
-        .count() as i64
+    tokens.iter().filter(|t| doc.contains(t)).count() as i64
 }
 
 impl CommonTokens {
     /// The common tokens, read again from the table when this copy is old.
-    async fn tokens(&self, pool: &AnyPool) -> Result<HashSet<String>> {
+    async fn tokens(&self, pool: &AnyPool) -> Result<Arc<HashSet<String>>> {
         if let Ok(guard) = self.loaded.read() {
             if let Some((at, tokens)) = guard.as_ref() {
                 if at.elapsed() < COMMON_TTL {
@@ -280,7 +255,7 @@ impl CommonTokens {
         let rows: Vec<(String,)> = sql!("SELECT token FROM memory_fts_common")
             .all(pool)
             .await?;
-        let tokens: HashSet<String> = rows.into_iter().map(|(t,)| t).collect();
+        let tokens: Arc<HashSet<String>> = Arc::new(rows.into_iter().map(|(t,)| t).collect());
         if let Ok(mut guard) = self.loaded.write() {
             *guard = Some((Instant::now(), tokens.clone()));
         }

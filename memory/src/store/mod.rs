@@ -314,6 +314,7 @@ const TABLES: &[&str] = &[
     "memory_records",
     "memory_revisions",
     "memory_fts",
+    "memory_fts_common",
     "memory_fts_pending",
     "messages",
     "pairing_codes",

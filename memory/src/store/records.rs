@@ -1,6 +1,7 @@
 use super::fulltext::{self, vis_key, Doc};
 use super::revisions::{insert_revision, vetoed, NewRevision, RevisionMeta};
 use super::{Db, Result, Sql, StoreError};
+use crate::fulltext::query_tokens;
 use crate::model::{tombstone, MemoryRecord, NewRecord, Scope, Status, ANY_AGENT};
 use sqlx::{AnyConnection, AnyPool};
 use std::collections::HashMap;
@@ -559,10 +560,11 @@ impl Db {
         }
         // Room for rows the shared-thread rule drops.
         let cap = (limit.max(1) * 4) as usize;
+        let tokens = query_tokens(query);
         let search = fulltext::Search {
             org: &scope.org,
             keys: &keys,
-            query,
+            tokens: &tokens,
             except: None,
             limit: cap,
         };
@@ -572,7 +574,7 @@ impl Db {
             .await?
             .into_iter()
             .map(|(record, score)| Retrieved {
-                hits: fulltext::shared_tokens(query, &record),
+                hits: fulltext::shared_tokens(&tokens, &record),
                 record,
                 score,
             })

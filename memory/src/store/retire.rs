@@ -8,6 +8,7 @@ use super::fulltext::{self, vis_key};
 use super::records::{fetch, hit_records, insert_on};
 use super::revisions::{insert_revision, vetoed, NewRevision, RevisionMeta};
 use super::{Db, Result, StoreError};
+use crate::fulltext::query_tokens;
 use crate::model::{MemoryRecord, NewRecord, Status};
 use sqlx::AnyConnection;
 
@@ -212,11 +213,11 @@ impl Db {
         limit: usize,
     ) -> Result<Vec<(MemoryRecord, f64)>> {
         let vis = vis_key(rec.scope, &rec.agent, rec.owner.as_deref());
-        let query = format!("{} {}", rec.content, rec.subject);
+        let tokens = query_tokens(&format!("{} {}", rec.content, rec.subject));
         let search = fulltext::Search {
             org: &rec.org,
             keys: &[vis],
-            query: &query,
+            tokens: &tokens,
             except: Some(rec.id),
             limit,
         };
