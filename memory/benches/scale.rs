@@ -3,7 +3,8 @@
 //! at several store sizes, on SQLite and (with STEWARD_BENCH_POSTGRES_URL) PostgreSQL.
 //!
 //! Run: `cargo bench -p steward-memory --bench scale`
-//! Sizes: STEWARD_BENCH_SIZES (default `1000,100000,1000000`).
+//! Sizes: STEWARD_BENCH_SIZES (default `1000,100000,1000000`); STEWARD_BENCH_DIR
+//! keeps the SQLite file (`scale.db`, emptied first) in that directory.
 //!
 //! A write is one record through `Db::write` (dedupe, insert, index, the
 //! subject rule) in its own transaction, as a turn writes; 500 of them per size.
@@ -140,9 +141,16 @@ fn main() {
         .collect();
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
+    // STEWARD_BENCH_DIR keeps the SQLite file for a look afterwards.
+    let place = std::env::var("STEWARD_BENCH_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| dir.path().to_path_buf());
+    for end in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(place.join(format!("scale.db{end}")));
+    }
     let mut backends = vec![(
         "sqlite",
-        format!("sqlite:{}", dir.path().join("scale.db").display()),
+        format!("sqlite:{}", place.join("scale.db").display()),
     )];
     if let Ok(pg) = std::env::var("STEWARD_BENCH_POSTGRES_URL") {
         backends.push(("postgres", pg));
