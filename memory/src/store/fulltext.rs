@@ -221,6 +221,12 @@ pub(super) async fn search(db: &Db, s: &Search<'_>) -> Result<Vec<Hit>> {
         .map(|t| prefixes.iter().map(|p| placed(p, t)).collect())
         .collect();
     let arms = arms(&asked, &common, s.limit as i64);
+    // One row per arm, its ids as text: a search reads hundreds of ids, and
+    // the driver's cost per row is many times that of a number in a list.
+    let ids = match db.backend {
+        Backend::Sqlite => "group_concat(rowid)",
+        Backend::Postgres => "string_agg(CAST(rowid AS TEXT), ',')",
+    };
     let mut q = sql!("");
     for (j, arm) in arms.iter().enumerate() {
         let (predicate, matching, close) = match db.backend {
@@ -240,7 +246,7 @@ pub(super) async fn search(db: &Db, s: &Search<'_>) -> Result<Vec<Hit>> {
         }
         q = q
             .push(&format!(
-                "SELECT CAST({j} AS BIGINT) AS arm, rowid FROM \
+                "SELECT CAST({j} AS BIGINT) AS arm, {ids} AS ids FROM \
                  (SELECT rowid FROM memory_fts WHERE {predicate}"
             ))
             .bind(matching)
@@ -249,9 +255,20 @@ pub(super) async fn search(db: &Db, s: &Search<'_>) -> Result<Vec<Hit>> {
                 arm.limit
             ));
     }
-    let rows: Vec<(i64, i64)> = q.all(&db.pool).await?;
+    let lists: Vec<(i64, Option<String>)> = q.all(&db.pool).await?;
+    let mut rows: Vec<(usize, i64)> = Vec::new();
+    for (arm, list) in &lists {
+        let Some(token) = arms.get(*arm as usize).map(|a| a.token) else {
+            continue;
+        };
+        for id in list.as_deref().unwrap_or("").split(',') {
+            if let Ok(id) = id.trim().parse::<i64>() {
+                rows.push((token, id));
+            }
+        }
+    }
     Ok(rank(
-        &rows,
+        rows,
         &arms,
         s.tokens.len(),
         common.total,
@@ -306,39 +323,38 @@ fn join(tokens: &[&String], sep: &str, quote: fn(&str) -> String) -> String {
         .join(sep)
 }
 
-/// Score the `(arm, id)` rows of a search. A query token's document
+/// Score the `(query token, id)` rows of a search. A query token's document
 /// frequency is the rows its rare forms returned plus what the common list
 /// knows of its common forms; the collection is the index's size at the last
 /// refresh, or the records seen when larger.
 fn rank(
-    rows: &[(i64, i64)],
+    mut rows: Vec<(usize, i64)>,
     arms: &[Arm<'_>],
     tokens: usize,
     total: i64,
     except: Option<i64>,
     limit: usize,
 ) -> Vec<Hit> {
-    let token_of = |arm: i64| arms.get(arm as usize).map(|a| a.token);
     let mut df = vec![0i64; tokens];
     for a in arms {
         df[a.token] += a.known;
     }
-    for &(arm, _) in rows {
-        if let Some(a) = arms.get(arm as usize) {
-            if a.known == 0 {
-                df[a.token] += 1;
-            }
+    let counted: Vec<bool> = (0..tokens)
+        .map(|t| !arms.iter().any(|a| a.token == t && a.known > 0))
+        .collect();
+    for &(token, _) in &rows {
+        if counted[token] {
+            df[token] += 1;
         }
     }
-    let mut found: HashMap<i64, Hit> = HashMap::with_capacity(rows.len());
-    for &(_, id) in rows {
-        found.entry(id).or_insert(Hit {
-            id,
-            score: 0.0,
-            hits: 0,
-        });
-    }
-    let n = total.max(found.len() as i64) as f64;
+    // The collection: at least the records seen (each appears once per token it holds).
+    let seen = {
+        let mut ids: Vec<i64> = rows.iter().map(|r| r.1).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.len() as i64
+    };
+    let n = total.max(seen) as f64;
     let idf: Vec<f64> = df
         .iter()
         .map(|&d| {
@@ -346,22 +362,34 @@ fn rank(
             (1.0 + (n - d + 0.5) / (d + 0.5)).ln()
         })
         .collect();
-    for &(arm, id) in rows {
-        if let (Some(token), Some(hit)) = (token_of(arm), found.get_mut(&id)) {
-            hit.score += idf[token];
-            hit.hits += 1;
+    // Newest first, each record's rows together.
+    rows.sort_unstable_by(|a, b| b.1.cmp(&a.1));
+    let mut hits: Vec<Hit> = Vec::with_capacity(seen as usize);
+    for (token, id) in rows {
+        match hits.last_mut() {
+            Some(h) if h.id == id => {
+                h.score += idf[token];
+                h.hits += 1;
+            }
+            _ => hits.push(Hit {
+                id,
+                score: idf[token],
+                hits: 1,
+            }),
         }
     }
-    let mut hits: Vec<Hit> = found
-        .into_values()
-        .filter(|h| Some(h.id) != except)
-        .collect();
-    hits.sort_by(|a, b| {
+    hits.retain(|h| Some(h.id) != except);
+    let order = |a: &Hit, b: &Hit| {
         b.score
             .total_cmp(&a.score)
             .then(b.hits.cmp(&a.hits))
             .then(b.id.cmp(&a.id))
-    });
+    };
+    if hits.len() > limit && limit > 0 {
+        hits.select_nth_unstable_by(limit - 1, order);
+        hits.truncate(limit);
+    }
+    hits.sort_by(order);
     hits.truncate(limit);
     hits
 }
