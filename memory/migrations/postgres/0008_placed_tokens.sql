@@ -8,7 +8,11 @@ CREATE TABLE memory_fts (
     rowid BIGINT PRIMARY KEY,
     doc TSVECTOR NOT NULL
 );
-CREATE INDEX memory_fts_doc ON memory_fts USING GIN (doc);
+-- fastupdate off: a write updates the index itself. With GIN's pending list
+-- on (the default), every search scans the list of recent entries linearly
+-- until a vacuum merges it: 2.3 ms for a rare token at 100k records, 0.01 ms
+-- without it.
+CREATE INDEX memory_fts_doc ON memory_fts USING GIN (doc) WITH (fastupdate = off);
 -- Common tokens are placed tokens now; the row with the empty token holds
 -- how many records the index held at the last refresh.
 DELETE FROM memory_fts_common;
