@@ -714,6 +714,22 @@ async fn retrieval_finds_rare_words_past_common_ones_and_only_active_records(db:
         newest >= target,
         "the newest matches, not the oldest: {newest}"
     );
+    // The common word still counts for the records that hold a rarer one too:
+    // of two old records sharing "ledger_q", the one about the report ranks first.
+    let plain = db
+        .insert_record(&rec("o", Scope::AgentNotes, None, "", "ledger_q closes", 1))
+        .await
+        .unwrap();
+    db.activate("o", plain, "live", "r", 1).await.unwrap();
+    let found = db.retrieve(&scope, "ledger_q report", 5).await.unwrap();
+    let order: Vec<i64> = found.iter().map(|r| r.record.id).collect();
+    assert_eq!(order[..2], [target, plain], "{order:?}");
+    // "ledger_q" is read whole and as "ledger"; "report" adds one.
+    assert_eq!((found[0].hits, found[1].hits), (3, 2));
+    db.forget_record("o", plain).await.unwrap();
+    // A rare word that matches nothing leaves the common one to answer.
+    let fallback = db.retrieve(&scope, "zebrafish report", 5).await.unwrap();
+    assert_eq!(fallback.len(), 5, "the newest records about the report");
     // Retired records leave the index; undo brings them back.
     let newer = db
         .insert_record(&rec(

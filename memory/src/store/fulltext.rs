@@ -25,7 +25,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 /// A token held by more records of one place than this is common (see the module doc).
-pub const COMMON_DOCS: i64 = 1_000;
+pub const COMMON_DOCS: i64 = 250;
 
 /// A search reads at most this many newest matches of each query token: a
 /// token not yet listed as common costs no more than a common one would.
@@ -220,7 +220,32 @@ pub(super) async fn search(db: &Db, s: &Search<'_>) -> Result<Vec<Hit>> {
         .iter()
         .map(|t| prefixes.iter().map(|p| placed(p, t)).collect())
         .collect();
-    let arms = arms(&asked, &common, s.limit as i64);
+    let mut arms = arms(&asked, &common, s.limit as i64);
+    let mut rows = read(db, &arms).await?;
+    if rows.is_empty() && arms.iter().any(|a| !a.with.is_empty()) {
+        // The rare words matched nothing here: answer from the common ones alone.
+        arms.retain(|a| a.known > 0);
+        for a in &mut arms {
+            a.with.clear();
+            a.limit = s.limit as i64;
+        }
+        rows = read(db, &arms).await?;
+    }
+    Ok(rank(
+        rows,
+        &arms,
+        s.tokens.len(),
+        common.total,
+        s.except,
+        s.limit,
+    ))
+}
+
+/// The `(query token, id)` pairs `arms` match, in one statement.
+async fn read(db: &Db, arms: &[Arm<'_>]) -> Result<Vec<(usize, i64)>> {
+    if arms.is_empty() {
+        return Ok(Vec::new());
+    }
     // One row per arm, its ids as text: a search reads hundreds of ids, and
     // the driver's cost per row is many times that of a number in a list.
     let ids = match db.backend {
@@ -232,12 +257,12 @@ pub(super) async fn search(db: &Db, s: &Search<'_>) -> Result<Vec<Hit>> {
         let (predicate, matching, close) = match db.backend {
             Backend::Sqlite => (
                 "memory_fts MATCH ",
-                join(&arm.read, " OR ", fts5_quoted),
+                both(&arm.read, &arm.with, " OR ", " AND ", fts5_quoted),
                 "",
             ),
             Backend::Postgres => (
                 "doc @@ CAST(",
-                join(&arm.read, " | ", pg_quoted),
+                both(&arm.read, &arm.with, " | ", " & ", pg_quoted),
                 " AS tsquery)",
             ),
         };
@@ -267,37 +292,37 @@ pub(super) async fn search(db: &Db, s: &Search<'_>) -> Result<Vec<Hit>> {
             }
         }
     }
-    Ok(rank(
-        rows,
-        &arms,
-        s.tokens.len(),
-        common.total,
-        s.except,
-        s.limit,
-    ))
+    Ok(rows)
 }
 
 /// One part of a search's statement: some placed forms of query token
-/// `token`, read up to `limit` newest matches, `known` the records the
-/// common ones among them are in.
+/// `token` (`read`), and when they are common, the rare forms of the whole
+/// query a match must also hold (`with`); up to `limit` newest matches;
+/// `known` the records the common forms among `read` are in.
 struct Arm<'a> {
     token: usize,
     read: Vec<&'a String>,
+    with: Vec<&'a String>,
     limit: i64,
     known: i64,
 }
 
-/// Per query token, its rare placed forms read up to [`PER_TOKEN`] and its
-/// common ones up to `limit`.
+/// Per query token, its rare placed forms, read up to [`PER_TOKEN`]; and its
+/// common ones, read where a match also holds a rare form (the engines
+/// intersect from the rare side), or when the query has none, up to `limit`
+/// newest.
 fn arms<'a>(asked: &'a [Vec<String>], common: &Common, limit: i64) -> Vec<Arm<'a>> {
+    let is_common = |t: &String| common.docs.contains_key(t);
+    let rare_anywhere: Vec<&String> = asked.iter().flatten().filter(|t| !is_common(t)).collect();
     let mut arms = Vec::new();
     for (token, placed) in asked.iter().enumerate() {
         let (frequent, rare): (Vec<&String>, Vec<&String>) =
-            placed.iter().partition(|t| common.docs.contains_key(*t));
+            placed.iter().partition(|t| is_common(t));
         if !rare.is_empty() {
             arms.push(Arm {
                 token,
                 read: rare,
+                with: Vec::new(),
                 limit: PER_TOKEN,
                 known: 0,
             });
@@ -307,7 +332,12 @@ fn arms<'a>(asked: &'a [Vec<String>], common: &Common, limit: i64) -> Vec<Arm<'a
             arms.push(Arm {
                 token,
                 read: frequent,
-                limit,
+                with: rare_anywhere.clone(),
+                limit: if rare_anywhere.is_empty() {
+                    limit
+                } else {
+                    PER_TOKEN
+                },
                 known,
             });
         }
@@ -321,6 +351,22 @@ fn join(tokens: &[&String], sep: &str, quote: fn(&str) -> String) -> String {
         .map(|t| quote(t))
         .collect::<Vec<_>>()
         .join(sep)
+}
+
+/// `(read…) AND (with…)` in an engine's query language, or `read…` alone.
+fn both(
+    read: &[&String],
+    with: &[&String],
+    or: &str,
+    and: &str,
+    quote: fn(&str) -> String,
+) -> String {
+    let read = join(read, or, quote);
+    if with.is_empty() {
+        read
+    } else {
+        format!("({read}){and}({})", join(with, or, quote))
+    }
 }
 
 /// Score the `(query token, id)` rows of a search. A query token's document
@@ -457,5 +503,54 @@ impl Db {
         tx.commit().await?;
         self.common.forget();
         Ok(rows.len() as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn places_do_not_run_into_each_other() {
+        // A naive join of org and key would make these one place.
+        assert_ne!(place_prefix("a", "bc"), place_prefix("ab", "c"));
+        assert_ne!(
+            place_prefix("o", "user:default:ann"),
+            place_prefix("o", "user:default:bob")
+        );
+        assert_eq!(place_prefix("o", "org"), place_prefix("o", "org"));
+        assert_eq!(place_prefix("o", "org").len(), 17);
+    }
+
+    #[test]
+    fn the_rarer_token_and_more_tokens_rank_first_and_except_is_left_out() {
+        let (a, b) = (String::from("a"), String::from("b"));
+        let arms = [
+            Arm {
+                token: 0,
+                read: vec![&a],
+                with: Vec::new(),
+                limit: PER_TOKEN,
+                known: 0,
+            },
+            Arm {
+                token: 1,
+                read: vec![&b],
+                with: Vec::new(),
+                limit: PER_TOKEN,
+                known: 0,
+            },
+        ];
+        // Token 0 is in records 1 and 2; token 1 in 3, 4, 5 and 2.
+        let rows = vec![(0, 1), (0, 2), (1, 3), (1, 4), (1, 5), (1, 2)];
+        let ids = |hits: Vec<Hit>| hits.iter().map(|h| h.id).collect::<Vec<_>>();
+        let ranked = rank(rows.clone(), &arms, 2, 100, None, 10);
+        assert_eq!(ids(ranked.clone()), vec![2, 1, 5, 4, 3]);
+        assert_eq!(ranked[0].hits, 2);
+        assert!(ranked[1].score > ranked[2].score, "the rarer token first");
+        assert_eq!(
+            ids(rank(rows.clone(), &arms, 2, 100, Some(2), 2)),
+            vec![1, 5]
+        );
     }
 }
