@@ -409,7 +409,7 @@ fn rank(
         })
         .collect();
     // Newest first, each record's rows together.
-    rows.sort_unstable_by(|a, b| b.1.cmp(&a.1));
+    rows.sort_unstable_by_key(|r| std::cmp::Reverse(r.1));
     let mut hits: Vec<Hit> = Vec::with_capacity(seen as usize);
     for (token, id) in rows {
         match hits.last_mut() {
