@@ -14,7 +14,8 @@
 //!
 //! `STEWARD_LOAD_SECONDS` (60), `STEWARD_LOAD_CONNECTIONS` (32),
 //! `STEWARD_LOAD_RECORDS` (100000), `STEWARD_LOAD_USERS` (1024).
-//! `STEWARD_LOAD_WRAP` runs the server under a command, e.g.
+//! `STEWARD_LOAD_BIN` names another `steward` binary to serve (to compare
+//! builds in one sitting). `STEWARD_LOAD_WRAP` runs the server under a command, e.g.
 //! `valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.out`; the server is
 //! then stopped with SIGINT instead (callgrind writes its profile on exit).
 //! The server's rate limits are raised (the users send far more than 20 a
@@ -115,19 +116,23 @@ async fn seed(url: &str, records: usize, users: usize) -> Result<(), String> {
 
 /// `steward serve` on `url` with the Teams webhook on; the child and its address.
 fn serve(dir: &std::path::Path, url: &str) -> Result<(Child, String), String> {
+    // Another build's binary, to compare two in one sitting.
+    let bin = std::env::var("STEWARD_LOAD_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_steward").to_string());
     let wrap = std::env::var("STEWARD_LOAD_WRAP").unwrap_or_default();
     let mut wrap = wrap.split_whitespace();
     let mut c = match wrap.next() {
         Some(program) => {
             let mut c = Command::new(program);
-            c.args(wrap).arg(env!("CARGO_BIN_EXE_steward"));
+            c.args(wrap).arg(&bin);
             c
         }
-        None => Command::new(env!("CARGO_BIN_EXE_steward")),
+        None => Command::new(&bin),
     };
     c.current_dir(dir);
     for (k, _) in std::env::vars() {
-        if k.starts_with("STEWARD_") {
+        // Only this run's settings; `STEWARD_LOG` passes (to log statements).
+        if k.starts_with("STEWARD_") && k != "STEWARD_LOG" {
             c.env_remove(k);
         }
     }

@@ -94,6 +94,8 @@ pub struct Db {
     backend: Backend,
     /// This process's copy of the tokens too common to rank by (`fulltext`).
     common: std::sync::Arc<fulltext::CommonTokens>,
+    /// The group commit of conversation lines (`messages`).
+    lines: std::sync::Arc<messages::Lines>,
 }
 
 /// One connection to `url` before the pool is made, so that an unreachable
@@ -186,6 +188,7 @@ impl Db {
             pool,
             backend,
             common: Default::default(),
+            lines: Default::default(),
         };
         match backend {
             Backend::Sqlite => {
