@@ -102,7 +102,14 @@ async fn seed(url: &str, records: usize, users: usize) -> Result<(), String> {
     let pairing = Pairing::new(db.clone(), PairingSettings::default());
     for u in 0..users {
         pairing
-            .add_user(ORG, &user_id(u), &format!("Load {u}"), Role::User, "bench", 1)
+            .add_user(
+                ORG,
+                &user_id(u),
+                &format!("Load {u}"),
+                Role::User,
+                "bench",
+                1,
+            )
             .await
             .map_err(|e| e.to_string())?;
     }
@@ -158,7 +165,11 @@ fn serve(dir: &std::path::Path, url: &str) -> Result<(Child, String), String> {
             .ok_or("serve exited before printing its address")?
             .map_err(|e| e.to_string())?;
         if let Some(rest) = line.strip_prefix("steward listening on http://") {
-            break rest.split_whitespace().next().unwrap_or_default().to_string();
+            break rest
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string();
         }
     };
     std::thread::spawn(move || for _ in lines {});

@@ -387,7 +387,12 @@ impl TurnLoop {
         let seen = seen_key(msg);
         let known = match self
             .pairing
-            .seen_and_resolve(&msg.org, &msg.channel, seen.as_deref(), msg.sender.as_deref())
+            .seen_and_resolve(
+                &msg.org,
+                &msg.channel,
+                seen.as_deref(),
+                msg.sender.as_deref(),
+            )
             .await
         {
             Ok((true, _)) => {

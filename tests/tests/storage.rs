@@ -1016,10 +1016,7 @@ async fn concurrent_lines_are_committed_when_stored(db: Db, other: Db) {
                 .await
                 .unwrap();
             if let Some(id) = stored {
-                let seen = other
-                    .history("o", "default", &conversation)
-                    .await
-                    .unwrap();
+                let seen = other.history("o", "default", &conversation).await.unwrap();
                 assert!(
                     seen.iter().any(|m| m.id == id && m.text == text),
                     "{text}: stored as {id}, but another connection does not read it"

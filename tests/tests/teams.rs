@@ -810,7 +810,10 @@ async fn every_answered_activity_is_stored_before_its_answer_arrives() {
                     .iter()
                     .find(|m| m.author == "person" && m.text == text)
                     .unwrap_or_else(|| panic!("{text}: answered but not stored"));
-                assert_eq!(asked.sender.as_deref(), Some(format!("teams:aad-{p}").as_str()));
+                assert_eq!(
+                    asked.sender.as_deref(),
+                    Some(format!("teams:aad-{p}").as_str())
+                );
                 assert!(
                     lines
                         .iter()
@@ -832,4 +835,69 @@ async fn every_answered_activity_is_stored_before_its_answer_arrives() {
         .count();
     assert_eq!(asked, PEOPLE * EACH);
     reader.close().await;
+}
+
+/// The speaker is looked up on every turn (with the dedupe check, in one
+/// read, nothing cached): a role change or a revocation holds from the very
+/// next activity.
+#[tokio::test]
+async fn a_role_change_and_a_revocation_hold_from_the_next_turn() {
+    let t = start(Config::default()).await;
+    t.pair("default", "aad-ana", Role::Admin).await;
+    let taught = t
+        .say(&activity(
+            "8001",
+            "aad-ana",
+            "Ana",
+            "<at>steward</at> @notes: The daily report uses example_first",
+        ))
+        .await;
+    assert!(taught.starts_with("Written: agent_notes"), "{taught}");
+    let pairing = t.h.turns.pairing();
+    pairing
+        .set_role("default", "teams:aad-ana", Role::User, "test", 2)
+        .await
+        .unwrap();
+    let refused = t
+        .say(&activity(
+            "8002",
+            "aad-ana",
+            "Ana",
+            "<at>steward</at> @notes: The daily report uses example_second",
+        ))
+        .await;
+    assert!(refused.contains("Only administrators"), "{refused}");
+    pairing
+        .set_role("default", "teams:aad-ana", Role::Admin, "test", 3)
+        .await
+        .unwrap();
+    pairing
+        .revoke("default", "teams:aad-ana", "test", 4)
+        .await
+        .unwrap();
+    let revoked = t
+        .say(&activity(
+            "8003",
+            "aad-ana",
+            "Ana",
+            "<at>steward</at> @notes: The daily report uses example_third",
+        ))
+        .await;
+    assert!(!revoked.starts_with("Written"), "{revoked}");
+    assert!(t.h.records_containing("example_second").await.is_empty());
+    assert!(t.h.records_containing("example_third").await.is_empty());
+    // Stored with the role each was sent with: admin, user, then nobody's.
+    let roles: Vec<_> =
+        t.h.db()
+            .history("default", "default", CHANNEL_THREAD)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|m| m.author == "person")
+            .map(|m| m.sender_role)
+            .collect();
+    assert_eq!(
+        roles,
+        vec![Some("admin".to_string()), Some("user".to_string()), None]
+    );
 }

@@ -305,11 +305,9 @@ impl Lines {
             // Its own task: a caller that stops waiting never cuts a batch short.
             tokio::spawn(drain(self.clone(), pool.clone()));
         }
-        stored.await.map_err(|_| {
-            StoreError::Unreachable {
-                what: "the message writer".into(),
-                reason: "it stopped before the line was stored (shutting down)".into(),
-            }
+        stored.await.map_err(|_| StoreError::Unreachable {
+            what: "the message writer".into(),
+            reason: "it stopped before the line was stored (shutting down)".into(),
         })?
     }
 }
