@@ -75,7 +75,7 @@ fn note(i: usize) -> NewRecord {
         "default",
         Scope::AgentNotes,
         "procedure",
-        &format!("{a} {b} report"),
+        format!("{a} {b} report"),
         format!("The {a} {b} report uses {}_{i}", word(i * 31 + 7)),
         i as i64,
     )

@@ -69,6 +69,8 @@ async fn records_round_trip(db: Db) {
             db.sqlite_journal_mode().await.unwrap().as_deref(),
             Some("wal")
         );
+        // FULL: a commit (an acknowledged turn's lines) is synced before it returns.
+        assert_eq!(db.sqlite_synchronous().await.unwrap(), Some(2));
     }
 }
 

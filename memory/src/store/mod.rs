@@ -299,6 +299,17 @@ impl Db {
         Ok(Some(mode))
     }
 
+    /// `synchronous` of a SQLite connection (for checks): 2 is FULL, what sqlx
+    /// leaves SQLite's default at, so each commit — and so each group commit of
+    /// conversation lines — syncs the WAL before it returns. `None` on PostgreSQL.
+    pub async fn sqlite_synchronous(&self) -> Result<Option<i64>> {
+        if self.backend != Backend::Sqlite {
+            return Ok(None);
+        }
+        let (level,) = sql!("PRAGMA synchronous").one(&self.pool).await?;
+        Ok(Some(level))
+    }
+
     pub async fn close(&self) {
         self.pool.close().await;
     }
