@@ -383,13 +383,26 @@ impl TurnLoop {
         // 2. Platforms redeliver: a message id seen before is dropped. The id is
         // spent only when the message is stored (step 5), so a message refused
         // below (rate limit, length) can be sent again with the same id.
+        // One read answers this step and step 4's lookup of the speaker.
         let seen = seen_key(msg);
-        if let Some(key) = &seen {
-            if self.db.is_seen(&msg.org, &msg.channel, key).await? {
+        let known = match self
+            .pairing
+            .seen_and_resolve(
+                &msg.org,
+                &msg.channel,
+                seen.as_deref(),
+                msg.sender.as_deref(),
+            )
+            .await
+        {
+            Ok((true, _)) => {
                 self.metrics.duplicate(Duplicate::Message);
                 return Ok(Vec::new());
             }
-        }
+            Ok((false, user)) => Ok(user),
+            // Denied at step 4 (fail closed), after the refusals below.
+            Err(e) => Err(e),
+        };
         // 3. Rate limits, with one polite warning per burst.
         let sender_key = format!(
             "{}|{}",
@@ -424,7 +437,7 @@ impl TurnLoop {
             }]);
         }
         // 4. The speaker's principal, from the pairing store only.
-        let principal = match self.resolve(msg, now).await {
+        let principal = match self.resolve(msg, known, now).await {
             Ok(Gate::Let(p)) => p,
             Ok(Gate::Stop(replies)) => return Ok(replies),
             Err(e) => {
@@ -515,11 +528,17 @@ impl TurnLoop {
         Ok(replies)
     }
 
-    async fn resolve(&self, msg: &Inbound, now: i64) -> Result<Gate> {
+    /// Step 4, from what the pairing store said of the sender (`known`).
+    async fn resolve(
+        &self,
+        msg: &Inbound,
+        known: std::result::Result<Option<pairing::User>, pairing::PairingError>,
+        now: i64,
+    ) -> Result<Gate> {
         let Some(stored) = &msg.sender else {
             return Ok(Gate::Let(Principal::Unpaired));
         };
-        if let Some(u) = self.pairing.resolve(&msg.org, stored).await? {
+        if let Some(u) = known? {
             return Ok(Gate::Let(Principal::Human {
                 user_id: u.user_id,
                 name: u.name,

@@ -137,6 +137,22 @@ impl Pairing {
         Ok(self.db.user_by_identity(org, stored_id).await?)
     }
 
+    /// [`Pairing::resolve`] for `stored_id` (when there is one), and whether
+    /// `platform_id` was seen before in `channel`, in one read: the two
+    /// questions a turn asks the store first.
+    pub async fn seen_and_resolve(
+        &self,
+        org: &str,
+        channel: &str,
+        platform_id: Option<&str>,
+        stored_id: Option<&str>,
+    ) -> Result<(bool, Option<User>)> {
+        Ok(self
+            .db
+            .seen_and_user(org, channel, platform_id, stored_id)
+            .await?)
+    }
+
     /// The paired user `who` names: a linked channel identity (`discord:123`)
     /// or a user id. [`PairingError::UnknownUser`] when it names nobody.
     pub async fn person(&self, org: &str, who: &str) -> Result<User> {

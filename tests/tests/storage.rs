@@ -69,6 +69,8 @@ async fn records_round_trip(db: Db) {
             db.sqlite_journal_mode().await.unwrap().as_deref(),
             Some("wal")
         );
+        // FULL: a commit (an acknowledged turn's lines) is synced before it returns.
+        assert_eq!(db.sqlite_synchronous().await.unwrap(), Some(2));
     }
 }
 
@@ -999,4 +1001,111 @@ async fn an_import_batch_dedupes_and_applies_the_subject_rule(db: Db) {
         vec![first[2].unwrap()]
     );
     assert_eq!(found_ids(&db, &scope, "vpn").await, vec![newer]);
+}
+
+/// Many lines stored at once (turns share one commit): each is committed by
+/// the time its store returns — a second connection reads it at once — keeps
+/// its own id, and of two deliveries racing with one platform id exactly one
+/// is stored. On a SQLite file and on PostgreSQL, each with a second pool.
+async fn concurrent_lines_are_committed_when_stored(db: Db, other: Db) {
+    const LINES: usize = 64;
+    const IDS: usize = 48;
+    let mut tasks = Vec::new();
+    for i in 0..LINES {
+        let (db, other) = (db.clone(), other.clone());
+        tasks.push(tokio::spawn(async move {
+            let conversation = format!("c{}", i % IDS);
+            let text = format!("line {i}");
+            let line = NewMessage {
+                org: "o",
+                agent: "default",
+                channel: "teams",
+                conversation: &conversation,
+                conversation_kind: "group",
+                author: "person",
+                sender: Some("teams:1"),
+                sender_role: Some("user"),
+                text: &text,
+                said_at: i as i64,
+            };
+            let platform_id = format!("teams:1/p{}", i % IDS);
+            let stored = db
+                .insert_message_once(&line, Some(&platform_id))
+                .await
+                .unwrap();
+            if let Some(id) = stored {
+                let seen = other.history("o", "default", &conversation).await.unwrap();
+                assert!(
+                    seen.iter().any(|m| m.id == id && m.text == text),
+                    "{text}: stored as {id}, but another connection does not read it"
+                );
+                assert!(other.is_seen("o", "teams", &platform_id).await.unwrap());
+            }
+            stored
+        }));
+    }
+    let mut ids = Vec::new();
+    for t in tasks {
+        ids.extend(t.await.unwrap());
+    }
+    assert_eq!(ids.len(), IDS, "one line per platform id");
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), IDS, "every line has its own id");
+    let replies = replies_at_once(&db, 16).await;
+    assert_eq!(replies.len(), 16);
+}
+
+/// `n` lines without platform ids stored at once; their ids.
+async fn replies_at_once(db: &Db, n: usize) -> Vec<i64> {
+    let mut tasks = Vec::new();
+    for i in 0..n {
+        let db = db.clone();
+        tasks.push(tokio::spawn(async move {
+            let text = format!("reply {i}");
+            db.insert_message(&NewMessage {
+                org: "o",
+                agent: "default",
+                channel: "teams",
+                conversation: "replies",
+                conversation_kind: "group",
+                author: "agent",
+                sender: None,
+                sender_role: None,
+                text: &text,
+                said_at: i as i64,
+            })
+            .await
+            .unwrap()
+        }));
+    }
+    let mut ids = Vec::new();
+    for t in tasks {
+        ids.push(t.await.unwrap());
+    }
+    let stored = db.history("o", "default", "replies").await.unwrap();
+    assert_eq!(stored.len(), n);
+    ids
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_lines_are_committed_when_stored_on_sqlite() {
+    let (db, dir) = sqlite_file_db().await;
+    let url = format!("sqlite:{}", dir.path().join("steward.db").display());
+    let other = Db::connect(&url).await.unwrap();
+    concurrent_lines_are_committed_when_stored(db, other).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_lines_are_committed_when_stored_on_postgres() {
+    let Some(url) = steward_tests::postgres_url() else {
+        return;
+    };
+    let schema = format!("t_lines_{}", std::process::id());
+    let db = Db::connect_fresh_schema(&url, &schema).await.unwrap();
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let other = Db::connect(&format!("{url}{sep}options=-c%20search_path%3D{schema}"))
+        .await
+        .unwrap();
+    concurrent_lines_are_committed_when_stored(db, other).await;
 }

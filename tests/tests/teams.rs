@@ -2,7 +2,7 @@
 //! on a real socket, requests signed as Teams signs them, late replies posted to
 //! a fake Teams Workflows webhook.
 
-use memory::Role;
+use memory::{Db, Role};
 use serde_json::{json, Value};
 use std::time::Duration;
 use steward::http::{app, AppState};
@@ -33,10 +33,15 @@ impl Drop for Teams {
 }
 
 /// The real HTTP app with the Teams channel on, on 127.0.0.1:0.
-async fn start(mut cfg: Config) -> Teams {
+async fn start(cfg: Config) -> Teams {
+    start_on(Db::in_memory().await.unwrap(), cfg).await
+}
+
+/// The real HTTP app with the Teams channel on, on `db`.
+async fn start_on(db: Db, mut cfg: Config) -> Teams {
     let token = new_token();
     cfg.teams.security_token = Some(token.clone());
-    let h = Harness::with_config(cfg).await;
+    let h = Harness::on(db, cfg);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let router = app(AppState {
@@ -746,4 +751,153 @@ async fn a_late_reply_goes_only_to_its_own_channels_workflows_and_codes_only_in_
         "{first} / {second}"
     );
     assert_eq!(general.statuses(), vec![202, 202]);
+}
+
+/// Many signed turns at once on a SQLite file: when each answer arrives,
+/// another connection to the file already reads the message it answers and
+/// the answer's own line. An answer sent before its lines were committed (a
+/// write left to finish later) would fail here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_answered_activity_is_stored_before_its_answer_arrives() {
+    let (db, dir) = steward_tests::sqlite_file_db().await;
+    let url = format!("sqlite:{}", dir.path().join("steward.db").display());
+    let mut cfg = Config::default();
+    cfg.rate_limit.sender_burst = 1_000;
+    cfg.rate_limit.conversation_burst = 1_000;
+    let t = start_on(db, cfg).await;
+    const PEOPLE: usize = 8;
+    const EACH: usize = 12;
+    for p in 0..PEOPLE {
+        t.pair("default", &format!("aad-{p}"), Role::User).await;
+    }
+    let reader = Db::connect(&url).await.unwrap();
+    let mut people = Vec::new();
+    for p in 0..PEOPLE {
+        let (client, base, token, reader) = (
+            t.client.clone(),
+            t.base.clone(),
+            t.token.clone(),
+            reader.clone(),
+        );
+        people.push(tokio::spawn(async move {
+            for i in 0..EACH {
+                let text = format!("Where is the handover note {p}x{i}?");
+                let act = activity(
+                    &format!("7{p:02}{i:03}"),
+                    &format!("aad-{p}"),
+                    "Load",
+                    &format!("<at>steward</at> {text}"),
+                );
+                let body = serde_json::to_vec(&act).unwrap();
+                let resp = client
+                    .post(format!("{base}/teams/default"))
+                    .header("content-type", "application/json")
+                    .header("authorization", sign(&body, &token))
+                    .body(body)
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(resp.status(), 200);
+                let answer: Value = resp.json().await.unwrap();
+                let answer = answer["text"].as_str().unwrap().to_string();
+                assert!(!answer.is_empty());
+                // Read at once, from another connection.
+                let lines = reader
+                    .history("default", "default", CHANNEL_THREAD)
+                    .await
+                    .unwrap();
+                let asked = lines
+                    .iter()
+                    .find(|m| m.author == "person" && m.text == text)
+                    .unwrap_or_else(|| panic!("{text}: answered but not stored"));
+                assert_eq!(
+                    asked.sender.as_deref(),
+                    Some(format!("teams:aad-{p}").as_str())
+                );
+                assert!(
+                    lines
+                        .iter()
+                        .any(|m| m.author == "agent" && m.id > asked.id && m.text == answer),
+                    "{text}: the answer was sent before it was stored"
+                );
+            }
+        }));
+    }
+    for p in people {
+        p.await.unwrap();
+    }
+    let asked = reader
+        .history("default", "default", CHANNEL_THREAD)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.author == "person")
+        .count();
+    assert_eq!(asked, PEOPLE * EACH);
+    reader.close().await;
+}
+
+/// The speaker is looked up on every turn (with the dedupe check, in one
+/// read, nothing cached): a role change or a revocation holds from the very
+/// next activity.
+#[tokio::test]
+async fn a_role_change_and_a_revocation_hold_from_the_next_turn() {
+    let t = start(Config::default()).await;
+    t.pair("default", "aad-ana", Role::Admin).await;
+    let taught = t
+        .say(&activity(
+            "8001",
+            "aad-ana",
+            "Ana",
+            "<at>steward</at> @notes: The daily report uses example_first",
+        ))
+        .await;
+    assert!(taught.starts_with("Written: agent_notes"), "{taught}");
+    let pairing = t.h.turns.pairing();
+    pairing
+        .set_role("default", "teams:aad-ana", Role::User, "test", 2)
+        .await
+        .unwrap();
+    let refused = t
+        .say(&activity(
+            "8002",
+            "aad-ana",
+            "Ana",
+            "<at>steward</at> @notes: The daily report uses example_second",
+        ))
+        .await;
+    assert!(refused.contains("Only administrators"), "{refused}");
+    pairing
+        .set_role("default", "teams:aad-ana", Role::Admin, "test", 3)
+        .await
+        .unwrap();
+    pairing
+        .revoke("default", "teams:aad-ana", "test", 4)
+        .await
+        .unwrap();
+    let revoked = t
+        .say(&activity(
+            "8003",
+            "aad-ana",
+            "Ana",
+            "<at>steward</at> @notes: The daily report uses example_third",
+        ))
+        .await;
+    assert!(!revoked.starts_with("Written"), "{revoked}");
+    assert!(t.h.records_containing("example_second").await.is_empty());
+    assert!(t.h.records_containing("example_third").await.is_empty());
+    // Stored with the role each was sent with: admin, user, then nobody's.
+    let roles: Vec<_> =
+        t.h.db()
+            .history("default", "default", CHANNEL_THREAD)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|m| m.author == "person")
+            .map(|m| m.sender_role)
+            .collect();
+    assert_eq!(
+        roles,
+        vec![Some("admin".to_string()), Some("user".to_string()), None]
+    );
 }

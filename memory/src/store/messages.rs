@@ -1,6 +1,18 @@
-use super::{Db, Result};
-use crate::model::StoredMessage;
-use sqlx::{Any, Executor};
+//! Conversation lines and seen platform ids.
+//!
+//! Lines are written by a group commit: concurrent turns' lines (and the
+//! seen-id marks that go with them) are queued, and one task at a time
+//! stores everything queued in one transaction, then answers each caller.
+//! A caller hears its line's id only after that transaction committed, so
+//! whatever it acknowledges is on disk; many turns share one commit (on
+//! SQLite, one WAL sync) instead of paying one each.
+
+use super::pairing::User;
+use super::{Db, Result, StoreError};
+use crate::model::{Role, StoredMessage};
+use sqlx::{Any, AnyConnection, AnyPool, Executor};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::oneshot;
 
 /// A conversation line about to be stored.
 #[derive(Debug, Clone)]
@@ -58,6 +70,49 @@ impl Db {
         Ok(q.exec(&self.pool).await? == 1)
     }
 
+    /// A turn's first read, in one statement: whether `platform_id` was seen
+    /// before in `channel` (a redelivery), and the active paired user the
+    /// stored channel identity `stored_id` is linked to (as
+    /// [`Db::user_by_identity`]). Either may be absent; nothing is cached, so a
+    /// revocation holds from the next turn on.
+    pub async fn seen_and_user(
+        &self,
+        org: &str,
+        channel: &str,
+        platform_id: Option<&str>,
+        stored_id: Option<&str>,
+    ) -> Result<(bool, Option<User>)> {
+        let text = "SELECT (SELECT COUNT(*) FROM seen_messages WHERE org = $1 AND channel = $2 AND platform_id = $3), \
+                    u.user_id, u.name, u.role, u.status, u.updated_at \
+                    FROM (SELECT 1 AS one) AS k \
+                    LEFT JOIN identities i ON i.org = $1 AND i.stored_id = $4 \
+                    LEFT JOIN users u ON u.org = i.org AND u.user_id = i.user_id AND u.status = 'active'";
+        type Row = (
+            i64,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<i64>,
+        );
+        let (seen, user_id, name, role, status, updated_at): Row =
+            sql!(text, org, channel, platform_id, stored_id)
+                .one(&self.pool)
+                .await?;
+        let user = match (user_id, name, role, status, updated_at) {
+            (Some(user_id), Some(name), Some(role), Some(status), Some(updated_at)) => Some(User {
+                org: org.to_string(),
+                user_id,
+                name,
+                role: Role::try_from(role)?,
+                status,
+                updated_at,
+            }),
+            _ => None,
+        };
+        Ok((seen > 0, user))
+    }
+
     /// Whether a platform message id was seen before (a redelivery).
     pub async fn is_seen(&self, org: &str, channel: &str, platform_id: &str) -> Result<bool> {
         let text = "SELECT seen_at FROM seen_messages WHERE org = $1 AND channel = $2 AND platform_id = $3";
@@ -67,29 +122,24 @@ impl Db {
         Ok(row.is_some())
     }
 
+    /// Store one line; its id once it is committed (see the module doc).
     pub async fn insert_message(&self, m: &NewMessage<'_>) -> Result<i64> {
-        insert_message_on(&self.pool, m).await
+        self.lines
+            .store(&self.pool, m, None)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt("a line without a platform id was refused".into()))
     }
 
     /// Store `m` and, in the same transaction, mark `platform_id` seen: a
     /// crash or a failed insert leaves neither, so the platform's retry runs.
     /// `None` (nothing stored) when the id was seen before: a redelivery.
+    /// Returns only once the transaction committed.
     pub async fn insert_message_once(
         &self,
         m: &NewMessage<'_>,
         platform_id: Option<&str>,
     ) -> Result<Option<i64>> {
-        let Some(platform_id) = platform_id else {
-            return self.insert_message(m).await.map(Some);
-        };
-        let mut tx = self.pool.begin().await?;
-        let q = sql!(SEEN, m.org, m.channel, platform_id, m.said_at);
-        if q.exec(&mut *tx).await? == 0 {
-            return Ok(None);
-        }
-        let id = insert_message_on(&mut *tx, m).await?;
-        tx.commit().await?;
-        Ok(Some(id))
+        self.lines.store(&self.pool, m, platform_id).await
     }
 
     /// Forget the seen ids of `org` marked before `before` (a redelivery
@@ -154,4 +204,199 @@ impl Db {
         let text = format!("{SELECT} WHERE org = $1 AND {condition} ORDER BY id");
         sql!(text, org, value).all(&self.pool).await
     }
+}
+
+/// Lines stored in one transaction at most (bounds how long a batch holds the
+/// write lock, and so the wait of the turns queued behind it).
+const MAX_BATCH: usize = 256;
+
+/// A line about to be stored, owned (it waits in the queue).
+struct Job {
+    org: String,
+    agent: String,
+    channel: String,
+    conversation: String,
+    conversation_kind: String,
+    author: String,
+    sender: Option<String>,
+    sender_role: Option<String>,
+    text: String,
+    said_at: i64,
+    /// The platform id to mark seen in the same transaction.
+    seen: Option<String>,
+    done: oneshot::Sender<Result<Option<i64>>>,
+}
+
+impl Job {
+    fn line(&self) -> NewMessage<'_> {
+        NewMessage {
+            org: &self.org,
+            agent: &self.agent,
+            channel: &self.channel,
+            conversation: &self.conversation,
+            conversation_kind: &self.conversation_kind,
+            author: &self.author,
+            sender: self.sender.as_deref(),
+            sender_role: self.sender_role.as_deref(),
+            text: &self.text,
+            said_at: self.said_at,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Queue {
+    jobs: Vec<Job>,
+    /// A task is storing batches (and will look at the queue again).
+    running: bool,
+}
+
+/// The group commit of conversation lines (one per [`Db`], shared by its clones).
+#[derive(Default, Debug)]
+pub(crate) struct Lines {
+    queue: Mutex<QueueCell>,
+}
+
+/// `Queue` behind a `Debug` that shows only its length.
+#[derive(Default)]
+struct QueueCell(Queue);
+
+impl std::fmt::Debug for QueueCell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} queued", self.0.jobs.len())
+    }
+}
+
+impl Lines {
+    fn lock(&self) -> MutexGuard<'_, QueueCell> {
+        // The queue is only pushed to and drained; a panic elsewhere leaves it whole.
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queue `m` (and its seen mark), start the storing task when none runs,
+    /// and wait until the transaction that holds it has committed.
+    async fn store(
+        self: &Arc<Self>,
+        pool: &AnyPool,
+        m: &NewMessage<'_>,
+        seen: Option<&str>,
+    ) -> Result<Option<i64>> {
+        let (done, stored) = oneshot::channel();
+        let job = Job {
+            org: m.org.into(),
+            agent: m.agent.into(),
+            channel: m.channel.into(),
+            conversation: m.conversation.into(),
+            conversation_kind: m.conversation_kind.into(),
+            author: m.author.into(),
+            sender: m.sender.map(str::to_string),
+            sender_role: m.sender_role.map(str::to_string),
+            text: m.text.into(),
+            said_at: m.said_at,
+            seen: seen.map(str::to_string),
+            done,
+        };
+        let start = {
+            let mut q = self.lock();
+            q.0.jobs.push(job);
+            !std::mem::replace(&mut q.0.running, true)
+        };
+        if start {
+            // Its own task: a caller that stops waiting never cuts a batch short.
+            tokio::spawn(drain(self.clone(), pool.clone()));
+        }
+        stored.await.map_err(|_| StoreError::Unreachable {
+            what: "the message writer".into(),
+            reason: "it stopped before the line was stored (shutting down)".into(),
+        })?
+    }
+}
+
+/// Clears `running` if the storing task ends without finding the queue empty
+/// (its runtime shut down, or it panicked), dropping what waits: those
+/// callers hear an error, and the next line starts a new task.
+struct Running {
+    lines: Arc<Lines>,
+    finished: bool,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.finished {
+            let mut q = self.lines.lock();
+            q.0.running = false;
+            q.0.jobs.clear();
+        }
+    }
+}
+
+/// Store batches until the queue is empty.
+async fn drain(lines: Arc<Lines>, pool: AnyPool) {
+    let mut running = Running {
+        lines,
+        finished: false,
+    };
+    loop {
+        let batch: Vec<Job> = {
+            let mut q = running.lines.lock();
+            if q.0.jobs.is_empty() {
+                q.0.running = false;
+                running.finished = true;
+                return;
+            }
+            let n = q.0.jobs.len().min(MAX_BATCH);
+            q.0.jobs.drain(..n).collect()
+        };
+        let results: Vec<Result<Option<i64>>> = match store_batch(&pool, &batch).await {
+            Ok(ids) => ids.into_iter().map(Ok).collect(),
+            // One line's failure must not fail the others: each alone, in its own transaction.
+            Err(e) if batch.len() == 1 => vec![Err(e)],
+            Err(e) => {
+                tracing::warn!(error = %e, lines = batch.len(), "a batch of lines failed; storing them one by one");
+                let mut each = Vec::with_capacity(batch.len());
+                for job in &batch {
+                    each.push(
+                        store_batch(&pool, std::slice::from_ref(job))
+                            .await
+                            .and_then(|ids| {
+                                ids.into_iter().next().ok_or_else(|| {
+                                    StoreError::Corrupt("a stored line returned no id".into())
+                                })
+                            }),
+                    );
+                }
+                each
+            }
+        };
+        for (job, result) in batch.into_iter().zip(results) {
+            // A caller that stopped waiting has its line stored all the same.
+            let _ = job.done.send(result);
+        }
+    }
+}
+
+/// Every job of `batch` in one transaction: per job, its id, or `None` when its
+/// platform id was seen before (nothing stored for it).
+async fn store_batch(pool: &AnyPool, batch: &[Job]) -> Result<Vec<Option<i64>>> {
+    let mut tx = pool.begin().await?;
+    let mut ids = Vec::with_capacity(batch.len());
+    for job in batch {
+        ids.push(store_on(&mut tx, &job.line(), job.seen.as_deref()).await?);
+    }
+    tx.commit().await?;
+    Ok(ids)
+}
+
+async fn store_on(
+    conn: &mut AnyConnection,
+    m: &NewMessage<'_>,
+    seen: Option<&str>,
+) -> Result<Option<i64>> {
+    if let Some(platform_id) = seen {
+        let q = sql!(SEEN, m.org, m.channel, platform_id, m.said_at);
+        if q.exec(&mut *conn).await? == 0 {
+            return Ok(None);
+        }
+    }
+    insert_message_on(&mut *conn, m).await.map(Some)
 }

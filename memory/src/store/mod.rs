@@ -94,6 +94,8 @@ pub struct Db {
     backend: Backend,
     /// This process's copy of the tokens too common to rank by (`fulltext`).
     common: std::sync::Arc<fulltext::CommonTokens>,
+    /// The group commit of conversation lines (`messages`).
+    lines: std::sync::Arc<messages::Lines>,
 }
 
 /// One connection to `url` before the pool is made, so that an unreachable
@@ -186,6 +188,7 @@ impl Db {
             pool,
             backend,
             common: Default::default(),
+            lines: Default::default(),
         };
         match backend {
             Backend::Sqlite => {
@@ -302,6 +305,17 @@ impl Db {
         }
         let (mode,) = sql!("PRAGMA journal_mode").one(&self.pool).await?;
         Ok(Some(mode))
+    }
+
+    /// `synchronous` of a SQLite connection (for checks): 2 is FULL, what sqlx
+    /// leaves SQLite's default at, so each commit — and so each group commit of
+    /// conversation lines — syncs the WAL before it returns. `None` on PostgreSQL.
+    pub async fn sqlite_synchronous(&self) -> Result<Option<i64>> {
+        if self.backend != Backend::Sqlite {
+            return Ok(None);
+        }
+        let (level,) = sql!("PRAGMA synchronous").one(&self.pool).await?;
+        Ok(Some(level))
     }
 
     pub async fn close(&self) {

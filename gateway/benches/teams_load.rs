@@ -1,0 +1,436 @@
+//! Load benchmark: signed Microsoft Teams outgoing-webhook turns against a
+//! real `steward serve` (this build's binary, embedded defaults: the offline
+//! model, no model server) on a SQLite file seeded with 100k memory records.
+//!
+//! N keep-alive connections (one task each, on one thread) post signed
+//! activities — every one a distinct message id and text, from distinct paired
+//! users in their own channel threads — for the configured time. Then the
+//! server is killed with SIGKILL while the load is still running, and every
+//! message that was acknowledged (a 2xx with the turn's answer) is looked up in
+//! the messages table: one missing fails the run. An acknowledgement sent
+//! before its message was committed would show up here.
+//!
+//! Run: `cargo bench -p steward --bench teams_load`
+//!
+//! `STEWARD_LOAD_SECONDS` (60), `STEWARD_LOAD_CONNECTIONS` (32),
+//! `STEWARD_LOAD_RECORDS` (100000), `STEWARD_LOAD_USERS` (1024).
+//! `STEWARD_LOAD_BIN` names another `steward` binary to serve (to compare
+//! builds in one sitting). `STEWARD_LOAD_WRAP` runs the server under a command, e.g.
+//! `valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.out`; the server is
+//! then stopped with SIGINT instead (callgrind writes its profile on exit).
+//! The server's rate limits are raised (the users send far more than 20 a
+//! minute each); the limiter still runs on every turn.
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use hmac::{Hmac, Mac};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
+use memory::{Db, NewRecord, Role, Scope, Status};
+use pairing::{Pairing, PairingSettings};
+use sha2::Sha256;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const ORG: &str = "default";
+/// The security token Teams would show (base64 of 32 bytes).
+const TOKEN: &str = "c3Rld2FyZC1sb2FkLWJlbmNobWFyay1zZWNyZXQta2V5ISE=";
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(default)
+}
+
+/// A synthetic vocabulary of 2,000 words.
+fn word(n: usize) -> String {
+    const SYLLABLES: [&str; 20] = [
+        "ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "po", "qu", "da", "fe", "gi", "ho",
+        "ju", "ly", "ba", "ce", "wo",
+    ];
+    let n = n % 2000;
+    format!(
+        "{}{}{}",
+        SYLLABLES[n % 20],
+        SYLLABLES[(n / 20) % 20],
+        SYLLABLES[(n / 400) % 20]
+    )
+}
+
+/// Record `i`'s two subject words: each pair once in the first 2M records.
+fn subject_words(i: usize) -> (String, String) {
+    (word(i), word(1000 + (i / 2000) % 1000))
+}
+
+fn note(i: usize) -> NewRecord {
+    let (a, b) = subject_words(i);
+    NewRecord::said(
+        ORG,
+        "default",
+        Scope::AgentNotes,
+        "procedure",
+        format!("{a} {b} report"),
+        format!("The {a} {b} report uses {}_{i}", word(i * 31 + 7)),
+        i as i64,
+    )
+    .status(Status::Active)
+    .source("bench")
+}
+
+fn user_id(u: usize) -> String {
+    format!("teams:aad-load-{u}")
+}
+
+/// The store the server will open: `records` notes (through the import path:
+/// dedupe and the subject rule), the common-token list, `users` paired users.
+async fn seed(url: &str, records: usize, users: usize) -> Result<(), String> {
+    let db = Db::connect(url).await.map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    for chunk in (0..records).collect::<Vec<_>>().chunks(5_000) {
+        let recs: Vec<NewRecord> = chunk.iter().map(|&i| note(i)).collect();
+        db.import_records(&recs, "bench-import", 1)
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    db.optimize().await.map_err(|e| e.to_string())?;
+    let pairing = Pairing::new(db.clone(), PairingSettings::default());
+    for u in 0..users {
+        pairing
+            .add_user(
+                ORG,
+                &user_id(u),
+                &format!("Load {u}"),
+                Role::User,
+                "bench",
+                1,
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    eprintln!(
+        "seeded {records} records and {users} paired users in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    db.close().await;
+    Ok(())
+}
+
+/// `steward serve` on `url` with the Teams webhook on; the child and its address.
+fn serve(dir: &std::path::Path, url: &str) -> Result<(Child, String), String> {
+    // Another build's binary, to compare two in one sitting.
+    let bin = std::env::var("STEWARD_LOAD_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_steward").to_string());
+    let wrap = std::env::var("STEWARD_LOAD_WRAP").unwrap_or_default();
+    let mut wrap = wrap.split_whitespace();
+    let mut c = match wrap.next() {
+        Some(program) => {
+            let mut c = Command::new(program);
+            c.args(wrap).arg(&bin);
+            c
+        }
+        None => Command::new(&bin),
+    };
+    c.current_dir(dir);
+    for (k, _) in std::env::vars() {
+        // Only this run's settings; `STEWARD_LOG` passes (to log statements).
+        if k.starts_with("STEWARD_") && k != "STEWARD_LOG" {
+            c.env_remove(k);
+        }
+    }
+    let mut child = c
+        .arg("serve")
+        .env("STEWARD_DATABASE__URL", url)
+        .env("STEWARD_SERVER__LISTEN", "127.0.0.1:0")
+        .env("STEWARD_DASHBOARD__ENABLED", "false")
+        .env("STEWARD_TEAMS__SECURITY_TOKEN", TOKEN)
+        .env("STEWARD_RATE_LIMIT__PER_SENDER_PER_MINUTE", "1000000")
+        .env("STEWARD_RATE_LIMIT__SENDER_BURST", "1000000")
+        .env("STEWARD_RATE_LIMIT__PER_CONVERSATION_PER_MINUTE", "1000000")
+        .env("STEWARD_RATE_LIMIT__CONVERSATION_BURST", "1000000")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("spawn steward serve: {e}"))?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut lines = BufReader::new(stdout).lines();
+    let base = loop {
+        let line = lines
+            .next()
+            .ok_or("serve exited before printing its address")?
+            .map_err(|e| e.to_string())?;
+        if let Some(rest) = line.strip_prefix("steward listening on http://") {
+            break rest
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    Ok((child, base))
+}
+
+/// A Teams `message` activity from user `u` in their own channel thread.
+fn activity(u: usize, id: &str, text: &str) -> Vec<u8> {
+    let aad = format!("aad-load-{u}");
+    serde_json::to_vec(&serde_json::json!({
+        "type": "message",
+        "id": id,
+        "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        "serviceUrl": "https://smba.trafficmanager.net/emea/",
+        "channelId": "msteams",
+        "from": {"id": format!("29:{aad}"), "name": format!("Load {u}"), "aadObjectId": aad},
+        "conversation": {
+            "isGroup": true,
+            "conversationType": "channel",
+            "id": format!("19:load@thread.tacv2;messageid={u}"),
+        },
+        "textFormat": "plain",
+        "text": format!("<at>steward</at> {text}"),
+        "channelData": {
+            "channel": {"id": "19:load@thread.tacv2"},
+            "tenant": {"id": "load-tenant"}
+        }
+    }))
+    .unwrap_or_default()
+}
+
+fn sign(key: &[u8], body: &[u8]) -> String {
+    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(key) else {
+        return String::new();
+    };
+    mac.update(body);
+    format!("HMAC {}", STANDARD.encode(mac.finalize().into_bytes()))
+}
+
+#[derive(Default)]
+struct Tally {
+    /// (user, marker) of each acknowledged message.
+    acked: Vec<(usize, String)>,
+    latencies_us: Vec<u32>,
+    late: usize,
+    refused: usize,
+    failed: BTreeMap<u16, usize>,
+}
+
+/// One keep-alive connection sending until `stop`; worker `w` of `workers`
+/// speaks as the users `u ≡ w (mod workers)`.
+async fn worker(
+    addr: String,
+    w: usize,
+    workers: usize,
+    users: usize,
+    records: usize,
+    stop: Arc<AtomicBool>,
+) -> Tally {
+    let mut tally = Tally::default();
+    let Ok(key) = STANDARD.decode(TOKEN) else {
+        return tally;
+    };
+    let Ok(stream) = tokio::net::TcpStream::connect(&addr).await else {
+        return tally;
+    };
+    let _ = stream.set_nodelay(true);
+    let Ok((mut sender, conn)) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await
+    else {
+        return tally;
+    };
+    tokio::spawn(conn);
+    let mine: Vec<usize> = (w..users).step_by(workers).collect();
+    let mut seq = 0usize;
+    let mut rng = (w as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    while !stop.load(Ordering::Relaxed) {
+        seq += 1;
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let u = mine[seq % mine.len().max(1)];
+        let (a, b) = subject_words(rng as usize % records.max(1));
+        let marker = format!("load {w}x{seq}");
+        let text = format!("Produce the {a} {b} report ({marker})");
+        let body = activity(u, &format!("load-{w}-{seq}"), &text);
+        let auth = sign(&key, &body);
+        let Ok(req) = hyper::Request::post(format!("http://{addr}/teams/default"))
+            .header("host", &addr)
+            .header("content-type", "application/json")
+            .header("authorization", auth)
+            .body(Full::new(Bytes::from(body)))
+        else {
+            break;
+        };
+        let started = Instant::now();
+        let Ok(resp) = sender.send_request(req).await else {
+            break; // the server is gone
+        };
+        let status = resp.status().as_u16();
+        let Ok(body) = resp.into_body().collect().await else {
+            break;
+        };
+        let elapsed = started.elapsed();
+        if !(200..300).contains(&status) {
+            *tally.failed.entry(status).or_default() += 1;
+            continue;
+        }
+        let body = body.to_bytes();
+        let reply: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        let said = reply["text"].as_str().unwrap_or_default();
+        if said.starts_with("Working on it") {
+            tally.late += 1;
+        } else if said.contains("slow down") {
+            tally.refused += 1;
+        }
+        tally.acked.push((u, marker));
+        tally
+            .latencies_us
+            .push(u32::try_from(elapsed.as_micros()).unwrap_or(u32::MAX));
+    }
+    tally
+}
+
+fn percentile(sorted: &[u32], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    f64::from(sorted[i.min(sorted.len() - 1)]) / 1000.0
+}
+
+async fn run() -> Result<bool, String> {
+    let seconds = env_or("STEWARD_LOAD_SECONDS", 60);
+    let connections = env_or("STEWARD_LOAD_CONNECTIONS", 32).max(1);
+    let records = env_or("STEWARD_LOAD_RECORDS", 100_000);
+    let users = env_or("STEWARD_LOAD_USERS", 1024).max(connections);
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let url = format!("sqlite:{}", dir.path().join("load.db").display());
+    seed(&url, records, users).await?;
+
+    let (mut server, addr) = serve(dir.path(), &url)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let workers: Vec<_> = (0..connections)
+        .map(|w| {
+            tokio::spawn(worker(
+                addr.clone(),
+                w,
+                connections,
+                users,
+                records,
+                stop.clone(),
+            ))
+        })
+        .collect();
+    let started = Instant::now();
+    tokio::time::sleep(Duration::from_secs(seconds as u64)).await;
+    // Killed mid-load: whatever was acknowledged must already be stored.
+    stop.store(true, Ordering::Relaxed);
+    let window = started.elapsed();
+    let wrapped = std::env::var("STEWARD_LOAD_WRAP").is_ok_and(|w| !w.trim().is_empty());
+    if wrapped {
+        let pid = i32::try_from(server.id()).map_err(|e| e.to_string())?;
+        // SAFETY: kill(2) on our own child's pid; no memory is involved.
+        unsafe { libc::kill(pid, libc::SIGINT) };
+    } else {
+        server.kill().map_err(|e| format!("SIGKILL: {e}"))?;
+    }
+    server.wait().map_err(|e| e.to_string())?;
+    let mut all = Tally::default();
+    for w in workers {
+        let t = w.await.map_err(|e| e.to_string())?;
+        all.acked.extend(t.acked);
+        all.latencies_us.extend(t.latencies_us);
+        all.late += t.late;
+        all.refused += t.refused;
+        for (s, n) in t.failed {
+            *all.failed.entry(s).or_default() += n;
+        }
+    }
+    all.latencies_us.sort_unstable();
+
+    // Every acknowledged message is in the messages table.
+    let db = Db::connect(&url).await.map_err(|e| e.to_string())?;
+    let mut by_user: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for (u, marker) in &all.acked {
+        by_user.entry(*u).or_default().push(marker.clone());
+    }
+    let mut missing = Vec::new();
+    for (u, markers) in &by_user {
+        let stored: BTreeSet<String> = db
+            .messages_by_sender(ORG, &user_id(*u))
+            .await
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .filter_map(|m| {
+                let (_, rest) = m.text.rsplit_once('(')?;
+                Some(rest.trim_end_matches(')').to_string())
+            })
+            .collect();
+        missing.extend(markers.iter().filter(|m| !stored.contains(*m)).cloned());
+    }
+    let stored_total = db.row_count("messages").await.map_err(|e| e.to_string())?;
+    db.close().await;
+
+    let n = all.acked.len();
+    let secs = window.as_secs_f64();
+    println!(
+        "teams_load: {connections} connections, {users} users, {records} records, {secs:.1} s"
+    );
+    println!(
+        "acknowledged turns: {n} ({:.0}/s); late acknowledgements {}; rate-limited {}; non-2xx {:?}",
+        n as f64 / secs,
+        all.late,
+        all.refused,
+        all.failed
+    );
+    println!(
+        "latency ms: p50 {:.2}  p95 {:.2}  p99 {:.2}  max {:.2}",
+        percentile(&all.latencies_us, 0.50),
+        percentile(&all.latencies_us, 0.95),
+        percentile(&all.latencies_us, 0.99),
+        percentile(&all.latencies_us, 1.0)
+    );
+    println!(
+        "stored check (after {}): {} of {n} acknowledged messages stored, {} missing ({stored_total} lines in messages)",
+        if wrapped { "SIGINT" } else { "SIGKILL mid-load" },
+        n - missing.len(),
+        missing.len()
+    );
+    if !missing.is_empty() {
+        eprintln!(
+            "FAILED: acknowledged but not stored: {:?}",
+            &missing[..missing.len().min(20)]
+        );
+        return Ok(false);
+    }
+    if all.refused > 0 {
+        eprintln!("FAILED: {} turns were rate-limited", all.refused);
+        return Ok(false);
+    }
+    Ok(n > 0)
+}
+
+fn main() -> ExitCode {
+    // `cargo bench` passes `--bench`; nothing else is read from the arguments.
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(run()) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("teams_load failed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
