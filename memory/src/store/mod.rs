@@ -23,6 +23,7 @@ mod retention;
 mod retire;
 mod revisions;
 mod sessions;
+mod vectors;
 
 pub use archives::{Archive, NewArchive};
 pub use messages::NewMessage;
@@ -32,6 +33,7 @@ pub use retention::{Erasure, ERASED};
 pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement};
 pub use revisions::{NewRevision, RevisionMeta};
 pub use sessions::DashboardSession;
+pub use vectors::{reciprocal_rank_fusion, Embed, QueryVector, Unembedded, RECENT_WINDOW};
 
 use crate::model::{Role, Scope, Status};
 use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow};
@@ -94,6 +96,10 @@ pub struct Db {
     backend: Backend,
     /// This process's copy of the tokens too common to rank by (`fulltext`).
     common: std::sync::Arc<fulltext::CommonTokens>,
+    /// This process's copy of SQLite's vectors (`vectors`).
+    vectors: std::sync::Arc<vectors::VectorCache>,
+    /// Computes query vectors for retrieval (the gateway's embeddings client), when on.
+    embedder: Option<std::sync::Arc<dyn vectors::Embed>>,
 }
 
 /// One connection to `url` before the pool is made, so that an unreachable
@@ -186,6 +192,8 @@ impl Db {
             pool,
             backend,
             common: Default::default(),
+            vectors: Default::default(),
+            embedder: None,
         };
         match backend {
             Backend::Sqlite => {
@@ -313,6 +321,8 @@ const TABLES: &[&str] = &[
     "job_runs",
     "memory_records",
     "memory_revisions",
+    "memory_vectors",
+    "memory_vectors_dropped",
     "memory_fts",
     "memory_fts_common",
     "memory_fts_pending",

@@ -68,13 +68,16 @@ impl RetrievalScope {
 }
 
 /// A record found for a turn: how many of the query's tokens it holds, and
-/// the engine's rank (BM25 on SQLite, cover density on PostgreSQL; higher is
-/// better, comparable only within one search).
+/// the engine's rank (BM25 on SQLite, cover density on PostgreSQL; with
+/// embeddings, the fused reciprocal-rank score; higher is better, comparable
+/// only within one search).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Retrieved {
     pub record: MemoryRecord,
     pub hits: i64,
     pub score: f64,
+    /// Its cosine similarity to the query, when the vector search found it (embeddings on).
+    pub similarity: Option<f64>,
 }
 
 /// Personal kinds that may be read in a group thread: how the speaker wants to be served.
@@ -191,6 +194,8 @@ async fn set_status_on(
 /// Rebuild a record's full-text row from its current row: indexed when active, absent otherwise.
 async fn reindex(conn: &mut AnyConnection, org: &str, id: i64) -> Result<()> {
     fulltext::unindex(conn, id).await?;
+    // A vector is computed again (by the gateway) for what is active now.
+    super::vectors::drop_vector(conn, id).await?;
     let r = fetch(conn, org, id)
         .await?
         .ok_or_else(|| StoreError::NotFound(format!("memory record {id}")))?;
@@ -333,6 +338,35 @@ async fn find_same_on(
     Ok(row.map(|(id,)| id))
 }
 
+/// The constant of reciprocal rank fusion (Cormack et al.: 60).
+pub const RRF_K: f64 = 60.0;
+
+/// The keyword ranking (`keyword`, best first) and the vector ranking
+/// (`near`, best first) as one, by reciprocal rank fusion; a record's score is
+/// its fused score.
+fn fuse(keyword: Vec<Retrieved>, near: Vec<(MemoryRecord, f64)>, tokens: &[String]) -> Vec<Retrieved> {
+    let lists = [
+        keyword.iter().map(|r| r.record.id).collect::<Vec<_>>(),
+        near.iter().map(|(r, _)| r.id).collect::<Vec<_>>(),
+    ];
+    let mut records: HashMap<i64, Retrieved> = keyword.into_iter().map(|r| (r.record.id, r)).collect();
+    for (record, similarity) in near {
+        records
+            .entry(record.id)
+            .or_insert_with(|| Retrieved {
+                hits: fulltext::shared_tokens(tokens, &record),
+                record,
+                score: 0.0,
+                similarity: None,
+            })
+            .similarity = Some(similarity);
+    }
+    super::vectors::reciprocal_rank_fusion(&lists, RRF_K)
+        .into_iter()
+        .filter_map(|(id, score)| records.remove(&id).map(|r| Retrieved { score, ..r }))
+        .collect()
+}
+
 impl Db {
     /// Insert a record and index its words. Returns its id.
     pub async fn insert_record(&self, r: &NewRecord) -> Result<i64> {
@@ -350,6 +384,7 @@ impl Db {
             ids.push(insert_on(&mut tx, r).await?);
         }
         tx.commit().await?;
+        self.written();
         Ok(ids)
     }
 
@@ -376,6 +411,7 @@ impl Db {
             out.push(Some(id));
         }
         tx.commit().await?;
+        self.written();
         Ok(out)
     }
 
@@ -393,7 +429,10 @@ impl Db {
         let mut conn = self.pool.acquire().await?;
         match set_status_on(&mut conn, org, id, status).await? {
             0 => Err(StoreError::NotFound(format!("memory record {id}"))),
-            _ => Ok(()),
+            _ => {
+                self.written();
+                Ok(())
+            }
         }
     }
 
@@ -427,6 +466,7 @@ impl Db {
         let mut tx = self.pool.begin().await?;
         let out = activate_on(&mut tx, org, id, cause, run_id, now).await?;
         tx.commit().await?;
+        self.written();
         Ok(out)
     }
 
@@ -459,6 +499,7 @@ impl Db {
             .await?;
         }
         tx.commit().await?;
+        self.written();
         Ok(changed == 1)
     }
 
@@ -475,6 +516,7 @@ impl Db {
         }
         reindex(&mut tx, org, id).await?;
         tx.commit().await?;
+        self.written();
         Ok(())
     }
 
@@ -535,8 +577,10 @@ impl Db {
     }
 
     /// The one retrieval entry point: active records a turn in `scope` may
-    /// read that match `query` (ranked full-text search), plus the speaker's
-    /// preferences. Fails closed on an incomplete scope.
+    /// read that match `query` (ranked full-text search; with an embedder
+    /// attached, fused with the records nearest in meaning by reciprocal rank
+    /// fusion, and keyword only when it gives no query vector), plus the
+    /// speaker's preferences. Fails closed on an incomplete scope.
     pub async fn retrieve(
         &self,
         scope: &RetrievalScope,
@@ -577,11 +621,23 @@ impl Db {
                 hits: fulltext::shared_tokens(&tokens, &record),
                 record,
                 score,
+                similarity: None,
             })
             .collect();
         // Best score first; more of the query's words break ties (and rank a
         // search of common words, which the engine does not score).
         out.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.hits.cmp(&a.hits)));
+        // With embeddings, the records nearest in meaning, in the same places,
+        // fused with the keyword ranking.
+        let query_vector = match &self.embedder {
+            Some(e) => e.query(query).await,
+            None => None,
+        };
+        if let Some(qv) = query_vector {
+            let near = self.vector_search(&scope.org, &keys, &qv, cap).await?;
+            let near = hit_records(&self.pool, near, |r| scope.may_read(r)).await?;
+            out = fuse(out, near, &tokens);
+        }
         out.truncate(limit.max(0) as usize);
         if scope.speaker.is_some() {
             // How the speaker wants to be served applies to every reply, whatever the words.
@@ -597,6 +653,7 @@ impl Db {
                         record,
                         hits: 0,
                         score: 0.0,
+                        similarity: None,
                     });
                 }
             }
