@@ -80,8 +80,10 @@ pub struct EmbeddingsConfig {
     #[validate(range(min = 1, max = 2048))]
     pub batch_size: usize,
     /// Records less similar to the query than this (cosine) are not found by
-    /// meaning: the nearest record is not always a relevant one.
-    #[default = 0.8]
+    /// meaning: the nearest record is not always a relevant one. Depends on
+    /// the model: multilingual-e5-small puts unrelated texts near 0.75 and
+    /// paraphrases above 0.8; 0 keeps every nearest record.
+    #[default = 0.0]
     #[validate(range(min = -1.0, max = 1.0))]
     pub min_similarity: f32,
 }

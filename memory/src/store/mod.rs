@@ -237,7 +237,11 @@ impl Db {
         admin.close().await;
         made?;
         let sep = if url.contains('?') { '&' } else { '?' };
-        Db::connect(&format!("{url}{sep}options=-c%20search_path%3D{schema}")).await
+        // `public` after it: extensions (pgvector) live there.
+        Db::connect(&format!(
+            "{url}{sep}options=-c%20search_path%3D{schema}%2Cpublic"
+        ))
+        .await
     }
 
     /// A fresh private in-memory SQLite database (replay, tests).

@@ -372,7 +372,7 @@ impl Db {
             return Ok(());
         }
         let available: Option<(String,)> =
-            sql!("SELECT name FROM pg_available_extensions WHERE name = 'vector'")
+            sql!("SELECT CAST(name AS TEXT) FROM pg_available_extensions WHERE name = 'vector'")
                 .opt(&self.pool)
                 .await?;
         if available.is_none() {
@@ -380,9 +380,24 @@ impl Db {
                 "[embeddings] is on but this PostgreSQL server has no pgvector extension (`vector`): install pgvector on it, or turn embeddings off by leaving embeddings.base_url unset",
             ));
         }
-        sql!("CREATE EXTENSION IF NOT EXISTS vector")
+        // In `public`, where every schema's search path finds it (tests run
+        // each in a schema of its own, dropped afterwards).
+        let created = sql!("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
             .exec(&self.pool)
+            .await;
+        let (resolved,): (Option<String>,) = sql!("SELECT CAST(to_regtype('vector') AS TEXT)")
+            .one(&self.pool)
             .await?;
+        if let (None, Err(e)) = (&resolved, created) {
+            // Not created, and not there either (two replicas starting at once
+            // race on the extension; the loser finds the winner's).
+            return Err(e);
+        }
+        if resolved.is_none() {
+            return Err(StoreError::Refused(
+                "[embeddings] is on but pgvector's type `vector` is not on this connection's search_path: put the schema pgvector is installed in on it",
+            ));
+        }
         sql!("ALTER TABLE memory_vectors ADD COLUMN IF NOT EXISTS embedding vector")
             .exec(&self.pool)
             .await?;
