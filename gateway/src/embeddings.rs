@@ -15,7 +15,7 @@ use memory::Db;
 use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Notify;
+use tokio::sync::{watch, Notify};
 
 /// Why an embeddings request gave no vectors.
 #[derive(Debug, thiserror::Error)]
@@ -193,6 +193,8 @@ pub struct Embeddings {
     db: Db,
     client: Option<Client>,
     written: Arc<Notify>,
+    /// How many passes the worker has finished (tests wait on it).
+    passes: Arc<watch::Sender<u64>>,
 }
 
 /// What one backfill run did in one organisation.
@@ -221,6 +223,7 @@ impl Embeddings {
             db: db.clone(),
             client,
             written,
+            passes: Arc::new(watch::Sender::new(0)),
         };
         (db, service)
     }
@@ -277,7 +280,9 @@ impl Embeddings {
                     }
                 }
                 let recent = !std::mem::take(&mut first);
-                match service.catch_up(None, recent).await {
+                let done = service.catch_up(None, recent).await;
+                service.passes.send_modify(|n| *n += 1);
+                match done {
                     Ok(_) => wait = Duration::from_secs(1),
                     Err(e) => {
                         tracing::warn!(error = %e, "record embeddings not computed; tried again later");
@@ -287,6 +292,13 @@ impl Embeddings {
                 }
             }
         }))
+    }
+}
+
+impl Embeddings {
+    /// The worker's finished passes, counted (tests wait for the pass after a write).
+    pub fn passes(&self) -> watch::Receiver<u64> {
+        self.passes.subscribe()
     }
 }
 

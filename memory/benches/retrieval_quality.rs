@@ -532,39 +532,24 @@ impl Endpoint {
     }
 }
 
-/// The records' vectors stored, and the questions' ready for the search.
-async fn embed_all(
-    db: &Db,
-    endpoint: &Endpoint,
-    records: &[NewRecord],
-    ids: &[i64],
-    qs: &[Question],
-) -> Vectors {
+/// Every record's and question's vector, computed once for every database.
+#[derive(Clone)]
+struct Computed {
+    docs: Arc<Vec<Vec<f32>>>,
+    queries: Arc<Vectors>,
+}
+
+async fn embed_all(endpoint: &Endpoint, records: &[NewRecord], qs: &[Question]) -> Computed {
     let texts: Vec<String> = records.iter().map(|r| r.content.clone()).collect();
     let docs = endpoint.embed(&texts, false).await;
-    let pairs: Vec<(Unembedded, Vec<f32>)> = records
-        .iter()
-        .zip(ids)
-        .zip(docs)
-        .map(|((r, id), v)| {
-            let u = Unembedded {
-                id: *id,
-                org: r.org.clone(),
-                content: r.content.clone(),
-            };
-            (u, v)
-        })
-        .collect();
-    let stored = db
-        .store_vectors(&endpoint.model, &pairs)
-        .await
-        .expect("store vectors");
-    assert_eq!(stored as usize, records.len(), "every record has a vector");
     let questions: Vec<String> = qs.iter().map(|q| q.text.clone()).collect();
     let vectors = endpoint.embed(&questions, true).await;
-    Vectors {
-        model: endpoint.model.clone(),
-        queries: questions.into_iter().zip(vectors).collect(),
+    Computed {
+        docs: Arc::new(docs),
+        queries: Arc::new(Vectors {
+            model: endpoint.model.clone(),
+            queries: questions.into_iter().zip(vectors).collect(),
+        }),
     }
 }
 
@@ -572,14 +557,30 @@ async fn embed_all(
 async fn with_embeddings(
     title: &str,
     db: Db,
-    endpoint: &Endpoint,
+    computed: &Computed,
     records: &[NewRecord],
     ids: &[i64],
     qs: &[Question],
 ) {
-    let vectors = Arc::new(embed_all(&db, endpoint, records, ids, qs).await);
+    let pairs: Vec<(Unembedded, Vec<f32>)> = records
+        .iter()
+        .zip(ids)
+        .zip(computed.docs.iter())
+        .map(|((r, id), v)| {
+            let u = Unembedded {
+                id: *id,
+                org: r.org.clone(),
+                content: r.content.clone(),
+            };
+            (u, v.clone())
+        })
+        .collect();
+    let model = computed.queries.model.clone();
+    let stored = db.store_vectors(&model, &pairs).await.expect("store vectors");
+    assert_eq!(stored as usize, records.len(), "every record has a vector");
+    let vectors = computed.queries.clone();
     let (dense, leaks) = dense_search(&db, ids, qs, &vectors).await;
-    print(&format!("steward dense ({title}, {})", endpoint.model), &dense);
+    print(&format!("steward dense ({title}, {model})"), &dense);
     println!("  records outside the asker's scope returned: {leaks}");
     let hybrid = db.with_embedder(vectors);
     let (fused, leaks) = steward_search(&hybrid, ids, qs).await;
@@ -696,9 +697,13 @@ fn main() {
                 input_type: std::env::var("STEWARD_BENCH_EMBEDDINGS_INPUT_TYPE")
                     .map_or(true, |v| v != "0"),
             });
-        match &endpoint {
-            Some(e) => {
-                with_embeddings("SQLite", db.clone(), e, &records, &ids, &questions).await;
+        let computed = match &endpoint {
+            Some(e) => Some(embed_all(e, &records, &questions).await),
+            None => None,
+        };
+        match &computed {
+            Some(c) => {
+                with_embeddings("SQLite", db.clone(), c, &records, &ids, &questions).await;
             }
             None => println!(
                 "(dense and hybrid rows: set STEWARD_BENCH_EMBEDDINGS_URL to an embeddings server)"
@@ -713,10 +718,10 @@ fn main() {
             let (ours, leaks) = steward_search(&db, &ids, &questions).await;
             print("steward keyword (PostgreSQL tsvector, ts_rank_cd)", &ours);
             println!("  records outside the asker's scope returned: {leaks}");
-            if let Some(e) = &endpoint {
+            if let Some(c) = &computed {
                 match db.enable_vectors().await {
                     Ok(()) => {
-                        with_embeddings("PostgreSQL pgvector", db, e, &records, &ids, &questions)
+                        with_embeddings("PostgreSQL pgvector", db, c, &records, &ids, &questions)
                             .await
                     }
                     Err(err) => println!("(no dense rows on PostgreSQL: {err})"),

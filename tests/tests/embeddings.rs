@@ -250,6 +250,30 @@ async fn a_superseded_value_loses_its_vector_and_the_new_one_gets_one() {
     }
 }
 
+#[tokio::test]
+async fn the_worker_computes_vectors_after_a_turn_writes() {
+    let Some(url) = embeddings_url() else { return };
+    for (name, db) in vector_dbs().await {
+        let h = Harness::on(db, embeddings_config(&url));
+        h.pair("ana", Role::Admin).await;
+        h.pair("bob", Role::User).await;
+        let embeddings = h.turns.embeddings();
+        let mut passes = embeddings.passes();
+        let worker = embeddings.spawn_worker().expect("embeddings on");
+        // The first pass, at start, finds nothing to do.
+        passes.wait_for(|n| *n >= 1).await.expect("first pass");
+        let receipt = h.dm("ana", "@notes: The wiki is at wiki.example.com").await;
+        assert!(receipt.starts_with("Written"), "{receipt}");
+        // The turn wrote and returned; the worker's next pass embeds the note.
+        passes.wait_for(|n| *n >= 2).await.expect("a pass after the write");
+        assert_eq!(h.db().vector_count("default").await.expect("count"), 1, "{name}");
+        let answer = h.dm("bob", "Where is the documentation site?").await;
+        assert!(answer.contains("wiki.example.com"), "{name}: {answer}");
+        worker.abort();
+        embeddings_ran(name);
+    }
+}
+
 /// A port nothing listens on (bound, then closed).
 async fn closed_port() -> u16 {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");

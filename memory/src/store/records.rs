@@ -194,11 +194,11 @@ async fn set_status_on(
 /// Rebuild a record's full-text row from its current row: indexed when active, absent otherwise.
 async fn reindex(conn: &mut AnyConnection, org: &str, id: i64) -> Result<()> {
     fulltext::unindex(conn, id).await?;
-    // A vector is computed again (by the gateway) for what is active now.
-    super::vectors::drop_vector(conn, id).await?;
     let r = fetch(conn, org, id)
         .await?
         .ok_or_else(|| StoreError::NotFound(format!("memory record {id}")))?;
+    // A record no longer active, or read elsewhere now, loses its vector.
+    super::vectors::keep_current(conn, &r).await?;
     if r.status == Status::Active {
         fulltext::index(conn, &Doc::of(&r)).await?;
     }
@@ -639,9 +639,14 @@ impl Db {
             None => None,
         };
         if let Some(qv) = query_vector {
-            let near = self.vector_search(&scope.org, &keys, &qv, cap).await?;
-            let near = hit_records(&self.pool, near, |r| scope.may_read(r)).await?;
-            out = fuse(out, near, &tokens);
+            match self.vector_search(&scope.org, &keys, &qv, cap).await {
+                Ok(near) => {
+                    let near = hit_records(&self.pool, near, |r| scope.may_read(r)).await?;
+                    out = fuse(out, near, &tokens);
+                }
+                // The keyword ranking stands alone: embeddings never fail a search.
+                Err(e) => tracing::warn!(error = %e, "vector search failed: this search is keyword only"),
+            }
         }
         out.truncate(limit.max(0) as usize);
         if scope.speaker.is_some() {

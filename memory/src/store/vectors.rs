@@ -25,7 +25,7 @@
 
 use super::fulltext::vis_key;
 use super::{Backend, Db, Result, StoreError};
-use crate::model::{Scope, Status};
+use crate::model::{MemoryRecord, Scope, Status};
 use sqlx::AnyConnection;
 use std::collections::HashMap;
 use std::sync::RwLock;
@@ -104,6 +104,21 @@ pub(super) async fn drop_vector(conn: &mut AnyConnection, id: i64) -> Result<()>
         let seq = next_seq(conn).await?;
         let text = "INSERT INTO memory_vectors_dropped (seq, record_id) VALUES ($1, $2)";
         sql!(text, seq, id).exec(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// Drop record `r`'s vector unless it is active and still read under the
+/// place its vector was stored with (a move to the person tier changes it;
+/// the gateway computes a new one).
+pub(super) async fn keep_current(conn: &mut AnyConnection, r: &MemoryRecord) -> Result<()> {
+    let text = "SELECT vis FROM memory_vectors WHERE record_id = $1";
+    let stored: Option<(String,)> = sql!(text, r.id).opt(&mut *conn).await?;
+    let Some((vis,)) = stored else {
+        return Ok(());
+    };
+    if r.status != Status::Active || vis != vis_key(r.scope, &r.agent, r.owner.as_deref()) {
+        drop_vector(conn, r.id).await?;
     }
     Ok(())
 }
