@@ -784,8 +784,8 @@ fn redact(v: &mut serde_json::Value, path: &str) {
     let secret_key = |key: &str| {
         key == "api_key"
             || ["token", "secret", "password"]
-            .iter()
-            .any(|w| key.contains(w))
+                .iter()
+                .any(|w| key.contains(w))
     };
     match v {
         serde_json::Value::Object(map) => {
@@ -1039,7 +1039,10 @@ mod tests {
         assert!(c.embeddings.enabled());
         assert_eq!(c.embeddings.document_prefix, "passage: ");
         for (toml, key) in [
-            ("[embeddings]\nbase_url = \"ftp://x\"", "embeddings.base_url"),
+            (
+                "[embeddings]\nbase_url = \"ftp://x\"",
+                "embeddings.base_url",
+            ),
             ("[embeddings]\nmodel = \" \"", "embeddings.model"),
             ("[embeddings]\ntimeout_ms = 0", "embeddings.timeout_ms"),
         ] {

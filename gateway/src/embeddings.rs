@@ -149,9 +149,7 @@ impl Client {
                 .iter()
                 .any(|i| i.embedding.len() != dims || i.embedding.iter().any(|x| !x.is_finite()))
         {
-            return Err(unusable(
-                "empty, uneven or non-finite vectors".to_string(),
-            ));
+            return Err(unusable("empty, uneven or non-finite vectors".to_string()));
         }
         Ok(items.into_iter().map(|i| i.embedding).collect())
     }

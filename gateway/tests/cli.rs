@@ -721,20 +721,39 @@ fn import_waits_for_its_vectors_and_search_finds_a_paraphrase() {
     .unwrap();
     let out = with_embeddings(&["memory", "import", notes.to_str().unwrap()]);
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{said} {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{said} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(said.contains("embedded 2 record(s)"), "{said}");
-    let out = with_embeddings(&["memory", "search", "Where is the documentation site?", "--json"]);
+    let out = with_embeddings(&[
+        "memory",
+        "search",
+        "Where is the documentation site?",
+        "--json",
+    ]);
     assert!(out.status.success());
     let found: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(found[0]["content"], "The wiki is at wiki.example.com", "{found}");
+    assert_eq!(
+        found[0]["content"], "The wiki is at wiki.example.com",
+        "{found}"
+    );
     // Without embeddings the same question shares no word with the note.
     let out = steward(d)
-        .args(["memory", "search", "Where is the documentation site?", "--json"])
+        .args([
+            "memory",
+            "search",
+            "Where is the documentation site?",
+            "--json",
+        ])
         .output()
         .unwrap();
     let found: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(
-        found.as_array().is_some_and(|a| a.iter().all(|r| r["content"] != "The wiki is at wiki.example.com")),
+        found.as_array().is_some_and(|a| a
+            .iter()
+            .all(|r| r["content"] != "The wiki is at wiki.example.com")),
         "{found}"
     );
 }

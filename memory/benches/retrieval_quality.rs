@@ -19,10 +19,10 @@
 
 use memory::store::{Embed, QueryVector, RetrievalScope, Retrieved, Unembedded};
 use memory::{Db, NewRecord, Scope};
-use std::collections::HashMap;
-use std::sync::Arc;
 use sqlx::sqlite::SqlitePoolOptions;
 use sqlx::Row;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 const ADJ: [&str; 30] = [
     "daily",
@@ -576,7 +576,10 @@ async fn with_embeddings(
         })
         .collect();
     let model = computed.queries.model.clone();
-    let stored = db.store_vectors(&model, &pairs).await.expect("store vectors");
+    let stored = db
+        .store_vectors(&model, &pairs)
+        .await
+        .expect("store vectors");
     assert_eq!(stored as usize, records.len(), "every record has a vector");
     let vectors = computed.queries.clone();
     let (dense, leaks) = dense_search(&db, ids, qs, &vectors).await;

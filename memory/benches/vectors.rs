@@ -147,7 +147,11 @@ async fn measure(name: &str, db: &Db) {
         }
         dense.sort();
         fused.sort();
-        let who = if speaker.is_some() { "speaker" } else { "notes" };
+        let who = if speaker.is_some() {
+            "speaker"
+        } else {
+            "notes"
+        };
         line.push_str(&format!(
             "   {who}: vector p50 {:>5.2} p95 {:>5.2} ms, fused p50 {:>5.2} p95 {:>5.2} ms",
             ms(percentile(&dense, 0.5)),

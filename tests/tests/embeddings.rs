@@ -54,8 +54,17 @@ async fn a_paraphrase_finds_its_note_with_embeddings_on() {
 
     let Some(url) = embeddings_url() else { return };
     for (name, db) in vector_dbs().await {
-        let h = taught(db, embeddings_config(&url), "The wiki is at wiki.example.com").await;
-        assert_eq!(h.db().vector_count("default").await.expect("count"), 1, "{name}");
+        let h = taught(
+            db,
+            embeddings_config(&url),
+            "The wiki is at wiki.example.com",
+        )
+        .await;
+        assert_eq!(
+            h.db().vector_count("default").await.expect("count"),
+            1,
+            "{name}"
+        );
         let answer = h.dm("bob", "Where is the documentation site?").await;
         assert!(answer.contains("wiki.example.com"), "{name}: {answer}");
         // Every search surface ranks through the same entry point.
@@ -194,7 +203,12 @@ async fn nobody_elses_near_identical_record_is_found_by_meaning() {
 async fn a_forgotten_record_loses_its_vector_and_is_not_found_by_meaning() {
     let Some(url) = embeddings_url() else { return };
     for (name, db) in vector_dbs().await {
-        let h = taught(db, embeddings_config(&url), "The wiki is at wiki.example.com").await;
+        let h = taught(
+            db,
+            embeddings_config(&url),
+            "The wiki is at wiki.example.com",
+        )
+        .await;
         let note = h.records_containing("wiki.example.com").await;
         let id = note[0].id;
         assert!(h
@@ -207,15 +221,28 @@ async fn a_forgotten_record_loses_its_vector_and_is_not_found_by_meaning() {
             .forget(&h.org, id, "test", h.now_ms())
             .await
             .expect("forget");
-        assert_eq!(h.db().vector_count("default").await.expect("count"), 0, "{name}");
+        assert_eq!(
+            h.db().vector_count("default").await.expect("count"),
+            0,
+            "{name}"
+        );
         let found = h
             .db()
-            .retrieve(&scope(Some("discord:bob"), false), "Where is the documentation site?", 5)
+            .retrieve(
+                &scope(Some("discord:bob"), false),
+                "Where is the documentation site?",
+                5,
+            )
             .await
             .expect("retrieve");
         assert!(found.is_empty(), "{name}: {:?}", contents(&found));
         // Nothing brings it back: the backfill finds nothing to embed.
-        let again = h.turns.embeddings().catch_up(None, false).await.expect("backfill");
+        let again = h
+            .turns
+            .embeddings()
+            .catch_up(None, false)
+            .await
+            .expect("backfill");
         assert_eq!(again, 0, "{name}");
         embeddings_ran(name);
     }
@@ -228,24 +255,65 @@ async fn a_superseded_value_loses_its_vector_and_the_new_one_gets_one() {
         let h = Harness::on(db, embeddings_config(&url));
         let db = h.db();
         let old = db
-            .insert_record(&record("default", Scope::AgentNotes, None, "wiki", "The wiki is at old.example.com", 1))
+            .insert_record(&record(
+                "default",
+                Scope::AgentNotes,
+                None,
+                "wiki",
+                "The wiki is at old.example.com",
+                1,
+            ))
             .await
             .expect("insert");
-        h.turns.embeddings().catch_up(None, false).await.expect("vectors");
+        h.turns
+            .embeddings()
+            .catch_up(None, false)
+            .await
+            .expect("vectors");
         let new = db
-            .insert_record(&record("default", Scope::AgentNotes, None, "wiki", "The wiki is at wiki.example.com", 2).status(memory::Status::Pending))
+            .insert_record(
+                &record(
+                    "default",
+                    Scope::AgentNotes,
+                    None,
+                    "wiki",
+                    "The wiki is at wiki.example.com",
+                    2,
+                )
+                .status(memory::Status::Pending),
+            )
             .await
             .expect("insert");
-        db.activate("default", new, "test", "run-1", 3).await.expect("activate");
+        db.activate("default", new, "test", "run-1", 3)
+            .await
+            .expect("activate");
         // The worker's pass after a write looks at the newest records.
-        h.turns.embeddings().catch_up(None, true).await.expect("vectors");
-        assert!(!db.has_vector("default", old, "multilingual-e5-small").await.expect("old"), "{name}");
-        assert!(db.has_vector("default", new, "multilingual-e5-small").await.expect("new"), "{name}");
+        h.turns
+            .embeddings()
+            .catch_up(None, true)
+            .await
+            .expect("vectors");
+        assert!(
+            !db.has_vector("default", old, "multilingual-e5-small")
+                .await
+                .expect("old"),
+            "{name}"
+        );
+        assert!(
+            db.has_vector("default", new, "multilingual-e5-small")
+                .await
+                .expect("new"),
+            "{name}"
+        );
         let found = db
             .retrieve(&scope(None, false), "Where is the documentation site?", 5)
             .await
             .expect("retrieve");
-        assert_eq!(contents(&found), ["The wiki is at wiki.example.com"], "{name}");
+        assert_eq!(
+            contents(&found),
+            ["The wiki is at wiki.example.com"],
+            "{name}"
+        );
         embeddings_ran(name);
     }
 }
@@ -265,8 +333,15 @@ async fn the_worker_computes_vectors_after_a_turn_writes() {
         let receipt = h.dm("ana", "@notes: The wiki is at wiki.example.com").await;
         assert!(receipt.starts_with("Written"), "{receipt}");
         // The turn wrote and returned; the worker's next pass embeds the note.
-        passes.wait_for(|n| *n >= 2).await.expect("a pass after the write");
-        assert_eq!(h.db().vector_count("default").await.expect("count"), 1, "{name}");
+        passes
+            .wait_for(|n| *n >= 2)
+            .await
+            .expect("a pass after the write");
+        assert_eq!(
+            h.db().vector_count("default").await.expect("count"),
+            1,
+            "{name}"
+        );
         let answer = h.dm("bob", "Where is the documentation site?").await;
         assert!(answer.contains("wiki.example.com"), "{name}: {answer}");
         worker.abort();
@@ -276,7 +351,9 @@ async fn the_worker_computes_vectors_after_a_turn_writes() {
 
 /// A port nothing listens on (bound, then closed).
 async fn closed_port() -> u16 {
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let port = l.local_addr().expect("addr").port();
     drop(l);
     port
@@ -289,7 +366,9 @@ async fn an_endpoint_that_is_down_means_keyword_only_and_the_turn_answers() {
     let h = Harness::on(Db::in_memory().await.expect("db"), cfg);
     h.pair("ana", Role::Admin).await;
     h.pair("bob", Role::User).await;
-    let receipt = h.dm("ana", "@notes: The daily report uses example_orders").await;
+    let receipt = h
+        .dm("ana", "@notes: The daily report uses example_orders")
+        .await;
     assert!(receipt.starts_with("Written"), "{receipt}");
     // The note was kept, though its vector could not be computed …
     assert_eq!(h.db().vector_count("default").await.expect("count"), 0);
@@ -303,7 +382,9 @@ async fn an_endpoint_that_is_down_means_keyword_only_and_the_turn_answers() {
 #[tokio::test]
 async fn an_endpoint_that_does_not_answer_in_time_means_keyword_only() {
     // Accepts connections and never answers.
-    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let port = silent.local_addr().expect("addr").port();
     let held = tokio::spawn(async move {
         let mut open = Vec::new();
@@ -317,7 +398,9 @@ async fn an_endpoint_that_does_not_answer_in_time_means_keyword_only() {
     let h = Harness::on(Db::in_memory().await.expect("db"), cfg);
     h.pair("ana", Role::Admin).await;
     h.pair("bob", Role::User).await;
-    let receipt = h.dm("ana", "@notes: The daily report uses example_orders").await;
+    let receipt = h
+        .dm("ana", "@notes: The daily report uses example_orders")
+        .await;
     assert!(receipt.starts_with("Written"), "{receipt}");
     let answer = h.dm("bob", "Produce the daily report").await;
     assert!(answer.contains("example_orders"), "{answer}");
@@ -327,7 +410,9 @@ async fn an_endpoint_that_does_not_answer_in_time_means_keyword_only() {
 #[tokio::test]
 async fn postgres_without_pgvector_is_a_clear_error_when_embeddings_are_on() {
     // The system PostgreSQL of the other tests has no pgvector.
-    let Some(db) = postgres_db().await else { return };
+    let Some(db) = postgres_db().await else {
+        return;
+    };
     let available = db.enable_vectors().await;
     if let Err(e) = available {
         let e = e.to_string();

@@ -357,12 +357,17 @@ pub const RRF_K: f64 = 60.0;
 /// The keyword ranking (`keyword`, best first) and the vector ranking
 /// (`near`, best first) as one, by reciprocal rank fusion; a record's score is
 /// its fused score.
-fn fuse(keyword: Vec<Retrieved>, near: Vec<(MemoryRecord, f64)>, tokens: &[String]) -> Vec<Retrieved> {
+fn fuse(
+    keyword: Vec<Retrieved>,
+    near: Vec<(MemoryRecord, f64)>,
+    tokens: &[String],
+) -> Vec<Retrieved> {
     let lists = [
         keyword.iter().map(|r| r.record.id).collect::<Vec<_>>(),
         near.iter().map(|(r, _)| r.id).collect::<Vec<_>>(),
     ];
-    let mut records: HashMap<i64, Retrieved> = keyword.into_iter().map(|r| (r.record.id, r)).collect();
+    let mut records: HashMap<i64, Retrieved> =
+        keyword.into_iter().map(|r| (r.record.id, r)).collect();
     for (record, similarity) in near {
         records
             .entry(record.id)
@@ -645,7 +650,9 @@ impl Db {
                     out = fuse(out, near, &tokens);
                 }
                 // The keyword ranking stands alone: embeddings never fail a search.
-                Err(e) => tracing::warn!(error = %e, "vector search failed: this search is keyword only"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "vector search failed: this search is keyword only")
+                }
             }
         }
         out.truncate(limit.max(0) as usize);

@@ -172,8 +172,10 @@ impl Group {
         }
         let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
         let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-        self.bytes
-            .extend(v.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8));
+        self.bytes.extend(
+            v.iter()
+                .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
+        );
         self.scales.push(scale);
         self.ids.push(id);
     }
@@ -252,6 +254,18 @@ fn first_pass(limit: usize) -> usize {
 /// A vector row as SQLite stores it.
 type Row = (i64, String, String, Vec<u8>);
 
+/// Each row's Hamming distance to `q` (rows of `words` u64s), as
+/// `distance << 32 | row`.
+fn distances(bits: &[u64], q: &[u64], words: usize) -> Vec<u64> {
+    bits.chunks_exact(words.max(1))
+        .enumerate()
+        .map(|(i, row)| {
+            let d: u32 = row.iter().zip(q).map(|(a, b)| (a ^ b).count_ones()).sum();
+            (u64::from(d) << 32) | i as u64
+        })
+        .collect()
+}
+
 impl VectorCache {
     /// What changed since this copy was made, applied; a copy of another model is made anew.
     async fn refresh(&self, db: &Db, model: &str) -> Result<()> {
@@ -278,7 +292,8 @@ impl VectorCache {
         };
         let dropped: Vec<(i64,)> = match since {
             Some(after) => {
-                let text = "SELECT record_id FROM memory_vectors_dropped WHERE seq > $1 ORDER BY seq";
+                let text =
+                    "SELECT record_id FROM memory_vectors_dropped WHERE seq > $1 ORDER BY seq";
                 sql!(text, after).all(&db.pool).await?
             }
             None => Vec::new(),
@@ -337,21 +352,14 @@ impl VectorCache {
             let candidates: Vec<usize> = if n <= keep {
                 (0..n).collect()
             } else {
-                let w = g.words();
-                let mut by_bits: Vec<(u32, usize)> = (0..n)
-                    .map(|i| {
-                        let row = &g.bits[i * w..(i + 1) * w];
-                        let d: u32 = row
-                            .iter()
-                            .zip(&qbits)
-                            .map(|(a, b)| (a ^ b).count_ones())
-                            .sum();
-                        (d, i)
-                    })
-                    .collect();
+                // Hamming distance in the high half, the row in the low one.
+                let mut by_bits = distances(&g.bits, &qbits, g.words());
                 by_bits.select_nth_unstable(keep - 1);
                 by_bits.truncate(keep);
-                by_bits.into_iter().map(|(_, i)| i).collect()
+                by_bits
+                    .into_iter()
+                    .map(|k| (k & 0xffff_ffff) as usize)
+                    .collect()
             };
             out.extend(candidates.into_iter().filter_map(|i| {
                 let s = g.similarity(i, &query);
@@ -544,8 +552,11 @@ impl Db {
             Backend::Postgres => {
                 let v = pg_vector(&unit(&q.values));
                 let dims = q.values.len() as i64;
+                // The query's vector parsed once (a cast in the row's
+                // expressions would parse the text again for every row).
                 sql!(
-                    "SELECT record_id, CAST(1 - (embedding <=> CAST($1 AS vector)) AS DOUBLE PRECISION) AS score \
+                    "WITH q AS MATERIALIZED (SELECT CAST($1 AS vector) AS v), \
+                     near AS (SELECT record_id, embedding <=> (SELECT v FROM q) AS distance \
                      FROM memory_vectors WHERE org = $2 AND model = $3 AND dims = $4 AND embedding IS NOT NULL",
                     v,
                     org,
@@ -554,9 +565,9 @@ impl Db {
                 )
                 .push(" AND vis IN (")
                 .bind_list(keys.to_vec())
-                .push(") AND 1 - (embedding <=> CAST($1 AS vector)) >= ")
+                .push(")) SELECT record_id, CAST(1 - distance AS DOUBLE PRECISION) AS score FROM near WHERE 1 - distance >= ")
                 .bind(q.min_similarity as f64)
-                .push(" ORDER BY embedding <=> CAST($1 AS vector), record_id DESC LIMIT ")
+                .push(" ORDER BY distance, record_id DESC LIMIT ")
                 .bind(limit as i64)
                 .all(&self.pool)
                 .await
@@ -579,7 +590,8 @@ pub fn reciprocal_rank_fusion(lists: &[Vec<i64>], k: f64) -> Vec<(i64, f64)> {
             e.0 += 1.0 / (k + rank as f64 + 1.0);
         }
     }
-    let mut out: Vec<(i64, f64, usize)> = score.into_iter().map(|(id, (s, o))| (id, s, o)).collect();
+    let mut out: Vec<(i64, f64, usize)> =
+        score.into_iter().map(|(id, (s, o))| (id, s, o)).collect();
     out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
     out.into_iter().map(|(id, s, _)| (id, s)).collect()
 }
