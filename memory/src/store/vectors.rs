@@ -6,7 +6,7 @@
 //! client) and hands them in — documents through [`Db::store_vectors`], a
 //! query through the [`Embed`] it attaches with [`Db::with_embedder`].
 //!
-//! Storage (migration `0008_vectors`): PostgreSQL keeps them in a pgvector
+//! Storage (migration `0009_vectors`): PostgreSQL keeps them in a pgvector
 //! column searched by the engine (`<=>`, cosine distance), added by
 //! [`Db::enable_vectors`] only when embeddings are on. SQLite keeps
 //! little-endian f32 blobs, and each process holds a compact copy of them in
