@@ -3,7 +3,10 @@
 //! at several store sizes, on SQLite and (with STEWARD_BENCH_POSTGRES_URL) PostgreSQL.
 //!
 //! Run: `cargo bench -p steward-memory --bench scale`
-//! Sizes: STEWARD_BENCH_SIZES (default `1000,100000,1000000`).
+//! Sizes: STEWARD_BENCH_SIZES (default `1000,100000,1000000`); STEWARD_BENCH_DIR
+//! keeps the SQLite file (`scale.db`, emptied first) in that directory; with
+//! STEWARD_BENCH_REUSE=1 too, a file already holding the records is searched
+//! as it is (for instruction counts of retrieval alone, with STEWARD_BENCH_WRITES=0).
 //!
 //! A write is one record through `Db::write` (dedupe, insert, index, the
 //! subject rule) in its own transaction, as a turn writes; 500 of them per size.
@@ -16,6 +19,20 @@ use std::time::{Duration, Instant};
 const PEOPLE: usize = 50;
 const SAMPLES: usize = 400;
 const WRITES: usize = 500;
+
+fn samples() -> usize {
+    std::env::var("STEWARD_BENCH_SAMPLES")
+        .ok()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or(SAMPLES)
+}
+
+fn writes() -> usize {
+    std::env::var("STEWARD_BENCH_WRITES")
+        .ok()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or(WRITES)
+}
 
 fn word(n: usize) -> String {
     // 8,000 synthetic words: each appears in a small share of the records.
@@ -33,10 +50,11 @@ fn word(n: usize) -> String {
     )
 }
 
-/// Record `i`: agent notes, with every fifth a personal record of one of 50 people.
+/// Record `i`: agent notes, with every fifth a personal record of one of 50
+/// people (each holds a fiftieth of them).
 fn record(i: usize) -> NewRecord {
     let (scope, owner) = if i.is_multiple_of(5) {
-        (Scope::Personal, Some(format!("user{}", i % PEOPLE)))
+        (Scope::Personal, Some(format!("user{}", (i / 5) % PEOPLE)))
     } else {
         (Scope::AgentNotes, None)
     };
@@ -88,8 +106,8 @@ async fn measure(name: &str, db: &Db, size: usize) {
             shared: false,
         };
         async move {
-            let mut times = Vec::with_capacity(SAMPLES);
-            for s in 0..SAMPLES {
+            let mut times = Vec::with_capacity(samples());
+            for s in 0..samples() {
                 let i = (s * 7919) % size;
                 let q = format!("produce the {} {} report", word(i * 7), word(i * 13 + 1));
                 let t = Instant::now();
@@ -104,7 +122,8 @@ async fn measure(name: &str, db: &Db, size: usize) {
     let (notes50, notes95) = lat(None).await;
     let (pers50, pers95) = lat(Some("user3".into())).await;
     let t = Instant::now();
-    for w in 0..WRITES {
+    let writes = writes();
+    for w in 0..writes {
         let r = record(size + w);
         db.write(
             &r,
@@ -118,7 +137,7 @@ async fn measure(name: &str, db: &Db, size: usize) {
         .await
         .expect("write");
     }
-    let writes = WRITES as f64 / t.elapsed().as_secs_f64();
+    let writes = writes as f64 / t.elapsed().as_secs_f64();
     println!(
         "{name:<9} {size:>9}  notes p50 {:>6.2} ms p95 {:>6.2} ms   speaker p50 {:>6.2} ms p95 {:>6.2} ms   writes {writes:>7.0}/s",
         ms(notes50),
@@ -140,9 +159,19 @@ fn main() {
         .collect();
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
+    // STEWARD_BENCH_DIR keeps the SQLite file for a look afterwards.
+    let place = std::env::var("STEWARD_BENCH_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| dir.path().to_path_buf());
+    let reuse = std::env::var("STEWARD_BENCH_REUSE").is_ok_and(|r| r == "1");
+    for end in ["", "-wal", "-shm"] {
+        if !reuse {
+            let _ = std::fs::remove_file(place.join(format!("scale.db{end}")));
+        }
+    }
     let mut backends = vec![(
         "sqlite",
-        format!("sqlite:{}", dir.path().join("scale.db").display()),
+        format!("sqlite:{}", place.join("scale.db").display()),
     )];
     if let Ok(pg) = std::env::var("STEWARD_BENCH_POSTGRES_URL") {
         backends.push(("postgres", pg));
@@ -155,11 +184,11 @@ fn main() {
                 Db::connect(&url).await
             }
             .expect("connect");
-            let mut have = 0;
             for &size in &sizes {
-                fill(&db, have, size).await;
-                // The writes of the last size are part of the store now.
-                have = size + WRITES;
+                let held = db.row_count("memory_records").await.expect("count") as usize;
+                if held < size {
+                    fill(&db, held, size).await;
+                }
                 db.optimize().await.expect("statistics");
                 measure(name, &db, size).await;
             }

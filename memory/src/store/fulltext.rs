@@ -1,38 +1,52 @@
-//! Full-text search on the engines' own indexes: SQLite's FTS5 ranked by BM25,
-//! PostgreSQL's tsvector + GIN ranked by `ts_rank_cd` (migration
-//! `0006_fulltext`). Both index the tokens of [`crate::fulltext`], and both
-//! hold active records only, with the organisation and visibility key each is
-//! read under: one statement per search, keeping only rows its scope may see
-//! (callers still check every row they get back).
+//! Full-text search on the engines' own indexes: SQLite's FTS5, PostgreSQL's
+//! tsvector + GIN (migrations `0006_fulltext`, `0008_placed_tokens`). Both
+//! index the tokens of [`crate::fulltext`] for active records only, each token
+//! written with the place the record is read in (organisation and visibility
+//! key, hashed: [`place_prefix`]). A search asks only for its own places'
+//! tokens, so the engine never touches a row of another organisation, agent or
+//! person, and how many records hold a token is counted per place.
 //!
-//! Ranking reads every row that holds a query token (BM25's document
-//! frequencies, `ts_rank_cd` per matched row), so a token held by a large
-//! share of the store would make each search grow with it. Such tokens are
-//! listed in `memory_fts_common` by [`Db::optimize`] and left out of a search
-//! that has rarer ones; a search of common tokens only reads the newest matches.
+//! One statement per search reads, for each query token, the ids of its newest
+//! matches (at most [`PER_TOKEN`]); the score is BM25's inverse document
+//! frequency summed over the tokens a record holds, computed here. Scoring in
+//! the engine (FTS5's `bm25()`, `ts_rank_cd`) reads each matched row's size or
+//! vector, about 4 µs a row, which made a search grow with the store; a list of
+//! ids costs a fraction of that. Tokens held by more than [`COMMON_DOCS`]
+//! records of a place are listed in `memory_fts_common` by [`Db::optimize`]
+//! and left out of a search that has rarer ones.
 
 use super::{Backend, Db, Result};
 use crate::fulltext::document_tokens;
 use crate::model::{MemoryRecord, NewRecord, Scope};
+use sha2::{Digest, Sha256};
 use sqlx::{AnyConnection, AnyPool};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-/// A token held by more records than this is common (see the module doc).
+/// A token held by more records of one place than this is common (see the module doc).
 pub const COMMON_DOCS: i64 = 1_000;
+
+/// A search reads at most this many newest matches of each query token: a
+/// token not yet listed as common costs no more than a common one would.
+pub const PER_TOKEN: i64 = COMMON_DOCS;
 
 /// How long a process keeps its copy of the common tokens before reading the
 /// table again (another replica may have refreshed it).
 const COMMON_TTL: Duration = Duration::from_secs(300);
 
-/// A search of common tokens only reads at most this many newest matches.
-const NEWEST_MATCHES: i64 = 500;
-
 /// This process's copy of `memory_fts_common`.
 #[derive(Debug, Default)]
 pub(super) struct CommonTokens {
-    loaded: RwLock<Option<(Instant, Arc<HashSet<String>>)>>,
+    loaded: RwLock<Option<(Instant, Arc<Common>)>>,
+}
+
+/// The common placed tokens with how many records hold each, and how many
+/// records the index held, at the last refresh.
+#[derive(Debug, Default)]
+struct Common {
+    docs: HashMap<String, i64>,
+    total: i64,
 }
 
 /// The visibility key a record is read under (SPEC §8): org policy, an
@@ -45,6 +59,23 @@ pub(super) fn vis_key(scope: Scope, agent: &str, owner: Option<&str>) -> String 
         Scope::Personal => format!("user:{agent}:{owner}"),
         Scope::Person => format!("person:{owner}"),
     }
+}
+
+/// The place (organisation, visibility key) as a token prefix: `p` and the
+/// first 16 hex digits of sha256(org NUL key). Two places sharing a prefix
+/// would only mix their rankings: every row is still checked against its scope.
+pub(super) fn place_prefix(org: &str, key: &str) -> String {
+    let digest = Sha256::new()
+        .chain_update(org)
+        .chain_update([0u8])
+        .chain_update(key)
+        .finalize();
+    format!("p{}", hex::encode(&digest[..8]))
+}
+
+/// A token as indexed in the place `prefix` names.
+fn placed(prefix: &str, token: &str) -> String {
+    format!("{prefix}_{token}")
 }
 
 fn backend_of(conn: &AnyConnection) -> Backend {
@@ -114,29 +145,23 @@ macro_rules! placed {
 
 placed!(MemoryRecord, NewRecord);
 
-/// Index a record (active) under its tokens, with its place.
+/// Index a record (active) under its tokens, placed.
 pub(super) async fn index(conn: &mut AnyConnection, r: &Doc<'_>) -> Result<()> {
+    let prefix = place_prefix(r.org, &vis_key(r.scope, r.agent, r.owner));
     let tokens = document_tokens(r.subject, r.content);
-    let vis = vis_key(r.scope, r.agent, r.owner);
     match backend_of(conn) {
         Backend::Sqlite => {
-            let text = "INSERT INTO memory_fts (rowid, tokens, org, vis) VALUES ($1, $2, $3, $4)";
-            sql!(text, r.id, tokens.join(" "), r.org, vis)
-                .exec(conn)
-                .await?;
+            let doc: Vec<String> = tokens.iter().map(|t| placed(&prefix, t)).collect();
+            let text = "INSERT INTO memory_fts (rowid, tokens) VALUES ($1, $2)";
+            sql!(text, r.id, doc.join(" ")).exec(conn).await?;
         }
         Backend::Postgres => {
-            // Positions (1-based, capped as tsvector caps them) serve ts_rank_cd.
             let doc: Vec<String> = tokens
                 .iter()
-                .enumerate()
-                .map(|(i, t)| format!("{}:{}", pg_quoted(t), (i + 1).min(16_383)))
+                .map(|t| pg_quoted(&placed(&prefix, t)))
                 .collect();
-            let text =
-                "INSERT INTO memory_fts (rowid, org, vis, doc) VALUES ($1, $2, $3, $4::tsvector)";
-            sql!(text, r.id, r.org, vis, doc.join(" "))
-                .exec(conn)
-                .await?;
+            let text = "INSERT INTO memory_fts (rowid, doc) VALUES ($1, CAST($2 AS tsvector))";
+            sql!(text, r.id, doc.join(" ")).exec(conn).await?;
         }
     }
     Ok(())
@@ -170,96 +195,231 @@ pub(super) struct Search<'a> {
     pub limit: usize,
 }
 
-/// Ids and scores of the records `s` asks for, best first (BM25 on SQLite,
-/// cover density on PostgreSQL; higher is better). A search of common tokens
-/// only scores its newest matches 0, and the caller ranks them.
-pub(super) async fn search(db: &Db, s: &Search<'_>) -> Result<Vec<(i64, f64)>> {
+/// A record a search found: its score (higher is better) and how many of
+/// the query's tokens it holds among those the search read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Hit {
+    pub id: i64,
+    pub score: f64,
+    pub hits: i64,
+}
+
+/// The records `s` asks for, best first: BM25's inverse document frequency
+/// summed over the query tokens each holds, more tokens then newer first on
+/// ties. A common token's matches are read only as far as its newest
+/// `s.limit`: they rank below any match of a rarer token, and answer a query
+/// that has nothing rarer.
+pub(super) async fn search(db: &Db, s: &Search<'_>) -> Result<Vec<Hit>> {
     if s.tokens.is_empty() || s.keys.is_empty() || s.limit == 0 {
         return Ok(Vec::new());
     }
-    let common = db.common.tokens(&db.pool).await?;
-    let rare: Vec<&String> = s.tokens.iter().filter(|t| !common.contains(*t)).collect();
-    let ranked = !rare.is_empty();
-    let words: Vec<&String> = if ranked {
-        rare
-    } else {
-        s.tokens.iter().collect()
+    let common = db.common.load(&db.pool).await?;
+    let prefixes: Vec<String> = s.keys.iter().map(|k| place_prefix(s.org, k)).collect();
+    let asked: Vec<Vec<String>> = s
+        .tokens
+        .iter()
+        .map(|t| prefixes.iter().map(|p| placed(p, t)).collect())
+        .collect();
+    let arms = arms(&asked, &common, s.limit as i64);
+    // One row per arm, its ids as text: a search reads hundreds of ids, and
+    // the driver's cost per row is many times that of a number in a list.
+    let ids = match db.backend {
+        Backend::Sqlite => "group_concat(rowid)",
+        Backend::Postgres => "string_agg(CAST(rowid AS TEXT), ',')",
     };
-    // Per engine: the words as its query language writes them, where they
-    // match, and the rank (bm25 is lower for better matches).
-    let (matching, predicate, rank) = match db.backend {
-        Backend::Sqlite => (
-            format!(
-                "tokens : ({})",
-                words
-                    .iter()
-                    .map(|t| fts5_quoted(t))
-                    .collect::<Vec<_>>()
-                    .join(" OR ")
+    let mut q = sql!("");
+    for (j, arm) in arms.iter().enumerate() {
+        let (predicate, matching, close) = match db.backend {
+            Backend::Sqlite => (
+                "memory_fts MATCH ",
+                join(&arm.read, " OR ", fts5_quoted),
+                "",
             ),
-            "memory_fts MATCH $1",
-            "-bm25(memory_fts)",
-        ),
-        Backend::Postgres => (
-            words
-                .iter()
-                .map(|t| pg_quoted(t))
-                .collect::<Vec<_>>()
-                .join(" | "),
-            "doc @@ $1::tsquery",
-            "CAST(ts_rank_cd(doc, $1::tsquery) AS DOUBLE PRECISION)",
-        ),
-    };
-    let (score, order, rows) = if ranked {
-        (rank, "score DESC, rowid DESC", s.limit as i64)
-    } else {
-        (
-            "CAST(0 AS DOUBLE PRECISION)",
-            "rowid DESC",
-            NEWEST_MATCHES.min(s.limit as i64 * 20),
-        )
-    };
-    // The words matched; the place filters the rows they matched.
-    sql!(
-        format!("SELECT rowid, {score} AS score FROM memory_fts WHERE {predicate}"),
-        matching
-    )
-    .push(" AND org = ")
-    .bind(s.org.to_string())
-    .push(" AND vis IN (")
-    .bind_list(s.keys.to_vec())
-    .push(") AND rowid <> ")
-    .bind(s.except.unwrap_or(-1))
-    .push(&format!(" ORDER BY {order} LIMIT "))
-    .bind(rows)
-    .all(&db.pool)
-    .await
+            Backend::Postgres => (
+                "doc @@ CAST(",
+                join(&arm.read, " | ", pg_quoted),
+                " AS tsquery)",
+            ),
+        };
+        if j > 0 {
+            q = q.push(" UNION ALL ");
+        }
+        q = q
+            .push(&format!(
+                "SELECT CAST({j} AS BIGINT) AS arm, {ids} AS ids FROM \
+                 (SELECT rowid FROM memory_fts WHERE {predicate}"
+            ))
+            .bind(matching)
+            .push(&format!(
+                "{close} ORDER BY rowid DESC LIMIT {}) AS arm{j}",
+                arm.limit
+            ));
+    }
+    let lists: Vec<(i64, Option<String>)> = q.all(&db.pool).await?;
+    let mut rows: Vec<(usize, i64)> = Vec::new();
+    for (arm, list) in &lists {
+        let Some(token) = arms.get(*arm as usize).map(|a| a.token) else {
+            continue;
+        };
+        for id in list.as_deref().unwrap_or("").split(',') {
+            if let Ok(id) = id.trim().parse::<i64>() {
+                rows.push((token, id));
+            }
+        }
+    }
+    Ok(rank(
+        rows,
+        &arms,
+        s.tokens.len(),
+        common.total,
+        s.except,
+        s.limit,
+    ))
 }
 
-/// How many of `tokens` (a query's) record `r` holds.
-pub(super) fn shared_tokens(tokens: &[String], r: &MemoryRecord) -> i64 {
-    let doc = document_tokens(&r.subject, &r.content);
-    tokens.iter().filter(|t| doc.contains(t)).count() as i64
+/// One part of a search's statement: some placed forms of query token
+/// `token`, read up to `limit` newest matches, `known` the records the
+/// common ones among them are in.
+struct Arm<'a> {
+    token: usize,
+    read: Vec<&'a String>,
+    limit: i64,
+    known: i64,
+}
+
+/// Per query token, its rare placed forms read up to [`PER_TOKEN`] and its
+/// common ones up to `limit`.
+fn arms<'a>(asked: &'a [Vec<String>], common: &Common, limit: i64) -> Vec<Arm<'a>> {
+    let mut arms = Vec::new();
+    for (token, placed) in asked.iter().enumerate() {
+        let (frequent, rare): (Vec<&String>, Vec<&String>) =
+            placed.iter().partition(|t| common.docs.contains_key(*t));
+        if !rare.is_empty() {
+            arms.push(Arm {
+                token,
+                read: rare,
+                limit: PER_TOKEN,
+                known: 0,
+            });
+        }
+        if !frequent.is_empty() {
+            let known = frequent.iter().filter_map(|t| common.docs.get(*t)).sum();
+            arms.push(Arm {
+                token,
+                read: frequent,
+                limit,
+                known,
+            });
+        }
+    }
+    arms
+}
+
+fn join(tokens: &[&String], sep: &str, quote: fn(&str) -> String) -> String {
+    tokens
+        .iter()
+        .map(|t| quote(t))
+        .collect::<Vec<_>>()
+        .join(sep)
+}
+
+/// Score the `(query token, id)` rows of a search. A query token's document
+/// frequency is the rows its rare forms returned plus what the common list
+/// knows of its common forms; the collection is the index's size at the last
+/// refresh, or the records seen when larger.
+fn rank(
+    mut rows: Vec<(usize, i64)>,
+    arms: &[Arm<'_>],
+    tokens: usize,
+    total: i64,
+    except: Option<i64>,
+    limit: usize,
+) -> Vec<Hit> {
+    let mut df = vec![0i64; tokens];
+    for a in arms {
+        df[a.token] += a.known;
+    }
+    let counted: Vec<bool> = (0..tokens)
+        .map(|t| !arms.iter().any(|a| a.token == t && a.known > 0))
+        .collect();
+    for &(token, _) in &rows {
+        if counted[token] {
+            df[token] += 1;
+        }
+    }
+    // The collection: at least the records seen (each appears once per token it holds).
+    let seen = {
+        let mut ids: Vec<i64> = rows.iter().map(|r| r.1).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.len() as i64
+    };
+    let n = total.max(seen) as f64;
+    let idf: Vec<f64> = df
+        .iter()
+        .map(|&d| {
+            let d = d.max(1) as f64;
+            (1.0 + (n - d + 0.5) / (d + 0.5)).ln()
+        })
+        .collect();
+    // Newest first, each record's rows together.
+    rows.sort_unstable_by(|a, b| b.1.cmp(&a.1));
+    let mut hits: Vec<Hit> = Vec::with_capacity(seen as usize);
+    for (token, id) in rows {
+        match hits.last_mut() {
+            Some(h) if h.id == id => {
+                h.score += idf[token];
+                h.hits += 1;
+            }
+            _ => hits.push(Hit {
+                id,
+                score: idf[token],
+                hits: 1,
+            }),
+        }
+    }
+    hits.retain(|h| Some(h.id) != except);
+    let order = |a: &Hit, b: &Hit| {
+        b.score
+            .total_cmp(&a.score)
+            .then(b.hits.cmp(&a.hits))
+            .then(b.id.cmp(&a.id))
+    };
+    if hits.len() > limit && limit > 0 {
+        hits.select_nth_unstable_by(limit - 1, order);
+        hits.truncate(limit);
+    }
+    hits.sort_by(order);
+    hits.truncate(limit);
+    hits
 }
 
 impl CommonTokens {
     /// The common tokens, read again from the table when this copy is old.
-    async fn tokens(&self, pool: &AnyPool) -> Result<Arc<HashSet<String>>> {
+    async fn load(&self, pool: &AnyPool) -> Result<Arc<Common>> {
         if let Ok(guard) = self.loaded.read() {
-            if let Some((at, tokens)) = guard.as_ref() {
+            if let Some((at, common)) = guard.as_ref() {
                 if at.elapsed() < COMMON_TTL {
-                    return Ok(tokens.clone());
+                    return Ok(common.clone());
                 }
             }
         }
-        let rows: Vec<(String,)> = sql!("SELECT token FROM memory_fts_common")
+        let rows: Vec<(String, i64)> = sql!("SELECT token, docs FROM memory_fts_common")
             .all(pool)
             .await?;
-        let tokens: Arc<HashSet<String>> = Arc::new(rows.into_iter().map(|(t,)| t).collect());
-        if let Ok(mut guard) = self.loaded.write() {
-            *guard = Some((Instant::now(), tokens.clone()));
+        let mut common = Common::default();
+        for (token, docs) in rows {
+            if token.is_empty() {
+                common.total = docs;
+            } else {
+                common.docs.insert(token, docs);
+            }
         }
-        Ok(tokens)
+        let common = Arc::new(common);
+        if let Ok(mut guard) = self.loaded.write() {
+            *guard = Some((Instant::now(), common.clone()));
+        }
+        Ok(common)
     }
 
     fn forget(&self) {
@@ -270,21 +430,26 @@ impl CommonTokens {
 }
 
 impl Db {
-    /// List the tokens held by more than [`COMMON_DOCS`] active records, from
-    /// the engine's own counts (FTS5's vocabulary table, PostgreSQL's
-    /// `ts_stat`). Reads the whole index: run by the hourly job, not per turn.
+    /// List the placed tokens held by more than [`COMMON_DOCS`] active
+    /// records, from the engine's own counts (FTS5's vocabulary table,
+    /// PostgreSQL's `ts_stat`), and how many records the index holds (the row
+    /// with the empty token). Reads the whole index: run by the hourly job,
+    /// not per turn. Returns how many tokens are common.
     pub async fn refresh_common_tokens(&self) -> Result<u64> {
         let counted = match self.backend {
-            Backend::Sqlite => {
-                "SELECT term, doc FROM memory_fts_vocab WHERE col = 'tokens' AND doc > $1"
-            }
+            Backend::Sqlite => "SELECT term, doc FROM memory_fts_vocab WHERE doc > $1",
             Backend::Postgres => {
                 "SELECT word, CAST(ndoc AS BIGINT) FROM ts_stat('SELECT doc FROM memory_fts') WHERE ndoc > $1"
             }
         };
         let rows: Vec<(String, i64)> = sql!(counted, COMMON_DOCS).all(&self.pool).await?;
+        let (total,): (i64,) = sql!("SELECT COUNT(*) FROM memory_fts")
+            .one(&self.pool)
+            .await?;
         let mut tx = self.pool.begin().await?;
         sql!("DELETE FROM memory_fts_common").exec(&mut *tx).await?;
+        let text = "INSERT INTO memory_fts_common (token, docs) VALUES ('', $1)";
+        sql!(text, total).exec(&mut *tx).await?;
         for (token, docs) in &rows {
             let text = "INSERT INTO memory_fts_common (token, docs) VALUES ($1, $2)";
             sql!(text, token, *docs).exec(&mut *tx).await?;

@@ -67,10 +67,11 @@ impl RetrievalScope {
     }
 }
 
-/// A record found for a turn: how many of the query's tokens it holds, and
-/// the engine's rank (BM25 on SQLite, cover density on PostgreSQL; with
-/// embeddings, the fused reciprocal-rank score; higher is better, comparable
-/// only within one search).
+/// A record found for a turn: how many of the query's tokens it holds (of
+/// those the search read: common ones are left out when rarer ones exist),
+/// and its score (BM25's inverse document frequency summed over them, the
+/// same on both engines; with embeddings, the fused reciprocal-rank score;
+/// higher is better, comparable only within one search).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Retrieved {
     pub record: MemoryRecord,
@@ -107,23 +108,35 @@ async fn by_ids(pool: &AnyPool, ids: &[i64]) -> Result<Vec<MemoryRecord>> {
         .await
 }
 
-/// Records `ranked` names, in its order, with their scores, keeping those `keep` accepts.
+/// The first `want` records `ranked` names that `keep` accepts, in its
+/// order, with their scores. Read `want` at a time, so the usual search, where
+/// the place already excludes what `keep` would drop, reads no more than it returns.
 pub(super) async fn hit_records(
     pool: &AnyPool,
-    ranked: Vec<(i64, f64)>,
+    ranked: &[(i64, f64)],
+    want: usize,
     keep: impl Fn(&MemoryRecord) -> bool,
 ) -> Result<Vec<(MemoryRecord, f64)>> {
-    let ids: Vec<i64> = ranked.iter().map(|(id, _)| *id).collect();
-    let mut found: HashMap<i64, MemoryRecord> = by_ids(pool, &ids)
-        .await?
-        .into_iter()
-        .filter(|r| keep(r))
-        .map(|r| (r.id, r))
-        .collect();
-    Ok(ranked
-        .into_iter()
-        .filter_map(|(id, h)| found.remove(&id).map(|r| (r, h)))
-        .collect())
+    let mut out = Vec::with_capacity(want.min(ranked.len()));
+    for chunk in ranked.chunks(want.max(1)) {
+        if out.len() >= want {
+            break;
+        }
+        let ids: Vec<i64> = chunk.iter().map(|(id, _)| *id).collect();
+        let mut found: HashMap<i64, MemoryRecord> = by_ids(pool, &ids)
+            .await?
+            .into_iter()
+            .filter(|r| keep(r))
+            .map(|r| (r.id, r))
+            .collect();
+        out.extend(
+            chunk
+                .iter()
+                .filter_map(|(id, score)| found.remove(id).map(|r| (r, *score))),
+        );
+    }
+    out.truncate(want);
+    Ok(out)
 }
 
 async fn same_subject_active(
@@ -351,6 +364,12 @@ fn visible_keys(scope: &RetrievalScope) -> Vec<String> {
     keys
 }
 
+/// How many of `tokens` (a query's) record `r` holds.
+fn shared_tokens(tokens: &[String], r: &MemoryRecord) -> i64 {
+    let doc = crate::fulltext::document_tokens(&r.subject, &r.content);
+    tokens.iter().filter(|t| doc.contains(t)).count() as i64
+}
+
 /// The constant of reciprocal rank fusion (Cormack et al.: 60).
 pub const RRF_K: f64 = 60.0;
 
@@ -372,7 +391,7 @@ fn fuse(
         records
             .entry(record.id)
             .or_insert_with(|| Retrieved {
-                hits: fulltext::shared_tokens(tokens, &record),
+                hits: shared_tokens(tokens, &record),
                 record,
                 score: 0.0,
                 similarity: None,
@@ -622,21 +641,21 @@ impl Db {
             except: None,
             limit: cap,
         };
-        let ranked = fulltext::search(self, &search).await?;
+        let found = fulltext::search(self, &search).await?;
+        let read_hits: HashMap<i64, i64> = found.iter().map(|h| (h.id, h.hits)).collect();
+        let ranked: Vec<(i64, f64)> = found.iter().map(|h| (h.id, h.score)).collect();
         // The visibility rule is checked on every row: the entry point fails closed.
-        let mut out: Vec<Retrieved> = hit_records(&self.pool, ranked, |r| scope.may_read(r))
+        let want = limit.max(0) as usize;
+        let mut out: Vec<Retrieved> = hit_records(&self.pool, &ranked, want, |r| scope.may_read(r))
             .await?
             .into_iter()
             .map(|(record, score)| Retrieved {
-                hits: fulltext::shared_tokens(&tokens, &record),
+                hits: read_hits.get(&record.id).copied().unwrap_or(0),
                 record,
                 score,
                 similarity: None,
             })
             .collect();
-        // Best score first; more of the query's words break ties (and rank a
-        // search of common words, which the engine does not score).
-        out.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.hits.cmp(&a.hits)));
         // With embeddings, the records nearest in meaning, in the same places,
         // fused with the keyword ranking.
         let query_vector = match &self.embedder {
@@ -646,8 +665,9 @@ impl Db {
         if let Some(qv) = query_vector {
             match self.vector_search(&scope.org, &keys, &qv, cap).await {
                 Ok(near) => {
-                    let near = hit_records(&self.pool, near, |r| scope.may_read(r)).await?;
+                    let near = hit_records(&self.pool, &near, cap, |r| scope.may_read(r)).await?;
                     out = fuse(out, near, &tokens);
+                    out.truncate(want);
                 }
                 // The keyword ranking stands alone: embeddings never fail a search.
                 Err(e) => {
@@ -655,7 +675,6 @@ impl Db {
                 }
             }
         }
-        out.truncate(limit.max(0) as usize);
         if scope.speaker.is_some() {
             // How the speaker wants to be served applies to every reply, whatever the words.
             let text = format!(
@@ -698,7 +717,7 @@ impl Db {
         let near = self
             .vector_search(&scope.org, &keys, query, limit.max(0) as usize)
             .await?;
-        Ok(hit_records(&self.pool, near, |r| scope.may_read(r))
+        Ok(hit_records(&self.pool, &near, limit.max(0) as usize, |r| scope.may_read(r))
             .await?
             .into_iter()
             .map(|(record, similarity)| Retrieved {

@@ -222,9 +222,10 @@ impl Db {
             except: Some(rec.id),
             limit,
         };
-        let ranked = fulltext::search(self, &search).await?;
+        let found = fulltext::search(self, &search).await?;
+        let ranked: Vec<(i64, f64)> = found.iter().map(|h| (h.id, h.score)).collect();
         // The visibility key names the place; each row is checked again, failing closed.
-        hit_records(&self.pool, ranked, |r| {
+        hit_records(&self.pool, &ranked, limit, |r| {
             r.org == rec.org
                 && r.agent == rec.agent
                 && r.scope == rec.scope
