@@ -717,16 +717,18 @@ impl Db {
         let near = self
             .vector_search(&scope.org, &keys, query, limit.max(0) as usize)
             .await?;
-        Ok(hit_records(&self.pool, &near, limit.max(0) as usize, |r| scope.may_read(r))
-            .await?
-            .into_iter()
-            .map(|(record, similarity)| Retrieved {
-                record,
-                hits: 0,
-                score: similarity,
-                similarity: Some(similarity),
-            })
-            .collect())
+        Ok(hit_records(&self.pool, &near, limit.max(0) as usize, |r| {
+            scope.may_read(r)
+        })
+        .await?
+        .into_iter()
+        .map(|(record, similarity)| Retrieved {
+            record,
+            hits: 0,
+            score: similarity,
+            similarity: Some(similarity),
+        })
+        .collect())
     }
 
     /// Records matching `f`, newest first, at most `limit`.
