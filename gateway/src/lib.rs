@@ -11,6 +11,7 @@ pub mod consolidate;
 pub mod context;
 pub mod dashboard;
 pub mod discord;
+pub mod embeddings;
 pub mod error;
 pub mod export;
 pub mod http;
@@ -29,9 +30,14 @@ pub use turn::TurnLoop;
 
 use std::sync::Arc;
 
-/// Connect the database named in `cfg` and build the turn loop with the configured model.
+/// Connect the database named in `cfg` and build the turn loop with the
+/// configured model. With embeddings on, a PostgreSQL server without pgvector
+/// is refused here.
 pub async fn build(cfg: Config) -> Result<Arc<TurnLoop>, memory::StoreError> {
     let db = memory::Db::connect(&cfg.database.url).await?;
+    if cfg.embeddings.enabled() {
+        db.enable_vectors().await?;
+    }
     Ok(Arc::new(with_db(db, cfg)))
 }
 

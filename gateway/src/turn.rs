@@ -18,6 +18,7 @@ use crate::commands::{Asker, Commands};
 use crate::config::{Config, DmPolicy, GroupPolicy};
 use crate::consolidate::Consolidation;
 use crate::context;
+use crate::embeddings::Embeddings;
 use crate::export::Export;
 use crate::jobs::JobRunner;
 use crate::learning::{receipt, AgentPolicies, Learning, ProposalPlace};
@@ -186,6 +187,7 @@ pub struct TurnLoop {
     consolidation: Arc<Consolidation>,
     export: Export,
     jobs: JobRunner,
+    embeddings: Embeddings,
     metrics: Metrics,
 }
 
@@ -263,6 +265,8 @@ impl TurnLoop {
         clock: Arc<dyn Clock>,
         metrics: Metrics,
     ) -> Self {
+        // Every search of this loop's database gets the query's vector, when on.
+        let (db, embeddings) = Embeddings::attach(db, &cfg.embeddings);
         let pairing = Pairing::new(
             db.clone(),
             PairingSettings {
@@ -295,6 +299,7 @@ impl TurnLoop {
             )),
             export: Export::new(db.clone(), pairing.clone()),
             jobs: JobRunner::new(db.clone(), metrics.clone()),
+            embeddings,
             limits: RateLimits::new(&cfg),
             beliefs,
             learning,
@@ -361,6 +366,10 @@ impl TurnLoop {
     }
     pub fn jobs(&self) -> &JobRunner {
         &self.jobs
+    }
+    /// Records' vectors (`[embeddings]`): the worker, the backfill job, imports.
+    pub fn embeddings(&self) -> &Embeddings {
+        &self.embeddings
     }
     /// What `/metrics` shows of this loop.
     pub fn metrics(&self) -> &Metrics {

@@ -684,3 +684,76 @@ fn a_closed_pipe_ends_a_command_quietly() {
     );
     assert!(!String::from_utf8_lossy(&shell.stderr).contains("panicked"));
 }
+
+/// With `[embeddings]` (a real server at STEWARD_TEST_EMBEDDINGS_URL),
+/// `memory import` ends once its records have vectors, and `memory search`
+/// finds a paraphrase through them.
+#[test]
+fn import_waits_for_its_vectors_and_search_finds_a_paraphrase() {
+    use std::io::Write;
+    let Ok(url) = std::env::var("STEWARD_TEST_EMBEDDINGS_URL") else {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "SKIPPED (no embeddings server): import_waits_for_its_vectors_and_search_finds_a_paraphrase did not run; set STEWARD_TEST_EMBEDDINGS_URL"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let with_embeddings = |args: &[&str]| {
+        steward(d)
+            .env("STEWARD_EMBEDDINGS__BASE_URL", &url)
+            .env("STEWARD_EMBEDDINGS__INPUT_TYPE", "true")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let notes = d.join("notes.jsonl");
+    std::fs::write(
+        &notes,
+        concat!(
+            r#"{"scope": "agent_notes", "content": "The wiki is at wiki.example.com", "subject": "wiki"}"#,
+            "\n",
+            r#"{"scope": "org_policy", "content": "Deployments are frozen on Fridays"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let out = with_embeddings(&["memory", "import", notes.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("embedded 2 record(s)"), "{said}");
+    let out = with_embeddings(&[
+        "memory",
+        "search",
+        "Where is the documentation site?",
+        "--json",
+    ]);
+    assert!(out.status.success());
+    let found: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        found[0]["content"], "The wiki is at wiki.example.com",
+        "{found}"
+    );
+    // Without embeddings the same question shares no word with the note.
+    let out = steward(d)
+        .args([
+            "memory",
+            "search",
+            "Where is the documentation site?",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let found: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        found.as_array().is_some_and(|a| a
+            .iter()
+            .all(|r| r["content"] != "The wiki is at wiki.example.com")),
+        "{found}"
+    );
+}

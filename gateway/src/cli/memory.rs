@@ -275,6 +275,16 @@ async fn import(ctx: &Ctx, file: &std::path::Path, agent: Option<String>) -> Res
         report.already_known,
         report.run_id
     );
+    // With embeddings, the command ends when its records can be found by meaning.
+    let embeddings = ctx.turns.embeddings();
+    if embeddings.enabled() && report.written > 0 {
+        match embeddings.catch_up(Some(&ctx.org), false).await {
+            Ok(n) => println!("embedded {n} record(s)"),
+            Err(e) => eprintln!(
+                "warning: records imported but not embedded ({e}); the embeddings backfill job of `steward serve` computes them later"
+            ),
+        }
+    }
     Ok(())
 }
 

@@ -57,6 +57,17 @@ pub(super) async fn run(turns: Arc<TurnLoop>) -> Result<()> {
             .jobs()
             .spawn(turns.consolidation().clone(), turns.clock().clone())
     });
+    // Records' vectors: after writes, and the backfill of what is missing.
+    let embeddings = turns.embeddings();
+    let embed_worker = embeddings.spawn_worker();
+    let backfill = embeddings.enabled().then(|| {
+        turns
+            .jobs()
+            .spawn(Arc::new(embeddings.clone()), turns.clock().clone())
+    });
+    if let Some(url) = &cfg.embeddings.base_url {
+        println!("embeddings: {url} (model {})", cfg.embeddings.model);
+    }
     let server = serve(
         listener,
         AppState {
@@ -74,6 +85,9 @@ pub(super) async fn run(turns: Arc<TurnLoop>) -> Result<()> {
         metrics.abort();
     }
     expire.abort();
+    for task in [embed_worker, backfill].into_iter().flatten() {
+        task.abort();
+    }
     if let Some(job) = consolidation {
         job.abort();
     }

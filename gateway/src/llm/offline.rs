@@ -328,7 +328,8 @@ impl Responder for OfflineResponder {
 }
 
 /// Answer from the best-matching memory: the record that shares the most
-/// words with the request, most authoritative first on ties.
+/// words with the request, most authoritative first on ties; with none, the
+/// record nearest in meaning (embeddings on).
 pub fn respond(ctx: &ReplyContext<'_>) -> String {
     let best = ctx
         .memory
@@ -337,13 +338,24 @@ pub fn respond(ctx: &ReplyContext<'_>) -> String {
         .max_by_key(|r| r.hits)
         .map(|r| r.hits)
         .unwrap_or(0);
-    if best == 0 {
+    let nearest = ctx
+        .memory
+        .iter()
+        .filter_map(|r| r.similarity)
+        .max_by(f64::total_cmp);
+    if best == 0 && nearest.is_none() {
         return "I don't have anything in memory about that yet.".into();
     }
     let lines: Vec<String> = ctx
         .memory
         .iter()
-        .filter(|r| r.hits == best)
+        .filter(|r| {
+            if best > 0 {
+                r.hits == best
+            } else {
+                r.similarity == nearest
+            }
+        })
         .take(3)
         .map(|r| {
             let cite = !ctx.shared || !r.record.scope.is_personal();

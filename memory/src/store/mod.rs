@@ -23,6 +23,7 @@ mod retention;
 mod retire;
 mod revisions;
 mod sessions;
+mod vectors;
 
 pub use archives::{Archive, NewArchive};
 pub use messages::NewMessage;
@@ -32,6 +33,7 @@ pub use retention::{Erasure, ERASED};
 pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement};
 pub use revisions::{NewRevision, RevisionMeta};
 pub use sessions::DashboardSession;
+pub use vectors::{reciprocal_rank_fusion, Embed, QueryVector, Unembedded, RECENT_WINDOW};
 
 use crate::model::{Role, Scope, Status};
 use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow};
@@ -96,6 +98,10 @@ pub struct Db {
     common: std::sync::Arc<fulltext::CommonTokens>,
     /// The group commit of conversation lines (`messages`).
     lines: std::sync::Arc<messages::Lines>,
+    /// This process's copy of SQLite's vectors (`vectors`).
+    vectors: std::sync::Arc<vectors::VectorCache>,
+    /// Computes query vectors for retrieval (the gateway's embeddings client), when on.
+    embedder: Option<std::sync::Arc<dyn vectors::Embed>>,
 }
 
 /// One connection to `url` before the pool is made, so that an unreachable
@@ -189,6 +195,8 @@ impl Db {
             backend,
             common: Default::default(),
             lines: Default::default(),
+            vectors: Default::default(),
+            embedder: None,
         };
         match backend {
             Backend::Sqlite => {
@@ -232,7 +240,11 @@ impl Db {
         admin.close().await;
         made?;
         let sep = if url.contains('?') { '&' } else { '?' };
-        Db::connect(&format!("{url}{sep}options=-c%20search_path%3D{schema}")).await
+        // `public` after it: extensions (pgvector) live there.
+        Db::connect(&format!(
+            "{url}{sep}options=-c%20search_path%3D{schema}%2Cpublic"
+        ))
+        .await
     }
 
     /// A fresh private in-memory SQLite database (replay, tests).
@@ -335,6 +347,8 @@ const TABLES: &[&str] = &[
     "job_runs",
     "memory_records",
     "memory_revisions",
+    "memory_vectors",
+    "memory_vectors_dropped",
     "memory_fts",
     "memory_fts_common",
     "memory_fts_pending",

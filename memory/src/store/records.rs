@@ -70,12 +70,15 @@ impl RetrievalScope {
 /// A record found for a turn: how many of the query's tokens it holds (of
 /// those the search read: common ones are left out when rarer ones exist),
 /// and its score (BM25's inverse document frequency summed over them, the
-/// same on both engines; higher is better, comparable only within one search).
+/// same on both engines; with embeddings, the fused reciprocal-rank score;
+/// higher is better, comparable only within one search).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Retrieved {
     pub record: MemoryRecord,
     pub hits: i64,
     pub score: f64,
+    /// Its cosine similarity to the query, when the vector search found it (embeddings on).
+    pub similarity: Option<f64>,
 }
 
 /// Personal kinds that may be read in a group thread: how the speaker wants to be served.
@@ -207,6 +210,8 @@ async fn reindex(conn: &mut AnyConnection, org: &str, id: i64) -> Result<()> {
     let r = fetch(conn, org, id)
         .await?
         .ok_or_else(|| StoreError::NotFound(format!("memory record {id}")))?;
+    // A record no longer active, or read elsewhere now, loses its vector.
+    super::vectors::keep_current(conn, &r).await?;
     if r.status == Status::Active {
         fulltext::index(conn, &Doc::of(&r)).await?;
     }
@@ -346,6 +351,59 @@ async fn find_same_on(
     Ok(row.map(|(id,)| id))
 }
 
+/// The visibility keys `scope` may see: org policy, the agent's notes, the speaker's own.
+fn visible_keys(scope: &RetrievalScope) -> Vec<String> {
+    let mut keys = vec![
+        vis_key(Scope::OrgPolicy, &scope.agent, None),
+        vis_key(Scope::AgentNotes, &scope.agent, None),
+    ];
+    if let Some(speaker) = scope.speaker.as_deref() {
+        keys.push(vis_key(Scope::Personal, &scope.agent, Some(speaker)));
+        keys.push(vis_key(Scope::Person, &scope.agent, Some(speaker)));
+    }
+    keys
+}
+
+/// How many of `tokens` (a query's) record `r` holds.
+fn shared_tokens(tokens: &[String], r: &MemoryRecord) -> i64 {
+    let doc = crate::fulltext::document_tokens(&r.subject, &r.content);
+    tokens.iter().filter(|t| doc.contains(t)).count() as i64
+}
+
+/// The constant of reciprocal rank fusion (Cormack et al.: 60).
+pub const RRF_K: f64 = 60.0;
+
+/// The keyword ranking (`keyword`, best first) and the vector ranking
+/// (`near`, best first) as one, by reciprocal rank fusion; a record's score is
+/// its fused score.
+fn fuse(
+    keyword: Vec<Retrieved>,
+    near: Vec<(MemoryRecord, f64)>,
+    tokens: &[String],
+) -> Vec<Retrieved> {
+    let lists = [
+        keyword.iter().map(|r| r.record.id).collect::<Vec<_>>(),
+        near.iter().map(|(r, _)| r.id).collect::<Vec<_>>(),
+    ];
+    let mut records: HashMap<i64, Retrieved> =
+        keyword.into_iter().map(|r| (r.record.id, r)).collect();
+    for (record, similarity) in near {
+        records
+            .entry(record.id)
+            .or_insert_with(|| Retrieved {
+                hits: shared_tokens(tokens, &record),
+                record,
+                score: 0.0,
+                similarity: None,
+            })
+            .similarity = Some(similarity);
+    }
+    super::vectors::reciprocal_rank_fusion(&lists, RRF_K)
+        .into_iter()
+        .filter_map(|(id, score)| records.remove(&id).map(|r| Retrieved { score, ..r }))
+        .collect()
+}
+
 impl Db {
     /// Insert a record and index its words. Returns its id.
     pub async fn insert_record(&self, r: &NewRecord) -> Result<i64> {
@@ -363,6 +421,7 @@ impl Db {
             ids.push(insert_on(&mut tx, r).await?);
         }
         tx.commit().await?;
+        self.written();
         Ok(ids)
     }
 
@@ -389,6 +448,7 @@ impl Db {
             out.push(Some(id));
         }
         tx.commit().await?;
+        self.written();
         Ok(out)
     }
 
@@ -406,7 +466,10 @@ impl Db {
         let mut conn = self.pool.acquire().await?;
         match set_status_on(&mut conn, org, id, status).await? {
             0 => Err(StoreError::NotFound(format!("memory record {id}"))),
-            _ => Ok(()),
+            _ => {
+                self.written();
+                Ok(())
+            }
         }
     }
 
@@ -440,6 +503,7 @@ impl Db {
         let mut tx = self.pool.begin().await?;
         let out = activate_on(&mut tx, org, id, cause, run_id, now).await?;
         tx.commit().await?;
+        self.written();
         Ok(out)
     }
 
@@ -472,6 +536,7 @@ impl Db {
             .await?;
         }
         tx.commit().await?;
+        self.written();
         Ok(changed == 1)
     }
 
@@ -488,6 +553,7 @@ impl Db {
         }
         reindex(&mut tx, org, id).await?;
         tx.commit().await?;
+        self.written();
         Ok(())
     }
 
@@ -548,8 +614,10 @@ impl Db {
     }
 
     /// The one retrieval entry point: active records a turn in `scope` may
-    /// read that match `query` (ranked full-text search), plus the speaker's
-    /// preferences. Fails closed on an incomplete scope.
+    /// read that match `query` (ranked full-text search; with an embedder
+    /// attached, fused with the records nearest in meaning by reciprocal rank
+    /// fusion, and keyword only when it gives no query vector), plus the
+    /// speaker's preferences. Fails closed on an incomplete scope.
     pub async fn retrieve(
         &self,
         scope: &RetrievalScope,
@@ -562,15 +630,7 @@ impl Db {
             ));
         }
         let speaker = scope.speaker.clone().unwrap_or_default();
-        // What this scope may see: org policy, the agent's notes, the speaker's own.
-        let mut keys = vec![
-            vis_key(Scope::OrgPolicy, &scope.agent, None),
-            vis_key(Scope::AgentNotes, &scope.agent, None),
-        ];
-        if scope.speaker.is_some() {
-            keys.push(vis_key(Scope::Personal, &scope.agent, Some(&speaker)));
-            keys.push(vis_key(Scope::Person, &scope.agent, Some(&speaker)));
-        }
+        let keys = visible_keys(scope);
         // Room for rows the shared-thread rule drops.
         let cap = (limit.max(1) * 4) as usize;
         let tokens = query_tokens(query);
@@ -593,8 +653,28 @@ impl Db {
                 hits: read_hits.get(&record.id).copied().unwrap_or(0),
                 record,
                 score,
+                similarity: None,
             })
             .collect();
+        // With embeddings, the records nearest in meaning, in the same places,
+        // fused with the keyword ranking.
+        let query_vector = match &self.embedder {
+            Some(e) => e.query(query).await,
+            None => None,
+        };
+        if let Some(qv) = query_vector {
+            match self.vector_search(&scope.org, &keys, &qv, cap).await {
+                Ok(near) => {
+                    let near = hit_records(&self.pool, &near, cap, |r| scope.may_read(r)).await?;
+                    out = fuse(out, near, &tokens);
+                    out.truncate(want);
+                }
+                // The keyword ranking stands alone: embeddings never fail a search.
+                Err(e) => {
+                    tracing::warn!(error = %e, "vector search failed: this search is keyword only")
+                }
+            }
+        }
         if scope.speaker.is_some() {
             // How the speaker wants to be served applies to every reply, whatever the words.
             let text = format!(
@@ -609,6 +689,7 @@ impl Db {
                         record,
                         hits: 0,
                         score: 0.0,
+                        similarity: None,
                     });
                 }
             }
@@ -618,6 +699,38 @@ impl Db {
 }
 
 impl Db {
+    /// The vector search alone, with the visibility rule of [`Db::retrieve`]:
+    /// the records `scope` may read nearest to `query` in meaning, best first
+    /// (benchmarks compare it with the keyword and the fused rankings).
+    pub async fn retrieve_by_meaning(
+        &self,
+        scope: &RetrievalScope,
+        query: &super::QueryVector,
+        limit: i64,
+    ) -> Result<Vec<Retrieved>> {
+        if scope.org.is_empty() || scope.agent.is_empty() || scope.agent == ANY_AGENT {
+            return Err(StoreError::Refused(
+                "retrieval needs an organisation and an agent",
+            ));
+        }
+        let keys = visible_keys(scope);
+        let near = self
+            .vector_search(&scope.org, &keys, query, limit.max(0) as usize)
+            .await?;
+        Ok(hit_records(&self.pool, &near, limit.max(0) as usize, |r| {
+            scope.may_read(r)
+        })
+        .await?
+        .into_iter()
+        .map(|(record, similarity)| Retrieved {
+            record,
+            hits: 0,
+            score: similarity,
+            similarity: Some(similarity),
+        })
+        .collect())
+    }
+
     /// Records matching `f`, newest first, at most `limit`.
     pub async fn browse_records(
         &self,

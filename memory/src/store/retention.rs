@@ -45,6 +45,7 @@ impl Db {
         let mut tx = self.pool.begin().await?;
         let owned = "SELECT id FROM memory_records WHERE org = $1 AND owner = $2";
         fulltext::unindex_owned(&mut tx, owned, org, user).await?;
+        super::vectors::drop_owned(&mut tx, owned, org, user).await?;
         let records = "DELETE FROM memory_records WHERE org = $1 AND owner = $2";
         let records = sql!(records, org, user).exec(&mut *tx).await?;
         let archives = "SELECT DISTINCT trimmed FROM messages WHERE org = $1 AND sender = $2 AND trimmed <> 0 ORDER BY trimmed";
@@ -80,6 +81,7 @@ impl Db {
         let owned =
             "SELECT id FROM memory_records WHERE org = $1 AND owner = $2 AND scope = 'person'";
         fulltext::unindex_owned(&mut tx, owned, org, owner).await?;
+        super::vectors::drop_owned(&mut tx, owned, org, owner).await?;
         let records =
             "DELETE FROM memory_records WHERE org = $1 AND owner = $2 AND scope = 'person'";
         let n = sql!(records, org, owner).exec(&mut *tx).await?;

@@ -112,6 +112,7 @@ async fn retire_on(
         return Ok(Refused(Refusal::NotActive));
     }
     fulltext::unindex(conn, retired).await?;
+    super::vectors::drop_vector(conn, retired).await?;
     let revision = NewRevision {
         org,
         agent: &new.agent,

@@ -1,0 +1,626 @@
+//! Optional embeddings: one vector per active record and model, searched by
+//! cosine similarity within the places a scope may read, and fused with the
+//! keyword ranking by [`Db::retrieve`] (reciprocal rank fusion).
+//!
+//! This crate does no HTTP: the gateway computes vectors (its `[embeddings]`
+//! client) and hands them in — documents through [`Db::store_vectors`], a
+//! query through the [`Embed`] it attaches with [`Db::with_embedder`].
+//!
+//! Storage (migration `0009_vectors`): PostgreSQL keeps them in a pgvector
+//! column searched by the engine (`<=>`, cosine distance), added by
+//! [`Db::enable_vectors`] only when embeddings are on. SQLite keeps
+//! little-endian f32 blobs, and each process holds a compact copy of them in
+//! memory ([`VectorCache`]: a sign bit per dimension for a first pass, one
+//! byte per dimension for the ranking), grouped by organisation and
+//! visibility key, so a search reads only the groups its scope may see and
+//! never the database's rows. The copy follows the table by `seq`: every
+//! insert and every drop is numbered, and a search first reads the newest
+//! number (one row) and applies only what changed since.
+//!
+//! Governance: a vector exists only for an active record. Every status
+//! change drops the record's vector in its own transaction (forget, retire,
+//! supersede, erase); a vector is stored only if the record is still active
+//! with the text it was computed from, so a record forgotten while its vector
+//! was being computed gets none.
+
+use super::fulltext::vis_key;
+use super::{Backend, Db, Result, StoreError};
+use crate::model::{MemoryRecord, Scope, Status};
+use sqlx::AnyConnection;
+use std::collections::HashMap;
+use std::sync::RwLock;
+
+/// A query's vector, from the model `model`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryVector {
+    pub model: String,
+    pub values: Vec<f32>,
+    /// Records less similar than this (cosine) are not returned by the vector
+    /// search: a nearest neighbour is not always a relevant one.
+    pub min_similarity: f32,
+}
+
+/// What the gateway's embeddings client does for retrieval: the query's
+/// vector, or none (embeddings off, the endpoint down or slow); retrieval is
+/// then keyword only. Never an error: embeddings never fail a search.
+#[async_trait::async_trait]
+pub trait Embed: Send + Sync + std::fmt::Debug {
+    async fn query(&self, text: &str) -> Option<QueryVector>;
+    /// Records were written or activated: vectors are due (a background
+    /// worker computes them, off the caller's path).
+    fn written(&self) {}
+}
+
+/// An active record without a vector of the model asked for.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Unembedded {
+    pub id: i64,
+    pub org: String,
+    pub content: String,
+}
+
+/// How many of the newest records a worker's pass looks at (a backfill looks at all).
+pub const RECENT_WINDOW: i64 = 1_000;
+
+fn backend_of(conn: &AnyConnection) -> Backend {
+    if conn.backend_name().eq_ignore_ascii_case("sqlite") {
+        Backend::Sqlite
+    } else {
+        Backend::Postgres
+    }
+}
+
+/// `v` scaled to unit length (a zero vector stays zero).
+fn unit(v: &[f32]) -> Vec<f32> {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 && norm.is_finite() {
+        v.iter().map(|x| x / norm).collect()
+    } else {
+        vec![0.0; v.len()]
+    }
+}
+
+fn to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn from_blob(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// A pgvector literal, `[0.1,0.2,…]`.
+fn pg_vector(v: &[f32]) -> String {
+    let parts: Vec<String> = v.iter().map(|x| format!("{x}")).collect();
+    format!("[{}]", parts.join(","))
+}
+
+/// Drop record `id`'s vector (it is no longer active, or its place changed).
+pub(super) async fn drop_vector(conn: &mut AnyConnection, id: i64) -> Result<()> {
+    let text = "DELETE FROM memory_vectors WHERE record_id = $1";
+    let dropped = sql!(text, id).exec(&mut *conn).await?;
+    if dropped > 0 && backend_of(conn) == Backend::Sqlite {
+        let seq = next_seq(conn).await?;
+        let text = "INSERT INTO memory_vectors_dropped (seq, record_id) VALUES ($1, $2)";
+        sql!(text, seq, id).exec(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// Drop record `r`'s vector unless it is active and still read under the
+/// place its vector was stored with (a move to the person tier changes it;
+/// the gateway computes a new one).
+pub(super) async fn keep_current(conn: &mut AnyConnection, r: &MemoryRecord) -> Result<()> {
+    let text = "SELECT vis FROM memory_vectors WHERE record_id = $1";
+    let stored: Option<(String,)> = sql!(text, r.id).opt(&mut *conn).await?;
+    let Some((vis,)) = stored else {
+        return Ok(());
+    };
+    if r.status != Status::Active || vis != vis_key(r.scope, &r.agent, r.owner.as_deref()) {
+        drop_vector(conn, r.id).await?;
+    }
+    Ok(())
+}
+
+/// Drop the vectors of the records `owned` names (`SELECT id FROM memory_records …`
+/// over `$1` = org, `$2` = owner): before they are deleted.
+pub(super) async fn drop_owned(
+    conn: &mut AnyConnection,
+    owned: &str,
+    org: &str,
+    owner: &str,
+) -> Result<()> {
+    let text = format!("SELECT record_id FROM memory_vectors WHERE record_id IN ({owned})");
+    let ids: Vec<(i64,)> = sql!(text, org, owner).all(&mut *conn).await?;
+    for (id,) in ids {
+        drop_vector(conn, id).await?;
+    }
+    Ok(())
+}
+
+/// The next change number of `memory_vectors` (SQLite).
+async fn next_seq(conn: &mut AnyConnection) -> Result<i64> {
+    let text = "UPDATE memory_vectors_seq SET seq = seq + 1 WHERE id = 1 RETURNING seq";
+    let (seq,) = sql!(text).one(&mut *conn).await?;
+    Ok(seq)
+}
+
+/// One place's vectors in memory: ids, sign bits, bytes and their scales.
+#[derive(Debug, Default)]
+struct Group {
+    dims: usize,
+    ids: Vec<i64>,
+    bits: Vec<u64>,
+    bytes: Vec<i8>,
+    scales: Vec<f32>,
+}
+
+impl Group {
+    fn words(&self) -> usize {
+        self.dims.div_ceil(64)
+    }
+
+    fn push(&mut self, id: i64, v: &[f32]) {
+        let words = self.words();
+        let at = self.bits.len();
+        self.bits.resize(at + words, 0);
+        for (i, x) in v.iter().enumerate() {
+            if *x > 0.0 {
+                self.bits[at + i / 64] |= 1 << (i % 64);
+            }
+        }
+        let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+        let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+        self.bytes.extend(
+            v.iter()
+                .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
+        );
+        self.scales.push(scale);
+        self.ids.push(id);
+    }
+
+    fn remove(&mut self, id: i64) {
+        let Some(i) = self.ids.iter().position(|x| *x == id) else {
+            return;
+        };
+        let last = self.ids.len() - 1;
+        let (w, d) = (self.words(), self.dims);
+        self.ids.swap(i, last);
+        self.scales.swap(i, last);
+        for k in 0..w {
+            self.bits.swap(i * w + k, last * w + k);
+        }
+        for k in 0..d {
+            self.bytes.swap(i * d + k, last * d + k);
+        }
+        self.ids.truncate(last);
+        self.scales.truncate(last);
+        self.bits.truncate(last * w);
+        self.bytes.truncate(last * d);
+    }
+
+    /// Cosine similarity of the vector at `i` with the unit vector `q`.
+    fn similarity(&self, i: usize, q: &[f32]) -> f32 {
+        let row = &self.bytes[i * self.dims..(i + 1) * self.dims];
+        let dot: f32 = row.iter().zip(q).map(|(b, x)| *b as f32 * x).sum();
+        dot * self.scales[i]
+    }
+}
+
+#[derive(Debug, Default)]
+struct Loaded {
+    model: String,
+    seq: i64,
+    groups: HashMap<(String, String), Group>,
+    place: HashMap<i64, (String, String)>,
+}
+
+impl Loaded {
+    fn insert(&mut self, id: i64, org: String, vis: String, v: &[f32]) {
+        self.remove(id);
+        let key = (org, vis);
+        let group = self.groups.entry(key.clone()).or_insert_with(|| Group {
+            dims: v.len(),
+            ..Group::default()
+        });
+        if group.dims != v.len() {
+            return;
+        }
+        group.push(id, v);
+        self.place.insert(id, key);
+    }
+
+    fn remove(&mut self, id: i64) {
+        if let Some(key) = self.place.remove(&id) {
+            if let Some(g) = self.groups.get_mut(&key) {
+                g.remove(id);
+            }
+        }
+    }
+}
+
+/// This process's copy of SQLite's vectors (see the module doc).
+#[derive(Debug, Default)]
+pub(super) struct VectorCache {
+    loaded: RwLock<Option<Loaded>>,
+}
+
+/// Candidates the sign bits keep for ranking by bytes, per place searched.
+fn first_pass(limit: usize) -> usize {
+    (limit * 40).max(1_000)
+}
+
+/// A vector row as SQLite stores it.
+type Row = (i64, String, String, Vec<u8>);
+
+/// Each row's Hamming distance to `q` (rows of `words` u64s), as
+/// `distance << 32 | row`.
+fn distances(bits: &[u64], q: &[u64], words: usize) -> Vec<u64> {
+    bits.chunks_exact(words.max(1))
+        .enumerate()
+        .map(|(i, row)| {
+            let d: u32 = row.iter().zip(q).map(|(a, b)| (a ^ b).count_ones()).sum();
+            (u64::from(d) << 32) | i as u64
+        })
+        .collect()
+}
+
+impl VectorCache {
+    /// What changed since this copy was made, applied; a copy of another model is made anew.
+    async fn refresh(&self, db: &Db, model: &str) -> Result<()> {
+        let (seq,): (i64,) = sql!("SELECT seq FROM memory_vectors_seq WHERE id = 1")
+            .one(&db.pool)
+            .await?;
+        let since = match self.loaded.read() {
+            Ok(guard) => match guard.as_ref() {
+                Some(l) if l.model == model && l.seq == seq => return Ok(()),
+                Some(l) if l.model == model => Some(l.seq),
+                _ => None,
+            },
+            Err(_) => None,
+        };
+        let rows: Vec<Row> = match since {
+            Some(after) => {
+                let text = "SELECT record_id, org, vis, vec FROM memory_vectors WHERE model = $1 AND seq > $2";
+                sql!(text, model, after).all(&db.pool).await?
+            }
+            None => {
+                let text = "SELECT record_id, org, vis, vec FROM memory_vectors WHERE model = $1";
+                sql!(text, model).all(&db.pool).await?
+            }
+        };
+        let dropped: Vec<(i64,)> = match since {
+            Some(after) => {
+                let text =
+                    "SELECT record_id FROM memory_vectors_dropped WHERE seq > $1 ORDER BY seq";
+                sql!(text, after).all(&db.pool).await?
+            }
+            None => Vec::new(),
+        };
+        let Ok(mut guard) = self.loaded.write() else {
+            return Err(StoreError::Corrupt("vector cache poisoned".into()));
+        };
+        let current = guard.as_ref().map(|l| (l.model.clone(), l.seq));
+        if since.is_some() && current != Some((model.to_string(), since.unwrap_or_default())) {
+            // Another search applied these changes meanwhile.
+            return Ok(());
+        }
+        let mut loaded = match (since, guard.take()) {
+            (Some(_), Some(l)) => l,
+            _ => Loaded {
+                model: model.to_string(),
+                ..Loaded::default()
+            },
+        };
+        for (id,) in dropped {
+            loaded.remove(id);
+        }
+        for (id, org, vis, blob) in rows {
+            loaded.insert(id, org, vis, &from_blob(&blob));
+        }
+        loaded.seq = seq;
+        *guard = Some(loaded);
+        Ok(())
+    }
+
+    /// The `limit` records of `org` under `keys` most similar to `q`, best first.
+    fn search(&self, org: &str, keys: &[String], q: &QueryVector, limit: usize) -> Vec<(i64, f64)> {
+        let Ok(guard) = self.loaded.read() else {
+            return Vec::new();
+        };
+        let Some(loaded) = guard.as_ref() else {
+            return Vec::new();
+        };
+        let query = unit(&q.values);
+        let mut qbits = vec![0u64; query.len().div_ceil(64)];
+        for (i, x) in query.iter().enumerate() {
+            if *x > 0.0 {
+                qbits[i / 64] |= 1 << (i % 64);
+            }
+        }
+        let mut out: Vec<(i64, f64)> = Vec::new();
+        for key in keys {
+            let Some(g) = loaded.groups.get(&(org.to_string(), key.clone())) else {
+                continue;
+            };
+            if g.dims != query.len() || g.ids.is_empty() {
+                continue;
+            }
+            let n = g.ids.len();
+            let keep = first_pass(limit);
+            let candidates: Vec<usize> = if n <= keep {
+                (0..n).collect()
+            } else {
+                // Hamming distance in the high half, the row in the low one.
+                let mut by_bits = distances(&g.bits, &qbits, g.words());
+                by_bits.select_nth_unstable(keep - 1);
+                by_bits.truncate(keep);
+                by_bits
+                    .into_iter()
+                    .map(|k| (k & 0xffff_ffff) as usize)
+                    .collect()
+            };
+            out.extend(candidates.into_iter().filter_map(|i| {
+                let s = g.similarity(i, &query);
+                (s >= q.min_similarity).then_some((g.ids[i], s as f64))
+            }));
+        }
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        out.truncate(limit);
+        out
+    }
+}
+
+impl Db {
+    /// This handle with `embedder` computing query vectors for [`Db::retrieve`]
+    /// (and told of writes). Clones made from it share it.
+    pub fn with_embedder(mut self, embedder: std::sync::Arc<dyn Embed>) -> Db {
+        self.embedder = Some(embedder);
+        self
+    }
+
+    /// Tell the embedder that records were written or activated.
+    pub(super) fn written(&self) {
+        if let Some(e) = &self.embedder {
+            e.written();
+        }
+    }
+
+    /// Make the store ready for vectors (embeddings are on): on PostgreSQL the
+    /// pgvector extension and the vector column, which fail clearly on a
+    /// server without pgvector. Nothing to do on SQLite.
+    pub async fn enable_vectors(&self) -> Result<()> {
+        if self.backend != Backend::Postgres {
+            return Ok(());
+        }
+        let available: Option<(String,)> =
+            sql!("SELECT CAST(name AS TEXT) FROM pg_available_extensions WHERE name = 'vector'")
+                .opt(&self.pool)
+                .await?;
+        if available.is_none() {
+            return Err(StoreError::Refused(
+                "[embeddings] is on but this PostgreSQL server has no pgvector extension (`vector`): install pgvector on it, or turn embeddings off by leaving embeddings.base_url unset",
+            ));
+        }
+        // In `public`, where every schema's search path finds it (tests run
+        // each in a schema of its own, dropped afterwards).
+        let created = sql!("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+            .exec(&self.pool)
+            .await;
+        let (resolved,): (Option<String>,) = sql!("SELECT CAST(to_regtype('vector') AS TEXT)")
+            .one(&self.pool)
+            .await?;
+        if let (None, Err(e)) = (&resolved, created) {
+            // Not created, and not there either (two replicas starting at once
+            // race on the extension; the loser finds the winner's).
+            return Err(e);
+        }
+        if resolved.is_none() {
+            return Err(StoreError::Refused(
+                "[embeddings] is on but pgvector's type `vector` is not on this connection's search_path: put the schema pgvector is installed in on it",
+            ));
+        }
+        sql!("ALTER TABLE memory_vectors ADD COLUMN IF NOT EXISTS embedding vector")
+            .exec(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Active records without a vector of `model`, newest first, at most
+    /// `limit`: in `org` when given, and among the [`RECENT_WINDOW`] newest
+    /// records when `recent` (a worker's pass after writes; a backfill reads all).
+    pub async fn unembedded(
+        &self,
+        org: Option<&str>,
+        model: &str,
+        recent: bool,
+        limit: i64,
+    ) -> Result<Vec<Unembedded>> {
+        let mut q = sql!(
+            "SELECT r.id, r.org, r.content FROM memory_records r WHERE r.status = 'active' \
+             AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.record_id = r.id AND v.model = $1)",
+            model
+        )
+        .and_eq("r.org", org);
+        if recent {
+            q = q
+                .push(" AND r.id > (SELECT COALESCE(MAX(id), 0) FROM memory_records) - ")
+                .bind(RECENT_WINDOW);
+        }
+        q.push(" ORDER BY r.id DESC LIMIT ")
+            .bind(limit)
+            .all(&self.pool)
+            .await
+    }
+
+    /// Whether record `id` of `org` has a vector of `model`.
+    pub async fn has_vector(&self, org: &str, id: i64, model: &str) -> Result<bool> {
+        let text =
+            "SELECT record_id FROM memory_vectors WHERE org = $1 AND record_id = $2 AND model = $3";
+        let found: Option<(i64,)> = sql!(text, org, id, model).opt(&self.pool).await?;
+        Ok(found.is_some())
+    }
+
+    /// How many vectors the store holds (checks and tests).
+    pub async fn vector_count(&self, org: &str) -> Result<i64> {
+        let (n,) = sql!("SELECT COUNT(*) FROM memory_vectors WHERE org = $1", org)
+            .one(&self.pool)
+            .await?;
+        Ok(n)
+    }
+
+    /// Store the vectors of `records` (computed from their `content` by
+    /// `model`), each only if its record is still active with that text;
+    /// returns how many were stored.
+    pub async fn store_vectors(
+        &self,
+        model: &str,
+        records: &[(Unembedded, Vec<f32>)],
+    ) -> Result<u64> {
+        if records.is_empty() {
+            return Ok(0);
+        }
+        let mut tx = self.pool.begin().await?;
+        let mut seq = 0;
+        if self.backend == Backend::Sqlite {
+            // A write first: SQLite takes its write lock before any read here.
+            seq = next_seq(&mut tx).await?;
+        }
+        let mut stored = 0;
+        for (r, values) in records {
+            // On PostgreSQL the row is locked against a concurrent forget.
+            let lock = if self.backend == Backend::Postgres {
+                " FOR SHARE"
+            } else {
+                ""
+            };
+            let text = format!(
+                "SELECT scope, agent, owner, content, status FROM memory_records WHERE org = $1 AND id = $2{lock}"
+            );
+            let row: Option<(String, String, Option<String>, String, String)> =
+                sql!(text, &r.org, r.id).opt(&mut *tx).await?;
+            let Some((scope, agent, owner, content, status)) = row else {
+                continue;
+            };
+            let scope = Scope::try_from(scope)?;
+            if Status::try_from(status)? != Status::Active || content != r.content {
+                continue;
+            }
+            let v = unit(values);
+            let vis = vis_key(scope, &agent, owner.as_deref());
+            let dims = v.len() as i64;
+            match self.backend {
+                Backend::Sqlite => {
+                    let text = "INSERT INTO memory_vectors (record_id, org, vis, model, dims, vec, seq) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                                ON CONFLICT (record_id) DO UPDATE SET org = excluded.org, vis = excluded.vis, model = excluded.model, dims = excluded.dims, vec = excluded.vec, seq = excluded.seq";
+                    sql!(text, r.id, &r.org, vis, model, dims, to_blob(&v), seq)
+                        .exec(&mut *tx)
+                        .await?;
+                }
+                Backend::Postgres => {
+                    let text = "INSERT INTO memory_vectors (record_id, org, vis, model, dims, embedding) VALUES ($1, $2, $3, $4, $5, CAST($6 AS vector)) \
+                                ON CONFLICT (record_id) DO UPDATE SET org = excluded.org, vis = excluded.vis, model = excluded.model, dims = excluded.dims, embedding = excluded.embedding";
+                    sql!(text, r.id, &r.org, vis, model, dims, pg_vector(&v))
+                        .exec(&mut *tx)
+                        .await?;
+                }
+            }
+            stored += 1;
+        }
+        tx.commit().await?;
+        Ok(stored)
+    }
+
+    /// Ids and cosine similarities of the records of `org` under `keys` most
+    /// similar to `q` (at least `q.min_similarity`), best first, at most `limit`.
+    pub(super) async fn vector_search(
+        &self,
+        org: &str,
+        keys: &[String],
+        q: &QueryVector,
+        limit: usize,
+    ) -> Result<Vec<(i64, f64)>> {
+        if keys.is_empty() || limit == 0 || q.values.is_empty() {
+            return Ok(Vec::new());
+        }
+        match self.backend {
+            Backend::Sqlite => {
+                self.vectors.refresh(self, &q.model).await?;
+                Ok(self.vectors.search(org, keys, q, limit))
+            }
+            Backend::Postgres => {
+                let v = pg_vector(&unit(&q.values));
+                let dims = q.values.len() as i64;
+                // The query's vector parsed once (a cast in the row's
+                // expressions would parse the text again for every row).
+                sql!(
+                    "WITH q AS MATERIALIZED (SELECT CAST($1 AS vector) AS v), \
+                     near AS (SELECT record_id, embedding <=> (SELECT v FROM q) AS distance \
+                     FROM memory_vectors WHERE org = $2 AND model = $3 AND dims = $4 AND embedding IS NOT NULL",
+                    v,
+                    org,
+                    &q.model,
+                    dims
+                )
+                .push(" AND vis IN (")
+                .bind_list(keys.to_vec())
+                .push(")) SELECT record_id, CAST(1 - distance AS DOUBLE PRECISION) AS score FROM near WHERE 1 - distance >= ")
+                .bind(q.min_similarity as f64)
+                .push(" ORDER BY distance, record_id DESC LIMIT ")
+                .bind(limit as i64)
+                .all(&self.pool)
+                .await
+            }
+        }
+    }
+}
+
+/// Reciprocal rank fusion: each list gives an id `1 / (k + rank)` (rank from
+/// 1), summed over the lists it is in; best first, ties to the first list's order.
+pub fn reciprocal_rank_fusion(lists: &[Vec<i64>], k: f64) -> Vec<(i64, f64)> {
+    let mut score: HashMap<i64, (f64, usize)> = HashMap::new();
+    let mut order = 0;
+    for list in lists {
+        for (rank, id) in list.iter().enumerate() {
+            let e = score.entry(*id).or_insert_with(|| {
+                order += 1;
+                (0.0, order)
+            });
+            e.0 += 1.0 / (k + rank as f64 + 1.0);
+        }
+    }
+    let mut out: Vec<(i64, f64, usize)> =
+        score.into_iter().map(|(id, (s, o))| (id, s, o)).collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
+    out.into_iter().map(|(id, s, _)| (id, s)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fusion_ranks_what_both_lists_found_first() {
+        let fused = reciprocal_rank_fusion(&[vec![1, 2, 3], vec![3, 4]], 60.0);
+        let ids: Vec<i64> = fused.iter().map(|(id, _)| *id).collect();
+        assert_eq!(ids, [3, 1, 2, 4]);
+        assert!((fused[0].1 - (1.0 / 63.0 + 1.0 / 61.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_group_forgets_what_it_removes_and_ranks_by_cosine() {
+        let mut g = Group {
+            dims: 3,
+            ..Group::default()
+        };
+        g.push(1, &unit(&[1.0, 0.0, 0.0]));
+        g.push(2, &unit(&[0.0, 1.0, 0.0]));
+        g.push(3, &unit(&[1.0, 1.0, 0.0]));
+        g.remove(1);
+        assert_eq!(g.ids, [3, 2]);
+        let q = unit(&[1.0, 0.9, 0.0]);
+        assert!(g.similarity(0, &q) > g.similarity(1, &q));
+        assert!((g.similarity(0, &q) - 0.9986).abs() < 0.01);
+    }
+}

