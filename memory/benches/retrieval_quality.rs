@@ -685,7 +685,7 @@ fn main() {
         // As after the hourly job: statistics and the common-token list current.
         db.optimize().await.expect("optimize");
         let (ours, leaks) = steward_search(&db, &ids, &questions).await;
-        print("steward keyword (SQLite FTS5, BM25)", &ours);
+        print("steward keyword (SQLite FTS5 index, idf ranking)", &ours);
         println!("  records outside the asker's scope returned: {leaks}");
         let baseline = dir.path().join("plain.db");
         let plain = plain_bm25(&baseline.display().to_string(), &records, &ids, &questions).await;
@@ -719,7 +719,10 @@ fn main() {
             let ids = db.insert_records(&records).await.expect("insert");
             db.optimize().await.expect("optimize");
             let (ours, leaks) = steward_search(&db, &ids, &questions).await;
-            print("steward keyword (PostgreSQL tsvector, ts_rank_cd)", &ours);
+            print(
+                "steward keyword (PostgreSQL tsvector index, idf ranking)",
+                &ours,
+            );
             println!("  records outside the asker's scope returned: {leaks}");
             if let Some(c) = &computed {
                 match db.enable_vectors().await {

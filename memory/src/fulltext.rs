@@ -1,7 +1,7 @@
 //! The full-text analyzer: the tokens a record is indexed under and a query is
 //! searched with, on both databases. One analyzer in Rust, so SQLite's FTS5 and
 //! PostgreSQL's tsvector index the same tokens and a query finds the same
-//! records on either engine (the engines rank them: BM25, `ts_rank_cd`).
+//! records on either engine, ranked alike (`store::fulltext`).
 //!
 //! - Words are lower-cased and stemmed (Snowball English): "reports" finds "report".
 //! - An identifier or host name (`example_orders`, `db-1.example.com`) is kept

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 /// A record found: how many of the search's words it holds, and its rank
-/// (BM25 on SQLite, cover density on PostgreSQL; higher is better, comparable
+/// (BM25 inverse document frequency summed, both engines; higher is better, comparable
 /// within one search only).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Found {
