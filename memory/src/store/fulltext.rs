@@ -309,8 +309,8 @@ struct Arm<'a> {
 
 /// Per query token, its rare placed forms, read up to [`PER_TOKEN`]; and its
 /// common ones, read where a match also holds a rare form (the engines
-/// intersect from the rare side), or when the query has none, up to `limit`
-/// newest.
+/// intersect from the rare side), or when the query has none, another of
+/// its words; a query of one common word reads its `limit` newest.
 fn arms<'a>(asked: &'a [Vec<String>], common: &Common, limit: i64) -> Vec<Arm<'a>> {
     let is_common = |t: &String| common.docs.contains_key(t);
     let rare_anywhere: Vec<&String> = asked.iter().flatten().filter(|t| !is_common(t)).collect();
@@ -329,15 +329,23 @@ fn arms<'a>(asked: &'a [Vec<String>], common: &Common, limit: i64) -> Vec<Arm<'a
         }
         if !frequent.is_empty() {
             let known = frequent.iter().filter_map(|t| common.docs.get(*t)).sum();
+            // With no rare word anywhere, a match must hold another of the
+            // query's words: the records sharing most of them are found.
+            let with: Vec<&String> = if rare_anywhere.is_empty() {
+                asked
+                    .iter()
+                    .enumerate()
+                    .filter(|(other, _)| *other != token)
+                    .flat_map(|(_, forms)| forms.iter())
+                    .collect()
+            } else {
+                rare_anywhere.clone()
+            };
             arms.push(Arm {
                 token,
+                limit: if with.is_empty() { limit } else { PER_TOKEN },
                 read: frequent,
-                with: rare_anywhere.clone(),
-                limit: if rare_anywhere.is_empty() {
-                    limit
-                } else {
-                    PER_TOKEN
-                },
+                with,
                 known,
             });
         }
