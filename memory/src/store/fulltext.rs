@@ -25,7 +25,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 /// A token held by more records of one place than this is common (see the module doc).
-pub const COMMON_DOCS: i64 = 250;
+pub const COMMON_DOCS: i64 = 1_000;
 
 /// A search reads at most this many newest matches of each query token: a
 /// token not yet listed as common costs no more than a common one would.
@@ -296,8 +296,9 @@ async fn read(db: &Db, arms: &[Arm<'_>]) -> Result<Vec<(usize, i64)>> {
 }
 
 /// One part of a search's statement: some placed forms of query token
-/// `token` (`read`), and when they are common, the rare forms of the whole
-/// query a match must also hold (`with`); up to `limit` newest matches;
+/// `token` (`read`), and when they are common and the query has nothing
+/// rarer, the other words' forms a match must also hold (`with`); up to
+/// `limit` newest matches;
 /// `known` the records the common forms among `read` are in.
 struct Arm<'a> {
     token: usize,
@@ -308,12 +309,12 @@ struct Arm<'a> {
 }
 
 /// Per query token, its rare placed forms, read up to [`PER_TOKEN`]; and its
-/// common ones, read where a match also holds a rare form (the engines
-/// intersect from the rare side), or when the query has none, another of
-/// its words; a query of one common word reads its `limit` newest.
+/// common ones: their `limit` newest matches beside rarer words, or, when
+/// the query has none, the matches that also hold another of its words (the
+/// engines intersect); a query of one common word reads its `limit` newest.
 fn arms<'a>(asked: &'a [Vec<String>], common: &Common, limit: i64) -> Vec<Arm<'a>> {
     let is_common = |t: &String| common.docs.contains_key(t);
-    let rare_anywhere: Vec<&String> = asked.iter().flatten().filter(|t| !is_common(t)).collect();
+    let any_rare = asked.iter().flatten().any(|t| !is_common(t));
     let mut arms = Vec::new();
     for (token, placed) in asked.iter().enumerate() {
         let (frequent, rare): (Vec<&String>, Vec<&String>) =
@@ -331,7 +332,7 @@ fn arms<'a>(asked: &'a [Vec<String>], common: &Common, limit: i64) -> Vec<Arm<'a
             let known = frequent.iter().filter_map(|t| common.docs.get(*t)).sum();
             // With no rare word anywhere, a match must hold another of the
             // query's words: the records sharing most of them are found.
-            let with: Vec<&String> = if rare_anywhere.is_empty() {
+            let with: Vec<&String> = if !any_rare {
                 asked
                     .iter()
                     .enumerate()
@@ -339,7 +340,10 @@ fn arms<'a>(asked: &'a [Vec<String>], common: &Common, limit: i64) -> Vec<Arm<'a
                     .flat_map(|(_, forms)| forms.iter())
                     .collect()
             } else {
-                rare_anywhere.clone()
+                // Beside rarer words a common one weighs little: its newest
+                // matches are enough (intersecting would seek its long list
+                // once for every rare match).
+                Vec::new()
             };
             arms.push(Arm {
                 token,
