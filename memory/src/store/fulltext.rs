@@ -241,7 +241,7 @@ pub(super) async fn search(db: &Db, s: &Search<'_>) -> Result<Vec<Hit>> {
     ))
 }
 
-/// The `(query token, id)` pairs `arms` match, in one statement.
+/// The `(arm, id)` pairs `arms` match, in one statement.
 async fn read(db: &Db, arms: &[Arm<'_>]) -> Result<Vec<(usize, i64)>> {
     if arms.is_empty() {
         return Ok(Vec::new());
@@ -283,12 +283,13 @@ async fn read(db: &Db, arms: &[Arm<'_>]) -> Result<Vec<(usize, i64)>> {
     let lists: Vec<(i64, Option<String>)> = q.all(&db.pool).await?;
     let mut rows: Vec<(usize, i64)> = Vec::new();
     for (arm, list) in &lists {
-        let Some(token) = arms.get(*arm as usize).map(|a| a.token) else {
+        let arm = *arm as usize;
+        if arm >= arms.len() {
             continue;
-        };
+        }
         for id in list.as_deref().unwrap_or("").split(',') {
             if let Ok(id) = id.trim().parse::<i64>() {
-                rows.push((token, id));
+                rows.push((arm, id));
             }
         }
     }
@@ -381,12 +382,12 @@ fn both(
     }
 }
 
-/// Score the `(query token, id)` rows of a search. A query token's document
+/// Score the `(arm, id)` rows of a search. A query token's document
 /// frequency is the rows its rare forms returned plus what the common list
 /// knows of its common forms; the collection is the index's size at the last
 /// refresh, or the records seen when larger.
 fn rank(
-    mut rows: Vec<(usize, i64)>,
+    rows: Vec<(usize, i64)>,
     arms: &[Arm<'_>],
     tokens: usize,
     total: i64,
@@ -397,14 +398,17 @@ fn rank(
     for a in arms {
         df[a.token] += a.known;
     }
-    let counted: Vec<bool> = (0..tokens)
-        .map(|t| !arms.iter().any(|a| a.token == t && a.known > 0))
+    // An arm of rare forms counts what it returned; a common arm's count is known.
+    let mut rows: Vec<(usize, i64)> = rows
+        .into_iter()
+        .filter_map(|(arm, id)| arms.get(arm).map(|a| (a, id)))
+        .map(|(a, id)| {
+            if a.known == 0 {
+                df[a.token] += 1;
+            }
+            (a.token, id)
+        })
         .collect();
-    for &(token, _) in &rows {
-        if counted[token] {
-            df[token] += 1;
-        }
-    }
     // The collection: at least the records seen (each appears once per token it holds).
     let seen = {
         let mut ids: Vec<i64> = rows.iter().map(|r| r.1).collect();
@@ -563,6 +567,35 @@ mod tests {
         assert_eq!(
             ids(rank(rows.clone(), &arms, 2, 100, Some(2), 2)),
             vec![1, 5]
+        );
+    }
+
+    #[test]
+    fn a_token_read_in_rare_and_common_places_counts_both() {
+        let (a, b, c) = (String::from("a"), String::from("b"), String::from("c"));
+        let arm = |token, read, known| Arm {
+            token,
+            read: vec![read],
+            with: Vec::new(),
+            limit: PER_TOKEN,
+            known,
+        };
+        // Token 0: three records. Token 1: one known elsewhere plus five read here.
+        let arms = [arm(0, &a, 0), arm(1, &b, 0), arm(1, &c, 1)];
+        let rows = vec![
+            (0, 1),
+            (0, 2),
+            (0, 3),
+            (1, 4),
+            (1, 5),
+            (1, 6),
+            (1, 7),
+            (1, 8),
+        ];
+        let ranked = rank(rows, &arms, 2, 100, None, 10);
+        assert!(
+            [1, 2, 3].contains(&ranked[0].id),
+            "token 0 (3 records) is rarer than token 1 (6): {ranked:?}"
         );
     }
 }
