@@ -14,6 +14,8 @@
 //!
 //! `STEWARD_LOAD_SECONDS` (60), `STEWARD_LOAD_CONNECTIONS` (32),
 //! `STEWARD_LOAD_RECORDS` (100000), `STEWARD_LOAD_USERS` (1024).
+//! `STEWARD_LOAD_SEEDED=FILE` keeps the seeded store in FILE and starts from
+//! a copy of it next time (same build and settings only).
 //! `STEWARD_LOAD_BIN` names another `steward` binary to serve (to compare
 //! builds in one sitting). `STEWARD_LOAD_WRAP` runs the server under a command, e.g.
 //! `valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.out`; the server is
@@ -118,6 +120,23 @@ async fn seed(url: &str, records: usize, users: usize) -> Result<(), String> {
         started.elapsed().as_secs_f64()
     );
     db.close().await;
+    Ok(())
+}
+
+/// Copy the SQLite store `from` (closed) to `to`, with its write-ahead log:
+/// what the last writes left there is part of the store.
+fn copy_store(from: &std::path::Path, to: &std::path::Path) -> Result<(), String> {
+    for suffix in ["", "-wal"] {
+        let (src, dst) = (
+            format!("{}{suffix}", from.display()),
+            format!("{}{suffix}", to.display()),
+        );
+        if suffix.is_empty() || std::path::Path::new(&src).exists() {
+            std::fs::copy(&src, &dst).map_err(|e| format!("copy {src} to {dst}: {e}"))?;
+        } else {
+            let _ = std::fs::remove_file(&dst);
+        }
+    }
     Ok(())
 }
 
@@ -307,8 +326,20 @@ async fn run() -> Result<bool, String> {
     let records = env_or("STEWARD_LOAD_RECORDS", 100_000);
     let users = env_or("STEWARD_LOAD_USERS", 1024).max(connections);
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let url = format!("sqlite:{}", dir.path().join("load.db").display());
-    seed(&url, records, users).await?;
+    let file = dir.path().join("load.db");
+    let url = format!("sqlite:{}", file.display());
+    // A seeded store kept from an earlier run of the same build and settings
+    // (`STEWARD_LOAD_SEEDED`): seeding 100k records takes a minute.
+    let kept = std::env::var_os("STEWARD_LOAD_SEEDED").map(std::path::PathBuf::from);
+    match &kept {
+        Some(path) if path.exists() => copy_store(path, &file)?,
+        _ => {
+            seed(&url, records, users).await?;
+            if let Some(path) = &kept {
+                copy_store(&file, path)?;
+            }
+        }
+    }
 
     let (mut server, addr) = serve(dir.path(), &url)?;
     let stop = Arc::new(AtomicBool::new(false));

@@ -10,7 +10,8 @@
 use super::pairing::User;
 use super::{Db, Result, StoreError};
 use crate::model::{Role, StoredMessage};
-use sqlx::{Any, AnyConnection, AnyPool, Executor};
+use sqlx::{AnyConnection, AnyPool};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::oneshot;
 
@@ -30,30 +31,6 @@ pub struct NewMessage<'a> {
 }
 
 const SEEN: &str = "INSERT INTO seen_messages (org, channel, platform_id, seen_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING";
-
-/// Insert one conversation line, on a pool or inside a transaction.
-async fn insert_message_on<'c, E>(exec: E, m: &NewMessage<'_>) -> Result<i64>
-where
-    E: Executor<'c, Database = Any>,
-{
-    let text = "INSERT INTO messages (org, agent, channel, conversation, conversation_kind, author, sender, sender_role, text, said_at) \
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id";
-    let q = sql!(
-        text,
-        m.org,
-        m.agent,
-        m.channel,
-        m.conversation,
-        m.conversation_kind
-    )
-    .arg(m.author)
-    .arg(m.sender)
-    .arg(m.sender_role)
-    .arg(m.text)
-    .arg(m.said_at);
-    let (id,) = q.one(exec).await?;
-    Ok(id)
-}
 
 const SELECT: &str = "SELECT id, org, agent, channel, conversation, conversation_kind, author, sender, sender_role, text, said_at FROM messages";
 
@@ -227,23 +204,6 @@ struct Job {
     done: oneshot::Sender<Result<Option<i64>>>,
 }
 
-impl Job {
-    fn line(&self) -> NewMessage<'_> {
-        NewMessage {
-            org: &self.org,
-            agent: &self.agent,
-            channel: &self.channel,
-            conversation: &self.conversation,
-            conversation_kind: &self.conversation_kind,
-            author: &self.author,
-            sender: self.sender.as_deref(),
-            sender_role: self.sender_role.as_deref(),
-            text: &self.text,
-            said_at: self.said_at,
-        }
-    }
-}
-
 #[derive(Default)]
 struct Queue {
     jobs: Vec<Job>,
@@ -376,27 +336,112 @@ async fn drain(lines: Arc<Lines>, pool: AnyPool) {
 }
 
 /// Every job of `batch` in one transaction: per job, its id, or `None` when its
-/// platform id was seen before (nothing stored for it).
+/// platform id was seen before (nothing stored for it). Two statements
+/// whatever the batch's size, one for the seen marks and one for the lines:
+/// on SQLite each statement is a hand-off to the connection's thread and
+/// back, which under load cost more than the writing.
 async fn store_batch(pool: &AnyPool, batch: &[Job]) -> Result<Vec<Option<i64>>> {
     let mut tx = pool.begin().await?;
-    let mut ids = Vec::with_capacity(batch.len());
-    for job in batch {
-        ids.push(store_on(&mut tx, &job.line(), job.seen.as_deref()).await?);
-    }
+    let fresh = mark_seen(&mut tx, batch).await?;
+    let kept: Vec<&Job> = batch
+        .iter()
+        .zip(&fresh)
+        .filter_map(|(job, fresh)| fresh.then_some(job))
+        .collect();
+    let mut ids = insert_lines(&mut tx, &kept).await?.into_iter();
     tx.commit().await?;
-    Ok(ids)
+    Ok(fresh
+        .into_iter()
+        .map(|fresh| if fresh { ids.next() } else { None })
+        .collect())
 }
 
-async fn store_on(
-    conn: &mut AnyConnection,
-    m: &NewMessage<'_>,
-    seen: Option<&str>,
-) -> Result<Option<i64>> {
-    if let Some(platform_id) = seen {
-        let q = sql!(SEEN, m.org, m.channel, platform_id, m.said_at);
-        if q.exec(&mut *conn).await? == 0 {
-            return Ok(None);
+/// Mark the platform ids of `batch` seen; per job, whether its line is to
+/// be stored: it has no platform id, or its id was new (the first job of a
+/// batch that holds an id twice).
+async fn mark_seen(conn: &mut AnyConnection, batch: &[Job]) -> Result<Vec<bool>> {
+    let marked: Vec<&Job> = batch.iter().filter(|j| j.seen.is_some()).collect();
+    let mut new: HashSet<(&str, &str, &str)> = HashSet::new();
+    let rows: Vec<(String, String, String)>;
+    if !marked.is_empty() {
+        let mut q = sql!("INSERT INTO seen_messages (org, channel, platform_id, seen_at) VALUES ");
+        for (i, job) in marked.iter().enumerate() {
+            q = q
+                .push(if i == 0 { "(" } else { ", (" })
+                .bind(job.org.as_str())
+                .push(", ")
+                .bind(job.channel.as_str())
+                .push(", ")
+                .bind(job.seen.as_deref())
+                .push(", ")
+                .bind(job.said_at)
+                .push(")");
         }
+        rows = q
+            .push(" ON CONFLICT DO NOTHING RETURNING org, channel, platform_id")
+            .all(&mut *conn)
+            .await?;
+        new.extend(rows.iter().map(|(o, c, p)| (o.as_str(), c.as_str(), p.as_str())));
     }
-    insert_message_on(&mut *conn, m).await.map(Some)
+    Ok(batch
+        .iter()
+        .map(|job| match &job.seen {
+            None => true,
+            // `remove`: a second job with the same id in this batch is a redelivery.
+            Some(id) => new.remove(&(job.org.as_str(), job.channel.as_str(), id.as_str())),
+        })
+        .collect())
+}
+
+/// Insert `jobs`' lines in one statement; their ids, in the order of `jobs`.
+/// The ids are read back sorted: both engines number the rows of one
+/// statement in the order it lists them (SQLite's AUTOINCREMENT, a
+/// PostgreSQL sequence). Each row's conversation and author are checked
+/// against its job, so a misnumbering fails the batch (its lines are then
+/// stored one by one) rather than give a turn another line's id.
+async fn insert_lines(conn: &mut AnyConnection, jobs: &[&Job]) -> Result<Vec<i64>> {
+    if jobs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q = sql!("INSERT INTO messages (org, agent, channel, conversation, conversation_kind, author, sender, sender_role, text, said_at) VALUES ");
+    for (i, job) in jobs.iter().enumerate() {
+        q = q
+            .push(if i == 0 { "(" } else { ", (" })
+            .bind(job.org.as_str())
+            .push(", ")
+            .bind(job.agent.as_str())
+            .push(", ")
+            .bind(job.channel.as_str())
+            .push(", ")
+            .bind(job.conversation.as_str())
+            .push(", ")
+            .bind(job.conversation_kind.as_str())
+            .push(", ")
+            .bind(job.author.as_str())
+            .push(", ")
+            .bind(job.sender.as_deref())
+            .push(", ")
+            .bind(job.sender_role.as_deref())
+            .push(", ")
+            .bind(job.text.as_str())
+            .push(", ")
+            .bind(job.said_at)
+            .push(")");
+    }
+    let mut rows: Vec<(i64, String, String)> = q
+        .push(" RETURNING id, conversation, author")
+        .all(&mut *conn)
+        .await?;
+    rows.sort_unstable_by_key(|(id, _, _)| *id);
+    if rows.len() != jobs.len()
+        || rows
+            .iter()
+            .zip(jobs)
+            .any(|((_, conv, author), job)| *conv != job.conversation || *author != job.author)
+    {
+        return Err(StoreError::Corrupt(
+            "the lines of a batch came back in another order".into(),
+        ));
+    }
+    Ok(rows.into_iter().map(|(id, _, _)| id).collect())
 }
