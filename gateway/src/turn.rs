@@ -134,6 +134,9 @@ struct Turn<'a> {
     now: i64,
     /// Id of the stored inbound message (groups a turn's proposals).
     message_id: i64,
+    /// The live history's size (this message included) when the reply read
+    /// the conversation; the trim check adds the replies instead of reading again.
+    live: std::sync::OnceLock<memory::store::LiveSize>,
 }
 
 impl Turn<'_> {
@@ -518,6 +521,7 @@ impl TurnLoop {
             principal,
             now,
             message_id,
+            live: std::sync::OnceLock::new(),
         };
         let replies = self.steps(&turn).await?;
         for r in &replies {
@@ -527,9 +531,17 @@ impl TurnLoop {
         }
         // 10. Trim when the history passes its budget. A failed trim loses nothing:
         // the slice stays live and is tried again on the next turn.
+        let live = turn.live.get().map(|size| memory::store::LiveSize {
+            messages: size.messages + replies.len() as i64,
+            chars: size.chars
+                + replies
+                    .iter()
+                    .map(|r| r.text.chars().count() as i64)
+                    .sum::<i64>(),
+        });
         if let Err(e) = self
             .lifecycle
-            .trim_if_over_budget(msg, &turn.principal, now)
+            .trim_if_over_budget(msg, &turn.principal, now, live)
             .await
         {
             tracing::error!(error = %e, conversation = %msg.conversation, "trim failed");
@@ -834,22 +846,36 @@ impl TurnLoop {
         }
     }
 
-    /// The conversation's live lines before this message, newest kept, within
-    /// `turn.history_messages` and `turn.history_chars`; oldest first.
-    async fn recent_history(&self, t: &Turn<'_>) -> Result<Vec<memory::StoredMessage>> {
+    /// What the reply reads of the conversation, in one read: its live lines
+    /// before this message, newest kept, within `turn.history_messages` and
+    /// `turn.history_chars`, oldest first; and the newest three summaries.
+    /// Notes the live history's size on the turn for the trim check.
+    async fn conversation(
+        &self,
+        t: &Turn<'_>,
+    ) -> Result<(Vec<memory::StoredMessage>, Vec<String>)> {
         let (max_lines, max_chars) = (self.cfg.turn.history_messages, self.cfg.turn.history_chars);
-        if max_lines == 0 || max_chars == 0 {
-            return Ok(Vec::new());
-        }
         // Only the window is read, not the whole live history.
-        let limit = i64::try_from(max_lines).unwrap_or(i64::MAX);
-        let newest = self
+        let limit = if max_chars == 0 {
+            0
+        } else {
+            i64::try_from(max_lines).unwrap_or(i64::MAX)
+        };
+        let view = self
             .db
-            .live_before(t.org(), t.agent(), &t.msg.conversation, t.message_id, limit)
+            .conversation_view(
+                t.org(),
+                t.agent(),
+                &t.msg.conversation,
+                t.message_id,
+                limit,
+                3,
+            )
             .await?;
+        let _ = t.live.set(view.live);
         let mut kept = Vec::new();
         let mut chars = 0;
-        for m in newest {
+        for m in view.recent {
             chars += m.text.chars().count();
             if kept.len() == max_lines || chars > max_chars {
                 break;
@@ -857,7 +883,7 @@ impl TurnLoop {
             kept.push(m);
         }
         kept.reverse();
-        Ok(kept)
+        Ok((kept, view.summaries))
     }
 
     async fn answer(&self, t: &Turn<'_>, text: &str, parts: &mut ReplyParts) -> Result<String> {
@@ -868,7 +894,7 @@ impl TurnLoop {
             speaker: t.principal.user_id().map(str::to_string),
             shared: t.shared(),
         };
-        let history = self.recent_history(t).await?;
+        let (history, previous) = self.conversation(t).await?;
         let mut found = self.db.retrieve(&scope, text, 10).await?;
         // A follow-up ("and the weekly one?") with no memory of its own is read
         // with the speaker's previous line; a new question is not.
@@ -885,10 +911,6 @@ impl TurnLoop {
         }
         context::order_by_precedence(&mut found);
         let overridden = context::apply_policy_overrides(&mut found);
-        let previous = self
-            .db
-            .recent_summaries(t.org(), t.agent(), &t.msg.conversation, 3)
-            .await?;
         let prompt = context::assemble(
             t.org(),
             t.agent(),

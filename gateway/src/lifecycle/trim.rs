@@ -7,7 +7,7 @@ use crate::error::Result;
 use adapters::Inbound;
 use memory::policy::{self, Decision, Origin, Trust};
 use memory::sanitize::sanitize;
-use memory::store::NewArchive;
+use memory::store::{LiveSize, NewArchive};
 use memory::write::{Activation, Dedupe, NoRevision};
 use memory::{Cause, MessageAuthor, NewRecord, Principal, StoreError, StoredMessage};
 
@@ -57,18 +57,24 @@ pub(super) fn markdown(slice: &[StoredMessage], trust: Trust, summary: &str) -> 
 
 impl Lifecycle {
     /// When a conversation's live history passes its budget, trim the oldest
-    /// slice so that the newest half of the budget stays live.
+    /// slice so that the newest half of the budget stays live. `known` is the
+    /// size when the turn already read it; otherwise it is read here.
     pub async fn trim_if_over_budget(
         &self,
         msg: &Inbound,
         speaker: &Principal,
         now: i64,
+        known: Option<LiveSize>,
     ) -> Result<Option<TrimReport>> {
         let budget = &self.cfg.memory;
-        let (n, chars) = self
-            .db
-            .live_size(&msg.org, &msg.agent, &msg.conversation)
-            .await?;
+        let (n, chars) = match known {
+            Some(size) => (size.messages, size.chars),
+            None => {
+                self.db
+                    .live_size(&msg.org, &msg.agent, &msg.conversation)
+                    .await?
+            }
+        };
         if n as usize <= budget.history_budget_messages
             && chars as usize <= budget.history_budget_chars
         {

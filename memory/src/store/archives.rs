@@ -111,22 +111,6 @@ impl Db {
             .await
     }
 
-    /// Summaries of a conversation's newest `limit` archives, newest first
-    /// (PREVIOUS CONTEXT; read on every answer, so bounded and without the lines).
-    pub async fn recent_summaries(
-        &self,
-        org: &str,
-        agent: &str,
-        conversation: &str,
-        limit: i64,
-    ) -> Result<Vec<String>> {
-        let text = "SELECT summary FROM archives WHERE org = $1 AND agent = $2 AND conversation = $3 ORDER BY id DESC LIMIT $4";
-        let rows: Vec<(String,)> = sql!(text, org, agent, conversation, limit)
-            .all(&self.pool)
-            .await?;
-        Ok(rows.into_iter().map(|(s,)| s).collect())
-    }
-
     /// The lines of an archive, oldest first, with their stored senders and roles.
     pub async fn archive_lines(&self, org: &str, archive_id: i64) -> Result<Vec<StoredMessage>> {
         self.messages_where(org, "trimmed = $2", archive_id).await

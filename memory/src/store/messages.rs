@@ -157,6 +157,78 @@ impl Db {
             .await
     }
 
+    /// What a reply reads of its conversation, in one statement: the newest
+    /// `lines` live lines said before message `before` (newest first), the
+    /// size of the whole live history as it stands (the trim check's
+    /// figures, without a second read), and the newest `summaries` summaries
+    /// of trimmed history.
+    pub async fn conversation_view(
+        &self,
+        org: &str,
+        agent: &str,
+        conversation: &str,
+        before: i64,
+        lines: i64,
+        summaries: i64,
+    ) -> Result<ConversationView> {
+        // Three parts, told apart by `part`; the shapes padded to one.
+        let text = "SELECT * FROM (SELECT CAST(0 AS BIGINT) AS part, id, channel, conversation_kind, author, sender, sender_role, text, said_at \
+                      FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0 AND id < $4 \
+                      ORDER BY id DESC LIMIT $5) AS recent \
+                    UNION ALL SELECT CAST(1 AS BIGINT), COUNT(*), NULL, NULL, NULL, NULL, NULL, NULL, COALESCE(SUM(LENGTH(text)), 0) \
+                      FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0 \
+                    UNION ALL SELECT * FROM (SELECT CAST(2 AS BIGINT), id, NULL, NULL, NULL, NULL, NULL, summary, NULL \
+                      FROM archives WHERE org = $1 AND agent = $2 AND conversation = $3 \
+                      ORDER BY id DESC LIMIT $6) AS summaries";
+        type Row = (
+            i64,
+            i64,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<i64>,
+        );
+        let rows: Vec<Row> = sql!(text, org, agent, conversation, before, lines.max(0))
+            .arg(summaries.max(0))
+            .all(&self.pool)
+            .await?;
+        let mut view = ConversationView::default();
+        let mut summaries: Vec<(i64, String)> = Vec::new();
+        for (part, id, channel, kind, author, sender, sender_role, text, said_at) in rows {
+            match part {
+                0 => view.recent.push(StoredMessage {
+                    id,
+                    org: org.to_string(),
+                    agent: agent.to_string(),
+                    channel: channel.unwrap_or_default(),
+                    conversation: conversation.to_string(),
+                    conversation_kind: kind.unwrap_or_default(),
+                    author: author.unwrap_or_default(),
+                    sender,
+                    sender_role,
+                    text: text.unwrap_or_default(),
+                    said_at: said_at.unwrap_or_default(),
+                }),
+                1 => {
+                    view.live = LiveSize {
+                        messages: id,
+                        chars: said_at.unwrap_or_default(),
+                    }
+                }
+                _ => summaries.extend(text.map(|t| (id, t))),
+            }
+        }
+        // UNION ALL keeps each part's rows in order on both engines, but that is
+        // not promised: order them again.
+        view.recent.sort_unstable_by_key(|m| std::cmp::Reverse(m.id));
+        summaries.sort_unstable_by_key(|(id, _)| std::cmp::Reverse(*id));
+        view.summaries = summaries.into_iter().map(|(_, s)| s).collect();
+        Ok(view)
+    }
+
     /// Size of a conversation's live history: (messages, characters).
     pub async fn live_size(
         &self,
@@ -181,6 +253,25 @@ impl Db {
         let text = format!("{SELECT} WHERE org = $1 AND {condition} ORDER BY id");
         sql!(text, org, value).all(&self.pool).await
     }
+}
+
+/// A conversation as a reply reads it ([`Db::conversation_view`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConversationView {
+    /// The newest live lines before the message being answered, newest first.
+    pub recent: Vec<StoredMessage>,
+    /// The whole live history's size when it was read.
+    pub live: LiveSize,
+    /// Summaries of trimmed history, newest first.
+    pub summaries: Vec<String>,
+}
+
+/// How much live (untrimmed) history a conversation holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LiveSize {
+    pub messages: i64,
+    /// Characters, as the engines count them (`LENGTH`) and `str::chars` does.
+    pub chars: i64,
 }
 
 /// Lines stored in one transaction at most (bounds how long a batch holds the

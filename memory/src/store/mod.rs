@@ -26,7 +26,7 @@ mod sessions;
 mod vectors;
 
 pub use archives::{Archive, NewArchive};
-pub use messages::NewMessage;
+pub use messages::{ConversationView, LiveSize, NewMessage};
 pub use pairing::{ApiKey, Decision, NewPairingCode, PairingRequest, User};
 pub use records::{RecordFilter, RetrievalScope, Retrieved, Supersession};
 pub use retention::{Erasure, ERASED};
@@ -41,6 +41,10 @@ use sqlx::error::BoxDynError;
 use sqlx::migrate::Migrator;
 use sqlx::{Any, AnyPool, Arguments, Encode, Executor, FromRow, Type};
 use std::time::Duration;
+
+/// How much of a SQLite file each connection maps (address space only; a
+/// smaller file maps what it has).
+const SQLITE_MMAP: &str = "PRAGMA mmap_size = 1073741824";
 
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
@@ -194,6 +198,19 @@ impl Db {
             // switches under load. A PostgreSQL connection can be cut by the
             // server, so it is still checked.
             .test_before_acquire(backend == Backend::Postgres)
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        // Read the file through a memory map. In WAL mode a
+                        // connection drops its whole page cache whenever another
+                        // one has committed, which under load is before nearly
+                        // every statement; without the map each page is then
+                        // read again with a system call and a copy.
+                        conn.execute(SQLITE_MMAP).await?;
+                    }
+                    Ok(())
+                })
+            })
             .connect(&url)
             .await?;
         let db = Db {

@@ -97,15 +97,58 @@ pub(super) async fn fetch(
 
 /// Records by primary key (an org-led index would scan the org), in no order.
 /// Callers check every row against the scope they read for: they fail closed.
-async fn by_ids(pool: &AnyPool, ids: &[i64]) -> Result<Vec<MemoryRecord>> {
-    if ids.is_empty() {
+/// The records `ids` names, and with `also` the speaker's newest
+/// preferences, in one statement (rows of both may repeat a record).
+async fn by_ids(
+    pool: &AnyPool,
+    ids: &[i64],
+    also: Option<&Preferences<'_>>,
+) -> Result<Vec<MemoryRecord>> {
+    let mut q = sql!("");
+    if !ids.is_empty() {
+        q = q
+            .push(&format!("{SELECT} WHERE id IN ("))
+            .bind_list(ids.iter().copied())
+            .push(")");
+    }
+    if let Some(p) = also {
+        if !ids.is_empty() {
+            q = q.push(" UNION ALL ");
+        }
+        q = q
+            .push(&format!("SELECT * FROM ({SELECT} WHERE org = "))
+            .bind(p.org)
+            .push(" AND owner = ")
+            .bind(p.owner)
+            .push(" AND kind = 'preference' AND status = 'active' AND ((scope = 'personal' AND agent = ")
+            .bind(p.agent)
+            .push(") OR scope = 'person') ORDER BY said_at DESC LIMIT ")
+            .bind(p.limit)
+            .push(") AS preferences");
+    } else if ids.is_empty() {
         return Ok(Vec::new());
     }
-    sql!(format!("{SELECT} WHERE id IN ("))
-        .bind_list(ids.iter().copied())
-        .push(")")
-        .all(pool)
-        .await
+    q.all(pool).await
+}
+
+/// How the speaker wants to be served: their newest active `preference`
+/// records (of this agent, or of the person tier), added to every reply
+/// whatever the words.
+pub(super) struct Preferences<'a> {
+    pub org: &'a str,
+    pub agent: &'a str,
+    pub owner: &'a str,
+    pub limit: i64,
+}
+
+impl Preferences<'_> {
+    fn hold(&self, r: &MemoryRecord) -> bool {
+        r.org == self.org
+            && r.owner.as_deref() == Some(self.owner)
+            && r.kind == "preference"
+            && r.status == Status::Active
+            && (r.scope == Scope::Person || (r.scope == Scope::Personal && r.agent == self.agent))
+    }
 }
 
 /// The first `want` records `ranked` names that `keep` accepts, in its
@@ -117,26 +160,59 @@ pub(super) async fn hit_records(
     want: usize,
     keep: impl Fn(&MemoryRecord) -> bool,
 ) -> Result<Vec<(MemoryRecord, f64)>> {
+    Ok(hits_and_preferences(pool, ranked, want, keep, None).await?.0)
+}
+
+/// [`hit_records`], and the speaker's preferences `also` names (newest
+/// first, those `keep` accepts), read by the same first statement.
+pub(super) async fn hits_and_preferences(
+    pool: &AnyPool,
+    ranked: &[(i64, f64)],
+    want: usize,
+    keep: impl Fn(&MemoryRecord) -> bool,
+    also: Option<&Preferences<'_>>,
+) -> Result<(Vec<(MemoryRecord, f64)>, Vec<MemoryRecord>)> {
     let mut out = Vec::with_capacity(want.min(ranked.len()));
-    for chunk in ranked.chunks(want.max(1)) {
-        if out.len() >= want {
+    let mut preferred: Vec<MemoryRecord> = Vec::new();
+    let mut chunks = ranked.chunks(want.max(1));
+    let mut pending = also;
+    loop {
+        let chunk = match chunks.next() {
+            Some(chunk) if out.len() < want => chunk,
+            _ => &[],
+        };
+        let prefs = pending.take();
+        if chunk.is_empty() && prefs.is_none() {
             break;
         }
         let ids: Vec<i64> = chunk.iter().map(|(id, _)| *id).collect();
-        let mut found: HashMap<i64, MemoryRecord> = by_ids(pool, &ids)
-            .await?
-            .into_iter()
-            .filter(|r| keep(r))
-            .map(|r| (r.id, r))
-            .collect();
+        let rows = by_ids(pool, &ids, prefs).await?;
+        let mut found: HashMap<i64, MemoryRecord> = HashMap::with_capacity(rows.len());
+        for r in rows.into_iter().filter(|r| keep(r)) {
+            if let Some(p) = prefs {
+                if p.hold(&r) && !preferred.iter().any(|q| q.id == r.id) {
+                    preferred.push(r.clone());
+                }
+            }
+            found.entry(r.id).or_insert(r);
+        }
+        if let Some(p) = prefs {
+            // The statement read the newest `limit`; a hit that is an older
+            // preference falls off here, as it did not make that list.
+            preferred.sort_by(|a, b| b.said_at.cmp(&a.said_at).then(b.id.cmp(&a.id)));
+            preferred.truncate(p.limit.max(0) as usize);
+        }
         out.extend(
             chunk
                 .iter()
                 .filter_map(|(id, score)| found.remove(id).map(|r| (r, *score))),
         );
+        if chunk.is_empty() {
+            break;
+        }
     }
     out.truncate(want);
-    Ok(out)
+    Ok((out, preferred))
 }
 
 async fn same_subject_active(
@@ -629,7 +705,6 @@ impl Db {
                 "retrieval needs an organisation and an agent",
             ));
         }
-        let speaker = scope.speaker.clone().unwrap_or_default();
         let keys = visible_keys(scope);
         // Room for rows the shared-thread rule drops.
         let cap = (limit.max(1) * 4) as usize;
@@ -646,8 +721,17 @@ impl Db {
         let ranked: Vec<(i64, f64)> = found.iter().map(|h| (h.id, h.score)).collect();
         // The visibility rule is checked on every row: the entry point fails closed.
         let want = limit.max(0) as usize;
-        let mut out: Vec<Retrieved> = hit_records(&self.pool, &ranked, want, |r| scope.may_read(r))
-            .await?
+        // The speaker's preferences come with the first records read.
+        let prefs = scope.speaker.as_deref().map(|owner| Preferences {
+            org: &scope.org,
+            agent: &scope.agent,
+            owner,
+            limit,
+        });
+        let (hits, prefs) =
+            hits_and_preferences(&self.pool, &ranked, want, |r| scope.may_read(r), prefs.as_ref())
+                .await?;
+        let mut out: Vec<Retrieved> = hits
             .into_iter()
             .map(|(record, score)| Retrieved {
                 hits: read_hits.get(&record.id).copied().unwrap_or(0),
@@ -675,23 +759,15 @@ impl Db {
                 }
             }
         }
-        if scope.speaker.is_some() {
-            // How the speaker wants to be served applies to every reply, whatever the words.
-            let text = format!(
-                "{SELECT} WHERE org = $1 AND owner = $3 AND kind = 'preference' AND status = 'active' \
-                 AND ((scope = 'personal' AND agent = $2) OR scope = 'person') ORDER BY said_at DESC LIMIT $4"
-            );
-            let q = sql!(text, &scope.org, &scope.agent, &speaker, limit);
-            let prefs: Vec<MemoryRecord> = q.all(&self.pool).await?;
-            for record in prefs {
-                if scope.may_read(&record) && !out.iter().any(|r| r.record.id == record.id) {
-                    out.push(Retrieved {
-                        record,
-                        hits: 0,
-                        score: 0.0,
-                        similarity: None,
-                    });
-                }
+        // How the speaker wants to be served applies to every reply, whatever the words.
+        for record in prefs {
+            if !out.iter().any(|r| r.record.id == record.id) {
+                out.push(Retrieved {
+                    record,
+                    hits: 0,
+                    score: 0.0,
+                    similarity: None,
+                });
             }
         }
         Ok(out)
