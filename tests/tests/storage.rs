@@ -1,7 +1,7 @@
 //! The storage conformance suite: the same checks on SQLite and PostgreSQL.
 //! PostgreSQL runs when STEWARD_TEST_POSTGRES_URL is set (always, under CI).
 
-use memory::store::{NewMessage, RecordFilter, RetrievalScope};
+use memory::store::{LiveSize, NewArchive, NewMessage, RecordFilter, RetrievalScope};
 use memory::{Backend, Db, NewRecord, Role, Scope, Status};
 use pairing::{PairOutcome, Pairing, PairingError, PairingSettings};
 use sha2::{Digest, Sha256};
@@ -23,6 +23,8 @@ steward_tests::on_both_databases!(
     ranked_search_finds_word_forms_identifier_parts_and_cjk,
     search_text_is_never_engine_syntax_and_never_leaves_its_scope,
     an_import_batch_dedupes_and_applies_the_subject_rule,
+    a_reply_reads_its_window_the_live_size_and_the_summaries_at_once,
+    the_speakers_newest_preferences_come_with_every_retrieval,
 );
 
 async fn records_round_trip(db: Db) {
@@ -1108,4 +1110,164 @@ async fn concurrent_lines_are_committed_when_stored_on_postgres() {
         .await
         .unwrap();
     concurrent_lines_are_committed_when_stored(db, other).await;
+}
+
+/// `conversation_view`: the newest live lines before the message being
+/// answered (newest first, at most the window), the size of the whole live
+/// history in characters (not bytes), and the newest summaries of trimmed
+/// history, each of this conversation only.
+async fn a_reply_reads_its_window_the_live_size_and_the_summaries_at_once(db: Db) {
+    let texts = ["one", "two", "naïve café", "четыре", "five"];
+    let mut ids = Vec::new();
+    for (i, (conversation, text)) in texts
+        .iter()
+        .map(|t| ("c", *t))
+        .chain([("elsewhere", "not this one")])
+        .enumerate()
+    {
+        ids.push(
+            db.insert_message(&NewMessage {
+                org: "o",
+                agent: "default",
+                channel: "teams",
+                conversation,
+                conversation_kind: "group",
+                author: "person",
+                sender: Some("teams:1"),
+                sender_role: Some("user"),
+                text,
+                said_at: i as i64,
+            })
+            .await
+            .unwrap(),
+        );
+    }
+    for (line, summary) in [(ids[0], "first summary"), (ids[1], "second summary")] {
+        db.archive_slice(&NewArchive {
+            org: "o",
+            agent: "default",
+            channel: "teams",
+            conversation: "c",
+            conversation_kind: "group",
+            message_ids: &[line],
+            started_at: 0,
+            ended_at: 1,
+            trust: "trusted",
+            summary,
+            markdown: "",
+            created_at: 10,
+            created_by: "test",
+        })
+        .await
+        .unwrap();
+    }
+    let live = LiveSize {
+        messages: 3,
+        chars: ("naïve café".chars().count() + "четыре".chars().count() + 4) as i64,
+    };
+    let view = db
+        .conversation_view("o", "default", "c", ids[4], 1, 1)
+        .await
+        .unwrap();
+    let texts_of = |v: &memory::store::ConversationView| {
+        v.recent.iter().map(|m| m.text.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        texts_of(&view),
+        vec!["четыре"],
+        "the window: before the message, newest"
+    );
+    assert_eq!(view.recent[0].id, ids[3]);
+    assert_eq!(view.recent[0].sender.as_deref(), Some("teams:1"));
+    assert_eq!(
+        view.live, live,
+        "the whole live history, this message included"
+    );
+    assert_eq!(view.summaries, vec!["second summary"]);
+    let wide = db
+        .conversation_view("o", "default", "c", ids[4], 10, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        texts_of(&wide),
+        vec!["четыре", "naïve café"],
+        "trimmed lines are not live"
+    );
+    assert_eq!(wide.summaries, vec!["second summary", "first summary"]);
+    let none = db
+        .conversation_view("o", "default", "c", ids[4], 0, 0)
+        .await
+        .unwrap();
+    assert!(none.recent.is_empty() && none.summaries.is_empty());
+    assert_eq!(none.live, live, "the size is read even with no window");
+    let empty = db
+        .conversation_view("o", "default", "nothing here", i64::MAX, 5, 5)
+        .await
+        .unwrap();
+    assert_eq!(empty, memory::store::ConversationView::default());
+}
+
+/// How the speaker wants to be served is added to every retrieval, whatever
+/// the words: their newest `limit` active preferences of this agent or of the
+/// person tier, once each, and never another person's or another agent's.
+async fn the_speakers_newest_preferences_come_with_every_retrieval(db: Db) {
+    let pref = |agent: &str, scope: Scope, owner: &str, content: &str, at: i64| {
+        let mut r = rec("o", scope, Some(owner), content, content, at);
+        r.agent = agent.into();
+        r.kind = "preference".into();
+        r
+    };
+    for r in [
+        rec(
+            "o",
+            Scope::AgentNotes,
+            None,
+            "toner",
+            "printer toner is in room 4",
+            1,
+        ),
+        pref("default", Scope::Personal, "u1", "answer in French", 2),
+        pref("default", Scope::Personal, "u1", "use metric units", 3),
+        pref("default", Scope::Person, "u1", "keep answers brief", 4),
+        pref("other", Scope::Personal, "u1", "other agent style", 5),
+        pref("default", Scope::Personal, "u2", "someone else's style", 6),
+    ] {
+        db.insert_record(&r).await.unwrap();
+    }
+    let scope = notes_scope("o", Some("u1"));
+    let contents = |v: Vec<memory::store::Retrieved>| {
+        v.into_iter().map(|r| r.record.content).collect::<Vec<_>>()
+    };
+    let found = contents(db.retrieve(&scope, "printer toner", 2).await.unwrap());
+    assert_eq!(
+        found,
+        vec![
+            "printer toner is in room 4",
+            "keep answers brief",
+            "use metric units"
+        ],
+        "the hit, then the two newest preferences"
+    );
+    let unrelated = contents(db.retrieve(&scope, "zzqx nothing", 2).await.unwrap());
+    assert_eq!(unrelated, vec!["keep answers brief", "use metric units"]);
+    let named = contents(db.retrieve(&scope, "French", 2).await.unwrap());
+    assert_eq!(
+        named,
+        vec!["answer in French", "keep answers brief", "use metric units"],
+        "a preference the words find is not added twice, and the newest two still come"
+    );
+    let all = contents(db.retrieve(&scope, "French", 10).await.unwrap());
+    assert_eq!(all.iter().filter(|c| c.contains("French")).count(), 1);
+    for leak in ["other agent style", "someone else's style"] {
+        assert!(!all.iter().any(|c| c == leak), "{leak}: {all:?}");
+    }
+    let anonymous = contents(
+        db.retrieve(&notes_scope("o", None), "zzqx", 10)
+            .await
+            .unwrap(),
+    );
+    assert!(
+        anonymous.is_empty(),
+        "no speaker, no preferences: {anonymous:?}"
+    );
 }

@@ -171,13 +171,14 @@ impl Db {
         lines: i64,
         summaries: i64,
     ) -> Result<ConversationView> {
-        // Three parts, told apart by `part`; the shapes padded to one.
+        // Three parts, told apart by `part`; the shapes padded to one, with typed
+        // NULLs (PostgreSQL types an untyped NULL of a subquery as text).
         let text = "SELECT * FROM (SELECT CAST(0 AS BIGINT) AS part, id, channel, conversation_kind, author, sender, sender_role, text, said_at \
                       FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0 AND id < $4 \
                       ORDER BY id DESC LIMIT $5) AS recent \
-                    UNION ALL SELECT CAST(1 AS BIGINT), COUNT(*), NULL, NULL, NULL, NULL, NULL, NULL, COALESCE(SUM(LENGTH(text)), 0) \
+                    UNION ALL SELECT CAST(1 AS BIGINT), COUNT(*), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(COALESCE(SUM(LENGTH(text)), 0) AS BIGINT) \
                       FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0 \
-                    UNION ALL SELECT * FROM (SELECT CAST(2 AS BIGINT), id, NULL, NULL, NULL, NULL, NULL, summary, NULL \
+                    UNION ALL SELECT * FROM (SELECT CAST(2 AS BIGINT), id, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), summary, CAST(NULL AS BIGINT) \
                       FROM archives WHERE org = $1 AND agent = $2 AND conversation = $3 \
                       ORDER BY id DESC LIMIT $6) AS summaries";
         type Row = (
@@ -223,7 +224,8 @@ impl Db {
         }
         // UNION ALL keeps each part's rows in order on both engines, but that is
         // not promised: order them again.
-        view.recent.sort_unstable_by_key(|m| std::cmp::Reverse(m.id));
+        view.recent
+            .sort_unstable_by_key(|m| std::cmp::Reverse(m.id));
         summaries.sort_unstable_by_key(|(id, _)| std::cmp::Reverse(*id));
         view.summaries = summaries.into_iter().map(|(_, s)| s).collect();
         Ok(view)
@@ -472,7 +474,10 @@ async fn mark_seen(conn: &mut AnyConnection, batch: &[Job]) -> Result<Vec<bool>>
             .push(" ON CONFLICT DO NOTHING RETURNING org, channel, platform_id")
             .all(&mut *conn)
             .await?;
-        new.extend(rows.iter().map(|(o, c, p)| (o.as_str(), c.as_str(), p.as_str())));
+        new.extend(
+            rows.iter()
+                .map(|(o, c, p)| (o.as_str(), c.as_str(), p.as_str())),
+        );
     }
     Ok(batch
         .iter()

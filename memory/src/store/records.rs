@@ -160,7 +160,9 @@ pub(super) async fn hit_records(
     want: usize,
     keep: impl Fn(&MemoryRecord) -> bool,
 ) -> Result<Vec<(MemoryRecord, f64)>> {
-    Ok(hits_and_preferences(pool, ranked, want, keep, None).await?.0)
+    Ok(hits_and_preferences(pool, ranked, want, keep, None)
+        .await?
+        .0)
 }
 
 /// [`hit_records`], and the speaker's preferences `also` names (newest
@@ -728,9 +730,14 @@ impl Db {
             owner,
             limit,
         });
-        let (hits, prefs) =
-            hits_and_preferences(&self.pool, &ranked, want, |r| scope.may_read(r), prefs.as_ref())
-                .await?;
+        let (hits, prefs) = hits_and_preferences(
+            &self.pool,
+            &ranked,
+            want,
+            |r| scope.may_read(r),
+            prefs.as_ref(),
+        )
+        .await?;
         let mut out: Vec<Retrieved> = hits
             .into_iter()
             .map(|(record, score)| Retrieved {
