@@ -435,7 +435,7 @@ async fn drain(lines: Arc<Lines>, pool: AnyPool) {
 /// back, which under load cost more than the writing.
 async fn store_batch(pool: &AnyPool, batch: &[Job]) -> Result<Vec<Option<i64>>> {
     let mut tx = pool.begin().await?;
-    let fresh = mark_seen(&mut tx, batch).await?;
+    let fresh = mark_batch_seen(&mut tx, batch).await?;
     let kept: Vec<&Job> = batch
         .iter()
         .zip(&fresh)
@@ -452,7 +452,7 @@ async fn store_batch(pool: &AnyPool, batch: &[Job]) -> Result<Vec<Option<i64>>> 
 /// Mark the platform ids of `batch` seen; per job, whether its line is to
 /// be stored: it has no platform id, or its id was new (the first job of a
 /// batch that holds an id twice).
-async fn mark_seen(conn: &mut AnyConnection, batch: &[Job]) -> Result<Vec<bool>> {
+async fn mark_batch_seen(conn: &mut AnyConnection, batch: &[Job]) -> Result<Vec<bool>> {
     let marked: Vec<&Job> = batch.iter().filter(|j| j.seen.is_some()).collect();
     let mut new: HashSet<(&str, &str, &str)> = HashSet::new();
     let rows: Vec<(String, String, String)>;

@@ -193,10 +193,10 @@ impl Db {
             })
             .acquire_timeout(Duration::from_secs(10))
             // sqlx pings each connection before lending it. A SQLite connection
-            // is a file handle that cannot go stale, and its ping is a hand-off
-            // to the connection's thread and back: a fifth of a turn's context
-            // switches under load. A PostgreSQL connection can be cut by the
-            // server, so it is still checked.
+            // is a file handle that cannot go stale, and its ping is one more
+            // hand-off to the connection's thread and back for every statement.
+            // A PostgreSQL connection can be cut by the server, so it is still
+            // checked.
             .test_before_acquire(backend == Backend::Postgres)
             .after_connect(move |conn, _| {
                 Box::pin(async move {

@@ -95,10 +95,10 @@ pub(super) async fn fetch(
         .await
 }
 
-/// Records by primary key (an org-led index would scan the org), in no order.
-/// Callers check every row against the scope they read for: they fail closed.
-/// The records `ids` names, and with `also` the speaker's newest
-/// preferences, in one statement (rows of both may repeat a record).
+/// Records by primary key (an org-led index would scan the org), in no order,
+/// and with `also` the speaker's newest preferences in the same statement (a
+/// record may come twice). Callers check every row against the scope they
+/// read for: they fail closed.
 async fn by_ids(
     pool: &AnyPool,
     ids: &[i64],
