@@ -24,6 +24,7 @@ steward_tests::on_both_databases!(
     search_text_is_never_engine_syntax_and_never_leaves_its_scope,
     an_import_batch_dedupes_and_applies_the_subject_rule,
     a_reply_reads_its_window_the_live_size_and_the_summaries_at_once,
+    the_live_size_follows_every_insert_trim_erasure_and_redelivery,
     the_speakers_newest_preferences_come_with_every_retrieval,
 );
 
@@ -1205,6 +1206,118 @@ async fn a_reply_reads_its_window_the_live_size_and_the_summaries_at_once(db: Db
         .await
         .unwrap();
     assert_eq!(empty, memory::store::ConversationView::default());
+}
+
+/// The live history's size is kept by the database (`live_history`), not
+/// summed per turn: after lines stored together in one group commit, a
+/// redelivery, a trim and an erasure, it is what counting the live lines says.
+async fn the_live_size_follows_every_insert_trim_erasure_and_redelivery(db: Db) {
+    let line = |conversation: &'static str, sender: &'static str, text: String| {
+        let db = db.clone();
+        async move {
+            db.insert_message_once(
+                &NewMessage {
+                    org: "o",
+                    agent: "default",
+                    channel: "teams",
+                    conversation,
+                    conversation_kind: "group",
+                    author: "person",
+                    sender: Some(sender),
+                    sender_role: Some("user"),
+                    text: &text,
+                    said_at: 1,
+                },
+                Some(&format!("{sender}/{text}")),
+            )
+            .await
+            .unwrap()
+        }
+    };
+    // Concurrent lines share batches of the group commit; one is sent twice.
+    let mut tasks = Vec::new();
+    for i in 0..24 {
+        let (conversation, sender) = if i % 3 == 0 {
+            ("d", "teams:2")
+        } else {
+            ("c", "teams:1")
+        };
+        let text = format!("line {i} — naïve {}", "é".repeat(i));
+        tasks.push(tokio::spawn(line(conversation, sender, text)));
+    }
+    tasks.push(tokio::spawn(line(
+        "c",
+        "teams:1",
+        "line 1 — naïve é".into(),
+    )));
+    let mut stored = Vec::new();
+    for t in tasks {
+        stored.extend(t.await.unwrap());
+    }
+    assert_eq!(stored.len(), 24, "the redelivery stores nothing");
+    let counted = |db: Db, conversation: &'static str| async move {
+        let live = db.history("o", "default", conversation).await.unwrap();
+        let chars: usize = live.iter().map(|m| m.text.chars().count()).sum();
+        (live.len() as i64, chars as i64)
+    };
+    for c in ["c", "d"] {
+        assert_eq!(
+            db.live_size("o", "default", c).await.unwrap(),
+            counted(db.clone(), c).await,
+            "after the inserts, conversation {c}"
+        );
+    }
+    assert_eq!(db.live_size("o", "default", "c").await.unwrap().0, 16);
+    // A trim takes its slice out of the live history.
+    let slice: Vec<i64> = db
+        .history("o", "default", "c")
+        .await
+        .unwrap()
+        .iter()
+        .take(5)
+        .map(|m| m.id)
+        .collect();
+    db.archive_slice(&NewArchive {
+        org: "o",
+        agent: "default",
+        channel: "teams",
+        conversation: "c",
+        conversation_kind: "group",
+        message_ids: &slice,
+        started_at: 0,
+        ended_at: 1,
+        trust: "mixed",
+        summary: "s",
+        markdown: "",
+        created_at: 2,
+        created_by: "test",
+    })
+    .await
+    .unwrap();
+    // Erasing a person rewrites the text of their lines, live and trimmed.
+    db.erase_person("o", "teams:2").await.unwrap();
+    for c in ["c", "d"] {
+        assert_eq!(
+            db.live_size("o", "default", c).await.unwrap(),
+            counted(db.clone(), c).await,
+            "after a trim and an erasure, conversation {c}"
+        );
+    }
+    assert_eq!(db.live_size("o", "default", "c").await.unwrap().0, 11);
+    assert_eq!(
+        db.live_size("o", "default", "d").await.unwrap(),
+        (8, 8 * "[erased]".chars().count() as i64),
+        "an erased line counts as its new text"
+    );
+    assert_eq!(db.live_size("o", "default", "none").await.unwrap(), (0, 0));
+    let view = db
+        .conversation_view("o", "default", "d", i64::MAX, 0, 0)
+        .await
+        .unwrap();
+    assert_eq!(
+        (view.live.messages, view.live.chars),
+        db.live_size("o", "default", "d").await.unwrap()
+    );
 }
 
 /// How the speaker wants to be served is added to every retrieval, whatever

@@ -102,7 +102,7 @@ impl Db {
     /// Store one line; its id once it is committed (see the module doc).
     pub async fn insert_message(&self, m: &NewMessage<'_>) -> Result<i64> {
         self.lines
-            .store(&self.pool, m, None)
+            .store(&self.writer, m, None)
             .await?
             .ok_or_else(|| StoreError::Corrupt("a line without a platform id was refused".into()))
     }
@@ -116,7 +116,7 @@ impl Db {
         m: &NewMessage<'_>,
         platform_id: Option<&str>,
     ) -> Result<Option<i64>> {
-        self.lines.store(&self.pool, m, platform_id).await
+        self.lines.store(&self.writer, m, platform_id).await
     }
 
     /// Forget the seen ids of `org` marked before `before` (a redelivery
@@ -160,8 +160,9 @@ impl Db {
     /// What a reply reads of its conversation, in one statement: the newest
     /// `lines` live lines said before message `before` (newest first), the
     /// size of the whole live history as it stands (the trim check's
-    /// figures, without a second read), and the newest `summaries` summaries
-    /// of trimmed history.
+    /// figures, without a second read; one row of `live_history`, which the
+    /// database keeps current), and the newest `summaries` summaries of
+    /// trimmed history.
     pub async fn conversation_view(
         &self,
         org: &str,
@@ -176,8 +177,8 @@ impl Db {
         let text = "SELECT * FROM (SELECT CAST(0 AS BIGINT) AS part, id, channel, conversation_kind, author, sender, sender_role, text, said_at \
                       FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0 AND id < $4 \
                       ORDER BY id DESC LIMIT $5) AS recent \
-                    UNION ALL SELECT CAST(1 AS BIGINT), COUNT(*), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(COALESCE(SUM(LENGTH(text)), 0) AS BIGINT) \
-                      FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0 \
+                    UNION ALL SELECT CAST(1 AS BIGINT), messages, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), chars \
+                      FROM live_history WHERE org = $1 AND agent = $2 AND conversation = $3 \
                     UNION ALL SELECT * FROM (SELECT CAST(2 AS BIGINT), id, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), summary, CAST(NULL AS BIGINT) \
                       FROM archives WHERE org = $1 AND agent = $2 AND conversation = $3 \
                       ORDER BY id DESC LIMIT $6) AS summaries";
@@ -231,15 +232,17 @@ impl Db {
         Ok(view)
     }
 
-    /// Size of a conversation's live history: (messages, characters).
+    /// Size of a conversation's live history: (messages, characters), as the
+    /// database keeps it in `live_history` (migration `0010_live_history`).
     pub async fn live_size(
         &self,
         org: &str,
         agent: &str,
         conversation: &str,
     ) -> Result<(i64, i64)> {
-        let text = "SELECT COUNT(*), COALESCE(SUM(LENGTH(text)), 0) FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0";
-        sql!(text, org, agent, conversation).one(&self.pool).await
+        let text = "SELECT messages, chars FROM live_history WHERE org = $1 AND agent = $2 AND conversation = $3";
+        let size: Option<(i64, i64)> = sql!(text, org, agent, conversation).opt(&self.pool).await?;
+        Ok(size.unwrap_or((0, 0)))
     }
 
     /// Messages of an org matching `condition` on `$2`, oldest first.

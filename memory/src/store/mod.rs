@@ -97,6 +97,8 @@ pub enum Backend {
 #[derive(Clone, Debug)]
 pub struct Db {
     pool: AnyPool,
+    /// The group commit's connection: its own on a SQLite file, else `pool`.
+    writer: AnyPool,
     backend: Backend,
     /// This process's copy of the tokens too common to rank by (`fulltext`).
     common: std::sync::Arc<fulltext::CommonTokens>,
@@ -145,6 +147,44 @@ pub fn without_password(url: &str) -> String {
     }
 }
 
+/// How the pools of [`Db::connect`] are made: `max` connections, each
+/// SQLite one reading the file through a memory map.
+fn pool_options(backend: Backend, max: u32) -> AnyPoolOptions {
+    AnyPoolOptions::new()
+        .max_connections(max)
+        .min_connections(if max == 1 { 1 } else { 0 })
+        .idle_timeout(if max == 1 {
+            None
+        } else {
+            Some(Duration::from_secs(300))
+        })
+        .max_lifetime(if max == 1 {
+            None
+        } else {
+            Some(Duration::from_secs(1800))
+        })
+        .acquire_timeout(Duration::from_secs(10))
+        // sqlx pings each connection before lending it. A SQLite connection
+        // is a file handle that cannot go stale, and its ping is one more
+        // hand-off to the connection's thread and back for every statement.
+        // A PostgreSQL connection can be cut by the server, so it is still
+        // checked.
+        .test_before_acquire(backend == Backend::Postgres)
+        .after_connect(move |conn, _| {
+            Box::pin(async move {
+                if backend == Backend::Sqlite {
+                    // Read the file through a memory map. In WAL mode a
+                    // connection drops its whole page cache whenever another
+                    // one has committed, which under load is before nearly
+                    // every statement; without the map each page is then
+                    // read again with a system call and a copy.
+                    conn.execute(SQLITE_MMAP).await?;
+                }
+                Ok(())
+            })
+        })
+}
+
 impl Db {
     /// Connect to `url` and apply migrations.
     ///
@@ -178,42 +218,9 @@ impl Db {
         if backend == Backend::Postgres {
             reach(&url).await?;
         }
-        let pool = AnyPoolOptions::new()
-            .max_connections(max)
-            .min_connections(if max == 1 { 1 } else { 0 })
-            .idle_timeout(if max == 1 {
-                None
-            } else {
-                Some(Duration::from_secs(300))
-            })
-            .max_lifetime(if max == 1 {
-                None
-            } else {
-                Some(Duration::from_secs(1800))
-            })
-            .acquire_timeout(Duration::from_secs(10))
-            // sqlx pings each connection before lending it. A SQLite connection
-            // is a file handle that cannot go stale, and its ping is one more
-            // hand-off to the connection's thread and back for every statement.
-            // A PostgreSQL connection can be cut by the server, so it is still
-            // checked.
-            .test_before_acquire(backend == Backend::Postgres)
-            .after_connect(move |conn, _| {
-                Box::pin(async move {
-                    if backend == Backend::Sqlite {
-                        // Read the file through a memory map. In WAL mode a
-                        // connection drops its whole page cache whenever another
-                        // one has committed, which under load is before nearly
-                        // every statement; without the map each page is then
-                        // read again with a system call and a copy.
-                        conn.execute(SQLITE_MMAP).await?;
-                    }
-                    Ok(())
-                })
-            })
-            .connect(&url)
-            .await?;
-        let db = Db {
+        let pool = pool_options(backend, max).connect(&url).await?;
+        let mut db = Db {
+            writer: pool.clone(),
             pool,
             backend,
             common: Default::default(),
@@ -231,6 +238,15 @@ impl Db {
                 SQLITE_MIGRATIONS.run(&db.pool).await?;
             }
             Backend::Postgres => POSTGRES_MIGRATIONS.run(&db.pool).await?,
+        }
+        // On a SQLite file the group commit of conversation lines has a
+        // connection of its own (opened once the file is in WAL mode). SQLite
+        // lets one connection write at a time anyway, and a commit waits for
+        // its sync (milliseconds here): on a shared connection that wait held
+        // one of the readers. Alone, its page cache also stays warm, as only
+        // other connections' commits reset a connection's cache.
+        if backend == Backend::Sqlite && max > 1 {
+            db.writer = pool_options(backend, 1).connect(&url).await?;
         }
         db.index_pending().await?;
         Ok(db)
@@ -342,18 +358,21 @@ impl Db {
         Ok(Some(mode))
     }
 
-    /// `synchronous` of a SQLite connection (for checks): 2 is FULL, what sqlx
-    /// leaves SQLite's default at, so each commit — and so each group commit of
-    /// conversation lines — syncs the WAL before it returns. `None` on PostgreSQL.
+    /// `synchronous` of the SQLite connections (for checks): 2 is FULL, what
+    /// sqlx leaves SQLite's default at, so each commit — and so each group
+    /// commit of conversation lines — syncs the WAL before it returns. The
+    /// lowest of the readers' and the group commit's. `None` on PostgreSQL.
     pub async fn sqlite_synchronous(&self) -> Result<Option<i64>> {
         if self.backend != Backend::Sqlite {
             return Ok(None);
         }
-        let (level,) = sql!("PRAGMA synchronous").one(&self.pool).await?;
-        Ok(Some(level))
+        let (readers,): (i64,) = sql!("PRAGMA synchronous").one(&self.pool).await?;
+        let (writer,): (i64,) = sql!("PRAGMA synchronous").one(&self.writer).await?;
+        Ok(Some(readers.min(writer)))
     }
 
     pub async fn close(&self) {
+        self.writer.close().await;
         self.pool.close().await;
     }
 }
@@ -368,6 +387,7 @@ const TABLES: &[&str] = &[
     "dashboard_tokens",
     "identities",
     "job_runs",
+    "live_history",
     "memory_records",
     "memory_revisions",
     "memory_vectors",
