@@ -35,7 +35,7 @@ use governor::state::keyed::DashMapStateStore;
 use governor::{Quota, RateLimiter};
 use memory::policy::{self, Consent, Decision, Directive, DropReason, Extraction, Origin};
 use memory::sanitize::sanitize;
-use memory::store::{NewMessage, RetrievalScope};
+use memory::store::{ConversationView, NewMessage, Opening, RetrievalScope, ViewOf};
 use memory::terms::terms;
 use memory::write::{Activation, Dedupe, Written};
 use memory::{
@@ -134,6 +134,9 @@ struct Turn<'a> {
     now: i64,
     /// Id of the stored inbound message (groups a turn's proposals).
     message_id: i64,
+    /// The conversation as read with the turn's first read, before the
+    /// message was stored; taken by the reply (else it reads it then).
+    view: std::sync::Mutex<Option<ConversationView>>,
     /// The live history's size (this message included) when the reply read
     /// the conversation; the trim check adds the replies instead of reading again.
     live: std::sync::OnceLock<memory::store::LiveSize>,
@@ -396,24 +399,27 @@ impl TurnLoop {
         // spent only when the message is stored (step 5), so a message refused
         // below (rate limit, length) can be sent again with the same id.
         // One read answers this step and step 4's lookup of the speaker.
+        // The same read brings the conversation as the reply will read it
+        // (the message is not stored yet, so every live line is before it).
         let seen = seen_key(msg);
-        let known = match self
+        let opened = self
             .pairing
-            .seen_and_resolve(
-                &msg.org,
-                &msg.channel,
-                seen.as_deref(),
-                msg.sender.as_deref(),
-            )
-            .await
-        {
-            Ok((true, _)) => {
+            .open_turn(&Opening {
+                org: &msg.org,
+                channel: &msg.channel,
+                platform_id: seen.as_deref(),
+                stored_id: msg.sender.as_deref(),
+                view: Some(self.view_of(msg)),
+            })
+            .await;
+        let (known, view) = match opened {
+            Ok(o) if o.seen => {
                 self.metrics.duplicate(Duplicate::Message);
                 return Ok(Vec::new());
             }
-            Ok((false, user)) => Ok(user),
+            Ok(o) => (Ok(o.user), o.view),
             // Denied at step 4 (fail closed), after the refusals below.
-            Err(e) => Err(e),
+            Err(e) => (Err(e), None),
         };
         // 3. Rate limits, with one polite warning per burst.
         let sender_key = format!(
@@ -465,9 +471,25 @@ impl TurnLoop {
         // Every model call of the turn draws on one token budget.
         crate::llm::budget::per_turn(
             self.cfg.llm.turn_token_budget,
-            self.run(msg, principal, now, seen.as_deref()),
+            self.run(msg, principal, now, seen.as_deref(), view),
         )
         .await
+    }
+
+    /// Which part of `msg`'s conversation a reply reads: the live lines of
+    /// the window (none when `turn.history_chars` is 0) and three summaries.
+    fn view_of<'m>(&self, msg: &'m Inbound) -> ViewOf<'m> {
+        let (lines, chars) = (self.cfg.turn.history_messages, self.cfg.turn.history_chars);
+        ViewOf {
+            agent: &msg.agent,
+            conversation: &msg.conversation,
+            lines: if chars == 0 {
+                0
+            } else {
+                i64::try_from(lines).unwrap_or(i64::MAX)
+            },
+            summaries: 3,
+        }
     }
 
     /// A run by a system principal (cron, SOP, webhook, delegated).
@@ -475,18 +497,20 @@ impl TurnLoop {
         let now = msg.at.timestamp_millis();
         crate::llm::budget::per_turn(
             self.cfg.llm.turn_token_budget,
-            self.run(msg, Principal::System(who), now, None),
+            self.run(msg, Principal::System(who), now, None, None),
         )
         .await
     }
 
-    /// Steps 5–10 for a message whose id (namespaced, see [`seen_key`]) is `seen`.
+    /// Steps 5–10 for a message whose id (namespaced, see [`seen_key`]) is
+    /// `seen`; `view`, its conversation as read before it was stored.
     async fn run(
         &self,
         msg: &Inbound,
         principal: Principal,
         now: i64,
         seen: Option<&str>,
+        view: Option<ConversationView>,
     ) -> Result<Vec<Reply>> {
         // 5. Store with the sender id and the role it was sent with, and spend
         // its id in the same transaction (a racing redelivery stores nothing).
@@ -521,6 +545,7 @@ impl TurnLoop {
             principal,
             now,
             message_id,
+            view: std::sync::Mutex::new(view),
             live: std::sync::OnceLock::new(),
         };
         let replies = self.steps(&turn).await?;
@@ -846,32 +871,39 @@ impl TurnLoop {
         }
     }
 
-    /// What the reply reads of the conversation, in one read: its live lines
-    /// before this message, newest kept, within `turn.history_messages` and
+    /// What the reply reads of the conversation: its live lines before this
+    /// message, newest kept, within `turn.history_messages` and
     /// `turn.history_chars`, oldest first; and the newest three summaries.
-    /// Notes the live history's size on the turn for the trim check.
+    /// Read with the turn's first read, or here (system runs). Notes the live
+    /// history's size on the turn for the trim check.
     async fn conversation(
         &self,
         t: &Turn<'_>,
     ) -> Result<(Vec<memory::StoredMessage>, Vec<String>)> {
         let (max_lines, max_chars) = (self.cfg.turn.history_messages, self.cfg.turn.history_chars);
-        // Only the window is read, not the whole live history.
-        let limit = if max_chars == 0 {
-            0
-        } else {
-            i64::try_from(max_lines).unwrap_or(i64::MAX)
+        let read_first = t.view.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let view = match read_first {
+            // Read before the message was stored: its size is added.
+            Some(mut view) => {
+                view.live.messages += 1;
+                view.live.chars += t.msg.text.chars().count() as i64;
+                view
+            }
+            None => {
+                // Only the window is read, not the whole live history.
+                let of = self.view_of(t.msg);
+                self.db
+                    .conversation_view(
+                        t.org(),
+                        of.agent,
+                        of.conversation,
+                        t.message_id,
+                        of.lines,
+                        of.summaries,
+                    )
+                    .await?
+            }
         };
-        let view = self
-            .db
-            .conversation_view(
-                t.org(),
-                t.agent(),
-                &t.msg.conversation,
-                t.message_id,
-                limit,
-                3,
-            )
-            .await?;
         let _ = t.live.set(view.live);
         let mut kept = Vec::new();
         let mut chars = 0;

@@ -137,20 +137,12 @@ impl Pairing {
         Ok(self.db.user_by_identity(org, stored_id).await?)
     }
 
-    /// [`Pairing::resolve`] for `stored_id` (when there is one), and whether
-    /// `platform_id` was seen before in `channel`, in one read: the two
-    /// questions a turn asks the store first.
-    pub async fn seen_and_resolve(
-        &self,
-        org: &str,
-        channel: &str,
-        platform_id: Option<&str>,
-        stored_id: Option<&str>,
-    ) -> Result<(bool, Option<User>)> {
-        Ok(self
-            .db
-            .seen_and_user(org, channel, platform_id, stored_id)
-            .await?)
+    /// A turn's first read, in one statement: [`Pairing::resolve`] for the
+    /// sender's stored id (when there is one), whether the message's platform
+    /// id was seen before in its channel, and the conversation's view when
+    /// asked ([`memory::Db::opening`]).
+    pub async fn open_turn(&self, o: &memory::store::Opening<'_>) -> Result<memory::store::Opened> {
+        Ok(self.db.opening(o).await?)
     }
 
     /// The paired user `who` names: a linked channel identity (`discord:123`)

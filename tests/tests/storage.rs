@@ -1,7 +1,9 @@
 //! The storage conformance suite: the same checks on SQLite and PostgreSQL.
 //! PostgreSQL runs when STEWARD_TEST_POSTGRES_URL is set (always, under CI).
 
-use memory::store::{LiveSize, NewArchive, NewMessage, RecordFilter, RetrievalScope};
+use memory::store::{
+    LiveSize, NewArchive, NewMessage, Opening, RecordFilter, RetrievalScope, ViewOf,
+};
 use memory::{Backend, Db, NewRecord, Role, Scope, Status};
 use pairing::{PairOutcome, Pairing, PairingError, PairingSettings};
 use sha2::{Digest, Sha256};
@@ -25,6 +27,7 @@ steward_tests::on_both_databases!(
     an_import_batch_dedupes_and_applies_the_subject_rule,
     a_reply_reads_its_window_the_live_size_and_the_summaries_at_once,
     the_live_size_follows_every_insert_trim_erasure_and_redelivery,
+    a_turns_first_read_answers_seen_sender_and_view_at_once,
     the_speakers_newest_preferences_come_with_every_retrieval,
 );
 
@@ -1317,6 +1320,105 @@ async fn the_live_size_follows_every_insert_trim_erasure_and_redelivery(db: Db) 
     assert_eq!(
         (view.live.messages, view.live.chars),
         db.live_size("o", "default", "d").await.unwrap()
+    );
+}
+
+/// A turn's first read (`Db::opening`, through `Pairing::open_turn`): whether
+/// the platform id was seen in this channel, the sender's active user, and
+/// the conversation's view as `conversation_view` reads it — or none when
+/// not asked; a revoked user is nobody from the next read on.
+async fn a_turns_first_read_answers_seen_sender_and_view_at_once(db: Db) {
+    let pairing = Pairing::new(db.clone(), PairingSettings::default());
+    pairing
+        .add_user("o", "teams:1", "Ana", Role::Admin, "test", 1)
+        .await
+        .unwrap();
+    for (i, text) in ["first", "second", "third"].iter().enumerate() {
+        db.insert_message_once(
+            &NewMessage {
+                org: "o",
+                agent: "default",
+                channel: "teams",
+                conversation: "c",
+                conversation_kind: "direct",
+                author: "person",
+                sender: Some("teams:1"),
+                sender_role: Some("admin"),
+                text,
+                said_at: i as i64,
+            },
+            Some(&format!("teams:1/m{i}")),
+        )
+        .await
+        .unwrap();
+    }
+    let view = ViewOf {
+        agent: "default",
+        conversation: "c",
+        lines: 2,
+        summaries: 3,
+    };
+    let open = |platform_id: Option<&'static str>, stored_id: Option<&'static str>, view| {
+        let pairing = pairing.clone();
+        async move {
+            pairing
+                .open_turn(&Opening {
+                    org: "o",
+                    channel: "teams",
+                    platform_id,
+                    stored_id,
+                    view,
+                })
+                .await
+                .unwrap()
+        }
+    };
+    let o = open(Some("teams:1/m1"), Some("teams:1"), Some(view)).await;
+    assert!(o.seen, "a redelivery is seen");
+    let user = o.user.expect("the sender's user");
+    assert_eq!((user.user_id.as_str(), user.role), ("teams:1", Role::Admin));
+    assert_eq!(
+        o.view,
+        Some(
+            db.conversation_view("o", "default", "c", i64::MAX, 2, 3)
+                .await
+                .unwrap()
+        ),
+        "the same view a reply reads"
+    );
+    let texts: Vec<&str> = o
+        .view
+        .as_ref()
+        .unwrap()
+        .recent
+        .iter()
+        .map(|m| m.text.as_str())
+        .collect();
+    assert_eq!(texts, ["third", "second"]);
+    assert_eq!(o.view.as_ref().unwrap().live.messages, 3);
+    let fresh = open(Some("teams:1/m9"), Some("teams:1"), None).await;
+    assert!(!fresh.seen && fresh.user.is_some() && fresh.view.is_none());
+    let other_channel = Opening {
+        channel: "discord",
+        ..Opening {
+            org: "o",
+            channel: "teams",
+            platform_id: Some("teams:1/m1"),
+            stored_id: None,
+            view: None,
+        }
+    };
+    let elsewhere = pairing.open_turn(&other_channel).await.unwrap();
+    assert!(
+        !elsewhere.seen && elsewhere.user.is_none(),
+        "ids are per channel"
+    );
+    let stranger = open(None, Some("teams:404"), Some(view)).await;
+    assert!(!stranger.seen && stranger.user.is_none());
+    pairing.revoke("o", "teams:1", "test", 2).await.unwrap();
+    assert!(
+        open(None, Some("teams:1"), None).await.user.is_none(),
+        "revoked: nobody from the next read on"
     );
 }
 

@@ -48,46 +48,57 @@ impl Db {
     }
 
     /// A turn's first read, in one statement: whether `platform_id` was seen
-    /// before in `channel` (a redelivery), and the active paired user the
-    /// stored channel identity `stored_id` is linked to (as
-    /// [`Db::user_by_identity`]). Either may be absent; nothing is cached, so a
-    /// revocation holds from the next turn on.
-    pub async fn seen_and_user(
-        &self,
-        org: &str,
-        channel: &str,
-        platform_id: Option<&str>,
-        stored_id: Option<&str>,
-    ) -> Result<(bool, Option<User>)> {
-        let text = "SELECT (SELECT COUNT(*) FROM seen_messages WHERE org = $1 AND channel = $2 AND platform_id = $3), \
-                    u.user_id, u.name, u.role, u.status, u.updated_at \
-                    FROM (SELECT 1 AS one) AS k \
-                    LEFT JOIN identities i ON i.org = $1 AND i.stored_id = $4 \
-                    LEFT JOIN users u ON u.org = i.org AND u.user_id = i.user_id AND u.status = 'active'";
-        type Row = (
-            i64,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-            Option<i64>,
-        );
-        let (seen, user_id, name, role, status, updated_at): Row =
-            sql!(text, org, channel, platform_id, stored_id)
-                .one(&self.pool)
-                .await?;
-        let user = match (user_id, name, role, status, updated_at) {
-            (Some(user_id), Some(name), Some(role), Some(status), Some(updated_at)) => Some(User {
-                org: org.to_string(),
-                user_id,
-                name,
-                role: Role::try_from(role)?,
-                status,
-                updated_at,
-            }),
-            _ => None,
+    /// before in `channel` (a redelivery), the active paired user the stored
+    /// channel identity `stored_id` is linked to (as [`Db::user_by_identity`]),
+    /// and, when `view` asks for it, the conversation as a reply reads it
+    /// ([`Db::conversation_view`], every live line so far: the message is
+    /// not stored yet). Nothing is cached, so a revocation holds from the
+    /// next turn on.
+    pub async fn opening(&self, o: &Opening<'_>) -> Result<Opened> {
+        let (view, ask) = match &o.view {
+            Some(v) => (v, true),
+            None => (&NO_VIEW, false),
         };
-        Ok((seen > 0, user))
+        let rows = self
+            .view_rows(
+                o.org,
+                view,
+                i64::MAX,
+                Some((o.channel, o.platform_id, o.stored_id)),
+            )
+            .await?;
+        let mut opened = Opened {
+            seen: false,
+            user: None,
+            view: None,
+        };
+        let mut read = ConversationView::default();
+        let mut summaries: Vec<(i64, String)> = Vec::new();
+        for row in rows {
+            if row.0 == OPENING_PART {
+                let (_, seen, user_id, name, role, status, _, _, updated_at) = row;
+                opened.seen = seen > 0;
+                opened.user = match (user_id, name, role, status, updated_at) {
+                    (Some(user_id), Some(name), Some(role), Some(status), Some(updated_at)) => {
+                        Some(User {
+                            org: o.org.to_string(),
+                            user_id,
+                            name,
+                            role: Role::try_from(role)?,
+                            status,
+                            updated_at,
+                        })
+                    }
+                    _ => None,
+                };
+            } else {
+                read.take(o.org, view, row, &mut summaries);
+            }
+        }
+        if ask {
+            opened.view = Some(read.finish(summaries));
+        }
+        Ok(opened)
     }
 
     /// Whether a platform message id was seen before (a redelivery).
@@ -172,9 +183,32 @@ impl Db {
         lines: i64,
         summaries: i64,
     ) -> Result<ConversationView> {
-        // Three parts, told apart by `part`; the shapes padded to one, with typed
+        let asked = ViewOf {
+            agent,
+            conversation,
+            lines,
+            summaries,
+        };
+        let mut view = ConversationView::default();
+        let mut found: Vec<(i64, String)> = Vec::new();
+        for row in self.view_rows(org, &asked, before, None).await? {
+            view.take(org, &asked, row, &mut found);
+        }
+        Ok(view.finish(found))
+    }
+
+    /// The rows of a conversation's view (parts 0–2), and with `opening`
+    /// (channel, platform id, stored id) the turn's first answers (part 3).
+    async fn view_rows(
+        &self,
+        org: &str,
+        v: &ViewOf<'_>,
+        before: i64,
+        opening: Option<(&str, Option<&str>, Option<&str>)>,
+    ) -> Result<Vec<ViewRow>> {
+        // Parts told apart by `part`; the shapes padded to one, with typed
         // NULLs (PostgreSQL types an untyped NULL of a subquery as text).
-        let text = "SELECT * FROM (SELECT CAST(0 AS BIGINT) AS part, id, channel, conversation_kind, author, sender, sender_role, text, said_at \
+        let view = "SELECT * FROM (SELECT CAST(0 AS BIGINT) AS part, id, channel, conversation_kind, author, sender, sender_role, text, said_at \
                       FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0 AND id < $4 \
                       ORDER BY id DESC LIMIT $5) AS recent \
                     UNION ALL SELECT CAST(1 AS BIGINT), messages, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), chars \
@@ -182,54 +216,30 @@ impl Db {
                     UNION ALL SELECT * FROM (SELECT CAST(2 AS BIGINT), id, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), summary, CAST(NULL AS BIGINT) \
                       FROM archives WHERE org = $1 AND agent = $2 AND conversation = $3 \
                       ORDER BY id DESC LIMIT $6) AS summaries";
-        type Row = (
-            i64,
-            i64,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-            Option<i64>,
+        // Whether the platform id was seen (as `id`) and the sender's active
+        // user (id, name, role, status as the first four texts; updated_at).
+        let first = " UNION ALL SELECT CAST(3 AS BIGINT), \
+                      (SELECT COUNT(*) FROM seen_messages WHERE org = $1 AND channel = $7 AND platform_id = $8), \
+                      u.user_id, u.name, u.role, u.status, CAST(NULL AS TEXT), CAST(NULL AS TEXT), u.updated_at \
+                      FROM (SELECT 1 AS one) AS k \
+                      LEFT JOIN identities i ON i.org = $1 AND i.stored_id = $9 \
+                      LEFT JOIN users u ON u.org = i.org AND u.user_id = i.user_id AND u.status = 'active'";
+        let q = sql!(
+            view,
+            org,
+            v.agent,
+            v.conversation,
+            before,
+            v.lines.max(0),
+            v.summaries.max(0)
         );
-        let rows: Vec<Row> = sql!(text, org, agent, conversation, before, lines.max(0))
-            .arg(summaries.max(0))
-            .all(&self.pool)
-            .await?;
-        let mut view = ConversationView::default();
-        let mut summaries: Vec<(i64, String)> = Vec::new();
-        for (part, id, channel, kind, author, sender, sender_role, text, said_at) in rows {
-            match part {
-                0 => view.recent.push(StoredMessage {
-                    id,
-                    org: org.to_string(),
-                    agent: agent.to_string(),
-                    channel: channel.unwrap_or_default(),
-                    conversation: conversation.to_string(),
-                    conversation_kind: kind.unwrap_or_default(),
-                    author: author.unwrap_or_default(),
-                    sender,
-                    sender_role,
-                    text: text.unwrap_or_default(),
-                    said_at: said_at.unwrap_or_default(),
-                }),
-                1 => {
-                    view.live = LiveSize {
-                        messages: id,
-                        chars: said_at.unwrap_or_default(),
-                    }
-                }
-                _ => summaries.extend(text.map(|t| (id, t))),
+        let q = match opening {
+            Some((channel, platform_id, stored_id)) => {
+                q.push(first).arg(channel).arg(platform_id).arg(stored_id)
             }
-        }
-        // UNION ALL keeps each part's rows in order on both engines, but that is
-        // not promised: order them again.
-        view.recent
-            .sort_unstable_by_key(|m| std::cmp::Reverse(m.id));
-        summaries.sort_unstable_by_key(|(id, _)| std::cmp::Reverse(*id));
-        view.summaries = summaries.into_iter().map(|(_, s)| s).collect();
-        Ok(view)
+            None => q,
+        };
+        q.all(&self.pool).await
     }
 
     /// Size of a conversation's live history: (messages, characters), as the
@@ -277,6 +287,107 @@ pub struct LiveSize {
     pub messages: i64,
     /// Characters, as the engines count them (`LENGTH`) and `str::chars` does.
     pub chars: i64,
+}
+
+/// One row of a conversation's view, its part first (see `Db::view_rows`).
+type ViewRow = (
+    i64,
+    i64,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+);
+
+/// The part of `Db::view_rows` that answers the turn's first questions.
+const OPENING_PART: i64 = 3;
+
+/// A view that reads nothing (an opening that does not ask for one).
+const NO_VIEW: ViewOf<'static> = ViewOf {
+    agent: "",
+    conversation: "",
+    lines: 0,
+    summaries: 0,
+};
+
+/// Which conversation's view to read, and how much of it.
+#[derive(Debug, Clone, Copy)]
+pub struct ViewOf<'a> {
+    pub agent: &'a str,
+    pub conversation: &'a str,
+    /// Live lines of the window, at most.
+    pub lines: i64,
+    /// Summaries of trimmed history, at most.
+    pub summaries: i64,
+}
+
+/// What a turn asks the store first ([`Db::opening`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Opening<'a> {
+    pub org: &'a str,
+    pub channel: &'a str,
+    /// The message's id on its platform, namespaced (a redelivery is seen).
+    pub platform_id: Option<&'a str>,
+    /// The sender's stored channel identity.
+    pub stored_id: Option<&'a str>,
+    /// The conversation's view, when the turn will want it.
+    pub view: Option<ViewOf<'a>>,
+}
+
+/// The answers of [`Db::opening`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Opened {
+    pub seen: bool,
+    pub user: Option<User>,
+    pub view: Option<ConversationView>,
+}
+
+impl ConversationView {
+    /// Add one row of parts 0–2 of `Db::view_rows`; summaries are collected apart.
+    fn take(
+        &mut self,
+        org: &str,
+        v: &ViewOf<'_>,
+        row: ViewRow,
+        summaries: &mut Vec<(i64, String)>,
+    ) {
+        let (part, id, channel, kind, author, sender, sender_role, text, said_at) = row;
+        match part {
+            0 => self.recent.push(StoredMessage {
+                id,
+                org: org.to_string(),
+                agent: v.agent.to_string(),
+                channel: channel.unwrap_or_default(),
+                conversation: v.conversation.to_string(),
+                conversation_kind: kind.unwrap_or_default(),
+                author: author.unwrap_or_default(),
+                sender,
+                sender_role,
+                text: text.unwrap_or_default(),
+                said_at: said_at.unwrap_or_default(),
+            }),
+            1 => {
+                self.live = LiveSize {
+                    messages: id,
+                    chars: said_at.unwrap_or_default(),
+                }
+            }
+            _ => summaries.extend(text.map(|t| (id, t))),
+        }
+    }
+
+    /// The view in its order: UNION ALL keeps each part's rows in order on
+    /// both engines, but that is not promised.
+    fn finish(mut self, mut summaries: Vec<(i64, String)>) -> Self {
+        self.recent
+            .sort_unstable_by_key(|m| std::cmp::Reverse(m.id));
+        summaries.sort_unstable_by_key(|(id, _)| std::cmp::Reverse(*id));
+        self.summaries = summaries.into_iter().map(|(_, s)| s).collect();
+        self
+    }
 }
 
 /// Lines stored in one transaction at most (bounds how long a batch holds the

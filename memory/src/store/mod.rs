@@ -26,7 +26,7 @@ mod sessions;
 mod vectors;
 
 pub use archives::{Archive, NewArchive};
-pub use messages::{ConversationView, LiveSize, NewMessage};
+pub use messages::{ConversationView, LiveSize, NewMessage, Opened, Opening, ViewOf};
 pub use pairing::{ApiKey, Decision, NewPairingCode, PairingRequest, User};
 pub use records::{RecordFilter, RetrievalScope, Retrieved, Supersession};
 pub use retention::{Erasure, ERASED};
