@@ -312,6 +312,62 @@ async fn worker(
     tally
 }
 
+/// CPU time (user, system, in clock ticks) and context switches (voluntary,
+/// involuntary) of process `pid`, all its threads summed, from `/proc`: what
+/// a turn costs the server, whatever else the machine is doing.
+#[derive(Debug, Default, Clone, Copy)]
+struct Usage {
+    user_ticks: u64,
+    system_ticks: u64,
+    voluntary: u64,
+    involuntary: u64,
+}
+
+impl Usage {
+    /// `None` where `/proc` is not there to read (not Linux).
+    fn of(pid: u32) -> Option<Usage> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // After the command name (in parentheses, which may hold spaces):
+        // field 14 is utime and 15 stime, counted from 1.
+        let rest = stat.rsplit_once(')')?.1;
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let mut u = Usage {
+            user_ticks: fields.get(11)?.parse().ok()?,
+            system_ticks: fields.get(12)?.parse().ok()?,
+            ..Usage::default()
+        };
+        for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+            .ok()?
+            .flatten()
+        {
+            let Ok(status) = std::fs::read_to_string(task.path().join("status")) else {
+                continue; // a thread that ended
+            };
+            for line in status.lines() {
+                let count = |prefix: &str| {
+                    line.strip_prefix(prefix)
+                        .and_then(|v| v.trim().parse::<u64>().ok())
+                };
+                if let Some(n) = count("voluntary_ctxt_switches:") {
+                    u.voluntary += n;
+                } else if let Some(n) = count("nonvoluntary_ctxt_switches:") {
+                    u.involuntary += n;
+                }
+            }
+        }
+        Some(u)
+    }
+
+    fn since(self, before: Usage) -> Usage {
+        Usage {
+            user_ticks: self.user_ticks.saturating_sub(before.user_ticks),
+            system_ticks: self.system_ticks.saturating_sub(before.system_ticks),
+            voluntary: self.voluntary.saturating_sub(before.voluntary),
+            involuntary: self.involuntary.saturating_sub(before.involuntary),
+        }
+    }
+}
+
 fn percentile(sorted: &[u32], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -356,7 +412,13 @@ async fn run() -> Result<bool, String> {
         })
         .collect();
     let started = Instant::now();
+    let usage_before = Usage::of(server.id());
     tokio::time::sleep(Duration::from_secs(seconds as u64)).await;
+    // The server's usage over the load, read before it is killed (a thread
+    // that ended during the load takes its counts with it: none does).
+    let usage = Usage::of(server.id())
+        .zip(usage_before)
+        .map(|(after, before)| after.since(before));
     // Killed mid-load: whatever was acknowledged must already be stored.
     stop.store(true, Ordering::Relaxed);
     let window = started.elapsed();
@@ -424,6 +486,18 @@ async fn run() -> Result<bool, String> {
         percentile(&all.latencies_us, 0.99),
         percentile(&all.latencies_us, 1.0)
     );
+    if let Some(u) = usage.filter(|_| n > 0) {
+        // SAFETY: sysconf(3) reads a constant of the system; no memory is involved.
+        let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        let per_turn_ms = |t: u64| t as f64 * 1000.0 / ticks / n as f64;
+        println!(
+            "server per turn: {:.3} ms user + {:.3} ms system CPU; {:.1} voluntary + {:.1} involuntary context switches",
+            per_turn_ms(u.user_ticks),
+            per_turn_ms(u.system_ticks),
+            u.voluntary as f64 / n as f64,
+            u.involuntary as f64 / n as f64
+        );
+    }
     println!(
         "stored check (after {}): {} of {n} acknowledged messages stored, {} missing ({stored_total} lines in messages)",
         if wrapped { "SIGINT" } else { "SIGKILL mid-load" },
