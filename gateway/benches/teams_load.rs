@@ -321,6 +321,9 @@ struct Usage {
     system_ticks: u64,
     voluntary: u64,
     involuntary: u64,
+    /// Resident memory now and at its peak, kB (`VmRSS`, `VmHWM`).
+    rss_kb: u64,
+    peak_rss_kb: u64,
 }
 
 impl Usage {
@@ -336,6 +339,18 @@ impl Usage {
             system_ticks: fields.get(12)?.parse().ok()?,
             ..Usage::default()
         };
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        for line in status.lines() {
+            let kb = |prefix: &str| {
+                line.strip_prefix(prefix)
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            };
+            if let Some(n) = kb("VmRSS:") {
+                u.rss_kb = n;
+            } else if let Some(n) = kb("VmHWM:") {
+                u.peak_rss_kb = n;
+            }
+        }
         for task in std::fs::read_dir(format!("/proc/{pid}/task"))
             .ok()?
             .flatten()
@@ -364,6 +379,8 @@ impl Usage {
             system_ticks: self.system_ticks.saturating_sub(before.system_ticks),
             voluntary: self.voluntary.saturating_sub(before.voluntary),
             involuntary: self.involuntary.saturating_sub(before.involuntary),
+            rss_kb: self.rss_kb,
+            peak_rss_kb: self.peak_rss_kb,
         }
     }
 }
@@ -496,6 +513,11 @@ async fn run() -> Result<bool, String> {
             per_turn_ms(u.system_ticks),
             u.voluntary as f64 / n as f64,
             u.involuntary as f64 / n as f64
+        );
+        println!(
+            "server memory: {:.0} MB resident at the end, {:.0} MB at the peak",
+            u.rss_kb as f64 / 1024.0,
+            u.peak_rss_kb as f64 / 1024.0
         );
     }
     println!(
