@@ -228,11 +228,17 @@ fn sign(key: &[u8], body: &[u8]) -> String {
     format!("HMAC {}", STANDARD.encode(mac.finalize().into_bytes()))
 }
 
+/// The length of one window of `Tally::by_window`.
+const WINDOW_SECS: u64 = 10;
+
 #[derive(Default)]
 struct Tally {
     /// (user, marker) of each acknowledged message.
     acked: Vec<(usize, String)>,
     latencies_us: Vec<u32>,
+    /// Acknowledgements in each 10 s of the run: a rate that falls as the
+    /// store grows shows here.
+    by_window: Vec<usize>,
     late: usize,
     refused: usize,
     failed: BTreeMap<u16, usize>,
@@ -246,6 +252,7 @@ async fn worker(
     workers: usize,
     users: usize,
     records: usize,
+    run_started: Instant,
     stop: Arc<AtomicBool>,
 ) -> Tally {
     let mut tally = Tally::default();
@@ -305,6 +312,11 @@ async fn worker(
             tally.refused += 1;
         }
         tally.acked.push((u, marker));
+        let window = (run_started.elapsed().as_secs() / WINDOW_SECS) as usize;
+        if tally.by_window.len() <= window {
+            tally.by_window.resize(window + 1, 0);
+        }
+        tally.by_window[window] += 1;
         tally
             .latencies_us
             .push(u32::try_from(elapsed.as_micros()).unwrap_or(u32::MAX));
@@ -416,6 +428,7 @@ async fn run() -> Result<bool, String> {
 
     let (mut server, addr) = serve(dir.path(), &url)?;
     let stop = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
     let workers: Vec<_> = (0..connections)
         .map(|w| {
             tokio::spawn(worker(
@@ -424,11 +437,11 @@ async fn run() -> Result<bool, String> {
                 connections,
                 users,
                 records,
+                started,
                 stop.clone(),
             ))
         })
         .collect();
-    let started = Instant::now();
     let usage_before = Usage::of(server.id());
     tokio::time::sleep(Duration::from_secs(seconds as u64)).await;
     // The server's usage over the load, read before it is killed (a thread
@@ -453,6 +466,12 @@ async fn run() -> Result<bool, String> {
         let t = w.await.map_err(|e| e.to_string())?;
         all.acked.extend(t.acked);
         all.latencies_us.extend(t.latencies_us);
+        if all.by_window.len() < t.by_window.len() {
+            all.by_window.resize(t.by_window.len(), 0);
+        }
+        for (sum, n) in all.by_window.iter_mut().zip(&t.by_window) {
+            *sum += n;
+        }
         all.late += t.late;
         all.refused += t.refused;
         for (s, n) in t.failed {
@@ -503,6 +522,17 @@ async fn run() -> Result<bool, String> {
         percentile(&all.latencies_us, 0.99),
         percentile(&all.latencies_us, 1.0)
     );
+    // The last window is cut short by the kill: only whole ones are shown.
+    let whole = (secs as u64 / WINDOW_SECS) as usize;
+    if whole > 0 {
+        let rates: Vec<String> = all
+            .by_window
+            .iter()
+            .take(whole)
+            .map(|n| format!("{:.0}", *n as f64 / WINDOW_SECS as f64))
+            .collect();
+        println!("turns/s in each {WINDOW_SECS} s: {}", rates.join(" "));
+    }
     if let Some(u) = usage.filter(|_| n > 0) {
         // SAFETY: sysconf(3) reads a constant of the system; no memory is involved.
         let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
