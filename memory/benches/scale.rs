@@ -6,7 +6,9 @@
 //! Sizes: STEWARD_BENCH_SIZES (default `1000,100000,1000000`); STEWARD_BENCH_DIR
 //! keeps the SQLite file (`scale.db`, emptied first) in that directory; with
 //! STEWARD_BENCH_REUSE=1 too, a file already holding the records is searched
-//! as it is (for instruction counts of retrieval alone, with STEWARD_BENCH_WRITES=0).
+//! as it is (for instruction counts of retrieval alone, with STEWARD_BENCH_WRITES=0),
+//! and so is the PostgreSQL schema (STEWARD_BENCH_PG_SCHEMA, default
+//! `bench_scale`; without REUSE it is dropped and made again).
 //!
 //! A write is one record through `Db::write` (dedupe, insert, index, the
 //! subject rule) in its own transaction, as a turn writes; 500 of them per size.
@@ -176,10 +178,14 @@ fn main() {
     if let Ok(pg) = std::env::var("STEWARD_BENCH_POSTGRES_URL") {
         backends.push(("postgres", pg));
     }
+    // Two checkouts benchmarking on one server keep apart by schema.
+    let pg_schema = std::env::var("STEWARD_BENCH_PG_SCHEMA").unwrap_or_else(|_| "bench_scale".into());
     rt.block_on(async {
         for (name, url) in backends {
-            let db = if name == "postgres" {
-                Db::connect_fresh_schema(&url, "bench_scale").await
+            let db = if name == "postgres" && reuse {
+                Db::connect_kept_schema(&url, &pg_schema).await
+            } else if name == "postgres" {
+                Db::connect_fresh_schema(&url, &pg_schema).await
             } else {
                 Db::connect(&url).await
             }

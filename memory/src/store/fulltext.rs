@@ -15,7 +15,7 @@
 //! records of a place are listed in `memory_fts_common` by [`Db::optimize`]
 //! and left out of a search that has rarer ones.
 
-use super::{Backend, Db, Result};
+use super::{Backend, Db, Result, Sql};
 use crate::fulltext::document_tokens;
 use crate::model::{MemoryRecord, NewRecord, Scope};
 use sha2::{Digest, Sha256};
@@ -160,16 +160,30 @@ pub(super) async fn index(conn: &mut AnyConnection, r: &Doc<'_>) -> Result<()> {
                 .iter()
                 .map(|t| pg_quoted(&placed(&prefix, t)))
                 .collect();
-            let text = "INSERT INTO memory_fts (rowid, doc) VALUES ($1, CAST($2 AS tsvector))";
+            // The row and its postings (the tsvector's distinct lexemes) in one statement.
+            let text = "WITH doc AS (INSERT INTO memory_fts (rowid, doc) VALUES ($1, CAST($2 AS tsvector)) \
+                        RETURNING rowid, doc) \
+                        INSERT INTO memory_fts_postings (token, rowid) \
+                        SELECT unnest(tsvector_to_array(doc.doc)), doc.rowid FROM doc";
             sql!(text, r.id, doc.join(" ")).exec(conn).await?;
         }
     }
     Ok(())
 }
 
+/// On PostgreSQL, the postings of the `memory_fts` rows the `DELETE … RETURNING
+/// rowid, doc` named `gone` drops: each (lexeme, rowid) pair, by primary key.
+const DROP_POSTINGS: &str = "DELETE FROM memory_fts_postings p USING gone \
+                             WHERE p.rowid = gone.rowid AND p.token = ANY(tsvector_to_array(gone.doc))";
+
 /// Drop record `id`'s row (it is no longer active).
 pub(super) async fn unindex(conn: &mut AnyConnection, id: i64) -> Result<()> {
-    let text = "DELETE FROM memory_fts WHERE rowid = $1";
+    let text = match backend_of(conn) {
+        Backend::Sqlite => "DELETE FROM memory_fts WHERE rowid = $1".to_string(),
+        Backend::Postgres => format!(
+            "WITH gone AS (DELETE FROM memory_fts WHERE rowid = $1 RETURNING rowid, doc) {DROP_POSTINGS}"
+        ),
+    };
     sql!(text, id).exec(conn).await.map(|_| ())
 }
 
@@ -181,7 +195,12 @@ pub(super) async fn unindex_owned(
     org: &str,
     owner: &str,
 ) -> Result<()> {
-    let text = format!("DELETE FROM memory_fts WHERE rowid IN ({owned})");
+    let text = match backend_of(conn) {
+        Backend::Sqlite => format!("DELETE FROM memory_fts WHERE rowid IN ({owned})"),
+        Backend::Postgres => format!(
+            "WITH gone AS (DELETE FROM memory_fts WHERE rowid IN ({owned}) RETURNING rowid, doc) {DROP_POSTINGS}"
+        ),
+    };
     sql!(text, org, owner).exec(conn).await.map(|_| ())
 }
 
@@ -241,59 +260,111 @@ pub(super) async fn search(db: &Db, s: &Search<'_>) -> Result<Vec<Hit>> {
     ))
 }
 
-/// The `(arm, id)` pairs `arms` match, in one statement.
+/// The `(arm, id)` pairs `arms` match, in one statement: each arm's newest
+/// `limit` ids.
 async fn read(db: &Db, arms: &[Arm<'_>]) -> Result<Vec<(usize, i64)>> {
     if arms.is_empty() {
         return Ok(Vec::new());
     }
     // One row per arm, its ids as text: a search reads hundreds of ids, and
     // the driver's cost per row is many times that of a number in a list.
-    let ids = match db.backend {
-        Backend::Sqlite => "group_concat(rowid)",
-        Backend::Postgres => "string_agg(CAST(rowid AS TEXT), ',')",
+    let lists: Vec<(i64, Option<String>)> = match db.backend {
+        Backend::Sqlite => read_fts5(arms).all(&db.pool).await?,
+        Backend::Postgres => read_postings(arms).all(&db.pool).await?,
     };
+    let mut ids: Vec<Vec<i64>> = vec![Vec::new(); arms.len()];
+    for (arm, list) in &lists {
+        let Some(into) = usize::try_from(*arm).ok().and_then(|a| ids.get_mut(a)) else {
+            continue;
+        };
+        into.extend(
+            list.as_deref()
+                .unwrap_or("")
+                .split(',')
+                .filter_map(|id| id.trim().parse::<i64>().ok()),
+        );
+    }
+    let mut rows: Vec<(usize, i64)> = Vec::new();
+    for (arm, (mut ids, a)) in ids.into_iter().zip(arms).enumerate() {
+        // PostgreSQL reads each placed form apart: the arm keeps the newest of them all.
+        ids.sort_unstable_by(|x, y| y.cmp(x));
+        ids.dedup();
+        ids.truncate(usize::try_from(a.limit).unwrap_or(0));
+        rows.extend(ids.into_iter().map(|id| (arm, id)));
+    }
+    Ok(rows)
+}
+
+/// FTS5: one `MATCH` per arm, its forms OR'ed (and AND'ed with `with`).
+fn read_fts5(arms: &[Arm<'_>]) -> Sql<'static> {
     let mut q = sql!("");
     for (j, arm) in arms.iter().enumerate() {
-        let (predicate, matching, close) = match db.backend {
-            Backend::Sqlite => (
-                "memory_fts MATCH ",
-                both(&arm.read, &arm.with, " OR ", " AND ", fts5_quoted),
-                "",
-            ),
-            Backend::Postgres => (
-                "doc @@ CAST(",
-                both(&arm.read, &arm.with, " | ", " & ", pg_quoted),
-                " AS tsquery)",
-            ),
-        };
         if j > 0 {
             q = q.push(" UNION ALL ");
         }
         q = q
             .push(&format!(
-                "SELECT CAST({j} AS BIGINT) AS arm, {ids} AS ids FROM \
-                 (SELECT rowid FROM memory_fts WHERE {predicate}"
+                "SELECT CAST({j} AS BIGINT) AS arm, group_concat(rowid) AS ids FROM \
+                 (SELECT rowid FROM memory_fts WHERE memory_fts MATCH "
             ))
-            .bind(matching)
+            .bind(both(&arm.read, &arm.with, " OR ", " AND ", fts5_quoted))
             .push(&format!(
-                "{close} ORDER BY rowid DESC LIMIT {}) AS arm{j}",
+                " ORDER BY rowid DESC LIMIT {}) AS arm{j}",
                 arm.limit
             ));
     }
-    let lists: Vec<(i64, Option<String>)> = q.all(&db.pool).await?;
-    let mut rows: Vec<(usize, i64)> = Vec::new();
-    for (arm, list) in &lists {
-        let arm = *arm as usize;
-        if arm >= arms.len() {
-            continue;
-        }
-        for id in list.as_deref().unwrap_or("").split(',') {
-            if let Ok(id) = id.trim().parse::<i64>() {
-                rows.push((arm, id));
+    q
+}
+
+/// The PostgreSQL search, one text for every query (prepared once per
+/// connection): per placed form, its newest `lim` ids, each an index-only
+/// scan backward over `(token, rowid)`; with `others` (a query of common
+/// words only), those that also hold one of the other words in that place.
+const POSTINGS_SEARCH: &str = "SELECT CAST(f.arm AS BIGINT) AS arm, string_agg(CAST(p.rowid AS TEXT), ',') AS ids \
+     FROM unnest(string_to_array($1, ' '), CAST(string_to_array($2, ' ') AS BIGINT[]), \
+                 CAST(string_to_array($3, ' ') AS BIGINT[]), string_to_array($4, ';')) AS f(token, arm, lim, others) \
+     CROSS JOIN LATERAL (SELECT a.rowid FROM memory_fts_postings a WHERE a.token = f.token \
+         AND (f.others = '' OR EXISTS (SELECT 1 FROM memory_fts_postings b \
+             WHERE b.token = ANY(string_to_array(f.others, ' ')) AND b.rowid = a.rowid)) \
+         ORDER BY a.rowid DESC LIMIT f.lim) AS p \
+     GROUP BY f.arm";
+
+/// PostgreSQL: the arms' placed forms as lists (tokens are letters, digits
+/// and joiners: a space and `;` never occur in one).
+fn read_postings(arms: &[Arm<'_>]) -> Sql<'static> {
+    let (mut tokens, mut arm_of, mut limits, mut others) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (j, arm) in arms.iter().enumerate() {
+        for form in &arm.read {
+            // A record is in one place: only the other words' forms of that place can meet it.
+            let place = place_of(form);
+            let with: Vec<&str> = arm
+                .with
+                .iter()
+                .filter(|w| place_of(w) == place)
+                .map(|w| w.as_str())
+                .collect();
+            if !arm.with.is_empty() && with.is_empty() {
+                continue;
             }
+            tokens.push(form.as_str());
+            arm_of.push(j.to_string());
+            limits.push(arm.limit.to_string());
+            others.push(with.join(" "));
         }
     }
-    Ok(rows)
+    sql!(
+        POSTINGS_SEARCH,
+        tokens.join(" "),
+        arm_of.join(" "),
+        limits.join(" "),
+        others.join(";")
+    )
+}
+
+/// The place prefix of a placed token.
+fn place_of(placed: &str) -> &str {
+    placed.split_once('_').map_or(placed, |(place, _)| place)
 }
 
 /// One part of a search's statement: some placed forms of query token

@@ -256,6 +256,17 @@ impl Db {
     /// and created empty first, then migrated (tests and benchmarks that must
     /// not share rows). `schema` is letters, digits and `_`.
     pub async fn connect_fresh_schema(url: &str, schema: &str) -> Result<Db> {
+        Self::connect_in_schema(url, schema, true).await
+    }
+
+    /// A database in schema `schema` of the PostgreSQL server at `url`, created
+    /// when missing and otherwise kept as it is, then migrated (benchmarks
+    /// that search a store filled by an earlier run).
+    pub async fn connect_kept_schema(url: &str, schema: &str) -> Result<Db> {
+        Self::connect_in_schema(url, schema, false).await
+    }
+
+    async fn connect_in_schema(url: &str, schema: &str, fresh: bool) -> Result<Db> {
         let plain = !schema.is_empty()
             && schema
                 .chars()
@@ -267,15 +278,17 @@ impl Db {
             )));
         }
         let admin = sqlx::PgPool::connect(url).await?;
-        let fresh = async {
-            sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-                .execute(&admin)
-                .await?;
-            sqlx::query(&format!("CREATE SCHEMA {schema}"))
+        let made = async {
+            if fresh {
+                sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+                    .execute(&admin)
+                    .await?;
+            }
+            sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
                 .execute(&admin)
                 .await
-        };
-        let made = fresh.await;
+        }
+        .await;
         admin.close().await;
         made?;
         let sep = if url.contains('?') { '&' } else { '?' };
@@ -324,6 +337,12 @@ impl Db {
                 sql!("PRAGMA optimize").exec(&self.pool).await?
             }
             Backend::Postgres => {
+                // The visibility map current, so a search's index-only scans
+                // fetch no heap row (autovacuum may be off or behind); a
+                // vacuum skips the pages already all visible.
+                sql!("VACUUM (ANALYZE) memory_fts_postings")
+                    .exec(&self.pool)
+                    .await?;
                 sql!("ANALYZE memory_records, memory_fts, messages")
                     .exec(&self.pool)
                     .await?
@@ -395,6 +414,7 @@ const TABLES: &[&str] = &[
     "memory_fts",
     "memory_fts_common",
     "memory_fts_pending",
+    "memory_fts_postings",
     "messages",
     "pairing_codes",
     "pairing_hints",
