@@ -39,7 +39,7 @@ use crate::model::{Role, Scope, Status};
 use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow};
 use sqlx::error::BoxDynError;
 use sqlx::migrate::Migrator;
-use sqlx::{Any, AnyPool, Arguments, Encode, Executor, FromRow, Type};
+use sqlx::{Any, AnyPool, Arguments, Connection, Encode, Executor, FromRow, Type};
 use std::time::Duration;
 
 /// How much of a SQLite file each connection maps (address space only; a
@@ -147,6 +147,9 @@ pub fn without_password(url: &str) -> String {
     }
 }
 
+/// A PostgreSQL connection idle this long is pinged before it is lent.
+const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
+
 /// How the pools of [`Db::connect`] are made: `max` connections, each
 /// SQLite one reading the file through a memory map.
 fn pool_options(backend: Backend, max: u32) -> AnyPoolOptions {
@@ -167,9 +170,18 @@ fn pool_options(backend: Backend, max: u32) -> AnyPoolOptions {
         // sqlx pings each connection before lending it. A SQLite connection
         // is a file handle that cannot go stale, and its ping is one more
         // hand-off to the connection's thread and back for every statement.
-        // A PostgreSQL connection can be cut by the server, so it is still
-        // checked.
-        .test_before_acquire(backend == Backend::Postgres)
+        // A PostgreSQL connection can be cut by the server, so one that has
+        // been idle is still checked; one that answered moments ago is lent
+        // as it is (the ping was one of a search's four round trips).
+        .test_before_acquire(false)
+        .before_acquire(move |conn, meta| {
+            Box::pin(async move {
+                if backend == Backend::Postgres && meta.idle_for >= PING_AFTER_IDLE {
+                    conn.ping().await?;
+                }
+                Ok(true)
+            })
+        })
         .after_connect(move |conn, _| {
             Box::pin(async move {
                 if backend == Backend::Sqlite {
