@@ -337,8 +337,9 @@ impl Db {
     /// `ANALYZE` of the tables every turn reads, and the list of tokens too
     /// common to rank by. On SQLite it also merges the full-text index into
     /// one segment: a search seeks each token in every segment, and writes
-    /// leave many (a quarter of a search's instructions at 100k records).
-    /// Run by the hourly expire job.
+    /// leave many (a quarter of a search's instructions at 100k records). On
+    /// PostgreSQL it vacuums the postings, so a search's index-only scans
+    /// fetch no row. Run by the hourly expire job.
     pub async fn optimize(&self) -> Result<()> {
         self.refresh_common_tokens().await?;
         match self.backend {
