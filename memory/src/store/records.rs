@@ -723,6 +723,16 @@ impl Db {
         let ranked: Vec<(i64, f64)> = found.iter().map(|h| (h.id, h.score)).collect();
         // The visibility rule is checked on every row: the entry point fails closed.
         let want = limit.max(0) as usize;
+        // With embeddings, the records nearest in meaning, in the same places,
+        // are fused with the keyword ranking.
+        let query_vector = match &self.embedder {
+            Some(e) => e.query(query).await,
+            None => None,
+        };
+        // Fused, the keyword list goes as deep as the vector list (`cap`):
+        // cut to the reply's size first, a record both searches found below
+        // that got no keyword credit (hit@5 98.5% → 99.1%, README).
+        let keyword_depth = if query_vector.is_some() { cap } else { want };
         // The speaker's preferences come with the first records read.
         let prefs = scope.speaker.as_deref().map(|owner| Preferences {
             org: &scope.org,
@@ -733,7 +743,7 @@ impl Db {
         let (hits, prefs) = hits_and_preferences(
             &self.pool,
             &ranked,
-            want,
+            keyword_depth,
             |r| scope.may_read(r),
             prefs.as_ref(),
         )
@@ -747,12 +757,6 @@ impl Db {
                 similarity: None,
             })
             .collect();
-        // With embeddings, the records nearest in meaning, in the same places,
-        // fused with the keyword ranking.
-        let query_vector = match &self.embedder {
-            Some(e) => e.query(query).await,
-            None => None,
-        };
         if let Some(qv) = query_vector {
             match self.vector_search(&scope.org, &keys, &qv, cap).await {
                 Ok(near) => {
@@ -762,6 +766,7 @@ impl Db {
                 }
                 // The keyword ranking stands alone: embeddings never fail a search.
                 Err(e) => {
+                    out.truncate(want);
                     tracing::warn!(error = %e, "vector search failed: this search is keyword only")
                 }
             }
