@@ -126,7 +126,12 @@ impl Corpus {
             .chunks_exact(DIMS)
             .enumerate()
             .filter(|(i, _)| self.owners[*i].is_none() || self.owners[*i].as_deref() == speaker)
-            .map(|(i, v)| (v.iter().zip(q).map(|(a, b)| a * b).sum::<f32>(), self.ids[i]))
+            .map(|(i, v)| {
+                (
+                    v.iter().zip(q).map(|(a, b)| a * b).sum::<f32>(),
+                    self.ids[i],
+                )
+            })
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
         scored.into_iter().take(k).map(|(_, id)| id).collect()
@@ -239,8 +244,14 @@ async fn measure(name: &str, plain: &Db, db: &Db, corpus: &Corpus, fill_rate: Op
             db.retrieve(&s, &text, 10).await.expect("retrieve");
             fused.push(t.elapsed());
             if i % RECALL_EVERY == 0 {
-                let exact: HashSet<i64> = corpus.nearest(speaker, &qv.values, 10).into_iter().collect();
-                found_exact += found.iter().filter(|r| exact.contains(&r.record.id)).count();
+                let exact: HashSet<i64> = corpus
+                    .nearest(speaker, &qv.values, 10)
+                    .into_iter()
+                    .collect();
+                found_exact += found
+                    .iter()
+                    .filter(|r| exact.contains(&r.record.id))
+                    .count();
                 checked += exact.len();
             }
         }
