@@ -18,6 +18,7 @@ mod consolidation;
 mod fulltext;
 mod messages;
 mod pairing;
+mod pgvector;
 mod records;
 mod retention;
 mod retire;
@@ -106,6 +107,8 @@ pub struct Db {
     lines: std::sync::Arc<messages::Lines>,
     /// This process's copy of SQLite's vectors (`vectors`).
     vectors: std::sync::Arc<vectors::VectorCache>,
+    /// What this process knows of PostgreSQL's vector indexes and places (`pgvector`).
+    pgvector: std::sync::Arc<pgvector::PgVectors>,
     /// Computes query vectors for retrieval (the gateway's embeddings client), when on.
     embedder: Option<std::sync::Arc<dyn vectors::Embed>>,
 }
@@ -226,6 +229,7 @@ impl Db {
             common: Default::default(),
             lines: Default::default(),
             vectors: Default::default(),
+            pgvector: Default::default(),
             embedder: None,
         };
         match backend {
@@ -324,7 +328,7 @@ impl Db {
                 sql!("PRAGMA optimize").exec(&self.pool).await?
             }
             Backend::Postgres => {
-                sql!("ANALYZE memory_records, memory_fts, messages")
+                sql!("ANALYZE memory_records, memory_fts, messages, memory_vectors")
                     .exec(&self.pool)
                     .await?
             }

@@ -457,7 +457,7 @@ async fn find_same_on(
 }
 
 /// The visibility keys `scope` may see: org policy, the agent's notes, the speaker's own.
-fn visible_keys(scope: &RetrievalScope) -> Vec<String> {
+pub(super) fn visible_keys(scope: &RetrievalScope) -> Vec<String> {
     let mut keys = vec![
         vis_key(Scope::OrgPolicy, &scope.agent, None),
         vis_key(Scope::AgentNotes, &scope.agent, None),

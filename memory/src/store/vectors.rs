@@ -71,7 +71,7 @@ fn backend_of(conn: &AnyConnection) -> Backend {
 }
 
 /// `v` scaled to unit length (a zero vector stays zero).
-fn unit(v: &[f32]) -> Vec<f32> {
+pub(super) fn unit(v: &[f32]) -> Vec<f32> {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     if norm > 0.0 && norm.is_finite() {
         v.iter().map(|x| x / norm).collect()
@@ -88,12 +88,6 @@ fn from_blob(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect()
-}
-
-/// A pgvector literal, `[0.1,0.2,…]`.
-fn pg_vector(v: &[f32]) -> String {
-    let parts: Vec<String> = v.iter().map(|x| format!("{x}")).collect();
-    format!("[{}]", parts.join(","))
 }
 
 /// Drop record `id`'s vector (it is no longer active, or its place changed).
@@ -602,7 +596,9 @@ impl Db {
         sql!("ALTER TABLE memory_vectors ADD COLUMN IF NOT EXISTS embedding vector")
             .exec(&self.pool)
             .await?;
-        Ok(())
+        // The approximate index of each width already stored (made in the
+        // background); a new width gets its own when its first vector is stored.
+        self.index_stored_widths().await
     }
 
     /// Active records without a vector of `model`, newest first, at most
@@ -659,6 +655,17 @@ impl Db {
         if records.is_empty() {
             return Ok(0);
         }
+        if self.backend == Backend::Postgres {
+            let mut widths: Vec<usize> = records.iter().map(|(_, v)| v.len()).collect();
+            widths.sort_unstable();
+            widths.dedup();
+            for dims in widths {
+                // A store without its index still searches, by scanning.
+                if let Err(e) = self.ensure_vector_index(dims).await {
+                    tracing::warn!(error = %e, dims, "making the vector index failed: vector searches of this width scan every row");
+                }
+            }
+        }
         let mut tx = self.pool.begin().await?;
         let mut seq = 0;
         if self.backend == Backend::Sqlite {
@@ -699,9 +706,17 @@ impl Db {
                 Backend::Postgres => {
                     let text = "INSERT INTO memory_vectors (record_id, org, vis, model, dims, embedding) VALUES ($1, $2, $3, $4, $5, CAST($6 AS vector)) \
                                 ON CONFLICT (record_id) DO UPDATE SET org = excluded.org, vis = excluded.vis, model = excluded.model, dims = excluded.dims, embedding = excluded.embedding";
-                    sql!(text, r.id, &r.org, vis, model, dims, pg_vector(&v))
-                        .exec(&mut *tx)
-                        .await?;
+                    sql!(
+                        text,
+                        r.id,
+                        &r.org,
+                        vis,
+                        model,
+                        dims,
+                        super::pgvector::literal(&v)
+                    )
+                    .exec(&mut *tx)
+                    .await?;
                 }
             }
             stored += 1;
@@ -728,27 +743,14 @@ impl Db {
                 Ok(self.vectors.search(org, keys, q, limit))
             }
             Backend::Postgres => {
-                let v = pg_vector(&unit(&q.values));
-                let dims = q.values.len() as i64;
-                // The query's vector parsed once (a cast in the row's
-                // expressions would parse the text again for every row).
-                sql!(
-                    "WITH q AS MATERIALIZED (SELECT CAST($1 AS vector) AS v), \
-                     near AS (SELECT record_id, embedding <=> (SELECT v FROM q) AS distance \
-                     FROM memory_vectors WHERE org = $2 AND model = $3 AND dims = $4 AND embedding IS NOT NULL",
-                    v,
-                    org,
-                    &q.model,
-                    dims
-                )
-                .push(" AND vis IN (")
-                .bind_list(keys.to_vec())
-                .push(")) SELECT record_id, CAST(1 - distance AS DOUBLE PRECISION) AS score FROM near WHERE 1 - distance >= ")
-                .bind(q.min_similarity as f64)
-                .push(" ORDER BY distance, record_id DESC LIMIT ")
-                .bind(limit as i64)
-                .all(&self.pool)
-                .await
+                let query = unit(&q.values);
+                let near = self
+                    .pg_vector_search(org, keys, &q.model, &query, limit)
+                    .await?;
+                Ok(near
+                    .into_iter()
+                    .filter(|(_, similarity)| *similarity >= f64::from(q.min_similarity))
+                    .collect())
             }
         }
     }
