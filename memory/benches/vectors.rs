@@ -17,7 +17,11 @@
 //! searched as it is (instruction counts of the searches alone).
 //!
 //! Records: agent notes, every fifth a personal record of one of 50 people
-//! (the speaker holds a fiftieth of them: 400 at 100k).
+//! (the speaker holds a fiftieth of them: 400 at 100k). Vectors: uniformly
+//! random, or with STEWARD_BENCH_VECTORS=clustered shaped like e5's (a
+//! shared direction, 1,000 topics: one topic scores about 0.9, unrelated
+//! texts about 0.7), where an approximate index finds what a real model's
+//! neighbours look like.
 
 use memory::store::{Embed, QueryVector, RetrievalScope, Unembedded};
 use memory::{Db, NewRecord, Scope, Status};
@@ -60,7 +64,41 @@ impl Rng {
     }
 }
 
-/// Query vectors without a server: each text's own random unit vector.
+/// How many topics clustered vectors fall into.
+const TOPICS: usize = 1_000;
+
+/// Whether vectors are clustered (STEWARD_BENCH_VECTORS=clustered) rather
+/// than uniformly random.
+fn clustered() -> bool {
+    std::env::var("STEWARD_BENCH_VECTORS").is_ok_and(|v| v == "clustered")
+}
+
+/// The unit vector of `text`. Random: its own random direction. Clustered,
+/// shaped like e5's: a direction every vector shares, one of 1,000 topics
+/// (picked by the text), and noise of its own, so that texts of one topic
+/// score about 0.9 and unrelated ones about 0.7.
+fn vector_of(text: &str) -> Vec<f32> {
+    if !clustered() {
+        return Rng::seeded(text).unit();
+    }
+    static SHAPE: std::sync::OnceLock<(Vec<f32>, Vec<Vec<f32>>)> = std::sync::OnceLock::new();
+    let (common, topics) = SHAPE.get_or_init(|| {
+        let topics = (0..TOPICS)
+            .map(|t| Rng::seeded(&format!("topic {t}")).unit())
+            .collect();
+        (Rng::seeded("common").unit(), topics)
+    });
+    let mut rng = Rng::seeded(text);
+    let topic = &topics[(rng.0 % TOPICS as u64) as usize];
+    let noise = rng.unit();
+    let v: Vec<f32> = (0..DIMS)
+        .map(|i| 1.7 * common[i] + topic[i] + 0.6 * noise[i])
+        .collect();
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / n).collect()
+}
+
+/// Query vectors without a server: [`vector_of`] the query's text.
 #[derive(Debug)]
 struct RandomQueries;
 
@@ -69,7 +107,7 @@ impl Embed for RandomQueries {
     async fn query(&self, text: &str) -> Option<QueryVector> {
         Some(QueryVector {
             model: MODEL.into(),
-            values: Rng::seeded(text).unit(),
+            values: vector_of(text),
             min_similarity: 0.0,
         })
     }
@@ -155,7 +193,7 @@ async fn fill(db: &Db, corpus: &mut Corpus, from: usize, to: usize) -> f64 {
                     org: r.org.clone(),
                     content: r.content.clone(),
                 };
-                (u, Rng::seeded(&r.content).unit())
+                (u, vector_of(&r.content))
             })
             .collect();
         for (k, (u, v)) in pairs.iter().enumerate() {
@@ -176,7 +214,7 @@ async fn fill(db: &Db, corpus: &mut Corpus, from: usize, to: usize) -> f64 {
 fn corpus_of(n: usize) -> Corpus {
     let mut corpus = Corpus::default();
     for i in 0..n {
-        corpus.add(i as i64 + 1, i, &Rng::seeded(&record(i).content).unit());
+        corpus.add(i as i64 + 1, i, &vector_of(&record(i).content));
     }
     corpus
 }
@@ -306,7 +344,8 @@ fn main() {
             stores.push(("pg", plain, db, Corpus::default()));
         }
         println!(
-            "{DIMS}-dimension random unit vectors, {} searches per row, 10 results; p50 / p95 in ms",
+            "{DIMS}-dimension {} unit vectors, {} searches per row, 10 results; p50 / p95 in ms",
+            if clustered() { "clustered" } else { "random" },
             samples()
         );
         println!("| store, records | scope | vectors stored | first search | keyword | vector | vector recall@10 | fused |");

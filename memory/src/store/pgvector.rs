@@ -466,3 +466,20 @@ async fn build_index(conn: &mut AnyConnection, name: &str, dims: usize) -> Resul
     .await?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_index_scan_asks_for_what_the_places_share_of_candidates_needs() {
+        // The places held 80% of the last scan's candidates: 40 wanted, 63 asked.
+        assert_eq!(candidates_for(40, 0.8), 63);
+        // Never fewer than pgvector's default, nor than the rows wanted.
+        assert_eq!(candidates_for(10, 1.0), FEWEST_CANDIDATES);
+        assert_eq!(candidates_for(60, 1.0), 75);
+        // A small share asks for up to pgvector's most, and no more.
+        assert_eq!(candidates_for(40, 0.01), MOST_CANDIDATES);
+        assert_eq!(candidates_for(40, 0.0), MOST_CANDIDATES);
+    }
+}
