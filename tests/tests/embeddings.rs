@@ -6,8 +6,10 @@
 //! they did not run. The endpoint-down tests need no server.
 
 use memory::store::{Embed, QueryVector, RetrievalScope, Retrieved, Unembedded};
-use memory::{Db, NewRecord, Role, Scope};
+use memory::{Db, NewRecord, Role, Scope, Status};
 use std::sync::Arc;
+use std::time::Duration;
+use steward::embeddings::Kind;
 use steward::Config;
 use steward_tests::{
     embeddings_config, embeddings_ran, embeddings_url, postgres_db, record, vector_dbs, Harness,
@@ -196,6 +198,199 @@ async fn nobody_elses_near_identical_record_is_found_by_meaning() {
             ["The badge PIN for the office door is 4713"],
             "{name}"
         );
+        embeddings_ran(name);
+    }
+}
+
+/// `base` moved a little (cosine about 0.98) in a direction `seed` picks, unit length.
+fn near_copy(base: &[f32], seed: u64) -> Vec<f32> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let moved: Vec<f32> = base
+        .iter()
+        .map(|b| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let noise = (x >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0;
+            b + noise * 0.0177
+        })
+        .collect();
+    let norm = moved.iter().map(|v| v * v).sum::<f32>().sqrt();
+    moved.into_iter().map(|v| v / norm).collect()
+}
+
+/// Store `records` with the vectors `vector_of` gives each, as the
+/// embeddings worker would (batches of 32).
+async fn store_with_vectors(
+    db: &Db,
+    records: &[NewRecord],
+    vector_of: impl Fn(usize) -> Vec<f32>,
+) -> Vec<i64> {
+    let ids = db.insert_records(records).await.expect("insert");
+    let pairs: Vec<(Unembedded, Vec<f32>)> = records
+        .iter()
+        .zip(&ids)
+        .enumerate()
+        .map(|(i, (r, id))| {
+            let u = Unembedded {
+                id: *id,
+                org: r.org.clone(),
+                content: r.content.clone(),
+            };
+            (u, vector_of(i))
+        })
+        .collect();
+    for chunk in pairs.chunks(32) {
+        db.store_vectors("multilingual-e5-small", chunk)
+            .await
+            .expect("vectors");
+    }
+    ids
+}
+
+/// `a` and `b` mixed half and half, unit length.
+fn between(a: &[f32], b: &[f32]) -> Vec<f32> {
+    let mixed: Vec<f32> = a.iter().zip(b).map(|(x, y)| x + y).collect();
+    let norm = mixed.iter().map(|v| v * v).sum::<f32>().sqrt();
+    mixed.into_iter().map(|v| v / norm).collect()
+}
+
+#[tokio::test]
+async fn the_speakers_own_record_is_found_by_meaning_beside_a_thousand_nearer_ones_of_others() {
+    // PostgreSQL reads a large place through the HNSW index, which yields
+    // only `hnsw.ef_search` candidates before the place filter. Here the
+    // 1,200 vectors nearest to the question are others' records, each nearer
+    // to it than Bob's own: an index scan filtered to Bob's places would find
+    // none of his. His place is small, and scanned exactly; the agent's notes
+    // are large, and go through the index.
+    let Some(url) = embeddings_url() else { return };
+    let cfg = embeddings_config(&url);
+    let Some(client) = steward::embeddings::Client::from_config(&cfg.embeddings) else {
+        panic!("embeddings on");
+    };
+    let own = "My badge PIN for the office door is 4714";
+    let note = "The daily sales report reads the table example_orders";
+    let question = "Which number opens the entrance?";
+    let documents = client
+        .embed(&[own, note], Kind::Document, Duration::from_secs(600))
+        .await
+        .expect("document vectors");
+    let asked = client
+        .embed(&[question], Kind::Query, Duration::from_secs(600))
+        .await
+        .expect("query vector");
+    let (own_v, note_v, question_v) = (&documents[0], &documents[1], &asked[0]);
+    // Others' records between Bob's and the question: nearer to it than his.
+    let nearer = between(own_v, question_v);
+    for (name, db) in vector_dbs().await {
+        let h = Harness::on(db, embeddings_config(&url));
+        let db = h.db();
+        let active = |r: NewRecord| r.status(Status::Active);
+        // 1,100 of the agent's notes (a large place, read through the index).
+        let notes: Vec<NewRecord> = (0..1_100)
+            .map(|i| {
+                active(record(
+                    "default",
+                    Scope::AgentNotes,
+                    None,
+                    "report",
+                    &format!("{note} (copy {i})"),
+                    1,
+                ))
+            })
+            .collect();
+        store_with_vectors(db, &notes, |i| near_copy(note_v, i as u64)).await;
+        // 1,200 records Bob may not read: 400 other people's (one place
+        // each), 400 of another agent's notes, 400 of another organisation's.
+        let hidden: Vec<NewRecord> = (0..1_200)
+            .map(|i| {
+                let content = format!("The number that opens the entrance door is {}", 5_000 + i);
+                let r = match i % 3 {
+                    0 => record(
+                        "default",
+                        Scope::Personal,
+                        Some(&format!("discord:person{i}")),
+                        "badge",
+                        &content,
+                        1,
+                    ),
+                    1 => NewRecord {
+                        agent: "other-agent".into(),
+                        ..record("default", Scope::AgentNotes, None, "badge", &content, 1)
+                    },
+                    _ => record("acme-2", Scope::AgentNotes, None, "badge", &content, 1),
+                };
+                active(r)
+            })
+            .collect();
+        store_with_vectors(db, &hidden, |i| near_copy(&nearer, 10_000 + i as u64)).await;
+        let bob = active(record(
+            "default",
+            Scope::Personal,
+            Some("discord:bob"),
+            "badge",
+            own,
+            1,
+        ));
+        let bob_id = store_with_vectors(db, &[bob], |_| own_v.clone()).await[0];
+        assert_eq!(
+            db.vector_count("default").await.expect("count"),
+            1_100 + 800 + 1,
+            "{name}"
+        );
+
+        let speaker = scope(Some("discord:bob"), false);
+        let qv = memory::store::QueryVector {
+            model: "multilingual-e5-small".into(),
+            values: question_v.clone(),
+            min_similarity: 0.0,
+        };
+        if name == "pgvector" {
+            // The agent's notes go through the approximate index.
+            let plan = db
+                .vector_search_plan(&speaker, &qv, 40)
+                .await
+                .expect("plan")
+                .join("\n");
+            assert!(plan.contains("memory_vectors_hnsw_384"), "{plan}");
+        }
+        let near = db
+            .retrieve_by_meaning(&speaker, &qv, 10)
+            .await
+            .expect("by meaning");
+        assert_eq!(near.first().map(|r| r.record.id), Some(bob_id), "{name}");
+        let found = db.retrieve(&speaker, question, 10).await.expect("retrieve");
+        assert_eq!(contents(&found).first(), Some(&own), "{name}");
+        assert!(found[0].similarity.is_some(), "{name}: found by meaning");
+        for r in found.iter().chain(&near) {
+            assert!(
+                r.record.id == bob_id || r.record.content.starts_with(note),
+                "{name}: {} is not Bob's to read",
+                r.record.content
+            );
+        }
+        // Unpaired, as another person, in another organisation: nobody's
+        // personal record, and only that organisation's.
+        for (who, other) in [
+            ("unpaired", scope(None, false)),
+            ("carol", scope(Some("discord:carol"), false)),
+            (
+                "acme-2",
+                RetrievalScope {
+                    org: "acme-2".into(),
+                    ..scope(Some("discord:bob"), false)
+                },
+            ),
+        ] {
+            let found = db.retrieve(&other, question, 10).await.expect("retrieve");
+            assert!(
+                found.iter().all(|r| r.record.scope != Scope::Personal
+                    && r.record.org == other.org
+                    && r.record.agent == "default"),
+                "{name}, {who}: {:?}",
+                contents(&found)
+            );
+        }
         embeddings_ran(name);
     }
 }

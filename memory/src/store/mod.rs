@@ -18,6 +18,7 @@ mod consolidation;
 mod fulltext;
 mod messages;
 mod pairing;
+mod pgvector;
 mod records;
 mod retention;
 mod retire;
@@ -106,6 +107,8 @@ pub struct Db {
     lines: std::sync::Arc<messages::Lines>,
     /// This process's copy of SQLite's vectors (`vectors`).
     vectors: std::sync::Arc<vectors::VectorCache>,
+    /// What this process knows of PostgreSQL's vector indexes and places (`pgvector`).
+    pgvector: std::sync::Arc<pgvector::PgVectors>,
     /// Computes query vectors for retrieval (the gateway's embeddings client), when on.
     embedder: Option<std::sync::Arc<dyn vectors::Embed>>,
 }
@@ -238,6 +241,7 @@ impl Db {
             common: Default::default(),
             lines: Default::default(),
             vectors: Default::default(),
+            pgvector: Default::default(),
             embedder: None,
         };
         match backend {
@@ -356,7 +360,7 @@ impl Db {
                 sql!("VACUUM (ANALYZE) memory_fts_postings")
                     .exec(&self.pool)
                     .await?;
-                sql!("ANALYZE memory_records, memory_fts, messages")
+                sql!("ANALYZE memory_records, memory_fts, messages, memory_vectors")
                     .exec(&self.pool)
                     .await?
             }

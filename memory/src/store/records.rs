@@ -160,43 +160,69 @@ pub(super) async fn hit_records(
     want: usize,
     keep: impl Fn(&MemoryRecord) -> bool,
 ) -> Result<Vec<(MemoryRecord, f64)>> {
-    Ok(hits_and_preferences(pool, ranked, want, keep, None)
-        .await?
-        .0)
+    let lists = [Ranked { ranked, want }];
+    let (mut found, _) = ranked_records(pool, &lists, keep, None).await?;
+    Ok(found.pop().unwrap_or_default())
 }
 
-/// [`hit_records`], and the speaker's preferences `also` names (newest
-/// first, those `keep` accepts), read by the same first statement.
-pub(super) async fn hits_and_preferences(
+/// One ranking to read records for: the first `want` that are kept.
+pub(super) struct Ranked<'a> {
+    pub ranked: &'a [(i64, f64)],
+    pub want: usize,
+}
+
+/// [`hit_records`] for each of `lists` (the keyword and the vector
+/// rankings), and the speaker's preferences `also` names (newest first,
+/// those `keep` accepts): every list's next `want` ids and the preferences
+/// in one statement, each record read once however many lists name it.
+pub(super) async fn ranked_records(
     pool: &AnyPool,
-    ranked: &[(i64, f64)],
-    want: usize,
+    lists: &[Ranked<'_>],
     keep: impl Fn(&MemoryRecord) -> bool,
     also: Option<&Preferences<'_>>,
-) -> Result<(Vec<(MemoryRecord, f64)>, Vec<MemoryRecord>)> {
-    let mut out = Vec::with_capacity(want.min(ranked.len()));
+) -> Result<(Vec<Vec<(MemoryRecord, f64)>>, Vec<MemoryRecord>)> {
+    let mut out: Vec<Vec<(MemoryRecord, f64)>> = lists
+        .iter()
+        .map(|l| Vec::with_capacity(l.want.min(l.ranked.len())))
+        .collect();
+    let mut next = vec![0usize; lists.len()];
+    // Every record asked for so far: `None` when missing or not kept.
+    let mut read: HashMap<i64, Option<MemoryRecord>> = HashMap::new();
     let mut preferred: Vec<MemoryRecord> = Vec::new();
-    let mut chunks = ranked.chunks(want.max(1));
     let mut pending = also;
     loop {
-        let chunk = match chunks.next() {
-            Some(chunk) if out.len() < want => chunk,
-            _ => &[],
-        };
+        let mut chunks: Vec<(usize, &[(i64, f64)])> = Vec::new();
+        for (i, l) in lists.iter().enumerate() {
+            if out[i].len() < l.want && next[i] < l.ranked.len() {
+                let end = (next[i] + l.want.max(1)).min(l.ranked.len());
+                chunks.push((i, &l.ranked[next[i]..end]));
+                next[i] = end;
+            }
+        }
         let prefs = pending.take();
-        if chunk.is_empty() && prefs.is_none() {
+        if chunks.is_empty() && prefs.is_none() {
             break;
         }
-        let ids: Vec<i64> = chunk.iter().map(|(id, _)| *id).collect();
+        let mut ids: Vec<i64> = chunks
+            .iter()
+            .flat_map(|(_, chunk)| chunk.iter().map(|(id, _)| *id))
+            .filter(|id| !read.contains_key(id))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
         let rows = by_ids(pool, &ids, prefs).await?;
-        let mut found: HashMap<i64, MemoryRecord> = HashMap::with_capacity(rows.len());
+        for id in &ids {
+            read.insert(*id, None);
+        }
         for r in rows.into_iter().filter(|r| keep(r)) {
             if let Some(p) = prefs {
                 if p.hold(&r) && !preferred.iter().any(|q| q.id == r.id) {
                     preferred.push(r.clone());
                 }
             }
-            found.entry(r.id).or_insert(r);
+            if let Some(slot @ None) = read.get_mut(&r.id) {
+                *slot = Some(r);
+            }
         }
         if let Some(p) = prefs {
             // The statement read the newest `limit`; a hit that is an older
@@ -204,16 +230,17 @@ pub(super) async fn hits_and_preferences(
             preferred.sort_by(|a, b| b.said_at.cmp(&a.said_at).then(b.id.cmp(&a.id)));
             preferred.truncate(p.limit.max(0) as usize);
         }
-        out.extend(
-            chunk
-                .iter()
-                .filter_map(|(id, score)| found.remove(id).map(|r| (r, *score))),
-        );
-        if chunk.is_empty() {
-            break;
+        for (i, chunk) in chunks {
+            for (id, score) in chunk {
+                if let Some(Some(r)) = read.get(id) {
+                    out[i].push((r.clone(), *score));
+                }
+            }
         }
     }
-    out.truncate(want);
+    for (found, l) in out.iter_mut().zip(lists) {
+        found.truncate(l.want);
+    }
     Ok((out, preferred))
 }
 
@@ -430,7 +457,7 @@ async fn find_same_on(
 }
 
 /// The visibility keys `scope` may see: org policy, the agent's notes, the speaker's own.
-fn visible_keys(scope: &RetrievalScope) -> Vec<String> {
+pub(super) fn visible_keys(scope: &RetrievalScope) -> Vec<String> {
     let mut keys = vec![
         vis_key(Scope::OrgPolicy, &scope.agent, None),
         vis_key(Scope::AgentNotes, &scope.agent, None),
@@ -452,12 +479,13 @@ fn shared_tokens(tokens: &[String], r: &MemoryRecord) -> i64 {
 pub const RRF_K: f64 = 60.0;
 
 /// The keyword ranking (`keyword`, best first) and the vector ranking
-/// (`near`, best first) as one, by reciprocal rank fusion; a record's score is
-/// its fused score.
+/// (`near`, best first) as one, by reciprocal rank fusion, the best `want`;
+/// a record's score is its fused score.
 fn fuse(
     keyword: Vec<Retrieved>,
     near: Vec<(MemoryRecord, f64)>,
     tokens: &[String],
+    want: usize,
 ) -> Vec<Retrieved> {
     let lists = [
         keyword.iter().map(|r| r.record.id).collect::<Vec<_>>(),
@@ -469,7 +497,10 @@ fn fuse(
         records
             .entry(record.id)
             .or_insert_with(|| Retrieved {
-                hits: shared_tokens(tokens, &record),
+                // Counted below, for the records kept only: the analyzer
+                // over every record found by meaning cost more than the rest
+                // of the fusion.
+                hits: -1,
                 record,
                 score: 0.0,
                 similarity: None,
@@ -479,6 +510,13 @@ fn fuse(
     super::vectors::reciprocal_rank_fusion(&lists, RRF_K)
         .into_iter()
         .filter_map(|(id, score)| records.remove(&id).map(|r| Retrieved { score, ..r }))
+        .take(want)
+        .map(|mut r| {
+            if r.hits < 0 {
+                r.hits = shared_tokens(tokens, &r.record);
+            }
+            r
+        })
         .collect()
 }
 
@@ -718,37 +756,57 @@ impl Db {
             except: None,
             limit: cap,
         };
-        let found = fulltext::search(self, &search).await?;
+        // The keyword search and, with embeddings, the query's vector and the
+        // vector search over the same places, at once: neither waits for the
+        // other's statements (nor for the embedding call).
+        let meaning = async {
+            let qv = match &self.embedder {
+                Some(e) => e.query(query).await?,
+                None => return None,
+            };
+            match self.vector_search(&scope.org, &keys, &qv, cap).await {
+                Ok(near) => Some(near),
+                // The keyword ranking stands alone: embeddings never fail a search.
+                Err(e) => {
+                    tracing::warn!(error = %e, "vector search failed: this search is keyword only");
+                    None
+                }
+            }
+        };
+        let (found, near) = tokio::join!(fulltext::search(self, &search), meaning);
+        let found = found?;
         let read_hits: HashMap<i64, i64> = found.iter().map(|h| (h.id, h.hits)).collect();
         let ranked: Vec<(i64, f64)> = found.iter().map(|h| (h.id, h.score)).collect();
         // The visibility rule is checked on every row: the entry point fails closed.
         let want = limit.max(0) as usize;
-        // With embeddings, the records nearest in meaning, in the same places,
-        // are fused with the keyword ranking.
-        let query_vector = match &self.embedder {
-            Some(e) => e.query(query).await,
-            None => None,
-        };
-        // Fused, the keyword list goes as deep as the vector list (`cap`):
-        // cut to the reply's size first, a record both searches found below
-        // that got no keyword credit (hit@5 98.5% → 99.1%, README).
-        let keyword_depth = if query_vector.is_some() { cap } else { want };
-        // The speaker's preferences come with the first records read.
+        // The speaker's preferences come with the first records read, and so
+        // do the vector ranking's.
         let prefs = scope.speaker.as_deref().map(|owner| Preferences {
             org: &scope.org,
             agent: &scope.agent,
             owner,
             limit,
         });
-        let (hits, prefs) = hits_and_preferences(
-            &self.pool,
-            &ranked,
-            keyword_depth,
-            |r| scope.may_read(r),
-            prefs.as_ref(),
-        )
-        .await?;
-        let mut out: Vec<Retrieved> = hits
+        // Fused, the keyword list goes as deep as the vector list (`cap`):
+        // cut to the reply's size first, a record both searches found below
+        // that got no keyword credit (hit@5 98.5% → 99.1%, README).
+        let keyword_depth = if near.is_some() { cap } else { want };
+        let mut lists = vec![Ranked {
+            ranked: &ranked,
+            want: keyword_depth,
+        }];
+        if let Some(near) = &near {
+            lists.push(Ranked {
+                ranked: near,
+                want: cap,
+            });
+        }
+        let (mut read, prefs) =
+            ranked_records(&self.pool, &lists, |r| scope.may_read(r), prefs.as_ref()).await?;
+        let near_records = near.is_some().then(|| read.pop().unwrap_or_default());
+        let mut out: Vec<Retrieved> = read
+            .pop()
+            .unwrap_or_default()
             .into_iter()
             .map(|(record, score)| Retrieved {
                 hits: read_hits.get(&record.id).copied().unwrap_or(0),
@@ -757,19 +815,9 @@ impl Db {
                 similarity: None,
             })
             .collect();
-        if let Some(qv) = query_vector {
-            match self.vector_search(&scope.org, &keys, &qv, cap).await {
-                Ok(near) => {
-                    let near = hit_records(&self.pool, &near, cap, |r| scope.may_read(r)).await?;
-                    out = fuse(out, near, &tokens);
-                    out.truncate(want);
-                }
-                // The keyword ranking stands alone: embeddings never fail a search.
-                Err(e) => {
-                    out.truncate(want);
-                    tracing::warn!(error = %e, "vector search failed: this search is keyword only")
-                }
-            }
+        // With embeddings, the records nearest in meaning fused with the keyword ranking.
+        if let Some(near) = near_records {
+            out = fuse(out, near, &tokens, want);
         }
         // How the speaker wants to be served applies to every reply, whatever the words.
         for record in prefs {
