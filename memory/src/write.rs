@@ -108,17 +108,41 @@ impl Db {
                 None
             }
         };
-        let id = match id {
-            Some(existing) => existing,
-            None => self.insert_record(rec).await?,
-        };
-        let activation = match activation {
-            Activation::Run { cause, run_id } if rec.status == Status::Active => Some(
-                self.activate_kept(&rec.org, id, cause, run_id, rec.recorded_at, revise)
-                    .await?,
-            ),
+        let activate = match activation {
+            Activation::Run { cause, run_id } if rec.status == Status::Active => {
+                Some((cause, run_id))
+            }
             _ => None,
         };
+        let now = rec.recorded_at;
+        let (id, activation) = match (id, activate) {
+            (Some(existing), None) => (existing, None),
+            (None, None) => (self.insert_record(rec).await?, None),
+            (Some(existing), Some((cause, run_id))) => {
+                let s = self
+                    .activate(&rec.org, existing, cause.as_str(), run_id, now)
+                    .await?;
+                (existing, Some(s))
+            }
+            // One transaction, so one commit, for a new active record.
+            (None, Some((cause, run_id))) => {
+                let (id, s) = self
+                    .insert_activated(rec, cause.as_str(), run_id, now)
+                    .await?;
+                (id, Some(s))
+            }
+        };
+        if let (Some(activation), Some((cause, run_id))) = (&activation, activate) {
+            let record = Activated {
+                org: &rec.org,
+                id,
+                activation,
+                cause,
+                run_id,
+                now,
+            };
+            revise_beliefs(&record, revise).await;
+        }
         Ok(Written::Stored { id, activation })
     }
 
@@ -134,17 +158,22 @@ impl Db {
         revise: &dyn Revise,
     ) -> Result<Supersession> {
         let s = self.activate(org, id, cause.as_str(), run_id, now).await?;
-        if policy::revises_beliefs(cause) {
-            let record = Activated {
-                org,
-                id,
-                activation: &s,
-                cause,
-                run_id,
-                now,
-            };
-            revise.revise(&record).await;
-        }
+        let record = Activated {
+            org,
+            id,
+            activation: &s,
+            cause,
+            run_id,
+            now,
+        };
+        revise_beliefs(&record, revise).await;
         Ok(s)
+    }
+}
+
+/// Belief revision after an activation, when its cause calls for it.
+async fn revise_beliefs(record: &Activated<'_>, revise: &dyn Revise) {
+    if policy::revises_beliefs(record.cause) {
+        revise.revise(record).await;
     }
 }

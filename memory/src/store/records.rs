@@ -385,6 +385,19 @@ pub(super) async fn activate_on(
     if set_status_on(&mut *conn, org, id, Status::Active).await? == 0 {
         return Err(StoreError::NotFound(format!("memory record {id}")));
     }
+    subject_rule_on(conn, org, id, cause, run_id, now).await
+}
+
+/// The subject rule for the active record `id`: the older of it and each
+/// other active record on its subject is superseded, unless vetoed.
+async fn subject_rule_on(
+    conn: &mut AnyConnection,
+    org: &str,
+    id: i64,
+    cause: &str,
+    run_id: &str,
+    now: i64,
+) -> Result<Supersession> {
     let new = fetch(&mut *conn, org, id)
         .await?
         .ok_or_else(|| StoreError::NotFound(format!("memory record {id}")))?;
@@ -527,6 +540,28 @@ impl Db {
         ids.first()
             .copied()
             .ok_or_else(|| StoreError::Corrupt("insert returned no id".into()))
+    }
+
+    /// Insert an active record and activate it under the subject rule in one
+    /// transaction ([`Db::write`] of a new record): one commit instead of two,
+    /// and no crash leaves it active without the rule applied.
+    pub async fn insert_activated(
+        &self,
+        r: &NewRecord,
+        cause: &str,
+        run_id: &str,
+        now: i64,
+    ) -> Result<(i64, Supersession)> {
+        let mut tx = self.pool.begin().await?;
+        let id = insert_on(&mut tx, r).await?;
+        // Inserted active, it is indexed already: only the subject rule is left.
+        let s = match r.status {
+            Status::Active => subject_rule_on(&mut tx, &r.org, id, cause, run_id, now).await?,
+            _ => activate_on(&mut tx, &r.org, id, cause, run_id, now).await?,
+        };
+        tx.commit().await?;
+        self.written();
+        Ok((id, s))
     }
 
     /// Insert many records in one transaction (imports, benchmarks). Returns their ids.
