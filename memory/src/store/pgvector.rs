@@ -31,6 +31,7 @@
 //! is read again exactly. Every row found is still re-checked with the read
 //! rule by the caller.
 
+use super::vectors::literal;
 use super::{Db, Result, Sql};
 use sqlx::AnyConnection;
 use std::collections::{HashMap, HashSet};
@@ -68,12 +69,6 @@ type Places = (String, String, Vec<String>);
 /// The index of vectors of `dims` dimensions.
 fn index_name(dims: usize) -> String {
     format!("memory_vectors_hnsw_{dims}")
-}
-
-/// A pgvector literal, `[0.1,0.2,…]`.
-pub(super) fn literal(v: &[f32]) -> String {
-    let parts: Vec<String> = v.iter().map(|x| format!("{x}")).collect();
-    format!("[{}]", parts.join(","))
 }
 
 /// How many candidates an index scan asks for to keep `limit` of them when

@@ -70,6 +70,12 @@ fn backend_of(conn: &AnyConnection) -> Backend {
     }
 }
 
+/// A pgvector literal, `[0.1,0.2,…]`.
+pub(super) fn literal(v: &[f32]) -> String {
+    let parts: Vec<String> = v.iter().map(|x| format!("{x}")).collect();
+    format!("[{}]", parts.join(","))
+}
+
 /// `v` scaled to unit length (a zero vector stays zero).
 pub(super) fn unit(v: &[f32]) -> Vec<f32> {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -706,17 +712,9 @@ impl Db {
                 Backend::Postgres => {
                     let text = "INSERT INTO memory_vectors (record_id, org, vis, model, dims, embedding) VALUES ($1, $2, $3, $4, $5, CAST($6 AS vector)) \
                                 ON CONFLICT (record_id) DO UPDATE SET org = excluded.org, vis = excluded.vis, model = excluded.model, dims = excluded.dims, embedding = excluded.embedding";
-                    sql!(
-                        text,
-                        r.id,
-                        &r.org,
-                        vis,
-                        model,
-                        dims,
-                        super::pgvector::literal(&v)
-                    )
-                    .exec(&mut *tx)
-                    .await?;
+                    sql!(text, r.id, &r.org, vis, model, dims, literal(&v))
+                        .exec(&mut *tx)
+                        .await?;
                 }
             }
             stored += 1;
