@@ -439,6 +439,24 @@ async fn subject_rule_on(
     Ok(out)
 }
 
+/// Insert `r` active and apply the subject rule to it, on the caller's
+/// transaction. Inserted active, it is indexed once; activating a pending
+/// insert would index it again.
+async fn insert_active_on(
+    conn: &mut AnyConnection,
+    r: &NewRecord,
+    cause: &str,
+    run_id: &str,
+    now: i64,
+) -> Result<(i64, Supersession)> {
+    let id = match r.status {
+        Status::Active => insert_on(&mut *conn, r).await?,
+        _ => insert_on(&mut *conn, &r.clone().status(Status::Active)).await?,
+    };
+    let s = subject_rule_on(conn, &r.org, id, cause, run_id, now).await?;
+    Ok((id, s))
+}
+
 /// [`Db::find_same`] on the caller's connection.
 async fn find_same_on(
     conn: &mut AnyConnection,
@@ -542,7 +560,7 @@ impl Db {
             .ok_or_else(|| StoreError::Corrupt("insert returned no id".into()))
     }
 
-    /// Insert an active record and activate it under the subject rule in one
+    /// Insert a record active and apply the subject rule to it in one
     /// transaction ([`Db::write`] of a new record): one commit instead of two,
     /// and no crash leaves it active without the rule applied.
     pub async fn insert_activated(
@@ -553,15 +571,10 @@ impl Db {
         now: i64,
     ) -> Result<(i64, Supersession)> {
         let mut tx = self.pool.begin().await?;
-        let id = insert_on(&mut tx, r).await?;
-        // Inserted active, it is indexed already: only the subject rule is left.
-        let s = match r.status {
-            Status::Active => subject_rule_on(&mut tx, &r.org, id, cause, run_id, now).await?,
-            _ => activate_on(&mut tx, &r.org, id, cause, run_id, now).await?,
-        };
+        let out = insert_active_on(&mut tx, r, cause, run_id, now).await?;
         tx.commit().await?;
         self.written();
-        Ok((id, s))
+        Ok(out)
     }
 
     /// Insert many records in one transaction (imports, benchmarks). Returns their ids.
@@ -594,8 +607,7 @@ impl Db {
                 out.push(None);
                 continue;
             }
-            let id = insert_on(&mut tx, &r.clone().status(Status::Pending)).await?;
-            activate_on(&mut tx, &r.org, id, "import", run_id, now).await?;
+            let (id, _) = insert_active_on(&mut tx, r, "import", run_id, now).await?;
             out.push(Some(id));
         }
         tx.commit().await?;
