@@ -108,42 +108,46 @@ impl Db {
                 None
             }
         };
-        let activate = match activation {
-            Activation::Run { cause, run_id } if rec.status == Status::Active => {
-                Some((cause, run_id))
+        let (cause, run_id) = match activation {
+            Activation::Run { cause, run_id } if rec.status == Status::Active => (cause, run_id),
+            _ => {
+                let id = match id {
+                    Some(existing) => existing,
+                    None => self.insert_record(rec).await?,
+                };
+                return Ok(Written::Stored {
+                    id,
+                    activation: None,
+                });
             }
-            _ => None,
         };
         let now = rec.recorded_at;
-        let (id, activation) = match (id, activate) {
-            (Some(existing), None) => (existing, None),
-            (None, None) => (self.insert_record(rec).await?, None),
-            (Some(existing), Some((cause, run_id))) => {
+        let (id, s) = match id {
+            Some(existing) => {
                 let s = self
                     .activate(&rec.org, existing, cause.as_str(), run_id, now)
                     .await?;
-                (existing, Some(s))
+                (existing, s)
             }
             // One transaction, so one commit, for a new active record.
-            (None, Some((cause, run_id))) => {
-                let (id, s) = self
-                    .insert_activated(rec, cause.as_str(), run_id, now)
-                    .await?;
-                (id, Some(s))
+            None => {
+                self.insert_activated(rec, cause.as_str(), run_id, now)
+                    .await?
             }
         };
-        if let (Some(activation), Some((cause, run_id))) = (&activation, activate) {
-            let record = Activated {
-                org: &rec.org,
-                id,
-                activation,
-                cause,
-                run_id,
-                now,
-            };
-            revise_beliefs(&record, revise).await;
-        }
-        Ok(Written::Stored { id, activation })
+        let record = Activated {
+            org: &rec.org,
+            id,
+            activation: &s,
+            cause,
+            run_id,
+            now,
+        };
+        revise_beliefs(&record, revise).await;
+        Ok(Written::Stored {
+            id,
+            activation: Some(s),
+        })
     }
 
     /// Activate a kept record (a consented proposal, a confirmed review item)
