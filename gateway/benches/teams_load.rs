@@ -443,7 +443,12 @@ async fn run() -> Result<bool, String> {
         })
         .collect();
     let usage_before = Usage::of(server.id());
+    let generator_before = Usage::of(std::process::id());
     tokio::time::sleep(Duration::from_secs(seconds as u64)).await;
+    // The load generator's own CPU shares the machine with the server's.
+    let generator = Usage::of(std::process::id())
+        .zip(generator_before)
+        .map(|(after, before)| after.since(before));
     // The server's usage over the load, read before it is killed (a thread
     // that ended during the load takes its counts with it: none does).
     let usage = Usage::of(server.id())
@@ -544,6 +549,13 @@ async fn run() -> Result<bool, String> {
             u.voluntary as f64 / n as f64,
             u.involuntary as f64 / n as f64
         );
+        if let Some(g) = generator {
+            println!(
+                "load generator per turn: {:.3} ms user + {:.3} ms system CPU",
+                per_turn_ms(g.user_ticks),
+                per_turn_ms(g.system_ticks)
+            );
+        }
         println!(
             "server memory: {:.0} MB resident at the end, {:.0} MB at the peak",
             u.rss_kb as f64 / 1024.0,

@@ -14,7 +14,8 @@
 //! STEWARD_BENCH_PGVECTOR_URL is set; STEWARD_BENCH_SQLITE=0 leaves SQLite
 //! out. STEWARD_BENCH_DIR keeps the SQLite file (`vectors.db`, emptied first)
 //! there; with STEWARD_BENCH_REUSE=1 a file already holding one size is
-//! searched as it is (instruction counts of the searches alone).
+//! searched as it is (instruction counts of the searches alone), and so is
+//! PostgreSQL's schema `bench_vectors` (without REUSE it is made again).
 //!
 //! Records: agent notes, every fifth a personal record of one of 50 people
 //! (the speaker holds a fiftieth of them: 400 at 100k). Vectors: uniformly
@@ -336,9 +337,12 @@ fn main() {
             stores.push(("sqlite", plain, db, Corpus::default()));
         }
         if let Ok(url) = std::env::var("STEWARD_BENCH_PGVECTOR_URL") {
-            let plain = Db::connect_fresh_schema(&url, "bench_vectors")
-                .await
-                .expect("postgres");
+            let plain = if reuse {
+                Db::connect_kept_schema(&url, "bench_vectors").await
+            } else {
+                Db::connect_fresh_schema(&url, "bench_vectors").await
+            }
+            .expect("postgres");
             plain.enable_vectors().await.expect("pgvector");
             let db = plain.clone().with_embedder(Arc::new(RandomQueries));
             stores.push(("pg", plain, db, Corpus::default()));
@@ -354,7 +358,7 @@ fn main() {
         for size in sizes {
             for (store, plain, db, corpus) in &mut stores {
                 let held = plain.row_count("memory_records").await.expect("count") as usize;
-                let rate = if reuse && held == size && *store == "sqlite" {
+                let rate = if reuse && held == size {
                     *corpus = corpus_of(size);
                     None
                 } else {
