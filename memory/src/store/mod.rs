@@ -47,14 +47,6 @@ use std::time::Duration;
 /// smaller file maps what it has).
 const SQLITE_MMAP: &str = "PRAGMA mmap_size = 1073741824";
 
-/// Every PostgreSQL statement planned once per connection. sqlx prepares
-/// each statement text; left to choose, the server planned the retrieval's
-/// record fetch again at every execution (its parameters are ids and an
-/// owner), which took longer than running it (about 0.25 ms of bind against
-/// 0.1 ms of execute at 100k records). Every statement here leads with an
-/// indexed `org`, `id` or token, so a plan that ignores the values is the plan.
-const POSTGRES_GENERIC_PLANS: &str = "SET plan_cache_mode = force_generic_plan";
-
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
 
@@ -195,15 +187,14 @@ fn pool_options(backend: Backend, max: u32) -> AnyPoolOptions {
         })
         .after_connect(move |conn, _| {
             Box::pin(async move {
-                match backend {
+                if backend == Backend::Sqlite {
                     // Read the file through a memory map. In WAL mode a
                     // connection drops its whole page cache whenever another
                     // one has committed, which under load is before nearly
                     // every statement; without the map each page is then
                     // read again with a system call and a copy.
-                    Backend::Sqlite => conn.execute(SQLITE_MMAP).await?,
-                    Backend::Postgres => conn.execute(POSTGRES_GENERIC_PLANS).await?,
-                };
+                    conn.execute(SQLITE_MMAP).await?;
+                }
                 Ok(())
             })
         })
