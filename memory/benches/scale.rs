@@ -9,6 +9,8 @@
 //! as it is (for instruction counts of retrieval alone, with STEWARD_BENCH_WRITES=0),
 //! and so is the PostgreSQL schema (STEWARD_BENCH_PG_SCHEMA, default
 //! `bench_scale`; without REUSE it is dropped and made again).
+//! STEWARD_BENCH_SQLITE=0 leaves SQLite out (to fill the two databases' large
+//! stores in two processes at once).
 //!
 //! A write is one record through `Db::write` (dedupe, insert, index, the
 //! subject rule) in its own transaction, as a turn writes; 500 of them per size.
@@ -174,10 +176,13 @@ fn main() {
             let _ = std::fs::remove_file(place.join(format!("scale.db{end}")));
         }
     }
-    let mut backends = vec![(
-        "sqlite",
-        format!("sqlite:{}", place.join("scale.db").display()),
-    )];
+    let mut backends = Vec::new();
+    if std::env::var("STEWARD_BENCH_SQLITE").map_or(true, |v| v != "0") {
+        backends.push((
+            "sqlite",
+            format!("sqlite:{}", place.join("scale.db").display()),
+        ));
+    }
     if let Ok(pg) = std::env::var("STEWARD_BENCH_POSTGRES_URL") {
         backends.push(("postgres", pg));
     }
