@@ -27,6 +27,7 @@ steward_tests::on_both_databases!(
     an_import_batch_dedupes_and_applies_the_subject_rule,
     a_reply_reads_its_window_the_live_size_and_the_summaries_at_once,
     the_live_size_follows_every_insert_trim_erasure_and_redelivery,
+    a_slice_is_archived_once_however_many_trims_race_for_it,
     a_turns_first_read_answers_seen_sender_and_view_at_once,
     the_speakers_newest_preferences_come_with_every_retrieval,
     a_query_of_common_words_finds_the_records_holding_both_and_never_anothers,
@@ -1325,7 +1326,8 @@ async fn a_reply_reads_its_window_the_live_size_and_the_summaries_at_once(db: Db
             channel: "teams",
             conversation: "c",
             conversation_kind: "group",
-            message_ids: &[line],
+            first_id: line,
+            last_id: line,
             started_at: 0,
             ended_at: 1,
             trust: "trusted",
@@ -1458,7 +1460,8 @@ async fn the_live_size_follows_every_insert_trim_erasure_and_redelivery(db: Db) 
         channel: "teams",
         conversation: "c",
         conversation_kind: "group",
-        message_ids: &slice,
+        first_id: slice[0],
+        last_id: slice[4],
         started_at: 0,
         ended_at: 1,
         trust: "mixed",
@@ -1493,6 +1496,101 @@ async fn the_live_size_follows_every_insert_trim_erasure_and_redelivery(db: Db) 
         (view.live.messages, view.live.chars),
         db.live_size("o", "default", "d").await.unwrap()
     );
+}
+
+/// Two turns of one conversation can both find it over budget and trim the
+/// same oldest slice: one archive holds it, the other trim writes nothing,
+/// and the live history is what is left.
+async fn a_slice_is_archived_once_however_many_trims_race_for_it(db: Db) {
+    let mut ids = Vec::new();
+    for (i, conversation) in ["c", "c", "d", "c", "c", "c"].into_iter().enumerate() {
+        let text = format!("line {i}");
+        ids.push(
+            db.insert_message(&NewMessage {
+                org: "o",
+                agent: "default",
+                channel: "teams",
+                conversation,
+                conversation_kind: "group",
+                author: "person",
+                sender: Some("teams:1"),
+                sender_role: Some("user"),
+                text: &text,
+                said_at: i as i64,
+            })
+            .await
+            .unwrap(),
+        );
+    }
+    let trim = |first: i64, last: i64| {
+        let db = db.clone();
+        async move {
+            db.archive_slice(&NewArchive {
+                org: "o",
+                agent: "default",
+                channel: "teams",
+                conversation: "c",
+                conversation_kind: "group",
+                first_id: first,
+                last_id: last,
+                started_at: 0,
+                ended_at: 1,
+                trust: "mixed",
+                summary: "s",
+                markdown: "",
+                created_at: 2,
+                created_by: "test",
+            })
+            .await
+            .unwrap()
+        }
+    };
+    // The first slice spans a line of another conversation (ids interleave).
+    let racing: Vec<_> = (0..4).map(|_| tokio::spawn(trim(ids[0], ids[3]))).collect();
+    let mut archived = Vec::new();
+    for t in racing {
+        archived.extend(t.await.unwrap());
+    }
+    assert_eq!(
+        archived.len(),
+        1,
+        "one of the racing trims archives the slice"
+    );
+    assert_eq!(
+        trim(ids[0], ids[3]).await,
+        None,
+        "a trimmed slice is not archived again"
+    );
+    assert_eq!(trim(ids[1], ids[1]).await, None, "nor any part of it");
+    let lines: Vec<i64> = db
+        .archive_lines("o", archived[0])
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(
+        lines,
+        vec![ids[0], ids[1], ids[3]],
+        "its lines, this conversation's only"
+    );
+    let live: Vec<i64> = db
+        .history("o", "default", "c")
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(live, vec![ids[4], ids[5]]);
+    assert_eq!(
+        db.live_size("o", "default", "c").await.unwrap(),
+        (2, 2 * "line 4".len() as i64)
+    );
+    assert_eq!(db.live_size("o", "default", "d").await.unwrap(), (1, 6));
+    // The next slice begins after the watermark.
+    assert!(trim(ids[4], ids[4]).await.is_some());
+    assert_eq!(db.archives("o", Some("c")).await.unwrap().len(), 2);
+    assert_eq!(db.live_size("o", "default", "c").await.unwrap(), (1, 6));
 }
 
 /// A turn's first read (`Db::opening`, through `Pairing::open_turn`): whether

@@ -101,7 +101,7 @@ impl Lifecycle {
         let Some(slice) = live.get(..cut).filter(|s| !s.is_empty()) else {
             return Ok(None);
         };
-        self.trim_slice(slice, Some(speaker), now).await.map(Some)
+        self.trim_slice(slice, Some(speaker), now).await
     }
 
     /// Trim a conversation's whole live history now (replay's `trim`, an operator).
@@ -116,29 +116,29 @@ impl Lifecycle {
         if live.is_empty() {
             return Ok(None);
         }
-        self.trim_slice(&live, None, now).await.map(Some)
+        self.trim_slice(&live, None, now).await
     }
 
     /// Summarise, archive, and (when the policy says a trim learns) extract
     /// person by person. `current` is the running turn's speaker, if a turn
-    /// triggered the trim.
+    /// triggered the trim. `None` when another trim of the conversation
+    /// archived the slice first.
     async fn trim_slice(
         &self,
         slice: &[StoredMessage],
         current: Option<&Principal>,
         now: i64,
-    ) -> Result<TrimReport> {
+    ) -> Result<Option<TrimReport>> {
         let (first, last) = match (slice.first(), slice.last()) {
             (Some(f), Some(l)) => (f, l),
             _ => return Err(StoreError::NotFound("messages to trim".into()).into()),
         };
         let trust = policy::archive_trust(slice);
         let summary = self.summarize_slice(slice).await;
-        let ids: Vec<i64> = slice.iter().map(|m| m.id).collect();
         let created_by = current
             .and_then(Principal::author_id)
             .unwrap_or_else(|| "operator".to_string());
-        let archive_id = self
+        let Some(archive_id) = self
             .db
             .archive_slice(&NewArchive {
                 org: &first.org,
@@ -146,7 +146,8 @@ impl Lifecycle {
                 channel: &first.channel,
                 conversation: &first.conversation,
                 conversation_kind: &first.conversation_kind,
-                message_ids: &ids,
+                first_id: first.id,
+                last_id: last.id,
                 started_at: first.said_at,
                 ended_at: last.said_at,
                 trust: trust.as_str(),
@@ -155,7 +156,10 @@ impl Lifecycle {
                 created_at: now,
                 created_by: &created_by,
             })
-            .await?;
+            .await?
+        else {
+            return Ok(None);
+        };
         let mut learned = Vec::new();
         if policy::trim_learns(self.learning.policy(&first.agent), current) {
             let run_id = format!("trim:{archive_id}");
@@ -213,10 +217,10 @@ impl Lifecycle {
                 learned.extend(written.id());
             }
         }
-        Ok(TrimReport {
+        Ok(Some(TrimReport {
             archive_id,
             trust: trust.as_str().to_string(),
             learned,
-        })
+        }))
     }
 }

@@ -34,6 +34,10 @@ const SEEN: &str = "INSERT INTO seen_messages (org, channel, platform_id, seen_a
 
 const SELECT: &str = "SELECT id, org, agent, channel, conversation, conversation_kind, author, sender, sender_role, text, said_at FROM messages";
 
+/// A line of conversation `$1`, `$2`, `$3` (org, agent, conversation) is live
+/// when it is past the conversation's watermark, the newest trimmed line.
+const LIVE: &str = "id > COALESCE((SELECT trimmed_through FROM live_history WHERE org = $1 AND agent = $2 AND conversation = $3), 0)";
+
 impl Db {
     /// Record a platform message id; false when it was seen before (a redelivery).
     pub async fn mark_seen(
@@ -145,7 +149,7 @@ impl Db {
         conversation: &str,
     ) -> Result<Vec<StoredMessage>> {
         let text = format!(
-            "{SELECT} WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0 ORDER BY id"
+            "{SELECT} WHERE org = $1 AND agent = $2 AND conversation = $3 AND {LIVE} ORDER BY id"
         );
         sql!(text, org, agent, conversation).all(&self.pool).await
     }
@@ -161,7 +165,7 @@ impl Db {
         limit: i64,
     ) -> Result<Vec<StoredMessage>> {
         let text = format!(
-            "{SELECT} WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0 AND id < $4 ORDER BY id DESC LIMIT $5"
+            "{SELECT} WHERE org = $1 AND agent = $2 AND conversation = $3 AND {LIVE} AND id < $4 ORDER BY id DESC LIMIT $5"
         );
         sql!(text, org, agent, conversation, before, limit)
             .all(&self.pool)
@@ -208,14 +212,14 @@ impl Db {
     ) -> Result<Vec<ViewRow>> {
         // Parts told apart by `part`; the shapes padded to one, with typed
         // NULLs (PostgreSQL types an untyped NULL of a subquery as text).
-        let view = "SELECT * FROM (SELECT CAST(0 AS BIGINT) AS part, id, channel, conversation_kind, author, sender, sender_role, text, said_at \
-                      FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed = 0 AND id < $4 \
+        let view = format!("SELECT * FROM (SELECT CAST(0 AS BIGINT) AS part, id, channel, conversation_kind, author, sender, sender_role, text, said_at \
+                      FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 AND {LIVE} AND id < $4 \
                       ORDER BY id DESC LIMIT $5) AS recent \
                     UNION ALL SELECT CAST(1 AS BIGINT), messages, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), chars \
                       FROM live_history WHERE org = $1 AND agent = $2 AND conversation = $3 \
                     UNION ALL SELECT * FROM (SELECT CAST(2 AS BIGINT), id, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), summary, CAST(NULL AS BIGINT) \
                       FROM archives WHERE org = $1 AND agent = $2 AND conversation = $3 \
-                      ORDER BY id DESC LIMIT $6) AS summaries";
+                      ORDER BY id DESC LIMIT $6) AS summaries");
         // Whether the platform id was seen (as `id`) and the sender's active
         // user (id, name, role, status as the first four texts; updated_at).
         let first = " UNION ALL SELECT CAST(3 AS BIGINT), \

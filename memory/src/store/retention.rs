@@ -48,7 +48,9 @@ impl Db {
         super::vectors::drop_owned(&mut tx, owned, org, user).await?;
         let records = "DELETE FROM memory_records WHERE org = $1 AND owner = $2";
         let records = sql!(records, org, user).exec(&mut *tx).await?;
-        let archives = "SELECT DISTINCT trimmed FROM messages WHERE org = $1 AND sender = $2 AND trimmed <> 0 ORDER BY trimmed";
+        let archives = "SELECT DISTINCT a.id FROM messages m JOIN archives a ON a.org = m.org AND a.agent = m.agent \
+                        AND a.conversation = m.conversation AND m.id BETWEEN a.first_id AND a.last_id \
+                        WHERE m.org = $1 AND m.sender = $2 ORDER BY a.id";
         let archives: Vec<(i64,)> = sql!(archives, org, user).all(&mut *tx).await?;
         let lines = "UPDATE messages SET text = $1 WHERE org = $2 AND sender = $3";
         let messages = sql!(lines, ERASED, org, user).exec(&mut *tx).await?;
