@@ -20,6 +20,7 @@
 //! builds in one sitting). `STEWARD_LOAD_WRAP` runs the server under a command, e.g.
 //! `valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.out`; the server is
 //! then stopped with SIGINT instead (callgrind writes its profile on exit).
+//! `STEWARD_LOAD_SET_<NAME>=v` serves with the setting `STEWARD_<NAME>=v`.
 //! The server's rate limits are raised (the users send far more than 20 a
 //! minute each); the limiter still runs on every turn.
 
@@ -160,6 +161,13 @@ fn serve(dir: &std::path::Path, url: &str) -> Result<(Child, String), String> {
         // Only this run's settings; `STEWARD_LOG` passes (to log statements).
         if k.starts_with("STEWARD_") && k != "STEWARD_LOG" {
             c.env_remove(k);
+        }
+    }
+    // `STEWARD_LOAD_SET_<NAME>=v` serves with `STEWARD_<NAME>=v` (a setting
+    // of the served steward, e.g. `STEWARD_LOAD_SET_MEMORY__HISTORY_BUDGET_MESSAGES`).
+    for (k, v) in std::env::vars() {
+        if let Some(name) = k.strip_prefix("STEWARD_LOAD_SET_") {
+            c.env(format!("STEWARD_{name}"), v);
         }
     }
     let mut child = c
