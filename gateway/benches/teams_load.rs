@@ -14,7 +14,7 @@
 //!
 //! `STEWARD_LOAD_SECONDS` (60), `STEWARD_LOAD_CONNECTIONS` (32),
 //! `STEWARD_LOAD_RECORDS` (100000), `STEWARD_LOAD_USERS` (1024).
-//! `STEWARD_LOAD_SEEDED=FILE` keeps the seeded store in FILE and starts from
+//! `STEWARD_LOAD_SEEDED=FILE` keeps a backup of the seeded store in FILE and starts from
 //! a copy of it next time (same build and settings only).
 //! `STEWARD_LOAD_BIN` names another `steward` binary to serve (to compare
 //! builds in one sitting). `STEWARD_LOAD_WRAP` runs the server under a command, e.g.
@@ -92,7 +92,14 @@ fn user_id(u: usize) -> String {
 
 /// The store the server will open: `records` notes (through the import path:
 /// dedupe and the subject rule), the common-token list, `users` paired users.
-async fn seed(url: &str, records: usize, users: usize) -> Result<(), String> {
+/// With `keep`, a backup of it is written there (`Db::backup_to`: a copy of
+/// the file just after closing it was once found corrupt).
+async fn seed(
+    url: &str,
+    records: usize,
+    users: usize,
+    keep: Option<&std::path::Path>,
+) -> Result<(), String> {
     let db = Db::connect(url).await.map_err(|e| e.to_string())?;
     let started = Instant::now();
     for chunk in (0..records).collect::<Vec<_>>().chunks(5_000) {
@@ -120,25 +127,12 @@ async fn seed(url: &str, records: usize, users: usize) -> Result<(), String> {
         "seeded {records} records and {users} paired users in {:.1} s",
         started.elapsed().as_secs_f64()
     );
+    let kept = match keep {
+        Some(path) => db.backup_to(path).await.map_err(|e| e.to_string()),
+        None => Ok(()),
+    };
     db.close().await;
-    Ok(())
-}
-
-/// Copy the SQLite store `from` (closed) to `to`, with its write-ahead log:
-/// what the last writes left there is part of the store.
-fn copy_store(from: &std::path::Path, to: &std::path::Path) -> Result<(), String> {
-    for suffix in ["", "-wal"] {
-        let (src, dst) = (
-            format!("{}{suffix}", from.display()),
-            format!("{}{suffix}", to.display()),
-        );
-        if suffix.is_empty() || std::path::Path::new(&src).exists() {
-            std::fs::copy(&src, &dst).map_err(|e| format!("copy {src} to {dst}: {e}"))?;
-        } else {
-            let _ = std::fs::remove_file(&dst);
-        }
-    }
-    Ok(())
+    kept
 }
 
 /// `steward serve` on `url` with the Teams webhook on; the child and its address.
@@ -249,6 +243,9 @@ struct Tally {
     by_window: Vec<usize>,
     late: usize,
     refused: usize,
+    /// Replies that said the store could not be read and nothing was done:
+    /// answered, but not acknowledged.
+    unavailable: usize,
     failed: BTreeMap<u16, usize>,
 }
 
@@ -314,6 +311,10 @@ async fn worker(
         let body = body.to_bytes();
         let reply: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
         let said = reply["text"].as_str().unwrap_or_default();
+        if said.starts_with("I can't check who you are") {
+            tally.unavailable += 1;
+            continue;
+        }
         if said.starts_with("Working on it") {
             tally.late += 1;
         } else if said.contains("slow down") {
@@ -425,13 +426,12 @@ async fn run() -> Result<bool, String> {
     // (`STEWARD_LOAD_SEEDED`): seeding 100k records takes a minute.
     let kept = std::env::var_os("STEWARD_LOAD_SEEDED").map(std::path::PathBuf::from);
     match &kept {
-        Some(path) if path.exists() => copy_store(path, &file)?,
-        _ => {
-            seed(&url, records, users).await?;
-            if let Some(path) = &kept {
-                copy_store(&file, path)?;
-            }
+        // A backup, never opened since: the file is the whole store.
+        Some(path) if path.exists() => {
+            std::fs::copy(path, &file)
+                .map_err(|e| format!("copy {} to {}: {e}", path.display(), file.display()))?;
         }
+        _ => seed(&url, records, users, kept.as_deref()).await?,
     }
 
     let (mut server, addr) = serve(dir.path(), &url)?;
@@ -487,6 +487,7 @@ async fn run() -> Result<bool, String> {
         }
         all.late += t.late;
         all.refused += t.refused;
+        all.unavailable += t.unavailable;
         for (s, n) in t.failed {
             *all.failed.entry(s).or_default() += n;
         }
@@ -522,10 +523,11 @@ async fn run() -> Result<bool, String> {
         "teams_load: {connections} connections, {users} users, {records} records, {secs:.1} s"
     );
     println!(
-        "acknowledged turns: {n} ({:.0}/s); late acknowledgements {}; rate-limited {}; non-2xx {:?}",
+        "acknowledged turns: {n} ({:.0}/s); late acknowledgements {}; rate-limited {}; store unavailable {}; non-2xx {:?}",
         n as f64 / secs,
         all.late,
         all.refused,
+        all.unavailable,
         all.failed
     );
     println!(
@@ -585,6 +587,13 @@ async fn run() -> Result<bool, String> {
     }
     if all.refused > 0 {
         eprintln!("FAILED: {} turns were rate-limited", all.refused);
+        return Ok(false);
+    }
+    if all.unavailable > 0 {
+        eprintln!(
+            "FAILED: {} turns were answered \"I can't check who you are\": the store failed",
+            all.unavailable
+        );
         return Ok(false);
     }
     Ok(n > 0)

@@ -757,3 +757,29 @@ fn import_waits_for_its_vectors_and_search_finds_a_paraphrase() {
         "{found}"
     );
 }
+
+#[test]
+fn backup_copies_the_store_and_never_overwrites_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    chat(d, "admin", "@notes: The daily report uses example_orders\n");
+    let (ok, out, err) = run(d, &["backup", "copy.db"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("copy.db"), "{out}");
+    // The copy is a store of its own: the note is found there.
+    let found = steward(d)
+        .args(["memory", "search", "daily report"])
+        .env("STEWARD_DATABASE__URL", "sqlite:copy.db")
+        .output()
+        .unwrap();
+    assert!(found.status.success());
+    assert!(
+        String::from_utf8_lossy(&found.stdout).contains("example_orders"),
+        "{}",
+        String::from_utf8_lossy(&found.stdout)
+    );
+    let kept = std::fs::read(d.join("copy.db")).unwrap();
+    let (ok, _, err) = run(d, &["backup", "copy.db"]);
+    assert!(!ok && err.contains("exists"), "{err}");
+    assert_eq!(std::fs::read(d.join("copy.db")).unwrap(), kept);
+}

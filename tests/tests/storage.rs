@@ -981,6 +981,55 @@ async fn a_database_that_cannot_be_opened_says_why() {
     );
 }
 
+/// `steward backup`: a copy taken while another task keeps writing opens as
+/// a whole store (every record it holds indexed and found) with everything
+/// committed before the backup began; an existing file is never
+/// overwritten; a PostgreSQL store is sent to its own tools.
+#[tokio::test]
+async fn a_backup_taken_while_writing_is_a_whole_store() {
+    let (db, dir) = sqlite_file_db().await;
+    let before: Vec<NewRecord> = (0..300)
+        .map(|i| note(&format!("host {i}"), &format!("Host {i} runs on rack{i}"), i))
+        .collect();
+    db.insert_records(&before).await.unwrap();
+    let writing = {
+        let db = db.clone();
+        tokio::spawn(async move {
+            for i in 300..1300 {
+                let r = note(&format!("host {i}"), &format!("Host {i} runs on rack{i}"), i);
+                db.insert_record(&r).await.unwrap();
+            }
+        })
+    };
+    let target = dir.path().join("backup.db");
+    db.backup_to(&target).await.unwrap();
+    writing.await.unwrap();
+
+    let copy = Db::connect(&format!("sqlite:{}", target.display()))
+        .await
+        .unwrap();
+    let held = copy.row_count("memory_records").await.unwrap();
+    assert!((300..=1300).contains(&held), "{held} records in the copy");
+    assert_eq!(indexed(&copy).await.0, held, "every record it holds is indexed");
+    for i in [0, 150, 299] {
+        let found = found_ids(&copy, &notes_scope("o", None), &format!("rack{i}")).await;
+        assert_eq!(found.len(), 1, "rack{i} in the copy: {found:?}");
+    }
+    copy.close().await;
+
+    let kept = std::fs::read(&target).unwrap();
+    let e = db.backup_to(&target).await.unwrap_err().to_string();
+    assert!(e.contains("exists"), "{e}");
+    assert_eq!(std::fs::read(&target).unwrap(), kept, "the file is untouched");
+    db.close().await;
+
+    if let Some(pg) = postgres_db().await {
+        let e = pg.backup_to(&dir.path().join("pg.db")).await.unwrap_err();
+        assert!(e.to_string().contains("pg_dump"), "{e}");
+        assert!(!dir.path().join("pg.db").exists());
+    }
+}
+
 /// An agent note of organisation `o`.
 fn note(subject: &str, content: &str, at: i64) -> NewRecord {
     rec("o", Scope::AgentNotes, None, subject, content, at)

@@ -1,8 +1,9 @@
 //! The command line: `serve`, `chat`, `replay`, `pairing …`, `memory …`,
-//! `api-key …`, `dashboard …`. The argument types live here; each subcommand
+//! `api-key …`, `dashboard …`, `backup`. The argument types live here; each subcommand
 //! runs in its own module.
 
 mod api_key;
+mod backup;
 mod chat;
 mod dashboard;
 mod memory;
@@ -71,6 +72,12 @@ pub enum Command {
     /// The web dashboard's admin token.
     #[command(subcommand)]
     Dashboard(DashboardCommand),
+    /// Copy the SQLite store to a new file, consistently, even while `serve`
+    /// runs (copying the database file itself is not safe then).
+    Backup {
+        /// The new file (an existing file is never overwritten).
+        file: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -380,6 +387,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Memory(cmd) => memory::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::ApiKey(cmd) => api_key::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::Dashboard(cmd) => dashboard::run(&Ctx::open(cfg, org).await?, cmd).await,
+        Command::Backup { file } => backup::run(&cfg, &file).await,
     }
 }
 

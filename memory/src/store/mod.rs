@@ -69,6 +69,9 @@ pub enum StoreError {
     /// The database could not be reached at all: what was tried, and why not.
     #[error("cannot connect to {what}: {reason}")]
     Unreachable { what: String, reason: String },
+    /// A backup would overwrite a file, or names no file SQLite can write.
+    #[error("backup to {path}: {reason}")]
+    Backup { path: String, reason: &'static str },
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -365,6 +368,27 @@ impl Db {
                     .await?
             }
         };
+        Ok(())
+    }
+
+    /// Write a consistent copy of the SQLite store to `path`, a new file,
+    /// while the store may be serving: `VACUUM INTO` reads one snapshot and
+    /// blocks no writer. A copy of the database file can instead catch a
+    /// checkpoint half done and be corrupt. A PostgreSQL store is backed up
+    /// with its own tools (`pg_dump`).
+    pub async fn backup_to(&self, path: &std::path::Path) -> Result<()> {
+        let fail = |reason| StoreError::Backup {
+            path: path.display().to_string(),
+            reason,
+        };
+        if self.backend == Backend::Postgres {
+            return Err(fail("a PostgreSQL store is backed up with pg_dump"));
+        }
+        if path.exists() {
+            return Err(fail("the file exists; choose a new file"));
+        }
+        let target = path.to_str().ok_or_else(|| fail("the path is not UTF-8"))?;
+        sql!("VACUUM INTO $1", target).exec(&self.pool).await?;
         Ok(())
     }
 
