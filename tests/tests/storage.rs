@@ -989,14 +989,24 @@ async fn a_database_that_cannot_be_opened_says_why() {
 async fn a_backup_taken_while_writing_is_a_whole_store() {
     let (db, dir) = sqlite_file_db().await;
     let before: Vec<NewRecord> = (0..300)
-        .map(|i| note(&format!("host {i}"), &format!("Host {i} runs on rack{i}"), i))
+        .map(|i| {
+            note(
+                &format!("host {i}"),
+                &format!("Host {i} runs on rack{i}"),
+                i,
+            )
+        })
         .collect();
     db.insert_records(&before).await.unwrap();
     let writing = {
         let db = db.clone();
         tokio::spawn(async move {
             for i in 300..1300 {
-                let r = note(&format!("host {i}"), &format!("Host {i} runs on rack{i}"), i);
+                let r = note(
+                    &format!("host {i}"),
+                    &format!("Host {i} runs on rack{i}"),
+                    i,
+                );
                 db.insert_record(&r).await.unwrap();
             }
         })
@@ -1010,7 +1020,11 @@ async fn a_backup_taken_while_writing_is_a_whole_store() {
         .unwrap();
     let held = copy.row_count("memory_records").await.unwrap();
     assert!((300..=1300).contains(&held), "{held} records in the copy");
-    assert_eq!(indexed(&copy).await.0, held, "every record it holds is indexed");
+    assert_eq!(
+        indexed(&copy).await.0,
+        held,
+        "every record it holds is indexed"
+    );
     for i in [0, 150, 299] {
         let found = found_ids(&copy, &notes_scope("o", None), &format!("rack{i}")).await;
         assert_eq!(found.len(), 1, "rack{i} in the copy: {found:?}");
@@ -1020,7 +1034,11 @@ async fn a_backup_taken_while_writing_is_a_whole_store() {
     let kept = std::fs::read(&target).unwrap();
     let e = db.backup_to(&target).await.unwrap_err().to_string();
     assert!(e.contains("exists"), "{e}");
-    assert_eq!(std::fs::read(&target).unwrap(), kept, "the file is untouched");
+    assert_eq!(
+        std::fs::read(&target).unwrap(),
+        kept,
+        "the file is untouched"
+    );
     db.close().await;
 
     if let Some(pg) = postgres_db().await {

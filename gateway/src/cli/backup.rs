@@ -1,8 +1,8 @@
 //! `steward backup FILE`: a consistent copy of the SQLite store.
 
 use crate::config::Config;
-use anyhow::{Context, Result};
 use ::memory::Db;
+use anyhow::{Context, Result};
 use std::path::Path;
 
 pub(super) async fn run(cfg: &Config, file: &Path) -> Result<()> {
