@@ -406,6 +406,46 @@ impl Usage {
     }
 }
 
+/// What the server and the machine had done by one moment of the load: the
+/// server's CPU ticks and bytes sent to storage, the machine's idle (with
+/// I/O wait) and total ticks. Read at each window's end, they show whether a
+/// falling rate is a turn costing more or the server waiting.
+#[derive(Debug, Clone, Copy)]
+struct Tick {
+    cpu: u64,
+    written: u64,
+    idle: u64,
+    total: u64,
+}
+
+impl Tick {
+    /// `None` where `/proc` is not there to read (not Linux).
+    fn of(pid: u32) -> Option<Tick> {
+        let usage = Usage::of(pid)?;
+        let io = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+        let written = io
+            .lines()
+            .find_map(|l| l.strip_prefix("write_bytes:"))?
+            .trim()
+            .parse()
+            .ok()?;
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let cpu: Vec<u64> = stat
+            .lines()
+            .next()?
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        Some(Tick {
+            cpu: usage.user_ticks + usage.system_ticks,
+            written,
+            idle: cpu.get(3)? + cpu.get(4)?,
+            total: cpu.iter().sum(),
+        })
+    }
+}
+
 fn percentile(sorted: &[u32], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -452,7 +492,15 @@ async fn run() -> Result<bool, String> {
         .collect();
     let usage_before = Usage::of(server.id());
     let generator_before = Usage::of(std::process::id());
-    tokio::time::sleep(Duration::from_secs(seconds as u64)).await;
+    let mut ticks = vec![Tick::of(server.id())];
+    let end = started + Duration::from_secs(seconds as u64);
+    let mut next = started + Duration::from_secs(WINDOW_SECS);
+    while next <= end {
+        tokio::time::sleep_until(next.into()).await;
+        ticks.push(Tick::of(server.id()));
+        next += Duration::from_secs(WINDOW_SECS);
+    }
+    tokio::time::sleep_until(end.into()).await;
     // The load generator's own CPU shares the machine with the server's.
     let generator = Usage::of(std::process::id())
         .zip(generator_before)
@@ -547,6 +595,38 @@ async fn run() -> Result<bool, String> {
             .map(|n| format!("{:.0}", *n as f64 / WINDOW_SECS as f64))
             .collect();
         println!("turns/s in each {WINDOW_SECS} s: {}", rates.join(" "));
+        // SAFETY: sysconf(3) reads a constant of the system; no memory is involved.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        let (mut cpu, mut idle, mut written) = (Vec::new(), Vec::new(), Vec::new());
+        for (pair, &n) in ticks.windows(2).zip(&all.by_window) {
+            let (Some(a), Some(b)) = (pair[0], pair[1]) else {
+                continue;
+            };
+            let total = b.total.saturating_sub(a.total).max(1) as f64;
+            cpu.push(format!(
+                "{:.2}",
+                b.cpu.saturating_sub(a.cpu) as f64 * 1000.0 / hz / n.max(1) as f64
+            ));
+            idle.push(format!(
+                "{:.0}%",
+                b.idle.saturating_sub(a.idle) as f64 * 100.0 / total
+            ));
+            written.push(format!(
+                "{:.0}",
+                b.written.saturating_sub(a.written) as f64 / 1e6
+            ));
+        }
+        if !cpu.is_empty() {
+            println!(
+                "server CPU ms a turn in each {WINDOW_SECS} s: {}",
+                cpu.join(" ")
+            );
+            println!("machine idle in each {WINDOW_SECS} s: {}", idle.join(" "));
+            println!(
+                "server MB sent to storage in each {WINDOW_SECS} s: {}",
+                written.join(" ")
+            );
+        }
     }
     if let Some(u) = usage.filter(|_| n > 0) {
         // SAFETY: sysconf(3) reads a constant of the system; no memory is involved.

@@ -1048,6 +1048,42 @@ async fn a_backup_taken_while_writing_is_a_whole_store() {
     }
 }
 
+/// The archive of lines `first_id..=last_id` of group conversation `c` of `o`.
+fn slice_of_c(first_id: i64, last_id: i64) -> NewArchive<'static> {
+    NewArchive {
+        org: "o",
+        agent: "default",
+        channel: "teams",
+        conversation: "c",
+        conversation_kind: "group",
+        first_id,
+        last_id,
+        started_at: 0,
+        ended_at: 1,
+        trust: "mixed",
+        summary: "s",
+        markdown: "",
+        created_at: 2,
+        created_by: "test",
+    }
+}
+
+/// A line of user `teams:1` in group conversation `conversation` of organisation `o`.
+fn teams_line<'a>(conversation: &'a str, text: &'a str, said_at: i64) -> NewMessage<'a> {
+    NewMessage {
+        org: "o",
+        agent: "default",
+        channel: "teams",
+        conversation,
+        conversation_kind: "group",
+        author: "person",
+        sender: Some("teams:1"),
+        sender_role: Some("user"),
+        text,
+        said_at,
+    }
+}
+
 /// An agent note of organisation `o`.
 fn note(subject: &str, content: &str, at: i64) -> NewRecord {
     rec("o", Scope::AgentNotes, None, subject, content, at)
@@ -1262,18 +1298,7 @@ async fn concurrent_lines_are_committed_when_stored(db: Db, other: Db) {
         tasks.push(tokio::spawn(async move {
             let conversation = format!("c{}", i % IDS);
             let text = format!("line {i}");
-            let line = NewMessage {
-                org: "o",
-                agent: "default",
-                channel: "teams",
-                conversation: &conversation,
-                conversation_kind: "group",
-                author: "person",
-                sender: Some("teams:1"),
-                sender_role: Some("user"),
-                text: &text,
-                said_at: i as i64,
-            };
+            let line = teams_line(&conversation, &text, i as i64);
             let platform_id = format!("teams:1/p{}", i % IDS);
             let stored = db
                 .insert_message_once(&line, Some(&platform_id))
@@ -1370,20 +1395,9 @@ async fn a_reply_reads_its_window_the_live_size_and_the_summaries_at_once(db: Db
         .enumerate()
     {
         ids.push(
-            db.insert_message(&NewMessage {
-                org: "o",
-                agent: "default",
-                channel: "teams",
-                conversation,
-                conversation_kind: "group",
-                author: "person",
-                sender: Some("teams:1"),
-                sender_role: Some("user"),
-                text,
-                said_at: i as i64,
-            })
-            .await
-            .unwrap(),
+            db.insert_message(&teams_line(conversation, text, i as i64))
+                .await
+                .unwrap(),
         );
     }
     for (line, summary) in [(ids[0], "first summary"), (ids[1], "second summary")] {
@@ -1461,16 +1475,8 @@ async fn the_live_size_follows_every_insert_trim_erasure_and_redelivery(db: Db) 
         async move {
             db.insert_message_once(
                 &NewMessage {
-                    org: "o",
-                    agent: "default",
-                    channel: "teams",
-                    conversation,
-                    conversation_kind: "group",
-                    author: "person",
                     sender: Some(sender),
-                    sender_role: Some("user"),
-                    text: &text,
-                    said_at: 1,
+                    ..teams_line(conversation, &text, 1)
                 },
                 Some(&format!("{sender}/{text}")),
             )
@@ -1521,24 +1527,9 @@ async fn the_live_size_follows_every_insert_trim_erasure_and_redelivery(db: Db) 
         .take(5)
         .map(|m| m.id)
         .collect();
-    db.archive_slice(&NewArchive {
-        org: "o",
-        agent: "default",
-        channel: "teams",
-        conversation: "c",
-        conversation_kind: "group",
-        first_id: slice[0],
-        last_id: slice[4],
-        started_at: 0,
-        ended_at: 1,
-        trust: "mixed",
-        summary: "s",
-        markdown: "",
-        created_at: 2,
-        created_by: "test",
-    })
-    .await
-    .unwrap();
+    db.archive_slice(&slice_of_c(slice[0], slice[4]))
+        .await
+        .unwrap();
     // Erasing a person rewrites the text of their lines, live and trimmed.
     db.erase_person("o", "teams:2").await.unwrap();
     for c in ["c", "d"] {
@@ -1573,44 +1564,14 @@ async fn a_slice_is_archived_once_however_many_trims_race_for_it(db: Db) {
     for (i, conversation) in ["c", "c", "d", "c", "c", "c"].into_iter().enumerate() {
         let text = format!("line {i}");
         ids.push(
-            db.insert_message(&NewMessage {
-                org: "o",
-                agent: "default",
-                channel: "teams",
-                conversation,
-                conversation_kind: "group",
-                author: "person",
-                sender: Some("teams:1"),
-                sender_role: Some("user"),
-                text: &text,
-                said_at: i as i64,
-            })
-            .await
-            .unwrap(),
+            db.insert_message(&teams_line(conversation, &text, i as i64))
+                .await
+                .unwrap(),
         );
     }
     let trim = |first: i64, last: i64| {
         let db = db.clone();
-        async move {
-            db.archive_slice(&NewArchive {
-                org: "o",
-                agent: "default",
-                channel: "teams",
-                conversation: "c",
-                conversation_kind: "group",
-                first_id: first,
-                last_id: last,
-                started_at: 0,
-                ended_at: 1,
-                trust: "mixed",
-                summary: "s",
-                markdown: "",
-                created_at: 2,
-                created_by: "test",
-            })
-            .await
-            .unwrap()
-        }
+        async move { db.archive_slice(&slice_of_c(first, last)).await.unwrap() }
     };
     // The first slice spans a line of another conversation (ids interleave).
     let racing: Vec<_> = (0..4).map(|_| tokio::spawn(trim(ids[0], ids[3]))).collect();
