@@ -6,8 +6,9 @@
 //! activities — every one a distinct message id and text, from distinct paired
 //! users in their own channel threads — for the configured time. Then the
 //! server is killed with SIGKILL while the load is still running, and every
-//! message that was acknowledged (a 2xx with the turn's answer) is looked up in
-//! the messages table: one missing fails the run. An acknowledgement sent
+//! message that was acknowledged (a 2xx with the turn's answer) is looked up
+//! where a reader finds it, its conversation's live history or one of the
+//! conversation's archives: one missing fails the run. An acknowledgement sent
 //! before its message was committed would show up here.
 //!
 //! Run: `cargo bench -p steward --bench teams_load`
@@ -41,6 +42,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const ORG: &str = "default";
+/// The agent the Teams webhook serves (`POST /teams/<agent>`).
+const AGENT: &str = "default";
 /// The security token Teams would show (base64 of 32 bytes).
 const TOKEN: &str = "c3Rld2FyZC1sb2FkLWJlbmNobWFyay1zZWNyZXQta2V5ISE=";
 
@@ -197,6 +200,11 @@ fn serve(dir: &std::path::Path, url: &str) -> Result<(Child, String), String> {
     Ok((child, base))
 }
 
+/// User `u`'s own channel thread.
+fn conversation_of(u: usize) -> String {
+    format!("19:load@thread.tacv2;messageid={u}")
+}
+
 /// A Teams `message` activity from user `u` in their own channel thread.
 fn activity(u: usize, id: &str, text: &str) -> Vec<u8> {
     let aad = format!("aad-load-{u}");
@@ -210,7 +218,7 @@ fn activity(u: usize, id: &str, text: &str) -> Vec<u8> {
         "conversation": {
             "isGroup": true,
             "conversationType": "channel",
-            "id": format!("19:load@thread.tacv2;messageid={u}"),
+            "id": conversation_of(u),
         },
         "textFormat": "plain",
         "text": format!("<at>steward</at> {text}"),
@@ -287,7 +295,7 @@ async fn worker(
         let text = format!("Produce the {a} {b} report ({marker})");
         let body = activity(u, &format!("load-{w}-{seq}"), &text);
         let auth = sign(&key, &body);
-        let Ok(req) = hyper::Request::post(format!("http://{addr}/teams/default"))
+        let Ok(req) = hyper::Request::post(format!("http://{addr}/teams/{AGENT}"))
             .header("host", &addr)
             .header("content-type", "application/json")
             .header("authorization", auth)
@@ -550,10 +558,24 @@ async fn run() -> Result<bool, String> {
     }
     let mut missing = Vec::new();
     for (u, markers) in &by_user {
-        let stored: BTreeSet<String> = db
-            .messages_by_sender(ORG, &user_id(*u))
+        // Where a reader finds them: the live history, else an archive.
+        let conversation = conversation_of(*u);
+        let mut lines = db
+            .history(ORG, AGENT, &conversation)
+            .await
+            .map_err(|e| e.to_string())?;
+        for a in db
+            .archives(ORG, Some(&conversation))
             .await
             .map_err(|e| e.to_string())?
+        {
+            lines.extend(
+                db.archive_lines(ORG, a.id)
+                    .await
+                    .map_err(|e| e.to_string())?,
+            );
+        }
+        let stored: BTreeSet<String> = lines
             .into_iter()
             .filter_map(|m| {
                 let (_, rest) = m.text.rsplit_once('(')?;
