@@ -46,6 +46,13 @@ use std::time::Duration;
 /// How much of a SQLite file each connection maps (address space only; a
 /// smaller file maps what it has).
 const SQLITE_MMAP: &str = "PRAGMA mmap_size = 1073741824";
+/// A checkpoint copies every page the write-ahead log holds back into the
+/// file. At SQLite's default of 1,000 pages the index leaves each group
+/// commit touches were written back again and again; at 8,000 (32 MB of log)
+/// a Teams turn sends ~53 KB to storage instead of ~66 KB and costs ~4% less
+/// CPU (teams_load, alternated), for ~10 ms more p99 in the second that one
+/// runs. Durability is the commit's sync of the log, which is unchanged.
+const SQLITE_CHECKPOINT: &str = "PRAGMA wal_autocheckpoint = 8000";
 
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
@@ -197,6 +204,7 @@ fn pool_options(backend: Backend, max: u32) -> AnyPoolOptions {
                     // every statement; without the map each page is then
                     // read again with a system call and a copy.
                     conn.execute(SQLITE_MMAP).await?;
+                    conn.execute(SQLITE_CHECKPOINT).await?;
                 }
                 Ok(())
             })
