@@ -836,7 +836,7 @@ impl Db {
         });
         // Fused, the keyword list goes as deep as the vector list (`cap`):
         // cut to the reply's size first, a record both searches found below
-        // that got no keyword credit (hit@5 98.5% → 99.1%, README).
+        // that got no keyword credit (hit@5 98.5% → 99.1%, docs/benchmarks.md).
         let keyword_depth = if near.is_some() { cap } else { want };
         let mut lists = vec![Ranked {
             ranked: &ranked,
