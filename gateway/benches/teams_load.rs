@@ -22,6 +22,8 @@
 //! `valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.out`; the server is
 //! then stopped with SIGINT instead (callgrind writes its profile on exit).
 //! `STEWARD_LOAD_SET_<NAME>=v` serves with the setting `STEWARD_<NAME>=v`.
+//! `STEWARD_LOAD_KEEP=DIR` copies the killed server's store files (database,
+//! write-ahead log) to DIR before they are read.
 //! The server's rate limits are raised (the users send far more than 20 a
 //! minute each); the limiter still runs on every turn.
 
@@ -550,6 +552,19 @@ async fn run() -> Result<bool, String> {
     }
     all.latencies_us.sort_unstable();
 
+    // `STEWARD_LOAD_KEEP=DIR`: the killed server's store files as it left
+    // them (database, write-ahead log), to see what the load wrote.
+    if let Some(keep) = std::env::var_os("STEWARD_LOAD_KEEP") {
+        let keep = std::path::PathBuf::from(keep);
+        std::fs::create_dir_all(&keep).map_err(|e| format!("{}: {e}", keep.display()))?;
+        for suffix in ["", "-wal", "-shm"] {
+            let from = dir.path().join(format!("load.db{suffix}"));
+            if from.exists() {
+                let to = keep.join(format!("load.db{suffix}"));
+                std::fs::copy(&from, &to).map_err(|e| format!("copy to {}: {e}", to.display()))?;
+            }
+        }
+    }
     // Every acknowledged message is in the messages table.
     let db = Db::connect(&url).await.map_err(|e| e.to_string())?;
     let mut by_user: BTreeMap<usize, Vec<String>> = BTreeMap::new();
