@@ -28,6 +28,7 @@ steward_tests::on_both_databases!(
     a_reply_reads_its_window_the_live_size_and_the_summaries_at_once,
     the_live_size_follows_every_insert_trim_erasure_and_redelivery,
     a_slice_is_archived_once_however_many_trims_race_for_it,
+    a_trim_committed_with_lines_beside_it_keeps_every_line_and_the_live_size,
     a_turns_first_read_answers_seen_sender_and_view_at_once,
     the_speakers_newest_preferences_come_with_every_retrieval,
     a_query_of_common_words_finds_the_records_holding_both_and_never_anothers,
@@ -1619,6 +1620,84 @@ async fn a_slice_is_archived_once_however_many_trims_race_for_it(db: Db) {
     assert!(trim(ids[4], ids[4]).await.is_some());
     assert_eq!(db.archives("o", Some("c")).await.unwrap().len(), 2);
     assert_eq!(db.live_size("o", "default", "c").await.unwrap(), (1, 6));
+}
+
+/// Trims go through the group commit of lines and share its transactions:
+/// a slice archived while lines of the same and other conversations are
+/// being stored loses none of them, counts none twice, and the live size
+/// stays what the live lines add up to.
+async fn a_trim_committed_with_lines_beside_it_keeps_every_line_and_the_live_size(db: Db) {
+    let mut first = Vec::new();
+    for i in 0..10 {
+        let text = format!("old line {i}");
+        first.push(db.insert_message(&teams_line("c", &text, i)).await.unwrap());
+    }
+    let writers: Vec<_> = (0..40)
+        .map(|i| {
+            let db = db.clone();
+            tokio::spawn(async move {
+                let conversation = if i % 2 == 0 { "c" } else { "d" };
+                let text = format!("new line {i} of {}", "x".repeat(i));
+                db.insert_message(&teams_line(conversation, &text, 100 + i as i64))
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    // Two trims of the slice race the lines: one archives it.
+    let trims: Vec<_> = (0..2)
+        .map(|_| {
+            let db = db.clone();
+            let (a, b) = (first[0], first[5]);
+            tokio::spawn(async move { db.archive_slice(&slice_of_c(a, b)).await.unwrap() })
+        })
+        .collect();
+    let mut new_ids = Vec::new();
+    for w in writers {
+        new_ids.push(w.await.unwrap());
+    }
+    let mut archived = Vec::new();
+    for t in trims {
+        archived.extend(t.await.unwrap());
+    }
+    assert_eq!(archived.len(), 1, "the slice is archived once");
+    let in_archive: Vec<i64> = db
+        .archive_lines("o", archived[0])
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(in_archive, first[..6].to_vec(), "the slice, and only it");
+    for conversation in ["c", "d"] {
+        let live = db.history("o", "default", conversation).await.unwrap();
+        let chars: i64 = live.iter().map(|m| m.text.chars().count() as i64).sum();
+        assert_eq!(
+            db.live_size("o", "default", conversation).await.unwrap(),
+            (live.len() as i64, chars),
+            "the live size of {conversation} is its live lines'"
+        );
+    }
+    let live_c: Vec<i64> = db
+        .history("o", "default", "c")
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| m.id)
+        .collect();
+    let live_d = db.history("o", "default", "d").await.unwrap();
+    assert_eq!(
+        live_c.len(),
+        4 + 20,
+        "c keeps its 4 newer old lines and its 20 new ones"
+    );
+    assert_eq!(live_d.len(), 20, "d loses nothing");
+    for id in &new_ids {
+        assert!(
+            live_c.contains(id) || live_d.iter().any(|m| m.id == *id),
+            "line {id} is live"
+        );
+    }
 }
 
 /// A turn's first read (`Db::opening`, through `Pairing::open_turn`): whether

@@ -1,6 +1,7 @@
 use super::{Db, Result};
 use crate::model::StoredMessage;
 use serde::Serialize;
+use sqlx::AnyConnection;
 
 /// One trimmed slice of a conversation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
@@ -54,49 +55,13 @@ impl Db {
     /// the range. `None` when the slice is no longer live (another trim of
     /// the same conversation took it first): nothing is written.
     ///
-    /// On the group commit's connection: on SQLite every writer waits for
-    /// the one write lock, and a trim waiting in SQLite's busy handler (which
-    /// sleeps and polls) would keep the lines' commits waiting behind it.
+    /// Through the group commit of conversation lines, in the transaction of
+    /// the lines queued with it: on SQLite every writer waits for the one
+    /// write lock, and a trim's own transaction (its own sync of the log)
+    /// kept the lines' commits waiting behind it, a hundred times a second
+    /// when many conversations pass their budget together.
     pub async fn archive_slice(&self, a: &NewArchive<'_>) -> Result<Option<i64>> {
-        let mut tx = self.writer.begin().await?;
-        // The slice's size comes off the live size, counted by the engine as
-        // the triggers count a line, from the watermark as it stands.
-        let slice = "FROM messages m WHERE m.org = $1 AND m.agent = $2 AND m.conversation = $3 \
-                     AND m.id > live_history.trimmed_through AND m.id <= $4";
-        let text = format!(
-            "UPDATE live_history SET messages = messages - (SELECT COUNT(*) {slice}), \
-             chars = chars - (SELECT COALESCE(SUM(LENGTH(m.text)), 0) {slice}), trimmed_through = $4 \
-             WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed_through < $5"
-        );
-        let moved = sql!(text, a.org, a.agent, a.conversation, a.last_id, a.first_id)
-            .exec(&mut *tx)
-            .await?;
-        if moved == 0 {
-            tx.rollback().await?;
-            return Ok(None);
-        }
-        let text = "INSERT INTO archives (org, agent, channel, conversation, conversation_kind, started_at, ended_at, trust, summary, markdown, created_at, created_by, first_id, last_id) \
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id";
-        let q = sql!(
-            text,
-            a.org,
-            a.agent,
-            a.channel,
-            a.conversation,
-            a.conversation_kind
-        )
-        .arg(a.started_at)
-        .arg(a.ended_at)
-        .arg(a.trust)
-        .arg(a.summary)
-        .arg(a.markdown)
-        .arg(a.created_at)
-        .arg(a.created_by)
-        .arg(a.first_id)
-        .arg(a.last_id);
-        let (id,): (i64,) = q.one(&mut *tx).await?;
-        tx.commit().await?;
-        Ok(Some(id))
+        self.lines.archive(&self.writer, a).await
     }
 
     pub async fn archive(&self, org: &str, id: i64) -> Result<Archive> {
@@ -142,4 +107,92 @@ impl Db {
                     AND m.id BETWEEN a.first_id AND a.last_id WHERE a.org = $1 AND a.id = $2 ORDER BY m.id";
         sql!(text, org, archive_id).all(&self.pool).await
     }
+}
+
+/// A slice about to be archived, owned (it waits in the group commit's queue).
+#[derive(Debug)]
+pub(super) struct QueuedArchive {
+    org: String,
+    agent: String,
+    channel: String,
+    conversation: String,
+    conversation_kind: String,
+    first_id: i64,
+    last_id: i64,
+    started_at: i64,
+    ended_at: i64,
+    trust: String,
+    summary: String,
+    markdown: String,
+    created_at: i64,
+    created_by: String,
+}
+
+impl From<&NewArchive<'_>> for QueuedArchive {
+    fn from(a: &NewArchive<'_>) -> Self {
+        QueuedArchive {
+            org: a.org.into(),
+            agent: a.agent.into(),
+            channel: a.channel.into(),
+            conversation: a.conversation.into(),
+            conversation_kind: a.conversation_kind.into(),
+            first_id: a.first_id,
+            last_id: a.last_id,
+            started_at: a.started_at,
+            ended_at: a.ended_at,
+            trust: a.trust.into(),
+            summary: a.summary.into(),
+            markdown: a.markdown.into(),
+            created_at: a.created_at,
+            created_by: a.created_by.into(),
+        }
+    }
+}
+
+/// Archive `a` in the open transaction `conn` ([`Db::archive_slice`]): the
+/// archive's id, or `None` (nothing written) when its slice is no longer live.
+pub(super) async fn archive_in(conn: &mut AnyConnection, a: &QueuedArchive) -> Result<Option<i64>> {
+    // The slice's size comes off the live size, counted by the engine as
+    // the triggers count a line, from the watermark as it stands.
+    let slice = "FROM messages m WHERE m.org = $1 AND m.agent = $2 AND m.conversation = $3 \
+                 AND m.id > live_history.trimmed_through AND m.id <= $4";
+    let text = format!(
+        "UPDATE live_history SET messages = messages - (SELECT COUNT(*) {slice}), \
+         chars = chars - (SELECT COALESCE(SUM(LENGTH(m.text)), 0) {slice}), trimmed_through = $4 \
+         WHERE org = $1 AND agent = $2 AND conversation = $3 AND trimmed_through < $5"
+    );
+    let moved = sql!(
+        text,
+        a.org.as_str(),
+        a.agent.as_str(),
+        a.conversation.as_str(),
+        a.last_id,
+        a.first_id
+    )
+    .exec(&mut *conn)
+    .await?;
+    if moved == 0 {
+        return Ok(None);
+    }
+    let text = "INSERT INTO archives (org, agent, channel, conversation, conversation_kind, started_at, ended_at, trust, summary, markdown, created_at, created_by, first_id, last_id) \
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id";
+    let q = sql!(
+        text,
+        a.org.as_str(),
+        a.agent.as_str(),
+        a.channel.as_str(),
+        a.conversation.as_str(),
+        a.conversation_kind.as_str()
+    )
+    .arg(a.started_at)
+    .arg(a.ended_at)
+    .arg(a.trust.as_str())
+    .arg(a.summary.as_str())
+    .arg(a.markdown.as_str())
+    .arg(a.created_at)
+    .arg(a.created_by.as_str())
+    .arg(a.first_id)
+    .arg(a.last_id);
+    let (id,): (i64,) = q.one(&mut *conn).await?;
+    Ok(Some(id))
 }

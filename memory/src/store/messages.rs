@@ -1,13 +1,16 @@
 //! Conversation lines and seen platform ids.
 //!
 //! Lines are written by a group commit: concurrent turns' lines (and the
-//! seen-id marks that go with them) are queued, and one task at a time
-//! stores everything queued in one transaction, then answers each caller.
+//! seen-id marks that go with them, and trims' archives) are queued, and one
+//! task at a time stores everything queued in one transaction, then answers
+//! each caller.
 //! A caller hears its line's id only after that transaction committed, so
 //! whatever it acknowledges is on disk; many turns share one commit (on
 //! SQLite, one WAL sync) instead of paying one each.
 
+use super::archives::{archive_in, QueuedArchive};
 use super::pairing::User;
+use super::NewArchive;
 use super::{Db, Result, StoreError};
 use crate::model::{Role, StoredMessage};
 use sqlx::{AnyConnection, AnyPool};
@@ -394,12 +397,12 @@ impl ConversationView {
     }
 }
 
-/// Lines stored in one transaction at most (bounds how long a batch holds the
-/// write lock, and so the wait of the turns queued behind it).
+/// Jobs (lines, archives) stored in one transaction at most (bounds how long
+/// a batch holds the write lock, and so the wait of the turns queued behind it).
 const MAX_BATCH: usize = 256;
 
 /// A line about to be stored, owned (it waits in the queue).
-struct Job {
+struct QueuedLine {
     org: String,
     agent: String,
     channel: String,
@@ -412,6 +415,18 @@ struct Job {
     said_at: i64,
     /// The platform id to mark seen in the same transaction.
     seen: Option<String>,
+}
+
+/// What a queued job writes.
+enum Work {
+    Line(QueuedLine),
+    Archive(QueuedArchive),
+}
+
+/// Queued work and who waits for it: the line's id (`None`: its platform id
+/// was seen before), or the archive's (`None`: its slice was taken first).
+struct Job {
+    work: Work,
     done: oneshot::Sender<Result<Option<i64>>>,
 }
 
@@ -444,16 +459,15 @@ impl Lines {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Queue `m` (and its seen mark), start the storing task when none runs,
-    /// and wait until the transaction that holds it has committed.
+    /// Queue `m` (and its seen mark) and wait until the transaction that
+    /// holds it has committed.
     async fn store(
         self: &Arc<Self>,
         pool: &AnyPool,
         m: &NewMessage<'_>,
         seen: Option<&str>,
     ) -> Result<Option<i64>> {
-        let (done, stored) = oneshot::channel();
-        let job = Job {
+        let line = QueuedLine {
             org: m.org.into(),
             agent: m.agent.into(),
             channel: m.channel.into(),
@@ -465,11 +479,26 @@ impl Lines {
             text: m.text.into(),
             said_at: m.said_at,
             seen: seen.map(str::to_string),
-            done,
         };
+        self.queue(pool, Work::Line(line)).await
+    }
+
+    /// Queue the archive of a slice ([`Db::archive_slice`]) and wait until
+    /// the transaction that holds it has committed.
+    pub(super) async fn archive(
+        self: &Arc<Self>,
+        pool: &AnyPool,
+        a: &NewArchive<'_>,
+    ) -> Result<Option<i64>> {
+        self.queue(pool, Work::Archive(a.into())).await
+    }
+
+    /// Queue `work`, start the storing task when none runs, and wait for the commit.
+    async fn queue(self: &Arc<Self>, pool: &AnyPool, work: Work) -> Result<Option<i64>> {
+        let (done, stored) = oneshot::channel();
         let start = {
             let mut q = self.lock();
-            q.0.jobs.push(job);
+            q.0.jobs.push(Job { work, done });
             !std::mem::replace(&mut q.0.running, true)
         };
         if start {
@@ -478,7 +507,7 @@ impl Lines {
         }
         stored.await.map_err(|_| StoreError::Unreachable {
             what: "the message writer".into(),
-            reason: "it stopped before the line was stored (shutting down)".into(),
+            reason: "it stopped before the transaction committed (shutting down)".into(),
         })?
     }
 }
@@ -546,32 +575,50 @@ async fn drain(lines: Arc<Lines>, pool: AnyPool) {
     }
 }
 
-/// Every job of `batch` in one transaction: per job, its id, or `None` when its
-/// platform id was seen before (nothing stored for it). Two statements
-/// whatever the batch's size, one for the seen marks and one for the lines:
-/// on SQLite each statement is a hand-off to the connection's thread and
-/// back, which under load cost more than the writing.
+/// Every job of `batch` in one transaction: per job, its id, or `None` when
+/// its platform id was seen before (nothing stored for it) or its archive's
+/// slice was taken first. The lines take two statements whatever the
+/// batch's size, one for the seen marks and one for the lines: on SQLite
+/// each statement is a hand-off to the connection's thread and back, which
+/// under load cost more than the writing. An archive takes two of its own
+/// (they are one a conversation every hundred lines).
 async fn store_batch(pool: &AnyPool, batch: &[Job]) -> Result<Vec<Option<i64>>> {
+    let lines: Vec<&QueuedLine> = batch
+        .iter()
+        .filter_map(|job| match &job.work {
+            Work::Line(line) => Some(line),
+            Work::Archive(_) => None,
+        })
+        .collect();
     let mut tx = pool.begin().await?;
-    let fresh = mark_batch_seen(&mut tx, batch).await?;
-    let kept: Vec<&Job> = batch
+    let fresh = mark_batch_seen(&mut tx, &lines).await?;
+    let kept: Vec<&QueuedLine> = lines
         .iter()
         .zip(&fresh)
-        .filter_map(|(job, fresh)| fresh.then_some(job))
+        .filter_map(|(line, fresh)| fresh.then_some(*line))
         .collect();
-    let mut ids = insert_lines(&mut tx, &kept).await?.into_iter();
+    let mut line_ids = insert_lines(&mut tx, &kept).await?.into_iter();
+    let mut fresh = fresh.into_iter();
+    let mut ids = Vec::with_capacity(batch.len());
+    for job in batch {
+        ids.push(match &job.work {
+            Work::Line(_) => match fresh.next() {
+                Some(true) => line_ids.next(),
+                _ => None,
+            },
+            // After the lines: their ids are past any slice's last line.
+            Work::Archive(a) => archive_in(&mut tx, a).await?,
+        });
+    }
     tx.commit().await?;
-    Ok(fresh
-        .into_iter()
-        .map(|fresh| if fresh { ids.next() } else { None })
-        .collect())
+    Ok(ids)
 }
 
 /// Mark the platform ids of `batch` seen; per job, whether its line is to
 /// be stored: it has no platform id, or its id was new (the first job of a
 /// batch that holds an id twice).
-async fn mark_batch_seen(conn: &mut AnyConnection, batch: &[Job]) -> Result<Vec<bool>> {
-    let marked: Vec<&Job> = batch.iter().filter(|j| j.seen.is_some()).collect();
+async fn mark_batch_seen(conn: &mut AnyConnection, batch: &[&QueuedLine]) -> Result<Vec<bool>> {
+    let marked: Vec<&&QueuedLine> = batch.iter().filter(|j| j.seen.is_some()).collect();
     let mut new: HashSet<(&str, &str, &str)> = HashSet::new();
     let rows: Vec<(String, String, String)>;
     if !marked.is_empty() {
@@ -613,7 +660,7 @@ async fn mark_batch_seen(conn: &mut AnyConnection, batch: &[Job]) -> Result<Vec<
 /// PostgreSQL sequence). Each row's conversation and author are checked
 /// against its job, so a misnumbering fails the batch (its lines are then
 /// stored one by one) rather than give a turn another line's id.
-async fn insert_lines(conn: &mut AnyConnection, jobs: &[&Job]) -> Result<Vec<i64>> {
+async fn insert_lines(conn: &mut AnyConnection, jobs: &[&QueuedLine]) -> Result<Vec<i64>> {
     if jobs.is_empty() {
         return Ok(Vec::new());
     }
