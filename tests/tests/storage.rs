@@ -1049,6 +1049,18 @@ async fn a_backup_taken_while_writing_is_a_whole_store() {
     }
 }
 
+/// The ids of the live lines of conversation `conversation` of `o`, oldest first.
+async fn live_ids(db: &Db, conversation: &str) -> Vec<i64> {
+    let live = db.history("o", "default", conversation).await.unwrap();
+    live.iter().map(|m| m.id).collect()
+}
+
+/// The ids of the lines of archive `id` of `o`, oldest first.
+async fn archived_ids(db: &Db, id: i64) -> Vec<i64> {
+    let lines = db.archive_lines("o", id).await.unwrap();
+    lines.iter().map(|m| m.id).collect()
+}
+
 /// The archive of lines `first_id..=last_id` of group conversation `c` of `o`.
 fn slice_of_c(first_id: i64, last_id: i64) -> NewArchive<'static> {
     NewArchive {
@@ -1591,25 +1603,13 @@ async fn a_slice_is_archived_once_however_many_trims_race_for_it(db: Db) {
         "a trimmed slice is not archived again"
     );
     assert_eq!(trim(ids[1], ids[1]).await, None, "nor any part of it");
-    let lines: Vec<i64> = db
-        .archive_lines("o", archived[0])
-        .await
-        .unwrap()
-        .iter()
-        .map(|m| m.id)
-        .collect();
+    let lines = archived_ids(&db, archived[0]).await;
     assert_eq!(
         lines,
         vec![ids[0], ids[1], ids[3]],
         "its lines, this conversation's only"
     );
-    let live: Vec<i64> = db
-        .history("o", "default", "c")
-        .await
-        .unwrap()
-        .iter()
-        .map(|m| m.id)
-        .collect();
+    let live = live_ids(&db, "c").await;
     assert_eq!(live, vec![ids[4], ids[5]]);
     assert_eq!(
         db.live_size("o", "default", "c").await.unwrap(),
@@ -1661,13 +1661,7 @@ async fn a_trim_committed_with_lines_beside_it_keeps_every_line_and_the_live_siz
         archived.extend(t.await.unwrap());
     }
     assert_eq!(archived.len(), 1, "the slice is archived once");
-    let in_archive: Vec<i64> = db
-        .archive_lines("o", archived[0])
-        .await
-        .unwrap()
-        .iter()
-        .map(|m| m.id)
-        .collect();
+    let in_archive = archived_ids(&db, archived[0]).await;
     assert_eq!(in_archive, first[..6].to_vec(), "the slice, and only it");
     for conversation in ["c", "d"] {
         let live = db.history("o", "default", conversation).await.unwrap();
@@ -1678,13 +1672,7 @@ async fn a_trim_committed_with_lines_beside_it_keeps_every_line_and_the_live_siz
             "the live size of {conversation} is its live lines'"
         );
     }
-    let live_c: Vec<i64> = db
-        .history("o", "default", "c")
-        .await
-        .unwrap()
-        .iter()
-        .map(|m| m.id)
-        .collect();
+    let live_c = live_ids(&db, "c").await;
     let live_d = db.history("o", "default", "d").await.unwrap();
     assert_eq!(
         live_c.len(),
