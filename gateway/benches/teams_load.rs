@@ -42,6 +42,7 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use steward::turn::IDENTITY_UNAVAILABLE;
 
 const ORG: &str = "default";
 /// The agent the Teams webhook serves (`POST /teams/<agent>`).
@@ -321,7 +322,7 @@ async fn worker(
         let body = body.to_bytes();
         let reply: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
         let said = reply["text"].as_str().unwrap_or_default();
-        if said.starts_with("I can't check who you are") {
+        if said == IDENTITY_UNAVAILABLE {
             tally.unavailable += 1;
             continue;
         }
@@ -565,7 +566,7 @@ async fn run() -> Result<bool, String> {
             }
         }
     }
-    // Every acknowledged message is in the messages table.
+    // Every acknowledged message is stored where a reader finds it.
     let db = Db::connect(&url).await.map_err(|e| e.to_string())?;
     let mut by_user: BTreeMap<usize, Vec<String>> = BTreeMap::new();
     for (u, marker) in &all.acked {
@@ -622,6 +623,8 @@ async fn run() -> Result<bool, String> {
         percentile(&all.latencies_us, 0.99),
         percentile(&all.latencies_us, 1.0)
     );
+    // SAFETY: sysconf(3) reads a constant of the system; no memory is involved.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     // The last window is cut short by the kill: only whole ones are shown.
     let whole = (secs as u64 / WINDOW_SECS) as usize;
     if whole > 0 {
@@ -632,8 +635,6 @@ async fn run() -> Result<bool, String> {
             .map(|n| format!("{:.0}", *n as f64 / WINDOW_SECS as f64))
             .collect();
         println!("turns/s in each {WINDOW_SECS} s: {}", rates.join(" "));
-        // SAFETY: sysconf(3) reads a constant of the system; no memory is involved.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
         let (mut cpu, mut idle, mut written) = (Vec::new(), Vec::new(), Vec::new());
         for (pair, &n) in ticks.windows(2).zip(&all.by_window) {
             let (Some(a), Some(b)) = (pair[0], pair[1]) else {
@@ -666,9 +667,7 @@ async fn run() -> Result<bool, String> {
         }
     }
     if let Some(u) = usage.filter(|_| n > 0) {
-        // SAFETY: sysconf(3) reads a constant of the system; no memory is involved.
-        let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-        let per_turn_ms = |t: u64| t as f64 * 1000.0 / ticks / n as f64;
+        let per_turn_ms = |t: u64| t as f64 * 1000.0 / hz / n as f64;
         println!(
             "server per turn: {:.3} ms user + {:.3} ms system CPU; {:.1} voluntary + {:.1} involuntary context switches",
             per_turn_ms(u.user_ticks),
@@ -708,7 +707,7 @@ async fn run() -> Result<bool, String> {
     }
     if all.unavailable > 0 {
         eprintln!(
-            "FAILED: {} turns were answered \"I can't check who you are\": the store failed",
+            "FAILED: {} turns were answered {IDENTITY_UNAVAILABLE:?}: the store failed",
             all.unavailable
         );
         return Ok(false);

@@ -51,7 +51,9 @@ pub use memory::policy::PROMOTABLE_KINDS;
 
 const SLOW_DOWN: &str =
     "You're sending messages faster than I can answer. Please slow down for a moment.";
-const IDENTITY_UNAVAILABLE: &str = "I can't check who you are right now, so I won't act on this message. Please try again shortly.";
+/// The answer when the pairing store cannot say who the sender is: nothing is
+/// done or stored (the load benchmark counts it as not acknowledged).
+pub const IDENTITY_UNAVAILABLE: &str = "I can't check who you are right now, so I won't act on this message. Please try again shortly.";
 const PAIR_HINT: &str =
     "Hi! I don't know you yet. Send /pair to request access; an administrator will approve it.";
 

@@ -614,25 +614,25 @@ async fn store_batch(pool: &AnyPool, batch: &[Job]) -> Result<Vec<Option<i64>>> 
     Ok(ids)
 }
 
-/// Mark the platform ids of `batch` seen; per job, whether its line is to
-/// be stored: it has no platform id, or its id was new (the first job of a
+/// Mark the platform ids of `lines` seen; per line, whether it is to be
+/// stored: it has no platform id, or its id was new (the first line of a
 /// batch that holds an id twice).
-async fn mark_batch_seen(conn: &mut AnyConnection, batch: &[&QueuedLine]) -> Result<Vec<bool>> {
-    let marked: Vec<&&QueuedLine> = batch.iter().filter(|j| j.seen.is_some()).collect();
+async fn mark_batch_seen(conn: &mut AnyConnection, lines: &[&QueuedLine]) -> Result<Vec<bool>> {
+    let marked: Vec<&QueuedLine> = lines.iter().copied().filter(|l| l.seen.is_some()).collect();
     let mut new: HashSet<(&str, &str, &str)> = HashSet::new();
     let rows: Vec<(String, String, String)>;
     if !marked.is_empty() {
         let mut q = sql!("INSERT INTO seen_messages (org, channel, platform_id, seen_at) VALUES ");
-        for (i, job) in marked.iter().enumerate() {
+        for (i, line) in marked.iter().enumerate() {
             q = q
                 .push(if i == 0 { "(" } else { ", (" })
-                .bind(job.org.as_str())
+                .bind(line.org.as_str())
                 .push(", ")
-                .bind(job.channel.as_str())
+                .bind(line.channel.as_str())
                 .push(", ")
-                .bind(job.seen.as_deref())
+                .bind(line.seen.as_deref())
                 .push(", ")
-                .bind(job.said_at)
+                .bind(line.said_at)
                 .push(")");
         }
         rows = q
@@ -644,49 +644,49 @@ async fn mark_batch_seen(conn: &mut AnyConnection, batch: &[&QueuedLine]) -> Res
                 .map(|(o, c, p)| (o.as_str(), c.as_str(), p.as_str())),
         );
     }
-    Ok(batch
+    Ok(lines
         .iter()
-        .map(|job| match &job.seen {
+        .map(|line| match &line.seen {
             None => true,
-            // `remove`: a second job with the same id in this batch is a redelivery.
-            Some(id) => new.remove(&(job.org.as_str(), job.channel.as_str(), id.as_str())),
+            // `remove`: a second line with the same id in this batch is a redelivery.
+            Some(id) => new.remove(&(line.org.as_str(), line.channel.as_str(), id.as_str())),
         })
         .collect())
 }
 
-/// Insert `jobs`' lines in one statement; their ids, in the order of `jobs`.
+/// Insert `lines` in one statement; their ids, in the order of `lines`.
 /// The ids are read back sorted: both engines number the rows of one
 /// statement in the order it lists them (SQLite's AUTOINCREMENT, a
 /// PostgreSQL sequence). Each row's conversation and author are checked
-/// against its job, so a misnumbering fails the batch (its lines are then
+/// against its line, so a misnumbering fails the batch (its lines are then
 /// stored one by one) rather than give a turn another line's id.
-async fn insert_lines(conn: &mut AnyConnection, jobs: &[&QueuedLine]) -> Result<Vec<i64>> {
-    if jobs.is_empty() {
+async fn insert_lines(conn: &mut AnyConnection, lines: &[&QueuedLine]) -> Result<Vec<i64>> {
+    if lines.is_empty() {
         return Ok(Vec::new());
     }
     let mut q = sql!("INSERT INTO messages (org, agent, channel, conversation, conversation_kind, author, sender, sender_role, text, said_at) VALUES ");
-    for (i, job) in jobs.iter().enumerate() {
+    for (i, line) in lines.iter().enumerate() {
         q = q
             .push(if i == 0 { "(" } else { ", (" })
-            .bind(job.org.as_str())
+            .bind(line.org.as_str())
             .push(", ")
-            .bind(job.agent.as_str())
+            .bind(line.agent.as_str())
             .push(", ")
-            .bind(job.channel.as_str())
+            .bind(line.channel.as_str())
             .push(", ")
-            .bind(job.conversation.as_str())
+            .bind(line.conversation.as_str())
             .push(", ")
-            .bind(job.conversation_kind.as_str())
+            .bind(line.conversation_kind.as_str())
             .push(", ")
-            .bind(job.author.as_str())
+            .bind(line.author.as_str())
             .push(", ")
-            .bind(job.sender.as_deref())
+            .bind(line.sender.as_deref())
             .push(", ")
-            .bind(job.sender_role.as_deref())
+            .bind(line.sender_role.as_deref())
             .push(", ")
-            .bind(job.text.as_str())
+            .bind(line.text.as_str())
             .push(", ")
-            .bind(job.said_at)
+            .bind(line.said_at)
             .push(")");
     }
     let mut rows: Vec<(i64, String, String)> = q
@@ -694,11 +694,11 @@ async fn insert_lines(conn: &mut AnyConnection, jobs: &[&QueuedLine]) -> Result<
         .all(&mut *conn)
         .await?;
     rows.sort_unstable_by_key(|(id, _, _)| *id);
-    if rows.len() != jobs.len()
+    if rows.len() != lines.len()
         || rows
             .iter()
-            .zip(jobs)
-            .any(|((_, conv, author), job)| *conv != job.conversation || *author != job.author)
+            .zip(lines)
+            .any(|((_, conv, author), line)| *conv != line.conversation || *author != line.author)
     {
         return Err(StoreError::Corrupt(
             "the lines of a batch came back in another order".into(),
