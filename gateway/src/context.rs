@@ -1,5 +1,6 @@
 //! Context assembly (SPEC §8): precedence, and memory as data behind a fixed prefix.
 
+use crate::llm::offline::ANSWER_IN_SUBJECT;
 use memory::sanitize::sanitize;
 use memory::store::Retrieved;
 use memory::{Principal, Scope};
@@ -123,6 +124,23 @@ pub fn assemble(
             o.note, o.policy
         ));
     }
+    // How the speaker asked to be served is an instruction for this reply
+    // (their own, about themselves), not only data beside the others.
+    let preferences: Vec<&Retrieved> = found
+        .iter()
+        .filter(|r| r.record.scope == Scope::Personal && r.record.kind == "preference")
+        .collect();
+    if let Some(lang) = preferences.iter().find_map(|r| reply_language(&r.record)) {
+        out.push_str(&format!(
+            "\nREPLY LANGUAGE: the speaker asked to be answered in {lang}. Write your whole reply in {lang}."
+        ));
+    }
+    for r in &preferences {
+        out.push_str(&format!(
+            "\nTHE SPEAKER'S PREFERENCE (follow it): {}",
+            sanitize(&r.record.content)
+        ));
+    }
     for r in found {
         out.push('\n');
         out.push_str(&memory_frame(r));
@@ -139,4 +157,70 @@ pub fn memory_frame(r: &Retrieved) -> String {
         r.record.scope.as_str(),
         sanitize(&r.record.content)
     )
+}
+
+/// The language a reply-language preference names ("Wants answers in Portuguese").
+pub fn reply_language(r: &memory::MemoryRecord) -> Option<String> {
+    if r.subject != ANSWER_IN_SUBJECT {
+        return None;
+    }
+    let lang = r.content.strip_prefix("Wants answers in ")?;
+    let lang: String = sanitize(lang)
+        .chars()
+        .filter(|c| c.is_alphabetic() || *c == ' ' || *c == '-')
+        .take(40)
+        .collect();
+    let lang = lang.trim();
+    (!lang.is_empty()).then(|| lang.to_string())
+}
+
+/// A model's answer as the person may see it. Receipts, "Remember this?"
+/// questions and citations are the turn's to write, from what it committed
+/// and showed: a model that imitates them (a small one copies the history's
+/// "Written: … (id: 7)") would tell the person something untrue, so its
+/// lines that look like a receipt or a question are removed, and so is a
+/// "Memory reference" to a record the reply was not shown.
+pub fn scrub_answer(answer: &str, found: &[Retrieved]) -> String {
+    let shown: Vec<i64> = found.iter().map(|r| r.record.id).collect();
+    let mut lines = Vec::new();
+    for line in answer.lines() {
+        let t = line.trim();
+        let lower = t.to_lowercase();
+        let receipt = lower.contains("written:") && lower.contains("(id:");
+        let question = lower.starts_with("remember this?") || lower.contains("reply yes or no");
+        if receipt || question {
+            continue;
+        }
+        lines.push(without_unshown_references(line, &shown));
+    }
+    lines.join("\n").trim().to_string()
+}
+
+/// `line` without "Memory reference: N" citations of records not in `shown`.
+fn without_unshown_references(line: &str, shown: &[i64]) -> String {
+    const MARK: &str = "Memory reference:";
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(at) = rest.find(MARK) {
+        let after = &rest[at + MARK.len()..];
+        let digits_end = after
+            .char_indices()
+            .find(|(_, c)| !(c.is_ascii_digit() || matches!(c, ' ' | '#' | ',')))
+            .map_or(after.len(), |(i, _)| i);
+        let ids: Vec<i64> = after[..digits_end]
+            .split([' ', '#', ','])
+            .filter_map(|d| d.parse().ok())
+            .collect();
+        if !ids.is_empty() && ids.iter().all(|id| shown.contains(id)) {
+            out.push_str(&rest[..at + MARK.len() + digits_end]);
+        } else {
+            out.push_str(rest[..at].trim_end_matches(['(', ' ', '"']));
+        }
+        rest = &after[digits_end..];
+        if !out.ends_with(|c: char| c.is_ascii_digit()) {
+            rest = rest.trim_start_matches(')');
+        }
+    }
+    out.push_str(rest);
+    out
 }

@@ -6,8 +6,9 @@
 use crate::beliefs::Beliefs;
 use crate::config::Config;
 use crate::error::Result;
-use crate::llm::Extractor;
+use crate::llm::{offline, Extractor};
 use crate::metrics::{Duplicate, Metrics, PolicyOutcome};
+use memory::grounding::{self, Grounding};
 use memory::policy::{self, Decision, Origin, PolicySettings, ToolScope};
 use memory::sanitize::sanitize;
 use memory::terms::terms;
@@ -26,6 +27,24 @@ pub fn receipt(scope: Scope, id: i64) -> String {
         Scope::Personal | Scope::Person => "personal memory",
     };
     format!("Written: {target} updated (id: {id}).")
+}
+
+/// The item `item` points at, as kept: the clause the speaker said, as the
+/// rules normalise it when they recognise it (their channel, kind and subject
+/// too: a model's label is a guess, and the rules key one subject alike for
+/// a note and its correction), else the clause itself under the model's labels.
+fn as_said(clause: &str, item: Candidate) -> Candidate {
+    match offline::label(clause) {
+        Some(rules) => rules,
+        None => Candidate {
+            content: clause
+                .trim()
+                .trim_end_matches(['.', ',', ';'])
+                .trim()
+                .to_string(),
+            ..item
+        },
+    }
 }
 
 /// Where a model's proposal is asked: the turn's message (its org, agent and
@@ -126,26 +145,59 @@ impl Learning {
         &self.beliefs
     }
 
-    /// The extractor's items. Best effort: on failure the message is stored and
-    /// still answered, and nothing is learned from it.
+    /// What `text` holds to remember, each item grounded in the speaker's
+    /// own words (ARCHITECTURE.md, "Only what was said"). Questions, requests
+    /// and greetings are never read: a text with nothing else makes no model
+    /// call. The extractor reads the statements only; each item it returns
+    /// must point at one clause of them (`memory::grounding`), and what is
+    /// kept is that clause as the rules normalise it, never the model's
+    /// wording. Best effort: on failure the message is still answered, and
+    /// nothing is learned from it.
     pub async fn extract(&self, text: &str) -> Vec<Candidate> {
-        match self.extractor.extract(text).await {
+        let said = offline::statements(text);
+        if said.is_empty() {
+            return Vec::new();
+        }
+        let items = match self.extractor.extract(&said.join("\n")).await {
             Ok(items) => items,
             Err(e) => {
                 tracing::warn!(error = %e, "extractor failed; nothing learned from this message");
-                Vec::new()
+                return Vec::new();
+            }
+        };
+        let clauses: Vec<&str> = said.iter().map(String::as_str).collect();
+        let mut out: Vec<Candidate> = Vec::new();
+        for item in items {
+            if item.channel == ItemChannel::Task {
+                continue;
+            }
+            let clause = match grounding::ground(&item.content, &clauses) {
+                Grounding::Supported { clause } => clause,
+                unsupported => {
+                    self.metrics.policy(PolicyOutcome::Unsupported);
+                    tracing::warn!(
+                        item = %item.content.chars().take(200).collect::<String>(),
+                        why = %unsupported.why(),
+                        "extracted item not supported by the speaker's words; dropped"
+                    );
+                    continue;
+                }
+            };
+            let kept = as_said(clause, item);
+            if !out.iter().any(|o| o.content == kept.content) {
+                out.push(kept);
             }
         }
+        out
     }
 
     /// Kind and subject for an explicit operational text (`@notes:`, `@policy:`,
-    /// `memory_write`): the extractor's label when it has one, else a note keyed by its words.
-    pub async fn operational_item(&self, content: &str) -> Candidate {
-        let (kind, subject) = self
-            .extract(content)
-            .await
-            .into_iter()
-            .find(|c| c.channel != ItemChannel::Task)
+    /// `memory_write`), from the rules alone (no model call): their label when
+    /// they recognise the text, else a note keyed by its words.
+    pub fn operational_item(&self, content: &str) -> Candidate {
+        let (kind, subject) = offline::clauses(content)
+            .iter()
+            .find_map(|c| offline::label(c))
             .map(|c| (c.kind, c.subject))
             .unwrap_or_else(|| ("note".into(), format!("note:{}", terms(content).join(" "))));
         Candidate {
@@ -161,7 +213,7 @@ impl Learning {
     /// dashboard); nothing learned ever lands here.
     pub async fn write_policy(&self, org: &str, text: &str, actor: &str, at: i64) -> Result<i64> {
         let content = sanitize(text);
-        let item = self.operational_item(&content).await;
+        let item = self.operational_item(&content);
         let rec = NewRecord::said(
             org,
             memory::ANY_AGENT,
@@ -231,7 +283,7 @@ impl Learning {
             if content.is_empty() {
                 return Ok(Err("memory_write needs content".into()));
             }
-            let Candidate { kind, subject, .. } = self.operational_item(&content).await;
+            let Candidate { kind, subject, .. } = self.operational_item(&content);
             let author = principal.author_id();
             let rec = NewRecord::said(org, agent, scope, kind, subject, content, at)
                 .owner(owner)
@@ -294,7 +346,7 @@ impl Learning {
             if content.is_empty() {
                 return Ok(ModelWrite::Refused("memory_write needs content".into()));
             }
-            let Candidate { kind, subject, .. } = self.operational_item(&content).await;
+            let Candidate { kind, subject, .. } = self.operational_item(&content);
             let author = at.principal.author_id();
             let rec = NewRecord::said(
                 &at.msg.org,

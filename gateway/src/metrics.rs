@@ -63,6 +63,8 @@ pub enum PolicyOutcome {
     Quarantined,
     /// Not kept (a non-admin's operational item, a credential, a task).
     Dropped,
+    /// An extracted item the speaker's own words do not support (dropped).
+    Unsupported,
     /// Refused with a reason to the speaker (a directive or tool without the
     /// authority, a text over the cap, consent refused at "yes").
     Refused,
@@ -75,6 +77,7 @@ impl PolicyOutcome {
             PolicyOutcome::Proposed => "proposed",
             PolicyOutcome::Quarantined => "quarantined",
             PolicyOutcome::Dropped => "dropped",
+            PolicyOutcome::Unsupported => "unsupported",
             PolicyOutcome::Refused => "refused",
         }
     }

@@ -151,6 +151,9 @@ struct ReviewEvent {
 pub struct ReplyRow {
     pub conversation: String,
     pub text: String,
+    /// The transcript line (1-based) whose event gave this reply.
+    #[serde(default)]
+    pub line: usize,
 }
 
 /// One memory record, as the replay contract prints it.
@@ -196,11 +199,12 @@ fn rfc3339(ms: i64) -> String {
         .unwrap_or_default()
 }
 
-impl From<Reply> for ReplyRow {
-    fn from(r: Reply) -> Self {
-        ReplyRow {
+impl ReplyRow {
+    fn of(line: usize) -> impl Fn(Reply) -> ReplyRow {
+        move |r| ReplyRow {
             conversation: r.conversation,
             text: r.text,
+            line,
         }
     }
 }
@@ -367,7 +371,13 @@ async fn replay_events(
                         mentioned: m.mention,
                         answer: None,
                     };
-                    replies.extend(turns.handle(&msg).await?.into_iter().map(ReplyRow::from));
+                    replies.extend(
+                        turns
+                            .handle(&msg)
+                            .await?
+                            .into_iter()
+                            .map(ReplyRow::of(line)),
+                    );
                     orgs.push(org);
                 }
                 Event::System(s) => {
@@ -395,7 +405,7 @@ async fn replay_events(
                             .system_turn(&msg, who)
                             .await?
                             .into_iter()
-                            .map(ReplyRow::from),
+                            .map(ReplyRow::of(line)),
                     );
                     orgs.push(org);
                 }
@@ -427,6 +437,7 @@ async fn replay_events(
                     replies.push(ReplyRow {
                         conversation: format!("tool:{}", t.name),
                         text: outcome.unwrap_or_else(|refusal| format!("Refused: {refusal}")),
+                        line,
                     });
                     orgs.push(org);
                 }

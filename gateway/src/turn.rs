@@ -23,7 +23,7 @@ use crate::export::Export;
 use crate::jobs::JobRunner;
 use crate::learning::{receipt, AgentPolicies, Learning, ProposalPlace};
 use crate::lifecycle::Lifecycle;
-use crate::llm::{Models, ReplyContext, Roles, UsageSnapshot};
+use crate::llm::{offline, LlmError, Models, ReplyContext, Roles, UsageSnapshot};
 use crate::metrics::{Duplicate, Metrics, PolicyOutcome, Refusal};
 use crate::tools::TurnTools;
 use adapters::{ConversationKind, Inbound, Reply, TurnFailed, TurnHandler};
@@ -54,6 +54,8 @@ const SLOW_DOWN: &str =
 /// The answer when the pairing store cannot say who the sender is: nothing is
 /// done or stored (the load benchmark counts it as not acknowledged).
 pub const IDENTITY_UNAVAILABLE: &str = "I can't check who you are right now, so I won't act on this message. Please try again shortly.";
+/// A yes or no to a "Remember this?" the speaker passed over.
+pub const LAPSED: &str = "That question lapsed when you wrote again, so nothing was saved. Tell me again if you want me to remember it.";
 const PAIR_HINT: &str =
     "Hi! I don't know you yet. Send /pair to request access; an administrator will approve it.";
 
@@ -697,7 +699,7 @@ impl TurnLoop {
                     t.reply(receipt(memory::Scope::OrgPolicy, id))
                 }
                 Directive::Notes => {
-                    let item = self.learning.operational_item(&content).await;
+                    let item = self.learning.operational_item(&content);
                     self.route(t, &[item], Origin::Explicit, &mut parts).await?;
                     self.render(t, parts)
                 }
@@ -736,17 +738,13 @@ impl TurnLoop {
                 }
                 None => (self.learning.extract(text).await, Origin::Implicit),
             };
-            let tasks = items
-                .iter()
-                .filter(|c| c.channel == ItemChannel::Task)
-                .count();
             self.route(t, &items, origin, &mut parts).await?;
             // A statement that was kept or asked about is answered by its receipt or
-            // question. Everything else is answered from memory, the notes added to the
-            // answer, never instead of it: a request the extractor mislabelled (and the
-            // policy dropped) still gets its answer.
+            // question. A message that asks or requests anything is answered from
+            // memory, the notes, receipts and question added to the answer, never
+            // instead of it: the rules decide that, not an extractor's labels.
             let kept = !parts.receipts.is_empty() || !parts.question.is_empty();
-            if tasks == 0 && kept {
+            if kept && !offline::asks(text) {
                 return Ok(vec![self.render(t, parts)]);
             }
         }
@@ -809,10 +807,21 @@ impl TurnLoop {
                     .conversation(Some(t.msg.conversation.clone()))
                     .batch(Some(t.message_id))
                     .author(t.principal.author_id());
+                    // A new value on a subject names the live one it replaces.
+                    let replaces = self
+                        .replaces(
+                            t.org(),
+                            t.agent(),
+                            scope,
+                            rec.owner.as_deref(),
+                            (&rec.subject, &rec.content),
+                        )
+                        .await?;
                     let run = format!("turn:{}", t.message_id);
                     let dedupe = if pending {
-                        // Already known, already asked, or declined before: do not ask again.
-                        Dedupe::SkipIfAny(&[Status::Active, Status::Pending, Status::Rejected])
+                        // Already known, or declined before: do not ask again. One
+                        // still pending from an earlier turn has lapsed: ask again.
+                        Dedupe::SkipIfAny(&[Status::Active, Status::Rejected])
                     } else {
                         Dedupe::ReuseActive
                     };
@@ -832,12 +841,18 @@ impl TurnLoop {
                         Written::Skipped => self.metrics.duplicate(Duplicate::Record),
                         Written::Stored { .. } if pending => {
                             self.metrics.policy(PolicyOutcome::Proposed);
-                            parts.question.push(rec.content.clone());
+                            parts.question.push(match &replaces {
+                                Some(old) => format!("{} ({old})", rec.content),
+                                None => rec.content.clone(),
+                            });
                             parts.batch = Some(t.message_id);
                         }
                         Written::Stored { id, .. } if status == Status::Active => {
                             self.metrics.policy(PolicyOutcome::Written);
-                            parts.receipts.push(receipt(scope, id));
+                            parts.receipts.push(match &replaces {
+                                Some(old) => format!("{} It {old}.", receipt(scope, id)),
+                                None => receipt(scope, id),
+                            });
                         }
                         // Quarantined: kept for review, no receipt.
                         Written::Stored { .. } => self.metrics.policy(PolicyOutcome::Quarantined),
@@ -846,6 +861,26 @@ impl TurnLoop {
             }
         }
         Ok(())
+    }
+
+    /// "replaces #7: “old text”" when a record of `content` on `subject`
+    /// would supersede a live record with other words in its place.
+    async fn replaces(
+        &self,
+        org: &str,
+        agent: &str,
+        scope: memory::Scope,
+        owner: Option<&str>,
+        (subject, content): (&str, &str),
+    ) -> Result<Option<String>> {
+        let live = self
+            .db
+            .live_on_subject(org, agent, scope, owner, subject)
+            .await?;
+        Ok(live
+            .into_iter()
+            .find(|old| old.content != content)
+            .map(|old| format!("replaces #{}: “{}”", old.id, sanitize(&old.content))))
     }
 
     fn render(&self, t: &Turn<'_>, parts: ReplyParts) -> Reply {
@@ -983,8 +1018,17 @@ impl TurnLoop {
             parts.question.extend(proposed);
             parts.batch = Some(t.message_id);
         }
-        let answer = match responded {
-            Ok(answer) => answer,
+        let scrubbed = responded.map(|a| context::scrub_answer(&a, &found));
+        let answer = match scrubbed {
+            Ok(answer) if !answer.is_empty() => answer,
+            // An answer with nothing a person may see (only a tool call, JSON,
+            // an imitated receipt): the rules answer from the same memory.
+            Ok(_) | Err(LlmError::Invalid(_)) => {
+                tracing::warn!(
+                    "the model's answer had no text to show; answered from memory by the rules"
+                );
+                offline::respond(&ctx)
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "responder failed");
                 return Ok(
@@ -1016,8 +1060,30 @@ impl TurnLoop {
             .db
             .pending_proposals(t.org(), t.agent(), &t.msg.conversation, author, t.now)
             .await?;
-        if let Some(b) = batch {
-            pending.retain(|r| r.batch == Some(b));
+        match batch {
+            // A button names the question it answers.
+            Some(b) => pending.retain(|r| r.batch == Some(b)),
+            // A typed yes or no answers the question asked at the speaker's
+            // previous line here, nothing older: one passed over has lapsed.
+            None if !pending.is_empty() => {
+                let asked = self
+                    .db
+                    .previous_line_of(
+                        t.org(),
+                        t.agent(),
+                        &t.msg.conversation,
+                        author,
+                        t.message_id,
+                    )
+                    .await?;
+                if pending[0].batch != asked {
+                    for rec in &pending {
+                        self.db.set_status(t.org(), rec.id, Status::Deleted).await?;
+                    }
+                    return Ok(Some(t.reply(LAPSED)));
+                }
+            }
+            None => {}
         }
         if pending.is_empty() {
             return Ok(Some(t.reply(if batch.is_some() {
@@ -1043,6 +1109,15 @@ impl TurnLoop {
                 parts.notes.push(reason.explain().into());
                 continue;
             }
+            let replaces = self
+                .replaces(
+                    t.org(),
+                    &rec.agent,
+                    rec.scope,
+                    rec.owner.as_deref(),
+                    (&rec.subject, &rec.content),
+                )
+                .await?;
             let run = format!("turn:{}", t.message_id);
             self.db
                 .activate_kept(
@@ -1055,7 +1130,10 @@ impl TurnLoop {
                 )
                 .await?;
             self.metrics.policy(PolicyOutcome::Written);
-            parts.receipts.push(receipt(rec.scope, rec.id));
+            parts.receipts.push(match replaces {
+                Some(old) => format!("{} It {old}.", receipt(rec.scope, rec.id)),
+                None => receipt(rec.scope, rec.id),
+            });
         }
         if !yes {
             parts.notes.push("Okay, I won't remember that.".into());

@@ -8,6 +8,7 @@
 
 pub mod credentials;
 pub mod fulltext;
+pub mod grounding;
 pub mod model;
 pub mod policy;
 pub mod sanitize;

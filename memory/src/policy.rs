@@ -90,10 +90,43 @@ const INSTRUCTION_MARKERS: &[&str] = &[
     "rule:",
 ];
 
-/// Whether `content` carries an instruction (see [`INSTRUCTION_MARKERS`]).
+/// Phrases of a request about how the speaker is served ("answer me in
+/// Portuguese from now on", "call me Bo"): personal, whatever the instruction
+/// marker beside them. A verb of serving and "me", or a stated preference.
+const SERVES_SPEAKER: &[&str] = &[
+    "answer me",
+    "answers in",
+    "reply to me",
+    "replies to me",
+    "respond to me",
+    "write to me",
+    "talk to me",
+    "speak to me",
+    "call me",
+    "address me",
+    "remind me",
+    "i prefer",
+    "i'd prefer",
+    "i would prefer",
+    "prefers ",
+    "wants answers",
+    "wants you to",
+    "responde-me",
+    "responda-me",
+    "respóndeme",
+    "réponds-moi",
+    "répondez-moi",
+    "antworte mir",
+    "rispondimi",
+];
+
+/// Whether `content` carries an instruction (see [`INSTRUCTION_MARKERS`])
+/// for how the agent works for everyone. A request about how the speaker
+/// alone is served ([`SERVES_SPEAKER`]) is not one.
 pub fn carries_instruction(content: &str) -> bool {
     let lower = content.to_lowercase();
     INSTRUCTION_MARKERS.iter().any(|m| lower.contains(m))
+        && !SERVES_SPEAKER.iter().any(|m| lower.contains(m))
 }
 
 /// What the speaker is told when an item holds a credential.
@@ -556,6 +589,48 @@ mod tests {
                     "{author:?} {origin:?} -> {d:?}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_preference_about_how_the_speaker_is_served_stays_personal_with_from_now_on() {
+        let s = PolicySettings::default();
+        for (content, personal) in [
+            (
+                "Please answer me in Portuguese from now on, I read it faster",
+                true,
+            ),
+            ("From now on, reply to me in Spanish", true),
+            ("Going forward call me Bo", true),
+            ("From now on I prefer short answers", true),
+            ("Wants answers in Portuguese", true),
+            // An instruction for everyone stays operational.
+            ("From now on deploys need no reviewer", false),
+            ("From now on answer everyone in French", false),
+            ("Going forward the report uses sales_2026", false),
+        ] {
+            let mut it = item(ItemChannel::Personal);
+            it.content = content.into();
+            let d = decide(&human(Role::User), &it, Origin::Implicit, &s);
+            let kept_personal = matches!(
+                d,
+                Decision::Write {
+                    scope: Scope::Personal,
+                    ..
+                }
+            );
+            assert_eq!(kept_personal, personal, "{content}: {d:?}");
+            // Whatever it reads as, a user's item never reaches agent_notes.
+            assert!(
+                !matches!(
+                    d,
+                    Decision::Write {
+                        scope: Scope::AgentNotes,
+                        ..
+                    }
+                ),
+                "{content}: {d:?}"
+            );
         }
     }
 

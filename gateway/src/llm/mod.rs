@@ -9,6 +9,7 @@ pub mod metered;
 pub mod offline;
 pub mod openai;
 pub mod roles;
+pub mod text_calls;
 pub mod usage;
 
 pub use roles::{Models, Roles};

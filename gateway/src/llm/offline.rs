@@ -151,6 +151,19 @@ const TASK_STARTS: &[&str] = &[
     "please run",
     "please create",
     "please get",
+    "please remind",
+    "please help",
+    "please tell",
+    "please explain",
+    "please find",
+    "please check",
+    "please list",
+    "remind me",
+    "help me",
+    "explain ",
+    "translate ",
+    "describe ",
+    "look up ",
     "what ",
     "what's ",
     "how ",
@@ -176,9 +189,50 @@ const DIRECTIVES: &[&str] = &[
     "new rule:",
 ];
 
+/// The subject of a reply-language preference ("answer me in Portuguese"):
+/// the responder is told to answer in that language.
+pub const ANSWER_IN_SUBJECT: &str = "answer-in";
+
+/// Openings that mark a correction of what the agent knows ("Correction: …",
+/// "Actually, …"); what follows is read as the new value on its subject.
+const CORRECTIONS: &[&str] = &[
+    "correction:",
+    "correction,",
+    "correction -",
+    "actually,",
+    "actually ",
+    "update:",
+    "fyi,",
+    "fyi:",
+];
+
+/// Ways of saying a thing's value changed: "X moved to Y", "X is now Y".
+const CHANGES: &[&str] = &[
+    " has moved to ",
+    " moved to ",
+    " has been moved to ",
+    " is now hosted at ",
+    " is now hosted on ",
+    " is now at ",
+    " is now on ",
+    " now lives at ",
+    " now lives on ",
+    " now runs on ",
+    " changed to ",
+    " has changed to ",
+    " is now ",
+];
+
 /// Operational statements without a directive prefix.
 fn operational(s: &str, kind_if_unknown: Option<&str>) -> Option<Candidate> {
+    let s = strip_any(s, CORRECTIONS).unwrap_or(s);
     let content = capitalise(&clean(s));
+    if let Some((thing, _, value)) = split_ci(s, CHANGES) {
+        let key = thing_key(thing);
+        if !key.is_empty() && !value.is_empty() && key.split(' ').count() <= 6 {
+            return Some(item(ItemChannel::Operational, "correction", key, content));
+        }
+    }
     if let Some(rest) = strip_any(s, &["always use ", "use "]) {
         if let Some((x, _, y)) =
             split_ci(rest, &[" instead of ", " rather than ", ", not ", " not "])
@@ -236,9 +290,102 @@ fn operational(s: &str, kind_if_unknown: Option<&str>) -> Option<Candidate> {
     })
 }
 
+/// Where a stated preference's object ends: "Portuguese from now on, I read it faster".
+const OBJECT_ENDS: &[&str] = &[
+    ",",
+    ";",
+    " from now on",
+    " going forward",
+    " from today",
+    " please",
+    " because",
+    " since",
+    " as i ",
+    " when ",
+    " so i ",
+    " so that ",
+    " if you ",
+];
+
+/// `what` up to where the object of a preference ends.
+fn object(what: &str) -> String {
+    let lower = what.to_lowercase();
+    let end = OBJECT_ENDS
+        .iter()
+        .filter_map(|e| lower.find(e))
+        .min()
+        .unwrap_or(what.len());
+    clean(what.get(..end).unwrap_or(what))
+}
+
+/// Asking to be answered in a language, in a few languages.
+const ANSWER_IN: &[&str] = &[
+    "answer me in ",
+    "answer me always in ",
+    "always answer me in ",
+    "always reply in ",
+    "always answer in ",
+    "reply in ",
+    "reply to me in ",
+    "respond in ",
+    "respond to me in ",
+    "answer in ",
+    "talk to me in ",
+    "write to me in ",
+    "speak to me in ",
+    "responde-me em ",
+    "responde-me sempre em ",
+    "responda-me em ",
+    "responda-me sempre em ",
+    "responde em ",
+    "responda em ",
+    "fala comigo em ",
+    "respóndeme en ",
+    "respondeme en ",
+    "respóndeme siempre en ",
+    "responde en ",
+    "contesta en ",
+    "contéstame en ",
+    "réponds-moi en ",
+    "répondez-moi en ",
+    "antworte mir auf ",
+    "antworte mir immer auf ",
+    "antworte auf ",
+    "rispondimi in ",
+    "rispondi in ",
+];
+
+/// "I work from Lisbon" as said of the speaker: "Works from Lisbon".
+const FIRST_PERSON_VERBS: &[(&str, &str)] = &[
+    ("i work ", "Works "),
+    ("i live ", "Lives "),
+    ("i manage ", "Manages "),
+    ("i lead ", "Leads "),
+    ("i own ", "Owns "),
+    ("i report to ", "Reports to "),
+    ("i sit ", "Sits "),
+    ("i'm based ", "Based "),
+    ("i am based ", "Based "),
+];
+
 fn personal(s: &str) -> Option<Candidate> {
+    let s = strip_ci(s, "please ").unwrap_or(s);
+    if let Some(lang) = strip_any(s, ANSWER_IN) {
+        let lang = object(lang);
+        if !lang.is_empty() {
+            let said = format!("Wants answers in {}", capitalise(&lang));
+            return Some(personal_item("preference", ANSWER_IN_SUBJECT, said));
+        }
+    }
+    for (opening, says) in FIRST_PERSON_VERBS {
+        if let Some(rest) = strip_ci(s, opening) {
+            let said = format!("{says}{}", clean(rest));
+            let head = key_terms(rest, 2);
+            return Some(personal_item("fact", format!("fact:{head}"), said));
+        }
+    }
     if let Some(name) = strip_any(s, &["my name is ", "call me "]) {
-        let name = clean(name);
+        let name = object(name);
         let said = format!("Their name is {name}");
         return Some(personal_item("identity", "name", said));
     }
@@ -259,26 +406,14 @@ fn personal(s: &str) -> Option<Candidate> {
         let said = format!("Said they are {what}");
         return Some(personal_item("identity", "identity", said));
     }
-    if let Some(what) = strip_any(s, &["i prefer ", "i'd prefer ", "i like "]) {
-        let what = clean(what);
+    if let Some(what) = strip_any(
+        s,
+        &["i prefer ", "i'd prefer ", "i would prefer ", "i like "],
+    ) {
+        let what = object(what);
         let head = key_terms(&what, 1);
         let said = format!("Prefers {what}");
         return Some(personal_item("preference", format!("prefer:{head}"), said));
-    }
-    if let Some(what) = strip_any(
-        s,
-        &[
-            "answer me in ",
-            "reply in ",
-            "respond in ",
-            "answer in ",
-            "reply to me in ",
-            "talk to me in ",
-        ],
-    ) {
-        let what = clean(what);
-        let said = format!("Wants answers in {what}");
-        return Some(personal_item("preference", "answer-in", said));
     }
     if let Some(what) = strip_any(s, &["please always ", "always "]) {
         let what = clean(what);
@@ -289,6 +424,133 @@ fn personal(s: &str) -> Option<Candidate> {
     None
 }
 
+/// Greetings and thanks that open a message: never memory themselves.
+const GREETINGS: &[&str] = &[
+    "hi,",
+    "hi!",
+    "hi ",
+    "hello,",
+    "hello!",
+    "hello ",
+    "hey,",
+    "hey!",
+    "hey ",
+    "thanks!",
+    "thanks,",
+    "thanks.",
+    "thank you!",
+    "thank you,",
+    "thank you.",
+    "good morning,",
+    "good morning!",
+    "good afternoon,",
+    "morning all,",
+    "morning,",
+    "ok,",
+    "ok so",
+    "okay,",
+];
+
+/// A greeting-only clause ("Thanks!", "hello"): nothing to remember or answer.
+fn is_greeting(clause: &str) -> bool {
+    let t = clause
+        .trim()
+        .trim_end_matches(['.', '!', ','])
+        .to_lowercase();
+    matches!(
+        t.as_str(),
+        "hi" | "hello"
+            | "hey"
+            | "thanks"
+            | "thank you"
+            | "thx"
+            | "ok"
+            | "okay"
+            | "cool"
+            | "great"
+            | "good morning"
+            | "morning"
+            | "good afternoon"
+            | "bye"
+            | "cheers"
+    )
+}
+
+/// `s` without an opening greeting ("Hi, I prefer …" → "I prefer …").
+fn without_greeting(s: &str) -> &str {
+    let mut s = s.trim();
+    while let Some(rest) = strip_any(s, GREETINGS) {
+        if rest.len() == s.len() {
+            break;
+        }
+        s = rest.trim_start_matches([',', '!', ' ']);
+    }
+    s
+}
+
+/// Where one sentence holds two statements: "I prefer short answers and I work from Lisbon".
+const CLAUSE_BREAKS: &[&str] = &["; ", ", and i ", " and i ", ", but ", " but i "];
+
+/// The clauses of `text`: its sentences, split where one holds two
+/// statements, without opening greetings. Questions keep their `?`.
+pub fn clauses(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for sentence in sentences(text) {
+        let mut rest = without_greeting(&sentence).to_string();
+        while let Some((before, sep, after)) = split_ci(&rest, CLAUSE_BREAKS) {
+            if !before.is_empty() {
+                out.push(before.to_string());
+            }
+            // " and I work …" keeps its "I".
+            rest = if sep.trim_end().ends_with(" i") {
+                format!("I {after}")
+            } else {
+                after.to_string()
+            };
+        }
+        let rest = rest.trim();
+        if !rest.is_empty() && !is_greeting(rest) {
+            out.push(rest.to_string());
+        }
+    }
+    out
+}
+
+/// Whether a clause asks or requests something (a question, "show me …",
+/// "can you …"): it is answered, and never read for memory.
+fn is_request(clause: &str) -> bool {
+    matches!(classify(clause), Some(c) if c.channel == ItemChannel::Task)
+}
+
+/// Whether `text` asks or requests anything: then it is answered, whatever
+/// else it holds.
+pub fn asks(text: &str) -> bool {
+    clauses(text).iter().any(|c| is_request(c))
+}
+
+/// The clauses of `text` that may carry something to remember: not
+/// questions, requests or greetings. Empty: no extraction is needed.
+pub fn statements(text: &str) -> Vec<String> {
+    clauses(text)
+        .into_iter()
+        .filter(|c| !is_request(c))
+        .collect()
+}
+
+/// What the rules make of one clause the speaker said, when they recognise
+/// it: its channel, kind, subject and normalised text.
+pub fn label(clause: &str) -> Option<Candidate> {
+    classify(clause).filter(|c| c.channel != ItemChannel::Task)
+}
+
+/// Whether a clause asks the agent to serve the speaker a certain way
+/// ("answer me in …", "call me …"): such an instruction is personal, even
+/// with "from now on".
+fn serves_speaker(s: &str) -> bool {
+    let s = strip_ci(s, "please ").unwrap_or(s);
+    personal(s).is_some_and(|c| c.kind == "preference" || c.subject == "name")
+}
+
 /// Classify one sentence. `None` for chit-chat.
 fn classify(sentence: &str) -> Option<Candidate> {
     let question = sentence.trim_end().ends_with('?');
@@ -297,6 +559,10 @@ fn classify(sentence: &str) -> Option<Candidate> {
         return None;
     }
     if let Some(rest) = strip_any(&s, DIRECTIVES) {
+        let rest = rest.trim_start_matches([',', ' ']);
+        if serves_speaker(rest) {
+            return personal(rest);
+        }
         return operational(rest, Some("rule"));
     }
     let lower = s.to_ascii_lowercase();
@@ -317,7 +583,7 @@ fn classify(sentence: &str) -> Option<Candidate> {
 
 /// Extract candidate items from a message.
 pub fn extract(text: &str) -> Vec<Candidate> {
-    sentences(text).iter().filter_map(|s| classify(s)).collect()
+    clauses(text).iter().filter_map(|s| classify(s)).collect()
 }
 
 #[async_trait::async_trait]

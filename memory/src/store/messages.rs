@@ -157,6 +157,24 @@ impl Db {
         sql!(text, org, agent, conversation).all(&self.pool).await
     }
 
+    /// The id of `sender`'s newest line in a conversation before message
+    /// `before`: the turn a "Remember this?" asked at, for a yes or no to answer.
+    pub async fn previous_line_of(
+        &self,
+        org: &str,
+        agent: &str,
+        conversation: &str,
+        sender: &str,
+        before: i64,
+    ) -> Result<Option<i64>> {
+        let text = "SELECT id FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 \
+                    AND sender = $4 AND id < $5 ORDER BY id DESC LIMIT 1";
+        let row: Option<(i64,)> = sql!(text, org, agent, conversation, sender, before)
+            .opt(&self.pool)
+            .await?;
+        Ok(row.map(|(id,)| id))
+    }
+
     /// The newest `limit` live lines of a conversation said before message
     /// `before` (a reply's history window), newest first.
     pub async fn live_before(

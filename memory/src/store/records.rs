@@ -759,6 +759,39 @@ impl Db {
         Ok(all.into_iter().filter(|r| r.batch == newest).collect())
     }
 
+    /// The live records a new record on `subject` in this place (org, agent,
+    /// scope, owner) would supersede under the subject rule, newest first:
+    /// what a correction's question names as the old value.
+    pub async fn live_on_subject(
+        &self,
+        org: &str,
+        agent: &str,
+        scope: Scope,
+        owner: Option<&str>,
+        subject: &str,
+    ) -> Result<Vec<MemoryRecord>> {
+        let probe = MemoryRecord {
+            id: 0,
+            org: org.into(),
+            agent: agent.into(),
+            scope,
+            owner: owner.map(str::to_string),
+            subject: subject.into(),
+            kind: String::new(),
+            content: String::new(),
+            status: Status::Pending,
+            source: String::new(),
+            said_at: 0,
+            recorded_at: 0,
+            expires_at: None,
+            conversation: None,
+            batch: None,
+            author: None,
+        };
+        let mut conn = self.pool.acquire().await?;
+        same_subject_active(&mut conn, &probe).await
+    }
+
     /// Proposals past their expiry are deleted; returns how many.
     pub async fn expire_proposals(&self, org: &str, now: i64) -> Result<u64> {
         let text = "UPDATE memory_records SET status = 'deleted' WHERE org = $1 AND status = 'pending' AND expires_at <= $2";
