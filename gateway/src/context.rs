@@ -91,8 +91,36 @@ pub fn apply_policy_overrides(found: &mut Vec<Retrieved>) -> Vec<Overridden> {
     out
 }
 
-/// The prompt a model responder reads: the system policy, then each record as
-/// data, sanitised again at injection.
+/// The prompt a model responder reads: the system policy (the same for
+/// every turn of an agent, so a server's prompt cache keeps it, and the tools
+/// a server's template puts after it), then this turn's context — the
+/// speaker's role, their preferences, summaries and each record as data,
+/// sanitised again at injection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompt {
+    text: String,
+    /// Where the fixed policy ends and the turn's context begins.
+    fixed: usize,
+}
+
+impl Prompt {
+    /// The policy, the same for every turn of the agent.
+    pub fn fixed(&self) -> &str {
+        &self.text[..self.fixed]
+    }
+    /// This turn's context: role, preferences, summaries, memory.
+    pub fn context(&self) -> &str {
+        self.text[self.fixed..].trim_start()
+    }
+}
+
+impl std::fmt::Display for Prompt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// The prompt of one reply (see [`Prompt`]).
 /// `previous` are summaries of trimmed slices of this conversation, newest first.
 pub fn assemble(
     org: &str,
@@ -101,7 +129,7 @@ pub fn assemble(
     found: &[Retrieved],
     overridden: &[Overridden],
     previous: &[String],
-) -> String {
+) -> Prompt {
     let role = match principal {
         Principal::Human { role, .. } => role.as_str().to_string(),
         Principal::System(s) => format!("{} (automated run, not a person)", s.as_str()),
@@ -110,8 +138,9 @@ pub fn assemble(
     let mut out = prompts::system()
         .text
         .replace("{agent}", agent)
-        .replace("{org}", org)
-        .replace("{role}", &role);
+        .replace("{org}", org);
+    let fixed = out.len();
+    out.push_str(&format!("\nSPEAKER ROLE (from pairing): {role}"));
     if !previous.is_empty() {
         out.push_str("\nPREVIOUS CONTEXT (summaries of earlier parts of this conversation):");
         for p in previous.iter().rev() {
@@ -145,7 +174,7 @@ pub fn assemble(
         out.push('\n');
         out.push_str(&memory_frame(r));
     }
-    out
+    Prompt { text: out, fixed }
 }
 
 /// One record as prompt data, `<<<memory:ID scope: text>>>`, sanitised again

@@ -35,6 +35,12 @@ pub fn receipt(scope: Scope, id: i64) -> String {
 /// a note and its correction), else the clause itself under the model's labels.
 fn as_said(clause: &str, item: Candidate) -> Candidate {
     match offline::label(clause) {
+        // The rules know the text but not its subject: the model's labels stay.
+        Some(rules) if rules.subject.starts_with(offline::UNKEYED) => Candidate {
+            content: rules.content,
+            channel: rules.channel,
+            ..item
+        },
         Some(rules) => rules,
         None => Candidate {
             content: clause

@@ -767,6 +767,8 @@ impl TurnLoop {
             if content.is_empty() {
                 continue;
             }
+            let resolved = self.correction_subject(t, item).await?;
+            let item = &resolved;
             match policy::decide(&t.principal, item, origin, self.learning.policy(t.agent())) {
                 Decision::Execute => {}
                 Decision::Drop(reason) => {
@@ -861,6 +863,37 @@ impl TurnLoop {
             }
         }
         Ok(())
+    }
+
+    /// A correction whose subject no pattern named ("Correction: deploys now
+    /// happen only before 14:00") takes the subject of the live agent note
+    /// it shares the most words with (two at least), so it supersedes that
+    /// note under the subject rule. Other items are kept as they are.
+    async fn correction_subject(&self, t: &Turn<'_>, item: &Candidate) -> Result<Candidate> {
+        let unkeyed = item.channel == ItemChannel::Operational
+            && item.kind == "correction"
+            && item.subject.starts_with(offline::UNKEYED);
+        if !unkeyed {
+            return Ok(item.clone());
+        }
+        let scope = RetrievalScope {
+            org: t.org().into(),
+            agent: t.agent().into(),
+            speaker: t.principal.user_id().map(str::to_string),
+            shared: t.shared(),
+        };
+        let found = self.db.retrieve(&scope, &item.content, 5).await?;
+        let note = found
+            .into_iter()
+            .filter(|r| r.record.scope == memory::Scope::AgentNotes && r.hits >= 2)
+            .max_by_key(|r| r.hits);
+        Ok(match note {
+            Some(r) => Candidate {
+                subject: r.record.subject,
+                ..item.clone()
+            },
+            None => item.clone(),
+        })
     }
 
     /// "replaces #7: “old text”" when a record of `content` on `subject`

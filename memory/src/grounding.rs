@@ -95,7 +95,7 @@ const FRAME: &[&str] = &[
 ];
 
 /// Share of an item's content words that must appear in one clause of its source.
-pub const MIN_COVERAGE: f64 = 0.6;
+pub const MIN_COVERAGE: f64 = 0.5;
 
 /// How much longer than the clause it points at an item may be (characters):
 /// twice, plus room for a normalising frame ("The speaker prefers …").
@@ -158,15 +158,16 @@ fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The same word, or one form of it ("published" / "publish", "deploys" /
-/// "deployment"): a shared stem of five characters or more.
+/// The same word, or one form of it ("published" / "publish", "built" /
+/// "build", "deploys" / "deployment"): a shared stem of four characters or
+/// more that leaves at most three of the shorter word.
 fn same_word(a: &str, b: &str) -> bool {
     if a == b {
         return true;
     }
     let common = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
     let shorter = a.chars().count().min(b.chars().count());
-    common >= 5 && common + 3 >= shorter
+    common >= 4 && common + 3 >= shorter
 }
 
 /// The first run of four words that comes back later in `text`, if any.

@@ -38,7 +38,7 @@ macro_rules! prompt {
 }
 
 prompt!(
-    /// The system prompt with the MEMORY ROUTING POLICY. Placeholders: `{agent}`, `{org}`, `{role}`.
+    /// The system prompt with the MEMORY ROUTING POLICY. Placeholders: `{agent}`, `{org}` (the speaker's role follows it, in the turn's context).
     system = "system.txt"
 );
 prompt!(

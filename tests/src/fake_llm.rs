@@ -18,8 +18,10 @@ use steward::Config;
 pub const TEXT: &str = "text";
 
 /// One scripted answer.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub enum Answer {
+    /// An answer made from the request itself (a model that reads its input).
+    From(Arc<dyn Fn(&Value) -> Answer + Send + Sync>),
     /// A 200 whose message content is this JSON, serialised.
     Json(Value),
     /// A 200 whose message content is exactly this text (invalid JSON, plain replies).
@@ -37,6 +39,61 @@ pub enum Answer {
     ToolCalls(Vec<(String, Value)>),
     /// A 400 with this error message.
     BadRequest(String),
+}
+
+impl std::fmt::Debug for Answer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Answer::From(_) => f.write_str("From(..)"),
+            Answer::Json(v) => f.debug_tuple("Json").field(v).finish(),
+            Answer::Content(c) => f.debug_tuple("Content").field(c).finish(),
+            Answer::Status { code, .. } => f.debug_tuple("Status").field(code).finish(),
+            Answer::Hang => f.write_str("Hang"),
+            Answer::ToolCalls(c) => f.debug_tuple("ToolCalls").field(c).finish(),
+            Answer::BadRequest(m) => f.debug_tuple("BadRequest").field(m).finish(),
+        }
+    }
+}
+
+/// The text of the last `user` message of a request.
+pub fn last_user_text(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// An extraction as a small local model answers one (seen with a 1.5B model
+/// on llama.cpp): every line of the input becomes an item, mislabelled
+/// (statements as tasks, and the rest flipped between personal and
+/// operational), its content elaborated with claims nobody made and
+/// repeated up to the schema's cap; and one item invented outright.
+pub fn small_model_extraction() -> Answer {
+    Answer::From(Arc::new(|body: &Value| {
+        let text = last_user_text(body);
+        let mut items = Vec::new();
+        for (i, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+            let channel = ["personal", "operational", "task"][i % 3];
+            let mut content = format!(
+                "{line} The speaker is requesting this as a one-off. This is a one-off request to execute now."
+            );
+            while content.len() < 450 {
+                content.push_str(" The speaker is requesting this as a one-off.");
+            }
+            items.push(json!({"channel": channel, "kind": "fact", "subject": "request", "content": content}));
+            // The line itself, faithfully, but labelled the other way round.
+            let flipped = if channel == "personal" {
+                "operational"
+            } else {
+                "personal"
+            };
+            items.push(json!({"channel": flipped, "kind": "note", "subject": "note", "content": format!("The user said: {line} Also they work in the Berlin office.")}));
+        }
+        items.push(json!({"channel": "personal", "kind": "fact", "subject": "role", "content": "The user is the head of finance and approves every expense"}));
+        Answer::Json(json!({ "items": items }))
+    }))
 }
 
 impl Answer {
@@ -226,6 +283,10 @@ async fn completions(
             .and_then(VecDeque::pop_front)
             .or_else(|| s.always.get(&schema).cloned())
             .unwrap_or_else(|| default_answer(&schema));
+        let answer = match answer {
+            Answer::From(make) => make(&body),
+            other => other,
+        };
         match answer {
             Answer::ToolCalls(_) if !offers_tools => default_answer(&schema),
             Answer::ToolCalls(calls) => {
@@ -264,7 +325,7 @@ async fn completions(
             std::future::pending::<()>().await;
             unreachable!("pending never completes")
         }
-        Answer::ToolCalls(_) => unreachable!("answered above"),
+        Answer::ToolCalls(_) | Answer::From(_) => unreachable!("answered above"),
         Answer::BadRequest(message) => {
             return (
                 StatusCode::BAD_REQUEST,

@@ -77,7 +77,10 @@ async fn structured_output_is_requested_parsed_and_memory_is_framed_as_data() {
         )
         .await;
     assert!(
-        asked.contains("Remember this? The weekly report is built from sales_2025"),
+        // The admin's words, not the model's rewording of them.
+        asked.contains(
+            "Remember this? We build the weekly numbers off sales_2025 — reply yes or no"
+        ),
         "{asked}"
     );
     let written = h.dm("111", "yes").await;
@@ -122,7 +125,7 @@ async fn structured_output_is_requested_parsed_and_memory_is_framed_as_data() {
     assert!(reply.body["max_tokens"].as_u64().is_some_and(|n| n > 0));
     assert!(
         reply.text().contains(&format!(
-            "<<<memory:{id} agent_notes: The weekly report is built from sales_2025>>>"
+            "<<<memory:{id} agent_notes: We build the weekly numbers off sales_2025>>>"
         )),
         "{}",
         reply.text()
@@ -153,13 +156,24 @@ async fn schemas_carry_length_bounds_unless_schema_limits_is_off() {
     let on = extraction_request(SchemaLimits::On).await;
     let schema = &on["response_format"]["json_schema"]["schema"];
     let items = &schema["properties"]["items"];
-    assert_eq!(items["maxItems"], json!(20), "{schema}");
+    // Bounded by the source: one statement, one item; its text at most
+    // twice the statement's (plus a normalising frame).
+    assert_eq!(items["maxItems"], json!(1), "{schema}");
     let item = &items["items"]["properties"];
-    assert_eq!(item["content"]["maxLength"], json!(1000), "{schema}");
+    let said = "Going forward the VPN is at vpn.example.com"
+        .chars()
+        .count();
+    assert_eq!(
+        item["content"]["maxLength"],
+        json!(memory::grounding::longest_for(said)),
+        "{schema}"
+    );
     assert_eq!(item["kind"]["maxLength"], json!(40), "{schema}");
     assert_eq!(item["subject"]["maxLength"], json!(100), "{schema}");
-    // The extractor has its own answer cap, below the reply's.
-    assert_eq!(on["max_tokens"], json!(EXTRACT_MAX_TOKENS), "{on}");
+    // The extractor has its own answer cap, below the reply's, and bounded
+    // by what it read.
+    let cap = on["max_tokens"].as_u64().expect("cap");
+    assert!(cap > 0 && cap < u64::from(EXTRACT_MAX_TOKENS), "{on}");
     assert!(EXTRACT_MAX_TOKENS < Config::default().llm.max_output_tokens);
     assert_eq!(Config::default().llm.schema_limits, SchemaLimits::On);
 
@@ -175,21 +189,24 @@ async fn schemas_carry_length_bounds_unless_schema_limits_is_off() {
         schema["properties"]["items"]["items"]["properties"]["channel"]["enum"],
         json!(["personal", "operational", "task"])
     );
-    assert_eq!(off["max_tokens"], json!(EXTRACT_MAX_TOKENS), "{off}");
+    assert_eq!(off["max_tokens"], json!(cap), "{off}");
 }
 
 #[tokio::test]
 async fn the_role_cap_never_exceeds_max_output_tokens() {
     let fake = FakeLlm::start().await;
-    let h = harness(&fake, |c| c.llm.max_output_tokens = 100).await;
+    let h = harness(&fake, |c| c.llm.max_output_tokens = 40).await;
     h.pair("111", Role::Admin).await;
-    h.dm("111", "Going forward the VPN is at vpn.example.com")
-        .await;
+    h.dm(
+        "111",
+        "Going forward the VPN is at vpn.example.com. Where is it?",
+    )
+    .await;
     assert_eq!(
         fake.received_for("memory_items")[0].body["max_tokens"],
-        json!(100)
+        json!(40)
     );
-    assert_eq!(fake.received_for(TEXT)[0].body["max_tokens"], json!(100));
+    assert_eq!(fake.received_for(TEXT)[0].body["max_tokens"], json!(40));
 }
 
 #[tokio::test]
@@ -349,8 +366,13 @@ async fn one_token_budget_covers_every_model_call_of_a_turn() {
     })
     .await;
     h.pair("222", Role::User).await;
-    // Extraction fits the budget; the reply after it does not.
-    let reply = h.dm("222", "What is the VPN host?").await;
+    // Extraction (of the statement) fits the budget; the reply after it does not.
+    let reply = h
+        .dm(
+            "222",
+            "I work from the Lisbon office. What is the VPN host?",
+        )
+        .await;
     assert!(reply.contains(CANT_ANSWER), "{reply}");
     assert_eq!(fake.received_for("memory_items").len(), 1);
     assert!(
@@ -514,8 +536,11 @@ async fn a_hostile_model_writes_no_agent_notes_for_users_unpaired_senders_or_sys
     let last = fake.received_for(TEXT).pop().expect("a reply request");
     // The memory in the prompt is the admin's; the user's own earlier lines
     // reach the model only as their history, tagged with their role.
-    let system = last.body["messages"][0]["content"]
-        .as_str()
+    // The turn's context is the last system message, before the message.
+    let system = last.body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "system"))
+        .and_then(|m| m["content"].as_str())
         .unwrap_or_default();
     assert!(
         system.contains("example_orders") && !system.contains("example_evil"),
@@ -590,12 +615,12 @@ async fn the_judge_retires_a_same_topic_record_with_model_and_prompt_version() {
     );
     assert_eq!(asked.body["response_format"]["json_schema"]["strict"], true);
     assert!(
-        asked.text().contains("<<<memory:2 agent_notes procedure"),
+        asked.text().contains("<<<memory:2 agent_notes note"),
         "{}",
         asked.text()
     );
     assert!(
-        asked.text().contains("<<<memory:1 agent_notes hostname"),
+        asked.text().contains("<<<memory:1 agent_notes note"),
         "{}",
         asked.text()
     );
@@ -655,7 +680,7 @@ async fn the_judge_cannot_retire_a_newer_record_or_another_place() {
             "default",
             &admin,
             "agent_notes",
-            "The wiki is at wiki2.example.com",
+            "Our docs: wiki2.example.com",
             t + 60_000,
         )
         .await
@@ -672,7 +697,7 @@ async fn the_judge_cannot_retire_a_newer_record_or_another_place() {
             "default",
             &admin,
             "agent_notes",
-            "The wiki is at wiki1.example.com",
+            "Our docs: wiki1.example.com",
             t,
         )
         .await
@@ -1348,7 +1373,8 @@ async fn a_follow_up_carries_the_earlier_turn_and_only_its_own_conversation() {
     let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
     assert_eq!(
         roles,
-        ["system", "user", "assistant", "user"],
+        // The policy, the history, the turn's context, the message.
+        ["system", "user", "assistant", "system", "user"],
         "{}",
         reply.body
     );
@@ -1360,7 +1386,7 @@ async fn a_follow_up_carries_the_earlier_turn_and_only_its_own_conversation() {
         messages[2]["content"],
         "The daily report uses example_orders."
     );
-    assert_eq!(messages[3]["content"], "And what about the weekly one?");
+    assert_eq!(messages[4]["content"], "And what about the weekly one?");
     assert!(
         !reply.text().contains("room 9"),
         "another conversation: {}",
@@ -1381,8 +1407,8 @@ async fn the_history_window_keeps_the_newest_lines() {
     h.dm("222", "and now?").await;
     let reply = &fake.received_for(TEXT)[0];
     let messages = reply.body["messages"].as_array().expect("messages");
-    // system + 3 earlier lines + the message.
-    assert_eq!(messages.len(), 5, "{}", reply.body);
+    // The policy + 3 earlier lines + the turn's context + the message.
+    assert_eq!(messages.len(), 6, "{}", reply.body);
     let text = reply.text();
     assert!(
         text.contains("line number 3") && !text.contains("line number 2"),

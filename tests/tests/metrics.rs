@@ -209,7 +209,11 @@ async fn model_tokens_and_failures_are_counted_by_role() {
     let h = Harness::with_config(cfg).await;
     h.pair("555", Role::User).await;
     assert_eq!(
-        h.dm("555", "Where is the runbook?").await,
+        h.dm(
+            "555",
+            "I work from the Lisbon office. Where is the runbook?"
+        )
+        .await,
         "Fake model reply."
     );
     let (_, text) = scrape(&h, Some(TOKEN)).await;

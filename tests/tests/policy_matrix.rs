@@ -492,6 +492,15 @@ async fn a_mislabelled_request_is_still_answered_from_the_admins_notes() {
     assert!(taught.starts_with("Written"), "{taught}");
     let reply = h.dm("222", "Produce today's daily report").await;
     assert!(reply.contains("example_orders"), "answered: {reply}");
+    // A request never reaches the extractor: nothing to mislabel.
+    assert!(!reply.contains("Remember this?"), "{reply}");
+    // A statement does, and the mislabel is refused beside the answer.
+    let reply = h
+        .dm(
+            "222",
+            "The daily report uses example_archive. Which table is it?",
+        )
+        .await;
     assert!(
         reply.contains("Operational changes need an administrator"),
         "{reply}"

@@ -53,8 +53,9 @@ pub struct ReplyContext<'a> {
     pub history: &'a [StoredMessage],
     /// Agent notes left out because org policy on their subject wins.
     pub overridden: &'a [crate::context::Overridden],
-    /// The assembled prompt (system policy plus memory as data), for model responders.
-    pub prompt: &'a str,
+    /// The assembled prompt (the fixed policy, then this turn's context with
+    /// memory as data), for model responders.
+    pub prompt: &'a crate::context::Prompt,
     /// What the model may call during this reply (none: a plain completion).
     pub tools: Option<&'a dyn Tools>,
 }

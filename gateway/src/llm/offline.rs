@@ -189,6 +189,10 @@ const DIRECTIVES: &[&str] = &[
     "new rule:",
 ];
 
+/// The opening of a subject the rules made from a statement's words, not
+/// from a pattern they recognise (a model's subject is better than it).
+pub const UNKEYED: &str = "rule:";
+
 /// The subject of a reply-language preference ("answer me in Portuguese"):
 /// the responder is told to answer in that language.
 pub const ANSWER_IN_SUBJECT: &str = "answer-in";
@@ -225,7 +229,11 @@ const CHANGES: &[&str] = &[
 
 /// Operational statements without a directive prefix.
 fn operational(s: &str, kind_if_unknown: Option<&str>) -> Option<Candidate> {
-    let s = strip_any(s, CORRECTIONS).unwrap_or(s);
+    let corrected = strip_any(s, CORRECTIONS);
+    // "Correction: …" is operational whatever follows; its subject is found
+    // among the live notes when no pattern names it.
+    let kind_if_unknown = kind_if_unknown.or(corrected.map(|_| "correction"));
+    let s = corrected.unwrap_or(s);
     let content = capitalise(&clean(s));
     if let Some((thing, _, value)) = split_ci(s, CHANGES) {
         let key = thing_key(thing);
@@ -284,7 +292,7 @@ fn operational(s: &str, kind_if_unknown: Option<&str>) -> Option<Candidate> {
         item(
             ItemChannel::Operational,
             kind,
-            format!("rule:{key}"),
+            format!("{UNKEYED}{key}"),
             content,
         )
     })

@@ -922,14 +922,18 @@ impl Extractor for OpenAi {
 #[async_trait::async_trait]
 impl Responder for OpenAi {
     async fn respond(&self, ctx: &ReplyContext<'_>) -> Result<String, LlmError> {
-        let mut system = ctx.prompt.to_string();
+        // The fixed policy first (a server's prompt cache keeps it and the
+        // tools its template puts after it), the turn's context after the
+        // history, right before the message it serves.
+        let mut context = ctx.prompt.context().to_string();
         if ctx.shared {
-            system.push_str(
+            context.push_str(
                 "\nThis is a group conversation: do not cite or reveal anyone's personal memory.",
             );
         }
-        let mut messages = vec![json!({"role": "system", "content": system})];
+        let mut messages = vec![json!({"role": "system", "content": ctx.prompt.fixed()})];
         messages.extend(ctx.history.iter().map(history_message));
+        messages.push(json!({"role": "system", "content": context}));
         messages.push(json!({"role": "user", "content": ctx.text}));
         let answer = self.reply_with_tools(messages, ctx.tools).await?;
         Ok(answer.trim().to_string())
