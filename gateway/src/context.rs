@@ -166,7 +166,7 @@ pub fn assemble(
     }
     for r in &preferences {
         out.push_str(&format!(
-            "\nTHE SPEAKER'S PREFERENCE (follow it): {}",
+            "\nTHE SPEAKER'S PREFERENCE (follow it, and still give the facts asked for): {}",
             sanitize(&r.record.content)
         ));
     }
@@ -217,12 +217,39 @@ pub fn scrub_answer(answer: &str, found: &[Retrieved]) -> String {
         let lower = t.to_lowercase();
         let receipt = lower.contains("written:") && lower.contains("(id:");
         let question = lower.starts_with("remember this?") || lower.contains("reply yes or no");
-        if receipt || question {
+        // The turn's context repeated back: data the person never asked for.
+        let echo = CONTEXT_LINES.iter().any(|l| t.starts_with(l));
+        if receipt || question || echo {
             continue;
         }
         lines.push(without_unshown_references(line, &shown));
     }
-    lines.join("\n").trim().to_string()
+    let text = lines.join("\n").trim().to_string();
+    // A citation alone answers nothing (a small model told to cite does that).
+    if only_citations(&text) {
+        return String::new();
+    }
+    text
+}
+
+/// How the turn's context lines open (see [`assemble`]); a small model
+/// sometimes answers with them.
+const CONTEXT_LINES: &[&str] = &[
+    "SPEAKER ROLE",
+    "REPLY LANGUAGE:",
+    "THE SPEAKER'S PREFERENCE",
+    "PREVIOUS CONTEXT",
+    "OVERRIDDEN:",
+    "CONTEXT FROM STEWARD",
+    "THE MESSAGE TO ANSWER",
+    "<<<",
+];
+
+/// Whether `text` says nothing but "Memory reference: N" citations.
+fn only_citations(text: &str) -> bool {
+    text.replace("Memory reference:", "")
+        .chars()
+        .all(|c| c.is_ascii_digit() || c.is_whitespace() || "()#,.:;-".contains(c))
 }
 
 /// `line` without "Memory reference: N" citations of records not in `shown`.

@@ -36,18 +36,18 @@ pub fn receipt(scope: Scope, id: i64) -> String {
 fn as_said(clause: &str, item: Candidate) -> Candidate {
     match offline::label(clause) {
         // The rules know the text but not its subject: the model's labels stay.
-        Some(rules) if rules.subject.starts_with(offline::UNKEYED) => Candidate {
-            content: rules.content,
-            channel: rules.channel,
-            ..item
-        },
+        Some(rules)
+            if rules.subject.starts_with(offline::UNKEYED) && rules.kind != "correction" =>
+        {
+            Candidate {
+                content: rules.content,
+                channel: rules.channel,
+                ..item
+            }
+        }
         Some(rules) => rules,
         None => Candidate {
-            content: clause
-                .trim()
-                .trim_end_matches(['.', ',', ';'])
-                .trim()
-                .to_string(),
+            content: offline::capitalise(clause.trim().trim_end_matches(['.', ',', ';']).trim()),
             ..item
         },
     }
@@ -164,6 +164,16 @@ impl Learning {
         if said.is_empty() {
             return Vec::new();
         }
+        let clauses: Vec<&str> = said.iter().map(String::as_str).collect();
+        let by_rules: Vec<Candidate> = clauses.iter().filter_map(|c| offline::label(c)).collect();
+        // Every statement is one the rules know and key: a model has nothing to add.
+        let known = by_rules.len() == clauses.len()
+            && by_rules
+                .iter()
+                .all(|c| !c.subject.starts_with(offline::UNKEYED));
+        if known {
+            return by_rules;
+        }
         let items = match self.extractor.extract(&said.join("\n")).await {
             Ok(items) => items,
             Err(e) => {
@@ -171,7 +181,6 @@ impl Learning {
                 return Vec::new();
             }
         };
-        let clauses: Vec<&str> = said.iter().map(String::as_str).collect();
         let mut out: Vec<Candidate> = Vec::new();
         for item in items {
             if item.channel == ItemChannel::Task {
@@ -189,9 +198,35 @@ impl Learning {
                     continue;
                 }
             };
-            let kept = as_said(clause, item);
+            let mut kept = as_said(clause, item);
+            // A statement the speaker made of themselves that the rules do not
+            // know is theirs, whatever a model's label: personal memory is the
+            // speaker's own, so this never widens what anyone may change.
+            if kept.channel == ItemChannel::Operational
+                && offline::label(clause).is_none()
+                && offline::first_person(clause)
+            {
+                kept.channel = ItemChannel::Personal;
+            }
+            // About the speaker means said of themselves: "He told you in
+            // private" is no fact about the speaker, whatever the label.
+            if kept.channel == ItemChannel::Personal && !offline::first_person(clause) {
+                self.metrics.policy(PolicyOutcome::Unsupported);
+                tracing::warn!(
+                    clause,
+                    "a personal item not said in the first person; dropped"
+                );
+                continue;
+            }
             if !out.iter().any(|o| o.content == kept.content) {
                 out.push(kept);
+            }
+        }
+        // What the rules recognise is never lost to a model that missed it:
+        // the same normalisation of the speaker's own clause, offline or not.
+        for rules in by_rules {
+            if !out.iter().any(|o| o.content == rules.content) {
+                out.push(rules);
             }
         }
         out
@@ -352,7 +387,40 @@ impl Learning {
             if content.is_empty() {
                 return Ok(ModelWrite::Refused("memory_write needs content".into()));
             }
-            let Candidate { kind, subject, .. } = self.operational_item(&content);
+            // Only what the speaker stated in this message, in their words: a
+            // model's proposal is a pointer like an extractor's item.
+            let said = offline::statements(&at.msg.text);
+            let clauses: Vec<&str> = said.iter().map(String::as_str).collect();
+            let Grounding::Supported { clause } = grounding::ground(&content, &clauses) else {
+                return Ok(ModelWrite::Refused(
+                    "memory_write keeps only what the speaker said in this message, in their words".into(),
+                ));
+            };
+            let asked = Candidate {
+                channel: if scope.is_personal() {
+                    ItemChannel::Personal
+                } else {
+                    ItemChannel::Operational
+                },
+                ..self.operational_item(&content)
+            };
+            let item = as_said(clause, asked);
+            if scope.is_personal() && item.channel == ItemChannel::Operational {
+                return Ok(ModelWrite::Refused(
+                    "that is how the organisation works, not something about the speaker: only an administrator can teach it".into(),
+                ));
+            }
+            if scope.is_personal() && !offline::first_person(clause) {
+                return Ok(ModelWrite::Refused(
+                    "personal memory keeps what the speaker said about themselves".into(),
+                ));
+            }
+            let Candidate {
+                kind,
+                subject,
+                content,
+                ..
+            } = item;
             let author = at.principal.author_id();
             let rec = NewRecord::said(
                 &at.msg.org,

@@ -709,7 +709,16 @@ impl TurnLoop {
         let explicit = ["remember that ", "please remember that ", "remember: "]
             .iter()
             .find_map(|p| strip_ci(text, p));
-        if policy::extraction(&t.principal) == Extraction::Read {
+        let credential = memory::credentials::credential_in(text);
+        if let Some(kind) = credential {
+            // A message holding a credential is never read for memory (nor sent
+            // to an extractor); the person is told it was not kept.
+            self.metrics.policy(PolicyOutcome::Dropped);
+            parts.notes.push(policy::credential_refusal(kind).into());
+            if !offline::asks(text) {
+                return Ok(vec![self.render(t, parts)]);
+            }
+        } else if policy::extraction(&t.principal) == Extraction::Read {
             let (items, origin) = match explicit {
                 Some(rest) => {
                     let mut items: Vec<Candidate> = self
@@ -743,8 +752,12 @@ impl TurnLoop {
             // question. A message that asks or requests anything is answered from
             // memory, the notes, receipts and question added to the answer, never
             // instead of it: the rules decide that, not an extractor's labels.
+            // A statement that was refused (an operational change by a regular
+            // user) is answered by the refusal: a model asked to answer it only
+            // repeats the claim back.
             let kept = !parts.receipts.is_empty() || !parts.question.is_empty();
-            if kept && !offline::asks(text) {
+            let refused = !parts.notes.is_empty();
+            if (kept || refused) && !offline::asks(text) {
                 return Ok(vec![self.render(t, parts)]);
             }
         }

@@ -73,6 +73,19 @@ pub fn credential_in(text: &str) -> Option<Credential> {
         .map(|(kind, _)| *kind)
 }
 
+/// `text` with every credential it holds replaced by `[credential removed]`:
+/// what a model is shown of a line that held one, so it cannot repeat it.
+pub fn masked(text: &str) -> std::borrow::Cow<'_, str> {
+    let mut out = std::borrow::Cow::Borrowed(text);
+    for (_, re) in patterns() {
+        if re.is_match(&out) {
+            out =
+                std::borrow::Cow::Owned(re.replace_all(&out, "[credential removed]").into_owned());
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,6 +132,24 @@ mod tests {
                 assert_eq!(credential_in(text), Some(*kind), "{text}");
             }
         }
+    }
+
+    #[test]
+    fn a_masked_text_holds_no_credential() {
+        for text in [
+            "my password is Hunter2!x9 remember it",
+            "my api key is sk-live-4f9a8b7c6d5e4f3a2b1c please keep it",
+            "Authorization: Bearer abcdefghijklmnopqrstuvwx",
+        ] {
+            let m = masked(text);
+            assert!(credential_in(&m).is_none(), "{m}");
+            assert!(m.contains("[credential removed]"), "{m}");
+            assert!(!m.contains("Hunter2") && !m.contains("4f9a8b7c"), "{m}");
+        }
+        assert_eq!(
+            masked("the VPN is at vpn.example.com"),
+            "the VPN is at vpn.example.com"
+        );
     }
 
     #[test]

@@ -111,6 +111,7 @@ const SERVES_SPEAKER: &[&str] = &[
     "prefers ",
     "wants answers",
     "wants you to",
+    "wants to be called",
     "responde-me",
     "responda-me",
     "respóndeme",

@@ -89,7 +89,7 @@ pub fn small_model_extraction() -> Answer {
             } else {
                 "personal"
             };
-            items.push(json!({"channel": flipped, "kind": "note", "subject": "note", "content": format!("The user said: {line} Also they work in the Berlin office.")}));
+            items.push(json!({"channel": flipped, "kind": "note", "subject": "note", "content": format!("The user said: {line} In Berlin.")}));
         }
         items.push(json!({"channel": "personal", "kind": "fact", "subject": "role", "content": "The user is the head of finance and approves every expense"}));
         Answer::Json(json!({ "items": items }))

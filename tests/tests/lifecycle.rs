@@ -110,7 +110,7 @@ async fn unpaired_lines_reach_no_extractor() {
         m.mentioned = true;
         h.send(m).await;
         // A paired admin's statement reaches the extractor (a question never does).
-        h.group(Some("111"), "g1", "The wiki is at wiki.example.com")
+        h.group(Some("111"), "g1", "Wiki edits go through wiki.example.com")
             .await;
         h.turns
             .lifecycle()
@@ -120,7 +120,7 @@ async fn unpaired_lines_reach_no_extractor() {
         let seen = rec.extracted.lock().unwrap().clone();
         assert!(
             seen.iter().any(|t| t.contains("wiki.example.com")),
-            "{db}: the recorder works"
+            "{db}: the recorder works: {seen:?}"
         );
         assert!(
             seen.iter().all(|t| !t.contains("UNPAIRED-LINE")),

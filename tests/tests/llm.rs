@@ -146,8 +146,11 @@ async fn extraction_request(limits: SchemaLimits) -> serde_json::Value {
     let fake = FakeLlm::start().await;
     let h = harness(&fake, |c| c.llm.schema_limits = limits).await;
     h.pair("111", Role::Admin).await;
-    h.dm("111", "Going forward the VPN is at vpn.example.com")
-        .await;
+    h.dm(
+        "111",
+        "Going forward remote staff connect through vpn.example.com",
+    )
+    .await;
     fake.received_for("memory_items")[0].body.clone()
 }
 
@@ -160,7 +163,7 @@ async fn schemas_carry_length_bounds_unless_schema_limits_is_off() {
     // twice the statement's (plus a normalising frame).
     assert_eq!(items["maxItems"], json!(1), "{schema}");
     let item = &items["items"]["properties"];
-    let said = "Going forward the VPN is at vpn.example.com"
+    let said = "Going forward remote staff connect through vpn.example.com"
         .chars()
         .count();
     assert_eq!(
@@ -199,7 +202,7 @@ async fn the_role_cap_never_exceeds_max_output_tokens() {
     h.pair("111", Role::Admin).await;
     h.dm(
         "111",
-        "Going forward the VPN is at vpn.example.com. Where is it?",
+        "Going forward remote staff connect through vpn.example.com. Where is it?",
     )
     .await;
     assert_eq!(
@@ -225,10 +228,11 @@ async fn an_invalid_answer_is_repaired_once() {
         )])),
     );
     let reply = h
-        .dm("111", "From now on the daily report uses example_orders")
+        .dm("111", "We pull the daily numbers off example_orders")
         .await;
     assert!(
-        reply.contains("Remember this? The daily report uses example_orders"),
+        // In the admin's words: the model's item only points at them.
+        reply.contains("Remember this? We pull the daily numbers off example_orders"),
         "{reply}"
     );
     let sent = fake.received_for("memory_items");
@@ -268,7 +272,7 @@ async fn an_answer_still_invalid_after_the_repair_is_skipped_and_the_turn_answer
     let reply = h
         .dm(
             "111",
-            "From now on the daily report uses example_orders. What else is there?",
+            "We pull the daily numbers off example_orders. What else is there?",
         )
         .await;
     assert_eq!(reply, "Here is what I know.");
@@ -350,7 +354,7 @@ async fn a_model_that_hangs_gets_a_clear_reply_and_the_message_is_kept() {
     h.pair("111", Role::Admin).await;
     fake.push("memory_items", Answer::Hang);
     let reply = h
-        .dm("111", "From now on the daily report uses example_orders")
+        .dm("111", "We pull the daily numbers off example_orders")
         .await;
     assert_eq!(reply, "Fake model reply.");
     assert!(h.records().await.is_empty());
@@ -370,7 +374,7 @@ async fn one_token_budget_covers_every_model_call_of_a_turn() {
     let reply = h
         .dm(
             "222",
-            "I work from the Lisbon office. What is the VPN host?",
+            "My desk is on the third floor. What is the VPN host?",
         )
         .await;
     assert!(reply.contains(CANT_ANSWER), "{reply}");
@@ -536,10 +540,10 @@ async fn a_hostile_model_writes_no_agent_notes_for_users_unpaired_senders_or_sys
     let last = fake.received_for(TEXT).pop().expect("a reply request");
     // The memory in the prompt is the admin's; the user's own earlier lines
     // reach the model only as their history, tagged with their role.
-    // The turn's context is the last system message, before the message.
+    // The turn's context is framed in the last message, before the text to answer.
     let system = last.body["messages"]
         .as_array()
-        .and_then(|m| m.iter().rev().find(|m| m["role"] == "system"))
+        .and_then(|m| m.last())
         .and_then(|m| m["content"].as_str())
         .unwrap_or_default();
     assert!(
@@ -1373,8 +1377,8 @@ async fn a_follow_up_carries_the_earlier_turn_and_only_its_own_conversation() {
     let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
     assert_eq!(
         roles,
-        // The policy, the history, the turn's context, the message.
-        ["system", "user", "assistant", "system", "user"],
+        // The policy, the history, the message with the turn's context.
+        ["system", "user", "assistant", "user"],
         "{}",
         reply.body
     );
@@ -1386,7 +1390,11 @@ async fn a_follow_up_carries_the_earlier_turn_and_only_its_own_conversation() {
         messages[2]["content"],
         "The daily report uses example_orders."
     );
-    assert_eq!(messages[4]["content"], "And what about the weekly one?");
+    let last = messages[3]["content"].as_str().unwrap_or_default();
+    assert!(
+        last.ends_with("THE MESSAGE TO ANSWER:\nAnd what about the weekly one?"),
+        "{last}"
+    );
     assert!(
         !reply.text().contains("room 9"),
         "another conversation: {}",
@@ -1407,8 +1415,8 @@ async fn the_history_window_keeps_the_newest_lines() {
     h.dm("222", "and now?").await;
     let reply = &fake.received_for(TEXT)[0];
     let messages = reply.body["messages"].as_array().expect("messages");
-    // The policy + 3 earlier lines + the turn's context + the message.
-    assert_eq!(messages.len(), 6, "{}", reply.body);
+    // The policy + 3 earlier lines + the message with the turn's context.
+    assert_eq!(messages.len(), 5, "{}", reply.body);
     let text = reply.text();
     assert!(
         text.contains("line number 3") && !text.contains("line number 2"),
@@ -1514,11 +1522,14 @@ async fn a_models_own_write_on_an_admins_turn_is_a_proposal_not_a_record() {
     );
     fake.push(TEXT, Answer::Content("Noted the table.".into()));
     let reply = h
-        .dm("111", "Which table should the weekly report use?")
+        .dm("111", "Our weekly numbers come off sales_2025 now. Got it?")
         .await;
     assert!(reply.starts_with("Noted the table."), "{reply}");
+    // Proposed in the admin's words, not the model's.
     assert!(
-        reply.contains("Remember this? The weekly report uses sales_2025"),
+        reply.contains(
+            "Remember this? Our weekly numbers come off sales_2025 now — reply yes or no"
+        ),
         "{reply}"
     );
     let found = h.records_containing("sales_2025").await;

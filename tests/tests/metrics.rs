@@ -52,6 +52,8 @@ async fn metrics_move_when_a_turn_runs() {
     assert_eq!(status, StatusCode::OK, "{before}");
 
     assert!(h.dm("222", "I prefer tea").await.contains("Remember this?"));
+    // A statement the rules do not know is read by the extractor.
+    h.dm("222", "Green tea keeps me going").await;
     h.dm("222", "What is on the wiki?").await;
     let (_, after) = scrape(&h, Some(TOKEN)).await;
 
@@ -209,11 +211,8 @@ async fn model_tokens_and_failures_are_counted_by_role() {
     let h = Harness::with_config(cfg).await;
     h.pair("555", Role::User).await;
     assert_eq!(
-        h.dm(
-            "555",
-            "I work from the Lisbon office. Where is the runbook?"
-        )
-        .await,
+        h.dm("555", "Our runbooks moved last week. Where is the runbook?")
+            .await,
         "Fake model reply."
     );
     let (_, text) = scrape(&h, Some(TOKEN)).await;

@@ -119,22 +119,36 @@ async fn a_question_beside_a_statement_is_answered_and_only_the_statement_is_rea
     let reply = h
         .dm(
             "222",
-            "Hi, I work from the Lisbon office. How do I connect to the VPN?",
+            "Hi, my desk is on the third floor. How do I connect to the VPN?",
         )
         .await;
-    // Answer first, the question after it.
+    // Answer first, the question after it, in the speaker's words (the
+    // model's operational label notwithstanding: said of themselves).
     assert!(
         reply.starts_with("Use vpn.example.com on port 443."),
         "{reply}"
     );
     assert!(
-        reply.ends_with("Remember this? Works from the Lisbon office — reply yes or no"),
+        reply.ends_with("Remember this? My desk is on the third floor — reply yes or no"),
         "{reply}"
     );
     let extraction = fake.received_for("memory_items");
     assert_eq!(extraction.len(), 1);
     let read = steward_tests::fake_llm::last_user_text(&extraction[0].body);
-    assert_eq!(read, "I work from the Lisbon office.");
+    assert_eq!(read, "my desk is on the third floor.");
+
+    // A statement the rules know needs no model: no extraction call.
+    fake.clear_received();
+    fake.push(TEXT, Answer::Content("Noted.".into()));
+    let reply = h
+        .dm("222", "I work from the Lisbon office. Where is the VPN?")
+        .await;
+    assert!(
+        reply.ends_with("Remember this? Works from the Lisbon office — reply yes or no"),
+        "{reply}"
+    );
+    assert!(fake.received_for("memory_items").is_empty());
+    assert_eq!(fake.received().len(), 1);
 }
 
 #[tokio::test]
@@ -201,9 +215,9 @@ async fn yes_saves_the_question_just_asked_and_a_passed_over_one_lapses() {
         .as_array()
         .cloned()
         .unwrap_or_default();
-    // In the turn's context, right before the message it serves.
-    let context = &messages[messages.len() - 2];
-    assert_eq!(context["role"], "system");
+    // In the turn's context, framed before the message it serves.
+    let context = &messages[messages.len() - 1];
+    assert_eq!(context["role"], "user");
     let context = context["content"].as_str().unwrap_or_default();
     assert!(
         context.contains("REPLY LANGUAGE: the speaker asked to be answered in Portuguese"),
@@ -213,7 +227,7 @@ async fn yes_saves_the_question_just_asked_and_a_passed_over_one_lapses() {
     let policy = messages[0]["content"].as_str().unwrap_or_default();
     assert!(policy.contains("MEMORY ROUTING POLICY"), "{policy}");
     assert!(
-        !policy.contains("Portuguese") && !policy.contains("SPEAKER ROLE"),
+        !policy.contains("Portuguese") && !policy.contains("SPEAKER ROLE (from pairing)"),
         "{policy}"
     );
 }
@@ -230,8 +244,10 @@ async fn tool_calls_written_as_text_are_governed_and_never_shown() {
     )
     .await;
 
-    // A regular user's model writes agent_notes as text: refused by the
-    // policy as a real call would be; the model then answers in text.
+    // A regular user's model writes agent_notes as text and nothing else:
+    // the call is refused by the policy as a real call would be, never
+    // shown, and with no text beside it the rules answer from memory: one
+    // model call for the question.
     fake.push(
         TEXT,
         Answer::Content(
@@ -239,22 +255,21 @@ async fn tool_calls_written_as_text_are_governed_and_never_shown() {
                 .into(),
         ),
     );
-    fake.push(
-        TEXT,
-        Answer::Content("Deploys need a second reviewer, before 15:00.".into()),
-    );
     let reply = h
         .dm("222", "Can I deploy to production at 16:30 today?")
         .await;
-    assert_eq!(reply, "Deploys need a second reviewer, before 15:00.");
-    assert!(h.records_containing("no reviewer").await.is_empty());
-    let second = &fake.received_for(TEXT)[1];
+    assert_eq!(fake.received_for(TEXT).len(), 1);
     assert!(
-        second
-            .text()
-            .contains("memory_write to agent_notes is for administrators"),
-        "{}",
-        second.text()
+        reply.contains("second reviewer") && !reply.contains('{'),
+        "{reply}"
+    );
+    assert!(h.records_containing("no reviewer").await.is_empty());
+    let audit = h.db().audit_log(&h.org, 20).await.expect("audit");
+    assert!(
+        audit
+            .iter()
+            .any(|a| a.action == "tool.memory_write" && a.detail.starts_with("refused")),
+        "{audit:?}"
     );
 
     // An admin's model proposes a personal note in Qwen's tags beside its
@@ -266,10 +281,13 @@ async fn tool_calls_written_as_text_are_governed_and_never_shown() {
                 .into(),
         ),
     );
-    let reply = h.dm("111", "Can you remind me before deploys?").await;
+    let reply = h
+        .dm("111", "Deploy reminders help me a lot. Can you do that?")
+        .await;
+    // Asked in the admin's words, not the model's.
     assert_eq!(
         reply,
-        "Noted, I will keep that in mind.\nRemember this? Prefers deploy reminders — reply yes or no"
+        "Noted, I will keep that in mind.\nRemember this? Deploy reminders help me a lot — reply yes or no"
     );
 
     // Only an unknown tool's JSON: never shown; the rules answer from memory.

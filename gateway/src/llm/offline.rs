@@ -69,7 +69,8 @@ fn clean(s: &str) -> String {
         .to_string()
 }
 
-fn capitalise(s: &str) -> String {
+/// `s` with its first letter upper case.
+pub fn capitalise(s: &str) -> String {
     let mut c = s.chars();
     match c.next() {
         Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
@@ -392,7 +393,12 @@ fn personal(s: &str) -> Option<Candidate> {
             return Some(personal_item("fact", format!("fact:{head}"), said));
         }
     }
-    if let Some(name) = strip_any(s, &["my name is ", "call me "]) {
+    if let Some(name) = strip_any(s, &["call me ", "please call me "]) {
+        let name = object(name);
+        let said = format!("Wants to be called {name}");
+        return Some(personal_item("identity", "name", said));
+    }
+    if let Some(name) = strip_any(s, &["my name is "]) {
         let name = object(name);
         let said = format!("Their name is {name}");
         return Some(personal_item("identity", "name", said));
@@ -522,6 +528,22 @@ pub fn clauses(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Words a speaker uses of themselves, in the languages the rules know.
+const FIRST_PERSON: &[&str] = &[
+    "i", "i'm", "i’m", "im", "i've", "i'd", "i'll", "me", "my", "mine", "myself", "eu", "meu",
+    "minha", "comigo", "yo", "mi", "mí", "conmigo", "je", "j'ai", "moi", "mon", "ma", "mes", "ich",
+    "mich", "mir", "mein", "meine", "io", "mio", "mia",
+];
+
+/// Whether a clause is said by the speaker of themselves ("I …", "my …",
+/// "call me …", "responde-me …").
+pub fn first_person(clause: &str) -> bool {
+    clause
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+        .flat_map(|w| w.split('-'))
+        .any(|w| FIRST_PERSON.contains(&w.to_lowercase().as_str()))
 }
 
 /// Whether a clause asks or requests something (a question, "show me …",

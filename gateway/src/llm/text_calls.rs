@@ -127,7 +127,7 @@ pub fn parse(content: &str, offered: &[&str]) -> Parsed {
 fn is_small_literal(v: &Value) -> bool {
     match v {
         Value::Array(a) => a.iter().all(|x| !x.is_object() && !x.is_array()),
-        Value::Object(o) => o.is_empty(),
+        Value::Object(_) => false,
         _ => true,
     }
 }
