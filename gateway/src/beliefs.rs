@@ -16,6 +16,22 @@ use std::sync::Arc;
 /// How many related records the judge is shown.
 pub const JUDGE_CANDIDATES: usize = 12;
 
+/// Content words two records must share before a judge may retire one for
+/// the other: a small model, shown "The VPN endpoint is vpn.example.com" as
+/// a candidate for "Deploys need a second reviewer" (the store's related
+/// records share words that are no content, "the", "is"), retired it.
+pub const SHARED_WORDS_TO_JUDGE: usize = 1;
+
+/// Whether `old` may be about the same thing as `new`: they share
+/// [`SHARED_WORDS_TO_JUDGE`] content words (`memory::grounding::content_words`).
+pub fn same_topic(new: &str, old: &str) -> bool {
+    let new = memory::grounding::content_words(new);
+    let mut old = memory::grounding::content_words(old);
+    old.sort();
+    old.dedup();
+    old.iter().filter(|w| new.contains(w)).count() >= SHARED_WORDS_TO_JUDGE
+}
+
 #[derive(Debug, thiserror::Error)]
 enum BeliefError {
     #[error(transparent)]
@@ -67,6 +83,7 @@ impl Beliefs {
             .into_iter()
             .map(|(r, _)| r)
             .filter(|r| r.said_at <= new.said_at)
+            .filter(|r| same_topic(&new.content, &r.content))
             .collect();
         if candidates.is_empty() {
             return Ok(Vec::new());
@@ -120,5 +137,26 @@ impl Revise for Beliefs {
                 Vec::new()
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_topic;
+
+    #[test]
+    fn only_records_sharing_a_topic_are_judged() {
+        assert!(!same_topic(
+            "Deploys to production need a second reviewer and happen only before 15:00.",
+            "The VPN endpoint is vpn.example.com, port 443."
+        ));
+        assert!(same_topic(
+            "Remote access goes through the VPN at vpn2.example.com",
+            "The VPN gateway is vpn1.example.com"
+        ));
+        assert!(same_topic(
+            "The weekly sales report is now built from sales_2026",
+            "The weekly sales report is built from the table sales_2025 every Monday."
+        ));
     }
 }

@@ -493,6 +493,22 @@ pub struct TurnConfig {
     #[default = 6000]
     #[validate(range(min = 0, max = 200_000))]
     pub history_chars: usize,
+    /// Which replies a model is shown the window for.
+    #[default(HistoryFor::Every)]
+    pub history_for: HistoryFor,
+}
+
+/// `turn.history_for`: which replies a model sees the conversation's window for.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum HistoryFor {
+    /// Every reply.
+    Every,
+    /// Only a message that reads as a follow-up ("and the weekly one?", a
+    /// word or two); a standalone question is answered from memory alone,
+    /// which a small model answers faster and without copying its earlier
+    /// answers.
+    FollowUps,
 }
 
 #[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq, Validate)]

@@ -170,7 +170,11 @@ pub fn assemble(
             sanitize(&r.record.content)
         ));
     }
-    for r in found {
+    // Every other record as data; preferences were given above already.
+    for r in found
+        .iter()
+        .filter(|r| !preferences.iter().any(|p| p.record.id == r.record.id))
+    {
         out.push('\n');
         out.push_str(&memory_frame(r));
     }
@@ -207,10 +211,11 @@ pub fn reply_language(r: &memory::MemoryRecord) -> Option<String> {
 /// questions and citations are the turn's to write, from what it committed
 /// and showed: a model that imitates them (a small one copies the history's
 /// "Written: … (id: 7)") would tell the person something untrue, so its
-/// lines that look like a receipt or a question are removed, and so is a
-/// "Memory reference" to a record the reply was not shown.
-pub fn scrub_answer(answer: &str, found: &[Retrieved]) -> String {
-    let shown: Vec<i64> = found.iter().map(|r| r.record.id).collect();
+/// lines that look like a receipt or a question are removed, and so is every
+/// citation it wrote ([`cite`] adds steward's own). Lines that only repeat
+/// the context or the `message` itself go too. Empty: nothing to show.
+pub fn scrub_answer(answer: &str, message: &str) -> String {
+    let asked = normalised(message);
     let mut lines = Vec::new();
     for line in answer.lines() {
         let t = line.trim();
@@ -219,17 +224,54 @@ pub fn scrub_answer(answer: &str, found: &[Retrieved]) -> String {
         let question = lower.starts_with("remember this?") || lower.contains("reply yes or no");
         // The turn's context repeated back: data the person never asked for.
         let echo = CONTEXT_LINES.iter().any(|l| t.starts_with(l));
-        if receipt || question || echo {
+        let repeated = !asked.is_empty() && normalised(t) == asked;
+        if receipt || question || echo || repeated {
             continue;
         }
-        lines.push(without_unshown_references(line, &shown));
+        lines.push(without_citations(line));
     }
     let text = lines.join("\n").trim().to_string();
-    // A citation alone answers nothing (a small model told to cite does that).
-    if only_citations(&text) {
+    if text.chars().all(|c| !c.is_alphanumeric()) {
         return String::new();
     }
     text
+}
+
+/// Lower case, letters and digits only: how an echoed line is recognised.
+fn normalised(text: &str) -> String {
+    text.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// `answer` with the citation of the records it used, when it has none:
+/// steward cites, so a model spends no tokens on ids (and cannot cite one it
+/// was not shown). A record is used when the answer carries one of its
+/// values (a word holding a digit, `.`, `_` or `#`: a host, a table, a
+/// time) or three of its words. In a group thread personal records are never
+/// cited.
+pub fn cite(answer: String, found: &[Retrieved], shared: bool) -> String {
+    if answer.contains("Memory reference:") {
+        return answer;
+    }
+    let said = memory::grounding::content_words(&answer);
+    let value = |w: &String| w.chars().any(|c| c.is_ascii_digit() || ".#_".contains(c));
+    let used: Vec<String> = found
+        .iter()
+        .filter(|r| !(shared && r.record.scope.is_personal()))
+        .filter(|r| {
+            let words = memory::grounding::content_words(&r.record.content);
+            let shared_words: Vec<&String> = words.iter().filter(|w| said.contains(w)).collect();
+            shared_words.iter().any(|w| value(w)) || shared_words.len() >= 3
+        })
+        .map(|r| r.record.id.to_string())
+        .collect();
+    if used.is_empty() {
+        return answer;
+    }
+    let sep = if answer.contains('\n') { "\n" } else { " " };
+    format!("{answer}{sep}(Memory reference: {})", used.join(", "))
 }
 
 /// How the turn's context lines open (see [`assemble`]); a small model
@@ -240,42 +282,24 @@ const CONTEXT_LINES: &[&str] = &[
     "THE SPEAKER'S PREFERENCE",
     "PREVIOUS CONTEXT",
     "OVERRIDDEN:",
-    "CONTEXT FROM STEWARD",
-    "THE MESSAGE TO ANSWER",
+    "CONTEXT (data",
+    "MESSAGE:",
     "<<<",
 ];
 
-/// Whether `text` says nothing but "Memory reference: N" citations.
-fn only_citations(text: &str) -> bool {
-    text.replace("Memory reference:", "")
-        .chars()
-        .all(|c| c.is_ascii_digit() || c.is_whitespace() || "()#,.:;-".contains(c))
-}
-
-/// `line` without "Memory reference: N" citations of records not in `shown`.
-fn without_unshown_references(line: &str, shown: &[i64]) -> String {
+/// `line` without "Memory reference: N" citations.
+fn without_citations(line: &str) -> String {
     const MARK: &str = "Memory reference:";
     let mut out = String::new();
     let mut rest = line;
     while let Some(at) = rest.find(MARK) {
         let after = &rest[at + MARK.len()..];
-        let digits_end = after
+        let end = after
             .char_indices()
             .find(|(_, c)| !(c.is_ascii_digit() || matches!(c, ' ' | '#' | ',')))
             .map_or(after.len(), |(i, _)| i);
-        let ids: Vec<i64> = after[..digits_end]
-            .split([' ', '#', ','])
-            .filter_map(|d| d.parse().ok())
-            .collect();
-        if !ids.is_empty() && ids.iter().all(|id| shown.contains(id)) {
-            out.push_str(&rest[..at + MARK.len() + digits_end]);
-        } else {
-            out.push_str(rest[..at].trim_end_matches(['(', ' ', '"']));
-        }
-        rest = &after[digits_end..];
-        if !out.ends_with(|c: char| c.is_ascii_digit()) {
-            rest = rest.trim_start_matches(')');
-        }
+        out.push_str(rest[..at].trim_end_matches(['(', ' ', '"']));
+        rest = after[end..].trim_start_matches(')');
     }
     out.push_str(rest);
     out

@@ -15,7 +15,7 @@
 use crate::beliefs::Beliefs;
 use crate::clock::{Clock, SystemClock};
 use crate::commands::{Asker, Commands};
-use crate::config::{Config, DmPolicy, GroupPolicy};
+use crate::config::{Config, DmPolicy, GroupPolicy, HistoryFor};
 use crate::consolidate::Consolidation;
 use crate::context;
 use crate::embeddings::Embeddings;
@@ -239,7 +239,14 @@ fn follows_up(text: &str) -> bool {
         "then ",
         "again",
     ];
-    OPENINGS.iter().any(|o| t.starts_with(o)) || t.split_whitespace().count() <= 2
+    // A pronoun points back at the line before ("which port does it use?").
+    const BACK: &[&str] = &[
+        "it", "its", "they", "them", "those", "he", "she", "him", "her",
+    ];
+    let points_back = t
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| BACK.contains(&w));
+    OPENINGS.iter().any(|o| t.starts_with(o)) || t.split_whitespace().count() <= 2 || points_back
 }
 
 /// A line of `msg`'s conversation by `author`, with no sender (set one for a person's line).
@@ -1047,11 +1054,17 @@ impl TurnLoop {
             },
             &run,
         );
+        let shown: &[memory::StoredMessage] =
+            if self.cfg.turn.history_for == HistoryFor::FollowUps && !follows_up(text) {
+                &[]
+            } else {
+                &history
+            };
         let ctx = ReplyContext {
             principal: &t.principal,
             text,
             memory: &found,
-            history: &history,
+            history: shown,
             shared: t.shared(),
             overridden: &overridden,
             prompt: &prompt,
@@ -1064,7 +1077,14 @@ impl TurnLoop {
             parts.question.extend(proposed);
             parts.batch = Some(t.message_id);
         }
-        let scrubbed = responded.map(|a| context::scrub_answer(&a, &found));
+        let scrubbed = responded.map(|a| context::scrub_answer(&a, text));
+        let scrubbed = scrubbed.map(|a| {
+            if a.is_empty() {
+                a
+            } else {
+                context::cite(a, &found, t.shared())
+            }
+        });
         let answer = match scrubbed {
             Ok(answer) if !answer.is_empty() => answer,
             // An answer with nothing a person may see (only a tool call, JSON,

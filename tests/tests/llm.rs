@@ -99,9 +99,10 @@ async fn structured_output_is_requested_parsed_and_memory_is_framed_as_data() {
     let answer = h
         .dm("111", "Which table is the weekly report built from?")
         .await;
+    // Steward's own citation of the record the answer used.
     assert_eq!(
         answer,
-        format!("It is built from sales_2025. Memory reference: {id}")
+        format!("It is built from sales_2025. (Memory reference: {id})")
     );
 
     let extraction = &fake.received_for("memory_items")[0];
@@ -1392,7 +1393,7 @@ async fn a_follow_up_carries_the_earlier_turn_and_only_its_own_conversation() {
     );
     let last = messages[3]["content"].as_str().unwrap_or_default();
     assert!(
-        last.ends_with("THE MESSAGE TO ANSWER:\nAnd what about the weekly one?"),
+        last.ends_with("MESSAGE:\nAnd what about the weekly one?"),
         "{last}"
     );
     assert!(

@@ -51,9 +51,10 @@ async fn a_question_is_answered_with_one_model_call_and_nothing_is_extracted() {
     let reply = h
         .dm("222", "Where do I find who is on call this weekend?")
         .await;
+    // Steward cites the note the answer used.
     assert_eq!(
         reply,
-        "Look in #ops-oncall: it is published every Friday at 16:00."
+        "Look in #ops-oncall: it is published every Friday at 16:00. (Memory reference: 1)"
     );
     // One call, the reply; the question was never read for memory.
     assert_eq!(fake.received().len(), 1);
@@ -365,4 +366,27 @@ async fn an_admin_correction_supersedes_the_note_and_names_the_old_value() {
     let answer = h.dm("222", "What is the staging database host?").await;
     assert!(answer.contains("pg-staging-04.internal"), "{answer}");
     assert!(!answer.contains("pg-staging-03"), "{answer}");
+}
+
+#[tokio::test]
+async fn a_credential_never_reaches_a_model_again() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    fake.always(TEXT, Answer::Content("I can't tell you that.".into()));
+    let h = harness(&fake).await;
+    h.pair("222", Role::User).await;
+    let reply = h.dm("222", "my password is Hunter2!x9 remember it").await;
+    // Told, not kept, and no model call at all.
+    assert!(reply.starts_with("That looks like a password"), "{reply}");
+    assert!(fake.received().is_empty(), "{:?}", fake.received());
+    assert!(h.records().await.is_empty());
+    // Asked later, the model sees the line without the password.
+    h.dm("222", "What is my password?").await;
+    let asked = &fake.received_for(TEXT)[0];
+    assert!(!asked.text().contains("Hunter2"), "{}", asked.text());
+    assert!(
+        asked.text().contains("[credential removed]"),
+        "{}",
+        asked.text()
+    );
 }

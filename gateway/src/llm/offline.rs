@@ -165,6 +165,16 @@ const TASK_STARTS: &[&str] = &[
     "translate ",
     "describe ",
     "look up ",
+    "ignore ",
+    "disregard ",
+    "forget all",
+    "forget everything",
+    "forget your",
+    "print ",
+    "repeat ",
+    "output ",
+    "pretend ",
+    "act as ",
     "what ",
     "what's ",
     "how ",
@@ -760,5 +770,105 @@ mod tests {
         let v = extract("The wiki is at wiki.example.com. Thanks!");
         assert_eq!(v.len(), 1);
         assert!(v[0].content.contains("wiki.example.com"));
+    }
+
+    #[test]
+    fn preferences_are_personal_in_any_phrasing_and_language() {
+        for (said, kept) in [
+            (
+                "Please answer me in Portuguese from now on, I read it faster",
+                "Wants answers in Portuguese",
+            ),
+            (
+                "From now on, answer me in Portuguese",
+                "Wants answers in Portuguese",
+            ),
+            ("Reply in Spanish please", "Wants answers in Spanish"),
+            (
+                "Responde-me sempre em português",
+                "Wants answers in Português",
+            ),
+            ("Respóndeme en español", "Wants answers in Español"),
+            ("Antworte mir auf Deutsch", "Wants answers in Deutsch"),
+            ("Réponds-moi en français", "Wants answers in Français"),
+            ("Call me Bo", "Wants to be called Bo"),
+            ("Please call me Bo from now on", "Wants to be called Bo"),
+            ("I prefer short answers", "Prefers short answers"),
+            (
+                "I'd prefer bullet points, because I skim",
+                "Prefers bullet points",
+            ),
+        ] {
+            let c = one(said);
+            assert_eq!(c.channel, ItemChannel::Personal, "{said}");
+            assert_eq!(c.content, kept, "{said}");
+        }
+        assert_eq!(one("Reply in Spanish please").subject, ANSWER_IN_SUBJECT);
+    }
+
+    #[test]
+    fn corrections_name_the_subject_of_what_they_correct() {
+        let note = one("The staging database is at pg-staging-03.internal, port 5432.");
+        for said in [
+            "Correction: the staging database moved to pg-staging-04.internal, same port.",
+            "Actually, the staging database is now pg-staging-04.internal",
+            "The staging database has moved to pg-staging-04.internal",
+            "FYI: the staging database now lives at pg-staging-04.internal",
+        ] {
+            let c = one(said);
+            assert_eq!(c.channel, ItemChannel::Operational, "{said}");
+            assert_eq!(c.subject, note.subject, "{said}");
+            assert!(c.content.contains("pg-staging-04.internal"), "{said}");
+            assert!(
+                !c.content.to_lowercase().starts_with("correction"),
+                "{said}"
+            );
+        }
+        // A correction no pattern keys is still operational (its subject is
+        // found among the live notes).
+        let c = one("Correction: deploys to production now happen only before 14:00.");
+        assert_eq!(
+            (c.channel, c.kind.as_str()),
+            (ItemChannel::Operational, "correction")
+        );
+        assert!(c.subject.starts_with(UNKEYED));
+    }
+
+    #[test]
+    fn questions_requests_and_greetings_are_never_statements() {
+        for text in [
+            "Where do I find who is on call this weekend?",
+            "Remind me to renew my badge on Friday.",
+            "Thanks! One more: who reviews deploys, and until what time can I ship?",
+            "Hi!",
+            "Can you show the report?",
+        ] {
+            assert!(
+                statements(text).is_empty(),
+                "{text}: {:?}",
+                statements(text)
+            );
+        }
+        assert!(asks("Hi, I work from Lisbon. How do I connect to the VPN?"));
+        assert_eq!(
+            statements(
+                "Hi, I prefer short answers and I work from the Lisbon office. How do I connect?"
+            ),
+            vec!["I prefer short answers", "I work from the Lisbon office."]
+        );
+        assert!(!asks("I prefer short answers"));
+    }
+
+    #[test]
+    fn first_person_is_said_of_oneself() {
+        for (clause, mine) in [
+            ("I work on payments", true),
+            ("my desk is on the third floor", true),
+            ("Responde-me sempre em português", true),
+            ("He told you in private", false),
+            ("The VPN is at vpn.example.com", false),
+        ] {
+            assert_eq!(first_person(clause), mine, "{clause}");
+        }
     }
 }

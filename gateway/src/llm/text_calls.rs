@@ -154,15 +154,30 @@ fn tidy(text: &str) -> String {
             continue;
         }
         if opens {
-            // A fence with only blank lines before its close.
+            let label = t[3..].to_ascii_lowercase();
             let close = lines[i + 1..]
                 .iter()
-                .position(|l| !l.trim().is_empty())
-                .map(|p| i + 1 + p)
-                .filter(|&j| lines[j].trim() == "```");
+                .position(|l| l.trim() == "```")
+                .map(|p| i + 1 + p);
             if let Some(j) = close {
-                i = j + 1;
-                continue;
+                let inner = &lines[i + 1..j];
+                // Emptied by the removal, or left with stray braces: gone.
+                let nothing = inner.iter().all(|l| {
+                    l.trim()
+                        .chars()
+                        .all(|c| c.is_whitespace() || "{}[],:\"".contains(c))
+                });
+                if nothing {
+                    i = j + 1;
+                    continue;
+                }
+                // A "json" fence around what is no JSON (a host name, a
+                // sentence): the text without its fence.
+                if label == "json" {
+                    out.extend_from_slice(inner);
+                    i = j + 1;
+                    continue;
+                }
             }
         }
         out.push(lines[i]);
@@ -224,6 +239,15 @@ mod tests {
         );
         let p = parse("{\"table\": \"sales\", \"rows\": 3}", OFFERED);
         assert_eq!((p.rest.as_str(), p.dropped), ("", 1));
+    }
+
+    #[test]
+    fn fences_left_with_stray_braces_or_plain_text_are_undone() {
+        assert_eq!(parse("```json\n}\n```", OFFERED).rest, "");
+        assert_eq!(
+            parse("```json\npg-staging-04.internal\n```", OFFERED).rest,
+            "pg-staging-04.internal"
+        );
     }
 
     #[test]
