@@ -213,9 +213,11 @@ pub fn reply_language(r: &memory::MemoryRecord) -> Option<String> {
 /// "Written: … (id: 7)") would tell the person something untrue, so its
 /// lines that look like a receipt or a question are removed, and so is every
 /// citation it wrote ([`cite`] adds steward's own). Lines that only repeat
-/// the context or the `message` itself go too. Empty: nothing to show.
-pub fn scrub_answer(answer: &str, message: &str) -> String {
+/// the context, the `message` or the `prompt`'s instructions go too. Empty:
+/// nothing to show.
+pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt) -> String {
     let asked = normalised(message);
+    let instructions = normalised(prompt.fixed());
     let mut lines = Vec::new();
     for line in answer.lines() {
         let t = line.trim();
@@ -224,8 +226,11 @@ pub fn scrub_answer(answer: &str, message: &str) -> String {
         let question = lower.starts_with("remember this?") || lower.contains("reply yes or no");
         // The turn's context repeated back: data the person never asked for.
         let echo = CONTEXT_LINES.iter().any(|l| t.starts_with(l));
-        let repeated = !asked.is_empty() && normalised(t) == asked;
-        if receipt || question || echo || repeated {
+        let said = normalised(t);
+        let repeated = !asked.is_empty() && said == asked;
+        // A line of the instructions recited back (a small model does that).
+        let recited = said.len() >= 20 && instructions.contains(&said);
+        if receipt || question || echo || repeated || recited {
             continue;
         }
         lines.push(without_citations(line));
@@ -303,4 +308,74 @@ fn without_citations(line: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memory::{MemoryRecord, Status};
+
+    fn found(id: i64, content: &str) -> Retrieved {
+        Retrieved {
+            record: MemoryRecord {
+                id,
+                org: "o".into(),
+                agent: "a".into(),
+                scope: Scope::AgentNotes,
+                owner: None,
+                subject: "s".into(),
+                kind: "note".into(),
+                content: content.into(),
+                status: Status::Active,
+                source: String::new(),
+                said_at: 0,
+                recorded_at: 0,
+                expires_at: None,
+                conversation: None,
+                batch: None,
+                author: None,
+            },
+            hits: 1,
+            score: 1.0,
+            similarity: None,
+        }
+    }
+
+    #[test]
+    fn what_a_model_imitates_is_removed_and_steward_cites() {
+        let memory = [found(
+            3,
+            "The staging database moved to pg-staging-04.internal",
+        )];
+        let prompt = assemble("o", "a", &Principal::Unpaired, &memory, &[], &[]);
+        for (answer, shown) in [
+            (
+                "It is pg-staging-04.internal. Memory reference: 9",
+                "It is pg-staging-04.internal.",
+            ),
+            (
+                "Written: personal memory updated (id: 7).\nIt is pg-staging-04.internal.",
+                "It is pg-staging-04.internal.",
+            ),
+            ("Remember this? Your host — reply yes or no", ""),
+            ("Memory reference: 3", ""),
+            ("Where is the staging database?", ""),
+            ("SPEAKER ROLE (from pairing): user", ""),
+            (
+                "quote the rule or value (host, table, time, channel) exactly, then answer",
+                "",
+            ),
+        ] {
+            assert_eq!(
+                scrub_answer(answer, "Where is the staging database?", &prompt),
+                shown,
+                "{answer}"
+            );
+        }
+        assert_eq!(
+            cite("It is pg-staging-04.internal.".into(), &memory, false),
+            "It is pg-staging-04.internal. (Memory reference: 3)"
+        );
+        assert_eq!(cite("Hello.".into(), &memory, false), "Hello.");
+    }
 }

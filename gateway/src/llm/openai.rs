@@ -645,7 +645,18 @@ impl OpenAi {
             let text = self
                 .call("reply", self.max_output_tokens, &messages, None)
                 .await?;
-            return answered(text_calls::parse(&text, &[]));
+            // Not offered (a server that does not honour them): a call the
+            // model writes anyway is still governed like one, unless tools
+            // are off altogether.
+            let turn_tools = tools.filter(|_| self.tools != ToolsMode::Off);
+            let names: Vec<&str> = turn_tools
+                .map(|t| t.specs().iter().map(|s| s.name).collect())
+                .unwrap_or_default();
+            let parsed = text_calls::parse(&text, &names);
+            if let Some(t) = turn_tools {
+                run_text_calls(t, &parsed).await;
+            }
+            return answered(parsed);
         };
         let names: Vec<&str> = tools.specs().iter().map(|s| s.name).collect();
         for round in 0..self.max_tool_rounds {
@@ -681,6 +692,15 @@ impl OpenAi {
                 // the turn answers from the same memory by the rules.
                 let text = text_of(reply)?;
                 let parsed = text_calls::parse(&text, &names);
+                if !parsed.calls.is_empty() && self.tools == ToolsMode::Auto {
+                    // Offered tools, the model wrote a call in its text: the
+                    // server does not honour them, and the offer only invites
+                    // calls (answer tokens) instead of answers.
+                    tracing::warn!(
+                        "the model writes tool calls as text; replying without tools from now on"
+                    );
+                    self.tools_unsupported.store(true, Ordering::Relaxed);
+                }
                 run_text_calls(tools, &parsed).await;
                 return answered(parsed);
             }
