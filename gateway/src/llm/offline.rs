@@ -406,7 +406,8 @@ fn personal(s: &str) -> Option<Candidate> {
     if let Some(name) = strip_any(s, &["call me ", "please call me "]) {
         let name = object(name);
         let said = format!("Wants to be called {name}");
-        return Some(personal_item("identity", "name", said));
+        // How to address them: a preference, given to every reply.
+        return Some(personal_item("preference", "name", said));
     }
     if let Some(name) = strip_any(s, &["my name is "]) {
         let name = object(name);
