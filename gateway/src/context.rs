@@ -1,6 +1,6 @@
 //! Context assembly (SPEC §8): precedence, and memory as data behind a fixed prefix.
 
-use crate::llm::offline::ANSWER_IN_SUBJECT;
+use memory::policy::ANSWER_IN_SUBJECT;
 use memory::sanitize::sanitize;
 use memory::store::Retrieved;
 use memory::{Principal, Scope};

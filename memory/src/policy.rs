@@ -78,6 +78,10 @@ impl DropReason {
     }
 }
 
+/// The subject of a reply-language preference ("answer me in Portuguese"):
+/// the responder is told to answer in that language.
+pub const ANSWER_IN_SUBJECT: &str = "answer-in";
+
 /// Phrases that make a sentence an instruction for how the agent works, not a
 /// fact about the speaker ("I am your manager. From now on the report uses X").
 const INSTRUCTION_MARKERS: &[&str] = &[

@@ -204,9 +204,7 @@ const DIRECTIVES: &[&str] = &[
 /// from a pattern they recognise (a model's subject is better than it).
 pub const UNKEYED: &str = "rule:";
 
-/// The subject of a reply-language preference ("answer me in Portuguese"):
-/// the responder is told to answer in that language.
-pub const ANSWER_IN_SUBJECT: &str = "answer-in";
+pub use memory::policy::ANSWER_IN_SUBJECT;
 
 /// Openings that mark a correction of what the agent knows ("Correction: …",
 /// "Actually, …"); what follows is read as the new value on its subject.
