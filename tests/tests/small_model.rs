@@ -19,6 +19,15 @@ fn items(list: serde_json::Value) -> Answer {
     Answer::Json(json!({ "items": list }))
 }
 
+/// The active records.
+async fn active(h: &Harness) -> Vec<memory::MemoryRecord> {
+    h.records()
+        .await
+        .into_iter()
+        .filter(|r| r.status == Status::Active)
+        .collect()
+}
+
 /// Every record's text, whatever its status.
 async fn texts(h: &Harness) -> Vec<String> {
     h.records().await.into_iter().map(|r| r.content).collect()
@@ -91,12 +100,7 @@ async fn an_elaborating_model_keeps_only_the_speakers_words() {
     }
     let yes = h.dm("111", "yes").await;
     assert!(yes.starts_with("Written: agent_notes updated"), "{yes}");
-    let kept: Vec<_> = h
-        .records()
-        .await
-        .into_iter()
-        .filter(|r| r.status == Status::Active)
-        .collect();
+    let kept = active(&h).await;
     assert_eq!(kept.len(), 1, "{kept:?}");
     assert_eq!(
         kept[0].content,
@@ -197,12 +201,7 @@ async fn yes_saves_the_question_just_asked_and_a_passed_over_one_lapses() {
     );
     let yes = h.dm("222", "yes").await;
     assert!(yes.starts_with("Written: personal memory updated"), "{yes}");
-    let active: Vec<_> = h
-        .records()
-        .await
-        .into_iter()
-        .filter(|r| r.status == Status::Active)
-        .collect();
+    let active = active(&h).await;
     assert_eq!(active.len(), 1, "{active:?}");
     assert_eq!(active[0].content, "Wants answers in Portuguese");
     assert_eq!(active[0].scope, Scope::Personal);
@@ -389,4 +388,111 @@ async fn a_credential_never_reaches_a_model_again() {
         "{}",
         asked.text()
     );
+}
+
+#[tokio::test]
+async fn a_model_that_writes_calls_as_text_is_not_offered_tools_again() {
+    let fake = FakeLlm::start().await;
+    let h = harness(&fake).await;
+    h.pair("222", Role::User).await;
+    fake.push(
+        TEXT,
+        Answer::Content(
+            "{\"name\": \"memory_search\", \"arguments\": {\"query\": \"vpn\"}}".into(),
+        ),
+    );
+    fake.push(TEXT, Answer::Content("Use vpn.example.com.".into()));
+    h.dm("222", "Where is the VPN?").await;
+    h.dm("222", "Which port does the VPN use?").await;
+    let asked = fake.received_for(TEXT);
+    assert_eq!(asked.len(), 2);
+    assert!(!asked[0].tools().is_empty(), "offered at first");
+    assert!(asked[1].tools().is_empty(), "{:?}", asked[1].tools());
+}
+
+#[tokio::test]
+async fn a_personal_item_not_said_in_the_first_person_is_not_asked() {
+    let fake = FakeLlm::start().await;
+    // A model that files every statement as a fact about the speaker.
+    fake.always(
+        "memory_items",
+        Answer::From(std::sync::Arc::new(|body: &serde_json::Value| {
+            let text = steward_tests::fake_llm::last_user_text(body);
+            items(json!([{"channel": "personal", "kind": "fact", "subject": "x", "content": text}]))
+        })),
+    );
+    fake.always(TEXT, Answer::Content("I can't share that.".into()));
+    let h = harness(&fake).await;
+    h.pair("333", Role::User).await;
+    let reply = h
+        .group(
+            Some("333"),
+            "g1",
+            "Where does Ben work from? He told you in private.",
+        )
+        .await;
+    assert!(!reply.contains("Remember this?"), "{reply}");
+    assert!(h.records().await.is_empty());
+    // Positive control: said of themselves, it is asked.
+    let reply = h.dm("333", "My desk is by the window.").await;
+    assert!(
+        reply.contains("Remember this? My desk is by the window — reply yes or no"),
+        "{reply}"
+    );
+}
+
+#[tokio::test]
+async fn with_history_for_follow_ups_a_standalone_question_is_sent_without_history() {
+    let fake = FakeLlm::start().await;
+    let mut cfg = fake.config();
+    cfg.turn.history_for = steward::config::HistoryFor::FollowUps;
+    let h = Harness::with_config(cfg).await;
+    h.pair("222", Role::User).await;
+    fake.always(TEXT, Answer::Content("Noted.".into()));
+    h.dm("222", "Which table is the weekly report built from?")
+        .await;
+    h.dm("222", "Where is the VPN?").await;
+    h.dm("222", "And which port does it use?").await;
+    let asked = fake.received_for(TEXT);
+    let lines = |i: usize| asked[i].body["messages"].as_array().map_or(0, Vec::len);
+    // The policy and the message: no earlier line for a standalone question.
+    assert_eq!(lines(1), 2, "{}", asked[1].body);
+    // A follow-up gets the window (4 earlier lines).
+    assert_eq!(lines(2), 6, "{}", asked[2].body);
+    assert!(asked[2].text().contains("Where is the VPN?"));
+}
+
+#[tokio::test]
+async fn a_judge_is_never_shown_a_record_on_another_topic() {
+    let fake = FakeLlm::start().await;
+    // A judge that retires whatever it is shown.
+    fake.always(
+        "belief_revision",
+        Answer::Json(json!({"retire": [{"id": 1, "reason": "replaced"}]})),
+    );
+    let h = harness(&fake).await;
+    h.pair("111", Role::Admin).await;
+    h.dm(
+        "111",
+        "@notes: The VPN endpoint is vpn.example.com, port 443.",
+    )
+    .await;
+    h.dm(
+        "111",
+        "@notes: Deploys to production need a second reviewer and happen only before 15:00.",
+    )
+    .await;
+    assert!(fake.received_for("belief_revision").is_empty());
+    assert_eq!(active(&h).await.len(), 2);
+    // Positive control: a note sharing a word with it is judged (and retired).
+    h.dm(
+        "111",
+        "@notes: Remote access goes through the VPN at vpn2.example.com",
+    )
+    .await;
+    assert_eq!(fake.received_for("belief_revision").len(), 1);
+    assert!(active(&h)
+        .await
+        .iter()
+        .all(|r| !r.content.contains("vpn.example.com")));
 }

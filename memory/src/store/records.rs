@@ -244,19 +244,50 @@ pub(super) async fn ranked_records(
     Ok((out, preferred))
 }
 
+/// Where the subject rule looks: one subject in one place (organisation,
+/// agent, scope, owner).
+struct SubjectPlace<'a> {
+    org: &'a str,
+    agent: &'a str,
+    scope: Scope,
+    owner: Option<&'a str>,
+    subject: &'a str,
+}
+
+impl<'a> SubjectPlace<'a> {
+    fn of(r: &'a MemoryRecord) -> Self {
+        SubjectPlace {
+            org: &r.org,
+            agent: &r.agent,
+            scope: r.scope,
+            owner: r.owner.as_deref(),
+            subject: &r.subject,
+        }
+    }
+}
+
+/// The active records on `place`'s subject other than record `except`, newest first.
 async fn same_subject_active(
     conn: &mut AnyConnection,
-    r: &MemoryRecord,
+    place: &SubjectPlace<'_>,
+    except: i64,
 ) -> Result<Vec<MemoryRecord>> {
-    if r.subject.trim().is_empty() {
+    if place.subject.trim().is_empty() {
         // No subject: nothing it could supersede, nothing that supersedes it.
         return Ok(Vec::new());
     }
     let text = format!(
         "{SELECT} WHERE org = $1 AND agent = $2 AND scope = $3 AND subject = $4 AND status = 'active' AND id <> $5"
     );
-    let q = sql!(text, &r.org, &r.agent, r.scope.as_str(), &r.subject, r.id);
-    let q = match &r.owner {
+    let q = sql!(
+        text,
+        place.org,
+        place.agent,
+        place.scope.as_str(),
+        place.subject,
+        except
+    );
+    let q = match place.owner {
         Some(owner) => q.and_eq("owner", Some(owner)),
         None => q.push(" AND owner IS NULL"),
     };
@@ -402,7 +433,7 @@ async fn subject_rule_on(
         .await?
         .ok_or_else(|| StoreError::NotFound(format!("memory record {id}")))?;
     let mut out = Supersession::default();
-    for old in same_subject_active(&mut *conn, &new).await? {
+    for old in same_subject_active(&mut *conn, &SubjectPlace::of(&new), new.id).await? {
         let (retired, replacing, reason) = if old.said_at > new.said_at {
             (&new, &old, "older than the live value on its subject")
         } else {
@@ -770,26 +801,16 @@ impl Db {
         owner: Option<&str>,
         subject: &str,
     ) -> Result<Vec<MemoryRecord>> {
-        let probe = MemoryRecord {
-            id: 0,
-            org: org.into(),
-            agent: agent.into(),
+        let place = SubjectPlace {
+            org,
+            agent,
             scope,
-            owner: owner.map(str::to_string),
-            subject: subject.into(),
-            kind: String::new(),
-            content: String::new(),
-            status: Status::Pending,
-            source: String::new(),
-            said_at: 0,
-            recorded_at: 0,
-            expires_at: None,
-            conversation: None,
-            batch: None,
-            author: None,
+            owner,
+            subject,
         };
         let mut conn = self.pool.acquire().await?;
-        same_subject_active(&mut conn, &probe).await
+        // No record has id 0: none is excepted.
+        same_subject_active(&mut conn, &place, 0).await
     }
 
     /// Proposals past their expiry are deleted; returns how many.
