@@ -211,11 +211,13 @@ pub fn reply_language(r: &memory::MemoryRecord) -> Option<String> {
 /// questions and citations are the turn's to write, from what it committed
 /// and showed: a model that imitates them (a small one copies the history's
 /// "Written: … (id: 7)") would tell the person something untrue, so its
-/// lines that look like a receipt or a question are removed, and so is every
-/// citation it wrote ([`cite`] adds steward's own). Lines that only repeat
+/// lines that look like a receipt or a question are removed, and so is a
+/// citation of a record it was not shown (`found`; [`cite`] adds steward's
+/// own when none is left). An answer of citations alone says nothing. Lines that only repeat
 /// the context, the `message` or the `prompt`'s instructions go too. Empty:
 /// nothing to show.
-pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt) -> String {
+pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retrieved]) -> String {
+    let shown: Vec<i64> = found.iter().map(|r| r.record.id).collect();
     let asked = normalised(message);
     let instructions = normalised(prompt.fixed());
     let mut lines = Vec::new();
@@ -233,10 +235,11 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt) -> String {
         if receipt || question || echo || repeated || recited {
             continue;
         }
-        lines.push(without_citations(line));
+        lines.push(without_unshown_citations(line, &shown));
     }
     let text = lines.join("\n").trim().to_string();
-    if text.chars().all(|c| !c.is_alphanumeric()) {
+    let said = text.replace("Memory reference:", "");
+    if said.chars().all(|c| !c.is_alphabetic()) {
         return String::new();
     }
     text
@@ -292,8 +295,8 @@ const CONTEXT_LINES: &[&str] = &[
     "<<<",
 ];
 
-/// `line` without "Memory reference: N" citations.
-fn without_citations(line: &str) -> String {
+/// `line` without "Memory reference: N" citations of records not in `shown`.
+fn without_unshown_citations(line: &str, shown: &[i64]) -> String {
     const MARK: &str = "Memory reference:";
     let mut out = String::new();
     let mut rest = line;
@@ -303,8 +306,17 @@ fn without_citations(line: &str) -> String {
             .char_indices()
             .find(|(_, c)| !(c.is_ascii_digit() || matches!(c, ' ' | '#' | ',')))
             .map_or(after.len(), |(i, _)| i);
-        out.push_str(rest[..at].trim_end_matches(['(', ' ', '"']));
-        rest = after[end..].trim_start_matches(')');
+        let ids: Vec<i64> = after[..end]
+            .split([' ', '#', ','])
+            .filter_map(|d| d.parse().ok())
+            .collect();
+        if !ids.is_empty() && ids.iter().all(|id| shown.contains(id)) {
+            out.push_str(&rest[..at + MARK.len() + end]);
+            rest = &after[end..];
+        } else {
+            out.push_str(rest[..at].trim_end_matches(['(', ' ', '"']));
+            rest = after[end..].trim_start_matches(')');
+        }
     }
     out.push_str(rest);
     out
@@ -367,7 +379,7 @@ mod tests {
             ),
         ] {
             assert_eq!(
-                scrub_answer(answer, "Where is the staging database?", &prompt),
+                scrub_answer(answer, "Where is the staging database?", &prompt, &memory),
                 shown,
                 "{answer}"
             );

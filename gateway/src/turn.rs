@@ -1077,7 +1077,7 @@ impl TurnLoop {
             parts.question.extend(proposed);
             parts.batch = Some(t.message_id);
         }
-        let scrubbed = responded.map(|a| context::scrub_answer(&a, text, &prompt));
+        let scrubbed = responded.map(|a| context::scrub_answer(&a, text, &prompt, &found));
         let scrubbed = scrubbed.map(|a| {
             if a.is_empty() {
                 a

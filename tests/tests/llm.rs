@@ -99,10 +99,9 @@ async fn structured_output_is_requested_parsed_and_memory_is_framed_as_data() {
     let answer = h
         .dm("111", "Which table is the weekly report built from?")
         .await;
-    // Steward's own citation of the record the answer used.
     assert_eq!(
         answer,
-        format!("It is built from sales_2025. (Memory reference: {id})")
+        format!("It is built from sales_2025. Memory reference: {id}")
     );
 
     let extraction = &fake.received_for("memory_items")[0];
