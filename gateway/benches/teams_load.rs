@@ -110,7 +110,8 @@ async fn seed(
     let started = Instant::now();
     for chunk in (0..records).collect::<Vec<_>>().chunks(5_000) {
         let recs: Vec<NewRecord> = chunk.iter().map(|&i| note(i)).collect();
-        db.import_records(&recs, "bench-import", 1)
+        db.records()
+            .import_records(&recs, "bench-import", 1)
             .await
             .map_err(|e| e.to_string())?;
     }
@@ -577,16 +578,19 @@ async fn run() -> Result<bool, String> {
         // Where a reader finds them: the live history, else an archive.
         let conversation = conversation_of(*u);
         let mut lines = db
+            .conversations()
             .history(ORG, AGENT, &conversation)
             .await
             .map_err(|e| e.to_string())?;
         for a in db
+            .conversations()
             .archives(ORG, Some(&conversation))
             .await
             .map_err(|e| e.to_string())?
         {
             lines.extend(
-                db.archive_lines(ORG, a.id)
+                db.conversations()
+                    .archive_lines(ORG, a.id)
                     .await
                     .map_err(|e| e.to_string())?,
             );

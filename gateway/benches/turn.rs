@@ -68,7 +68,11 @@ async fn fresh(url: &str) -> Db {
 async fn populate(db: &Db, org: &str, n: usize) {
     for chunk in (0..n).collect::<Vec<_>>().chunks(5_000) {
         let recs: Vec<NewRecord> = chunk.iter().map(|&i| note(org, i)).collect();
-        db.insert_records(&recs).await.expect("insert");
+        // The batch write path: dedupe, insert, the subject rule, one transaction.
+        db.records()
+            .import_records(&recs, "bench", 0)
+            .await
+            .expect("insert");
     }
 }
 
@@ -110,7 +114,11 @@ fn retrieval(c: &mut Criterion) {
             );
             group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
                 b.to_async(&rt).iter(|| async {
-                    let found = db.retrieve(&scope, &words, 10).await.expect("retrieve");
+                    let found = db
+                        .records()
+                        .retrieve(&scope, &words, 10)
+                        .await
+                        .expect("retrieve");
                     assert!(!found.is_empty());
                 })
             });

@@ -67,7 +67,7 @@ impl Beliefs {
         if activation.superseded_by.is_some() {
             return Ok(Vec::new());
         }
-        let new = self.db.record(org, id).await?;
+        let new = self.db.records().get(org, id).await?;
         if new.status != Status::Active
             || !matches!(
                 new.scope,
@@ -78,6 +78,7 @@ impl Beliefs {
         }
         let candidates: Vec<_> = self
             .db
+            .records()
             .related_active(&new, JUDGE_CANDIDATES)
             .await?
             .into_iter()
@@ -106,7 +107,12 @@ impl Beliefs {
                 model: Some(judge.provenance().model),
                 prompt_version: judge.provenance().prompt_version,
             };
-            match self.db.retire(org, v.id, new.id, &meta, now).await? {
+            match self
+                .db
+                .records()
+                .retire(org, v.id, new.id, &meta, now)
+                .await?
+            {
                 Retirement::Retired { revision } => {
                     tracing::info!(retired = v.id, by = new.id, revision, "belief revision");
                     retired.push(v.id);

@@ -79,7 +79,8 @@ impl Commands {
             for scope in [Scope::Personal, Scope::Person] {
                 own.extend(
                     self.db
-                        .records(
+                        .records()
+                        .list(
                             t.org,
                             &RecordFilter {
                                 scopes: vec![scope],
@@ -136,7 +137,7 @@ impl Commands {
     /// "Viewed by <name> on <date>." for each time an admin opened this person's memory.
     async fn viewed_by(&self, org: &str, user: &str) -> Result<String> {
         let mut out = String::new();
-        for e in self.db.audit_about(org, "memory.view", user).await? {
+        for e in self.db.audit().about(org, "memory.view", user).await? {
             let name = match self.pairing.user(org, &e.actor).await {
                 Ok(u) => u.name,
                 Err(_) => e.actor.clone(),
@@ -158,7 +159,7 @@ impl Commands {
         id: i64,
         at: i64,
     ) -> Result<std::result::Result<(), String>> {
-        let rec = match self.db.record(org, id).await {
+        let rec = match self.db.records().get(org, id).await {
             Ok(r) => r,
             Err(StoreError::NotFound(_)) => return Ok(Err(format!("You have no record {id}."))),
             Err(e) => return Err(e.into()),
@@ -168,10 +169,12 @@ impl Commands {
         }
         // Promotion crosses agents: the text passes the sanitiser again.
         self.db
+            .records()
             .move_to_person_tier(org, id, &sanitize(&rec.content))
             .await?;
         self.db
-            .audit(
+            .audit()
+            .append(
                 org,
                 user,
                 "memory.promote",

@@ -84,14 +84,19 @@ impl Consolidation {
         };
         let run_id = report.run_id.clone();
         let window = (MAX_RECORDS_PER_CALL * MAX_CALLS_PER_RUN) as i64;
-        let unseen = self.db.unseen_active(org, window).await?;
+        let unseen = self.db.records().unseen_active(org, window).await?;
         let unseen_ids: BTreeSet<i64> = unseen.iter().map(|r| r.id).collect();
         // Records sharing words with a new record, in its own place.
         let mut recs: HashMap<i64, MemoryRecord> = HashMap::new();
         let mut adj: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
         for u in &unseen {
             adj.entry(u.id).or_default();
-            for (n, _) in self.db.related_active(u, MAX_RECORDS_PER_CALL - 1).await? {
+            for (n, _) in self
+                .db
+                .records()
+                .related_active(u, MAX_RECORDS_PER_CALL - 1)
+                .await?
+            {
                 adj.entry(u.id).or_default().insert(n.id);
                 adj.entry(n.id).or_default().insert(u.id);
                 recs.insert(n.id, n);
@@ -129,6 +134,7 @@ impl Consolidation {
         // A new record sharing no words with anything has nothing to merge with.
         if !alone.is_empty() {
             self.db
+                .records()
                 .mark_consolidation_seen(org, &alone, &run_id, now)
                 .await?;
         }
@@ -230,7 +236,11 @@ impl Consolidation {
                     model: Some(consolidator.provenance().model),
                     prompt_version: consolidator.provenance().prompt_version,
                 };
-                let out = self.db.merge(org, &into, &member_ids, &meta, now).await?;
+                let out = self
+                    .db
+                    .records()
+                    .merge(org, &into, &member_ids, &meta, now)
+                    .await?;
                 report.refused += out.refused.len();
                 if let Some(into) = out.into {
                     seen.push(into);
@@ -241,6 +251,7 @@ impl Consolidation {
                 }
             }
             self.db
+                .records()
                 .mark_consolidation_seen(org, &seen, &run_id, now)
                 .await?;
         }

@@ -243,6 +243,7 @@ impl Embeddings {
         loop {
             let due: Vec<Unembedded> = self
                 .db
+                .records()
                 .unembedded(org, client.model(), recent, batch)
                 .await?;
             if due.is_empty() {
@@ -251,7 +252,11 @@ impl Embeddings {
             let texts: Vec<&str> = due.iter().map(|r| r.content.as_str()).collect();
             let vectors = client.embed(&texts, Kind::Document, timeout).await?;
             let pairs: Vec<(Unembedded, Vec<f32>)> = due.into_iter().zip(vectors).collect();
-            let now = self.db.store_vectors(client.model(), &pairs).await?;
+            let now = self
+                .db
+                .records()
+                .store_vectors(client.model(), &pairs)
+                .await?;
             if now == 0 {
                 // Each changed meanwhile (forgotten, rewritten): the next pass sees them as they are.
                 return Ok(stored);

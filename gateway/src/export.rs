@@ -65,7 +65,8 @@ impl Export {
         let pairing = self.pairing.user(org, user).await.ok();
         let records = self
             .db
-            .records(
+            .records()
+            .list(
                 org,
                 &RecordFilter {
                     owner: Some(user.into()),
@@ -73,9 +74,14 @@ impl Export {
                 },
             )
             .await?;
-        let messages = self.db.messages_by_sender(org, user).await?;
+        let messages = self
+            .db
+            .conversations()
+            .messages_by_sender(org, user)
+            .await?;
         self.db
-            .audit(org, actor, "memory.export", user, "", now)
+            .audit()
+            .append(org, actor, "memory.export", user, "", now)
             .await?;
         Ok(serde_json::json!({
             "org": org,
@@ -97,7 +103,7 @@ impl Export {
     ) -> Result<usize, ExportError> {
         let mut files = 0;
         let mut days: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for a in self.db.archives(org, None).await? {
+        for a in self.db.conversations().archives(org, None).await? {
             days.entry(day(a.started_at)).or_default().push(a.markdown);
         }
         for (d, parts) in &days {
@@ -111,7 +117,7 @@ impl Export {
             status: Some(Status::Active),
             ..Default::default()
         };
-        let records = self.db.records(org, &active).await?;
+        let records = self.db.records().list(org, &active).await?;
         let mut memory_md = String::from("# MEMORY\n\nLong-term personal records, by person.\n");
         let mut by_owner: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut notes: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -148,7 +154,8 @@ impl Export {
             files += 1;
         }
         self.db
-            .audit(
+            .audit()
+            .append(
                 org,
                 actor,
                 "memory.export",

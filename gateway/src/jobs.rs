@@ -65,7 +65,8 @@ pub async fn audit_run<J: Job>(
     now: i64,
 ) -> Result<()> {
     let detail = serde_json::to_string(report).unwrap_or_default();
-    db.audit(org, J::NAME, J::AUDIT_ACTION, target, &detail, now)
+    db.audit()
+        .append(org, J::NAME, J::AUDIT_ACTION, target, &detail, now)
         .await?;
     Ok(())
 }
@@ -107,11 +108,11 @@ impl JobRunner {
         slot: i64,
         now: i64,
     ) -> Result<Option<Vec<(String, J::Report)>>> {
-        if !self.db.claim_job(J::NAME, slot, now).await? {
+        if !self.db.jobs().claim(J::NAME, slot, now).await? {
             return Ok(None);
         }
         let mut out = Vec::new();
-        for org in self.db.orgs().await? {
+        for org in self.db.jobs().orgs().await? {
             out.push((org.clone(), job.run_org(&org, now).await?));
         }
         Ok(Some(out))

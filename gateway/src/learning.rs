@@ -267,26 +267,13 @@ impl Learning {
         .source(format!("policy:{actor}"))
         .author(Some(actor.to_string()));
         let id = self
-            .keep_in_own_run(&rec, "policy", &memory::write::NoRevision)
+            .db
+            .records()
+            .write_in_own_run(&rec, "policy", &memory::write::NoRevision)
             .await?;
         self.db
-            .audit(org, actor, "policy.add", &format!("record:{id}"), "", at)
-            .await?;
-        Ok(id)
-    }
-
-    /// Insert `rec` and activate it in a run named after it, `{prefix}:{id}`
-    /// (so known only once inserted).
-    async fn keep_in_own_run(
-        &self,
-        rec: &NewRecord,
-        prefix: &str,
-        revise: &dyn memory::write::Revise,
-    ) -> Result<i64> {
-        let id = self.db.insert_record(rec).await?;
-        let run_id = format!("{prefix}:{id}");
-        self.db
-            .activate_kept(&rec.org, id, Cause::Live, &run_id, rec.recorded_at, revise)
+            .audit()
+            .append(org, actor, "policy.add", &format!("record:{id}"), "", at)
             .await?;
         Ok(id)
     }
@@ -334,7 +321,9 @@ impl Learning {
                 ))
                 .author(author);
             let id = self
-                .keep_in_own_run(&rec, "tool", self.beliefs.as_ref())
+                .db
+                .records()
+                .write_in_own_run(&rec, "tool", self.beliefs.as_ref())
                 .await?;
             Ok(Ok(receipt(scope, id)))
         }
@@ -442,7 +431,7 @@ impl Learning {
             .batch(Some(at.batch))
             .author(author);
             let written = self
-                .db
+                .db.records()
                 .write(
                     &rec,
                     // Already known, already asked, or declined before: do not ask again.
@@ -517,6 +506,7 @@ impl Learning {
         .author(line.sender.clone());
         let written = self
             .db
+            .records()
             .write(
                 &rec,
                 Dedupe::SkipIfAny(&KNOWN),

@@ -36,7 +36,7 @@ use std::sync::Arc;
 pub async fn build(cfg: Config) -> Result<Arc<TurnLoop>, memory::StoreError> {
     let db = memory::Db::connect(&cfg.database.url).await?;
     if cfg.embeddings.enabled() {
-        db.enable_vectors().await?;
+        db.records().enable_vectors().await?;
     }
     Ok(Arc::new(with_db(db, cfg)))
 }

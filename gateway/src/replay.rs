@@ -446,6 +446,7 @@ async fn replay_events(
                     let at = tick(&None).timestamp_millis();
                     turns
                         .db()
+                        .records()
                         .undo_revision(&org, u.revision, "replay", at)
                         .await?;
                 }
@@ -478,7 +479,11 @@ async fn replay_events(
                     let org = org_of(&t.org);
                     let at = tick(&None).timestamp_millis();
                     let agent = agent_of(&t.agent);
-                    let archives = turns.db().archives(&org, Some(&t.conversation)).await?;
+                    let archives = turns
+                        .db()
+                        .conversations()
+                        .archives(&org, Some(&t.conversation))
+                        .await?;
                     if archives.is_empty() {
                         return Err(ReplayError::Line {
                             line,
@@ -514,7 +519,8 @@ async fn replay_events(
         memory.extend(
             turns
                 .db()
-                .records(org, &RecordFilter::default())
+                .records()
+                .list(org, &RecordFilter::default())
                 .await?
                 .into_iter()
                 .map(MemoryRow::from),
@@ -522,6 +528,7 @@ async fn replay_events(
         revisions.extend(
             turns
                 .db()
+                .records()
                 .revisions(org)
                 .await?
                 .into_iter()

@@ -131,7 +131,8 @@ impl<'a> TurnTools<'a> {
         if let Err(e) = self
             .lifecycle
             .db()
-            .audit(
+            .audit()
+            .append(
                 &self.place.msg.org,
                 &actor,
                 action,
@@ -153,8 +154,10 @@ impl<'a> TurnTools<'a> {
         let searched = self
             .lifecycle
             .db()
-            .retrieve(self.scope, query, SEARCH_LIMIT);
-        let mut found = match searched.await {
+            .records()
+            .retrieve(self.scope, query, SEARCH_LIMIT)
+            .await;
+        let mut found = match searched {
             Ok(found) => found,
             Err(e) => {
                 return self

@@ -540,7 +540,12 @@ impl TurnLoop {
             sender_role: role,
             ..line_of(msg, author, &msg.text, now)
         };
-        let Some(message_id) = self.db.insert_message_once(&line, seen).await? else {
+        let Some(message_id) = self
+            .db
+            .conversations()
+            .insert_message_once(&line, seen)
+            .await?
+        else {
             self.metrics.duplicate(Duplicate::Message);
             return Ok(Vec::new());
         };
@@ -562,6 +567,7 @@ impl TurnLoop {
         let replies = self.steps(&turn).await?;
         for r in &replies {
             self.db
+                .conversations()
                 .insert_message(&line_of(msg, MessageAuthor::Agent, &r.text, now))
                 .await?;
         }
@@ -849,6 +855,7 @@ impl TurnLoop {
                     };
                     let written = self
                         .db
+                        .records()
                         .write(
                             &rec,
                             dedupe,
@@ -902,7 +909,7 @@ impl TurnLoop {
             speaker: t.principal.user_id().map(str::to_string),
             shared: t.shared(),
         };
-        let found = self.db.retrieve(&scope, &item.content, 5).await?;
+        let found = self.db.records().retrieve(&scope, &item.content, 5).await?;
         let note = found
             .into_iter()
             .filter(|r| r.record.scope == memory::Scope::AgentNotes && r.hits >= 2)
@@ -928,6 +935,7 @@ impl TurnLoop {
     ) -> Result<Option<String>> {
         let live = self
             .db
+            .records()
             .live_on_subject(org, agent, scope, owner, subject)
             .await?;
         Ok(live
@@ -983,6 +991,7 @@ impl TurnLoop {
                 // Only the window is read, not the whole live history.
                 let of = self.view_of(t.msg);
                 self.db
+                    .conversations()
                     .conversation_view(
                         t.org(),
                         of.agent,
@@ -1017,7 +1026,7 @@ impl TurnLoop {
             shared: t.shared(),
         };
         let (history, previous) = self.conversation(t).await?;
-        let mut found = self.db.retrieve(&scope, text, 10).await?;
+        let mut found = self.db.records().retrieve(&scope, text, 10).await?;
         // A follow-up ("and the weekly one?") with no memory of its own is read
         // with the speaker's previous line; a new question is not.
         if found.is_empty() && follows_up(text) {
@@ -1028,7 +1037,7 @@ impl TurnLoop {
                 .find(|m| m.written_by() != MessageAuthor::Agent && m.sender == speaker);
             if let Some(before) = previous {
                 let both = format!("{} {text}", before.text);
-                found = self.db.retrieve(&scope, &both, 10).await?;
+                found = self.db.records().retrieve(&scope, &both, 10).await?;
             }
         }
         context::order_by_precedence(&mut found);
@@ -1124,6 +1133,7 @@ impl TurnLoop {
         };
         let mut pending = self
             .db
+            .records()
             .pending_proposals(t.org(), t.agent(), &t.msg.conversation, author, t.now)
             .await?;
         match batch {
@@ -1134,6 +1144,7 @@ impl TurnLoop {
             None if !pending.is_empty() => {
                 let asked = self
                     .db
+                    .conversations()
                     .previous_line_of(
                         t.org(),
                         t.agent(),
@@ -1144,7 +1155,7 @@ impl TurnLoop {
                     .await?;
                 if pending[0].batch != asked {
                     for rec in &pending {
-                        self.db.set_status(t.org(), rec.id, Status::Deleted).await?;
+                        self.db.records().lapse(t.org(), rec.id).await?;
                     }
                     return Ok(Some(t.reply(LAPSED)));
                 }
@@ -1161,17 +1172,13 @@ impl TurnLoop {
         let mut parts = ReplyParts::default();
         for rec in pending {
             if !yes {
-                self.db
-                    .set_status(t.org(), rec.id, Status::Rejected)
-                    .await?;
+                self.db.records().reject(t.org(), rec.id).await?;
                 continue;
             }
             // Authority is checked again at consent time: a role may have changed since.
             if let Consent::Refuse(reason) = policy::consent(&t.principal, rec.scope) {
                 self.metrics.policy(PolicyOutcome::Refused);
-                self.db
-                    .set_status(t.org(), rec.id, Status::Rejected)
-                    .await?;
+                self.db.records().reject(t.org(), rec.id).await?;
                 parts.notes.push(reason.explain().into());
                 continue;
             }
@@ -1186,6 +1193,7 @@ impl TurnLoop {
                 .await?;
             let run = format!("turn:{}", t.message_id);
             self.db
+                .records()
                 .activate_kept(
                     t.org(),
                     rec.id,

@@ -292,12 +292,19 @@ fn distill_merges_duplicates_and_undo_run_restores_them() {
             batch: None,
             author: None,
         };
-        db.insert_records(&[
-            note("The wiki is at wiki.example.com", 1_000),
-            note("the wiki is at wiki.example.com.", 2_000),
-        ])
-        .await
-        .unwrap();
+        let written = db
+            .records()
+            .import_records(
+                &[
+                    note("The wiki is at wiki.example.com", 1_000),
+                    note("the wiki is at wiki.example.com.", 2_000),
+                ],
+                "import:test",
+                2_000,
+            )
+            .await
+            .unwrap();
+        assert!(written.iter().all(Option::is_some), "{written:?}");
         db.close().await;
     });
     let out = steward(d).args(["memory", "distill"]).output().unwrap();

@@ -160,6 +160,7 @@ async fn a_crash_loses_nothing(url: &str) {
     let db = Db::connect(url).await.expect("database");
     // Live and trimmed lines alike (the history budget archives the oldest).
     let stored: BTreeSet<String> = db
+        .conversations()
         .messages_by_sender("default", USER)
         .await
         .expect("messages")

@@ -20,6 +20,7 @@
 //! no word with their record (which only a dense model can find).
 
 use memory::store::{Embed, QueryVector, RetrievalScope, Retrieved, Unembedded};
+use memory::write::RawWrites;
 use memory::{Db, NewRecord, Scope};
 use sqlx::sqlite::SqlitePoolOptions;
 use sqlx::Row;
@@ -418,7 +419,11 @@ async fn steward_search(db: &Db, ids: &[i64], qs: &[Question]) -> Ranks {
     let mut leaks = 0;
     let mut ranks = Vec::with_capacity(qs.len());
     for q in qs {
-        let found = db.retrieve(&scope(q), &q.text, 10).await.expect("retrieve");
+        let found = db
+            .records()
+            .retrieve(&scope(q), &q.text, 10)
+            .await
+            .expect("retrieve");
         let s = scope(q);
         leaks += found.iter().filter(|r| !s.may_read(&r.record)).count();
         // Ranked matches only (the speaker's preferences are appended unranked).
@@ -451,6 +456,7 @@ async fn dense_search(db: &Db, ids: &[i64], qs: &[Question], vectors: &Vectors) 
             continue;
         };
         let found = db
+            .records()
             .retrieve_by_meaning(&scope(q), &qv, 10)
             .await
             .expect("retrieve");
@@ -579,6 +585,7 @@ async fn with_embeddings(
         .collect();
     let model = computed.queries.model.clone();
     let stored = db
+        .records()
         .store_vectors(&model, &pairs)
         .await
         .expect("store vectors");
@@ -701,7 +708,7 @@ fn main() {
         let dir = tempfile::tempdir().expect("tempdir");
         let url = format!("sqlite:{}", dir.path().join("quality.db").display());
         let db = Db::connect(&url).await.expect("sqlite");
-        let ids = db.insert_records(&records).await.expect("insert");
+        let ids = db.records().insert_records(&records).await.expect("insert");
         // As after the hourly job: statistics and the common-token list current.
         db.optimize().await.expect("optimize");
         let (ours, leaks, _) = steward_search(&db, &ids, &questions).await;
@@ -739,7 +746,7 @@ fn main() {
             let db = Db::connect_fresh_schema(&pg, &schema)
                 .await
                 .expect("postgres");
-            let ids = db.insert_records(&records).await.expect("insert");
+            let ids = db.records().insert_records(&records).await.expect("insert");
             db.optimize().await.expect("optimize");
             let (ours, leaks, _) = steward_search(&db, &ids, &questions).await;
             print(
@@ -748,7 +755,7 @@ fn main() {
             );
             println!("  records outside the asker's scope returned: {leaks}");
             if let Some(c) = &computed {
-                match db.enable_vectors().await {
+                match db.records().enable_vectors().await {
                     Ok(()) => {
                         with_embeddings("PostgreSQL pgvector", db, c, &records, &ids, &questions)
                             .await

@@ -16,7 +16,7 @@
 //! subject rule) in its own transaction, as a turn writes; 500 of them per size.
 
 use memory::store::RetrievalScope;
-use memory::write::{Activation, Dedupe, NoRevision};
+use memory::write::{Activation, Dedupe, NoRevision, RawWrites};
 use memory::{Cause, Db, NewRecord, Scope, Status};
 use std::time::{Duration, Instant};
 
@@ -96,7 +96,7 @@ async fn fill(db: &Db, from: usize, to: usize) {
     while i < to {
         let end = (i + 5_000).min(to);
         let batch: Vec<NewRecord> = (i..end).map(record).collect();
-        db.insert_records(&batch).await.expect("insert");
+        db.records().insert_records(&batch).await.expect("insert");
         i = end;
     }
 }
@@ -116,7 +116,11 @@ async fn measure(name: &str, db: &Db, size: usize, next: usize) {
                 let i = (s * 7919) % size;
                 let q = format!("produce the {} {} report", word(i * 7), word(i * 13 + 1));
                 let t = Instant::now();
-                let found = db.retrieve(&scope, &q, 10).await.expect("retrieve");
+                let found = db
+                    .records()
+                    .retrieve(&scope, &q, 10)
+                    .await
+                    .expect("retrieve");
                 times.push(t.elapsed());
                 assert!(!found.is_empty());
             }
@@ -132,17 +136,18 @@ async fn measure(name: &str, db: &Db, size: usize, next: usize) {
         // Records the store does not hold yet: a kept store's earlier runs wrote
         // records from `size` on, and writing them again would only dedupe.
         let r = record(next + w);
-        db.write(
-            &r,
-            Dedupe::ReuseActive,
-            Activation::Run {
-                cause: Cause::Live,
-                run_id: "bench",
-            },
-            &NoRevision,
-        )
-        .await
-        .expect("write");
+        db.records()
+            .write(
+                &r,
+                Dedupe::ReuseActive,
+                Activation::Run {
+                    cause: Cause::Live,
+                    run_id: "bench",
+                },
+                &NoRevision,
+            )
+            .await
+            .expect("write");
     }
     let writes = writes as f64 / t.elapsed().as_secs_f64();
     println!(

@@ -25,6 +25,7 @@
 //! neighbours look like.
 
 use memory::store::{Embed, QueryVector, RetrievalScope, Unembedded};
+use memory::write::RawWrites;
 use memory::{Db, NewRecord, Scope, Status};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -184,7 +185,7 @@ async fn fill(db: &Db, corpus: &mut Corpus, from: usize, to: usize) -> f64 {
     while i < to {
         let end = (i + 5_000).min(to);
         let batch: Vec<NewRecord> = (i..end).map(record).collect();
-        let ids = db.insert_records(&batch).await.expect("insert");
+        let ids = db.records().insert_records(&batch).await.expect("insert");
         let pairs: Vec<(Unembedded, Vec<f32>)> = batch
             .iter()
             .zip(ids)
@@ -203,7 +204,10 @@ async fn fill(db: &Db, corpus: &mut Corpus, from: usize, to: usize) -> f64 {
         // Stored as the embeddings worker stores them: a batch at a time.
         let t = Instant::now();
         for chunk in pairs.chunks(32) {
-            db.store_vectors(MODEL, chunk).await.expect("vectors");
+            db.records()
+                .store_vectors(MODEL, chunk)
+                .await
+                .expect("vectors");
         }
         storing += t.elapsed();
         i = end;
@@ -256,7 +260,8 @@ async fn measure(name: &str, plain: &Db, db: &Db, corpus: &Corpus, fill_rate: Op
     // The first search reads the vectors into this process (SQLite).
     let t = Instant::now();
     let warm = RandomQueries.query("warm up").await.expect("vector");
-    db.retrieve_by_meaning(&scope(None), &warm, 10)
+    db.records()
+        .retrieve_by_meaning(&scope(None), &warm, 10)
         .await
         .expect("search");
     let cold = t.elapsed();
@@ -273,14 +278,25 @@ async fn measure(name: &str, plain: &Db, db: &Db, corpus: &Corpus, fill_rate: Op
             let text = format!("produce report {}", (i * 7919) % 977);
             let qv = RandomQueries.query(&text).await.expect("vector");
             let t = Instant::now();
-            plain.retrieve(&s, &text, 10).await.expect("keyword");
+            plain
+                .records()
+                .retrieve(&s, &text, 10)
+                .await
+                .expect("keyword");
             keyword.push(t.elapsed());
             let t = Instant::now();
-            let found = db.retrieve_by_meaning(&s, &qv, 10).await.expect("search");
+            let found = db
+                .records()
+                .retrieve_by_meaning(&s, &qv, 10)
+                .await
+                .expect("search");
             dense.push(t.elapsed());
             assert_eq!(found.len(), 10);
             let t = Instant::now();
-            db.retrieve(&s, &text, 10).await.expect("retrieve");
+            db.records()
+                .retrieve(&s, &text, 10)
+                .await
+                .expect("retrieve");
             fused.push(t.elapsed());
             if i % RECALL_EVERY == 0 {
                 let exact: HashSet<i64> = corpus
@@ -343,7 +359,7 @@ fn main() {
                 Db::connect_fresh_schema(&url, "bench_vectors").await
             }
             .expect("postgres");
-            plain.enable_vectors().await.expect("pgvector");
+            plain.records().enable_vectors().await.expect("pgvector");
             let db = plain.clone().with_embedder(Arc::new(RandomQueries));
             stores.push(("pg", plain, db, Corpus::default()));
         }

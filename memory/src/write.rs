@@ -8,7 +8,7 @@
 
 use crate::model::{Cause, NewRecord, Status};
 use crate::policy;
-use crate::store::{Db, Result, Supersession};
+use crate::store::{Records, Result, Supersession};
 
 /// A record that just became active, as belief revision is told of it.
 #[derive(Debug, Clone, Copy)]
@@ -85,7 +85,7 @@ impl Written {
     }
 }
 
-impl Db {
+impl Records<'_> {
     /// Keep `rec`: dedupe, insert, and — when it is active and `activation`
     /// says so — activate it at `rec.recorded_at` and revise beliefs.
     pub async fn write(
@@ -113,7 +113,7 @@ impl Db {
             _ => {
                 let id = match id {
                     Some(existing) => existing,
-                    None => self.insert_record(rec).await?,
+                    None => self.insert_new(rec).await?,
                 };
                 return Ok(Written::Stored {
                     id,
@@ -125,13 +125,13 @@ impl Db {
         let (id, s) = match id {
             Some(existing) => {
                 let s = self
-                    .activate(&rec.org, existing, cause.as_str(), run_id, now)
+                    .activate_under_subject_rule(&rec.org, existing, cause.as_str(), run_id, now)
                     .await?;
                 (existing, s)
             }
             // One transaction, so one commit, for a new active record.
             None => {
-                self.insert_activated(rec, cause.as_str(), run_id, now)
+                self.insert_new_active(rec, cause.as_str(), run_id, now)
                     .await?
             }
         };
@@ -161,7 +161,9 @@ impl Db {
         now: i64,
         revise: &dyn Revise,
     ) -> Result<Supersession> {
-        let s = self.activate(org, id, cause.as_str(), run_id, now).await?;
+        let s = self
+            .activate_under_subject_rule(org, id, cause.as_str(), run_id, now)
+            .await?;
         let record = Activated {
             org,
             id,
@@ -172,6 +174,82 @@ impl Db {
         };
         revise_beliefs(&record, revise).await;
         Ok(s)
+    }
+}
+
+impl Records<'_> {
+    /// Keep `rec` active in a run named after it, `{prefix}:{id}` (so known
+    /// only once inserted): an administrator's `@policy:` or a granted
+    /// `memory_write`. Returns its id.
+    pub async fn write_in_own_run(
+        &self,
+        rec: &NewRecord,
+        prefix: &str,
+        revise: &dyn Revise,
+    ) -> Result<i64> {
+        let id = self.insert_new(rec).await?;
+        let run_id = format!("{prefix}:{id}");
+        self.activate_kept(&rec.org, id, Cause::Live, &run_id, rec.recorded_at, revise)
+            .await?;
+        Ok(id)
+    }
+
+    /// A proposal or a learned record turned down: a "no", a consent the
+    /// speaker's role no longer allows, a review's rejection. Kept as
+    /// rejected, so the same text is not proposed again.
+    pub async fn reject(&self, org: &str, id: i64) -> Result<()> {
+        self.change_status(org, id, Status::Rejected).await
+    }
+
+    /// A proposal whose question lapsed (the person said something else
+    /// before answering): deleted, never activated.
+    pub async fn lapse(&self, org: &str, id: i64) -> Result<()> {
+        self.change_status(org, id, Status::Deleted).await
+    }
+}
+
+/// Raw writes for tests and benchmarks that must build a state the write
+/// path would not (a record active without the subject rule, a status set
+/// directly). Compiled only with the `fixtures` feature, which only the
+/// tests crate, the benchmarks and dev-dependencies enable: the gateway
+/// cannot reach them.
+#[cfg(feature = "fixtures")]
+#[async_trait::async_trait]
+pub trait RawWrites {
+    async fn insert_record(&self, r: &NewRecord) -> Result<i64>;
+    async fn insert_records(&self, records: &[NewRecord]) -> Result<Vec<i64>>;
+    async fn set_status(&self, org: &str, id: i64, status: Status) -> Result<()>;
+    async fn activate(
+        &self,
+        org: &str,
+        id: i64,
+        cause: &str,
+        run_id: &str,
+        now: i64,
+    ) -> Result<Supersession>;
+}
+
+#[cfg(feature = "fixtures")]
+#[async_trait::async_trait]
+impl RawWrites for Records<'_> {
+    async fn insert_record(&self, r: &NewRecord) -> Result<i64> {
+        Records::insert_new(self, r).await
+    }
+    async fn insert_records(&self, records: &[NewRecord]) -> Result<Vec<i64>> {
+        Records::insert_new_many(self, records).await
+    }
+    async fn set_status(&self, org: &str, id: i64, status: Status) -> Result<()> {
+        Records::change_status(self, org, id, status).await
+    }
+    async fn activate(
+        &self,
+        org: &str,
+        id: i64,
+        cause: &str,
+        run_id: &str,
+        now: i64,
+    ) -> Result<Supersession> {
+        Records::activate_under_subject_rule(self, org, id, cause, run_id, now).await
     }
 }
 

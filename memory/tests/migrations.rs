@@ -96,7 +96,8 @@ async fn a_store_trimmed_line_by_line_keeps_every_line_in_place(
     let history = |conversation: &'static str| {
         let db = db.clone();
         async move {
-            db.history("o", "default", conversation)
+            db.conversations()
+                .history("o", "default", conversation)
                 .await
                 .unwrap()
                 .iter()
@@ -113,6 +114,7 @@ async fn a_store_trimmed_line_by_line_keeps_every_line_in_place(
     assert_eq!(history("whole").await, Vec::<i64>::new());
     for (id, slice) in &archives {
         let lines: Vec<i64> = db
+            .conversations()
             .archive_lines("o", *id)
             .await
             .unwrap()
@@ -123,7 +125,12 @@ async fn a_store_trimmed_line_by_line_keeps_every_line_in_place(
     }
     let size = |conversation: &'static str| {
         let db = db.clone();
-        async move { db.live_size("o", "default", conversation).await.unwrap() }
+        async move {
+            db.conversations()
+                .live_size("o", "default", conversation)
+                .await
+                .unwrap()
+        }
     };
     let chars =
         |n: usize, conversation: &str| (n * format!("line 1 of {conversation}").len()) as i64;
@@ -132,6 +139,7 @@ async fn a_store_trimmed_line_by_line_keeps_every_line_in_place(
     assert_eq!(size("live").await, (2, chars(2, "live")));
     // A conversation trimmed whole had no live size; its next line is live.
     let next = db
+        .conversations()
         .insert_message(&NewMessage {
             org: "o",
             agent: "default",

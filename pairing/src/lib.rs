@@ -134,7 +134,7 @@ impl Pairing {
 
     /// The active paired user behind a stored channel identity, if any.
     pub async fn resolve(&self, org: &str, stored_id: &str) -> Result<Option<User>> {
-        Ok(self.db.user_by_identity(org, stored_id).await?)
+        Ok(self.db.identity().user_by_identity(org, stored_id).await?)
     }
 
     /// A turn's first read, in one statement: [`Pairing::resolve`] for the
@@ -142,7 +142,7 @@ impl Pairing {
     /// id was seen before in its channel, and the conversation's view when
     /// asked ([`memory::Db::opening`]).
     pub async fn open_turn(&self, o: &memory::store::Opening<'_>) -> Result<memory::store::Opened> {
-        Ok(self.db.opening(o).await?)
+        Ok(self.db.conversations().opening(o).await?)
     }
 
     /// The paired user `who` names: a linked channel identity (`discord:123`)
@@ -156,13 +156,14 @@ impl Pairing {
 
     pub async fn user(&self, org: &str, user_id: &str) -> Result<User> {
         self.db
+            .identity()
             .paired_user(org, user_id)
             .await?
             .ok_or_else(|| PairingError::UnknownUser(user_id.to_string()))
     }
 
     pub async fn users(&self, org: &str) -> Result<Vec<User>> {
-        Ok(self.db.paired_users(org).await?)
+        Ok(self.db.identity().paired_users(org).await?)
     }
 
     /// Pair `user_id` directly (operator set-up, replay's `pair`, the dashboard's
@@ -176,11 +177,15 @@ impl Pairing {
         actor: &str,
         now: i64,
     ) -> Result<User> {
-        self.db.upsert_user(org, user_id, name, role, now).await?;
+        self.db
+            .identity()
+            .upsert_user(org, user_id, name, role, now)
+            .await?;
         self.link(org, user_id, user_id, now).await?;
         let detail = format!("role {role}");
         self.db
-            .audit(org, actor, "pairing.add", user_id, &detail, now)
+            .audit()
+            .append(org, actor, "pairing.add", user_id, &detail, now)
             .await?;
         self.user(org, user_id).await
     }
@@ -230,14 +235,19 @@ impl Pairing {
         self.link(org, stored_id, user_id, now).await?;
         let detail = format!("identity {stored_id}");
         self.db
-            .audit(org, actor, "pairing.link", user_id, &detail, now)
+            .audit()
+            .append(org, actor, "pairing.link", user_id, &detail, now)
             .await?;
         Ok(user)
     }
 
     /// Link another channel identity to a paired user.
     pub async fn link(&self, org: &str, stored_id: &str, user_id: &str, now: i64) -> Result<()> {
-        Ok(self.db.link_identity(org, stored_id, user_id, now).await?)
+        Ok(self
+            .db
+            .identity()
+            .link_identity(org, stored_id, user_id, now)
+            .await?)
     }
 
     /// `/pair` from an unknown sender: reuse their pending code, or mint one
@@ -250,14 +260,23 @@ impl Pairing {
         name: &str,
         now: i64,
     ) -> Result<PairOutcome> {
-        if let Some(req) = self.db.pending_request_of(org, stored_id, now).await? {
+        if let Some(req) = self
+            .db
+            .identity()
+            .pending_request_of(org, stored_id, now)
+            .await?
+        {
             return Ok(PairOutcome::Code {
                 code: req.code,
                 reused: true,
                 expires_at: req.expires_at,
             });
         }
-        let pending = self.db.pending_on_channel(org, channel, now).await?;
+        let pending = self
+            .db
+            .identity()
+            .pending_on_channel(org, channel, now)
+            .await?;
         if pending >= self.settings.max_pending_per_channel {
             return Ok(PairOutcome::TooManyPending);
         }
@@ -273,7 +292,7 @@ impl Pairing {
                 created_at: now,
                 expires_at,
             };
-            if self.db.insert_pairing_code(&new).await? {
+            if self.db.identity().insert_pairing_code(&new).await? {
                 return Ok(PairOutcome::Code {
                     code,
                     reused: false,
@@ -285,7 +304,7 @@ impl Pairing {
 
     /// Unexpired pending requests of an organisation.
     pub async fn pending(&self, org: &str, now: i64) -> Result<Vec<PairingRequest>> {
-        Ok(self.db.pending_requests(org, now).await?)
+        Ok(self.db.identity().pending_requests(org, now).await?)
     }
 
     /// The request with `code` (as typed: trimmed, any case), if it is pending and unexpired.
@@ -293,6 +312,7 @@ impl Pairing {
         let code = code.trim().to_uppercase();
         let req = self
             .db
+            .identity()
             .pairing_request(org, &code)
             .await?
             .ok_or_else(|| PairingError::UnknownCode(code.clone()))?;
@@ -324,9 +344,9 @@ impl Pairing {
             actor,
             now,
         };
-        if !self.db.decide_pairing(&decision).await? {
+        if !self.db.identity().decide_pairing(&decision).await? {
             // Decided by someone else since it was read: report what they decided.
-            let status = match self.db.pairing_request(org, &req.code).await? {
+            let status = match self.db.identity().pairing_request(org, &req.code).await? {
                 Some(now_stored) => now_stored.status,
                 None => "removed".to_string(),
             };
@@ -374,6 +394,7 @@ impl Pairing {
         now: i64,
     ) -> Result<Vec<String>> {
         self.db
+            .identity()
             .revoke_user(org, user_id, actor, now)
             .await?
             .ok_or_else(|| PairingError::UnknownUser(user_id.to_string()))
@@ -389,10 +410,14 @@ impl Pairing {
         now: i64,
     ) -> Result<()> {
         let before = self.user(org, user_id).await?;
-        self.db.set_user_role(org, user_id, role, now).await?;
+        self.db
+            .identity()
+            .set_user_role(org, user_id, role, now)
+            .await?;
         let detail = format!("{} -> {role}", before.role);
         self.db
-            .audit(org, actor, "pairing.set_role", user_id, &detail, now)
+            .audit()
+            .append(org, actor, "pairing.set_role", user_id, &detail, now)
             .await?;
         Ok(())
     }
@@ -401,7 +426,11 @@ impl Pairing {
     /// per interval); records the hint when it says yes.
     pub async fn should_hint(&self, org: &str, stored_id: &str, now: i64) -> Result<bool> {
         let since = now - self.settings.hint_interval_ms;
-        Ok(self.db.record_hint(org, stored_id, now, since).await?)
+        Ok(self
+            .db
+            .identity()
+            .record_hint(org, stored_id, now, since)
+            .await?)
     }
 
     /// Mint an API key bound to an active paired user: a new public id and a
@@ -422,12 +451,14 @@ impl Pairing {
             let key = format!("stw_{}", random_code(40));
             if self
                 .db
+                .identity()
                 .insert_api_key(&hash_key(&key), &id, org, user_id, now)
                 .await?
             {
                 let detail = format!("key {id}");
                 self.db
-                    .audit(org, actor, "api_key.create", user_id, &detail, now)
+                    .audit()
+                    .append(org, actor, "api_key.create", user_id, &detail, now)
                     .await?;
                 return Ok(NewApiKey { id, key });
             }
@@ -436,7 +467,7 @@ impl Pairing {
 
     /// The API keys of an organisation, or of one user: ids, never secrets.
     pub async fn api_keys(&self, org: &str, user_id: Option<&str>) -> Result<Vec<ApiKey>> {
-        Ok(self.db.api_keys(org, user_id).await?)
+        Ok(self.db.identity().api_keys(org, user_id).await?)
     }
 
     /// Revoke one API key by its id (`key-…`; the prefix and case as typed
@@ -449,13 +480,20 @@ impl Pairing {
         now: i64,
     ) -> Result<ApiKey> {
         let id = normalise_key_id(key_id);
-        let Some(key) = self.db.api_key(org, &id).await? else {
+        let Some(key) = self.db.identity().api_key(org, &id).await? else {
             return Err(PairingError::UnknownApiKey(key_id.trim().to_string()));
         };
-        if key.revoked_at.is_some() || !self.db.revoke_api_key(org, &id, actor, now).await? {
+        if key.revoked_at.is_some()
+            || !self
+                .db
+                .identity()
+                .revoke_api_key(org, &id, actor, now)
+                .await?
+        {
             return Err(PairingError::ApiKeyRevoked(id));
         }
         self.db
+            .identity()
             .api_key(org, &id)
             .await?
             .ok_or(PairingError::UnknownApiKey(id))
@@ -465,7 +503,7 @@ impl Pairing {
     /// when the key is unknown or revoked (by id or with its user) or its
     /// user is not active.
     pub async fn api_key_user(&self, key: &str) -> Result<Option<User>> {
-        Ok(self.db.user_by_api_key(&hash_key(key)).await?)
+        Ok(self.db.identity().user_by_api_key(&hash_key(key)).await?)
     }
 }
 

@@ -210,7 +210,8 @@ impl Harness {
 
     pub async fn records(&self) -> Vec<MemoryRecord> {
         self.db()
-            .records(&self.org, &RecordFilter::default())
+            .records()
+            .list(&self.org, &RecordFilter::default())
             .await
             .expect("records")
     }
@@ -407,7 +408,10 @@ pub async fn pgvector_db() -> Option<Db> {
     let db = Db::connect_fresh_schema(&url, &schema)
         .await
         .expect("a fresh schema on the pgvector PostgreSQL");
-    db.enable_vectors().await.expect("pgvector enabled");
+    db.records()
+        .enable_vectors()
+        .await
+        .expect("pgvector enabled");
     Some(db)
 }
 

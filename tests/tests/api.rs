@@ -6,6 +6,7 @@
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
+use memory::write::RawWrites;
 use memory::{Db, Role, Scope, Status};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -125,10 +126,12 @@ impl Api {
         let at = self.h.tick().timestamp_millis();
         let id = self
             .db()
+            .records()
             .insert_record(&record("default", scope, owner, subject, content, at))
             .await
             .unwrap();
         self.db()
+            .records()
             .activate("default", id, "live", "test", at)
             .await
             .unwrap();
@@ -276,7 +279,8 @@ async fn a_user_key_is_refused_on_every_admin_operation_and_no_key_on_any() {
         .await;
     let before = a
         .db()
-        .records("default", &Default::default())
+        .records()
+        .list("default", &Default::default())
         .await
         .unwrap();
     let users_before = a.h.turns.pairing().users("default").await.unwrap();
@@ -324,7 +328,8 @@ async fn a_user_key_is_refused_on_every_admin_operation_and_no_key_on_any() {
     // Nothing changed: no record, no pairing.
     assert_eq!(
         a.db()
-            .records("default", &Default::default())
+            .records()
+            .list("default", &Default::default())
             .await
             .unwrap(),
         before
@@ -480,7 +485,8 @@ async fn a_user_key_never_reaches_another_persons_record() {
         );
         let viewed = a
             .db()
-            .audit_about("default", "memory.view", "discord:222")
+            .audit()
+            .about("default", "memory.view", "discord:222")
             .await
             .unwrap();
         assert!(!viewed.is_empty(), "{name}");
@@ -500,7 +506,8 @@ async fn a_user_key_never_reaches_another_persons_record() {
         assert!(is_iso(&export["records"][0]["said_at"]), "{name}: {export}");
         let audited = a
             .db()
-            .audit_about("default", "memory.export", "discord:333")
+            .audit()
+            .about("default", "memory.export", "discord:333")
             .await
             .unwrap();
         assert_eq!(audited.len(), 1, "{name}");
@@ -514,7 +521,7 @@ async fn a_user_key_never_reaches_another_persons_record() {
         }
         for id in [bobs, bobs_person, notes] {
             assert_eq!(
-                a.db().record("default", id).await.unwrap().status,
+                a.db().records().get("default", id).await.unwrap().status,
                 Status::Active,
                 "{name}"
             );
@@ -528,7 +535,7 @@ async fn a_user_key_never_reaches_another_persons_record() {
             (StatusCode::OK, Some(carols)),
             "{name}"
         );
-        let gone = a.db().record("default", carols).await.unwrap();
+        let gone = a.db().records().get("default", carols).await.unwrap();
         assert_eq!(gone.status, Status::Deleted, "{name}");
         assert!(!gone.content.contains("soy"), "{name}");
         let (s, _) = a
@@ -591,7 +598,8 @@ async fn admins_list_show_forget_and_export_memory() {
         assert_eq!((s, ids(&page)), (StatusCode::OK, vec![bobs]), "{name}");
         let views = a
             .db()
-            .audit_about("default", "memory.view", "discord:222")
+            .audit()
+            .about("default", "memory.view", "discord:222")
             .await
             .unwrap();
         assert_eq!(
@@ -608,7 +616,8 @@ async fn admins_list_show_forget_and_export_memory() {
         assert!(is_iso(&r["recorded_at"]), "{name}: {r}");
         let views = a
             .db()
-            .audit_about("default", "memory.view", "discord:222")
+            .audit()
+            .about("default", "memory.view", "discord:222")
             .await
             .unwrap();
         assert_eq!(
@@ -641,7 +650,7 @@ async fn admins_list_show_forget_and_export_memory() {
             (StatusCode::OK, Some(notes[0])),
             "{name}"
         );
-        let gone = a.db().record("default", notes[0]).await.unwrap();
+        let gone = a.db().records().get("default", notes[0]).await.unwrap();
         assert!(
             gone.status == Status::Deleted && !gone.content.contains("h0"),
             "{name}"
@@ -663,7 +672,8 @@ async fn admins_list_show_forget_and_export_memory() {
         assert!(is_iso(&export["pairing"]["updated_at"]), "{name}: {export}");
         let exports = a
             .db()
-            .audit_about("default", "memory.export", "discord:222")
+            .audit()
+            .about("default", "memory.export", "discord:222")
             .await
             .unwrap();
         assert_eq!(exports[0].actor, "discord:111", "{name}");
@@ -766,7 +776,8 @@ async fn admins_approve_deny_add_set_roles_revoke_and_link() {
         assert_eq!(s, StatusCode::BAD_REQUEST, "{name}");
         let added = a
             .db()
-            .audit_about("default", "pairing.add", "teams:dana")
+            .audit()
+            .about("default", "pairing.add", "teams:dana")
             .await
             .unwrap();
         assert_eq!(added[0].actor, "discord:111", "{name}");
@@ -942,6 +953,7 @@ async fn admins_undo_revisions_and_runs() {
         .await;
         let mut stored: Vec<i64> = a
             .db()
+            .records()
             .revisions("default")
             .await
             .unwrap()
@@ -992,7 +1004,7 @@ async fn admins_undo_revisions_and_runs() {
             "{name}: {done}"
         );
         assert_eq!(
-            a.db().record("default", old).await.unwrap().status,
+            a.db().records().get("default", old).await.unwrap().status,
             Status::Active,
             "{name}"
         );
@@ -1034,11 +1046,13 @@ async fn admins_review_quarantined_records() {
         };
         let vpn = a
             .db()
+            .records()
             .insert_record(&quarantined("vpn", "The VPN host is vpn2"))
             .await
             .unwrap();
         let wiki = a
             .db()
+            .records()
             .insert_record(&quarantined("wiki", "The wiki is at wiki2"))
             .await
             .unwrap();
@@ -1061,7 +1075,7 @@ async fn admins_review_quarantined_records() {
             "{name}: {r}"
         );
         assert_eq!(
-            a.db().record("default", vpn).await.unwrap().status,
+            a.db().records().get("default", vpn).await.unwrap().status,
             Status::Active,
             "{name}"
         );
@@ -1074,7 +1088,7 @@ async fn admins_review_quarantined_records() {
             .await;
         assert_eq!(s, StatusCode::OK, "{name}");
         assert_eq!(
-            a.db().record("default", wiki).await.unwrap().status,
+            a.db().records().get("default", wiki).await.unwrap().status,
             Status::Rejected,
             "{name}"
         );
@@ -1094,7 +1108,8 @@ async fn admins_review_quarantined_records() {
         assert!(ids(&page).is_empty(), "{name}");
         let audited = a
             .db()
-            .audit_about("default", "review.confirm", &format!("record:{vpn}"))
+            .audit()
+            .about("default", "review.confirm", &format!("record:{vpn}"))
             .await
             .unwrap();
         assert_eq!(audited[0].actor, "discord:111", "{name}");
@@ -1224,7 +1239,8 @@ async fn admins_page_through_the_audit_log() {
         let a = api_on(db, Config::default()).await;
         for i in 0..5 {
             a.db()
-                .audit(
+                .audit()
+                .append(
                     "default",
                     "test",
                     "test.action",
@@ -1247,7 +1263,8 @@ async fn admins_page_through_the_audit_log() {
         );
         let all: Vec<i64> = a
             .db()
-            .audit_log("default", 1000)
+            .audit()
+            .log("default", 1000)
             .await
             .unwrap()
             .iter()

@@ -4,6 +4,7 @@
 
 use axum::http::StatusCode;
 use memory::store::{DashboardSession, RecordFilter};
+use memory::write::RawWrites;
 use memory::{Db, NewRecord, Role, Scope, Status};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -65,6 +66,7 @@ fn rec(
 /// An active agent note on `subject`, activated so the subject rule applies.
 async fn note(db: &Db, subject: &str, content: &str) -> i64 {
     let id = db
+        .records()
         .insert_record(&rec(
             Scope::AgentNotes,
             None,
@@ -74,14 +76,15 @@ async fn note(db: &Db, subject: &str, content: &str) -> i64 {
         ))
         .await
         .unwrap();
-    db.activate("default", id, "live", "test", now())
+    db.records()
+        .activate("default", id, "live", "test", now())
         .await
         .unwrap();
     id
 }
 
 async fn status_of(db: &Db, id: i64) -> Status {
-    db.record("default", id).await.unwrap().status
+    db.records().get("default", id).await.unwrap().status
 }
 
 /// Everything an action could change, to compare before and after.
@@ -89,13 +92,15 @@ async fn snapshot(h: &Harness) -> String {
     let db = h.db();
     let p = h.turns.pairing();
     let records: Vec<(i64, &str)> = db
-        .records("default", &RecordFilter::default())
+        .records()
+        .list("default", &RecordFilter::default())
         .await
         .unwrap()
         .iter()
         .map(|r| (r.id, r.status.as_str()))
         .collect();
     let revisions: Vec<(i64, bool)> = db
+        .records()
         .revisions("default")
         .await
         .unwrap()
@@ -111,8 +116,9 @@ async fn snapshot(h: &Harness) -> String {
             .map(|r| r.code.clone())
             .collect::<Vec<_>>(),
         p.users("default").await.unwrap(),
-        db.audit_log("default", 1000).await.unwrap().len(),
-        db.history("default", "default", "dashboard:admin")
+        db.audit().log("default", 1000).await.unwrap().len(),
+        db.conversations()
+            .history("default", "default", "dashboard:admin")
             .await
             .unwrap()
             .len(),
@@ -357,6 +363,7 @@ async fn forms_without_their_sessions_csrf_token_are_forbidden_and_change_nothin
     let code = pair_request(&h.turns, "555").await;
     let user = h.pair("222", Role::User).await;
     let unverified = db
+        .records()
         .insert_record(&rec(
             Scope::AgentNotes,
             None,
@@ -368,7 +375,9 @@ async fn forms_without_their_sessions_csrf_token_are_forbidden_and_change_nothin
         .unwrap();
     note(db, "daily report", "The daily report uses example_orders").await;
     note(db, "daily report", "The daily report uses example_archive").await;
-    let rev = db.revisions("default").await.unwrap()[0].id.to_string();
+    let rev = db.records().revisions("default").await.unwrap()[0]
+        .id
+        .to_string();
     // Another signed-in browser's token is not this session's.
     let mut other = Client::new(h.turns.clone());
     other.sign_in(TOKEN).await;
@@ -474,6 +483,7 @@ async fn a_generated_token_is_printed_once_and_shared_by_replicas() {
     // Only a hash is stored.
     let stored = a
         .db()
+        .identity()
         .dashboard_token_hash("default")
         .await
         .unwrap()
@@ -522,7 +532,8 @@ async fn a_new_token_signs_everyone_out() {
     fresh.sign_in(&new).await;
     assert!(h
         .db()
-        .audit_log("default", 10)
+        .audit()
+        .log("default", 10)
         .await
         .unwrap()
         .iter()
@@ -567,6 +578,7 @@ async fn an_expired_session_opens_nothing() {
     let (h, mut c) = setup().await;
     let id = "cd".repeat(32);
     h.db()
+        .identity()
         .create_dashboard_session(&DashboardSession {
             org: "default".into(),
             id_hash: sha256(&id),
@@ -585,6 +597,7 @@ async fn an_expired_session_opens_nothing() {
     // The same row, unexpired, is a session: the check above was the expiry.
     let live = "ab".repeat(32);
     h.db()
+        .identity()
         .create_dashboard_session(&DashboardSession {
             org: "default".into(),
             id_hash: sha256(&live),
@@ -620,6 +633,7 @@ async fn chat_runs_through_the_turn_loop_as_the_built_in_admin() {
         page.body
     );
     let history = db
+        .conversations()
         .history("default", "default", "dashboard:admin")
         .await
         .unwrap();
@@ -670,6 +684,7 @@ async fn chat_runs_through_the_turn_loop_as_the_built_in_admin() {
         Status::Superseded
     );
     let answer = db
+        .conversations()
         .history("default", "default", "dashboard:admin")
         .await
         .unwrap();
@@ -722,6 +737,7 @@ async fn a_resubmitted_chat_form_runs_once() {
     }
     let said = h
         .db()
+        .conversations()
         .history("default", "default", "dashboard:admin")
         .await
         .unwrap()
@@ -851,7 +867,8 @@ async fn pairing_requests_are_approved_or_denied_and_users_managed() {
     assert!(p.resolve("default", "discord:666").await.unwrap().is_none());
     let actions: Vec<(String, String)> = h
         .db()
-        .audit_log("default", 50)
+        .audit()
+        .log("default", 50)
         .await
         .unwrap()
         .into_iter()
@@ -906,6 +923,7 @@ async fn a_persons_memory_is_shown_only_on_their_page_and_opening_it_is_audited(
     let db = h.db();
     let bob = h.pair("222", Role::User).await;
     let old = db
+        .records()
         .insert_record(&rec(
             Scope::Personal,
             Some(&bob),
@@ -915,10 +933,12 @@ async fn a_persons_memory_is_shown_only_on_their_page_and_opening_it_is_audited(
         ))
         .await
         .unwrap();
-    db.activate("default", old, "live", "t", now() - 1000)
+    db.records()
+        .activate("default", old, "live", "t", now() - 1000)
         .await
         .unwrap();
     let new = db
+        .records()
         .insert_record(&rec(
             Scope::Personal,
             Some(&bob),
@@ -928,13 +948,15 @@ async fn a_persons_memory_is_shown_only_on_their_page_and_opening_it_is_audited(
         ))
         .await
         .unwrap();
-    db.activate("default", new, "live", "t", now())
+    db.records()
+        .activate("default", new, "live", "t", now())
         .await
         .unwrap();
     assert_eq!(status_of(db, old).await, Status::Superseded);
     note(db, "daily report", "The daily report uses example_orders").await;
     let views = |db: Db| async move {
-        db.audit_log("default", 100)
+        db.audit()
+            .log("default", 100)
             .await
             .unwrap()
             .into_iter()
@@ -987,15 +1009,16 @@ async fn the_memory_browser_lists_by_scope_and_searches() {
     note(db, "daily report", "The daily report uses example_orders").await;
     note(db, "daily report", "The daily report uses example_archive").await;
     note(db, "vpn", "The VPN host is vpn1.example.net").await;
-    db.insert_record(&rec(
-        Scope::OrgPolicy,
-        None,
-        "policy:retention",
-        "Keep invoices for seven years",
-        Status::Active,
-    ))
-    .await
-    .unwrap();
+    db.records()
+        .insert_record(&rec(
+            Scope::OrgPolicy,
+            None,
+            "policy:retention",
+            "Keep invoices for seven years",
+            Status::Active,
+        ))
+        .await
+        .unwrap();
     let page = c.get("/dashboard/memory").await.body;
     assert!(page.contains("example_archive") && page.contains("vpn1.example.net"));
     assert!(!page.contains("example_orders"), "active only by default");
@@ -1101,7 +1124,7 @@ async fn an_admin_pairs_someone_directly_from_the_pairing_page() {
         steward_tests::join(taught).contains("Written: agent_notes"),
         "admin at once"
     );
-    let audit = h.db().audit_log("default", 20).await.unwrap();
+    let audit = h.db().audit().log("default", 20).await.unwrap();
     assert!(audit
         .iter()
         .any(|e| e.action == "pairing.add" && e.target == "discord:901" && e.actor == "admin"));
@@ -1134,6 +1157,7 @@ async fn text_from_chat_platforms_is_shown_never_run() {
     msg.sender_name = "<script>alert('name')</script>".into();
     h.turns.handle(&msg).await.unwrap();
     h.db()
+        .records()
         .insert_record(&rec(
             Scope::AgentNotes,
             None,
@@ -1173,8 +1197,9 @@ async fn review_confirms_and_rejects_only_quarantined_records_and_audits_both() 
         Status::Unverified,
     );
     relearned.said_at = now() + 1;
-    let confirm = db.insert_record(&relearned).await.unwrap();
+    let confirm = db.records().insert_record(&relearned).await.unwrap();
     let reject = db
+        .records()
         .insert_record(&rec(
             Scope::AgentNotes,
             None,
@@ -1185,6 +1210,7 @@ async fn review_confirms_and_rejects_only_quarantined_records_and_audits_both() 
         .await
         .unwrap();
     let pending = db
+        .records()
         .insert_record(&rec(
             Scope::AgentNotes,
             None,
@@ -1215,7 +1241,7 @@ async fn review_confirms_and_rejects_only_quarantined_records_and_audits_both() 
     );
     assert_eq!(status_of(db, confirm).await, Status::Active);
     assert_eq!(status_of(db, live).await, Status::Superseded);
-    let rev = &db.revisions("default").await.unwrap()[0];
+    let rev = &db.records().revisions("default").await.unwrap()[0];
     assert_eq!(
         (rev.retired_id, rev.replacing_id, rev.cause.as_str()),
         (live, confirm, "confirm")
@@ -1249,7 +1275,8 @@ async fn review_confirms_and_rejects_only_quarantined_records_and_audits_both() 
     assert_eq!(status_of(db, reject).await, Status::Rejected);
     assert_eq!(status_of(db, confirm).await, Status::Active);
     let audit: Vec<(String, String, String)> = db
-        .audit_log("default", 50)
+        .audit()
+        .log("default", 50)
         .await
         .unwrap()
         .into_iter()
@@ -1279,7 +1306,9 @@ async fn undo_on_the_revisions_page_brings_the_old_record_back_once() {
     let db = h.db();
     let old = note(db, "daily report", "The daily report uses example_orders").await;
     let new = note(db, "daily report", "The daily report uses example_archive").await;
-    let rev = db.revisions("default").await.unwrap()[0].id.to_string();
+    let rev = db.records().revisions("default").await.unwrap()[0]
+        .id
+        .to_string();
     let page = c.get("/dashboard/revisions").await.body;
     assert!(page.contains("example_orders") && page.contains("example_archive"));
     let page = c
@@ -1332,7 +1361,8 @@ async fn undo_on_the_revisions_page_brings_the_old_record_back_once() {
         page.body
     );
     assert!(db
-        .audit_log("default", 10)
+        .audit()
+        .log("default", 10)
         .await
         .unwrap()
         .iter()

@@ -7,6 +7,7 @@
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
+use memory::write::RawWrites;
 use memory::{NewRecord, Role, Scope, Status};
 use std::sync::Arc;
 use steward::TurnLoop;
@@ -104,7 +105,8 @@ async fn walk(c: Client, base: String, turns: Arc<TurnLoop>, code: String) {
                 text: Some(needle.into()),
                 ..Default::default()
             };
-            db.records("default", &filter)
+            db.records()
+                .list("default", &filter)
                 .await
                 .expect("search")
                 .into_iter()
@@ -178,7 +180,10 @@ async fn walk(c: Client, base: String, turns: Arc<TurnLoop>, code: String) {
         batch: None,
         author: Some("discord:555".into()),
     };
-    db.insert_record(&quarantined).await.expect("insert");
+    db.records()
+        .insert_record(&quarantined)
+        .await
+        .expect("insert");
 
     // Chat: an admin's operational statement asks "Remember this?"; Yes saves it.
     c.goto(&format!("{base}/dashboard/chat"))
@@ -240,7 +245,7 @@ async fn walk(c: Client, base: String, turns: Arc<TurnLoop>, code: String) {
     c.goto(&format!("{base}/dashboard/revisions"))
         .await
         .expect("open");
-    let rev = db.revisions("default").await.expect("revisions")[0].clone();
+    let rev = db.records().revisions("default").await.expect("revisions")[0].clone();
     assert_eq!(rev.retired_id, first_id);
     let rev_row = format!("tr#revision-{}", rev.id);
     assert!(text_of(&c, &rev_row).await.contains("example_orders"));
@@ -311,7 +316,8 @@ async fn the_settings_page_in_a_real_browser() {
     // An audit entry with one very long word, as a pasted URL or hash is.
     let long_word = "x".repeat(600);
     h.db()
-        .audit("default", "cli", "test.long", "someone", &long_word, now())
+        .audit()
+        .append("default", "cli", "test.long", "someone", &long_word, now())
         .await
         .expect("audit");
     in_browser(&h, settings_walk).await;

@@ -2,6 +2,7 @@
 //! the generated admin token, sessions, browsing, people, revisions.
 
 use memory::store::{DashboardSession, RecordFilter};
+use memory::write::RawWrites;
 use memory::{Backend, Db, NewRecord, Scope, Status};
 use steward_tests::{postgres_db, record, sqlite_file_db};
 
@@ -40,35 +41,62 @@ fn session(org: &str, id: &str, expires_at: i64) -> DashboardSession {
 }
 
 async fn the_admin_token_is_stored_once_and_a_reset_ends_sessions(db: Db) {
-    assert_eq!(db.dashboard_token_hash("o").await.unwrap(), None);
-    assert!(db.init_dashboard_token("o", "t1", 1).await.unwrap());
+    assert_eq!(db.identity().dashboard_token_hash("o").await.unwrap(), None);
+    assert!(db
+        .identity()
+        .init_dashboard_token("o", "t1", 1)
+        .await
+        .unwrap());
     assert!(
-        !db.init_dashboard_token("o", "t2", 2).await.unwrap(),
+        !db.identity()
+            .init_dashboard_token("o", "t2", 2)
+            .await
+            .unwrap(),
         "a second start keeps the first"
     );
     assert_eq!(
-        db.dashboard_token_hash("o").await.unwrap().as_deref(),
+        db.identity()
+            .dashboard_token_hash("o")
+            .await
+            .unwrap()
+            .as_deref(),
         Some("t1")
     );
     assert_eq!(
-        db.dashboard_token_hash("other").await.unwrap(),
+        db.identity().dashboard_token_hash("other").await.unwrap(),
         None,
         "per org"
     );
-    db.create_dashboard_session(&session("o", "s1", 10_000))
+    db.identity()
+        .create_dashboard_session(&session("o", "s1", 10_000))
         .await
         .unwrap();
-    db.create_dashboard_session(&session("other", "s2", 10_000))
+    db.identity()
+        .create_dashboard_session(&session("other", "s2", 10_000))
         .await
         .unwrap();
-    db.reset_dashboard_token("o", "t3", 3).await.unwrap();
+    db.identity()
+        .reset_dashboard_token("o", "t3", 3)
+        .await
+        .unwrap();
     assert_eq!(
-        db.dashboard_token_hash("o").await.unwrap().as_deref(),
+        db.identity()
+            .dashboard_token_hash("o")
+            .await
+            .unwrap()
+            .as_deref(),
         Some("t3")
     );
-    assert_eq!(db.dashboard_session("o", "s1", 200).await.unwrap(), None);
+    assert_eq!(
+        db.identity()
+            .dashboard_session("o", "s1", 200)
+            .await
+            .unwrap(),
+        None
+    );
     assert!(
-        db.dashboard_session("other", "s2", 200)
+        db.identity()
+            .dashboard_session("other", "s2", 200)
             .await
             .unwrap()
             .is_some(),
@@ -77,44 +105,68 @@ async fn the_admin_token_is_stored_once_and_a_reset_ends_sessions(db: Db) {
 }
 
 async fn sessions_expire_and_belong_to_one_org(db: Db) {
-    db.create_dashboard_session(&session("o", "s1", 1_000))
+    db.identity()
+        .create_dashboard_session(&session("o", "s1", 1_000))
         .await
         .unwrap();
     let s = db
+        .identity()
         .dashboard_session("o", "s1", 999)
         .await
         .unwrap()
         .expect("live");
     assert_eq!((s.csrf.as_str(), s.token_hash.as_str()), ("csrf-s1", "t1"));
     assert_eq!(
-        db.dashboard_session("o", "s1", 1_000).await.unwrap(),
+        db.identity()
+            .dashboard_session("o", "s1", 1_000)
+            .await
+            .unwrap(),
         None,
         "expired at its time"
     );
     assert_eq!(
-        db.dashboard_session("p", "s1", 500).await.unwrap(),
+        db.identity()
+            .dashboard_session("p", "s1", 500)
+            .await
+            .unwrap(),
         None,
         "another org's id"
     );
     // A new sign-in clears expired rows of the org.
-    db.create_dashboard_session(&DashboardSession {
-        created_at: 2_000,
-        ..session("o", "s2", 9_000)
-    })
-    .await
-    .unwrap();
+    db.identity()
+        .create_dashboard_session(&DashboardSession {
+            created_at: 2_000,
+            ..session("o", "s2", 9_000)
+        })
+        .await
+        .unwrap();
     assert_eq!(
-        db.dashboard_session("o", "s1", 0).await.unwrap(),
+        db.identity().dashboard_session("o", "s1", 0).await.unwrap(),
         None,
         "pruned"
     );
-    assert!(db.delete_dashboard_session("o", "s2").await.unwrap());
-    assert!(!db.delete_dashboard_session("o", "s2").await.unwrap());
-    assert_eq!(db.dashboard_session("o", "s2", 2_500).await.unwrap(), None);
+    assert!(db
+        .identity()
+        .delete_dashboard_session("o", "s2")
+        .await
+        .unwrap());
+    assert!(!db
+        .identity()
+        .delete_dashboard_session("o", "s2")
+        .await
+        .unwrap());
+    assert_eq!(
+        db.identity()
+            .dashboard_session("o", "s2", 2_500)
+            .await
+            .unwrap(),
+        None
+    );
 }
 
 async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
     let a = db
+        .records()
         .insert_record(&rec(
             "o",
             Scope::AgentNotes,
@@ -127,6 +179,7 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         .await
         .unwrap();
     let b = db
+        .records()
         .insert_record(&rec(
             "o",
             Scope::AgentNotes,
@@ -139,6 +192,7 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         .await
         .unwrap();
     let c = db
+        .records()
         .insert_record(&rec(
             "o",
             Scope::OrgPolicy,
@@ -151,6 +205,7 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         .await
         .unwrap();
     let d = db
+        .records()
         .insert_record(&rec(
             "o",
             Scope::Personal,
@@ -163,6 +218,7 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         .await
         .unwrap();
     let e = db
+        .records()
         .insert_record(&rec(
             "o",
             Scope::Person,
@@ -174,19 +230,21 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         ))
         .await
         .unwrap();
-    db.insert_record(&rec(
-        "x",
-        Scope::AgentNotes,
-        None,
-        "daily report",
-        "Other org's report",
-        Status::Active,
-        6,
-    ))
-    .await
-    .unwrap();
+    db.records()
+        .insert_record(&rec(
+            "x",
+            Scope::AgentNotes,
+            None,
+            "daily report",
+            "Other org's report",
+            Status::Active,
+            6,
+        ))
+        .await
+        .unwrap();
     let ids = |v: Vec<memory::MemoryRecord>| v.into_iter().map(|r| r.id).collect::<Vec<_>>();
     let all = ids(db
+        .records()
         .browse_records("o", &RecordFilter::default(), 100)
         .await
         .unwrap());
@@ -196,7 +254,7 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         ..Default::default()
     };
     assert_eq!(
-        ids(db.browse_records("o", &notes, 100).await.unwrap()),
+        ids(db.records().browse_records("o", &notes, 100).await.unwrap()),
         vec![b, a]
     );
     let active_notes = RecordFilter {
@@ -204,7 +262,11 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         ..notes.clone()
     };
     assert_eq!(
-        ids(db.browse_records("o", &active_notes, 100).await.unwrap()),
+        ids(db
+            .records()
+            .browse_records("o", &active_notes, 100)
+            .await
+            .unwrap()),
         vec![b]
     );
     let personal = RecordFilter {
@@ -213,7 +275,11 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         ..Default::default()
     };
     assert_eq!(
-        ids(db.browse_records("o", &personal, 100).await.unwrap()),
+        ids(db
+            .records()
+            .browse_records("o", &personal, 100)
+            .await
+            .unwrap()),
         vec![e, d]
     );
     // Text matches content or subject, case-insensitively; `%` is only a character here.
@@ -222,7 +288,11 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         ..Default::default()
     };
     assert_eq!(
-        ids(db.browse_records("o", &report, 100).await.unwrap()),
+        ids(db
+            .records()
+            .browse_records("o", &report, 100)
+            .await
+            .unwrap()),
         vec![d, b, a]
     );
     let retention = RecordFilter {
@@ -230,7 +300,11 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         ..Default::default()
     };
     assert_eq!(
-        ids(db.browse_records("o", &retention, 100).await.unwrap()),
+        ids(db
+            .records()
+            .browse_records("o", &retention, 100)
+            .await
+            .unwrap()),
         vec![c]
     );
     for wildcard in ["%", "s_e"] {
@@ -239,7 +313,11 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
             ..Default::default()
         };
         assert!(
-            db.browse_records("o", &f, 100).await.unwrap().is_empty(),
+            db.records()
+                .browse_records("o", &f, 100)
+                .await
+                .unwrap()
+                .is_empty(),
             "{wildcard} is literal"
         );
     }
@@ -248,7 +326,11 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         ..Default::default()
     };
     assert_eq!(
-        ids(db.browse_records("o", &underscore, 100).await.unwrap()),
+        ids(db
+            .records()
+            .browse_records("o", &underscore, 100)
+            .await
+            .unwrap()),
         vec![b]
     );
     let quote = RecordFilter {
@@ -256,6 +338,7 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         ..Default::default()
     };
     assert!(db
+        .records()
         .browse_records("o", &quote, 100)
         .await
         .unwrap()
@@ -264,9 +347,17 @@ async fn browsing_filters_by_scope_owner_status_and_text_newest_first(db: Db) {
         text: Some("  ".into()),
         ..Default::default()
     };
-    assert_eq!(db.browse_records("o", &blank, 100).await.unwrap().len(), 5);
+    assert_eq!(
+        db.records()
+            .browse_records("o", &blank, 100)
+            .await
+            .unwrap()
+            .len(),
+        5
+    );
     assert_eq!(
         ids(db
+            .records()
             .browse_records("o", &RecordFilter::default(), 2)
             .await
             .unwrap()),
@@ -282,45 +373,49 @@ async fn people_with_personal_memory_are_counted(db: Db) {
         ("discord:2", Status::Pending),
         ("discord:3", Status::Deleted),
     ] {
-        db.insert_record(&rec("o", Scope::Personal, Some(owner), "s", "c", status, 1))
+        db.records()
+            .insert_record(&rec("o", Scope::Personal, Some(owner), "s", "c", status, 1))
             .await
             .unwrap();
     }
-    db.insert_record(&rec(
-        "o",
-        Scope::Person,
-        Some("discord:1"),
-        "s2",
-        "c",
-        Status::Active,
-        1,
-    ))
-    .await
-    .unwrap();
-    db.insert_record(&rec(
-        "o",
-        Scope::AgentNotes,
-        None,
-        "s",
-        "c",
-        Status::Active,
-        1,
-    ))
-    .await
-    .unwrap();
-    db.insert_record(&rec(
-        "x",
-        Scope::Personal,
-        Some("discord:9"),
-        "s",
-        "c",
-        Status::Active,
-        1,
-    ))
-    .await
-    .unwrap();
+    db.records()
+        .insert_record(&rec(
+            "o",
+            Scope::Person,
+            Some("discord:1"),
+            "s2",
+            "c",
+            Status::Active,
+            1,
+        ))
+        .await
+        .unwrap();
+    db.records()
+        .insert_record(&rec(
+            "o",
+            Scope::AgentNotes,
+            None,
+            "s",
+            "c",
+            Status::Active,
+            1,
+        ))
+        .await
+        .unwrap();
+    db.records()
+        .insert_record(&rec(
+            "x",
+            Scope::Personal,
+            Some("discord:9"),
+            "s",
+            "c",
+            Status::Active,
+            1,
+        ))
+        .await
+        .unwrap();
     assert_eq!(
-        db.personal_owners("o").await.unwrap(),
+        db.records().personal_owners("o").await.unwrap(),
         vec![("discord:1".to_string(), 2), ("discord:2".to_string(), 0)]
     );
 }
@@ -329,6 +424,7 @@ async fn recent_revisions_come_newest_first(db: Db) {
     let mut ids = Vec::new();
     for (i, v) in ["a", "b", "c"].iter().enumerate() {
         let id = db
+            .records()
             .insert_record(&rec(
                 "o",
                 Scope::AgentNotes,
@@ -340,16 +436,27 @@ async fn recent_revisions_come_newest_first(db: Db) {
             ))
             .await
             .unwrap();
-        db.activate("o", id, "live", "t", i as i64).await.unwrap();
+        db.records()
+            .activate("o", id, "live", "t", i as i64)
+            .await
+            .unwrap();
         ids.push(id);
     }
-    let revs = db.recent_revisions("o", 10).await.unwrap();
+    let revs = db.records().recent_revisions("o", 10).await.unwrap();
     assert_eq!(
         revs.iter()
             .map(|r| (r.retired_id, r.replacing_id))
             .collect::<Vec<_>>(),
         vec![(ids[1], ids[2]), (ids[0], ids[1])]
     );
-    assert_eq!(db.recent_revisions("o", 1).await.unwrap().len(), 1);
-    assert!(db.recent_revisions("x", 10).await.unwrap().is_empty());
+    assert_eq!(
+        db.records().recent_revisions("o", 1).await.unwrap().len(),
+        1
+    );
+    assert!(db
+        .records()
+        .recent_revisions("x", 10)
+        .await
+        .unwrap()
+        .is_empty());
 }

@@ -288,6 +288,7 @@ async fn a_guild_message_without_a_mention_is_stored_but_not_answered() {
     assert!(replies.is_empty(), "{replies:?}");
     let history =
         w.h.db()
+            .conversations()
             .history("default", "default", &GENERAL.to_string())
             .await
             .expect("history");
@@ -358,6 +359,7 @@ async fn a_redelivered_message_is_answered_once() {
     assert_eq!(w.h.records_containing("sales_2024").await.len(), 1);
     let history =
         w.h.db()
+            .conversations()
             .history("default", "default", &GENERAL.to_string())
             .await
             .expect("history");
@@ -613,7 +615,8 @@ async fn guilds_map_to_their_organisations_and_knowledge_stays_there() {
     assert_eq!(inbound.org, "acme");
     let acme_notes =
         w.h.db()
-            .records("acme", &memory::store::RecordFilter::default())
+            .records()
+            .list("acme", &memory::store::RecordFilter::default())
             .await
             .expect("records");
     assert_eq!(acme_notes.len(), 1);
@@ -702,7 +705,8 @@ async fn serve_wires_the_discord_section_and_stops_with_the_server() {
     );
     let notes = h
         .db()
-        .records("acme", &memory::store::RecordFilter::default())
+        .records()
+        .list("acme", &memory::store::RecordFilter::default())
         .await
         .expect("records");
     assert_eq!((notes.len(), notes[0].agent.as_str()), (1, "it"));

@@ -6,6 +6,7 @@
 //! they did not run. The endpoint-down tests need no server.
 
 use memory::store::{Embed, QueryVector, RetrievalScope, Retrieved, Unembedded};
+use memory::write::RawWrites;
 use memory::{Db, NewRecord, Role, Scope, Status};
 use std::sync::Arc;
 use std::time::Duration;
@@ -64,7 +65,11 @@ async fn a_paraphrase_finds_its_note_with_embeddings_on() {
         )
         .await;
         assert_eq!(
-            h.db().vector_count("default").await.expect("count"),
+            h.db()
+                .records()
+                .vector_count("default")
+                .await
+                .expect("count"),
             1,
             "{name}"
         );
@@ -73,6 +78,7 @@ async fn a_paraphrase_finds_its_note_with_embeddings_on() {
         // Every search surface ranks through the same entry point.
         let found = h
             .db()
+            .records()
             .retrieve(&scope(Some("discord:bob"), false), "documentation site", 5)
             .await
             .expect("retrieve");
@@ -147,18 +153,19 @@ async fn nobody_elses_near_identical_record_is_found_by_meaning() {
         ];
         let own = "My badge PIN for the office door is 4714";
         for r in &hidden {
-            db.insert_record(r).await.expect("insert");
+            db.records().insert_record(r).await.expect("insert");
         }
-        db.insert_record(&record(
-            "default",
-            Scope::Personal,
-            Some("discord:bob"),
-            "badge",
-            own,
-            1,
-        ))
-        .await
-        .expect("insert");
+        db.records()
+            .insert_record(&record(
+                "default",
+                Scope::Personal,
+                Some("discord:bob"),
+                "badge",
+                own,
+                1,
+            ))
+            .await
+            .expect("insert");
         let stored = h
             .turns
             .embeddings()
@@ -170,6 +177,7 @@ async fn nobody_elses_near_identical_record_is_found_by_meaning() {
         // No word of the question is in any record: only meaning finds them.
         let question = "Which number opens the entrance?";
         let found = db
+            .records()
             .retrieve(&scope(Some("discord:bob"), false), question, 10)
             .await
             .expect("retrieve");
@@ -177,12 +185,14 @@ async fn nobody_elses_near_identical_record_is_found_by_meaning() {
         assert!(found[0].similarity.is_some(), "{name}");
         // Unpaired: nobody's personal memory.
         let found = db
+            .records()
             .retrieve(&scope(None, false), question, 10)
             .await
             .expect("retrieve");
         assert!(found.is_empty(), "{name}: {:?}", contents(&found));
         // In a group thread only how Bob wants to be served is read.
         let found = db
+            .records()
             .retrieve(&scope(Some("discord:bob"), true), question, 10)
             .await
             .expect("retrieve");
@@ -192,7 +202,11 @@ async fn nobody_elses_near_identical_record_is_found_by_meaning() {
             org: "acme-2".into(),
             ..scope(Some("discord:bob"), false)
         };
-        let found = db.retrieve(&other, question, 10).await.expect("retrieve");
+        let found = db
+            .records()
+            .retrieve(&other, question, 10)
+            .await
+            .expect("retrieve");
         assert_eq!(
             contents(&found),
             ["The badge PIN for the office door is 4713"],
@@ -226,7 +240,7 @@ async fn store_with_vectors(
     records: &[NewRecord],
     vector_of: impl Fn(usize) -> Vec<f32>,
 ) -> Vec<i64> {
-    let ids = db.insert_records(records).await.expect("insert");
+    let ids = db.records().insert_records(records).await.expect("insert");
     let pairs: Vec<(Unembedded, Vec<f32>)> = records
         .iter()
         .zip(&ids)
@@ -241,7 +255,8 @@ async fn store_with_vectors(
         })
         .collect();
     for chunk in pairs.chunks(32) {
-        db.store_vectors("multilingual-e5-small", chunk)
+        db.records()
+            .store_vectors("multilingual-e5-small", chunk)
             .await
             .expect("vectors");
     }
@@ -334,7 +349,7 @@ async fn the_speakers_own_record_is_found_by_meaning_beside_a_thousand_nearer_on
         ));
         let bob_id = store_with_vectors(db, &[bob], |_| own_v.clone()).await[0];
         assert_eq!(
-            db.vector_count("default").await.expect("count"),
+            db.records().vector_count("default").await.expect("count"),
             1_100 + 800 + 1,
             "{name}"
         );
@@ -348,6 +363,7 @@ async fn the_speakers_own_record_is_found_by_meaning_beside_a_thousand_nearer_on
         if name == "pgvector" {
             // The agent's notes go through the approximate index.
             let plan = db
+                .records()
                 .vector_search_plan(&speaker, &qv, 40)
                 .await
                 .expect("plan")
@@ -355,11 +371,16 @@ async fn the_speakers_own_record_is_found_by_meaning_beside_a_thousand_nearer_on
             assert!(plan.contains("memory_vectors_hnsw_384"), "{plan}");
         }
         let near = db
+            .records()
             .retrieve_by_meaning(&speaker, &qv, 10)
             .await
             .expect("by meaning");
         assert_eq!(near.first().map(|r| r.record.id), Some(bob_id), "{name}");
-        let found = db.retrieve(&speaker, question, 10).await.expect("retrieve");
+        let found = db
+            .records()
+            .retrieve(&speaker, question, 10)
+            .await
+            .expect("retrieve");
         assert_eq!(contents(&found).first(), Some(&own), "{name}");
         assert!(found[0].similarity.is_some(), "{name}: found by meaning");
         for r in found.iter().chain(&near) {
@@ -382,7 +403,11 @@ async fn the_speakers_own_record_is_found_by_meaning_beside_a_thousand_nearer_on
                 },
             ),
         ] {
-            let found = db.retrieve(&other, question, 10).await.expect("retrieve");
+            let found = db
+                .records()
+                .retrieve(&other, question, 10)
+                .await
+                .expect("retrieve");
             assert!(
                 found.iter().all(|r| r.record.scope != Scope::Personal
                     && r.record.org == other.org
@@ -409,6 +434,7 @@ async fn a_forgotten_record_loses_its_vector_and_is_not_found_by_meaning() {
         let id = note[0].id;
         assert!(h
             .db()
+            .records()
             .has_vector("default", id, "multilingual-e5-small")
             .await
             .expect("has"));
@@ -418,12 +444,17 @@ async fn a_forgotten_record_loses_its_vector_and_is_not_found_by_meaning() {
             .await
             .expect("forget");
         assert_eq!(
-            h.db().vector_count("default").await.expect("count"),
+            h.db()
+                .records()
+                .vector_count("default")
+                .await
+                .expect("count"),
             0,
             "{name}"
         );
         let found = h
             .db()
+            .records()
             .retrieve(
                 &scope(Some("discord:bob"), false),
                 "Where is the documentation site?",
@@ -451,6 +482,7 @@ async fn a_superseded_value_loses_its_vector_and_the_new_one_gets_one() {
         let h = Harness::on(db, embeddings_config(&url));
         let db = h.db();
         let old = db
+            .records()
             .insert_record(&record(
                 "default",
                 Scope::AgentNotes,
@@ -467,6 +499,7 @@ async fn a_superseded_value_loses_its_vector_and_the_new_one_gets_one() {
             .await
             .expect("vectors");
         let new = db
+            .records()
             .insert_record(
                 &record(
                     "default",
@@ -480,7 +513,8 @@ async fn a_superseded_value_loses_its_vector_and_the_new_one_gets_one() {
             )
             .await
             .expect("insert");
-        db.activate("default", new, "test", "run-1", 3)
+        db.records()
+            .activate("default", new, "test", "run-1", 3)
             .await
             .expect("activate");
         // The worker's pass after a write looks at the newest records.
@@ -490,18 +524,21 @@ async fn a_superseded_value_loses_its_vector_and_the_new_one_gets_one() {
             .await
             .expect("vectors");
         assert!(
-            !db.has_vector("default", old, "multilingual-e5-small")
+            !db.records()
+                .has_vector("default", old, "multilingual-e5-small")
                 .await
                 .expect("old"),
             "{name}"
         );
         assert!(
-            db.has_vector("default", new, "multilingual-e5-small")
+            db.records()
+                .has_vector("default", new, "multilingual-e5-small")
                 .await
                 .expect("new"),
             "{name}"
         );
         let found = db
+            .records()
             .retrieve(&scope(None, false), "Where is the documentation site?", 5)
             .await
             .expect("retrieve");
@@ -534,7 +571,11 @@ async fn the_worker_computes_vectors_after_a_turn_writes() {
             .await
             .expect("a pass after the write");
         assert_eq!(
-            h.db().vector_count("default").await.expect("count"),
+            h.db()
+                .records()
+                .vector_count("default")
+                .await
+                .expect("count"),
             1,
             "{name}"
         );
@@ -567,7 +608,14 @@ async fn an_endpoint_that_is_down_means_keyword_only_and_the_turn_answers() {
         .await;
     assert!(receipt.starts_with("Written"), "{receipt}");
     // The note was kept, though its vector could not be computed …
-    assert_eq!(h.db().vector_count("default").await.expect("count"), 0);
+    assert_eq!(
+        h.db()
+            .records()
+            .vector_count("default")
+            .await
+            .expect("count"),
+        0
+    );
     // … and a turn answers from keywords.
     let answer = h.dm("bob", "Produce the daily report").await;
     assert!(answer.contains("example_orders"), "{answer}");
@@ -609,7 +657,7 @@ async fn postgres_without_pgvector_is_a_clear_error_when_embeddings_are_on() {
     let Some(db) = postgres_db().await else {
         return;
     };
-    let available = db.enable_vectors().await;
+    let available = db.records().enable_vectors().await;
     if let Err(e) = available {
         let e = e.to_string();
         assert!(e.contains("pgvector") && e.contains("embeddings"), "{e}");
@@ -640,13 +688,13 @@ fn at_cosine(c: f32) -> Vec<f32> {
 #[tokio::test]
 async fn a_record_both_searches_found_is_fused_though_deep_in_the_keyword_list() {
     for (name, db) in vector_dbs().await {
-        db.enable_vectors().await.expect("vectors");
+        db.records().enable_vectors().await.expect("vectors");
         let note =
             |content: String, at| record("default", Scope::AgentNotes, None, "", &content, at);
         let mut notes = vec![note("Spending on draco is signed off by Mia".into(), 1)];
         notes.extend((0..12).map(|i| note(format!("The draco board {i} is green"), 2 + i)));
         notes.extend((0..4).map(|i| note(format!("Lunch menu {i} has soup"), 20 + i)));
-        let ids = db.insert_records(&notes).await.expect("insert");
+        let ids = db.records().insert_records(&notes).await.expect("insert");
         let answer = ids[0];
         // Near in meaning: the answer (0.95) and the four lunch notes (0.99 to
         // 0.96); the draco boards not at all.
@@ -668,7 +716,10 @@ async fn a_record_both_searches_found_is_fused_though_deep_in_the_keyword_list()
                 (u, v)
             })
             .collect();
-        db.store_vectors("fixed", &vectors).await.expect("store");
+        db.records()
+            .store_vectors("fixed", &vectors)
+            .await
+            .expect("store");
         let question = "Who approves the draco budget?";
         let query = QueryVector {
             model: "fixed".into(),
@@ -677,6 +728,7 @@ async fn a_record_both_searches_found_is_fused_though_deep_in_the_keyword_list()
         };
         let hybrid = db.clone().with_embedder(Arc::new(FixedQuery(Some(query))));
         let found = hybrid
+            .records()
             .retrieve(&scope(None, false), question, 5)
             .await
             .expect("retrieve");
@@ -686,6 +738,7 @@ async fn a_record_both_searches_found_is_fused_though_deep_in_the_keyword_list()
         let keyword = db
             .clone()
             .with_embedder(Arc::new(FixedQuery(None)))
+            .records()
             .retrieve(&scope(None, false), question, 5)
             .await
             .expect("retrieve");

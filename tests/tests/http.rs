@@ -159,6 +159,7 @@ async fn bad_requests_are_refused_with_reasons_and_store_nothing() {
     assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
     assert!(h
         .db()
+        .conversations()
         .history("default", "default", "api:discord:222")
         .await
         .unwrap()
@@ -242,6 +243,7 @@ async fn nul_bytes_are_stored_alike_on_both_databases() {
         let conversation = "api:discord:222/c\u{FFFD}1";
         let lines = h
             .db()
+            .conversations()
             .history("default", "default", conversation)
             .await
             .unwrap();
@@ -285,6 +287,7 @@ async fn an_api_client_cannot_write_into_a_conversation_that_is_not_its_users() 
     }
     let admin_chat = h
         .db()
+        .conversations()
         .history("default", "default", "dashboard:admin")
         .await
         .unwrap();
@@ -294,6 +297,7 @@ async fn an_api_client_cannot_write_into_a_conversation_that_is_not_its_users() 
     assert_eq!(s, StatusCode::OK);
     let theirs = h
         .db()
+        .conversations()
         .history("default", "default", "api:discord:222/team")
         .await
         .unwrap();

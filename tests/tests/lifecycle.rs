@@ -349,7 +349,13 @@ async fn a_forgotten_record_is_not_relearned() {
             .trim_now("default", "default", "g1", h.now_ms())
             .await
             .unwrap();
-        let archive = h.db().archives("default", Some("g1")).await.unwrap()[0].id;
+        let archive = h
+            .db()
+            .conversations()
+            .archives("default", Some("g1"))
+            .await
+            .unwrap()[0]
+            .id;
         let first = h
             .turns
             .lifecycle()
@@ -399,7 +405,12 @@ async fn trimming_at_budget_archives_with_senders_roles_and_trust() {
         ] {
             h.group(Some(who), "g1", text).await;
         }
-        let archives = h.db().archives("default", Some("g1")).await.unwrap();
+        let archives = h
+            .db()
+            .conversations()
+            .archives("default", Some("g1"))
+            .await
+            .unwrap();
         assert_eq!(archives.len(), 1, "{db}");
         let a = &archives[0];
         assert_eq!(a.trust, "mixed", "{db}");
@@ -417,7 +428,12 @@ async fn trimming_at_budget_archives_with_senders_roles_and_trust() {
             a.markdown.contains("**discord:222 (user)**: hi Ana"),
             "{db}"
         );
-        let live = h.db().history("default", "default", "g1").await.unwrap();
+        let live = h
+            .db()
+            .conversations()
+            .history("default", "default", "g1")
+            .await
+            .unwrap();
         assert!(
             live.len() <= 3,
             "{db}: the newest half stays live ({})",
@@ -484,7 +500,12 @@ async fn an_automated_run_reads_only_its_own_lines_and_vouches_for_nobody() {
                 .unwrap();
         }
         assert_eq!(
-            h.db().archives("default", Some("g1")).await.unwrap().len(),
+            h.db()
+                .conversations()
+                .archives("default", Some("g1"))
+                .await
+                .unwrap()
+                .len(),
             1,
             "{db}"
         );
@@ -545,7 +566,7 @@ async fn forgetting_erases_the_text_and_erasing_a_person_removes_their_words() {
             .dm("222", &format!("/forget {id}"))
             .await
             .contains("Forgotten"));
-        let gone = h.db().record("default", id).await.unwrap();
+        let gone = h.db().records().get("default", id).await.unwrap();
         assert_eq!(gone.status, Status::Deleted, "{db}");
         assert!(
             !gone.content.contains("4411") && gone.content.starts_with("forgotten sha256:"),
@@ -579,21 +600,32 @@ async fn forgetting_erases_the_text_and_erasing_a_person_removes_their_words() {
             .filter(|r| r.owner.as_deref() == Some(bob.as_str()))
             .collect();
         assert!(owned.is_empty(), "{db}: {owned:?}");
-        let archive = &h.db().archives("default", Some("g1")).await.unwrap()[0];
+        let archive = &h
+            .db()
+            .conversations()
+            .archives("default", Some("g1"))
+            .await
+            .unwrap()[0];
         assert!(
             !archive.markdown.contains("555-0199") && archive.markdown.contains("morning all"),
             "{db}: {}",
             archive.markdown
         );
         assert!(!archive.summary.contains("555-0199"), "{db}");
-        let theirs = h.db().messages_by_sender("default", &bob).await.unwrap();
+        let theirs = h
+            .db()
+            .conversations()
+            .messages_by_sender("default", &bob)
+            .await
+            .unwrap();
         assert!(
             !theirs.is_empty() && theirs.iter().all(|m| m.text == "[erased]"),
             "{db}: {theirs:?}"
         );
         let audited = h
             .db()
-            .audit_about("default", "memory.erase", &bob)
+            .audit()
+            .about("default", "memory.erase", &bob)
             .await
             .unwrap();
         assert_eq!(audited.len(), 1, "{db}");

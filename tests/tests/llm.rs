@@ -5,6 +5,7 @@
 
 use adapters::ConversationKind;
 use memory::store::{MergeInto, Refusal, Retirement, RevisionMeta};
+use memory::write::RawWrites;
 use memory::{Db, NewRecord, Principal, Role, Scope, Status, SystemPrincipal};
 use serde_json::json;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -52,7 +53,12 @@ fn note(content: &str, said_at: i64) -> NewRecord {
 }
 
 async fn status(h: &Harness, id: i64) -> Status {
-    h.db().record(&h.org, id).await.expect("record").status
+    h.db()
+        .records()
+        .get(&h.org, id)
+        .await
+        .expect("record")
+        .status
 }
 
 // --- structured output ------------------------------------------------------
@@ -340,6 +346,7 @@ async fn a_model_that_hangs_gets_a_clear_reply_and_the_message_is_kept() {
     assert!(reply.contains(CANT_ANSWER), "{reply}");
     let history = h
         .db()
+        .conversations()
         .history(&h.org, "default", "dm:222")
         .await
         .expect("history");
@@ -521,6 +528,7 @@ async fn a_hostile_model_writes_no_agent_notes_for_users_unpaired_senders_or_sys
     );
     assert!(h
         .db()
+        .records()
         .revisions(&h.org)
         .await
         .expect("revisions")
@@ -600,7 +608,7 @@ async fn the_judge_retires_a_same_topic_record_with_model_and_prompt_version() {
         "{reply}"
     );
     assert_eq!(status(&h, 1).await, Status::Superseded);
-    let revs = h.db().revisions(&h.org).await.expect("revisions");
+    let revs = h.db().records().revisions(&h.org).await.expect("revisions");
     assert_eq!(revs.len(), 1);
     let r = &revs[0];
     assert_eq!((r.retired_id, r.replacing_id), (1, 2));
@@ -639,6 +647,7 @@ async fn the_judge_retires_a_same_topic_record_with_model_and_prompt_version() {
     // Undone, the pair is a veto: the same judgement is never applied again.
     assert!(h
         .db()
+        .records()
         .undo_revision(&h.org, r.id, "test", h.now_ms())
         .await
         .expect("undo"));
@@ -659,7 +668,15 @@ async fn the_judge_retires_a_same_topic_record_with_model_and_prompt_version() {
         "the judge was asked again"
     );
     assert_eq!(status(&h, 1).await, Status::Active);
-    assert_eq!(h.db().revisions(&h.org).await.expect("revisions").len(), 1);
+    assert_eq!(
+        h.db()
+            .records()
+            .revisions(&h.org)
+            .await
+            .expect("revisions")
+            .len(),
+        1
+    );
 }
 
 #[tokio::test]
@@ -766,6 +783,7 @@ async fn the_judge_cannot_retire_a_newer_record_or_another_place() {
     }
     assert!(h
         .db()
+        .records()
         .revisions(&h.org)
         .await
         .expect("revisions")
@@ -777,6 +795,7 @@ async fn retire_checks_place_time_and_vetoes_on_both_databases() {
     for (name, db) in both_dbs().await {
         let org = "default";
         let ids = db
+            .records()
             .insert_records(&[
                 note("The wiki is at wiki1.example.com", 1_000),
                 note("The wiki is at wiki2.example.com", 2_000),
@@ -806,13 +825,19 @@ async fn retire_checks_place_time_and_vetoes_on_both_databases() {
         };
         // Older over newer, across places, itself: refused, nothing written.
         assert_eq!(
-            refused(db.retire(org, new, old, &meta, 9).await.expect("retire")),
+            refused(
+                db.records()
+                    .retire(org, new, old, &meta, 9)
+                    .await
+                    .expect("retire")
+            ),
             Some(Refusal::Newer),
             "{name}"
         );
         assert_eq!(
             refused(
-                db.retire(org, theirs, newest, &meta, 9)
+                db.records()
+                    .retire(org, theirs, newest, &meta, 9)
                     .await
                     .expect("retire")
             ),
@@ -820,13 +845,19 @@ async fn retire_checks_place_time_and_vetoes_on_both_databases() {
             "{name}"
         );
         assert_eq!(
-            refused(db.retire(org, old, old, &meta, 9).await.expect("retire")),
+            refused(
+                db.records()
+                    .retire(org, old, old, &meta, 9)
+                    .await
+                    .expect("retire")
+            ),
             Some(Refusal::SameRecord),
             "{name}"
         );
         assert_eq!(
             refused(
-                db.retire("other-org", old, new, &meta, 9)
+                db.records()
+                    .retire("other-org", old, new, &meta, 9)
                     .await
                     .expect("retire")
             ),
@@ -834,16 +865,27 @@ async fn retire_checks_place_time_and_vetoes_on_both_databases() {
             "{name}"
         );
         assert!(
-            db.revisions(org).await.expect("revisions").is_empty(),
+            db.records()
+                .revisions(org)
+                .await
+                .expect("revisions")
+                .is_empty(),
             "{name}"
         );
         // Allowed: retired, with a revision carrying model and prompt version.
-        let Retirement::Retired { revision } =
-            db.retire(org, old, new, &meta, 9).await.expect("retire")
+        let Retirement::Retired { revision } = db
+            .records()
+            .retire(org, old, new, &meta, 9)
+            .await
+            .expect("retire")
         else {
             panic!("{name}: newer over older must be allowed");
         };
-        let rev = db.revision(org, revision).await.expect("revision");
+        let rev = db
+            .records()
+            .revision(org, revision)
+            .await
+            .expect("revision");
         assert_eq!(
             (
                 rev.via.as_str(),
@@ -854,36 +896,49 @@ async fn retire_checks_place_time_and_vetoes_on_both_databases() {
             "{name}"
         );
         assert_eq!(
-            db.record(org, old).await.expect("record").status,
+            db.records().get(org, old).await.expect("record").status,
             Status::Superseded
         );
         // Already retired: not retired twice.
         assert_eq!(
-            refused(db.retire(org, old, newest, &meta, 9).await.expect("retire")),
+            refused(
+                db.records()
+                    .retire(org, old, newest, &meta, 9)
+                    .await
+                    .expect("retire")
+            ),
             Some(Refusal::NotActive),
             "{name}"
         );
         // Undone, the pair is vetoed for good.
-        db.undo_revision(org, revision, "test", 10)
+        db.records()
+            .undo_revision(org, revision, "test", 10)
             .await
             .expect("undo");
         assert_eq!(
-            refused(db.retire(org, old, new, &meta, 11).await.expect("retire")),
+            refused(
+                db.records()
+                    .retire(org, old, new, &meta, 11)
+                    .await
+                    .expect("retire")
+            ),
             Some(Refusal::Vetoed),
             "{name}"
         );
         assert_eq!(
-            db.record(org, old).await.expect("record").status,
+            db.records().get(org, old).await.expect("record").status,
             Status::Active,
             "{name}"
         );
         // A merge containing the vetoed pair is left alone, and writes no new record.
         let before = db
-            .records(org, &Default::default())
+            .records()
+            .list(org, &Default::default())
             .await
             .expect("records")
             .len();
         let out = db
+            .records()
             .merge(
                 org,
                 &MergeInto::New(Box::new(note("The wiki is at wiki1.example.com", 2_000))),
@@ -895,7 +950,8 @@ async fn retire_checks_place_time_and_vetoes_on_both_databases() {
             .expect("merge");
         assert_eq!(out.into, None, "{name}");
         assert_eq!(
-            db.records(org, &Default::default())
+            db.records()
+                .list(org, &Default::default())
                 .await
                 .expect("records")
                 .len(),
@@ -918,7 +974,7 @@ async fn clusters(db: &Db, sizes: &[usize]) -> Vec<Vec<i64>> {
                 note(&format!("alpha{k} beta{k} item{k}x{i}"), t)
             })
             .collect();
-        out.push(db.insert_records(&recs).await.expect("insert"));
+        out.push(db.records().insert_records(&recs).await.expect("insert"));
     }
     out
 }
@@ -1009,6 +1065,7 @@ async fn records_seen_without_a_repeat_wait_until_a_new_record_joins_their_batch
         let h = Harness::on(db, fake.config());
         let db = h.db();
         let ids = db
+            .records()
             .insert_records(&[
                 note("The wiki is at wiki.example.com", 1_000),
                 note("Wiki pages are edited on wiki.example.com", 2_000),
@@ -1028,7 +1085,11 @@ async fn records_seen_without_a_repeat_wait_until_a_new_record_joins_their_batch
             "the build server shares no words: no call for it"
         );
         assert_eq!(first[0].memory_ids().len(), 2);
-        assert!(db.consolidation_seen(&h.org, ids[2]).await.expect("seen"));
+        assert!(db
+            .records()
+            .consolidation_seen(&h.org, ids[2])
+            .await
+            .expect("seen"));
 
         fake.clear_received();
         h.turns
@@ -1042,6 +1103,7 @@ async fn records_seen_without_a_repeat_wait_until_a_new_record_joins_their_batch
         );
 
         let joined = db
+            .records()
             .insert_record(&note(
                 "Wiki backups run nightly on wiki.example.com",
                 30_000,
@@ -1082,6 +1144,7 @@ async fn a_merge_retires_its_sources_under_one_run_that_undo_restores() {
         let h = Harness::on(db, fake.config());
         let db = h.db();
         let ids = db
+            .records()
             .insert_records(&[
                 note("The wiki is at wiki.example.com", 1_000),
                 note("Our wiki lives at wiki.example.com", 2_000),
@@ -1110,7 +1173,11 @@ async fn a_merge_retires_its_sources_under_one_run_that_undo_restores() {
             .expect("distill");
         assert_eq!(report.merges.len(), 1, "{report:?}");
         let merged = report.merges[0].into;
-        let m = db.record(&h.org, merged).await.expect("merged record");
+        let m = db
+            .records()
+            .get(&h.org, merged)
+            .await
+            .expect("merged record");
         assert_eq!(
             (m.content.as_str(), m.scope, m.status, m.said_at),
             (
@@ -1122,15 +1189,20 @@ async fn a_merge_retires_its_sources_under_one_run_that_undo_restores() {
         );
         for id in &ids[..3] {
             assert_eq!(
-                db.record(&h.org, *id).await.expect("source").status,
+                db.records().get(&h.org, *id).await.expect("source").status,
                 Status::Superseded
             );
         }
         assert_eq!(
-            db.record(&h.org, theirs).await.expect("theirs").status,
+            db.records()
+                .get(&h.org, theirs)
+                .await
+                .expect("theirs")
+                .status,
             Status::Active
         );
         let revs = db
+            .records()
             .revisions_of_run(&h.org, &report.run_id)
             .await
             .expect("revisions");
@@ -1151,22 +1223,25 @@ async fn a_merge_retires_its_sources_under_one_run_that_undo_restores() {
 
         // undo --run restores every source; the merged record stays.
         let undone = db
+            .records()
             .undo_run(&h.org, &report.run_id, "test", 20_000)
             .await
             .expect("undo run");
         assert_eq!(undone.len(), 3);
         for id in &ids[..3] {
             assert_eq!(
-                db.record(&h.org, *id).await.expect("source").status,
+                db.records().get(&h.org, *id).await.expect("source").status,
                 Status::Active
             );
         }
         // A new record joins; the model proposes the same merge again: the vetoes hold.
-        db.insert_record(&note("The wiki address is wiki.example.com", 30_000))
+        db.records()
+            .insert_record(&note("The wiki address is wiki.example.com", 30_000))
             .await
             .expect("insert");
         let all: Vec<i64> = db
-            .records(&h.org, &Default::default())
+            .records()
+            .list(&h.org, &Default::default())
             .await
             .expect("records")
             .into_iter()
@@ -1189,7 +1264,7 @@ async fn a_merge_retires_its_sources_under_one_run_that_undo_restores() {
         assert!(again.merges.is_empty() && again.refused > 0, "{again:?}");
         for id in &ids[..3] {
             assert_eq!(
-                db.record(&h.org, *id).await.expect("source").status,
+                db.records().get(&h.org, *id).await.expect("source").status,
                 Status::Active
             );
         }
@@ -1201,6 +1276,7 @@ async fn offline_consolidation_merges_only_near_exact_duplicates() {
     let h = Harness::new().await;
     let db = h.db();
     let ids = db
+        .records()
         .insert_records(&[
             note("The wiki is at wiki.example.com", 1_000),
             note("the wiki is at WIKI.example.com!", 2_000),
@@ -1220,10 +1296,14 @@ async fn offline_consolidation_merges_only_near_exact_duplicates() {
         (ids[1], vec![ids[0]])
     );
     assert_eq!(
-        db.record(&h.org, ids[2]).await.expect("record").status,
+        db.records()
+            .get(&h.org, ids[2])
+            .await
+            .expect("record")
+            .status,
         Status::Active
     );
-    let revs = db.revisions(&h.org).await.expect("revisions");
+    let revs = db.records().revisions(&h.org).await.expect("revisions");
     assert_eq!(revs.len(), 1);
     assert_eq!(
         (revs[0].model.as_deref(), revs[0].prompt_version.as_deref()),
@@ -1255,6 +1335,7 @@ async fn automatic_runs_wait_five_minutes_doubling_while_model_calls_fail() {
     let fake = FakeLlm::start().await;
     let h = harness(&fake, |c| c.llm.max_retries = 0).await;
     h.db()
+        .records()
         .insert_records(&[
             note("The wiki is at wiki.example.com", 1_000),
             note("Our wiki lives at wiki.example.com", 2_000),
@@ -1309,6 +1390,7 @@ async fn a_trimmed_slice_is_summarised_by_the_model_with_lines_as_data() {
         .expect("a slice");
     let archive = h
         .db()
+        .conversations()
         .archive(&h.org, trimmed.archive_id)
         .await
         .expect("archive");
@@ -1341,6 +1423,7 @@ async fn a_trimmed_slice_is_summarised_by_the_model_with_lines_as_data() {
         .expect("a slice");
     let archive = h
         .db()
+        .conversations()
         .archive(&h.org, trimmed.archive_id)
         .await
         .expect("archive");
@@ -1435,6 +1518,7 @@ async fn a_reply_offers_the_memory_tools_and_a_search_result_goes_back_as_data()
     h.pair("222", Role::User).await;
     let id = h
         .db()
+        .records()
         .insert_record(&note("The VPN host is vpn.example.com", 1_000))
         .await
         .expect("note");
@@ -1472,7 +1556,7 @@ async fn a_reply_offers_the_memory_tools_and_a_search_result_goes_back_as_data()
         results[0].1
     );
     // Audited with the turn's run id.
-    let audit = h.db().audit_log(&h.org, 20).await.expect("audit");
+    let audit = h.db().audit().log(&h.org, 20).await.expect("audit");
     let entry = audit
         .iter()
         .find(|a| a.action == "tool.memory_search")
@@ -1502,7 +1586,7 @@ async fn a_models_agent_notes_write_on_a_users_turn_writes_nothing_and_says_why(
         results[0].1.starts_with("Refused:") && results[0].1.contains(REFUSED_NOTES),
         "{results:?}"
     );
-    let audit = h.db().audit_log(&h.org, 20).await.expect("audit");
+    let audit = h.db().audit().log(&h.org, 20).await.expect("audit");
     assert!(audit
         .iter()
         .any(|a| a.action == "tool.memory_write" && a.detail.starts_with("refused")));
@@ -1604,6 +1688,7 @@ async fn memory_forget_and_review_learned_keep_to_the_speakers_authority() {
     h.pair("333", Role::User).await;
     let own = h
         .db()
+        .records()
         .insert_record(&rec(
             "default",
             Scope::Personal,
@@ -1615,6 +1700,7 @@ async fn memory_forget_and_review_learned_keep_to_the_speakers_authority() {
         .expect("record");
     let quarantined = h
         .db()
+        .records()
         .insert_record(&NewRecord {
             status: Status::Unverified,
             ..note("The VPN is at vpn.example.com", 1)

@@ -156,7 +156,7 @@ async fn admin_procedure_is_learned_and_supersedes_the_same_subject() {
     assert_eq!(notes[0].status, Status::Superseded);
     assert_eq!(notes[1].status, Status::Active);
     assert!(notes[1].content.contains("example_sales"));
-    let revs = h.db().revisions("default").await.unwrap();
+    let revs = h.db().records().revisions("default").await.unwrap();
     assert_eq!(revs.len(), 1);
     assert_eq!(
         (

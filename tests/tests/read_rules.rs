@@ -3,6 +3,7 @@
 
 use adapters::ConversationKind;
 use chrono::Duration;
+use memory::write::RawWrites;
 use memory::{NewRecord, Role, Scope, Status, SystemPrincipal};
 use std::sync::Arc;
 use steward::Config;
@@ -118,7 +119,7 @@ async fn preferences_promote_to_the_person_tier_and_other_kinds_do_not() {
         .dm("222", &format!("/promote {pref}"))
         .await
         .starts_with("Promoted"));
-    let r = h.db().record("default", pref).await.unwrap();
+    let r = h.db().records().get("default", pref).await.unwrap();
     assert_eq!(
         (r.scope, r.agent.as_str(), r.owner.as_deref()),
         (Scope::Person, "*", Some(user.as_str()))
@@ -133,6 +134,7 @@ async fn preferences_promote_to_the_person_tier_and_other_kinds_do_not() {
     let words = "french";
     assert_eq!(
         h.db()
+            .records()
             .retrieve(&scope(&user, "it-agent"), words, 5)
             .await
             .unwrap()
@@ -141,6 +143,7 @@ async fn preferences_promote_to_the_person_tier_and_other_kinds_do_not() {
     );
     assert!(h
         .db()
+        .records()
         .retrieve(&scope("discord:333", "it-agent"), words, 5)
         .await
         .unwrap()
@@ -182,7 +185,7 @@ async fn an_injection_is_neutralised_when_proposed_and_when_injected() {
             batch: None,
             author: None,
         };
-        h.db().insert_record(&raw).await.unwrap();
+        h.db().records().insert_record(&raw).await.unwrap();
         h.dm("222", "what is the wiki tip?").await;
         let prompt = rec.prompts.lock().unwrap().last().cloned().unwrap();
         assert!(prompt.contains("wiki tip"), "{db}: the record was read");
@@ -277,7 +280,12 @@ async fn org_a_reaches_nothing_of_org_b() {
             "{db}"
         );
         // Store paths used by CLI, API and dashboard: nothing of A under B.
-        let b = h.db().records("org-b", &Default::default()).await.unwrap();
+        let b = h
+            .db()
+            .records()
+            .list("org-b", &Default::default())
+            .await
+            .unwrap();
         assert!(b.iter().all(|r| r.org == "org-b"), "{db}");
         assert!(
             b.iter()
@@ -286,7 +294,8 @@ async fn org_a_reaches_nothing_of_org_b() {
         );
         assert!(
             h.db()
-                .records(
+                .records()
+                .list(
                     "org-b",
                     &memory::store::RecordFilter {
                         text: Some("secret".into()),
@@ -298,22 +307,34 @@ async fn org_a_reaches_nothing_of_org_b() {
                 .is_empty(),
             "{db}"
         );
-        let a_id = h.db().records("org-a", &Default::default()).await.unwrap()[0].id;
-        assert!(h.db().record("org-b", a_id).await.is_err(), "{db}");
+        let a_id = h
+            .db()
+            .records()
+            .list("org-a", &Default::default())
+            .await
+            .unwrap()[0]
+            .id;
+        assert!(h.db().records().get("org-b", a_id).await.is_err(), "{db}");
         assert!(
             h.db()
+                .records()
                 .set_status("org-b", a_id, Status::Deleted)
                 .await
                 .is_err(),
             "{db}"
         );
         assert!(
-            h.db().undo_revision("org-b", 1, "x", at).await.is_err(),
+            h.db()
+                .records()
+                .undo_revision("org-b", 1, "x", at)
+                .await
+                .is_err(),
             "{db}"
         );
         assert!(
             h.db()
-                .audit_log("org-b", 100)
+                .audit()
+                .log("org-b", 100)
                 .await
                 .unwrap()
                 .iter()
@@ -394,7 +415,7 @@ async fn retention_soft_forgets_90_days_after_revocation_and_nothing_expired_rea
             1,
             "{db}"
         );
-        let parking = h.db().record("default", parking).await.unwrap();
+        let parking = h.db().records().get("default", parking).await.unwrap();
         assert_eq!(
             parking.status,
             Status::Deleted,
@@ -412,7 +433,8 @@ async fn retention_soft_forgets_90_days_after_revocation_and_nothing_expired_rea
         assert!(!prompt.contains("P7"), "{db}");
         assert!(
             h.db()
-                .audit_log("default", 50)
+                .audit()
+                .log("default", 50)
                 .await
                 .unwrap()
                 .iter()
@@ -465,7 +487,8 @@ async fn a_person_sees_who_viewed_their_memory() {
     let user = h.pair("222", Role::User).await;
     h.dm("222", "remember that my locker is 12").await;
     h.db()
-        .audit(
+        .audit()
+        .append(
             "default",
             "discord:111",
             "memory.view",

@@ -76,7 +76,8 @@ async fn a_bad_line_applies_nothing() {
     assert!(err.starts_with("line 7:"), "{err}");
     assert!(turns
         .db()
-        .records("default", &Default::default())
+        .records()
+        .list("default", &Default::default())
         .await
         .unwrap()
         .is_empty());

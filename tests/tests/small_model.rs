@@ -264,7 +264,7 @@ async fn tool_calls_written_as_text_are_governed_and_never_shown() {
         "{reply}"
     );
     assert!(h.records_containing("no reviewer").await.is_empty());
-    let audit = h.db().audit_log(&h.org, 20).await.expect("audit");
+    let audit = h.db().audit().log(&h.org, 20).await.expect("audit");
     assert!(
         audit
             .iter()
@@ -359,7 +359,7 @@ async fn an_admin_correction_supersedes_the_note_and_names_the_old_value() {
     assert!(yes.starts_with("Written: agent_notes updated"), "{yes}");
     assert!(yes.contains("pg-staging-03"), "{yes}");
     assert_eq!(
-        h.db().record(&h.org, old).await.expect("old").status,
+        h.db().records().get(&h.org, old).await.expect("old").status,
         Status::Superseded
     );
     let answer = h.dm("222", "What is the staging database host?").await;

@@ -4,6 +4,7 @@
 use memory::store::{
     LiveSize, NewArchive, NewMessage, Opening, RecordFilter, RetrievalScope, ViewOf,
 };
+use memory::write::RawWrites;
 use memory::{Backend, Db, NewRecord, Role, Scope, Status};
 use pairing::{PairOutcome, Pairing, PairingError, PairingSettings};
 use sha2::{Digest, Sha256};
@@ -37,6 +38,7 @@ steward_tests::on_both_databases!(
 
 async fn records_round_trip(db: Db) {
     let id = db
+        .records()
         .insert_record(&rec(
             "o1",
             Scope::AgentNotes,
@@ -47,7 +49,7 @@ async fn records_round_trip(db: Db) {
         ))
         .await
         .unwrap();
-    let r = db.record("o1", id).await.unwrap();
+    let r = db.records().get("o1", id).await.unwrap();
     assert_eq!(r.content, "The daily report uses example_orders");
     assert_eq!(
         (r.scope, r.status, r.owner.clone()),
@@ -55,13 +57,14 @@ async fn records_round_trip(db: Db) {
     );
     assert!(
         matches!(
-            db.record("o2", id).await,
+            db.records().get("o2", id).await,
             Err(memory::StoreError::NotFound(_))
         ),
         "other org must not see it"
     );
     let found = db
-        .records(
+        .records()
+        .list(
             "o1",
             &RecordFilter {
                 text: Some("EXAMPLE_ORDERS".into()),
@@ -71,9 +74,19 @@ async fn records_round_trip(db: Db) {
         .await
         .unwrap();
     assert_eq!(found.len(), 1);
-    db.set_status("o1", id, Status::Deleted).await.unwrap();
-    assert!(db.set_status("o2", id, Status::Active).await.is_err());
-    assert_eq!(db.record("o1", id).await.unwrap().status, Status::Deleted);
+    db.records()
+        .set_status("o1", id, Status::Deleted)
+        .await
+        .unwrap();
+    assert!(db
+        .records()
+        .set_status("o2", id, Status::Active)
+        .await
+        .is_err());
+    assert_eq!(
+        db.records().get("o1", id).await.unwrap().status,
+        Status::Deleted
+    );
     if db.backend() == Backend::Sqlite {
         assert_eq!(
             db.sqlite_journal_mode().await.unwrap().as_deref(),
@@ -86,6 +99,7 @@ async fn records_round_trip(db: Db) {
 
 async fn subject_rule_retires_the_older_value_with_a_revision(db: Db) {
     let old = db
+        .records()
         .insert_record(&rec(
             "o",
             Scope::AgentNotes,
@@ -96,8 +110,12 @@ async fn subject_rule_retires_the_older_value_with_a_revision(db: Db) {
         ))
         .await
         .unwrap();
-    db.activate("o", old, "live", "r1", 10).await.unwrap();
+    db.records()
+        .activate("o", old, "live", "r1", 10)
+        .await
+        .unwrap();
     let new = db
+        .records()
         .insert_record(&rec(
             "o",
             Scope::AgentNotes,
@@ -108,14 +126,21 @@ async fn subject_rule_retires_the_older_value_with_a_revision(db: Db) {
         ))
         .await
         .unwrap();
-    let s = db.activate("o", new, "live", "r2", 20).await.unwrap();
+    let s = db
+        .records()
+        .activate("o", new, "live", "r2", 20)
+        .await
+        .unwrap();
     assert_eq!(s.retired, vec![old]);
     assert_eq!(
-        db.record("o", old).await.unwrap().status,
+        db.records().get("o", old).await.unwrap().status,
         Status::Superseded
     );
-    assert_eq!(db.record("o", new).await.unwrap().status, Status::Active);
-    let revs = db.revisions("o").await.unwrap();
+    assert_eq!(
+        db.records().get("o", new).await.unwrap().status,
+        Status::Active
+    );
+    let revs = db.records().revisions("o").await.unwrap();
     assert_eq!(revs.len(), 1);
     assert_eq!((revs[0].retired_id, revs[0].replacing_id), (old, new));
     assert_eq!(
@@ -128,6 +153,7 @@ async fn subject_rule_retires_the_older_value_with_a_revision(db: Db) {
     );
     // A personal record on the same subject of someone else is untouched.
     let mine = db
+        .records()
         .insert_record(&rec(
             "o",
             Scope::Personal,
@@ -138,59 +164,103 @@ async fn subject_rule_retires_the_older_value_with_a_revision(db: Db) {
         ))
         .await
         .unwrap();
-    db.activate("o", mine, "live", "r3", 30).await.unwrap();
-    assert_eq!(db.record("o", new).await.unwrap().status, Status::Active);
+    db.records()
+        .activate("o", mine, "live", "r3", 30)
+        .await
+        .unwrap();
+    assert_eq!(
+        db.records().get("o", new).await.unwrap().status,
+        Status::Active
+    );
 }
 
 async fn an_older_value_becomes_history_and_retires_nothing(db: Db) {
     let newer = db
+        .records()
         .insert_record(&rec("o", Scope::AgentNotes, None, "host", "at b", 200))
         .await
         .unwrap();
-    db.activate("o", newer, "live", "r1", 200).await.unwrap();
+    db.records()
+        .activate("o", newer, "live", "r1", 200)
+        .await
+        .unwrap();
     let older = db
+        .records()
         .insert_record(&rec("o", Scope::AgentNotes, None, "host", "at a", 100))
         .await
         .unwrap();
-    let s = db.activate("o", older, "relearn", "r2", 300).await.unwrap();
+    let s = db
+        .records()
+        .activate("o", older, "relearn", "r2", 300)
+        .await
+        .unwrap();
     assert_eq!(s.superseded_by, Some(newer));
     assert!(s.retired.is_empty());
-    assert_eq!(db.record("o", newer).await.unwrap().status, Status::Active);
     assert_eq!(
-        db.record("o", older).await.unwrap().status,
+        db.records().get("o", newer).await.unwrap().status,
+        Status::Active
+    );
+    assert_eq!(
+        db.records().get("o", older).await.unwrap().status,
         Status::Superseded
     );
 }
 
 async fn undo_restores_and_vetoes_the_same_replacement(db: Db) {
     let a = db
+        .records()
         .insert_record(&rec("o", Scope::AgentNotes, None, "s", "a", 10))
         .await
         .unwrap();
-    db.activate("o", a, "live", "r1", 10).await.unwrap();
+    db.records()
+        .activate("o", a, "live", "r1", 10)
+        .await
+        .unwrap();
     let b = db
+        .records()
         .insert_record(&rec("o", Scope::AgentNotes, None, "s", "b", 20))
         .await
         .unwrap();
-    let s = db.activate("o", b, "live", "r2", 20).await.unwrap();
+    let s = db
+        .records()
+        .activate("o", b, "live", "r2", 20)
+        .await
+        .unwrap();
     let rev = s.revisions[0];
-    assert!(db.undo_revision("o", rev, "tester", 30).await.unwrap());
+    assert!(db
+        .records()
+        .undo_revision("o", rev, "tester", 30)
+        .await
+        .unwrap());
     assert!(
-        !db.undo_revision("o", rev, "tester", 31).await.unwrap(),
+        !db.records()
+            .undo_revision("o", rev, "tester", 31)
+            .await
+            .unwrap(),
         "undo is idempotent"
     );
-    assert_eq!(db.record("o", a).await.unwrap().status, Status::Active);
     assert_eq!(
-        db.record("o", b).await.unwrap().status,
+        db.records().get("o", a).await.unwrap().status,
+        Status::Active
+    );
+    assert_eq!(
+        db.records().get("o", b).await.unwrap().status,
         Status::Active,
         "the replacing record stays"
     );
-    assert!(db.is_vetoed("o", a, b).await.unwrap());
+    assert!(db.records().is_vetoed("o", a, b).await.unwrap());
     // Proposing the same replacement again is refused by the veto.
-    let again = db.activate("o", b, "confirm", "r3", 40).await.unwrap();
+    let again = db
+        .records()
+        .activate("o", b, "confirm", "r3", 40)
+        .await
+        .unwrap();
     assert!(again.retired.is_empty());
-    assert_eq!(db.record("o", a).await.unwrap().status, Status::Active);
-    let audit = db.audit_log("o", 10).await.unwrap();
+    assert_eq!(
+        db.records().get("o", a).await.unwrap().status,
+        Status::Active
+    );
+    let audit = db.audit().log("o", 10).await.unwrap();
     assert_eq!(
         audit.iter().filter(|e| e.action == "revision.undo").count(),
         1
@@ -255,7 +325,7 @@ async fn retrieval_is_scoped_by_org_agent_and_speaker(db: Db) {
             "daily report u2 private",
         ),
     ] {
-        db.insert_record(&r).await.unwrap();
+        db.records().insert_record(&r).await.unwrap();
     }
     let words = "daily report";
     let scope = |speaker: Option<&str>, shared: bool| RetrievalScope {
@@ -268,7 +338,8 @@ async fn retrieval_is_scoped_by_org_agent_and_speaker(db: Db) {
         v.into_iter().map(|r| r.record.content).collect::<Vec<_>>()
     };
     let private = contents(
-        db.retrieve(&scope(Some("u1"), false), words, 20)
+        db.records()
+            .retrieve(&scope(Some("u1"), false), words, 20)
             .await
             .unwrap(),
     );
@@ -281,7 +352,8 @@ async fn retrieval_is_scoped_by_org_agent_and_speaker(db: Db) {
         );
     }
     let shared = contents(
-        db.retrieve(&scope(Some("u1"), true), words, 20)
+        db.records()
+            .retrieve(&scope(Some("u1"), true), words, 20)
             .await
             .unwrap(),
     );
@@ -290,12 +362,17 @@ async fn retrieval_is_scoped_by_org_agent_and_speaker(db: Db) {
         !shared.iter().any(|c| c.contains("identity secret")),
         "identity in shared scope: {shared:?}"
     );
-    let nobody = contents(db.retrieve(&scope(None, false), words, 20).await.unwrap());
+    let nobody = contents(
+        db.records()
+            .retrieve(&scope(None, false), words, 20)
+            .await
+            .unwrap(),
+    );
     assert_eq!(nobody, vec!["daily report uses orders_a".to_string()]);
     let mut bad = scope(Some("u1"), false);
     bad.org.clear();
     assert!(
-        db.retrieve(&bad, words, 20).await.is_err(),
+        db.records().retrieve(&bad, words, 20).await.is_err(),
         "an incomplete scope fails closed"
     );
 }
@@ -314,11 +391,12 @@ async fn proposals_expire_and_batch(db: Db) {
     p.conversation = Some("c".into());
     p.author = Some("u1".into());
     p.batch = Some(1);
-    let first = db.insert_record(&p).await.unwrap();
+    let first = db.records().insert_record(&p).await.unwrap();
     p.batch = Some(2);
     p.content = "Prefers tea".into();
-    let second = db.insert_record(&p).await.unwrap();
+    let second = db.records().insert_record(&p).await.unwrap();
     let pending = db
+        .records()
         .pending_proposals("o", "default", "c", "u1", 500)
         .await
         .unwrap();
@@ -328,21 +406,26 @@ async fn proposals_expire_and_batch(db: Db) {
         "newest batch only"
     );
     assert!(
-        db.pending_proposals("o", "default", "c", "u2", 500)
+        db.records()
+            .pending_proposals("o", "default", "c", "u2", 500)
             .await
             .unwrap()
             .is_empty(),
         "asked of u1 only"
     );
     assert!(
-        db.pending_proposals("o", "default", "c", "u1", 1_000)
+        db.records()
+            .pending_proposals("o", "default", "c", "u1", 1_000)
             .await
             .unwrap()
             .is_empty(),
         "expired"
     );
-    assert_eq!(db.expire_proposals("o", 1_000).await.unwrap(), 2);
-    assert_eq!(db.record("o", first).await.unwrap().status, Status::Deleted);
+    assert_eq!(db.records().expire_proposals("o", 1_000).await.unwrap(), 2);
+    assert_eq!(
+        db.records().get("o", first).await.unwrap().status,
+        Status::Deleted
+    );
     let same = rec(
         "o",
         Scope::Personal,
@@ -351,38 +434,65 @@ async fn proposals_expire_and_batch(db: Db) {
         "Their name is Ana",
         100,
     );
-    assert!(db.has_same(&same, &[Status::Deleted]).await.unwrap());
-    assert!(!db.has_same(&same, &[Status::Active]).await.unwrap());
+    assert!(db
+        .records()
+        .has_same(&same, &[Status::Deleted])
+        .await
+        .unwrap());
+    assert!(!db
+        .records()
+        .has_same(&same, &[Status::Active])
+        .await
+        .unwrap());
 }
 
 async fn messages_keep_sender_and_role_and_dedupe(db: Db) {
-    assert!(db.mark_seen("o", "discord", "m1", 1).await.unwrap());
-    assert!(!db.mark_seen("o", "discord", "m1", 2).await.unwrap());
+    assert!(db
+        .conversations()
+        .mark_seen("o", "discord", "m1", 1)
+        .await
+        .unwrap());
+    assert!(!db
+        .conversations()
+        .mark_seen("o", "discord", "m1", 2)
+        .await
+        .unwrap());
     assert!(
-        db.mark_seen("o", "teams", "m1", 2).await.unwrap(),
+        db.conversations()
+            .mark_seen("o", "teams", "m1", 2)
+            .await
+            .unwrap(),
         "ids are per channel"
     );
     assert!(
-        db.mark_seen("o2", "discord", "m1", 2).await.unwrap(),
+        db.conversations()
+            .mark_seen("o2", "discord", "m1", 2)
+            .await
+            .unwrap(),
         "ids are per org"
     );
     for (sender, role) in [(Some("discord:1"), Some("admin")), (None, None)] {
-        db.insert_message(&NewMessage {
-            org: "o",
-            agent: "default",
-            channel: "discord",
-            conversation: "g",
-            conversation_kind: "group",
-            author: "person",
-            sender,
-            sender_role: role,
-            text: "hello",
-            said_at: 5,
-        })
+        db.conversations()
+            .insert_message(&NewMessage {
+                org: "o",
+                agent: "default",
+                channel: "discord",
+                conversation: "g",
+                conversation_kind: "group",
+                author: "person",
+                sender,
+                sender_role: role,
+                text: "hello",
+                said_at: 5,
+            })
+            .await
+            .unwrap();
+    }
+    let h = db
+        .conversations()
+        .history("o", "default", "g")
         .await
         .unwrap();
-    }
-    let h = db.history("o", "default", "g").await.unwrap();
     assert_eq!(h.len(), 2);
     assert_eq!(
         (h[0].sender.as_deref(), h[0].sender_role.as_deref()),
@@ -392,7 +502,12 @@ async fn messages_keep_sender_and_role_and_dedupe(db: Db) {
         (h[1].sender.as_deref(), h[1].sender_role.as_deref()),
         (None, None)
     );
-    assert!(db.history("o2", "default", "g").await.unwrap().is_empty());
+    assert!(db
+        .conversations()
+        .history("o2", "default", "g")
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 async fn pairing_codes_follow_the_rules(db: Db) {
@@ -498,7 +613,8 @@ async fn pairing_codes_follow_the_rules(db: Db) {
     assert!(!p.should_hint("o", "discord:9", now + 59_000).await.unwrap());
     assert!(p.should_hint("o", "discord:9", now + 60_000).await.unwrap());
     let actions: Vec<String> = db
-        .audit_log("o", 50)
+        .audit()
+        .log("o", 50)
         .await
         .unwrap()
         .into_iter()
@@ -592,7 +708,10 @@ async fn api_keys_are_revoked_by_id_and_with_their_user_for_good(db: Db) {
         Err(PairingError::ApiKeyRevoked(_))
     ));
     assert!(
-        !db.revoke_api_key("o", &a.id, "admin", 5).await.unwrap(),
+        !db.identity()
+            .revoke_api_key("o", &a.id, "admin", 5)
+            .await
+            .unwrap(),
         "the store refuses a second revocation"
     );
     assert!(matches!(
@@ -603,7 +722,7 @@ async fn api_keys_are_revoked_by_id_and_with_their_user_for_good(db: Db) {
     // The user revoked: their remaining key with them, at that moment.
     let with_user = p.revoke("o", "discord:1", "admin", 6).await.unwrap();
     assert_eq!(with_user, vec![b.id.clone()]);
-    let b_row = db.api_key("o", &b.id).await.unwrap().unwrap();
+    let b_row = db.identity().api_key("o", &b.id).await.unwrap().unwrap();
     assert_eq!(b_row.revoked_at, Some(6));
     assert!(matches!(
         p.create_api_key("o", "discord:1", "admin", 7).await,
@@ -647,7 +766,8 @@ async fn api_keys_are_revoked_by_id_and_with_their_user_for_good(db: Db) {
         ]
     );
     let revocations: Vec<String> = db
-        .audit_about("o", "api_key.revoke", "discord:1")
+        .audit()
+        .about("o", "api_key.revoke", "discord:1")
         .await
         .unwrap()
         .into_iter()
@@ -658,13 +778,19 @@ async fn api_keys_are_revoked_by_id_and_with_their_user_for_good(db: Db) {
 }
 
 async fn audit_log_is_per_org(db: Db) {
-    db.audit("o", "admin", "x", "t", "d", 1).await.unwrap();
-    db.audit("o2", "admin", "y", "t", "d", 1).await.unwrap();
-    let o: Vec<_> = db.audit_log("o", 10).await.unwrap();
+    db.audit()
+        .append("o", "admin", "x", "t", "d", 1)
+        .await
+        .unwrap();
+    db.audit()
+        .append("o2", "admin", "y", "t", "d", 1)
+        .await
+        .unwrap();
+    let o: Vec<_> = db.audit().log("o", 10).await.unwrap();
     assert_eq!(o.len(), 1);
     assert_eq!(o[0].action, "x");
     let f = RecordFilter::default();
-    assert!(db.records("o", &f).await.unwrap().is_empty());
+    assert!(db.records().list("o", &f).await.unwrap().is_empty());
 }
 
 async fn retrieval_finds_rare_words_past_common_ones_and_only_active_records(db: Db) {
@@ -681,8 +807,9 @@ async fn retrieval_finds_rare_words_past_common_ones_and_only_active_records(db:
             )
         })
         .collect();
-    db.insert_records(&many).await.unwrap();
+    db.records().insert_records(&many).await.unwrap();
     let target = db
+        .records()
         .insert_record(&rec(
             "o",
             Scope::AgentNotes,
@@ -693,14 +820,21 @@ async fn retrieval_finds_rare_words_past_common_ones_and_only_active_records(db:
         ))
         .await
         .unwrap();
-    db.activate("o", target, "live", "r", 1).await.unwrap();
+    db.records()
+        .activate("o", target, "live", "r", 1)
+        .await
+        .unwrap();
     let scope = RetrievalScope {
         org: "o".into(),
         agent: "default".into(),
         speaker: None,
         shared: false,
     };
-    let found = db.retrieve(&scope, "quarterly report", 5).await.unwrap();
+    let found = db
+        .records()
+        .retrieve(&scope, "quarterly report", 5)
+        .await
+        .unwrap();
     assert_eq!(found[0].record.id, target, "the rare word wins");
     // Once the statistics know "report" is common, a search leaves it out
     // when it has a rarer word, and still answers with it alone.
@@ -710,9 +844,17 @@ async fn retrieval_finds_rare_words_past_common_ones_and_only_active_records(db:
         2,
         "\"report\" (in 1,101 records) is the one common token, beside the index's size"
     );
-    let found = db.retrieve(&scope, "quarterly report", 5).await.unwrap();
+    let found = db
+        .records()
+        .retrieve(&scope, "quarterly report", 5)
+        .await
+        .unwrap();
     assert_eq!(found[0].record.id, target, "the rare word still wins");
-    let common = db.retrieve(&scope, "the report", 5).await.unwrap();
+    let common = db
+        .records()
+        .retrieve(&scope, "the report", 5)
+        .await
+        .unwrap();
     assert_eq!(
         common.len(),
         5,
@@ -729,21 +871,34 @@ async fn retrieval_finds_rare_words_past_common_ones_and_only_active_records(db:
     // The common word still counts for the records that hold a rarer one too:
     // of two old records sharing "ledger_q", the one about the report ranks first.
     let plain = db
+        .records()
         .insert_record(&rec("o", Scope::AgentNotes, None, "", "ledger_q closes", 1))
         .await
         .unwrap();
-    db.activate("o", plain, "live", "r", 1).await.unwrap();
-    let found = db.retrieve(&scope, "ledger_q report", 5).await.unwrap();
+    db.records()
+        .activate("o", plain, "live", "r", 1)
+        .await
+        .unwrap();
+    let found = db
+        .records()
+        .retrieve(&scope, "ledger_q report", 5)
+        .await
+        .unwrap();
     let order: Vec<i64> = found.iter().map(|r| r.record.id).collect();
     assert_eq!(order[..2], [target, plain], "{order:?}");
     // "ledger_q" is read whole and as "ledger"; "report" adds one.
     assert_eq!((found[0].hits, found[1].hits), (3, 2));
-    db.forget_record("o", plain).await.unwrap();
+    db.records().forget_record("o", plain).await.unwrap();
     // A rare word that matches nothing leaves the common one to answer.
-    let fallback = db.retrieve(&scope, "zebrafish report", 5).await.unwrap();
+    let fallback = db
+        .records()
+        .retrieve(&scope, "zebrafish report", 5)
+        .await
+        .unwrap();
     assert_eq!(fallback.len(), 5, "the newest records about the report");
     // Retired records leave the index; undo brings them back.
     let newer = db
+        .records()
         .insert_record(&rec(
             "o",
             Scope::AgentNotes,
@@ -754,18 +909,25 @@ async fn retrieval_finds_rare_words_past_common_ones_and_only_active_records(db:
         ))
         .await
         .unwrap();
-    let s = db.activate("o", newer, "live", "r2", 2).await.unwrap();
+    let s = db
+        .records()
+        .activate("o", newer, "live", "r2", 2)
+        .await
+        .unwrap();
     let ids = |found: Vec<memory::store::Retrieved>| {
         found.into_iter().map(|r| r.record.id).collect::<Vec<_>>()
     };
-    let found = ids(db.retrieve(&scope, "ledger_q", 5).await.unwrap());
+    let found = ids(db.records().retrieve(&scope, "ledger_q", 5).await.unwrap());
     assert!(
         !found.contains(&target),
         "a superseded record is never read"
     );
     assert_eq!(found, vec![newer], "the live value shares the word ledger");
-    db.undo_revision("o", s.revisions[0], "t", 3).await.unwrap();
-    let found = ids(db.retrieve(&scope, "ledger_q", 5).await.unwrap());
+    db.records()
+        .undo_revision("o", s.revisions[0], "t", 3)
+        .await
+        .unwrap();
+    let found = ids(db.records().retrieve(&scope, "ledger_q", 5).await.unwrap());
     assert_eq!(
         found[0], target,
         "back after undo, the exact identifier first"
@@ -780,8 +942,9 @@ async fn retrieval_finds_rare_words_past_common_ones_and_only_active_records(db:
         4,
     );
     p.status = Status::Pending;
-    db.insert_record(&p).await.unwrap();
+    db.records().insert_record(&p).await.unwrap();
     assert!(db
+        .records()
         .retrieve(&scope, "pending.example", 5)
         .await
         .unwrap()
@@ -821,7 +984,7 @@ async fn a_query_of_common_words_finds_the_records_holding_both_and_never_anothe
             )
         }));
     }
-    db.insert_records(&many).await.unwrap();
+    db.records().insert_records(&many).await.unwrap();
     let mut sales = rec(
         "o",
         Scope::AgentNotes,
@@ -832,6 +995,7 @@ async fn a_query_of_common_words_finds_the_records_holding_both_and_never_anothe
     );
     sales.agent = "sales".into();
     let theirs = db
+        .records()
         .insert_records(&[
             sales,
             rec(
@@ -860,7 +1024,11 @@ async fn a_query_of_common_words_finds_the_records_holding_both_and_never_anothe
         "\"report\" and \"ledger\" are common in both places (beside the index's size)"
     );
     let scope = notes_scope("o", None);
-    let found = db.retrieve(&scope, "report ledger", 10).await.unwrap();
+    let found = db
+        .records()
+        .retrieve(&scope, "report ledger", 10)
+        .await
+        .unwrap();
     assert_eq!(found.len(), 10);
     for r in &found {
         assert_eq!(r.hits, 2, "holds both words: {:?}", r.record.content);
@@ -875,7 +1043,7 @@ async fn a_query_of_common_words_finds_the_records_holding_both_and_never_anothe
         );
     }
     // One common word alone: its newest matches, still only the org's own.
-    let newest = db.retrieve(&scope, "ledger", 5).await.unwrap();
+    let newest = db.records().retrieve(&scope, "ledger", 5).await.unwrap();
     assert_eq!(newest.len(), 5);
     for r in &newest {
         assert!(
@@ -892,6 +1060,7 @@ async fn a_query_of_common_words_finds_the_records_holding_both_and_never_anothe
 /// posting).
 async fn forgotten_erased_and_superseded_records_leave_the_index(db: Db) {
     let ids = db
+        .records()
         .insert_records(&[
             note("vpn", "The VPN is at vpn.example", 1),
             note("wiki", "The wiki is at wiki.example", 2),
@@ -917,7 +1086,7 @@ async fn forgotten_erased_and_superseded_records_leave_the_index(db: Db) {
     let before = indexed(&db).await;
     assert_eq!(before.0, 4);
     let notes = notes_scope("o", None);
-    db.forget_record("o", ids[0]).await.unwrap();
+    db.records().forget_record("o", ids[0]).await.unwrap();
     assert!(!found_ids(&db, &notes, "vpn.example")
         .await
         .contains(&ids[0]));
@@ -929,10 +1098,14 @@ async fn forgotten_erased_and_superseded_records_leave_the_index(db: Db) {
     );
     // A newer value of the wiki supersedes the old one, which is no longer found.
     let newer = db
+        .records()
         .insert_record(&note("wiki", "The wiki moved to docs.example", 5))
         .await
         .unwrap();
-    db.activate("o", newer, "live", "r", 5).await.unwrap();
+    db.records()
+        .activate("o", newer, "live", "r", 5)
+        .await
+        .unwrap();
     assert_eq!(found_ids(&db, &notes, "wiki").await, vec![newer]);
     // Erasing a person takes every record of theirs out, and no one else's.
     db.erase_person("o", "u1").await.unwrap();
@@ -943,7 +1116,7 @@ async fn forgotten_erased_and_superseded_records_leave_the_index(db: Db) {
         found_ids(&db, &notes_scope("o", Some("u2")), "lockerbay").await,
         vec![ids[3]]
     );
-    db.forget_record("o", newer).await.unwrap();
+    db.records().forget_record("o", newer).await.unwrap();
     db.erase_person("o", "u2").await.unwrap();
     assert_eq!(indexed(&db).await, (0, 0), "nothing is left indexed");
 }
@@ -998,7 +1171,7 @@ async fn a_backup_taken_while_writing_is_a_whole_store() {
             )
         })
         .collect();
-    db.insert_records(&before).await.unwrap();
+    db.records().insert_records(&before).await.unwrap();
     let writing = {
         let db = db.clone();
         tokio::spawn(async move {
@@ -1008,7 +1181,7 @@ async fn a_backup_taken_while_writing_is_a_whole_store() {
                     &format!("Host {i} runs on rack{i}"),
                     i,
                 );
-                db.insert_record(&r).await.unwrap();
+                db.records().insert_record(&r).await.unwrap();
             }
         })
     };
@@ -1051,13 +1224,17 @@ async fn a_backup_taken_while_writing_is_a_whole_store() {
 
 /// The ids of the live lines of conversation `conversation` of `o`, oldest first.
 async fn live_ids(db: &Db, conversation: &str) -> Vec<i64> {
-    let live = db.history("o", "default", conversation).await.unwrap();
+    let live = db
+        .conversations()
+        .history("o", "default", conversation)
+        .await
+        .unwrap();
     live.iter().map(|m| m.id).collect()
 }
 
 /// The ids of the lines of archive `id` of `o`, oldest first.
 async fn archived_ids(db: &Db, id: i64) -> Vec<i64> {
-    let lines = db.archive_lines("o", id).await.unwrap();
+    let lines = db.conversations().archive_lines("o", id).await.unwrap();
     lines.iter().map(|m| m.id).collect()
 }
 
@@ -1112,7 +1289,8 @@ fn notes_scope(org: &str, speaker: Option<&str>) -> RetrievalScope {
 }
 
 async fn found_ids(db: &Db, scope: &RetrievalScope, query: &str) -> Vec<i64> {
-    db.retrieve(scope, query, 5)
+    db.records()
+        .retrieve(scope, query, 5)
         .await
         .unwrap()
         .into_iter()
@@ -1122,6 +1300,7 @@ async fn found_ids(db: &Db, scope: &RetrievalScope, query: &str) -> Vec<i64> {
 
 async fn ranked_search_finds_word_forms_identifier_parts_and_cjk(db: Db) {
     let ids = db
+        .records()
         .insert_records(&[
             note("deploys", "Deployments are frozen on Fridays", 1),
             note("daily report", "The daily report reads example_orders", 2),
@@ -1169,6 +1348,7 @@ async fn ranked_search_finds_word_forms_identifier_parts_and_cjk(db: Db) {
 /// nothing, and no query reaches another person's, agent's or org's records.
 async fn search_text_is_never_engine_syntax_and_never_leaves_its_scope(db: Db) {
     let mine = db
+        .records()
         .insert_record(&rec(
             "o",
             Scope::Personal,
@@ -1179,38 +1359,39 @@ async fn search_text_is_never_engine_syntax_and_never_leaves_its_scope(db: Db) {
         ))
         .await
         .unwrap();
-    db.insert_records(&[
-        rec(
-            "o",
-            Scope::Personal,
-            Some("u2"),
-            "vpn",
-            "u2 secret vpn vault",
-            2,
-        ),
-        rec(
-            "other",
-            Scope::AgentNotes,
-            None,
-            "vpn",
-            "other org vpn vault",
-            3,
-        ),
-        {
-            let mut r = rec(
+    db.records()
+        .insert_records(&[
+            rec(
                 "o",
+                Scope::Personal,
+                Some("u2"),
+                "vpn",
+                "u2 secret vpn vault",
+                2,
+            ),
+            rec(
+                "other",
                 Scope::AgentNotes,
                 None,
                 "vpn",
-                "sales agent vpn vault",
-                4,
-            );
-            r.agent = "sales".into();
-            r
-        },
-    ])
-    .await
-    .unwrap();
+                "other org vpn vault",
+                3,
+            ),
+            {
+                let mut r = rec(
+                    "o",
+                    Scope::AgentNotes,
+                    None,
+                    "vpn",
+                    "sales agent vpn vault",
+                    4,
+                );
+                r.agent = "sales".into();
+                r
+            },
+        ])
+        .await
+        .unwrap();
     let scope = notes_scope("o", Some("u1"));
     let hostile = [
         "vault",
@@ -1228,7 +1409,7 @@ async fn search_text_is_never_engine_syntax_and_never_leaves_its_scope(db: Db) {
         "\u{0}vault\u{1b}[31m",
     ];
     for q in hostile {
-        let found = db.retrieve(&scope, q, 10).await;
+        let found = db.records().retrieve(&scope, q, 10).await;
         let found = found.unwrap_or_else(|e| panic!("{q:?}: {e}"));
         for r in &found {
             assert_eq!(r.record.id, mine, "{q:?} reached {:?}", r.record.content);
@@ -1242,7 +1423,7 @@ async fn search_text_is_never_engine_syntax_and_never_leaves_its_scope(db: Db) {
         "agent:sales vault",
         "sales",
     ] {
-        let found = db.retrieve(&scope, names, 10).await.unwrap();
+        let found = db.records().retrieve(&scope, names, 10).await.unwrap();
         assert!(
             found.iter().all(|r| r.record.id == mine),
             "{names}: {found:?}"
@@ -1252,6 +1433,7 @@ async fn search_text_is_never_engine_syntax_and_never_leaves_its_scope(db: Db) {
 
 async fn an_import_batch_dedupes_and_applies_the_subject_rule(db: Db) {
     let first = db
+        .records()
         .import_records(
             &[
                 note("vpn", "The VPN is at vpn1.example", 1),
@@ -1265,6 +1447,7 @@ async fn an_import_batch_dedupes_and_applies_the_subject_rule(db: Db) {
         .unwrap();
     assert!(first.iter().all(Option::is_some), "{first:?}");
     let again = db
+        .records()
         .import_records(
             &[
                 note("vpn", "The VPN is at vpn1.example", 1),
@@ -1277,18 +1460,25 @@ async fn an_import_batch_dedupes_and_applies_the_subject_rule(db: Db) {
         .unwrap();
     assert_eq!(again[0], None, "the same live text is not written twice");
     let newer = again[1].unwrap();
-    let old = db.record("o", first[0].unwrap()).await.unwrap();
+    let old = db.records().get("o", first[0].unwrap()).await.unwrap();
     assert_eq!(
         old.status,
         Status::Superseded,
         "a subject supersedes its older value"
     );
-    let revs = db.revisions_of_run("o", "import:2").await.unwrap();
+    let revs = db
+        .records()
+        .revisions_of_run("o", "import:2")
+        .await
+        .unwrap();
     assert_eq!(revs.len(), 1);
     assert_eq!((revs[0].retired_id, revs[0].replacing_id), (old.id, newer));
     // Lines without a subject supersede nothing: both stay live and searchable.
     for id in [first[1].unwrap(), first[2].unwrap()] {
-        assert_eq!(db.record("o", id).await.unwrap().status, Status::Active);
+        assert_eq!(
+            db.records().get("o", id).await.unwrap().status,
+            Status::Active
+        );
     }
     let scope = notes_scope("o", None);
     assert_eq!(
@@ -1314,16 +1504,25 @@ async fn concurrent_lines_are_committed_when_stored(db: Db, other: Db) {
             let line = teams_line(&conversation, &text, i as i64);
             let platform_id = format!("teams:1/p{}", i % IDS);
             let stored = db
+                .conversations()
                 .insert_message_once(&line, Some(&platform_id))
                 .await
                 .unwrap();
             if let Some(id) = stored {
-                let seen = other.history("o", "default", &conversation).await.unwrap();
+                let seen = other
+                    .conversations()
+                    .history("o", "default", &conversation)
+                    .await
+                    .unwrap();
                 assert!(
                     seen.iter().any(|m| m.id == id && m.text == text),
                     "{text}: stored as {id}, but another connection does not read it"
                 );
-                assert!(other.is_seen("o", "teams", &platform_id).await.unwrap());
+                assert!(other
+                    .conversations()
+                    .is_seen("o", "teams", &platform_id)
+                    .await
+                    .unwrap());
             }
             stored
         }));
@@ -1347,27 +1546,32 @@ async fn replies_at_once(db: &Db, n: usize) -> Vec<i64> {
         let db = db.clone();
         tasks.push(tokio::spawn(async move {
             let text = format!("reply {i}");
-            db.insert_message(&NewMessage {
-                org: "o",
-                agent: "default",
-                channel: "teams",
-                conversation: "replies",
-                conversation_kind: "group",
-                author: "agent",
-                sender: None,
-                sender_role: None,
-                text: &text,
-                said_at: i as i64,
-            })
-            .await
-            .unwrap()
+            db.conversations()
+                .insert_message(&NewMessage {
+                    org: "o",
+                    agent: "default",
+                    channel: "teams",
+                    conversation: "replies",
+                    conversation_kind: "group",
+                    author: "agent",
+                    sender: None,
+                    sender_role: None,
+                    text: &text,
+                    said_at: i as i64,
+                })
+                .await
+                .unwrap()
         }));
     }
     let mut ids = Vec::new();
     for t in tasks {
         ids.push(t.await.unwrap());
     }
-    let stored = db.history("o", "default", "replies").await.unwrap();
+    let stored = db
+        .conversations()
+        .history("o", "default", "replies")
+        .await
+        .unwrap();
     assert_eq!(stored.len(), n);
     ids
 }
@@ -1408,36 +1612,39 @@ async fn a_reply_reads_its_window_the_live_size_and_the_summaries_at_once(db: Db
         .enumerate()
     {
         ids.push(
-            db.insert_message(&teams_line(conversation, text, i as i64))
+            db.conversations()
+                .insert_message(&teams_line(conversation, text, i as i64))
                 .await
                 .unwrap(),
         );
     }
     for (line, summary) in [(ids[0], "first summary"), (ids[1], "second summary")] {
-        db.archive_slice(&NewArchive {
-            org: "o",
-            agent: "default",
-            channel: "teams",
-            conversation: "c",
-            conversation_kind: "group",
-            first_id: line,
-            last_id: line,
-            started_at: 0,
-            ended_at: 1,
-            trust: "trusted",
-            summary,
-            markdown: "",
-            created_at: 10,
-            created_by: "test",
-        })
-        .await
-        .unwrap();
+        db.conversations()
+            .archive_slice(&NewArchive {
+                org: "o",
+                agent: "default",
+                channel: "teams",
+                conversation: "c",
+                conversation_kind: "group",
+                first_id: line,
+                last_id: line,
+                started_at: 0,
+                ended_at: 1,
+                trust: "trusted",
+                summary,
+                markdown: "",
+                created_at: 10,
+                created_by: "test",
+            })
+            .await
+            .unwrap();
     }
     let live = LiveSize {
         messages: 3,
         chars: ("naïve café".chars().count() + "четыре".chars().count() + 4) as i64,
     };
     let view = db
+        .conversations()
         .conversation_view("o", "default", "c", ids[4], 1, 1)
         .await
         .unwrap();
@@ -1457,6 +1664,7 @@ async fn a_reply_reads_its_window_the_live_size_and_the_summaries_at_once(db: Db
     );
     assert_eq!(view.summaries, vec!["second summary"]);
     let wide = db
+        .conversations()
         .conversation_view("o", "default", "c", ids[4], 10, 10)
         .await
         .unwrap();
@@ -1467,12 +1675,14 @@ async fn a_reply_reads_its_window_the_live_size_and_the_summaries_at_once(db: Db
     );
     assert_eq!(wide.summaries, vec!["second summary", "first summary"]);
     let none = db
+        .conversations()
         .conversation_view("o", "default", "c", ids[4], 0, 0)
         .await
         .unwrap();
     assert!(none.recent.is_empty() && none.summaries.is_empty());
     assert_eq!(none.live, live, "the size is read even with no window");
     let empty = db
+        .conversations()
         .conversation_view("o", "default", "nothing here", i64::MAX, 5, 5)
         .await
         .unwrap();
@@ -1486,15 +1696,16 @@ async fn the_live_size_follows_every_insert_trim_erasure_and_redelivery(db: Db) 
     let line = |conversation: &'static str, sender: &'static str, text: String| {
         let db = db.clone();
         async move {
-            db.insert_message_once(
-                &NewMessage {
-                    sender: Some(sender),
-                    ..teams_line(conversation, &text, 1)
-                },
-                Some(&format!("{sender}/{text}")),
-            )
-            .await
-            .unwrap()
+            db.conversations()
+                .insert_message_once(
+                    &NewMessage {
+                        sender: Some(sender),
+                        ..teams_line(conversation, &text, 1)
+                    },
+                    Some(&format!("{sender}/{text}")),
+                )
+                .await
+                .unwrap()
         }
     };
     // Concurrent lines share batches of the group commit; one is sent twice.
@@ -1519,20 +1730,35 @@ async fn the_live_size_follows_every_insert_trim_erasure_and_redelivery(db: Db) 
     }
     assert_eq!(stored.len(), 24, "the redelivery stores nothing");
     let counted = |db: Db, conversation: &'static str| async move {
-        let live = db.history("o", "default", conversation).await.unwrap();
+        let live = db
+            .conversations()
+            .history("o", "default", conversation)
+            .await
+            .unwrap();
         let chars: usize = live.iter().map(|m| m.text.chars().count()).sum();
         (live.len() as i64, chars as i64)
     };
     for c in ["c", "d"] {
         assert_eq!(
-            db.live_size("o", "default", c).await.unwrap(),
+            db.conversations()
+                .live_size("o", "default", c)
+                .await
+                .unwrap(),
             counted(db.clone(), c).await,
             "after the inserts, conversation {c}"
         );
     }
-    assert_eq!(db.live_size("o", "default", "c").await.unwrap().0, 16);
+    assert_eq!(
+        db.conversations()
+            .live_size("o", "default", "c")
+            .await
+            .unwrap()
+            .0,
+        16
+    );
     // A trim takes its slice out of the live history.
     let slice: Vec<i64> = db
+        .conversations()
         .history("o", "default", "c")
         .await
         .unwrap()
@@ -1540,32 +1766,56 @@ async fn the_live_size_follows_every_insert_trim_erasure_and_redelivery(db: Db) 
         .take(5)
         .map(|m| m.id)
         .collect();
-    db.archive_slice(&slice_of_c(slice[0], slice[4]))
+    db.conversations()
+        .archive_slice(&slice_of_c(slice[0], slice[4]))
         .await
         .unwrap();
     // Erasing a person rewrites the text of their lines, live and trimmed.
     db.erase_person("o", "teams:2").await.unwrap();
     for c in ["c", "d"] {
         assert_eq!(
-            db.live_size("o", "default", c).await.unwrap(),
+            db.conversations()
+                .live_size("o", "default", c)
+                .await
+                .unwrap(),
             counted(db.clone(), c).await,
             "after a trim and an erasure, conversation {c}"
         );
     }
-    assert_eq!(db.live_size("o", "default", "c").await.unwrap().0, 11);
     assert_eq!(
-        db.live_size("o", "default", "d").await.unwrap(),
+        db.conversations()
+            .live_size("o", "default", "c")
+            .await
+            .unwrap()
+            .0,
+        11
+    );
+    assert_eq!(
+        db.conversations()
+            .live_size("o", "default", "d")
+            .await
+            .unwrap(),
         (8, 8 * "[erased]".chars().count() as i64),
         "an erased line counts as its new text"
     );
-    assert_eq!(db.live_size("o", "default", "none").await.unwrap(), (0, 0));
+    assert_eq!(
+        db.conversations()
+            .live_size("o", "default", "none")
+            .await
+            .unwrap(),
+        (0, 0)
+    );
     let view = db
+        .conversations()
         .conversation_view("o", "default", "d", i64::MAX, 0, 0)
         .await
         .unwrap();
     assert_eq!(
         (view.live.messages, view.live.chars),
-        db.live_size("o", "default", "d").await.unwrap()
+        db.conversations()
+            .live_size("o", "default", "d")
+            .await
+            .unwrap()
     );
 }
 
@@ -1577,14 +1827,20 @@ async fn a_slice_is_archived_once_however_many_trims_race_for_it(db: Db) {
     for (i, conversation) in ["c", "c", "d", "c", "c", "c"].into_iter().enumerate() {
         let text = format!("line {i}");
         ids.push(
-            db.insert_message(&teams_line(conversation, &text, i as i64))
+            db.conversations()
+                .insert_message(&teams_line(conversation, &text, i as i64))
                 .await
                 .unwrap(),
         );
     }
     let trim = |first: i64, last: i64| {
         let db = db.clone();
-        async move { db.archive_slice(&slice_of_c(first, last)).await.unwrap() }
+        async move {
+            db.conversations()
+                .archive_slice(&slice_of_c(first, last))
+                .await
+                .unwrap()
+        }
     };
     // The first slice spans a line of another conversation (ids interleave).
     let racing: Vec<_> = (0..4).map(|_| tokio::spawn(trim(ids[0], ids[3]))).collect();
@@ -1612,14 +1868,36 @@ async fn a_slice_is_archived_once_however_many_trims_race_for_it(db: Db) {
     let live = live_ids(&db, "c").await;
     assert_eq!(live, vec![ids[4], ids[5]]);
     assert_eq!(
-        db.live_size("o", "default", "c").await.unwrap(),
+        db.conversations()
+            .live_size("o", "default", "c")
+            .await
+            .unwrap(),
         (2, 2 * "line 4".len() as i64)
     );
-    assert_eq!(db.live_size("o", "default", "d").await.unwrap(), (1, 6));
+    assert_eq!(
+        db.conversations()
+            .live_size("o", "default", "d")
+            .await
+            .unwrap(),
+        (1, 6)
+    );
     // The next slice begins after the watermark.
     assert!(trim(ids[4], ids[4]).await.is_some());
-    assert_eq!(db.archives("o", Some("c")).await.unwrap().len(), 2);
-    assert_eq!(db.live_size("o", "default", "c").await.unwrap(), (1, 6));
+    assert_eq!(
+        db.conversations()
+            .archives("o", Some("c"))
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(
+        db.conversations()
+            .live_size("o", "default", "c")
+            .await
+            .unwrap(),
+        (1, 6)
+    );
 }
 
 /// Trims go through the group commit of lines and share its transactions:
@@ -1630,7 +1908,12 @@ async fn a_trim_committed_with_lines_beside_it_keeps_every_line_and_the_live_siz
     let mut first = Vec::new();
     for i in 0..10 {
         let text = format!("old line {i}");
-        first.push(db.insert_message(&teams_line("c", &text, i)).await.unwrap());
+        first.push(
+            db.conversations()
+                .insert_message(&teams_line("c", &text, i))
+                .await
+                .unwrap(),
+        );
     }
     let writers: Vec<_> = (0..40)
         .map(|i| {
@@ -1638,7 +1921,8 @@ async fn a_trim_committed_with_lines_beside_it_keeps_every_line_and_the_live_siz
             tokio::spawn(async move {
                 let conversation = if i % 2 == 0 { "c" } else { "d" };
                 let text = format!("new line {i} of {}", "x".repeat(i));
-                db.insert_message(&teams_line(conversation, &text, 100 + i as i64))
+                db.conversations()
+                    .insert_message(&teams_line(conversation, &text, 100 + i as i64))
                     .await
                     .unwrap()
             })
@@ -1649,7 +1933,12 @@ async fn a_trim_committed_with_lines_beside_it_keeps_every_line_and_the_live_siz
         .map(|_| {
             let db = db.clone();
             let (a, b) = (first[0], first[5]);
-            tokio::spawn(async move { db.archive_slice(&slice_of_c(a, b)).await.unwrap() })
+            tokio::spawn(async move {
+                db.conversations()
+                    .archive_slice(&slice_of_c(a, b))
+                    .await
+                    .unwrap()
+            })
         })
         .collect();
     let mut new_ids = Vec::new();
@@ -1664,16 +1953,27 @@ async fn a_trim_committed_with_lines_beside_it_keeps_every_line_and_the_live_siz
     let in_archive = archived_ids(&db, archived[0]).await;
     assert_eq!(in_archive, first[..6].to_vec(), "the slice, and only it");
     for conversation in ["c", "d"] {
-        let live = db.history("o", "default", conversation).await.unwrap();
+        let live = db
+            .conversations()
+            .history("o", "default", conversation)
+            .await
+            .unwrap();
         let chars: i64 = live.iter().map(|m| m.text.chars().count() as i64).sum();
         assert_eq!(
-            db.live_size("o", "default", conversation).await.unwrap(),
+            db.conversations()
+                .live_size("o", "default", conversation)
+                .await
+                .unwrap(),
             (live.len() as i64, chars),
             "the live size of {conversation} is its live lines'"
         );
     }
     let live_c = live_ids(&db, "c").await;
-    let live_d = db.history("o", "default", "d").await.unwrap();
+    let live_d = db
+        .conversations()
+        .history("o", "default", "d")
+        .await
+        .unwrap();
     assert_eq!(
         live_c.len(),
         4 + 20,
@@ -1699,23 +1999,24 @@ async fn a_turns_first_read_answers_seen_sender_and_view_at_once(db: Db) {
         .await
         .unwrap();
     for (i, text) in ["first", "second", "third"].iter().enumerate() {
-        db.insert_message_once(
-            &NewMessage {
-                org: "o",
-                agent: "default",
-                channel: "teams",
-                conversation: "c",
-                conversation_kind: "direct",
-                author: "person",
-                sender: Some("teams:1"),
-                sender_role: Some("admin"),
-                text,
-                said_at: i as i64,
-            },
-            Some(&format!("teams:1/m{i}")),
-        )
-        .await
-        .unwrap();
+        db.conversations()
+            .insert_message_once(
+                &NewMessage {
+                    org: "o",
+                    agent: "default",
+                    channel: "teams",
+                    conversation: "c",
+                    conversation_kind: "direct",
+                    author: "person",
+                    sender: Some("teams:1"),
+                    sender_role: Some("admin"),
+                    text,
+                    said_at: i as i64,
+                },
+                Some(&format!("teams:1/m{i}")),
+            )
+            .await
+            .unwrap();
     }
     let view = ViewOf {
         agent: "default",
@@ -1745,7 +2046,8 @@ async fn a_turns_first_read_answers_seen_sender_and_view_at_once(db: Db) {
     assert_eq!(
         o.view,
         Some(
-            db.conversation_view("o", "default", "c", i64::MAX, 2, 3)
+            db.conversations()
+                .conversation_view("o", "default", "c", i64::MAX, 2, 3)
                 .await
                 .unwrap()
         ),
@@ -1812,13 +2114,18 @@ async fn the_speakers_newest_preferences_come_with_every_retrieval(db: Db) {
         pref("other", Scope::Personal, "u1", "other agent style", 5),
         pref("default", Scope::Personal, "u2", "someone else's style", 6),
     ] {
-        db.insert_record(&r).await.unwrap();
+        db.records().insert_record(&r).await.unwrap();
     }
     let scope = notes_scope("o", Some("u1"));
     let contents = |v: Vec<memory::store::Retrieved>| {
         v.into_iter().map(|r| r.record.content).collect::<Vec<_>>()
     };
-    let found = contents(db.retrieve(&scope, "printer toner", 2).await.unwrap());
+    let found = contents(
+        db.records()
+            .retrieve(&scope, "printer toner", 2)
+            .await
+            .unwrap(),
+    );
     assert_eq!(
         found,
         vec![
@@ -1828,21 +2135,27 @@ async fn the_speakers_newest_preferences_come_with_every_retrieval(db: Db) {
         ],
         "the hit, then the two newest preferences"
     );
-    let unrelated = contents(db.retrieve(&scope, "zzqx nothing", 2).await.unwrap());
+    let unrelated = contents(
+        db.records()
+            .retrieve(&scope, "zzqx nothing", 2)
+            .await
+            .unwrap(),
+    );
     assert_eq!(unrelated, vec!["keep answers brief", "use metric units"]);
-    let named = contents(db.retrieve(&scope, "French", 2).await.unwrap());
+    let named = contents(db.records().retrieve(&scope, "French", 2).await.unwrap());
     assert_eq!(
         named,
         vec!["answer in French", "keep answers brief", "use metric units"],
         "a preference the words find is not added twice, and the newest two still come"
     );
-    let all = contents(db.retrieve(&scope, "French", 10).await.unwrap());
+    let all = contents(db.records().retrieve(&scope, "French", 10).await.unwrap());
     assert_eq!(all.iter().filter(|c| c.contains("French")).count(), 1);
     for leak in ["other agent style", "someone else's style"] {
         assert!(!all.iter().any(|c| c == leak), "{leak}: {all:?}");
     }
     let anonymous = contents(
-        db.retrieve(&notes_scope("o", None), "zzqx", 10)
+        db.records()
+            .retrieve(&notes_scope("o", None), "zzqx", 10)
             .await
             .unwrap(),
     );

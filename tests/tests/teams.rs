@@ -191,6 +191,7 @@ async fn a_signed_admin_teaches_and_a_signed_user_is_served() {
     // Stored as the channel identity with its role, in the Teams thread.
     let history =
         t.h.db()
+            .conversations()
             .history("default", "default", CHANNEL_THREAD)
             .await
             .unwrap();
@@ -384,6 +385,7 @@ async fn a_redelivered_activity_runs_once() {
     assert_eq!(again, "", "a redelivery is answered with nothing new");
     let inbound =
         t.h.db()
+            .conversations()
             .history("default", "default", CHANNEL_THREAD)
             .await
             .unwrap()
@@ -409,6 +411,7 @@ async fn mentions_and_teams_markup_are_stripped_before_the_turn() {
     assert!(reply.starts_with("Written: agent_notes"), "{reply}");
     let history =
         t.h.db()
+            .conversations()
             .history("default", "default", CHANNEL_THREAD)
             .await
             .unwrap();
@@ -486,7 +489,12 @@ async fn tenants_map_to_organisations() {
     acme["channelData"]["tenant"]["id"] = json!("tenant-acme");
     let reply = t.say(&acme).await;
     assert!(reply.starts_with("Written: agent_notes"), "{reply}");
-    let in_acme = t.h.db().records("acme", &Default::default()).await.unwrap();
+    let in_acme =
+        t.h.db()
+            .records()
+            .list("acme", &Default::default())
+            .await
+            .unwrap();
     assert_eq!(in_acme.len(), 1);
     // The same person from another tenant is in the default organisation,
     // where nobody paired them: no admin there.
@@ -535,6 +543,7 @@ async fn a_late_reply_is_acknowledged_then_posted_to_workflows_after_429_and_500
     assert_eq!(t.h.records_containing("example_late").await.len(), 1);
     let history =
         t.h.db()
+            .conversations()
             .history("default", "default", CHANNEL_THREAD)
             .await
             .unwrap();
@@ -618,6 +627,7 @@ async fn the_agent_comes_from_the_path() {
     assert_eq!(status, 200, "{reply}");
     let history =
         t.h.db()
+            .conversations()
             .history("default", "it-agent", CHANNEL_THREAD)
             .await
             .unwrap();
@@ -803,6 +813,7 @@ async fn every_answered_activity_is_stored_before_its_answer_arrives() {
                 assert!(!answer.is_empty());
                 // Read at once, from another connection.
                 let lines = reader
+                    .conversations()
                     .history("default", "default", CHANNEL_THREAD)
                     .await
                     .unwrap();
@@ -827,6 +838,7 @@ async fn every_answered_activity_is_stored_before_its_answer_arrives() {
         p.await.unwrap();
     }
     let asked = reader
+        .conversations()
         .history("default", "default", CHANNEL_THREAD)
         .await
         .unwrap()
@@ -889,6 +901,7 @@ async fn a_role_change_and_a_revocation_hold_from_the_next_turn() {
     // Stored with the role each was sent with: admin, user, then nobody's.
     let roles: Vec<_> =
         t.h.db()
+            .conversations()
             .history("default", "default", CHANNEL_THREAD)
             .await
             .unwrap()

@@ -190,7 +190,7 @@ async fn an_unknown_sender_pairs_and_is_approved_in_chat() {
         .dm("555", "/pair")
         .await
         .contains("already paired as user"));
-    let audit = h.db().audit_log("default", 20).await.unwrap();
+    let audit = h.db().audit().log("default", 20).await.unwrap();
     assert!(audit
         .iter()
         .any(|e| e.action == "pairing.approve" && e.actor == "discord:111"));
@@ -295,7 +295,12 @@ async fn a_redelivered_message_runs_once() {
     assert_eq!(h.send(msg.clone()).await.len(), 1);
     assert!(h.send(msg).await.is_empty());
     assert_eq!(h.records().await.len(), 1);
-    let history = h.db().history("default", "default", "d1").await.unwrap();
+    let history = h
+        .db()
+        .conversations()
+        .history("default", "default", "d1")
+        .await
+        .unwrap();
     assert_eq!(history.iter().filter(|m| m.author == "person").count(), 1);
 }
 
@@ -376,42 +381,77 @@ async fn a_failed_store_leaves_the_id_unspent() {
             said_at: 1,
         };
         let first = db
+            .conversations()
             .insert_message_once(&line("hello"), Some("api:1/k1"))
             .await
             .unwrap();
         assert!(first.is_some(), "{name}");
         let again = db
+            .conversations()
             .insert_message_once(&line("hello"), Some("api:1/k1"))
             .await
             .unwrap();
         assert_eq!(again, None, "{name}: a redelivery stores nothing");
-        assert!(db.is_seen("o", "api", "api:1/k1").await.unwrap(), "{name}");
+        assert!(
+            db.conversations()
+                .is_seen("o", "api", "api:1/k1")
+                .await
+                .unwrap(),
+            "{name}"
+        );
         if name == "postgres" {
             // PostgreSQL refuses NUL in text: the insert fails inside the transaction.
             assert!(db
+                .conversations()
                 .insert_message_once(&line("a\0b"), Some("api:1/k2"))
                 .await
                 .is_err());
             assert!(
-                !db.is_seen("o", "api", "api:1/k2").await.unwrap(),
+                !db.conversations()
+                    .is_seen("o", "api", "api:1/k2")
+                    .await
+                    .unwrap(),
                 "the id stays unspent"
             );
         }
-        assert_eq!(db.history("o", "a", "c").await.unwrap().len(), 1, "{name}");
-        let window = db.live_before("o", "a", "c", i64::MAX, 5).await.unwrap();
+        assert_eq!(
+            db.conversations()
+                .history("o", "a", "c")
+                .await
+                .unwrap()
+                .len(),
+            1,
+            "{name}"
+        );
+        let window = db
+            .conversations()
+            .live_before("o", "a", "c", i64::MAX, 5)
+            .await
+            .unwrap();
         assert_eq!(
             window.len(),
             1,
             "{name}: the history window reads the stored line"
         );
         assert!(db
+            .conversations()
             .live_before("o", "a", "c", window[0].id, 5)
             .await
             .unwrap()
             .is_empty());
         // Seen ids are pruned after their retention window.
-        assert_eq!(db.prune_seen("o", 2).await.unwrap(), 1, "{name}");
-        assert!(!db.is_seen("o", "api", "api:1/k1").await.unwrap(), "{name}");
+        assert_eq!(
+            db.conversations().prune_seen("o", 2).await.unwrap(),
+            1,
+            "{name}"
+        );
+        assert!(
+            !db.conversations()
+                .is_seen("o", "api", "api:1/k1")
+                .await
+                .unwrap(),
+            "{name}"
+        );
     }
 }
 
@@ -457,7 +497,12 @@ async fn group_messages_are_stored_with_sender_and_role_and_answered_only_when_m
     assert!(h.send(quiet).await.is_empty());
     h.group(Some("111"), "g1", "what is the VPN?").await;
     h.group(None, "g1", "hi all").await;
-    let hist = h.db().history("default", "default", "g1").await.unwrap();
+    let hist = h
+        .db()
+        .conversations()
+        .history("default", "default", "g1")
+        .await
+        .unwrap();
     let people: Vec<_> = hist.iter().filter(|m| m.author == "person").collect();
     assert_eq!(people.len(), 3);
     assert_eq!(
@@ -497,6 +542,7 @@ async fn an_oversized_message_is_refused_and_nothing_is_stored() {
     assert!(reply.contains("too long"), "{reply}");
     assert!(h
         .db()
+        .conversations()
         .history("default", "default", "dm:111")
         .await
         .unwrap()
@@ -579,11 +625,16 @@ async fn people_list_and_forget_their_own_records() {
         .await
         .contains("Forgotten"));
     assert_eq!(
-        h.db().record("default", own).await.unwrap().status,
+        h.db().records().get("default", own).await.unwrap().status,
         Status::Deleted
     );
     assert_eq!(
-        h.db().record("default", theirs).await.unwrap().status,
+        h.db()
+            .records()
+            .get("default", theirs)
+            .await
+            .unwrap()
+            .status,
         Status::Active
     );
 }

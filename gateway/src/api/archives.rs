@@ -77,6 +77,7 @@ pub async fn list(
     let rows = state
         .turns
         .db()
+        .conversations()
         .archives_before(admin.org(), q.conversation.as_deref(), before, limit + 1)
         .await?;
     Ok(Json(wire::page(
@@ -96,7 +97,12 @@ pub async fn show(
     admin: Admin,
     Path(id): Path<i64>,
 ) -> Result<Json<ArchiveOut>, ApiError> {
-    let a = state.turns.db().archive(admin.org(), id).await?;
+    let a = state
+        .turns
+        .db()
+        .conversations()
+        .archive(admin.org(), id)
+        .await?;
     Ok(Json(out(a, true)))
 }
 

@@ -51,7 +51,8 @@ pub async fn list(
     let rows = state
         .turns
         .db()
-        .audit_log_before(admin.org(), before, limit + 1)
+        .audit()
+        .log_before(admin.org(), before, limit + 1)
         .await?;
     Ok(Json(wire::page(
         rows,

@@ -130,6 +130,7 @@ pub async fn records_page(
     let rows = state
         .turns
         .db()
+        .records()
         .browse_records(org, &filter, limit + 1)
         .await?;
     Ok(wire::page(rows, limit, |r| r.id.to_string(), Record::from))
@@ -161,7 +162,8 @@ pub async fn list(
         state
             .turns
             .db()
-            .audit(
+            .audit()
+            .append(
                 admin.org(),
                 admin.id(),
                 "memory.view",
@@ -193,17 +195,18 @@ pub async fn show(
     Path(id): Path<i64>,
 ) -> Result<Json<Record>, ApiError> {
     let db = state.turns.db();
-    let r = db.record(admin.org(), id).await?;
+    let r = db.records().get(admin.org(), id).await?;
     if let (true, Some(owner)) = (r.scope.is_personal(), &r.owner) {
-        db.audit(
-            admin.org(),
-            admin.id(),
-            "memory.view",
-            owner,
-            &format!("record:{id}"),
-            now_ms(&state),
-        )
-        .await?;
+        db.audit()
+            .append(
+                admin.org(),
+                admin.id(),
+                "memory.view",
+                owner,
+                &format!("record:{id}"),
+                now_ms(&state),
+            )
+            .await?;
     }
     Ok(Json(r.into()))
 }
@@ -225,7 +228,7 @@ pub async fn forget(
     admin: Admin,
     Path(id): Path<i64>,
 ) -> Result<Json<Forgotten>, ApiError> {
-    let r = state.turns.db().record(admin.org(), id).await?;
+    let r = state.turns.db().records().get(admin.org(), id).await?;
     if r.status == Status::Deleted {
         return Err(ApiError::conflict(format!(
             "record {id} is already deleted"

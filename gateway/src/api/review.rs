@@ -45,7 +45,7 @@ async fn decide(
     id: i64,
     confirm: bool,
 ) -> Result<Reviewed, ApiError> {
-    state.turns.db().record(admin.org(), id).await?;
+    state.turns.db().records().get(admin.org(), id).await?;
     match state
         .turns
         .lifecycle()

@@ -82,6 +82,7 @@ pub async fn list(
     let rows = state
         .turns
         .db()
+        .records()
         .revisions_before(admin.org(), before, limit + 1)
         .await?;
     Ok(Json(wire::page(
@@ -158,6 +159,7 @@ pub async fn undo_run(
     let undone = state
         .turns
         .db()
+        .records()
         .undo_run(admin.org(), &run, admin.id(), now_ms(&state))
         .await?;
     Ok(Json(RunUndone {

@@ -54,7 +54,12 @@ pub async fn ranked(state: &ApiState, s: Searched<'_>) -> Result<SearchResults, 
         speaker: s.speaker,
         shared: false,
     };
-    let found = state.turns.db().retrieve(&scope, s.text, limit).await?;
+    let found = state
+        .turns
+        .db()
+        .records()
+        .retrieve(&scope, s.text, limit)
+        .await?;
     Ok(SearchResults {
         items: found
             .into_iter()
@@ -103,7 +108,8 @@ pub async fn search(
             state
                 .turns
                 .db()
-                .audit(
+                .audit()
+                .append(
                     admin.org(),
                     admin.id(),
                     "memory.view",

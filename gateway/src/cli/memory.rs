@@ -93,15 +93,16 @@ async fn list(
         .transpose()?;
     // Personal memory is shown one person at a time, and each look is audited.
     if let Some(o) = &owner {
-        db.audit(
-            org,
-            "operator (cli)",
-            "memory.view",
-            o,
-            "steward memory list --owner",
-            now_ms(),
-        )
-        .await?;
+        db.audit()
+            .append(
+                org,
+                "operator (cli)",
+                "memory.view",
+                o,
+                "steward memory list --owner",
+                now_ms(),
+            )
+            .await?;
     }
     let filter = RecordFilter {
         scopes: scope.into_iter().collect(),
@@ -110,7 +111,8 @@ async fn list(
         ..Default::default()
     };
     let (shown, hidden): (Vec<_>, Vec<_>) = db
-        .records(org, &filter)
+        .records()
+        .list(org, &filter)
         .await?
         .into_iter()
         .partition(|r| owner.is_some() || !r.scope.is_personal());
@@ -137,17 +139,18 @@ async fn list(
 async fn show(ctx: &Ctx, id: i64, json: bool) -> Result<()> {
     let Ctx { turns, org } = ctx;
     let db = turns.db();
-    let r = db.record(org, id).await?;
+    let r = db.records().get(org, id).await?;
     if let (true, Some(owner)) = (r.scope.is_personal(), &r.owner) {
-        db.audit(
-            org,
-            "operator (cli)",
-            "memory.view",
-            owner,
-            &format!("record:{id}"),
-            now_ms(),
-        )
-        .await?;
+        db.audit()
+            .append(
+                org,
+                "operator (cli)",
+                "memory.view",
+                owner,
+                &format!("record:{id}"),
+                now_ms(),
+            )
+            .await?;
     }
     if json {
         return print_json(&r);
@@ -208,7 +211,8 @@ async fn search(ctx: &Ctx, text: &str, how: Search) -> Result<()> {
             let detail = format!("steward memory search --as: {text}");
             turns
                 .db()
-                .audit(
+                .audit()
+                .append(
                     org,
                     "operator (cli)",
                     "memory.view",
@@ -226,7 +230,11 @@ async fn search(ctx: &Ctx, text: &str, how: Search) -> Result<()> {
         speaker,
         shared: false,
     };
-    let found = turns.db().retrieve(&scope, text, how.limit).await?;
+    let found = turns
+        .db()
+        .records()
+        .retrieve(&scope, text, how.limit)
+        .await?;
     if how.json {
         let rows: Vec<serde_json::Value> = found
             .iter()
@@ -293,7 +301,7 @@ async fn revisions(ctx: &Ctx, action: Option<RevisionAction>) -> Result<()> {
     let db = turns.db();
     match action {
         None | Some(RevisionAction::List(ListArgs { json: false })) => {
-            for r in db.revisions(org).await? {
+            for r in db.records().revisions(org).await? {
                 println!(
                     "rev {:<4} {} -> retired #{} by #{} via {} ({}) run {}{}",
                     r.id,
@@ -312,7 +320,7 @@ async fn revisions(ctx: &Ctx, action: Option<RevisionAction>) -> Result<()> {
             }
         }
         Some(RevisionAction::List(ListArgs { json: true })) => {
-            print_json(&db.revisions(org).await?)?;
+            print_json(&db.records().revisions(org).await?)?;
         }
         Some(RevisionAction::Undo { id: Some(id), .. }) => {
             let undo = ctx.turns.lifecycle().undo(org, id, ACTOR, now_ms()).await?;
@@ -325,7 +333,7 @@ async fn revisions(ctx: &Ctx, action: Option<RevisionAction>) -> Result<()> {
             id: None,
             run: Some(run),
         }) => {
-            let undone = db.undo_run(org, &run, ACTOR, now_ms()).await?;
+            let undone = db.records().undo_run(org, &run, ACTOR, now_ms()).await?;
             println!(
                 "undone {} revision(s) of run {run}: {undone:?}",
                 undone.len()
@@ -347,7 +355,7 @@ async fn review(ctx: &Ctx, action: Option<ReviewAction>) -> Result<()> {
                 status: Some(Status::Unverified),
                 ..Default::default()
             };
-            let records = turns.db().records(org, &filter).await?;
+            let records = turns.db().records().list(org, &filter).await?;
             if matches!(action, Some(ReviewAction::List(ListArgs { json: true }))) {
                 return print_json(&records);
             }
@@ -383,6 +391,7 @@ async fn relearn(ctx: &Ctx, archive: Option<i64>, conversation: Option<String>) 
         (Some(id), _) => vec![id],
         (None, Some(c)) => turns
             .db()
+            .conversations()
             .archives(org, Some(&c))
             .await?
             .into_iter()
@@ -415,7 +424,7 @@ async fn policy(ctx: &Ctx, action: Option<PolicyAction>) -> Result<()> {
                 status: Some(Status::Active),
                 ..Default::default()
             };
-            let records = turns.db().records(org, &filter).await?;
+            let records = turns.db().records().list(org, &filter).await?;
             if matches!(action, Some(PolicyAction::List(ListArgs { json: true }))) {
                 return print_json(&records);
             }
@@ -497,7 +506,7 @@ async fn archives(ctx: &Ctx, action: Option<ArchiveAction>) -> Result<()> {
     let Ctx { turns, org } = ctx;
     match action {
         None | Some(ArchiveAction::List(_)) => {
-            let list = turns.db().archives(org, None).await?;
+            let list = turns.db().conversations().archives(org, None).await?;
             if matches!(action, Some(ArchiveAction::List(ListArgs { json: true }))) {
                 return print_json(&list);
             }
@@ -513,7 +522,10 @@ async fn archives(ctx: &Ctx, action: Option<ArchiveAction>) -> Result<()> {
             }
         }
         Some(ArchiveAction::Show { id }) => {
-            println!("{}", turns.db().archive(org, id).await?.markdown)
+            println!(
+                "{}",
+                turns.db().conversations().archive(org, id).await?.markdown
+            )
         }
     }
     Ok(())

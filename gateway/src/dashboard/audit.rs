@@ -8,7 +8,7 @@ use memory::AuditEntry;
 
 pub(super) async fn page(screen: Screen) -> Page {
     let state = &screen.state;
-    let entries = state.db().audit_log(state.org(), PAGE_ROWS).await?;
+    let entries = state.db().audit().log(state.org(), PAGE_ROWS).await?;
     screen.show(AUDIT, template(&entries))
 }
 

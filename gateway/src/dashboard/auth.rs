@@ -65,6 +65,7 @@ pub async fn ensure_admin_token(turns: &TurnLoop) -> Result<AdminToken, StoreErr
     let token = new_token();
     if turns
         .db()
+        .identity()
         .init_dashboard_token(org, &hash(&token), now_ms())
         .await?
     {
@@ -81,11 +82,13 @@ pub async fn reset_admin_token(turns: &TurnLoop) -> Result<String, StoreError> {
     let token = new_token();
     turns
         .db()
+        .identity()
         .reset_dashboard_token(org, &hash(&token), now_ms())
         .await?;
     turns
         .db()
-        .audit(
+        .audit()
+        .append(
             org,
             "cli",
             "dashboard.token_reset",
@@ -104,6 +107,7 @@ async fn expected_token_hash(turns: &TurnLoop) -> Result<Option<String>, StoreEr
         None => {
             turns
                 .db()
+                .identity()
                 .dashboard_token_hash(&turns.config().server.org)
                 .await
         }
@@ -154,6 +158,7 @@ pub(crate) async fn sign_in(turns: &TurnLoop, token: &str) -> Result<SignIn, Sto
     let hours = cfg.session_hours;
     turns
         .db()
+        .identity()
         .create_dashboard_session(&DashboardSession {
             org: turns.config().server.org.clone(),
             id_hash: hash(&id),
@@ -204,6 +209,7 @@ impl Admin {
         let org = &turns.config().server.org;
         let session = turns
             .db()
+            .identity()
             .dashboard_session(org, &hash(&id), now_ms())
             .await
             .map_err(|e| DashError::from(e).into_response())?;

@@ -17,10 +17,12 @@ pub(super) async fn page(screen: Screen) -> Page {
     let agent = &t.config().server.agent;
     let history = t
         .db()
+        .conversations()
         .history(state.org(), agent, CHAT_CONVERSATION)
         .await?;
     let pending = t
         .db()
+        .records()
         .pending_proposals(
             state.org(),
             agent,
@@ -155,6 +157,7 @@ async fn run_turn<T>(sent: Submitted<T>, msg: Inbound) -> Page {
     };
     let history = t
         .db()
+        .conversations()
         .history(state.org(), &t.config().server.agent, CHAT_CONVERSATION)
         .await?;
     let shown: Vec<&str> = history

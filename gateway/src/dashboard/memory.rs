@@ -52,7 +52,7 @@ pub(super) async fn page(screen: Screen, Query(mq): Query<MemoryQuery>) -> Page 
     let state = &screen.state;
     let content = match mq.scope.as_deref().unwrap_or("agent_notes") {
         "people" => {
-            let owners = state.db().personal_owners(state.org()).await?;
+            let owners = state.db().records().personal_owners(state.org()).await?;
             let users = state.pairing().users(state.org()).await?;
             people(owners, &users)
         }
@@ -70,6 +70,7 @@ pub(super) async fn page(screen: Screen, Query(mq): Query<MemoryQuery>) -> Page 
             };
             let records = state
                 .db()
+                .records()
                 .browse_records(state.org(), &filter, PAGE_ROWS)
                 .await?;
             html! {
@@ -128,15 +129,16 @@ pub(super) async fn person(screen: Screen, Query(mq): Query<MemoryQuery>) -> Pag
     }
     let db = state.db();
     let (q, status, status_key) = mq.search();
-    db.audit(
-        state.org(),
-        BUILT_IN_ADMIN,
-        "memory.view",
-        user,
-        "personal memory opened on the dashboard",
-        now_ms(),
-    )
-    .await?;
+    db.audit()
+        .append(
+            state.org(),
+            BUILT_IN_ADMIN,
+            "memory.view",
+            user,
+            "personal memory opened on the dashboard",
+            now_ms(),
+        )
+        .await?;
     let filter = RecordFilter {
         scopes: vec![Scope::Personal, Scope::Person],
         owner: Some(user.to_string()),
@@ -144,7 +146,10 @@ pub(super) async fn person(screen: Screen, Query(mq): Query<MemoryQuery>) -> Pag
         text: Some(q.clone()),
         ..Default::default()
     };
-    let records = db.browse_records(state.org(), &filter, PAGE_ROWS).await?;
+    let records = db
+        .records()
+        .browse_records(state.org(), &filter, PAGE_ROWS)
+        .await?;
     let who = match state.pairing().user(state.org(), user).await {
         Ok(u) => format!("{} · {} · {}", u.name, u.role, u.status),
         Err(PairingError::UnknownUser(_)) => "not paired".into(),

@@ -17,6 +17,7 @@ pub(super) async fn page(screen: Screen) -> Page {
     };
     let records = state
         .db()
+        .records()
         .browse_records(state.org(), &filter, PAGE_ROWS)
         .await?;
     let content = template(&records, screen.admin.csrf());

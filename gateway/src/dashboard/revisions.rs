@@ -13,12 +13,15 @@ use std::collections::HashMap;
 pub(super) async fn page(screen: Screen) -> Page {
     let state = &screen.state;
     let db = state.db();
-    let revs = db.recent_revisions(state.org(), PAGE_ROWS).await?;
+    let revs = db
+        .records()
+        .recent_revisions(state.org(), PAGE_ROWS)
+        .await?;
     let mut records = HashMap::new();
     for r in &revs {
         for id in [r.retired_id, r.replacing_id] {
             if let std::collections::hash_map::Entry::Vacant(e) = records.entry(id) {
-                match db.record(state.org(), id).await {
+                match db.records().get(state.org(), id).await {
                     Ok(rec) => {
                         e.insert(rec);
                     }
@@ -118,7 +121,7 @@ pub(super) async fn forget(sent: Submitted<UndoForm>) -> Page {
     let to = REVISIONS.path;
     let state = &sent.state;
     let id = sent.form.id;
-    let live = match state.db().record(state.org(), id).await {
+    let live = match state.db().records().get(state.org(), id).await {
         Ok(r) => r.status == Status::Active,
         Err(StoreError::NotFound(_)) => false,
         Err(e) => return Err(e.into()),

@@ -200,6 +200,7 @@ pub(super) async fn logout(
 ) -> Page {
     state
         .db()
+        .identity()
         .delete_dashboard_session(state.org(), &admin.session.id_hash)
         .await?;
     let gone = auth::session_cookie(String::new(), false);

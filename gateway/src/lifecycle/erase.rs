@@ -14,8 +14,8 @@ impl Lifecycle {
     pub async fn erase(&self, org: &str, user: &str, actor: &str, now: i64) -> Result<Erasure> {
         let erased = self.db.erase_person(org, user).await?;
         for &id in &erased.archives {
-            let archive = self.db.archive(org, id).await?;
-            let lines = self.db.archive_lines(org, id).await?;
+            let archive = self.db.conversations().archive(org, id).await?;
+            let lines = self.db.conversations().archive_lines(org, id).await?;
             let trust = if archive.trust == Trust::Admin.as_str() {
                 Trust::Admin
             } else {
@@ -24,11 +24,15 @@ impl Lifecycle {
             // The old summary may repeat what they said: made again from what is left.
             let summary = summarize(&lines);
             let md = markdown(&lines, trust, &summary);
-            self.db.rewrite_archive(org, id, &summary, &md).await?;
+            self.db
+                .conversations()
+                .rewrite_archive(org, id, &summary, &md)
+                .await?;
         }
         let detail = serde_json::to_string(&erased).unwrap_or_default();
         self.db
-            .audit(org, actor, "memory.erase", user, &detail, now)
+            .audit()
+            .append(org, actor, "memory.erase", user, &detail, now)
             .await?;
         Ok(erased)
     }

@@ -30,18 +30,29 @@ impl Lifecycle {
     /// records soft-forgotten 90 days after the revocation. Audited.
     pub async fn expire(&self, org: &str, now: i64) -> Result<ExpireReport> {
         let mut report = ExpireReport {
-            proposals_expired: self.db.expire_proposals(org, now).await?,
-            seen_pruned: self.db.prune_seen(org, now - SEEN_RETENTION_MS).await?,
+            proposals_expired: self.db.records().expire_proposals(org, now).await?,
+            seen_pruned: self
+                .db
+                .conversations()
+                .prune_seen(org, now - SEEN_RETENTION_MS)
+                .await?,
             ..Default::default()
         };
         for user in self.pairing.users(org).await? {
             if user.status != "revoked" {
                 continue;
             }
-            report.person_deleted += self.db.delete_person_tier(org, &user.user_id).await?;
+            report.person_deleted += self
+                .db
+                .records()
+                .delete_person_tier(org, &user.user_id)
+                .await?;
             if user.updated_at + RETENTION_DAYS * 86_400_000 <= now {
-                report.individual_soft_forgotten +=
-                    self.db.soft_forget_individual(org, &user.user_id).await?;
+                report.individual_soft_forgotten += self
+                    .db
+                    .records()
+                    .soft_forget_individual(org, &user.user_id)
+                    .await?;
             }
         }
         jobs::audit_run::<Self>(&self.db, org, org, &report, now).await?;

@@ -142,6 +142,7 @@ impl Lifecycle {
         for batch in records.chunks(BATCH) {
             let ids = self
                 .db
+                .records()
                 .import_records(batch, &run_id, place.now)
                 .await
                 .map_err(TurnError::from)?;
@@ -151,7 +152,8 @@ impl Lifecycle {
         }
         let detail = serde_json::to_string(&report).unwrap_or_default();
         self.db
-            .audit(
+            .audit()
+            .append(
                 place.org,
                 place.actor,
                 "memory.import",

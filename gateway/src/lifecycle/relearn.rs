@@ -26,8 +26,12 @@ impl Lifecycle {
         actor: &str,
         now: i64,
     ) -> Result<RelearnReport> {
-        let archive = self.db.archive(org, archive_id).await?;
-        let lines = self.db.archive_lines(org, archive_id).await?;
+        let archive = self.db.conversations().archive(org, archive_id).await?;
+        let lines = self
+            .db
+            .conversations()
+            .archive_lines(org, archive_id)
+            .await?;
         let trusted = Trust::parse(&archive.trust) == Trust::Admin;
         let mut report = RelearnReport {
             run_id: format!("relearn:{archive_id}:{now}"),
@@ -60,7 +64,8 @@ impl Lifecycle {
             }
         }
         self.db
-            .audit(
+            .audit()
+            .append(
                 org,
                 actor,
                 "memory.relearn",

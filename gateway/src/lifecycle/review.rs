@@ -15,7 +15,7 @@ impl Lifecycle {
         actor: &str,
         now: i64,
     ) -> Result<std::result::Result<String, String>> {
-        let rec = match self.db.record(org, id).await {
+        let rec = match self.db.records().get(org, id).await {
             Ok(r) => r,
             Err(StoreError::NotFound(_)) => return Ok(Err(format!("no record {id}"))),
             Err(e) => return Err(e.into()),
@@ -30,6 +30,7 @@ impl Lifecycle {
             let run = format!("review:{id}:{now}");
             let s = self
                 .db
+                .records()
                 .activate_kept(org, id, Cause::Confirm, &run, now, self.learning.beliefs())
                 .await?;
             match s.superseded_by {
@@ -38,11 +39,12 @@ impl Lifecycle {
                 None => format!("confirmed record {id}; it retired {:?}", s.retired),
             }
         } else {
-            self.db.set_status(org, id, Status::Rejected).await?;
+            self.db.records().reject(org, id).await?;
             format!("rejected record {id}")
         };
         self.db
-            .audit(
+            .audit()
+            .append(
                 org,
                 actor,
                 if confirm {
@@ -69,7 +71,7 @@ impl Lifecycle {
         now: i64,
     ) -> Result<std::result::Result<(), String>> {
         let not_theirs = || Ok(Err(format!("You have no record {id}.")));
-        let rec = match self.db.record(org, id).await {
+        let rec = match self.db.records().get(org, id).await {
             Ok(r) => r,
             Err(memory::StoreError::NotFound(_)) => return not_theirs(),
             Err(e) => return Err(e.into()),
@@ -93,7 +95,7 @@ impl Lifecycle {
         actor: &str,
         now: i64,
     ) -> Result<std::result::Result<(), String>> {
-        let rec = match self.db.record(org, id).await {
+        let rec = match self.db.records().get(org, id).await {
             Ok(r) => r,
             Err(StoreError::NotFound(_)) => return Ok(Err(format!("no record {id}"))),
             Err(e) => return Err(e.into()),
@@ -108,11 +110,12 @@ impl Lifecycle {
     /// Delete a record; its tombstone keeps relearn from bringing it back.
     /// Callers check who may (an operator, or the record's owner). Audited.
     pub async fn forget(&self, org: &str, id: i64, actor: &str, now: i64) -> Result<()> {
-        let rec = self.db.record(org, id).await?;
+        let rec = self.db.records().get(org, id).await?;
         // The text goes; its tombstone keeps it from being relearned.
-        self.db.forget_record(org, id).await?;
+        self.db.records().forget_record(org, id).await?;
         self.db
-            .audit(
+            .audit()
+            .append(
                 org,
                 actor,
                 "memory.forget",

@@ -71,6 +71,7 @@ impl Lifecycle {
             Some(size) => (size.messages, size.chars),
             None => {
                 self.db
+                    .conversations()
                     .live_size(&msg.org, &msg.agent, &msg.conversation)
                     .await?
             }
@@ -82,6 +83,7 @@ impl Lifecycle {
         }
         let live = self
             .db
+            .conversations()
             .history(&msg.org, &msg.agent, &msg.conversation)
             .await?;
         let (keep_msgs, keep_chars) = (
@@ -112,7 +114,11 @@ impl Lifecycle {
         conversation: &str,
         now: i64,
     ) -> Result<Option<TrimReport>> {
-        let live = self.db.history(org, agent, conversation).await?;
+        let live = self
+            .db
+            .conversations()
+            .history(org, agent, conversation)
+            .await?;
         if live.is_empty() {
             return Ok(None);
         }
@@ -140,6 +146,7 @@ impl Lifecycle {
             .unwrap_or_else(|| "operator".to_string());
         let Some(archive_id) = self
             .db
+            .conversations()
             .archive_slice(&NewArchive {
                 org: &first.org,
                 agent: &first.agent,
@@ -212,6 +219,7 @@ impl Lifecycle {
                 // Kept as it is: a summary retires nothing and asks no judge.
                 let written = self
                     .db
+                    .records()
                     .write(&rec, Dedupe::Never, Activation::None, &NoRevision)
                     .await?;
                 learned.extend(written.id());

@@ -67,12 +67,12 @@ impl Undo {
 impl Lifecycle {
     /// Undo revision `id` as `actor`.
     pub async fn undo(&self, org: &str, id: i64, actor: &str, now: i64) -> Result<Undo> {
-        let rev = self.db.revision(org, id).await?;
-        if !self.db.undo_revision(org, id, actor, now).await? {
+        let rev = self.db.records().revision(org, id).await?;
+        if !self.db.records().undo_revision(org, id, actor, now).await? {
             return Ok(Undo::AlreadyUndone);
         }
-        let back = self.db.record(org, rev.retired_id).await?;
-        let replacing = match self.db.record(org, rev.replacing_id).await {
+        let back = self.db.records().get(org, rev.retired_id).await?;
+        let replacing = match self.db.records().get(org, rev.replacing_id).await {
             Ok(r) => Some(Box::new(r)),
             Err(memory::StoreError::NotFound(_)) => None,
             Err(e) => return Err(e.into()),

@@ -1,4 +1,4 @@
-use super::{Db, Result};
+use super::{Conversations, Result};
 use crate::model::StoredMessage;
 use serde::Serialize;
 use sqlx::AnyConnection;
@@ -49,7 +49,7 @@ pub struct NewArchive<'a> {
 
 const SELECT: &str = "SELECT id, org, agent, channel, conversation, conversation_kind, started_at, ended_at, trust, summary, markdown, created_at, created_by, first_id, last_id FROM archives";
 
-impl Db {
+impl Conversations<'_> {
     /// Archive a slice and take its lines out of the live history, atomically:
     /// the conversation's watermark moves to `last_id`, and the archive keeps
     /// the range. `None` when the slice is no longer live (another trim of
@@ -61,11 +61,11 @@ impl Db {
     /// kept the lines' commits waiting behind it, a hundred times a second
     /// when many conversations pass their budget together.
     pub async fn archive_slice(&self, a: &NewArchive<'_>) -> Result<Option<i64>> {
-        self.lines.archive(&self.writer, a).await
+        self.db.lines.archive(&self.db.writer, a).await
     }
 
     pub async fn archive(&self, org: &str, id: i64) -> Result<Archive> {
-        self.by_id(SELECT, "archive", org, id).await
+        self.db.by_id(SELECT, "archive", org, id).await
     }
 
     /// Archives of an organisation, oldest first; of one conversation when given.
@@ -74,7 +74,7 @@ impl Db {
         if let Some(c) = conversation {
             q = q.push(" AND conversation = ").bind(c);
         }
-        q.push(" ORDER BY id").all(&self.pool).await
+        q.push(" ORDER BY id").all(&self.db.pool).await
     }
 
     /// The newest `limit` archives with an id below `before` (all when
@@ -96,7 +96,7 @@ impl Db {
         }
         q.push(" ORDER BY id DESC LIMIT ")
             .bind(limit)
-            .all(&self.pool)
+            .all(&self.db.pool)
             .await
     }
 
@@ -105,7 +105,7 @@ impl Db {
         let text = "SELECT m.id, m.org, m.agent, m.channel, m.conversation, m.conversation_kind, m.author, m.sender, m.sender_role, m.text, m.said_at \
                     FROM archives a JOIN messages m ON m.org = a.org AND m.agent = a.agent AND m.conversation = a.conversation \
                     AND m.id BETWEEN a.first_id AND a.last_id WHERE a.org = $1 AND a.id = $2 ORDER BY m.id";
-        sql!(text, org, archive_id).all(&self.pool).await
+        sql!(text, org, archive_id).all(&self.db.pool).await
     }
 }
 

@@ -22,9 +22,15 @@ where
     q.exec(exec).await.map(|_| ())
 }
 
-impl Db {
+/// The audit log: append-only entries of who did what to which target.
+#[derive(Clone, Copy)]
+pub struct AuditTrail<'a> {
+    pub(super) db: &'a Db,
+}
+
+impl AuditTrail<'_> {
     /// Append one entry to the audit log.
-    pub async fn audit(
+    pub async fn append(
         &self,
         org: &str,
         actor: &str,
@@ -33,28 +39,23 @@ impl Db {
         detail: &str,
         at: i64,
     ) -> Result<()> {
-        insert_audit(&self.pool, org, actor, action, target, detail, at).await
+        insert_audit(&self.db.pool, org, actor, action, target, detail, at).await
     }
 
     /// Audit entries of one action about one target, oldest first.
-    pub async fn audit_about(
-        &self,
-        org: &str,
-        action: &str,
-        target: &str,
-    ) -> Result<Vec<AuditEntry>> {
+    pub async fn about(&self, org: &str, action: &str, target: &str) -> Result<Vec<AuditEntry>> {
         let text = format!("{SELECT} WHERE org = $1 AND action = $2 AND target = $3 ORDER BY id");
-        sql!(text, org, action, target).all(&self.pool).await
+        sql!(text, org, action, target).all(&self.db.pool).await
     }
 
     /// The newest `limit` audit entries of an organisation, newest first.
-    pub async fn audit_log(&self, org: &str, limit: i64) -> Result<Vec<AuditEntry>> {
-        self.audit_log_before(org, None, limit).await
+    pub async fn log(&self, org: &str, limit: i64) -> Result<Vec<AuditEntry>> {
+        self.log_before(org, None, limit).await
     }
 
     /// The newest `limit` audit entries with an id below `before` (all when
     /// `None`), newest first: one page of the log.
-    pub async fn audit_log_before(
+    pub async fn log_before(
         &self,
         org: &str,
         before: Option<i64>,
@@ -62,7 +63,7 @@ impl Db {
     ) -> Result<Vec<AuditEntry>> {
         let text = format!("{SELECT} WHERE org = $1 AND id < $2 ORDER BY id DESC LIMIT $3");
         sql!(text, org, before.unwrap_or(i64::MAX), limit)
-            .all(&self.pool)
+            .all(&self.db.pool)
             .await
     }
 }

@@ -2,10 +2,10 @@
 //! repeat is not shown again until a new record joins its batch.
 
 use super::records::SELECT;
-use super::{Db, Result};
+use super::{Records, Result};
 use crate::model::MemoryRecord;
 
-impl Db {
+impl Records<'_> {
     /// Active agent notes and personal records that no consolidation run has
     /// seen yet, oldest first. Org policy is admin-authored and never merged.
     pub async fn unseen_active(&self, org: &str, limit: i64) -> Result<Vec<MemoryRecord>> {
@@ -15,7 +15,7 @@ impl Db {
              AND NOT EXISTS (SELECT 1 FROM consolidation_seen s WHERE s.org = memory_records.org AND s.record_id = memory_records.id) \
              ORDER BY id LIMIT $2"
         );
-        sql!(text, org, limit).all(&self.pool).await
+        sql!(text, org, limit).all(&self.db.pool).await
     }
 
     /// Remember that a consolidation run showed these records (or found them alone).
@@ -26,7 +26,7 @@ impl Db {
         run_id: &str,
         now: i64,
     ) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.db.pool.begin().await?;
         let text = "INSERT INTO consolidation_seen (org, record_id, seen_at, run_id) VALUES ($1, $2, $3, $4) \
                     ON CONFLICT (org, record_id) DO UPDATE SET seen_at = excluded.seen_at, run_id = excluded.run_id";
         for id in ids {
@@ -39,7 +39,7 @@ impl Db {
     /// Whether a consolidation run has seen record `id`.
     pub async fn consolidation_seen(&self, org: &str, id: i64) -> Result<bool> {
         let text = "SELECT COUNT(*) FROM consolidation_seen WHERE org = $1 AND record_id = $2";
-        let (n,): (i64,) = sql!(text, org, id).one(&self.pool).await?;
+        let (n,): (i64,) = sql!(text, org, id).one(&self.db.pool).await?;
         Ok(n > 0)
     }
 }

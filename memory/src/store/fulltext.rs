@@ -20,7 +20,7 @@
 //! `memory_fts_common` by [`Db::optimize`] and left out of a search that has
 //! rarer ones.
 
-use super::{Backend, Db, Result, Sql};
+use super::{Backend, Db, Records, Result, Sql};
 use crate::fulltext::document_tokens;
 use crate::model::{MemoryRecord, NewRecord, Scope};
 use sha2::{Digest, Sha256};
@@ -567,24 +567,24 @@ impl CommonTokens {
     }
 }
 
-impl Db {
+impl Records<'_> {
     /// List the placed tokens held by more than [`COMMON_DOCS`] active
     /// records, from the engine's own counts (FTS5's vocabulary table,
     /// PostgreSQL's `ts_stat`), and how many records the index holds (the row
     /// with the empty token). Reads the whole index: run by the hourly job,
     /// not per turn. Returns how many tokens are common.
     pub async fn refresh_common_tokens(&self) -> Result<u64> {
-        let counted = match self.backend {
+        let counted = match self.db.backend {
             Backend::Sqlite => "SELECT term, doc FROM memory_fts_vocab WHERE doc > $1",
             Backend::Postgres => {
                 "SELECT word, CAST(ndoc AS BIGINT) FROM ts_stat('SELECT doc FROM memory_fts') WHERE ndoc > $1"
             }
         };
-        let rows: Vec<(String, i64)> = sql!(counted, COMMON_DOCS).all(&self.pool).await?;
+        let rows: Vec<(String, i64)> = sql!(counted, COMMON_DOCS).all(&self.db.pool).await?;
         let (total,): (i64,) = sql!("SELECT COUNT(*) FROM memory_fts")
-            .one(&self.pool)
+            .one(&self.db.pool)
             .await?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.db.pool.begin().await?;
         sql!("DELETE FROM memory_fts_common").exec(&mut *tx).await?;
         let text = "INSERT INTO memory_fts_common (token, docs) VALUES ('', $1)";
         sql!(text, total).exec(&mut *tx).await?;
@@ -593,7 +593,7 @@ impl Db {
             sql!(text, token, *docs).exec(&mut *tx).await?;
         }
         tx.commit().await?;
-        self.common.forget();
+        self.db.common.forget();
         Ok(rows.len() as u64)
     }
 }

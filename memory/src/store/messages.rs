@@ -41,7 +41,14 @@ const SELECT: &str = "SELECT id, org, agent, channel, conversation, conversation
 /// when it is past the conversation's watermark, the newest trimmed line.
 const LIVE: &str = "id > COALESCE((SELECT trimmed_through FROM live_history WHERE org = $1 AND agent = $2 AND conversation = $3), 0)";
 
-impl Db {
+/// Conversation lines (the group commit, seen platform ids, history
+/// windows) and their archives.
+#[derive(Clone, Copy)]
+pub struct Conversations<'a> {
+    pub(super) db: &'a Db,
+}
+
+impl Conversations<'_> {
     /// Record a platform message id; false when it was seen before (a redelivery).
     pub async fn mark_seen(
         &self,
@@ -51,7 +58,7 @@ impl Db {
         now: i64,
     ) -> Result<bool> {
         let q = sql!(SEEN, org, channel, platform_id, now);
-        Ok(q.exec(&self.pool).await? == 1)
+        Ok(q.exec(&self.db.pool).await? == 1)
     }
 
     /// A turn's first read, in one statement: whether `platform_id` was seen
@@ -112,15 +119,16 @@ impl Db {
     pub async fn is_seen(&self, org: &str, channel: &str, platform_id: &str) -> Result<bool> {
         let text = "SELECT seen_at FROM seen_messages WHERE org = $1 AND channel = $2 AND platform_id = $3";
         let row: Option<(i64,)> = sql!(text, org, channel, platform_id)
-            .opt(&self.pool)
+            .opt(&self.db.pool)
             .await?;
         Ok(row.is_some())
     }
 
     /// Store one line; its id once it is committed (see the module doc).
     pub async fn insert_message(&self, m: &NewMessage<'_>) -> Result<i64> {
-        self.lines
-            .store(&self.writer, m, None)
+        self.db
+            .lines
+            .store(&self.db.writer, m, None)
             .await?
             .ok_or_else(|| StoreError::Corrupt("a line without a platform id was refused".into()))
     }
@@ -134,14 +142,14 @@ impl Db {
         m: &NewMessage<'_>,
         platform_id: Option<&str>,
     ) -> Result<Option<i64>> {
-        self.lines.store(&self.writer, m, platform_id).await
+        self.db.lines.store(&self.db.writer, m, platform_id).await
     }
 
     /// Forget the seen ids of `org` marked before `before` (a redelivery
     /// comes within minutes; the ids need not be kept for ever).
     pub async fn prune_seen(&self, org: &str, before: i64) -> Result<u64> {
         let text = "DELETE FROM seen_messages WHERE org = $1 AND seen_at < $2";
-        sql!(text, org, before).exec(&self.pool).await
+        sql!(text, org, before).exec(&self.db.pool).await
     }
 
     /// The live (untrimmed) history of a conversation, oldest first.
@@ -154,7 +162,9 @@ impl Db {
         let text = format!(
             "{SELECT} WHERE org = $1 AND agent = $2 AND conversation = $3 AND {LIVE} ORDER BY id"
         );
-        sql!(text, org, agent, conversation).all(&self.pool).await
+        sql!(text, org, agent, conversation)
+            .all(&self.db.pool)
+            .await
     }
 
     /// The id of `sender`'s newest line in a conversation before message
@@ -170,7 +180,7 @@ impl Db {
         let text = "SELECT id FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 \
                     AND sender = $4 AND id < $5 ORDER BY id DESC LIMIT 1";
         let row: Option<(i64,)> = sql!(text, org, agent, conversation, sender, before)
-            .opt(&self.pool)
+            .opt(&self.db.pool)
             .await?;
         Ok(row.map(|(id,)| id))
     }
@@ -189,7 +199,7 @@ impl Db {
             "{SELECT} WHERE org = $1 AND agent = $2 AND conversation = $3 AND {LIVE} AND id < $4 ORDER BY id DESC LIMIT $5"
         );
         sql!(text, org, agent, conversation, before, limit)
-            .all(&self.pool)
+            .all(&self.db.pool)
             .await
     }
 
@@ -264,7 +274,7 @@ impl Db {
             }
             None => q,
         };
-        q.all(&self.pool).await
+        q.all(&self.db.pool).await
     }
 
     /// Size of a conversation's live history: (messages, characters), as the
@@ -276,7 +286,9 @@ impl Db {
         conversation: &str,
     ) -> Result<(i64, i64)> {
         let text = "SELECT messages, chars FROM live_history WHERE org = $1 AND agent = $2 AND conversation = $3";
-        let size: Option<(i64, i64)> = sql!(text, org, agent, conversation).opt(&self.pool).await?;
+        let size: Option<(i64, i64)> = sql!(text, org, agent, conversation)
+            .opt(&self.db.pool)
+            .await?;
         Ok(size.unwrap_or((0, 0)))
     }
 
@@ -291,7 +303,7 @@ impl Db {
         T: for<'q> sqlx::Encode<'q, sqlx::Any> + sqlx::Type<sqlx::Any> + Send,
     {
         let text = format!("{SELECT} WHERE org = $1 AND {condition} ORDER BY id");
-        sql!(text, org, value).all(&self.pool).await
+        sql!(text, org, value).all(&self.db.pool).await
     }
 }
 

@@ -16,6 +16,7 @@ mod archives;
 mod audit;
 mod consolidation;
 mod fulltext;
+mod jobs;
 mod messages;
 mod pairing;
 mod pgvector;
@@ -27,9 +28,13 @@ mod sessions;
 mod vectors;
 
 pub use archives::{Archive, NewArchive};
-pub use messages::{ConversationView, LiveSize, NewMessage, Opened, Opening, ViewOf};
-pub use pairing::{ApiKey, Decision, NewPairingCode, PairingRequest, User};
-pub use records::{RecordFilter, RetrievalScope, Retrieved, Supersession};
+pub use audit::AuditTrail;
+pub use jobs::Jobs;
+pub use messages::{
+    ConversationView, Conversations, LiveSize, NewMessage, Opened, Opening, ViewOf,
+};
+pub use pairing::{ApiKey, Decision, Identity, NewPairingCode, PairingRequest, User};
+pub use records::{RecordFilter, Records, RetrievalScope, Retrieved, Supersession};
 pub use retention::{Erasure, ERASED};
 pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement};
 pub use revisions::{NewRevision, RevisionMeta};
@@ -212,6 +217,31 @@ fn pool_options(backend: Backend, max: u32) -> AnyPoolOptions {
 }
 
 impl Db {
+    /// Memory records: the one write path, retrieval, revisions, vectors.
+    pub fn records(&self) -> Records<'_> {
+        Records { db: self }
+    }
+
+    /// Conversation lines and their archives.
+    pub fn conversations(&self) -> Conversations<'_> {
+        Conversations { db: self }
+    }
+
+    /// Users, identities, pairing requests, API keys, dashboard sessions.
+    pub fn identity(&self) -> Identity<'_> {
+        Identity { db: self }
+    }
+
+    /// The audit log.
+    pub fn audit(&self) -> AuditTrail<'_> {
+        AuditTrail { db: self }
+    }
+
+    /// Scheduled jobs' claims.
+    pub fn jobs(&self) -> Jobs<'_> {
+        Jobs { db: self }
+    }
+
     /// Connect to `url` and apply migrations.
     ///
     /// `sqlite:steward.db` (created if missing), `sqlite::memory:` (one private
@@ -275,7 +305,7 @@ impl Db {
         if backend == Backend::Sqlite && max > 1 {
             db.writer = pool_options(backend, 1).connect(&url).await?;
         }
-        db.index_pending().await?;
+        db.records().index_pending().await?;
         Ok(db)
     }
 
@@ -356,7 +386,7 @@ impl Db {
     /// PostgreSQL it vacuums the postings, so a search's index-only scans
     /// fetch no row. Run by the hourly expire job.
     pub async fn optimize(&self) -> Result<()> {
-        self.refresh_common_tokens().await?;
+        self.records().refresh_common_tokens().await?;
         match self.backend {
             Backend::Sqlite => {
                 sql!("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")

@@ -82,26 +82,33 @@ const LINK: &str =
     "INSERT INTO identities (org, stored_id, user_id, created_at) VALUES ($1, $2, $3, $4) \
      ON CONFLICT (org, stored_id) DO UPDATE SET user_id = excluded.user_id";
 
-impl Db {
+/// Who is who: paired users and their identities, pairing requests, API
+/// keys and the dashboard's sign-in state.
+#[derive(Clone, Copy)]
+pub struct Identity<'a> {
+    pub(super) db: &'a Db,
+}
+
+impl Identity<'_> {
     /// The active paired user a stored channel identity is linked to, if any.
     pub async fn user_by_identity(&self, org: &str, stored_id: &str) -> Result<Option<User>> {
         let text = format!(
             "{USER} JOIN identities i ON u.org = i.org AND u.user_id = i.user_id \
              WHERE i.org = $1 AND i.stored_id = $2 AND u.status = 'active'"
         );
-        sql!(text, org, stored_id).opt(&self.pool).await
+        sql!(text, org, stored_id).opt(&self.db.pool).await
     }
 
     /// A paired user (of any status).
     pub async fn paired_user(&self, org: &str, user_id: &str) -> Result<Option<User>> {
         let text = format!("{USER} WHERE u.org = $1 AND u.user_id = $2");
-        sql!(text, org, user_id).opt(&self.pool).await
+        sql!(text, org, user_id).opt(&self.db.pool).await
     }
 
     /// Paired users of an organisation, by id.
     pub async fn paired_users(&self, org: &str) -> Result<Vec<User>> {
         let text = format!("{USER} WHERE u.org = $1 ORDER BY u.user_id");
-        sql!(text, org).all(&self.pool).await
+        sql!(text, org).all(&self.db.pool).await
     }
 
     /// Insert or update a user: active, with this name and role.
@@ -114,7 +121,7 @@ impl Db {
         now: i64,
     ) -> Result<()> {
         let q = sql!(UPSERT_USER, org, user_id, name, role.as_str(), now);
-        q.exec(&self.pool).await.map(|_| ())
+        q.exec(&self.db.pool).await.map(|_| ())
     }
 
     /// Link a channel identity to a user (re-pointing it when it was linked before).
@@ -126,7 +133,7 @@ impl Db {
         now: i64,
     ) -> Result<()> {
         let q = sql!(LINK, org, stored_id, user_id, now);
-        q.exec(&self.pool).await.map(|_| ())
+        q.exec(&self.db.pool).await.map(|_| ())
     }
 
     /// Revoke a user in one transaction: their status becomes `revoked`, and
@@ -141,7 +148,7 @@ impl Db {
         actor: &str,
         now: i64,
     ) -> Result<Option<Vec<String>>> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.db.pool.begin().await?;
         let text =
             "UPDATE users SET status = 'revoked', updated_at = $1 WHERE org = $2 AND user_id = $3";
         if sql!(text, now, org, user_id).exec(&mut *tx).await? == 0 {
@@ -195,7 +202,7 @@ impl Db {
     ) -> Result<bool> {
         let text = "UPDATE users SET role = $1, updated_at = $2 WHERE org = $3 AND user_id = $4";
         let q = sql!(text, role.as_str(), now, org, user_id);
-        Ok(q.exec(&self.pool).await? > 0)
+        Ok(q.exec(&self.db.pool).await? > 0)
     }
 
     /// The newest unexpired pending request of a stored identity, if any.
@@ -208,13 +215,13 @@ impl Db {
         let text = format!(
             "{REQUEST} WHERE org = $1 AND stored_id = $2 AND status = 'pending' AND expires_at > $3 ORDER BY created_at DESC"
         );
-        sql!(text, org, stored_id, now).opt(&self.pool).await
+        sql!(text, org, stored_id, now).opt(&self.db.pool).await
     }
 
     /// How many unexpired pending requests a channel has.
     pub async fn pending_on_channel(&self, org: &str, channel: &str, now: i64) -> Result<i64> {
         let text = "SELECT COUNT(*) FROM pairing_codes WHERE org = $1 AND channel = $2 AND status = 'pending' AND expires_at > $3";
-        let (n,) = sql!(text, org, channel, now).one(&self.pool).await?;
+        let (n,) = sql!(text, org, channel, now).one(&self.db.pool).await?;
         Ok(n)
     }
 
@@ -225,7 +232,7 @@ impl Db {
         let q = sql!(text, c.org, c.code, c.channel, c.stored_id, c.name)
             .arg(c.created_at)
             .arg(c.expires_at);
-        Ok(q.exec(&self.pool).await? == 1)
+        Ok(q.exec(&self.db.pool).await? == 1)
     }
 
     /// Unexpired pending requests of an organisation, oldest first.
@@ -233,13 +240,13 @@ impl Db {
         let text = format!(
             "{REQUEST} WHERE org = $1 AND status = 'pending' AND expires_at > $2 ORDER BY created_at"
         );
-        sql!(text, org, now).all(&self.pool).await
+        sql!(text, org, now).all(&self.db.pool).await
     }
 
     /// The request with this code, whatever its status.
     pub async fn pairing_request(&self, org: &str, code: &str) -> Result<Option<PairingRequest>> {
         let text = format!("{REQUEST} WHERE org = $1 AND code = $2");
-        sql!(text, org, code).opt(&self.pool).await
+        sql!(text, org, code).opt(&self.db.pool).await
     }
 
     /// Decide a pending request in one transaction: mark it approved (pairing
@@ -255,7 +262,7 @@ impl Db {
             ),
             None => ("denied", "pairing.deny", format!("code {}", req.code)),
         };
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.db.pool.begin().await?;
         // The conditional write first: it takes SQLite's write lock, and a racing decision loses.
         let text =
             "UPDATE pairing_codes SET status = $1, decided_by = $2, decided_at = $3, role = $4 \
@@ -306,7 +313,7 @@ impl Db {
                     ON CONFLICT (org, stored_id) DO UPDATE SET last_hint_at = excluded.last_hint_at \
                     WHERE pairing_hints.last_hint_at <= $4";
         Ok(sql!(text, org, stored_id, now, since)
-            .exec(&self.pool)
+            .exec(&self.db.pool)
             .await?
             == 1)
     }
@@ -324,7 +331,7 @@ impl Db {
         let text = "INSERT INTO api_keys (key_hash, key_id, org, user_id, created_at) \
                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING";
         let q = sql!(text, key_hash, key_id, org, user_id, now);
-        Ok(q.exec(&self.pool).await? == 1)
+        Ok(q.exec(&self.db.pool).await? == 1)
     }
 
     /// The active user an API key (by hash) is bound to: none when the key is
@@ -334,7 +341,7 @@ impl Db {
             "{USER} JOIN api_keys k ON u.org = k.org AND u.user_id = k.user_id \
              WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND u.status = 'active'"
         );
-        sql!(text, key_hash).opt(&self.pool).await
+        sql!(text, key_hash).opt(&self.db.pool).await
     }
 
     /// The API keys of an organisation (of one user, when given), oldest first.
@@ -344,11 +351,11 @@ impl Db {
                 let text = format!(
                     "{API_KEY} WHERE org = $1 AND user_id = $2 ORDER BY created_at, key_id"
                 );
-                sql!(text, org, user).all(&self.pool).await
+                sql!(text, org, user).all(&self.db.pool).await
             }
             None => {
                 let text = format!("{API_KEY} WHERE org = $1 ORDER BY created_at, key_id");
-                sql!(text, org).all(&self.pool).await
+                sql!(text, org).all(&self.db.pool).await
             }
         }
     }
@@ -356,7 +363,7 @@ impl Db {
     /// One API key by its public id.
     pub async fn api_key(&self, org: &str, key_id: &str) -> Result<Option<ApiKey>> {
         let text = format!("{API_KEY} WHERE org = $1 AND key_id = $2");
-        sql!(text, org, key_id).opt(&self.pool).await
+        sql!(text, org, key_id).opt(&self.db.pool).await
     }
 
     /// Revoke one API key by its public id, with its `api_key.revoke` audit
@@ -369,7 +376,7 @@ impl Db {
         actor: &str,
         now: i64,
     ) -> Result<bool> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.db.pool.begin().await?;
         // The conditional write first: it takes SQLite's write lock, and a racing revocation loses.
         let text = "UPDATE api_keys SET revoked_at = $1, revoked_by = $2 \
                     WHERE org = $3 AND key_id = $4 AND revoked_at IS NULL";

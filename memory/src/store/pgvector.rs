@@ -32,7 +32,7 @@
 //! rule by the caller.
 
 use super::vectors::literal;
-use super::{Db, Result, Sql};
+use super::{Db, Records, Result, Sql};
 use sqlx::AnyConnection;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
@@ -96,7 +96,7 @@ impl PgVectors {
     }
 }
 
-impl Db {
+impl Records<'_> {
     /// Make sure vectors of `dims` dimensions have their HNSW index: made
     /// unless it exists and is valid (a build cut short leaves an invalid one,
     /// dropped here), by one process at a time (an advisory lock per schema
@@ -104,6 +104,7 @@ impl Db {
     pub(super) async fn ensure_vector_index(&self, dims: usize) -> Result<()> {
         if dims == 0
             || self
+                .db
                 .pgvector
                 .indexed
                 .lock()
@@ -115,7 +116,7 @@ impl Db {
         let name = index_name(dims);
         // One connection for the lock, the checks and the build: an advisory
         // lock belongs to its session.
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.db.pool.acquire().await?;
         let (locked,): (bool,) = sql!(
             "SELECT pg_try_advisory_lock(hashtext(current_schema() || '.' || $1))",
             &name
@@ -134,7 +135,7 @@ impl Db {
         .await;
         built?;
         unlocked?;
-        if let Ok(mut indexed) = self.pgvector.indexed.lock() {
+        if let Ok(mut indexed) = self.db.pgvector.indexed.lock() {
             indexed.insert(dims);
         }
         Ok(())
@@ -147,15 +148,15 @@ impl Db {
         let widths: Vec<(i64,)> = sql!(
             "SELECT DISTINCT dims FROM memory_vectors WHERE embedding IS NOT NULL AND dims > 0"
         )
-        .all(&self.pool)
+        .all(&self.db.pool)
         .await?;
         if widths.is_empty() {
             return Ok(());
         }
-        let db = self.clone();
+        let db = self.db.clone();
         tokio::spawn(async move {
             for (dims,) in widths {
-                if let Err(e) = db.ensure_vector_index(dims as usize).await {
+                if let Err(e) = db.records().ensure_vector_index(dims as usize).await {
                     tracing::warn!(error = %e, dims, "building the vector index failed: vector searches of this width scan every row");
                 }
             }
@@ -167,7 +168,7 @@ impl Db {
     /// counted up to [`SMALL_PLACE`] + 1 (kept a minute).
     async fn place_sizes(&self, org: &str, model: &str, keys: &[String]) -> Result<Vec<i64>> {
         let place = |k: &String| (org.to_string(), model.to_string(), k.clone());
-        let mut sizes: Vec<Option<i64>> = match self.pgvector.sizes.lock() {
+        let mut sizes: Vec<Option<i64>> = match self.db.pgvector.sizes.lock() {
             Ok(known) => keys
                 .iter()
                 .map(|k| {
@@ -196,9 +197,9 @@ impl Db {
                 }
                 q = q.push("(CAST(").bind(k.clone()).push(" AS TEXT))");
             }
-            let counted: Vec<(String, i64)> = q.push(") AS k (vis)").all(&self.pool).await?;
+            let counted: Vec<(String, i64)> = q.push(") AS k (vis)").all(&self.db.pool).await?;
             let now = Instant::now();
-            if let Ok(mut known) = self.pgvector.sizes.lock() {
+            if let Ok(mut known) = self.db.pgvector.sizes.lock() {
                 for (vis, n) in &counted {
                     known.insert(place(vis), (*n, now));
                 }
@@ -253,12 +254,13 @@ impl Db {
         let mut found = Vec::new();
         if !large.is_empty() {
             let places: Places = (org.to_string(), model.to_string(), large.clone());
-            let mut candidates = candidates_for(limit, self.pgvector.share(&places).unwrap_or(0.5));
+            let mut candidates =
+                candidates_for(limit, self.db.pgvector.share(&places).unwrap_or(0.5));
             loop {
-                let rows: Vec<Found> = near.rows(self, &small, &large, candidates).await?;
+                let rows: Vec<Found> = near.rows(self.db, &small, &large, candidates).await?;
                 let through_index = rows.iter().filter(|(_, _, approx)| *approx).count();
                 let share = through_index as f64 / candidates as f64;
-                self.pgvector.saw_share(places.clone(), share);
+                self.db.pgvector.saw_share(places.clone(), share);
                 found = rows;
                 if through_index >= limit {
                     break;
@@ -271,11 +273,11 @@ impl Db {
                 }
                 // The index cannot give these places enough: read them exactly.
                 small.append(&mut large);
-                found = near.rows(self, &small, &[], 0).await?;
+                found = near.rows(self.db, &small, &[], 0).await?;
                 break;
             }
         } else if !small.is_empty() {
-            found = near.rows(self, &small, &[], 0).await?;
+            found = near.rows(self.db, &small, &[], 0).await?;
         }
         found.sort_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
         found.truncate(limit);
@@ -295,13 +297,13 @@ impl Db {
         q: &super::QueryVector,
         limit: usize,
     ) -> Result<Vec<String>> {
-        if self.backend != super::Backend::Postgres {
+        if self.db.backend != super::Backend::Postgres {
             return Ok(Vec::new());
         }
         let keys = super::records::visible_keys(scope);
         let (small, large) = self.split_places(&scope.org, &q.model, &keys).await?;
         let places: Places = (scope.org.clone(), q.model.clone(), large.clone());
-        let candidates = candidates_for(limit, self.pgvector.share(&places).unwrap_or(0.5));
+        let candidates = candidates_for(limit, self.db.pgvector.share(&places).unwrap_or(0.5));
         let near = Near {
             org: &scope.org,
             model: &q.model,
@@ -309,7 +311,7 @@ impl Db {
             dims: q.values.len(),
             limit,
         };
-        near.plan(self, &small, &large, candidates).await
+        near.plan(self.db, &small, &large, candidates).await
     }
 }
 

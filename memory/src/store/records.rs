@@ -403,7 +403,7 @@ fn filtered<'q>(org: &'q str, f: &'q RecordFilter) -> Sql<'q> {
     q
 }
 
-/// [`Db::activate`] inside the caller's transaction.
+/// [`Records::activate_under_subject_rule`] inside the caller's transaction.
 pub(super) async fn activate_on(
     conn: &mut AnyConnection,
     org: &str,
@@ -582,10 +582,17 @@ fn fuse(
         .collect()
 }
 
-impl Db {
+/// Memory records: the write path (`write.rs`), retrieval, supersession,
+/// revisions, retirement, consolidation's marks and the records' vectors.
+#[derive(Clone, Copy)]
+pub struct Records<'a> {
+    pub(super) db: &'a Db,
+}
+
+impl Records<'_> {
     /// Insert a record and index its words. Returns its id.
-    pub async fn insert_record(&self, r: &NewRecord) -> Result<i64> {
-        let ids = self.insert_records(std::slice::from_ref(r)).await?;
+    pub(crate) async fn insert_new(&self, r: &NewRecord) -> Result<i64> {
+        let ids = self.insert_new_many(std::slice::from_ref(r)).await?;
         ids.first()
             .copied()
             .ok_or_else(|| StoreError::Corrupt("insert returned no id".into()))
@@ -594,29 +601,29 @@ impl Db {
     /// Insert a record active and apply the subject rule to it in one
     /// transaction ([`Db::write`] of a new record): one commit instead of two,
     /// and no crash leaves it active without the rule applied.
-    pub async fn insert_activated(
+    pub(crate) async fn insert_new_active(
         &self,
         r: &NewRecord,
         cause: &str,
         run_id: &str,
         now: i64,
     ) -> Result<(i64, Supersession)> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.db.pool.begin().await?;
         let out = insert_active_on(&mut tx, r, cause, run_id, now).await?;
         tx.commit().await?;
-        self.written();
+        self.db.written();
         Ok(out)
     }
 
     /// Insert many records in one transaction (imports, benchmarks). Returns their ids.
-    pub async fn insert_records(&self, records: &[NewRecord]) -> Result<Vec<i64>> {
-        let mut tx = self.pool.begin().await?;
+    pub(crate) async fn insert_new_many(&self, records: &[NewRecord]) -> Result<Vec<i64>> {
+        let mut tx = self.db.pool.begin().await?;
         let mut ids = Vec::with_capacity(records.len());
         for r in records {
             ids.push(insert_on(&mut tx, r).await?);
         }
         tx.commit().await?;
-        self.written();
+        self.db.written();
         Ok(ids)
     }
 
@@ -631,7 +638,7 @@ impl Db {
         run_id: &str,
         now: i64,
     ) -> Result<Vec<Option<i64>>> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.db.pool.begin().await?;
         let mut out = Vec::with_capacity(records.len());
         for r in records {
             if find_same_on(&mut tx, r, &[Status::Active]).await?.is_some() {
@@ -642,26 +649,29 @@ impl Db {
             out.push(Some(id));
         }
         tx.commit().await?;
-        self.written();
+        self.db.written();
         Ok(out)
     }
 
-    pub async fn record(&self, org: &str, id: i64) -> Result<MemoryRecord> {
-        self.by_id(SELECT, "memory record", org, id).await
+    pub async fn get(&self, org: &str, id: i64) -> Result<MemoryRecord> {
+        self.db.by_id(SELECT, "memory record", org, id).await
     }
 
     /// Records of an organisation, oldest first.
-    pub async fn records(&self, org: &str, f: &RecordFilter) -> Result<Vec<MemoryRecord>> {
-        filtered(org, f).push(" ORDER BY id").all(&self.pool).await
+    pub async fn list(&self, org: &str, f: &RecordFilter) -> Result<Vec<MemoryRecord>> {
+        filtered(org, f)
+            .push(" ORDER BY id")
+            .all(&self.db.pool)
+            .await
     }
 
     /// Set a record's status. Errors when the record does not exist in `org`.
-    pub async fn set_status(&self, org: &str, id: i64, status: Status) -> Result<()> {
-        let mut conn = self.pool.acquire().await?;
+    pub(crate) async fn change_status(&self, org: &str, id: i64, status: Status) -> Result<()> {
+        let mut conn = self.db.pool.acquire().await?;
         match set_status_on(&mut conn, org, id, status).await? {
             0 => Err(StoreError::NotFound(format!("memory record {id}"))),
             _ => {
-                self.written();
+                self.db.written();
                 Ok(())
             }
         }
@@ -670,7 +680,7 @@ impl Db {
     /// Forget record `id`: deleted, and its text replaced by its [`tombstone`],
     /// so nothing of it can be read back while the same text is still not relearned.
     pub async fn forget_record(&self, org: &str, id: i64) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.db.pool.begin().await?;
         let rec = fetch(&mut tx, org, id)
             .await?
             .ok_or_else(|| StoreError::NotFound(format!("memory record {id}")))?;
@@ -686,7 +696,7 @@ impl Db {
     /// Make record `id` active and apply the subject rule: an older live value
     /// on the same subject is retired (with a revision row); a newer one makes
     /// this record history itself. Undone pairs (vetoes) are never applied again.
-    pub async fn activate(
+    pub(crate) async fn activate_under_subject_rule(
         &self,
         org: &str,
         id: i64,
@@ -694,10 +704,10 @@ impl Db {
         run_id: &str,
         now: i64,
     ) -> Result<Supersession> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.db.pool.begin().await?;
         let out = activate_on(&mut tx, org, id, cause, run_id, now).await?;
         tx.commit().await?;
-        self.written();
+        self.db.written();
         Ok(out)
     }
 
@@ -706,7 +716,7 @@ impl Db {
     /// was already undone.
     pub async fn undo_revision(&self, org: &str, id: i64, actor: &str, now: i64) -> Result<bool> {
         let rev = self.revision(org, id).await?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.db.pool.begin().await?;
         let text = "UPDATE memory_revisions SET undone_at = $1, undone_by = $2 WHERE org = $3 AND id = $4 AND undone_at IS NULL";
         let changed = sql!(text, now, actor, org, id).exec(&mut *tx).await?;
         if changed == 1 {
@@ -730,14 +740,14 @@ impl Db {
             .await?;
         }
         tx.commit().await?;
-        self.written();
+        self.db.written();
         Ok(changed == 1)
     }
 
     /// Move an individual-tier record to the person tier (`org/{org}/user/{user}`),
     /// read by every agent of the org. `content` is the re-sanitised text.
     pub async fn move_to_person_tier(&self, org: &str, id: i64, content: &str) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.db.pool.begin().await?;
         let text = "UPDATE memory_records SET scope = 'person', agent = $1, content = $2 WHERE org = $3 AND id = $4 AND scope = 'personal'";
         let changed = sql!(text, ANY_AGENT, content, org, id)
             .exec(&mut *tx)
@@ -747,7 +757,7 @@ impl Db {
         }
         reindex(&mut tx, org, id).await?;
         tx.commit().await?;
-        self.written();
+        self.db.written();
         Ok(())
     }
 
@@ -785,7 +795,7 @@ impl Db {
              AND status = 'pending' AND expires_at > $6 ORDER BY batch DESC, id"
         );
         let q = sql!(text, org, agent, ANY_AGENT, conversation, author, now);
-        let all: Vec<MemoryRecord> = q.all(&self.pool).await?;
+        let all: Vec<MemoryRecord> = q.all(&self.db.pool).await?;
         let newest = all.first().and_then(|r| r.batch);
         Ok(all.into_iter().filter(|r| r.batch == newest).collect())
     }
@@ -808,7 +818,7 @@ impl Db {
             owner,
             subject,
         };
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.db.pool.acquire().await?;
         // No record has id 0: none is excepted.
         same_subject_active(&mut conn, &place, 0).await
     }
@@ -816,7 +826,7 @@ impl Db {
     /// Proposals past their expiry are deleted; returns how many.
     pub async fn expire_proposals(&self, org: &str, now: i64) -> Result<u64> {
         let text = "UPDATE memory_records SET status = 'deleted' WHERE org = $1 AND status = 'pending' AND expires_at <= $2";
-        sql!(text, org, now).exec(&self.pool).await
+        sql!(text, org, now).exec(&self.db.pool).await
     }
 
     /// True when a record with the same place, subject and content exists in one of `statuses`.
@@ -826,7 +836,7 @@ impl Db {
 
     /// The newest record with the same place, subject and content in one of `statuses`.
     pub async fn find_same(&self, r: &NewRecord, statuses: &[Status]) -> Result<Option<i64>> {
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.db.pool.acquire().await?;
         find_same_on(&mut conn, r, statuses).await
     }
 
@@ -861,7 +871,7 @@ impl Db {
         // vector search over the same places, at once: neither waits for the
         // other's statements (nor for the embedding call).
         let meaning = async {
-            let qv = match &self.embedder {
+            let qv = match &self.db.embedder {
                 Some(e) => e.query(query).await?,
                 None => return None,
             };
@@ -874,7 +884,7 @@ impl Db {
                 }
             }
         };
-        let (found, near) = tokio::join!(fulltext::search(self, &search), meaning);
+        let (found, near) = tokio::join!(fulltext::search(self.db, &search), meaning);
         let found = found?;
         let read_hits: HashMap<i64, i64> = found.iter().map(|h| (h.id, h.hits)).collect();
         let ranked: Vec<(i64, f64)> = found.iter().map(|h| (h.id, h.score)).collect();
@@ -903,7 +913,7 @@ impl Db {
             });
         }
         let (mut read, prefs) =
-            ranked_records(&self.pool, &lists, |r| scope.may_read(r), prefs.as_ref()).await?;
+            ranked_records(&self.db.pool, &lists, |r| scope.may_read(r), prefs.as_ref()).await?;
         let near_records = near.is_some().then(|| read.pop().unwrap_or_default());
         let mut out: Vec<Retrieved> = read
             .pop()
@@ -935,7 +945,7 @@ impl Db {
     }
 }
 
-impl Db {
+impl Records<'_> {
     /// The vector search alone, with the visibility rule of [`Db::retrieve`]:
     /// the records `scope` may read nearest to `query` in meaning, best first
     /// (benchmarks compare it with the keyword and the fused rankings).
@@ -954,18 +964,20 @@ impl Db {
         let near = self
             .vector_search(&scope.org, &keys, query, limit.max(0) as usize)
             .await?;
-        Ok(hit_records(&self.pool, &near, limit.max(0) as usize, |r| {
-            scope.may_read(r)
-        })
-        .await?
-        .into_iter()
-        .map(|(record, similarity)| Retrieved {
-            record,
-            hits: 0,
-            score: similarity,
-            similarity: Some(similarity),
-        })
-        .collect())
+        Ok(
+            hit_records(&self.db.pool, &near, limit.max(0) as usize, |r| {
+                scope.may_read(r)
+            })
+            .await?
+            .into_iter()
+            .map(|(record, similarity)| Retrieved {
+                record,
+                hits: 0,
+                score: similarity,
+                similarity: Some(similarity),
+            })
+            .collect(),
+        )
     }
 
     /// Records matching `f`, newest first, at most `limit`.
@@ -978,7 +990,7 @@ impl Db {
         filtered(org, f)
             .push(" ORDER BY id DESC LIMIT ")
             .bind(limit)
-            .all(&self.pool)
+            .all(&self.db.pool)
             .await
     }
 
@@ -988,20 +1000,20 @@ impl Db {
         let text = "SELECT owner, COUNT(CASE WHEN status = 'active' THEN 1 END) AS active FROM memory_records \
                     WHERE org = $1 AND scope IN ('personal', 'person') AND owner IS NOT NULL AND status <> 'deleted' \
                     GROUP BY owner ORDER BY owner";
-        sql!(text, org).all(&self.pool).await
+        sql!(text, org).all(&self.db.pool).await
     }
 }
 
 /// How many active records `Db::index_pending` indexes per transaction.
 const PENDING_BATCH: i64 = 500;
 
-impl Db {
+impl Records<'_> {
     /// Index the active records a migration listed as not yet indexed
     /// (`memory_fts_pending`), in batches. Run at connect; returns how many.
     pub async fn index_pending(&self) -> Result<u64> {
         let mut done = 0;
         loop {
-            let mut tx = self.pool.begin().await?;
+            let mut tx = self.db.pool.begin().await?;
             let text = "SELECT record_id, org FROM memory_fts_pending ORDER BY record_id LIMIT $1";
             let ids: Vec<(i64, String)> = sql!(text, PENDING_BATCH).all(&mut *tx).await?;
             if ids.is_empty() {

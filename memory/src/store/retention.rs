@@ -1,4 +1,4 @@
-use super::{fulltext, Db, Result};
+use super::{fulltext, Conversations, Db, Records, Result};
 
 /// What stands for the text of an erased person's line.
 pub const ERASED: &str = "[erased]";
@@ -13,31 +13,6 @@ pub struct Erasure {
 }
 
 impl Db {
-    /// Claim one run of a scheduled job; true for exactly one caller per (job, slot),
-    /// however many replicas ask.
-    pub async fn claim_job(&self, job: &str, slot: i64, now: i64) -> Result<bool> {
-        let text = "INSERT INTO job_runs (job, slot, claimed_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
-        Ok(sql!(text, job, slot, now).exec(&self.pool).await? == 1)
-    }
-
-    /// Every organisation that has users or memory.
-    pub async fn orgs(&self) -> Result<Vec<String>> {
-        let text = "SELECT org FROM users UNION SELECT org FROM memory_records ORDER BY 1";
-        let rows: Vec<(String,)> = sql!(text).all(&self.pool).await?;
-        Ok(rows.into_iter().map(|(o,)| o).collect())
-    }
-
-    /// Soft-forget a person's individual-tier records (status `deleted`, rows kept
-    /// as tombstones without their text). Returns how many.
-    pub async fn soft_forget_individual(&self, org: &str, owner: &str) -> Result<u64> {
-        let text = "SELECT id FROM memory_records WHERE org = $1 AND owner = $2 AND scope = 'personal' AND status <> 'deleted'";
-        let ids: Vec<(i64,)> = sql!(text, org, owner).all(&self.pool).await?;
-        for (id,) in &ids {
-            self.forget_record(org, *id).await?;
-        }
-        Ok(ids.len() as u64)
-    }
-
     /// Erase a person (`steward memory erase`): every record they own deleted
     /// outright, the text of every line they sent replaced by [`ERASED`]. Returns
     /// the counts and the archives that held their lines (to be rewritten).
@@ -61,7 +36,36 @@ impl Db {
             archives: archives.into_iter().map(|(id,)| id).collect(),
         })
     }
+}
 
+impl Records<'_> {
+    /// Soft-forget a person's individual-tier records (status `deleted`, rows kept
+    /// as tombstones without their text). Returns how many.
+    pub async fn soft_forget_individual(&self, org: &str, owner: &str) -> Result<u64> {
+        let text = "SELECT id FROM memory_records WHERE org = $1 AND owner = $2 AND scope = 'personal' AND status <> 'deleted'";
+        let ids: Vec<(i64,)> = sql!(text, org, owner).all(&self.db.pool).await?;
+        for (id,) in &ids {
+            self.forget_record(org, *id).await?;
+        }
+        Ok(ids.len() as u64)
+    }
+
+    /// Delete a person's person-tier records outright. Returns how many.
+    pub async fn delete_person_tier(&self, org: &str, owner: &str) -> Result<u64> {
+        let mut tx = self.db.pool.begin().await?;
+        let owned =
+            "SELECT id FROM memory_records WHERE org = $1 AND owner = $2 AND scope = 'person'";
+        fulltext::unindex_owned(&mut tx, owned, org, owner).await?;
+        super::vectors::drop_owned(&mut tx, owned, org, owner).await?;
+        let records =
+            "DELETE FROM memory_records WHERE org = $1 AND owner = $2 AND scope = 'person'";
+        let n = sql!(records, org, owner).exec(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(n)
+    }
+}
+
+impl Conversations<'_> {
     /// Replace an archive's summary and Markdown (after an erasure).
     pub async fn rewrite_archive(
         &self,
@@ -72,23 +76,9 @@ impl Db {
     ) -> Result<()> {
         let text = "UPDATE archives SET summary = $1, markdown = $2 WHERE org = $3 AND id = $4";
         sql!(text, summary, markdown, org, id)
-            .exec(&self.pool)
+            .exec(&self.db.pool)
             .await?;
         Ok(())
-    }
-
-    /// Delete a person's person-tier records outright. Returns how many.
-    pub async fn delete_person_tier(&self, org: &str, owner: &str) -> Result<u64> {
-        let mut tx = self.pool.begin().await?;
-        let owned =
-            "SELECT id FROM memory_records WHERE org = $1 AND owner = $2 AND scope = 'person'";
-        fulltext::unindex_owned(&mut tx, owned, org, owner).await?;
-        super::vectors::drop_owned(&mut tx, owned, org, owner).await?;
-        let records =
-            "DELETE FROM memory_records WHERE org = $1 AND owner = $2 AND scope = 'person'";
-        let n = sql!(records, org, owner).exec(&mut *tx).await?;
-        tx.commit().await?;
-        Ok(n)
     }
 
     /// Messages a person sent, oldest first (their data export).

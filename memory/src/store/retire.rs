@@ -7,7 +7,7 @@
 use super::fulltext::{self, vis_key};
 use super::records::{fetch, hit_records, insert_on};
 use super::revisions::{insert_revision, vetoed, NewRevision, RevisionMeta};
-use super::{Db, Result, StoreError};
+use super::{Records, Result, StoreError};
 use crate::fulltext::query_tokens;
 use crate::model::{MemoryRecord, NewRecord, Status};
 use sqlx::AnyConnection;
@@ -125,7 +125,7 @@ async fn retire_on(
     Ok(Retirement::Retired { revision })
 }
 
-impl Db {
+impl Records<'_> {
     /// Retire `retired` in favour of `replacing` (status `superseded`, a
     /// revision row with `meta`), unless a rule refuses it: the same place,
     /// time (an older record never retires a newer one), vetoes, both active.
@@ -137,7 +137,7 @@ impl Db {
         meta: &RevisionMeta<'_>,
         now: i64,
     ) -> Result<Retirement> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.db.pool.begin().await?;
         lock(&mut tx, org, retired).await?;
         let out = retire_on(&mut tx, org, retired, replacing, meta, now).await?;
         tx.commit().await?;
@@ -156,7 +156,7 @@ impl Db {
         meta: &RevisionMeta<'_>,
         now: i64,
     ) -> Result<MergeOutcome> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.db.pool.begin().await?;
         let survivor = match into {
             MergeInto::New(rec) => {
                 if rec.org != org || rec.status != Status::Active {
@@ -222,10 +222,10 @@ impl Db {
             except: Some(rec.id),
             limit,
         };
-        let found = fulltext::search(self, &search).await?;
+        let found = fulltext::search(self.db, &search).await?;
         let ranked: Vec<(i64, f64)> = found.iter().map(|h| (h.id, h.score)).collect();
         // The visibility key names the place; each row is checked again, failing closed.
-        hit_records(&self.pool, &ranked, limit, |r| {
+        hit_records(&self.db.pool, &ranked, limit, |r| {
             r.org == rec.org
                 && r.agent == rec.agent
                 && r.scope == rec.scope

@@ -1,4 +1,4 @@
-use super::{Db, Result};
+use super::{Records, Result};
 use crate::model::Revision;
 use sqlx::{Any, Executor};
 
@@ -28,25 +28,25 @@ pub struct NewRevision<'a> {
 
 const SELECT: &str = "SELECT id, org, agent, retired_id, replacing_id, reason, via, cause, run_id, model, prompt_version, created_at, undone_at, undone_by FROM memory_revisions";
 
-impl Db {
+impl Records<'_> {
     pub async fn revisions(&self, org: &str) -> Result<Vec<Revision>> {
         let text = format!("{SELECT} WHERE org = $1 ORDER BY id");
-        sql!(text, org).all(&self.pool).await
+        sql!(text, org).all(&self.db.pool).await
     }
 
     pub async fn revision(&self, org: &str, id: i64) -> Result<Revision> {
-        self.by_id(SELECT, "revision", org, id).await
+        self.db.by_id(SELECT, "revision", org, id).await
     }
 
     /// Revisions made under one run (a turn, a relearn, a consolidation).
     pub async fn revisions_of_run(&self, org: &str, run_id: &str) -> Result<Vec<Revision>> {
         let text = format!("{SELECT} WHERE org = $1 AND run_id = $2 ORDER BY id");
-        sql!(text, org, run_id).all(&self.pool).await
+        sql!(text, org, run_id).all(&self.db.pool).await
     }
 
     /// True when an undone revision forbids `replacing` from retiring `retired` again.
     pub async fn is_vetoed(&self, org: &str, retired: i64, replacing: i64) -> Result<bool> {
-        vetoed(&self.pool, org, retired, replacing).await
+        vetoed(&self.db.pool, org, retired, replacing).await
     }
 
     /// The newest `limit` revisions of an organisation, newest first.
@@ -64,7 +64,7 @@ impl Db {
     ) -> Result<Vec<Revision>> {
         let text = format!("{SELECT} WHERE org = $1 AND id < $2 ORDER BY id DESC LIMIT $3");
         sql!(text, org, before.unwrap_or(i64::MAX), limit)
-            .all(&self.pool)
+            .all(&self.db.pool)
             .await
     }
 }

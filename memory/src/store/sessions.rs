@@ -1,7 +1,7 @@
 //! The web dashboard's sign-in state: the generated admin token (hash only)
 //! and signed-in sessions. Rows, not process memory, so replicas share them.
 
-use super::{Db, Result};
+use super::{Identity, Result};
 
 /// A signed-in dashboard browser.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -17,7 +17,7 @@ pub struct DashboardSession {
     pub expires_at: i64,
 }
 
-impl Db {
+impl Identity<'_> {
     /// Store `token_hash` as the organisation's dashboard admin token unless
     /// one is stored already. True when this call stored it (the caller then
     /// prints the token); false when another start or replica did.
@@ -28,19 +28,19 @@ impl Db {
         now: i64,
     ) -> Result<bool> {
         let text = "INSERT INTO dashboard_tokens (org, token_hash, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
-        Ok(sql!(text, org, token_hash, now).exec(&self.pool).await? == 1)
+        Ok(sql!(text, org, token_hash, now).exec(&self.db.pool).await? == 1)
     }
 
     /// The stored admin token's hash, if one was generated.
     pub async fn dashboard_token_hash(&self, org: &str) -> Result<Option<String>> {
         let text = "SELECT token_hash FROM dashboard_tokens WHERE org = $1";
-        let row: Option<(String,)> = sql!(text, org).opt(&self.pool).await?;
+        let row: Option<(String,)> = sql!(text, org).opt(&self.db.pool).await?;
         Ok(row.map(|(h,)| h))
     }
 
     /// Replace the stored admin token and end every session of the organisation.
     pub async fn reset_dashboard_token(&self, org: &str, token_hash: &str, now: i64) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.db.pool.begin().await?;
         let text = "INSERT INTO dashboard_tokens (org, token_hash, created_at) VALUES ($1, $2, $3) \
                     ON CONFLICT (org) DO UPDATE SET token_hash = excluded.token_hash, created_at = excluded.created_at";
         sql!(text, org, token_hash, now).exec(&mut *tx).await?;
@@ -53,7 +53,7 @@ impl Db {
 
     /// Record a new session; expired sessions of the organisation are removed on the way.
     pub async fn create_dashboard_session(&self, s: &DashboardSession) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.db.pool.begin().await?;
         let expired = "DELETE FROM dashboard_sessions WHERE org = $1 AND expires_at <= $2";
         sql!(expired, &s.org, s.created_at).exec(&mut *tx).await?;
         let text = "INSERT INTO dashboard_sessions (id_hash, org, csrf, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)";
@@ -80,12 +80,12 @@ impl Db {
     ) -> Result<Option<DashboardSession>> {
         let text = "SELECT id_hash, org, csrf, token_hash, created_at, expires_at FROM dashboard_sessions \
                     WHERE org = $1 AND id_hash = $2 AND expires_at > $3";
-        sql!(text, org, id_hash, now).opt(&self.pool).await
+        sql!(text, org, id_hash, now).opt(&self.db.pool).await
     }
 
     /// Sign a session out. True when it existed.
     pub async fn delete_dashboard_session(&self, org: &str, id_hash: &str) -> Result<bool> {
         let text = "DELETE FROM dashboard_sessions WHERE org = $1 AND id_hash = $2";
-        Ok(sql!(text, org, id_hash).exec(&self.pool).await? == 1)
+        Ok(sql!(text, org, id_hash).exec(&self.db.pool).await? == 1)
     }
 }

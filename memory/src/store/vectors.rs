@@ -24,7 +24,7 @@
 //! was being computed gets none.
 
 use super::fulltext::vis_key;
-use super::{Backend, Db, Result, StoreError};
+use super::{Backend, Db, Records, Result, StoreError};
 use crate::model::{MemoryRecord, Scope, Status};
 use sqlx::AnyConnection;
 use std::collections::HashMap;
@@ -564,17 +564,19 @@ impl Db {
             e.written();
         }
     }
+}
 
+impl Records<'_> {
     /// Make the store ready for vectors (embeddings are on): on PostgreSQL the
     /// pgvector extension and the vector column, which fail clearly on a
     /// server without pgvector. Nothing to do on SQLite.
     pub async fn enable_vectors(&self) -> Result<()> {
-        if self.backend != Backend::Postgres {
+        if self.db.backend != Backend::Postgres {
             return Ok(());
         }
         let available: Option<(String,)> =
             sql!("SELECT CAST(name AS TEXT) FROM pg_available_extensions WHERE name = 'vector'")
-                .opt(&self.pool)
+                .opt(&self.db.pool)
                 .await?;
         if available.is_none() {
             return Err(StoreError::Refused(
@@ -584,10 +586,10 @@ impl Db {
         // In `public`, where every schema's search path finds it (tests run
         // each in a schema of its own, dropped afterwards).
         let created = sql!("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
-            .exec(&self.pool)
+            .exec(&self.db.pool)
             .await;
         let (resolved,): (Option<String>,) = sql!("SELECT CAST(to_regtype('vector') AS TEXT)")
-            .one(&self.pool)
+            .one(&self.db.pool)
             .await?;
         if let (None, Err(e)) = (&resolved, created) {
             // Not created, and not there either (two replicas starting at once
@@ -600,7 +602,7 @@ impl Db {
             ));
         }
         sql!("ALTER TABLE memory_vectors ADD COLUMN IF NOT EXISTS embedding vector")
-            .exec(&self.pool)
+            .exec(&self.db.pool)
             .await?;
         // The approximate index of each width already stored (made in the
         // background); a new width gets its own when its first vector is stored.
@@ -630,7 +632,7 @@ impl Db {
         }
         q.push(" ORDER BY r.id DESC LIMIT ")
             .bind(limit)
-            .all(&self.pool)
+            .all(&self.db.pool)
             .await
     }
 
@@ -638,14 +640,14 @@ impl Db {
     pub async fn has_vector(&self, org: &str, id: i64, model: &str) -> Result<bool> {
         let text =
             "SELECT record_id FROM memory_vectors WHERE org = $1 AND record_id = $2 AND model = $3";
-        let found: Option<(i64,)> = sql!(text, org, id, model).opt(&self.pool).await?;
+        let found: Option<(i64,)> = sql!(text, org, id, model).opt(&self.db.pool).await?;
         Ok(found.is_some())
     }
 
     /// How many vectors the store holds (checks and tests).
     pub async fn vector_count(&self, org: &str) -> Result<i64> {
         let (n,) = sql!("SELECT COUNT(*) FROM memory_vectors WHERE org = $1", org)
-            .one(&self.pool)
+            .one(&self.db.pool)
             .await?;
         Ok(n)
     }
@@ -661,7 +663,7 @@ impl Db {
         if records.is_empty() {
             return Ok(0);
         }
-        if self.backend == Backend::Postgres {
+        if self.db.backend == Backend::Postgres {
             let mut widths: Vec<usize> = records.iter().map(|(_, v)| v.len()).collect();
             widths.sort_unstable();
             widths.dedup();
@@ -672,16 +674,16 @@ impl Db {
                 }
             }
         }
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.db.pool.begin().await?;
         let mut seq = 0;
-        if self.backend == Backend::Sqlite {
+        if self.db.backend == Backend::Sqlite {
             // A write first: SQLite takes its write lock before any read here.
             seq = next_seq(&mut tx).await?;
         }
         let mut stored = 0;
         for (r, values) in records {
             // On PostgreSQL the row is locked against a concurrent forget.
-            let lock = if self.backend == Backend::Postgres {
+            let lock = if self.db.backend == Backend::Postgres {
                 " FOR SHARE"
             } else {
                 ""
@@ -701,7 +703,7 @@ impl Db {
             let v = unit(values);
             let vis = vis_key(scope, &agent, owner.as_deref());
             let dims = v.len() as i64;
-            match self.backend {
+            match self.db.backend {
                 Backend::Sqlite => {
                     let text = "INSERT INTO memory_vectors (record_id, org, vis, model, dims, vec, seq) VALUES ($1, $2, $3, $4, $5, $6, $7) \
                                 ON CONFLICT (record_id) DO UPDATE SET org = excluded.org, vis = excluded.vis, model = excluded.model, dims = excluded.dims, vec = excluded.vec, seq = excluded.seq";
@@ -735,10 +737,10 @@ impl Db {
         if keys.is_empty() || limit == 0 || q.values.is_empty() {
             return Ok(Vec::new());
         }
-        match self.backend {
+        match self.db.backend {
             Backend::Sqlite => {
-                self.vectors.refresh(self, &q.model).await?;
-                Ok(self.vectors.search(org, keys, q, limit))
+                self.db.vectors.refresh(self.db, &q.model).await?;
+                Ok(self.db.vectors.search(org, keys, q, limit))
             }
             Backend::Postgres => {
                 let query = unit(&q.values);

@@ -1,0 +1,25 @@
+//! Scheduled jobs' claims: one run per (job, slot) across replicas.
+
+use super::{Db, Result};
+
+/// The job runner's claims and what a run iterates over.
+#[derive(Clone, Copy)]
+pub struct Jobs<'a> {
+    pub(super) db: &'a Db,
+}
+
+impl Jobs<'_> {
+    /// Claim one run of a scheduled job; true for exactly one caller per (job, slot),
+    /// however many replicas ask.
+    pub async fn claim(&self, job: &str, slot: i64, now: i64) -> Result<bool> {
+        let text = "INSERT INTO job_runs (job, slot, claimed_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
+        Ok(sql!(text, job, slot, now).exec(&self.db.pool).await? == 1)
+    }
+
+    /// Every organisation that has users or memory.
+    pub async fn orgs(&self) -> Result<Vec<String>> {
+        let text = "SELECT org FROM users UNION SELECT org FROM memory_records ORDER BY 1";
+        let rows: Vec<(String,)> = sql!(text).all(&self.db.pool).await?;
+        Ok(rows.into_iter().map(|(o,)| o).collect())
+    }
+}
