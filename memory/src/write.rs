@@ -219,14 +219,6 @@ pub trait RawWrites {
     async fn insert_record(&self, r: &NewRecord) -> Result<i64>;
     async fn insert_records(&self, records: &[NewRecord]) -> Result<Vec<i64>>;
     async fn set_status(&self, org: &str, id: i64, status: Status) -> Result<()>;
-    async fn activate(
-        &self,
-        org: &str,
-        id: i64,
-        cause: &str,
-        run_id: &str,
-        now: i64,
-    ) -> Result<Supersession>;
 }
 
 #[cfg(feature = "fixtures")]
@@ -240,16 +232,6 @@ impl RawWrites for Records<'_> {
     }
     async fn set_status(&self, org: &str, id: i64, status: Status) -> Result<()> {
         Records::change_status(self, org, id, status).await
-    }
-    async fn activate(
-        &self,
-        org: &str,
-        id: i64,
-        cause: &str,
-        run_id: &str,
-        now: i64,
-    ) -> Result<Supersession> {
-        Records::activate_under_subject_rule(self, org, id, cause, run_id, now).await
     }
 }
 

@@ -132,7 +132,14 @@ impl Api {
             .unwrap();
         self.db()
             .records()
-            .activate("default", id, "live", "test", at)
+            .activate_kept(
+                "default",
+                id,
+                memory::Cause::Live,
+                "test",
+                at,
+                &memory::write::NoRevision,
+            )
             .await
             .unwrap();
         id

@@ -77,7 +77,14 @@ async fn note(db: &Db, subject: &str, content: &str) -> i64 {
         .await
         .unwrap();
     db.records()
-        .activate("default", id, "live", "test", now())
+        .activate_kept(
+            "default",
+            id,
+            memory::Cause::Live,
+            "test",
+            now(),
+            &memory::write::NoRevision,
+        )
         .await
         .unwrap();
     id
@@ -934,7 +941,14 @@ async fn a_persons_memory_is_shown_only_on_their_page_and_opening_it_is_audited(
         .await
         .unwrap();
     db.records()
-        .activate("default", old, "live", "t", now() - 1000)
+        .activate_kept(
+            "default",
+            old,
+            memory::Cause::Live,
+            "t",
+            now() - 1000,
+            &memory::write::NoRevision,
+        )
         .await
         .unwrap();
     let new = db
@@ -949,7 +963,14 @@ async fn a_persons_memory_is_shown_only_on_their_page_and_opening_it_is_audited(
         .await
         .unwrap();
     db.records()
-        .activate("default", new, "live", "t", now())
+        .activate_kept(
+            "default",
+            new,
+            memory::Cause::Live,
+            "t",
+            now(),
+            &memory::write::NoRevision,
+        )
         .await
         .unwrap();
     assert_eq!(status_of(db, old).await, Status::Superseded);

@@ -437,7 +437,14 @@ async fn recent_revisions_come_newest_first(db: Db) {
             .await
             .unwrap();
         db.records()
-            .activate("o", id, "live", "t", i as i64)
+            .activate_kept(
+                "o",
+                id,
+                memory::Cause::Live,
+                "t",
+                i as i64,
+                &memory::write::NoRevision,
+            )
             .await
             .unwrap();
         ids.push(id);

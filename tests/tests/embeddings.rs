@@ -514,7 +514,14 @@ async fn a_superseded_value_loses_its_vector_and_the_new_one_gets_one() {
             .await
             .expect("insert");
         db.records()
-            .activate("default", new, "test", "run-1", 3)
+            .activate_kept(
+                "default",
+                new,
+                memory::Cause::Live,
+                "run-1",
+                3,
+                &memory::write::NoRevision,
+            )
             .await
             .expect("activate");
         // The worker's pass after a write looks at the newest records.

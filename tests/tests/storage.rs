@@ -4,8 +4,8 @@
 use memory::store::{
     LiveSize, NewArchive, NewMessage, Opening, RecordFilter, RetrievalScope, ViewOf,
 };
-use memory::write::RawWrites;
-use memory::{Backend, Db, NewRecord, Role, Scope, Status};
+use memory::write::{NoRevision, RawWrites};
+use memory::{Backend, Cause, Db, NewRecord, Role, Scope, Status};
 use pairing::{PairOutcome, Pairing, PairingError, PairingSettings};
 use sha2::{Digest, Sha256};
 use steward_tests::{postgres_db, record as rec, sqlite_file_db};
@@ -111,7 +111,7 @@ async fn subject_rule_retires_the_older_value_with_a_revision(db: Db) {
         .await
         .unwrap();
     db.records()
-        .activate("o", old, "live", "r1", 10)
+        .activate_kept("o", old, Cause::Live, "r1", 10, &NoRevision)
         .await
         .unwrap();
     let new = db
@@ -128,7 +128,7 @@ async fn subject_rule_retires_the_older_value_with_a_revision(db: Db) {
         .unwrap();
     let s = db
         .records()
-        .activate("o", new, "live", "r2", 20)
+        .activate_kept("o", new, Cause::Live, "r2", 20, &NoRevision)
         .await
         .unwrap();
     assert_eq!(s.retired, vec![old]);
@@ -165,7 +165,7 @@ async fn subject_rule_retires_the_older_value_with_a_revision(db: Db) {
         .await
         .unwrap();
     db.records()
-        .activate("o", mine, "live", "r3", 30)
+        .activate_kept("o", mine, Cause::Live, "r3", 30, &NoRevision)
         .await
         .unwrap();
     assert_eq!(
@@ -181,7 +181,7 @@ async fn an_older_value_becomes_history_and_retires_nothing(db: Db) {
         .await
         .unwrap();
     db.records()
-        .activate("o", newer, "live", "r1", 200)
+        .activate_kept("o", newer, Cause::Live, "r1", 200, &NoRevision)
         .await
         .unwrap();
     let older = db
@@ -191,7 +191,7 @@ async fn an_older_value_becomes_history_and_retires_nothing(db: Db) {
         .unwrap();
     let s = db
         .records()
-        .activate("o", older, "relearn", "r2", 300)
+        .activate_kept("o", older, Cause::Relearn, "r2", 300, &NoRevision)
         .await
         .unwrap();
     assert_eq!(s.superseded_by, Some(newer));
@@ -213,7 +213,7 @@ async fn undo_restores_and_vetoes_the_same_replacement(db: Db) {
         .await
         .unwrap();
     db.records()
-        .activate("o", a, "live", "r1", 10)
+        .activate_kept("o", a, Cause::Live, "r1", 10, &NoRevision)
         .await
         .unwrap();
     let b = db
@@ -223,7 +223,7 @@ async fn undo_restores_and_vetoes_the_same_replacement(db: Db) {
         .unwrap();
     let s = db
         .records()
-        .activate("o", b, "live", "r2", 20)
+        .activate_kept("o", b, Cause::Live, "r2", 20, &NoRevision)
         .await
         .unwrap();
     let rev = s.revisions[0];
@@ -252,7 +252,7 @@ async fn undo_restores_and_vetoes_the_same_replacement(db: Db) {
     // Proposing the same replacement again is refused by the veto.
     let again = db
         .records()
-        .activate("o", b, "confirm", "r3", 40)
+        .activate_kept("o", b, Cause::Confirm, "r3", 40, &NoRevision)
         .await
         .unwrap();
     assert!(again.retired.is_empty());
@@ -821,7 +821,7 @@ async fn retrieval_finds_rare_words_past_common_ones_and_only_active_records(db:
         .await
         .unwrap();
     db.records()
-        .activate("o", target, "live", "r", 1)
+        .activate_kept("o", target, Cause::Live, "r", 1, &NoRevision)
         .await
         .unwrap();
     let scope = RetrievalScope {
@@ -876,7 +876,7 @@ async fn retrieval_finds_rare_words_past_common_ones_and_only_active_records(db:
         .await
         .unwrap();
     db.records()
-        .activate("o", plain, "live", "r", 1)
+        .activate_kept("o", plain, Cause::Live, "r", 1, &NoRevision)
         .await
         .unwrap();
     let found = db
@@ -911,7 +911,7 @@ async fn retrieval_finds_rare_words_past_common_ones_and_only_active_records(db:
         .unwrap();
     let s = db
         .records()
-        .activate("o", newer, "live", "r2", 2)
+        .activate_kept("o", newer, Cause::Live, "r2", 2, &NoRevision)
         .await
         .unwrap();
     let ids = |found: Vec<memory::store::Retrieved>| {
@@ -1103,7 +1103,7 @@ async fn forgotten_erased_and_superseded_records_leave_the_index(db: Db) {
         .await
         .unwrap();
     db.records()
-        .activate("o", newer, "live", "r", 5)
+        .activate_kept("o", newer, Cause::Live, "r", 5, &NoRevision)
         .await
         .unwrap();
     assert_eq!(found_ids(&db, &notes, "wiki").await, vec![newer]);
