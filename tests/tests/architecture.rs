@@ -1145,7 +1145,6 @@ const PENDING_SPLIT: &[&str] = &[
     "AuditTrail::log",
     "Jobs",
     "Jobs::claim",
-    "Jobs::orgs",
     "memory::write::RawWrites",
 ];
 
@@ -1757,4 +1756,53 @@ Made up: `Db::no_such_fn`, `memory::store::NoSuchType`, `NoSuchType`, `Status::G
             "line 10: `nowhere::Db`",
         ]
     );
+}
+
+/// The invariants (paragraphs opening in bold under `## Invariants`) of `doc`
+/// that cite no test as `path/file.rs::fn_name`, by their bold title.
+fn invariants_without_tests(doc: &str) -> Vec<String> {
+    let Some((_, section)) = doc.split_once("\n## Invariants\n") else {
+        return vec!["no `## Invariants` section".into()];
+    };
+    let section = section.split("\n## ").next().unwrap_or_default();
+    let mut out = Vec::new();
+    for paragraph in section.split("\n\n").map(str::trim) {
+        let Some(title) = paragraph
+            .strip_prefix("**")
+            .and_then(|rest| rest.split("**").next())
+        else {
+            continue;
+        };
+        let cites = code_spans(paragraph).iter().any(|(span, _)| {
+            span.split_once(".rs::")
+                .is_some_and(|(file, function)| !file.is_empty() && is_ident(function))
+        });
+        if !cites {
+            out.push(title.replace('\n', " "));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_invariant_in_architecture_md_names_its_test() {
+    let doc =
+        fs::read_to_string(workspace_root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    assert!(
+        doc.matches("\n**").count() >= 10,
+        "ARCHITECTURE.md lists its invariants in bold"
+    );
+    let untested = invariants_without_tests(&doc);
+    assert!(
+        untested.is_empty(),
+        "invariants without the test that holds them: {untested:#?}"
+    );
+}
+
+#[test]
+fn an_invariant_without_a_test_is_reported() {
+    let doc = "# A\n\n## Invariants\n\n**Held.** By `tests/tests/x.rs::holds_it`.\n\n\
+               **Only said.** Nobody checks this\n(`Db::write`, `tests/tests/x.rs`).\n\n\
+               ## Later\n\n**Not an invariant.** No test.\n";
+    assert_eq!(invariants_without_tests(doc), ["Only said."]);
 }
