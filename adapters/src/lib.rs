@@ -28,7 +28,8 @@ impl ConversationKind {
     }
 }
 
-/// One normalised inbound message (SPEC §4 step 1).
+/// One normalised inbound message: what every channel turns its platform
+/// event into, and all the turn loop sees of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inbound {
     pub org: String,

@@ -1,4 +1,5 @@
-//! Microsoft Teams outgoing webhook (SPEC §10).
+//! Microsoft Teams outgoing webhook (set up as README.md, "Microsoft Teams
+//! (outgoing webhook)", describes).
 //!
 //! Teams POSTs a Bot Framework `message` activity to `/teams/{agent}` when
 //! someone @mentions the webhook in a channel. The request carries

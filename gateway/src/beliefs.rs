@@ -1,4 +1,5 @@
-//! Belief revision (SPEC §6): after a live or confirmed write, the judge may
+//! Belief revision (README.md, "Belief revision and consolidation"): after a
+//! live or confirmed write, the judge may
 //! retire records on the same topic that the subject rule missed.
 //!
 //! The judge only proposes. Candidates are active records in the new record's

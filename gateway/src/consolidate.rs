@@ -1,4 +1,5 @@
-//! Consolidation (SPEC §6): merge live records that say the same thing into
+//! Consolidation (README.md, "Belief revision and consolidation"): merge live
+//! records that say the same thing into
 //! one and retire the sources under one run id, so `steward memory revisions
 //! undo --run RUN` restores them. `steward memory distill` runs it once; `serve`
 //! runs it in the background.

@@ -1,4 +1,5 @@
-//! Context assembly (SPEC §8): precedence, and memory as data behind a fixed prefix.
+//! Context assembly: precedence (README.md, "Scopes, and which wins"), and
+//! memory as data behind a fixed prefix.
 
 use memory::policy::ANSWER_IN_SUBJECT;
 use memory::sanitize::sanitize;

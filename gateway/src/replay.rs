@@ -1,6 +1,8 @@
-//! `steward replay` (SPEC §11): a JSON Lines transcript through the real turn
-//! loop on a fresh in-memory database. Every line is parsed and checked before
-//! the first one runs, so a bad transcript applies nothing.
+//! `steward replay`: a JSON Lines transcript (one `Event` an object; e.g.
+//! `tests/fixtures/teach_and_serve.jsonl`) through the real turn loop on a
+//! fresh in-memory database. Every line is parsed and checked before the first
+//! one runs, so a bad transcript applies nothing. The input events and the
+//! `--json` output (`ReplayOutput`) are a contract: keep them stable.
 
 use crate::clock::ManualClock;
 use crate::turn::TurnLoop;

@@ -1,4 +1,4 @@
-//! The tools a model may call during one reply (SPEC §14), built by the turn
+//! The tools a model may call during one reply, built by the turn
 //! loop for its speaker: `memory_search` reads through the one retrieval
 //! entry point with the turn's `RetrievalScope`; `memory_write` asks the write
 //! policy (`policy::decide_model_tool`) and at most proposes — the speaker is

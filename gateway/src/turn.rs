@@ -1,4 +1,4 @@
-//! The turn loop (SPEC §4): every inbound message, from every channel, runs
+//! The turn loop: every inbound message, from every channel, runs
 //! through [`TurnLoop::handle`] in the same order of steps. The loop is this
 //! one type; what it delegates — commands, learning, the lifecycle, belief
 //! revision, consolidation, export and the jobs — are services it holds,
@@ -621,7 +621,7 @@ impl TurnLoop {
         };
         // `/pair` works under every DM policy that reads DMs (`pairing`,
         // `allowlist`, `open`): the policy says whom an unknown sender is
-        // answered as, not whether they may become known (SPEC §3). A code is
+        // answered as, not whether they may become known. A code is
         // given only in private: a thread would show it to everyone.
         let pairs_in_private = self.cfg.pairing.dm_policy != DmPolicy::Disabled;
         if wants_pair && pairs_in_private && msg.kind == ConversationKind::Group {

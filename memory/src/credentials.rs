@@ -1,5 +1,5 @@
 //! Credential-like text: passwords, API keys, private keys, bearer tokens.
-//! Memory never keeps them (SPEC §5: memory is read back into prompts and
+//! Memory never keeps them (memory is read back into prompts and
 //! shown to admins); `policy::decide` drops an item that holds one, and the
 //! directives and tools refuse it, each with a message that says why.
 

@@ -1,4 +1,5 @@
-//! The write policy (SPEC §6): RBAC × learning, decided in code.
+//! The write policy: RBAC × learning (the table in README.md, "What the
+//! assistant remembers, and who decides"), decided in code.
 //!
 //! Classification is soft, authorization is hard: the extractor says *what*
 //! an item is; this module alone says whether it may be written, where, and
@@ -471,7 +472,7 @@ pub fn speakers(slice: &[StoredMessage]) -> Vec<String> {
     out
 }
 
-/// The trust of a slice (SPEC §7): `admin` only when every spoken line was a
+/// The trust of a slice: `admin` only when every spoken line was a
 /// paired admin's.
 pub fn archive_trust(slice: &[StoredMessage]) -> Trust {
     let mut people = slice.iter().filter(|m| spoken(m)).peekable();
@@ -485,7 +486,7 @@ pub fn archive_trust(slice: &[StoredMessage]) -> Trust {
     }
 }
 
-/// A person's authority in a slice (SPEC §7): admin only when every one of
+/// A person's authority in a slice: admin only when every one of
 /// their lines was stored as admin. `current` is the running turn's speaker,
 /// whose live principal stands for their own lines.
 pub fn stored_authority(

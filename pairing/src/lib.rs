@@ -47,7 +47,8 @@ pub enum PairingError {
 
 pub type Result<T, E = PairingError> = std::result::Result<T, E>;
 
-/// Limits of the pairing flow (SPEC §3).
+/// Limits of the pairing flow: how long a code is valid, how many codes one
+/// channel account may have pending, how often an unknown sender is told how to pair.
 #[derive(Debug, Clone)]
 pub struct PairingSettings {
     pub code_ttl_ms: i64,

@@ -212,7 +212,7 @@ async fn a_real_socket_serves_the_same_app() {
     server.abort();
 }
 
-/// SPEC: a message is stored alike on both databases. PostgreSQL refuses NUL
+/// A message is stored alike on both databases. PostgreSQL refuses NUL
 /// in text, so before normalisation a NUL in the text, the id or the
 /// conversation answered 500, stored nothing and spent the id.
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! SPEC §6–§7 beyond live messages: trim, archive, batch extraction read
+//! The memory lifecycle beyond live messages: trim, archive, batch extraction read
 //! person by person, relearn, time, undo as a veto, review, system principals.
 //! Each transcript runs on SQLite and on PostgreSQL.
 

@@ -1,7 +1,7 @@
 //! The `openai` provider against a fake OpenAI-compatible server speaking the
 //! real `/v1/chat/completions` wire format: structured output and its repair,
 //! retries, timeouts, the turn budget, a hostile model, belief revision and
-//! consolidation (SPEC §6, §10).
+//! consolidation.
 
 use adapters::ConversationKind;
 use memory::store::{MergeInto, Refusal, Retirement, RevisionMeta};
@@ -1434,7 +1434,7 @@ async fn a_trimmed_slice_is_summarised_by_the_model_with_lines_as_data() {
     );
 }
 
-// --- history (SPEC §14) -------------------------------------------------------
+// --- history -------------------------------------------------------------------
 
 /// "And what about the weekly one?" used to reach the model alone, without
 /// the question before it. Now the reply request carries the conversation's
@@ -1507,7 +1507,7 @@ async fn the_history_window_keeps_the_newest_lines() {
     );
 }
 
-// --- tools (SPEC §14) ---------------------------------------------------------
+// --- tools ---------------------------------------------------------------------
 
 const REFUSED_NOTES: &str = "memory_write to agent_notes is for administrators";
 

@@ -1,4 +1,4 @@
-//! Prometheus `/metrics` (SPEC §16) as an operator scrapes it: off by
+//! Prometheus `/metrics` as an operator scrapes it: off by
 //! default, behind `metrics.token` on the main listener, or on its own
 //! `metrics.listen`; turn, model, policy, refusal, duplicate and job counts
 //! move when the bot does something.

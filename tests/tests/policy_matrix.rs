@@ -1,4 +1,5 @@
-//! SPEC §6, one test per cell of the RBAC × learning matrix that applies to
+//! One test per cell of the RBAC × learning matrix (README.md, "What the
+//! assistant remembers, and who decides") that applies to
 //! live messages, through the real turn loop. Adversarial where a rule guards
 //! authority: the tests try to get a non-admin line into agent_notes.
 
@@ -472,7 +473,7 @@ async fn a_hostile_extractor_cannot_write_agent_notes_for_a_non_admin() {
     assert_eq!(agent_notes(&h).await.len(), 1);
 }
 
-/// SPEC §14, an answer every time: a regular user's request that the
+/// An answer every time: a regular user's request that the
 /// extractor mislabels as operational used to get only "Operational changes
 /// need an administrator…". Now it is answered from the admin's notes, with
 /// the note added to the answer, and still nothing is written.

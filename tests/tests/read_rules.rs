@@ -1,4 +1,4 @@
-//! SPEC §8–§9: what each turn may read, by whom — org policy and precedence,
+//! What each turn may read, by whom — org policy and precedence,
 //! tiers and promotion, injection safety, tenant isolation, retention, oversight.
 
 use adapters::ConversationKind;

@@ -1,4 +1,4 @@
-//! `steward replay` (SPEC §11) through the library, on SQLite and PostgreSQL.
+//! `steward replay` through the library, on SQLite and PostgreSQL.
 
 use chrono::TimeZone;
 use memory::Db;

@@ -1,4 +1,4 @@
-//! SPEC §13: several replicas on one database share pairing, proposals,
+//! Several replicas on one database share pairing, proposals,
 //! dedupe and memory. Two turn loops (two "replicas") on one store.
 
 use adapters::ConversationKind;

@@ -1,4 +1,4 @@
-//! The turn loop's steps (SPEC §4, §5, §3) as a user of the bot meets them.
+//! The turn loop's steps as a user of the bot meets them.
 
 use adapters::ConversationKind;
 use chrono::Duration;
@@ -688,7 +688,7 @@ async fn credentials_are_refused_with_a_message_per_kind_and_never_proposed() {
     assert!(reply.starts_with("Written"), "{reply}");
 }
 
-/// SPEC §14: a follow-up with no memory of its own ("and tell me again?") is
+/// A follow-up with no memory of its own ("and tell me again?") is
 /// read with the speaker's previous line, by the offline responder too.
 #[tokio::test]
 async fn a_follow_up_without_a_hit_of_its_own_is_read_with_the_previous_line() {

@@ -1,4 +1,4 @@
-//! The REST API v1 (SPEC §10, §16): everything the CLI and the dashboard do,
+//! The REST API v1 (README.md, "REST API"): everything the CLI and the dashboard do,
 //! over the same services (`turns.lifecycle()`, `turns.pairing()`,
 //! `memory::Db`), as JSON under `/api/v1`. One module per resource; `wire.rs`
 //! the extractors, pages and times; `auth.rs` who is calling.

@@ -54,7 +54,8 @@ pub enum Command {
     },
     /// Run a JSON Lines transcript on a fresh in-memory database.
     Replay {
-        /// The transcript (JSON Lines; SPEC §11).
+        /// The transcript: JSON Lines, one event an object (pair, msg, system,
+        /// tool, trim, relearn, undo, review).
         file: PathBuf,
         /// Print one JSON object {replies, memory, revisions}.
         #[arg(long)]

@@ -1,5 +1,5 @@
-//! The web dashboard (SPEC §10), served by the same axum server under
-//! `/dashboard`: admin sign-in, chat as the built-in `admin`, pairing
+//! The web dashboard (README.md, "The web dashboard"), served by the same axum
+//! server under `/dashboard`: admin sign-in, chat as the built-in `admin`, pairing
 //! requests and paired users, the memory browser, the review queue of
 //! quarantined records, revisions with undo, the audit log, and the
 //! effective settings (secrets hidden).
@@ -40,7 +40,8 @@ use axum::routing::{get, post};
 use axum::Router;
 use std::sync::Arc;
 
-/// The stored user id the dashboard chats as (SPEC §3).
+/// The stored user id the dashboard chats as: a paired admin of its own
+/// (`auth::ensure_admin_user`), for whoever holds the admin token.
 pub const BUILT_IN_ADMIN: &str = "admin";
 /// The dashboard chat's conversation id.
 pub const CHAT_CONVERSATION: &str = "dashboard:admin";

@@ -1,4 +1,4 @@
-//! Relearn an archive (SPEC §7).
+//! Relearn an archive, person by person, under the roles its lines were stored with.
 
 use super::Lifecycle;
 use crate::error::Result;

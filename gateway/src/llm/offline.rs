@@ -1,4 +1,6 @@
-//! The offline model: rules that recognise the statements of SPEC §6, and a
+//! The offline model: rules that recognise the statements the write policy
+//! sorts (identity and role claims, preferences, procedures, one-off requests:
+//! README.md, "What the assistant remembers, and who decides"), and a
 //! responder that answers from memory. Deterministic, no network.
 
 use super::{Extractor, LlmError, ReplyContext, Responder};

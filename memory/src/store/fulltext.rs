@@ -54,8 +54,9 @@ struct Common {
     total: i64,
 }
 
-/// The visibility key a record is read under (SPEC §8): org policy, an
-/// agent's notes, a person's records with one agent, a person's records with every agent.
+/// The visibility key a record is read under (README.md, "Scopes, and which
+/// wins"): org policy, an agent's notes, a person's records with one agent, a
+/// person's records with every agent.
 pub(super) fn vis_key(scope: Scope, agent: &str, owner: Option<&str>) -> String {
     let owner = owner.unwrap_or("");
     match scope {

@@ -46,9 +46,10 @@ pub struct RetrievalScope {
 }
 
 impl RetrievalScope {
-    /// The read rule (SPEC §8): active records only; org policy; this agent's
-    /// notes; the speaker's own personal records (in a group thread only how
-    /// they want to be served); nobody else's personal memory, ever.
+    /// The read rule (README.md, "Scopes, and which wins"): active records
+    /// only; org policy; this agent's notes; the speaker's own personal records
+    /// (in a group thread only how they want to be served); nobody else's
+    /// personal memory, ever.
     pub fn may_read(&self, r: &MemoryRecord) -> bool {
         if r.org != self.org || r.status != Status::Active {
             return false;
