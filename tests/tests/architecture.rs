@@ -1109,45 +1109,6 @@ fn the_raw_write_check_catches_the_trait_and_the_feature() {
 
 // --- ARCHITECTURE.md names only what exists -----------------------------------
 
-/// Names ARCHITECTURE.md gives the storage as the split of `memory::Db` into
-/// stores by domain (landing in parallel) names them, which this branch does
-/// not have yet. Delete this list when that split is merged: the test then
-/// reports every entry that exists.
-const PENDING_SPLIT: &[&str] = &[
-    "Db::conversations",
-    "Db::identity",
-    "Db::jobs",
-    "Records",
-    "Records::activate_kept",
-    "Records::browse_records",
-    "Records::enable_vectors",
-    "Records::forget_record",
-    "Records::import_records",
-    "Records::list",
-    "Records::merge",
-    "Records::related_active",
-    "Records::retire",
-    "Records::retrieve",
-    "Records::store_vectors",
-    "Records::vector_search_plan",
-    "Records::write",
-    "Conversations",
-    "Conversations::archive_slice",
-    "Conversations::conversation_view",
-    "Conversations::insert_message_once",
-    "Conversations::opening",
-    "Conversations::previous_line_of",
-    "Identity",
-    "Identity::revoke_user",
-    "AuditTrail",
-    "AuditTrail::about",
-    "AuditTrail::append",
-    "AuditTrail::log",
-    "Jobs",
-    "Jobs::claim",
-    "memory::write::RawWrites",
-];
-
 /// Every name the workspace defines, as a document may cite it.
 #[derive(Default)]
 struct Defined {
@@ -1611,9 +1572,6 @@ fn missing_names(doc: &str, defined: &Defined, root: Option<&Path>) -> Vec<Strin
     let mut out = Vec::new();
     for (span, line) in code_spans(doc) {
         let span = span.as_str();
-        if PENDING_SPLIT.contains(&span) {
-            continue;
-        }
         if let Some((file, function)) = span.split_once(".rs::") {
             let file = format!("{file}.rs");
             let found = defined
@@ -1685,23 +1643,6 @@ fn architecture_md_names_only_what_exists() {
         missing.is_empty(),
         "ARCHITECTURE.md names what the code does not have:\n{}",
         missing.join("\n")
-    );
-    let spans: HashSet<String> = code_spans(&doc).into_iter().map(|(s, _)| s).collect();
-    let unused: Vec<&&str> = PENDING_SPLIT
-        .iter()
-        .filter(|p| !spans.contains(**p))
-        .collect();
-    assert!(
-        unused.is_empty(),
-        "PENDING_SPLIT lists what ARCHITECTURE.md does not name: {unused:?}"
-    );
-    let landed: Vec<&&str> = PENDING_SPLIT
-        .iter()
-        .filter(|p| defined.exists(&p.split("::").collect::<Vec<_>>()))
-        .collect();
-    assert!(
-        landed.is_empty(),
-        "these exist now: delete them from PENDING_SPLIT: {landed:?}"
     );
 }
 
