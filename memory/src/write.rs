@@ -125,9 +125,12 @@ impl Records<'_> {
         let (id, s) = match id {
             Some(existing) => {
                 let s = self
-                    .activate_under_subject_rule(&rec.org, existing, cause.as_str(), run_id, now)
+                    .activate_kept(&rec.org, existing, cause, run_id, now, revise)
                     .await?;
-                (existing, s)
+                return Ok(Written::Stored {
+                    id: existing,
+                    activation: Some(s),
+                });
             }
             // One transaction, so one commit, for a new active record.
             None => {
@@ -135,15 +138,7 @@ impl Records<'_> {
                     .await?
             }
         };
-        let record = Activated {
-            org: &rec.org,
-            id,
-            activation: &s,
-            cause,
-            run_id,
-            now,
-        };
-        revise_beliefs(&record, revise).await;
+        revise_beliefs(&rec.org, id, &s, cause, run_id, now, revise).await;
         Ok(Written::Stored {
             id,
             activation: Some(s),
@@ -164,15 +159,7 @@ impl Records<'_> {
         let s = self
             .activate_under_subject_rule(org, id, cause.as_str(), run_id, now)
             .await?;
-        let record = Activated {
-            org,
-            id,
-            activation: &s,
-            cause,
-            run_id,
-            now,
-        };
-        revise_beliefs(&record, revise).await;
+        revise_beliefs(org, id, &s, cause, run_id, now, revise).await;
         Ok(s)
     }
 }
@@ -235,9 +222,25 @@ impl RawWrites for Records<'_> {
     }
 }
 
-/// Belief revision after an activation, when its cause calls for it.
-async fn revise_beliefs(record: &Activated<'_>, revise: &dyn Revise) {
-    if policy::revises_beliefs(record.cause) {
-        revise.revise(record).await;
+/// Belief revision after record `id` became active, when `cause` calls for it.
+async fn revise_beliefs(
+    org: &str,
+    id: i64,
+    activation: &Supersession,
+    cause: Cause,
+    run_id: &str,
+    now: i64,
+    revise: &dyn Revise,
+) {
+    if policy::revises_beliefs(cause) {
+        let record = Activated {
+            org,
+            id,
+            activation,
+            cause,
+            run_id,
+            now,
+        };
+        revise.revise(&record).await;
     }
 }
