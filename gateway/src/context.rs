@@ -4,7 +4,7 @@
 use memory::policy::ANSWER_IN_SUBJECT;
 use memory::sanitize::sanitize;
 use memory::store::Retrieved;
-use memory::{Principal, Scope};
+use memory::{Kind, Principal, Scope};
 
 fn rank(scope: Scope) -> u8 {
     match scope {
@@ -158,7 +158,7 @@ pub fn assemble(
     // (their own, about themselves), not only data beside the others.
     let preferences: Vec<&Retrieved> = found
         .iter()
-        .filter(|r| r.record.scope == Scope::Personal && r.record.kind == "preference")
+        .filter(|r| r.record.scope == Scope::Personal && r.record.is_kind(Kind::Preference))
         .collect();
     if let Some(lang) = preferences.iter().find_map(|r| reply_language(&r.record)) {
         out.push_str(&format!(

@@ -12,6 +12,7 @@ use crate::context;
 use crate::learning::{ModelWrite, ProposalPlace};
 use crate::lifecycle::Lifecycle;
 use crate::llm::{ToolSpec, Tools};
+use memory::policy::{self, ToolScope};
 use memory::sanitize::sanitize;
 use memory::store::RetrievalScope;
 use serde_json::{json, Value};
@@ -24,6 +25,8 @@ const AUDIT_CHARS: usize = 200;
 
 /// The specs of the memory tools, as offered to a model.
 pub fn specs() -> Vec<ToolSpec> {
+    // The scopes `memory_write` keeps a write in, as the write policy says.
+    let writable: Vec<&str> = policy::tool_scopes().map(ToolScope::as_str).collect();
     vec![
         ToolSpec {
             name: "memory_search",
@@ -63,7 +66,7 @@ pub fn specs() -> Vec<ToolSpec> {
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "scope": {"type": "string", "enum": ["personal", "agent_notes"]},
+                    "scope": {"type": "string", "enum": writable},
                     "content": {"type": "string", "maxLength": 500}
                 },
                 "required": ["scope", "content"],

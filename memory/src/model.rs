@@ -3,10 +3,19 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
+use strum::{EnumString, IntoStaticStr, VariantArray};
 
 /// A paired person's role. Only the pairing store hands these out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::ToSchema),
+    schema(
+        as = RoleName,
+        description = "A paired person's role (the schema of `memory::Role`)."
+    )
+)]
 pub enum Role {
     Admin,
     User,
@@ -127,9 +136,31 @@ impl Principal {
     }
 }
 
-/// Where a record lives. Serialised names are the replay contract's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Where a record lives. Serialised names are the replay contract's, and
+/// the database's: queries bind a `Scope`, never its name as text.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    EnumString,
+    IntoStaticStr,
+    VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::ToSchema),
+    schema(
+        as = ScopeName,
+        description = "Where a record lives (the schema of `memory::Scope`)."
+    )
+)]
 pub enum Scope {
     /// Individual tier: `org/{org}/agent/{agent}/user/{user}`.
     Personal,
@@ -143,26 +174,19 @@ pub enum Scope {
 
 impl Scope {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Personal => "personal",
-            Scope::Person => "person",
-            Scope::AgentNotes => "agent_notes",
-            Scope::OrgPolicy => "org_policy",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "personal" => Some(Scope::Personal),
-            "person" => Some(Scope::Person),
-            "agent_notes" => Some(Scope::AgentNotes),
-            "org_policy" => Some(Scope::OrgPolicy),
-            _ => None,
-        }
+        s.parse().ok()
     }
 
+    /// A person's own memory (either tier), owned by them.
     pub fn is_personal(self) -> bool {
-        matches!(self, Scope::Personal | Scope::Person)
+        match self {
+            Scope::Personal | Scope::Person => true,
+            Scope::AgentNotes | Scope::OrgPolicy => false,
+        }
     }
 }
 
@@ -172,8 +196,30 @@ impl fmt::Display for Scope {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Where a record is in its life. Stored by name, bound as a `Status`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    EnumString,
+    IntoStaticStr,
+    VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::ToSchema),
+    schema(
+        as = StatusName,
+        description = "A record's status (the schema of `memory::Status`)."
+    )
+)]
 pub enum Status {
     Active,
     Superseded,
@@ -187,26 +233,41 @@ pub enum Status {
 
 impl Status {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Active => "active",
-            Status::Superseded => "superseded",
-            Status::Unverified => "unverified",
-            Status::Pending => "pending",
-            Status::Rejected => "rejected",
-            Status::Deleted => "deleted",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "active" => Some(Status::Active),
-            "superseded" => Some(Status::Superseded),
-            "unverified" => Some(Status::Unverified),
-            "pending" => Some(Status::Pending),
-            "rejected" => Some(Status::Rejected),
-            "deleted" => Some(Status::Deleted),
-            _ => None,
-        }
+        s.parse().ok()
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The record kinds the rules give a meaning to. A record's `kind` is open
+/// text (extractors name others: `identity`, `procedure`, `hostname`, …);
+/// these are the ones a query or a rule singles out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, EnumString, IntoStaticStr, VariantArray)]
+#[strum(serialize_all = "snake_case")]
+pub enum Kind {
+    /// How the speaker wants to be served: added to every reply.
+    Preference,
+    Vocabulary,
+    RubricAdjustment,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -258,6 +319,11 @@ pub struct MemoryRecord {
 }
 
 impl MemoryRecord {
+    /// Whether this record is of `kind`.
+    pub fn is_kind(&self, kind: Kind) -> bool {
+        self.kind == kind.as_str()
+    }
+
     /// Both active, in one place (agent, scope, owner), on one subject, saying
     /// different things: two truths where the subject rule keeps one (after an
     /// undo brought the older back beside the newer).

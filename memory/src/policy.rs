@@ -7,9 +7,10 @@
 
 use crate::credentials::{credential_in, Credential};
 use crate::model::{
-    Candidate, Cause, ItemChannel, MemoryRecord, MessageAuthor, Principal, Role, Scope, Status,
-    StoredMessage, SystemPrincipal,
+    Candidate, Cause, ItemChannel, Kind, MemoryRecord, MessageAuthor, Principal, Role, Scope,
+    Status, StoredMessage, SystemPrincipal,
 };
+use strum::{EnumString, IntoStaticStr, VariantArray};
 
 /// How an item reached the policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,7 +208,8 @@ pub fn decide(
 }
 
 /// Scopes the `memory_write` tool may name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, EnumString, IntoStaticStr, VariantArray)]
+#[strum(serialize_all = "snake_case")]
 pub enum ToolScope {
     Personal,
     AgentNotes,
@@ -219,31 +221,55 @@ pub enum ToolScope {
 
 impl ToolScope {
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "personal" => Some(ToolScope::Personal),
-            "agent_notes" => Some(ToolScope::AgentNotes),
-            "global" => Some(ToolScope::Global),
-            "agent_config" => Some(ToolScope::AgentConfig),
-            _ => None,
+        s.parse().ok()
+    }
+
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// Where a `memory_write` of this scope is kept, when the tool keeps it
+    /// anywhere: `global` and `agent_config` are refused to everyone.
+    pub fn stored_in(self) -> Option<Scope> {
+        match self {
+            ToolScope::Personal => Some(Scope::Personal),
+            ToolScope::AgentNotes => Some(Scope::AgentNotes),
+            ToolScope::Global | ToolScope::AgentConfig => None,
         }
     }
+}
+
+impl std::fmt::Display for ToolScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The scopes the `memory_write` tool offers a model (its JSON schema's
+/// `enum`): those it keeps a write of, in declaration order.
+pub fn tool_scopes() -> impl Iterator<Item = ToolScope> {
+    ToolScope::VARIANTS
+        .iter()
+        .copied()
+        .filter(|s| s.stored_in().is_some())
 }
 
 /// Why a `memory_write` was refused; the text says where the item may go.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ToolRefusal {
-    #[error("memory_write to agent_notes is for administrators; write it for yourself with scope='personal'")]
+    #[error("memory_write to agent_notes is for administrators; write it for yourself with scope='{personal}'", personal = ToolScope::Personal)]
     AgentNotesNeedsAdmin,
-    #[error("automated runs have no personal memory; write operational results with scope='agent_notes'")]
+    #[error("automated runs have no personal memory; write operational results with scope='{notes}'", notes = ToolScope::AgentNotes)]
     SystemHasNoPersonal,
     #[error(
-        "automated runs may not write `{0}`; write operational results with scope='agent_notes'"
+        "automated runs may not write `{0}`; write operational results with scope='{notes}'",
+        notes = ToolScope::AgentNotes
     )]
-    SystemMayNotWrite(&'static str),
+    SystemMayNotWrite(ToolScope),
     #[error("unpaired senders cannot write memory; send /pair to request access")]
     Unpaired,
     #[error("`{0}` is not writable through memory_write here")]
-    NotSupported(&'static str),
+    NotSupported(ToolScope),
 }
 
 /// Decide an explicit `memory_write` tool call. `Ok` carries where it is saved.
@@ -255,9 +281,8 @@ pub fn decide_tool(
     match (author, scope) {
         (Principal::Unpaired, _) => Err(ToolRefusal::Unpaired),
         (Principal::System(_), ToolScope::Personal) => Err(ToolRefusal::SystemHasNoPersonal),
-        (Principal::System(_), ToolScope::Global) => Err(ToolRefusal::SystemMayNotWrite("global")),
-        (Principal::System(_), ToolScope::AgentConfig) => {
-            Err(ToolRefusal::SystemMayNotWrite("agent_config"))
+        (Principal::System(_), s @ (ToolScope::Global | ToolScope::AgentConfig)) => {
+            Err(ToolRefusal::SystemMayNotWrite(s))
         }
         (Principal::System(_), ToolScope::AgentNotes) => Ok((Scope::AgentNotes, None)),
         (Principal::Human { user_id, .. }, ToolScope::Personal) => {
@@ -274,9 +299,8 @@ pub fn decide_tool(
                 Err(ToolRefusal::AgentNotesNeedsAdmin)
             }
         }
-        (Principal::Human { .. }, ToolScope::Global) => Err(ToolRefusal::NotSupported("global")),
-        (Principal::Human { .. }, ToolScope::AgentConfig) => {
-            Err(ToolRefusal::NotSupported("agent_config"))
+        (Principal::Human { .. }, s @ (ToolScope::Global | ToolScope::AgentConfig)) => {
+            Err(ToolRefusal::NotSupported(s))
         }
     }
 }
@@ -381,12 +405,21 @@ pub fn consent(answerer: &Principal, scope: Scope) -> Consent {
         Scope::AgentNotes | Scope::OrgPolicy if !answerer.is_human_admin() => {
             Consent::Refuse(DropReason::NeedsAdmin)
         }
-        _ => Consent::Activate,
+        Scope::AgentNotes | Scope::OrgPolicy | Scope::Personal | Scope::Person => Consent::Activate,
+    }
+}
+
+/// Whether consolidation may merge records of `scope`: agent notes and
+/// personal records; org policy is admin-authored and never merged.
+pub fn consolidates(scope: Scope) -> bool {
+    match scope {
+        Scope::AgentNotes | Scope::Personal | Scope::Person => true,
+        Scope::OrgPolicy => false,
     }
 }
 
 /// Kinds a person may promote from the individual to the person tier (ADR-0033).
-pub const PROMOTABLE_KINDS: &[&str] = &["preference", "vocabulary", "rubric_adjustment"];
+pub const PROMOTABLE_KINDS: &[Kind] = &[Kind::Preference, Kind::Vocabulary, Kind::RubricAdjustment];
 
 /// Why a promotion was refused; the text is what the person is told.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -406,7 +439,7 @@ pub fn decide_promotion(user: &str, rec: &MemoryRecord) -> Result<(), PromotionR
     {
         return Err(PromotionRefusal::NotYours(rec.id));
     }
-    if !PROMOTABLE_KINDS.contains(&rec.kind.as_str()) {
+    if !PROMOTABLE_KINDS.iter().any(|k| rec.is_kind(*k)) {
         return Err(PromotionRefusal::KindNotPromotable {
             id: rec.id,
             kind: rec.kind.clone(),
@@ -844,7 +877,7 @@ mod tests {
         );
         assert!(ToolRefusal::AgentNotesNeedsAdmin
             .to_string()
-            .contains("scope='personal'"));
+            .contains(&format!("scope='{}'", ToolScope::Personal)));
         let listed = PolicySettings {
             write_access: vec!["discord:1".into()],
             ..Default::default()
@@ -873,6 +906,18 @@ mod tests {
             decide_tool(&Principal::Unpaired, ToolScope::Personal, &everyone),
             Err(ToolRefusal::Unpaired)
         );
+    }
+
+    /// The tool offers exactly the scopes an administrator's write is kept in.
+    #[test]
+    fn the_tool_offers_the_scopes_it_keeps() {
+        let offered: Vec<ToolScope> = tool_scopes().collect();
+        assert_eq!(offered, [ToolScope::Personal, ToolScope::AgentNotes]);
+        for &scope in ToolScope::VARIANTS {
+            let kept = decide_tool(&human(Role::Admin), scope, &PolicySettings::default());
+            assert_eq!(offered.contains(&scope), kept.is_ok(), "{scope}: {kept:?}");
+            assert_eq!(kept.ok().map(|(s, _)| s), scope.stored_in(), "{scope}");
+        }
     }
 
     fn line(

@@ -9,7 +9,7 @@ use memory::{Db, Role, StoreError};
 use rand::Rng;
 use sha2::{Digest, Sha256};
 
-pub use memory::store::{ApiKey, PairingRequest, User};
+pub use memory::store::{ApiKey, PairingRequest, RequestStatus, User, UserStatus};
 
 /// Pairing codes use an alphabet without look-alikes (no 0/O/1/I/L).
 pub const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
@@ -317,10 +317,10 @@ impl Pairing {
             .pairing_request(org, &code)
             .await?
             .ok_or_else(|| PairingError::UnknownCode(code.clone()))?;
-        if req.status != "pending" {
+        if req.status != RequestStatus::Pending {
             return Err(PairingError::CodeNotPending {
                 code,
-                status: req.status,
+                status: req.status.to_string(),
             });
         }
         if req.expires_at <= now {
@@ -348,7 +348,7 @@ impl Pairing {
         if !self.db.identity().decide_pairing(&decision).await? {
             // Decided by someone else since it was read: report what they decided.
             let status = match self.db.identity().pairing_request(org, &req.code).await? {
-                Some(now_stored) => now_stored.status,
+                Some(now_stored) => now_stored.status.to_string(),
                 None => "removed".to_string(),
             };
             return Err(PairingError::CodeNotPending {
@@ -444,7 +444,7 @@ impl Pairing {
         now: i64,
     ) -> Result<NewApiKey> {
         let user = self.user(org, user_id).await?;
-        if user.status != "active" {
+        if user.status != UserStatus::Active {
             return Err(PairingError::UserNotActive(user_id.to_string()));
         }
         loop {

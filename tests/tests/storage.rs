@@ -2,10 +2,11 @@
 //! PostgreSQL runs when STEWARD_TEST_POSTGRES_URL is set (always, under CI).
 
 use memory::store::{
-    LiveSize, NewArchive, NewMessage, Opening, RecordFilter, RetrievalScope, ViewOf,
+    LiveSize, NewArchive, NewMessage, Opening, QueryVector, RecordFilter, RetrievalScope,
+    Unembedded, ViewOf,
 };
 use memory::write::{NoRevision, RawWrites};
-use memory::{Backend, Cause, Db, NewRecord, Role, Scope, Status};
+use memory::{Backend, Cause, Db, NewRecord, Role, Scope, Status, StoreError};
 use pairing::{PairOutcome, Pairing, PairingError, PairingSettings};
 use sha2::{Digest, Sha256};
 use steward_tests::{postgres_db, record as rec, sqlite_file_db};
@@ -34,6 +35,7 @@ steward_tests::on_both_databases!(
     the_speakers_newest_preferences_come_with_every_retrieval,
     a_query_of_common_words_finds_the_records_holding_both_and_never_anothers,
     forgotten_erased_and_superseded_records_leave_the_index,
+    every_search_path_refuses_an_incomplete_scope_and_reads_only_its_places,
 );
 
 async fn records_round_trip(db: Db) {
@@ -2163,4 +2165,111 @@ async fn the_speakers_newest_preferences_come_with_every_retrieval(db: Db) {
         anonymous.is_empty(),
         "no speaker, no preferences: {anonymous:?}"
     );
+}
+
+/// Every search for a scope goes through one guard: an incomplete scope (no
+/// organisation, no agent, every agent) is refused by each path, and by
+/// meaning, as by words, a scope reads only its own places.
+async fn every_search_path_refuses_an_incomplete_scope_and_reads_only_its_places(db: Db) {
+    let qv = QueryVector {
+        model: "m".into(),
+        values: vec![1.0, 0.0, 0.0],
+        min_similarity: 0.0,
+    };
+    let u1 = notes_scope("o", Some("u1"));
+    for bad in [
+        RetrievalScope {
+            org: String::new(),
+            ..u1.clone()
+        },
+        RetrievalScope {
+            agent: String::new(),
+            ..u1.clone()
+        },
+        RetrievalScope {
+            agent: memory::ANY_AGENT.into(),
+            ..u1.clone()
+        },
+    ] {
+        let refused = |r: Result<_, StoreError>| matches!(r, Err(StoreError::Refused(_)));
+        let records = db.records();
+        assert!(
+            refused(records.retrieve(&bad, "toner", 5).await.map(|_| ())),
+            "{bad:?}"
+        );
+        let near = records.retrieve_by_meaning(&bad, &qv, 5).await;
+        assert!(refused(near.map(|_| ())), "{bad:?}");
+        let plan = records.vector_search_plan(&bad, &qv, 5).await;
+        assert!(refused(plan.map(|_| ())), "{bad:?}");
+    }
+    // Vectors on PostgreSQL need pgvector: the embeddings suite searches them there.
+    if db.backend() != Backend::Sqlite {
+        return;
+    }
+    let toner = "printer toner is in room 4";
+    let placed = [
+        rec("o", Scope::AgentNotes, None, "toner", toner, 1),
+        rec("o", Scope::OrgPolicy, None, "toner", "toner policy", 2),
+        rec("o", Scope::Personal, Some("u1"), "toner", "u1's toner", 3),
+        rec(
+            "o",
+            Scope::Person,
+            Some("u1"),
+            "toner",
+            "u1's person toner",
+            4,
+        ),
+        rec("o", Scope::Personal, Some("u2"), "toner", "u2's toner", 5),
+        NewRecord {
+            agent: "other".into(),
+            ..rec(
+                "o",
+                Scope::AgentNotes,
+                None,
+                "toner",
+                "other agent's toner",
+                6,
+            )
+        },
+        rec("o2", Scope::AgentNotes, None, "toner", "o2's toner", 7),
+    ];
+    let ids = db.records().insert_records(&placed).await.unwrap();
+    let vectors: Vec<(Unembedded, Vec<f32>)> = placed
+        .iter()
+        .zip(&ids)
+        .map(|(r, id)| {
+            let u = Unembedded {
+                id: *id,
+                org: r.org.clone(),
+                content: r.content.clone(),
+            };
+            (u, qv.values.clone())
+        })
+        .collect();
+    db.records().store_vectors("m", &vectors).await.unwrap();
+    for (scope, expected) in [
+        (
+            u1.clone(),
+            vec![toner, "toner policy", "u1's toner", "u1's person toner"],
+        ),
+        (notes_scope("o", None), vec![toner, "toner policy"]),
+        (
+            notes_scope("o", Some("u2")),
+            vec![toner, "toner policy", "u2's toner"],
+        ),
+        (notes_scope("o2", Some("u1")), vec!["o2's toner"]),
+    ] {
+        let mut found: Vec<String> = db
+            .records()
+            .retrieve_by_meaning(&scope, &qv, 20)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.record.content)
+            .collect();
+        found.sort();
+        let mut expected: Vec<String> = expected.into_iter().map(str::to_string).collect();
+        expected.sort();
+        assert_eq!(found, expected, "{scope:?}");
+    }
 }

@@ -4,8 +4,7 @@
 
 use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
-use super::memory::{export_of, records_page, Forgotten, Record, StatusName};
-use super::pairing::RoleName;
+use super::memory::{export_of, records_page, Forgotten, Record};
 use super::search::{ranked, SearchResults, Searched};
 use super::wire::{now_ms, Page, Path, Query};
 use super::ApiState;
@@ -22,7 +21,6 @@ pub struct Me {
     pub org: String,
     pub user_id: String,
     pub name: String,
-    #[schema(value_type = RoleName)]
     pub role: Role,
 }
 
@@ -48,7 +46,6 @@ pub struct OwnQuery {
     #[param(value_type = Option<OwnScope>)]
     scope: Option<Scope>,
     /// Only this status (every status when not given).
-    #[param(value_type = Option<StatusName>)]
     status: Option<Status>,
     /// Subject or content contains this text (case-insensitive).
     q: Option<String>,

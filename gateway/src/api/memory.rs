@@ -19,7 +19,6 @@ use utoipa::{IntoParams, ToSchema};
 pub struct Record {
     pub id: i64,
     pub agent: String,
-    #[schema(value_type = ScopeName)]
     pub scope: Scope,
     /// The person a personal record belongs to.
     pub owner: Option<String>,
@@ -27,7 +26,6 @@ pub struct Record {
     pub subject: String,
     pub kind: String,
     pub content: String,
-    #[schema(value_type = StatusName)]
     pub status: Status,
     pub source: String,
     /// When it was said.
@@ -61,44 +59,14 @@ impl From<MemoryRecord> for Record {
     }
 }
 
-/// Where a record lives (the schema of `memory::Scope`).
-#[derive(ToSchema)]
-#[schema(rename_all = "snake_case")]
-#[allow(dead_code)]
-pub enum ScopeName {
-    /// A person's memory with one agent.
-    Personal,
-    /// A person's memory every agent of the organisation reads.
-    Person,
-    /// One agent's operational knowledge.
-    AgentNotes,
-    /// Organisation-wide policy.
-    OrgPolicy,
-}
-
-/// A record's status (the schema of `memory::Status`).
-#[derive(ToSchema)]
-#[schema(rename_all = "snake_case")]
-#[allow(dead_code)]
-pub enum StatusName {
-    Active,
-    Superseded,
-    Unverified,
-    Pending,
-    Rejected,
-    Deleted,
-}
-
 /// Filters of the admin's record list.
 #[derive(Debug, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ListQuery {
     /// Only this scope. Personal scopes need `owner`.
-    #[param(value_type = Option<ScopeName>)]
     scope: Option<Scope>,
     /// Only this status (every status when not given).
-    #[param(value_type = Option<StatusName>)]
     status: Option<Status>,
     /// One person's personal memory (the look is audited as `memory.view`).
     owner: Option<String>,

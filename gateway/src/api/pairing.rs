@@ -13,28 +13,19 @@ use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use memory::Role;
-use pairing::{PairingError, PairingRequest, User};
+use pairing::{PairingError, PairingRequest, RequestStatus, User, UserStatus};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
-
-/// A paired person's role (the schema of `memory::Role`).
-#[derive(ToSchema)]
-#[schema(rename_all = "lowercase")]
-#[allow(dead_code)]
-pub enum RoleName {
-    Admin,
-    User,
-}
 
 /// A paired person.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct UserOut {
     pub user_id: String,
     pub name: String,
-    #[schema(value_type = RoleName)]
     pub role: Role,
     /// `active`, or `revoked`.
-    pub status: String,
+    #[schema(value_type = String)]
+    pub status: UserStatus,
     /// The last change: pairing, role change, revocation.
     pub updated_at: DateTime<Utc>,
 }
@@ -60,7 +51,8 @@ pub struct RequestOut {
     pub stored_id: String,
     /// The name the platform gave.
     pub name: String,
-    pub status: String,
+    #[schema(value_type = String)]
+    pub status: RequestStatus,
     pub expires_at: DateTime<Utc>,
 }
 
@@ -116,7 +108,6 @@ pub async fn requests(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Approval {
-    #[schema(value_type = RoleName)]
     pub role: Role,
 }
 
@@ -155,7 +146,7 @@ pub async fn deny(
         .await?;
     // The request as it was read; it is now denied.
     let mut out = RequestOut::from(r);
-    out.status = "denied".into();
+    out.status = RequestStatus::Denied;
     Ok(Json(out))
 }
 
@@ -188,7 +179,6 @@ pub struct NewUser {
     pub user_id: String,
     /// A display name (default: the user id).
     pub name: Option<String>,
-    #[schema(value_type = RoleName)]
     pub role: Role,
 }
 
@@ -223,7 +213,7 @@ pub async fn add(
         .unwrap_or_else(|| user_id.clone());
     let p = state.turns.pairing();
     match p.user(admin.org(), &user_id).await {
-        Ok(u) if u.status == "active" => {
+        Ok(u) if u.status == UserStatus::Active => {
             return Err(ApiError::conflict(format!(
                 "{user_id} is already paired as {}; PUT /api/v1/users/{{user}}/role changes it",
                 u.role
@@ -259,7 +249,6 @@ fn not_built_in(user: &str) -> Result<(), ApiError> {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RoleChange {
-    #[schema(value_type = RoleName)]
     pub role: Role,
 }
 

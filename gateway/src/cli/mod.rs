@@ -13,11 +13,13 @@ mod serve;
 
 use crate::config::Config;
 use crate::turn::TurnLoop;
-use ::memory::Role;
+use ::memory::{Role, Scope, Status};
 use anyhow::{bail, Context, Result};
+use clap::builder::PossibleValuesParser;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::sync::Arc;
+use strum::VariantArray;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -162,15 +164,38 @@ pub enum PairingCommand {
     },
 }
 
+/// `memory list --scope`'s values: every scope's name.
+fn scope_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(Scope::VARIANTS.iter().map(|s| s.as_str()))
+}
+
+/// `memory list --status`'s values: `all`, then every status's name, live
+/// first, then those awaiting an answer, then those retired.
+fn status_names() -> PossibleValuesParser {
+    let listed = |s: &Status| match s {
+        Status::Active => 0,
+        Status::Pending => 1,
+        Status::Unverified => 2,
+        Status::Superseded => 3,
+        Status::Rejected => 4,
+        Status::Deleted => 5,
+    };
+    let mut statuses = Status::VARIANTS.to_vec();
+    statuses.sort_by_key(listed);
+    PossibleValuesParser::new(
+        std::iter::once("all").chain(statuses.into_iter().map(Status::as_str)),
+    )
+}
+
 #[derive(Debug, Subcommand)]
 pub enum MemoryCommand {
     /// List records (personal ones only with --owner, which is audited).
     List {
         /// Only records of this scope.
-        #[arg(long, value_parser = ["personal", "person", "agent_notes", "org_policy"])]
+        #[arg(long, value_parser = scope_names())]
         scope: Option<String>,
         /// Only records with this status (`all`, the default: any).
-        #[arg(long, value_parser = ["all", "active", "pending", "unverified", "superseded", "rejected", "deleted"])]
+        #[arg(long, value_parser = status_names())]
         status: Option<String>,
         /// One person's records (their stored user id); audited as `memory.view`.
         #[arg(long)]

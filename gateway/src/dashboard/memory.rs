@@ -13,6 +13,7 @@ use memory::{MemoryRecord, Scope, Status};
 use pairing::{PairingError, User};
 use serde::Deserialize;
 use std::collections::HashMap;
+use strum::VariantArray;
 
 #[derive(Debug, Deserialize, Default)]
 pub(super) struct MemoryQuery {
@@ -38,15 +39,14 @@ impl MemoryQuery {
     }
 }
 
-const STATUS_CHOICES: &[&str] = &[
-    "active",
-    "all",
-    "superseded",
-    "unverified",
-    "pending",
-    "rejected",
-    "deleted",
-];
+/// The status filter's choices: `active` (the default), `all`, then every other status.
+fn status_choices() -> impl Iterator<Item = &'static str> {
+    let others = Status::VARIANTS
+        .iter()
+        .filter(|s| **s != Status::Active)
+        .map(|s| s.as_str());
+    [Status::Active.as_str(), "all"].into_iter().chain(others)
+}
 
 pub(super) async fn page(screen: Screen, Query(mq): Query<MemoryQuery>) -> Page {
     let state = &screen.state;
@@ -59,7 +59,7 @@ pub(super) async fn page(screen: Screen, Query(mq): Query<MemoryQuery>) -> Page 
         other => {
             let scope = match Scope::parse(other) {
                 Some(s @ (Scope::AgentNotes | Scope::OrgPolicy)) => s,
-                _ => Scope::AgentNotes,
+                Some(Scope::Personal | Scope::Person) | None => Scope::AgentNotes,
             };
             let (q, status, status_key) = mq.search();
             let filter = RecordFilter {
@@ -191,8 +191,8 @@ fn search_box(action: &str, hidden: &[(&str, &str)], q: &str, status: &str) -> M
             }
             input type="search" name="q" value=(q) placeholder="Search subject or text…" aria-label="Search";
             select name="status" aria-label="Status" {
-                @for s in STATUS_CHOICES {
-                    option value=(s) selected[*s == status] { (s) }
+                @for s in status_choices() {
+                    option value=(s) selected[s == status] { (s) }
                 }
             }
             button.secondary type="submit" { "Search" }

@@ -7,7 +7,7 @@ use super::view::{self, PAIRING};
 use super::{now_ms, DashError, Page, BUILT_IN_ADMIN};
 use maud::{html, Markup};
 use memory::Role;
-use pairing::{PairingError, PairingRequest, User};
+use pairing::{PairingError, PairingRequest, User, UserStatus};
 use serde::Deserialize;
 
 pub(super) async fn page(screen: Screen) -> Page {
@@ -56,7 +56,7 @@ fn template(pending: &[PairingRequest], users: &[User], csrf: &str) -> Markup {
                 td.actions {
                     @if u.user_id == BUILT_IN_ADMIN {
                         span.muted { "built-in dashboard admin" }
-                    } @else if u.status == "active" {
+                    } @else if u.status == UserStatus::Active {
                         form.inline method="post" action="/dashboard/users/role" {
                             (view::csrf_field(csrf))
                             input type="hidden" name="user" value=(u.user_id);

@@ -4,6 +4,7 @@
 use super::Lifecycle;
 use crate::error::Result;
 use crate::jobs::{self, Job, Schedule};
+use pairing::UserStatus;
 use std::time::Duration;
 
 /// Days after a pairing is revoked before that person's individual records are soft-forgotten.
@@ -39,7 +40,7 @@ impl Lifecycle {
             ..Default::default()
         };
         for user in self.pairing.users(org).await? {
-            if user.status != "revoked" {
+            if user.status != UserStatus::Revoked {
                 continue;
             }
             report.person_deleted += self

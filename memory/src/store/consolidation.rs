@@ -3,19 +3,23 @@
 
 use super::records::SELECT;
 use super::{Records, Result};
-use crate::model::MemoryRecord;
+use crate::model::{MemoryRecord, Scope, Status};
+use crate::policy::consolidates;
+use strum::VariantArray;
 
 impl Records<'_> {
     /// Active agent notes and personal records that no consolidation run has
     /// seen yet, oldest first. Org policy is admin-authored and never merged.
     pub async fn unseen_active(&self, org: &str, limit: i64) -> Result<Vec<MemoryRecord>> {
-        let text = format!(
-            "{SELECT} WHERE org = $1 AND status = 'active' \
-             AND scope IN ('agent_notes', 'personal', 'person') \
-             AND NOT EXISTS (SELECT 1 FROM consolidation_seen s WHERE s.org = memory_records.org AND s.record_id = memory_records.id) \
-             ORDER BY id LIMIT $2"
-        );
-        sql!(text, org, limit).all(&self.db.pool).await
+        let text = format!("{SELECT} WHERE org = $1 AND status = $2 AND scope IN (");
+        let merged = Scope::VARIANTS.iter().copied().filter(|s| consolidates(*s));
+        sql!(text, org, Status::Active)
+            .bind_list(merged)
+            .push(") AND NOT EXISTS (SELECT 1 FROM consolidation_seen s WHERE s.org = memory_records.org AND s.record_id = memory_records.id) \
+                   ORDER BY id LIMIT ")
+            .bind(limit)
+            .all(&self.db.pool)
+            .await
     }
 
     /// Remember that a consolidation run showed these records (or found them alone).

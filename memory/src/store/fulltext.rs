@@ -20,6 +20,7 @@
 //! `memory_fts_common` by [`Db::optimize`] and left out of a search that has
 //! rarer ones.
 
+use super::retention::Owned;
 use super::{Backend, Db, Records, Result, Sql};
 use crate::fulltext::document_tokens;
 use crate::model::{MemoryRecord, NewRecord, Scope};
@@ -193,21 +194,17 @@ pub(super) async fn unindex(conn: &mut AnyConnection, id: i64) -> Result<()> {
     sql!(text, id).exec(conn).await.map(|_| ())
 }
 
-/// Drop the rows of the records `owned` names (`SELECT id FROM memory_records …`
-/// over `$1` = org, `$2` = owner): before they are deleted.
-pub(super) async fn unindex_owned(
-    conn: &mut AnyConnection,
-    owned: &str,
-    org: &str,
-    owner: &str,
-) -> Result<()> {
-    let text = match backend_of(conn) {
-        Backend::Sqlite => format!("DELETE FROM memory_fts WHERE rowid IN ({owned})"),
-        Backend::Postgres => format!(
-            "WITH gone AS (DELETE FROM memory_fts WHERE rowid IN ({owned}) RETURNING rowid, doc) {DROP_POSTINGS}"
-        ),
+/// Drop the rows of the records `owned` names: before they are deleted.
+pub(super) async fn unindex_owned(conn: &mut AnyConnection, owned: &Owned<'_>) -> Result<()> {
+    let q = match backend_of(conn) {
+        Backend::Sqlite => owned
+            .rows("DELETE FROM memory_fts WHERE rowid IN (SELECT id FROM memory_records")
+            .push(")"),
+        Backend::Postgres => owned
+            .rows("WITH gone AS (DELETE FROM memory_fts WHERE rowid IN (SELECT id FROM memory_records")
+            .push(&format!(") RETURNING rowid, doc) {DROP_POSTINGS}")),
     };
-    sql!(text, org, owner).exec(conn).await.map(|_| ())
+    q.exec(conn).await.map(|_| ())
 }
 
 /// What one search asks: an organisation's records visible under one of

@@ -9,7 +9,7 @@
 //! SQLite, one WAL sync) instead of paying one each.
 
 use super::archives::{archive_in, QueuedArchive};
-use super::pairing::User;
+use super::pairing::{User, UserStatus};
 use super::NewArchive;
 use super::{Db, Result, StoreError};
 use crate::model::{Role, StoredMessage};
@@ -99,7 +99,7 @@ impl Conversations<'_> {
                             user_id,
                             name,
                             role: Role::try_from(role)?,
-                            status,
+                            status: UserStatus::try_from(status)?,
                             updated_at,
                         })
                     }
@@ -258,7 +258,7 @@ impl Conversations<'_> {
                       u.user_id, u.name, u.role, u.status, CAST(NULL AS TEXT), CAST(NULL AS TEXT), u.updated_at \
                       FROM (SELECT 1 AS one) AS k \
                       LEFT JOIN identities i ON i.org = $1 AND i.stored_id = $9 \
-                      LEFT JOIN users u ON u.org = i.org AND u.user_id = i.user_id AND u.status = 'active'";
+                      LEFT JOIN users u ON u.org = i.org AND u.user_id = i.user_id AND u.status = $10";
         let q = sql!(
             view,
             org,
@@ -269,9 +269,12 @@ impl Conversations<'_> {
             v.summaries.max(0)
         );
         let q = match opening {
-            Some((channel, platform_id, stored_id)) => {
-                q.push(first).arg(channel).arg(platform_id).arg(stored_id)
-            }
+            Some((channel, platform_id, stored_id)) => q
+                .push(first)
+                .arg(channel)
+                .arg(platform_id)
+                .arg(stored_id)
+                .arg(UserStatus::Active),
             None => q,
         };
         q.all(&self.db.pool).await

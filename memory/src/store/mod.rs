@@ -33,7 +33,9 @@ pub use jobs::Jobs;
 pub use messages::{
     ConversationView, Conversations, LiveSize, NewMessage, Opened, Opening, ViewOf,
 };
-pub use pairing::{ApiKey, Decision, Identity, NewPairingCode, PairingRequest, User};
+pub use pairing::{
+    ApiKey, Decision, Identity, NewPairingCode, PairingRequest, RequestStatus, User, UserStatus,
+};
 pub use records::{RecordFilter, Records, RetrievalScope, Retrieved, Supersession};
 pub use retention::{Erasure, ERASED};
 pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement};
@@ -41,11 +43,13 @@ pub use revisions::{NewRevision, RevisionMeta};
 pub use sessions::DashboardSession;
 pub use vectors::{reciprocal_rank_fusion, Embed, QueryVector, Unembedded, RECENT_WINDOW};
 
-use crate::model::{Role, Scope, Status};
+use crate::model::{Kind, Role, Scope, Status};
+use sqlx::any::AnyTypeInfo;
 use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow};
+use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
 use sqlx::migrate::Migrator;
-use sqlx::{Any, AnyPool, Arguments, Connection, Encode, Executor, FromRow, Type};
+use sqlx::{Any, AnyPool, Arguments, Connection, Database, Encode, Executor, FromRow, Type};
 use std::time::Duration;
 
 /// A checkpoint copies every page the write-ahead log holds back into the
@@ -638,7 +642,9 @@ impl<'q> Sql<'q> {
     }
 }
 
-/// Stored enums decode from their text; an unknown value is a corrupt row.
+/// Stored enums: bound to a query as their name (`scope = $3` with a
+/// `Scope`), and decoded from it (`#[sqlx(try_from = "String")]`), an unknown
+/// name being a corrupt row. Queries name them only this way, never as text.
 macro_rules! text_enum {
     ($($ty:ty => $parse:expr),* $(,)?) => {$(
         impl TryFrom<String> for $ty {
@@ -648,11 +654,32 @@ macro_rules! text_enum {
                 parse(&s).ok_or_else(|| StoreError::Corrupt(format!("{} {s}", stringify!($ty))))
             }
         }
+
+        impl Type<Any> for $ty {
+            fn type_info() -> AnyTypeInfo {
+                <&str as Type<Any>>::type_info()
+            }
+            fn compatible(ty: &AnyTypeInfo) -> bool {
+                <&str as Type<Any>>::compatible(ty)
+            }
+        }
+
+        impl<'q> Encode<'q, Any> for $ty {
+            fn encode_by_ref(
+                &self,
+                buf: &mut <Any as Database>::ArgumentBuffer<'q>,
+            ) -> std::result::Result<IsNull, BoxDynError> {
+                <&str as Encode<'q, Any>>::encode_by_ref(&self.as_str(), buf)
+            }
+        }
     )*};
 }
 
 text_enum! {
     Scope => Scope::parse,
     Status => Status::parse,
+    Kind => |s| s.parse().ok(),
     Role => |s| s.parse().ok(),
+    UserStatus => |s| s.parse().ok(),
+    RequestStatus => |s| s.parse().ok(),
 }

@@ -6,6 +6,56 @@ use super::audit::insert_audit;
 use super::{Db, Result};
 use crate::model::Role;
 use serde::Serialize;
+use strum::{EnumString, IntoStaticStr, VariantArray};
+
+/// Whether a paired user may speak as themselves (`users.status`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, EnumString, IntoStaticStr, VariantArray,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum UserStatus {
+    Active,
+    /// Revoked by an admin (with every API key of theirs); pairing them again makes them active.
+    Revoked,
+}
+
+/// Where a pairing request is (`pairing_codes.status`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, EnumString, IntoStaticStr, VariantArray,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum RequestStatus {
+    /// Waiting for an admin (until it expires).
+    Pending,
+    Approved,
+    Denied,
+}
+
+impl UserStatus {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+impl RequestStatus {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+impl std::fmt::Display for UserStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::fmt::Display for RequestStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// A paired person.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
@@ -15,7 +65,8 @@ pub struct User {
     pub name: String,
     #[sqlx(try_from = "String")]
     pub role: Role,
-    pub status: String,
+    #[sqlx(try_from = "String")]
+    pub status: UserStatus,
     /// Last change (pairing, role change, revocation), ms since the epoch.
     pub updated_at: i64,
 }
@@ -42,7 +93,8 @@ pub struct PairingRequest {
     pub channel: String,
     pub stored_id: String,
     pub name: String,
-    pub status: String,
+    #[sqlx(try_from = "String")]
+    pub status: RequestStatus,
     pub created_at: i64,
     pub expires_at: i64,
 }
@@ -76,8 +128,9 @@ const REQUEST: &str =
 const API_KEY: &str =
     "SELECT org, key_id, user_id, created_at, revoked_at, revoked_by FROM api_keys";
 
-const UPSERT_USER: &str = "INSERT INTO users (org, user_id, name, role, status, created_at, updated_at) VALUES ($1, $2, $3, $4, 'active', $5, $5) \
-     ON CONFLICT (org, user_id) DO UPDATE SET name = excluded.name, role = excluded.role, status = 'active', updated_at = excluded.updated_at";
+/// Bound: org, user id, name, role, now, [`UserStatus::Active`].
+const UPSERT_USER: &str = "INSERT INTO users (org, user_id, name, role, status, created_at, updated_at) VALUES ($1, $2, $3, $4, $6, $5, $5) \
+     ON CONFLICT (org, user_id) DO UPDATE SET name = excluded.name, role = excluded.role, status = excluded.status, updated_at = excluded.updated_at";
 const LINK: &str =
     "INSERT INTO identities (org, stored_id, user_id, created_at) VALUES ($1, $2, $3, $4) \
      ON CONFLICT (org, stored_id) DO UPDATE SET user_id = excluded.user_id";
@@ -94,9 +147,11 @@ impl Identity<'_> {
     pub async fn user_by_identity(&self, org: &str, stored_id: &str) -> Result<Option<User>> {
         let text = format!(
             "{USER} JOIN identities i ON u.org = i.org AND u.user_id = i.user_id \
-             WHERE i.org = $1 AND i.stored_id = $2 AND u.status = 'active'"
+             WHERE i.org = $1 AND i.stored_id = $2 AND u.status = $3"
         );
-        sql!(text, org, stored_id).opt(&self.db.pool).await
+        sql!(text, org, stored_id, UserStatus::Active)
+            .opt(&self.db.pool)
+            .await
     }
 
     /// A paired user (of any status).
@@ -120,7 +175,15 @@ impl Identity<'_> {
         role: Role,
         now: i64,
     ) -> Result<()> {
-        let q = sql!(UPSERT_USER, org, user_id, name, role.as_str(), now);
+        let q = sql!(
+            UPSERT_USER,
+            org,
+            user_id,
+            name,
+            role,
+            now,
+            UserStatus::Active
+        );
         q.exec(&self.db.pool).await.map(|_| ())
     }
 
@@ -149,9 +212,9 @@ impl Identity<'_> {
         now: i64,
     ) -> Result<Option<Vec<String>>> {
         let mut tx = self.db.pool.begin().await?;
-        let text =
-            "UPDATE users SET status = 'revoked', updated_at = $1 WHERE org = $2 AND user_id = $3";
-        if sql!(text, now, org, user_id).exec(&mut *tx).await? == 0 {
+        let text = "UPDATE users SET status = $1, updated_at = $2 WHERE org = $3 AND user_id = $4";
+        let revoke = sql!(text, UserStatus::Revoked, now, org, user_id);
+        if revoke.exec(&mut *tx).await? == 0 {
             return Ok(None);
         }
         let text = "SELECT key_id FROM api_keys WHERE org = $1 AND user_id = $2 AND revoked_at IS NULL ORDER BY key_id";
@@ -213,23 +276,27 @@ impl Identity<'_> {
         now: i64,
     ) -> Result<Option<PairingRequest>> {
         let text = format!(
-            "{REQUEST} WHERE org = $1 AND stored_id = $2 AND status = 'pending' AND expires_at > $3 ORDER BY created_at DESC"
+            "{REQUEST} WHERE org = $1 AND stored_id = $2 AND status = $3 AND expires_at > $4 ORDER BY created_at DESC"
         );
-        sql!(text, org, stored_id, now).opt(&self.db.pool).await
+        sql!(text, org, stored_id, RequestStatus::Pending, now)
+            .opt(&self.db.pool)
+            .await
     }
 
     /// How many unexpired pending requests a channel has.
     pub async fn pending_on_channel(&self, org: &str, channel: &str, now: i64) -> Result<i64> {
-        let text = "SELECT COUNT(*) FROM pairing_codes WHERE org = $1 AND channel = $2 AND status = 'pending' AND expires_at > $3";
-        let (n,) = sql!(text, org, channel, now).one(&self.db.pool).await?;
+        let text = "SELECT COUNT(*) FROM pairing_codes WHERE org = $1 AND channel = $2 AND status = $3 AND expires_at > $4";
+        let q = sql!(text, org, channel, RequestStatus::Pending, now);
+        let (n,) = q.one(&self.db.pool).await?;
         Ok(n)
     }
 
     /// Store a pending code. False when the code is taken already.
     pub async fn insert_pairing_code(&self, c: &NewPairingCode<'_>) -> Result<bool> {
         let text = "INSERT INTO pairing_codes (org, code, channel, stored_id, name, status, created_at, expires_at) \
-                    VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7) ON CONFLICT DO NOTHING";
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING";
         let q = sql!(text, c.org, c.code, c.channel, c.stored_id, c.name)
+            .arg(RequestStatus::Pending)
             .arg(c.created_at)
             .arg(c.expires_at);
         Ok(q.exec(&self.db.pool).await? == 1)
@@ -238,9 +305,11 @@ impl Identity<'_> {
     /// Unexpired pending requests of an organisation, oldest first.
     pub async fn pending_requests(&self, org: &str, now: i64) -> Result<Vec<PairingRequest>> {
         let text = format!(
-            "{REQUEST} WHERE org = $1 AND status = 'pending' AND expires_at > $2 ORDER BY created_at"
+            "{REQUEST} WHERE org = $1 AND status = $2 AND expires_at > $3 ORDER BY created_at"
         );
-        sql!(text, org, now).all(&self.db.pool).await
+        sql!(text, org, RequestStatus::Pending, now)
+            .all(&self.db.pool)
+            .await
     }
 
     /// The request with this code, whatever its status.
@@ -256,34 +325,47 @@ impl Identity<'_> {
         let req = d.request;
         let (status, action, detail) = match d.role {
             Some(role) => (
-                "approved",
+                RequestStatus::Approved,
                 "pairing.approve",
                 format!("code {} role {role}", req.code),
             ),
-            None => ("denied", "pairing.deny", format!("code {}", req.code)),
+            None => (
+                RequestStatus::Denied,
+                "pairing.deny",
+                format!("code {}", req.code),
+            ),
         };
         let mut tx = self.db.pool.begin().await?;
         // The conditional write first: it takes SQLite's write lock, and a racing decision loses.
         let text =
             "UPDATE pairing_codes SET status = $1, decided_by = $2, decided_at = $3, role = $4 \
-                    WHERE org = $5 AND code = $6 AND status = 'pending'";
+                    WHERE org = $5 AND code = $6 AND status = $7";
         let q = sql!(
             text,
             status,
             d.actor,
             d.now,
-            d.role.map(Role::as_str),
+            d.role,
             &req.org,
-            &req.code
+            &req.code,
+            RequestStatus::Pending
         );
         if q.exec(&mut *tx).await? == 0 {
             return Ok(false);
         }
         if let Some(role) = d.role {
             let (org, id) = (&req.org, &req.stored_id);
-            sql!(UPSERT_USER, org, id, &req.name, role.as_str(), d.now)
-                .exec(&mut *tx)
-                .await?;
+            sql!(
+                UPSERT_USER,
+                org,
+                id,
+                &req.name,
+                role,
+                d.now,
+                UserStatus::Active
+            )
+            .exec(&mut *tx)
+            .await?;
             sql!(LINK, org, id, id, d.now).exec(&mut *tx).await?;
         }
         insert_audit(
@@ -339,9 +421,11 @@ impl Identity<'_> {
     pub async fn user_by_api_key(&self, key_hash: &str) -> Result<Option<User>> {
         let text = format!(
             "{USER} JOIN api_keys k ON u.org = k.org AND u.user_id = k.user_id \
-             WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND u.status = 'active'"
+             WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND u.status = $2"
         );
-        sql!(text, key_hash).opt(&self.db.pool).await
+        sql!(text, key_hash, UserStatus::Active)
+            .opt(&self.db.pool)
+            .await
     }
 
     /// The API keys of an organisation (of one user, when given), oldest first.

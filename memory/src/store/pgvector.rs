@@ -297,10 +297,10 @@ impl Records<'_> {
         q: &super::QueryVector,
         limit: usize,
     ) -> Result<Vec<String>> {
+        let keys = scope.readable_places()?;
         if self.db.backend != super::Backend::Postgres {
             return Ok(Vec::new());
         }
-        let keys = super::records::visible_keys(scope);
         let (small, large) = self.split_places(&scope.org, &q.model, &keys).await?;
         let places: Places = (scope.org.clone(), q.model.clone(), large.clone());
         let candidates = candidates_for(limit, self.db.pgvector.share(&places).unwrap_or(0.5));

@@ -2,9 +2,10 @@ use super::fulltext::{self, vis_key, Doc};
 use super::revisions::{insert_revision, vetoed, NewRevision, RevisionMeta};
 use super::{Db, Result, Sql, StoreError};
 use crate::fulltext::query_tokens;
-use crate::model::{tombstone, MemoryRecord, NewRecord, Scope, Status, ANY_AGENT};
+use crate::model::{tombstone, Kind, MemoryRecord, NewRecord, Scope, Status, ANY_AGENT};
 use sqlx::{AnyConnection, AnyPool};
 use std::collections::HashMap;
+use strum::VariantArray;
 
 pub(super) const SELECT: &str = "SELECT id, org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author FROM memory_records";
 
@@ -57,7 +58,7 @@ impl RetrievalScope {
         let own = || {
             self.speaker.is_some()
                 && r.owner == self.speaker
-                && (!self.shared || SHARED_SCOPE_KINDS.contains(&r.kind.as_str()))
+                && (!self.shared || SHARED_SCOPE_KINDS.iter().any(|k| r.is_kind(*k)))
         };
         match r.scope {
             Scope::OrgPolicy => true,
@@ -66,7 +67,45 @@ impl RetrievalScope {
             Scope::Person => own(),
         }
     }
+
+    /// The one guard of every search for this scope (keyword, by meaning,
+    /// the vector search's plan): the places it may read, as visibility
+    /// keys, or a refusal when the scope is incomplete (no organisation, no
+    /// agent, or `*`, every agent). Fails closed: each row a search reads is
+    /// still checked with [`RetrievalScope::may_read`].
+    pub(super) fn readable_places(&self) -> Result<Vec<String>> {
+        if self.org.is_empty() || self.agent.is_empty() || self.agent == ANY_AGENT {
+            return Err(StoreError::Refused(
+                "retrieval needs an organisation and an agent",
+            ));
+        }
+        Ok(READ_ORDER
+            .iter()
+            .filter_map(|&scope| self.place_of(scope))
+            .collect())
+    }
+
+    /// The place of `scope` this scope reads (as [`RetrievalScope::may_read`]
+    /// lets it): org policy, this agent's notes, the speaker's own records.
+    fn place_of(&self, scope: Scope) -> Option<String> {
+        match scope {
+            Scope::OrgPolicy | Scope::AgentNotes => Some(vis_key(scope, &self.agent, None)),
+            Scope::Personal | Scope::Person => {
+                let speaker = self.speaker.as_deref()?;
+                Some(vis_key(scope, &self.agent, Some(speaker)))
+            }
+        }
+    }
 }
+
+/// The order a search reads the places of its scope in: every scope, once
+/// (the array is as long as `Scope` has variants).
+const READ_ORDER: [Scope; Scope::VARIANTS.len()] = [
+    Scope::OrgPolicy,
+    Scope::AgentNotes,
+    Scope::Personal,
+    Scope::Person,
+];
 
 /// A record found for a turn: how many of the query's tokens it holds (of
 /// those the search read: common ones are left out when rarer ones exist),
@@ -83,7 +122,7 @@ pub struct Retrieved {
 }
 
 /// Personal kinds that may be read in a group thread: how the speaker wants to be served.
-pub const SHARED_SCOPE_KINDS: &[&str] = &["preference", "vocabulary"];
+pub const SHARED_SCOPE_KINDS: &[Kind] = &[Kind::Preference, Kind::Vocabulary];
 
 /// A record by id in an organisation, if it exists.
 pub(super) async fn fetch(
@@ -121,9 +160,17 @@ async fn by_ids(
             .bind(p.org)
             .push(" AND owner = ")
             .bind(p.owner)
-            .push(" AND kind = 'preference' AND status = 'active' AND ((scope = 'personal' AND agent = ")
+            .push(" AND kind = ")
+            .bind(Kind::Preference)
+            .push(" AND status = ")
+            .bind(Status::Active)
+            .push(" AND ((scope = ")
+            .bind(Scope::Personal)
+            .push(" AND agent = ")
             .bind(p.agent)
-            .push(") OR scope = 'person') ORDER BY said_at DESC LIMIT ")
+            .push(") OR scope = ")
+            .bind(Scope::Person)
+            .push(") ORDER BY said_at DESC LIMIT ")
             .bind(p.limit)
             .push(") AS preferences");
     } else if ids.is_empty() {
@@ -146,7 +193,7 @@ impl Preferences<'_> {
     fn hold(&self, r: &MemoryRecord) -> bool {
         r.org == self.org
             && r.owner.as_deref() == Some(self.owner)
-            && r.kind == "preference"
+            && r.is_kind(Kind::Preference)
             && r.status == Status::Active
             && (r.scope == Scope::Person || (r.scope == Scope::Personal && r.agent == self.agent))
     }
@@ -278,14 +325,15 @@ async fn same_subject_active(
         return Ok(Vec::new());
     }
     let text = format!(
-        "{SELECT} WHERE org = $1 AND agent = $2 AND scope = $3 AND subject = $4 AND status = 'active' AND id <> $5"
+        "{SELECT} WHERE org = $1 AND agent = $2 AND scope = $3 AND subject = $4 AND status = $5 AND id <> $6"
     );
     let q = sql!(
         text,
         place.org,
         place.agent,
-        place.scope.as_str(),
+        place.scope,
         place.subject,
+        Status::Active,
         except
     );
     let q = match place.owner {
@@ -298,24 +346,16 @@ async fn same_subject_active(
 pub(super) async fn insert_on(conn: &mut AnyConnection, r: &NewRecord) -> Result<i64> {
     let text = "INSERT INTO memory_records (org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author) \
                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id";
-    let q = sql!(
-        text,
-        &r.org,
-        &r.agent,
-        r.scope.as_str(),
-        &r.owner,
-        &r.subject,
-        &r.kind
-    )
-    .arg(&r.content)
-    .arg(r.status.as_str())
-    .arg(&r.source)
-    .arg(r.said_at)
-    .arg(r.recorded_at)
-    .arg(r.expires_at)
-    .arg(&r.conversation)
-    .arg(r.batch)
-    .arg(&r.author);
+    let q = sql!(text, &r.org, &r.agent, r.scope, &r.owner, &r.subject, &r.kind)
+        .arg(&r.content)
+        .arg(r.status)
+        .arg(&r.source)
+        .arg(r.said_at)
+        .arg(r.recorded_at)
+        .arg(r.expires_at)
+        .arg(&r.conversation)
+        .arg(r.batch)
+        .arg(&r.author);
     let (id,) = q.one(&mut *conn).await?;
     if r.status == Status::Active {
         fulltext::index(conn, &Doc::new(id, r)).await?;
@@ -331,9 +371,7 @@ async fn set_status_on(
     status: Status,
 ) -> Result<u64> {
     let text = "UPDATE memory_records SET status = $1 WHERE org = $2 AND id = $3";
-    let changed = sql!(text, status.as_str(), org, id)
-        .exec(&mut *conn)
-        .await?;
+    let changed = sql!(text, status, org, id).exec(&mut *conn).await?;
     if changed == 0 {
         return Ok(0);
     }
@@ -368,11 +406,10 @@ fn in_place<'q>(
     if !scopes.is_empty() {
         q = q
             .push(" AND scope IN (")
-            .bind_list(scopes.iter().map(|s| s.as_str()))
+            .bind_list(scopes.iter().copied())
             .push(")");
     }
-    q.and_eq("owner", owner)
-        .and_eq("status", status.map(Status::as_str))
+    q.and_eq("owner", owner).and_eq("status", status)
 }
 
 /// The records of `org` that `f` lets through, before ordering.
@@ -483,7 +520,11 @@ async fn insert_active_on(
 ) -> Result<(i64, Supersession)> {
     let id = match r.status {
         Status::Active => insert_on(&mut *conn, r).await?,
-        _ => insert_on(&mut *conn, &r.clone().status(Status::Active)).await?,
+        Status::Superseded
+        | Status::Unverified
+        | Status::Pending
+        | Status::Rejected
+        | Status::Deleted => insert_on(&mut *conn, &r.clone().status(Status::Active)).await?,
     };
     let s = subject_rule_on(conn, &r.org, id, cause, run_id, now).await?;
     Ok((id, s))
@@ -502,34 +543,13 @@ async fn find_same_on(
     let text = "SELECT id FROM memory_records WHERE org = $1 AND agent = $2 AND scope = $3 AND COALESCE(owner, '') = $4 \
                 AND subject = $5 AND content IN ($6, $7) AND status IN (";
     let owner = r.owner.as_deref().unwrap_or_default();
-    let row: Option<(i64,)> = sql!(
-        text,
-        &r.org,
-        &r.agent,
-        r.scope.as_str(),
-        owner,
-        &r.subject,
-        &r.content
-    )
-    .arg(tombstone(&r.content))
-    .bind_list(statuses.iter().map(|s| s.as_str()))
-    .push(") ORDER BY id DESC LIMIT 1")
-    .opt(conn)
-    .await?;
+    let row: Option<(i64,)> = sql!(text, &r.org, &r.agent, r.scope, owner, &r.subject, &r.content)
+        .arg(tombstone(&r.content))
+        .bind_list(statuses.iter().copied())
+        .push(") ORDER BY id DESC LIMIT 1")
+        .opt(conn)
+        .await?;
     Ok(row.map(|(id,)| id))
-}
-
-/// The visibility keys `scope` may see: org policy, the agent's notes, the speaker's own.
-pub(super) fn visible_keys(scope: &RetrievalScope) -> Vec<String> {
-    let mut keys = vec![
-        vis_key(Scope::OrgPolicy, &scope.agent, None),
-        vis_key(Scope::AgentNotes, &scope.agent, None),
-    ];
-    if let Some(speaker) = scope.speaker.as_deref() {
-        keys.push(vis_key(Scope::Personal, &scope.agent, Some(speaker)));
-        keys.push(vis_key(Scope::Person, &scope.agent, Some(speaker)));
-    }
-    keys
 }
 
 /// How many of `tokens` (a query's) record `r` holds.
@@ -749,10 +769,17 @@ impl Records<'_> {
     /// read by every agent of the org. `content` is the re-sanitised text.
     pub async fn move_to_person_tier(&self, org: &str, id: i64, content: &str) -> Result<()> {
         let mut tx = self.db.pool.begin().await?;
-        let text = "UPDATE memory_records SET scope = 'person', agent = $1, content = $2 WHERE org = $3 AND id = $4 AND scope = 'personal'";
-        let changed = sql!(text, ANY_AGENT, content, org, id)
-            .exec(&mut *tx)
-            .await?;
+        let text = "UPDATE memory_records SET scope = $1, agent = $2, content = $3 WHERE org = $4 AND id = $5 AND scope = $6";
+        let q = sql!(
+            text,
+            Scope::Person,
+            ANY_AGENT,
+            content,
+            org,
+            id,
+            Scope::Personal
+        );
+        let changed = q.exec(&mut *tx).await?;
         if changed == 0 {
             return Err(StoreError::NotFound(format!("individual record {id}")));
         }
@@ -793,9 +820,11 @@ impl Records<'_> {
     ) -> Result<Vec<MemoryRecord>> {
         let text = format!(
             "{SELECT} WHERE org = $1 AND agent IN ($2, $3) AND conversation = $4 AND author = $5 \
-             AND status = 'pending' AND expires_at > $6 ORDER BY batch DESC, id"
+             AND status = $6 AND expires_at > $7 ORDER BY batch DESC, id"
         );
-        let q = sql!(text, org, agent, ANY_AGENT, conversation, author, now);
+        let q = sql!(text, org, agent, ANY_AGENT, conversation, author)
+            .arg(Status::Pending)
+            .arg(now);
         let all: Vec<MemoryRecord> = q.all(&self.db.pool).await?;
         let newest = all.first().and_then(|r| r.batch);
         Ok(all.into_iter().filter(|r| r.batch == newest).collect())
@@ -826,8 +855,10 @@ impl Records<'_> {
 
     /// Proposals past their expiry are deleted; returns how many.
     pub async fn expire_proposals(&self, org: &str, now: i64) -> Result<u64> {
-        let text = "UPDATE memory_records SET status = 'deleted' WHERE org = $1 AND status = 'pending' AND expires_at <= $2";
-        sql!(text, org, now).exec(&self.db.pool).await
+        let text = "UPDATE memory_records SET status = $1 WHERE org = $2 AND status = $3 AND expires_at <= $4";
+        sql!(text, Status::Deleted, org, Status::Pending, now)
+            .exec(&self.db.pool)
+            .await
     }
 
     /// True when a record with the same place, subject and content exists in one of `statuses`.
@@ -852,12 +883,7 @@ impl Records<'_> {
         query: &str,
         limit: i64,
     ) -> Result<Vec<Retrieved>> {
-        if scope.org.is_empty() || scope.agent.is_empty() || scope.agent == ANY_AGENT {
-            return Err(StoreError::Refused(
-                "retrieval needs an organisation and an agent",
-            ));
-        }
-        let keys = visible_keys(scope);
+        let keys = scope.readable_places()?;
         // Room for rows the shared-thread rule drops.
         let cap = (limit.max(1) * 4) as usize;
         let tokens = query_tokens(query);
@@ -956,12 +982,7 @@ impl Records<'_> {
         query: &super::QueryVector,
         limit: i64,
     ) -> Result<Vec<Retrieved>> {
-        if scope.org.is_empty() || scope.agent.is_empty() || scope.agent == ANY_AGENT {
-            return Err(StoreError::Refused(
-                "retrieval needs an organisation and an agent",
-            ));
-        }
-        let keys = visible_keys(scope);
+        let keys = scope.readable_places()?;
         let near = self
             .vector_search(&scope.org, &keys, query, limit.max(0) as usize)
             .await?;
@@ -998,10 +1019,17 @@ impl Records<'_> {
     /// People with personal memory (individual or person tier) that is not
     /// deleted, with how many of their records are active, by owner.
     pub async fn personal_owners(&self, org: &str) -> Result<Vec<(String, i64)>> {
-        let text = "SELECT owner, COUNT(CASE WHEN status = 'active' THEN 1 END) AS active FROM memory_records \
-                    WHERE org = $1 AND scope IN ('personal', 'person') AND owner IS NOT NULL AND status <> 'deleted' \
-                    GROUP BY owner ORDER BY owner";
-        sql!(text, org).all(&self.db.pool).await
+        let text =
+            "SELECT owner, COUNT(CASE WHEN status = $1 THEN 1 END) AS active FROM memory_records \
+                    WHERE org = $2 AND scope IN (";
+        let personal = Scope::VARIANTS.iter().copied().filter(|s| s.is_personal());
+        sql!(text, Status::Active, org)
+            .bind_list(personal)
+            .push(") AND owner IS NOT NULL AND status <> ")
+            .bind(Status::Deleted)
+            .push(" GROUP BY owner ORDER BY owner")
+            .all(&self.db.pool)
+            .await
     }
 }
 

@@ -1,7 +1,33 @@
-use super::{fulltext, Conversations, Db, Records, Result};
+use super::{fulltext, Conversations, Db, Records, Result, Sql};
+use crate::model::{Scope, Status};
 
 /// What stands for the text of an erased person's line.
 pub const ERASED: &str = "[erased]";
+
+/// The records one person owns in an organisation (of one scope, when
+/// given): what an erasure or a forget removes.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Owned<'a> {
+    pub org: &'a str,
+    pub owner: &'a str,
+    pub scope: Option<Scope>,
+}
+
+impl<'a> Owned<'a> {
+    /// `{head} WHERE …` of these records, its values bound (`head` names
+    /// `memory_records`, e.g. `SELECT id FROM memory_records`).
+    pub(super) fn rows(&self, head: &str) -> Sql<'a> {
+        let q = sql!(
+            format!("{head} WHERE org = $1 AND owner = $2"),
+            self.org,
+            self.owner
+        );
+        match self.scope {
+            Some(scope) => q.push(" AND scope = ").bind(scope),
+            None => q,
+        }
+    }
+}
 
 /// What [`Db::erase_person`] removed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -18,11 +44,17 @@ impl Db {
     /// the counts and the archives that held their lines (to be rewritten).
     pub async fn erase_person(&self, org: &str, user: &str) -> Result<Erasure> {
         let mut tx = self.pool.begin().await?;
-        let owned = "SELECT id FROM memory_records WHERE org = $1 AND owner = $2";
-        fulltext::unindex_owned(&mut tx, owned, org, user).await?;
-        super::vectors::drop_owned(&mut tx, owned, org, user).await?;
-        let records = "DELETE FROM memory_records WHERE org = $1 AND owner = $2";
-        let records = sql!(records, org, user).exec(&mut *tx).await?;
+        let owned = Owned {
+            org,
+            owner: user,
+            scope: None,
+        };
+        fulltext::unindex_owned(&mut tx, &owned).await?;
+        super::vectors::drop_owned(&mut tx, &owned).await?;
+        let records = owned
+            .rows("DELETE FROM memory_records")
+            .exec(&mut *tx)
+            .await?;
         let archives = "SELECT DISTINCT a.id FROM messages m JOIN archives a ON a.org = m.org AND a.agent = m.agent \
                         AND a.conversation = m.conversation AND m.id BETWEEN a.first_id AND a.last_id \
                         WHERE m.org = $1 AND m.sender = $2 ORDER BY a.id";
@@ -42,8 +74,17 @@ impl Records<'_> {
     /// Soft-forget a person's individual-tier records (status `deleted`, rows kept
     /// as tombstones without their text). Returns how many.
     pub async fn soft_forget_individual(&self, org: &str, owner: &str) -> Result<u64> {
-        let text = "SELECT id FROM memory_records WHERE org = $1 AND owner = $2 AND scope = 'personal' AND status <> 'deleted'";
-        let ids: Vec<(i64,)> = sql!(text, org, owner).all(&self.db.pool).await?;
+        let individual = Owned {
+            org,
+            owner,
+            scope: Some(Scope::Personal),
+        };
+        let ids: Vec<(i64,)> = individual
+            .rows("SELECT id FROM memory_records")
+            .push(" AND status <> ")
+            .bind(Status::Deleted)
+            .all(&self.db.pool)
+            .await?;
         for (id,) in &ids {
             self.forget_record(org, *id).await?;
         }
@@ -53,13 +94,17 @@ impl Records<'_> {
     /// Delete a person's person-tier records outright. Returns how many.
     pub async fn delete_person_tier(&self, org: &str, owner: &str) -> Result<u64> {
         let mut tx = self.db.pool.begin().await?;
-        let owned =
-            "SELECT id FROM memory_records WHERE org = $1 AND owner = $2 AND scope = 'person'";
-        fulltext::unindex_owned(&mut tx, owned, org, owner).await?;
-        super::vectors::drop_owned(&mut tx, owned, org, owner).await?;
-        let records =
-            "DELETE FROM memory_records WHERE org = $1 AND owner = $2 AND scope = 'person'";
-        let n = sql!(records, org, owner).exec(&mut *tx).await?;
+        let owned = Owned {
+            org,
+            owner,
+            scope: Some(Scope::Person),
+        };
+        fulltext::unindex_owned(&mut tx, &owned).await?;
+        super::vectors::drop_owned(&mut tx, &owned).await?;
+        let n = owned
+            .rows("DELETE FROM memory_records")
+            .exec(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(n)
     }

@@ -107,8 +107,9 @@ async fn retire_on(
         return Ok(Refused(Refusal::Vetoed));
     }
     // Conditional, so two replicas racing on PostgreSQL retire it once.
-    let text = "UPDATE memory_records SET status = 'superseded' WHERE org = $1 AND id = $2 AND status = 'active'";
-    if sql!(text, org, retired).exec(&mut *conn).await? == 0 {
+    let text = "UPDATE memory_records SET status = $1 WHERE org = $2 AND id = $3 AND status = $4";
+    let retire = sql!(text, Status::Superseded, org, retired, Status::Active);
+    if retire.exec(&mut *conn).await? == 0 {
         return Ok(Refused(Refusal::NotActive));
     }
     fulltext::unindex(conn, retired).await?;

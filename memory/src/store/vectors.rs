@@ -24,6 +24,7 @@
 //! was being computed gets none.
 
 use super::fulltext::vis_key;
+use super::retention::Owned;
 use super::{Backend, Db, Records, Result, StoreError};
 use crate::model::{MemoryRecord, Scope, Status};
 use sqlx::AnyConnection;
@@ -123,16 +124,13 @@ pub(super) async fn keep_current(conn: &mut AnyConnection, r: &MemoryRecord) -> 
     Ok(())
 }
 
-/// Drop the vectors of the records `owned` names (`SELECT id FROM memory_records …`
-/// over `$1` = org, `$2` = owner): before they are deleted.
-pub(super) async fn drop_owned(
-    conn: &mut AnyConnection,
-    owned: &str,
-    org: &str,
-    owner: &str,
-) -> Result<()> {
-    let text = format!("SELECT record_id FROM memory_vectors WHERE record_id IN ({owned})");
-    let ids: Vec<(i64,)> = sql!(text, org, owner).all(&mut *conn).await?;
+/// Drop the vectors of the records `owned` names: before they are deleted.
+pub(super) async fn drop_owned(conn: &mut AnyConnection, owned: &Owned<'_>) -> Result<()> {
+    let ids: Vec<(i64,)> = owned
+        .rows("SELECT record_id FROM memory_vectors WHERE record_id IN (SELECT id FROM memory_records")
+        .push(")")
+        .all(&mut *conn)
+        .await?;
     for (id,) in ids {
         drop_vector(conn, id).await?;
     }
@@ -620,8 +618,9 @@ impl Records<'_> {
         limit: i64,
     ) -> Result<Vec<Unembedded>> {
         let mut q = sql!(
-            "SELECT r.id, r.org, r.content FROM memory_records r WHERE r.status = 'active' \
-             AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.record_id = r.id AND v.model = $1)",
+            "SELECT r.id, r.org, r.content FROM memory_records r WHERE r.status = $1 \
+             AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.record_id = r.id AND v.model = $2)",
+            Status::Active,
             model
         )
         .and_eq("r.org", org);
