@@ -31,9 +31,9 @@ impl MemoryQuery {
             Some("all") => (None, "all"),
             Some(other) => match Status::parse(other) {
                 Some(st) => (Some(st), st.as_str()),
-                None => (Some(Status::Active), "active"),
+                None => (Some(Status::Active), Status::Active.as_str()),
             },
-            None => (Some(Status::Active), "active"),
+            None => (Some(Status::Active), Status::Active.as_str()),
         };
         (q, status, key)
     }

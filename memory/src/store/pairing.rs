@@ -484,3 +484,44 @@ impl Identity<'_> {
         Ok(true)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::StoreError;
+
+    /// A status no enum names is a corrupt row, not a panic.
+    #[tokio::test]
+    async fn an_unknown_status_is_a_corrupt_row() {
+        let db = Db::in_memory().await.expect("db");
+        let ids = db.identity();
+        ids.upsert_user("o", "u1", "U", Role::User, 1)
+            .await
+            .expect("user");
+        let code = NewPairingCode {
+            org: "o",
+            code: "C1",
+            channel: "discord",
+            stored_id: "discord:2",
+            name: "N",
+            created_at: 1,
+            expires_at: 10,
+        };
+        assert!(ids.insert_pairing_code(&code).await.expect("code"));
+        sql!("UPDATE users SET status = 'gone'")
+            .exec(&db.pool)
+            .await
+            .expect("update");
+        sql!("UPDATE pairing_codes SET status = 'lost'")
+            .exec(&db.pool)
+            .await
+            .expect("update");
+        let user = ids.paired_user("o", "u1").await;
+        assert!(matches!(user, Err(StoreError::Corrupt(_))), "{user:?}");
+        let request = ids.pairing_request("o", "C1").await;
+        assert!(
+            matches!(request, Err(StoreError::Corrupt(_))),
+            "{request:?}"
+        );
+    }
+}

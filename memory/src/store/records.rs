@@ -1064,3 +1064,19 @@ impl Records<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_search_reads_every_scope_once() {
+        for scope in Scope::VARIANTS {
+            assert_eq!(
+                READ_ORDER.iter().filter(|s| *s == scope).count(),
+                1,
+                "{scope}"
+            );
+        }
+    }
+}
