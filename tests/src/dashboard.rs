@@ -47,7 +47,20 @@ pub fn dm_now(user: &str, text: &str) -> Inbound {
 
 /// `/pair` from `discord:<user>` through the turn loop; returns the code.
 pub async fn pair_request(turns: &TurnLoop, user: &str) -> String {
-    let replies = turns.handle(&dm_now(user, "/pair")).await.expect("turn");
+    pair_request_at(turns, user, chrono::Utc::now()).await
+}
+
+/// `/pair` from `discord:<user>` sent at `at`; returns the code.
+pub async fn pair_request_at(
+    turns: &TurnLoop,
+    user: &str,
+    at: chrono::DateTime<chrono::Utc>,
+) -> String {
+    let msg = Inbound {
+        at,
+        ..dm_now(user, "/pair")
+    };
+    let replies = turns.handle(&msg).await.expect("turn");
     let text = crate::join(replies);
     let code = text
         .split("code is ")

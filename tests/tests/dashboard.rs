@@ -228,6 +228,42 @@ async fn sign_in_attempts_past_the_limit_are_429_and_not_checked() {
     assert_eq!(c.get("/dashboard/chat").await.status, StatusCode::OK);
 }
 
+/// The dashboard takes time from the injected clock, as the API and the jobs
+/// do: an approval on a clock set ahead is recorded at that clock's time.
+#[tokio::test]
+async fn a_dashboard_approval_is_recorded_at_the_injected_clocks_time() {
+    let clock = ManualClock::at(1_800_000_000_000);
+    let db = Db::in_memory().await.unwrap();
+    let turns = steward::with_db(db, dashboard::config()).with_clock(Arc::new(clock.clone()));
+    let turns = Arc::new(turns);
+    let mut c = Client::new(turns.clone());
+    let code = dashboard::pair_request_at(&turns, "555", clock.now_utc()).await;
+    clock.set(clock.now_ms() + 5_000);
+    let approved_at = clock.now_ms();
+    c.sign_in(TOKEN).await;
+    let csrf = c.csrf().await;
+    let page = c
+        .post_and_follow(
+            "/dashboard/pairing/approve",
+            &[("csrf", &csrf), ("code", &code), ("role", "user")],
+        )
+        .await;
+    assert!(page.body.contains("is paired as user"), "{}", page.body);
+    let user = turns
+        .pairing()
+        .resolve("default", "discord:555")
+        .await
+        .unwrap()
+        .expect("paired");
+    assert_eq!(user.updated_at, approved_at);
+    let log = turns.db().audit_log("default", 100).await.unwrap();
+    let approval = log
+        .iter()
+        .find(|e| e.action.starts_with("pairing.approve"))
+        .expect("approval audited");
+    assert_eq!(approval.at, approved_at, "{approval:?}");
+}
+
 #[tokio::test]
 async fn sign_in_attempts_have_a_global_cap_and_one_client_cannot_spend_it() {
     let mut cfg = dashboard::config();

@@ -101,7 +101,7 @@ pub async fn post_message(
         sender_name: user.name.clone(),
         text: req.text,
         platform_id: req.id,
-        at: chrono::Utc::now(),
+        at: state.turns.clock().now_utc(),
         mentioned: true,
         answer: None,
     };

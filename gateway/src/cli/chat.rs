@@ -2,7 +2,7 @@
 //! terminal, lines are edited and recalled with `rustyline` (arrows, Ctrl-R,
 //! the session's history); piped input is read line by line.
 
-use super::{now_ms, Ctx, ACTOR};
+use super::{Ctx, ACTOR};
 use adapters::{ConversationKind, Inbound};
 use anyhow::{Context, Result};
 use memory::Role;
@@ -70,7 +70,7 @@ pub(super) async fn run(
                 "Dashboard admin",
                 Role::Admin,
                 ACTOR,
-                now_ms(),
+                ctx.now_ms(),
             )
             .await?;
     }
@@ -108,7 +108,7 @@ pub(super) async fn run(
             sender_name: stored.clone(),
             text: line,
             platform_id: None,
-            at: chrono::Utc::now(),
+            at: turns.clock().now_utc(),
             mentioned: true,
             answer: None,
         };

@@ -2,8 +2,8 @@
 //! erasure, retention, consolidation and archives.
 
 use super::{
-    date, now_ms, print_json, ArchiveAction, Ctx, ListArgs, MemoryCommand, PolicyAction,
-    ReviewAction, RevisionAction, ACTOR,
+    date, print_json, ArchiveAction, Ctx, ListArgs, MemoryCommand, PolicyAction, ReviewAction,
+    RevisionAction, ACTOR,
 };
 use ::memory::store::RecordFilter;
 use ::memory::{Scope, Status};
@@ -39,7 +39,7 @@ pub(super) async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<()> {
         MemoryCommand::Forget { id } => {
             ctx.turns
                 .lifecycle()
-                .forget(&ctx.org, id, ACTOR, now_ms())
+                .forget(&ctx.org, id, ACTOR, ctx.now_ms())
                 .await?;
             println!("forgotten: record #{id} is deleted");
             Ok(())
@@ -48,7 +48,7 @@ pub(super) async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<()> {
             let erased = ctx
                 .turns
                 .lifecycle()
-                .erase(&ctx.org, &user, ACTOR, now_ms())
+                .erase(&ctx.org, &user, ACTOR, ctx.now_ms())
                 .await?;
             println!(
                 "erased {user}: {} records deleted, {} lines' text removed, {} archives rewritten",
@@ -66,7 +66,7 @@ pub(super) async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<()> {
         MemoryCommand::Policy { action } => policy(ctx, action).await,
         MemoryCommand::Export { user, markdown } => export(ctx, user, markdown).await,
         MemoryCommand::Expire => {
-            let r = ctx.turns.lifecycle().expire(&ctx.org, now_ms()).await?;
+            let r = ctx.turns.lifecycle().expire(&ctx.org, ctx.now_ms()).await?;
             println!("{}", serde_json::to_string(&r)?);
             Ok(())
         }
@@ -99,7 +99,7 @@ async fn list(
             "memory.view",
             o,
             "steward memory list --owner",
-            now_ms(),
+            ctx.now_ms(),
         )
         .await?;
     }
@@ -145,7 +145,7 @@ async fn show(ctx: &Ctx, id: i64, json: bool) -> Result<()> {
             "memory.view",
             owner,
             &format!("record:{id}"),
-            now_ms(),
+            ctx.now_ms(),
         )
         .await?;
     }
@@ -214,7 +214,7 @@ async fn search(ctx: &Ctx, text: &str, how: Search) -> Result<()> {
                     "memory.view",
                     &user.user_id,
                     &detail,
-                    now_ms(),
+                    ctx.now_ms(),
                 )
                 .await?;
             Some(user.user_id)
@@ -265,7 +265,7 @@ async fn import(ctx: &Ctx, file: &std::path::Path, agent: Option<String>) -> Res
         org: &ctx.org,
         agent: &agent,
         actor: ACTOR,
-        now: now_ms(),
+        now: ctx.now_ms(),
     };
     let report = ctx.turns.lifecycle().import(&place, &text).await?;
     println!(
@@ -315,7 +315,11 @@ async fn revisions(ctx: &Ctx, action: Option<RevisionAction>) -> Result<()> {
             print_json(&db.revisions(org).await?)?;
         }
         Some(RevisionAction::Undo { id: Some(id), .. }) => {
-            let undo = ctx.turns.lifecycle().undo(org, id, ACTOR, now_ms()).await?;
+            let undo = ctx
+                .turns
+                .lifecycle()
+                .undo(org, id, ACTOR, ctx.now_ms())
+                .await?;
             println!(
                 "{}",
                 undo.message(id, |r| format!("`steward memory forget {r}` retires it"))
@@ -325,7 +329,7 @@ async fn revisions(ctx: &Ctx, action: Option<RevisionAction>) -> Result<()> {
             id: None,
             run: Some(run),
         }) => {
-            let undone = db.undo_run(org, &run, ACTOR, now_ms()).await?;
+            let undone = db.undo_run(org, &run, ACTOR, ctx.now_ms()).await?;
             println!(
                 "undone {} revision(s) of run {run}: {undone:?}",
                 undone.len()
@@ -368,7 +372,7 @@ async fn review(ctx: &Ctx, action: Option<ReviewAction>) -> Result<()> {
     };
     match turns
         .lifecycle()
-        .review(org, id, confirm, ACTOR, now_ms())
+        .review(org, id, confirm, ACTOR, ctx.now_ms())
         .await?
     {
         Ok(text) => println!("{text}"),
@@ -394,7 +398,10 @@ async fn relearn(ctx: &Ctx, archive: Option<i64>, conversation: Option<String>) 
         bail!("nothing to relearn: no archive");
     }
     for id in ids {
-        let r = turns.lifecycle().relearn(org, id, ACTOR, now_ms()).await?;
+        let r = turns
+            .lifecycle()
+            .relearn(org, id, ACTOR, ctx.now_ms())
+            .await?;
         println!(
             "archive {id}: {} active, {} unverified (review them with `steward memory review`), {} skipped; run {}",
             r.active.len(),
@@ -426,14 +433,14 @@ async fn policy(ctx: &Ctx, action: Option<PolicyAction>) -> Result<()> {
         Some(PolicyAction::Add { text }) => {
             let id = turns
                 .learning()
-                .write_policy(org, &text, ACTOR, now_ms())
+                .write_policy(org, &text, ACTOR, ctx.now_ms())
                 .await?;
             println!("Written: org_policy updated (id: {id}).");
         }
         Some(PolicyAction::Retire { id }) => {
             if let Err(refused) = turns
                 .lifecycle()
-                .retire_policy(org, id, ACTOR, now_ms())
+                .retire_policy(org, id, ACTOR, ctx.now_ms())
                 .await?
             {
                 bail!(refused);
@@ -450,14 +457,14 @@ async fn export(ctx: &Ctx, user: Option<String>, markdown: Option<PathBuf>) -> R
         (Some(user), _) => {
             let v = turns
                 .export()
-                .export_user(org, &user, ACTOR, now_ms())
+                .export_user(org, &user, ACTOR, ctx.now_ms())
                 .await?;
             print_json(&v)?;
         }
         (None, Some(dir)) => {
             let n = turns
                 .export()
-                .export_markdown(org, &dir, ACTOR, now_ms())
+                .export_markdown(org, &dir, ACTOR, ctx.now_ms())
                 .await?;
             println!("wrote {n} file(s) under {}", dir.display());
         }
@@ -470,7 +477,7 @@ async fn distill(ctx: &Ctx) -> Result<()> {
     let r = ctx
         .turns
         .consolidation()
-        .distill(&ctx.org, now_ms())
+        .distill(&ctx.org, ctx.now_ms())
         .await?;
     for m in &r.merges {
         println!("merged {:?} into #{}", m.retired, m.into);

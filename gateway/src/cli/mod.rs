@@ -417,8 +417,11 @@ impl Ctx {
 /// Who the operator commands act as, in the audit log and on revisions.
 const ACTOR: &str = "cli";
 
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
+impl Ctx {
+    /// The time now, from the loop's injected clock (the wall clock outside tests).
+    fn now_ms(&self) -> i64 {
+        self.turns.clock().now_ms()
+    }
 }
 
 /// `value` with every `…_at` number (ms since the epoch) written as an ISO

@@ -7,7 +7,7 @@
 //! and the handler (so any side effect) never runs.
 
 use super::view::{self, Tab};
-use super::{now_ms, DashError, DashboardState, Page, BUILT_IN_ADMIN, SESSION_COOKIE};
+use super::{DashError, DashboardState, Page, BUILT_IN_ADMIN, SESSION_COOKIE};
 use crate::turn::TurnLoop;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -65,7 +65,7 @@ pub async fn ensure_admin_token(turns: &TurnLoop) -> Result<AdminToken, StoreErr
     let token = new_token();
     if turns
         .db()
-        .init_dashboard_token(org, &hash(&token), now_ms())
+        .init_dashboard_token(org, &hash(&token), turns.clock().now_ms())
         .await?
     {
         Ok(AdminToken::Generated(token))
@@ -81,7 +81,7 @@ pub async fn reset_admin_token(turns: &TurnLoop) -> Result<String, StoreError> {
     let token = new_token();
     turns
         .db()
-        .reset_dashboard_token(org, &hash(&token), now_ms())
+        .reset_dashboard_token(org, &hash(&token), turns.clock().now_ms())
         .await?;
     turns
         .db()
@@ -91,7 +91,7 @@ pub async fn reset_admin_token(turns: &TurnLoop) -> Result<String, StoreError> {
             "dashboard.token_reset",
             "dashboard",
             "",
-            now_ms(),
+            turns.clock().now_ms(),
         )
         .await?;
     Ok(token)
@@ -123,7 +123,7 @@ pub async fn ensure_admin_user(turns: &TurnLoop) -> Result<(), DashError> {
                 "Dashboard admin",
                 Role::Admin,
                 "dashboard",
-                now_ms(),
+                turns.clock().now_ms(),
             )
             .await?;
     }
@@ -150,7 +150,7 @@ pub(crate) async fn sign_in(turns: &TurnLoop, token: &str) -> Result<SignIn, Sto
     }
     let cfg = &turns.config().dashboard;
     let id = random_hex(32);
-    let now = now_ms();
+    let now = turns.clock().now_ms();
     let hours = cfg.session_hours;
     turns
         .db()
@@ -204,7 +204,7 @@ impl Admin {
         let org = &turns.config().server.org;
         let session = turns
             .db()
-            .dashboard_session(org, &hash(&id), now_ms())
+            .dashboard_session(org, &hash(&id), turns.clock().now_ms())
             .await
             .map_err(|e| DashError::from(e).into_response())?;
         let Some(session) = session else {

@@ -4,7 +4,7 @@
 
 use super::auth::{self, Screen, Submitted};
 use super::view::{self, CHAT};
-use super::{now_ms, DashboardState, Page, BUILT_IN_ADMIN, CHAT_CONVERSATION, PAGE_ROWS};
+use super::{DashboardState, Page, BUILT_IN_ADMIN, CHAT_CONVERSATION, PAGE_ROWS};
 use adapters::{ConversationKind, Inbound, TurnHandler};
 use axum::response::{IntoResponse, Redirect};
 use maud::{html, Markup};
@@ -26,7 +26,7 @@ pub(super) async fn page(screen: Screen) -> Page {
             agent,
             CHAT_CONVERSATION,
             BUILT_IN_ADMIN,
-            now_ms(),
+            state.now_ms(),
         )
         .await?;
     let content = template(&history, &pending, screen.admin.csrf());
@@ -129,7 +129,7 @@ fn message(state: &DashboardState, text: &str) -> Inbound {
         sender_name: "Dashboard admin".into(),
         text: text.into(),
         platform_id: None,
-        at: chrono::Utc::now(),
+        at: state.turns.clock().now_utc(),
         mentioned: true,
         answer: None,
     }

@@ -70,6 +70,11 @@ impl DashboardState {
     fn pairing(&self) -> &::pairing::Pairing {
         self.turns.pairing()
     }
+
+    /// The time now, from the loop's injected clock.
+    fn now_ms(&self) -> i64 {
+        self.turns.clock().now_ms()
+    }
 }
 
 /// What a page or an action answers.
@@ -77,10 +82,6 @@ type Page = Result<Response, DashError>;
 
 /// Rows a list page shows at most.
 const PAGE_ROWS: i64 = 200;
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
 
 /// Why a dashboard page could not be served.
 #[derive(Debug, thiserror::Error)]
