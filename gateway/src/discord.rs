@@ -3,7 +3,7 @@
 //! HTTP server. The adapter (`adapters::discord`) does the Discord work.
 
 use crate::config::{Config, ConfigError};
-use crate::turn::TurnLoop;
+use crate::services::Services;
 use adapters::discord::{self, DiscordError, DiscordSettings};
 use adapters::TurnHandler;
 use anyhow::{anyhow, Context, Result};
@@ -45,12 +45,12 @@ pub struct DiscordChannel {
     task: JoinHandle<Result<(), DiscordError>>,
 }
 
-/// Start the Discord channel on `turns` when `[discord] token` is set.
-pub fn start(turns: Arc<TurnLoop>) -> Result<Option<DiscordChannel>> {
-    let Some(settings) = settings(turns.config())? else {
+/// Start the Discord channel on the turn loop when `[discord] token` is set.
+pub fn start(services: &Services) -> Result<Option<DiscordChannel>> {
+    let Some(settings) = settings(services.config())? else {
         return Ok(None);
     };
-    let handler: Arc<dyn TurnHandler> = turns;
+    let handler: Arc<dyn TurnHandler> = services.turns().clone();
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(discord::run(settings, handler, async move {
         let _ = stopped.await;

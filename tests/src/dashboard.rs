@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use steward::http::{app, AppState};
-use steward::{Config, TurnLoop};
+use steward::{Config, Services, TurnLoop};
 use tower::ServiceExt;
 
 /// The admin token the tests configure.
@@ -91,9 +91,9 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn new(turns: Arc<TurnLoop>) -> Client {
+    pub fn new(services: Arc<Services>) -> Client {
         Client {
-            app: app(AppState { turns }),
+            app: app(AppState::new(services)),
             cookies: BTreeMap::new(),
             peer: None,
         }
@@ -202,13 +202,13 @@ pub fn field_value(html: &str, name: &str) -> Option<String> {
 }
 
 /// Serve `app` on a free port of 127.0.0.1; returns its address.
-pub async fn serve(turns: Arc<TurnLoop>) -> SocketAddr {
+pub async fn serve(services: Arc<Services>) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move {
-        let app = app(AppState { turns }).into_make_service_with_connect_info::<SocketAddr>();
+        let app = app(AppState::new(services)).into_make_service_with_connect_info::<SocketAddr>();
         axum::serve(listener, app).await.expect("serve");
     });
     addr

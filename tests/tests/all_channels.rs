@@ -33,7 +33,7 @@ async fn one_memory_serves_discord_teams_and_the_dashboard_at_once() {
     .expect("config");
     let h = Harness::with_config(cfg).await;
     let ana = FakeUser::new(1_180_000_000_000_000_011, "ana");
-    let p = h.turns.pairing();
+    let p = h.services.pairing();
     p.add_user("default", &ana.stored(), "Ana", Role::Admin, "test", 1)
         .await
         .expect("pair");
@@ -47,16 +47,10 @@ async fn one_memory_serves_discord_teams_and_the_dashboard_at_once() {
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let (stop, stopped) = oneshot::channel::<()>();
-    let server = serve(
-        listener,
-        AppState {
-            turns: h.turns.clone(),
-        },
-        async {
-            let _ = stopped.await;
-        },
-    );
-    let channel = steward::discord::start(h.turns.clone())
+    let server = serve(listener, AppState::new(h.services.clone()), async {
+        let _ = stopped.await;
+    });
+    let channel = steward::discord::start(&h.services)
         .expect("settings")
         .expect("discord on");
     let serving = tokio::spawn(channel.beside(server));

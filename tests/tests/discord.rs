@@ -80,7 +80,7 @@ impl World {
 
     async fn pair(&self, org: &str, user: &FakeUser, role: Role) {
         self.h
-            .turns
+            .services
             .pairing()
             .add_user(org, &user.stored(), &user.username, role, "test", 1)
             .await
@@ -149,7 +149,7 @@ async fn teach_pair_serve_and_consent_through_discord() {
         approved.content()
     );
     let paired =
-        w.h.turns
+        w.h.services
             .pairing()
             .resolve("default", &bob.stored())
             .await
@@ -487,7 +487,7 @@ async fn slash_pair_requests_and_approves_with_private_answers() {
     );
     w.fake.interaction_reply(&token).await;
     let carol_now =
-        w.h.turns
+        w.h.services
             .pairing()
             .resolve("default", &carol.stored())
             .await
@@ -505,7 +505,7 @@ async fn slash_pair_requests_and_approves_with_private_answers() {
         approved.content()
     );
     let carol_now =
-        w.h.turns
+        w.h.services
             .pairing()
             .resolve("default", &carol.stored())
             .await
@@ -669,13 +669,13 @@ async fn serve_wires_the_discord_section_and_stops_with_the_server() {
     );
     let h = Harness::with_config(cfg).await;
     let ana = ana();
-    h.turns
+    h.services
         .pairing()
         .add_user("acme", &ana.stored(), "Ana", Role::Admin, "test", 1)
         .await
         .expect("pair");
 
-    let channel = steward::discord::start(h.turns.clone())
+    let channel = steward::discord::start(&h.services)
         .expect("settings")
         .expect("a token starts the channel");
     let (server_done, server_stop) = oneshot::channel::<()>();
@@ -721,7 +721,7 @@ async fn a_rejected_token_stops_serve_with_an_error() {
         .expect("date");
     let fake = FakeDiscord::start(TOKEN, FakeUser::new(BOT, "steward").bot(), start).await;
     let h = Harness::with_config(config_for(&fake, "not-the-token", "")).await;
-    let channel = steward::discord::start(h.turns.clone())
+    let channel = steward::discord::start(&h.services)
         .expect("settings")
         .expect("a token starts the channel");
     let never = std::future::pending::<Result<(), std::io::Error>>();

@@ -35,7 +35,7 @@ async fn taught(db: Db, cfg: Config, note: &str) -> Harness {
     h.pair("bob", Role::User).await;
     let receipt = h.dm("ana", &format!("@notes: {note}")).await;
     assert!(receipt.starts_with("Written"), "{receipt}");
-    h.turns
+    h.services
         .embeddings()
         .catch_up(None, false)
         .await
@@ -160,7 +160,7 @@ async fn nobody_elses_near_identical_record_is_found_by_meaning() {
         .await
         .expect("insert");
         let stored = h
-            .turns
+            .services
             .embeddings()
             .catch_up(None, false)
             .await
@@ -412,7 +412,7 @@ async fn a_forgotten_record_loses_its_vector_and_is_not_found_by_meaning() {
             .has_vector("default", id, "multilingual-e5-small")
             .await
             .expect("has"));
-        h.turns
+        h.services
             .lifecycle()
             .forget(&h.org, id, "test", h.now_ms())
             .await
@@ -434,7 +434,7 @@ async fn a_forgotten_record_loses_its_vector_and_is_not_found_by_meaning() {
         assert!(found.is_empty(), "{name}: {:?}", contents(&found));
         // Nothing brings it back: the backfill finds nothing to embed.
         let again = h
-            .turns
+            .services
             .embeddings()
             .catch_up(None, false)
             .await
@@ -461,7 +461,7 @@ async fn a_superseded_value_loses_its_vector_and_the_new_one_gets_one() {
             ))
             .await
             .expect("insert");
-        h.turns
+        h.services
             .embeddings()
             .catch_up(None, false)
             .await
@@ -484,7 +484,7 @@ async fn a_superseded_value_loses_its_vector_and_the_new_one_gets_one() {
             .await
             .expect("activate");
         // The worker's pass after a write looks at the newest records.
-        h.turns
+        h.services
             .embeddings()
             .catch_up(None, true)
             .await
@@ -521,7 +521,7 @@ async fn the_worker_computes_vectors_after_a_turn_writes() {
         let h = Harness::on(db, embeddings_config(&url));
         h.pair("ana", Role::Admin).await;
         h.pair("bob", Role::User).await;
-        let embeddings = h.turns.embeddings();
+        let embeddings = h.services.embeddings();
         let mut passes = embeddings.passes();
         let worker = embeddings.spawn_worker().expect("embeddings on");
         // The first pass, at start, finds nothing to do.
@@ -571,7 +571,7 @@ async fn an_endpoint_that_is_down_means_keyword_only_and_the_turn_answers() {
     // … and a turn answers from keywords.
     let answer = h.dm("bob", "Produce the daily report").await;
     assert!(answer.contains("example_orders"), "{answer}");
-    let failed = h.turns.embeddings().catch_up(None, false).await;
+    let failed = h.services.embeddings().catch_up(None, false).await;
     assert!(failed.is_err(), "the worker's pass reports the failure");
 }
 

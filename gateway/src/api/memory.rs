@@ -127,11 +127,7 @@ pub async fn records_page(
         before: wire::id_cursor(cursor)?,
         ..filter
     };
-    let rows = state
-        .turns
-        .db()
-        .browse_records(org, &filter, limit + 1)
-        .await?;
+    let rows = state.db.browse_records(org, &filter, limit + 1).await?;
     Ok(wire::page(rows, limit, |r| r.id.to_string(), Record::from))
 }
 
@@ -159,8 +155,7 @@ pub async fn list(
         };
     if let Some(o) = &owner {
         state
-            .turns
-            .db()
+            .db
             .audit(
                 admin.org(),
                 admin.id(),
@@ -192,7 +187,7 @@ pub async fn show(
     admin: Admin,
     Path(id): Path<i64>,
 ) -> Result<Json<Record>, ApiError> {
-    let db = state.turns.db();
+    let db = &state.db;
     let r = db.record(admin.org(), id).await?;
     if let (true, Some(owner)) = (r.scope.is_personal(), &r.owner) {
         db.audit(
@@ -225,15 +220,14 @@ pub async fn forget(
     admin: Admin,
     Path(id): Path<i64>,
 ) -> Result<Json<Forgotten>, ApiError> {
-    let r = state.turns.db().record(admin.org(), id).await?;
+    let r = state.db.record(admin.org(), id).await?;
     if r.status == Status::Deleted {
         return Err(ApiError::conflict(format!(
             "record {id} is already deleted"
         )));
     }
     state
-        .turns
-        .lifecycle()
+        .lifecycle
         .forget(admin.org(), id, admin.id(), now_ms(&state))
         .await?;
     Ok(Json(Forgotten { forgotten: id }))
@@ -262,8 +256,7 @@ pub async fn export_of(
     actor: &str,
 ) -> Result<serde_json::Value, ApiError> {
     let mut v = state
-        .turns
-        .export()
+        .export
         .export_user(org, user, actor, now_ms(state))
         .await?;
     iso_times(&mut v);

@@ -4,7 +4,7 @@ use super::{date, print_json, ApiKeyCommand, Ctx, ACTOR};
 use anyhow::Result;
 
 pub(super) async fn run(ctx: &Ctx, cmd: ApiKeyCommand) -> Result<()> {
-    let p = ctx.turns.pairing();
+    let p = ctx.services.pairing();
     let org = &ctx.org;
     match cmd {
         ApiKeyCommand::Create { user } => {

@@ -37,7 +37,7 @@ pub(super) async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<()> {
         MemoryCommand::Import { file, agent } => import(ctx, &file, agent).await,
         MemoryCommand::Revisions { action } => revisions(ctx, action).await,
         MemoryCommand::Forget { id } => {
-            ctx.turns
+            ctx.services
                 .lifecycle()
                 .forget(&ctx.org, id, ACTOR, ctx.now_ms())
                 .await?;
@@ -46,7 +46,7 @@ pub(super) async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<()> {
         }
         MemoryCommand::Erase { user } => {
             let erased = ctx
-                .turns
+                .services
                 .lifecycle()
                 .erase(&ctx.org, &user, ACTOR, ctx.now_ms())
                 .await?;
@@ -66,7 +66,11 @@ pub(super) async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<()> {
         MemoryCommand::Policy { action } => policy(ctx, action).await,
         MemoryCommand::Export { user, markdown } => export(ctx, user, markdown).await,
         MemoryCommand::Expire => {
-            let r = ctx.turns.lifecycle().expire(&ctx.org, ctx.now_ms()).await?;
+            let r = ctx
+                .services
+                .lifecycle()
+                .expire(&ctx.org, ctx.now_ms())
+                .await?;
             println!("{}", serde_json::to_string(&r)?);
             Ok(())
         }
@@ -82,8 +86,8 @@ async fn list(
     owner: Option<String>,
     json: bool,
 ) -> Result<()> {
-    let Ctx { turns, org } = ctx;
-    let db = turns.db();
+    let Ctx { services, org } = ctx;
+    let db = services.db();
     let status = status.filter(|s| s != "all");
     let scope = scope
         .map(|s| Scope::parse(&s).with_context(|| format!("unknown scope {s}")))
@@ -135,8 +139,8 @@ async fn list(
 }
 
 async fn show(ctx: &Ctx, id: i64, json: bool) -> Result<()> {
-    let Ctx { turns, org } = ctx;
-    let db = turns.db();
+    let Ctx { services, org } = ctx;
+    let db = services.db();
     let r = db.record(org, id).await?;
     if let (true, Some(owner)) = (r.scope.is_personal(), &r.owner) {
         db.audit(
@@ -186,7 +190,7 @@ struct Search {
 
 /// The agent a command names, checked, or the configured one.
 fn agent_or_default(ctx: &Ctx, agent: Option<String>) -> Result<String> {
-    let agent = agent.unwrap_or_else(|| ctx.turns.config().server.agent.clone());
+    let agent = agent.unwrap_or_else(|| ctx.services.config().server.agent.clone());
     if let Err(why) = ::memory::check_agent_id(&agent) {
         bail!("--agent {agent}: {why}");
     }
@@ -195,18 +199,18 @@ fn agent_or_default(ctx: &Ctx, agent: Option<String>) -> Result<String> {
 
 /// The same entry point and scope as a turn (`Db::retrieve`).
 async fn search(ctx: &Ctx, text: &str, how: Search) -> Result<()> {
-    let Ctx { turns, org } = ctx;
+    let Ctx { services, org } = ctx;
     let speaker = match &how.as_ {
         None => None,
         Some(who) => {
-            let user = turns
+            let user = services
                 .pairing()
                 .person(org, who)
                 .await
                 .with_context(|| format!("--as {who}: no paired person by that id"))?;
             // Reading someone's personal memory is audited, as `list --owner` is.
             let detail = format!("steward memory search --as: {text}");
-            turns
+            services
                 .db()
                 .audit(
                     org,
@@ -226,7 +230,7 @@ async fn search(ctx: &Ctx, text: &str, how: Search) -> Result<()> {
         speaker,
         shared: false,
     };
-    let found = turns.db().retrieve(&scope, text, how.limit).await?;
+    let found = services.db().retrieve(&scope, text, how.limit).await?;
     if how.json {
         let rows: Vec<serde_json::Value> = found
             .iter()
@@ -267,7 +271,7 @@ async fn import(ctx: &Ctx, file: &std::path::Path, agent: Option<String>) -> Res
         actor: ACTOR,
         now: ctx.now_ms(),
     };
-    let report = ctx.turns.lifecycle().import(&place, &text).await?;
+    let report = ctx.services.lifecycle().import(&place, &text).await?;
     println!(
         "imported {} record(s) from {} ({} already known), run {}",
         report.written,
@@ -276,7 +280,7 @@ async fn import(ctx: &Ctx, file: &std::path::Path, agent: Option<String>) -> Res
         report.run_id
     );
     // With embeddings, the command ends when its records can be found by meaning.
-    let embeddings = ctx.turns.embeddings();
+    let embeddings = ctx.services.embeddings();
     if embeddings.enabled() && report.written > 0 {
         match embeddings.catch_up(Some(&ctx.org), false).await {
             Ok(n) => println!("embedded {n} record(s)"),
@@ -289,8 +293,8 @@ async fn import(ctx: &Ctx, file: &std::path::Path, agent: Option<String>) -> Res
 }
 
 async fn revisions(ctx: &Ctx, action: Option<RevisionAction>) -> Result<()> {
-    let Ctx { turns, org } = ctx;
-    let db = turns.db();
+    let Ctx { services, org } = ctx;
+    let db = services.db();
     match action {
         None | Some(RevisionAction::List(ListArgs { json: false })) => {
             for r in db.revisions(org).await? {
@@ -316,7 +320,7 @@ async fn revisions(ctx: &Ctx, action: Option<RevisionAction>) -> Result<()> {
         }
         Some(RevisionAction::Undo { id: Some(id), .. }) => {
             let undo = ctx
-                .turns
+                .services
                 .lifecycle()
                 .undo(org, id, ACTOR, ctx.now_ms())
                 .await?;
@@ -344,14 +348,14 @@ async fn revisions(ctx: &Ctx, action: Option<RevisionAction>) -> Result<()> {
 }
 
 async fn review(ctx: &Ctx, action: Option<ReviewAction>) -> Result<()> {
-    let Ctx { turns, org } = ctx;
+    let Ctx { services, org } = ctx;
     let (id, confirm) = match action {
         None | Some(ReviewAction::List(_)) => {
             let filter = RecordFilter {
                 status: Some(Status::Unverified),
                 ..Default::default()
             };
-            let records = turns.db().records(org, &filter).await?;
+            let records = services.db().records(org, &filter).await?;
             if matches!(action, Some(ReviewAction::List(ListArgs { json: true }))) {
                 return print_json(&records);
             }
@@ -370,7 +374,7 @@ async fn review(ctx: &Ctx, action: Option<ReviewAction>) -> Result<()> {
         Some(ReviewAction::Confirm { id }) => (id, true),
         Some(ReviewAction::Reject { id }) => (id, false),
     };
-    match turns
+    match services
         .lifecycle()
         .review(org, id, confirm, ACTOR, ctx.now_ms())
         .await?
@@ -382,10 +386,10 @@ async fn review(ctx: &Ctx, action: Option<ReviewAction>) -> Result<()> {
 }
 
 async fn relearn(ctx: &Ctx, archive: Option<i64>, conversation: Option<String>) -> Result<()> {
-    let Ctx { turns, org } = ctx;
+    let Ctx { services, org } = ctx;
     let ids: Vec<i64> = match (archive, conversation) {
         (Some(id), _) => vec![id],
-        (None, Some(c)) => turns
+        (None, Some(c)) => services
             .db()
             .archives(org, Some(&c))
             .await?
@@ -398,7 +402,7 @@ async fn relearn(ctx: &Ctx, archive: Option<i64>, conversation: Option<String>) 
         bail!("nothing to relearn: no archive");
     }
     for id in ids {
-        let r = turns
+        let r = services
             .lifecycle()
             .relearn(org, id, ACTOR, ctx.now_ms())
             .await?;
@@ -414,7 +418,7 @@ async fn relearn(ctx: &Ctx, archive: Option<i64>, conversation: Option<String>) 
 }
 
 async fn policy(ctx: &Ctx, action: Option<PolicyAction>) -> Result<()> {
-    let Ctx { turns, org } = ctx;
+    let Ctx { services, org } = ctx;
     match action {
         None | Some(PolicyAction::List(_)) => {
             let filter = RecordFilter {
@@ -422,7 +426,7 @@ async fn policy(ctx: &Ctx, action: Option<PolicyAction>) -> Result<()> {
                 status: Some(Status::Active),
                 ..Default::default()
             };
-            let records = turns.db().records(org, &filter).await?;
+            let records = services.db().records(org, &filter).await?;
             if matches!(action, Some(PolicyAction::List(ListArgs { json: true }))) {
                 return print_json(&records);
             }
@@ -431,14 +435,14 @@ async fn policy(ctx: &Ctx, action: Option<PolicyAction>) -> Result<()> {
             }
         }
         Some(PolicyAction::Add { text }) => {
-            let id = turns
+            let id = services
                 .learning()
                 .write_policy(org, &text, ACTOR, ctx.now_ms())
                 .await?;
             println!("Written: org_policy updated (id: {id}).");
         }
         Some(PolicyAction::Retire { id }) => {
-            if let Err(refused) = turns
+            if let Err(refused) = services
                 .lifecycle()
                 .retire_policy(org, id, ACTOR, ctx.now_ms())
                 .await?
@@ -452,17 +456,17 @@ async fn policy(ctx: &Ctx, action: Option<PolicyAction>) -> Result<()> {
 }
 
 async fn export(ctx: &Ctx, user: Option<String>, markdown: Option<PathBuf>) -> Result<()> {
-    let Ctx { turns, org } = ctx;
+    let Ctx { services, org } = ctx;
     match (user, markdown) {
         (Some(user), _) => {
-            let v = turns
+            let v = services
                 .export()
                 .export_user(org, &user, ACTOR, ctx.now_ms())
                 .await?;
             print_json(&v)?;
         }
         (None, Some(dir)) => {
-            let n = turns
+            let n = services
                 .export()
                 .export_markdown(org, &dir, ACTOR, ctx.now_ms())
                 .await?;
@@ -475,7 +479,7 @@ async fn export(ctx: &Ctx, user: Option<String>, markdown: Option<PathBuf>) -> R
 
 async fn distill(ctx: &Ctx) -> Result<()> {
     let r = ctx
-        .turns
+        .services
         .consolidation()
         .distill(&ctx.org, ctx.now_ms())
         .await?;
@@ -501,10 +505,10 @@ async fn distill(ctx: &Ctx) -> Result<()> {
 }
 
 async fn archives(ctx: &Ctx, action: Option<ArchiveAction>) -> Result<()> {
-    let Ctx { turns, org } = ctx;
+    let Ctx { services, org } = ctx;
     match action {
         None | Some(ArchiveAction::List(_)) => {
-            let list = turns.db().archives(org, None).await?;
+            let list = services.db().archives(org, None).await?;
             if matches!(action, Some(ArchiveAction::List(ListArgs { json: true }))) {
                 return print_json(&list);
             }
@@ -520,7 +524,7 @@ async fn archives(ctx: &Ctx, action: Option<ArchiveAction>) -> Result<()> {
             }
         }
         Some(ArchiveAction::Show { id }) => {
-            println!("{}", turns.db().archive(org, id).await?.markdown)
+            println!("{}", services.db().archive(org, id).await?.markdown)
         }
     }
     Ok(())

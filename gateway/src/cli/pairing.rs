@@ -7,7 +7,7 @@ use pairing::{PairingRequest, User};
 use serde_json::{json, Value};
 
 pub(super) async fn run(ctx: &Ctx, cmd: PairingCommand) -> Result<()> {
-    let p = ctx.turns.pairing();
+    let p = ctx.services.pairing();
     let org = &ctx.org;
     match cmd {
         PairingCommand::List { json } => {

@@ -3,14 +3,14 @@
 
 use crate::dashboard::AdminToken;
 use crate::http::{serve, serve_metrics, AppState};
-use crate::turn::TurnLoop;
+use crate::services::Services;
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-pub(super) async fn run(turns: Arc<TurnLoop>) -> Result<()> {
-    let cfg = turns.config();
+pub(super) async fn run(services: Arc<Services>) -> Result<()> {
+    let cfg = services.config();
     let listen = &cfg.server.listen;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
@@ -22,7 +22,7 @@ pub(super) async fn run(turns: Arc<TurnLoop>) -> Result<()> {
         cfg.llm.provider
     );
     if cfg.dashboard.enabled {
-        announce_dashboard(&turns, addr).await?;
+        announce_dashboard(&services, addr).await?;
     }
     let metrics = match &cfg.metrics.listen {
         Some(at) => {
@@ -30,9 +30,7 @@ pub(super) async fn run(turns: Arc<TurnLoop>) -> Result<()> {
                 .await
                 .with_context(|| format!("binding metrics.listen {at}"))?;
             println!("metrics: http://{}/metrics", listener.local_addr()?);
-            let state = AppState {
-                turns: turns.clone(),
-            };
+            let state = AppState::new(services.clone());
             Some(tokio::spawn(serve_metrics(listener, state, async {
                 let _ = tokio::signal::ctrl_c().await;
             })))
@@ -45,38 +43,32 @@ pub(super) async fn run(turns: Arc<TurnLoop>) -> Result<()> {
     if cfg.teams.security_token.is_some() {
         println!("Teams outgoing webhook: POST http://{addr}/teams/<agent>");
     }
-    let discord = crate::discord::start(turns.clone()).context("starting the Discord channel")?;
+    let discord = crate::discord::start(&services).context("starting the Discord channel")?;
     if discord.is_some() {
         println!("discord channel connecting to the gateway");
     }
-    let expire = turns
+    let expire = services
         .jobs()
-        .spawn(turns.lifecycle().clone(), turns.clock().clone());
+        .spawn(services.lifecycle().clone(), services.clock().clone());
     let consolidation = cfg.llm.auto_consolidate.then(|| {
-        turns
+        services
             .jobs()
-            .spawn(turns.consolidation().clone(), turns.clock().clone())
+            .spawn(services.consolidation().clone(), services.clock().clone())
     });
     // Records' vectors: after writes, and the backfill of what is missing.
-    let embeddings = turns.embeddings();
+    let embeddings = services.embeddings();
     let embed_worker = embeddings.spawn_worker();
     let backfill = embeddings.enabled().then(|| {
-        turns
+        services
             .jobs()
-            .spawn(Arc::new(embeddings.clone()), turns.clock().clone())
+            .spawn(Arc::new(embeddings.clone()), services.clock().clone())
     });
     if let Some(url) = &cfg.embeddings.base_url {
         println!("embeddings: {url} (model {})", cfg.embeddings.model);
     }
-    let server = serve(
-        listener,
-        AppState {
-            turns: turns.clone(),
-        },
-        async {
-            let _ = tokio::signal::ctrl_c().await;
-        },
-    );
+    let server = serve(listener, AppState::new(services.clone()), async {
+        let _ = tokio::signal::ctrl_c().await;
+    });
     match discord {
         Some(discord) => discord.beside(server).await?,
         None => server.await?,
@@ -91,14 +83,14 @@ pub(super) async fn run(turns: Arc<TurnLoop>) -> Result<()> {
     if let Some(job) = consolidation {
         job.abort();
     }
-    turns.db().close().await;
+    services.db().close().await;
     Ok(())
 }
 
 /// The built-in admin and the admin token exist; say where and how to sign in.
-async fn announce_dashboard(turns: &TurnLoop, addr: SocketAddr) -> Result<()> {
-    crate::dashboard::ensure_admin_user(turns).await?;
-    let token = crate::dashboard::ensure_admin_token(turns)
+async fn announce_dashboard(services: &Services, addr: SocketAddr) -> Result<()> {
+    crate::dashboard::ensure_admin_user(services).await?;
+    let token = crate::dashboard::ensure_admin_token(services)
         .await
         .context("setting up the dashboard admin token")?;
     let how = match token {

@@ -13,13 +13,12 @@ use serde::Deserialize;
 
 pub(super) async fn page(screen: Screen) -> Page {
     let state = &screen.state;
-    let t = &state.turns;
-    let agent = &t.config().server.agent;
-    let history = t
+    let agent = &state.cfg.server.agent;
+    let history = state
         .db()
         .history(state.org(), agent, CHAT_CONVERSATION)
         .await?;
-    let pending = t
+    let pending = state
         .db()
         .pending_proposals(
             state.org(),
@@ -118,7 +117,7 @@ pub(super) async fn answer(sent: Submitted<AnswerForm>) -> Page {
 
 /// `text` from the built-in admin in the dashboard conversation.
 fn message(state: &DashboardState, text: &str) -> Inbound {
-    let server = &state.turns.config().server;
+    let server = &state.cfg.server;
     Inbound {
         org: server.org.clone(),
         agent: server.agent.clone(),
@@ -129,7 +128,7 @@ fn message(state: &DashboardState, text: &str) -> Inbound {
         sender_name: "Dashboard admin".into(),
         text: text.into(),
         platform_id: None,
-        at: state.turns.clock().now_utc(),
+        at: state.clock.now_utc(),
         mentioned: true,
         answer: None,
     }
@@ -140,9 +139,8 @@ fn message(state: &DashboardState, text: &str) -> Inbound {
 /// comes back as a notice.
 async fn run_turn<T>(sent: Submitted<T>, msg: Inbound) -> Page {
     let state = &sent.state;
-    let t = &state.turns;
-    auth::ensure_admin_user(t).await?;
-    let replies = match TurnHandler::handle(t.as_ref(), msg).await {
+    auth::admin_user(state.pairing(), state.org(), state.now_ms()).await?;
+    let replies = match TurnHandler::handle(state.turns.as_ref(), msg).await {
         Ok(r) => r,
         Err(e) => {
             tracing::error!(error = %e, "dashboard turn failed");
@@ -153,9 +151,9 @@ async fn run_turn<T>(sent: Submitted<T>, msg: Inbound) -> Page {
             );
         }
     };
-    let history = t
+    let history = state
         .db()
-        .history(state.org(), &t.config().server.agent, CHAT_CONVERSATION)
+        .history(state.org(), &state.cfg.server.agent, CHAT_CONVERSATION)
         .await?;
     let shown: Vec<&str> = history
         .iter()

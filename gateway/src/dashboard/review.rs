@@ -67,8 +67,7 @@ pub(super) async fn reject(sent: Submitted<IdForm>) -> Page {
 async fn decide(sent: Submitted<IdForm>, confirm: bool) -> Page {
     let state = &sent.state;
     let outcome = state
-        .turns
-        .lifecycle()
+        .lifecycle
         .review(
             state.org(),
             sent.form.id,

@@ -96,8 +96,7 @@ pub(super) async fn undo(sent: Submitted<UndoForm>) -> Page {
     let state = &sent.state;
     let id = sent.form.id;
     let undo = match state
-        .turns
-        .lifecycle()
+        .lifecycle
         .undo(state.org(), id, BUILT_IN_ADMIN, state.now_ms())
         .await
     {
@@ -127,8 +126,7 @@ pub(super) async fn forget(sent: Submitted<UndoForm>) -> Page {
         return sent.done(false, format!("Record #{id} is not active."), to);
     }
     state
-        .turns
-        .lifecycle()
+        .lifecycle
         .forget(state.org(), id, BUILT_IN_ADMIN, state.now_ms())
         .await?;
     sent.done(true, format!("Forgotten: record #{id} is deleted."), to)
