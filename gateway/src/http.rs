@@ -10,6 +10,7 @@ use crate::config::{Config, ServerConfig};
 use crate::dashboard::DashboardState;
 use crate::metrics::Metrics;
 use crate::services::Services;
+use crate::workers::{CancellationToken, Worker, WorkerError};
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, FromRef, Request, State};
 use axum::http::{header, StatusCode};
@@ -141,6 +142,34 @@ where
 {
     let server = state.services.config().server.clone();
     serve_router(listener, metrics_app(state), &server, shutdown).await
+}
+
+/// [`serve_metrics`] as a worker of `steward serve`, on a listener already bound.
+pub struct MetricsListener {
+    listener: TcpListener,
+    state: AppState,
+}
+
+impl MetricsListener {
+    pub fn new(listener: TcpListener, state: AppState) -> MetricsListener {
+        MetricsListener { listener, state }
+    }
+}
+
+#[async_trait::async_trait]
+impl Worker for MetricsListener {
+    fn name(&self) -> &'static str {
+        "metrics_listener"
+    }
+
+    async fn run(self: Box<Self>, shutdown: CancellationToken) -> Result<(), WorkerError> {
+        serve_metrics(self.listener, self.state, shutdown.cancelled_owned())
+            .await
+            .map_err(|e| WorkerError::Failed {
+                worker: "metrics_listener",
+                source: Box::new(e),
+            })
+    }
 }
 
 /// `router` on `listener` as [`serve`] describes.

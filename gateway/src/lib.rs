@@ -25,6 +25,7 @@ pub mod services;
 pub mod teams;
 pub mod tools;
 pub mod turn;
+pub mod workers;
 
 pub use config::Config;
 pub use services::Services;

@@ -18,6 +18,7 @@ use crate::lifecycle::Lifecycle;
 use crate::llm::{Models, Roles, UsageSnapshot};
 use crate::metrics::Metrics;
 use crate::turn::{TurnLoop, TurnParts};
+use crate::workers::Worker;
 use memory::Db;
 use pairing::{Pairing, PairingSettings};
 use std::sync::Arc;
@@ -173,5 +174,26 @@ impl Services {
     /// What `/metrics` shows of this process.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// The background workers of these services that the configuration turns
+    /// on: the jobs and the embeddings worker.
+    pub fn workers(&self) -> Vec<Box<dyn Worker>> {
+        let (jobs, clock) = (&self.jobs, &self.clock);
+        let mut list: Vec<Box<dyn Worker>> =
+            vec![Box::new(jobs.worker(self.lifecycle.clone(), clock.clone()))];
+        if self.cfg.llm.auto_consolidate {
+            list.push(Box::new(
+                jobs.worker(self.consolidation.clone(), clock.clone()),
+            ));
+        }
+        // Records' vectors: after writes, and the backfill of what is missing.
+        if self.embeddings.enabled() {
+            list.push(Box::new(self.embeddings.worker()));
+            list.push(Box::new(
+                jobs.worker(Arc::new(self.embeddings.clone()), clock.clone()),
+            ));
+        }
+        list
     }
 }

@@ -9,6 +9,7 @@ use memory::{Role, Scope, Status};
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::Arc;
+use steward::workers::{self, CancellationToken};
 use steward::Config;
 use steward_tests::fake_discord::{id_of, FakeDiscord, FakeUser, Posted, RecordingTurns, Sent};
 use steward_tests::Harness;
@@ -675,11 +676,12 @@ async fn serve_wires_the_discord_section_and_stops_with_the_server() {
         .await
         .expect("pair");
 
-    let channel = steward::discord::start(&h.services)
+    let channel = steward::discord::worker(&h.services)
         .expect("settings")
         .expect("a token starts the channel");
+    let running = workers::start(vec![Box::new(channel)], &CancellationToken::new());
     let (server_done, server_stop) = oneshot::channel::<()>();
-    let serving = tokio::spawn(channel.beside(async move {
+    let serving = tokio::spawn(running.beside(async move {
         let _ = server_stop.await;
         Ok::<(), std::io::Error>(())
     }));
@@ -709,7 +711,8 @@ async fn serve_wires_the_discord_section_and_stops_with_the_server() {
 
     // The server stops (ctrl-c in `steward serve`): the gateway is closed cleanly.
     let _ = server_done.send(());
-    serving.await.expect("serve task").expect("stopped cleanly");
+    let served = serving.await.expect("serve task").expect("stopped cleanly");
+    served.expect("served");
     assert_eq!(fake.disconnected().await, Some(1000));
 }
 
@@ -721,11 +724,12 @@ async fn a_rejected_token_stops_serve_with_an_error() {
         .expect("date");
     let fake = FakeDiscord::start(TOKEN, FakeUser::new(BOT, "steward").bot(), start).await;
     let h = Harness::with_config(config_for(&fake, "not-the-token", "")).await;
-    let channel = steward::discord::start(&h.services)
+    let channel = steward::discord::worker(&h.services)
         .expect("settings")
         .expect("a token starts the channel");
+    let running = workers::start(vec![Box::new(channel)], &CancellationToken::new());
     let never = std::future::pending::<Result<(), std::io::Error>>();
-    let err = channel
+    let err = running
         .beside(never)
         .await
         .expect_err("a rejected token is fatal");

@@ -10,6 +10,7 @@ use memory::{Db, NewRecord, Role, Scope, Status};
 use std::sync::Arc;
 use std::time::Duration;
 use steward::embeddings::Kind;
+use steward::workers::{self, CancellationToken};
 use steward::Config;
 use steward_tests::{
     embeddings_config, embeddings_ran, embeddings_url, postgres_db, record, vector_dbs, Harness,
@@ -523,7 +524,11 @@ async fn the_worker_computes_vectors_after_a_turn_writes() {
         h.pair("bob", Role::User).await;
         let embeddings = h.services.embeddings();
         let mut passes = embeddings.passes();
-        let worker = embeddings.spawn_worker().expect("embeddings on");
+        assert!(embeddings.enabled(), "embeddings on");
+        let worker = workers::start(
+            vec![Box::new(embeddings.worker())],
+            &CancellationToken::new(),
+        );
         // The first pass, at start, finds nothing to do.
         passes.wait_for(|n| *n >= 1).await.expect("first pass");
         let receipt = h.dm("ana", "@notes: The wiki is at wiki.example.com").await;
@@ -540,7 +545,7 @@ async fn the_worker_computes_vectors_after_a_turn_writes() {
         );
         let answer = h.dm("bob", "Where is the documentation site?").await;
         assert!(answer.contains("wiki.example.com"), "{name}: {answer}");
-        worker.abort();
+        worker.stop().await.expect("stopped");
         embeddings_ran(name);
     }
 }

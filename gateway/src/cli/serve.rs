@@ -1,9 +1,11 @@
-//! `steward serve`: the HTTP server (API, dashboard, Teams), the Discord
-//! channel beside it, and the background jobs, until ctrl-c.
+//! `steward serve`: the HTTP server (API, dashboard, Teams), and beside it
+//! the workers (the Discord channel, the jobs, embeddings, the metrics
+//! listener), until ctrl-c.
 
 use crate::dashboard::AdminToken;
-use crate::http::{serve, serve_metrics, AppState};
+use crate::http::{serve, AppState, MetricsListener};
 use crate::services::Services;
+use crate::workers::{self, CancellationToken};
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -24,65 +26,44 @@ pub(super) async fn run(services: Arc<Services>) -> Result<()> {
     if cfg.dashboard.enabled {
         announce_dashboard(&services, addr).await?;
     }
-    let metrics = match &cfg.metrics.listen {
-        Some(at) => {
-            let listener = tokio::net::TcpListener::bind(at)
-                .await
-                .with_context(|| format!("binding metrics.listen {at}"))?;
-            println!("metrics: http://{}/metrics", listener.local_addr()?);
-            let state = AppState::new(services.clone());
-            Some(tokio::spawn(serve_metrics(listener, state, async {
-                let _ = tokio::signal::ctrl_c().await;
-            })))
-        }
-        None => None,
-    };
+    let mut workers = services.workers();
+    if let Some(at) = &cfg.metrics.listen {
+        let listener = tokio::net::TcpListener::bind(at)
+            .await
+            .with_context(|| format!("binding metrics.listen {at}"))?;
+        println!("metrics: http://{}/metrics", listener.local_addr()?);
+        let state = AppState::new(services.clone());
+        workers.push(Box::new(MetricsListener::new(listener, state)));
+    }
     if cfg.metrics.token.is_some() {
         println!("metrics: http://{addr}/metrics (Authorization: Bearer <metrics.token>)");
     }
     if cfg.teams.security_token.is_some() {
         println!("Teams outgoing webhook: POST http://{addr}/teams/<agent>");
     }
-    let discord = crate::discord::start(&services).context("starting the Discord channel")?;
-    if discord.is_some() {
+    let discord = crate::discord::worker(&services).context("starting the Discord channel")?;
+    if let Some(discord) = discord {
+        workers.push(Box::new(discord));
         println!("discord channel connecting to the gateway");
     }
-    let expire = services
-        .jobs()
-        .spawn(services.lifecycle().clone(), services.clock().clone());
-    let consolidation = cfg.llm.auto_consolidate.then(|| {
-        services
-            .jobs()
-            .spawn(services.consolidation().clone(), services.clock().clone())
-    });
-    // Records' vectors: after writes, and the backfill of what is missing.
-    let embeddings = services.embeddings();
-    let embed_worker = embeddings.spawn_worker();
-    let backfill = embeddings.enabled().then(|| {
-        services
-            .jobs()
-            .spawn(Arc::new(embeddings.clone()), services.clock().clone())
-    });
     if let Some(url) = &cfg.embeddings.base_url {
         println!("embeddings: {url} (model {})", cfg.embeddings.model);
     }
-    let server = serve(listener, AppState::new(services.clone()), async {
+    // ctrl-c stops the server and, once it has, every worker.
+    let shutdown = CancellationToken::new();
+    let running = workers::start(workers, &shutdown);
+    tracing::info!(workers = ?running.names(), "background workers started");
+    let ctrl_c = shutdown.clone();
+    tokio::spawn(async move {
         let _ = tokio::signal::ctrl_c().await;
+        ctrl_c.cancel();
     });
-    match discord {
-        Some(discord) => discord.beside(server).await?,
-        None => server.await?,
-    }
-    if let Some(metrics) = metrics {
-        metrics.abort();
-    }
-    expire.abort();
-    for task in [embed_worker, backfill].into_iter().flatten() {
-        task.abort();
-    }
-    if let Some(job) = consolidation {
-        job.abort();
-    }
+    let server = serve(
+        listener,
+        AppState::new(services.clone()),
+        shutdown.cancelled_owned(),
+    );
+    running.beside(server).await??;
     services.db().close().await;
     Ok(())
 }
