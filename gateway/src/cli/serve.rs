@@ -49,20 +49,12 @@ pub(super) async fn run(services: Arc<Services>) -> Result<()> {
     if let Some(url) = &cfg.embeddings.base_url {
         println!("embeddings: {url} (model {})", cfg.embeddings.model);
     }
-    // ctrl-c stops the server and, once it has, every worker.
-    let shutdown = CancellationToken::new();
-    let running = workers::start(workers, &shutdown);
+    let running = workers::start(workers, &CancellationToken::new());
     tracing::info!(workers = ?running.names(), "background workers started");
-    let ctrl_c = shutdown.clone();
-    tokio::spawn(async move {
+    // ctrl-c stops the server; once it has, `beside` stops every worker.
+    let server = serve(listener, AppState::new(services.clone()), async {
         let _ = tokio::signal::ctrl_c().await;
-        ctrl_c.cancel();
     });
-    let server = serve(
-        listener,
-        AppState::new(services.clone()),
-        shutdown.cancelled_owned(),
-    );
     running.beside(server).await??;
     services.db().close().await;
     Ok(())
