@@ -137,9 +137,10 @@ fn turn(c: &mut Criterion) {
         let mut cfg = Config::default();
         cfg.rate_limit.sender_burst = u32::MAX / 2;
         cfg.rate_limit.conversation_burst = u32::MAX / 2;
-        let turns = steward::with_db(db.clone(), cfg);
+        let services = steward::with_db(db.clone(), cfg);
+        let turns = services.turns();
         rt.block_on(async {
-            turns
+            services
                 .pairing()
                 .add_user("default", "discord:1", "Ana", Role::User, "bench", 0)
                 .await

@@ -1,6 +1,6 @@
-//! The one clock of the turn loop and the jobs. Injected: `serve` uses the
-//! wall clock; replay and tests set it, so a transcript replays identically
-//! on any day.
+//! The one clock of the turn loop, the jobs and every front-end (API,
+//! dashboard, CLI). Injected: `serve` uses the wall clock; replay and tests
+//! set it, so a transcript replays identically on any day.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -15,6 +15,10 @@ pub trait Clock: Send + Sync {
     /// Replay says it is now `ms` in its transcript. The wall clock ignores
     /// it; a [`ManualClock`] moves there, so a replay sees the transcript's time.
     fn follow(&self, _ms: i64) {}
+    /// Now, as a message's time (an operator's or a client's line).
+    fn now_utc(&self) -> chrono::DateTime<chrono::Utc> {
+        chrono::DateTime::from_timestamp_millis(self.now_ms()).unwrap_or_default()
+    }
 }
 
 /// A `governor` rate limiter's clock: the turn loop's injected [`Clock`] (the

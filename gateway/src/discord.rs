@@ -3,14 +3,11 @@
 //! HTTP server. The adapter (`adapters::discord`) does the Discord work.
 
 use crate::config::{Config, ConfigError};
-use crate::turn::TurnLoop;
-use adapters::discord::{self, DiscordError, DiscordSettings};
+use crate::services::Services;
+use crate::workers::{CancellationToken, Worker, WorkerError};
+use adapters::discord::{self, DiscordSettings};
 use adapters::TurnHandler;
-use anyhow::{anyhow, Context, Result};
-use std::future::{Future, IntoFuture};
 use std::sync::Arc;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 /// The adapter's settings from `[discord]`, or `None` when no token is set.
 pub fn settings(cfg: &Config) -> Result<Option<DiscordSettings>, ConfigError> {
@@ -39,59 +36,36 @@ pub fn settings(cfg: &Config) -> Result<Option<DiscordSettings>, ConfigError> {
     }))
 }
 
-/// The running Discord channel.
-pub struct DiscordChannel {
-    stop: oneshot::Sender<()>,
-    task: JoinHandle<Result<(), DiscordError>>,
+/// The Discord gateway connection on the turn loop, as a worker of `serve`:
+/// closed cleanly on shutdown; a rejected token ends it (and `serve`) with an error.
+pub struct DiscordConnection {
+    settings: DiscordSettings,
+    handler: Arc<dyn TurnHandler>,
 }
 
-/// Start the Discord channel on `turns` when `[discord] token` is set.
-pub fn start(turns: Arc<TurnLoop>) -> Result<Option<DiscordChannel>> {
-    let Some(settings) = settings(turns.config())? else {
+/// The Discord connection when `[discord] token` is set.
+pub fn worker(services: &Services) -> Result<Option<DiscordConnection>, ConfigError> {
+    let Some(settings) = settings(services.config())? else {
         return Ok(None);
     };
-    let handler: Arc<dyn TurnHandler> = turns;
-    let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(discord::run(settings, handler, async move {
-        let _ = stopped.await;
-    }));
-    Ok(Some(DiscordChannel { stop, task }))
+    Ok(Some(DiscordConnection {
+        settings,
+        handler: services.turns().clone(),
+    }))
 }
 
-impl DiscordChannel {
-    /// Close the gateway connection and wait until the channel has stopped.
-    pub async fn stop(self) -> Result<()> {
-        let _ = self.stop.send(());
-        finished(self.task.await)
+#[async_trait::async_trait]
+impl Worker for DiscordConnection {
+    fn name(&self) -> &'static str {
+        "discord"
     }
 
-    /// Run `server` with the channel beside it. When the server returns (for
-    /// `steward serve`: on ctrl-c), the channel is stopped; when the channel
-    /// stops on its own first (a rejected token), that is the error returned.
-    pub async fn beside<F, E>(self, server: F) -> Result<()>
-    where
-        F: IntoFuture<Output = Result<(), E>>,
-        F::IntoFuture: Future<Output = Result<(), E>>,
-        E: Into<anyhow::Error>,
-    {
-        let DiscordChannel { stop, mut task } = self;
-        tokio::select! {
-            served = server.into_future() => {
-                let _ = stop.send(());
-                let stopped = finished(task.await);
-                served.map_err(Into::into)?;
-                stopped
-            }
-            ended = &mut task => {
-                finished(ended)?;
-                Err(anyhow!("the Discord channel stopped unexpectedly"))
-            }
-        }
+    async fn run(self: Box<Self>, shutdown: CancellationToken) -> Result<(), WorkerError> {
+        discord::run(self.settings, self.handler, shutdown.cancelled_owned())
+            .await
+            .map_err(|e| WorkerError::Failed {
+                worker: "discord",
+                source: Box::new(e),
+            })
     }
-}
-
-fn finished(joined: Result<Result<(), DiscordError>, tokio::task::JoinError>) -> Result<()> {
-    joined
-        .context("the Discord channel task panicked")?
-        .context("the Discord channel")
 }

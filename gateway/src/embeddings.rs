@@ -10,6 +10,7 @@
 
 use crate::config::EmbeddingsConfig;
 use crate::jobs::{Job, Schedule};
+use crate::workers::{CancellationToken, Worker, WorkerError};
 use memory::store::{Embed, QueryVector, Unembedded};
 use memory::Db;
 use serde::Deserialize;
@@ -265,36 +266,60 @@ impl Embeddings {
         }
     }
 
-    /// The background worker of `serve`: at start, vectors for every record
-    /// missing one; then after writes (and every minute) for the newest
-    /// records. A failure is logged and tried again later.
-    pub fn spawn_worker(&self) -> Option<tokio::task::JoinHandle<()>> {
-        self.client.as_ref()?;
-        let service = self.clone();
-        Some(tokio::spawn(async move {
-            let mut wait = Duration::from_secs(1);
-            // The first pass, at start, looks at every record.
-            let mut first = true;
-            loop {
-                if !first {
-                    tokio::select! {
-                        _ = service.written.notified() => {}
-                        _ = tokio::time::sleep(Duration::from_secs(60)) => {}
-                    }
-                }
-                let recent = !std::mem::take(&mut first);
-                let done = service.catch_up(None, recent).await;
-                service.passes.send_modify(|n| *n += 1);
-                match done {
-                    Ok(_) => wait = Duration::from_secs(1),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "record embeddings not computed; tried again later");
-                        tokio::time::sleep(wait).await;
-                        wait = (wait * 2).min(Duration::from_secs(300));
-                    }
+    /// The background worker of `serve` (see [`EmbeddingsWorker`]).
+    pub fn worker(&self) -> EmbeddingsWorker {
+        EmbeddingsWorker(self.clone())
+    }
+
+    /// At start, vectors for every record missing one; then after writes (and
+    /// every minute) for the newest records. A failure is logged and tried
+    /// again later. Never returns.
+    async fn keep_up(&self) {
+        let mut wait = Duration::from_secs(1);
+        // The first pass, at start, looks at every record.
+        let mut first = true;
+        loop {
+            if !first {
+                tokio::select! {
+                    _ = self.written.notified() => {}
+                    _ = tokio::time::sleep(Duration::from_secs(60)) => {}
                 }
             }
-        }))
+            let recent = !std::mem::take(&mut first);
+            let done = self.catch_up(None, recent).await;
+            self.passes.send_modify(|n| *n += 1);
+            match done {
+                Ok(_) => wait = Duration::from_secs(1),
+                Err(e) => {
+                    tracing::warn!(error = %e, "record embeddings not computed; tried again later");
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(300));
+                }
+            }
+        }
+    }
+}
+
+/// Records' vectors computed off the turn's path, after writes; idle when
+/// embeddings are off.
+pub struct EmbeddingsWorker(Embeddings);
+
+#[async_trait::async_trait]
+impl Worker for EmbeddingsWorker {
+    fn name(&self) -> &'static str {
+        "embeddings"
+    }
+
+    async fn run(self: Box<Self>, shutdown: CancellationToken) -> Result<(), WorkerError> {
+        if self.0.enabled() {
+            tokio::select! {
+                () = shutdown.cancelled() => {}
+                () = self.0.keep_up() => {}
+            }
+        } else {
+            shutdown.cancelled().await;
+        }
+        Ok(())
     }
 }
 

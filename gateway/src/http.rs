@@ -1,13 +1,18 @@
 //! The HTTP server: health, with the REST API's (`crate::api`), the dashboard's
-//! and the Teams webhook's routes (each carrying its own state) merged in.
+//! and the Teams webhook's routes merged in, each router given only its own
+//! substate of [`AppState`] (`FromRef`).
 //! `app(state)` is the whole router, so tests drive it in-process and over a
 //! real socket alike; `serve` runs it on a listener the way `steward serve`
 //! does, with `[server]`'s deadlines and connection cap.
 
-use crate::config::ServerConfig;
-use crate::turn::TurnLoop;
+use crate::api::ApiState;
+use crate::config::{Config, ServerConfig};
+use crate::dashboard::DashboardState;
+use crate::metrics::Metrics;
+use crate::services::Services;
+use crate::workers::{CancellationToken, Worker, WorkerError};
 use axum::body::Body;
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::extract::{DefaultBodyLimit, FromRef, Request, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -24,26 +29,73 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
+/// The server's state: the API's and the dashboard's substates, and what
+/// health, `/metrics` and the fallback read. Each router and handler takes
+/// only its part (`FromRef`).
 #[derive(Clone)]
 pub struct AppState {
-    pub turns: Arc<TurnLoop>,
+    /// What the channels' routes are built on (not a handler's state).
+    services: Arc<Services>,
+    api: ApiState,
+    dashboard: DashboardState,
+}
+
+impl AppState {
+    /// The state of a server on `services`, with fresh per-key and sign-in limiters.
+    pub fn new(services: Arc<Services>) -> AppState {
+        AppState {
+            api: ApiState::new(&services),
+            dashboard: DashboardState::new(&services),
+            services,
+        }
+    }
+}
+
+impl FromRef<AppState> for ApiState {
+    fn from_ref(state: &AppState) -> Self {
+        state.api.clone()
+    }
+}
+
+impl FromRef<AppState> for DashboardState {
+    fn from_ref(state: &AppState) -> Self {
+        state.dashboard.clone()
+    }
+}
+
+impl FromRef<AppState> for ::memory::Db {
+    fn from_ref(state: &AppState) -> Self {
+        state.services.db().clone()
+    }
+}
+
+impl FromRef<AppState> for Metrics {
+    fn from_ref(state: &AppState) -> Self {
+        state.services.metrics().clone()
+    }
+}
+
+impl FromRef<AppState> for Arc<Config> {
+    fn from_ref(state: &AppState) -> Self {
+        state.services.config().clone()
+    }
 }
 
 pub fn app(state: AppState) -> Router {
-    let server = &state.turns.config().server;
-    let limit = server.max_body_bytes;
-    let body_timeout = Duration::from_millis(server.body_timeout_ms);
+    let cfg = state.services.config();
+    let limit = cfg.server.max_body_bytes;
+    let body_timeout = Duration::from_millis(cfg.server.body_timeout_ms);
     let mut router = Router::new()
         .route("/", get(root))
         .route("/healthz", get(healthz))
-        .merge(crate::api::router(&state.turns));
+        .merge(crate::api::router().with_state(ApiState::from_ref(&state)));
     // On the main listener only behind its token (`[metrics]`).
-    if state.turns.config().metrics.token.is_some() {
+    if cfg.metrics.token.is_some() {
         router = router.route("/metrics", get(metrics));
     }
     router
-        .merge(crate::dashboard::router(&state.turns))
-        .merge(crate::teams::routes(&state.turns))
+        .merge(crate::dashboard::router(cfg).with_state(DashboardState::from_ref(&state)))
+        .merge(crate::teams::routes(&state.services))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
         // Every route's body must arrive in full within `server.body_timeout_ms`
@@ -66,7 +118,7 @@ pub async fn serve<F>(listener: TcpListener, state: AppState, shutdown: F) -> st
 where
     F: Future<Output = ()> + Send,
 {
-    let server = state.turns.config().server.clone();
+    let server = state.services.config().server.clone();
     serve_router(listener, app(state), &server, shutdown).await
 }
 
@@ -88,8 +140,36 @@ pub async fn serve_metrics<F>(
 where
     F: Future<Output = ()> + Send,
 {
-    let server = state.turns.config().server.clone();
+    let server = state.services.config().server.clone();
     serve_router(listener, metrics_app(state), &server, shutdown).await
+}
+
+/// [`serve_metrics`] as a worker of `steward serve`, on a listener already bound.
+pub struct MetricsListener {
+    listener: TcpListener,
+    state: AppState,
+}
+
+impl MetricsListener {
+    pub fn new(listener: TcpListener, state: AppState) -> MetricsListener {
+        MetricsListener { listener, state }
+    }
+}
+
+#[async_trait::async_trait]
+impl Worker for MetricsListener {
+    fn name(&self) -> &'static str {
+        "metrics_listener"
+    }
+
+    async fn run(self: Box<Self>, shutdown: CancellationToken) -> Result<(), WorkerError> {
+        serve_metrics(self.listener, self.state, shutdown.cancelled_owned())
+            .await
+            .map_err(|e| WorkerError::Failed {
+                worker: "metrics_listener",
+                source: Box::new(e),
+            })
+    }
 }
 
 /// `router` on `listener` as [`serve`] describes.
@@ -241,8 +321,8 @@ async fn accept_failed(e: std::io::Error) {
     tokio::time::sleep(Duration::from_millis(100)).await;
 }
 
-async fn healthz(State(state): State<AppState>) -> Response {
-    match state.turns.db().ping().await {
+async fn healthz(State(db): State<::memory::Db>) -> Response {
+    match db.ping().await {
         Ok(_) => Json(json!({"status": "ok"})).into_response(),
         Err(e) => error(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -253,8 +333,12 @@ async fn healthz(State(state): State<AppState>) -> Response {
 
 /// `GET /metrics`: the loop's metrics in Prometheus' text format, to a
 /// request with `Authorization: Bearer <metrics.token>` when a token is set.
-async fn metrics(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
-    if let Some(token) = &state.turns.config().metrics.token {
+async fn metrics(
+    State(cfg): State<Arc<Config>>,
+    State(metrics): State<Metrics>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    if let Some(token) = &cfg.metrics.token {
         let given = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
@@ -276,14 +360,14 @@ async fn metrics(State(state): State<AppState>, headers: axum::http::HeaderMap) 
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        state.turns.metrics().render(),
+        metrics.render(),
     )
         .into_response()
 }
 
 /// `GET /`: the dashboard, when it is served.
-async fn root(State(state): State<AppState>) -> Response {
-    if state.turns.config().dashboard.enabled {
+async fn root(State(cfg): State<Arc<Config>>) -> Response {
+    if cfg.dashboard.enabled {
         axum::response::Redirect::to("/dashboard").into_response()
     } else {
         error(
@@ -295,7 +379,7 @@ async fn root(State(state): State<AppState>) -> Response {
 
 /// A path nothing serves: JSON `{"error": …}` under `/api` and for clients
 /// that do not ask for HTML; the dashboard's 404 page for a browser.
-async fn not_found(State(state): State<AppState>, request: Request) -> Response {
+async fn not_found(State(cfg): State<Arc<Config>>, request: Request) -> Response {
     let path = request.uri().path();
     if path == "/api" || path.starts_with("/api/") {
         return error(
@@ -308,8 +392,7 @@ async fn not_found(State(state): State<AppState>, request: Request) -> Response 
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|a| a.contains("text/html"));
-    let html =
-        state.turns.config().dashboard.enabled && (browser || path.starts_with("/dashboard"));
+    let html = cfg.dashboard.enabled && (browser || path.starts_with("/dashboard"));
     if html {
         crate::dashboard::not_found(path)
     } else {

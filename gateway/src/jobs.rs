@@ -6,6 +6,7 @@
 use crate::clock::Clock;
 use crate::error::Result;
 use crate::metrics::{JobOutcome, Metrics};
+use crate::workers::{CancellationToken, Worker, WorkerError};
 use memory::Db;
 use std::sync::Arc;
 use std::time::Duration;
@@ -147,10 +148,39 @@ impl JobRunner {
         }
     }
 
-    /// Run `job` in the background until the returned task is dropped or aborted.
-    pub fn spawn<J: Job>(&self, job: Arc<J>, clock: Arc<dyn Clock>) -> tokio::task::JoinHandle<()> {
-        let runner = self.clone();
-        tokio::spawn(async move { runner.run(job.as_ref(), clock.as_ref(), None).await })
+    /// `job` as a worker of `serve`: run on its schedule until shut down.
+    pub fn worker<J: Job>(&self, job: Arc<J>, clock: Arc<dyn Clock>) -> JobWorker<J> {
+        JobWorker {
+            runner: self.clone(),
+            job,
+            clock,
+        }
+    }
+}
+
+/// A [`Job`] on its schedule, as a [`Worker`] named after the job.
+pub struct JobWorker<J> {
+    runner: JobRunner,
+    job: Arc<J>,
+    clock: Arc<dyn Clock>,
+}
+
+#[async_trait::async_trait]
+impl<J: Job> Worker for JobWorker<J> {
+    fn name(&self) -> &'static str {
+        J::NAME
+    }
+
+    async fn run(
+        self: Box<Self>,
+        shutdown: CancellationToken,
+    ) -> std::result::Result<(), WorkerError> {
+        // A run cut short is claimed and tried again in a later slot.
+        tokio::select! {
+            () = shutdown.cancelled() => {}
+            () = self.runner.run(self.job.as_ref(), self.clock.as_ref(), None) => {}
+        }
+        Ok(())
     }
 }
 

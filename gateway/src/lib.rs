@@ -21,19 +21,22 @@ pub mod lifecycle;
 pub mod llm;
 pub mod metrics;
 pub mod replay;
+pub mod services;
 pub mod teams;
 pub mod tools;
 pub mod turn;
+pub mod workers;
 
 pub use config::Config;
+pub use services::Services;
 pub use turn::TurnLoop;
 
 use std::sync::Arc;
 
-/// Connect the database named in `cfg` and build the turn loop with the
-/// configured model. With embeddings on, a PostgreSQL server without pgvector
-/// is refused here.
-pub async fn build(cfg: Config) -> Result<Arc<TurnLoop>, memory::StoreError> {
+/// Connect the database named in `cfg` and build the services (the turn loop
+/// among them) with the configured model. With embeddings on, a PostgreSQL
+/// server without pgvector is refused here.
+pub async fn build(cfg: Config) -> Result<Arc<Services>, memory::StoreError> {
     let db = memory::Db::connect(&cfg.database.url).await?;
     if cfg.embeddings.enabled() {
         db.records().enable_vectors().await?;
@@ -41,11 +44,11 @@ pub async fn build(cfg: Config) -> Result<Arc<TurnLoop>, memory::StoreError> {
     Ok(Arc::new(with_db(db, cfg)))
 }
 
-/// The turn loop on an existing database, with the model `llm.provider` names.
+/// The services on an existing database, with the model `llm.provider` names.
 /// A provider that cannot be set up (its API key variable unset) fails every
 /// model call — replies say "I can't answer right now" and nothing is learned —
 /// rather than quietly using other rules; `steward serve` refuses to start instead.
-pub fn with_db(db: memory::Db, cfg: Config) -> TurnLoop {
+pub fn with_db(db: memory::Db, cfg: Config) -> Services {
     let models = llm::Models::from_config(&cfg.llm).unwrap_or_else(|e| {
         tracing::error!(error = %e, "language model unavailable");
         llm::Models::unavailable(e.to_string())
@@ -53,7 +56,7 @@ pub fn with_db(db: memory::Db, cfg: Config) -> TurnLoop {
     with_models(db, cfg, models)
 }
 
-/// The turn loop on an existing database with these models.
-pub fn with_models(db: memory::Db, cfg: Config, models: llm::Models) -> TurnLoop {
-    TurnLoop::new(db, Arc::new(cfg), models)
+/// The services on an existing database with these models.
+pub fn with_models(db: memory::Db, cfg: Config, models: llm::Models) -> Services {
+    Services::new(db, Arc::new(cfg), models)
 }

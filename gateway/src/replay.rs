@@ -5,7 +5,7 @@
 //! `--json` output (`ReplayOutput`) are a contract: keep them stable.
 
 use crate::clock::ManualClock;
-use crate::turn::TurnLoop;
+use crate::services::Services;
 use crate::Config;
 use adapters::{ConversationKind, Inbound, Reply};
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
@@ -305,26 +305,27 @@ pub async fn replay(input: &str, mut cfg: Config) -> Result<ReplayOutput, Replay
     let events = parse(input)?;
     cfg.database.url = "sqlite::memory:".into();
     let db = Db::in_memory().await?;
-    let turns = crate::with_db(db, cfg).with_clock(Arc::new(ManualClock::default()));
-    replay_events(&turns, events).await
+    let services = crate::with_db(db, cfg).with_clock(Arc::new(ManualClock::default()));
+    replay_events(&services, events).await
 }
 
-/// Run a transcript on the database `turns` holds (the storage suite uses this
+/// Run a transcript on the database `services` holds (the storage suite uses this
 /// on PostgreSQL). Each event's time is handed to the loop's clock
 /// (`Clock::follow`): on a [`ManualClock`] the loop sees only the
 /// transcript's time, whatever the day it is replayed.
-pub async fn replay_on(turns: &TurnLoop, input: &str) -> Result<ReplayOutput, ReplayError> {
+pub async fn replay_on(services: &Services, input: &str) -> Result<ReplayOutput, ReplayError> {
     let events = parse(input)?;
-    replay_events(turns, events).await
+    replay_events(services, events).await
 }
 
 async fn replay_events(
-    turns: &TurnLoop,
+    services: &Services,
     events: Vec<(usize, Event)>,
 ) -> Result<ReplayOutput, ReplayError> {
-    let loop_clock = turns.clock().clone();
-    let default_org = turns.config().server.org.clone();
-    let default_agent = turns.config().server.agent.clone();
+    let turns = services.turns();
+    let loop_clock = services.clock().clone();
+    let default_org = services.config().server.org.clone();
+    let default_agent = services.config().server.agent.clone();
     let org_of = |o: &Option<String>| o.clone().unwrap_or_else(|| default_org.clone());
     let agent_of = |a: &Option<String>| a.clone().unwrap_or_else(|| default_agent.clone());
     let mut clock = Utc
@@ -350,7 +351,7 @@ async fn replay_events(
                     let at = tick(&None).timestamp_millis();
                     let stored = format!("{}:{}", p.channel, p.user);
                     let name = p.name.clone().unwrap_or_else(|| stored.clone());
-                    turns
+                    services
                         .pairing()
                         .add_user(&org, &stored, &name, p.role, "replay", at)
                         .await?;
@@ -416,7 +417,7 @@ async fn replay_events(
                     let at = tick(&t.at).timestamp_millis();
                     let principal = match SystemPrincipal::parse(&t.as_) {
                         Some(sp) => Principal::System(sp),
-                        None => match turns.pairing().resolve(&org, &t.as_).await? {
+                        None => match services.pairing().resolve(&org, &t.as_).await? {
                             Some(u) => Principal::Human {
                                 user_id: u.user_id,
                                 name: u.name,
@@ -425,7 +426,7 @@ async fn replay_events(
                             None => Principal::Unpaired,
                         },
                     };
-                    let outcome = turns
+                    let outcome = services
                         .learning()
                         .memory_write(
                             &org,
@@ -446,7 +447,7 @@ async fn replay_events(
                 Event::Undo(u) => {
                     let org = org_of(&u.org);
                     let at = tick(&None).timestamp_millis();
-                    turns
+                    services
                         .db()
                         .records()
                         .undo_revision(&org, u.revision, "replay", at)
@@ -460,7 +461,7 @@ async fn replay_events(
                         (_, Some(id)) => (id, false),
                         _ => return Ok(()),
                     };
-                    if let Err(reason) = turns
+                    if let Err(reason) = services
                         .lifecycle()
                         .review(&org, id, confirm, "replay", at)
                         .await?
@@ -471,7 +472,7 @@ async fn replay_events(
                 Event::Trim(t) => {
                     let org = org_of(&t.org);
                     let at = tick(&None).timestamp_millis();
-                    turns
+                    services
                         .lifecycle()
                         .trim_now(&org, &agent_of(&t.agent), &t.conversation, at)
                         .await?;
@@ -481,7 +482,7 @@ async fn replay_events(
                     let org = org_of(&t.org);
                     let at = tick(&None).timestamp_millis();
                     let agent = agent_of(&t.agent);
-                    let archives = turns
+                    let archives = services
                         .db()
                         .conversations()
                         .archives(&org, Some(&t.conversation))
@@ -496,7 +497,10 @@ async fn replay_events(
                         });
                     }
                     for a in archives.into_iter().filter(|a| a.agent == agent) {
-                        turns.lifecycle().relearn(&org, a.id, "replay", at).await?;
+                        services
+                            .lifecycle()
+                            .relearn(&org, a.id, "replay", at)
+                            .await?;
                     }
                     orgs.push(org);
                 }
@@ -519,7 +523,7 @@ async fn replay_events(
     let mut revisions = Vec::new();
     for org in &orgs {
         memory.extend(
-            turns
+            services
                 .db()
                 .records()
                 .list(org, &RecordFilter::default())
@@ -528,7 +532,7 @@ async fn replay_events(
                 .map(MemoryRow::from),
         );
         revisions.extend(
-            turns
+            services
                 .db()
                 .records()
                 .revisions(org)

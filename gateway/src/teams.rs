@@ -1,7 +1,7 @@
 //! Wires the Teams outgoing webhook (`adapters::teams`) to the turn loop from
 //! the `[teams]` section of the configuration.
 
-use crate::turn::TurnLoop;
+use crate::services::Services;
 use adapters::teams::{self, TeamsSettings};
 use adapters::TurnHandler;
 use axum::Router;
@@ -34,14 +34,14 @@ pub fn settings(cfg: &crate::Config) -> Option<Result<TeamsSettings, teams::Team
 }
 
 /// `POST /teams/{agent}` on the turn loop when the channel is configured; no routes otherwise.
-pub fn routes<S>(turns: &Arc<TurnLoop>) -> Router<S>
+pub fn routes<S>(services: &Services) -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
 {
-    match settings(turns.config()) {
+    match settings(services.config()) {
         None => Router::new(),
         Some(Ok(s)) => {
-            let handler: Arc<dyn TurnHandler> = turns.clone();
+            let handler: Arc<dyn TurnHandler> = services.turns().clone();
             teams::router(s, handler)
         }
         Some(Err(e)) => {

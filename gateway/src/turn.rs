@@ -1,8 +1,8 @@
 //! The turn loop: every inbound message, from every channel, runs
 //! through [`TurnLoop::handle`] in the same order of steps. The loop is this
-//! one type; what it delegates — commands, learning, the lifecycle, belief
-//! revision, consolidation, export and the jobs — are services it holds,
-//! each built with only what it needs.
+//! one type; what it delegates — commands, learning, the lifecycle and belief
+//! revision — are services it holds, built by `crate::services::Services`
+//! beside the services the loop does not use (consolidation, export, jobs).
 //!
 //! Architecture Invariant: the speaker's authority is the `Principal` that
 //! step 4 resolves from the pairing store. Nothing later re-reads it from the
@@ -13,17 +13,13 @@
 //! transcript.
 
 use crate::beliefs::Beliefs;
-use crate::clock::{Clock, SystemClock};
+use crate::clock::Clock;
 use crate::commands::{Asker, Commands};
 use crate::config::{Config, DmPolicy, GroupPolicy, HistoryFor};
-use crate::consolidate::Consolidation;
 use crate::context;
-use crate::embeddings::Embeddings;
-use crate::export::Export;
-use crate::jobs::JobRunner;
-use crate::learning::{receipt, AgentPolicies, Learning, ProposalPlace};
+use crate::learning::{receipt, Learning, ProposalPlace};
 use crate::lifecycle::Lifecycle;
-use crate::llm::{offline, LlmError, Models, ReplyContext, Roles, UsageSnapshot};
+use crate::llm::{offline, LlmError, ReplyContext, Responder};
 use crate::metrics::{Duplicate, Metrics, PolicyOutcome, Refusal};
 use crate::tools::TurnTools;
 use adapters::{ConversationKind, Inbound, Reply, TurnFailed, TurnHandler};
@@ -41,7 +37,7 @@ use memory::write::{Activation, Dedupe, Written};
 use memory::{
     Candidate, Cause, Db, ItemChannel, MessageAuthor, NewRecord, Principal, Status, SystemPrincipal,
 };
-use pairing::{PairOutcome, Pairing, PairingSettings};
+use pairing::{PairOutcome, Pairing};
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -183,21 +179,32 @@ struct ReplyParts {
     batch: Option<i64>,
 }
 
+/// What a turn uses: the services [`crate::services::Services`] builds
+/// beside the loop, and the loop's own configuration and clock.
+pub struct TurnParts {
+    pub db: Db,
+    pub pairing: Pairing,
+    pub cfg: Arc<Config>,
+    pub clock: Arc<dyn Clock>,
+    pub responder: Arc<dyn Responder>,
+    pub beliefs: Arc<Beliefs>,
+    pub learning: Arc<Learning>,
+    pub lifecycle: Arc<Lifecycle>,
+    pub commands: Commands,
+    pub metrics: Metrics,
+}
+
 pub struct TurnLoop {
     db: Db,
     pairing: Pairing,
     cfg: Arc<Config>,
-    models: Models,
     clock: Arc<dyn Clock>,
+    responder: Arc<dyn Responder>,
     limits: RateLimits,
     beliefs: Arc<Beliefs>,
     learning: Arc<Learning>,
     lifecycle: Arc<Lifecycle>,
     commands: Commands,
-    consolidation: Arc<Consolidation>,
-    export: Export,
-    jobs: JobRunner,
-    embeddings: Embeddings,
     metrics: Metrics,
 }
 
@@ -266,131 +273,33 @@ fn line_of<'m>(msg: &'m Inbound, author: MessageAuthor, text: &'m str, now: i64)
 }
 
 impl TurnLoop {
-    /// The loop on `db` with these models, on the wall clock.
-    /// Every model call is counted in the loop's own [`Metrics`].
-    pub fn new(db: Db, cfg: Arc<Config>, models: Models) -> Self {
-        let metrics = Metrics::new();
-        let models = models.metered(&metrics);
-        Self::assemble(db, cfg, models, Arc::new(SystemClock), metrics)
-    }
-
-    /// Build every service from its parts; each gets only what it needs.
-    fn assemble(
-        db: Db,
-        cfg: Arc<Config>,
-        models: Models,
-        clock: Arc<dyn Clock>,
-        metrics: Metrics,
-    ) -> Self {
-        // Every search of this loop's database gets the query's vector, when on.
-        let (db, embeddings) = Embeddings::attach(db, &cfg.embeddings);
-        let pairing = Pairing::new(
-            db.clone(),
-            PairingSettings {
-                code_ttl_ms: cfg.pairing.code_ttl_minutes * 60_000,
-                max_pending_per_channel: cfg.pairing.max_pending_per_channel,
-                hint_interval_ms: cfg.pairing.hint_interval_seconds * 1000,
-            },
-        );
-        let policy = AgentPolicies::from_config(&cfg);
-        let beliefs = Arc::new(Beliefs::new(db.clone(), models.roles.judge.clone()));
-        let learning = Arc::new(Learning::new(
-            db.clone(),
-            policy,
-            models.extractor.clone(),
-            beliefs.clone(),
-            metrics.clone(),
-        ));
-        let lifecycle = Arc::new(Lifecycle::new(
-            db.clone(),
-            cfg.clone(),
-            pairing.clone(),
-            learning.clone(),
-            models.roles.summarizer.clone(),
-        ));
-        TurnLoop {
-            commands: Commands::new(db.clone(), pairing.clone(), lifecycle.clone()),
-            consolidation: Arc::new(Consolidation::new(
-                db.clone(),
-                models.roles.consolidator.clone(),
-            )),
-            export: Export::new(db.clone(), pairing.clone()),
-            jobs: JobRunner::new(db.clone(), metrics.clone()),
-            embeddings,
-            limits: RateLimits::new(&cfg),
-            beliefs,
-            learning,
-            lifecycle,
+    /// The loop on services built by [`crate::services::Services`].
+    pub fn new(parts: TurnParts) -> Self {
+        let TurnParts {
             db,
             pairing,
             cfg,
-            models,
             clock,
+            responder,
+            beliefs,
+            learning,
+            lifecycle,
+            commands,
+            metrics,
+        } = parts;
+        TurnLoop {
+            limits: RateLimits::new(&cfg),
+            db,
+            pairing,
+            cfg,
+            clock,
+            responder,
+            beliefs,
+            learning,
+            lifecycle,
+            commands,
             metrics,
         }
-    }
-
-    /// The same loop with these roles (judge, consolidator, summarizer).
-    pub fn with_roles(self, roles: Roles) -> Self {
-        let models = Models {
-            roles: roles.metered(&self.metrics),
-            ..self.models
-        };
-        Self::assemble(self.db, self.cfg, models, self.clock, self.metrics)
-    }
-
-    /// The same loop on another clock (replay, tests).
-    pub fn with_clock(self, clock: Arc<dyn Clock>) -> Self {
-        Self::assemble(self.db, self.cfg, self.models, clock, self.metrics)
-    }
-
-    pub fn db(&self) -> &Db {
-        &self.db
-    }
-    pub fn pairing(&self) -> &Pairing {
-        &self.pairing
-    }
-    pub fn config(&self) -> &Config {
-        &self.cfg
-    }
-    pub fn clock(&self) -> &Arc<dyn Clock> {
-        &self.clock
-    }
-    pub fn roles(&self) -> &Roles {
-        &self.models.roles
-    }
-    /// Token use of the configured provider so far.
-    pub fn token_usage(&self) -> UsageSnapshot {
-        self.models.roles.usage.snapshot()
-    }
-    /// `@policy:`, `memory_write`, and reading texts for items.
-    pub fn learning(&self) -> &Learning {
-        &self.learning
-    }
-    /// Trim, relearn, review, forget, `memory_expire`.
-    pub fn lifecycle(&self) -> &Arc<Lifecycle> {
-        &self.lifecycle
-    }
-    /// Chat commands, and promotion.
-    pub fn commands(&self) -> &Commands {
-        &self.commands
-    }
-    pub fn consolidation(&self) -> &Arc<Consolidation> {
-        &self.consolidation
-    }
-    pub fn export(&self) -> &Export {
-        &self.export
-    }
-    pub fn jobs(&self) -> &JobRunner {
-        &self.jobs
-    }
-    /// Records' vectors (`[embeddings]`): the worker, the backfill job, imports.
-    pub fn embeddings(&self) -> &Embeddings {
-        &self.embeddings
-    }
-    /// What `/metrics` shows of this loop.
-    pub fn metrics(&self) -> &Metrics {
-        &self.metrics
     }
 
     /// Run one inbound message through the loop; its latency is counted by channel.
@@ -1079,7 +988,7 @@ impl TurnLoop {
             prompt: &prompt,
             tools: Some(&tools),
         };
-        let responded = self.models.responder.respond(&ctx).await;
+        let responded = self.responder.respond(&ctx).await;
         // What the model proposed is asked, whether or not it then answered.
         let proposed = tools.proposed();
         if !proposed.is_empty() {
@@ -1238,7 +1147,7 @@ mod tests {
     #[test]
     fn the_limiter_clock_never_runs_ahead_of_the_loops_clock() {
         let clock = MessageClock::default();
-        let now = chrono::Utc::now().timestamp_millis();
+        let now = 1_767_603_600_000; // 2026-01-05 09:00 UTC
         clock.observe(now - 60_000, now);
         assert_eq!(
             u64::from(clock.now()),

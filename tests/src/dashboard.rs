@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use steward::http::{app, AppState};
-use steward::{Config, TurnLoop};
+use steward::{Config, Services, TurnLoop};
 use tower::ServiceExt;
 
 /// The admin token the tests configure.
@@ -47,7 +47,20 @@ pub fn dm_now(user: &str, text: &str) -> Inbound {
 
 /// `/pair` from `discord:<user>` through the turn loop; returns the code.
 pub async fn pair_request(turns: &TurnLoop, user: &str) -> String {
-    let replies = turns.handle(&dm_now(user, "/pair")).await.expect("turn");
+    pair_request_at(turns, user, chrono::Utc::now()).await
+}
+
+/// `/pair` from `discord:<user>` sent at `at`; returns the code.
+pub async fn pair_request_at(
+    turns: &TurnLoop,
+    user: &str,
+    at: chrono::DateTime<chrono::Utc>,
+) -> String {
+    let msg = Inbound {
+        at,
+        ..dm_now(user, "/pair")
+    };
+    let replies = turns.handle(&msg).await.expect("turn");
     let text = crate::join(replies);
     let code = text
         .split("code is ")
@@ -78,9 +91,9 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn new(turns: Arc<TurnLoop>) -> Client {
+    pub fn new(services: Arc<Services>) -> Client {
         Client {
-            app: app(AppState { turns }),
+            app: app(AppState::new(services)),
             cookies: BTreeMap::new(),
             peer: None,
         }
@@ -189,13 +202,13 @@ pub fn field_value(html: &str, name: &str) -> Option<String> {
 }
 
 /// Serve `app` on a free port of 127.0.0.1; returns its address.
-pub async fn serve(turns: Arc<TurnLoop>) -> SocketAddr {
+pub async fn serve(services: Arc<Services>) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move {
-        let app = app(AppState { turns }).into_make_service_with_connect_info::<SocketAddr>();
+        let app = app(AppState::new(services)).into_make_service_with_connect_info::<SocketAddr>();
         axum::serve(listener, app).await.expect("serve");
     });
     addr

@@ -13,7 +13,7 @@ use memory::{Db, MemoryRecord, NewRecord, Role, Scope};
 use rand::Rng;
 use std::sync::{Arc, Mutex};
 use steward::llm::{Extractor, Models, Responder, Roles};
-use steward::{Config, TurnLoop};
+use steward::{Config, Services, TurnLoop};
 
 pub mod teams_signer;
 
@@ -70,8 +70,10 @@ pub async fn sqlite_file_db() -> (Db, tempfile::TempDir) {
     (Db::connect(&url).await.expect("open sqlite"), dir)
 }
 
-/// The real turn loop with a clock that moves one minute per message.
+/// The real services and turn loop with a clock that moves one minute per message.
 pub struct Harness {
+    pub services: Arc<Services>,
+    /// `services.turns()`.
     pub turns: Arc<TurnLoop>,
     clock: Mutex<DateTime<Utc>>,
     pub org: String,
@@ -88,7 +90,7 @@ impl Harness {
     }
 
     pub fn on(db: Db, cfg: Config) -> Harness {
-        Harness::from_loop(steward::with_db(db, cfg))
+        Harness::from_services(steward::with_db(db, cfg))
     }
 
     /// A loop with a custom extractor/responder (hostile-model tests).
@@ -108,7 +110,7 @@ impl Harness {
         extractor: Arc<dyn Extractor>,
         responder: Arc<dyn Responder>,
     ) -> Harness {
-        Harness::from_loop(TurnLoop::new(
+        Harness::from_services(Services::new(
             db,
             Arc::new(cfg),
             Models {
@@ -119,9 +121,10 @@ impl Harness {
         ))
     }
 
-    fn from_loop(turns: TurnLoop) -> Harness {
+    fn from_services(services: Services) -> Harness {
         Harness {
-            turns: Arc::new(turns),
+            turns: services.turns().clone(),
+            services: Arc::new(services),
             clock: Mutex::new(
                 Utc.with_ymd_and_hms(2026, 1, 5, 9, 0, 0)
                     .single()
@@ -132,7 +135,7 @@ impl Harness {
     }
 
     pub fn db(&self) -> &Db {
-        self.turns.db()
+        self.services.db()
     }
 
     /// The time of the next message (one minute after the last).
@@ -156,7 +159,7 @@ impl Harness {
     pub async fn pair(&self, user: &str, role: Role) -> String {
         let id = format!("discord:{user}");
         let at = self.tick().timestamp_millis();
-        self.turns
+        self.services
             .pairing()
             .add_user(&self.org, &id, user, role, "test", at)
             .await

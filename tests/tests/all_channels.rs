@@ -5,6 +5,7 @@ use chrono::{TimeZone, Utc};
 use memory::Role;
 use serde_json::json;
 use steward::http::{serve, AppState};
+use steward::workers::{self, CancellationToken};
 use steward::Config;
 use steward_tests::fake_discord::{FakeDiscord, FakeUser};
 use steward_tests::teams_signer::{new_token, sign};
@@ -33,7 +34,7 @@ async fn one_memory_serves_discord_teams_and_the_dashboard_at_once() {
     .expect("config");
     let h = Harness::with_config(cfg).await;
     let ana = FakeUser::new(1_180_000_000_000_000_011, "ana");
-    let p = h.turns.pairing();
+    let p = h.services.pairing();
     p.add_user("default", &ana.stored(), "Ana", Role::Admin, "test", 1)
         .await
         .expect("pair");
@@ -47,19 +48,14 @@ async fn one_memory_serves_discord_teams_and_the_dashboard_at_once() {
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let (stop, stopped) = oneshot::channel::<()>();
-    let server = serve(
-        listener,
-        AppState {
-            turns: h.turns.clone(),
-        },
-        async {
-            let _ = stopped.await;
-        },
-    );
-    let channel = steward::discord::start(h.turns.clone())
+    let server = serve(listener, AppState::new(h.services.clone()), async {
+        let _ = stopped.await;
+    });
+    let channel = steward::discord::worker(&h.services)
         .expect("settings")
         .expect("discord on");
-    let serving = tokio::spawn(channel.beside(server));
+    let running = workers::start(vec![Box::new(channel)], &CancellationToken::new());
+    let serving = tokio::spawn(running.beside(server));
     fake.identified().await;
 
     // An admin teaches on Discord …
@@ -151,5 +147,6 @@ async fn one_memory_serves_discord_teams_and_the_dashboard_at_once() {
     assert!(page.contains("example_orders"), "{page}");
 
     let _ = stop.send(());
-    serving.await.expect("serve task").expect("stopped cleanly");
+    let served = serving.await.expect("serve task").expect("stopped cleanly");
+    served.expect("served");
 }

@@ -31,7 +31,7 @@ async fn api_on(db: Db, cfg: Config) -> Api {
     h.pair("222", Role::User).await;
     h.pair("333", Role::User).await;
     let key = |user: &'static str| {
-        let p = h.turns.pairing().clone();
+        let p = h.services.pairing().clone();
         async move {
             p.create_api_key("default", user, "test", 1)
                 .await
@@ -44,9 +44,7 @@ async fn api_on(db: Db, cfg: Config) -> Api {
         key("discord:222").await,
         key("discord:333").await,
     );
-    let app = app(AppState {
-        turns: h.turns.clone(),
-    });
+    let app = app(AppState::new(h.services.clone()));
     Api {
         h,
         app,
@@ -290,7 +288,7 @@ async fn a_user_key_is_refused_on_every_admin_operation_and_no_key_on_any() {
         .list("default", &Default::default())
         .await
         .unwrap();
-    let users_before = a.h.turns.pairing().users("default").await.unwrap();
+    let users_before = a.h.services.pairing().users("default").await.unwrap();
     let doc = serde_json::to_value(steward::api::openapi()).unwrap();
     let mut admin_ops = 0;
     for (method, path, tags) in operations(&doc) {
@@ -342,11 +340,11 @@ async fn a_user_key_is_refused_on_every_admin_operation_and_no_key_on_any() {
         before
     );
     assert_eq!(
-        a.h.turns.pairing().users("default").await.unwrap(),
+        a.h.services.pairing().users("default").await.unwrap(),
         users_before
     );
     // The role is the pairing store's: a user promoted is an admin at once, with the same key.
-    a.h.turns
+    a.h.services
         .pairing()
         .set_role("default", "discord:222", Role::Admin, "test", 2)
         .await
@@ -758,7 +756,7 @@ async fn admins_approve_deny_add_set_roles_revoke_and_link() {
             "{name}: {u}"
         );
         let resolved =
-            a.h.turns
+            a.h.services
                 .pairing()
                 .resolve("default", "teams:dana")
                 .await
@@ -821,7 +819,7 @@ async fn admins_approve_deny_add_set_roles_revoke_and_link() {
             .await;
         assert_eq!(s, StatusCode::OK, "{name}: {u}");
         let linked =
-            a.h.turns
+            a.h.services
                 .pairing()
                 .resolve("default", "teams:444")
                 .await
@@ -857,7 +855,7 @@ async fn admins_approve_deny_add_set_roles_revoke_and_link() {
         let (s, _) = a.get("/api/v1/me", &a.bob).await;
         assert_eq!(s, StatusCode::UNAUTHORIZED, "{name}: a revoked user's key");
         // The built-in dashboard admin keeps its role.
-        steward::dashboard::ensure_admin_user(&a.h.turns)
+        steward::dashboard::ensure_admin_user(&a.h.services)
             .await
             .unwrap();
         let (s, _) = a.delete("/api/v1/users/admin", &a.admin).await;
@@ -1194,7 +1192,7 @@ async fn admins_list_show_and_relearn_archives() {
         );
         m.mentioned = false;
         a.h.send(m).await;
-        a.h.turns
+        a.h.services
             .lifecycle()
             .trim_now("default", "default", "g1", a.h.now_ms())
             .await
@@ -1360,9 +1358,7 @@ async fn a_real_socket_serves_the_api() {
     let addr = listener.local_addr().unwrap();
     let server = tokio::spawn(serve(
         listener,
-        AppState {
-            turns: a.h.turns.clone(),
-        },
+        AppState::new(a.h.services.clone()),
         std::future::pending(),
     ));
     let client = reqwest::Client::new();

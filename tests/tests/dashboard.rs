@@ -29,7 +29,7 @@ const PAGES: &[&str] = &[
 
 async fn setup() -> (Harness, Client) {
     let h = Harness::with_config(dashboard::config()).await;
-    let c = Client::new(h.turns.clone());
+    let c = Client::new(h.services.clone());
     (h, c)
 }
 
@@ -97,7 +97,7 @@ async fn status_of(db: &Db, id: i64) -> Status {
 /// Everything an action could change, to compare before and after.
 async fn snapshot(h: &Harness) -> String {
     let db = h.db();
-    let p = h.turns.pairing();
+    let p = h.services.pairing();
     let records: Vec<(i64, &str)> = db
         .records()
         .list("default", &RecordFilter::default())
@@ -192,8 +192,8 @@ async fn a_wrong_or_empty_token_is_refused_without_a_cookie() {
 async fn on_manual_clock(cfg: Config, peer: &str) -> (ManualClock, Client) {
     let clock = ManualClock::at(1_800_000_000_000);
     let db = Db::in_memory().await.unwrap();
-    let turns = steward::with_db(db, cfg).with_clock(Arc::new(clock.clone()));
-    let c = Client::new(Arc::new(turns));
+    let services = steward::with_db(db, cfg).with_clock(Arc::new(clock.clone()));
+    let c = Client::new(Arc::new(services));
     let c = c.from_peer(peer.parse().unwrap());
     (clock, c)
 }
@@ -241,6 +241,42 @@ async fn sign_in_attempts_past_the_limit_are_429_and_not_checked() {
     assert_eq!(c.get("/dashboard/chat").await.status, StatusCode::OK);
 }
 
+/// The dashboard takes time from the injected clock, as the API and the jobs
+/// do: an approval on a clock set ahead is recorded at that clock's time.
+#[tokio::test]
+async fn a_dashboard_approval_is_recorded_at_the_injected_clocks_time() {
+    let clock = ManualClock::at(1_800_000_000_000);
+    let db = Db::in_memory().await.unwrap();
+    let services = steward::with_db(db, dashboard::config()).with_clock(Arc::new(clock.clone()));
+    let services = Arc::new(services);
+    let mut c = Client::new(services.clone());
+    let code = dashboard::pair_request_at(services.turns(), "555", clock.now_utc()).await;
+    clock.set(clock.now_ms() + 5_000);
+    let approved_at = clock.now_ms();
+    c.sign_in(TOKEN).await;
+    let csrf = c.csrf().await;
+    let page = c
+        .post_and_follow(
+            "/dashboard/pairing/approve",
+            &[("csrf", &csrf), ("code", &code), ("role", "user")],
+        )
+        .await;
+    assert!(page.body.contains("is paired as user"), "{}", page.body);
+    let user = services
+        .pairing()
+        .resolve("default", "discord:555")
+        .await
+        .unwrap()
+        .expect("paired");
+    assert_eq!(user.updated_at, approved_at);
+    let log = services.db().audit().log("default", 100).await.unwrap();
+    let approval = log
+        .iter()
+        .find(|e| e.action.starts_with("pairing.approve"))
+        .expect("approval audited");
+    assert_eq!(approval.at, approved_at, "{approval:?}");
+}
+
 #[tokio::test]
 async fn sign_in_attempts_have_a_global_cap_and_one_client_cannot_spend_it() {
     let mut cfg = dashboard::config();
@@ -279,7 +315,7 @@ async fn without_connect_info_every_attempt_shares_one_allowance() {
 #[tokio::test]
 async fn without_a_configured_or_generated_token_nobody_signs_in() {
     let h = Harness::new().await;
-    let mut c = Client::new(h.turns.clone());
+    let mut c = Client::new(h.services.clone());
     for t in ["", "anything", TOKEN] {
         let a = c.post("/dashboard/login", &[("token", t)]).await;
         assert_eq!(a.status, StatusCode::UNAUTHORIZED);
@@ -327,7 +363,7 @@ async fn the_cookie_is_secure_when_configured_and_pages_carry_security_headers()
     let mut cfg = dashboard::config();
     cfg.dashboard.secure_cookie = true;
     let h = Harness::with_config(cfg).await;
-    let mut c = Client::new(h.turns.clone());
+    let mut c = Client::new(h.services.clone());
     let a = c.post("/dashboard/login", &[("token", TOKEN)]).await;
     assert!(a.set_cookies.iter().any(|c| c.contains("Secure")));
     let resp = tower::ServiceExt::oneshot(
@@ -350,7 +386,7 @@ async fn the_dashboard_can_be_switched_off() {
     let mut cfg = dashboard::config();
     cfg.dashboard.enabled = false;
     let h = Harness::with_config(cfg).await;
-    let mut c = Client::new(h.turns.clone());
+    let mut c = Client::new(h.services.clone());
     assert_eq!(
         c.get("/dashboard/login").await.status,
         StatusCode::NOT_FOUND
@@ -386,7 +422,7 @@ async fn forms_without_their_sessions_csrf_token_are_forbidden_and_change_nothin
         .id
         .to_string();
     // Another signed-in browser's token is not this session's.
-    let mut other = Client::new(h.turns.clone());
+    let mut other = Client::new(h.services.clone());
     other.sign_in(TOKEN).await;
     let other_csrf = other.csrf().await;
     assert_ne!(other_csrf, csrf);
@@ -517,18 +553,18 @@ async fn a_generated_token_is_printed_once_and_shared_by_replicas() {
 #[tokio::test]
 async fn a_new_token_signs_everyone_out() {
     let h = Harness::new().await;
-    let AdminToken::Generated(old) = ensure_admin_token(&h.turns).await.unwrap() else {
+    let AdminToken::Generated(old) = ensure_admin_token(&h.services).await.unwrap() else {
         panic!("generated");
     };
-    let mut c = Client::new(h.turns.clone());
+    let mut c = Client::new(h.services.clone());
     c.sign_in(&old).await;
-    let new = reset_admin_token(&h.turns).await.unwrap();
+    let new = reset_admin_token(&h.services).await.unwrap();
     assert_ne!(new, old);
     assert_eq!(
         c.get("/dashboard/chat").await.location.as_deref(),
         Some("/dashboard/login")
     );
-    let mut fresh = Client::new(h.turns.clone());
+    let mut fresh = Client::new(h.services.clone());
     assert_eq!(
         fresh
             .post("/dashboard/login", &[("token", &old)])
@@ -649,7 +685,7 @@ async fn chat_runs_through_the_turn_loop_as_the_built_in_admin() {
     assert_eq!(history[0].channel, "dashboard");
     assert_eq!(history[0].conversation_kind, "direct");
     let admin = h
-        .turns
+        .services
         .pairing()
         .resolve("default", "admin")
         .await
@@ -783,7 +819,7 @@ async fn the_admins_yes_button_cannot_answer_someone_elses_question() {
 #[tokio::test]
 async fn pairing_requests_are_approved_or_denied_and_users_managed() {
     let (h, mut c, csrf) = signed_in().await;
-    let p = h.turns.pairing();
+    let p = h.services.pairing();
     let first = pair_request(&h.turns, "555").await;
     let second = pair_request(&h.turns, "666").await;
     let third = pair_request(&h.turns, "777").await;
@@ -913,7 +949,7 @@ async fn the_built_in_admin_cannot_be_demoted_or_revoked_from_the_dashboard() {
         assert!(page.body.contains("keeps its admin role"), "{}", page.body);
     }
     let admin = h
-        .turns
+        .services
         .pairing()
         .resolve("default", "admin")
         .await
@@ -1066,7 +1102,7 @@ async fn the_settings_page_shows_the_effective_configuration_without_secrets() {
     .unwrap();
     cfg.dashboard.admin_token = Some(TOKEN.into());
     let h = Harness::with_config(cfg).await;
-    let mut c = Client::new(h.turns.clone());
+    let mut c = Client::new(h.services.clone());
     c.sign_in(TOKEN).await;
     let page = c.get("/dashboard/settings").await;
     assert_eq!(page.status, StatusCode::OK);
@@ -1163,7 +1199,7 @@ async fn an_admin_pairs_someone_directly_from_the_pairing_page() {
         assert!(page.body.contains(why), "{identity}: {}", page.body);
     }
     let u = h
-        .turns
+        .services
         .pairing()
         .resolve("default", "discord:901")
         .await

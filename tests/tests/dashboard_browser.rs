@@ -10,7 +10,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use memory::write::RawWrites;
 use memory::{NewRecord, Role, Scope, Status};
 use std::sync::Arc;
-use steward::TurnLoop;
+use steward::Services;
 use steward_tests::dashboard::{self, artifacts, pair_request, Chromedriver, TOKEN};
 use steward_tests::Harness;
 
@@ -19,8 +19,8 @@ async fn an_admin_runs_the_dashboard_in_a_real_browser() {
     let h = Harness::with_config(dashboard::config()).await;
     // A pending pairing request, made through the turn loop with /pair.
     let code = pair_request(&h.turns, "555").await;
-    let turns = h.turns.clone();
-    in_browser(&h, |c, base| walk(c, base, turns, code)).await;
+    let services = h.services.clone();
+    in_browser(&h, |c, base| walk(c, base, services, code)).await;
 }
 
 /// Serve `h`'s loop on 127.0.0.1 and run `walk` in a headless Chromium
@@ -30,7 +30,7 @@ where
     W: FnOnce(Client, String) -> F,
     F: std::future::Future<Output = ()> + Send + 'static,
 {
-    let addr = dashboard::serve(h.turns.clone()).await;
+    let addr = dashboard::serve(h.services.clone()).await;
     let driver = Chromedriver::start();
     let client = ClientBuilder::new(HttpConnector::new())
         .capabilities(driver.capabilities())
@@ -96,8 +96,8 @@ fn now() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
-async fn walk(c: Client, base: String, turns: Arc<TurnLoop>, code: String) {
-    let db = turns.db().clone();
+async fn walk(c: Client, base: String, services: Arc<Services>, code: String) {
+    let db = services.db().clone();
     let records = |needle: &'static str| {
         let db = db.clone();
         async move {
@@ -150,7 +150,7 @@ async fn walk(c: Client, base: String, turns: Arc<TurnLoop>, code: String) {
     assert!(text_of(&c, "#flash.ok")
         .await
         .contains("(discord:555) is paired as user"));
-    let paired = turns
+    let paired = services
         .pairing()
         .resolve("default", "discord:555")
         .await
@@ -161,7 +161,7 @@ async fn walk(c: Client, base: String, turns: Arc<TurnLoop>, code: String) {
     // The new user keeps something personal (explicit, so saved at once).
     let mut msg = dashboard::dm_now("555", "remember that I prefer short answers");
     msg.sender_name = "Dana".into();
-    turns.handle(&msg).await.expect("turn");
+    services.turns().handle(&msg).await.expect("turn");
     // And a relearned note waits in the review queue.
     let quarantined = NewRecord {
         org: "default".into(),

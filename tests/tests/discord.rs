@@ -9,6 +9,7 @@ use memory::{Role, Scope, Status};
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::Arc;
+use steward::workers::{self, CancellationToken};
 use steward::Config;
 use steward_tests::fake_discord::{id_of, FakeDiscord, FakeUser, Posted, RecordingTurns, Sent};
 use steward_tests::Harness;
@@ -80,7 +81,7 @@ impl World {
 
     async fn pair(&self, org: &str, user: &FakeUser, role: Role) {
         self.h
-            .turns
+            .services
             .pairing()
             .add_user(org, &user.stored(), &user.username, role, "test", 1)
             .await
@@ -149,7 +150,7 @@ async fn teach_pair_serve_and_consent_through_discord() {
         approved.content()
     );
     let paired =
-        w.h.turns
+        w.h.services
             .pairing()
             .resolve("default", &bob.stored())
             .await
@@ -489,7 +490,7 @@ async fn slash_pair_requests_and_approves_with_private_answers() {
     );
     w.fake.interaction_reply(&token).await;
     let carol_now =
-        w.h.turns
+        w.h.services
             .pairing()
             .resolve("default", &carol.stored())
             .await
@@ -507,7 +508,7 @@ async fn slash_pair_requests_and_approves_with_private_answers() {
         approved.content()
     );
     let carol_now =
-        w.h.turns
+        w.h.services
             .pairing()
             .resolve("default", &carol.stored())
             .await
@@ -672,17 +673,18 @@ async fn serve_wires_the_discord_section_and_stops_with_the_server() {
     );
     let h = Harness::with_config(cfg).await;
     let ana = ana();
-    h.turns
+    h.services
         .pairing()
         .add_user("acme", &ana.stored(), "Ana", Role::Admin, "test", 1)
         .await
         .expect("pair");
 
-    let channel = steward::discord::start(h.turns.clone())
+    let channel = steward::discord::worker(&h.services)
         .expect("settings")
         .expect("a token starts the channel");
+    let running = workers::start(vec![Box::new(channel)], &CancellationToken::new());
     let (server_done, server_stop) = oneshot::channel::<()>();
-    let serving = tokio::spawn(channel.beside(async move {
+    let serving = tokio::spawn(running.beside(async move {
         let _ = server_stop.await;
         Ok::<(), std::io::Error>(())
     }));
@@ -713,7 +715,8 @@ async fn serve_wires_the_discord_section_and_stops_with_the_server() {
 
     // The server stops (ctrl-c in `steward serve`): the gateway is closed cleanly.
     let _ = server_done.send(());
-    serving.await.expect("serve task").expect("stopped cleanly");
+    let served = serving.await.expect("serve task").expect("stopped cleanly");
+    served.expect("served");
     assert_eq!(fake.disconnected().await, Some(1000));
 }
 
@@ -725,11 +728,12 @@ async fn a_rejected_token_stops_serve_with_an_error() {
         .expect("date");
     let fake = FakeDiscord::start(TOKEN, FakeUser::new(BOT, "steward").bot(), start).await;
     let h = Harness::with_config(config_for(&fake, "not-the-token", "")).await;
-    let channel = steward::discord::start(h.turns.clone())
+    let channel = steward::discord::worker(&h.services)
         .expect("settings")
         .expect("a token starts the channel");
+    let running = workers::start(vec![Box::new(channel)], &CancellationToken::new());
     let never = std::future::pending::<Result<(), std::io::Error>>();
-    let err = channel
+    let err = running
         .beside(never)
         .await
         .expect_err("a rejected token is fatal");

@@ -11,6 +11,7 @@ use memory::{Db, NewRecord, Role, Scope, Status};
 use std::sync::Arc;
 use std::time::Duration;
 use steward::embeddings::Kind;
+use steward::workers::{self, CancellationToken};
 use steward::Config;
 use steward_tests::{
     embeddings_config, embeddings_ran, embeddings_url, postgres_db, record, vector_dbs, Harness,
@@ -36,7 +37,7 @@ async fn taught(db: Db, cfg: Config, note: &str) -> Harness {
     h.pair("bob", Role::User).await;
     let receipt = h.dm("ana", &format!("@notes: {note}")).await;
     assert!(receipt.starts_with("Written"), "{receipt}");
-    h.turns
+    h.services
         .embeddings()
         .catch_up(None, false)
         .await
@@ -167,7 +168,7 @@ async fn nobody_elses_near_identical_record_is_found_by_meaning() {
             .await
             .expect("insert");
         let stored = h
-            .turns
+            .services
             .embeddings()
             .catch_up(None, false)
             .await
@@ -438,7 +439,7 @@ async fn a_forgotten_record_loses_its_vector_and_is_not_found_by_meaning() {
             .has_vector("default", id, "multilingual-e5-small")
             .await
             .expect("has"));
-        h.turns
+        h.services
             .lifecycle()
             .forget(&h.org, id, "test", h.now_ms())
             .await
@@ -465,7 +466,7 @@ async fn a_forgotten_record_loses_its_vector_and_is_not_found_by_meaning() {
         assert!(found.is_empty(), "{name}: {:?}", contents(&found));
         // Nothing brings it back: the backfill finds nothing to embed.
         let again = h
-            .turns
+            .services
             .embeddings()
             .catch_up(None, false)
             .await
@@ -493,7 +494,7 @@ async fn a_superseded_value_loses_its_vector_and_the_new_one_gets_one() {
             ))
             .await
             .expect("insert");
-        h.turns
+        h.services
             .embeddings()
             .catch_up(None, false)
             .await
@@ -525,7 +526,7 @@ async fn a_superseded_value_loses_its_vector_and_the_new_one_gets_one() {
             .await
             .expect("activate");
         // The worker's pass after a write looks at the newest records.
-        h.turns
+        h.services
             .embeddings()
             .catch_up(None, true)
             .await
@@ -565,9 +566,13 @@ async fn the_worker_computes_vectors_after_a_turn_writes() {
         let h = Harness::on(db, embeddings_config(&url));
         h.pair("ana", Role::Admin).await;
         h.pair("bob", Role::User).await;
-        let embeddings = h.turns.embeddings();
+        let embeddings = h.services.embeddings();
         let mut passes = embeddings.passes();
-        let worker = embeddings.spawn_worker().expect("embeddings on");
+        assert!(embeddings.enabled(), "embeddings on");
+        let worker = workers::start(
+            vec![Box::new(embeddings.worker())],
+            &CancellationToken::new(),
+        );
         // The first pass, at start, finds nothing to do.
         passes.wait_for(|n| *n >= 1).await.expect("first pass");
         let receipt = h.dm("ana", "@notes: The wiki is at wiki.example.com").await;
@@ -588,7 +593,7 @@ async fn the_worker_computes_vectors_after_a_turn_writes() {
         );
         let answer = h.dm("bob", "Where is the documentation site?").await;
         assert!(answer.contains("wiki.example.com"), "{name}: {answer}");
-        worker.abort();
+        worker.stop().await.expect("stopped");
         embeddings_ran(name);
     }
 }
@@ -626,7 +631,7 @@ async fn an_endpoint_that_is_down_means_keyword_only_and_the_turn_answers() {
     // … and a turn answers from keywords.
     let answer = h.dm("bob", "Produce the daily report").await;
     assert!(answer.contains("example_orders"), "{answer}");
-    let failed = h.turns.embeddings().catch_up(None, false).await;
+    let failed = h.services.embeddings().catch_up(None, false).await;
     assert!(failed.is_err(), "the worker's pass reports the failure");
 }
 

@@ -86,18 +86,13 @@ fn the_api_body_parser_never_answers_5xx() {
             let h = Harness::on(db, Config::default());
             let user = h.pair("222", Role::User).await;
             let key = h
-                .turns
+                .services
                 .pairing()
                 .create_api_key("default", &user, "test", 1)
                 .await
                 .unwrap()
                 .key;
-            (
-                app(AppState {
-                    turns: h.turns.clone(),
-                }),
-                key,
-            )
+            (app(AppState::new(h.services.clone())), key)
         });
         runner()
             .run(&api_body(), |body| {
@@ -159,9 +154,7 @@ fn the_teams_activity_parser_never_answers_5xx() {
         cfg.teams.security_token = Some(token.clone());
         let h = Harness::with_config(cfg).await;
         h.pair("aad-admin", Role::Admin).await;
-        app(AppState {
-            turns: h.turns.clone(),
-        })
+        app(AppState::new(h.services.clone()))
     });
     let mut runner = runner();
     runner
@@ -211,8 +204,8 @@ fn the_replay_parser_never_panics_and_names_the_bad_line() {
         .run(&transcript(), |input| {
             let outcome = rt.block_on(async {
                 let db = Db::in_memory().await.unwrap();
-                let turns = steward::with_db(db, Config::default());
-                steward::replay::replay_on(&turns, &input)
+                let services = steward::with_db(db, Config::default());
+                steward::replay::replay_on(&services, &input)
                     .await
                     .map(|_| ())
                     .map_err(|e| e.to_string())

@@ -21,14 +21,14 @@ async fn setup() -> (Harness, String, String) {
     h.pair("111", Role::Admin).await;
     let user = h.pair("222", Role::User).await;
     let admin_key = h
-        .turns
+        .services
         .pairing()
         .create_api_key("default", "discord:111", "test", 1)
         .await
         .unwrap()
         .key;
     let user_key = h
-        .turns
+        .services
         .pairing()
         .create_api_key("default", &user, "test", 1)
         .await
@@ -62,12 +62,10 @@ async fn json(resp: axum::response::Response) -> (StatusCode, Value) {
 #[tokio::test]
 async fn healthz_answers() {
     let (h, _, _) = setup().await;
-    let resp = app(AppState {
-        turns: h.turns.clone(),
-    })
-    .oneshot(Request::get("/healthz").body(Body::empty()).unwrap())
-    .await
-    .unwrap();
+    let resp = app(AppState::new(h.services.clone()))
+        .oneshot(Request::get("/healthz").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
     let (status, body) = json(resp).await;
     assert_eq!(
         (status, body["status"].as_str()),
@@ -78,9 +76,7 @@ async fn healthz_answers() {
 #[tokio::test]
 async fn messages_run_as_the_keys_user() {
     let (h, admin_key, user_key) = setup().await;
-    let a = app(AppState {
-        turns: h.turns.clone(),
-    });
+    let a = app(AppState::new(h.services.clone()));
     let (s, body) = ask(
         &a,
         &admin_key,
@@ -116,9 +112,7 @@ async fn messages_run_as_the_keys_user() {
 #[tokio::test]
 async fn bad_requests_are_refused_with_reasons_and_store_nothing() {
     let (h, _, user_key) = setup().await;
-    let a = app(AppState {
-        turns: h.turns.clone(),
-    });
+    let a = app(AppState::new(h.services.clone()));
     let (s, _) = json(
         a.clone()
             .oneshot(post(None, r#"{"text":"hi"}"#))
@@ -173,9 +167,7 @@ async fn a_real_socket_serves_the_same_app() {
     let addr = listener.local_addr().unwrap();
     let server = tokio::spawn(serve(
         listener,
-        AppState {
-            turns: h.turns.clone(),
-        },
+        AppState::new(h.services.clone()),
         std::future::pending(),
     ));
     let client = reqwest::Client::new();
@@ -221,15 +213,13 @@ async fn nul_bytes_are_stored_alike_on_both_databases() {
         let h = Harness::on(db, steward::config::Config::default());
         let user = h.pair("222", Role::User).await;
         let key = h
-            .turns
+            .services
             .pairing()
             .create_api_key("default", &user, "test", 1)
             .await
             .unwrap()
             .key;
-        let a = app(AppState {
-            turns: h.turns.clone(),
-        });
+        let a = app(AppState::new(h.services.clone()));
         let body =
             r#"{"text":"what is\u0000 the wiki?","id":"order\u00001","conversation":"c\u00001"}"#;
         let (s, first) = ask(&a, &key, body).await;
@@ -268,9 +258,7 @@ async fn nul_bytes_are_stored_alike_on_both_databases() {
 #[tokio::test]
 async fn an_api_client_cannot_write_into_a_conversation_that_is_not_its_users() {
     let (h, admin_key, user_key) = setup().await;
-    let a = app(AppState {
-        turns: h.turns.clone(),
-    });
+    let a = app(AppState::new(h.services.clone()));
     for body in [
         r#"{"text":"I am the admin: the VPN moved","conversation":"dashboard:admin"}"#,
         r#"{"text":"our thread","conversation":"team"}"#,
@@ -317,14 +305,12 @@ async fn status_with(a: &axum::Router, key: &str) -> StatusCode {
 #[tokio::test]
 async fn a_key_revoked_by_id_is_refused_and_the_users_other_key_still_works() {
     let (h, _, first) = setup().await;
-    let p = h.turns.pairing();
+    let p = h.services.pairing();
     let second = p
         .create_api_key("default", "discord:222", "test", 2)
         .await
         .unwrap();
-    let a = app(AppState {
-        turns: h.turns.clone(),
-    });
+    let a = app(AppState::new(h.services.clone()));
     assert_eq!(status_with(&a, &first).await, StatusCode::OK);
     let listed = p.api_keys("default", Some("discord:222")).await.unwrap();
     let first_id = listed
@@ -349,11 +335,9 @@ async fn a_key_revoked_by_id_is_refused_and_the_users_other_key_still_works() {
 #[tokio::test]
 async fn re_pairing_a_revoked_user_brings_no_old_key_back() {
     let (h, _, old) = setup().await;
-    let a = app(AppState {
-        turns: h.turns.clone(),
-    });
+    let a = app(AppState::new(h.services.clone()));
     assert_eq!(status_with(&a, &old).await, StatusCode::OK);
-    let p = h.turns.pairing();
+    let p = h.services.pairing();
     p.revoke("default", "discord:222", "test", h.now_ms())
         .await
         .unwrap();
@@ -404,7 +388,7 @@ async fn served(tune: impl FnOnce(&mut steward::config::ServerConfig)) -> Served
     let h = Harness::with_config(cfg).await;
     let user = h.pair("222", Role::User).await;
     let key = h
-        .turns
+        .services
         .pairing()
         .create_api_key("default", &user, "test", 1)
         .await
@@ -413,15 +397,9 @@ async fn served(tune: impl FnOnce(&mut steward::config::ServerConfig)) -> Served
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(serve(
-        listener,
-        AppState {
-            turns: h.turns.clone(),
-        },
-        async {
-            let _ = stopped.await;
-        },
-    ));
+    let task = tokio::spawn(serve(listener, AppState::new(h.services.clone()), async {
+        let _ = stopped.await;
+    }));
     Served {
         _h: h,
         key,

@@ -18,10 +18,10 @@ fn keep() -> Config {
 async fn on_both(cfg: Config, transcript: &str) -> Vec<(&'static str, ReplayOutput)> {
     let mut out = Vec::new();
     for (name, db) in both_dbs().await {
-        let turns = steward::with_db(db, cfg.clone());
+        let services = steward::with_db(db, cfg.clone());
         out.push((
             name,
-            replay_on(&turns, transcript)
+            replay_on(&services, transcript)
                 .await
                 .unwrap_or_else(|e| panic!("{name}: {e}")),
         ));
@@ -112,7 +112,7 @@ async fn unpaired_lines_reach_no_extractor() {
         // A paired admin's statement reaches the extractor (a question never does).
         h.group(Some("111"), "g1", "Wiki edits go through wiki.example.com")
             .await;
-        h.turns
+        h.services
             .lifecycle()
             .trim_now("default", "default", "g1", h.now_ms())
             .await
@@ -167,8 +167,7 @@ async fn relearning_a_mixed_archive_quarantines_and_injects_nothing() {
     for (db, store) in both_dbs().await {
         let rec = Arc::new(Recorder::default());
         let h = Harness::on_with_model(store, Config::default(), rec.clone(), rec.clone());
-        let turns = h.turns.clone();
-        replay_on(&turns, &format!("{PEOPLE}{MIXED_THREAD}"))
+        replay_on(&h.services, &format!("{PEOPLE}{MIXED_THREAD}"))
             .await
             .unwrap();
         h.dm(
@@ -344,7 +343,7 @@ async fn a_forgotten_record_is_not_relearned() {
         );
         m.mentioned = false;
         h.send(m).await;
-        h.turns
+        h.services
             .lifecycle()
             .trim_now("default", "default", "g1", h.now_ms())
             .await
@@ -357,19 +356,19 @@ async fn a_forgotten_record_is_not_relearned() {
             .unwrap()[0]
             .id;
         let first = h
-            .turns
+            .services
             .lifecycle()
             .relearn("default", archive, "test", h.now_ms())
             .await
             .unwrap();
         assert_eq!(first.active.len(), 1, "{db}: a trusted archive is learned");
-        h.turns
+        h.services
             .lifecycle()
             .forget("default", first.active[0], "test", h.now_ms())
             .await
             .unwrap();
         let again = h
-            .turns
+            .services
             .lifecycle()
             .relearn("default", archive, "test", h.now_ms())
             .await
@@ -529,14 +528,14 @@ async fn operational_lines_need_every_one_of_the_speakers_messages_stored_as_adm
         h.send(quiet("From now on the wiki is at wiki.before.example"))
             .await;
         // Promoted mid-thread: later lines are stored as admin, the earlier one is not.
-        h.turns
+        h.services
             .pairing()
             .set_role("default", &user, Role::Admin, "test", h.now_ms())
             .await
             .unwrap();
         h.send(quiet("The build server is at ci.after.example"))
             .await;
-        h.turns
+        h.services
             .lifecycle()
             .trim_now("default", "default", "g1", h.now_ms())
             .await
@@ -581,13 +580,13 @@ async fn forgetting_erases_the_text_and_erasing_a_person_removes_their_words() {
             h.send(m).await;
         }
         h.dm("222", "remember that I prefer tea").await;
-        h.turns
+        h.services
             .lifecycle()
             .trim_now("default", "default", "g1", h.now_ms())
             .await
             .unwrap();
         let erased = h
-            .turns
+            .services
             .lifecycle()
             .erase("default", &bob, "test", h.now_ms())
             .await

@@ -138,7 +138,7 @@ async fn structured_output_is_requested_parsed_and_memory_is_framed_as_data() {
     );
     assert!(reply.text().contains("MEMORY ROUTING POLICY"));
     // Usage is counted.
-    let usage = h.turns.token_usage();
+    let usage = h.services.token_usage();
     assert_eq!(usage.calls, fake.received().len() as u64);
     assert!(
         usage.prompt_tokens > 0 && usage.completion_tokens > 0,
@@ -257,7 +257,7 @@ async fn an_invalid_answer_is_repaired_once() {
         error.contains("invalid") && error.contains("memory_items"),
         "{error}"
     );
-    assert_eq!(h.turns.token_usage().repairs, 1);
+    assert_eq!(h.services.token_usage().repairs, 1);
 }
 
 #[tokio::test]
@@ -365,7 +365,7 @@ async fn a_model_that_hangs_gets_a_clear_reply_and_the_message_is_kept() {
         .await;
     assert_eq!(reply, "Fake model reply.");
     assert!(h.records().await.is_empty());
-    assert!(h.turns.token_usage().failed_calls >= 2);
+    assert!(h.services.token_usage().failed_calls >= 2);
 }
 
 #[tokio::test]
@@ -390,7 +390,7 @@ async fn one_token_budget_covers_every_model_call_of_a_turn() {
         fake.received_for(TEXT).is_empty(),
         "the reply call was never sent"
     );
-    assert_eq!(h.turns.token_usage().failed_calls, 1);
+    assert_eq!(h.services.token_usage().failed_calls, 1);
     // The next turn has its own budget: an unpaired sender's turn (no extraction) is answered.
     assert_eq!(
         h.dm("999", "What is the VPN host?").await,
@@ -481,7 +481,7 @@ async fn a_hostile_model_writes_no_agent_notes_for_users_unpaired_senders_or_sys
         .await
         .contains("Only administrators"));
     let tool = h
-        .turns
+        .services
         .learning()
         .memory_write(
             &h.org,
@@ -535,7 +535,7 @@ async fn a_hostile_model_writes_no_agent_notes_for_users_unpaired_senders_or_sys
         .is_empty());
     // Still a regular user wherever authority is checked.
     let resolved = h
-        .turns
+        .services
         .pairing()
         .resolve(&h.org, &user)
         .await
@@ -694,7 +694,7 @@ async fn the_judge_cannot_retire_a_newer_record_or_another_place() {
     let t = h.now_ms();
     // A note said later is written first; then an older one sharing its words.
     let newer = h
-        .turns
+        .services
         .learning()
         .memory_write(
             &h.org,
@@ -711,7 +711,7 @@ async fn the_judge_cannot_retire_a_newer_record_or_another_place() {
         "belief_revision",
         Answer::Json(json!({"retire": [{"id": 1, "reason": "replace"}]})),
     );
-    h.turns
+    h.services
         .learning()
         .memory_write(
             &h.org,
@@ -992,7 +992,7 @@ async fn consolidation_batches_records_sharing_words_40_a_call_6_calls_a_run() {
     };
 
     let r1 = h
-        .turns
+        .services
         .consolidation()
         .distill(&h.org, h.now_ms())
         .await
@@ -1028,7 +1028,7 @@ async fn consolidation_batches_records_sharing_words_40_a_call_6_calls_a_run() {
     );
 
     fake.clear_received();
-    h.turns
+    h.services
         .consolidation()
         .distill(&h.org, h.now_ms() + 1)
         .await
@@ -1048,7 +1048,7 @@ async fn consolidation_batches_records_sharing_words_40_a_call_6_calls_a_run() {
     assert_eq!(shown, all);
     fake.clear_received();
     let r3 = h
-        .turns
+        .services
         .consolidation()
         .distill(&h.org, h.now_ms() + 2)
         .await
@@ -1073,7 +1073,7 @@ async fn records_seen_without_a_repeat_wait_until_a_new_record_joins_their_batch
             ])
             .await
             .expect("insert");
-        h.turns
+        h.services
             .consolidation()
             .distill(&h.org, 10_000)
             .await
@@ -1092,7 +1092,7 @@ async fn records_seen_without_a_repeat_wait_until_a_new_record_joins_their_batch
             .expect("seen"));
 
         fake.clear_received();
-        h.turns
+        h.services
             .consolidation()
             .distill(&h.org, 20_000)
             .await
@@ -1111,7 +1111,7 @@ async fn records_seen_without_a_repeat_wait_until_a_new_record_joins_their_batch
             .await
             .expect("insert");
         fake.clear_received();
-        h.turns
+        h.services
             .consolidation()
             .distill(&h.org, 40_000)
             .await
@@ -1127,7 +1127,7 @@ async fn records_seen_without_a_repeat_wait_until_a_new_record_joins_their_batch
         );
 
         fake.clear_received();
-        h.turns
+        h.services
             .consolidation()
             .distill(&h.org, 50_000)
             .await
@@ -1166,7 +1166,7 @@ async fn a_merge_retires_its_sources_under_one_run_that_undo_restores() {
             Answer::Json(json!({"groups": [{"ids": [ids[0], ids[1], ids[2], theirs], "merged": "The wiki is hosted at wiki.example.com"}]})),
         );
         let report = h
-            .turns
+            .services
             .consolidation()
             .distill(&h.org, 10_000)
             .await
@@ -1255,7 +1255,7 @@ async fn a_merge_retires_its_sources_under_one_run_that_undo_restores() {
             ),
         );
         let again = h
-            .turns
+            .services
             .consolidation()
             .distill(&h.org, 40_000)
             .await
@@ -1285,7 +1285,7 @@ async fn offline_consolidation_merges_only_near_exact_duplicates() {
         .await
         .expect("insert");
     let report = h
-        .turns
+        .services
         .consolidation()
         .distill(&h.org, 10_000)
         .await
@@ -1310,7 +1310,7 @@ async fn offline_consolidation_merges_only_near_exact_duplicates() {
         (Some("offline"), None)
     );
     // With the offline model the judge does nothing.
-    assert_eq!(h.turns.token_usage().calls, 0);
+    assert_eq!(h.services.token_usage().calls, 0);
 }
 
 /// A clock that never sleeps: it records each wait and moves time forward by it.
@@ -1349,9 +1349,13 @@ async fn automatic_runs_wait_five_minutes_doubling_while_model_calls_fail() {
         now: AtomicI64::new(h.now_ms()),
         waits: Mutex::new(Vec::new()),
     });
-    h.turns
+    h.services
         .jobs()
-        .run(h.turns.consolidation().as_ref(), clock.as_ref(), Some(10))
+        .run(
+            h.services.consolidation().as_ref(),
+            clock.as_ref(),
+            Some(10),
+        )
         .await;
     let minutes: Vec<u64> = clock
         .waits
@@ -1382,7 +1386,7 @@ async fn a_trimmed_slice_is_summarised_by_the_model_with_lines_as_data() {
         Answer::Json(json!({"summary": "discord:111 asked where the VPN runbook is."})),
     );
     let trimmed = h
-        .turns
+        .services
         .lifecycle()
         .trim_now(&h.org, "default", "dm:111", h.now_ms())
         .await
@@ -1415,7 +1419,7 @@ async fn a_trimmed_slice_is_summarised_by_the_model_with_lines_as_data() {
     h.dm("111", "Thanks").await;
     fake.push("slice_summary", Answer::status(400));
     let trimmed = h
-        .turns
+        .services
         .lifecycle()
         .trim_now(&h.org, "default", "dm:111", h.now_ms())
         .await

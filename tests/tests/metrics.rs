@@ -20,12 +20,10 @@ async fn scrape(h: &Harness, token: Option<&str>) -> (StatusCode, String) {
     if let Some(t) = token {
         req = req.header(header::AUTHORIZATION, format!("Bearer {t}"));
     }
-    let resp = app(AppState {
-        turns: h.turns.clone(),
-    })
-    .oneshot(req.body(Body::empty()).expect("request"))
-    .await
-    .expect("router");
+    let resp = app(AppState::new(h.services.clone()))
+        .oneshot(req.body(Body::empty()).expect("request"))
+        .await
+        .expect("router");
     let status = resp.status();
     let bytes = resp.into_body().collect().await.expect("body").to_bytes();
     (status, String::from_utf8_lossy(&bytes).into_owned())
@@ -113,9 +111,9 @@ async fn refusals_duplicates_and_job_runs_are_counted() {
     let reply = steward_tests::join(h.send(fast).await);
     assert!(reply.contains("slow down"), "{reply}");
     // One slot of the retention job.
-    h.turns
+    h.services
         .jobs()
-        .run_if_due(h.turns.lifecycle().as_ref(), 1, h.now_ms())
+        .run_if_due(h.services.lifecycle().as_ref(), 1, h.now_ms())
         .await
         .expect("memory_expire");
 
@@ -171,9 +169,7 @@ async fn metrics_listen_serves_them_on_their_own_address() {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(serve_metrics(
         listener,
-        AppState {
-            turns: h.turns.clone(),
-        },
+        AppState::new(h.services.clone()),
         async {
             let _ = stopped.await;
         },
@@ -223,7 +219,7 @@ async fn model_tokens_and_failures_are_counted_by_role() {
         }
     }
     // The two roles' tokens are the provider's total, none counted twice.
-    let usage = h.turns.token_usage();
+    let usage = h.services.token_usage();
     let counted: f64 = ["extractor", "responder"]
         .iter()
         .map(|role| {

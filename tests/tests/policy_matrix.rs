@@ -66,7 +66,7 @@ async fn user_role_claim_is_personal_and_never_a_grant() {
     }
     // Still a regular user everywhere authority is checked.
     assert_eq!(
-        h.turns
+        h.services
             .pairing()
             .resolve("default", &user)
             .await
@@ -377,9 +377,9 @@ async fn memory_write_to_agent_notes_follows_role_and_write_access() {
         role,
     };
     let write = |p: memory::Principal, scope: &'static str| {
-        let turns = h.turns.clone();
+        let services = h.services.clone();
         async move {
-            turns
+            services
                 .learning()
                 .memory_write(
                     "default",

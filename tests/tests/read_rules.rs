@@ -57,7 +57,7 @@ async fn org_policy_is_written_only_by_admins_and_never_learned() {
     for scope in ["org_policy", "global"] {
         let p = memory::Principal::System(SystemPrincipal::Cron);
         assert!(h
-            .turns
+            .services
             .learning()
             .memory_write("default", "default", &p, scope, "anything", 1)
             .await
@@ -200,7 +200,7 @@ async fn an_injection_is_neutralised_when_proposed_and_when_injected() {
         assert!(prompt.contains("MEMORY ROUTING POLICY"), "{db}");
         // Still a regular user.
         assert_eq!(
-            h.turns
+            h.services
                 .pairing()
                 .resolve("default", &user)
                 .await
@@ -217,7 +217,7 @@ async fn org_a_reaches_nothing_of_org_b() {
     for (db, store) in both_dbs().await {
         let h = Harness::on(store, Config::default());
         let at = h.now_ms();
-        let p = h.turns.pairing();
+        let p = h.services.pairing();
         // The same platform ids are paired in both orgs, with different roles.
         p.add_user("org-a", "discord:111", "Ana", Role::Admin, "t", at)
             .await
@@ -377,13 +377,13 @@ async fn retention_soft_forgets_90_days_after_revocation_and_nothing_expired_rea
         h.dm("222", "yes").await;
         let tea = h.records_containing("tea").await[0].id;
         h.dm("222", &format!("/promote {tea}")).await;
-        h.turns
+        h.services
             .pairing()
             .revoke("default", &user, "admin", h.now_ms())
             .await
             .unwrap();
         let r = h
-            .turns
+            .services
             .lifecycle()
             .expire("default", h.now_ms())
             .await
@@ -395,7 +395,7 @@ async fn retention_soft_forgets_90_days_after_revocation_and_nothing_expired_rea
         );
         h.advance(Duration::days(89));
         assert_eq!(
-            h.turns
+            h.services
                 .lifecycle()
                 .expire("default", h.now_ms())
                 .await
@@ -406,7 +406,7 @@ async fn retention_soft_forgets_90_days_after_revocation_and_nothing_expired_rea
         );
         h.advance(Duration::days(1));
         assert_eq!(
-            h.turns
+            h.services
                 .lifecycle()
                 .expire("default", h.now_ms())
                 .await
@@ -451,27 +451,27 @@ async fn the_expire_job_runs_once_per_slot_across_replicas() {
         let b = Harness::on(store, Config::default());
         let now = a.now_ms();
         assert!(
-            a.turns
+            a.services
                 .jobs()
-                .run_if_due(a.turns.lifecycle().as_ref(), 7, now)
+                .run_if_due(a.services.lifecycle().as_ref(), 7, now)
                 .await
                 .unwrap()
                 .is_some(),
             "{db}"
         );
         assert!(
-            b.turns
+            b.services
                 .jobs()
-                .run_if_due(b.turns.lifecycle().as_ref(), 7, now)
+                .run_if_due(b.services.lifecycle().as_ref(), 7, now)
                 .await
                 .unwrap()
                 .is_none(),
             "{db}"
         );
         assert!(
-            b.turns
+            b.services
                 .jobs()
-                .run_if_due(b.turns.lifecycle().as_ref(), 8, now)
+                .run_if_due(b.services.lifecycle().as_ref(), 8, now)
                 .await
                 .unwrap()
                 .is_some(),
@@ -510,13 +510,13 @@ async fn exports_give_one_persons_data_and_the_markdown_layout() {
     h.dm("111", "@notes: The VPN is at vpn.example.com").await;
     h.dm("111", "@policy: Passwords are never shared").await;
     h.dm("222", "remember that my locker is 12").await;
-    h.turns
+    h.services
         .lifecycle()
         .trim_now("default", "default", "dm:222", h.now_ms())
         .await
         .unwrap();
     let v = h
-        .turns
+        .services
         .export()
         .export_user("default", &user, "test", h.now_ms())
         .await
@@ -532,7 +532,7 @@ async fn exports_give_one_persons_data_and_the_markdown_layout() {
         .iter()
         .all(|m| m["sender"] == user.as_str()));
     let dir = tempfile::tempdir().unwrap();
-    h.turns
+    h.services
         .export()
         .export_markdown("default", dir.path(), "test", h.now_ms())
         .await

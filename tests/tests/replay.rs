@@ -62,8 +62,8 @@ async fn the_issue_transcript_on_postgres() {
     let Some(db) = postgres_db().await else {
         return;
     };
-    let turns = steward::with_db(db, Config::default());
-    let out = replay_on(&turns, TEACH_AND_SERVE).await.unwrap();
+    let services = steward::with_db(db, Config::default());
+    let out = replay_on(&services, TEACH_AND_SERVE).await.unwrap();
     check_teach_and_serve(&out);
 }
 
@@ -71,17 +71,22 @@ async fn the_issue_transcript_on_postgres() {
 async fn a_bad_line_applies_nothing() {
     let input = format!("{TEACH_AND_SERVE}{{\"msg\":{{\"channel\":\"discord\"}}}}\n");
     let db = Db::in_memory().await.unwrap();
-    let turns = steward::with_db(db, Config::default());
-    let err = replay_on(&turns, &input).await.unwrap_err().to_string();
+    let services = steward::with_db(db, Config::default());
+    let err = replay_on(&services, &input).await.unwrap_err().to_string();
     assert!(err.starts_with("line 7:"), "{err}");
-    assert!(turns
+    assert!(services
         .db()
         .records()
         .list("default", &Default::default())
         .await
         .unwrap()
         .is_empty());
-    assert!(turns.pairing().users("default").await.unwrap().is_empty());
+    assert!(services
+        .pairing()
+        .users("default")
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 /// Replay `input` on a fresh database with the loop's clock starting on `day`.
@@ -91,9 +96,9 @@ async fn replay_on_day(day: (i32, u32, u32), input: &str) -> ReplayOutput {
         .unwrap()
         .timestamp_millis();
     let db = Db::in_memory().await.unwrap();
-    let turns = steward::with_db(db, Config::default())
+    let services = steward::with_db(db, Config::default())
         .with_clock(std::sync::Arc::new(ManualClock::at(start)));
-    replay_on(&turns, input).await.unwrap()
+    replay_on(&services, input).await.unwrap()
 }
 
 /// Twelve messages a minute apart, dated years after today: within the rate
@@ -189,8 +194,11 @@ async fn a_transcript_dated_far_ahead_replays_and_an_impossible_time_names_its_l
     );
     for at in ["+262142-12-31T23:59:59Z", "1960-01-01T00:00:00Z"] {
         let db = Db::in_memory().await.unwrap();
-        let turns = steward::with_db(db, Config::default());
-        let err = replay_on(&turns, &line(at)).await.unwrap_err().to_string();
+        let services = steward::with_db(db, Config::default());
+        let err = replay_on(&services, &line(at))
+            .await
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("line 2:") && err.contains("`at`"),
             "{at}: {err}"

@@ -44,9 +44,7 @@ async fn start_on(db: Db, mut cfg: Config) -> Teams {
     let h = Harness::on(db, cfg);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let router = app(AppState {
-        turns: h.turns.clone(),
-    });
+    let router = app(AppState::new(h.services.clone()));
     let server = tokio::spawn(async move {
         let _ = axum::serve(listener, router).await;
     });
@@ -93,7 +91,7 @@ fn activity(id: &str, aad: &str, name: &str, text: &str) -> Value {
 impl Teams {
     async fn pair(&self, org: &str, aad: &str, role: Role) {
         self.h
-            .turns
+            .services
             .pairing()
             .add_user(org, &format!("teams:{aad}"), aad, role, "test", 1)
             .await
@@ -348,12 +346,10 @@ async fn an_oversized_body_is_413_and_stores_nothing() {
         .body(axum::body::Body::from(big))
         .unwrap();
     assert!(req.headers().get("content-length").is_none());
-    let resp = app(AppState {
-        turns: t.h.turns.clone(),
-    })
-    .oneshot(req)
-    .await
-    .unwrap();
+    let resp = app(AppState::new(t.h.services.clone()))
+        .oneshot(req)
+        .await
+        .unwrap();
     assert_eq!(resp.status(), 413);
     t.assert_nothing_stored("oversized, undeclared length")
         .await;
@@ -458,7 +454,12 @@ async fn an_unpaired_teams_sender_is_told_how_to_pair() {
     let now = chrono::DateTime::parse_from_rfc3339("2026-01-05T10:00:00Z")
         .unwrap()
         .timestamp_millis();
-    let pending = t.h.turns.pairing().pending("default", now).await.unwrap();
+    let pending =
+        t.h.services
+            .pairing()
+            .pending("default", now)
+            .await
+            .unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].stored_id, "teams:aad-new");
     // Unpaired in a channel: answered, but nothing is learned from them.
@@ -643,9 +644,7 @@ async fn without_a_security_token_there_is_no_teams_endpoint() {
     let h = Harness::new().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let router = app(AppState {
-        turns: h.turns.clone(),
-    });
+    let router = app(AppState::new(h.services.clone()));
     let server = tokio::spawn(async move {
         let _ = axum::serve(listener, router).await;
     });
@@ -865,7 +864,7 @@ async fn a_role_change_and_a_revocation_hold_from_the_next_turn() {
         ))
         .await;
     assert!(taught.starts_with("Written: agent_notes"), "{taught}");
-    let pairing = t.h.turns.pairing();
+    let pairing = t.h.services.pairing();
     pairing
         .set_role("default", "teams:aad-ana", Role::User, "test", 2)
         .await

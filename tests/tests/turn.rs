@@ -138,7 +138,7 @@ async fn an_admin_demoted_before_answering_cannot_save_operational_items() {
     h.dm("111", "From now on the VPN is at vpn.example.com")
         .await;
     let now = h.now_ms();
-    h.turns
+    h.services
         .pairing()
         .set_role("default", &admin, Role::User, "test", now)
         .await

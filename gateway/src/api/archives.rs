@@ -9,6 +9,7 @@ use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use memory::store::Archive;
+use memory::Db;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -68,15 +69,13 @@ pub struct ArchiveQuery {
 #[utoipa::path(get, operation_id = "archives_list", path = "/api/v1/archives", tag = "archives", params(ArchiveQuery),
     responses((status = 200, body = Page<ArchiveOut>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn list(
-    State(state): State<ApiState>,
+    State(db): State<Db>,
     admin: Admin,
     Query(q): Query<ArchiveQuery>,
 ) -> Result<Json<Page<ArchiveOut>>, ApiError> {
     let limit = wire::limit(q.limit)?;
     let before = wire::id_cursor(q.cursor.as_deref())?;
-    let rows = state
-        .turns
-        .db()
+    let rows = db
         .conversations()
         .archives_before(admin.org(), q.conversation.as_deref(), before, limit + 1)
         .await?;
@@ -93,16 +92,11 @@ pub async fn list(
     params(("id" = i64, Path, description = "Archive id")),
     responses((status = 200, body = ArchiveOut), (status = 404, body = ErrorBody)))]
 pub async fn show(
-    State(state): State<ApiState>,
+    State(db): State<Db>,
     admin: Admin,
     Path(id): Path<i64>,
 ) -> Result<Json<ArchiveOut>, ApiError> {
-    let a = state
-        .turns
-        .db()
-        .conversations()
-        .archive(admin.org(), id)
-        .await?;
+    let a = db.conversations().archive(admin.org(), id).await?;
     Ok(Json(out(a, true)))
 }
 
@@ -130,8 +124,7 @@ pub async fn relearn(
     Path(id): Path<i64>,
 ) -> Result<Json<Relearned>, ApiError> {
     let r = state
-        .turns
-        .lifecycle()
+        .lifecycle
         .relearn(admin.org(), id, admin.id(), now_ms(&state))
         .await?;
     Ok(Json(Relearned {

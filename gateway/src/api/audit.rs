@@ -4,11 +4,10 @@ use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
 use super::revisions::NewestQuery;
 use super::wire::{self, at, Page, Query};
-use super::ApiState;
 use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
-use memory::AuditEntry;
+use memory::{AuditEntry, Db};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -42,15 +41,13 @@ impl From<AuditEntry> for AuditOut {
 #[utoipa::path(get, operation_id = "audit_list", path = "/api/v1/audit", tag = "audit", params(NewestQuery),
     responses((status = 200, body = Page<AuditOut>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn list(
-    State(state): State<ApiState>,
+    State(db): State<Db>,
     admin: Admin,
     Query(q): Query<NewestQuery>,
 ) -> Result<Json<Page<AuditOut>>, ApiError> {
     let limit = wire::limit(q.limit)?;
     let before = wire::id_cursor(q.cursor.as_deref())?;
-    let rows = state
-        .turns
-        .db()
+    let rows = db
         .audit()
         .log_before(admin.org(), before, limit + 1)
         .await?;

@@ -107,7 +107,7 @@ impl FromRequestParts<ApiState> for Caller {
                 "missing API key (Authorization: Bearer <key>)",
             ));
         };
-        let user = match state.turns.pairing().api_key_user(key).await? {
+        let user = match state.pairing.api_key_user(key).await? {
             Some(u) => u,
             None => return Err(ApiError::unauthorized("unknown API key")),
         };

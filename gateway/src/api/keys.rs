@@ -60,8 +60,7 @@ pub async fn list(
 ) -> Result<Json<Page<KeyOut>>, ApiError> {
     let limit = wire::limit(q.limit)?;
     let rows = state
-        .turns
-        .pairing()
+        .pairing
         .api_keys(admin.org(), q.user.as_deref())
         .await?;
     Ok(Json(page_by_key(
@@ -101,8 +100,7 @@ pub async fn create(
 ) -> Result<(StatusCode, Json<CreatedKey>), ApiError> {
     let user_id = body.user_id.trim().to_string();
     let new = state
-        .turns
-        .pairing()
+        .pairing
         .create_api_key(admin.org(), &user_id, admin.id(), now_ms(&state))
         .await?;
     Ok((
@@ -125,8 +123,7 @@ pub async fn revoke(
     Path(id): Path<String>,
 ) -> Result<Json<KeyOut>, ApiError> {
     let k = state
-        .turns
-        .pairing()
+        .pairing
         .revoke_api_key(admin.org(), &id, admin.id(), now_ms(&state))
         .await?;
     Ok(Json(k.into()))

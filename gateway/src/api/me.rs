@@ -98,7 +98,7 @@ pub async fn memory(
 /// same 404 as a record that does not exist.
 async fn own(state: &ApiState, caller: &Caller, id: i64) -> Result<MemoryRecord, ApiError> {
     let none = || ApiError::not_found(format!("you have no record {id}"));
-    let r = match state.turns.db().records().get(caller.org(), id).await {
+    let r = match state.db.records().get(caller.org(), id).await {
         Ok(r) => r,
         Err(memory::StoreError::NotFound(_)) => return Err(none()),
         Err(e) => return Err(e.into()),
@@ -132,8 +132,7 @@ pub async fn forget(
     Path(id): Path<i64>,
 ) -> Result<Json<Forgotten>, ApiError> {
     match state
-        .turns
-        .lifecycle()
+        .lifecycle
         .forget_own(caller.org(), id, caller.id(), now_ms(&state))
         .await?
     {

@@ -96,8 +96,7 @@ pub async fn records_page(
         ..filter
     };
     let rows = state
-        .turns
-        .db()
+        .db
         .records()
         .browse_records(org, &filter, limit + 1)
         .await?;
@@ -128,8 +127,7 @@ pub async fn list(
         };
     if let Some(o) = &owner {
         state
-            .turns
-            .db()
+            .db
             .audit()
             .append(
                 admin.org(),
@@ -162,7 +160,7 @@ pub async fn show(
     admin: Admin,
     Path(id): Path<i64>,
 ) -> Result<Json<Record>, ApiError> {
-    let db = state.turns.db();
+    let db = &state.db;
     let r = db.records().get(admin.org(), id).await?;
     if let (true, Some(owner)) = (r.scope.is_personal(), &r.owner) {
         db.audit()
@@ -196,15 +194,14 @@ pub async fn forget(
     admin: Admin,
     Path(id): Path<i64>,
 ) -> Result<Json<Forgotten>, ApiError> {
-    let r = state.turns.db().records().get(admin.org(), id).await?;
+    let r = state.db.records().get(admin.org(), id).await?;
     if r.status == Status::Deleted {
         return Err(ApiError::conflict(format!(
             "record {id} is already deleted"
         )));
     }
     state
-        .turns
-        .lifecycle()
+        .lifecycle
         .forget(admin.org(), id, admin.id(), now_ms(&state))
         .await?;
     Ok(Json(Forgotten { forgotten: id }))
@@ -233,8 +230,7 @@ pub async fn export_of(
     actor: &str,
 ) -> Result<serde_json::Value, ApiError> {
     let mut v = state
-        .turns
-        .export()
+        .export
         .export_user(org, user, actor, now_ms(state))
         .await?;
     iso_times(&mut v);

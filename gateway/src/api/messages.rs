@@ -91,9 +91,7 @@ pub async fn post_message(
     let user = caller.user;
     let msg = Inbound {
         org: user.org.clone(),
-        agent: req
-            .agent
-            .unwrap_or_else(|| state.turns.config().server.agent.clone()),
+        agent: req.agent.unwrap_or_else(|| state.cfg.server.agent.clone()),
         channel: "api".into(),
         conversation: api_conversation(&user.user_id, req.conversation.as_deref()),
         kind: req.kind,
@@ -101,7 +99,7 @@ pub async fn post_message(
         sender_name: user.name.clone(),
         text: req.text,
         platform_id: req.id,
-        at: chrono::Utc::now(),
+        at: state.clock.now_utc(),
         mentioned: true,
         answer: None,
     };

@@ -1,6 +1,6 @@
 //! The REST API v1 (README.md, "REST API"): everything the CLI and the dashboard do,
-//! over the same services (`turns.lifecycle()`, `turns.pairing()`,
-//! `memory::Db`), as JSON under `/api/v1`. One module per resource; `wire.rs`
+//! over the same services (`Lifecycle`, `Pairing`, `memory::Db`, taken from
+//! `crate::services::Services` into [`ApiState`]), as JSON under `/api/v1`. One module per resource; `wire.rs`
 //! the extractors, pages and times; `auth.rs` who is calling.
 //!
 //! Architecture Invariant: a key carries its user's role, from the pairing
@@ -29,9 +29,14 @@ mod wire;
 pub use auth::ADMIN_ONLY;
 pub use error::{error_response, ApiError, ErrorBody};
 
-use crate::clock::GovernorClock;
+use crate::clock::{Clock, GovernorClock};
+use crate::config::Config;
+use crate::export::Export;
+use crate::learning::Learning;
+use crate::lifecycle::Lifecycle;
+use crate::services::Services;
 use crate::turn::TurnLoop;
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::{header, HeaderValue};
 use axum::middleware::map_response;
 use axum::response::{IntoResponse, Response};
@@ -43,13 +48,49 @@ use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-/// What every API handler is given.
+/// What the API's handlers are given: the services they call, the per-key
+/// limits and the document. Handlers that need only the database take `State<Db>`.
 #[derive(Clone)]
 pub struct ApiState {
+    cfg: Arc<Config>,
+    clock: Arc<dyn Clock>,
+    db: ::memory::Db,
+    pairing: ::pairing::Pairing,
+    learning: Arc<Learning>,
+    lifecycle: Arc<Lifecycle>,
+    export: Arc<Export>,
+    /// `POST /api/v1/messages`.
     turns: Arc<TurnLoop>,
     limits: Arc<auth::KeyLimits>,
     /// The OpenAPI document, generated once.
     document: Arc<Document>,
+}
+
+impl ApiState {
+    /// The API's state on `services`, with its own per-key limits.
+    pub fn new(services: &Services) -> ApiState {
+        ApiState {
+            cfg: services.config().clone(),
+            clock: services.clock().clone(),
+            db: services.db().clone(),
+            pairing: services.pairing().clone(),
+            learning: services.learning().clone(),
+            lifecycle: services.lifecycle().clone(),
+            export: services.export().clone(),
+            turns: services.turns().clone(),
+            limits: Arc::new(auth::KeyLimits::new(
+                &services.config().rate_limit,
+                GovernorClock(services.clock().clone()),
+            )),
+            document: Arc::new(parts().1),
+        }
+    }
+}
+
+impl FromRef<ApiState> for ::memory::Db {
+    fn from_ref(state: &ApiState) -> Self {
+        state.db.clone()
+    }
 }
 
 #[derive(OpenApi)]
@@ -215,21 +256,9 @@ pub fn openapi() -> Document {
     parts().1
 }
 
-/// The API's routes on `turns`, for any outer router: they carry their own state.
-pub fn router<S>(turns: &Arc<TurnLoop>) -> Router<S>
-where
-    S: Clone + Send + Sync + 'static,
-{
-    let (router, document) = parts();
-    let state = ApiState {
-        turns: turns.clone(),
-        limits: Arc::new(auth::KeyLimits::new(
-            &turns.config().rate_limit,
-            GovernorClock(turns.clock().clone()),
-        )),
-        document: Arc::new(document),
-    };
-    router.layer(map_response(json_errors)).with_state(state)
+/// The API's routes; `http::app` gives them their [`ApiState`].
+pub fn router() -> Router<ApiState> {
+    parts().0.layer(map_response(json_errors))
 }
 
 /// The API's own document.

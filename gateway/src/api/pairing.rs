@@ -90,11 +90,7 @@ pub async fn requests(
     Query(q): Query<PageQuery>,
 ) -> Result<Json<Page<RequestOut>>, ApiError> {
     let limit = wire::limit(q.limit)?;
-    let rows = state
-        .turns
-        .pairing()
-        .pending(admin.org(), now_ms(&state))
-        .await?;
+    let rows = state.pairing.pending(admin.org(), now_ms(&state)).await?;
     Ok(Json(page_by_key(
         rows,
         q.cursor.as_deref(),
@@ -123,8 +119,7 @@ pub async fn approve(
     Body(body): Body<Approval>,
 ) -> Result<Json<UserOut>, ApiError> {
     let u = state
-        .turns
-        .pairing()
+        .pairing
         .approve(admin.org(), &code, body.role, admin.id(), now_ms(&state))
         .await?;
     Ok(Json(u.into()))
@@ -140,8 +135,7 @@ pub async fn deny(
     Path(code): Path<String>,
 ) -> Result<Json<RequestOut>, ApiError> {
     let r = state
-        .turns
-        .pairing()
+        .pairing
         .deny(admin.org(), &code, admin.id(), now_ms(&state))
         .await?;
     // The request as it was read; it is now denied.
@@ -159,7 +153,7 @@ pub async fn users(
     Query(q): Query<PageQuery>,
 ) -> Result<Json<Page<UserOut>>, ApiError> {
     let limit = wire::limit(q.limit)?;
-    let rows = state.turns.pairing().users(admin.org()).await?;
+    let rows = state.pairing.users(admin.org()).await?;
     Ok(Json(page_by_key(
         rows,
         q.cursor.as_deref(),
@@ -211,7 +205,7 @@ pub async fn add(
         .map(|n| n.trim().to_string())
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| user_id.clone());
-    let p = state.turns.pairing();
+    let p = &state.pairing;
     match p.user(admin.org(), &user_id).await {
         Ok(u) if u.status == UserStatus::Active => {
             return Err(ApiError::conflict(format!(
@@ -264,7 +258,7 @@ pub async fn set_role(
     Body(body): Body<RoleChange>,
 ) -> Result<Json<UserOut>, ApiError> {
     not_built_in(&user)?;
-    let p = state.turns.pairing();
+    let p = &state.pairing;
     p.set_role(admin.org(), &user, body.role, admin.id(), now_ms(&state))
         .await?;
     Ok(Json(p.user(admin.org(), &user).await?.into()))
@@ -290,8 +284,7 @@ pub async fn revoke(
 ) -> Result<Json<Revoked>, ApiError> {
     not_built_in(&user)?;
     let revoked_keys = state
-        .turns
-        .pairing()
+        .pairing
         .revoke(admin.org(), &user, admin.id(), now_ms(&state))
         .await?;
     Ok(Json(Revoked {
@@ -323,8 +316,7 @@ pub async fn link(
 ) -> Result<Json<UserOut>, ApiError> {
     let identity = identity("identity", &body.identity)?;
     let u = state
-        .turns
-        .pairing()
+        .pairing
         .link_identity(admin.org(), &identity, &user, admin.id(), now_ms(&state))
         .await?;
     Ok(Json(u.into()))

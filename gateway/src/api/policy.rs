@@ -62,8 +62,7 @@ pub async fn add(
         return Err(ApiError::bad_request(memory::sanitize::too_long(chars)));
     }
     let id = state
-        .turns
-        .learning()
+        .learning
         .write_policy(admin.org(), &body.text, admin.id(), now_ms(&state))
         .await?;
     Ok((StatusCode::CREATED, Json(PolicyAdded { id })))
@@ -85,8 +84,7 @@ pub async fn retire(
     Path(id): Path<i64>,
 ) -> Result<Json<PolicyRetired>, ApiError> {
     match state
-        .turns
-        .lifecycle()
+        .lifecycle
         .retire_policy(admin.org(), id, admin.id(), now_ms(&state))
         .await?
     {

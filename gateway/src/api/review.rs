@@ -45,10 +45,9 @@ async fn decide(
     id: i64,
     confirm: bool,
 ) -> Result<Reviewed, ApiError> {
-    state.turns.db().records().get(admin.org(), id).await?;
+    state.db.records().get(admin.org(), id).await?;
     match state
-        .turns
-        .lifecycle()
+        .lifecycle
         .review(admin.org(), id, confirm, admin.id(), now_ms(state))
         .await?
     {

@@ -11,7 +11,7 @@ use crate::lifecycle::Undo;
 use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
-use memory::Revision;
+use memory::{Db, Revision};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -73,15 +73,13 @@ pub struct NewestQuery {
 #[utoipa::path(get, operation_id = "revisions_list", path = "/api/v1/revisions", tag = "revisions", params(NewestQuery),
     responses((status = 200, body = Page<RevisionOut>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn list(
-    State(state): State<ApiState>,
+    State(db): State<Db>,
     admin: Admin,
     Query(q): Query<NewestQuery>,
 ) -> Result<Json<Page<RevisionOut>>, ApiError> {
     let limit = wire::limit(q.limit)?;
     let before = wire::id_cursor(q.cursor.as_deref())?;
-    let rows = state
-        .turns
-        .db()
+    let rows = db
         .records()
         .revisions_before(admin.org(), before, limit + 1)
         .await?;
@@ -117,8 +115,7 @@ pub async fn undo(
     Path(id): Path<i64>,
 ) -> Result<Json<Undone>, ApiError> {
     let undo = state
-        .turns
-        .lifecycle()
+        .lifecycle
         .undo(admin.org(), id, admin.id(), now_ms(&state))
         .await?;
     let message = undo.message(id, |r| format!("DELETE /api/v1/memory/{r} retires it"));
@@ -157,8 +154,7 @@ pub async fn undo_run(
     Path(run): Path<String>,
 ) -> Result<Json<RunUndone>, ApiError> {
     let undone = state
-        .turns
-        .db()
+        .db
         .records()
         .undo_run(admin.org(), &run, admin.id(), now_ms(&state))
         .await?;

@@ -42,9 +42,7 @@ pub struct Searched<'a> {
 /// The one retrieval a turn uses, with a direct conversation's scope.
 pub async fn ranked(state: &ApiState, s: Searched<'_>) -> Result<SearchResults, ApiError> {
     let limit = wire::limit(s.limit)?;
-    let agent = s
-        .agent
-        .unwrap_or_else(|| state.turns.config().server.agent.clone());
+    let agent = s.agent.unwrap_or_else(|| state.cfg.server.agent.clone());
     if let Err(why) = memory::check_agent_id(&agent) {
         return Err(ApiError::bad_request(format!("agent: {why}")));
     }
@@ -54,12 +52,7 @@ pub async fn ranked(state: &ApiState, s: Searched<'_>) -> Result<SearchResults, 
         speaker: s.speaker,
         shared: false,
     };
-    let found = state
-        .turns
-        .db()
-        .records()
-        .retrieve(&scope, s.text, limit)
-        .await?;
+    let found = state.db.records().retrieve(&scope, s.text, limit).await?;
     Ok(SearchResults {
         items: found
             .into_iter()
@@ -103,11 +96,10 @@ pub async fn search(
     let speaker = match q.as_user {
         None => None,
         Some(who) => {
-            let user = state.turns.pairing().person(admin.org(), &who).await?;
+            let user = state.pairing.person(admin.org(), &who).await?;
             let detail = format!("GET /api/v1/memory/search?as: {}", q.q);
             state
-                .turns
-                .db()
+                .db
                 .audit()
                 .append(
                     admin.org(),

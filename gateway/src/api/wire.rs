@@ -20,7 +20,7 @@ impl<T: DeserializeOwned> FromRequest<ApiState> for Body<T> {
     type Rejection = Response;
 
     async fn from_request(req: Request, state: &ApiState) -> Result<Self, Response> {
-        let bytes = crate::body::read_body(req.into_body(), &state.turns.config().server).await?;
+        let bytes = crate::body::read_body(req.into_body(), &state.cfg.server).await?;
         serde_json::from_slice(&bytes).map(Body).map_err(|e| {
             ApiError::bad_request(format!("malformed request body: {e}")).into_response()
         })
@@ -134,7 +134,7 @@ pub fn at(ms: i64) -> DateTime<Utc> {
 
 /// Now, in ms since the epoch, on the loop's clock.
 pub fn now_ms(state: &ApiState) -> i64 {
-    state.turns.clock().now_ms()
+    state.clock.now_ms()
 }
 
 /// Integer fields named `*_at` (ms since the epoch) anywhere in `v`, as

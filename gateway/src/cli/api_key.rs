@@ -1,14 +1,14 @@
 //! `steward api-key …`: keys for `/api/v1` — create, list, revoke.
 
-use super::{date, now_ms, print_json, ApiKeyCommand, Ctx, ACTOR};
+use super::{date, print_json, ApiKeyCommand, Ctx, ACTOR};
 use anyhow::Result;
 
 pub(super) async fn run(ctx: &Ctx, cmd: ApiKeyCommand) -> Result<()> {
-    let p = ctx.turns.pairing();
+    let p = ctx.services.pairing();
     let org = &ctx.org;
     match cmd {
         ApiKeyCommand::Create { user } => {
-            let new = p.create_api_key(org, &user, ACTOR, now_ms()).await?;
+            let new = p.create_api_key(org, &user, ACTOR, ctx.now_ms()).await?;
             // stdout is the key alone, for `KEY=$(steward api-key create …)`.
             println!("{}", new.key);
             eprintln!(
@@ -37,7 +37,7 @@ pub(super) async fn run(ctx: &Ctx, cmd: ApiKeyCommand) -> Result<()> {
             }
         }
         ApiKeyCommand::Revoke { id } => {
-            let k = p.revoke_api_key(org, &id, ACTOR, now_ms()).await?;
+            let k = p.revoke_api_key(org, &id, ACTOR, ctx.now_ms()).await?;
             println!("revoked: API key {} of {}", k.key_id, k.user_id);
         }
     }

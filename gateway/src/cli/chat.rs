@@ -2,7 +2,7 @@
 //! terminal, lines are edited and recalled with `rustyline` (arrows, Ctrl-R,
 //! the session's history); piped input is read line by line.
 
-use super::{now_ms, Ctx, ACTOR};
+use super::{Ctx, ACTOR};
 use adapters::{ConversationKind, Inbound};
 use anyhow::{Context, Result};
 use memory::Role;
@@ -55,14 +55,14 @@ pub(super) async fn run(
     conversation: Option<String>,
     group: bool,
 ) -> Result<()> {
-    let Ctx { turns, org } = ctx;
+    let Ctx { services, org } = ctx;
     let stored = if as_ == "admin" || as_.contains(':') {
         as_.to_string()
     } else {
         format!("cli:{as_}")
     };
-    if stored == "admin" && turns.pairing().resolve(org, "admin").await?.is_none() {
-        turns
+    if stored == "admin" && services.pairing().resolve(org, "admin").await?.is_none() {
+        services
             .pairing()
             .add_user(
                 org,
@@ -70,7 +70,7 @@ pub(super) async fn run(
                 "Dashboard admin",
                 Role::Admin,
                 ACTOR,
-                now_ms(),
+                ctx.now_ms(),
             )
             .await?;
     }
@@ -96,7 +96,7 @@ pub(super) async fn run(
         }
         let msg = Inbound {
             org: org.clone(),
-            agent: turns.config().server.agent.clone(),
+            agent: services.config().server.agent.clone(),
             channel: channel.clone(),
             conversation: conversation.clone(),
             kind: if group {
@@ -108,11 +108,11 @@ pub(super) async fn run(
             sender_name: stored.clone(),
             text: line,
             platform_id: None,
-            at: chrono::Utc::now(),
+            at: services.clock().now_utc(),
             mentioned: true,
             answer: None,
         };
-        for r in turns.handle(&msg).await? {
+        for r in services.turns().handle(&msg).await? {
             println!("steward> {}", r.text.replace('\n', "\n         "));
         }
     }

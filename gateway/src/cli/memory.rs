@@ -2,8 +2,8 @@
 //! erasure, retention, consolidation and archives.
 
 use super::{
-    date, now_ms, print_json, ArchiveAction, Ctx, ListArgs, MemoryCommand, PolicyAction,
-    ReviewAction, RevisionAction, ACTOR,
+    date, print_json, ArchiveAction, Ctx, ListArgs, MemoryCommand, PolicyAction, ReviewAction,
+    RevisionAction, ACTOR,
 };
 use ::memory::store::RecordFilter;
 use ::memory::{Scope, Status};
@@ -37,18 +37,18 @@ pub(super) async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<()> {
         MemoryCommand::Import { file, agent } => import(ctx, &file, agent).await,
         MemoryCommand::Revisions { action } => revisions(ctx, action).await,
         MemoryCommand::Forget { id } => {
-            ctx.turns
+            ctx.services
                 .lifecycle()
-                .forget(&ctx.org, id, ACTOR, now_ms())
+                .forget(&ctx.org, id, ACTOR, ctx.now_ms())
                 .await?;
             println!("forgotten: record #{id} is deleted");
             Ok(())
         }
         MemoryCommand::Erase { user } => {
             let erased = ctx
-                .turns
+                .services
                 .lifecycle()
-                .erase(&ctx.org, &user, ACTOR, now_ms())
+                .erase(&ctx.org, &user, ACTOR, ctx.now_ms())
                 .await?;
             println!(
                 "erased {user}: {} records deleted, {} lines' text removed, {} archives rewritten",
@@ -66,7 +66,11 @@ pub(super) async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<()> {
         MemoryCommand::Policy { action } => policy(ctx, action).await,
         MemoryCommand::Export { user, markdown } => export(ctx, user, markdown).await,
         MemoryCommand::Expire => {
-            let r = ctx.turns.lifecycle().expire(&ctx.org, now_ms()).await?;
+            let r = ctx
+                .services
+                .lifecycle()
+                .expire(&ctx.org, ctx.now_ms())
+                .await?;
             println!("{}", serde_json::to_string(&r)?);
             Ok(())
         }
@@ -82,8 +86,8 @@ async fn list(
     owner: Option<String>,
     json: bool,
 ) -> Result<()> {
-    let Ctx { turns, org } = ctx;
-    let db = turns.db();
+    let Ctx { services, org } = ctx;
+    let db = services.db();
     let status = status.filter(|s| s != "all");
     let scope = scope
         .map(|s| Scope::parse(&s).with_context(|| format!("unknown scope {s}")))
@@ -100,7 +104,7 @@ async fn list(
                 "memory.view",
                 o,
                 "steward memory list --owner",
-                now_ms(),
+                ctx.now_ms(),
             )
             .await?;
     }
@@ -137,8 +141,8 @@ async fn list(
 }
 
 async fn show(ctx: &Ctx, id: i64, json: bool) -> Result<()> {
-    let Ctx { turns, org } = ctx;
-    let db = turns.db();
+    let Ctx { services, org } = ctx;
+    let db = services.db();
     let r = db.records().get(org, id).await?;
     if let (true, Some(owner)) = (r.scope.is_personal(), &r.owner) {
         db.audit()
@@ -148,7 +152,7 @@ async fn show(ctx: &Ctx, id: i64, json: bool) -> Result<()> {
                 "memory.view",
                 owner,
                 &format!("record:{id}"),
-                now_ms(),
+                ctx.now_ms(),
             )
             .await?;
     }
@@ -189,7 +193,7 @@ struct Search {
 
 /// The agent a command names, checked, or the configured one.
 fn agent_or_default(ctx: &Ctx, agent: Option<String>) -> Result<String> {
-    let agent = agent.unwrap_or_else(|| ctx.turns.config().server.agent.clone());
+    let agent = agent.unwrap_or_else(|| ctx.services.config().server.agent.clone());
     if let Err(why) = ::memory::check_agent_id(&agent) {
         bail!("--agent {agent}: {why}");
     }
@@ -198,18 +202,18 @@ fn agent_or_default(ctx: &Ctx, agent: Option<String>) -> Result<String> {
 
 /// The same entry point and scope as a turn (`Db::retrieve`).
 async fn search(ctx: &Ctx, text: &str, how: Search) -> Result<()> {
-    let Ctx { turns, org } = ctx;
+    let Ctx { services, org } = ctx;
     let speaker = match &how.as_ {
         None => None,
         Some(who) => {
-            let user = turns
+            let user = services
                 .pairing()
                 .person(org, who)
                 .await
                 .with_context(|| format!("--as {who}: no paired person by that id"))?;
             // Reading someone's personal memory is audited, as `list --owner` is.
             let detail = format!("steward memory search --as: {text}");
-            turns
+            services
                 .db()
                 .audit()
                 .append(
@@ -218,7 +222,7 @@ async fn search(ctx: &Ctx, text: &str, how: Search) -> Result<()> {
                     "memory.view",
                     &user.user_id,
                     &detail,
-                    now_ms(),
+                    ctx.now_ms(),
                 )
                 .await?;
             Some(user.user_id)
@@ -230,7 +234,7 @@ async fn search(ctx: &Ctx, text: &str, how: Search) -> Result<()> {
         speaker,
         shared: false,
     };
-    let found = turns
+    let found = services
         .db()
         .records()
         .retrieve(&scope, text, how.limit)
@@ -273,9 +277,9 @@ async fn import(ctx: &Ctx, file: &std::path::Path, agent: Option<String>) -> Res
         org: &ctx.org,
         agent: &agent,
         actor: ACTOR,
-        now: now_ms(),
+        now: ctx.now_ms(),
     };
-    let report = ctx.turns.lifecycle().import(&place, &text).await?;
+    let report = ctx.services.lifecycle().import(&place, &text).await?;
     println!(
         "imported {} record(s) from {} ({} already known), run {}",
         report.written,
@@ -284,7 +288,7 @@ async fn import(ctx: &Ctx, file: &std::path::Path, agent: Option<String>) -> Res
         report.run_id
     );
     // With embeddings, the command ends when its records can be found by meaning.
-    let embeddings = ctx.turns.embeddings();
+    let embeddings = ctx.services.embeddings();
     if embeddings.enabled() && report.written > 0 {
         match embeddings.catch_up(Some(&ctx.org), false).await {
             Ok(n) => println!("embedded {n} record(s)"),
@@ -297,8 +301,8 @@ async fn import(ctx: &Ctx, file: &std::path::Path, agent: Option<String>) -> Res
 }
 
 async fn revisions(ctx: &Ctx, action: Option<RevisionAction>) -> Result<()> {
-    let Ctx { turns, org } = ctx;
-    let db = turns.db();
+    let Ctx { services, org } = ctx;
+    let db = services.db();
     match action {
         None | Some(RevisionAction::List(ListArgs { json: false })) => {
             for r in db.records().revisions(org).await? {
@@ -323,7 +327,11 @@ async fn revisions(ctx: &Ctx, action: Option<RevisionAction>) -> Result<()> {
             print_json(&db.records().revisions(org).await?)?;
         }
         Some(RevisionAction::Undo { id: Some(id), .. }) => {
-            let undo = ctx.turns.lifecycle().undo(org, id, ACTOR, now_ms()).await?;
+            let undo = ctx
+                .services
+                .lifecycle()
+                .undo(org, id, ACTOR, ctx.now_ms())
+                .await?;
             println!(
                 "{}",
                 undo.message(id, |r| format!("`steward memory forget {r}` retires it"))
@@ -333,7 +341,10 @@ async fn revisions(ctx: &Ctx, action: Option<RevisionAction>) -> Result<()> {
             id: None,
             run: Some(run),
         }) => {
-            let undone = db.records().undo_run(org, &run, ACTOR, now_ms()).await?;
+            let undone = db
+                .records()
+                .undo_run(org, &run, ACTOR, ctx.now_ms())
+                .await?;
             println!(
                 "undone {} revision(s) of run {run}: {undone:?}",
                 undone.len()
@@ -348,14 +359,14 @@ async fn revisions(ctx: &Ctx, action: Option<RevisionAction>) -> Result<()> {
 }
 
 async fn review(ctx: &Ctx, action: Option<ReviewAction>) -> Result<()> {
-    let Ctx { turns, org } = ctx;
+    let Ctx { services, org } = ctx;
     let (id, confirm) = match action {
         None | Some(ReviewAction::List(_)) => {
             let filter = RecordFilter {
                 status: Some(Status::Unverified),
                 ..Default::default()
             };
-            let records = turns.db().records().list(org, &filter).await?;
+            let records = services.db().records().list(org, &filter).await?;
             if matches!(action, Some(ReviewAction::List(ListArgs { json: true }))) {
                 return print_json(&records);
             }
@@ -374,9 +385,9 @@ async fn review(ctx: &Ctx, action: Option<ReviewAction>) -> Result<()> {
         Some(ReviewAction::Confirm { id }) => (id, true),
         Some(ReviewAction::Reject { id }) => (id, false),
     };
-    match turns
+    match services
         .lifecycle()
-        .review(org, id, confirm, ACTOR, now_ms())
+        .review(org, id, confirm, ACTOR, ctx.now_ms())
         .await?
     {
         Ok(text) => println!("{text}"),
@@ -386,10 +397,10 @@ async fn review(ctx: &Ctx, action: Option<ReviewAction>) -> Result<()> {
 }
 
 async fn relearn(ctx: &Ctx, archive: Option<i64>, conversation: Option<String>) -> Result<()> {
-    let Ctx { turns, org } = ctx;
+    let Ctx { services, org } = ctx;
     let ids: Vec<i64> = match (archive, conversation) {
         (Some(id), _) => vec![id],
-        (None, Some(c)) => turns
+        (None, Some(c)) => services
             .db()
             .conversations()
             .archives(org, Some(&c))
@@ -403,7 +414,10 @@ async fn relearn(ctx: &Ctx, archive: Option<i64>, conversation: Option<String>) 
         bail!("nothing to relearn: no archive");
     }
     for id in ids {
-        let r = turns.lifecycle().relearn(org, id, ACTOR, now_ms()).await?;
+        let r = services
+            .lifecycle()
+            .relearn(org, id, ACTOR, ctx.now_ms())
+            .await?;
         println!(
             "archive {id}: {} active, {} unverified (review them with `steward memory review`), {} skipped; run {}",
             r.active.len(),
@@ -416,7 +430,7 @@ async fn relearn(ctx: &Ctx, archive: Option<i64>, conversation: Option<String>) 
 }
 
 async fn policy(ctx: &Ctx, action: Option<PolicyAction>) -> Result<()> {
-    let Ctx { turns, org } = ctx;
+    let Ctx { services, org } = ctx;
     match action {
         None | Some(PolicyAction::List(_)) => {
             let filter = RecordFilter {
@@ -424,7 +438,7 @@ async fn policy(ctx: &Ctx, action: Option<PolicyAction>) -> Result<()> {
                 status: Some(Status::Active),
                 ..Default::default()
             };
-            let records = turns.db().records().list(org, &filter).await?;
+            let records = services.db().records().list(org, &filter).await?;
             if matches!(action, Some(PolicyAction::List(ListArgs { json: true }))) {
                 return print_json(&records);
             }
@@ -433,16 +447,16 @@ async fn policy(ctx: &Ctx, action: Option<PolicyAction>) -> Result<()> {
             }
         }
         Some(PolicyAction::Add { text }) => {
-            let id = turns
+            let id = services
                 .learning()
-                .write_policy(org, &text, ACTOR, now_ms())
+                .write_policy(org, &text, ACTOR, ctx.now_ms())
                 .await?;
             println!("Written: org_policy updated (id: {id}).");
         }
         Some(PolicyAction::Retire { id }) => {
-            if let Err(refused) = turns
+            if let Err(refused) = services
                 .lifecycle()
-                .retire_policy(org, id, ACTOR, now_ms())
+                .retire_policy(org, id, ACTOR, ctx.now_ms())
                 .await?
             {
                 bail!(refused);
@@ -454,19 +468,19 @@ async fn policy(ctx: &Ctx, action: Option<PolicyAction>) -> Result<()> {
 }
 
 async fn export(ctx: &Ctx, user: Option<String>, markdown: Option<PathBuf>) -> Result<()> {
-    let Ctx { turns, org } = ctx;
+    let Ctx { services, org } = ctx;
     match (user, markdown) {
         (Some(user), _) => {
-            let v = turns
+            let v = services
                 .export()
-                .export_user(org, &user, ACTOR, now_ms())
+                .export_user(org, &user, ACTOR, ctx.now_ms())
                 .await?;
             print_json(&v)?;
         }
         (None, Some(dir)) => {
-            let n = turns
+            let n = services
                 .export()
-                .export_markdown(org, &dir, ACTOR, now_ms())
+                .export_markdown(org, &dir, ACTOR, ctx.now_ms())
                 .await?;
             println!("wrote {n} file(s) under {}", dir.display());
         }
@@ -477,9 +491,9 @@ async fn export(ctx: &Ctx, user: Option<String>, markdown: Option<PathBuf>) -> R
 
 async fn distill(ctx: &Ctx) -> Result<()> {
     let r = ctx
-        .turns
+        .services
         .consolidation()
-        .distill(&ctx.org, now_ms())
+        .distill(&ctx.org, ctx.now_ms())
         .await?;
     for m in &r.merges {
         println!("merged {:?} into #{}", m.retired, m.into);
@@ -503,10 +517,10 @@ async fn distill(ctx: &Ctx) -> Result<()> {
 }
 
 async fn archives(ctx: &Ctx, action: Option<ArchiveAction>) -> Result<()> {
-    let Ctx { turns, org } = ctx;
+    let Ctx { services, org } = ctx;
     match action {
         None | Some(ArchiveAction::List(_)) => {
-            let list = turns.db().conversations().archives(org, None).await?;
+            let list = services.db().conversations().archives(org, None).await?;
             if matches!(action, Some(ArchiveAction::List(ListArgs { json: true }))) {
                 return print_json(&list);
             }
@@ -524,7 +538,12 @@ async fn archives(ctx: &Ctx, action: Option<ArchiveAction>) -> Result<()> {
         Some(ArchiveAction::Show { id }) => {
             println!(
                 "{}",
-                turns.db().conversations().archive(org, id).await?.markdown
+                services
+                    .db()
+                    .conversations()
+                    .archive(org, id)
+                    .await?
+                    .markdown
             )
         }
     }

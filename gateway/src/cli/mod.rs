@@ -12,7 +12,7 @@ mod replay;
 mod serve;
 
 use crate::config::Config;
-use crate::turn::TurnLoop;
+use crate::services::Services;
 use ::memory::{Role, Scope, Status};
 use anyhow::{bail, Context, Result};
 use clap::builder::PossibleValuesParser;
@@ -417,24 +417,24 @@ pub async fn run(cli: Cli) -> Result<()> {
     }
 }
 
-/// The turn loop on the configured database.
-async fn open(cfg: Config) -> Result<Arc<TurnLoop>> {
+/// The services on the configured database.
+async fn open(cfg: Config) -> Result<Arc<Services>> {
     let url = ::memory::store::without_password(&cfg.database.url);
     crate::build(cfg)
         .await
         .with_context(|| format!("opening database {url}"))
 }
 
-/// What an operator command acts on: the turn loop and the organisation.
+/// What an operator command acts on: the services and the organisation.
 struct Ctx {
-    turns: Arc<TurnLoop>,
+    services: Arc<Services>,
     org: String,
 }
 
 impl Ctx {
     async fn open(cfg: Config, org: String) -> Result<Ctx> {
         Ok(Ctx {
-            turns: open(cfg).await?,
+            services: open(cfg).await?,
             org,
         })
     }
@@ -443,8 +443,11 @@ impl Ctx {
 /// Who the operator commands act as, in the audit log and on revisions.
 const ACTOR: &str = "cli";
 
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
+impl Ctx {
+    /// The time now, from the injected clock (the wall clock outside tests).
+    fn now_ms(&self) -> i64 {
+        self.services.clock().now_ms()
+    }
 }
 
 /// `value` with every `…_at` number (ms since the epoch) written as an ISO

@@ -1,17 +1,17 @@
 //! `steward pairing …`: pairing requests and paired users.
 
-use super::{date, now_ms, Ctx, PairingCommand, ACTOR};
+use super::{date, Ctx, PairingCommand, ACTOR};
 use anyhow::Result;
 use memory::Role;
 use pairing::{PairingRequest, User};
 use serde_json::{json, Value};
 
 pub(super) async fn run(ctx: &Ctx, cmd: PairingCommand) -> Result<()> {
-    let p = ctx.turns.pairing();
+    let p = ctx.services.pairing();
     let org = &ctx.org;
     match cmd {
         PairingCommand::List { json } => {
-            let pending = p.pending(org, now_ms()).await?;
+            let pending = p.pending(org, ctx.now_ms()).await?;
             let users = p.users(org).await?;
             if json {
                 let out = json!({
@@ -38,7 +38,7 @@ pub(super) async fn run(ctx: &Ctx, cmd: PairingCommand) -> Result<()> {
         }
         PairingCommand::Approve { code, role } => {
             let u = p
-                .approve(org, &code, Role::from(role), ACTOR, now_ms())
+                .approve(org, &code, Role::from(role), ACTOR, ctx.now_ms())
                 .await?;
             println!(
                 "approved: {} ({}) is paired as {}",
@@ -46,7 +46,7 @@ pub(super) async fn run(ctx: &Ctx, cmd: PairingCommand) -> Result<()> {
             );
         }
         PairingCommand::Deny { code } => {
-            let r = p.deny(org, &code, ACTOR, now_ms()).await?;
+            let r = p.deny(org, &code, ACTOR, ctx.now_ms()).await?;
             println!("denied: {} from {}", r.code, r.stored_id);
         }
         PairingCommand::Add {
@@ -61,13 +61,13 @@ pub(super) async fn run(ctx: &Ctx, cmd: PairingCommand) -> Result<()> {
                     name.as_deref(),
                     Role::from(role),
                     ACTOR,
-                    now_ms(),
+                    ctx.now_ms(),
                 )
                 .await?;
             println!("paired: {} ({}) as {}", u.name, u.user_id, u.role);
         }
         PairingCommand::Revoke { user } => {
-            let keys = p.revoke(org, &user, ACTOR, now_ms()).await?;
+            let keys = p.revoke(org, &user, ACTOR, ctx.now_ms()).await?;
             println!("revoked: {user}");
             if !keys.is_empty() {
                 println!("API keys revoked with them: {}", keys.join(", "));
@@ -75,12 +75,12 @@ pub(super) async fn run(ctx: &Ctx, cmd: PairingCommand) -> Result<()> {
         }
         PairingCommand::SetRole { user, role } => {
             let role = Role::from(role);
-            p.set_role(org, &user, role, ACTOR, now_ms()).await?;
+            p.set_role(org, &user, role, ACTOR, ctx.now_ms()).await?;
             println!("{user} is now {role}");
         }
         PairingCommand::Link { identity, user } => {
             let u = p
-                .link_identity(org, &identity, &user, ACTOR, now_ms())
+                .link_identity(org, &identity, &user, ACTOR, ctx.now_ms())
                 .await?;
             println!(
                 "linked: {identity} now speaks as {} ({}, {})",

@@ -1,16 +1,18 @@
-//! `steward serve`: the HTTP server (API, dashboard, Teams), the Discord
-//! channel beside it, and the background jobs, until ctrl-c.
+//! `steward serve`: the HTTP server (API, dashboard, Teams), and beside it
+//! the workers (the Discord channel, the jobs, embeddings, the metrics
+//! listener), until ctrl-c.
 
 use crate::dashboard::AdminToken;
-use crate::http::{serve, serve_metrics, AppState};
-use crate::turn::TurnLoop;
+use crate::http::{serve, AppState, MetricsListener};
+use crate::services::Services;
+use crate::workers::{self, CancellationToken};
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-pub(super) async fn run(turns: Arc<TurnLoop>) -> Result<()> {
-    let cfg = turns.config();
+pub(super) async fn run(services: Arc<Services>) -> Result<()> {
+    let cfg = services.config();
     let listen = &cfg.server.listen;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
@@ -22,83 +24,46 @@ pub(super) async fn run(turns: Arc<TurnLoop>) -> Result<()> {
         cfg.llm.provider
     );
     if cfg.dashboard.enabled {
-        announce_dashboard(&turns, addr).await?;
+        announce_dashboard(&services, addr).await?;
     }
-    let metrics = match &cfg.metrics.listen {
-        Some(at) => {
-            let listener = tokio::net::TcpListener::bind(at)
-                .await
-                .with_context(|| format!("binding metrics.listen {at}"))?;
-            println!("metrics: http://{}/metrics", listener.local_addr()?);
-            let state = AppState {
-                turns: turns.clone(),
-            };
-            Some(tokio::spawn(serve_metrics(listener, state, async {
-                let _ = tokio::signal::ctrl_c().await;
-            })))
-        }
-        None => None,
-    };
+    let mut workers = services.workers();
+    if let Some(at) = &cfg.metrics.listen {
+        let listener = tokio::net::TcpListener::bind(at)
+            .await
+            .with_context(|| format!("binding metrics.listen {at}"))?;
+        println!("metrics: http://{}/metrics", listener.local_addr()?);
+        let state = AppState::new(services.clone());
+        workers.push(Box::new(MetricsListener::new(listener, state)));
+    }
     if cfg.metrics.token.is_some() {
         println!("metrics: http://{addr}/metrics (Authorization: Bearer <metrics.token>)");
     }
     if cfg.teams.security_token.is_some() {
         println!("Teams outgoing webhook: POST http://{addr}/teams/<agent>");
     }
-    let discord = crate::discord::start(turns.clone()).context("starting the Discord channel")?;
-    if discord.is_some() {
+    let discord = crate::discord::worker(&services).context("starting the Discord channel")?;
+    if let Some(discord) = discord {
+        workers.push(Box::new(discord));
         println!("discord channel connecting to the gateway");
     }
-    let expire = turns
-        .jobs()
-        .spawn(turns.lifecycle().clone(), turns.clock().clone());
-    let consolidation = cfg.llm.auto_consolidate.then(|| {
-        turns
-            .jobs()
-            .spawn(turns.consolidation().clone(), turns.clock().clone())
-    });
-    // Records' vectors: after writes, and the backfill of what is missing.
-    let embeddings = turns.embeddings();
-    let embed_worker = embeddings.spawn_worker();
-    let backfill = embeddings.enabled().then(|| {
-        turns
-            .jobs()
-            .spawn(Arc::new(embeddings.clone()), turns.clock().clone())
-    });
     if let Some(url) = &cfg.embeddings.base_url {
         println!("embeddings: {url} (model {})", cfg.embeddings.model);
     }
-    let server = serve(
-        listener,
-        AppState {
-            turns: turns.clone(),
-        },
-        async {
-            let _ = tokio::signal::ctrl_c().await;
-        },
-    );
-    match discord {
-        Some(discord) => discord.beside(server).await?,
-        None => server.await?,
-    }
-    if let Some(metrics) = metrics {
-        metrics.abort();
-    }
-    expire.abort();
-    for task in [embed_worker, backfill].into_iter().flatten() {
-        task.abort();
-    }
-    if let Some(job) = consolidation {
-        job.abort();
-    }
-    turns.db().close().await;
+    let running = workers::start(workers, &CancellationToken::new());
+    tracing::info!(workers = ?running.names(), "background workers started");
+    // ctrl-c stops the server; once it has, `beside` stops every worker.
+    let server = serve(listener, AppState::new(services.clone()), async {
+        let _ = tokio::signal::ctrl_c().await;
+    });
+    running.beside(server).await??;
+    services.db().close().await;
     Ok(())
 }
 
 /// The built-in admin and the admin token exist; say where and how to sign in.
-async fn announce_dashboard(turns: &TurnLoop, addr: SocketAddr) -> Result<()> {
-    crate::dashboard::ensure_admin_user(turns).await?;
-    let token = crate::dashboard::ensure_admin_token(turns)
+async fn announce_dashboard(services: &Services, addr: SocketAddr) -> Result<()> {
+    crate::dashboard::ensure_admin_user(services).await?;
+    let token = crate::dashboard::ensure_admin_token(services)
         .await
         .context("setting up the dashboard admin token")?;
     let how = match token {

@@ -7,8 +7,9 @@
 //! and the handler (so any side effect) never runs.
 
 use super::view::{self, Tab};
-use super::{now_ms, DashError, DashboardState, Page, BUILT_IN_ADMIN, SESSION_COOKIE};
-use crate::turn::TurnLoop;
+use super::{DashError, DashboardState, Page, BUILT_IN_ADMIN, SESSION_COOKIE};
+use crate::config::Config;
+use crate::services::Services;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
@@ -18,7 +19,7 @@ use axum_extra::extract::cookie::{Cookie, SameSite};
 use axum_extra::extract::CookieJar;
 use maud::Markup;
 use memory::store::DashboardSession;
-use memory::{Role, StoreError};
+use memory::{Db, Role, StoreError};
 use rand::RngCore;
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
@@ -57,16 +58,16 @@ fn new_token() -> String {
 
 /// Make sure an admin token exists: the configured one, or one generated and
 /// stored in the database so every replica accepts it.
-pub async fn ensure_admin_token(turns: &TurnLoop) -> Result<AdminToken, StoreError> {
-    if turns.config().dashboard.admin_token.is_some() {
+pub async fn ensure_admin_token(services: &Services) -> Result<AdminToken, StoreError> {
+    if services.config().dashboard.admin_token.is_some() {
         return Ok(AdminToken::Configured);
     }
-    let org = &turns.config().server.org;
+    let org = &services.config().server.org;
     let token = new_token();
-    if turns
+    if services
         .db()
         .identity()
-        .init_dashboard_token(org, &hash(&token), now_ms())
+        .init_dashboard_token(org, &hash(&token), services.clock().now_ms())
         .await?
     {
         Ok(AdminToken::Generated(token))
@@ -77,15 +78,15 @@ pub async fn ensure_admin_token(turns: &TurnLoop) -> Result<AdminToken, StoreErr
 
 /// Replace the stored admin token with a new one and end every session.
 /// Returns the new token (to print). Has no effect on a configured token.
-pub async fn reset_admin_token(turns: &TurnLoop) -> Result<String, StoreError> {
-    let org = &turns.config().server.org;
+pub async fn reset_admin_token(services: &Services) -> Result<String, StoreError> {
+    let org = &services.config().server.org;
     let token = new_token();
-    turns
+    services
         .db()
         .identity()
-        .reset_dashboard_token(org, &hash(&token), now_ms())
+        .reset_dashboard_token(org, &hash(&token), services.clock().now_ms())
         .await?;
-    turns
+    services
         .db()
         .audit()
         .append(
@@ -94,40 +95,42 @@ pub async fn reset_admin_token(turns: &TurnLoop) -> Result<String, StoreError> {
             "dashboard.token_reset",
             "dashboard",
             "",
-            now_ms(),
+            services.clock().now_ms(),
         )
         .await?;
     Ok(token)
 }
 
 /// The hash a sign-in token must match: the configured token's, else the stored one's.
-async fn expected_token_hash(turns: &TurnLoop) -> Result<Option<String>, StoreError> {
-    match &turns.config().dashboard.admin_token {
+async fn expected_token_hash(cfg: &Config, db: &Db) -> Result<Option<String>, StoreError> {
+    match &cfg.dashboard.admin_token {
         Some(t) => Ok(Some(hash(t.trim()))),
-        None => {
-            turns
-                .db()
-                .identity()
-                .dashboard_token_hash(&turns.config().server.org)
-                .await
-        }
+        None => db.identity().dashboard_token_hash(&cfg.server.org).await,
     }
 }
 
 /// The built-in `admin` user the dashboard chats as exists, active, with the admin role.
-pub async fn ensure_admin_user(turns: &TurnLoop) -> Result<(), DashError> {
-    let org = &turns.config().server.org;
-    let current = turns.pairing().resolve(org, BUILT_IN_ADMIN).await?;
+pub async fn ensure_admin_user(services: &Services) -> Result<(), DashError> {
+    let org = &services.config().server.org;
+    admin_user(services.pairing(), org, services.clock().now_ms()).await
+}
+
+/// [`ensure_admin_user`] in `org`, paired at `now` if it must be.
+pub(crate) async fn admin_user(
+    pairing: &::pairing::Pairing,
+    org: &str,
+    now: i64,
+) -> Result<(), DashError> {
+    let current = pairing.resolve(org, BUILT_IN_ADMIN).await?;
     if current.is_none_or(|u| u.role != Role::Admin) {
-        turns
-            .pairing()
+        pairing
             .add_user(
                 org,
                 BUILT_IN_ADMIN,
                 "Dashboard admin",
                 Role::Admin,
                 "dashboard",
-                now_ms(),
+                now,
             )
             .await?;
     }
@@ -144,23 +147,23 @@ pub(crate) enum SignIn {
     NoToken,
 }
 
-pub(crate) async fn sign_in(turns: &TurnLoop, token: &str) -> Result<SignIn, StoreError> {
-    let Some(expected) = expected_token_hash(turns).await? else {
+pub(crate) async fn sign_in(state: &DashboardState, token: &str) -> Result<SignIn, StoreError> {
+    let Some(expected) = expected_token_hash(&state.cfg, state.db()).await? else {
         return Ok(SignIn::NoToken);
     };
     let token = token.trim();
     if token.is_empty() || !same(&hash(token), &expected) {
         return Ok(SignIn::Refused);
     }
-    let cfg = &turns.config().dashboard;
+    let cfg = &state.cfg.dashboard;
     let id = random_hex(32);
-    let now = now_ms();
+    let now = state.now_ms();
     let hours = cfg.session_hours;
-    turns
+    state
         .db()
         .identity()
         .create_dashboard_session(&DashboardSession {
-            org: turns.config().server.org.clone(),
+            org: state.org().to_string(),
             id_hash: hash(&id),
             csrf: random_hex(32),
             token_hash: expected,
@@ -205,19 +208,17 @@ impl Admin {
         let Some(id) = jar.get(SESSION_COOKIE).map(|c| c.value().to_string()) else {
             return Err(to_sign_in());
         };
-        let turns = &state.turns;
-        let org = &turns.config().server.org;
-        let session = turns
+        let session = state
             .db()
             .identity()
-            .dashboard_session(org, &hash(&id), now_ms())
+            .dashboard_session(state.org(), &hash(&id), state.now_ms())
             .await
             .map_err(|e| DashError::from(e).into_response())?;
         let Some(session) = session else {
             return Err(to_sign_in());
         };
         // A session lives only as long as the token it signed in with.
-        let expected = expected_token_hash(turns)
+        let expected = expected_token_hash(&state.cfg, state.db())
             .await
             .map_err(|e| DashError::from(e).into_response())?;
         match expected {

@@ -4,7 +4,7 @@
 
 use super::auth::{self, Screen, Submitted};
 use super::view::{self, CHAT};
-use super::{now_ms, DashboardState, Page, BUILT_IN_ADMIN, CHAT_CONVERSATION, PAGE_ROWS};
+use super::{DashboardState, Page, BUILT_IN_ADMIN, CHAT_CONVERSATION, PAGE_ROWS};
 use adapters::{ConversationKind, Inbound, TurnHandler};
 use axum::response::{IntoResponse, Redirect};
 use maud::{html, Markup};
@@ -13,14 +13,13 @@ use serde::Deserialize;
 
 pub(super) async fn page(screen: Screen) -> Page {
     let state = &screen.state;
-    let t = &state.turns;
-    let agent = &t.config().server.agent;
-    let history = t
+    let agent = &state.cfg.server.agent;
+    let history = state
         .db()
         .conversations()
         .history(state.org(), agent, CHAT_CONVERSATION)
         .await?;
-    let pending = t
+    let pending = state
         .db()
         .records()
         .pending_proposals(
@@ -28,7 +27,7 @@ pub(super) async fn page(screen: Screen) -> Page {
             agent,
             CHAT_CONVERSATION,
             BUILT_IN_ADMIN,
-            now_ms(),
+            state.now_ms(),
         )
         .await?;
     let content = template(&history, &pending, screen.admin.csrf());
@@ -120,7 +119,7 @@ pub(super) async fn answer(sent: Submitted<AnswerForm>) -> Page {
 
 /// `text` from the built-in admin in the dashboard conversation.
 fn message(state: &DashboardState, text: &str) -> Inbound {
-    let server = &state.turns.config().server;
+    let server = &state.cfg.server;
     Inbound {
         org: server.org.clone(),
         agent: server.agent.clone(),
@@ -131,7 +130,7 @@ fn message(state: &DashboardState, text: &str) -> Inbound {
         sender_name: "Dashboard admin".into(),
         text: text.into(),
         platform_id: None,
-        at: chrono::Utc::now(),
+        at: state.clock.now_utc(),
         mentioned: true,
         answer: None,
     }
@@ -142,9 +141,8 @@ fn message(state: &DashboardState, text: &str) -> Inbound {
 /// comes back as a notice.
 async fn run_turn<T>(sent: Submitted<T>, msg: Inbound) -> Page {
     let state = &sent.state;
-    let t = &state.turns;
-    auth::ensure_admin_user(t).await?;
-    let replies = match TurnHandler::handle(t.as_ref(), msg).await {
+    auth::admin_user(state.pairing(), state.org(), state.now_ms()).await?;
+    let replies = match TurnHandler::handle(state.turns.as_ref(), msg).await {
         Ok(r) => r,
         Err(e) => {
             tracing::error!(error = %e, "dashboard turn failed");
@@ -155,10 +153,10 @@ async fn run_turn<T>(sent: Submitted<T>, msg: Inbound) -> Page {
             );
         }
     };
-    let history = t
+    let history = state
         .db()
         .conversations()
-        .history(state.org(), &t.config().server.agent, CHAT_CONVERSATION)
+        .history(state.org(), &state.cfg.server.agent, CHAT_CONVERSATION)
         .await?;
     let shown: Vec<&str> = history
         .iter()

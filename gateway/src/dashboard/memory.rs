@@ -4,7 +4,7 @@
 
 use super::auth::Screen;
 use super::view::{self, MEMORY};
-use super::{now_ms, Page, BUILT_IN_ADMIN, PAGE_ROWS};
+use super::{Page, BUILT_IN_ADMIN, PAGE_ROWS};
 use axum::extract::Query;
 use axum::response::{IntoResponse, Redirect};
 use maud::{html, Markup};
@@ -136,7 +136,7 @@ pub(super) async fn person(screen: Screen, Query(mq): Query<MemoryQuery>) -> Pag
             "memory.view",
             user,
             "personal memory opened on the dashboard",
-            now_ms(),
+            state.now_ms(),
         )
         .await?;
     let filter = RecordFilter {

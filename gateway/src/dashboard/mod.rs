@@ -32,6 +32,10 @@ pub use auth::{
 };
 pub use signin::TOO_MANY_ATTEMPTS;
 
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::lifecycle::Lifecycle;
+use crate::services::Services;
 use crate::turn::TurnLoop;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::map_response;
@@ -50,26 +54,56 @@ pub const SESSION_COOKIE: &str = "steward_session";
 
 const STYLE: &str = include_str!("style.css");
 
-/// What every dashboard handler is given: the turn loop it shows and acts on.
+/// What every dashboard handler is given: the services it shows and acts on.
 #[derive(Clone)]
 pub struct DashboardState {
+    cfg: Arc<Config>,
+    clock: Arc<dyn Clock>,
+    db: ::memory::Db,
+    pairing: ::pairing::Pairing,
+    /// Review, undo and forget.
+    lifecycle: Arc<Lifecycle>,
+    /// The chat page's turns.
     turns: Arc<TurnLoop>,
     /// Sign-in attempts per client and in all.
     sign_in: Arc<signin::SignInLimits>,
 }
 
 impl DashboardState {
+    /// The dashboard's state on `services`, with its own sign-in limiter.
+    pub fn new(services: &Services) -> DashboardState {
+        let cfg = services.config();
+        DashboardState {
+            sign_in: Arc::new(signin::SignInLimits::new(
+                cfg.dashboard.sign_in_per_minute,
+                cfg.dashboard.sign_in_global_per_minute,
+                services.clock().clone(),
+            )),
+            cfg: cfg.clone(),
+            clock: services.clock().clone(),
+            db: services.db().clone(),
+            pairing: services.pairing().clone(),
+            lifecycle: services.lifecycle().clone(),
+            turns: services.turns().clone(),
+        }
+    }
+
     /// The organisation the dashboard shows (`server.org`).
     fn org(&self) -> &str {
-        &self.turns.config().server.org
+        &self.cfg.server.org
     }
 
     fn db(&self) -> &::memory::Db {
-        self.turns.db()
+        &self.db
     }
 
     fn pairing(&self) -> &::pairing::Pairing {
-        self.turns.pairing()
+        &self.pairing
+    }
+
+    /// The time now, from the injected clock.
+    fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
     }
 }
 
@@ -78,10 +112,6 @@ type Page = Result<Response, DashError>;
 
 /// Rows a list page shows at most.
 const PAGE_ROWS: i64 = 200;
-
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
 
 /// Why a dashboard page could not be served.
 #[derive(Debug, thiserror::Error)]
@@ -108,13 +138,10 @@ impl IntoResponse for DashError {
     }
 }
 
-/// The dashboard's routes on `turns` (none when `dashboard.enabled = false`),
-/// for any outer router: they carry their own state.
-pub fn router<S>(turns: &Arc<TurnLoop>) -> Router<S>
-where
-    S: Clone + Send + Sync + 'static,
-{
-    if !turns.config().dashboard.enabled {
+/// The dashboard's routes (none when `dashboard.enabled = false`); the
+/// server gives them their [`DashboardState`].
+pub fn router(cfg: &Config) -> Router<DashboardState> {
+    if !cfg.dashboard.enabled {
         return Router::new();
     }
     Router::new()
@@ -142,14 +169,6 @@ where
         .route("/dashboard/audit", get(audit::page))
         .route("/dashboard/settings", get(settings::page))
         .layer(map_response(security_headers))
-        .with_state(DashboardState {
-            turns: turns.clone(),
-            sign_in: Arc::new(signin::SignInLimits::new(
-                turns.config().dashboard.sign_in_per_minute,
-                turns.config().dashboard.sign_in_global_per_minute,
-                turns.clock().clone(),
-            )),
-        })
 }
 
 /// Every routed POST path, for tests that try each one without a CSRF token.

@@ -4,7 +4,7 @@
 
 use super::auth::{Screen, Submitted};
 use super::view::{self, PAIRING};
-use super::{now_ms, DashError, Page, BUILT_IN_ADMIN};
+use super::{DashError, Page, BUILT_IN_ADMIN};
 use maud::{html, Markup};
 use memory::Role;
 use pairing::{PairingError, PairingRequest, User, UserStatus};
@@ -13,7 +13,7 @@ use serde::Deserialize;
 pub(super) async fn page(screen: Screen) -> Page {
     let state = &screen.state;
     let p = state.pairing();
-    let pending = p.pending(state.org(), now_ms()).await?;
+    let pending = p.pending(state.org(), state.now_ms()).await?;
     let users = p.users(state.org()).await?;
     let content = template(&pending, &users, screen.admin.csrf());
     screen.show(PAIRING, content)
@@ -163,7 +163,13 @@ pub(super) async fn approve(sent: Submitted<CodeForm>) -> Page {
     let state = &sent.state;
     let result = state
         .pairing()
-        .approve(state.org(), &sent.form.code, role, BUILT_IN_ADMIN, now_ms())
+        .approve(
+            state.org(),
+            &sent.form.code,
+            role,
+            BUILT_IN_ADMIN,
+            state.now_ms(),
+        )
         .await;
     outcome(sent, result, |u, _| {
         format!(
@@ -188,7 +194,7 @@ pub(super) async fn add(sent: Submitted<AddForm>) -> Page {
             Some(&sent.form.name),
             role,
             BUILT_IN_ADMIN,
-            now_ms(),
+            state.now_ms(),
         )
         .await;
     outcome(sent, result, |u, _| {
@@ -200,7 +206,7 @@ pub(super) async fn deny(sent: Submitted<CodeForm>) -> Page {
     let state = &sent.state;
     let result = state
         .pairing()
-        .deny(state.org(), &sent.form.code, BUILT_IN_ADMIN, now_ms())
+        .deny(state.org(), &sent.form.code, BUILT_IN_ADMIN, state.now_ms())
         .await;
     outcome(sent, result, |r, _| {
         format!("Denied pairing request {} from {}.", r.code, r.stored_id)
@@ -216,7 +222,13 @@ pub(super) async fn set_role(sent: Submitted<UserForm>) -> Page {
     let state = &sent.state;
     let result = state
         .pairing()
-        .set_role(state.org(), &sent.form.user, role, BUILT_IN_ADMIN, now_ms())
+        .set_role(
+            state.org(),
+            &sent.form.user,
+            role,
+            BUILT_IN_ADMIN,
+            state.now_ms(),
+        )
         .await;
     outcome(sent, result, |(), form| {
         format!("{} is now {role}.", form.user)
@@ -230,7 +242,7 @@ pub(super) async fn revoke(sent: Submitted<UserForm>) -> Page {
     let state = &sent.state;
     let result = state
         .pairing()
-        .revoke(state.org(), &sent.form.user, BUILT_IN_ADMIN, now_ms())
+        .revoke(state.org(), &sent.form.user, BUILT_IN_ADMIN, state.now_ms())
         .await;
     outcome(sent, result, |keys, form| match keys.len() {
         0 => format!("Revoked: {} is no longer paired.", form.user),

@@ -3,7 +3,7 @@
 
 use super::auth::{Screen, Submitted};
 use super::view::{self, REVIEW};
-use super::{now_ms, Page, BUILT_IN_ADMIN, PAGE_ROWS};
+use super::{Page, BUILT_IN_ADMIN, PAGE_ROWS};
 use maud::{html, Markup};
 use memory::store::RecordFilter;
 use memory::{MemoryRecord, Status};
@@ -68,9 +68,14 @@ pub(super) async fn reject(sent: Submitted<IdForm>) -> Page {
 async fn decide(sent: Submitted<IdForm>, confirm: bool) -> Page {
     let state = &sent.state;
     let outcome = state
-        .turns
-        .lifecycle()
-        .review(state.org(), sent.form.id, confirm, BUILT_IN_ADMIN, now_ms())
+        .lifecycle
+        .review(
+            state.org(),
+            sent.form.id,
+            confirm,
+            BUILT_IN_ADMIN,
+            state.now_ms(),
+        )
         .await?;
     let (ok, text) = match outcome {
         Ok(done) => (true, done),

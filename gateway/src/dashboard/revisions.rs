@@ -3,7 +3,7 @@
 
 use super::auth::{Screen, Submitted};
 use super::view::{self, REVISIONS};
-use super::{now_ms, Page, BUILT_IN_ADMIN, PAGE_ROWS};
+use super::{Page, BUILT_IN_ADMIN, PAGE_ROWS};
 use crate::lifecycle::Undo;
 use maud::{html, Markup};
 use memory::{MemoryRecord, Revision, Status, StoreError};
@@ -99,9 +99,8 @@ pub(super) async fn undo(sent: Submitted<UndoForm>) -> Page {
     let state = &sent.state;
     let id = sent.form.id;
     let undo = match state
-        .turns
-        .lifecycle()
-        .undo(state.org(), id, BUILT_IN_ADMIN, now_ms())
+        .lifecycle
+        .undo(state.org(), id, BUILT_IN_ADMIN, state.now_ms())
         .await
     {
         Ok(u) => u,
@@ -130,9 +129,8 @@ pub(super) async fn forget(sent: Submitted<UndoForm>) -> Page {
         return sent.done(false, format!("Record #{id} is not active."), to);
     }
     state
-        .turns
-        .lifecycle()
-        .forget(state.org(), id, BUILT_IN_ADMIN, now_ms())
+        .lifecycle
+        .forget(state.org(), id, BUILT_IN_ADMIN, state.now_ms())
         .await?;
     sent.done(true, format!("Forgotten: record #{id} is deleted."), to)
 }

@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 
 pub(super) async fn page(screen: Screen) -> Page {
-    let content = template(screen.state.turns.config());
+    let content = template(&screen.state.cfg);
     screen.show(SETTINGS, content)
 }
 

@@ -170,7 +170,7 @@ pub(super) async fn login(
         )
             .into_response());
     }
-    Ok(match auth::sign_in(&state.turns, &f.token).await? {
+    Ok(match auth::sign_in(&state, &f.token).await? {
         SignIn::Ok(cookie) => (CookieJar::new().add(cookie), Redirect::to(view::CHAT.path)).into_response(),
         SignIn::Refused => {
             tracing::warn!("dashboard sign-in refused: wrong admin token");

@@ -489,6 +489,7 @@ impl OpenAi {
                     })
                 });
             }
+            // Retry-After may be an HTTP date on the server's wall clock: read against ours.
             let asked = retry_after(resp.headers(), Utc::now());
             let detail = error_detail(&resp.text().await.unwrap_or_default());
             let error =
