@@ -102,6 +102,8 @@ pub enum DiscordError {
     Settings(String),
     #[error("Discord client failed: {0}")]
     Client(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("`{0}` is not a Discord channel id")]
+    NotAChannel(String),
 }
 
 fn client_error(e: serenity::Error) -> DiscordError {
@@ -127,6 +129,29 @@ pub async fn run<F>(
 where
     F: Future<Output = ()> + Send,
 {
+    let http = rest_client(&settings)?;
+    let bot = Bot {
+        settings,
+        handler,
+        me: OnceCell::new(),
+    };
+    let mut client = ClientBuilder::new_with_http(http, intents())
+        .event_handler(bot)
+        .await
+        .map_err(client_error)?;
+    let shards = client.shard_manager.clone();
+    tokio::select! {
+        r = client.start() => r.map_err(client_error),
+        () = shutdown => {
+            tracing::info!("closing the Discord gateway connection");
+            shards.shutdown_all().await;
+            Ok(())
+        }
+    }
+}
+
+/// The REST client of `settings`: its token, through `api_base` when set.
+fn rest_client(settings: &DiscordSettings) -> Result<Http, DiscordError> {
     let token = settings.token.expose_secret().trim();
     if token.is_empty() {
         return Err(DiscordError::Settings("the bot token is empty".into()));
@@ -143,24 +168,36 @@ where
         // proxy (which rate-limits itself) is used without it.
         http = http.proxy(base).ratelimiter_disabled(true);
     }
-    let bot = Bot {
-        settings,
-        handler,
-        me: OnceCell::new(),
-    };
-    let mut client = ClientBuilder::new_with_http(http.build(), intents())
-        .event_handler(bot)
-        .await
-        .map_err(client_error)?;
-    let shards = client.shard_manager.clone();
-    tokio::select! {
-        r = client.start() => r.map_err(client_error),
-        () = shutdown => {
-            tracing::info!("closing the Discord gateway connection");
-            shards.shutdown_all().await;
-            Ok(())
-        }
+    Ok(http.build())
+}
+
+/// Post `text` into the channel (or thread, or DM channel) with id `channel`
+/// through the REST API, outside any turn and without a gateway connection:
+/// split at [`MESSAGE_LIMIT`], pinging nobody. The ids of the messages made.
+pub async fn post(
+    settings: &DiscordSettings,
+    channel: &str,
+    text: &str,
+) -> Result<Vec<String>, DiscordError> {
+    let id = channel
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or_else(|| DiscordError::NotAChannel(channel.into()))?;
+    let http = rest_client(settings)?;
+    let mut ids = Vec::new();
+    for piece in split_message(text, MESSAGE_LIMIT) {
+        let out = CreateMessage::new()
+            .content(piece)
+            .allowed_mentions(no_pings());
+        let sent = ChannelId::new(id)
+            .send_message(&http, out)
+            .await
+            .map_err(client_error)?;
+        ids.push(sent.id.to_string());
     }
+    Ok(ids)
 }
 
 /// Replies never ping anyone: text echoed from memory or from a user cannot

@@ -112,7 +112,7 @@ impl TeamsSettings {
     /// with defaults for everything else.
     pub fn new(token: &str) -> Result<TeamsSettings, TeamsError> {
         let key = decode_security_token(token)?;
-        let client = reqwest::Client::builder().timeout(POST_TIMEOUT).build()?;
+        let client = workflows_client()?;
         Ok(TeamsSettings {
             key: key.into(),
             client,
@@ -554,6 +554,19 @@ impl std::fmt::Display for PostError {
             PostError::Transport(e) => write!(f, "{e}"),
         }
     }
+}
+
+/// The HTTP client Workflows posts go through, with their per-request timeout.
+pub fn workflows_client() -> Result<reqwest::Client, TeamsError> {
+    Ok(reqwest::Client::builder().timeout(POST_TIMEOUT).build()?)
+}
+
+/// The Teams channel a conversation id is in: a channel thread's id is
+/// `<channel id>;messageid=<root message>`; any other is its own.
+pub fn channel_of(conversation: &str) -> &str {
+    conversation
+        .split_once(";messageid=")
+        .map_or(conversation, |(channel, _)| channel)
 }
 
 /// POST `text` as an Adaptive Card to a Workflows webhook. 429, 5xx and

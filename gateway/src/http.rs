@@ -1,6 +1,7 @@
 //! The HTTP server: health, with the REST API's (`crate::api`), the dashboard's
-//! and the Teams webhook's routes merged in, each router given only its own
-//! substate of [`AppState`] (`FromRef`).
+//! and the channels' routes (`crate::channels`, the Teams webhook) merged in,
+//! the API and the dashboard each given only its own substate of
+//! [`AppState`] (`FromRef`).
 //! `app(state)` is the whole router, so tests drive it in-process and over a
 //! real socket alike; `serve` runs it on a listener the way `steward serve`
 //! does, with `[server]`'s deadlines and connection cap.
@@ -93,9 +94,15 @@ pub fn app(state: AppState) -> Router {
     if cfg.metrics.token.is_some() {
         router = router.route("/metrics", get(metrics));
     }
+    router =
+        router.merge(crate::dashboard::router(cfg).with_state(DashboardState::from_ref(&state)));
+    // Each channel that is on, with routes of its own (Teams' webhook).
+    for channel in crate::channels::CHANNELS {
+        if channel.enabled(cfg) {
+            router = router.merge(channel.routes(&state.services).unwrap_or_default());
+        }
+    }
     router
-        .merge(crate::dashboard::router(cfg).with_state(DashboardState::from_ref(&state)))
-        .merge(crate::teams::routes(&state.services))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
         // Every route's body must arrive in full within `server.body_timeout_ms`

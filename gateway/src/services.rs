@@ -1,5 +1,5 @@
 //! The services of one steward process, built in one place
-//! ([`Services::assemble`]): configuration, clock, database, pairing,
+//! (`Services::assemble`): configuration, clock, database, pairing,
 //! learning, the lifecycle, consolidation, export, the jobs, embeddings and
 //! metrics, with the turn loop as one member. Front-ends (HTTP, CLI, replay,
 //! channels, workers) take what they use from here; the turn loop holds only

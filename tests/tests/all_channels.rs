@@ -51,7 +51,7 @@ async fn one_memory_serves_discord_teams_and_the_dashboard_at_once() {
     let server = serve(listener, AppState::new(h.services.clone()), async {
         let _ = stopped.await;
     });
-    let channel = steward::discord::worker(&h.services)
+    let channel = steward::channels::discord::worker(&h.services)
         .expect("settings")
         .expect("discord on");
     let running = workers::start(vec![Box::new(channel)], &CancellationToken::new());

@@ -8,6 +8,7 @@ use memory::write::RawWrites;
 use memory::{Db, NewRecord, Role, Scope, Status};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
+use steward::channels::{self, ConversationRef, Delivered, DeliveryError};
 use steward::clock::{Clock, ManualClock};
 use steward::dashboard::{ensure_admin_token, reset_admin_token, AdminToken, FORM_ROUTES};
 use steward::Config;
@@ -1480,4 +1481,95 @@ async fn malformed_forms_are_bad_requests_that_change_nothing() {
         assert_eq!(a.status, StatusCode::BAD_REQUEST, "{route}");
     }
     assert_eq!(snapshot(&h).await, before);
+}
+
+#[tokio::test]
+async fn the_settings_page_lists_each_channel_and_whether_it_is_on() {
+    let mut cfg = Config::from_toml(
+        "[discord]\ntoken = \"discord-secret-token\"\nagent = \"support\"\n[teams]\nsecurity_token = \"c2VjcmV0LXRlYW1zLXRva2Vu\"\n[teams.workflows]\n\"19:general@thread.tacv2\" = \"https://example.com/hook?sig=workflows-secret\"",
+    )
+    .unwrap();
+    cfg.dashboard.admin_token = Some(TOKEN.into());
+    let h = Harness::with_config(cfg).await;
+    let mut c = Client::new(h.services.clone());
+    c.sign_in(TOKEN).await;
+    let body = c.get("/dashboard/settings").await.body;
+    let row = |body: &str, name: &str| {
+        let at = body.find(&format!("id=\"channel-{name}\"")).expect(name);
+        body[at..at + body[at..].find("</tr>").unwrap()].to_string()
+    };
+    let discord = row(&body, "discord");
+    assert!(
+        discord.contains(">on<") && discord.contains("support"),
+        "{discord}"
+    );
+    assert!(discord.contains("https://discord.com"), "{discord}");
+    let teams = row(&body, "teams");
+    assert!(
+        teams.contains(">on<") && teams.contains("POST /teams/"),
+        "{teams}"
+    );
+    assert!(teams.contains("of 1 Teams channels"), "{teams}");
+    let chat = row(&body, "dashboard");
+    assert!(
+        chat.contains(">on<") && chat.contains("dashboard:admin"),
+        "{chat}"
+    );
+    let api = row(&body, "api");
+    assert!(
+        api.contains(">on<") && api.contains("POST /api/v1/messages"),
+        "{api}"
+    );
+    for secret in [
+        "discord-secret-token",
+        "c2VjcmV0LXRlYW1zLXRva2Vu",
+        "workflows-secret",
+    ] {
+        assert!(!body.contains(secret), "{secret} shown");
+    }
+    // Without their sections, Discord and Teams are listed as off.
+    let (_h, mut c, _) = signed_in().await;
+    let body = c.get("/dashboard/settings").await.body;
+    for name in ["discord", "teams"] {
+        let off = row(&body, name);
+        assert!(off.contains(">off<") && !off.contains("agent: "), "{off}");
+    }
+}
+
+/// A message delivered to the dashboard's chat (an automated run's) is the
+/// agent's line of `dashboard:admin`, shown on the chat page.
+#[tokio::test]
+async fn a_delivered_message_shows_in_the_dashboard_chat() {
+    let (h, mut c, _) = signed_in().await;
+    let to = |conversation: &str| ConversationRef {
+        org: "default".into(),
+        agent: "default".into(),
+        conversation: conversation.into(),
+    };
+    let delivered = channels::deliver(
+        &h.services,
+        "dashboard",
+        &to(steward::dashboard::CHAT_CONVERSATION),
+        "The nightly import finished.",
+    )
+    .await
+    .expect("delivered");
+    assert!(
+        matches!(delivered, Delivered::Stored { .. }),
+        "{delivered:?}"
+    );
+    let page = c.get("/dashboard/chat").await.body;
+    assert!(page.contains("The nightly import finished."), "{page}");
+    let e = channels::deliver(&h.services, "dashboard", &to("dashboard:someone"), "hi")
+        .await
+        .expect_err("only the admin's chat");
+    assert!(matches!(e, DeliveryError::NoRoute { .. }), "{e}");
+    // The API cannot push to a client: a clear refusal, nothing stored.
+    let e = channels::deliver(&h.services, "api", &to("api:discord:222"), "hi")
+        .await
+        .expect_err("unsupported");
+    assert!(
+        matches!(e, DeliveryError::Unsupported { channel: "api", .. }),
+        "{e}"
+    );
 }

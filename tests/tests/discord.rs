@@ -9,6 +9,7 @@ use memory::{Role, Scope, Status};
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::Arc;
+use steward::channels::{self, ConversationRef, Delivered, DeliveryError};
 use steward::workers::{self, CancellationToken};
 use steward::Config;
 use steward_tests::fake_discord::{id_of, FakeDiscord, FakeUser, Posted, RecordingTurns, Sent};
@@ -679,7 +680,7 @@ async fn serve_wires_the_discord_section_and_stops_with_the_server() {
         .await
         .expect("pair");
 
-    let channel = steward::discord::worker(&h.services)
+    let channel = steward::channels::discord::worker(&h.services)
         .expect("settings")
         .expect("a token starts the channel");
     let running = workers::start(vec![Box::new(channel)], &CancellationToken::new());
@@ -728,7 +729,7 @@ async fn a_rejected_token_stops_serve_with_an_error() {
         .expect("date");
     let fake = FakeDiscord::start(TOKEN, FakeUser::new(BOT, "steward").bot(), start).await;
     let h = Harness::with_config(config_for(&fake, "not-the-token", "")).await;
-    let channel = steward::discord::worker(&h.services)
+    let channel = steward::channels::discord::worker(&h.services)
         .expect("settings")
         .expect("a token starts the channel");
     let running = workers::start(vec![Box::new(channel)], &CancellationToken::new());
@@ -743,13 +744,15 @@ async fn a_rejected_token_stops_serve_with_an_error() {
 #[test]
 fn the_discord_section_is_validated_and_optional() {
     let cfg = Config::from_toml("").expect("defaults");
-    assert!(steward::discord::settings(&cfg).expect("ok").is_none());
+    assert!(steward::channels::discord::settings(&cfg)
+        .expect("ok")
+        .is_none());
 
     let cfg = Config::from_toml(
         "[server]\norg = \"acme\"\n[discord]\ntoken = \"t\"\n[discord.guild_orgs]\n\"42\" = \"beta\"\n",
     )
     .expect("config");
-    let s = steward::discord::settings(&cfg)
+    let s = steward::channels::discord::settings(&cfg)
         .expect("ok")
         .expect("token set");
     assert_eq!(s.default_org, "acme", "defaults to server.org");
@@ -776,4 +779,67 @@ fn the_discord_section_is_validated_and_optional() {
         let err = Config::from_toml(toml).expect_err(toml).to_string();
         assert!(err.contains(key), "{toml}: {err}");
     }
+}
+
+/// `deliver` posts through Discord's REST API into the conversation's channel,
+/// without a gateway connection, split at Discord's limit, pinging nobody.
+#[tokio::test]
+async fn deliver_posts_into_the_conversations_channel() {
+    let start = Utc
+        .with_ymd_and_hms(2026, 1, 5, 9, 0, 0)
+        .single()
+        .expect("date");
+    let fake = FakeDiscord::start(TOKEN, FakeUser::new(BOT, "steward").bot(), start).await;
+    let h = Harness::with_config(config_for(&fake, TOKEN, "")).await;
+    let to = |conversation: &str| ConversationRef {
+        org: "default".into(),
+        agent: "default".into(),
+        conversation: conversation.into(),
+    };
+    let text = "The weekly report is ready: @everyone see example_orders.";
+    let delivered = channels::deliver(&h.services, "discord", &to(&GENERAL.to_string()), text)
+        .await
+        .expect("delivered");
+    let posted = fake.message_in(GENERAL).await;
+    assert_eq!((posted.channel, posted.content()), (GENERAL, text));
+    assert!(posted.pings_nobody(), "{:?}", posted.body);
+    assert_eq!(
+        delivered,
+        Delivered::Posted {
+            ids: vec![posted.id.to_string()]
+        }
+    );
+    // A long text is several messages, in order, in the same channel.
+    let long = format!("{}\n{}", "a".repeat(1_500), "b".repeat(1_500));
+    let delivered = channels::deliver(&h.services, "discord", &to(&ADMIN_DM.to_string()), &long)
+        .await
+        .expect("delivered");
+    let first = fake.message_in(ADMIN_DM).await;
+    let second = fake.message_in(ADMIN_DM).await;
+    assert_eq!(
+        (first.content(), second.content()),
+        ("a".repeat(1_500).as_str(), "b".repeat(1_500).as_str())
+    );
+    assert_eq!(
+        delivered,
+        Delivered::Posted {
+            ids: vec![first.id.to_string(), second.id.to_string()]
+        }
+    );
+    // Not a channel id, blank text, or the channel off: nothing is sent.
+    let before = fake.sent().len();
+    let e = channels::deliver(&h.services, "discord", &to("general"), "hi")
+        .await
+        .expect_err("not a channel id");
+    assert!(matches!(e, DeliveryError::NoRoute { .. }), "{e}");
+    let e = channels::deliver(&h.services, "discord", &to(&GENERAL.to_string()), "  ")
+        .await
+        .expect_err("blank");
+    assert!(matches!(e, DeliveryError::Blank), "{e}");
+    let off = Harness::new().await;
+    let e = channels::deliver(&off.services, "discord", &to(&GENERAL.to_string()), "hi")
+        .await
+        .expect_err("off");
+    assert!(matches!(e, DeliveryError::Off("discord")), "{e}");
+    assert_eq!(fake.sent().len(), before);
 }

@@ -5,6 +5,7 @@
 use memory::{Db, Role};
 use serde_json::{json, Value};
 use std::time::Duration;
+use steward::channels::{self, ConversationRef, Delivered, DeliveryError};
 use steward::http::{app, AppState};
 use steward::Config;
 use steward_tests::teams_signer::{
@@ -912,4 +913,40 @@ async fn a_role_change_and_a_revocation_hold_from_the_next_turn() {
         roles,
         vec![Some("admin".to_string()), Some("user".to_string()), None]
     );
+}
+
+/// `deliver` posts to the Workflows webhook of the conversation's Teams
+/// channel; a conversation whose channel has none gets nothing, and says so.
+#[tokio::test]
+async fn deliver_posts_to_the_workflows_webhook_of_the_conversations_channel() {
+    let general = FakeWorkflows::start([]).await;
+    let finance = FakeWorkflows::start([]).await;
+    let mut cfg = Config::default();
+    cfg.teams.workflows = [
+        (GENERAL.to_string(), general.url.clone()),
+        ("19:finance@thread.tacv2".to_string(), finance.url.clone()),
+    ]
+    .into();
+    let t = start(cfg).await;
+    let to = |conversation: &str| ConversationRef {
+        org: "default".into(),
+        agent: "default".into(),
+        conversation: conversation.into(),
+    };
+    let text = "The weekly report is ready.";
+    let delivered = channels::deliver(&t.h.services, "teams", &to(CHANNEL_THREAD), text)
+        .await
+        .expect("delivered");
+    assert_eq!(delivered, Delivered::Posted { ids: Vec::new() });
+    assert_eq!(card_text(&general.next_post().await), text);
+    // A personal chat has no webhook: an error, and nothing posted anywhere.
+    let e = channels::deliver(&t.h.services, "teams", &to("a:1-personal"), text)
+        .await
+        .expect_err("no webhook");
+    assert!(
+        matches!(&e, DeliveryError::NoRoute { why, .. } if why.contains("no Workflows webhook")),
+        "{e}"
+    );
+    assert_eq!(general.statuses(), vec![202]);
+    assert!(finance.statuses().is_empty());
 }

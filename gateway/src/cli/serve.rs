@@ -1,7 +1,8 @@
-//! `steward serve`: the HTTP server (API, dashboard, Teams), and beside it
-//! the workers (the Discord channel, the jobs, embeddings, the metrics
-//! listener), until ctrl-c.
+//! `steward serve`: the HTTP server (API, dashboard, the channels' routes),
+//! and beside it the workers (the channels' connections, the jobs,
+//! embeddings, the metrics listener), until ctrl-c.
 
+use crate::channels::CHANNELS;
 use crate::dashboard::AdminToken;
 use crate::http::{serve, AppState, MetricsListener};
 use crate::services::Services;
@@ -38,13 +39,15 @@ pub(super) async fn run(services: Arc<Services>) -> Result<()> {
     if cfg.metrics.token.is_some() {
         println!("metrics: http://{addr}/metrics (Authorization: Bearer <metrics.token>)");
     }
-    if cfg.teams.security_token.is_some() {
-        println!("Teams outgoing webhook: POST http://{addr}/teams/<agent>");
-    }
-    let discord = crate::discord::worker(&services).context("starting the Discord channel")?;
-    if let Some(discord) = discord {
-        workers.push(Box::new(discord));
-        println!("discord channel connecting to the gateway");
+    // Each channel that is on: its connection, if it has one, is a worker.
+    for channel in CHANNELS.iter().filter(|c| c.enabled(cfg)) {
+        let worker = channel
+            .worker(&services)
+            .with_context(|| format!("starting the {} channel", channel.name()))?;
+        workers.extend(worker);
+        if let Some(line) = channel.announce(cfg, addr) {
+            println!("{line}");
+        }
     }
     if let Some(url) = &cfg.embeddings.base_url {
         println!("embeddings: {url} (model {})", cfg.embeddings.model);

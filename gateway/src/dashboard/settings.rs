@@ -1,11 +1,13 @@
 //! The settings page: the effective configuration (embedded defaults, the
 //! file, the environment) with every secret hidden (`Config::redacted`),
-//! each agent's own settings beside the global ones, and where the things
-//! configured elsewhere are managed.
+//! each agent's own settings beside the global ones, each channel (on or
+//! off, and what it shows of itself: `crate::channels`), and where the
+//! things configured elsewhere are managed.
 
 use super::auth::Screen;
 use super::view::{self, SETTINGS};
 use super::Page;
+use crate::channels::{Channel, CHANNELS};
 use crate::config::Config;
 use maud::{html, Markup};
 use serde_json::Value;
@@ -50,8 +52,7 @@ fn rows(v: &Value, path: &str, out: &mut Vec<Row>) {
 fn agents(cfg: &Config) -> BTreeSet<&str> {
     let mut ids: BTreeSet<&str> = cfg.agents.keys().map(String::as_str).collect();
     ids.insert(&cfg.server.agent);
-    ids.extend(cfg.discord.agent.as_deref());
-    ids.extend(cfg.teams.agent.as_deref());
+    ids.extend(CHANNELS.iter().filter_map(|c| c.agent(cfg)));
     ids
 }
 
@@ -94,6 +95,36 @@ fn template(cfg: &Config) -> Markup {
             }
         },
     );
+    let channels = view::Table {
+        class: "channels",
+        head: &["Channel", "On", "Details"],
+        none: "No channels.",
+    }
+    .card(
+        html! {
+            h2 { "Channels" }
+            p.muted { "Where people reach the agent; each channel's own section is below." }
+        },
+        CHANNELS,
+        |c: &&dyn Channel| {
+            let on = c.enabled(cfg);
+            html! {
+                tr id={ "channel-" (c.name()) } {
+                    td { code { (c.name()) } }
+                    td.value { (if on { "on" } else { "off" }) }
+                    td {
+                        @if on {
+                            @for row in c.settings(cfg) {
+                                div { span.muted { (row.key) ": " } (row.value) }
+                            }
+                        } @else {
+                            span.muted { "off in this configuration" }
+                        }
+                    }
+                }
+            }
+        },
+    );
     html! {
         section.card {
             p {
@@ -108,6 +139,7 @@ fn template(cfg: &Config) -> Markup {
                 code { "steward memory archives" } ")."
             }
         }
+        (channels)
         (per_agent)
         @for (name, list) in &sections {
             (view::Table {

@@ -1,0 +1,79 @@
+//! The dashboard's chat as a channel: the built-in admin's conversation
+//! (`dashboard:admin`) on the chat page. Its routes are the dashboard's own
+//! (`crate::dashboard`, mounted by `http::app` with its state); a delivered
+//! message is stored as the agent's line, which the chat page shows.
+
+use super::{not_blank, Channel, ConversationRef, Delivered, DeliveryError, SettingRow};
+use crate::config::Config;
+use crate::dashboard::CHAT_CONVERSATION;
+use crate::services::Services;
+use memory::store::NewMessage;
+use memory::MessageAuthor;
+
+/// The chat page: on with the dashboard (`dashboard.enabled`).
+pub struct DashboardChat;
+
+/// The channel name its lines are stored with.
+pub const CHANNEL: &str = "dashboard";
+
+#[async_trait::async_trait]
+impl Channel for DashboardChat {
+    fn name(&self) -> &'static str {
+        CHANNEL
+    }
+
+    fn enabled(&self, cfg: &Config) -> bool {
+        cfg.dashboard.enabled
+    }
+
+    fn settings(&self, cfg: &Config) -> Vec<SettingRow> {
+        vec![
+            SettingRow::new("page", "/dashboard/chat"),
+            SettingRow::new(
+                "conversation",
+                format!("{CHAT_CONVERSATION} (the built-in admin)"),
+            ),
+            SettingRow::new("agent", cfg.server.agent.as_str()),
+        ]
+    }
+
+    /// Stores `text` as the agent's line of the chat, shown on the next load
+    /// of the page; the chat page shows only `server.org`'s and
+    /// `server.agent`'s `dashboard:admin`.
+    async fn deliver(
+        &self,
+        services: &Services,
+        to: &ConversationRef,
+        text: &str,
+    ) -> Result<Delivered, DeliveryError> {
+        let text = not_blank(text)?;
+        let server = &services.config().server;
+        if to.conversation != CHAT_CONVERSATION || to.org != server.org || to.agent != server.agent
+        {
+            return Err(DeliveryError::NoRoute {
+                channel: CHANNEL,
+                conversation: to.conversation.clone(),
+                why: format!(
+                    "the chat page shows only {CHAT_CONVERSATION} of server.org and server.agent"
+                ),
+            });
+        }
+        let line = services
+            .db()
+            .conversations()
+            .insert_message(&NewMessage {
+                org: &to.org,
+                agent: &to.agent,
+                channel: CHANNEL,
+                conversation: &to.conversation,
+                conversation_kind: adapters::ConversationKind::Direct.as_str(),
+                author: MessageAuthor::Agent.as_str(),
+                sender: None,
+                sender_role: None,
+                text,
+                said_at: services.clock().now_ms(),
+            })
+            .await?;
+        Ok(Delivered::Stored { line })
+    }
+}

@@ -1,0 +1,165 @@
+//! The channels people reach steward through, each one module behind one
+//! [`Channel`] trait: whether the configuration turns it on (its section
+//! stays a typed struct in `config.rs`), its HTTP routes or its connection
+//! (a [`Worker`]), what the settings page shows of it, and how a message
+//! reaches one of its conversations outside a turn ([`Channel::deliver`],
+//! for automated runs). [`CHANNELS`] is the one list `http::app`, `steward
+//! serve` and the settings page read: a new channel is a module here and a
+//! line in that list.
+
+pub mod api;
+pub mod dashboard_chat;
+pub mod discord;
+pub mod teams;
+
+use crate::config::{Config, ConfigError};
+use crate::http::AppState;
+use crate::services::Services;
+use crate::workers::Worker;
+use axum::Router;
+use std::net::SocketAddr;
+
+/// Every channel, in the order `serve` announces them.
+pub static CHANNELS: &[&dyn Channel] = &[
+    &teams::Teams,
+    &discord::Discord,
+    &dashboard_chat::DashboardChat,
+    &api::Api,
+];
+
+/// The channel stored as `name` on its messages.
+pub fn named(name: &str) -> Option<&'static dyn Channel> {
+    CHANNELS.iter().copied().find(|c| c.name() == name)
+}
+
+/// A conversation of a channel, as its lines are stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConversationRef {
+    pub org: String,
+    pub agent: String,
+    /// The channel's own id of it: a Discord channel id, a Teams
+    /// conversation id, `dashboard:admin`, `api:<user>[/<thread>]`.
+    pub conversation: String,
+}
+
+/// Where a delivered message went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivered {
+    /// Posted on the platform: the ids of the messages it made, in order
+    /// (none when it gives none, as a Teams Workflows webhook).
+    Posted { ids: Vec<String> },
+    /// Stored as the agent's line of the conversation, which shows it.
+    Stored { line: i64 },
+}
+
+/// Why a message was not delivered.
+#[derive(Debug, thiserror::Error)]
+pub enum DeliveryError {
+    #[error("there is nothing to deliver: the text is blank")]
+    Blank,
+    #[error("the {0} channel is off")]
+    Off(&'static str),
+    #[error("the {channel} channel cannot post into {conversation}: {why}")]
+    NoRoute {
+        channel: &'static str,
+        conversation: String,
+        why: String,
+    },
+    #[error("the {channel} channel cannot deliver messages: {why}")]
+    Unsupported {
+        channel: &'static str,
+        why: &'static str,
+    },
+    #[error("the {channel} channel did not take the message: {reason}")]
+    Failed {
+        channel: &'static str,
+        reason: String,
+    },
+    #[error(transparent)]
+    Store(#[from] memory::StoreError),
+}
+
+/// One line the settings page shows of a channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingRow {
+    pub key: &'static str,
+    pub value: String,
+}
+
+impl SettingRow {
+    pub fn new(key: &'static str, value: impl Into<String>) -> SettingRow {
+        SettingRow {
+            key,
+            value: value.into(),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+pub trait Channel: Send + Sync {
+    /// The name stored with its messages (`Inbound::channel`).
+    fn name(&self) -> &'static str;
+
+    /// Whether `cfg` turns it on.
+    fn enabled(&self, cfg: &Config) -> bool;
+
+    /// The agent it answers as when its section names one (else `server.agent`).
+    fn agent<'c>(&self, _cfg: &'c Config) -> Option<&'c str> {
+        None
+    }
+
+    /// Its own HTTP routes, merged by `http::app` when it is on.
+    fn routes(&self, _services: &Services) -> Option<Router<AppState>> {
+        None
+    }
+
+    /// Its connection, run by `steward serve` when it is on.
+    fn worker(&self, _services: &Services) -> Result<Option<Box<dyn Worker>>, ConfigError> {
+        Ok(None)
+    }
+
+    /// What `steward serve` prints of it at start, when it is on.
+    fn announce(&self, _cfg: &Config, _addr: SocketAddr) -> Option<String> {
+        None
+    }
+
+    /// What the settings page shows of it (beside whether it is on).
+    fn settings(&self, cfg: &Config) -> Vec<SettingRow>;
+
+    /// Send `text` to the conversation `to` outside any turn (automated runs).
+    async fn deliver(
+        &self,
+        services: &Services,
+        to: &ConversationRef,
+        text: &str,
+    ) -> Result<Delivered, DeliveryError>;
+}
+
+/// Deliver `text` to `to` on the channel stored as `channel`, if it is on.
+pub async fn deliver(
+    services: &Services,
+    channel: &str,
+    to: &ConversationRef,
+    text: &str,
+) -> Result<Delivered, DeliveryError> {
+    let Some(found) = named(channel) else {
+        return Err(DeliveryError::NoRoute {
+            channel: "unknown",
+            conversation: to.conversation.clone(),
+            why: format!("there is no channel `{channel}`"),
+        });
+    };
+    if !found.enabled(services.config()) {
+        return Err(DeliveryError::Off(found.name()));
+    }
+    found.deliver(services, to, text).await
+}
+
+/// `text`, unless it is blank.
+fn not_blank(text: &str) -> Result<&str, DeliveryError> {
+    if text.trim().is_empty() {
+        Err(DeliveryError::Blank)
+    } else {
+        Ok(text)
+    }
+}
