@@ -1,7 +1,7 @@
 //! The REST API's `POST /api/v1/messages` as a channel. Its routes are the
 //! API's own (`crate::api`, mounted by `http::app` with its state).
 
-use super::{Channel, ConversationRef, Delivered, DeliveryError, SettingRow};
+use super::{Channel, Delivery, DeliveryError, Outbound, SettingRow};
 use crate::config::Config;
 use crate::services::Services;
 
@@ -34,12 +34,7 @@ impl Channel for Api {
 
     /// Not possible without new storage: a client hears only the answer to
     /// its own request, and no endpoint lists a conversation's lines.
-    async fn deliver(
-        &self,
-        _services: &Services,
-        _to: &ConversationRef,
-        _text: &str,
-    ) -> Result<Delivered, DeliveryError> {
+    async fn deliver(&self, _services: &Services, _out: Outbound<'_>) -> Delivery {
         Err(DeliveryError::Unsupported {
             channel: CHANNEL,
             why: "an API client hears only the answers to its own requests, and no endpoint lists a conversation's lines",

@@ -3,7 +3,7 @@
 //! (`crate::dashboard`, mounted by `http::app` with its state); a delivered
 //! message is stored as the agent's line, which the chat page shows.
 
-use super::{not_blank, Channel, ConversationRef, Delivered, DeliveryError, SettingRow};
+use super::{Channel, Delivered, Delivery, DeliveryError, Outbound, SettingRow};
 use crate::config::Config;
 use crate::dashboard::CHAT_CONVERSATION;
 use crate::services::Services;
@@ -40,23 +40,18 @@ impl Channel for DashboardChat {
     /// Stores `text` as the agent's line of the chat, shown on the next load
     /// of the page; the chat page shows only `server.org`'s and
     /// `server.agent`'s `dashboard:admin`.
-    async fn deliver(
-        &self,
-        services: &Services,
-        to: &ConversationRef,
-        text: &str,
-    ) -> Result<Delivered, DeliveryError> {
-        let text = not_blank(text)?;
+    async fn deliver(&self, services: &Services, out: Outbound<'_>) -> Delivery {
+        let Outbound { to, text } = out;
         let server = &services.config().server;
         if to.conversation != CHAT_CONVERSATION || to.org != server.org || to.agent != server.agent
         {
-            return Err(DeliveryError::NoRoute {
-                channel: CHANNEL,
-                conversation: to.conversation.clone(),
-                why: format!(
+            return Err(DeliveryError::no_route(
+                CHANNEL,
+                to,
+                format!(
                     "the chat page shows only {CHAT_CONVERSATION} of server.org and server.agent"
                 ),
-            });
+            ));
         }
         let line = services
             .db()

@@ -3,7 +3,7 @@
 //! serve`, and delivery to a channel through the REST API. The adapter
 //! (`adapters::discord`) does the Discord work.
 
-use super::{not_blank, Channel, ConversationRef, Delivered, DeliveryError, SettingRow};
+use super::{Channel, Delivered, Delivery, DeliveryError, Outbound, SettingRow};
 use crate::config::{Config, ConfigError};
 use crate::services::Services;
 use crate::workers::{CancellationToken, Worker, WorkerError};
@@ -63,13 +63,8 @@ impl Channel for Discord {
     }
 
     /// Posts into the channel, thread or DM channel whose id the conversation is.
-    async fn deliver(
-        &self,
-        services: &Services,
-        to: &ConversationRef,
-        text: &str,
-    ) -> Result<Delivered, DeliveryError> {
-        let text = not_blank(text)?;
+    async fn deliver(&self, services: &Services, out: Outbound<'_>) -> Delivery {
+        let Outbound { to, text } = out;
         let failed = |reason: String| DeliveryError::Failed {
             channel: discord::CHANNEL,
             reason,
@@ -81,11 +76,11 @@ impl Channel for Discord {
         };
         match discord::post(&settings, &to.conversation, text).await {
             Ok(ids) => Ok(Delivered::Posted { ids }),
-            Err(discord::DiscordError::NotAChannel(_)) => Err(DeliveryError::NoRoute {
-                channel: discord::CHANNEL,
-                conversation: to.conversation.clone(),
-                why: "not a Discord channel id".into(),
-            }),
+            Err(discord::DiscordError::NotAChannel(_)) => Err(DeliveryError::no_route(
+                discord::CHANNEL,
+                to,
+                "not a Discord channel id",
+            )),
             Err(e) => Err(failed(e.to_string())),
         }
     }

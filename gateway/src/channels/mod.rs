@@ -126,13 +126,19 @@ pub trait Channel: Send + Sync {
     /// What the settings page shows of it (beside whether it is on).
     fn settings(&self, cfg: &Config) -> Vec<SettingRow>;
 
-    /// Send `text` to the conversation `to` outside any turn (automated runs).
-    async fn deliver(
-        &self,
-        services: &Services,
-        to: &ConversationRef,
-        text: &str,
-    ) -> Result<Delivered, DeliveryError>;
+    /// Send a message to one of its conversations outside any turn
+    /// (automated runs); its text is not blank.
+    async fn deliver(&self, services: &Services, out: Outbound<'_>) -> Delivery;
+}
+
+/// What a channel's [`Channel::deliver`] returns.
+pub type Delivery = Result<Delivered, DeliveryError>;
+
+/// A message to deliver: `text` (not blank) to the conversation `to`.
+#[derive(Debug, Clone, Copy)]
+pub struct Outbound<'a> {
+    pub to: &'a ConversationRef,
+    pub text: &'a str,
 }
 
 /// Deliver `text` to `to` on the channel stored as `channel`, if it is on.
@@ -143,23 +149,25 @@ pub async fn deliver(
     text: &str,
 ) -> Result<Delivered, DeliveryError> {
     let Some(found) = named(channel) else {
-        return Err(DeliveryError::NoRoute {
-            channel: "unknown",
-            conversation: to.conversation.clone(),
-            why: format!("there is no channel `{channel}`"),
-        });
+        let why = format!("there is no channel `{channel}`");
+        return Err(DeliveryError::no_route("unknown", to, why));
     };
     if !found.enabled(services.config()) {
         return Err(DeliveryError::Off(found.name()));
     }
-    found.deliver(services, to, text).await
+    if text.trim().is_empty() {
+        return Err(DeliveryError::Blank);
+    }
+    found.deliver(services, Outbound { to, text }).await
 }
 
-/// `text`, unless it is blank.
-fn not_blank(text: &str) -> Result<&str, DeliveryError> {
-    if text.trim().is_empty() {
-        Err(DeliveryError::Blank)
-    } else {
-        Ok(text)
+impl DeliveryError {
+    /// `channel` cannot post into `to`, and why.
+    fn no_route(channel: &'static str, to: &ConversationRef, why: impl Into<String>) -> Self {
+        DeliveryError::NoRoute {
+            channel,
+            conversation: to.conversation.clone(),
+            why: why.into(),
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! loop from the `[teams]` section of the configuration, and delivery to a
 //! channel through its Workflows webhook.
 
-use super::{not_blank, Channel, ConversationRef, Delivered, DeliveryError, SettingRow};
+use super::{Channel, Delivered, Delivery, DeliveryError, Outbound, SettingRow};
 use crate::config::Config;
 use crate::http::AppState;
 use crate::services::Services;
@@ -62,23 +62,16 @@ impl Channel for Teams {
     /// Posts to the Workflows webhook of the conversation's Teams channel
     /// (`teams.workflows`); a conversation whose channel has none (a personal
     /// chat) cannot be posted into.
-    async fn deliver(
-        &self,
-        services: &Services,
-        to: &ConversationRef,
-        text: &str,
-    ) -> Result<Delivered, DeliveryError> {
-        let text = not_blank(text)?;
+    async fn deliver(&self, services: &Services, out: Outbound<'_>) -> Delivery {
+        let Outbound { to, text } = out;
         let t = &services.config().teams;
         let channel = teams::channel_of(&to.conversation);
         let Some(url) = t.workflows.get(channel) else {
-            return Err(DeliveryError::NoRoute {
-                channel: teams::CHANNEL,
-                conversation: to.conversation.clone(),
-                why: format!(
-                    "its Teams channel `{channel}` has no Workflows webhook (teams.workflows)"
-                ),
-            });
+            return Err(DeliveryError::no_route(
+                teams::CHANNEL,
+                to,
+                format!("its Teams channel `{channel}` has no Workflows webhook (teams.workflows)"),
+            ));
         };
         let failed = |reason: String| DeliveryError::Failed {
             channel: teams::CHANNEL,
