@@ -53,22 +53,15 @@ impl Beliefs {
     }
 
     async fn try_revise(&self, record: &Activated<'_>) -> Result<Vec<i64>, BeliefError> {
-        let Activated {
-            org,
-            id,
-            activation,
-            cause,
-            run_id,
-            now,
-        } = *record;
+        let (org, now) = (record.org, record.now);
         let Some(judge) = self.judge.clone() else {
             return Ok(Vec::new());
         };
         // A record that became history itself (a newer value exists) retires nothing.
-        if activation.superseded_by.is_some() {
+        if record.activation.superseded_by.is_some() {
             return Ok(Vec::new());
         }
-        let new = self.db.records().get(org, id).await?;
+        let new = self.db.records().get(org, record.id).await?;
         if new.status != Status::Active
             || !matches!(
                 new.scope,
@@ -102,8 +95,8 @@ impl Beliefs {
             }
             let meta = RevisionMeta {
                 via: Via::BeliefRevision.as_str(),
-                cause: cause.as_str(),
-                run_id,
+                cause: record.cause.as_str(),
+                run_id: record.run_id,
                 reason: &v.reason,
                 model: Some(judge.provenance().model),
                 prompt_version: judge.provenance().prompt_version,
