@@ -963,11 +963,16 @@ fn the_layering_check_resolves_relative_paths_renames_globs_and_reexports() {
     }
 }
 
-/// Files of the loop that must read time from the injected `Clock`.
+/// Files of the loop and the front-ends that must read time from the
+/// injected `Clock`.
 const CLOCKED: &[&str] = &[
     "gateway/src/turn.rs",
     "gateway/src/jobs.rs",
     "gateway/src/lifecycle/",
+    "gateway/src/api/",
+    "gateway/src/dashboard/",
+    "gateway/src/cli/",
+    "gateway/src/channels/",
 ];
 
 /// Where the non-test code of `CLOCKED` files reads the wall clock
@@ -1753,4 +1758,103 @@ fn an_invariant_without_a_test_is_reported() {
                **Only said.** Nobody checks this\n(`Db::write`, `tests/tests/x.rs`).\n\n\
                ## Later\n\n**Not an invariant.** No test.\n";
     assert_eq!(invariants_without_tests(doc), ["Only said."]);
+}
+
+// --- Scope and status names are bound, never written in SQL -------------------
+
+/// Every name a query could spell instead of binding its enum.
+fn stored_names() -> Vec<&'static str> {
+    use memory::store::{RequestStatus, UserStatus};
+    use memory::{Scope, Status};
+    use strum::VariantArray;
+    let mut names: Vec<&'static str> = Scope::VARIANTS.iter().map(|s| s.as_str()).collect();
+    names.extend(Status::VARIANTS.iter().map(|s| s.as_str()));
+    names.extend(
+        UserStatus::VARIANTS
+            .iter()
+            .map(|s| -> &'static str { s.into() }),
+    );
+    names.extend(
+        RequestStatus::VARIANTS
+            .iter()
+            .map(|s| -> &'static str { s.into() }),
+    );
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// String literals below `memory/src/` (macro bodies included) that quote a
+/// scope or status name as SQL text (`'active'`): a query must bind the enum,
+/// so that adding a variant cannot leave a query behind.
+fn quoted_names(sources: &[Source]) -> Vec<String> {
+    fn literals(tokens: TokenStream, out: &mut Vec<(String, usize)>) {
+        for tree in tokens {
+            match tree {
+                TokenTree::Group(g) => literals(g.stream(), out),
+                TokenTree::Literal(l) => out.push((l.to_string(), line_of(l.span()))),
+                _ => {}
+            }
+        }
+    }
+    let names = stored_names();
+    let mut out = Vec::new();
+    for src in sources
+        .iter()
+        .filter(|s| s.rel.starts_with("memory/src/") && s.rel.ends_with(".rs"))
+    {
+        let Ok(tokens) = src.text.parse::<TokenStream>() else {
+            out.push(format!("{} does not parse", src.rel));
+            continue;
+        };
+        let mut found = Vec::new();
+        literals(tokens, &mut found);
+        for (text, line) in found {
+            for name in &names {
+                if text.contains(&format!("'{name}'")) {
+                    out.push(format!("{}:{line} quotes '{name}'", src.rel));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn queries_bind_scopes_and_statuses_never_spell_them() {
+    let found = quoted_names(&workspace_sources());
+    assert!(
+        found.is_empty(),
+        "bind the enum (`Scope`, `Status`, `UserStatus`, `RequestStatus`) instead:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_quoted_name_check_catches_a_spelled_status_in_a_query() {
+    let sources = [
+        source(
+            "memory/src/store/bad.rs",
+            "fn f() {\n    let q = sql!(\"SELECT id FROM memory_records WHERE status = 'active'\", org);\n}",
+        ),
+        source(
+            "memory/src/store/also_bad.rs",
+            "const Q: &str = \"DELETE FROM memory_records WHERE scope = 'person'\";",
+        ),
+        source(
+            "memory/src/store/fine.rs",
+            "// status = 'active' in a comment\nfn f() { let q = sql!(\"SELECT 1 WHERE status = $1\", Status::Active); }",
+        ),
+        source(
+            "gateway/src/elsewhere.rs",
+            "const Q: &str = \"status = 'active'\";",
+        ),
+    ];
+    assert_eq!(
+        quoted_names(&sources),
+        [
+            "memory/src/store/bad.rs:2 quotes 'active'",
+            "memory/src/store/also_bad.rs:1 quotes 'person'",
+        ]
+    );
 }
