@@ -99,7 +99,9 @@ pub fn app(state: AppState) -> Router {
     // Each channel that is on, with routes of its own (Teams' webhook).
     for channel in crate::channels::CHANNELS {
         if channel.enabled(cfg) {
-            router = router.merge(channel.routes(&state.services).unwrap_or_default());
+            if let Some(routes) = channel.routes(&state.services) {
+                router = router.merge(routes.with_state(()));
+            }
         }
     }
     router

@@ -811,6 +811,9 @@ const FORBIDDEN: &[(&str, &str)] = &[
     ("gateway/src/turn.rs", "crate::services"),
     ("gateway/src/turn.rs", "crate::channels"),
     ("gateway/src/turn.rs", "crate::workers"),
+    // A channel knows the services, not the HTTP app or the pages that mount it.
+    ("gateway/src/channels/", "crate::http"),
+    ("gateway/src/channels/", "crate::dashboard"),
     // The providers implement the model traits; choosing among them is `roles`'.
     ("gateway/src/llm/openai.rs", "crate::llm::roles"),
     ("gateway/src/llm/offline.rs", "crate::llm::roles"),

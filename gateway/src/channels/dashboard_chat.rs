@@ -5,7 +5,6 @@
 
 use super::{Channel, Delivered, Delivery, DeliveryError, Outbound, SettingRow};
 use crate::config::Config;
-use crate::dashboard::CHAT_CONVERSATION;
 use crate::services::Services;
 use memory::store::NewMessage;
 use memory::MessageAuthor;
@@ -15,6 +14,9 @@ pub struct DashboardChat;
 
 /// The channel name its lines are stored with.
 pub const CHANNEL: &str = "dashboard";
+
+/// The dashboard chat's conversation id.
+pub const CHAT_CONVERSATION: &str = "dashboard:admin";
 
 #[async_trait::async_trait]
 impl Channel for DashboardChat {

@@ -13,7 +13,6 @@ pub mod discord;
 pub mod teams;
 
 use crate::config::{Config, ConfigError};
-use crate::http::AppState;
 use crate::services::Services;
 use crate::workers::Worker;
 use axum::Router;
@@ -108,8 +107,9 @@ pub trait Channel: Send + Sync {
         None
     }
 
-    /// Its own HTTP routes, merged by `http::app` when it is on.
-    fn routes(&self, _services: &Services) -> Option<Router<AppState>> {
+    /// Its own HTTP routes, with their state already applied (so a channel
+    /// knows nothing of `http`'s), merged by `http::app` when it is on.
+    fn routes(&self, _services: &Services) -> Option<Router> {
         None
     }
 

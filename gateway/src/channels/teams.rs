@@ -4,7 +4,6 @@
 
 use super::{Channel, Delivered, Delivery, DeliveryError, Outbound, SettingRow};
 use crate::config::Config;
-use crate::http::AppState;
 use crate::services::Services;
 use adapters::teams::{self, TeamsSettings};
 use adapters::TurnHandler;
@@ -30,7 +29,7 @@ impl Channel for Teams {
         cfg.teams.agent.as_deref()
     }
 
-    fn routes(&self, services: &Services) -> Option<Router<AppState>> {
+    fn routes(&self, services: &Services) -> Option<Router> {
         Some(routes(services))
     }
 

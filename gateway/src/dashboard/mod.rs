@@ -47,8 +47,7 @@ use std::sync::Arc;
 /// The stored user id the dashboard chats as: a paired admin of its own
 /// (`auth::ensure_admin_user`), for whoever holds the admin token.
 pub const BUILT_IN_ADMIN: &str = "admin";
-/// The dashboard chat's conversation id.
-pub const CHAT_CONVERSATION: &str = "dashboard:admin";
+pub use crate::channels::dashboard_chat::CHAT_CONVERSATION;
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "steward_session";
 

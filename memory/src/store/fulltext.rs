@@ -20,7 +20,7 @@
 //! `memory_fts_common` by [`Db::optimize`] and left out of a search that has
 //! rarer ones.
 
-use super::retention::Owned;
+use super::Owned;
 use super::{Backend, Db, Records, Result, Sql};
 use crate::fulltext::document_tokens;
 use crate::model::{MemoryRecord, NewRecord, Scope};

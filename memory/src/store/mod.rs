@@ -683,3 +683,28 @@ text_enum! {
     UserStatus => |s| s.parse().ok(),
     RequestStatus => |s| s.parse().ok(),
 }
+
+/// The records one person owns in an organisation (of one scope, when
+/// given): what an erasure or a forget removes.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Owned<'a> {
+    pub org: &'a str,
+    pub owner: &'a str,
+    pub scope: Option<Scope>,
+}
+
+impl<'a> Owned<'a> {
+    /// `{head} WHERE …` of these records, its values bound (`head` names
+    /// `memory_records`, e.g. `SELECT id FROM memory_records`).
+    pub(super) fn rows(&self, head: &str) -> Sql<'a> {
+        let q = sql!(
+            format!("{head} WHERE org = $1 AND owner = $2"),
+            self.org,
+            self.owner
+        );
+        match self.scope {
+            Some(scope) => q.push(" AND scope = ").bind(scope),
+            None => q,
+        }
+    }
+}

@@ -1,33 +1,8 @@
-use super::{fulltext, Conversations, Db, Records, Result, Sql};
+use super::{fulltext, Conversations, Db, Owned, Records, Result};
 use crate::model::{Scope, Status};
 
 /// What stands for the text of an erased person's line.
 pub const ERASED: &str = "[erased]";
-
-/// The records one person owns in an organisation (of one scope, when
-/// given): what an erasure or a forget removes.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Owned<'a> {
-    pub org: &'a str,
-    pub owner: &'a str,
-    pub scope: Option<Scope>,
-}
-
-impl<'a> Owned<'a> {
-    /// `{head} WHERE …` of these records, its values bound (`head` names
-    /// `memory_records`, e.g. `SELECT id FROM memory_records`).
-    pub(super) fn rows(&self, head: &str) -> Sql<'a> {
-        let q = sql!(
-            format!("{head} WHERE org = $1 AND owner = $2"),
-            self.org,
-            self.owner
-        );
-        match self.scope {
-            Some(scope) => q.push(" AND scope = ").bind(scope),
-            None => q,
-        }
-    }
-}
 
 /// What [`Db::erase_person`] removed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]

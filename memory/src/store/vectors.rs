@@ -24,7 +24,7 @@
 //! was being computed gets none.
 
 use super::fulltext::vis_key;
-use super::retention::Owned;
+use super::Owned;
 use super::{Backend, Db, Records, Result, StoreError};
 use crate::model::{MemoryRecord, Scope, Status};
 use sqlx::AnyConnection;
