@@ -1,8 +1,10 @@
 //! Chat commands of the turn loop (step 6): `/pair …`, `/memory` ("what do
-//! you remember about me"), `/promote <id>`, `/forget <id>`.
+//! you remember about me"), `/promote <id>`, `/forget <id>`, and `/skills`,
+//! `/skill show|approve|reject|rollback …` for administrators.
 
 use crate::error::Result;
 use crate::lifecycle::Lifecycle;
+use crate::skills::{review, Skills};
 use memory::policy;
 use memory::sanitize::sanitize;
 use memory::store::RecordFilter;
@@ -42,14 +44,16 @@ pub struct Commands {
     db: Db,
     pairing: Pairing,
     lifecycle: Arc<Lifecycle>,
+    skills: Arc<Skills>,
 }
 
 impl Commands {
-    pub fn new(db: Db, pairing: Pairing, lifecycle: Arc<Lifecycle>) -> Self {
+    pub fn new(db: Db, pairing: Pairing, lifecycle: Arc<Lifecycle>, skills: Arc<Skills>) -> Self {
         Commands {
             db,
             pairing,
             lifecycle,
+            skills,
         }
     }
 
@@ -63,6 +67,9 @@ impl Commands {
             .unwrap_or_default();
         if first == "/pair" {
             return Ok(Some(self.pair_command(t, &words[1..]).await?));
+        }
+        if first == "/skills" || first == "/skill" {
+            return Ok(Some(self.skill_command(t, &first, &words[1..]).await?));
         }
         if first == "/memory"
             || lower.trim_end_matches('?').trim() == "what do you remember about me"
@@ -184,6 +191,95 @@ impl Commands {
             )
             .await?;
         Ok(Ok(()))
+    }
+
+    /// `/skills` lists proposals and skills in force; `/skill show ID`,
+    /// `/skill approve ID HASH`, `/skill reject ID`, `/skill rollback ID
+    /// [TO]` (ID of a revision of the skill). Administrators only.
+    async fn skill_command(&self, t: &Asker<'_>, first: &str, args: &[&str]) -> Result<String> {
+        const USAGE: &str = "Usage: /skills, /skill show ID, /skill approve ID HASH, /skill reject ID, /skill rollback ID [TO]";
+        if let Err(refusal) = memory::skill::decide_curation(t.principal) {
+            return Ok(refusal.to_string());
+        }
+        if first == "/skills" {
+            let all = self.db.skills().list(t.org, None).await?;
+            let waiting: Vec<_> = all
+                .iter()
+                .filter(|r| r.status == memory::skill::SkillStatus::Proposed)
+                .collect();
+            let in_force: Vec<_> = all
+                .iter()
+                .filter(|r| r.status == memory::skill::SkillStatus::Active)
+                .collect();
+            let suspended: Vec<_> = all
+                .iter()
+                .filter(|r| r.status == memory::skill::SkillStatus::Suspended)
+                .collect();
+            if all.is_empty() {
+                return Ok(
+                    "No skills yet: corrections of my answers become proposals here.".into(),
+                );
+            }
+            let mut out = String::new();
+            for (title, list) in [
+                ("Waiting for approval", &waiting),
+                ("In force", &in_force),
+                ("Suspended", &suspended),
+            ] {
+                if list.is_empty() {
+                    continue;
+                }
+                out.push_str(&format!("{title}:\n"));
+                for r in list.iter() {
+                    out.push_str(&format!("- {}\n", review::line(r)));
+                }
+            }
+            out.push_str("See one with /skill show ID.");
+            return Ok(out);
+        }
+        let id = args
+            .get(1)
+            .and_then(|w| w.trim_start_matches('#').parse::<i64>().ok());
+        let (Some(action), Some(id)) = (args.first().map(|a| a.to_ascii_lowercase()), id) else {
+            return Ok(USAGE.into());
+        };
+        let shown =
+            |r: std::result::Result<memory::skill::SkillRevision, memory::skill::SkillRefusal>,
+             done: &str| match r {
+                Ok(r) => format!("{done}: {}", review::line(&r)),
+                Err(refusal) => refusal.to_string(),
+            };
+        let found = match self.db.skills().revision(t.org, id).await {
+            Ok(r) => r,
+            Err(StoreError::NotFound(_)) => return Ok(format!("There is no skill revision {id}.")),
+            Err(e) => return Err(e.into()),
+        };
+        Ok(match action.as_str() {
+            "show" => review::text(&review::review(&self.db, t.org, id).await?),
+            "approve" => match args.get(2) {
+                None => format!("Approve names the hash you reviewed: /skill approve {id} HASH (see /skill show {id})."),
+                Some(hash) => shown(
+                    self.skills.approve(t.org, t.principal, id, hash, t.now).await?,
+                    "Approved, now in force",
+                ),
+            },
+            "reject" => shown(
+                self.skills.reject(t.org, t.principal, id, t.now).await?,
+                "Rejected",
+            ),
+            "rollback" => {
+                let to = args
+                    .get(2)
+                    .and_then(|w| w.trim_start_matches('#').parse::<i64>().ok());
+                shown(
+                    self.skills
+                        .rollback(t.org, t.principal, found.skill_id, to, t.now)
+                        .await?,
+                    "Rolled back, now in force",
+                )
+            }
+            _ => USAGE.into(),
+        })
     }
 
     async fn pair_command(&self, t: &Asker<'_>, args: &[&str]) -> Result<String> {

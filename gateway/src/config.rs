@@ -33,6 +33,8 @@ pub struct Config {
     pub metrics: MetricsConfig,
     #[validate(nested)]
     pub embeddings: EmbeddingsConfig,
+    #[validate(nested)]
+    pub skills: SkillsConfig,
     /// Settings of one agent, by agent id (`[agents.it] auto_keep = true`);
     /// what an agent does not set is the global setting.
     pub agents: BTreeMap<String, AgentConfig>,
@@ -45,6 +47,32 @@ pub struct AgentConfig {
     /// `memory.auto_keep` for this agent: save implicit items without asking.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub auto_keep: Option<bool>,
+}
+
+/// Skills learned from corrections (`[skills]`).
+#[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq, Validate)]
+#[serde(deny_unknown_fields, default)]
+pub struct SkillsConfig {
+    /// Learn from corrections and follow approved skills.
+    #[default = true]
+    pub enabled: bool,
+    /// Corrections of one kind of task (from two conversations at least)
+    /// that make a skill proposal.
+    #[default = 2]
+    #[validate(range(min = 1, max = 100))]
+    pub min_corrections: usize,
+    /// How far back those corrections are counted, in days.
+    #[default = 30]
+    #[validate(range(min = 1, max = 3650))]
+    pub window_days: i64,
+    /// Corrections of answers that used one revision that take it out of force.
+    #[default = 3]
+    #[validate(range(min = 1, max = 100))]
+    pub suspend_after: i64,
+    /// Skills one reply follows, at most.
+    #[default = 2]
+    #[validate(range(min = 0, max = 5))]
+    pub per_turn: usize,
 }
 
 /// Optional embeddings from an OpenAI-compatible `/v1/embeddings` endpoint,

@@ -130,6 +130,7 @@ pub fn assemble(
     found: &[Retrieved],
     overridden: &[Overridden],
     previous: &[String],
+    skills: &[memory::skill::SkillRevision],
 ) -> Prompt {
     let role = match principal {
         Principal::Human { role, .. } => role.as_str().to_string(),
@@ -172,10 +173,24 @@ pub fn assemble(
         ));
     }
     // Every other record as data; preferences were given above already.
-    for r in found
+    // Approved skills come below the organisation's and the agent's records
+    // and above the speaker's own.
+    let others: Vec<&Retrieved> = found
         .iter()
         .filter(|r| !preferences.iter().any(|p| p.record.id == r.record.id))
-    {
+        .collect();
+    let (own, shared): (Vec<&Retrieved>, Vec<&Retrieved>) = others
+        .into_iter()
+        .partition(|r| r.record.scope.is_personal());
+    for r in shared {
+        out.push('\n');
+        out.push_str(&memory_frame(r));
+    }
+    for s in skills {
+        out.push('\n');
+        out.push_str(&crate::skills::skill_frame(s));
+    }
+    for r in own {
         out.push('\n');
         out.push_str(&memory_frame(r));
     }
@@ -360,7 +375,7 @@ mod tests {
             3,
             "The staging database moved to pg-staging-04.internal",
         )];
-        let prompt = assemble("o", "a", &Principal::Unpaired, &memory, &[], &[]);
+        let prompt = assemble("o", "a", &Principal::Unpaired, &memory, &[], &[], &[]);
         for (answer, shown) in [
             (
                 "It is pg-staging-04.internal. Memory reference: 9",

@@ -22,6 +22,7 @@ pub mod llm;
 pub mod metrics;
 pub mod replay;
 pub mod services;
+pub mod skills;
 pub mod tools;
 pub mod turn;
 pub mod workers;

@@ -19,6 +19,7 @@ const POLICY: &str = "steward_policy_decisions_total";
 const REFUSALS: &str = "steward_refusals_total";
 const DUPLICATES: &str = "steward_duplicates_total";
 const JOB_RUNS: &str = "steward_job_runs_total";
+const SKILL_USES: &str = "steward_skill_uses_total";
 
 /// Histogram buckets, in seconds: a deterministic turn takes milliseconds,
 /// one with a local model tens of seconds.
@@ -204,6 +205,7 @@ impl Metrics {
             (REFUSALS, Unit::Count, "Messages refused before their turn, by reason (rate_limit, too_long)."),
             (DUPLICATES, Unit::Count, "Dedupe hits: redelivered messages and items already known."),
             (JOB_RUNS, Unit::Count, "Background job slots by job and outcome."),
+            (SKILL_USES, Unit::Count, "Replies that followed an approved skill, by skill."),
         ];
         for (name, unit, help) in described {
             let key = KeyName::from_const_str(name);
@@ -286,6 +288,11 @@ impl Metrics {
             vec![Label::from_static_parts("reason", reason.as_str())],
             1,
         );
+    }
+
+    /// A reply followed the approved skill `slug`.
+    pub fn skill_used(&self, slug: &str) {
+        self.count(SKILL_USES, vec![Label::new("skill", slug.to_string())], 1);
     }
 
     pub fn duplicate(&self, kind: Duplicate) {

@@ -1,6 +1,6 @@
 //! The services of one steward process, built in one place
 //! (`Services::assemble`): configuration, clock, database, pairing,
-//! learning, the lifecycle, consolidation, export, the jobs, embeddings and
+//! learning, the lifecycle, skills, consolidation, export, the jobs, embeddings and
 //! metrics, with the turn loop as one member. Front-ends (HTTP, CLI, replay,
 //! channels, workers) take what they use from here; the turn loop holds only
 //! what a turn needs.
@@ -17,6 +17,7 @@ use crate::learning::{AgentPolicies, Learning};
 use crate::lifecycle::Lifecycle;
 use crate::llm::{Models, Roles, UsageSnapshot};
 use crate::metrics::Metrics;
+use crate::skills::Skills;
 use crate::turn::{TurnLoop, TurnParts};
 use crate::workers::Worker;
 use memory::Db;
@@ -37,6 +38,7 @@ pub struct Services {
     export: Arc<Export>,
     jobs: JobRunner,
     embeddings: Embeddings,
+    skills: Arc<Skills>,
     turns: Arc<TurnLoop>,
 }
 
@@ -83,6 +85,7 @@ impl Services {
             learning.clone(),
             models.roles.summarizer.clone(),
         ));
+        let skills = Arc::new(Skills::new(db.clone(), cfg.skills.clone()));
         let turns = Arc::new(TurnLoop::new(TurnParts {
             db: db.clone(),
             pairing: pairing.clone(),
@@ -92,7 +95,13 @@ impl Services {
             beliefs,
             learning: learning.clone(),
             lifecycle: lifecycle.clone(),
-            commands: Commands::new(db.clone(), pairing.clone(), lifecycle.clone()),
+            commands: Commands::new(
+                db.clone(),
+                pairing.clone(),
+                lifecycle.clone(),
+                skills.clone(),
+            ),
+            skills: skills.clone(),
             metrics: metrics.clone(),
         }));
         Services {
@@ -105,6 +114,7 @@ impl Services {
             embeddings,
             learning,
             lifecycle,
+            skills,
             turns,
             db,
             pairing,
@@ -157,6 +167,10 @@ impl Services {
     /// Trim, relearn, review, forget, `memory_expire`.
     pub fn lifecycle(&self) -> &Arc<Lifecycle> {
         &self.lifecycle
+    }
+    /// Skills: learning from corrections, curation, and what turns follow.
+    pub fn skills(&self) -> &Arc<Skills> {
+        &self.skills
     }
     pub fn consolidation(&self) -> &Arc<Consolidation> {
         &self.consolidation

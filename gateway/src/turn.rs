@@ -21,6 +21,7 @@ use crate::learning::{receipt, Learning, ProposalPlace};
 use crate::lifecycle::Lifecycle;
 use crate::llm::{offline, LlmError, ReplyContext, Responder};
 use crate::metrics::{Duplicate, Metrics, PolicyOutcome, Refusal};
+use crate::skills::{CorrectionAt, Learned, Skills};
 use crate::tools::TurnTools;
 use adapters::{ConversationKind, Inbound, Reply, TurnFailed, TurnHandler};
 use dashmap::DashMap;
@@ -191,6 +192,7 @@ pub struct TurnParts {
     pub learning: Arc<Learning>,
     pub lifecycle: Arc<Lifecycle>,
     pub commands: Commands,
+    pub skills: Arc<Skills>,
     pub metrics: Metrics,
 }
 
@@ -205,6 +207,7 @@ pub struct TurnLoop {
     learning: Arc<Learning>,
     lifecycle: Arc<Lifecycle>,
     commands: Commands,
+    skills: Arc<Skills>,
     metrics: Metrics,
 }
 
@@ -285,6 +288,7 @@ impl TurnLoop {
             learning,
             lifecycle,
             commands,
+            skills,
             metrics,
         } = parts;
         TurnLoop {
@@ -298,6 +302,7 @@ impl TurnLoop {
             learning,
             lifecycle,
             commands,
+            skills,
             metrics,
         }
     }
@@ -627,6 +632,10 @@ impl TurnLoop {
                 }
             }]);
         }
+        // 7b. A correction of the previous answer is a skill's evidence, not memory.
+        if let Some(reply) = self.learn_skill(t, text).await? {
+            return Ok(vec![reply]);
+        }
         // 8. Memory routing. Unpaired lines are nobody's; webhook payloads are untrusted.
         let explicit = ["remember that ", "please remember that ", "remember: "]
             .iter()
@@ -687,6 +696,71 @@ impl TurnLoop {
         let answer = self.answer(t, text, &mut parts).await?;
         parts.answer = Some(answer);
         Ok(vec![self.render(t, parts)])
+    }
+
+    /// A paired person's correction of the previous answer, or an
+    /// administrator's "make this a skill" (`/learn`): kept as a skill's
+    /// evidence and answered with what it led to. `None` for other lines.
+    async fn learn_skill(&self, t: &Turn<'_>, text: &str) -> Result<Option<Reply>> {
+        if !self.skills.enabled() || t.principal.user_id().is_none() {
+            return Ok(None);
+        }
+        let lower = text.trim_end_matches(['.', '!']).to_lowercase();
+        if lower == "/learn" || lower == "make this a skill" {
+            if !t.principal.is_human_admin() {
+                return Ok(Some(t.reply(
+                    "Only administrators turn corrections into skills; your corrections are kept for them to review.",
+                )));
+            }
+            let drafted = self
+                .skills
+                .learn_now(t.org(), t.agent(), &t.msg.conversation, t.now)
+                .await?;
+            return Ok(Some(t.reply(match drafted {
+                Some(r) => format!(
+                    "Drafted skill “{}” rev {} from the corrections of this kind of request. Review it with /skill show {}.",
+                    r.slug, r.rev, r.id
+                ),
+                None => "There is no correction in this conversation to learn from yet.".into(),
+            })));
+        }
+        let Some(rule) = crate::skills::corrections::read_correction(text) else {
+            return Ok(None);
+        };
+        let (history, _) = self.conversation(t).await?;
+        let learned = self
+            .skills
+            .observe(&CorrectionAt {
+                org: t.org(),
+                agent: t.agent(),
+                conversation: &t.msg.conversation,
+                principal: &t.principal,
+                message_id: t.message_id,
+                text,
+                history: &history,
+                now: t.now,
+            })
+            .await?;
+        let Some(learned) = learned else {
+            return Ok(None);
+        };
+        let noted = format!("Thanks, noted as a correction of my last answer: {rule}.");
+        let next = match learned {
+            Learned::Noted => String::new(),
+            Learned::Proposed(r) if t.principal.is_human_admin() => format!(
+                "\nCorrections like this one are now skill proposal “{}” rev {}. Review it with /skill show {}.",
+                r.slug, r.rev, r.id
+            ),
+            Learned::Proposed(r) => format!(
+                "\nCorrections like this one are now a proposed procedure (“{}”) for an administrator to review.",
+                r.slug
+            ),
+            Learned::Suspended(r) => format!(
+                "\nThe procedure “{}” rev {} I followed was corrected too often, so I stopped following it; an administrator will review it.",
+                r.slug, r.rev
+            ),
+        };
+        Ok(Some(t.reply(format!("{noted}{next}"))))
     }
 
     /// Apply the write policy to each item and record what happened in `parts`.
@@ -951,6 +1025,9 @@ impl TurnLoop {
         }
         context::order_by_precedence(&mut found);
         let overridden = context::apply_policy_overrides(&mut found);
+        let followed = self.skills.for_request(t.org(), t.agent(), text).await?;
+        let skills: Vec<memory::skill::SkillRevision> =
+            followed.iter().map(|s| s.revision.clone()).collect();
         let prompt = context::assemble(
             t.org(),
             t.agent(),
@@ -958,6 +1035,7 @@ impl TurnLoop {
             &found,
             &overridden,
             &previous,
+            &skills,
         );
         let run = format!("turn:{}", t.message_id);
         let tools = TurnTools::new(
@@ -987,8 +1065,16 @@ impl TurnLoop {
             overridden: &overridden,
             prompt: &prompt,
             tools: Some(&tools),
+            skills: &skills,
         };
         let responded = self.responder.respond(&ctx).await;
+        let actor = t.principal.author_id().unwrap_or_else(|| "unpaired".into());
+        self.skills
+            .record_uses(t.org(), &actor, t.message_id, &followed, t.now)
+            .await?;
+        for s in &followed {
+            self.metrics.skill_used(&s.revision.slug);
+        }
         // What the model proposed is asked, whether or not it then answered.
         let proposed = tools.proposed();
         if !proposed.is_empty() {

@@ -12,6 +12,7 @@ pub mod grounding;
 pub mod model;
 pub mod policy;
 pub mod sanitize;
+pub mod skill;
 pub mod store;
 pub mod terms;
 pub mod write;

@@ -58,6 +58,8 @@ pub struct ReplyContext<'a> {
     pub prompt: &'a crate::context::Prompt,
     /// What the model may call during this reply (none: a plain completion).
     pub tools: Option<&'a dyn Tools>,
+    /// Approved skills this request calls for, best first (also in `prompt`).
+    pub skills: &'a [memory::skill::SkillRevision],
 }
 
 /// A tool offered to a model: its name, what it does, and the JSON schema of its arguments.

@@ -638,6 +638,38 @@ impl Responder for OfflineResponder {
 /// words with the request, most authoritative first on ties; with none, the
 /// record nearest in meaning (embeddings on).
 pub fn respond(ctx: &ReplyContext<'_>) -> String {
+    let from_memory = respond_from_memory(ctx);
+    if ctx.skills.is_empty() {
+        return from_memory;
+    }
+    // An approved procedure for this kind of request: its steps, then what
+    // memory says (when it says anything).
+    let mut out: Vec<String> = ctx.skills.iter().map(follow_skill).collect();
+    if !from_memory.starts_with(NOTHING_IN_MEMORY) {
+        out.push(from_memory);
+    }
+    out.join("\n\n")
+}
+
+const NOTHING_IN_MEMORY: &str = "I don't have anything in memory about that yet.";
+
+/// How the rules answer with a skill: its name and revision, and its steps.
+fn follow_skill(s: &memory::skill::SkillRevision) -> String {
+    let steps: Vec<String> = s
+        .body
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .map(|l| format!("- {}", memory::sanitize::sanitize(l)))
+        .collect();
+    format!(
+        "Following the approved procedure “{}” (rev {}):\n{}",
+        s.slug,
+        s.rev,
+        steps.join("\n")
+    )
+}
+
+fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
     let best = ctx
         .memory
         .iter()
@@ -651,7 +683,7 @@ pub fn respond(ctx: &ReplyContext<'_>) -> String {
         .filter_map(|r| r.similarity)
         .max_by(f64::total_cmp);
     if best == 0 && nearest.is_none() {
-        return "I don't have anything in memory about that yet.".into();
+        return NOTHING_IN_MEMORY.into();
     }
     let lines: Vec<String> = ctx
         .memory

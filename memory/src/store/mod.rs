@@ -25,6 +25,7 @@ mod retention;
 mod retire;
 mod revisions;
 mod sessions;
+mod skills;
 mod vectors;
 
 pub use archives::{Archive, NewArchive};
@@ -41,6 +42,7 @@ pub use retention::{Erasure, ERASED};
 pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement};
 pub use revisions::{NewRevision, RevisionMeta};
 pub use sessions::DashboardSession;
+pub use skills::{Curator, NewCorrection, NewProposal, Skills};
 pub use vectors::{reciprocal_rank_fusion, Embed, QueryVector, Unembedded, RECENT_WINDOW};
 
 use crate::model::{Kind, Role, Scope, Status};
@@ -244,6 +246,11 @@ impl Db {
     /// Scheduled jobs' claims.
     pub fn jobs(&self) -> Jobs<'_> {
         Jobs { db: self }
+    }
+
+    /// Skills, their revisions and the corrections they came from.
+    pub fn skills(&self) -> Skills<'_> {
+        Skills { db: self }
     }
 
     /// Connect to `url` and apply migrations.
@@ -502,6 +509,11 @@ const TABLES: &[&str] = &[
     "pairing_codes",
     "pairing_hints",
     "seen_messages",
+    "skill_corrections",
+    "skill_generations",
+    "skill_revisions",
+    "skill_uses",
+    "skills",
     "users",
 ];
 
@@ -682,6 +694,7 @@ text_enum! {
     Role => |s| s.parse().ok(),
     UserStatus => |s| s.parse().ok(),
     RequestStatus => |s| s.parse().ok(),
+    crate::skill::SkillStatus => |s| s.parse().ok(),
 }
 
 /// The records one person owns in an organisation (of one scope, when

@@ -36,6 +36,11 @@ impl Db {
         let archives: Vec<(i64,)> = sql!(archives, org, user).all(&mut *tx).await?;
         let lines = "UPDATE messages SET text = $1 WHERE org = $2 AND sender = $3";
         let messages = sql!(lines, ERASED, org, user).exec(&mut *tx).await?;
+        // Their corrections were kept as a skill's evidence: the words go too
+        // (a revision already approved keeps its own text, an admin's).
+        let corrections =
+            "UPDATE skill_corrections SET task = $1, rule = $1 WHERE org = $2 AND sender = $3";
+        sql!(corrections, ERASED, org, user).exec(&mut *tx).await?;
         tx.commit().await?;
         Ok(Erasure {
             records,

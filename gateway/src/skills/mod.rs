@@ -1,0 +1,741 @@
+//! Skills: procedures learned from people's corrections, in force only once
+//! an administrator approved one exact revision.
+//!
+//! The loop: a person's line that corrects the assistant's previous answer
+//! ([`corrections::read_correction`]) is kept as evidence with the request
+//! that answer answered. Corrections of the same kind of task (sharing its
+//! key words) from two conversations or more within `skills.window_days`
+//! draft a proposal; a new correction revises the open proposal; a
+//! correction of an answer that followed a skill proposes its next revision,
+//! and `skills.suspend_after` of them take that revision out of force. Only
+//! an administrator approves, bound to the content hash and the revision in
+//! force when it was proposed. A turn follows at most `skills.per_turn`
+//! active skills whose key words its request holds.
+//!
+//! Architecture Invariant: nothing here grants anything. A skill reaches a
+//! model as a data frame below the agent's notes; the tools a turn is
+//! offered and the role it runs with do not depend on skills.
+
+pub mod corrections;
+pub mod review;
+
+use crate::config::SkillsConfig;
+use crate::error::Result;
+use dashmap::DashMap;
+use memory::skill::{self, Correction, SkillRefusal, SkillRevision, SkillStatus};
+use memory::store::{Curator, NewCorrection, NewProposal};
+use memory::terms::terms;
+use memory::{Db, MessageAuthor, Principal, StoredMessage};
+use std::sync::Arc;
+
+/// Who the learning loop acts as when it suspends a revision.
+pub const STEWARD: &str = "steward";
+
+/// Words of a request that say nothing of its kind of task.
+const FILLER: &[&str] = &[
+    "send",
+    "need",
+    "can",
+    "could",
+    "would",
+    "like",
+    "give",
+    "get",
+    "again",
+    "yesterday",
+    "tomorrow",
+    "now",
+    "pls",
+    "thanks",
+    "thank",
+    "what",
+    "whats",
+    "write",
+    "prepare",
+    "create",
+    "draft",
+    "list",
+    "build",
+    "make",
+    "shall",
+    "want",
+    "hey",
+    "hello",
+    "hi",
+];
+
+/// The key words of a request: its terms without filler.
+pub fn key_words(text: &str) -> Vec<String> {
+    terms(text)
+        .into_iter()
+        .filter(|w| !FILLER.contains(&w.as_str()) && !w.chars().all(|c| c.is_ascii_digit()))
+        .collect()
+}
+
+/// Whether two requests ask for the same kind of task: two key words in
+/// common, or all of a request's single key word.
+pub fn same_task(a: &[String], b: &[String]) -> bool {
+    let shared = a.iter().filter(|w| b.contains(w)).count();
+    shared >= 2 || (shared == 1 && (a.len() == 1 || b.len() == 1))
+}
+
+/// The corrections of `all` about the same kind of task as `of` (itself included).
+pub fn group<'c>(all: &'c [Correction], of: &Correction) -> Vec<&'c Correction> {
+    let key = key_words(&of.task);
+    all.iter()
+        .filter(|c| c.id == of.id || same_task(&key, &key_words(&c.task)))
+        .collect()
+}
+
+/// A group is ready to be proposed: `min` corrections, from two conversations.
+pub fn ready(group: &[&Correction], min: usize) -> bool {
+    let mut conversations: Vec<&str> = group.iter().map(|c| c.conversation.as_str()).collect();
+    conversations.sort_unstable();
+    conversations.dedup();
+    group.len() >= min && conversations.len() >= 2
+}
+
+/// The key words a group's requests share most, in the order of the first:
+/// those in at least half of them, three at most.
+fn shared_words(group: &[&Correction]) -> Vec<String> {
+    let keys: Vec<Vec<String>> = group.iter().map(|c| key_words(&c.task)).collect();
+    let Some(first) = keys.first() else {
+        return Vec::new();
+    };
+    first
+        .iter()
+        .filter(|w| 2 * keys.iter().filter(|k| k.contains(w)).count() >= keys.len())
+        .take(3)
+        .cloned()
+        .collect()
+}
+
+/// The steps of a body (its `- ` lines).
+fn steps(body: &str) -> Vec<String> {
+    body.lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .map(str::to_string)
+        .collect()
+}
+
+/// What a proposal drafted from `group` says: its slug, description and
+/// body — the steps of `base` (the revision it revises) and each rule once.
+pub fn draft(group: &[&Correction], base: Option<&SkillRevision>) -> (String, String, String) {
+    let words = shared_words(group);
+    let slug = match base {
+        Some(b) => b.slug.clone(),
+        None => skill::slug_from(&words),
+    };
+    let topic = if words.is_empty() {
+        slug.replace('-', " ")
+    } else {
+        words.join(" ")
+    };
+    let example = group.first().map(|c| c.task.as_str()).unwrap_or_default();
+    let description = match base {
+        Some(b) => b.description.clone(),
+        None => memory::sanitize::sanitize(&format!(
+            "How to answer requests for the {topic}, as people corrected it. Use when asked for the {topic} (e.g. “{example}”)."
+        ))
+        .chars()
+        .take(skill::MAX_DESCRIPTION_CHARS)
+        .collect(),
+    };
+    let mut rules: Vec<String> = base.map(|b| steps(&b.body)).unwrap_or_default();
+    for c in group {
+        if !rules.iter().any(|r| r.eq_ignore_ascii_case(&c.rule)) {
+            rules.push(c.rule.clone());
+        }
+    }
+    let mut body = format!("When asked for the {topic}:\n");
+    for r in &rules {
+        body.push_str(&format!("\n- {r}"));
+    }
+    (slug, description, body)
+}
+
+/// An active skill as a turn matches it: the revision and its key words.
+#[derive(Debug, Clone)]
+pub struct InForce {
+    pub revision: SkillRevision,
+    key: Vec<String>,
+}
+
+/// What one agent has in force, as of its generation.
+struct Shelf {
+    generation: i64,
+    skills: Arc<Vec<InForce>>,
+}
+
+/// What a correction led to, for the reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Learned {
+    /// Kept as evidence; not enough of its kind yet.
+    Noted,
+    /// A proposal was drafted or revised.
+    Proposed(SkillRevision),
+    /// The revision the corrected answer followed was taken out of force.
+    Suspended(SkillRevision),
+}
+
+/// The turn's view of a correction: who, where, which lines.
+pub struct CorrectionAt<'a> {
+    pub org: &'a str,
+    pub agent: &'a str,
+    pub conversation: &'a str,
+    pub principal: &'a Principal,
+    pub message_id: i64,
+    pub text: &'a str,
+    /// The conversation's live lines before this one, oldest first.
+    pub history: &'a [StoredMessage],
+    pub now: i64,
+}
+
+pub struct Skills {
+    db: Db,
+    cfg: SkillsConfig,
+    shelves: DashMap<(String, String), Shelf>,
+}
+
+impl Skills {
+    pub fn new(db: Db, cfg: SkillsConfig) -> Self {
+        Skills {
+            db,
+            cfg,
+            shelves: DashMap::new(),
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.cfg.enabled
+    }
+
+    /// The active skills a request calls for, best first, `skills.per_turn`
+    /// at most: those whose key words (from the slug) the request holds.
+    /// One read of the agent's generation a turn; the skills themselves are
+    /// read again only when it moved.
+    pub async fn for_request(&self, org: &str, agent: &str, text: &str) -> Result<Vec<InForce>> {
+        if !self.cfg.enabled || self.cfg.per_turn == 0 {
+            return Ok(Vec::new());
+        }
+        let shelf = self.shelf(org, agent).await?;
+        if shelf.is_empty() {
+            return Ok(Vec::new());
+        }
+        let asked = key_words(text);
+        Ok(matching(&shelf, &asked, self.cfg.per_turn))
+    }
+
+    async fn shelf(&self, org: &str, agent: &str) -> Result<Arc<Vec<InForce>>> {
+        let generation = self.db.skills().generation(org, agent).await?;
+        let key = (org.to_string(), agent.to_string());
+        if let Some(s) = self.shelves.get(&key) {
+            if s.generation == generation {
+                return Ok(s.skills.clone());
+            }
+        }
+        let skills: Vec<InForce> = self
+            .db
+            .skills()
+            .active(org, agent)
+            .await?
+            .into_iter()
+            .map(|revision| InForce {
+                key: key_words(&revision.slug.replace('-', " ")),
+                revision,
+            })
+            .collect();
+        let skills = Arc::new(skills);
+        self.shelves.insert(
+            key,
+            Shelf {
+                generation,
+                skills: skills.clone(),
+            },
+        );
+        Ok(skills)
+    }
+
+    /// Note that the turn of `message_id` followed these revisions.
+    pub async fn record_uses(
+        &self,
+        org: &str,
+        actor: &str,
+        message_id: i64,
+        used: &[InForce],
+        at: i64,
+    ) -> Result<()> {
+        if used.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<i64> = used.iter().map(|s| s.revision.id).collect();
+        self.db
+            .skills()
+            .record_uses(org, message_id, &ids, at)
+            .await?;
+        for s in used {
+            let r = &s.revision;
+            self.db
+                .audit()
+                .append(
+                    org,
+                    actor,
+                    "skill.use",
+                    &format!("skill:{}/{}", r.agent, r.slug),
+                    &format!("rev {} (revision {}) in turn {message_id}", r.rev, r.id),
+                    at,
+                )
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Read a person's line as a correction of the previous answer and learn
+    /// from it. `None` when it is not one: the speaker is not a paired
+    /// person, the line states no rule, or the line before it is not the
+    /// assistant's answer to a person's request.
+    pub async fn observe(&self, at: &CorrectionAt<'_>) -> Result<Option<Learned>> {
+        if !self.cfg.enabled {
+            return Ok(None);
+        }
+        let Principal::Human { user_id, .. } = at.principal else {
+            return Ok(None);
+        };
+        let Some(rule) = corrections::read_correction(at.text) else {
+            return Ok(None);
+        };
+        let Some((task, _answer)) = corrected_exchange(at.history) else {
+            return Ok(None);
+        };
+        let used = self
+            .db
+            .skills()
+            .used_by(at.org, task.id)
+            .await?
+            .first()
+            .copied()
+            .unwrap_or(0);
+        let kept = self
+            .db
+            .skills()
+            .record_correction(&NewCorrection {
+                org: at.org,
+                agent: at.agent,
+                conversation: at.conversation,
+                message_id: at.message_id,
+                task_message_id: task.id,
+                sender: user_id,
+                task: &memory::sanitize::sanitize(&task.text),
+                rule: &rule,
+                used_id: used,
+                at: at.now,
+            })
+            .await?;
+        let Some(correction) = kept else {
+            return Ok(Some(Learned::Noted));
+        };
+        if used != 0 {
+            return self.correct_in_force(&correction, at.now).await.map(Some);
+        }
+        self.learn_from(&correction, false, at.now).await.map(Some)
+    }
+
+    /// "make this a skill" / `/learn` by an administrator: propose at once
+    /// from the newest correction in this conversation.
+    pub async fn learn_now(
+        &self,
+        org: &str,
+        agent: &str,
+        conversation: &str,
+        now: i64,
+    ) -> Result<Option<SkillRevision>> {
+        let Some(c) = self
+            .db
+            .skills()
+            .latest_correction_in(org, agent, conversation)
+            .await?
+        else {
+            return Ok(None);
+        };
+        Ok(match self.learn_from(&c, true, now).await? {
+            Learned::Proposed(r) => Some(r),
+            _ => None,
+        })
+    }
+
+    /// A correction of an answer that followed revision `c.used_id`: it
+    /// proposes that skill's next revision, and enough of them suspend it.
+    async fn correct_in_force(&self, c: &Correction, now: i64) -> Result<Learned> {
+        let store = self.db.skills();
+        let base = store.revision(&c.org, c.used_id).await?;
+        let count = store
+            .corrections_of_answers_using(&c.org, c.used_id)
+            .await?;
+        if count >= self.cfg.suspend_after && base.status == SkillStatus::Active {
+            let why = format!(
+                "{count} corrections of answers that followed it (the latest: “{}”)",
+                c.rule
+            );
+            let who = Curator {
+                org: &c.org,
+                actor: STEWARD,
+                at: now,
+            };
+            store.suspend(who, base.id, &why).await?;
+            let suspended = store.revision(&c.org, base.id).await?;
+            return Ok(Learned::Suspended(suspended));
+        }
+        let group: Vec<Correction> = store
+            .corrections_since(&c.org, &c.agent, now - self.window_ms())
+            .await?
+            .into_iter()
+            .filter(|x| x.used_id == c.used_id)
+            .collect();
+        let refs: Vec<&Correction> = group.iter().collect();
+        self.propose(&refs, Some(&base), &c.sender, now).await
+    }
+
+    fn window_ms(&self) -> i64 {
+        self.cfg.window_days.saturating_mul(86_400_000)
+    }
+
+    /// Draft or revise the proposal of `c`'s kind of task when its group is
+    /// ready (or `now_asked`: an administrator said so).
+    async fn learn_from(&self, c: &Correction, now_asked: bool, now: i64) -> Result<Learned> {
+        let store = self.db.skills();
+        let all = store
+            .corrections_since(&c.org, &c.agent, now - self.window_ms())
+            .await?;
+        let group = group(&all, c);
+        if !(now_asked || ready(&group, self.cfg.min_corrections)) {
+            return Ok(Learned::Noted);
+        }
+        // A kind of task that already has a skill revises it.
+        let (slug, _, _) = draft(&group, None);
+        let base = match store
+            .named(&c.org, &slug)
+            .await?
+            .into_iter()
+            .find(|s| s.agent == c.agent)
+        {
+            Some(s) if s.active_id != 0 => Some(store.revision(&c.org, s.active_id).await?),
+            _ => None,
+        };
+        self.propose(&group, base.as_ref(), &c.sender, now).await
+    }
+
+    async fn propose(
+        &self,
+        group: &[&Correction],
+        base: Option<&SkillRevision>,
+        by: &str,
+        now: i64,
+    ) -> Result<Learned> {
+        let Some(first) = group.first() else {
+            return Ok(Learned::Noted);
+        };
+        let (slug, description, body) = draft(group, base);
+        let evidence: Vec<i64> = group.iter().map(|c| c.message_id).collect();
+        let ids: Vec<i64> = group.iter().map(|c| c.id).collect();
+        let proposed = self
+            .db
+            .skills()
+            .propose(&NewProposal {
+                org: &first.org,
+                agent: &first.agent,
+                slug: &slug,
+                description: &description,
+                body: &body,
+                evidence: &evidence,
+                corrections: &ids,
+                proposed_by: &format!("corrections (latest by {by})"),
+                at: now,
+            })
+            .await?;
+        Ok(Learned::Proposed(proposed))
+    }
+
+    /// Approve revision `id` as `principal`, bound to `hash`.
+    pub async fn approve(
+        &self,
+        org: &str,
+        principal: &Principal,
+        id: i64,
+        hash: &str,
+        now: i64,
+    ) -> Result<std::result::Result<SkillRevision, SkillRefusal>> {
+        if let Err(refusal) = skill::decide_curation(principal) {
+            return Ok(Err(refusal));
+        }
+        let actor = principal.author_id().unwrap_or_default();
+        let who = Curator {
+            org,
+            actor: &actor,
+            at: now,
+        };
+        Ok(self.db.skills().approve(who, id, hash).await?)
+    }
+
+    /// Reject revision `id` as `principal`.
+    pub async fn reject(
+        &self,
+        org: &str,
+        principal: &Principal,
+        id: i64,
+        now: i64,
+    ) -> Result<std::result::Result<SkillRevision, SkillRefusal>> {
+        if let Err(refusal) = skill::decide_curation(principal) {
+            return Ok(Err(refusal));
+        }
+        let actor = principal.author_id().unwrap_or_default();
+        let who = Curator {
+            org,
+            actor: &actor,
+            at: now,
+        };
+        Ok(self.db.skills().reject(who, id).await?)
+    }
+
+    /// Roll skill `skill_id` back (to revision `to`, or the one before) as `principal`.
+    pub async fn rollback(
+        &self,
+        org: &str,
+        principal: &Principal,
+        skill_id: i64,
+        to: Option<i64>,
+        now: i64,
+    ) -> Result<std::result::Result<SkillRevision, SkillRefusal>> {
+        if let Err(refusal) = skill::decide_curation(principal) {
+            return Ok(Err(refusal));
+        }
+        let actor = principal.author_id().unwrap_or_default();
+        let who = Curator {
+            org,
+            actor: &actor,
+            at: now,
+        };
+        Ok(self.db.skills().rollback(who, skill_id, to).await?)
+    }
+}
+
+/// The best `n` of `shelf` for a request of key words `asked`: every key
+/// word of the skill in the request (two at least, when it has two).
+fn matching(shelf: &[InForce], asked: &[String], n: usize) -> Vec<InForce> {
+    let mut scored: Vec<(usize, &InForce)> = shelf
+        .iter()
+        .filter_map(|s| {
+            let hits = s.key.iter().filter(|w| asked.contains(w)).count();
+            (hits > 0 && hits >= s.key.len().min(2)).then_some((hits, s))
+        })
+        .collect();
+    scored.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then(a.1.revision.slug.cmp(&b.1.revision.slug))
+    });
+    scored.into_iter().take(n).map(|(_, s)| s.clone()).collect()
+}
+
+/// The exchange a correction corrects: the assistant's line just before it,
+/// and the person's request that line answered.
+fn corrected_exchange(history: &[StoredMessage]) -> Option<(&StoredMessage, &StoredMessage)> {
+    let (answer, earlier) = history.split_last()?;
+    if answer.written_by() != MessageAuthor::Agent {
+        return None;
+    }
+    let task = earlier
+        .iter()
+        .rev()
+        .find(|m| m.written_by() != MessageAuthor::Agent)?;
+    (task.written_by() == MessageAuthor::Person && task.sender.is_some()).then_some((task, answer))
+}
+
+/// A skill as prompt data, `<<<skill:SLUG@REV …>>>`, sanitised again.
+pub fn skill_frame(r: &SkillRevision) -> String {
+    let body: String = r
+        .body
+        .lines()
+        .map(memory::sanitize::sanitize)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" / ");
+    format!(
+        "<<<skill:{}@{} {}: {}>>>",
+        r.slug,
+        r.rev,
+        memory::sanitize::sanitize(&r.description),
+        body
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn correction(id: i64, conversation: &str, task: &str, rule: &str) -> Correction {
+        Correction {
+            id,
+            org: "o".into(),
+            agent: "a".into(),
+            conversation: conversation.into(),
+            message_id: id * 10,
+            task_message_id: id * 10 - 2,
+            sender: "u".into(),
+            task: task.into(),
+            rule: rule.into(),
+            used_id: 0,
+            revision_id: 0,
+            at: 0,
+        }
+    }
+
+    #[test]
+    fn requests_of_one_kind_group_and_others_do_not() {
+        let key = |t: &str| key_words(t);
+        assert!(same_task(
+            &key("Send me the daily report"),
+            &key("Can I get the daily report for yesterday?")
+        ));
+        assert!(!same_task(
+            &key("Send me the daily report"),
+            &key("What's in the weekly report?")
+        ));
+        assert!(!same_task(
+            &key("Send me the daily report"),
+            &key("Where is the build server?")
+        ));
+    }
+
+    #[test]
+    fn a_group_is_ready_with_enough_corrections_from_two_conversations() {
+        let all = [
+            correction(1, "c1", "Send me the daily report", "Leave refunds out"),
+            correction(2, "c1", "daily report please", "Group it by region"),
+            correction(3, "c2", "the daily report for today", "Leave refunds out"),
+            correction(4, "c2", "weekly digest please", "Mention the owner"),
+        ];
+        let one_conversation = group(&all[..2], &all[1]);
+        assert_eq!(one_conversation.len(), 2);
+        assert!(!ready(&one_conversation, 2));
+        let two = group(&all, &all[2]);
+        assert_eq!(two.len(), 3);
+        assert!(ready(&two, 2));
+        assert!(!ready(&two, 4));
+        let (slug, description, body) = draft(&two, None);
+        assert_eq!(slug, "daily-report");
+        assert!(description.contains("daily report"), "{description}");
+        assert_eq!(steps(&body), ["Leave refunds out", "Group it by region"]);
+    }
+
+    #[test]
+    fn a_revision_keeps_its_base_steps_and_adds_new_rules_once() {
+        let base = SkillRevision {
+            id: 7,
+            org: "o".into(),
+            skill_id: 1,
+            agent: "a".into(),
+            slug: "daily-report".into(),
+            rev: 1,
+            description: "d".into(),
+            body: "When asked:\n\n- Leave refunds out".into(),
+            hash: String::new(),
+            status: SkillStatus::Active,
+            base_id: 0,
+            evidence: String::new(),
+            proposed_by: String::new(),
+            approved_by: None,
+            approved_at: None,
+            note: String::new(),
+            created_at: 0,
+        };
+        let c = [
+            correction(5, "c3", "daily report", "leave refunds out"),
+            correction(6, "c4", "daily report", "State the date range"),
+        ];
+        let refs: Vec<&Correction> = c.iter().collect();
+        let (slug, description, body) = draft(&refs, Some(&base));
+        assert_eq!((slug.as_str(), description.as_str()), ("daily-report", "d"));
+        assert_eq!(steps(&body), ["Leave refunds out", "State the date range"]);
+    }
+
+    #[test]
+    fn a_skill_is_followed_only_when_the_request_holds_its_key_words() {
+        let shelf: Vec<InForce> = ["daily-report", "weekly-digest", "onboarding"]
+            .iter()
+            .enumerate()
+            .map(|(i, slug)| InForce {
+                key: key_words(&slug.replace('-', " ")),
+                revision: SkillRevision {
+                    id: i as i64,
+                    slug: slug.to_string(),
+                    ..a_revision()
+                },
+            })
+            .collect();
+        let slugs = |text: &str| -> Vec<String> {
+            matching(&shelf, &key_words(text), 2)
+                .into_iter()
+                .map(|s| s.revision.slug)
+                .collect()
+        };
+        assert_eq!(slugs("Send me the daily report"), ["daily-report"]);
+        assert!(slugs("the report").is_empty());
+        assert!(slugs("what is the weekly report?").is_empty());
+        assert_eq!(slugs("how does onboarding work?"), ["onboarding"]);
+        assert_eq!(
+            slugs("daily report and the weekly digest and onboarding").len(),
+            2
+        );
+    }
+
+    fn a_revision() -> SkillRevision {
+        SkillRevision {
+            id: 0,
+            org: "o".into(),
+            skill_id: 1,
+            agent: "a".into(),
+            slug: String::new(),
+            rev: 1,
+            description: "d".into(),
+            body: "- x".into(),
+            hash: String::new(),
+            status: SkillStatus::Active,
+            base_id: 0,
+            evidence: String::new(),
+            proposed_by: String::new(),
+            approved_by: None,
+            approved_at: None,
+            note: String::new(),
+            created_at: 0,
+        }
+    }
+
+    #[test]
+    fn only_a_persons_request_answered_just_before_is_corrected() {
+        let line = |id, author: &str, sender: Option<&str>| StoredMessage {
+            id,
+            org: "o".into(),
+            agent: "a".into(),
+            channel: "cli".into(),
+            conversation: "c".into(),
+            conversation_kind: "direct".into(),
+            author: author.into(),
+            sender: sender.map(str::to_string),
+            sender_role: None,
+            text: "t".into(),
+            said_at: 0,
+        };
+        let asked = [line(1, "person", Some("u")), line(2, "agent", None)];
+        assert_eq!(corrected_exchange(&asked).map(|(t, _)| t.id), Some(1));
+        // A webhook's payload is a system line: never a task.
+        let webhook = [
+            line(1, "system", Some("webhook-system")),
+            line(2, "agent", None),
+        ];
+        assert!(corrected_exchange(&webhook).is_none());
+        // An unpaired sender's request is nobody's.
+        let unpaired = [line(1, "person", None), line(2, "agent", None)];
+        assert!(corrected_exchange(&unpaired).is_none());
+        // The line before is not an answer.
+        assert!(corrected_exchange(&asked[..1]).is_none());
+    }
+}
