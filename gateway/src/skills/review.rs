@@ -47,7 +47,17 @@ pub async fn review(db: &Db, org: &str, id: i64) -> Result<Review> {
 
 /// Line difference of `before` and `after`, each line marked `+`, `-` or ` `.
 pub fn diff(before: &str, after: &str) -> String {
-    similar::TextDiff::from_lines(before, after)
+    // Every line ends alike, so a last line that gained a successor is not
+    // shown as removed and added again.
+    let ended = |s: &str| {
+        if s.is_empty() || s.ends_with('\n') {
+            s.to_string()
+        } else {
+            format!("{s}\n")
+        }
+    };
+    let (before, after) = (ended(before), ended(after));
+    similar::TextDiff::from_lines(&before, &after)
         .iter_all_changes()
         .map(|c| {
             let sign = match c.tag() {
@@ -59,6 +69,15 @@ pub fn diff(before: &str, after: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_step_added_at_the_end_is_the_only_change() {
+        let d = super::diff("When asked:\n\n- A", "When asked:\n\n- A\n- B");
+        assert_eq!(d, " When asked:\n \n - A\n+- B");
+    }
 }
 
 /// One line of a list: `#ID slug rev N (status)`.
