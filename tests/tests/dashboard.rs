@@ -2112,3 +2112,67 @@ async fn skill_bodies_and_corrections_are_shown_never_run() {
     pages(&history);
     assert!(history.contains("&lt;script&gt;alert('body')"));
 }
+
+#[tokio::test]
+async fn a_suspended_skill_shows_why_and_its_stale_proposal_is_refused() {
+    let (h, mut c, csrf) = signed_in().await;
+    let db = h.db();
+    let one = propose_skill(
+        db,
+        "daily-report",
+        REPORT_V1,
+        &[("discord:222", "daily report", "Leave refunds out")],
+    )
+    .await;
+    approve_skill(&mut c, &csrf, &one).await;
+    let two = propose_skill(
+        db,
+        "daily-report",
+        REPORT_V2,
+        &[("discord:333", "daily report", "Group it by region")],
+    )
+    .await;
+    let page = c.get("/dashboard/skills").await.body;
+    assert!(!page.contains("class=\"stale\""), "{page}");
+    // The learning loop takes rev 1 out of force while rev 2 waits.
+    let why = "3 corrections of answers that followed it (the latest: “<b>no</b>”)";
+    db.skills()
+        .suspend(
+            memory::store::Curator {
+                org: "default",
+                actor: "steward",
+                at: now(),
+            },
+            one.id,
+            why,
+        )
+        .await
+        .unwrap();
+    assert!(in_force(db).await.is_empty());
+    let page = c.get("/dashboard/skills").await.body;
+    assert!(page.contains("No skill is in force."), "{page}");
+    assert!(
+        page.contains(&format!("id=\"suspended-{}\"", one.id)),
+        "{page}"
+    );
+    assert!(
+        page.contains(
+            "3 corrections of answers that followed it (the latest: “&lt;b&gt;no&lt;/b&gt;”)"
+        ),
+        "the note, escaped: {page}"
+    );
+    assert!(page.contains("class=\"stale\""), "{page}");
+    let page = c
+        .post_and_follow(
+            "/dashboard/skills/approve",
+            &[
+                ("csrf", &csrf),
+                ("id", &two.id.to_string()),
+                ("hash", &two.hash),
+            ],
+        )
+        .await;
+    let (ok, text) = flash(&page.body).expect("a notice");
+    assert!(!ok && text.contains("than the one now in force"), "{text}");
+    assert!(in_force(db).await.is_empty());
+}

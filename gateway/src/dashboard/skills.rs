@@ -128,6 +128,8 @@ fn template(
 fn proposal(p: &Review, csrf: &str) -> Markup {
     let r = &p.revision;
     let id = r.id.to_string();
+    // Approval also needs the revision it was proposed against still in force.
+    let stale_base = r.base_id != p.in_force.as_ref().map_or(0, |f| f.id);
     html! {
         article.skill id={ "proposal-" (r.id) } {
             h3 {
@@ -147,6 +149,11 @@ fn proposal(p: &Review, csrf: &str) -> Markup {
                 }
             }
             (diff(&p.diff))
+            @if stale_base {
+                p.stale {
+                    "Proposed against another revision than the one in force now, so approving it will be refused; it is revised by the next correction, or reject it."
+                }
+            }
             @if !p.corrections.is_empty() {
                 p.muted { "From these corrections:" }
                 ul.corrections {
