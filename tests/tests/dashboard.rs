@@ -3,7 +3,8 @@
 //! walk-through is in `dashboard_browser.rs`.
 
 use axum::http::StatusCode;
-use memory::store::{DashboardSession, RecordFilter};
+use memory::skill::{SkillRevision, SkillStatus};
+use memory::store::{DashboardSession, NewCorrection, NewProposal, RecordFilter};
 use memory::write::RawWrites;
 use memory::{Db, NewRecord, Role, Scope, Status};
 use sha2::{Digest, Sha256};
@@ -24,6 +25,7 @@ const PAGES: &[&str] = &[
     "/dashboard/memory/person?user=discord%3A222",
     "/dashboard/review",
     "/dashboard/revisions",
+    "/dashboard/skills",
     "/dashboard/audit",
     "/dashboard/settings",
 ];
@@ -115,8 +117,16 @@ async fn snapshot(h: &Harness) -> String {
         .iter()
         .map(|r| (r.id, r.undone_at.is_some()))
         .collect();
+    let skills: Vec<(i64, &str)> = db
+        .skills()
+        .list("default", None)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.id, r.status.as_str()))
+        .collect();
     format!(
-        "pending {:?}\nusers {:?}\nrecords {records:?}\nrevisions {revisions:?}\naudit {}\nchat {}",
+        "pending {:?}\nusers {:?}\nrecords {records:?}\nrevisions {revisions:?}\nskills {skills:?}\naudit {}\nchat {}",
         p.pending("default", now())
             .await
             .unwrap()
@@ -422,6 +432,29 @@ async fn forms_without_their_sessions_csrf_token_are_forbidden_and_change_nothin
     let rev = db.records().revisions("default").await.unwrap()[0]
         .id
         .to_string();
+    let approved = propose_skill(
+        db,
+        "daily-report",
+        REPORT_V1,
+        &[("discord:222", "daily report", "Leave refunds out")],
+    )
+    .await;
+    approve_skill(&mut c, &csrf, &approved).await;
+    let proposal = propose_skill(
+        db,
+        "daily-report",
+        REPORT_V2,
+        &[("discord:333", "daily report", "Group it by region")],
+    )
+    .await;
+    approve_skill(&mut c, &csrf, &proposal).await;
+    let proposal = propose_skill(
+        db,
+        "daily-report",
+        "When asked for the daily report:\n\n- Use euros",
+        &[("discord:222", "daily report", "Use euros")],
+    )
+    .await;
     // Another signed-in browser's token is not this session's.
     let mut other = Client::new(h.services.clone());
     other.sign_in(TOKEN).await;
@@ -442,6 +475,12 @@ async fn forms_without_their_sessions_csrf_token_are_forbidden_and_change_nothin
             "/dashboard/users/revoke" => vec![("user", user.clone())],
             "/dashboard/review/confirm" | "/dashboard/review/reject" => vec![("id", id.clone())],
             "/dashboard/revisions/undo" => vec![("id", rev.clone())],
+            "/dashboard/skills/approve" => vec![
+                ("id", proposal.id.to_string()),
+                ("hash", proposal.hash.clone()),
+            ],
+            "/dashboard/skills/reject" => vec![("id", proposal.id.to_string())],
+            "/dashboard/skills/rollback" => vec![("to", approved.id.to_string())],
             _ => vec![],
         }
     };
@@ -485,6 +524,9 @@ async fn forms_without_their_sessions_csrf_token_are_forbidden_and_change_nothin
         )
         .await;
     assert!(page.body.contains("is paired as user"), "{}", page.body);
+    assert_eq!(in_force(db).await, [("daily-report".to_string(), 2)]);
+    approve_skill(&mut c, &csrf, &proposal).await;
+    assert_eq!(in_force(db).await, [("daily-report".to_string(), 3)]);
 }
 
 #[tokio::test]
@@ -1474,6 +1516,13 @@ async fn malformed_forms_are_bad_requests_that_change_nothing() {
             "/dashboard/chat/answer",
             vec![("batch", "x"), ("answer", "yes")],
         ),
+        ("/dashboard/skills/approve", vec![("id", "1")]),
+        (
+            "/dashboard/skills/approve",
+            vec![("id", "x"), ("hash", "ab")],
+        ),
+        ("/dashboard/skills/reject", vec![]),
+        ("/dashboard/skills/rollback", vec![("to", "rev 1")]),
     ] {
         let mut all = vec![("csrf", csrf.as_str())];
         all.extend(fields);
@@ -1572,4 +1621,558 @@ async fn a_delivered_message_shows_in_the_dashboard_chat() {
         matches!(e, DeliveryError::Unsupported { channel: "api", .. }),
         "{e}"
     );
+}
+
+// ---------------------------------------------------------------- skills
+
+/// Message ids for corrections (unique per organisation).
+static NEXT_MESSAGE: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(10_000);
+
+/// A proposal of `slug` for the default agent with `body`, drafted (as the
+/// learning loop does) from corrections `(sender, task, rule)` kept first.
+async fn propose_skill(
+    db: &Db,
+    slug: &str,
+    body: &str,
+    corrections: &[(&str, &str, &str)],
+) -> SkillRevision {
+    let mut ids = Vec::new();
+    let mut evidence = Vec::new();
+    for (i, (sender, task, rule)) in corrections.iter().enumerate() {
+        let message_id = NEXT_MESSAGE.fetch_add(2, std::sync::atomic::Ordering::SeqCst);
+        let conversation = format!("discord:dm:{i}");
+        let kept = db
+            .skills()
+            .record_correction(&NewCorrection {
+                org: "default",
+                agent: "default",
+                conversation: &conversation,
+                message_id,
+                task_message_id: message_id - 1,
+                sender,
+                task,
+                rule,
+                used_id: 0,
+                at: now(),
+            })
+            .await
+            .unwrap()
+            .expect("a new correction");
+        ids.push(kept.id);
+        evidence.push(message_id);
+    }
+    db.skills()
+        .propose(&NewProposal {
+            org: "default",
+            agent: "default",
+            slug,
+            description: "How to answer requests for the daily report, as people corrected it.",
+            body,
+            evidence: &evidence,
+            corrections: &ids,
+            proposed_by: "corrections (latest by discord:333)",
+            at: now(),
+        })
+        .await
+        .unwrap()
+}
+
+const REPORT_V1: &str = "When asked for the daily report:\n\n- Leave refunds out";
+const REPORT_V2: &str =
+    "When asked for the daily report:\n\n- Leave refunds out\n- Group it by region";
+
+async fn in_force(db: &Db) -> Vec<(String, i64)> {
+    db.skills()
+        .active("default", "default")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.slug, r.rev))
+        .collect()
+}
+
+/// The text of the notice on `page`, and whether it reports success.
+fn flash(page: &str) -> Option<(bool, String)> {
+    let at = page.find("id=\"flash\"")?;
+    let head = &page[..at];
+    let ok = head[head.rfind('<')?..].contains("ok");
+    let rest = &page[at..];
+    let text = &rest[rest.find('>')? + 1..];
+    Some((ok, text[..text.find("</div>")?].to_string()))
+}
+
+#[tokio::test]
+async fn a_skill_proposal_shows_its_diff_and_evidence_and_approving_the_shown_hash_puts_it_in_force(
+) {
+    let (h, mut c, csrf) = signed_in().await;
+    let db = h.db();
+    let r = propose_skill(
+        db,
+        "daily-report",
+        REPORT_V1,
+        &[
+            (
+                "discord:222",
+                "Send me the daily report",
+                "Leave refunds out",
+            ),
+            (
+                "discord:333",
+                "the daily report for today",
+                "Leave refunds out",
+            ),
+        ],
+    )
+    .await;
+    let page = c.get("/dashboard/skills").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let body = &page.body;
+    assert!(
+        body.contains("href=\"/dashboard/skills\" class=\"active\"")
+            || body.contains("class=\"active\" href=\"/dashboard/skills\""),
+        "the page is in the navigation: {body}"
+    );
+    assert!(body.contains("Waiting for approval"), "{body}");
+    assert!(
+        body.contains(&format!("id=\"proposal-{}\"", r.id)),
+        "{body}"
+    );
+    assert!(body.contains("<code>daily-report</code> rev 1"), "{body}");
+    assert!(body.contains("proposed by corrections (latest by discord:333)"));
+    assert!(body.contains("as people corrected it."), "the description");
+    // The diff against nothing: every line added.
+    assert!(
+        body.contains("<span class=\"add\">+- Leave refunds out</span>"),
+        "{body}"
+    );
+    assert!(body.contains("Nothing of this skill is in force"));
+    // The corrections it came from: who, when, of which task, which rule.
+    assert!(
+        body.contains("of “Send me the daily report”: “<b class=\"rule\">Leave refunds out</b>”"),
+        "{body}"
+    );
+    assert!(body.contains("discord:222") && body.contains("discord:333"));
+    assert!(body.contains("No skill is in force."));
+    // The approval carries the hash of what was shown.
+    assert_eq!(field_value(body, "hash").as_deref(), Some(r.hash.as_str()));
+    assert!(in_force(db).await.is_empty());
+
+    let after = c
+        .post_and_follow(
+            "/dashboard/skills/approve",
+            &[
+                ("csrf", &csrf),
+                ("id", &r.id.to_string()),
+                ("hash", &r.hash),
+            ],
+        )
+        .await;
+    assert_eq!(
+        flash(&after.body),
+        Some((true, "Approved: daily-report rev 1 is in force.".into())),
+        "{}",
+        after.body
+    );
+    assert_eq!(in_force(db).await, [("daily-report".to_string(), 1)]);
+    let approved = db.skills().revision("default", r.id).await.unwrap();
+    assert_eq!(approved.approved_by.as_deref(), Some("admin"));
+    assert!(after.body.contains("No proposal is waiting."));
+    assert!(after.body.contains(&format!("id=\"skill-{}\"", r.skill_id)));
+    assert!(after
+        .body
+        .contains(&format!("href=\"/dashboard/skills/{}\"", r.skill_id)));
+    assert!(after
+        .body
+        .contains("<pre class=\"body\">When asked for the daily report:"));
+    let log = db.audit().log("default", 100).await.unwrap();
+    assert!(
+        log.iter()
+            .any(|e| e.action == "skill.approve" && e.actor == "admin"),
+        "{log:?}"
+    );
+    // A second approval of the same revision is refused, not repeated.
+    let again = c
+        .post_and_follow(
+            "/dashboard/skills/approve",
+            &[
+                ("csrf", &csrf),
+                ("id", &r.id.to_string()),
+                ("hash", &r.hash),
+            ],
+        )
+        .await;
+    let (ok, text) = flash(&again.body).expect("a notice");
+    assert!(
+        !ok && text.contains("is not waiting for approval"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn approving_a_hash_the_proposal_no_longer_has_is_refused_and_nothing_comes_into_force() {
+    let (h, mut c, csrf) = signed_in().await;
+    let db = h.db();
+    let first = propose_skill(
+        db,
+        "daily-report",
+        REPORT_V1,
+        &[("discord:222", "daily report", "Leave refunds out")],
+    )
+    .await;
+    let shown = c.get("/dashboard/skills").await.body;
+    let hash = field_value(&shown, "hash").expect("the approve form's hash");
+    assert_eq!(hash, first.hash);
+    // The proposal is revised while the admin reads it.
+    let revised = propose_skill(
+        db,
+        "daily-report",
+        REPORT_V2,
+        &[("discord:333", "daily report", "Group it by region")],
+    )
+    .await;
+    assert_ne!(revised.hash, hash);
+    // The revision that was shown is no longer waiting.
+    let a = c
+        .post(
+            "/dashboard/skills/approve",
+            &[
+                ("csrf", &csrf),
+                ("id", &first.id.to_string()),
+                ("hash", &hash),
+            ],
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::SEE_OTHER);
+    let page = c.get(a.location.as_deref().expect("back")).await;
+    let (ok, text) = flash(&page.body).expect("a notice");
+    assert!(!ok, "{text}");
+    assert!(text.contains("is not waiting for approval"), "{text}");
+    // The new revision with the hash of what was shown: stale.
+    let page = c
+        .post_and_follow(
+            "/dashboard/skills/approve",
+            &[
+                ("csrf", &csrf),
+                ("id", &revised.id.to_string()),
+                ("hash", &hash),
+            ],
+        )
+        .await;
+    let (ok, text) = flash(&page.body).expect("a notice");
+    assert!(!ok, "{text}");
+    assert!(text.contains("changed since it was shown"), "{text}");
+    // An empty or short hash approves nothing either; nor does an unknown id.
+    for (id, bad) in [
+        (revised.id.to_string(), ""),
+        (revised.id.to_string(), "abc"),
+        ("999999".to_string(), revised.hash.as_str()),
+    ] {
+        let page = c
+            .post_and_follow(
+                "/dashboard/skills/approve",
+                &[("csrf", &csrf), ("id", &id), ("hash", bad)],
+            )
+            .await;
+        let (ok, text) = flash(&page.body).expect("a notice");
+        assert!(!ok, "{id} {bad:?}: {text}");
+    }
+    assert!(in_force(db).await.is_empty(), "nothing came into force");
+    let log = db.audit().log("default", 100).await.unwrap();
+    assert!(!log.iter().any(|e| e.action == "skill.approve"), "{log:?}");
+    // The page now shows the revision to approve, with its own hash.
+    let shown = c.get("/dashboard/skills").await.body;
+    assert_eq!(field_value(&shown, "hash"), Some(revised.hash.clone()));
+    assert!(shown.contains("<span class=\"add\">+- Group it by region</span>"));
+    let page = c
+        .post_and_follow(
+            "/dashboard/skills/approve",
+            &[
+                ("csrf", &csrf),
+                ("id", &revised.id.to_string()),
+                ("hash", &revised.hash),
+            ],
+        )
+        .await;
+    assert_eq!(flash(&page.body).map(|f| f.0), Some(true), "{}", page.body);
+    assert_eq!(in_force(db).await, [("daily-report".to_string(), 2)]);
+}
+
+#[tokio::test]
+async fn a_rejected_proposal_is_never_in_force() {
+    let (h, mut c, csrf) = signed_in().await;
+    let db = h.db();
+    let r = propose_skill(
+        db,
+        "daily-report",
+        REPORT_V1,
+        &[("discord:222", "daily report", "Leave refunds out")],
+    )
+    .await;
+    let page = c
+        .post_and_follow(
+            "/dashboard/skills/reject",
+            &[("csrf", &csrf), ("id", &r.id.to_string())],
+        )
+        .await;
+    assert_eq!(
+        flash(&page.body),
+        Some((
+            true,
+            "Rejected: daily-report rev 1 will not be followed.".into()
+        ))
+    );
+    assert_eq!(
+        db.skills().revision("default", r.id).await.unwrap().status,
+        SkillStatus::Rejected
+    );
+    let page = c
+        .post_and_follow(
+            "/dashboard/skills/approve",
+            &[
+                ("csrf", &csrf),
+                ("id", &r.id.to_string()),
+                ("hash", &r.hash),
+            ],
+        )
+        .await;
+    let (ok, text) = flash(&page.body).expect("a notice");
+    assert!(!ok && text.contains("it is rejected"), "{text}");
+    assert!(in_force(db).await.is_empty());
+    // Its history shows it rejected, with no rollback.
+    let history = c.get(&format!("/dashboard/skills/{}", r.skill_id)).await;
+    assert_eq!(history.status, StatusCode::OK);
+    assert!(history.body.contains("data-status=\"rejected\""));
+    assert!(history.body.contains("rejected by admin"));
+    assert!(!history.body.contains("/dashboard/skills/rollback"));
+}
+
+/// Approve `r` from the dashboard with the hash it shows; panics unless it worked.
+async fn approve_skill(c: &mut Client, csrf: &str, r: &SkillRevision) {
+    let page = c
+        .post_and_follow(
+            "/dashboard/skills/approve",
+            &[("csrf", csrf), ("id", &r.id.to_string()), ("hash", &r.hash)],
+        )
+        .await;
+    assert_eq!(flash(&page.body).map(|f| f.0), Some(true), "{}", page.body);
+}
+
+#[tokio::test]
+async fn rolling_back_from_rev_2_puts_rev_1_in_force_again() {
+    let (h, mut c, csrf) = signed_in().await;
+    let db = h.db();
+    let one = propose_skill(
+        db,
+        "daily-report",
+        REPORT_V1,
+        &[("discord:222", "daily report", "Leave refunds out")],
+    )
+    .await;
+    approve_skill(&mut c, &csrf, &one).await;
+    let two = propose_skill(
+        db,
+        "daily-report",
+        REPORT_V2,
+        &[("discord:333", "daily report", "Group it by region")],
+    )
+    .await;
+    // Rev 2's review shows what changes against rev 1 in force.
+    let page = c.get("/dashboard/skills").await.body;
+    assert!(page.contains("Changes against rev 1 in force:"), "{page}");
+    assert!(page.contains("<span class=\"same\"> When asked for the daily report:</span>"));
+    assert!(page.contains("<span class=\"add\">+- Group it by region</span>"));
+    approve_skill(&mut c, &csrf, &two).await;
+    assert_eq!(in_force(db).await, [("daily-report".to_string(), 2)]);
+
+    let history_path = format!("/dashboard/skills/{}", one.skill_id);
+    let history = c.get(&history_path).await;
+    assert_eq!(history.status, StatusCode::OK);
+    assert!(
+        history.body.contains("Roll back to rev 1"),
+        "{}",
+        history.body
+    );
+    assert!(
+        !history.body.contains("Roll back to rev 2"),
+        "no rollback to the revision in force"
+    );
+    assert_eq!(
+        field_value(&history.body, "to"),
+        Some(one.id.to_string()),
+        "the rollback form names rev 1"
+    );
+    let a = c
+        .post(
+            "/dashboard/skills/rollback",
+            &[("csrf", &csrf), ("to", &one.id.to_string())],
+        )
+        .await;
+    assert_eq!(a.location.as_deref(), Some(history_path.as_str()));
+    let page = c.get(&history_path).await;
+    assert_eq!(
+        flash(&page.body),
+        Some((true, "Rolled back: daily-report rev 1 is in force.".into()))
+    );
+    assert_eq!(in_force(db).await, [("daily-report".to_string(), 1)]);
+    assert_eq!(
+        db.skills()
+            .revision("default", two.id)
+            .await
+            .unwrap()
+            .status,
+        SkillStatus::Retired
+    );
+    assert!(
+        page.body.contains("Roll back to rev 2"),
+        "and forward again"
+    );
+    let log = db.audit().log("default", 100).await.unwrap();
+    assert!(log
+        .iter()
+        .any(|e| e.action == "skill.rollback" && e.actor == "admin"));
+    // Again: already in force, refused; a revision never approved, refused.
+    let page = c
+        .post_and_follow(
+            "/dashboard/skills/rollback",
+            &[("csrf", &csrf), ("to", &one.id.to_string())],
+        )
+        .await;
+    let (ok, text) = flash(&page.body).expect("a notice");
+    assert!(!ok && text.contains("already in force"), "{text}");
+    let three = propose_skill(
+        db,
+        "daily-report",
+        "When asked for the daily report:\n\n- Use euros",
+        &[("discord:222", "daily report", "Use euros")],
+    )
+    .await;
+    for to in [three.id.to_string(), "999999".to_string()] {
+        let page = c
+            .post_and_follow(
+                "/dashboard/skills/rollback",
+                &[("csrf", &csrf), ("to", &to)],
+            )
+            .await;
+        let (ok, text) = flash(&page.body).expect("a notice");
+        assert!(!ok, "{to}: {text}");
+    }
+    assert_eq!(in_force(db).await, [("daily-report".to_string(), 1)]);
+    // A skill that does not exist.
+    assert_eq!(
+        c.get("/dashboard/skills/999999").await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn skill_bodies_and_corrections_are_shown_never_run() {
+    let (h, mut c, csrf) = signed_in().await;
+    let db = h.db();
+    let r = propose_skill(
+        db,
+        "daily-report",
+        "When asked:\n\n- <script>alert('body')</script>",
+        &[(
+            "discord:<i>222</i>",
+            "<img src=x onerror=alert('task')>",
+            "<script>alert('rule')</script>",
+        )],
+    )
+    .await;
+    let pages = |body: &str| {
+        assert!(!body.contains("<script>"), "{body}");
+        assert!(!body.contains("<img"), "{body}");
+        assert!(!body.contains("<i>222"), "{body}");
+    };
+    let page = c.get("/dashboard/skills").await.body;
+    pages(&page);
+    assert!(
+        page.contains("&lt;script&gt;alert('rule')&lt;/script&gt;"),
+        "{page}"
+    );
+    assert!(page.contains("&lt;script&gt;alert('body')&lt;/script&gt;"));
+    assert!(page.contains("&lt;img src=x onerror=alert('task')&gt;"));
+    c.post_and_follow(
+        "/dashboard/skills/approve",
+        &[
+            ("csrf", &csrf),
+            ("id", &r.id.to_string()),
+            ("hash", &r.hash),
+        ],
+    )
+    .await;
+    assert_eq!(in_force(db).await.len(), 1);
+    let page = c.get("/dashboard/skills").await.body;
+    pages(&page);
+    assert!(page.contains("<pre class=\"body\">When asked:\n\n- &lt;script&gt;"));
+    let history = c
+        .get(&format!("/dashboard/skills/{}", r.skill_id))
+        .await
+        .body;
+    pages(&history);
+    assert!(history.contains("&lt;script&gt;alert('body')"));
+}
+
+#[tokio::test]
+async fn a_suspended_skill_shows_why_and_its_stale_proposal_is_refused() {
+    let (h, mut c, csrf) = signed_in().await;
+    let db = h.db();
+    let one = propose_skill(
+        db,
+        "daily-report",
+        REPORT_V1,
+        &[("discord:222", "daily report", "Leave refunds out")],
+    )
+    .await;
+    approve_skill(&mut c, &csrf, &one).await;
+    let two = propose_skill(
+        db,
+        "daily-report",
+        REPORT_V2,
+        &[("discord:333", "daily report", "Group it by region")],
+    )
+    .await;
+    let page = c.get("/dashboard/skills").await.body;
+    assert!(!page.contains("class=\"stale\""), "{page}");
+    // The learning loop takes rev 1 out of force while rev 2 waits.
+    let why = "3 corrections of answers that followed it (the latest: “<b>no</b>”)";
+    db.skills()
+        .suspend(
+            memory::store::Curator {
+                org: "default",
+                actor: "steward",
+                at: now(),
+            },
+            one.id,
+            why,
+        )
+        .await
+        .unwrap();
+    assert!(in_force(db).await.is_empty());
+    let page = c.get("/dashboard/skills").await.body;
+    assert!(page.contains("No skill is in force."), "{page}");
+    assert!(
+        page.contains(&format!("id=\"suspended-{}\"", one.id)),
+        "{page}"
+    );
+    assert!(
+        page.contains(
+            "3 corrections of answers that followed it (the latest: “&lt;b&gt;no&lt;/b&gt;”)"
+        ),
+        "the note, escaped: {page}"
+    );
+    assert!(page.contains("class=\"stale\""), "{page}");
+    let page = c
+        .post_and_follow(
+            "/dashboard/skills/approve",
+            &[
+                ("csrf", &csrf),
+                ("id", &two.id.to_string()),
+                ("hash", &two.hash),
+            ],
+        )
+        .await;
+    let (ok, text) = flash(&page.body).expect("a notice");
+    assert!(!ok && text.contains("than the one now in force"), "{text}");
+    assert!(in_force(db).await.is_empty());
 }

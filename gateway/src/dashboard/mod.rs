@@ -1,8 +1,9 @@
 //! The web dashboard (README.md, "The web dashboard"), served by the same axum
 //! server under `/dashboard`: admin sign-in, chat as the built-in `admin`, pairing
 //! requests and paired users, the memory browser, the review queue of
-//! quarantined records, revisions with undo, the audit log, and the
-//! effective settings (secrets hidden).
+//! quarantined records, revisions with undo, skills (approval bound to the
+//! content shown, rollback), the audit log, and the effective settings
+//! (secrets hidden).
 //!
 //! Server-rendered HTML (maud, escaped by construction) with one embedded
 //! stylesheet and no JavaScript. Every state-changing request is a POST form
@@ -25,6 +26,7 @@ mod review;
 mod revisions;
 mod settings;
 mod signin;
+mod skills;
 mod view;
 
 pub use auth::{
@@ -64,6 +66,8 @@ pub struct DashboardState {
     lifecycle: Arc<Lifecycle>,
     /// The chat page's turns.
     turns: Arc<TurnLoop>,
+    /// Approving, rejecting and rolling back skills.
+    skills: Arc<crate::skills::Skills>,
     /// Sign-in attempts per client and in all.
     sign_in: Arc<signin::SignInLimits>,
 }
@@ -84,6 +88,7 @@ impl DashboardState {
             pairing: services.pairing().clone(),
             lifecycle: services.lifecycle().clone(),
             turns: services.turns().clone(),
+            skills: services.skills().clone(),
         }
     }
 
@@ -165,6 +170,11 @@ pub fn router(cfg: &Config) -> Router<DashboardState> {
         .route("/dashboard/revisions", get(revisions::page))
         .route("/dashboard/revisions/undo", post(revisions::undo))
         .route("/dashboard/revisions/forget", post(revisions::forget))
+        .route("/dashboard/skills", get(skills::page))
+        .route("/dashboard/skills/approve", post(skills::approve))
+        .route("/dashboard/skills/reject", post(skills::reject))
+        .route("/dashboard/skills/rollback", post(skills::rollback))
+        .route("/dashboard/skills/{skill_id}", get(skills::history))
         .route("/dashboard/audit", get(audit::page))
         .route("/dashboard/settings", get(settings::page))
         .layer(map_response(security_headers))
@@ -183,6 +193,9 @@ pub const FORM_ROUTES: &[&str] = &[
     "/dashboard/review/confirm",
     "/dashboard/review/reject",
     "/dashboard/revisions/undo",
+    "/dashboard/skills/approve",
+    "/dashboard/skills/reject",
+    "/dashboard/skills/rollback",
 ];
 
 async fn home() -> Redirect {
