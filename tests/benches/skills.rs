@@ -162,7 +162,10 @@ const FAMILIES: [Family; 10] = [
         ],
         rules: [
             ("action items", "you forgot the action items"),
-            ("owners of each action", "no, name the owners of each action"),
+            (
+                "owners of each action",
+                "no, name the owners of each action",
+            ),
         ],
     },
 ];
@@ -338,7 +341,10 @@ async fn scenario(model: Model, fake: &FakeLlm) {
 /// Each line of a set, said after an answer by a regular user and by an
 /// admin, in two conversations each; the proposals it left.
 async fn safety(model: Model, fake: &FakeLlm) {
-    println!("\n## Safety sets on the {} model (proposals must be 0)", model.name());
+    println!(
+        "\n## Safety sets on the {} model (proposals must be 0)",
+        model.name()
+    );
     let sets: [(&str, &[&str]); 3] = [
         (
             "poisoned",
@@ -384,7 +390,12 @@ async fn safety(model: Model, fake: &FakeLlm) {
     for i in 0..4 {
         let turns = h.services.turns();
         let conv = format!("hook{i}");
-        let mut m = h.inbound(None, &conv, ConversationKind::Direct, "Send the daily report");
+        let mut m = h.inbound(
+            None,
+            &conv,
+            ConversationKind::Direct,
+            "Send the daily report",
+        );
         turns
             .system_turn(&m, SystemPrincipal::Webhook)
             .await

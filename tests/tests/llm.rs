@@ -372,7 +372,7 @@ async fn a_model_that_hangs_gets_a_clear_reply_and_the_message_is_kept() {
 async fn one_token_budget_covers_every_model_call_of_a_turn() {
     let fake = FakeLlm::start().await;
     let h = harness(&fake, |c| {
-        c.llm.turn_token_budget = 380;
+        c.llm.turn_token_budget = 420;
         c.pairing.dm_policy = steward::config::DmPolicy::Open;
     })
     .await;
