@@ -642,12 +642,13 @@ pub fn respond(ctx: &ReplyContext<'_>) -> String {
     if ctx.skills.is_empty() {
         return from_memory;
     }
-    // An approved procedure for this kind of request: its steps, then what
-    // memory says (when it says anything).
-    let mut out: Vec<String> = ctx.skills.iter().map(follow_skill).collect();
+    // What memory says answers first (a question about the task is answered
+    // by its facts); then the approved procedure for this kind of request.
+    let mut out: Vec<String> = Vec::new();
     if !from_memory.starts_with(NOTHING_IN_MEMORY) {
         out.push(from_memory);
     }
+    out.extend(ctx.skills.iter().map(follow_skill));
     out.join("\n\n")
 }
 
@@ -662,7 +663,7 @@ fn follow_skill(s: &memory::skill::SkillRevision) -> String {
         .map(|l| format!("- {}", memory::sanitize::sanitize(l)))
         .collect();
     format!(
-        "Following the approved procedure “{}” (rev {}):\n{}",
+        "I follow the approved procedure “{}” (rev {}) for this:\n{}",
         s.slug,
         s.rev,
         steps.join("\n")
