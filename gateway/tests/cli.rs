@@ -814,8 +814,17 @@ fn skills_import_export_and_rollback() {
     );
     let out = run(&["skills", "import", "src", "--approve"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("allowed-tools"), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout).matches("approved: ").count(), 2, "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("allowed-tools"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        text(&out.stdout).matches("approved: ").count(),
+        2,
+        "{}",
+        text(&out.stdout)
+    );
     let count = || {
         let out = run(&["skills", "list", "--json"]);
         assert!(out.status.success(), "{}", text(&out.stderr));
@@ -826,24 +835,47 @@ fn skills_import_export_and_rollback() {
     let out = run(&["skills", "export", "out"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let exported = std::fs::read_to_string(d.join("out/daily-report/SKILL.md")).unwrap();
-    assert!(exported.starts_with("---\nname: daily-report\n"), "{exported}");
-    assert!(exported.contains("hash:") && !exported.contains("allowed-tools"), "{exported}");
+    assert!(
+        exported.starts_with("---\nname: daily-report\n"),
+        "{exported}"
+    );
+    assert!(
+        exported.contains("hash:") && !exported.contains("allowed-tools"),
+        "{exported}"
+    );
     // Exported files import back unchanged.
     let out = run(&["skills", "import", "out"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout).matches("unchanged").count(), 2, "{}", text(&out.stdout));
+    assert_eq!(
+        text(&out.stdout).matches("unchanged").count(),
+        2,
+        "{}",
+        text(&out.stdout)
+    );
     // One bad file among good ones: each named, nothing imported, exit 1.
-    write("bad/Bad_Name/SKILL.md", "---\nname: Bad_Name\ndescription: d\n---\n- x\n");
+    write(
+        "bad/Bad_Name/SKILL.md",
+        "---\nname: Bad_Name\ndescription: d\n---\n- x\n",
+    );
     write(
         "bad/leaky/SKILL.md",
         "---\nname: leaky\ndescription: d\n---\n- The password is hunter22\n",
     );
-    write("bad/fine/SKILL.md", "---\nname: fine\ndescription: d\n---\n- x\n");
+    write(
+        "bad/fine/SKILL.md",
+        "---\nname: fine\ndescription: d\n---\n- x\n",
+    );
     let out = run(&["skills", "import", "bad", "--approve"]);
     assert!(!out.status.success());
     let err = text(&out.stderr);
-    assert!(err.contains("Bad_Name/SKILL.md") && err.contains("leaky/SKILL.md"), "{err}");
-    assert!(err.contains("nothing was imported") && !err.contains("hunter22"), "{err}");
+    assert!(
+        err.contains("Bad_Name/SKILL.md") && err.contains("leaky/SKILL.md"),
+        "{err}"
+    );
+    assert!(
+        err.contains("nothing was imported") && !err.contains("hunter22"),
+        "{err}"
+    );
     assert_eq!(count(), 2);
     // A second revision, then back to rev 1 by its number.
     write(
@@ -854,17 +886,35 @@ fn skills_import_export_and_rollback() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("proposed: "), "{stdout}");
-    let id = stdout.split('#').nth(1).unwrap().split(' ').next().unwrap().to_string();
+    let id = stdout
+        .split('#')
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_string();
     let out = run(&["skills", "approve", &id, "--hash", "0000000000"]);
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("changed"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("changed"),
+        "{}",
+        text(&out.stderr)
+    );
     let shown = text(&run(&["skills", "show", &id]).stdout);
     let hash = shown.split("--hash ").nth(1).unwrap().trim().to_string();
     let out = run(&["skills", "approve", &id, "--hash", &hash]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let out = run(&["skills", "rollback", "daily-report", "--to", "1"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("rev 1 [active]"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("rev 1 [active]"),
+        "{}",
+        text(&out.stdout)
+    );
     let revs = text(&run(&["skills", "revisions", "daily-report"]).stdout);
-    assert!(revs.contains("rev 2 [retired]") && revs.contains("rev 1 [active]"), "{revs}");
+    assert!(
+        revs.contains("rev 2 [retired]") && revs.contains("rev 1 [active]"),
+        "{revs}"
+    );
 }

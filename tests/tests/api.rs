@@ -1332,7 +1332,11 @@ async fn admins_review_approve_reject_and_roll_back_skills() {
                 format!("/api/v1/skills/{}/approve", p1.id),
                 Some(json!({"hash": p1.hash})),
             ),
-            ("POST", format!("/api/v1/skills/{}/reject", p1.id), Some(json!({}))),
+            (
+                "POST",
+                format!("/api/v1/skills/{}/reject", p1.id),
+                Some(json!({})),
+            ),
             (
                 "POST",
                 format!("/api/v1/skills/{}/rollback", p1.id),
@@ -1341,13 +1345,24 @@ async fn admins_review_approve_reject_and_roll_back_skills() {
         ] {
             let (s, e) = a.call(method, &path, Some(&a.bob), body).await;
             assert_eq!(s, StatusCode::FORBIDDEN, "{name}: {method} {path}: {e}");
-            assert!(e["error"].as_str().unwrap().contains("admin"), "{name}: {e}");
+            assert!(
+                e["error"].as_str().unwrap().contains("admin"),
+                "{name}: {e}"
+            );
         }
-        assert_eq!(skill_status(a.db(), p1.id).await, SkillStatus::Proposed, "{name}");
+        assert_eq!(
+            skill_status(a.db(), p1.id).await,
+            SkillStatus::Proposed,
+            "{name}"
+        );
         assert!(in_force(a.db()).await.is_empty(), "{name}");
         // Lists, by status, and the review.
         let (s, page) = a.get("/api/v1/skills", &a.admin).await;
-        assert_eq!((s, ids(&page)), (StatusCode::OK, vec![p1.id]), "{name}: {page}");
+        assert_eq!(
+            (s, ids(&page)),
+            (StatusCode::OK, vec![p1.id]),
+            "{name}: {page}"
+        );
         let (_, page) = a.get("/api/v1/skills?status=proposed", &a.admin).await;
         assert_eq!(ids(&page), vec![p1.id], "{name}");
         let (_, page) = a.get("/api/v1/skills?status=active", &a.admin).await;
@@ -1358,17 +1373,31 @@ async fn admins_review_approve_reject_and_roll_back_skills() {
         assert_eq!(s, StatusCode::OK, "{name}: {review}");
         assert_eq!(review["revision"]["hash"], p1.hash.as_str(), "{name}");
         assert!(
-            review["diff"].as_str().unwrap().contains("+- Leave refunds out"),
+            review["diff"]
+                .as_str()
+                .unwrap()
+                .contains("+- Leave refunds out"),
             "{name}: {review}"
         );
         // A stale hash: 409 naming why, and nothing changes.
         let approve = |id: i64| format!("/api/v1/skills/{id}/approve");
         let (s, e) = a
-            .post(&approve(p1.id), &a.admin, json!({"hash": "00000000deadbeef"}))
+            .post(
+                &approve(p1.id),
+                &a.admin,
+                json!({"hash": "00000000deadbeef"}),
+            )
             .await;
         assert_eq!(s, StatusCode::CONFLICT, "{name}: {e}");
-        assert!(e["error"].as_str().unwrap().contains("changed"), "{name}: {e}");
-        assert_eq!(skill_status(a.db(), p1.id).await, SkillStatus::Proposed, "{name}");
+        assert!(
+            e["error"].as_str().unwrap().contains("changed"),
+            "{name}: {e}"
+        );
+        assert_eq!(
+            skill_status(a.db(), p1.id).await,
+            SkillStatus::Proposed,
+            "{name}"
+        );
         assert!(in_force(a.db()).await.is_empty(), "{name}");
         // The right hash (12 characters of it): in force.
         let (s, r) = a
@@ -1378,8 +1407,14 @@ async fn admins_review_approve_reject_and_roll_back_skills() {
         assert_eq!(r["status"], "active", "{name}");
         assert_eq!(r["approved_by"], "discord:111", "{name}");
         assert_eq!(in_force(a.db()).await, vec![p1.id], "{name}");
-        let (s, e) = a.post(&approve(p1.id), &a.admin, json!({"hash": p1.hash})).await;
-        assert_eq!(s, StatusCode::CONFLICT, "{name}: not proposed any more: {e}");
+        let (s, e) = a
+            .post(&approve(p1.id), &a.admin, json!({"hash": p1.hash}))
+            .await;
+        assert_eq!(
+            s,
+            StatusCode::CONFLICT,
+            "{name}: not proposed any more: {e}"
+        );
         let audited = a
             .db()
             .audit()
@@ -1389,37 +1424,88 @@ async fn admins_review_approve_reject_and_roll_back_skills() {
         assert_eq!(audited.len(), 1, "{name}");
         assert_eq!(audited[0].actor, "discord:111", "{name}");
         // rev 2 in force; rev 3 proposed against it.
-        let p2 = propose_skill(a.db(), "daily-report", "- Leave refunds out\n- By region", at).await;
-        let (s, _) = a.post(&approve(p2.id), &a.admin, json!({"hash": p2.hash})).await;
+        let p2 = propose_skill(
+            a.db(),
+            "daily-report",
+            "- Leave refunds out\n- By region",
+            at,
+        )
+        .await;
+        let (s, _) = a
+            .post(&approve(p2.id), &a.admin, json!({"hash": p2.hash}))
+            .await;
         assert_eq!(s, StatusCode::OK, "{name}");
         let p3 = propose_skill(a.db(), "daily-report", "- By region", at).await;
         // Rollback (named by any revision of the skill): back to rev 1.
         let rollback = |id: i64| format!("/api/v1/skills/{id}/rollback");
-        let (s, r) = a.post(&rollback(p3.id), &a.admin, json!({"to": null})).await;
-        assert_eq!((s, r["id"].as_i64()), (StatusCode::OK, Some(p1.id)), "{name}: {r}");
+        let (s, r) = a
+            .post(&rollback(p3.id), &a.admin, json!({"to": null}))
+            .await;
+        assert_eq!(
+            (s, r["id"].as_i64()),
+            (StatusCode::OK, Some(p1.id)),
+            "{name}: {r}"
+        );
         assert_eq!(in_force(a.db()).await, vec![p1.id], "{name}");
-        assert_eq!(skill_status(a.db(), p2.id).await, SkillStatus::Retired, "{name}");
+        assert_eq!(
+            skill_status(a.db(), p2.id).await,
+            SkillStatus::Retired,
+            "{name}"
+        );
         // rev 3 was proposed against rev 2, no longer in force: stale.
-        let (s, e) = a.post(&approve(p3.id), &a.admin, json!({"hash": p3.hash})).await;
+        let (s, e) = a
+            .post(&approve(p3.id), &a.admin, json!({"hash": p3.hash}))
+            .await;
         assert_eq!(s, StatusCode::CONFLICT, "{name}: {e}");
-        assert!(e["error"].as_str().unwrap().contains("another revision"), "{name}: {e}");
+        assert!(
+            e["error"].as_str().unwrap().contains("another revision"),
+            "{name}: {e}"
+        );
         assert_eq!(in_force(a.db()).await, vec![p1.id], "{name}");
         // Rollback to a named revision; never to one not approved.
-        let (s, r) = a.post(&rollback(p1.id), &a.admin, json!({"to": p2.id})).await;
-        assert_eq!((s, r["id"].as_i64()), (StatusCode::OK, Some(p2.id)), "{name}: {r}");
+        let (s, r) = a
+            .post(&rollback(p1.id), &a.admin, json!({"to": p2.id}))
+            .await;
+        assert_eq!(
+            (s, r["id"].as_i64()),
+            (StatusCode::OK, Some(p2.id)),
+            "{name}: {r}"
+        );
         assert_eq!(in_force(a.db()).await, vec![p2.id], "{name}");
-        let (s, e) = a.post(&rollback(p1.id), &a.admin, json!({"to": p3.id})).await;
+        let (s, e) = a
+            .post(&rollback(p1.id), &a.admin, json!({"to": p3.id}))
+            .await;
         assert_eq!(s, StatusCode::CONFLICT, "{name}: {e}");
         // Reject: once.
-        let (s, r) = a.post(&format!("/api/v1/skills/{}/reject", p3.id), &a.admin, json!({})).await;
-        assert_eq!((s, r["status"].as_str()), (StatusCode::OK, Some("rejected")), "{name}: {r}");
-        let (s, _) = a.post(&format!("/api/v1/skills/{}/reject", p3.id), &a.admin, json!({})).await;
+        let (s, r) = a
+            .post(
+                &format!("/api/v1/skills/{}/reject", p3.id),
+                &a.admin,
+                json!({}),
+            )
+            .await;
+        assert_eq!(
+            (s, r["status"].as_str()),
+            (StatusCode::OK, Some("rejected")),
+            "{name}: {r}"
+        );
+        let (s, _) = a
+            .post(
+                &format!("/api/v1/skills/{}/reject", p3.id),
+                &a.admin,
+                json!({}),
+            )
+            .await;
         assert_eq!(s, StatusCode::CONFLICT, "{name}");
         // Unknown ids: 404; a malformed body: 400.
         for (method, path, body) in [
             ("GET", "/api/v1/skills/999999".to_string(), None),
             ("POST", approve(999999), Some(json!({"hash": "00000000"}))),
-            ("POST", "/api/v1/skills/999999/reject".to_string(), Some(json!({}))),
+            (
+                "POST",
+                "/api/v1/skills/999999/reject".to_string(),
+                Some(json!({})),
+            ),
             ("POST", rollback(999999), Some(json!({}))),
             ("POST", rollback(p1.id), Some(json!({"to": 999999}))),
         ] {
@@ -1454,11 +1540,18 @@ async fn skills_export_and_import_as_skill_md() {
             role: Role::Admin,
         };
         for (slug, body) in [
-            ("daily-report", "When asked for the daily report:\n\n- Leave refunds out"),
+            (
+                "daily-report",
+                "When asked for the daily report:\n\n- Leave refunds out",
+            ),
             ("weekly-digest", "- Mention the owner\n  - by name"),
         ] {
             let p = propose_skill(a.db(), slug, body, at).await;
-            let r = a.h.services.skills().approve("default", &admin, p.id, &p.hash, at).await;
+            let r =
+                a.h.services
+                    .skills()
+                    .approve("default", &admin, p.id, &p.hash, at)
+                    .await;
             assert!(r.unwrap().is_ok(), "{name}");
         }
         let active = a.db().skills().active("default", "default").await.unwrap();
@@ -1479,11 +1572,26 @@ async fn skills_export_and_import_as_skill_md() {
         let done = skill_md::import(other.db(), other.services.skills(), &to, &files)
             .await
             .unwrap();
-        assert!(done.iter().all(|d| matches!(d, Imported::Approved(_))), "{name}: {done:?}");
-        let there = other.db().skills().active("default", "default").await.unwrap();
+        assert!(
+            done.iter().all(|d| matches!(d, Imported::Approved(_))),
+            "{name}: {done:?}"
+        );
+        let there = other
+            .db()
+            .skills()
+            .active("default", "default")
+            .await
+            .unwrap();
         let key = |v: &[memory::skill::SkillRevision]| {
             v.iter()
-                .map(|r| (r.slug.clone(), r.description.clone(), r.body.clone(), r.hash.clone()))
+                .map(|r| {
+                    (
+                        r.slug.clone(),
+                        r.description.clone(),
+                        r.body.clone(),
+                        r.hash.clone(),
+                    )
+                })
                 .collect::<Vec<_>>()
         };
         assert_eq!(key(&there), key(&active), "{name}");
@@ -1500,8 +1608,14 @@ async fn skills_export_and_import_as_skill_md() {
         let again = skill_md::import(a.db(), a.h.services.skills(), &to, &files)
             .await
             .unwrap();
-        assert!(again.iter().all(|d| matches!(d, Imported::Unchanged(_))), "{name}");
-        assert_eq!(a.db().skills().list("default", None).await.unwrap().len(), before);
+        assert!(
+            again.iter().all(|d| matches!(d, Imported::Unchanged(_))),
+            "{name}"
+        );
+        assert_eq!(
+            a.db().skills().list("default", None).await.unwrap().len(),
+            before
+        );
         // `allowed-tools`: kept without it, with a warning; proposed, not approved.
         let tools = dir.path().join("deploy-check");
         std::fs::create_dir(&tools).unwrap();
@@ -1512,17 +1626,28 @@ async fn skills_export_and_import_as_skill_md() {
         .unwrap();
         let files = skill_md::load(&tools.join("SKILL.md")).unwrap();
         assert!(files[0].warnings[0].contains("allowed-tools"), "{name}");
-        let proposing = ImportTo { approve_as: None, ..to };
+        let proposing = ImportTo {
+            approve_as: None,
+            ..to
+        };
         let done = skill_md::import(a.db(), a.h.services.skills(), &proposing, &files)
             .await
             .unwrap();
-        let Imported::Proposed(p) = &done[0] else { panic!("{name}: {done:?}") };
+        let Imported::Proposed(p) = &done[0] else {
+            panic!("{name}: {done:?}")
+        };
         assert_eq!(p.status, memory::skill::SkillStatus::Proposed, "{name}");
-        assert!(!p.body.contains("Bash") && !p.description.contains("Bash"), "{name}");
+        assert!(
+            !p.body.contains("Bash") && !p.description.contains("Bash"),
+            "{name}"
+        );
         // A bad name or a credential anywhere: every bad file named, nothing loaded.
         let before = a.db().skills().list("default", None).await.unwrap().len();
         for (dir_name, text) in [
-            ("Bad_Name", "---\nname: Bad_Name\ndescription: d\n---\n- x\n"),
+            (
+                "Bad_Name",
+                "---\nname: Bad_Name\ndescription: d\n---\n- x\n",
+            ),
             (
                 "leaky",
                 "---\nname: leaky\ndescription: d\n---\n- Log in with password: hunter22\n",
@@ -1536,9 +1661,16 @@ async fn skills_export_and_import_as_skill_md() {
         let said: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
         assert_eq!(said.len(), 2, "{name}: {said:?}");
         assert!(said[0].contains("Bad_Name/SKILL.md"), "{name}: {said:?}");
-        assert!(said[1].contains("leaky/SKILL.md") && said[1].contains("credential"), "{name}: {said:?}");
+        assert!(
+            said[1].contains("leaky/SKILL.md") && said[1].contains("credential"),
+            "{name}: {said:?}"
+        );
         assert!(!said[1].contains("hunter22"), "{name}");
-        assert_eq!(a.db().skills().list("default", None).await.unwrap().len(), before, "{name}");
+        assert_eq!(
+            a.db().skills().list("default", None).await.unwrap().len(),
+            before,
+            "{name}"
+        );
     }
 }
 

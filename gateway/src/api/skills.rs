@@ -115,7 +115,13 @@ pub async fn approve(
 ) -> Result<Json<SkillRevision>, ApiError> {
     let r = state
         .skills
-        .approve(admin.org(), &principal(&admin), id, &body.hash, now_ms(&state))
+        .approve(
+            admin.org(),
+            &principal(&admin),
+            id,
+            &body.hash,
+            now_ms(&state),
+        )
         .await?;
     answer(r)
 }

@@ -101,7 +101,10 @@ async fn show(ctx: &Ctx, id: i64, json: bool) -> Result<()> {
         r.id,
         &r.hash[..r.hash.len().min(12)]
     );
-    let cli = format!("Approve with: steward skills approve {} --hash {}", r.id, r.hash);
+    let cli = format!(
+        "Approve with: steward skills approve {} --hash {}",
+        r.id, r.hash
+    );
     println!("{}", text.replace(&chat, &cli));
     Ok(())
 }

@@ -101,7 +101,7 @@ pub fn read_correction(text: &str) -> Option<String> {
     // Openings are ASCII, so the byte length is the same in `t`.
     let rest = t.get(opening.len()..)?.trim();
     let rest = rest
-        .trim_start_matches(|c: char| c == ',' || c == ':' || c == '-')
+        .trim_start_matches([',', ':', '-'])
         .trim()
         .trim_end_matches(['.', '!']);
     let first = rest

@@ -133,9 +133,8 @@ pub fn render(r: &SkillRevision, file: &Path) -> Result<String, SkillMdError> {
 pub fn parse(file: &Path, text: &str) -> Result<SkillFile, SkillMdError> {
     let named = || file.to_path_buf();
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let (front, body, body_line) = split(text).ok_or_else(|| SkillMdError::NoFrontMatter {
-        file: named(),
-    })?;
+    let (front, body, body_line) =
+        split(text).ok_or_else(|| SkillMdError::NoFrontMatter { file: named() })?;
     let yaml = |source| SkillMdError::Yaml {
         file: named(),
         source,
@@ -296,7 +295,10 @@ fn clean_body(file: &Path, body: &str, first_line: usize, warnings: &mut Vec<Str
         ));
     }
     let first = out.iter().position(|l| !l.is_empty()).unwrap_or(out.len());
-    let last = out.iter().rposition(|l| !l.is_empty()).map_or(first, |i| i + 1);
+    let last = out
+        .iter()
+        .rposition(|l| !l.is_empty())
+        .map_or(first, |i| i + 1);
     out[first..last.max(first)].join("\n")
 }
 
@@ -527,7 +529,7 @@ mod tests {
             ),
             ("d: with 'quotes' and \"double\" ones, # and ---", "---\n  - nested step\n\n```\ncode\n```"),
             ("x", ""),
-            (&"long words ".repeat(90).trim().to_string(), "- y"),
+            ("long words ".repeat(90).trim(), "- y"),
         ] {
             let r = revision("daily-report", description, body);
             let text = render(&r, file()).unwrap();
@@ -543,8 +545,7 @@ mod tests {
             assert!(back.warnings.is_empty(), "{:?}", back.warnings);
         }
         let text = render(&revision("daily-report", "d", "- x"), file()).unwrap();
-        let front: serde_norway::Value =
-            serde_norway::from_str(split(&text).unwrap().0).unwrap();
+        let front: serde_norway::Value = serde_norway::from_str(split(&text).unwrap().0).unwrap();
         assert_eq!(front["metadata"]["id"].as_str(), Some("12"));
         assert_eq!(front["metadata"]["revision"].as_str(), Some("2"));
     }
