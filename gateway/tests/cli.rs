@@ -790,3 +790,131 @@ fn backup_copies_the_store_and_never_overwrites_a_file() {
     assert!(!ok && err.contains("exists"), "{err}");
     assert_eq!(std::fs::read(d.join("copy.db")).unwrap(), kept);
 }
+
+/// `steward skills`: import (checked whole, `allowed-tools` dropped with a
+/// warning, `--approve` as the operator), list, export, rollback by number.
+#[test]
+fn skills_import_export_and_rollback() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let run = |args: &[&str]| steward(d).args(args).output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let write = |path: &str, body: &str| {
+        let p = d.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, body).unwrap();
+    };
+    write(
+        "src/daily-report/SKILL.md",
+        "---\nname: daily-report\ndescription: The daily report, as people corrected it.\nallowed-tools: Bash(*)\n---\n\n- Leave refunds out\n",
+    );
+    write(
+        "src/weekly-digest/SKILL.md",
+        "---\nname: weekly-digest\ndescription: The weekly digest.\n---\n- Mention the owner\n",
+    );
+    let out = run(&["skills", "import", "src", "--approve"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("allowed-tools"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        text(&out.stdout).matches("approved: ").count(),
+        2,
+        "{}",
+        text(&out.stdout)
+    );
+    let count = || {
+        let out = run(&["skills", "list", "--json"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v.as_array().unwrap().len()
+    };
+    assert_eq!(count(), 2);
+    let out = run(&["skills", "export", "out"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let exported = std::fs::read_to_string(d.join("out/daily-report/SKILL.md")).unwrap();
+    assert!(
+        exported.starts_with("---\nname: daily-report\n"),
+        "{exported}"
+    );
+    assert!(
+        exported.contains("hash:") && !exported.contains("allowed-tools"),
+        "{exported}"
+    );
+    // Exported files import back unchanged.
+    let out = run(&["skills", "import", "out"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout).matches("unchanged").count(),
+        2,
+        "{}",
+        text(&out.stdout)
+    );
+    // One bad file among good ones: each named, nothing imported, exit 1.
+    write(
+        "bad/Bad_Name/SKILL.md",
+        "---\nname: Bad_Name\ndescription: d\n---\n- x\n",
+    );
+    write(
+        "bad/leaky/SKILL.md",
+        "---\nname: leaky\ndescription: d\n---\n- The password is hunter22\n",
+    );
+    write(
+        "bad/fine/SKILL.md",
+        "---\nname: fine\ndescription: d\n---\n- x\n",
+    );
+    let out = run(&["skills", "import", "bad", "--approve"]);
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("Bad_Name/SKILL.md") && err.contains("leaky/SKILL.md"),
+        "{err}"
+    );
+    assert!(
+        err.contains("nothing was imported") && !err.contains("hunter22"),
+        "{err}"
+    );
+    assert_eq!(count(), 2);
+    // A second revision, then back to rev 1 by its number.
+    write(
+        "v2/SKILL.md",
+        "---\nname: daily-report\ndescription: The daily report, as people corrected it.\n---\n- Leave refunds out\n- Group by region\n",
+    );
+    let out = run(&["skills", "import", "v2/SKILL.md"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("proposed: "), "{stdout}");
+    let id = stdout
+        .split('#')
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_string();
+    let out = run(&["skills", "approve", &id, "--hash", "0000000000"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("changed"),
+        "{}",
+        text(&out.stderr)
+    );
+    let shown = text(&run(&["skills", "show", &id]).stdout);
+    let hash = shown.split("--hash ").nth(1).unwrap().trim().to_string();
+    let out = run(&["skills", "approve", &id, "--hash", &hash]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = run(&["skills", "rollback", "daily-report", "--to", "1"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("rev 1 [active]"),
+        "{}",
+        text(&out.stdout)
+    );
+    let revs = text(&run(&["skills", "revisions", "daily-report"]).stdout);
+    assert!(
+        revs.contains("rev 2 [retired]") && revs.contains("rev 1 [active]"),
+        "{revs}"
+    );
+}

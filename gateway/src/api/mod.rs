@@ -24,6 +24,7 @@ mod policy;
 mod review;
 mod revisions;
 mod search;
+mod skills;
 mod wire;
 
 pub use auth::ADMIN_ONLY;
@@ -35,6 +36,7 @@ use crate::export::Export;
 use crate::learning::Learning;
 use crate::lifecycle::Lifecycle;
 use crate::services::Services;
+use crate::skills::Skills;
 use crate::turn::TurnLoop;
 use axum::extract::{FromRef, State};
 use axum::http::{header, HeaderValue};
@@ -59,6 +61,8 @@ pub struct ApiState {
     learning: Arc<Learning>,
     lifecycle: Arc<Lifecycle>,
     export: Arc<Export>,
+    /// Skill curation: approve, reject, roll back.
+    skills: Arc<Skills>,
     /// `POST /api/v1/messages`.
     turns: Arc<TurnLoop>,
     limits: Arc<auth::KeyLimits>,
@@ -77,6 +81,7 @@ impl ApiState {
             learning: services.learning().clone(),
             lifecycle: services.lifecycle().clone(),
             export: services.export().clone(),
+            skills: services.skills().clone(),
             turns: services.turns().clone(),
             limits: Arc::new(auth::KeyLimits::new(
                 &services.config().rate_limit,
@@ -111,6 +116,7 @@ impl FromRef<ApiState> for ::memory::Db {
         (name = "review", description = "The review queue of quarantined records (admin)"),
         (name = "policy", description = "Org-wide policy memory (admin)"),
         (name = "archives", description = "Session archives and relearning (admin)"),
+        (name = "skills", description = "Skills: review, approval, rejection and rollback (admin)"),
         (name = "audit", description = "The audit log (admin)"),
     )
 )]
@@ -168,6 +174,11 @@ fn api() -> OpenApiRouter<ApiState> {
         .routes(routes!(archives::list))
         .routes(routes!(archives::show))
         .routes(routes!(archives::relearn))
+        .routes(routes!(skills::list))
+        .routes(routes!(skills::show))
+        .routes(routes!(skills::approve))
+        .routes(routes!(skills::reject))
+        .routes(routes!(skills::rollback))
         .routes(routes!(audit::list))
 }
 

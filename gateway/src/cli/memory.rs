@@ -192,7 +192,7 @@ struct Search {
 }
 
 /// The agent a command names, checked, or the configured one.
-fn agent_or_default(ctx: &Ctx, agent: Option<String>) -> Result<String> {
+pub(super) fn agent_or_default(ctx: &Ctx, agent: Option<String>) -> Result<String> {
     let agent = agent.unwrap_or_else(|| ctx.services.config().server.agent.clone());
     if let Err(why) = ::memory::check_agent_id(&agent) {
         bail!("--agent {agent}: {why}");

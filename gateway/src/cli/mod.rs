@@ -1,5 +1,5 @@
 //! The command line: `serve`, `chat`, `replay`, `pairing …`, `memory …`,
-//! `api-key …`, `dashboard …`, `backup`. The argument types live here; each subcommand
+//! `skills …`, `api-key …`, `dashboard …`, `backup`. The argument types live here; each subcommand
 //! runs in its own module.
 
 mod api_key;
@@ -10,6 +10,7 @@ mod memory;
 mod pairing;
 mod replay;
 mod serve;
+mod skills;
 
 use crate::config::Config;
 use crate::services::Services;
@@ -69,6 +70,9 @@ pub enum Command {
     /// Memory records and revisions.
     #[command(subcommand)]
     Memory(MemoryCommand),
+    /// Skills: review, approve, reject, roll back, export and import SKILL.md.
+    #[command(subcommand)]
+    Skills(SkillsCommand),
     /// API keys for /api/v1.
     #[command(subcommand, name = "api-key")]
     ApiKey(ApiKeyCommand),
@@ -358,6 +362,92 @@ pub enum RevisionAction {
     },
 }
 
+/// `skills list --status`'s values: every skill status's name.
+fn skill_status_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        ::memory::skill::SkillStatus::VARIANTS
+            .iter()
+            .map(|s| s.as_str()),
+    )
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SkillsCommand {
+    /// Skill revisions, newest first.
+    List {
+        /// Only revisions with this status.
+        #[arg(long, value_parser = skill_status_names())]
+        status: Option<String>,
+        /// Print a JSON array of revisions.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A revision as its review shows it: the text, the change against the
+    /// revision in force, the corrections it came from.
+    Show {
+        /// The revision's id (`#12` in lists).
+        id: i64,
+        /// Print the review as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Put a proposed revision in force (audited as `skill.approve`).
+    Approve {
+        /// The revision's id.
+        id: i64,
+        /// The hash `show` printed (8 characters of it at least): approves that content only.
+        #[arg(long)]
+        hash: String,
+    },
+    /// Decline a proposed revision (audited as `skill.reject`).
+    Reject {
+        /// The revision's id.
+        id: i64,
+    },
+    /// Put an earlier approved revision of a skill back in force (audited as `skill.rollback`).
+    Rollback {
+        /// The skill's name.
+        slug: String,
+        /// The revision number to put back (`rev N`; default: the one before the revision in force).
+        #[arg(long)]
+        to: Option<i64>,
+        /// Whose skill (default: `server.agent`).
+        #[arg(long)]
+        agent: Option<String>,
+    },
+    /// Every revision of one skill, newest first.
+    Revisions {
+        /// The skill's name.
+        slug: String,
+        /// Whose skill (default: `server.agent`).
+        #[arg(long)]
+        agent: Option<String>,
+        /// Print a JSON array of revisions.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write every skill in force as `DIR/<slug>/SKILL.md` (Agent Skills format).
+    Export {
+        /// The directory to write into (created when missing).
+        dir: PathBuf,
+        /// Whose skills (default: `server.agent`).
+        #[arg(long)]
+        agent: Option<String>,
+    },
+    /// Propose skills from a SKILL.md file or a directory of `<slug>/SKILL.md`:
+    /// every file is checked first, and nothing is imported unless all are good.
+    Import {
+        /// A SKILL.md file, or a directory of `<slug>/SKILL.md`.
+        path: PathBuf,
+        /// Approve each proposal at once, as the operator (audited as `skill.approve`).
+        #[arg(long)]
+        approve: bool,
+        /// Whose skills they become (default: `server.agent`).
+        #[arg(long)]
+        agent: Option<String>,
+    },
+}
+
 #[derive(Debug, Subcommand)]
 pub enum ApiKeyCommand {
     /// Mint a key bound to an active paired user: prints the key (shown
@@ -411,6 +501,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         } => chat::run(&Ctx::open(cfg, org).await?, &as_, conversation, group).await,
         Command::Pairing(cmd) => pairing::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::Memory(cmd) => memory::run(&Ctx::open(cfg, org).await?, cmd).await,
+        Command::Skills(cmd) => skills::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::ApiKey(cmd) => api_key::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::Dashboard(cmd) => dashboard::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::Backup { file } => backup::run(&cfg, &file).await,

@@ -18,6 +18,7 @@
 
 pub mod corrections;
 pub mod review;
+pub mod skill_md;
 
 use crate::config::SkillsConfig;
 use crate::error::Result;

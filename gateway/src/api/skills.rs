@@ -1,0 +1,170 @@
+//! Skills for admins: revisions, a revision's review, and the curation acts
+//! (approve bound to the hash reviewed, reject, roll back), each checked by
+//! `memory::skill::decide_curation` and audited by the store.
+
+use super::auth::Admin;
+use super::error::{ApiError, ErrorBody};
+use super::wire::{self, now_ms, Body, Page, Path, Query};
+use super::ApiState;
+use crate::skills::review::{self, Review};
+use axum::extract::State;
+use axum::Json;
+use memory::skill::{SkillRefusal, SkillRevision, SkillStatus};
+use memory::Principal;
+use serde::Deserialize;
+use utoipa::{IntoParams, ToSchema};
+
+/// Which revisions, one page at a time.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct SkillsQuery {
+    /// Only revisions with this status.
+    pub status: Option<SkillStatus>,
+    /// Rows on the page (1–200, default 50).
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<i64>,
+    /// The `next` of the page before.
+    #[param(pattern = "^[0-9]{1,18}$")]
+    pub cursor: Option<String>,
+}
+
+/// Skill revisions of every agent, newest first.
+#[utoipa::path(get, operation_id = "skills_list", path = "/api/v1/skills", tag = "skills", params(SkillsQuery),
+    responses((status = 200, body = Page<SkillRevision>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
+pub async fn list(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Query(q): Query<SkillsQuery>,
+) -> Result<Json<Page<SkillRevision>>, ApiError> {
+    let limit = wire::limit(q.limit)?;
+    let before = wire::id_cursor(q.cursor.as_deref())?.unwrap_or(i64::MAX);
+    let rows: Vec<SkillRevision> = state
+        .db
+        .skills()
+        .list(admin.org(), q.status)
+        .await?
+        .into_iter()
+        .filter(|r| r.id < before)
+        .take(usize::try_from(limit).unwrap_or(0).saturating_add(1))
+        .collect();
+    Ok(Json(wire::page(rows, limit, |r| r.id.to_string(), |r| r)))
+}
+
+/// What an administrator reviews before approving revision `id`: the
+/// revision, the one in force, the difference, the corrections it came from.
+#[utoipa::path(get, operation_id = "skills_show", path = "/api/v1/skills/{id}", tag = "skills",
+    params(("id" = i64, Path, description = "Skill revision id")),
+    responses((status = 200, body = Review), (status = 404, body = ErrorBody)))]
+pub async fn show(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(id): Path<i64>,
+) -> Result<Json<Review>, ApiError> {
+    Ok(Json(review::review(&state.db, admin.org(), id).await?))
+}
+
+/// An approval: the hash of the content reviewed.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Approval {
+    /// The revision's `hash` as reviewed (8 characters of it at least).
+    #[schema(example = "3f6c1a9e0b2d")]
+    pub hash: String,
+}
+
+/// A rollback's target.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Rollback {
+    /// The approved revision (id) of the same skill to put back; null or
+    /// absent: the one approved before the revision in force.
+    #[serde(default)]
+    pub to: Option<i64>,
+}
+
+/// The admin as the principal of a curation act.
+fn principal(admin: &Admin) -> Principal {
+    Principal::Human {
+        user_id: admin.user.user_id.clone(),
+        name: admin.user.name.clone(),
+        role: admin.user.role,
+    }
+}
+
+/// A curation act's answer: the revision, or 409 with why it was refused.
+fn answer(r: Result<SkillRevision, SkillRefusal>) -> Result<Json<SkillRevision>, ApiError> {
+    match r {
+        Ok(r) => Ok(Json(r)),
+        Err(SkillRefusal::NotAdmin) => Err(ApiError::forbidden(super::ADMIN_ONLY)),
+        Err(why) => Err(ApiError::conflict(why.to_string())),
+    }
+}
+
+/// Put proposed revision `id` in force, if its content still has the hash
+/// reviewed and the revision it was proposed against is still in force. Audited.
+#[utoipa::path(post, operation_id = "skills_approve", path = "/api/v1/skills/{id}/approve", tag = "skills",
+    params(("id" = i64, Path, description = "Skill revision id")), request_body = Approval,
+    responses((status = 200, body = SkillRevision, description = "The revision, in force"), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "Not proposed, or stale: the hash differs or another revision is in force now")))]
+pub async fn approve(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(id): Path<i64>,
+    Body(body): Body<Approval>,
+) -> Result<Json<SkillRevision>, ApiError> {
+    let r = state
+        .skills
+        .approve(
+            admin.org(),
+            &principal(&admin),
+            id,
+            &body.hash,
+            now_ms(&state),
+        )
+        .await?;
+    answer(r)
+}
+
+/// Decline proposed revision `id`. Audited.
+#[utoipa::path(post, operation_id = "skills_reject", path = "/api/v1/skills/{id}/reject", tag = "skills",
+    params(("id" = i64, Path, description = "Skill revision id")),
+    responses((status = 200, body = SkillRevision, description = "The revision, rejected"), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "Not waiting for approval")))]
+pub async fn reject(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(id): Path<i64>,
+) -> Result<Json<SkillRevision>, ApiError> {
+    let r = state
+        .skills
+        .reject(admin.org(), &principal(&admin), id, now_ms(&state))
+        .await?;
+    answer(r)
+}
+
+/// Put an earlier approved revision of the skill of revision `id` back in
+/// force: `to`, or the one approved before the revision in force. Audited.
+#[utoipa::path(post, operation_id = "skills_rollback", path = "/api/v1/skills/{id}/rollback", tag = "skills",
+    params(("id" = i64, Path, description = "Any revision id of the skill")), request_body = Rollback,
+    responses((status = 200, body = SkillRevision, description = "The revision now in force"), (status = 404, body = ErrorBody, description = "No such revision, or `to` is not one of this skill"),
+        (status = 409, body = ErrorBody, description = "`to` was never approved, or there is nothing to roll back to")))]
+pub async fn rollback(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(id): Path<i64>,
+    Body(body): Body<Rollback>,
+) -> Result<Json<SkillRevision>, ApiError> {
+    let of = state.db.skills().revision(admin.org(), id).await?;
+    let r = state
+        .skills
+        .rollback(
+            admin.org(),
+            &principal(&admin),
+            of.skill_id,
+            body.to,
+            now_ms(&state),
+        )
+        .await?;
+    answer(r)
+}
