@@ -23,6 +23,8 @@ pub enum ExportError {
     Turn(#[from] crate::error::TurnError),
     #[error(transparent)]
     Store(#[from] memory::StoreError),
+    #[error(transparent)]
+    Skill(#[from] crate::skills::skill_md::SkillMdError),
     #[error("writing {path}: {source}")]
     Io {
         path: String,
@@ -93,7 +95,8 @@ impl Export {
     }
 
     /// Write `daily/YYYY-MM-DD.md` (archives by day), `MEMORY.md` (long-term
-    /// personal records) and `knowledge/` (agent_notes per agent, org policy). Audited.
+    /// personal records), `knowledge/` (agent_notes per agent, org policy)
+    /// and `skills/agent-<id>/<slug>/SKILL.md` (skills in force). Audited.
     pub async fn export_markdown(
         &self,
         org: &str,
@@ -152,6 +155,21 @@ impl Export {
                 &format!("# Agent notes: {agent}\n\n{}", lines.concat()),
             )?;
             files += 1;
+        }
+        // Skills in force, per agent, in the Agent Skills format.
+        let mut skills: BTreeMap<String, Vec<memory::skill::SkillRevision>> = BTreeMap::new();
+        for r in self
+            .db
+            .skills()
+            .list(org, Some(memory::skill::SkillStatus::Active))
+            .await?
+        {
+            skills.entry(r.agent.clone()).or_default().push(r);
+        }
+        for (agent, revisions) in skills {
+            // `agent-` first: an agent id may be `..`, never a path out of `dir`.
+            let under = dir.join("skills").join(format!("agent-{agent}"));
+            files += crate::skills::skill_md::write_all(&under, &revisions)?.len();
         }
         self.db
             .audit()

@@ -491,3 +491,58 @@ async fn skills_change_neither_the_tools_nor_the_role_of_a_turn() {
         );
     }
 }
+
+/// The Markdown export carries the skills in force as SKILL.md files that
+/// read back as the same skill.
+#[tokio::test]
+async fn the_markdown_export_holds_the_skills_in_force() {
+    let h = Harness::new().await;
+    h.pair("ana", Role::User).await;
+    h.pair("bo", Role::User).await;
+    h.pair("boss", Role::Admin).await;
+    ask_and_correct(
+        &h,
+        "ana",
+        "c1",
+        "Send me the daily report",
+        "no, leave refunds out",
+    )
+    .await;
+    ask_and_correct(
+        &h,
+        "bo",
+        "c2",
+        "the daily report",
+        "you forgot the date range",
+    )
+    .await;
+    let p = proposals(h.db()).await.remove(0);
+    let dir = tempfile::tempdir().unwrap();
+    let export = |dir: &std::path::Path| {
+        let services = h.services.clone();
+        let dir = dir.to_path_buf();
+        let now = h.now_ms();
+        async move {
+            services
+                .export()
+                .export_markdown("default", &dir, "test", now)
+                .await
+                .unwrap()
+        }
+    };
+    export(dir.path()).await;
+    let file = dir
+        .path()
+        .join("skills/agent-default/daily-report/SKILL.md");
+    assert!(!file.exists(), "a proposal is not exported as a skill");
+    approve_shown(&h, "boss", p.id).await;
+    export(dir.path()).await;
+    let read = steward::skills::skill_md::read(&file).expect("a SKILL.md that reads back");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains("allowed-tools"), "{text}");
+    assert!(
+        text.contains("- Leave refunds out") && text.contains(&p.hash),
+        "{text}"
+    );
+    assert_eq!(read.hash(), p.hash);
+}

@@ -142,7 +142,7 @@ impl From<crate::export::ExportError> for ApiError {
         match e {
             X::Turn(t) => t.into(),
             X::Store(s) => s.into(),
-            io @ X::Io { .. } => {
+            io @ (X::Io { .. } | X::Skill(_)) => {
                 tracing::error!(error = %io, "export failed");
                 ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the export failed")
             }
