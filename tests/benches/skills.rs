@@ -297,7 +297,7 @@ async fn scenario(model: Model, fake: &FakeLlm) {
     println!("| family | memory only: corrected on 4–5 | skills: corrections until a proposal | skills: proposals | skills: corrected on 4–5 |");
     println!("|---|---|---|---|---|");
     let (mut late_memory, mut late_skills, mut proposed_by_two) = (0, 0, 0);
-    for f in 0..FAMILIES.len() {
+    for (f, family) in FAMILIES.iter().enumerate() {
         // A fresh store per family and mode: families do not help each other.
         let memory_only = run_family(&harness(model, false, fake).await, f, false).await;
         let with_skills = run_family(&harness(model, true, fake).await, f, true).await;
@@ -311,7 +311,7 @@ async fn scenario(model: Model, fake: &FakeLlm) {
         }
         println!(
             "| {} | {}/2 | {} | {} | {}/2 |",
-            FAMILIES[f].requests[0],
+            family.requests[0],
             memory_only.corrected_late,
             with_skills
                 .corrections_until_proposal

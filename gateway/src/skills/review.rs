@@ -71,15 +71,6 @@ pub fn diff(before: &str, after: &str) -> String {
         .join("\n")
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_step_added_at_the_end_is_the_only_change() {
-        let d = super::diff("When asked:\n\n- A", "When asked:\n\n- A\n- B");
-        assert_eq!(d, " When asked:\n \n - A\n+- B");
-    }
-}
-
 /// One line of a list: `#ID slug rev N (status)`.
 pub fn line(r: &SkillRevision) -> String {
     let note = if r.note.is_empty() {
@@ -122,4 +113,13 @@ pub fn text(review: &Review) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_step_added_at_the_end_is_the_only_change() {
+        let d = super::diff("When asked:\n\n- A", "When asked:\n\n- A\n- B");
+        assert_eq!(d, " When asked:\n \n - A\n+- B");
+    }
 }
