@@ -465,10 +465,10 @@ impl Skills {
         hash: &str,
         now: i64,
     ) -> Result<std::result::Result<SkillRevision, SkillRefusal>> {
-        if let Err(refusal) = skill::decide_curation(principal) {
-            return Ok(Err(refusal));
-        }
-        let actor = principal.author_id().unwrap_or_default();
+        let actor = match curator(principal) {
+            Ok(actor) => actor,
+            Err(refusal) => return Ok(Err(refusal)),
+        };
         let who = Curator {
             org,
             actor: &actor,
@@ -485,10 +485,10 @@ impl Skills {
         id: i64,
         now: i64,
     ) -> Result<std::result::Result<SkillRevision, SkillRefusal>> {
-        if let Err(refusal) = skill::decide_curation(principal) {
-            return Ok(Err(refusal));
-        }
-        let actor = principal.author_id().unwrap_or_default();
+        let actor = match curator(principal) {
+            Ok(actor) => actor,
+            Err(refusal) => return Ok(Err(refusal)),
+        };
         let who = Curator {
             org,
             actor: &actor,
@@ -506,10 +506,10 @@ impl Skills {
         to: Option<i64>,
         now: i64,
     ) -> Result<std::result::Result<SkillRevision, SkillRefusal>> {
-        if let Err(refusal) = skill::decide_curation(principal) {
-            return Ok(Err(refusal));
-        }
-        let actor = principal.author_id().unwrap_or_default();
+        let actor = match curator(principal) {
+            Ok(actor) => actor,
+            Err(refusal) => return Ok(Err(refusal)),
+        };
         let who = Curator {
             org,
             actor: &actor,
@@ -517,6 +517,12 @@ impl Skills {
         };
         Ok(self.db.skills().rollback(who, skill_id, to).await?)
     }
+}
+
+/// Who a curation act is recorded as: `principal`, if it may curate.
+fn curator(principal: &Principal) -> std::result::Result<String, SkillRefusal> {
+    skill::decide_curation(principal)?;
+    Ok(principal.author_id().unwrap_or_default())
 }
 
 /// The best `n` of `shelf` for a request of key words `asked`: every key
