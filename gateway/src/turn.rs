@@ -1107,6 +1107,8 @@ impl TurnLoop {
                 );
             }
         };
+        // The approved procedure is shown even when a model left its steps out.
+        let answer = crate::skills::with_steps(answer, &skills);
         // Two active records on one subject (an undo brought one back): say so.
         Ok(
             match context::disagreement_note(&context::disagreements(&found)) {

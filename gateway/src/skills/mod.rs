@@ -556,6 +556,33 @@ fn corrected_exchange(history: &[StoredMessage]) -> Option<(&StoredMessage, &Sto
     (task.written_by() == MessageAuthor::Person && task.sender.is_some()).then_some((task, answer))
 }
 
+/// `answer` with the procedure of each followed skill whose steps it leaves
+/// out (a step is left out when the answer holds fewer than half of its
+/// words): a small model often answers the fact and drops the frame's
+/// steps, and the person must still see what an administrator approved.
+pub fn with_steps(answer: String, followed: &[SkillRevision]) -> String {
+    let said = terms(&answer);
+    let mut out = answer;
+    for r in followed {
+        let all = steps(&r.body);
+        let left_out = all.iter().any(|step| {
+            let words = terms(step);
+            let held = words.iter().filter(|w| said.contains(w)).count();
+            2 * held < words.len()
+        });
+        if left_out {
+            out.push_str(&format!(
+                "\n\nI follow the approved procedure “{}” (rev {}) for this:",
+                r.slug, r.rev
+            ));
+            for step in all {
+                out.push_str(&format!("\n- {}", memory::sanitize::sanitize(&step)));
+            }
+        }
+    }
+    out
+}
+
 /// A skill as prompt data, `<<<skill:SLUG@REV …>>>`, sanitised again.
 pub fn skill_frame(r: &SkillRevision) -> String {
     let body: String = r
@@ -662,6 +689,26 @@ mod tests {
         let (slug, description, body) = draft(&refs, Some(&base));
         assert_eq!((slug.as_str(), description.as_str()), ("daily-report", "d"));
         assert_eq!(steps(&body), ["Leave refunds out", "State the date range"]);
+    }
+
+    #[test]
+    fn steps_an_answer_left_out_are_added_once() {
+        let r = SkillRevision {
+            slug: "daily-report".into(),
+            body: "When asked:\n\n- Leave refunds out\n- Include the date range".into(),
+            ..a_revision()
+        };
+        let fact = "The daily report is built from example_orders.".to_string();
+        let added = with_steps(fact.clone(), std::slice::from_ref(&r));
+        assert!(added.starts_with(&fact), "{added}");
+        assert!(
+            added.contains("“daily-report” (rev 1)")
+                && added.contains("- Leave refunds out")
+                && added.contains("- Include the date range"),
+            "{added}"
+        );
+        let followed = "Here it is, refunds left out, for the date range 1–2 May.".to_string();
+        assert_eq!(with_steps(followed.clone(), &[r]), followed);
     }
 
     #[test]
