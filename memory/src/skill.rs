@@ -208,7 +208,27 @@ pub struct SkillRevision {
     pub created_at: i64,
 }
 
+/// The steps of a body: its `- ` lines.
+pub fn steps(body: &str) -> Vec<String> {
+    body.lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .map(str::to_string)
+        .collect()
+}
+
 impl SkillRevision {
+    /// How a reply shows it: its name, revision and steps.
+    pub fn procedure(&self) -> String {
+        let mut out = format!(
+            "I follow the approved procedure “{}” (rev {}) for this:",
+            self.slug, self.rev
+        );
+        for step in steps(&self.body) {
+            out.push_str(&format!("\n- {}", crate::sanitize::sanitize(&step)));
+        }
+        out
+    }
+
     /// The message ids of its evidence.
     pub fn evidence_ids(&self) -> Vec<i64> {
         self.evidence

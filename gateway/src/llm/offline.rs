@@ -648,27 +648,15 @@ pub fn respond(ctx: &ReplyContext<'_>) -> String {
     if !from_memory.starts_with(NOTHING_IN_MEMORY) {
         out.push(from_memory);
     }
-    out.extend(ctx.skills.iter().map(follow_skill));
+    out.extend(
+        ctx.skills
+            .iter()
+            .map(memory::skill::SkillRevision::procedure),
+    );
     out.join("\n\n")
 }
 
 const NOTHING_IN_MEMORY: &str = "I don't have anything in memory about that yet.";
-
-/// How the rules answer with a skill: its name and revision, and its steps.
-fn follow_skill(s: &memory::skill::SkillRevision) -> String {
-    let steps: Vec<String> = s
-        .body
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("- "))
-        .map(|l| format!("- {}", memory::sanitize::sanitize(l)))
-        .collect();
-    format!(
-        "I follow the approved procedure “{}” (rev {}) for this:\n{}",
-        s.slug,
-        s.rev,
-        steps.join("\n")
-    )
-}
 
 fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
     let best = ctx

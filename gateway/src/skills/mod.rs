@@ -23,7 +23,7 @@ pub mod skill_md;
 use crate::config::SkillsConfig;
 use crate::error::Result;
 use dashmap::DashMap;
-use memory::skill::{self, Correction, SkillRefusal, SkillRevision, SkillStatus};
+use memory::skill::{self, steps, Correction, SkillRefusal, SkillRevision, SkillStatus};
 use memory::store::{Curator, NewCorrection, NewProposal};
 use memory::terms::terms;
 use memory::{Db, MessageAuthor, Principal, StoredMessage};
@@ -108,14 +108,6 @@ fn shared_words(group: &[&Correction]) -> Vec<String> {
         .filter(|w| 2 * keys.iter().filter(|k| k.contains(w)).count() >= keys.len())
         .take(3)
         .cloned()
-        .collect()
-}
-
-/// The steps of a body (its `- ` lines).
-fn steps(body: &str) -> Vec<String> {
-    body.lines()
-        .filter_map(|l| l.trim().strip_prefix("- "))
-        .map(str::to_string)
         .collect()
 }
 
@@ -571,13 +563,8 @@ pub fn with_steps(answer: String, followed: &[SkillRevision]) -> String {
             2 * held < words.len()
         });
         if left_out {
-            out.push_str(&format!(
-                "\n\nI follow the approved procedure “{}” (rev {}) for this:",
-                r.slug, r.rev
-            ));
-            for step in all {
-                out.push_str(&format!("\n- {}", memory::sanitize::sanitize(&step)));
-            }
+            out.push_str("\n\n");
+            out.push_str(&r.procedure());
         }
     }
     out
