@@ -38,6 +38,213 @@ pub struct Config {
     /// Settings of one agent, by agent id (`[agents.it] auto_keep = true`);
     /// what an agent does not set is the global setting.
     pub agents: BTreeMap<String, AgentConfig>,
+    /// Automated runs at set times (`[[schedules]]`).
+    pub schedules: Vec<ScheduleConfig>,
+    /// Automated runs on a signed request to `POST /hooks/<name>` (`[[webhooks]]`).
+    pub webhooks: Vec<WebhookConfig>,
+}
+
+/// What an automated run does: follow an approved skill as a standing
+/// procedure (principal `sop-system`), or an administrator's written
+/// instruction (`cron-system` on a schedule, `webhook-system` on a webhook).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Procedure {
+    Skill(String),
+    Text(String),
+}
+
+/// Where a run's answer goes (`deliver = "…"`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum Deliver {
+    /// Nowhere: the run's lines stay in its conversation.
+    None,
+    /// The dashboard's Runs page (the run's conversation): the default.
+    #[default]
+    Dashboard,
+    /// `discord:<channel id>`: posted in that Discord channel.
+    Discord(String),
+    /// `teams:<channel>`: posted through that channel's Workflows webhook (`teams.workflows`).
+    Teams(String),
+}
+
+impl Deliver {
+    /// The channel that posts it, and where (`None` for none or the dashboard).
+    pub fn channel(&self) -> Option<(&'static str, &str)> {
+        match self {
+            Deliver::None | Deliver::Dashboard => None,
+            Deliver::Discord(c) => Some((adapters::discord::CHANNEL, c)),
+            Deliver::Teams(c) => Some((adapters::teams::CHANNEL, c)),
+        }
+    }
+}
+
+impl TryFrom<String> for Deliver {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
+    }
+}
+
+impl std::str::FromStr for Deliver {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        let bad = || {
+            format!("`{s}` is not a delivery target (none, dashboard, discord:<channel id>, teams:<channel>)")
+        };
+        match s.split_once(':') {
+            None if s == "none" => Ok(Deliver::None),
+            None if s == "dashboard" => Ok(Deliver::Dashboard),
+            Some(("discord", id)) if matches!(id.parse::<u64>(), Ok(n) if n > 0) => {
+                Ok(Deliver::Discord(id.into()))
+            }
+            Some(("teams", ch)) if !ch.trim().is_empty() => Ok(Deliver::Teams(ch.trim().into())),
+            _ => Err(bad()),
+        }
+    }
+}
+
+impl From<Deliver> for String {
+    fn from(d: Deliver) -> String {
+        d.to_string()
+    }
+}
+
+impl std::fmt::Display for Deliver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Deliver::None => f.write_str("none"),
+            Deliver::Dashboard => f.write_str("dashboard"),
+            Deliver::Discord(c) => write!(f, "discord:{c}"),
+            Deliver::Teams(c) => write!(f, "teams:{c}"),
+        }
+    }
+}
+
+/// One schedule (`[[schedules]]`): a run at each slot of `cron` in `timezone`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScheduleConfig {
+    /// Its name: runs are `run:<name>/<id>`.
+    pub name: String,
+    /// A standard five-field cron expression (`0 9 * * 1-5`: weekdays at
+    /// 09:00), or six with seconds first.
+    pub cron: String,
+    /// An IANA time zone (`Europe/Lisbon`); default UTC.
+    pub timezone: Option<String>,
+    /// The organisation it runs in (default `server.org`).
+    pub org: Option<String>,
+    /// The agent that runs it (default `server.agent`).
+    pub agent: Option<String>,
+    /// An approved skill of that agent to follow (principal `sop-system`) …
+    pub skill: Option<String>,
+    /// … or an administrator's instruction (principal `cron-system`).
+    pub text: Option<String>,
+    /// Where the answer goes: `dashboard` (default), `none`,
+    /// `discord:<channel id>`, `teams:<channel>`.
+    pub deliver: Deliver,
+}
+
+/// One webhook (`[[webhooks]]`), served at `POST /hooks/<name>`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct WebhookConfig {
+    pub name: String,
+    /// The shared secret requests are signed with (HMAC-SHA256), at least
+    /// [`WebhookConfig::MIN_SECRET_CHARS`] characters.
+    pub secret: String,
+    pub org: Option<String>,
+    pub agent: Option<String>,
+    /// An approved skill to follow, or an instruction; the request's body
+    /// reaches the model only as framed data beside it.
+    pub skill: Option<String>,
+    pub text: Option<String>,
+    pub deliver: Deliver,
+}
+
+impl WebhookConfig {
+    /// Shortest accepted secret.
+    pub const MIN_SECRET_CHARS: usize = 24;
+}
+
+/// What a schedule and a webhook share, as the runs read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunTarget {
+    pub name: String,
+    pub org: String,
+    pub agent: String,
+    pub procedure: Procedure,
+    pub deliver: Deliver,
+}
+
+impl Config {
+    /// The procedure, organisation and agent of an entry, defaults filled in.
+    fn run_target(
+        &self,
+        name: &str,
+        org: &Option<String>,
+        agent: &Option<String>,
+        skill: &Option<String>,
+        text: &Option<String>,
+        deliver: &Deliver,
+    ) -> RunTarget {
+        let procedure = match (skill, text) {
+            (Some(s), _) => Procedure::Skill(s.trim().to_string()),
+            (None, t) => Procedure::Text(t.clone().unwrap_or_default()),
+        };
+        RunTarget {
+            name: name.to_string(),
+            org: org.clone().unwrap_or_else(|| self.server.org.clone()),
+            agent: agent.clone().unwrap_or_else(|| self.server.agent.clone()),
+            procedure,
+            deliver: deliver.clone(),
+        }
+    }
+
+    /// What schedule `s` runs.
+    pub fn schedule_target(&self, s: &ScheduleConfig) -> RunTarget {
+        self.run_target(&s.name, &s.org, &s.agent, &s.skill, &s.text, &s.deliver)
+    }
+
+    /// What webhook `w` runs.
+    pub fn webhook_target(&self, w: &WebhookConfig) -> RunTarget {
+        self.run_target(&w.name, &w.org, &w.agent, &w.skill, &w.text, &w.deliver)
+    }
+
+    /// The webhook named `name`.
+    pub fn webhook(&self, name: &str) -> Option<&WebhookConfig> {
+        self.webhooks.iter().find(|w| w.name == name)
+    }
+}
+
+impl ScheduleConfig {
+    /// Its cron expression, parsed (five fields get seconds `0` in front).
+    pub fn parsed(&self) -> Result<cron::Schedule, String> {
+        let fields = self.cron.split_whitespace().count();
+        let text = match fields {
+            5 => format!("0 {}", self.cron.trim()),
+            6 | 7 => self.cron.trim().to_string(),
+            _ => {
+                return Err(format!(
+                    "`{}` is not a cron expression (five fields: minute hour day-of-month month day-of-week)",
+                    self.cron
+                ))
+            }
+        };
+        text.parse::<cron::Schedule>()
+            .map_err(|e| format!("`{}` is not a cron expression: {e}", self.cron))
+    }
+
+    /// Its time zone (UTC when unset).
+    pub fn zone(&self) -> Result<chrono_tz::Tz, String> {
+        match self.timezone.as_deref().map(str::trim) {
+            None | Some("") => Ok(chrono_tz::UTC),
+            Some(tz) => tz
+                .parse()
+                .map_err(|_| format!("`{tz}` is not an IANA time zone such as Europe/Lisbon")),
+        }
+    }
 }
 
 /// One agent's own settings (`[agents.<id>]`); each unset one is the global one.
@@ -566,6 +773,11 @@ pub struct RateLimitConfig {
     #[default = 120]
     #[validate(range(min = 1, max = 1_000_000))]
     pub api_key_burst: u32,
+    /// Requests one webhook (`POST /hooks/<name>`) takes per minute;
+    /// beyond it they are answered 429 with `Retry-After`.
+    #[default = 60]
+    #[validate(range(min = 1, max = 1_000_000))]
+    pub webhook_per_minute: u32,
 }
 
 impl LlmConfig {
@@ -740,6 +952,121 @@ impl Config {
         self.embeddings.check()?;
         self.validate_teams()?;
         self.discord.check()?;
+        self.check_runs()?;
+        Ok(())
+    }
+
+    /// `[[schedules]]` and `[[webhooks]]`: each error names its key. (Whether
+    /// a named skill is approved is checked by `steward serve` against the
+    /// database.)
+    fn check_runs(&self) -> Result<(), ConfigError> {
+        let bad = |key: String, why: String| Err(ConfigError::Invalid(format!("{key}: {why}")));
+        let mut agents: Vec<&str> = vec![self.server.agent.as_str()];
+        agents.extend(self.discord.agent.as_deref());
+        agents.extend(self.teams.agent.as_deref());
+        agents.extend(self.agents.keys().map(String::as_str));
+        let mut names = std::collections::HashSet::new();
+        let entries = self
+            .schedules
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                (
+                    format!("schedules[{i}]"),
+                    self.schedule_target(s),
+                    &s.skill,
+                    &s.text,
+                )
+            })
+            .chain(self.webhooks.iter().enumerate().map(|(i, w)| {
+                (
+                    format!("webhooks[{i}]"),
+                    self.webhook_target(w),
+                    &w.skill,
+                    &w.text,
+                )
+            }));
+        for (key, target, skill, text) in entries {
+            if memory::skill::check_slug(&target.name).is_err() {
+                return bad(
+                    format!("{key}.name"),
+                    format!(
+                        "`{}` is not a name of 1 to 64 lower-case letters, digits and hyphens",
+                        target.name
+                    ),
+                );
+            }
+            if !names.insert((key.starts_with('w'), target.name.clone())) {
+                return bad(
+                    format!("{key}.name"),
+                    format!("`{}` is used twice", target.name),
+                );
+            }
+            match (skill, text) {
+                (Some(_), Some(_)) | (None, None) => {
+                    return bad(key, "give exactly one of `skill` and `text`".into())
+                }
+                (Some(s), None) if memory::skill::check_slug(s.trim()).is_err() => {
+                    return bad(format!("{key}.skill"), format!("`{s}` is not a skill name"))
+                }
+                (None, Some(t)) if t.trim().is_empty() => {
+                    return bad(format!("{key}.text"), "must not be empty".into())
+                }
+                (None, Some(t)) if memory::sanitize::over_cap(t).is_some() => {
+                    return bad(format!("{key}.text"), "is over 500 characters".into())
+                }
+                _ => {}
+            }
+            if !agents.contains(&target.agent.as_str()) {
+                return bad(
+                    format!("{key}.agent"),
+                    format!("`{}` is not an agent of this server (server.agent, discord.agent, teams.agent or [agents.<id>])", target.agent),
+                );
+            }
+            if target.org.trim().is_empty() {
+                return bad(format!("{key}.org"), "must not be empty".into());
+            }
+            match &target.deliver {
+                Deliver::Discord(_) if self.discord.token.is_none() => {
+                    return bad(
+                        format!("{key}.deliver"),
+                        format!(
+                            "`{}` needs the Discord channel (discord.token)",
+                            target.deliver
+                        ),
+                    )
+                }
+                Deliver::Teams(c) if !self.teams.workflows.contains_key(c) => {
+                    return bad(
+                        format!("{key}.deliver"),
+                        format!(
+                            "`{}` needs a Workflows webhook for `{c}` (teams.workflows)",
+                            target.deliver
+                        ),
+                    )
+                }
+                _ => {}
+            }
+        }
+        for (i, s) in self.schedules.iter().enumerate() {
+            if let Err(why) = s.parsed() {
+                return bad(format!("schedules[{i}].cron"), why);
+            }
+            if let Err(why) = s.zone() {
+                return bad(format!("schedules[{i}].timezone"), why);
+            }
+        }
+        for (i, w) in self.webhooks.iter().enumerate() {
+            if w.secret.trim().chars().count() < WebhookConfig::MIN_SECRET_CHARS {
+                return bad(
+                    format!("webhooks[{i}].secret"),
+                    format!(
+                        "must be at least {} characters (e.g. `openssl rand -hex 32`)",
+                        WebhookConfig::MIN_SECRET_CHARS
+                    ),
+                );
+            }
+        }
         Ok(())
     }
 

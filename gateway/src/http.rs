@@ -96,6 +96,10 @@ pub fn app(state: AppState) -> Router {
     }
     router =
         router.merge(crate::dashboard::router(cfg).with_state(DashboardState::from_ref(&state)));
+    // `[[webhooks]]`: each a run on a signed request.
+    router = router.merge(crate::runs::webhooks::routes(crate::runs::Runner::new(
+        &state.services,
+    )));
     // Each channel that is on, with routes of its own (Teams' webhook).
     for channel in crate::channels::CHANNELS {
         if channel.enabled(cfg) {

@@ -20,6 +20,8 @@ const REFUSALS: &str = "steward_refusals_total";
 const DUPLICATES: &str = "steward_duplicates_total";
 const JOB_RUNS: &str = "steward_job_runs_total";
 const SKILL_USES: &str = "steward_skill_uses_total";
+const RUNS: &str = "steward_runs_total";
+const RUN_SECONDS: &str = "steward_run_duration_seconds";
 
 /// Histogram buckets, in seconds: a deterministic turn takes milliseconds,
 /// one with a local model tens of seconds.
@@ -206,6 +208,8 @@ impl Metrics {
             (DUPLICATES, Unit::Count, "Dedupe hits: redelivered messages and items already known."),
             (JOB_RUNS, Unit::Count, "Background job slots by job and outcome."),
             (SKILL_USES, Unit::Count, "Replies that followed an approved skill, by skill."),
+            (RUNS, Unit::Count, "Automated runs by trigger (schedule, webhook, on_demand) and outcome."),
+            (RUN_SECONDS, Unit::Seconds, "Time one automated run took, delivery included, by trigger."),
         ];
         for (name, unit, help) in described {
             let key = KeyName::from_const_str(name);
@@ -293,6 +297,23 @@ impl Metrics {
     /// A reply followed the approved skill `slug`.
     pub fn skill_used(&self, slug: &str) {
         self.count(SKILL_USES, vec![Label::new("skill", slug.to_string())], 1);
+    }
+
+    /// An automated run ended with `outcome` after `took`.
+    pub fn run(&self, trigger: &'static str, outcome: &'static str, took: Duration) {
+        self.count(
+            RUNS,
+            vec![
+                Label::from_static_parts("trigger", trigger),
+                Label::from_static_parts("outcome", outcome),
+            ],
+            1,
+        );
+        self.observe(
+            RUN_SECONDS,
+            vec![Label::from_static_parts("trigger", trigger)],
+            took,
+        );
     }
 
     pub fn duplicate(&self, kind: Duplicate) {

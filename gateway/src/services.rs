@@ -24,6 +24,8 @@ use memory::Db;
 use pairing::{Pairing, PairingSettings};
 use std::sync::Arc;
 
+/// Cheap to clone: every member is shared.
+#[derive(Clone)]
 pub struct Services {
     cfg: Arc<Config>,
     clock: Arc<dyn Clock>,

@@ -32,6 +32,7 @@ use governor::state::keyed::DashMapStateStore;
 use governor::{Quota, RateLimiter};
 use memory::policy::{self, Consent, Decision, Directive, DropReason, Extraction, Origin};
 use memory::sanitize::sanitize;
+use memory::skill::SkillRevision;
 use memory::store::{ConversationView, NewMessage, Opening, RetrievalScope, ViewOf};
 use memory::terms::terms;
 use memory::write::{Activation, Dedupe, Written};
@@ -141,6 +142,17 @@ struct Turn<'a> {
     /// The live history's size (this message included) when the reply read
     /// the conversation; the trim check adds the replies instead of reading again.
     live: std::sync::OnceLock<memory::store::LiveSize>,
+    /// The skill an SOP run follows, whatever its text asks.
+    procedure: Option<&'a SkillRevision>,
+}
+
+/// What [`TurnLoop::run`] takes beside the message and its principal.
+struct RunParts<'a> {
+    /// The message's id (namespaced, see [`seen_key`]), spent when it is stored.
+    seen: Option<&'a str>,
+    /// Its conversation as read before it was stored.
+    view: Option<ConversationView>,
+    procedure: Option<&'a SkillRevision>,
 }
 
 impl Turn<'_> {
@@ -396,7 +408,16 @@ impl TurnLoop {
         // Every model call of the turn draws on one token budget.
         crate::llm::budget::per_turn(
             self.cfg.llm.turn_token_budget,
-            self.run(msg, principal, now, seen.as_deref(), view),
+            self.run(
+                msg,
+                principal,
+                now,
+                RunParts {
+                    seen: seen.as_deref(),
+                    view,
+                    procedure: None,
+                },
+            ),
         )
         .await
     }
@@ -419,10 +440,26 @@ impl TurnLoop {
 
     /// A run by a system principal (cron, SOP, webhook, delegated).
     pub async fn system_turn(&self, msg: &Inbound, who: SystemPrincipal) -> Result<Vec<Reply>> {
+        self.system_run(msg, who, None).await
+    }
+
+    /// A run by a system principal that follows `procedure`, an approved
+    /// skill, as a standing procedure (an SOP run), whatever the text asks.
+    pub async fn system_run(
+        &self,
+        msg: &Inbound,
+        who: SystemPrincipal,
+        procedure: Option<&SkillRevision>,
+    ) -> Result<Vec<Reply>> {
         let now = msg.at.timestamp_millis();
+        let parts = RunParts {
+            seen: None,
+            view: None,
+            procedure,
+        };
         crate::llm::budget::per_turn(
             self.cfg.llm.turn_token_budget,
-            self.run(msg, Principal::System(who), now, None, None),
+            self.run(msg, Principal::System(who), now, parts),
         )
         .await
     }
@@ -434,9 +471,13 @@ impl TurnLoop {
         msg: &Inbound,
         principal: Principal,
         now: i64,
-        seen: Option<&str>,
-        view: Option<ConversationView>,
+        parts: RunParts<'_>,
     ) -> Result<Vec<Reply>> {
+        let RunParts {
+            seen,
+            view,
+            procedure,
+        } = parts;
         // 5. Store with the sender id and the role it was sent with, and spend
         // its id in the same transaction (a racing redelivery stores nothing).
         let (sender, role) = match &principal {
@@ -477,6 +518,7 @@ impl TurnLoop {
             message_id,
             view: std::sync::Mutex::new(view),
             live: std::sync::OnceLock::new(),
+            procedure,
         };
         let replies = self.steps(&turn).await?;
         for r in &replies {
@@ -1025,7 +1067,10 @@ impl TurnLoop {
         }
         context::order_by_precedence(&mut found);
         let overridden = context::apply_policy_overrides(&mut found);
-        let followed = self.skills.for_request(t.org(), t.agent(), text).await?;
+        let followed = match t.procedure {
+            Some(skill) => vec![crate::skills::InForce::standing(skill.clone())],
+            None => self.skills.for_request(t.org(), t.agent(), text).await?,
+        };
         let skills: Vec<memory::skill::SkillRevision> =
             followed.iter().map(|s| s.revision.clone()).collect();
         let prompt = context::assemble(

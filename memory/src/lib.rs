@@ -11,6 +11,7 @@ pub mod fulltext;
 pub mod grounding;
 pub mod model;
 pub mod policy;
+pub mod run;
 pub mod sanitize;
 pub mod skill;
 pub mod store;

@@ -5,9 +5,12 @@
 use crate::channels::CHANNELS;
 use crate::dashboard::AdminToken;
 use crate::http::{serve, AppState, MetricsListener};
+use crate::runs::schedules::Schedules;
+use crate::runs::RunError;
 use crate::services::Services;
 use crate::workers::{self, CancellationToken};
 use anyhow::{Context, Result};
+use memory::run::Trigger;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -49,6 +52,19 @@ pub(super) async fn run(services: Arc<Services>) -> Result<()> {
             println!("{line}");
         }
     }
+    // `[[schedules]]` and `[[webhooks]]`: each skill they follow must be in force.
+    let runner = crate::runs::Runner::new(&services);
+    check_run_skills(&runner).await?;
+    if !cfg.schedules.is_empty() {
+        let schedules = Schedules::new(runner.clone(), services.clock().now_ms());
+        for e in schedules.entries() {
+            println!("schedule {}: {}", e.target.name, e.describe());
+        }
+        workers.push(Box::new(schedules.worker(services.clock().clone())));
+    }
+    for w in &cfg.webhooks {
+        println!("webhook {}: POST http://{addr}/hooks/{}", w.name, w.name);
+    }
     if let Some(url) = &cfg.embeddings.base_url {
         println!("embeddings: {url} (model {})", cfg.embeddings.model);
     }
@@ -60,6 +76,33 @@ pub(super) async fn run(services: Arc<Services>) -> Result<()> {
     });
     running.beside(server).await??;
     services.db().close().await;
+    Ok(())
+}
+
+/// Every skill a schedule or a webhook follows has a revision in force:
+/// a start-up error names the entry's key otherwise.
+async fn check_run_skills(runner: &crate::runs::Runner) -> Result<()> {
+    let cfg = runner.services().config();
+    let entries = cfg
+        .schedules
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (format!("schedules[{i}].skill"), cfg.schedule_target(s)))
+        .chain(
+            cfg.webhooks
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (format!("webhooks[{i}].skill"), cfg.webhook_target(w))),
+        );
+    for (key, target) in entries {
+        match runner.prepare(&target, Trigger::Schedule).await {
+            Ok(_) => {}
+            Err(RunError::Store(e)) => return Err(e).context("reading the skills in force"),
+            Err(e) => anyhow::bail!(
+                "invalid configuration: {key}: {e} (approve it first: steward skills list)"
+            ),
+        }
+    }
     Ok(())
 }
 

@@ -154,6 +154,16 @@ pub struct InForce {
     key: Vec<String>,
 }
 
+impl InForce {
+    /// `revision`, matched by the key words of its slug (or followed because a run names it).
+    pub fn standing(revision: SkillRevision) -> InForce {
+        InForce {
+            key: key_words(&revision.slug.replace('-', " ")),
+            revision,
+        }
+    }
+}
+
 /// What one agent has in force, as of its generation.
 struct Shelf {
     generation: i64,
@@ -233,10 +243,7 @@ impl Skills {
             .active(org, agent)
             .await?
             .into_iter()
-            .map(|revision| InForce {
-                key: key_words(&revision.slug.replace('-', " ")),
-                revision,
-            })
+            .map(InForce::standing)
             .collect();
         let skills = Arc::new(skills);
         self.shelves.insert(

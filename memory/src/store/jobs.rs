@@ -16,6 +16,13 @@ impl Jobs<'_> {
         Ok(sql!(text, job, slot, now).exec(&self.db.pool).await? == 1)
     }
 
+    /// The latest slot of `job` claimed so far, by any replica.
+    pub async fn last_slot(&self, job: &str) -> Result<Option<i64>> {
+        let text = "SELECT MAX(slot) FROM job_runs WHERE job = $1";
+        let (slot,): (Option<i64>,) = sql!(text, job).one(&self.db.pool).await?;
+        Ok(slot)
+    }
+
     /// Every organisation that has users or memory.
     pub async fn orgs(&self) -> Result<Vec<String>> {
         let text = "SELECT org FROM users UNION SELECT org FROM memory_records ORDER BY 1";

@@ -24,6 +24,7 @@ mod records;
 mod retention;
 mod retire;
 mod revisions;
+mod runs;
 mod sessions;
 mod skills;
 mod vectors;
@@ -41,6 +42,7 @@ pub use records::{RecordFilter, Records, RetrievalScope, Retrieved, Supersession
 pub use retention::{Erasure, ERASED};
 pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement};
 pub use revisions::{NewRevision, RevisionMeta};
+pub use runs::{NewRun, Runs};
 pub use sessions::DashboardSession;
 pub use skills::{Curator, NewCorrection, NewProposal, Skills};
 pub use vectors::{reciprocal_rank_fusion, Embed, QueryVector, Unembedded, RECENT_WINDOW};
@@ -251,6 +253,11 @@ impl Db {
     /// Skills, their revisions and the corrections they came from.
     pub fn skills(&self) -> Skills<'_> {
         Skills { db: self }
+    }
+
+    /// Automated runs and the webhook deliveries taken.
+    pub fn runs(&self) -> Runs<'_> {
+        Runs { db: self }
     }
 
     /// Connect to `url` and apply migrations.
@@ -695,6 +702,8 @@ text_enum! {
     UserStatus => |s| s.parse().ok(),
     RequestStatus => |s| s.parse().ok(),
     crate::skill::SkillStatus => |s| s.parse().ok(),
+    crate::run::Trigger => |s| s.parse().ok(),
+    crate::run::RunOutcome => |s| s.parse().ok(),
 }
 
 /// The records one person owns in an organisation (of one scope, when
