@@ -1036,6 +1036,15 @@ impl Config {
                         ),
                     )
                 }
+                Deliver::Teams(_) if self.teams.security_token.is_none() => {
+                    return bad(
+                        format!("{key}.deliver"),
+                        format!(
+                            "`{}` needs the Teams channel (teams.security_token)",
+                            target.deliver
+                        ),
+                    )
+                }
                 Deliver::Teams(c) if !self.teams.workflows.contains_key(c) => {
                     return bad(
                         format!("{key}.deliver"),
