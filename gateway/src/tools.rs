@@ -222,6 +222,12 @@ impl<'a> TurnTools<'a> {
                 }
                 format!("Proposed (record {id}, pending): the speaker will be asked \"Remember this?\"; nothing is saved unless they say yes.")
             }
+            // A run's write: nobody is asked; an administrator reviews it.
+            ModelWrite::Quarantined { id, .. } => {
+                self.audit("tool.memory_write", &format!("quarantined record:{id}"))
+                    .await;
+                format!("Queued for review (record {id}, unverified): an administrator confirms or rejects it; it is not used until then.")
+            }
             ModelWrite::Known => {
                 self.audit("tool.memory_write", "known").await;
                 "Nothing new: that is already known, already asked, or was declined.".into()
