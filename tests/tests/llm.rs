@@ -1647,6 +1647,14 @@ fn calls_then(calls: Vec<(String, serde_json::Value)>, answer: &'static str) -> 
     }))
 }
 
+async fn agent_notes(h: &Harness) -> Vec<memory::MemoryRecord> {
+    h.records()
+        .await
+        .into_iter()
+        .filter(|r| r.scope == Scope::AgentNotes)
+        .collect()
+}
+
 const RUN_NOTE: &str = "From now on the weekly digest uses example_archive";
 
 #[tokio::test]
@@ -1786,16 +1794,6 @@ async fn memory_write_access_lets_a_listed_user_save_agent_notes_with_a_yes_and_
                 "Understood.",
             )
         };
-        let agent_notes = |h: &Harness| {
-            let records = h.records();
-            async move {
-                records
-                    .await
-                    .into_iter()
-                    .filter(|r| r.scope == Scope::AgentNotes)
-                    .collect::<Vec<_>>()
-            }
-        };
 
         // An unlisted user: refused, pointed to personal memory, nothing kept.
         fake.push(TEXT, write());
@@ -1814,8 +1812,10 @@ async fn memory_write_access_lets_a_listed_user_save_agent_notes_with_a_yes_and_
         let yes = h.dm("222", "yes").await;
         assert!(!yes.contains("Written: agent_notes"), "{name}: {yes}");
         assert!(
-            agent_notes(&h).await.iter().all(|r| r.status != Status::Active
-                && r.status != Status::Pending),
+            agent_notes(&h)
+                .await
+                .iter()
+                .all(|r| r.status != Status::Active && r.status != Status::Pending),
             "{name}: {:?}",
             agent_notes(&h).await
         );
@@ -1832,9 +1832,15 @@ async fn memory_write_access_lets_a_listed_user_save_agent_notes_with_a_yes_and_
             "{name}: {reply}"
         );
         let proposed = fake.received_for(TEXT)[1].tool_results();
-        assert!(proposed[0].1.starts_with("Proposed"), "{name}: {proposed:?}");
+        assert!(
+            proposed[0].1.starts_with("Proposed"),
+            "{name}: {proposed:?}"
+        );
         let yes = h.dm("333", "yes").await;
-        assert!(yes.contains("Written: agent_notes updated"), "{name}: {yes}");
+        assert!(
+            yes.contains("Written: agent_notes updated"),
+            "{name}: {yes}"
+        );
         let notes = agent_notes(&h).await;
         let kept: Vec<_> = notes
             .iter()
@@ -1850,11 +1856,13 @@ async fn memory_write_access_lets_a_listed_user_save_agent_notes_with_a_yes_and_
             TEXT,
             Answer::From(Arc::new(|body: &serde_json::Value| {
                 let prompt = body.to_string();
-                Answer::Content(if prompt.contains("agent_notes: The weekly digest uses example_archive") {
-                    "The weekly digest uses example_archive.".into()
-                } else {
-                    "I do not know.".into()
-                })
+                Answer::Content(
+                    if prompt.contains("agent_notes: The weekly digest uses example_archive") {
+                        "The weekly digest uses example_archive.".into()
+                    } else {
+                        "I do not know.".into()
+                    },
+                )
             })),
         );
         let answer = h.dm("444", "Which table does the weekly digest use?").await;
