@@ -2,7 +2,8 @@
 //! loop for its speaker: `memory_search` reads through the one retrieval
 //! entry point with the turn's `RetrievalScope`; `memory_write` asks the write
 //! policy (`policy::decide_model_tool`) and at most proposes — the speaker is
-//! asked "Remember this?"; `memory_forget` deletes one of the speaker's own
+//! asked "Remember this?", or, in an automated run, the write waits
+//! unverified for an administrator's review; `memory_forget` deletes one of the speaker's own
 //! records (as `/forget`); `review_learned` confirms or rejects a quarantined
 //! record, for administrators only (as the review queue). Every call is
 //! audited with the turn's run id.
