@@ -1217,8 +1217,10 @@ impl TurnLoop {
                 self.db.records().reject(t.org(), rec.id).await?;
                 continue;
             }
-            // Authority is checked again at consent time: a role may have changed since.
-            if let Consent::Refuse(reason) = policy::consent(&t.principal, rec.scope) {
+            // Authority is checked again at consent time: a role, or who
+            // `memory.write_access` lists, may have changed since.
+            let settings = self.learning.policy(&rec.agent);
+            if let Consent::Refuse(reason) = policy::consent(&t.principal, rec.scope, settings) {
                 self.metrics.policy(PolicyOutcome::Refused);
                 self.db.records().reject(t.org(), rec.id).await?;
                 parts.notes.push(reason.explain().into());
