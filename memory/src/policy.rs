@@ -433,14 +433,19 @@ pub fn decide_directive(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Extraction {
     Read,
-    /// Unpaired lines are nobody's; webhook payloads are untrusted input.
+    /// Unpaired lines are nobody's; an automated run's message is an
+    /// administrator's procedure or a webhook's untrusted payload: a run
+    /// never learns by extraction (it may only queue a `memory_write` for review).
     Skip,
 }
 
 pub fn extraction(author: &Principal) -> Extraction {
     match author {
-        Principal::Unpaired | Principal::System(SystemPrincipal::Webhook) => Extraction::Skip,
-        Principal::Human { .. } | Principal::System(_) => Extraction::Read,
+        Principal::Unpaired
+        | Principal::System(
+            SystemPrincipal::Cron | SystemPrincipal::Sop | SystemPrincipal::Webhook,
+        ) => Extraction::Skip,
+        Principal::Human { .. } | Principal::System(SystemPrincipal::Delegated) => Extraction::Read,
     }
 }
 
@@ -1098,12 +1103,12 @@ mod tests {
     }
 
     #[test]
-    fn unpaired_and_webhook_lines_are_not_read_for_learning() {
+    fn unpaired_lines_and_automated_runs_are_not_read_for_learning() {
         let cases = [
             (human(Role::User), Extraction::Read),
             (human(Role::Admin), Extraction::Read),
-            (Principal::System(SystemPrincipal::Cron), Extraction::Read),
-            (Principal::System(SystemPrincipal::Sop), Extraction::Read),
+            (Principal::System(SystemPrincipal::Cron), Extraction::Skip),
+            (Principal::System(SystemPrincipal::Sop), Extraction::Skip),
             (
                 Principal::System(SystemPrincipal::Delegated),
                 Extraction::Read,
