@@ -820,14 +820,21 @@ impl TurnLoop {
             }
             let resolved = self.correction_subject(t, item).await?;
             let item = &resolved;
-            match policy::decide(&t.principal, item, origin, self.learning.policy(t.agent())) {
+            let settings = self.learning.policy(t.agent());
+            match policy::decide(&t.principal, item, origin, settings) {
                 Decision::Execute => {}
                 Decision::Drop(reason) => {
                     self.metrics.policy(PolicyOutcome::Dropped);
-                    // Told: what needs an admin, and what is never kept.
-                    if matches!(reason, DropReason::NeedsAdmin | DropReason::Credential(_))
-                        && !parts.notes.iter().any(|n| n == reason.explain())
-                    {
+                    // Told: what needs an admin, and what is never kept. A user
+                    // `memory.write_access` lists is not told it needs an admin:
+                    // the model's `memory_write` may ask them "Remember this?".
+                    let may_write = policy::writes_agent_notes(&t.principal, settings);
+                    let told = match reason {
+                        DropReason::NeedsAdmin => !may_write,
+                        DropReason::Credential(_) => true,
+                        _ => false,
+                    };
+                    if told && !parts.notes.iter().any(|n| n == reason.explain()) {
                         parts.notes.push(reason.explain().into());
                     }
                 }

@@ -1831,6 +1831,8 @@ async fn memory_write_access_lets_a_listed_user_save_agent_notes_with_a_yes_and_
             reply.contains("Remember this? The weekly digest uses example_archive"),
             "{name}: {reply}"
         );
+        // …and not told in the same reply that it needs an administrator.
+        assert!(!reply.contains("need an administrator"), "{name}: {reply}");
         let proposed = fake.received_for(TEXT)[1].tool_results();
         assert!(
             proposed[0].1.starts_with("Proposed"),
