@@ -222,6 +222,29 @@ async fn a_new_schedule_waits_for_its_next_slot() {
         .expect("lines");
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert_eq!(lines[0].text, "Check the nightly export");
+    // Counted, with its duration, for /metrics.
+    let metrics = h.services.metrics().render();
+    assert!(
+        metrics.contains(r#"steward_runs_total{trigger="schedule",outcome="answered"} 1"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"steward_run_duration_seconds_count{trigger="schedule"} 1"#),
+        "{metrics}"
+    );
+    // And audited: its start and its end, under its principal.
+    let log = h.db().audit().log(&h.org, 50).await.expect("audit");
+    let acts: Vec<(&str, &str)> = log
+        .iter()
+        .filter(|e| e.target == runs[0].conversation)
+        .map(|e| (e.actor.as_str(), e.action.as_str()))
+        .collect();
+    assert_eq!(acts.len(), 2, "{log:?}");
+    assert!(
+        acts.contains(&("cron-system", "run.start"))
+            && acts.contains(&("cron-system", "run.finish")),
+        "{acts:?}"
+    );
 }
 
 struct Hook {
@@ -654,4 +677,87 @@ async fn a_hostile_models_writes_in_webhook_schedule_and_sop_runs_only_wait_for_
             "{lines:?}"
         );
     }
+}
+
+/// A webhook that follows a skill runs it as its procedure; while the skill
+/// is not in force the request is 503 and its delivery id is not spent.
+#[tokio::test]
+async fn a_webhook_following_a_skill_not_in_force_is_503_and_may_be_sent_again() {
+    use memory::store::{Curator, NewProposal};
+    let cfg = Config::from_toml(&format!(
+        "[[webhooks]]\nname = \"orders\"\nsecret = \"{SECRET}\"\nskill = \"daily-report\"\n"
+    ))
+    .expect("config");
+    let hook = Hook::start(cfg).await;
+    let body = br#"{"event":"orders.closed"}"#;
+    let res = hook.post("orders", SECRET, hook.now_s(), "o-1", body).await;
+    assert_eq!(res.status(), 503);
+    let err: serde_json::Value = res.json().await.expect("json");
+    assert!(
+        err["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("daily-report")),
+        "{err}"
+    );
+    assert!(hook
+        .h
+        .db()
+        .runs()
+        .list(&hook.h.org, None, 10)
+        .await
+        .expect("runs")
+        .is_empty());
+
+    let skills = hook.h.db().skills();
+    let proposed = skills
+        .propose(&NewProposal {
+            org: "default",
+            agent: "default",
+            slug: "daily-report",
+            description: "How to answer requests for the daily report.",
+            body: "- Read example_orders\n- Leave refunds out",
+            evidence: &[],
+            corrections: &[],
+            proposed_by: "test",
+            at: hook.h.now_ms(),
+        })
+        .await
+        .expect("propose");
+    let curator = Curator {
+        org: "default",
+        actor: "admin",
+        at: hook.h.now_ms(),
+    };
+    skills
+        .approve(curator, proposed.id, &proposed.hash)
+        .await
+        .expect("store")
+        .expect("approved");
+    let res = hook.post("orders", SECRET, hook.now_s(), "o-1", body).await;
+    assert_eq!(res.status(), 202, "the same delivery, sent again");
+    let id = res.json::<serde_json::Value>().await.expect("json")["run"]
+        .as_i64()
+        .expect("id");
+    let run = hook.finished(id).await;
+    assert_eq!(
+        (
+            run.principal.as_str(),
+            run.skill.as_str(),
+            run.skill_rev,
+            run.outcome
+        ),
+        ("webhook-system", "daily-report", 1, RunOutcome::Answered)
+    );
+    let lines = hook
+        .h
+        .db()
+        .conversations()
+        .history(&hook.h.org, "default", &run.conversation)
+        .await
+        .expect("lines");
+    let answer = &lines[1].text;
+    assert!(
+        answer.contains("Leave refunds out"),
+        "the skill's steps: {answer}"
+    );
 }
