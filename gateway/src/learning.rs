@@ -83,6 +83,31 @@ pub struct ProposalPlace<'a> {
     pub expires_at: i64,
 }
 
+impl ProposalPlace<'_> {
+    /// A record said here: in the turn's message, its conversation and batch,
+    /// by its principal.
+    fn record(
+        &self,
+        scope: Scope,
+        kind: impl Into<String>,
+        subject: impl Into<String>,
+        content: impl Into<String>,
+    ) -> NewRecord {
+        NewRecord::said(
+            &self.msg.org,
+            &self.msg.agent,
+            scope,
+            kind,
+            subject,
+            content,
+            self.now,
+        )
+        .conversation(Some(self.msg.conversation.clone()))
+        .batch(Some(self.batch))
+        .author(self.principal.author_id())
+    }
+}
+
 /// What a model's `memory_write` did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ModelWrite {
@@ -458,23 +483,12 @@ impl Learning {
                 content,
                 ..
             } = item;
-            let author = at.principal.author_id();
-            let rec = NewRecord::said(
-                &at.msg.org,
-                &at.msg.agent,
-                scope,
-                kind,
-                subject,
-                content,
-                at.now,
-            )
-            .owner(owner)
-            .status(status)
-            .source(tool_source(at.principal, true))
-            .expires_at(Some(at.expires_at))
-            .conversation(Some(at.msg.conversation.clone()))
-            .batch(Some(at.batch))
-            .author(author);
+            let rec = at
+                .record(scope, kind, subject, content)
+                .owner(owner)
+                .status(status)
+                .source(tool_source(at.principal, true))
+                .expires_at(Some(at.expires_at));
             let written = self
                 .db.records()
                 .write(
@@ -525,21 +539,11 @@ impl Learning {
             ));
         }
         let Candidate { kind, subject, .. } = self.operational_item(&content);
-        let rec = NewRecord::said(
-            &at.msg.org,
-            &at.msg.agent,
-            scope,
-            kind,
-            subject,
-            content,
-            at.now,
-        )
-        .owner(owner)
-        .status(Status::Unverified)
-        .source(tool_source(at.principal, false))
-        .conversation(Some(at.msg.conversation.clone()))
-        .batch(Some(at.batch))
-        .author(at.principal.author_id());
+        let rec = at
+            .record(scope, kind, subject, content)
+            .owner(owner)
+            .status(Status::Unverified)
+            .source(tool_source(at.principal, false));
         let written = self
             .db
             .records()
