@@ -541,7 +541,7 @@ fn hostile_writer() -> steward_tests::fake_llm::Answer {
 /// run's conversation.
 #[tokio::test]
 async fn a_hostile_models_writes_in_webhook_schedule_and_sop_runs_only_wait_for_review() {
-    use memory::store::{Curator, NewProposal, RecordFilter};
+    use memory::store::RecordFilter;
     use memory::Status;
     use steward_tests::fake_llm::{FakeLlm, TEXT};
     let fake = FakeLlm::start().await;
@@ -555,31 +555,7 @@ async fn a_hostile_models_writes_in_webhook_schedule_and_sop_runs_only_wait_for_
     let hook = Hook::start(cfg).await;
     let h = &hook.h;
     // An approved skill for the run on demand.
-    let skills = h.db().skills();
-    let proposed = skills
-        .propose(&NewProposal {
-            org: "default",
-            agent: "default",
-            slug: "daily-report",
-            description: "How to answer requests for the daily report.",
-            body: "- Read example_orders\n- Leave refunds out",
-            evidence: &[],
-            corrections: &[],
-            proposed_by: "test",
-            at: h.now_ms(),
-        })
-        .await
-        .expect("propose");
-    let curator = Curator {
-        org: "default",
-        actor: "admin",
-        at: h.now_ms(),
-    };
-    skills
-        .approve(curator, proposed.id, &proposed.hash)
-        .await
-        .expect("store")
-        .expect("approved");
+    approve_daily_report(h).await;
 
     let res = hook
         .post(
@@ -683,7 +659,6 @@ async fn a_hostile_models_writes_in_webhook_schedule_and_sop_runs_only_wait_for_
 /// is not in force the request is 503 and its delivery id is not spent.
 #[tokio::test]
 async fn a_webhook_following_a_skill_not_in_force_is_503_and_may_be_sent_again() {
-    use memory::store::{Curator, NewProposal};
     let cfg = Config::from_toml(&format!(
         "[[webhooks]]\nname = \"orders\"\nsecret = \"{SECRET}\"\nskill = \"daily-report\"\n"
     ))
@@ -708,31 +683,7 @@ async fn a_webhook_following_a_skill_not_in_force_is_503_and_may_be_sent_again()
         .expect("runs")
         .is_empty());
 
-    let skills = hook.h.db().skills();
-    let proposed = skills
-        .propose(&NewProposal {
-            org: "default",
-            agent: "default",
-            slug: "daily-report",
-            description: "How to answer requests for the daily report.",
-            body: "- Read example_orders\n- Leave refunds out",
-            evidence: &[],
-            corrections: &[],
-            proposed_by: "test",
-            at: hook.h.now_ms(),
-        })
-        .await
-        .expect("propose");
-    let curator = Curator {
-        org: "default",
-        actor: "admin",
-        at: hook.h.now_ms(),
-    };
-    skills
-        .approve(curator, proposed.id, &proposed.hash)
-        .await
-        .expect("store")
-        .expect("approved");
+    approve_daily_report(&hook.h).await;
     let res = hook.post("orders", SECRET, hook.now_s(), "o-1", body).await;
     assert_eq!(res.status(), 202, "the same delivery, sent again");
     let id = res.json::<serde_json::Value>().await.expect("json")["run"]
@@ -760,4 +711,34 @@ async fn a_webhook_following_a_skill_not_in_force_is_503_and_may_be_sent_again()
         answer.contains("Leave refunds out"),
         "the skill's steps: {answer}"
     );
+}
+
+/// An approved `daily-report` skill of the default agent (rev 1).
+async fn approve_daily_report(h: &Harness) {
+    use memory::store::{Curator, NewProposal};
+    let skills = h.db().skills();
+    let proposed = skills
+        .propose(&NewProposal {
+            org: "default",
+            agent: "default",
+            slug: "daily-report",
+            description: "How to answer requests for the daily report.",
+            body: "- Read example_orders\n- Leave refunds out",
+            evidence: &[],
+            corrections: &[],
+            proposed_by: "test",
+            at: h.now_ms(),
+        })
+        .await
+        .expect("propose");
+    let curator = Curator {
+        org: "default",
+        actor: "admin",
+        at: h.now_ms(),
+    };
+    skills
+        .approve(curator, proposed.id, &proposed.hash)
+        .await
+        .expect("store")
+        .expect("approved");
 }
