@@ -225,7 +225,10 @@ async fn receive(shared: Arc<Shared>, agent: String, headers: HeaderMap, body: B
         );
     }
     let channel = activity.team_channel();
-    let msg = activity.into_inbound(settings, agent);
+    let msg = match activity.into_inbound(settings, agent) {
+        Ok(msg) => msg,
+        Err(why) => return error(StatusCode::BAD_REQUEST, why),
+    };
     if msg.text.is_empty() {
         return message(StatusCode::OK, EMPTY_MENTION);
     }
@@ -301,8 +304,7 @@ struct Activity {
 
 #[derive(Debug, Deserialize)]
 struct Account {
-    #[serde(default)]
-    id: Option<String>,
+    // `from.id` (a bot-framework id) is not an identity steward keys anyone by.
     #[serde(default, rename = "aadObjectId")]
     aad_object_id: Option<String>,
     #[serde(default)]
@@ -349,16 +351,25 @@ impl Activity {
         non_empty(data.channel.as_ref()?.id.clone())
     }
 
-    fn into_inbound(self, settings: &TeamsSettings, agent: String) -> Inbound {
-        let (sender, sender_name) = match self.from {
-            Some(from) => (
-                non_empty(from.aad_object_id)
-                    .or(non_empty(from.id))
-                    .map(|id| format!("{CHANNEL}:{id}")),
-                from.name.unwrap_or_default(),
-            ),
-            None => (None, String::new()),
-        };
+    /// The activity as the loop takes it. A sender is known only by the
+    /// Azure AD object id Teams puts on every user's message: an activity
+    /// without one is refused, never read as someone else's `from.id` nor
+    /// as nobody's.
+    fn into_inbound(
+        self,
+        settings: &TeamsSettings,
+        agent: String,
+    ) -> Result<Inbound, &'static str> {
+        let from = self
+            .from
+            .ok_or("malformed activity: it has no `from` (the sender)")?;
+        let aad = non_empty(from.aad_object_id).ok_or(
+            "malformed activity: `from.aadObjectId` (the sender's Azure AD id) is missing or empty",
+        )?;
+        let (sender, sender_name) = (
+            Some(format!("{CHANNEL}:{aad}")),
+            from.name.unwrap_or_default(),
+        );
         let (conversation, conversation_type) = match self.conversation {
             Some(c) => (non_empty(c.id), c.conversation_type),
             None => (None, None),
@@ -386,7 +397,7 @@ impl Activity {
             .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
             .map(|t| t.with_timezone(&Utc))
             .unwrap_or_else(Utc::now);
-        Inbound {
+        Ok(Inbound {
             org,
             agent,
             channel: CHANNEL.into(),
@@ -400,7 +411,7 @@ impl Activity {
             // Only messages that @mention the webhook reach it.
             mentioned: true,
             answer: None,
-        }
+        })
     }
 }
 

@@ -950,3 +950,38 @@ async fn deliver_posts_to_the_workflows_webhook_of_the_conversations_channel() {
     assert_eq!(general.statuses(), vec![202]);
     assert!(finance.statuses().is_empty());
 }
+
+/// Teams names every user's message by `from.aadObjectId`. A signed activity
+/// with it empty is not read as `from.id` (another key for the same person,
+/// or someone else's), and one with no `from` is not processed as nobody's:
+/// both are 400, and nothing is stored.
+#[tokio::test]
+async fn an_activity_without_its_senders_aad_id_is_refused_not_reread() {
+    let t = start(Config::default()).await;
+    t.pair("default", "aad-admin", Role::Admin).await;
+    let mut empty = activity(
+        "a-1",
+        "aad-admin",
+        "Mara",
+        "@notes: The VPN is at vpn.example.com",
+    );
+    empty["from"]["aadObjectId"] = json!("");
+    empty["from"]["id"] = json!("aad-admin");
+    let mut missing = activity(
+        "a-2",
+        "aad-admin",
+        "Mara",
+        "@notes: The VPN is at vpn.example.com",
+    );
+    missing.as_object_mut().unwrap().remove("from");
+    for (what, a) in [("empty aadObjectId", empty), ("no from", missing)] {
+        let (status, body) = t.send(&a).await;
+        assert_eq!(status, 400, "{what}: {body}");
+        assert!(
+            body.to_string().contains("aadObjectId") || body.to_string().contains("from"),
+            "{what}: {body}"
+        );
+    }
+    assert!(t.h.records().await.is_empty());
+    assert_eq!(t.h.db().row_count("messages").await.unwrap(), 0);
+}
