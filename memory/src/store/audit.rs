@@ -18,8 +18,34 @@ where
     E: Executor<'c, Database = Any>,
 {
     let text = "INSERT INTO audit_log (org, actor, action, target, detail, at) VALUES ($1, $2, $3, $4, $5, $6)";
-    let q = sql!(text, org, actor, action, target, detail, at);
+    let (actor, action, target) = (printable(actor), printable(action), printable(target));
+    let detail = printable_text(detail);
+    let q = sql!(text, org, &*actor, &*action, &*target, &*detail, at);
     q.exec(exec).await.map(|_| ())
+}
+
+/// An audit field as every database stores it and every page may show it:
+/// a control character (NUL, escape, a line break) in what a request named
+/// becomes U+FFFD. (PostgreSQL refuses NUL in text; SQLite kept it and the
+/// audit page emitted it.)
+fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    replace_where(s, char::is_control)
+}
+
+/// [`printable`] for a detail, which may hold line breaks and tabs.
+fn printable_text(s: &str) -> std::borrow::Cow<'_, str> {
+    replace_where(s, |c| c.is_control() && !matches!(c, '\n' | '\t'))
+}
+
+fn replace_where(s: &str, bad: impl Fn(char) -> bool) -> std::borrow::Cow<'_, str> {
+    if s.chars().any(&bad) {
+        s.chars()
+            .map(|c| if bad(c) { '\u{FFFD}' } else { c })
+            .collect::<String>()
+            .into()
+    } else {
+        s.into()
+    }
 }
 
 /// The audit log: append-only entries of who did what to which target.
@@ -45,7 +71,8 @@ impl AuditTrail<'_> {
     /// Audit entries of one action about one target, oldest first.
     pub async fn about(&self, org: &str, action: &str, target: &str) -> Result<Vec<AuditEntry>> {
         let text = format!("{SELECT} WHERE org = $1 AND action = $2 AND target = $3 ORDER BY id");
-        sql!(text, org, action, target).all(&self.db.pool).await
+        let target = printable(target);
+        sql!(text, org, action, &*target).all(&self.db.pool).await
     }
 
     /// The newest `limit` audit entries of an organisation, newest first.
