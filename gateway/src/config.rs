@@ -944,6 +944,41 @@ impl Config {
                 return bad(&format!("agents.{id}"), why);
             }
         }
+        // Every organisation a message or a run can be filed under.
+        let mut orgs = vec![("server.org".to_string(), Some(&self.server.org))];
+        orgs.push((
+            "discord.default_org".into(),
+            self.discord.default_org.as_ref(),
+        ));
+        orgs.extend(
+            self.discord
+                .guild_orgs
+                .iter()
+                .map(|(g, o)| (format!("discord.guild_orgs.{g}"), Some(o))),
+        );
+        orgs.extend(
+            self.teams
+                .tenant_orgs
+                .iter()
+                .map(|(t, o)| (format!("teams.tenant_orgs.{t}"), Some(o))),
+        );
+        orgs.extend(
+            self.schedules
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (format!("schedules[{i}].org"), s.org.as_ref())),
+        );
+        orgs.extend(
+            self.webhooks
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (format!("webhooks[{i}].org"), w.org.as_ref())),
+        );
+        for (key, org) in orgs {
+            if let Some(Err(why)) = org.map(|o| memory::check_org_id(o)) {
+                return bad(&key, why);
+            }
+        }
         if self.server.listen.parse::<std::net::SocketAddr>().is_err() {
             return bad("server.listen", "not a socket address like 127.0.0.1:8080");
         }

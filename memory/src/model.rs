@@ -540,6 +540,17 @@ pub fn check_agent_id(id: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// Whether `id` can name an organisation: 1 to [`MAX_AGENT_ID_CHARS`]
+/// letters, digits, `-`, `_` or `.` — the rule of agent ids, so an
+/// organisation shows alike in a path, a page, a file name and a log.
+pub fn check_org_id(id: &str) -> Result<(), &'static str> {
+    let plain = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if id.is_empty() || id.chars().count() > MAX_AGENT_ID_CHARS || !id.chars().all(plain) {
+        return Err("an organisation is 1 to 64 letters, digits, `-`, `_` or `.`");
+    }
+    Ok(())
+}
+
 /// A row of `memory_revisions`: one record retired by another.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct Revision {
