@@ -85,7 +85,9 @@ async fn show(ctx: &Ctx, id: i64, json: bool) -> Result<()> {
     }
     println!();
     for m in &lines {
-        println!("[{}] {}: {}", date(m.said_at), speaker(m), m.text);
+        // A line's own line breaks are indented under it.
+        let text = m.text.replace('\n', "\n    ");
+        println!("[{}] {}: {text}", date(m.said_at), speaker(m));
     }
     Ok(())
 }
