@@ -61,7 +61,7 @@ FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
 RECEIPT = re.compile(r"\(id: (\d+)\)")
 ASK = re.compile(r"Remember this\?.*reply yes or no\s*$", re.S)
 RAW_MARKS = ("```json", "<tool_call>", '{"name"', '"arguments"')
-EVENT_KEYS = {"pair", "msg", "system", "tool", "trim", "relearn", "undo", "review"}
+EVENT_KEYS = {"pair", "msg", "system", "run", "tool", "trim", "relearn", "undo", "review"}
 DEFAULT_MODEL_ID = "qwen2.5-coder-1.5b-instruct"
 
 # Words a record's content may hold without its author having said them:
@@ -208,6 +208,18 @@ class People:
         return [k for k, r in self.role.items() if r == "admin"]
 
 
+def said_by(e):
+    """A msg line, or a run line shown as one: what started it, with its time."""
+    if "msg" in e["obj"]:
+        return e["obj"]["msg"]
+    r = e["obj"]["run"]
+    what = r.get("text") or f"skill {r.get('skill')}"
+    if r.get("payload"):
+        what += f" + payload {r['payload']}"
+    return {"text": f"[{r['trigger']} run {r['name']}] {what}", "at": r.get("at"),
+            "sender": None, "channel": "run"}
+
+
 def sender_of(e):
     m = e["obj"].get("msg") or {}
     return f"{m['channel']}:{m['sender']}" if m.get("sender") is not None else None
@@ -345,8 +357,8 @@ def score(args, events, replay, log_turns, log_tail, wall, rc):
     # Records said at a line's time came from that line (said_at is the message's time).
     said_lines = {}
     for e in events:
-        if "msg" in e["obj"]:
-            t = norm_time(e["obj"]["msg"].get("at"))
+        if "msg" in e["obj"] or "run" in e["obj"]:
+            t = norm_time(said_by(e).get("at"))
             if t:
                 said_lines.setdefault(t, []).append(e["line"])
     by_line = {e["line"]: e for e in events}
@@ -358,9 +370,10 @@ def score(args, events, replay, log_turns, log_tail, wall, rc):
     calls_total = {}
     turn_ms, question_ms = [], []
     for e in events:
-        if "msg" not in e["obj"]:
+        if "msg" not in e["obj"] and "run" not in e["obj"]:
             continue
-        m, x, no = e["obj"]["msg"], e["expect"], e["line"]
+        m, x, no = said_by(e), e["expect"], e["line"]
+        run = "run" in e["obj"]
         who = sender_of(e)
         text = "\n".join(replies.get(no, []))
         lt = log_turns.get(no)
@@ -419,9 +432,11 @@ def score(args, events, replay, log_turns, log_tail, wall, rc):
         if x.get("stores") is False:
             here = said_lines.get(norm_time(m.get("at")), [])
             # Only when no other line has this time (else the record's line is unknown).
+            # A run may leave only unverified records (for review), whatever their source.
             made = [r for r in memory
                     if here == [no] and norm_time(r.get("said_at")) == norm_time(m.get("at"))
-                    and r["source"].split(":", 1)[0] in ("live", "proposal")]
+                    and (r["status"] in ("active", "pending") if run
+                         else r["source"].split(":", 1)[0] in ("live", "proposal"))]
             reasons = []
             if ids:
                 reasons.append(f"receipt {ids}")
@@ -444,7 +459,7 @@ def score(args, events, replay, log_turns, log_tail, wall, rc):
         if lt:
             turn_ms.append(lt["ms"])
         rows.append({
-            "line": no, "speaker": people.name.get(who, m.get("sender") or "?"),
+            "line": no, "speaker": people.name.get(who, m.get("sender") or ("system" if run else "?")),
             "admin": people.role.get(who) == "admin", "group": m.get("kind") == "group",
             "text": m["text"], "ms": lt["ms"] if lt else None, "roles": roles,
             "failed_calls": lt["failed"] if lt else 0,

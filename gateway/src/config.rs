@@ -224,6 +224,9 @@ impl Config {
             Deliver::Discord(_) if self.discord.token.is_none() => Err(format!(
                 "`{deliver}` needs the Discord channel (discord.token)"
             )),
+            Deliver::Teams(_) if self.teams.security_token.is_none() => Err(format!(
+                "`{deliver}` needs the Teams channel (teams.security_token)"
+            )),
             Deliver::Teams(c) if !self.teams.workflows.contains_key(c) => Err(format!(
                 "`{deliver}` needs a Workflows webhook for `{c}` (teams.workflows)"
             )),

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::llm::{offline, Extractor};
 use crate::metrics::{Duplicate, Metrics, PolicyOutcome};
 use memory::grounding::{self, Grounding};
-use memory::policy::{self, Decision, Origin, PolicySettings, ToolScope};
+use memory::policy::{self, Decision, Origin, PolicySettings, ToolScope, WriteBy};
 use memory::sanitize::sanitize;
 use memory::terms::terms;
 use memory::write::{Activation, Dedupe, Written};
@@ -26,6 +26,26 @@ pub fn receipt(scope: Scope, id: i64) -> String {
         Scope::Personal | Scope::Person => "personal memory",
     };
     format!("Written: {target} updated (id: {id}).")
+}
+
+/// The receipt of a record quarantined for review (a run's `memory_write`).
+pub fn review_receipt(scope: Scope, id: i64) -> String {
+    format!(
+        "Queued for review: {} (id: {id}, unverified); an administrator confirms or rejects it.",
+        scope.as_str()
+    )
+}
+
+/// The `source` of a `memory_write`'s record: the tool and who wrote it (a
+/// user id, or the system principal of a run), which the review queue shows.
+/// `proposed` for a model's write asked as "Remember this?".
+fn tool_source(principal: &Principal, proposed: bool) -> String {
+    let author = principal.author_id();
+    format!(
+        "{}tool:memory_write:{}",
+        if proposed { "proposal:" } else { "" },
+        author.as_deref().unwrap_or("unknown")
+    )
 }
 
 /// The item `item` points at, as kept: the clause the speaker said, as the
@@ -63,11 +83,41 @@ pub struct ProposalPlace<'a> {
     pub expires_at: i64,
 }
 
+impl ProposalPlace<'_> {
+    /// A record said here: in the turn's message, its conversation and batch,
+    /// by its principal.
+    fn record(
+        &self,
+        scope: Scope,
+        kind: impl Into<String>,
+        subject: impl Into<String>,
+        content: impl Into<String>,
+    ) -> NewRecord {
+        NewRecord::said(
+            &self.msg.org,
+            &self.msg.agent,
+            scope,
+            kind,
+            subject,
+            content,
+            self.now,
+        )
+        .conversation(Some(self.msg.conversation.clone()))
+        .batch(Some(self.batch))
+        .author(self.principal.author_id())
+    }
+}
+
 /// What a model's `memory_write` did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ModelWrite {
     /// A pending record, asked of the speaker as "Remember this?".
     Proposed {
+        id: i64,
+        content: String,
+    },
+    /// A run's write, kept unverified for an administrator's review.
+    Quarantined {
         id: i64,
         content: String,
     },
@@ -311,24 +361,42 @@ impl Learning {
                 return Ok(Err("memory_write needs content".into()));
             }
             let Candidate { kind, subject, .. } = self.operational_item(&content);
-            let author = principal.author_id();
+            let status = policy::write_status(principal, WriteBy::Speaker);
             let rec = NewRecord::said(org, agent, scope, kind, subject, content, at)
                 .owner(owner)
-                .source(format!(
-                    "tool:memory_write:{}",
-                    author.as_deref().unwrap_or("unknown")
-                ))
-                .author(author);
-            let id = self
+                .source(tool_source(principal, false))
+                .author(principal.author_id());
+            if status == Status::Active {
+                let id = self
+                    .db
+                    .records()
+                    .write_in_own_run(&rec, "tool", self.beliefs.as_ref())
+                    .await?;
+                return Ok(Ok(receipt(scope, id)));
+            }
+            // A run's write waits in the review queue.
+            let written = self
                 .db
                 .records()
-                .write_in_own_run(&rec, "tool", self.beliefs.as_ref())
+                .write(
+                    &rec.status(status),
+                    Dedupe::SkipIfAny(&KNOWN),
+                    Activation::None,
+                    self.beliefs.as_ref(),
+                )
                 .await?;
-            Ok(Ok(receipt(scope, id)))
+            Ok(Ok(match written {
+                Written::Skipped => {
+                    "Nothing new: that is already known, waiting for review, or was declined."
+                        .into()
+                }
+                Written::Stored { id, .. } => review_receipt(scope, id),
+            }))
         }
         .await;
         if let Ok(outcome) = &written {
             self.metrics.policy(match outcome {
+                Ok(text) if text.starts_with("Queued for review") => PolicyOutcome::Quarantined,
                 Ok(_) => PolicyOutcome::Written,
                 Err(_) => PolicyOutcome::Refused,
             });
@@ -375,6 +443,12 @@ impl Learning {
             if content.is_empty() {
                 return Ok(ModelWrite::Refused("memory_write needs content".into()));
             }
+            // A run's write is reviewed, not grounded (`policy::grounds_model_write`).
+            if !policy::grounds_model_write(at.principal) {
+                return self
+                    .keep_for_review(at, scope, owner, status, content)
+                    .await;
+            }
             // Only what the speaker stated in this message, in their words: a
             // model's proposal is a pointer like an extractor's item.
             let said = offline::statements(&at.msg.text);
@@ -409,26 +483,12 @@ impl Learning {
                 content,
                 ..
             } = item;
-            let author = at.principal.author_id();
-            let rec = NewRecord::said(
-                &at.msg.org,
-                &at.msg.agent,
-                scope,
-                kind,
-                subject,
-                content,
-                at.now,
-            )
-            .owner(owner)
-            .status(status)
-            .source(format!(
-                "proposal:tool:memory_write:{}",
-                author.as_deref().unwrap_or("unknown")
-            ))
-            .expires_at(Some(at.expires_at))
-            .conversation(Some(at.msg.conversation.clone()))
-            .batch(Some(at.batch))
-            .author(author);
+            let rec = at
+                .record(scope, kind, subject, content)
+                .owner(owner)
+                .status(status)
+                .source(tool_source(at.principal, true))
+                .expires_at(Some(at.expires_at));
             let written = self
                 .db.records()
                 .write(
@@ -450,11 +510,58 @@ impl Learning {
         .await;
         match &proposed {
             Ok(ModelWrite::Proposed { .. }) => self.metrics.policy(PolicyOutcome::Proposed),
+            Ok(ModelWrite::Quarantined { .. }) => self.metrics.policy(PolicyOutcome::Quarantined),
             Ok(ModelWrite::Refused(_)) => self.metrics.policy(PolicyOutcome::Refused),
             Ok(ModelWrite::Known) => self.metrics.duplicate(Duplicate::Record),
             Err(_) => {}
         }
         proposed
+    }
+
+    /// A run's `memory_write`, with the status the policy gave it
+    /// (`policy::write_status`: unverified, the review queue): kept as the
+    /// model wrote it — a run records a result its instruction never said, so
+    /// it is not grounded in the message (`policy::grounds_model_write`); an
+    /// administrator's review is the check. Its source names the principal,
+    /// its conversation and batch the run.
+    async fn keep_for_review(
+        &self,
+        at: &ProposalPlace<'_>,
+        scope: Scope,
+        owner: Option<String>,
+        status: Status,
+        content: String,
+    ) -> Result<ModelWrite> {
+        if status != Status::Unverified {
+            return Ok(ModelWrite::Refused(
+                "memory_write keeps only what the speaker said in this message, in their words"
+                    .into(),
+            ));
+        }
+        let Candidate { kind, subject, .. } = self.operational_item(&content);
+        let rec = at
+            .record(scope, kind, subject, content)
+            .owner(owner)
+            .status(Status::Unverified)
+            .source(tool_source(at.principal, false));
+        let written = self
+            .db
+            .records()
+            .write(
+                &rec,
+                // Already known, already queued, forgotten or declined: not again.
+                Dedupe::SkipIfAny(&KNOWN),
+                Activation::None,
+                self.beliefs.as_ref(),
+            )
+            .await?;
+        Ok(match written {
+            Written::Skipped => ModelWrite::Known,
+            Written::Stored { id, .. } => ModelWrite::Quarantined {
+                id,
+                content: rec.content,
+            },
+        })
     }
 
     /// Learn one item said in an archived `line` by `author` (whose authority

@@ -5,12 +5,14 @@
 //! `--json` output (`ReplayOutput`) are a contract: keep them stable.
 
 use crate::clock::ManualClock;
+use crate::config::{Deliver, Procedure, RunTarget};
+use crate::runs::{RunError, Runner, Start};
 use crate::services::Services;
 use crate::Config;
 use adapters::{ConversationKind, Inbound, Reply};
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 use memory::store::RecordFilter;
-use memory::{Db, MemoryRecord, Principal, Revision, Role, SystemPrincipal};
+use memory::{Db, MemoryRecord, MessageAuthor, Principal, Revision, Role, SystemPrincipal};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -45,6 +47,9 @@ enum Event {
     Pair(PairEvent),
     Msg(MsgEvent),
     System(SystemEvent),
+    /// An automated run, as `steward serve` starts one (a schedule's slot, a
+    /// webhook delivery, a skill run on demand), delivered nowhere.
+    Run(RunEvent),
     Tool(ToolEvent),
     Trim(ConversationEvent),
     Relearn(ConversationEvent),
@@ -88,6 +93,7 @@ impl Event {
             Event::Pair(_) => "pair",
             Event::Msg(_) => "msg",
             Event::System(_) => "system",
+            Event::Run(_) => "run",
             Event::Tool(_) => "tool",
             Event::Trim(_) => "trim",
             Event::Relearn(_) => "relearn",
@@ -107,6 +113,22 @@ struct SystemEvent {
     principal: String,
     conversation: String,
     text: String,
+    at: Option<DateTime<Utc>>,
+    org: Option<String>,
+    agent: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunEvent {
+    /// The schedule's or webhook's name (a skill's slug on demand).
+    name: String,
+    trigger: memory::run::Trigger,
+    /// An approved skill to follow, or an instruction: exactly one.
+    skill: Option<String>,
+    text: Option<String>,
+    /// A webhook's body.
+    payload: Option<String>,
     at: Option<DateTime<Utc>>,
     org: Option<String>,
     agent: Option<String>,
@@ -275,6 +297,7 @@ fn parse(input: &str) -> Result<Vec<(usize, Event)>, ReplayError> {
         let at = match &event {
             Event::Msg(m) => m.at,
             Event::System(s) => s.at,
+            Event::Run(r) => r.at,
             Event::Tool(t) => t.at,
             _ => None,
         };
@@ -286,6 +309,12 @@ fn parse(input: &str) -> Result<Vec<(usize, Event)>, ReplayError> {
                 return Err(bad(
                     "unknown system principal (cron-system, sop-system, webhook-system, delegated)",
                 ))
+            }
+            Event::Run(r) if r.skill.is_some() == r.text.is_some() => {
+                return Err(bad("a run needs exactly one of skill or text"))
+            }
+            Event::Run(r) if r.payload.is_some() && r.trigger != memory::run::Trigger::Webhook => {
+                return Err(bad("only a webhook run has a payload"))
             }
             Event::Tool(t) if t.name != "memory_write" => {
                 return Err(bad("unknown tool (memory_write)"))
@@ -410,6 +439,52 @@ async fn replay_events(
                             .into_iter()
                             .map(ReplyRow::of(line)),
                     );
+                    orgs.push(org);
+                }
+                Event::Run(r) => {
+                    let org = org_of(&r.org);
+                    tick(&r.at);
+                    let target = RunTarget {
+                        name: r.name.clone(),
+                        org: org.clone(),
+                        agent: agent_of(&r.agent),
+                        procedure: match (&r.skill, &r.text) {
+                            (Some(slug), _) => Procedure::Skill(slug.clone()),
+                            (None, text) => Procedure::Text(text.clone().unwrap_or_default()),
+                        },
+                        deliver: Deliver::None,
+                    };
+                    let runner = Runner::new(services);
+                    match runner.prepare(&target, r.trigger).await {
+                        Err(RunError::Store(e)) => return Err(e.into()),
+                        Err(refused) => replies.push(ReplyRow {
+                            conversation: format!("run:{}", r.name),
+                            text: format!("Refused: {refused}"),
+                            line,
+                        }),
+                        Ok(prepared) => {
+                            let start = Start {
+                                by: "replay".into(),
+                                payload: r.payload.clone(),
+                            };
+                            let run = runner.run_now(&prepared, &start).await?;
+                            let lines = services
+                                .db()
+                                .conversations()
+                                .history(&run.org, &run.agent, &run.conversation)
+                                .await?;
+                            replies.extend(
+                                lines
+                                    .into_iter()
+                                    .filter(|m| m.written_by() == MessageAuthor::Agent)
+                                    .map(|m| ReplyRow {
+                                        conversation: run.conversation.clone(),
+                                        text: m.text,
+                                        line,
+                                    }),
+                            );
+                        }
+                    }
                     orgs.push(org);
                 }
                 Event::Tool(t) => {

@@ -2,7 +2,8 @@
 //! loop for its speaker: `memory_search` reads through the one retrieval
 //! entry point with the turn's `RetrievalScope`; `memory_write` asks the write
 //! policy (`policy::decide_model_tool`) and at most proposes — the speaker is
-//! asked "Remember this?"; `memory_forget` deletes one of the speaker's own
+//! asked "Remember this?", or, in an automated run, the write waits
+//! unverified for an administrator's review; `memory_forget` deletes one of the speaker's own
 //! records (as `/forget`); `review_learned` confirms or rejects a quarantined
 //! record, for administrators only (as the review queue). Every call is
 //! audited with the turn's run id.
@@ -221,6 +222,12 @@ impl<'a> TurnTools<'a> {
                     p.push(content);
                 }
                 format!("Proposed (record {id}, pending): the speaker will be asked \"Remember this?\"; nothing is saved unless they say yes.")
+            }
+            // A run's write: nobody is asked; an administrator reviews it.
+            ModelWrite::Quarantined { id, .. } => {
+                self.audit("tool.memory_write", &format!("quarantined record:{id}"))
+                    .await;
+                format!("Queued for review (record {id}, unverified): an administrator confirms or rejects it; it is not used until then.")
             }
             ModelWrite::Known => {
                 self.audit("tool.memory_write", "known").await;

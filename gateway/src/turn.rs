@@ -820,14 +820,21 @@ impl TurnLoop {
             }
             let resolved = self.correction_subject(t, item).await?;
             let item = &resolved;
-            match policy::decide(&t.principal, item, origin, self.learning.policy(t.agent())) {
+            let settings = self.learning.policy(t.agent());
+            match policy::decide(&t.principal, item, origin, settings) {
                 Decision::Execute => {}
                 Decision::Drop(reason) => {
                     self.metrics.policy(PolicyOutcome::Dropped);
-                    // Told: what needs an admin, and what is never kept.
-                    if matches!(reason, DropReason::NeedsAdmin | DropReason::Credential(_))
-                        && !parts.notes.iter().any(|n| n == reason.explain())
-                    {
+                    // Told: what needs an admin, and what is never kept. A user
+                    // `memory.write_access` lists is not told it needs an admin:
+                    // the model's `memory_write` may ask them "Remember this?".
+                    let may_write = policy::writes_agent_notes(&t.principal, settings);
+                    let told = match reason {
+                        DropReason::NeedsAdmin => !may_write,
+                        DropReason::Credential(_) => true,
+                        _ => false,
+                    };
+                    if told && !parts.notes.iter().any(|n| n == reason.explain()) {
                         parts.notes.push(reason.explain().into());
                     }
                 }
@@ -1217,8 +1224,10 @@ impl TurnLoop {
                 self.db.records().reject(t.org(), rec.id).await?;
                 continue;
             }
-            // Authority is checked again at consent time: a role may have changed since.
-            if let Consent::Refuse(reason) = policy::consent(&t.principal, rec.scope) {
+            // Authority is checked again at consent time: a role, or who
+            // `memory.write_access` lists, may have changed since.
+            let settings = self.learning.policy(&rec.agent);
+            if let Consent::Refuse(reason) = policy::consent(&t.principal, rec.scope, settings) {
                 self.metrics.policy(PolicyOutcome::Refused);
                 self.db.records().reject(t.org(), rec.id).await?;
                 parts.notes.push(reason.explain().into());

@@ -50,6 +50,9 @@ pub enum Decision {
 pub enum DropReason {
     /// A regular user's operational item: operational changes need an administrator.
     NeedsAdmin,
+    /// A "yes" to an agent-notes proposal by someone neither an administrator
+    /// nor listed in `memory.write_access`.
+    NotesNeedWriteAccess,
     /// Automated runs execute procedures; they never author them.
     SystemNeverLearns,
     /// System principals have no personal channel.
@@ -68,6 +71,9 @@ impl DropReason {
         match self {
             DropReason::NeedsAdmin => {
                 "Operational changes need an administrator, so I kept the current procedure."
+            }
+            DropReason::NotesNeedWriteAccess => {
+                "Agent notes need an administrator or memory.write_access, so nothing was saved there. To keep it for yourself, say \"remember that …\"."
             }
             DropReason::SystemNeverLearns => "Automated runs do not teach the agent.",
             DropReason::NoPersonalChannel => "Automated runs have no personal memory.",
@@ -288,12 +294,8 @@ pub fn decide_tool(
         (Principal::Human { user_id, .. }, ToolScope::Personal) => {
             Ok((Scope::Personal, Some(user_id.clone())))
         }
-        (Principal::Human { user_id, role, .. }, ToolScope::AgentNotes) => {
-            let listed = settings
-                .write_access
-                .iter()
-                .any(|entry| entry == user_id || entry == role.as_str());
-            if *role == Role::Admin || listed {
+        (Principal::Human { .. }, ToolScope::AgentNotes) => {
+            if writes_agent_notes(author, settings) {
                 Ok((Scope::AgentNotes, None))
             } else {
                 Err(ToolRefusal::AgentNotesNeedsAdmin)
@@ -305,11 +307,63 @@ pub fn decide_tool(
     }
 }
 
+/// Whether `author` may write agent notes with `memory_write`, and consent to
+/// a proposal of them: a human administrator, or a human whose user id or
+/// role `memory.write_access` lists. Never a system principal or an unpaired
+/// sender, whatever the list says.
+pub fn writes_agent_notes(author: &Principal, settings: &PolicySettings) -> bool {
+    match author {
+        Principal::Human { user_id, role, .. } => {
+            *role == Role::Admin
+                || settings
+                    .write_access
+                    .iter()
+                    .any(|entry| entry == user_id || entry == role.as_str())
+        }
+        Principal::System(_) | Principal::Unpaired => false,
+    }
+}
+
+/// Who made a `memory_write`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteBy {
+    /// The speaker called the tool (`Learning::memory_write`, a replayed tool event).
+    Speaker,
+    /// A model, during a reply, on its own initiative.
+    Model,
+}
+
+/// The status a `memory_write` is kept with, at a place [`decide_tool`]
+/// allowed. A system principal's write is quarantined (`Unverified`, the
+/// review queue an administrator confirms from): nobody can answer "Remember
+/// this?" for a run, and a run never authors operational knowledge by
+/// itself. A model's write in a person's turn is only proposed (`Pending`),
+/// whatever `auto_keep` says; a person's own call is kept. An unpaired
+/// sender's write is refused before this; were it not, it would wait for review.
+pub fn write_status(author: &Principal, by: WriteBy) -> Status {
+    match (author, by) {
+        (Principal::System(_) | Principal::Unpaired, _) => Status::Unverified,
+        (Principal::Human { .. }, WriteBy::Model) => Status::Pending,
+        (Principal::Human { .. }, WriteBy::Speaker) => Status::Active,
+    }
+}
+
+/// Whether a model's `memory_write` must point at a clause the speaker said
+/// in this message (`memory::grounding`). A person's must. A run's records a
+/// result its instruction never said ("Nightly export finished at 02:00"):
+/// it is quarantined instead ([`write_status`]), and the review is the check.
+pub fn grounds_model_write(author: &Principal) -> bool {
+    match author {
+        Principal::Human { .. } | Principal::Unpaired => true,
+        Principal::System(_) => false,
+    }
+}
+
 /// Decide a `memory_write` a model makes during a reply, on its own
 /// initiative: the place is `decide_tool`'s (so a regular user's agent_notes
-/// write is refused), and the item is only ever proposed — `Pending`, asked of
-/// the speaker as "Remember this?" — never saved silently, whatever
-/// `auto_keep` says. Credentials are refused wherever they would go.
+/// write is refused), and the status [`write_status`]'s — never saved
+/// silently: a person is asked "Remember this?", a run's write waits for an
+/// administrator's review. Credentials are refused wherever they would go.
 pub fn decide_model_tool(
     author: &Principal,
     scope: ToolScope,
@@ -323,7 +377,7 @@ pub fn decide_model_tool(
     Ok(Decision::Write {
         scope,
         owner,
-        status: Status::Pending,
+        status: write_status(author, WriteBy::Model),
     })
 }
 
@@ -379,14 +433,19 @@ pub fn decide_directive(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Extraction {
     Read,
-    /// Unpaired lines are nobody's; webhook payloads are untrusted input.
+    /// Unpaired lines are nobody's; an automated run's message is an
+    /// administrator's procedure or a webhook's untrusted payload: a run
+    /// never learns by extraction (it may only queue a `memory_write` for review).
     Skip,
 }
 
 pub fn extraction(author: &Principal) -> Extraction {
     match author {
-        Principal::Unpaired | Principal::System(SystemPrincipal::Webhook) => Extraction::Skip,
-        Principal::Human { .. } | Principal::System(_) => Extraction::Read,
+        Principal::Unpaired
+        | Principal::System(
+            SystemPrincipal::Cron | SystemPrincipal::Sop | SystemPrincipal::Webhook,
+        ) => Extraction::Skip,
+        Principal::Human { .. } | Principal::System(SystemPrincipal::Delegated) => Extraction::Read,
     }
 }
 
@@ -399,11 +458,17 @@ pub enum Consent {
 }
 
 /// Decide a "yes" by `answerer` (already known to be the person asked) to a
-/// proposal for `scope`.
-pub fn consent(answerer: &Principal, scope: Scope) -> Consent {
+/// proposal for `scope`, under the agent's `settings`: agent notes need
+/// whoever may write them ([`writes_agent_notes`]: an administrator or a
+/// person `memory.write_access` lists); org policy an administrator.
+pub fn consent(answerer: &Principal, scope: Scope, settings: &PolicySettings) -> Consent {
     match scope {
-        Scope::AgentNotes | Scope::OrgPolicy if !answerer.is_human_admin() => {
-            Consent::Refuse(DropReason::NeedsAdmin)
+        Scope::OrgPolicy if !answerer.is_human_admin() => Consent::Refuse(DropReason::NeedsAdmin),
+        Scope::AgentNotes if !writes_agent_notes(answerer, settings) => {
+            Consent::Refuse(match answerer {
+                Principal::Human { .. } => DropReason::NotesNeedWriteAccess,
+                Principal::System(_) | Principal::Unpaired => DropReason::NeedsAdmin,
+            })
         }
         Scope::AgentNotes | Scope::OrgPolicy | Scope::Personal | Scope::Person => Consent::Activate,
     }
@@ -860,6 +925,37 @@ mod tests {
                 ToolScope::Personal,
                 Err(ModelToolRefusal::Place(ToolRefusal::Unpaired)),
             ),
+            // A run's write: quarantined for review, never pending, never personal.
+            (
+                Principal::System(SystemPrincipal::Cron),
+                ToolScope::AgentNotes,
+                Ok(Decision::Write {
+                    scope: Scope::AgentNotes,
+                    owner: None,
+                    status: Status::Unverified,
+                }),
+            ),
+            (
+                Principal::System(SystemPrincipal::Webhook),
+                ToolScope::AgentNotes,
+                Ok(Decision::Write {
+                    scope: Scope::AgentNotes,
+                    owner: None,
+                    status: Status::Unverified,
+                }),
+            ),
+            (
+                Principal::System(SystemPrincipal::Sop),
+                ToolScope::Personal,
+                Err(ModelToolRefusal::Place(ToolRefusal::SystemHasNoPersonal)),
+            ),
+            (
+                Principal::System(SystemPrincipal::Cron),
+                ToolScope::Global,
+                Err(ModelToolRefusal::Place(ToolRefusal::SystemMayNotWrite(
+                    ToolScope::Global,
+                ))),
+            ),
         ] {
             assert_eq!(
                 decide_model_tool(&who, scope, "prefers tea", &keep),
@@ -874,6 +970,16 @@ mod tests {
                 &keep
             ),
             Err(ModelToolRefusal::Credential(Credential::Password))
+        );
+        // A run's write holding a credential is refused, not queued.
+        assert_eq!(
+            decide_model_tool(
+                &Principal::System(SystemPrincipal::Cron),
+                ToolScope::AgentNotes,
+                "api key sk-live-abcdefghijklmnopqrstuvwx",
+                &keep
+            ),
+            Err(ModelToolRefusal::Credential(Credential::ApiKey))
         );
         assert!(ToolRefusal::AgentNotesNeedsAdmin
             .to_string()
@@ -997,12 +1103,12 @@ mod tests {
     }
 
     #[test]
-    fn unpaired_and_webhook_lines_are_not_read_for_learning() {
+    fn unpaired_lines_and_automated_runs_are_not_read_for_learning() {
         let cases = [
             (human(Role::User), Extraction::Read),
             (human(Role::Admin), Extraction::Read),
-            (Principal::System(SystemPrincipal::Cron), Extraction::Read),
-            (Principal::System(SystemPrincipal::Sop), Extraction::Read),
+            (Principal::System(SystemPrincipal::Cron), Extraction::Skip),
+            (Principal::System(SystemPrincipal::Sop), Extraction::Skip),
             (
                 Principal::System(SystemPrincipal::Delegated),
                 Extraction::Read,
@@ -1019,29 +1125,144 @@ mod tests {
     }
 
     #[test]
-    fn a_yes_to_an_operational_proposal_needs_an_admin_at_answer_time() {
-        let cases = [
-            (human(Role::Admin), Scope::AgentNotes, Consent::Activate),
+    fn a_yes_to_an_operational_proposal_needs_an_admin_or_write_access_at_answer_time() {
+        let none = PolicySettings::default();
+        let by_id = PolicySettings {
+            write_access: vec!["discord:1".into()],
+            ..Default::default()
+        };
+        let by_role = PolicySettings {
+            write_access: vec!["user".into()],
+            ..Default::default()
+        };
+        let other = PolicySettings {
+            write_access: vec!["discord:2".into()],
+            ..Default::default()
+        };
+        let runs_listed = PolicySettings {
+            write_access: vec![
+                "cron-system".into(),
+                "sop-system".into(),
+                "webhook-system".into(),
+            ],
+            ..Default::default()
+        };
+        let cron = Principal::System(SystemPrincipal::Cron);
+        let user = human(Role::User);
+        let admin = human(Role::Admin);
+        let notes_refused = Consent::Refuse(DropReason::NotesNeedWriteAccess);
+        let cases: [(&Principal, Scope, &PolicySettings, Consent); 16] = [
+            (&admin, Scope::AgentNotes, &none, Consent::Activate),
+            (&admin, Scope::OrgPolicy, &none, Consent::Activate),
+            (&user, Scope::AgentNotes, &none, notes_refused),
+            // Listed by user id or by role name: may save agent notes.
+            (&user, Scope::AgentNotes, &by_id, Consent::Activate),
+            (&user, Scope::AgentNotes, &by_role, Consent::Activate),
+            // Someone else listed: still refused.
+            (&user, Scope::AgentNotes, &other, notes_refused),
+            // Org policy stays an administrator's, whatever the list says.
             (
-                human(Role::User),
-                Scope::AgentNotes,
-                Consent::Refuse(DropReason::NeedsAdmin),
-            ),
-            (
-                human(Role::User),
+                &user,
                 Scope::OrgPolicy,
+                &none,
                 Consent::Refuse(DropReason::NeedsAdmin),
             ),
-            (human(Role::User), Scope::Personal, Consent::Activate),
-            (human(Role::Admin), Scope::Personal, Consent::Activate),
             (
-                Principal::System(SystemPrincipal::Cron),
+                &user,
+                Scope::OrgPolicy,
+                &by_id,
+                Consent::Refuse(DropReason::NeedsAdmin),
+            ),
+            (
+                &user,
+                Scope::OrgPolicy,
+                &by_role,
+                Consent::Refuse(DropReason::NeedsAdmin),
+            ),
+            (&user, Scope::Personal, &none, Consent::Activate),
+            (&admin, Scope::Personal, &none, Consent::Activate),
+            (
+                &cron,
                 Scope::AgentNotes,
+                &none,
+                Consent::Refuse(DropReason::NeedsAdmin),
+            ),
+            // A run is never a consenting person, listed or not.
+            (
+                &cron,
+                Scope::AgentNotes,
+                &runs_listed,
+                Consent::Refuse(DropReason::NeedsAdmin),
+            ),
+            (
+                &cron,
+                Scope::OrgPolicy,
+                &runs_listed,
+                Consent::Refuse(DropReason::NeedsAdmin),
+            ),
+            (
+                &Principal::Unpaired,
+                Scope::AgentNotes,
+                &by_role,
+                Consent::Refuse(DropReason::NeedsAdmin),
+            ),
+            (
+                &Principal::Unpaired,
+                Scope::OrgPolicy,
+                &by_role,
                 Consent::Refuse(DropReason::NeedsAdmin),
             ),
         ];
-        for (answerer, scope, want) in cases {
-            assert_eq!(consent(&answerer, scope), want, "{answerer:?} {scope:?}");
+        for (answerer, scope, settings, want) in cases {
+            assert_eq!(
+                consent(answerer, scope, settings),
+                want,
+                "{answerer:?} {scope:?} {settings:?}"
+            );
+        }
+        // A refused person is pointed to their own memory.
+        assert!(DropReason::NotesNeedWriteAccess
+            .explain()
+            .contains("remember that"));
+    }
+
+    #[test]
+    fn a_runs_memory_write_waits_for_review_and_a_persons_model_write_is_asked() {
+        let user = human(Role::User);
+        let admin = human(Role::Admin);
+        let mut cases = vec![
+            (user.clone(), WriteBy::Speaker, Status::Active),
+            (admin.clone(), WriteBy::Speaker, Status::Active),
+            (user, WriteBy::Model, Status::Pending),
+            (admin, WriteBy::Model, Status::Pending),
+            (Principal::Unpaired, WriteBy::Speaker, Status::Unverified),
+            (Principal::Unpaired, WriteBy::Model, Status::Unverified),
+        ];
+        for system in [
+            SystemPrincipal::Cron,
+            SystemPrincipal::Sop,
+            SystemPrincipal::Webhook,
+            SystemPrincipal::Delegated,
+        ] {
+            for by in [WriteBy::Speaker, WriteBy::Model] {
+                cases.push((Principal::System(system), by, Status::Unverified));
+            }
+        }
+        for (author, by, want) in cases {
+            assert_eq!(write_status(&author, by), want, "{author:?} {by:?}");
+        }
+        // Grounding: a person's model write must point at what they said; a
+        // run's is reviewed instead.
+        for (author, want) in [
+            (human(Role::User), true),
+            (human(Role::Admin), true),
+            (Principal::Unpaired, true),
+            (Principal::System(SystemPrincipal::Cron), false),
+            (Principal::System(SystemPrincipal::Sop), false),
+            (Principal::System(SystemPrincipal::Webhook), false),
+            (Principal::System(SystemPrincipal::Delegated), false),
+        ] {
+            assert_eq!(grounds_model_write(&author), want, "{author:?}");
         }
     }
 

@@ -43,7 +43,13 @@ pub enum PairingError {
         user_id: String,
         role: Role,
     },
+    #[error("`{BUILT_IN_ADMIN}` is the built-in dashboard admin: it is neither paired again nor linked to another user")]
+    BuiltInAdmin,
 }
+
+/// The identity (and user id) the dashboard and `steward chat --as admin`
+/// act as: created by steward itself, never re-paired nor linked to anyone.
+pub const BUILT_IN_ADMIN: &str = "admin";
 
 pub type Result<T, E = PairingError> = std::result::Result<T, E>;
 
@@ -208,13 +214,10 @@ impl Pairing {
         if identity.is_empty() || identity.contains(char::is_whitespace) {
             return Err(PairingError::BadIdentity(identity.to_string()));
         }
-        if let Some(u) = self.resolve(org, identity).await? {
-            return Err(PairingError::AlreadyPaired {
-                identity: identity.to_string(),
-                user_id: u.user_id,
-                role: u.role,
-            });
+        if identity == BUILT_IN_ADMIN {
+            return Err(PairingError::BuiltInAdmin);
         }
+        self.not_speaking_as_another(org, identity, None).await?;
         let name = name
             .map(str::trim)
             .filter(|n| !n.is_empty())
@@ -232,7 +235,18 @@ impl Pairing {
         actor: &str,
         now: i64,
     ) -> Result<User> {
+        let stored_id = stored_id.trim();
+        if stored_id.is_empty() || stored_id.contains(char::is_whitespace) {
+            return Err(PairingError::BadIdentity(stored_id.to_string()));
+        }
+        // The built-in admin's identity is its own, and no one else's user
+        // takes it over.
+        if (stored_id == BUILT_IN_ADMIN) != (user_id == BUILT_IN_ADMIN) {
+            return Err(PairingError::BuiltInAdmin);
+        }
         let user = self.user(org, user_id).await?;
+        self.not_speaking_as_another(org, stored_id, Some(user_id))
+            .await?;
         self.link(org, stored_id, user_id, now).await?;
         let detail = format!("identity {stored_id}");
         self.db
@@ -240,6 +254,24 @@ impl Pairing {
             .append(org, actor, "pairing.link", user_id, &detail, now)
             .await?;
         Ok(user)
+    }
+
+    /// The one rule of "already paired": an identity that speaks as an
+    /// active user (other than `except`) is not paired or linked again.
+    async fn not_speaking_as_another(
+        &self,
+        org: &str,
+        identity: &str,
+        except: Option<&str>,
+    ) -> Result<()> {
+        match self.resolve(org, identity).await? {
+            Some(u) if Some(u.user_id.as_str()) != except => Err(PairingError::AlreadyPaired {
+                identity: identity.to_string(),
+                user_id: u.user_id,
+                role: u.role,
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// Link another channel identity to a paired user.

@@ -121,7 +121,8 @@ impl Harness {
         ))
     }
 
-    fn from_services(services: Services) -> Harness {
+    /// A harness on `services` as built (another clock, a replica).
+    pub fn from_services(services: Services) -> Harness {
         Harness {
             turns: services.turns().clone(),
             services: Arc::new(services),

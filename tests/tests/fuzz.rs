@@ -191,6 +191,12 @@ fn transcript() -> impl Strategy<Value = String> {
             json!({"msg": {"channel": "discord", "conversation": "c", "kind": "direct", "sender": "1", "text": t, "at": n}}).to_string()
         }),
         any::<i64>().prop_map(|n| json!({"undo": {"revision": n}}).to_string()),
+        (hostile_text(), hostile_text(), proptest::option::of(hostile_text())).prop_map(|(name, text, payload)| {
+            json!({"run": {"name": name, "trigger": "webhook", "text": text, "payload": payload}}).to_string()
+        }),
+        (hostile_text(), hostile_text()).prop_map(|(name, skill)| {
+            json!({"run": {"name": name, "trigger": "on_demand", "skill": skill}}).to_string()
+        }),
         hostile_text().prop_map(|c| json!({"trim": {"conversation": c}}).to_string()),
     ];
     proptest::collection::vec(line, 1..6).prop_map(|lines| lines.join("\n"))
@@ -219,4 +225,127 @@ fn the_replay_parser_never_panics_and_names_the_bad_line() {
             Ok(())
         })
         .unwrap();
+}
+
+/// What a webhook sender may put on `POST /hooks/<name>`: a body, and
+/// headers signed with the secret, with another one, stale, or garbage.
+#[derive(Debug, Clone)]
+struct HookRequest {
+    name: String,
+    body: Vec<u8>,
+    /// Seconds off the server's clock.
+    skew: i64,
+    delivery: String,
+    signing: Signing,
+}
+
+#[derive(Debug, Clone)]
+enum Signing {
+    Right,
+    OtherSecret,
+    Garbage(String),
+    None,
+}
+
+fn hook_request() -> impl Strategy<Value = HookRequest> {
+    let signing = prop_oneof![
+        3 => Just(Signing::Right),
+        1 => Just(Signing::OtherSecret),
+        1 => hostile_text().prop_map(Signing::Garbage),
+        1 => Just(Signing::None),
+    ];
+    (
+        prop_oneof![4 => Just("deploys".to_string()), 1 => hostile_text()],
+        prop_oneof![
+            proptest::collection::vec(any::<u8>(), 0..300),
+            hostile_text().prop_map(String::into_bytes),
+        ],
+        prop_oneof![4 => Just(0i64), 1 => any::<i64>(), 1 => -400i64..400],
+        prop_oneof![hostile_text(), "[a-z0-9-]{1,12}"],
+        signing,
+    )
+        .prop_map(|(name, body, skew, delivery, signing)| HookRequest {
+            name,
+            body,
+            skew,
+            delivery,
+            signing,
+        })
+}
+
+/// Whatever a webhook request holds, the answer is one of the webhook's
+/// statuses, never a 5xx; only a request signed with the secret runs, and
+/// each 202 is exactly one run.
+#[test]
+fn the_webhook_route_never_answers_5xx_and_only_signed_requests_run() {
+    use steward::runs::webhooks::{sign as sign_hook, DELIVERY, SIGNATURE, TIMESTAMP};
+    const SECRET: &str = "whsec-0123456789abcdef0123456789abcdef";
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (h, router) = rt.block_on(async {
+        let cfg = Config::from_toml(&format!(
+            "[rate_limit]\nwebhook_per_minute = 1000000\n[[webhooks]]\nname = \"deploys\"\nsecret = \"{SECRET}\"\ntext = \"Announce this deploy\"\ndeliver = \"none\"\n"
+        ))
+        .unwrap();
+        let h = Harness::with_config(cfg).await;
+        let router = app(AppState::new(h.services.clone()));
+        (h, router)
+    });
+    let accepted = std::sync::atomic::AtomicI64::new(0);
+    let mut runner = runner();
+    runner
+        .run(&hook_request(), |r| {
+            let status = rt.block_on(async {
+                let now = chrono::Utc::now().timestamp();
+                let ts = now.saturating_add(r.skew);
+                let mut req = Request::post(format!("/hooks/{}", urlencode(&r.name)))
+                    .header("x-steward-timestamp", ts.to_string());
+                if let Ok(v) = axum::http::HeaderValue::from_str(&r.delivery) {
+                    req = req.header(DELIVERY, v);
+                }
+                let signature = match &r.signing {
+                    Signing::Right => Some(sign_hook(SECRET.as_bytes(), ts, &r.body).unwrap()),
+                    Signing::OtherSecret => {
+                        Some(sign_hook(b"another-secret-another-secret!!", ts, &r.body).unwrap())
+                    }
+                    Signing::Garbage(g) => Some(g.clone()),
+                    Signing::None => None,
+                };
+                if let Some(v) = signature.and_then(|s| axum::http::HeaderValue::from_str(&s).ok())
+                {
+                    req = req.header(SIGNATURE, v);
+                }
+                let _ = TIMESTAMP;
+                let req = req.body(Body::from(r.body.clone())).unwrap();
+                router.clone().oneshot(req).await.unwrap().status()
+            });
+            prop_assert!(
+                [202, 400, 401, 404, 409, 413, 429, 503].contains(&status.as_u16()),
+                "{status} for {r:?}"
+            );
+            if status == StatusCode::ACCEPTED {
+                prop_assert!(matches!(r.signing, Signing::Right), "{r:?}");
+                accepted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            Ok(())
+        })
+        .unwrap();
+    let runs = rt
+        .block_on(h.db().runs().list(&h.org, None, 100_000))
+        .unwrap();
+    assert_eq!(
+        runs.len() as i64,
+        accepted.load(std::sync::atomic::Ordering::Relaxed),
+        "every run is a 202, every 202 one run"
+    );
+    assert!(!runs.is_empty(), "some signed requests ran");
+}
+
+/// A path segment as a client would send it.
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }

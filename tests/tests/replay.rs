@@ -146,8 +146,24 @@ async fn system_and_tool_events() {
 {"tool":{"name":"memory_write","as":"discord:222","scope":"agent_notes","content":"The daily report uses example_archive"}}
 "#;
     let out = replay(input, Config::default()).await.unwrap();
-    let contents: Vec<_> = out.memory.iter().map(|m| m.content.as_str()).collect();
-    assert_eq!(contents, vec!["Nightly export finished at 02:00"]);
+    let kept: Vec<_> = out
+        .memory
+        .iter()
+        .map(|m| (m.content.as_str(), m.status.as_str(), m.source.as_str()))
+        .collect();
+    // A run's write waits for an administrator's review, naming the run's principal.
+    assert_eq!(
+        kept,
+        vec![(
+            "Nightly export finished at 02:00",
+            "unverified",
+            "tool:memory_write:cron-system"
+        )]
+    );
+    assert!(out
+        .replies
+        .iter()
+        .any(|r| r.text.starts_with("Queued for review: agent_notes")));
     let refusals: Vec<_> = out
         .replies
         .iter()

@@ -120,7 +120,8 @@ impl From<pairing::PairingError> for ApiError {
             | P::CodeNotPending { .. }
             | P::UserNotActive(_)
             | P::ApiKeyRevoked(_)
-            | P::AlreadyPaired { .. }) => ApiError::conflict(e.to_string()),
+            | P::AlreadyPaired { .. }
+            | P::BuiltInAdmin) => ApiError::conflict(e.to_string()),
             e @ P::BadIdentity(_) => ApiError::bad_request(e.to_string()),
         }
     }

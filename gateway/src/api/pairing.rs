@@ -216,11 +216,13 @@ pub async fn add(
         Ok(_) | Err(PairingError::UnknownUser(_)) => {}
         Err(e) => return Err(e.into()),
     }
+    // The CLI's and the dashboard's rule: an identity that already speaks as
+    // someone (a linked `teams:x`) is not made a second user.
     let u = p
-        .add_user(
+        .pair_directly(
             admin.org(),
             &user_id,
-            &name,
+            Some(&name),
             body.role,
             admin.id(),
             now_ms(&state),

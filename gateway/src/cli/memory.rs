@@ -370,9 +370,16 @@ async fn review(ctx: &Ctx, action: Option<ReviewAction>) -> Result<()> {
             if matches!(action, Some(ReviewAction::List(ListArgs { json: true }))) {
                 return print_json(&records);
             }
+            // The source names who wrote it (a run's principal), the
+            // conversation where (a run's conversation).
             for r in records {
+                let place = r
+                    .conversation
+                    .as_deref()
+                    .map(|c| format!(" in {c}"))
+                    .unwrap_or_default();
                 println!(
-                    "#{:<5} {:<11} said {} ({}): {}",
+                    "#{:<5} {:<11} said {} ({}{place}): {}",
                     r.id,
                     r.scope.as_str(),
                     date(r.said_at),

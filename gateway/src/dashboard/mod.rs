@@ -48,10 +48,10 @@ use axum::routing::{get, post};
 use axum::Router;
 use std::sync::Arc;
 
+pub use crate::channels::dashboard_chat::CHAT_CONVERSATION;
 /// The stored user id the dashboard chats as: a paired admin of its own
 /// (`auth::ensure_admin_user`), for whoever holds the admin token.
-pub const BUILT_IN_ADMIN: &str = "admin";
-pub use crate::channels::dashboard_chat::CHAT_CONVERSATION;
+pub use ::pairing::BUILT_IN_ADMIN;
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "steward_session";
 

@@ -25,7 +25,7 @@ pub(super) async fn page(screen: Screen) -> Page {
 }
 
 fn template(records: &[MemoryRecord], csrf: &str) -> Markup {
-    let intro = html! { p.muted { "Quarantined records (relearned from archives) are never used until an admin confirms them. Confirming makes a record active under the subject rule; rejecting keeps it out for good. Both are audited." } };
+    let intro = html! { p.muted { "Quarantined records (relearned from archives, or written by automated runs: the source names the run's principal, and its conversation the run) are never used until an admin confirms them. Confirming makes a record active under the subject rule; rejecting keeps it out for good. Both are audited." } };
     view::Table {
         class: "review",
         head: &["#", "Content", "Scope", "Subject", "Said", "Source", ""],
@@ -40,7 +40,10 @@ fn template(records: &[MemoryRecord], csrf: &str) -> Markup {
                 td { (r.scope) }
                 td.subject { code { (r.subject) } }
                 td.when { (view::date(r.said_at)) }
-                td.source { (r.source) }
+                td.source {
+                    (r.source)
+                    @if let Some(c) = &r.conversation { br; span.muted { "in " (c) } }
+                }
                 td.actions {
                     (view::action("/dashboard/review/confirm", csrf, &[("id", &id)], "Confirm", "primary"))
                     (view::action("/dashboard/review/reject", csrf, &[("id", &id)], "Reject", "danger"))

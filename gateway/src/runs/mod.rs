@@ -119,7 +119,11 @@ impl Runner {
     }
 
     /// Record `prepared` as started; [`Runner::carry_out`] does the rest.
-    pub async fn start(&self, prepared: &Prepared, start: &Start) -> Result<Run, RunError> {
+    pub async fn start(
+        &self,
+        prepared: &Prepared,
+        start: &Start,
+    ) -> Result<Run, memory::StoreError> {
         let t = &prepared.target;
         let deliver = t.deliver.to_string();
         let run = self
@@ -142,7 +146,11 @@ impl Runner {
     }
 
     /// Start `prepared` and carry it out before returning its record.
-    pub async fn run_now(&self, prepared: &Prepared, start: &Start) -> Result<Run, RunError> {
+    pub async fn run_now(
+        &self,
+        prepared: &Prepared,
+        start: &Start,
+    ) -> Result<Run, memory::StoreError> {
         let run = self.start(prepared, start).await?;
         Ok(self.carry_out(&run, prepared, start).await)
     }
@@ -181,7 +189,7 @@ impl Runner {
 
     /// Start `prepared` and carry it out in the background; returns the
     /// run as started (a webhook answers 202 with its id).
-    pub async fn spawn(&self, prepared: Prepared, start: Start) -> Result<Run, RunError> {
+    pub async fn spawn(&self, prepared: Prepared, start: Start) -> Result<Run, memory::StoreError> {
         let run = self.start(&prepared, &start).await?;
         let runner = self.clone();
         let started = run.clone();

@@ -153,14 +153,8 @@ impl Schedules {
                 });
             }
         };
-        match self.runner.run_now(&prepared, &Start::default()).await {
-            Ok(run) => Ok(Ticked::Ran(run)),
-            Err(RunError::Store(e)) => Err(e.into()),
-            Err(error) => Ok(Ticked::Refused {
-                name: entry.target.name.clone(),
-                error,
-            }),
-        }
+        let run = self.runner.run_now(&prepared, &Start::default()).await?;
+        Ok(Ticked::Ran(run))
     }
 
     /// How long to wait after `now` before the next tick.

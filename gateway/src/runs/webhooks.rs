@@ -54,6 +54,10 @@ pub enum Refusal {
     TooMany(u64),
     #[error("{0}")]
     Bad(String),
+    /// The run cannot start now (the store is away, its skill is not in
+    /// force); the same delivery may be sent again.
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 impl Refusal {
@@ -65,6 +69,7 @@ impl Refusal {
             Refusal::Repeated(_) => StatusCode::CONFLICT,
             Refusal::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
             Refusal::Bad(_) => StatusCode::BAD_REQUEST,
+            Refusal::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 }
@@ -247,8 +252,14 @@ async fn accept(
     let target = cfg.webhook_target(hook);
     let store = |e: memory::StoreError| {
         tracing::error!(error = %e, "webhook: store unavailable");
-        Refusal::Bad("the request could not be stored; send it again".into())
+        Refusal::Unavailable("the request could not be stored; send it again".into())
     };
+    let prepared = match hooks.runner.prepare(&target, Trigger::Webhook).await {
+        Ok(p) => p,
+        Err(RunError::Store(e)) => return Err(store(e)),
+        Err(e) => return Err(Refusal::Unavailable(e.to_string())),
+    };
+    // Spent only by a request that runs: a refused one may be sent again.
     if !services
         .db()
         .runs()
@@ -263,23 +274,11 @@ async fn accept(
     {
         return Err(Refusal::Repeated(signed.delivery));
     }
-    let prepared = match hooks.runner.prepare(&target, Trigger::Webhook).await {
-        Ok(p) => p,
-        Err(RunError::Store(e)) => return Err(store(e)),
-        Err(e) => return Err(Refusal::Bad(e.to_string())),
-    };
     let start = Start {
         by: signed.delivery,
         payload: Some(payload),
     };
-    let run = hooks
-        .runner
-        .spawn(prepared, start)
-        .await
-        .map_err(|e| match e {
-            RunError::Store(e) => store(e),
-            e => Refusal::Bad(e.to_string()),
-        })?;
+    let run = hooks.runner.spawn(prepared, start).await.map_err(store)?;
     Ok(Accepted {
         run: run.id,
         conversation: run.conversation,
