@@ -216,6 +216,23 @@ impl Config {
     pub fn webhook(&self, name: &str) -> Option<&WebhookConfig> {
         self.webhooks.iter().find(|w| w.name == name)
     }
+
+    /// Whether this server can deliver to `deliver`: a Discord target needs
+    /// the Discord channel, a Teams one that channel's Workflows webhook.
+    pub fn check_deliver(&self, deliver: &Deliver) -> Result<(), String> {
+        match deliver {
+            Deliver::Discord(_) if self.discord.token.is_none() => Err(format!(
+                "`{deliver}` needs the Discord channel (discord.token)"
+            )),
+            Deliver::Teams(_) if self.teams.security_token.is_none() => Err(format!(
+                "`{deliver}` needs the Teams channel (teams.security_token)"
+            )),
+            Deliver::Teams(c) if !self.teams.workflows.contains_key(c) => Err(format!(
+                "`{deliver}` needs a Workflows webhook for `{c}` (teams.workflows)"
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl ScheduleConfig {
@@ -1061,35 +1078,8 @@ impl Config {
             if target.org.trim().is_empty() {
                 return bad(format!("{key}.org"), "must not be empty".into());
             }
-            match &target.deliver {
-                Deliver::Discord(_) if self.discord.token.is_none() => {
-                    return bad(
-                        format!("{key}.deliver"),
-                        format!(
-                            "`{}` needs the Discord channel (discord.token)",
-                            target.deliver
-                        ),
-                    )
-                }
-                Deliver::Teams(_) if self.teams.security_token.is_none() => {
-                    return bad(
-                        format!("{key}.deliver"),
-                        format!(
-                            "`{}` needs the Teams channel (teams.security_token)",
-                            target.deliver
-                        ),
-                    )
-                }
-                Deliver::Teams(c) if !self.teams.workflows.contains_key(c) => {
-                    return bad(
-                        format!("{key}.deliver"),
-                        format!(
-                            "`{}` needs a Workflows webhook for `{c}` (teams.workflows)",
-                            target.deliver
-                        ),
-                    )
-                }
-                _ => {}
+            if let Err(why) = self.check_deliver(&target.deliver) {
+                return bad(format!("{key}.deliver"), why);
             }
         }
         for (i, s) in self.schedules.iter().enumerate() {

@@ -918,3 +918,86 @@ fn skills_import_export_and_rollback() {
         "{revs}"
     );
 }
+
+/// `steward skills run SLUG` runs an approved skill now and prints the run
+/// and its answer; an unknown skill is an error naming it; `steward runs
+/// list|show` then list the run and show its lines.
+#[test]
+fn skills_run_prints_the_answer_and_runs_list_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let skill = d.join("src/daily-report/SKILL.md");
+    std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+    std::fs::write(
+        &skill,
+        "---\nname: daily-report\ndescription: The daily report, as people corrected it.\n---\n\n- Leave refunds out\n",
+    )
+    .unwrap();
+    let (ok, _, err) = run(d, &["skills", "import", "src", "--approve"]);
+    assert!(ok, "{err}");
+    // Nothing in force by that name: exit 1, naming it; nothing runs.
+    let (ok, _, err) = run(d, &["skills", "run", "weekly-digest"]);
+    assert!(!ok);
+    assert!(err.contains("weekly-digest"), "{err}");
+    let (ok, out, err) = run(
+        d,
+        &[
+            "skills",
+            "run",
+            "daily-report",
+            "--deliver",
+            "carrier-pigeon",
+        ],
+    );
+    assert!(!ok && err.contains("carrier-pigeon"), "{out}{err}");
+    let (ok, out, err) = run(d, &["runs", "list"]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "no runs");
+    // Run it: the run's line, then the answer.
+    let (ok, out, err) = run(d, &["skills", "run", "daily-report"]);
+    assert!(ok, "{err}");
+    let first = out.lines().next().unwrap_or_default();
+    for want in [
+        "#1 daily-report",
+        "[answered]",
+        "on_demand",
+        "sop-system",
+        "daily-report@1",
+        "deliver dashboard",
+    ] {
+        assert!(first.contains(want), "{want} not in {out}");
+    }
+    let (ok, shown, err) = run(d, &["runs", "show", "1", "--json"]);
+    assert!(ok, "{err}");
+    let shown: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(shown["run"]["started_by"], "operator (cli)", "{shown}");
+    let lines = shown["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), 2, "{shown}");
+    let answer = lines[1]["text"].as_str().unwrap();
+    assert!(
+        !answer.trim().is_empty() && out.contains(answer),
+        "{answer:?} not in {out}"
+    );
+    // Listed, with its times in UTC; shown with who said what.
+    let (ok, list, err) = run(d, &["runs", "list"]);
+    assert!(ok, "{err}");
+    assert_eq!(list.lines().count(), 1, "{list}");
+    assert!(list.contains(first), "{list}");
+    assert!(
+        list.contains("started 2") && list.contains("Z finished 2"),
+        "{list}"
+    );
+    let (ok, shown, err) = run(d, &["runs", "show", "1"]);
+    assert!(ok, "{err}");
+    assert!(shown.contains("started by: operator (cli)"), "{shown}");
+    assert!(
+        shown.contains("] sop-system: Run the standing procedure daily-report"),
+        "{shown}"
+    );
+    assert!(shown.contains("] steward: "), "{shown}");
+    let (ok, _, err) = run(d, &["runs", "show", "99"]);
+    assert!(!ok && err.contains("99"), "{err}");
+    let (ok, list, err) = run(d, &["runs", "list", "--name", "weekly-digest"]);
+    assert!(ok, "{err}");
+    assert_eq!(list.trim(), "no runs");
+}

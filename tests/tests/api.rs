@@ -181,6 +181,7 @@ fn concrete(path: &str) -> String {
         .replace("{user}", "discord:nobody")
         .replace("{code}", "NOSUCHCD")
         .replace("{run}", "no-such-run")
+        .replace("{slug}", "no-such-skill")
 }
 
 /// The Rust sources of the gateway, as (path, text).
@@ -1523,6 +1524,200 @@ async fn admins_review_approve_reject_and_roll_back_skills() {
             vec![p3.id, p2.id, p1.id],
             "{name}"
         );
+    }
+}
+
+// ------------------------------------------------------------ runs
+
+/// An admin runs an approved skill now: 201 with the finished run (principal
+/// `sop-system`, trigger `on_demand`, started by that admin, answered, its
+/// lines); it is listed and shown under /api/v1/runs; a user's key is 403 on
+/// every runs route and starts nothing; an unknown skill and a bad delivery
+/// target start nothing either; another organisation's admin sees no run of this one.
+#[tokio::test]
+async fn admins_run_a_skill_now_and_see_the_run_and_its_lines() {
+    for (name, db) in both_dbs().await {
+        let a = api_on(db, Config::default()).await;
+        let at = a.h.tick().timestamp_millis();
+        let p = propose_skill(a.db(), "daily-report", "- Leave refunds out", at).await;
+        let (s, e) = a
+            .post(
+                &format!("/api/v1/skills/{}/approve", p.id),
+                &a.admin,
+                json!({"hash": p.hash}),
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK, "{name}: {e}");
+        let runs = |db: Db| async move { db.runs().list("default", None, 100).await.unwrap() };
+        // A user's key: 403 on all three routes, and no run starts.
+        for (method, path, body) in [
+            ("POST", "/api/v1/skills/daily-report/run", Some(json!({}))),
+            ("POST", "/api/v1/skills/daily-report/run", None),
+            ("GET", "/api/v1/runs", None),
+            ("GET", "/api/v1/runs/1", None),
+        ] {
+            let (s, e) = a.call(method, path, Some(&a.bob), body).await;
+            assert_eq!(s, StatusCode::FORBIDDEN, "{name}: {method} {path}: {e}");
+            assert!(e["error"].as_str().unwrap().contains("admin"), "{e}");
+        }
+        assert!(runs(a.db().clone()).await.is_empty(), "{name}");
+        // An unknown skill, one of another agent, a bad or unconfigured target: nothing runs.
+        let (s, e) = a
+            .post("/api/v1/skills/no-such-skill/run", &a.admin, json!({}))
+            .await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}: {e}");
+        assert!(
+            e["error"].as_str().unwrap().contains("no-such-skill"),
+            "{name}: {e}"
+        );
+        let (s, e) = a
+            .post(
+                "/api/v1/skills/daily-report/run",
+                &a.admin,
+                json!({"agent": "ops"}),
+            )
+            .await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}: {e}");
+        for body in [
+            json!({"deliver": "carrier-pigeon"}),
+            json!({"deliver": "discord:123"}),
+            json!({"deliver": "teams:ops"}),
+            json!({"agent": "no spaces"}),
+            json!({"unknown": 1}),
+        ] {
+            let (s, e) = a
+                .post("/api/v1/skills/daily-report/run", &a.admin, body.clone())
+                .await;
+            assert_eq!(s, StatusCode::BAD_REQUEST, "{name}: {body}: {e}");
+        }
+        assert!(runs(a.db().clone()).await.is_empty(), "{name}");
+        // Run it (the body may be left out): 201 with the finished run.
+        let (s, run) = a
+            .call(
+                "POST",
+                "/api/v1/skills/daily-report/run",
+                Some(&a.admin),
+                None,
+            )
+            .await;
+        assert_eq!(s, StatusCode::CREATED, "{name}: {run}");
+        let id = run["id"].as_i64().unwrap();
+        for (field, want) in [
+            ("name", "daily-report"),
+            ("principal", "sop-system"),
+            ("trigger", "on_demand"),
+            ("started_by", "discord:111"),
+            ("outcome", "answered"),
+            ("skill", "daily-report"),
+            ("deliver", "dashboard"),
+            ("error", ""),
+        ] {
+            assert_eq!(run[field], want, "{name}: {field}: {run}");
+        }
+        assert_eq!(run["skill_rev"], 1, "{name}: {run}");
+        assert_eq!(run["conversation"], format!("run:daily-report/{id}"));
+        assert!(is_iso(&run["started_at"]) && is_iso(&run["finished_at"]));
+        let lines = run["lines"].as_array().unwrap();
+        assert_eq!(lines.len(), 2, "{name}: {run}");
+        assert_eq!(lines[0]["author"], "system", "{name}: {run}");
+        assert_eq!(lines[0]["sender"], "sop-system", "{name}: {run}");
+        assert!(
+            lines[0]["text"].as_str().unwrap().contains("daily-report"),
+            "{name}: {run}"
+        );
+        assert_eq!(lines[1]["author"], "agent", "{name}: {run}");
+        let answer = lines[1]["text"].as_str().unwrap();
+        assert!(!answer.trim().is_empty(), "{name}: {run}");
+        // Listed, newest first, without lines; shown with them.
+        let (s, page) = a.get("/api/v1/runs", &a.admin).await;
+        assert_eq!(
+            (s, ids(&page)),
+            (StatusCode::OK, vec![id]),
+            "{name}: {page}"
+        );
+        let listed = &page["items"][0];
+        assert_eq!(listed["principal"], "sop-system", "{name}");
+        assert_eq!(listed["trigger"], "on_demand", "{name}");
+        assert_eq!(listed["started_by"], "discord:111", "{name}");
+        assert_eq!(listed["outcome"], "answered", "{name}");
+        assert!(listed.get("lines").is_none(), "{name}: {listed}");
+        let (_, page) = a.get("/api/v1/runs?name=daily-report", &a.admin).await;
+        assert_eq!(ids(&page), vec![id], "{name}");
+        let (_, page) = a.get("/api/v1/runs?name=weekly", &a.admin).await;
+        assert!(ids(&page).is_empty(), "{name}: {page}");
+        for bad in ["limit=0", "limit=501", "cursor=x", "bogus=1"] {
+            let (s, e) = a.get(&format!("/api/v1/runs?{bad}"), &a.admin).await;
+            assert_eq!(s, StatusCode::BAD_REQUEST, "{name}: {bad}: {e}");
+        }
+        let (s, shown) = a.get(&format!("/api/v1/runs/{id}"), &a.admin).await;
+        assert_eq!(s, StatusCode::OK, "{name}: {shown}");
+        assert_eq!(shown["started_by"], "discord:111", "{name}");
+        assert!(
+            shown["lines"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l["author"] == "agent" && l["text"] == answer),
+            "{name}: {shown}"
+        );
+        // A second run: pages follow `next`.
+        let (s, second) = a
+            .post(
+                "/api/v1/skills/daily-report/run",
+                &a.admin,
+                json!({"deliver": "none"}),
+            )
+            .await;
+        assert_eq!(s, StatusCode::CREATED, "{name}: {second}");
+        assert_eq!(second["deliver"], "none", "{name}");
+        let second = second["id"].as_i64().unwrap();
+        assert_eq!(
+            a.every_page("/api/v1/runs?limit=1").await,
+            vec![second, id],
+            "{name}"
+        );
+        // Audited as the admin who started it.
+        let audited = a
+            .db()
+            .audit()
+            .about("default", "run.start", &format!("run:daily-report/{id}"))
+            .await
+            .unwrap();
+        assert_eq!(audited.len(), 1, "{name}");
+        assert_eq!(audited[0].actor, "discord:111", "{name}");
+        // Unknown: 404.
+        let (s, e) = a.get("/api/v1/runs/999999", &a.admin).await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}: {e}");
+        // Another organisation's admin: 404 for this run, an empty list, and
+        // this organisation's skill is not theirs to run.
+        a.h.services
+            .pairing()
+            .add_user("other", "discord:999", "Olga", Role::Admin, "test", at)
+            .await
+            .unwrap();
+        let olga =
+            a.h.services
+                .pairing()
+                .create_api_key("other", "discord:999", "test", at)
+                .await
+                .unwrap()
+                .key;
+        let (s, e) = a.get(&format!("/api/v1/runs/{id}"), &olga).await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}: {e}");
+        let (s, page) = a.get("/api/v1/runs", &olga).await;
+        assert_eq!(s, StatusCode::OK, "{name}: {page}");
+        assert!(ids(&page).is_empty(), "{name}: {page}");
+        let (s, e) = a
+            .post("/api/v1/skills/daily-report/run", &olga, json!({}))
+            .await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}: {e}");
+        assert!(a
+            .db()
+            .runs()
+            .list("other", None, 10)
+            .await
+            .unwrap()
+            .is_empty());
     }
 }
 

@@ -26,6 +26,7 @@ const PAGES: &[&str] = &[
     "/dashboard/review",
     "/dashboard/revisions",
     "/dashboard/skills",
+    "/dashboard/runs",
     "/dashboard/audit",
     "/dashboard/settings",
 ];
@@ -481,6 +482,9 @@ async fn forms_without_their_sessions_csrf_token_are_forbidden_and_change_nothin
             ],
             "/dashboard/skills/reject" => vec![("id", proposal.id.to_string())],
             "/dashboard/skills/rollback" => vec![("to", approved.id.to_string())],
+            "/dashboard/skills/run" => {
+                vec![("slug", "daily-report".into()), ("agent", "default".into())]
+            }
             _ => vec![],
         }
     };
@@ -2175,4 +2179,134 @@ async fn a_suspended_skill_shows_why_and_its_stale_proposal_is_refused() {
     let (ok, text) = flash(&page.body).expect("a notice");
     assert!(!ok && text.contains("than the one now in force"), "{text}");
     assert!(in_force(db).await.is_empty());
+}
+
+// ---------------------------------------------------------------- runs
+
+/// "Run now" on a skill in force runs it as a standing procedure and opens
+/// the run's page: its fields and lines, every text escaped (a skill whose
+/// description holds `<script>` shows it as text); the Runs page lists it.
+#[tokio::test]
+async fn run_now_starts_a_run_whose_page_shows_its_lines_escaped() {
+    let (h, mut c, csrf) = signed_in().await;
+    let db = h.db();
+    let r = db
+        .skills()
+        .propose(&NewProposal {
+            org: "default",
+            agent: "default",
+            slug: "daily-report",
+            description: "The daily report <script>alert('run')</script>",
+            body: REPORT_V1,
+            evidence: &[],
+            corrections: &[],
+            proposed_by: "test",
+            at: now(),
+        })
+        .await
+        .unwrap();
+    // Nothing in force: no Run now button, and a forged form runs nothing.
+    let skills = c.get("/dashboard/skills").await.body;
+    assert!(!skills.contains("/dashboard/skills/run"), "{skills}");
+    let page = c
+        .post_and_follow(
+            "/dashboard/skills/run",
+            &[
+                ("csrf", &csrf),
+                ("slug", "daily-report"),
+                ("agent", "default"),
+            ],
+        )
+        .await;
+    let (ok, text) = flash(&page.body).expect("a notice");
+    assert!(!ok && text.contains("daily-report"), "{text}");
+    assert!(db
+        .runs()
+        .list("default", None, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let runs = c.get("/dashboard/runs").await;
+    assert_eq!(runs.status, StatusCode::OK);
+    assert!(runs.body.contains("No run yet"), "{}", runs.body);
+    // In force: the button runs it and opens the run.
+    approve_skill(&mut c, &csrf, &r).await;
+    let skills = c.get("/dashboard/skills").await.body;
+    assert!(
+        skills.contains("action=\"/dashboard/skills/run\""),
+        "{skills}"
+    );
+    assert!(skills.contains("Run now"), "{skills}");
+    let page = c
+        .post_and_follow(
+            "/dashboard/skills/run",
+            &[
+                ("csrf", &csrf),
+                ("slug", "daily-report"),
+                ("agent", "default"),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    let all = db.runs().list("default", None, 10).await.unwrap();
+    assert_eq!(all.len(), 1);
+    let run = &all[0];
+    assert_eq!(run.principal, "sop-system");
+    assert_eq!(run.trigger, memory::run::Trigger::OnDemand);
+    assert_eq!(run.started_by, "admin");
+    assert_eq!(run.outcome, memory::run::RunOutcome::Answered, "{run:?}");
+    assert_eq!(run.deliver, "dashboard");
+    assert_eq!(flash(&page.body).map(|f| f.0), Some(true), "{}", page.body);
+    let lines = db
+        .conversations()
+        .history("default", "default", &run.conversation)
+        .await
+        .unwrap();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let body = &page.body;
+    assert!(body.contains(&format!("Run #{}", run.id)), "{body}");
+    assert!(
+        body.contains("sop-system") && body.contains("on_demand"),
+        "{body}"
+    );
+    assert!(body.contains("daily-report@1"), "{body}");
+    // Every line is on the page, escaped: the instruction names the skill's
+    // description, whose <script> is text.
+    assert!(lines[0].text.contains("<script>"), "{lines:?}");
+    assert!(!body.contains("<script>alert"), "{body}");
+    assert!(
+        body.contains("&lt;script&gt;alert(") && body.contains("&lt;/script&gt;"),
+        "{body}"
+    );
+    let answer = lines[1]
+        .text
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;");
+    assert!(
+        body.contains(&answer) || body.contains(&answer.replace('\'', "&#39;")),
+        "{answer} not in {body}"
+    );
+    // The Runs page lists it, linked; the nav links the page.
+    let runs = c.get("/dashboard/runs").await.body;
+    assert!(runs.contains(&format!("id=\"run-{}\"", run.id)), "{runs}");
+    assert!(
+        runs.contains(&format!("href=\"/dashboard/runs/{}\"", run.id)),
+        "{runs}"
+    );
+    assert!(
+        runs.contains("answered") && runs.contains("sop-system"),
+        "{runs}"
+    );
+    let chat = c.get("/dashboard/chat").await.body;
+    assert!(chat.contains("href=\"/dashboard/runs\""), "{chat}");
+    // Another run id: 404 in the dashboard's look.
+    let missing = c.get("/dashboard/runs/999999").await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert!(
+        missing.body.contains("There is no run 999999"),
+        "{}",
+        missing.body
+    );
 }

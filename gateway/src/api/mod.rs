@@ -23,6 +23,7 @@ mod pairing;
 mod policy;
 mod review;
 mod revisions;
+mod runs;
 mod search;
 mod skills;
 mod wire;
@@ -35,6 +36,7 @@ use crate::config::Config;
 use crate::export::Export;
 use crate::learning::Learning;
 use crate::lifecycle::Lifecycle;
+use crate::runs::Runner;
 use crate::services::Services;
 use crate::skills::Skills;
 use crate::turn::TurnLoop;
@@ -65,6 +67,8 @@ pub struct ApiState {
     skills: Arc<Skills>,
     /// `POST /api/v1/messages`.
     turns: Arc<TurnLoop>,
+    /// Skills run on demand, and a run's lines.
+    runner: Runner,
     limits: Arc<auth::KeyLimits>,
     /// The OpenAPI document, generated once.
     document: Arc<Document>,
@@ -83,6 +87,7 @@ impl ApiState {
             export: services.export().clone(),
             skills: services.skills().clone(),
             turns: services.turns().clone(),
+            runner: Runner::new(services),
             limits: Arc::new(auth::KeyLimits::new(
                 &services.config().rate_limit,
                 GovernorClock(services.clock().clone()),
@@ -116,7 +121,8 @@ impl FromRef<ApiState> for ::memory::Db {
         (name = "review", description = "The review queue of quarantined records (admin)"),
         (name = "policy", description = "Org-wide policy memory (admin)"),
         (name = "archives", description = "Session archives and relearning (admin)"),
-        (name = "skills", description = "Skills: review, approval, rejection and rollback (admin)"),
+        (name = "skills", description = "Skills: review, approval, rejection, rollback, and running one now (admin)"),
+        (name = "runs", description = "Automated runs: schedules, webhooks and skills run on demand (admin)"),
         (name = "audit", description = "The audit log (admin)"),
     )
 )]
@@ -179,6 +185,9 @@ fn api() -> OpenApiRouter<ApiState> {
         .routes(routes!(skills::approve))
         .routes(routes!(skills::reject))
         .routes(routes!(skills::rollback))
+        .routes(routes!(skills::run))
+        .routes(routes!(runs::list))
+        .routes(routes!(runs::show))
         .routes(routes!(audit::list))
 }
 

@@ -1,13 +1,18 @@
-//! Skills for admins: revisions, a revision's review, and the curation acts
+//! Skills for admins: revisions, a revision's review, the curation acts
 //! (approve bound to the hash reviewed, reject, roll back), each checked by
-//! `memory::skill::decide_curation` and audited by the store.
+//! `memory::skill::decide_curation` and audited by the store, and running a
+//! skill in force now as a standing procedure.
 
 use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
-use super::wire::{self, now_ms, Body, Page, Path, Query};
+use super::runs::{self, RunOut};
+use super::wire::{self, now_ms, Body, OptionalBody, Page, Path, Query};
 use super::ApiState;
+use crate::config::Deliver;
+use crate::runs::RunError;
 use crate::skills::review::{self, Review};
 use axum::extract::State;
+use axum::http::StatusCode;
 use axum::Json;
 use memory::skill::{SkillRefusal, SkillRevision, SkillStatus};
 use memory::Principal;
@@ -167,4 +172,55 @@ pub async fn rollback(
         )
         .await?;
     answer(r)
+}
+
+/// What to run a skill for, and where its answer goes.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunRequest {
+    /// Whose skill (default: server.agent).
+    #[schema(pattern = "^[A-Za-z0-9._-]{1,64}$")]
+    pub agent: Option<String>,
+    /// Where the answer goes: `dashboard` (default), `none`,
+    /// `discord:<channel id>` or `teams:<channel>` (a configured channel).
+    #[schema(example = "dashboard")]
+    pub deliver: Option<String>,
+}
+
+/// Run skill `slug` now as a standing procedure, under the system principal
+/// `sop-system`, the calling admin recorded as `started_by`; answers when the
+/// run has finished (however it ended: see `outcome`), with its lines. The
+/// body may be left out. Audited (`run.start`, `run.finish`).
+#[utoipa::path(post, operation_id = "skills_run", path = "/api/v1/skills/{slug}/run", tag = "skills",
+    params(("slug" = String, Path, description = "The skill's name")), request_body(content = Option<RunRequest>, description = "Optional: every field has a default"),
+    responses((status = 201, body = RunOut, description = "The run, finished"), (status = 400, body = ErrorBody, description = "A bad agent or delivery target"),
+        (status = 404, body = ErrorBody, description = "The agent has no such skill in force")))]
+pub async fn run(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(slug): Path<String>,
+    OptionalBody(body): OptionalBody<RunRequest>,
+) -> Result<(StatusCode, Json<RunOut>), ApiError> {
+    let agent = body.agent.unwrap_or_else(|| state.cfg.server.agent.clone());
+    if let Err(why) = memory::check_agent_id(&agent) {
+        return Err(ApiError::bad_request(format!("agent: {why}")));
+    }
+    let deliver = match body.deliver.as_deref() {
+        None => Deliver::Dashboard,
+        Some(d) => d
+            .parse::<Deliver>()
+            .map_err(|why| ApiError::bad_request(format!("deliver: {why}")))?,
+    };
+    state
+        .cfg
+        .check_deliver(&deliver)
+        .map_err(|why| ApiError::bad_request(format!("deliver: {why}")))?;
+    let target = crate::runs::on_demand(admin.org(), &agent, &slug, deliver);
+    let run = match state.runner.on_demand(&target, admin.id()).await {
+        Ok(run) => run,
+        Err(e @ RunError::NoSkill { .. }) => return Err(ApiError::not_found(e.to_string())),
+        Err(RunError::Store(e)) => return Err(e.into()),
+    };
+    let lines = state.runner.lines(&run).await?;
+    Ok((StatusCode::CREATED, Json(runs::out(run, Some(lines)))))
 }

@@ -158,3 +158,23 @@ pub fn iso_times(v: &mut serde_json::Value) {
         _ => {}
     }
 }
+
+/// A JSON request body that may be left out: an empty body is `T::default()`;
+/// otherwise as [`Body`].
+pub struct OptionalBody<T>(pub T);
+
+impl<T: DeserializeOwned + Default> FromRequest<ApiState> for OptionalBody<T> {
+    type Rejection = Response;
+
+    async fn from_request(req: Request, state: &ApiState) -> Result<Self, Response> {
+        let bytes = crate::body::read_body(req.into_body(), &state.cfg.server).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(OptionalBody(T::default()));
+        }
+        serde_json::from_slice(&bytes)
+            .map(OptionalBody)
+            .map_err(|e| {
+                ApiError::bad_request(format!("malformed request body: {e}")).into_response()
+            })
+    }
+}

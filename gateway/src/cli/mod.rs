@@ -1,5 +1,5 @@
 //! The command line: `serve`, `chat`, `replay`, `pairing …`, `memory …`,
-//! `skills …`, `api-key …`, `dashboard …`, `backup`. The argument types live here; each subcommand
+//! `skills …`, `runs …`, `api-key …`, `dashboard …`, `backup`. The argument types live here; each subcommand
 //! runs in its own module.
 
 mod api_key;
@@ -9,6 +9,7 @@ mod dashboard;
 mod memory;
 mod pairing;
 mod replay;
+mod runs;
 mod serve;
 mod skills;
 
@@ -70,9 +71,12 @@ pub enum Command {
     /// Memory records and revisions.
     #[command(subcommand)]
     Memory(MemoryCommand),
-    /// Skills: review, approve, reject, roll back, export and import SKILL.md.
+    /// Skills: review, approve, reject, roll back, run now, export and import SKILL.md.
     #[command(subcommand)]
     Skills(SkillsCommand),
+    /// Automated runs: schedules, webhooks and skills run on demand.
+    #[command(subcommand)]
+    Runs(RunsCommand),
     /// API keys for /api/v1.
     #[command(subcommand, name = "api-key")]
     ApiKey(ApiKeyCommand),
@@ -426,6 +430,19 @@ pub enum SkillsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Run a skill in force now as a standing procedure (principal
+    /// `sop-system`, started by the operator; audited) and print its answer.
+    Run {
+        /// The skill's name.
+        slug: String,
+        /// Whose skill (default: `server.agent`).
+        #[arg(long)]
+        agent: Option<String>,
+        /// Where the answer goes: `dashboard` (its Runs page), `none`,
+        /// `discord:<channel id>` or `teams:<channel>`.
+        #[arg(long, default_value = "dashboard")]
+        deliver: crate::config::Deliver,
+    },
     /// Write every skill in force as `DIR/<slug>/SKILL.md` (Agent Skills format).
     Export {
         /// The directory to write into (created when missing).
@@ -445,6 +462,30 @@ pub enum SkillsCommand {
         /// Whose skills they become (default: `server.agent`).
         #[arg(long)]
         agent: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// Automated runs, newest first.
+    List {
+        /// Only the runs of this schedule, webhook or skill.
+        #[arg(long)]
+        name: Option<String>,
+        /// At most this many runs.
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(i64).range(1..=500))]
+        limit: i64,
+        /// Print a JSON array of runs.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One run with its lines (who said what).
+    Show {
+        /// The run's id (`#3` in lists).
+        id: i64,
+        /// Print the run and its lines as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -502,6 +543,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Pairing(cmd) => pairing::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::Memory(cmd) => memory::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::Skills(cmd) => skills::run(&Ctx::open(cfg, org).await?, cmd).await,
+        Command::Runs(cmd) => runs::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::ApiKey(cmd) => api_key::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::Dashboard(cmd) => dashboard::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::Backup { file } => backup::run(&cfg, &file).await,
@@ -606,6 +648,7 @@ fn uses_model(c: &Command) -> bool {
                     | MemoryCommand::Relearn { .. }
                     | MemoryCommand::Review { .. }
             )
+            | Command::Skills(SkillsCommand::Run { .. })
     )
 }
 

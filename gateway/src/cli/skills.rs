@@ -1,5 +1,6 @@
 //! `steward skills …`: review, approve, reject and roll back skill revisions
-//! as the operator (an administrator), and export or import them as SKILL.md.
+//! as the operator (an administrator), run one in force now, and export or
+//! import them as SKILL.md.
 
 use super::memory::agent_or_default;
 use super::{print_json, Ctx, SkillsCommand};
@@ -46,6 +47,11 @@ pub(super) async fn run(ctx: &Ctx, cmd: SkillsCommand) -> Result<()> {
         }
         SkillsCommand::Rollback { slug, to, agent } => rollback(ctx, &slug, to, agent).await,
         SkillsCommand::Revisions { slug, agent, json } => revisions(ctx, &slug, agent, json).await,
+        SkillsCommand::Run {
+            slug,
+            agent,
+            deliver,
+        } => run_now(ctx, &slug, agent, deliver).await,
         SkillsCommand::Export { dir, agent } => export(ctx, &dir, agent).await,
         SkillsCommand::Import {
             path,
@@ -169,6 +175,38 @@ async fn revisions(ctx: &Ctx, slug: &str, agent: Option<String>, json: bool) -> 
             _ => String::new(),
         };
         println!("{}{approved}", review::line(r));
+    }
+    Ok(())
+}
+
+/// Run skill `slug` now under `sop-system`, the operator recorded as who
+/// started it; print the run and its answer. A run that did not end answered
+/// is an error (exit 1) after what it said is printed.
+async fn run_now(
+    ctx: &Ctx,
+    slug: &str,
+    agent: Option<String>,
+    deliver: crate::config::Deliver,
+) -> Result<()> {
+    let agent = agent_or_default(ctx, agent)?;
+    if let Err(why) = ctx.services.config().check_deliver(&deliver) {
+        bail!("--deliver {deliver}: {why}");
+    }
+    let runner = crate::runs::Runner::new(&ctx.services);
+    let target = crate::runs::on_demand(&ctx.org, &agent, slug, deliver);
+    let run = runner.on_demand(&target, OPERATOR).await?;
+    let lines = runner.lines(&run).await?;
+    println!("{}", super::runs::line(&run));
+    for m in lines.iter().filter(|m| m.author == "agent") {
+        println!("{}", m.text);
+    }
+    if run.outcome != ::memory::run::RunOutcome::Answered {
+        bail!(
+            "run #{} ended {}: {}",
+            run.id,
+            run.outcome.as_str(),
+            run.error
+        );
     }
     Ok(())
 }

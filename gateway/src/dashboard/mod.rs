@@ -2,8 +2,8 @@
 //! server under `/dashboard`: admin sign-in, chat as the built-in `admin`, pairing
 //! requests and paired users, the memory browser, the review queue of
 //! quarantined records, revisions with undo, skills (approval bound to the
-//! content shown, rollback), the audit log, and the effective settings
-//! (secrets hidden).
+//! content shown, rollback, run now), automated runs with their lines, the
+//! audit log, and the effective settings (secrets hidden).
 //!
 //! Server-rendered HTML (maud, escaped by construction) with one embedded
 //! stylesheet and no JavaScript. Every state-changing request is a POST form
@@ -24,6 +24,7 @@ mod memory;
 mod pairing;
 mod review;
 mod revisions;
+mod runs;
 mod settings;
 mod signin;
 mod skills;
@@ -37,6 +38,7 @@ pub use signin::TOO_MANY_ATTEMPTS;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::lifecycle::Lifecycle;
+use crate::runs::Runner;
 use crate::services::Services;
 use crate::turn::TurnLoop;
 use axum::http::{header, HeaderValue, StatusCode};
@@ -68,6 +70,8 @@ pub struct DashboardState {
     turns: Arc<TurnLoop>,
     /// Approving, rejecting and rolling back skills.
     skills: Arc<crate::skills::Skills>,
+    /// Skills run now, and a run's lines.
+    runner: Runner,
     /// Sign-in attempts per client and in all.
     sign_in: Arc<signin::SignInLimits>,
 }
@@ -89,6 +93,7 @@ impl DashboardState {
             lifecycle: services.lifecycle().clone(),
             turns: services.turns().clone(),
             skills: services.skills().clone(),
+            runner: Runner::new(services),
         }
     }
 
@@ -174,7 +179,10 @@ pub fn router(cfg: &Config) -> Router<DashboardState> {
         .route("/dashboard/skills/approve", post(skills::approve))
         .route("/dashboard/skills/reject", post(skills::reject))
         .route("/dashboard/skills/rollback", post(skills::rollback))
+        .route("/dashboard/skills/run", post(runs::run_now))
         .route("/dashboard/skills/{skill_id}", get(skills::history))
+        .route("/dashboard/runs", get(runs::page))
+        .route("/dashboard/runs/{id}", get(runs::show))
         .route("/dashboard/audit", get(audit::page))
         .route("/dashboard/settings", get(settings::page))
         .layer(map_response(security_headers))
@@ -196,6 +204,7 @@ pub const FORM_ROUTES: &[&str] = &[
     "/dashboard/skills/approve",
     "/dashboard/skills/reject",
     "/dashboard/skills/rollback",
+    "/dashboard/skills/run",
 ];
 
 async fn home() -> Redirect {

@@ -1,6 +1,7 @@
 //! Skills: proposals waiting for approval (with their difference from the
 //! revision in force and the corrections they came from), the skills in
-//! force, the suspended ones, and each skill's revisions with rollback.
+//! force (each with "Run now", `runs.rs`), the suspended ones, and each
+//! skill's revisions with rollback.
 //!
 //! Approving names the hash of the content the page showed, so what comes
 //! into force is exactly what the admin read; a proposal revised in between
@@ -9,7 +10,7 @@
 //! like anyone's.
 
 use super::auth::{self, Screen, Submitted};
-use super::view::{self, SKILLS};
+use super::view::{self, RUNS, SKILLS};
 use super::{DashError, DashboardState, Page, BUILT_IN_ADMIN, PAGE_ROWS};
 use crate::error::TurnError;
 use crate::skills::review::{self, Review};
@@ -83,7 +84,10 @@ fn template(
             head: &["Skill", "Rev", "Agent", "Approved", "What it says", ""],
             none: "No skill is in force.",
         }
-        .card(html! { h2 { "In force" } }, active, |r| {
+        .card(html! {
+            h2 { "In force" }
+            p.muted { "“Run now” follows the skill at once as a standing procedure (principal " code { "sop-system" } ", started by you) and opens the run on the " a href=(RUNS.path) { "Runs" } " page. Audited." }
+        }, active, |r| {
             html! {
                 tr id={ "skill-" (r.skill_id) } {
                     td { code { (r.slug) } }
@@ -97,7 +101,10 @@ fn template(
                         div { (r.description) }
                         pre.body { (r.body) }
                     }
-                    td.actions { a.button.secondary href=(history_href(r.skill_id)) { "Revisions" } }
+                    td.actions {
+                        (view::action(&format!("{}/run", SKILLS.path), csrf, &[("slug", &r.slug), ("agent", &r.agent)], "Run now", "primary"))
+                        a.button.secondary href=(history_href(r.skill_id)) { "Revisions" }
+                    }
                 }
             }
         }))

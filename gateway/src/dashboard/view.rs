@@ -40,12 +40,13 @@ pub const MEMORY: Tab = Tab::new("/dashboard/memory", "Memory");
 pub const REVIEW: Tab = Tab::new("/dashboard/review", "Review");
 pub const REVISIONS: Tab = Tab::new("/dashboard/revisions", "Revisions");
 pub const SKILLS: Tab = Tab::new("/dashboard/skills", "Skills");
+pub const RUNS: Tab = Tab::new("/dashboard/runs", "Runs");
 pub const AUDIT: Tab = Tab::new("/dashboard/audit", "Audit log");
 pub const SETTINGS: Tab = Tab::new("/dashboard/settings", "Settings");
 
 /// The pages in the navigation bar, in order.
 pub const NAV: &[Tab] = &[
-    CHAT, PAIRING, MEMORY, REVIEW, REVISIONS, SKILLS, AUDIT, SETTINGS,
+    CHAT, PAIRING, MEMORY, REVIEW, REVISIONS, SKILLS, RUNS, AUDIT, SETTINGS,
 ];
 
 /// A signed-in page `tab` in the layout (its forms carry `csrf`), showing

@@ -18,7 +18,7 @@ use chrono::{TimeZone, Utc};
 use memory::run::{Run, RunOutcome, Trigger};
 use memory::skill::SkillRevision;
 use memory::store::NewRun;
-use memory::SystemPrincipal;
+use memory::{StoredMessage, SystemPrincipal};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -155,6 +155,38 @@ impl Runner {
         Ok(self.carry_out(&run, prepared, start).await)
     }
 
+    /// Run skill `target` now on an administrator's word (`by`, recorded as
+    /// `started_by`), under `sop-system`, and return the finished run. The
+    /// run goes on in its own task, so a caller that stops waiting (a closed
+    /// connection) never cuts it off midway. [`RunError::NoSkill`] when the
+    /// skill is not in force for the target's agent.
+    pub async fn on_demand(&self, target: &RunTarget, by: &str) -> Result<Run, RunError> {
+        let prepared = self.prepare(target, Trigger::OnDemand).await?;
+        let start = Start {
+            by: by.to_string(),
+            payload: None,
+        };
+        let run = self.start(&prepared, &start).await?;
+        let (runner, started) = (self.clone(), run.clone());
+        let task = tokio::spawn(async move { runner.carry_out(&started, &prepared, &start).await });
+        match task.await {
+            Ok(done) => Ok(done),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            // The runtime is stopping: the run stays recorded as running.
+            Err(_) => Ok(run),
+        }
+    }
+
+    /// The lines of `run`'s conversation, oldest first: its instruction (a
+    /// system line) and the agent's answer.
+    pub async fn lines(&self, run: &Run) -> Result<Vec<StoredMessage>, memory::StoreError> {
+        self.services
+            .db()
+            .conversations()
+            .history(&run.org, &run.agent, &run.conversation)
+            .await
+    }
+
     /// Start `prepared` and carry it out in the background; returns the
     /// run as started (a webhook answers 202 with its id).
     pub async fn spawn(&self, prepared: Prepared, start: Start) -> Result<Run, memory::StoreError> {
@@ -263,6 +295,18 @@ impl Runner {
         channels::deliver(&self.services, channel, &to, answer)
             .await
             .map(|_| ())
+    }
+}
+
+/// What "run skill `slug` now" runs: that skill of `agent` in `org` as a
+/// standing procedure, named by its slug.
+pub fn on_demand(org: &str, agent: &str, slug: &str, deliver: Deliver) -> RunTarget {
+    RunTarget {
+        name: slug.to_string(),
+        org: org.to_string(),
+        agent: agent.to_string(),
+        procedure: Procedure::Skill(slug.to_string()),
+        deliver,
     }
 }
 

@@ -137,8 +137,21 @@ impl Runs<'_> {
 
     /// The newest runs of `org` first, `limit` at most, those of `name` when given.
     pub async fn list(&self, org: &str, name: Option<&str>, limit: i64) -> Result<Vec<Run>> {
+        self.list_before(org, name, None, limit).await
+    }
+
+    /// As [`Runs::list`], of the runs with an id below `before` (a page's cursor).
+    pub async fn list_before(
+        &self,
+        org: &str,
+        name: Option<&str>,
+        before: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<Run>> {
         let q = sql!(format!("{RUN} WHERE org = $1"), org)
             .and_eq("name", name)
+            .push(" AND id < ")
+            .bind(before.unwrap_or(i64::MAX))
             .push(" ORDER BY id DESC LIMIT ")
             .bind(limit);
         q.all(&self.db.pool).await

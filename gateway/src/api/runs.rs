@@ -1,0 +1,162 @@
+//! Automated runs for admins: the runs of the key's organisation (schedules,
+//! webhooks, skills run on demand), newest first, and one run with its lines.
+//! Starting one is `POST /api/v1/skills/{slug}/run` (`skills.rs`).
+
+use super::auth::Admin;
+use super::error::{ApiError, ErrorBody};
+use super::wire::{self, at, Page, Path, Query};
+use super::ApiState;
+use axum::extract::State;
+use axum::Json;
+use chrono::{DateTime, Utc};
+use memory::run::{Run, RunOutcome, Trigger};
+use memory::StoredMessage;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// A run: what started it, under which system principal, what it followed,
+/// how it ended and where its answer went.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunOut {
+    pub id: i64,
+    pub agent: String,
+    /// The schedule's or webhook's name, or the skill's slug for a run on demand.
+    pub name: String,
+    pub trigger: Trigger,
+    /// `cron-system`, `sop-system` or `webhook-system`.
+    pub principal: String,
+    /// The skill followed as a standing procedure ('' when none).
+    pub skill: String,
+    /// Its revision number (0 when none).
+    pub skill_rev: i64,
+    /// The administrator who started it (on demand), the webhook's delivery
+    /// id, or '' for a schedule.
+    pub started_by: String,
+    /// Its conversation, `run:<name>/<id>`.
+    pub conversation: String,
+    /// `none`, `dashboard`, `discord:<channel id>` or `teams:<channel>`.
+    pub deliver: String,
+    pub outcome: RunOutcome,
+    /// What went wrong ('' when nothing did).
+    pub error: String,
+    pub started_at: DateTime<Utc>,
+    /// Null while it runs.
+    pub finished_at: Option<DateTime<Utc>>,
+    /// Its lines, oldest first (one run only, not in lists).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<Vec<LineOut>>,
+}
+
+/// One line of a run's conversation.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LineOut {
+    pub id: i64,
+    /// `system` (the run's instruction) or `agent` (its answer).
+    pub author: String,
+    /// The principal the instruction was sent as; null for the agent.
+    pub sender: Option<String>,
+    pub sender_role: Option<String>,
+    pub text: String,
+    pub said_at: DateTime<Utc>,
+}
+
+pub(super) fn out(r: Run, lines: Option<Vec<StoredMessage>>) -> RunOut {
+    RunOut {
+        id: r.id,
+        agent: r.agent,
+        name: r.name,
+        trigger: r.trigger,
+        principal: r.principal,
+        skill: r.skill,
+        skill_rev: r.skill_rev,
+        started_by: r.started_by,
+        conversation: r.conversation,
+        deliver: r.deliver,
+        outcome: r.outcome,
+        error: r.error,
+        started_at: at(r.started_at),
+        finished_at: r.finished_at.map(at),
+        lines: lines.map(|ls| {
+            ls.into_iter()
+                .map(|m| LineOut {
+                    id: m.id,
+                    author: m.author,
+                    sender: m.sender,
+                    sender_role: m.sender_role,
+                    text: m.text,
+                    said_at: at(m.said_at),
+                })
+                .collect()
+        }),
+    }
+}
+
+/// Rows a page of runs has unless `limit` says otherwise, and at most.
+const DEFAULT_LIMIT: i64 = 50;
+const MAX_LIMIT: i64 = 500;
+
+/// Which runs, one page at a time.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct RunsQuery {
+    /// Only the runs of this schedule, webhook or skill.
+    pub name: Option<String>,
+    /// Rows on the page (1–500, default 50).
+    #[param(minimum = 1, maximum = 500)]
+    pub limit: Option<i64>,
+    /// The `next` of the page before.
+    #[param(pattern = "^[0-9]{1,18}$")]
+    pub cursor: Option<String>,
+}
+
+/// The organisation's automated runs, newest first (without their lines).
+#[utoipa::path(get, operation_id = "runs_list", path = "/api/v1/runs", tag = "runs", params(RunsQuery),
+    responses((status = 200, body = Page<RunOut>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
+pub async fn list(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Query(q): Query<RunsQuery>,
+) -> Result<Json<Page<RunOut>>, ApiError> {
+    let limit = match q.limit {
+        None => DEFAULT_LIMIT,
+        Some(n) if (1..=MAX_LIMIT).contains(&n) => n,
+        Some(n) => {
+            return Err(ApiError::bad_request(format!(
+                "limit must be 1 to {MAX_LIMIT}, not {n}"
+            )))
+        }
+    };
+    let before = wire::id_cursor(q.cursor.as_deref())?;
+    let rows = state
+        .db
+        .runs()
+        .list_before(admin.org(), q.name.as_deref(), before, limit + 1)
+        .await?;
+    Ok(Json(wire::page(
+        rows,
+        limit,
+        |r| r.id.to_string(),
+        |r| out(r, None),
+    )))
+}
+
+/// One run of the organisation, with its lines: its instruction and the
+/// agent's answer.
+#[utoipa::path(get, operation_id = "runs_show", path = "/api/v1/runs/{id}", tag = "runs",
+    params(("id" = i64, Path, description = "Run id")),
+    responses((status = 200, body = RunOut), (status = 404, body = ErrorBody)))]
+pub async fn show(
+    State(state): State<ApiState>,
+    admin: Admin,
+    Path(id): Path<i64>,
+) -> Result<Json<RunOut>, ApiError> {
+    let run = state
+        .db
+        .runs()
+        .find(admin.org(), id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("run {id} not found")))?;
+    let lines = state.runner.lines(&run).await?;
+    Ok(Json(out(run, Some(lines))))
+}
