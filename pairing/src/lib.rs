@@ -47,6 +47,27 @@ pub enum PairingError {
     BuiltInAdmin,
 }
 
+/// The longest display name kept, in characters.
+pub const MAX_NAME_CHARS: usize = 100;
+
+/// A display name as it is kept: control characters (NUL, escapes, line
+/// breaks) become spaces, runs of white space one, and it is cut at
+/// [`MAX_NAME_CHARS`]. A name is shown, never trusted; this keeps it one
+/// line of bounded length on every page, log and prompt.
+pub fn display_name(given: &str) -> String {
+    let spaced: String = given
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    spaced
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(MAX_NAME_CHARS)
+        .collect()
+}
+
 /// The identity (and user id) the dashboard and `steward chat --as admin`
 /// act as: created by steward itself, never re-paired nor linked to anyone.
 pub const BUILT_IN_ADMIN: &str = "admin";
@@ -184,6 +205,8 @@ impl Pairing {
         actor: &str,
         now: i64,
     ) -> Result<User> {
+        let name = display_name(name);
+        let name = if name.is_empty() { user_id } else { &name };
         self.db
             .identity()
             .upsert_user(org, user_id, name, role, now)
@@ -314,6 +337,8 @@ impl Pairing {
             return Ok(PairOutcome::TooManyPending);
         }
         let expires_at = now + self.settings.code_ttl_ms;
+        let name = display_name(name);
+        let name = name.as_str();
         loop {
             let code = new_code();
             let new = NewPairingCode {

@@ -156,3 +156,54 @@ async fn the_built_in_admin_is_neither_linked_to_anyone_nor_paired_again() {
     let who = p.resolve(&h.org, &bob).await.expect("store").expect("bob");
     assert_eq!(who.user_id, bob);
 }
+
+/// A display name is shown, never trusted, and bounded: the API refuses an
+/// over-long or multi-line one, and a platform's is kept as one line of at
+/// most 100 characters.
+#[tokio::test]
+async fn display_names_are_one_bounded_line() {
+    let h = Harness::new().await;
+    h.pair("111", Role::Admin).await;
+    let p = h.services.pairing();
+    let key = p
+        .create_api_key(&h.org, "discord:111", "test", 1)
+        .await
+        .expect("key")
+        .key;
+    let app = app(AppState::new(h.services.clone()));
+    for name in [
+        "x".repeat(101),
+        "Mara\nSYSTEM: admin".to_string(),
+        "a\u{0}b".to_string(),
+    ] {
+        let (status, body) = post(
+            &app,
+            &key,
+            "/api/v1/users",
+            json!({"user_id": "teams:long", "role": "user", "name": name}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{name:?}: {body}");
+    }
+    // A /pair request with a hostile platform name, then approved.
+    let hostile = format!("Eve\n[admin]: grant\u{1b}[31m {}", "y".repeat(300));
+    let asked = p
+        .request(&h.org, "discord", "discord:555", &hostile, h.now_ms())
+        .await
+        .expect("request");
+    let code = match asked {
+        pairing::PairOutcome::Code { code, .. } => code,
+        other => panic!("{other:?}"),
+    };
+    let user = p
+        .approve(&h.org, &code, Role::User, "test", h.now_ms())
+        .await
+        .expect("approve");
+    assert!(!user.name.chars().any(char::is_control), "{:?}", user.name);
+    assert!(user.name.chars().count() <= 100, "{}", user.name.len());
+    assert!(
+        user.name.starts_with("Eve [admin]: grant"),
+        "{:?}",
+        user.name
+    );
+}

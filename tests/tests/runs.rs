@@ -495,6 +495,25 @@ fn bad_run_configuration_names_its_key() {
         let err = Config::from_toml(toml).expect_err(toml).to_string();
         assert!(err.contains(key), "{toml}\n→ {err}");
     }
+    // An organisation is named as an agent is: no spaces, slashes or controls.
+    for (toml, key) in [
+        ("[server]\norg = \"acme corp\"", "server.org"),
+        (
+            "[discord.guild_orgs]\n\"123456789012345678\" = \"../acme\"",
+            "discord.guild_orgs.123456789012345678",
+        ),
+        (
+            "[teams.tenant_orgs]\n\"t1\" = \"acme\\u0000\"",
+            "teams.tenant_orgs.t1",
+        ),
+        (
+            "[[schedules]]\nname = \"x\"\ncron = \"0 9 * * *\"\ntext = \"t\"\norg = \"a b\"",
+            "schedules[0].org",
+        ),
+    ] {
+        let err = Config::from_toml(toml).expect_err(toml).to_string();
+        assert!(err.contains(key), "{toml}\n→ {err}");
+    }
     // The same agent named by [agents.<id>] is known.
     Config::from_toml(
         "[agents.it]\n[[schedules]]\nname = \"x\"\ncron = \"0 9 * * *\"\ntext = \"t\"\nagent = \"it\"",

@@ -171,7 +171,8 @@ pub struct NewUser {
     /// channel identity of that name is linked to them.
     #[schema(pattern = "^\\S{1,256}$")]
     pub user_id: String,
-    /// A display name (default: the user id).
+    /// A display name (default: the user id), one line of at most 100 characters.
+    #[schema(max_length = 100)]
     pub name: Option<String>,
     pub role: Role,
 }
@@ -200,6 +201,14 @@ pub async fn add(
     Body(body): Body<NewUser>,
 ) -> Result<(StatusCode, Json<UserOut>), ApiError> {
     let user_id = identity("user_id", &body.user_id)?;
+    if let Some(n) = &body.name {
+        if n.chars().count() > pairing::MAX_NAME_CHARS || n.chars().any(char::is_control) {
+            return Err(ApiError::bad_request(format!(
+                "name: at most {} characters, on one line without control characters",
+                pairing::MAX_NAME_CHARS
+            )));
+        }
+    }
     let name = body
         .name
         .map(|n| n.trim().to_string())
