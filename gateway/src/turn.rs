@@ -1058,7 +1058,10 @@ impl TurnLoop {
             shared: t.shared(),
         };
         let (history, previous) = self.conversation(t).await?;
-        let mut found = self.db.records().retrieve(&scope, text, 10).await?;
+        // A run's webhook payload is data for the reply, never the request:
+        // memory and skills are found with the instruction above it.
+        let asked = context::instruction_of(text);
+        let mut found = self.db.records().retrieve(&scope, asked, 10).await?;
         // A follow-up ("and the weekly one?") with no memory of its own is read
         // with the speaker's previous line; a new question is not.
         if found.is_empty() && follows_up(text) {
@@ -1076,7 +1079,7 @@ impl TurnLoop {
         let overridden = context::apply_policy_overrides(&mut found);
         let followed = match t.procedure {
             Some(skill) => vec![crate::skills::InForce::standing(skill.clone())],
-            None => self.skills.for_request(t.org(), t.agent(), text).await?,
+            None => self.skills.for_request(t.org(), t.agent(), asked).await?,
         };
         let skills: Vec<memory::skill::SkillRevision> =
             followed.iter().map(|s| s.revision.clone()).collect();
