@@ -991,7 +991,9 @@ fn skills_run_prints_the_answer_and_runs_list_shows_it() {
     assert!(ok, "{err}");
     assert!(shown.contains("started by: operator (cli)"), "{shown}");
     assert!(
-        shown.contains("] sop-system: Run the standing procedure daily-report"),
+        shown.contains(
+            "] sop-system: The daily report now, please (standing procedure daily-report)."
+        ),
         "{shown}"
     );
     assert!(shown.contains("] steward: "), "{shown}");

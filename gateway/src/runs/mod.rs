@@ -319,17 +319,16 @@ pub fn principal_of(trigger: Trigger, procedure: &Procedure) -> SystemPrincipal 
 }
 
 /// The run's one message: what to do, and a webhook's payload framed as
-/// data below it.
+/// data below it. A skill's run asks for its task as a person would ("the
+/// daily report, now"): the real 1.5B model, given the skill's description
+/// instead, described the procedure rather than doing it.
 pub fn instruction(prepared: &Prepared, payload: Option<&str>) -> String {
-    let what = match (&prepared.target.procedure, &prepared.skill) {
-        (Procedure::Text(text), _) => text.trim().to_string(),
-        (Procedure::Skill(slug), Some(skill)) => {
-            format!(
-                "Run the standing procedure {slug}: {}",
-                skill.description.trim()
-            )
-        }
-        (Procedure::Skill(slug), None) => format!("Run the standing procedure {slug}."),
+    let what = match &prepared.target.procedure {
+        Procedure::Text(text) => text.trim().to_string(),
+        Procedure::Skill(slug) => format!(
+            "The {} now, please (standing procedure {slug}).",
+            slug.replace('-', " ")
+        ),
     };
     match payload {
         None => what,
