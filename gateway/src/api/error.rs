@@ -103,6 +103,10 @@ impl From<memory::StoreError> for ApiError {
         match e {
             StoreError::NotFound(what) => ApiError::not_found(format!("{what} not found")),
             StoreError::Refused(why) => ApiError::bad_request(why),
+            // The write path refused the text (a credential, an instruction, too long).
+            e @ StoreError::Write { .. } => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
+            }
             other => ApiError::unavailable(&other),
         }
     }
