@@ -305,7 +305,7 @@ impl Learning {
     /// answers: chat's reply, the API's 422, the CLI's exit status.
     pub async fn write_policy(&self, org: &str, text: &str, actor: &str, at: i64) -> Result<i64> {
         let content = text.trim();
-        let item = self.operational_item(&content);
+        let item = self.operational_item(content);
         let rec = NewRecord::said(
             org,
             memory::ANY_AGENT,

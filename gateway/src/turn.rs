@@ -670,7 +670,7 @@ impl TurnLoop {
                     }
                 }
                 Directive::Notes => {
-                    let item = self.learning.operational_item(&content);
+                    let item = self.learning.operational_item(content);
                     self.route(t, &[item], Origin::Explicit, &mut parts).await?;
                     self.render(t, parts)
                 }
