@@ -174,11 +174,15 @@ impl Commands {
         if let Err(refusal) = policy::decide_promotion(user, &rec) {
             return Ok(Err(refusal.to_string()));
         }
-        // Promotion crosses agents: the text passes the sanitiser again.
-        self.db
+        // Promotion crosses agents: the text passes the write path's screen again.
+        let moved = self
+            .db
             .records()
-            .move_to_person_tier(org, id, &sanitize(&rec.content))
-            .await?;
+            .move_to_person_tier(org, id, &rec.content)
+            .await;
+        if let Err(refusal) = memory::write::split_refusal(moved)? {
+            return Ok(Err(refusal.to_string()));
+        }
         self.db
             .audit()
             .append(

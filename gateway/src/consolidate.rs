@@ -241,7 +241,15 @@ impl Consolidation {
                     .db
                     .records()
                     .merge(org, &into, &member_ids, &meta, now)
-                    .await?;
+                    .await;
+                let out = match memory::write::split_refusal(out)? {
+                    Ok(out) => out,
+                    Err(refusal) => {
+                        tracing::warn!(ids = ?g.ids, %refusal, "consolidation group refused: the merged text is one memory never keeps");
+                        report.refused += member_ids.len();
+                        continue;
+                    }
+                };
                 report.refused += out.refused.len();
                 if let Some(into) = out.into {
                     seen.push(into);

@@ -12,7 +12,7 @@ use memory::grounding::{self, Grounding};
 use memory::policy::{self, Decision, Origin, PolicySettings, ToolScope, WriteBy};
 use memory::sanitize::sanitize;
 use memory::terms::terms;
-use memory::write::{Activation, Dedupe, Written};
+use memory::write::{split_refusal, Activation, Dedupe, Written};
 use memory::{
     Candidate, Cause, Db, ItemChannel, NewRecord, Principal, Scope, Status, StoredMessage,
 };
@@ -300,10 +300,12 @@ impl Learning {
 
     /// Write org-wide policy memory. Callers check that `actor` is an admin
     /// (chat, through `policy::decide_directive`) or an operator (CLI,
-    /// dashboard); nothing learned ever lands here.
+    /// dashboard); nothing learned ever lands here. What memory never keeps
+    /// is refused by the write path (`StoreError::Write`), which each caller
+    /// answers: chat's reply, the API's 422, the CLI's exit status.
     pub async fn write_policy(&self, org: &str, text: &str, actor: &str, at: i64) -> Result<i64> {
-        let content = sanitize(text);
-        let item = self.operational_item(&content);
+        let content = text.trim();
+        let item = self.operational_item(content);
         let rec = NewRecord::said(
             org,
             memory::ANY_AGENT,
@@ -350,16 +352,11 @@ impl Learning {
                     Ok(place) => place,
                     Err(refusal) => return Ok(Err(refusal.to_string())),
                 };
-            if let Some(chars) = memory::sanitize::over_cap(content) {
-                return Ok(Err(memory::sanitize::too_long(chars)));
-            }
-            if let Some(kind) = memory::credentials::credential_in(content) {
-                return Ok(Err(policy::credential_refusal(kind).into()));
-            }
-            let content = sanitize(content);
-            if content.is_empty() {
+            if content.trim().is_empty() {
                 return Ok(Err("memory_write needs content".into()));
             }
+            // What memory never keeps, the write path refuses (`WriteRefusal`).
+            let content = content.trim().to_string();
             let Candidate { kind, subject, .. } = self.operational_item(&content);
             let status = policy::write_status(principal, WriteBy::Speaker);
             let rec = NewRecord::said(org, agent, scope, kind, subject, content, at)
@@ -367,12 +364,14 @@ impl Learning {
                 .source(tool_source(principal, false))
                 .author(principal.author_id());
             if status == Status::Active {
-                let id = self
+                let written = self
                     .db
                     .records()
                     .write_in_own_run(&rec, "tool", self.beliefs.as_ref())
-                    .await?;
-                return Ok(Ok(receipt(scope, id)));
+                    .await;
+                return Ok(split_refusal(written)?
+                    .map(|id| receipt(scope, id))
+                    .map_err(|refusal| refusal.to_string()));
             }
             // A run's write waits in the review queue.
             let written = self
@@ -384,7 +383,11 @@ impl Learning {
                     Activation::None,
                     self.beliefs.as_ref(),
                 )
-                .await?;
+                .await;
+            let written = match split_refusal(written)? {
+                Ok(written) => written,
+                Err(refusal) => return Ok(Err(refusal.to_string())),
+            };
             Ok(Ok(match written {
                 Written::Skipped => {
                     "Nothing new: that is already known, waiting for review, or was declined."
@@ -420,9 +423,6 @@ impl Learning {
                     "unknown scope `{scope}` (personal, agent_notes)"
                 )));
             };
-            if let Some(chars) = memory::sanitize::over_cap(content) {
-                return Ok(ModelWrite::Refused(memory::sanitize::too_long(chars)));
-            }
             let Decision::Write {
                 scope,
                 owner,
@@ -439,10 +439,15 @@ impl Learning {
             else {
                 return Ok(ModelWrite::Refused("memory_write cannot keep that".into()));
             };
-            let content = sanitize(content);
-            if content.is_empty() {
+            if content.trim().is_empty() {
                 return Ok(ModelWrite::Refused("memory_write needs content".into()));
             }
+            // The write path's own screen, before the text is grounded: its
+            // refusal, not a grounding one, for what memory never keeps.
+            let content = match memory::write::screen_text("", content) {
+                Ok(kept) => kept,
+                Err(refusal) => return Ok(ModelWrite::Refused(refusal.to_string())),
+            };
             // A run's write is reviewed, not grounded (`policy::grounds_model_write`).
             if !policy::grounds_model_write(at.principal) {
                 return self
@@ -498,7 +503,11 @@ impl Learning {
                     Activation::None,
                     self.beliefs.as_ref(),
                 )
-                .await?;
+                .await;
+            let written = match split_refusal(written)? {
+                Ok(written) => written,
+                Err(refusal) => return Ok(ModelWrite::Refused(refusal.to_string())),
+            };
             Ok(match written {
                 Written::Skipped => ModelWrite::Known,
                 Written::Stored { id, .. } => ModelWrite::Proposed {
@@ -554,7 +563,11 @@ impl Learning {
                 Activation::None,
                 self.beliefs.as_ref(),
             )
-            .await?;
+            .await;
+        let written = match split_refusal(written)? {
+            Ok(written) => written,
+            Err(refusal) => return Ok(ModelWrite::Refused(refusal.to_string())),
+        };
         Ok(match written {
             Written::Skipped => ModelWrite::Known,
             Written::Stored { id, .. } => ModelWrite::Quarantined {
@@ -619,7 +632,11 @@ impl Learning {
                 Activation::Run { cause, run_id },
                 self.beliefs.as_ref(),
             )
-            .await?;
-        Ok(written.id().map(|id| (id, status)))
+            .await;
+        // What memory never keeps is skipped like a known item.
+        Ok(split_refusal(written)?
+            .ok()
+            .and_then(|w| w.id())
+            .map(|id| (id, status)))
     }
 }

@@ -639,36 +639,38 @@ impl TurnLoop {
             let Some(body) = strip_ci(text, prefix) else {
                 continue;
             };
-            let refused = if let Err(refusal) = policy::decide_directive(&t.principal, directive) {
-                Some(refusal.to_string())
-            } else if let Some(chars) = memory::sanitize::over_cap(body) {
-                Some(memory::sanitize::too_long(chars))
-            } else {
-                memory::credentials::credential_in(body)
-                    .map(|kind| policy::credential_refusal(kind).to_string())
-            };
-            if let Some(why) = refused {
+            if let Err(refusal) = policy::decide_directive(&t.principal, directive) {
                 self.metrics.policy(PolicyOutcome::Refused);
-                return Ok(vec![t.reply(why)]);
+                return Ok(vec![t.reply(refusal.to_string())]);
             }
-            let content = sanitize(body);
-            if content.is_empty() {
+            if body.trim().is_empty() {
                 return Ok(vec![t.reply(format!(
                     "An {prefix} directive needs some text after it."
                 ))]);
             }
+            // What memory never keeps (a credential, an instruction for the
+            // model, a text over the cap) the write path refuses, whoever asks.
+            let content = body.trim();
             let actor = t.principal.author_id().unwrap_or_default();
             return Ok(vec![match directive {
                 Directive::Policy => {
-                    let id = self
+                    let written = self
                         .learning
-                        .write_policy(t.org(), &content, &actor, t.now)
-                        .await?;
-                    self.metrics.policy(PolicyOutcome::Written);
-                    t.reply(receipt(memory::Scope::OrgPolicy, id))
+                        .write_policy(t.org(), content, &actor, t.now)
+                        .await;
+                    match crate::error::refused(written)? {
+                        Ok(id) => {
+                            self.metrics.policy(PolicyOutcome::Written);
+                            t.reply(receipt(memory::Scope::OrgPolicy, id))
+                        }
+                        Err(refusal) => {
+                            self.metrics.policy(PolicyOutcome::Refused);
+                            t.reply(refusal.to_string())
+                        }
+                    }
                 }
                 Directive::Notes => {
-                    let item = self.learning.operational_item(&content);
+                    let item = self.learning.operational_item(content);
                     self.route(t, &[item], Origin::Explicit, &mut parts).await?;
                     self.render(t, parts)
                 }
@@ -897,7 +899,19 @@ impl TurnLoop {
                             },
                             self.beliefs.as_ref(),
                         )
-                        .await?;
+                        .await;
+                    let written = match memory::write::split_refusal(written)? {
+                        Ok(written) => written,
+                        // What memory never keeps: the person is told why.
+                        Err(refusal) => {
+                            self.metrics.policy(PolicyOutcome::Refused);
+                            let why = refusal.to_string();
+                            if !parts.notes.contains(&why) {
+                                parts.notes.push(why);
+                            }
+                            continue;
+                        }
+                    };
                     match written {
                         Written::Skipped => self.metrics.duplicate(Duplicate::Record),
                         Written::Stored { .. } if pending => {

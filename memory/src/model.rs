@@ -513,14 +513,12 @@ impl Via {
 /// Agent id used for records that belong to no single agent (person tier, org policy).
 pub const ANY_AGENT: &str = "*";
 
-/// What a forgotten record keeps of its content: enough to recognise the same
-/// text said again (so it is not relearned from an archive), nothing to read.
-pub fn tombstone(content: &str) -> String {
-    use sha2::{Digest, Sha256};
-    format!(
-        "forgotten sha256:{}",
-        hex::encode(Sha256::digest(content.as_bytes()))
-    )
+/// The stored message a record was learned from, when its `source` names one
+/// (`live:discord:message:42`, `trim:archive:3:message:42`, …): a forgotten
+/// record's tombstone is keyed by it too (`store/tombstones.rs`).
+pub fn source_message(source: &str) -> Option<i64> {
+    let (_, id) = source.rsplit_once(":message:")?;
+    id.parse().ok()
 }
 
 /// Longest agent id.

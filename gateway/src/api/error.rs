@@ -99,10 +99,21 @@ impl IntoResponse for ApiError {
 
 impl From<memory::StoreError> for ApiError {
     fn from(e: memory::StoreError) -> Self {
+        use memory::write::WriteRefusal;
         use memory::StoreError;
         match e {
             StoreError::NotFound(what) => ApiError::not_found(format!("{what} not found")),
             StoreError::Refused(why) => ApiError::bad_request(why),
+            // The write path refused the text: over the cap is a bad request
+            // (as the schema says); a credential or an instruction for the
+            // model is well-formed but never kept.
+            e @ StoreError::Write {
+                refusal: WriteRefusal::TooLong { .. } | WriteRefusal::Empty,
+                ..
+            } => ApiError::bad_request(e.to_string()),
+            e @ StoreError::Write { .. } => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
+            }
             other => ApiError::unavailable(&other),
         }
     }

@@ -47,9 +47,11 @@ pub struct PolicyAdded {
     pub id: i64,
 }
 
-/// Add org policy. Audited (`policy.add`).
+/// Add org policy. Audited (`policy.add`). 422 when memory refuses the
+/// text: it looks like a credential, carries an instruction for the model, or
+/// is over the cap.
 #[utoipa::path(post, operation_id = "policy_add", path = "/api/v1/policy", tag = "policy", request_body = NewPolicy,
-    responses((status = 201, body = PolicyAdded), (status = 400, body = ErrorBody)))]
+    responses((status = 201, body = PolicyAdded), (status = 400, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn add(
     State(state): State<ApiState>,
     admin: Admin,
@@ -57,9 +59,6 @@ pub async fn add(
 ) -> Result<(StatusCode, Json<PolicyAdded>), ApiError> {
     if body.text.trim().is_empty() {
         return Err(ApiError::bad_request("text must not be empty"));
-    }
-    if let Some(chars) = memory::sanitize::over_cap(&body.text) {
-        return Err(ApiError::bad_request(memory::sanitize::too_long(chars)));
     }
     let id = state
         .learning

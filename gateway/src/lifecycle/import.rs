@@ -7,8 +7,8 @@
 
 use super::Lifecycle;
 use crate::error::TurnError;
-use memory::credentials::credential_in;
-use memory::sanitize::{over_cap, sanitize};
+use memory::sanitize::sanitize;
+use memory::write::screen_text;
 use memory::{NewRecord, Scope};
 use serde::Deserialize;
 
@@ -74,22 +74,14 @@ pub struct ImportPlace<'a> {
 }
 
 fn record_of(place: &ImportPlace<'_>, line: ImportLine) -> Result<NewRecord, String> {
-    let content = sanitize(line.content.trim());
+    let content = line.content.trim().to_string();
     if content.is_empty() {
         return Err("content is empty".into());
     }
-    if let Some(chars) = over_cap(&content) {
-        return Err(format!(
-            "content has {chars} characters, over the {} a record holds",
-            memory::sanitize::MAX_LEN
-        ));
-    }
-    if let Some(kind) = credential_in(&content) {
-        return Err(format!(
-            "content holds a credential ({}); credentials are never stored",
-            kind.as_str()
-        ));
-    }
+    let subject = line.subject.map(|s| sanitize(s.trim())).unwrap_or_default();
+    // The write path's own screen, so a refused line is named before any
+    // batch is written: the same refusal `import_records` would give.
+    let content = screen_text(&subject, &content).map_err(|refusal| refusal.to_string())?;
     let said_at = match line.said_at {
         None => place.now,
         Some(SaidAt::Millis(ms)) => ms,
@@ -101,7 +93,6 @@ fn record_of(place: &ImportPlace<'_>, line: ImportLine) -> Result<NewRecord, Str
         ImportScope::AgentNotes => (Scope::AgentNotes, place.agent),
         ImportScope::OrgPolicy => (Scope::OrgPolicy, memory::ANY_AGENT),
     };
-    let subject = line.subject.map(|s| sanitize(s.trim())).unwrap_or_default();
     let kind = line.kind.unwrap_or_else(|| "fact".into());
     Ok(
         NewRecord::said(place.org, agent, scope, kind, subject, content, said_at)

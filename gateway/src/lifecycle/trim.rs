@@ -8,7 +8,7 @@ use adapters::Inbound;
 use memory::policy::{self, Decision, Origin, Trust};
 use memory::sanitize::sanitize;
 use memory::store::{LiveSize, NewArchive};
-use memory::write::{Activation, Dedupe, NoRevision};
+use memory::write::{split_refusal, Activation, Dedupe, NoRevision};
 use memory::{Cause, MessageAuthor, NewRecord, Principal, StoreError, StoredMessage};
 
 /// What a trim did.
@@ -207,7 +207,7 @@ impl Lifecycle {
                     scope,
                     "summary",
                     format!("summary:{}:{archive_id}", first.conversation),
-                    sanitize(&summary),
+                    capped(&summary),
                     last.said_at,
                 )
                 .owner(owner.clone())
@@ -221,8 +221,10 @@ impl Lifecycle {
                     .db
                     .records()
                     .write(&rec, Dedupe::Never, Activation::None, &NoRevision)
-                    .await?;
-                learned.extend(written.id());
+                    .await;
+                // A summary memory would not keep (it quotes a credential or
+                // an instruction) is left to the archive.
+                learned.extend(split_refusal(written)?.ok().and_then(|w| w.id()));
             }
         }
         Ok(Some(TrimReport {
@@ -230,5 +232,15 @@ impl Lifecycle {
             trust: trust.as_str().to_string(),
             learned,
         }))
+    }
+}
+
+/// A slice's summary as memory keeps it: sanitised, and cut to the cap (a
+/// summary is the assistant's own text, shortened rather than refused).
+fn capped(summary: &str) -> String {
+    let s = sanitize(summary);
+    match s.char_indices().nth(memory::sanitize::MAX_LEN - 1) {
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+        None => s,
     }
 }

@@ -27,6 +27,7 @@ mod revisions;
 mod runs;
 mod sessions;
 mod skills;
+mod tombstones;
 mod vectors;
 
 pub use archives::{Archive, NewArchive};
@@ -45,6 +46,7 @@ pub use revisions::{NewRevision, RevisionMeta};
 pub use runs::{NewRun, Runs};
 pub use sessions::DashboardSession;
 pub use skills::{Curator, NewCorrection, NewProposal, Skills};
+pub use tombstones::FORGOTTEN;
 pub use vectors::{reciprocal_rank_fusion, Embed, QueryVector, Unembedded, RECENT_WINDOW};
 
 use crate::model::{Kind, Role, Scope, Status};
@@ -83,6 +85,13 @@ pub enum StoreError {
     NotFound(String),
     #[error("retrieval refused: {0}")]
     Refused(&'static str),
+    /// The write path refused a record (`write::WriteRefusal`); `at` is its
+    /// index in a batch (0 for one record). Nothing of the batch was written.
+    #[error("{refusal}")]
+    Write {
+        at: usize,
+        refusal: crate::write::WriteRefusal,
+    },
     /// The database could not be reached at all: what was tried, and why not.
     #[error("cannot connect to {what}: {reason}")]
     Unreachable { what: String, reason: String },
@@ -131,6 +140,8 @@ pub struct Db {
     pgvector: std::sync::Arc<pgvector::PgVectors>,
     /// Computes query vectors for retrieval (the gateway's embeddings client), when on.
     embedder: Option<std::sync::Arc<dyn vectors::Embed>>,
+    /// The key of forgotten records' tombstones (`tombstones`).
+    tombstone_key: tombstones::TombstoneKey,
 }
 
 /// One connection to `url` before the pool is made, so that an unreachable
@@ -302,6 +313,7 @@ impl Db {
             vectors: Default::default(),
             pgvector: Default::default(),
             embedder: None,
+            tombstone_key: Default::default(),
         };
         match backend {
             Backend::Sqlite => {
@@ -323,6 +335,8 @@ impl Db {
         if backend == Backend::Sqlite && max > 1 {
             db.writer = pool_options(backend, 1).connect(&url).await?;
         }
+        db.tombstone_key = tombstones::TombstoneKey::load(&db.pool).await?;
+        db.convert_legacy_tombstones().await?;
         db.records().index_pending().await?;
         Ok(db)
     }

@@ -1,8 +1,9 @@
 use super::fulltext::{self, vis_key, Doc};
 use super::revisions::{insert_revision, vetoed, NewRevision, RevisionMeta};
+use super::tombstones::{self, TombstoneKey};
 use super::{Db, Result, Sql, StoreError};
 use crate::fulltext::query_tokens;
-use crate::model::{tombstone, Kind, MemoryRecord, NewRecord, Scope, Status, ANY_AGENT};
+use crate::model::{Kind, MemoryRecord, NewRecord, Scope, Status, ANY_AGENT};
 use sqlx::{AnyConnection, AnyPool};
 use std::collections::HashMap;
 use strum::VariantArray;
@@ -533,23 +534,30 @@ async fn insert_active_on(
 /// [`Db::find_same`] on the caller's connection.
 async fn find_same_on(
     conn: &mut AnyConnection,
+    key: &TombstoneKey,
     r: &NewRecord,
     statuses: &[Status],
 ) -> Result<Option<i64>> {
     if statuses.is_empty() {
         return Ok(None);
     }
-    // A forgotten record holds only its tombstone: the same text matches it.
     let text = "SELECT id FROM memory_records WHERE org = $1 AND agent = $2 AND scope = $3 AND COALESCE(owner, '') = $4 \
-                AND subject = $5 AND content IN ($6, $7) AND status IN (";
+                AND subject = $5 AND content = $6 AND status IN (";
     let owner = r.owner.as_deref().unwrap_or_default();
     let row: Option<(i64,)> = sql!(text, &r.org, &r.agent, r.scope, owner, &r.subject, &r.content)
-        .arg(tombstone(&r.content))
         .bind_list(statuses.iter().copied())
         .push(") ORDER BY id DESC LIMIT 1")
-        .opt(conn)
+        .opt(&mut *conn)
         .await?;
-    Ok(row.map(|(id,)| id))
+    if let Some((id,)) = row {
+        return Ok(Some(id));
+    }
+    // A forgotten record holds no text: its tombstone recognises the same
+    // text, or an item of the same message, in the same place.
+    if statuses.contains(&Status::Deleted) {
+        return tombstones::buried(conn, key, r).await;
+    }
+    Ok(None)
 }
 
 /// How many of `tokens` (a query's) record `r` holds.
@@ -659,10 +667,18 @@ impl Records<'_> {
         run_id: &str,
         now: i64,
     ) -> Result<Vec<Option<i64>>> {
+        let screened = records
+            .iter()
+            .enumerate()
+            .map(|(at, r)| crate::write::screen(r).map_err(|refusal| refusal.at(at)))
+            .collect::<Result<Vec<_>>>()?;
         let mut tx = self.db.pool.begin().await?;
         let mut out = Vec::with_capacity(records.len());
-        for r in records {
-            if find_same_on(&mut tx, r, &[Status::Active]).await?.is_some() {
+        for r in &screened {
+            if find_same_on(&mut tx, &self.db.tombstone_key, r, &[Status::Active])
+                .await?
+                .is_some()
+            {
                 out.push(None);
                 continue;
             }
@@ -698,19 +714,29 @@ impl Records<'_> {
         }
     }
 
-    /// Forget record `id`: deleted, and its text replaced by its [`tombstone`],
-    /// so nothing of it can be read back while the same text is still not relearned.
+    /// Forget record `id`: deleted (out of the keyword index and the
+    /// vectors), its subject and content replaced by [`tombstones::FORGOTTEN`],
+    /// and keyed tombstones of its text and source message kept, so nothing of
+    /// it can be read back or guessed while the same item is still not relearned.
     pub async fn forget_record(&self, org: &str, id: i64) -> Result<()> {
         let mut tx = self.db.pool.begin().await?;
         let rec = fetch(&mut tx, org, id)
             .await?
             .ok_or_else(|| StoreError::NotFound(format!("memory record {id}")))?;
         set_status_on(&mut tx, org, id, Status::Deleted).await?;
-        let text = "UPDATE memory_records SET content = $1 WHERE org = $2 AND id = $3";
-        sql!(text, tombstone(&rec.content), org, id)
-            .exec(&mut *tx)
+        if rec.content != tombstones::FORGOTTEN {
+            let hash = tombstones::text_sha256(&rec.content);
+            tombstones::bury(
+                &mut tx,
+                &self.db.tombstone_key,
+                &rec,
+                &hash,
+                rec.recorded_at,
+            )
             .await?;
+        }
         tx.commit().await?;
+        self.db.written();
         Ok(())
     }
 
@@ -768,6 +794,7 @@ impl Records<'_> {
     /// Move an individual-tier record to the person tier (`org/{org}/user/{user}`),
     /// read by every agent of the org. `content` is the re-sanitised text.
     pub async fn move_to_person_tier(&self, org: &str, id: i64, content: &str) -> Result<()> {
+        let content = &crate::write::screen_text("", content).map_err(|r| r.at(0))?;
         let mut tx = self.db.pool.begin().await?;
         let text = "UPDATE memory_records SET scope = $1, agent = $2, content = $3 WHERE org = $4 AND id = $5 AND scope = $6";
         let q = sql!(
@@ -869,7 +896,7 @@ impl Records<'_> {
     /// The newest record with the same place, subject and content in one of `statuses`.
     pub async fn find_same(&self, r: &NewRecord, statuses: &[Status]) -> Result<Option<i64>> {
         let mut conn = self.db.pool.acquire().await?;
-        find_same_on(&mut conn, r, statuses).await
+        find_same_on(&mut conn, &self.db.tombstone_key, r, statuses).await
     }
 
     /// The one retrieval entry point: active records a turn in `scope` may

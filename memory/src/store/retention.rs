@@ -26,6 +26,7 @@ impl Db {
         };
         fulltext::unindex_owned(&mut tx, &owned).await?;
         super::vectors::drop_owned(&mut tx, &owned).await?;
+        super::tombstones::drop_owned(&mut tx, org, user).await?;
         let records = owned
             .rows("DELETE FROM memory_records")
             .exec(&mut *tx)
@@ -52,7 +53,7 @@ impl Db {
 
 impl Records<'_> {
     /// Soft-forget a person's individual-tier records (status `deleted`, rows kept
-    /// as tombstones without their text). Returns how many.
+    /// as keyed tombstones, without their text). Returns how many.
     pub async fn soft_forget_individual(&self, org: &str, owner: &str) -> Result<u64> {
         let individual = Owned {
             org,

@@ -165,7 +165,9 @@ impl Records<'_> {
                         "a merged record is active and in the run's organisation",
                     ));
                 }
-                insert_on(&mut tx, rec).await?
+                // A merged text is written like any other: screened first.
+                let rec = crate::write::screen(rec).map_err(|r| r.at(0))?;
+                insert_on(&mut tx, &rec).await?
             }
             MergeInto::Existing(id) => {
                 lock(&mut tx, org, *id).await?;
