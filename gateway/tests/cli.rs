@@ -1002,6 +1002,7 @@ fn skills_run_prints_the_answer_and_runs_list_shows_it() {
     let (ok, list, err) = run(d, &["runs", "list", "--name", "weekly-digest"]);
     assert!(ok, "{err}");
     assert_eq!(list.trim(), "no runs");
+}
 
 /// Issue 31: `memory policy add` and `memory import` refuse a credential
 /// (the write path's refusal, non-zero exit, nothing written), and `memory

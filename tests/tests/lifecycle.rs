@@ -581,6 +581,7 @@ async fn forgetting_erases_the_text_and_erasing_a_person_removes_their_words() {
             h.send(m).await;
         }
         h.dm("222", "remember that I prefer tea").await;
+        h.dm("111", "where is the VPN?").await;
         h.services
             .lifecycle()
             .trim_now("default", "default", "g1", h.now_ms())
@@ -621,6 +622,28 @@ async fn forgetting_erases_the_text_and_erasing_a_person_removes_their_words() {
         assert!(
             !theirs.is_empty() && theirs.iter().all(|m| m.text == "[erased]"),
             "{db}: {theirs:?}"
+        );
+        // The assistant's replies to them are gone too (a reply quotes what it
+        // answers); the admin's own conversation with it is untouched.
+        let lines = h
+            .db()
+            .conversations()
+            .history("default", "default", "dm:222")
+            .await
+            .unwrap();
+        assert!(
+            lines.len() >= 4 && lines.iter().all(|l| l.text == "[erased]"),
+            "{db}: {lines:?}"
+        );
+        let admins = h
+            .db()
+            .conversations()
+            .history("default", "default", "dm:111")
+            .await
+            .unwrap();
+        assert!(
+            admins.len() == 2 && admins.iter().all(|l| l.text != "[erased]"),
+            "{db}: {admins:?}"
         );
         let audited = h
             .db()

@@ -35,8 +35,21 @@ impl Db {
                         AND a.conversation = m.conversation AND m.id BETWEEN a.first_id AND a.last_id \
                         WHERE m.org = $1 AND m.sender = $2 ORDER BY a.id";
         let archives: Vec<(i64,)> = sql!(archives, org, user).all(&mut *tx).await?;
+        // The assistant's replies to them go too: a reply quotes what it
+        // answers ("your locker code 4411 is noted"). A reply is an agent
+        // line after one of theirs with no one else's line between.
+        let agent = crate::model::MessageAuthor::Agent.as_str();
+        let replies = "UPDATE messages SET text = $1 WHERE org = $2 AND author = $4 AND id IN (\
+             SELECT r.id FROM messages r JOIN messages p ON p.org = r.org AND p.agent = r.agent \
+             AND p.conversation = r.conversation AND p.id < r.id \
+             WHERE p.org = $2 AND p.sender = $3 AND r.author = $4 AND NOT EXISTS (\
+             SELECT 1 FROM messages q WHERE q.org = r.org AND q.agent = r.agent \
+             AND q.conversation = r.conversation AND q.id > p.id AND q.id < r.id AND q.author <> $4))";
+        let answered = sql!(replies, ERASED, org, user, agent)
+            .exec(&mut *tx)
+            .await?;
         let lines = "UPDATE messages SET text = $1 WHERE org = $2 AND sender = $3";
-        let messages = sql!(lines, ERASED, org, user).exec(&mut *tx).await?;
+        let messages = sql!(lines, ERASED, org, user).exec(&mut *tx).await? + answered;
         // Their corrections were kept as a skill's evidence: the words go too
         // (a revision already approved keeps its own text, an admin's).
         let corrections =
