@@ -133,8 +133,10 @@ async fn read_by(
     let req = req.map(|body| Body::new(crate::body::ReadBy::new(body, timeout, ended.clone())));
     let mut resp = next.run(req).await;
     if declared && !ended.load(std::sync::atomic::Ordering::Relaxed) {
-        resp.headers_mut()
-            .insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+        resp.headers_mut().insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("close"),
+        );
     }
     resp
 }

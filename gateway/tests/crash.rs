@@ -171,7 +171,10 @@ async fn a_crash_loses_nothing(url: &str) {
         .expect("store")
         .expect("a new id");
     let stored_before: BTreeSet<String> = stored_notes(&db).await;
-    let spent = unacked.iter().filter(|id| stored_before.contains(*id)).count();
+    let spent = unacked
+        .iter()
+        .filter(|id| stored_before.contains(*id))
+        .count();
     db.close().await;
     unacked.push("stored-unanswered".into());
 

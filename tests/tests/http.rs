@@ -642,7 +642,12 @@ async fn read_response(
             let text = String::from_utf8_lossy(&got).into_owned();
             if let Some((head, body)) = text.split_once("\r\n\r\n") {
                 let mut lines = head.lines();
-                let status: u16 = lines.next()?.strip_prefix("HTTP/1.1 ")?.get(..3)?.parse().ok()?;
+                let status: u16 = lines
+                    .next()?
+                    .strip_prefix("HTTP/1.1 ")?
+                    .get(..3)?
+                    .parse()
+                    .ok()?;
                 if status == 100 && past_continue {
                     got.drain(..head.len() + 4);
                     continue;
@@ -752,11 +757,9 @@ async fn a_flood_over_one_connection_is_answered_429_or_answered_200_never_an_em
         match status {
             200 => {
                 let replies = json["replies"].as_array().cloned().unwrap_or_default();
-                let refusal = replies.iter().any(|r| {
-                    r["text"]
-                        .as_str()
-                        .is_some_and(|t| t.contains("slow down"))
-                });
+                let refusal = replies
+                    .iter()
+                    .any(|r| r["text"].as_str().is_some_and(|t| t.contains("slow down")));
                 if replies.is_empty() || refusal {
                     empty.push(i);
                 } else {
@@ -792,7 +795,10 @@ async fn a_flood_over_one_connection_is_answered_429_or_answered_200_never_an_em
         (3..=5).contains(&answered),
         "{answered} answered, {limited} limited, {other} other"
     );
-    assert!(limited >= 190, "{answered} answered, {limited} limited, {other} other");
+    assert!(
+        limited >= 190,
+        "{answered} answered, {limited} limited, {other} other"
+    );
     // A connection is given up only at a refusal that left a body unread.
     assert!(connections <= 1 + 200 - 120, "{connections} connections");
     // Nothing refused was stored: only the answered messages.
@@ -804,4 +810,97 @@ async fn a_flood_over_one_connection_is_answered_429_or_answered_200_never_an_em
         .unwrap();
     assert_eq!(stored.len(), answered);
     server.abort();
+}
+
+/// Issue 31, item 5: every refusal of the HTTP layer under `/api` has a JSON
+/// body `{"error": …}`: a malformed or strict-schema-breaking body, a body
+/// over `server.max_body_bytes`, a wrong method, a path that is not one, a
+/// path parameter of the wrong type, a too-long message and a missing key.
+#[tokio::test]
+async fn every_refusal_under_api_has_a_json_error_body() {
+    let (h, admin, user) = setup().await;
+    let a = app(AppState::new(h.services.clone()));
+    let max = h.services.config().server.max_body_bytes;
+    let huge = format!(r#"{{"text": "{}"}}"#, "x".repeat(max + 1));
+    let long = format!(
+        r#"{{"text": "{}"}}"#,
+        "x".repeat(h.services.config().turn.max_message_chars + 1)
+    );
+    let cases: Vec<(&str, Request<Body>, StatusCode)> = vec![
+        (
+            "malformed JSON",
+            post(Some(&user), "{not json"),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "unknown field",
+            post(Some(&user), r#"{"text": "hi", "role": "admin"}"#),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "over max_body_bytes",
+            post(Some(&user), huge),
+            StatusCode::PAYLOAD_TOO_LARGE,
+        ),
+        (
+            "over max_message_chars",
+            post(Some(&user), long),
+            StatusCode::PAYLOAD_TOO_LARGE,
+        ),
+        (
+            "no key",
+            post(None, r#"{"text": "hi"}"#),
+            StatusCode::UNAUTHORIZED,
+        ),
+        (
+            "wrong method",
+            Request::get("/api/v1/messages")
+                .header("authorization", format!("Bearer {user}"))
+                .body(Body::empty())
+                .unwrap(),
+            StatusCode::METHOD_NOT_ALLOWED,
+        ),
+        (
+            "no such path",
+            Request::post("/api/v2/messages")
+                .body(Body::from("{}"))
+                .unwrap(),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            "path parameter not a number",
+            Request::get("/api/v1/memory/not-a-number")
+                .header("authorization", format!("Bearer {admin}"))
+                .body(Body::empty())
+                .unwrap(),
+            StatusCode::BAD_REQUEST,
+        ),
+    ];
+    for (what, request, want) in cases {
+        let resp = a.clone().oneshot(request).await.unwrap();
+        let content_type = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        let (status, body) = json(resp).await;
+        assert_eq!(status, want, "{what}: {body}");
+        assert!(
+            content_type.starts_with("application/json"),
+            "{what}: {content_type}"
+        );
+        assert!(
+            body["error"].as_str().is_some_and(|e| !e.is_empty()),
+            "{what}: {body}"
+        );
+    }
+    // Nothing refused was stored.
+    assert!(h
+        .db()
+        .conversations()
+        .messages_by_sender("default", "discord:222")
+        .await
+        .unwrap()
+        .is_empty());
 }

@@ -379,7 +379,10 @@ async fn a_redelivered_activity_runs_once() {
     let first = t.say(&act).await;
     assert!(first.starts_with("Written: agent_notes"), "{first}");
     let again = t.say(&act).await;
-    assert_eq!(again, first, "a redelivery is answered with the stored reply");
+    assert_eq!(
+        again, first,
+        "a redelivery is answered with the stored reply"
+    );
     let inbound =
         t.h.db()
             .conversations()
@@ -431,7 +434,12 @@ async fn a_redelivered_activity_stored_but_never_answered_is_answered() {
         .await
         .unwrap()
         .expect("stored");
-    let act = activity("5002", "aad-admin", "Ana", &format!("<at>steward</at> {text}"));
+    let act = activity(
+        "5002",
+        "aad-admin",
+        "Ana",
+        &format!("<at>steward</at> {text}"),
+    );
     let answer = t.say(&act).await;
     assert!(answer.starts_with("Written: agent_notes"), "{answer}");
     assert_eq!(t.say(&act).await, answer, "and the same answer again");

@@ -351,10 +351,7 @@ async fn only_a_stored_message_spends_its_id_and_ids_are_each_senders_own() {
         );
         // Stored: the same id again is a redelivery, answered with the stored reply.
         later.at = h.tick();
-        assert!(
-            join(h.send(later).await).starts_with("Written"),
-            "{name}"
-        );
+        assert!(join(h.send(later).await).starts_with("Written"), "{name}");
         // Another sender's `m-2` is their own message.
         let theirs = message("222", "m-2", "what is the wiki?");
         assert!(
@@ -392,18 +389,29 @@ async fn a_retry_gets_the_stored_reply_and_an_unanswered_message_its_turn() {
         );
         asked.platform_id = Some("r-1".into());
         let first = h.send(asked.clone()).await;
-        assert!(join(first.clone()).contains("Remember this?"), "{name}: {first:?}");
+        assert!(
+            join(first.clone()).contains("Remember this?"),
+            "{name}: {first:?}"
+        );
         assert!(first[0].proposal.is_some(), "{name}");
         let before = lines().await;
         asked.at = h.tick();
         let again = h.send(asked.clone()).await;
         assert_eq!(again, first, "{name}: the same reply, its batch included");
-        assert_eq!(lines().await, before, "{name}: no second turn, nothing stored");
+        assert_eq!(
+            lines().await,
+            before,
+            "{name}: no second turn, nothing stored"
+        );
         // The batch the retried reply names is the one a yes saves.
         let mut yes = h.inbound(Some("111"), "dm:111", ConversationKind::Direct, "yes");
         yes.answer = Some((again[0].proposal.unwrap(), true));
         h.send(yes).await;
-        assert_eq!(h.records_containing("short answers").await.len(), 1, "{name}");
+        assert_eq!(
+            h.records_containing("short answers").await.len(),
+            1,
+            "{name}"
+        );
 
         // A crash between the message and its reply: the line is stored and
         // its id spent, with no reply.
@@ -446,7 +454,10 @@ async fn a_retry_gets_the_stored_reply_and_an_unanswered_message_its_turn() {
         };
         assert_eq!(people(&after), 1, "{name}: the message is stored once");
         assert_eq!(
-            after.iter().filter(|m| m.id > stored && m.author == "agent").count(),
+            after
+                .iter()
+                .filter(|m| m.id > stored && m.author == "agent")
+                .count(),
             1,
             "{name}: one reply"
         );
@@ -454,7 +465,11 @@ async fn a_retry_gets_the_stored_reply_and_an_unanswered_message_its_turn() {
         retry.at = h.tick();
         assert_eq!(join(h.send(retry).await), answered, "{name}");
         assert_eq!(lines().await.len(), after.len(), "{name}");
-        assert_eq!(h.records_containing("vpn.example.com").await.len(), 1, "{name}");
+        assert_eq!(
+            h.records_containing("vpn.example.com").await.len(),
+            1,
+            "{name}"
+        );
     }
 }
 

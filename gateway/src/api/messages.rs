@@ -145,9 +145,13 @@ fn refusal(why: Refused) -> ApiError {
         ),
         Refused::TooLong { max } => ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
-            format!("text is longer than {max} characters (turn.max_message_chars); nothing was stored"),
+            format!(
+                "text is longer than {max} characters (turn.max_message_chars); nothing was stored"
+            ),
         ),
-        Refused::NotPaired => ApiError::forbidden("this key's user is not paired; nothing was stored"),
+        Refused::NotPaired => {
+            ApiError::forbidden("this key's user is not paired; nothing was stored")
+        }
         Refused::IdentityUnavailable => ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "the pairing store did not answer; nothing was stored, try again shortly",

@@ -567,7 +567,6 @@ impl Lines {
         self.queue(pool, Work::Replies(lines)).await
     }
 
-
     /// Queue the archive of a slice ([`Db::archive_slice`]) and wait until
     /// the transaction that holds it has committed.
     pub(super) async fn archive(
