@@ -101,9 +101,11 @@ type Limiter = RateLimiter<String, DashMapStateStore<String>, MessageClock, NoOp
 /// with a status from it; a chat channel shows [`Outcome::into_replies`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
-    /// Stored and answered. A retry with a stored message's platform id gets
-    /// the reply stored for it again, without a second turn.
+    /// Stored and answered.
     Answered(Vec<Reply>),
+    /// A retry of a message already answered: the reply stored for it, with
+    /// no second turn.
+    Again(Vec<Reply>),
     /// Stored, with nothing to say (a group line that did not mention the agent).
     Stored,
     /// Not stored, and its platform id not spent, so it may be sent again:
@@ -133,7 +135,9 @@ impl Outcome {
     /// What a chat channel shows: the replies, the refusal's words, or nothing.
     pub fn into_replies(self) -> Vec<Reply> {
         match self {
-            Outcome::Answered(replies) | Outcome::Refused { replies, .. } => replies,
+            Outcome::Answered(replies)
+            | Outcome::Again(replies)
+            | Outcome::Refused { replies, .. } => replies,
             Outcome::Stored => Vec::new(),
         }
     }
@@ -482,7 +486,7 @@ impl TurnLoop {
                     .await?
                 {
                     Some(a) if !a.replies.is_empty() => {
-                        return Ok(Outcome::Answered(stored_replies(a)))
+                        return Ok(Outcome::Again(stored_replies(a)))
                     }
                     // Stored, never answered: its turn runs (and is limited) now.
                     Some(a) => (Ok(o.user), None, Some(a.message)),
@@ -1455,6 +1459,17 @@ impl TurnHandler for TurnLoop {
             tracing::error!(error = %e, "turn failed");
             TurnFailed(e.to_string())
         })
+    }
+
+    async fn handle_new(&self, msg: Inbound) -> std::result::Result<Vec<Reply>, TurnFailed> {
+        match TurnLoop::take(self, &msg).await {
+            Ok(Outcome::Again(_)) => Ok(Vec::new()),
+            Ok(outcome) => Ok(outcome.into_replies()),
+            Err(e) => {
+                tracing::error!(error = %e, "turn failed");
+                Err(TurnFailed(e.to_string()))
+            }
+        }
     }
 }
 

@@ -292,8 +292,10 @@ async fn a_redelivered_message_runs_once() {
         "@notes: The VPN is at vpn.example.com",
     );
     msg.platform_id = Some("m-1".into());
-    assert_eq!(h.send(msg.clone()).await.len(), 1);
-    assert!(h.send(msg).await.is_empty());
+    let first = h.send(msg.clone()).await;
+    assert_eq!(first.len(), 1);
+    // Answered with the stored reply, not a second turn.
+    assert_eq!(h.send(msg).await, first);
     assert_eq!(h.records().await.len(), 1);
     let history = h
         .db()
@@ -302,6 +304,7 @@ async fn a_redelivered_message_runs_once() {
         .await
         .unwrap();
     assert_eq!(history.iter().filter(|m| m.author == "person").count(), 1);
+    assert_eq!(history.iter().filter(|m| m.author == "agent").count(), 1);
 }
 
 /// A refused message used to spend its id: the client's later retry was

@@ -116,7 +116,7 @@ pub async fn post_message(
     let replies = match outcome {
         // A group line that did not mention the agent (never an API message,
         // which always does): stored, with nothing to say.
-        Outcome::Answered(replies) => replies,
+        Outcome::Answered(replies) | Outcome::Again(replies) => replies,
         Outcome::Stored => Vec::new(),
         Outcome::Refused { why, .. } => return Err(refusal(why)),
     };
