@@ -234,7 +234,7 @@ impl EventHandler for Bot {
         let addressed = inbound.mentioned;
         // While the model works, the channel shows the bot typing (stopped when dropped).
         let typing = addressed.then(|| msg.channel_id.start_typing(&ctx.http));
-        let replies = match self.handler.handle(inbound).await {
+        let replies = match self.handler.handle_new(inbound).await {
             Ok(r) => r,
             Err(e) => {
                 tracing::error!(error = %e, message = %msg.id, "turn failed for a Discord message");
@@ -357,7 +357,7 @@ impl Bot {
             tracing::error!(error = %e, interaction = %id, "acknowledging a Discord interaction failed");
             return;
         }
-        let replies = match self.handler.handle(inbound).await {
+        let replies = match self.handler.handle_new(inbound).await {
             Ok(r) => r,
             Err(e) => {
                 tracing::error!(error = %e, interaction = %id, "turn failed for a Discord interaction");

@@ -135,7 +135,16 @@ pub struct TurnFailed(pub String);
 /// The turn loop, as an adapter sees it.
 #[async_trait::async_trait]
 pub trait TurnHandler: Send + Sync {
+    /// The replies to `msg`; a redelivery of an answered message gets the
+    /// reply stored for it again (Teams, whose answer is the HTTP response).
     async fn handle(&self, msg: Inbound) -> Result<Vec<Reply>, TurnFailed>;
+
+    /// As [`TurnHandler::handle`], but a redelivery of a message already
+    /// answered gets nothing: for a platform where the bot posted its answer
+    /// itself (Discord), which must not post it twice.
+    async fn handle_new(&self, msg: Inbound) -> Result<Vec<Reply>, TurnFailed> {
+        self.handle(msg).await
+    }
 }
 
 pub mod teams;

@@ -11,6 +11,8 @@ use hyper::body::{Frame, SizeHint};
 use std::error::Error as StdError;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::time::{Instant, Sleep};
@@ -24,15 +26,22 @@ pub(crate) struct ReadBy {
     by: Instant,
     timeout: Duration,
     sleep: Option<Pin<Box<Sleep>>>,
+    /// Set once the body was read to its end.
+    ended: Arc<AtomicBool>,
 }
 
 impl ReadBy {
-    pub(crate) fn new(body: Body, timeout: Duration) -> Self {
+    /// `body` to be read within `timeout`; `ended` is set when it was read whole.
+    pub(crate) fn new(body: Body, timeout: Duration, ended: Arc<AtomicBool>) -> Self {
+        if body.is_end_stream() {
+            ended.store(true, Ordering::Relaxed);
+        }
         ReadBy {
             body,
             by: Instant::now() + timeout,
             timeout,
             sleep: None,
+            ended,
         }
     }
 
@@ -53,6 +62,9 @@ impl HttpBody for ReadBy {
             return self.timed_out();
         }
         if let Poll::Ready(frame) = Pin::new(&mut self.body).poll_frame(cx) {
+            if frame.is_none() || self.body.is_end_stream() {
+                self.ended.store(true, Ordering::Relaxed);
+            }
             return Poll::Ready(frame);
         }
         let by = self.by;

@@ -113,10 +113,44 @@ pub fn app(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(limit))
         // Every route's body must arrive in full within `server.body_timeout_ms`
         // of its headers, however it is read.
-        .layer(tower::util::MapRequestLayer::new(move |req: Request| {
-            req.map(|body| Body::new(crate::body::ReadBy::new(body, body_timeout)))
-        }))
+        .layer(axum::middleware::from_fn_with_state(body_timeout, read_by))
         .with_state(state)
+}
+
+/// A request's body under its deadline ([`crate::body::ReadBy`]); an answer
+/// given before a declared body was read whole (a missing key, a per-key 429,
+/// a 404) says `Connection: close`. hyper cannot keep such a connection (the
+/// rest of the body is still on its way) and closes it after the answer:
+/// without the header a client sends its next request on it and gets no
+/// answer (issue 31, item 5).
+async fn read_by(
+    State(timeout): State<Duration>,
+    req: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let declared = declares_body(req.headers());
+    let ended = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let req = req.map(|body| Body::new(crate::body::ReadBy::new(body, timeout, ended.clone())));
+    let mut resp = next.run(req).await;
+    if declared && !ended.load(std::sync::atomic::Ordering::Relaxed) {
+        resp.headers_mut().insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("close"),
+        );
+    }
+    resp
+}
+
+/// Whether a request says it has a body: chunked, or a `Content-Length` above 0.
+fn declares_body(headers: &axum::http::HeaderMap) -> bool {
+    if headers.contains_key(header::TRANSFER_ENCODING) {
+        return true;
+    }
+    headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .is_some_and(|n| n > 0)
 }
 
 /// Serve `app(state)` on `listener` until `shutdown` completes, as `steward

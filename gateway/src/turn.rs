@@ -1,5 +1,6 @@
 //! The turn loop: every inbound message, from every channel, runs
-//! through [`TurnLoop::handle`] in the same order of steps. The loop is this
+//! through [`TurnLoop::take`] (what became of it, an [`Outcome`]; chat
+//! channels call [`TurnLoop::handle`], its replies) in the same order of steps. The loop is this
 //! one type; what it delegates — commands, learning, the lifecycle and belief
 //! revision — are services it holds, built by `crate::services::Services`
 //! beside the services the loop does not use (consolidation, export, jobs).
@@ -96,6 +97,94 @@ const MAX_CLOCK_SKEW_MS: i64 = 5_000;
 
 type Limiter = RateLimiter<String, DashMapStateStore<String>, MessageClock, NoOpMiddleware<Nanos>>;
 
+/// What became of one inbound message ([`TurnLoop::take`]). The API answers
+/// with a status from it; a chat channel shows [`Outcome::into_replies`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Stored and answered.
+    Answered(Vec<Reply>),
+    /// A retry of a message already answered: the reply stored for it, with
+    /// no second turn.
+    Again(Vec<Reply>),
+    /// Stored, with nothing to say (a group line that did not mention the agent).
+    Stored,
+    /// Not stored, and its platform id not spent, so it may be sent again:
+    /// why, and what a chat channel shows for it (the one "slow down" of a
+    /// burst, a length refusal, a pairing hint).
+    Refused { why: Refused, replies: Vec<Reply> },
+}
+
+/// Why a message was not stored ([`Outcome::Refused`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// Past `[rate_limit]` (the sender's or the conversation's): the whole
+    /// seconds until one more message is let through.
+    RateLimited { retry_after: u64 },
+    /// Longer than `turn.max_message_chars`.
+    TooLong { max: usize },
+    /// The sender is not paired (or direct messages are off): only pairing is done.
+    NotPaired,
+    /// The pairing store did not answer: nothing is done (fail closed).
+    IdentityUnavailable,
+    /// Its platform id was spent by a line this replica is not answering
+    /// (another replica's turn still running), or whose line is not found.
+    InProgress,
+}
+
+impl Outcome {
+    /// What a chat channel shows: the replies, the refusal's words, or nothing.
+    pub fn into_replies(self) -> Vec<Reply> {
+        match self {
+            Outcome::Answered(replies)
+            | Outcome::Again(replies)
+            | Outcome::Refused { replies, .. } => replies,
+            Outcome::Stored => Vec::new(),
+        }
+    }
+
+    fn refused(why: Refused) -> Outcome {
+        Outcome::Refused {
+            why,
+            replies: Vec::new(),
+        }
+    }
+}
+
+/// The platform ids whose turns run on this replica: a retry that arrives
+/// while its message's turn runs waits for that turn, then gets its stored
+/// reply (it is not a second turn, nor a refusal).
+#[derive(Default)]
+struct InFlight(DashMap<String, Arc<tokio::sync::Mutex<()>>>);
+
+/// A turn's hold on its platform id ([`InFlight::enter`]).
+struct Entered<'a> {
+    map: &'a InFlight,
+    key: String,
+    _held: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl InFlight {
+    /// Wait until no other turn of this replica holds `key`, and hold it.
+    async fn enter(&self, key: &str) -> Entered<'_> {
+        let lock = self.0.entry(key.to_string()).or_default().clone();
+        Entered {
+            map: self,
+            key: key.to_string(),
+            _held: lock.lock_owned().await,
+        }
+    }
+}
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        // The last holder removes the entry: the map holds one reference and
+        // this guard the other; a waiter holds a third.
+        self.map
+            .0
+            .remove_if(&self.key, |_, lock| Arc::strong_count(lock) <= 2);
+    }
+}
+
 /// Per-sender and per-conversation limits. In-process: each replica limits its own traffic.
 struct RateLimits {
     clock: MessageClock,
@@ -153,6 +242,9 @@ struct RunParts<'a> {
     /// Its conversation as read before it was stored.
     view: Option<ConversationView>,
     procedure: Option<&'a SkillRevision>,
+    /// The message's line when it was stored already (a retry of a message
+    /// whose turn never finished): it is answered, not stored again.
+    stored: Option<i64>,
 }
 
 impl Turn<'_> {
@@ -215,6 +307,7 @@ pub struct TurnLoop {
     clock: Arc<dyn Clock>,
     responder: Arc<dyn Responder>,
     limits: RateLimits,
+    in_flight: InFlight,
     beliefs: Arc<Beliefs>,
     learning: Arc<Learning>,
     lifecycle: Arc<Lifecycle>,
@@ -238,6 +331,24 @@ fn strip_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
     let head = s.get(..prefix.len())?;
     head.eq_ignore_ascii_case(prefix)
         .then(|| s[prefix.len()..].trim())
+}
+
+/// The replies stored for a message ([`memory::store::Answer`]), as its turn
+/// gave them: one asking "Remember this?" carries the batch it asks about,
+/// which is the message's own id.
+fn stored_replies(a: memory::store::Answer) -> Vec<Reply> {
+    a.replies
+        .into_iter()
+        .map(|m| Reply {
+            proposal: m
+                .text
+                .lines()
+                .any(|l| l.starts_with("Remember this? "))
+                .then_some(a.message),
+            conversation: m.conversation,
+            text: m.text,
+        })
+        .collect()
 }
 
 /// The id a redelivery of `msg` is known by: the platform's message id within
@@ -305,6 +416,7 @@ impl TurnLoop {
         } = parts;
         TurnLoop {
             limits: RateLimits::new(&cfg),
+            in_flight: InFlight::default(),
             db,
             pairing,
             cfg,
@@ -319,26 +431,40 @@ impl TurnLoop {
         }
     }
 
-    /// Run one inbound message through the loop; its latency is counted by channel.
-    pub async fn handle(&self, msg: &Inbound) -> Result<Vec<Reply>> {
+    /// Run one inbound message through the loop: what became of it. Its
+    /// latency is counted by channel.
+    pub async fn take(&self, msg: &Inbound) -> Result<Outcome> {
         let started = std::time::Instant::now();
-        let out = self.handle_message(msg).await;
+        let out = self.take_message(msg).await;
         self.metrics.turn(&msg.channel, started.elapsed());
         out
     }
 
-    async fn handle_message(&self, msg: &Inbound) -> Result<Vec<Reply>> {
+    /// [`TurnLoop::take`] as a chat channel shows it: the replies (none for
+    /// a refused message past the burst's one "slow down").
+    pub async fn handle(&self, msg: &Inbound) -> Result<Vec<Reply>> {
+        self.take(msg).await.map(Outcome::into_replies)
+    }
+
+    async fn take_message(&self, msg: &Inbound) -> Result<Outcome> {
         // 1. Text and ids as every database stores them alike (no NUL).
         let normalised = msg.normalised();
         let msg = normalised.as_ref().unwrap_or(msg);
         let now = msg.at.timestamp_millis();
-        // 2. Platforms redeliver: a message id seen before is dropped. The id is
-        // spent only when the message is stored (step 5), so a message refused
+        // 2. Platforms redeliver and clients retry: a message id seen before
+        // is answered with the reply stored for it, or, when its turn never
+        // finished (a crash came between), its turn runs now. The id is spent
+        // only when the message is stored (step 5), so a message refused
         // below (rate limit, length) can be sent again with the same id.
+        // A retry arriving while its turn runs here waits for that turn.
         // One read answers this step and step 4's lookup of the speaker.
         // The same read brings the conversation as the reply will read it
         // (the message is not stored yet, so every live line is before it).
         let seen = seen_key(msg);
+        let _entered = match &seen {
+            Some(key) => Some(self.in_flight.enter(key).await),
+            None => None,
+        };
         let opened = self
             .pairing
             .open_turn(&Opening {
@@ -349,14 +475,27 @@ impl TurnLoop {
                 view: Some(self.view_of(msg)),
             })
             .await;
-        let (known, view) = match opened {
+        let (known, view, stored) = match opened {
             Ok(o) if o.seen => {
                 self.metrics.duplicate(Duplicate::Message);
-                return Ok(Vec::new());
+                let spent = seen.as_deref().unwrap_or_default();
+                match self
+                    .db
+                    .conversations()
+                    .answer_of(&msg.org, &msg.channel, spent)
+                    .await?
+                {
+                    Some(a) if !a.replies.is_empty() => {
+                        return Ok(Outcome::Again(stored_replies(a)))
+                    }
+                    // Stored, never answered: its turn runs (and is limited) now.
+                    Some(a) => (Ok(o.user), None, Some(a.message)),
+                    None => return Ok(Outcome::refused(Refused::InProgress)),
+                }
             }
-            Ok(o) => (Ok(o.user), o.view),
+            Ok(o) => (Ok(o.user), o.view, None),
             // Denied at step 4 (fail closed), after the refusals below.
-            Err(e) => (Err(e), None),
+            Err(e) => (Err(e), None, None),
         };
         // 3. Rate limits, with one polite warning per burst.
         let sender_key = format!(
@@ -366,43 +505,65 @@ impl TurnLoop {
         );
         self.limits.clock.observe(now, self.clock.now_ms());
         let conv_key = format!("{}|{}|{}", msg.org, msg.channel, msg.conversation);
-        if self.limits.sender.check_key(&sender_key).is_err()
-            || self.limits.conversation.check_key(&conv_key).is_err()
-        {
+        let limited = self
+            .limits
+            .sender
+            .check_key(&sender_key)
+            .err()
+            .or_else(|| self.limits.conversation.check_key(&conv_key).err());
+        if let Some(not_until) = limited {
             self.metrics.refused(Refusal::RateLimit);
-            if self.limits.warned.insert(sender_key, ()).is_none() {
-                return Ok(vec![Reply {
+            let wait = not_until.wait_time_from(self.limits.clock.now());
+            let why = Refused::RateLimited {
+                retry_after: (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1),
+            };
+            // A chat channel is told once a burst; the API answers each 429.
+            let replies = if self.limits.warned.insert(sender_key, ()).is_none() {
+                vec![Reply {
                     conversation: msg.conversation.clone(),
                     text: SLOW_DOWN.into(),
                     proposal: None,
-                }]);
-            }
-            return Ok(Vec::new());
+                }]
+            } else {
+                Vec::new()
+            };
+            return Ok(Outcome::Refused { why, replies });
         }
         self.limits.warned.remove(&sender_key);
-        if msg.text.chars().count() > self.cfg.turn.max_message_chars {
+        let max = self.cfg.turn.max_message_chars;
+        if stored.is_none() && msg.text.chars().count() > max {
             self.metrics.refused(Refusal::TooLong);
-            return Ok(vec![Reply {
-                conversation: msg.conversation.clone(),
-                text: format!(
-                    "That message is too long for me ({} characters at most). Nothing was stored.",
-                    self.cfg.turn.max_message_chars
-                ),
-                proposal: None,
-            }]);
+            return Ok(Outcome::Refused {
+                why: Refused::TooLong { max },
+                replies: vec![Reply {
+                    conversation: msg.conversation.clone(),
+                    text: format!(
+                        "That message is too long for me ({max} characters at most). Nothing was stored."
+                    ),
+                    proposal: None,
+                }],
+            });
         }
         // 4. The speaker's principal, from the pairing store only.
         let principal = match self.resolve(msg, known, now).await {
             Ok(Gate::Let(p)) => p,
-            Ok(Gate::Stop(replies)) => return Ok(replies),
+            Ok(Gate::Stop(replies)) => {
+                return Ok(Outcome::Refused {
+                    why: Refused::NotPaired,
+                    replies,
+                })
+            }
             Err(e) => {
                 // Fail closed: a pairing-store error denies the message.
                 tracing::error!(error = %e, "pairing store unavailable; message denied");
-                return Ok(vec![Reply {
-                    conversation: msg.conversation.clone(),
-                    text: IDENTITY_UNAVAILABLE.into(),
-                    proposal: None,
-                }]);
+                return Ok(Outcome::Refused {
+                    why: Refused::IdentityUnavailable,
+                    replies: vec![Reply {
+                        conversation: msg.conversation.clone(),
+                        text: IDENTITY_UNAVAILABLE.into(),
+                        proposal: None,
+                    }],
+                });
             }
         };
         // Every model call of the turn draws on one token budget.
@@ -416,6 +577,7 @@ impl TurnLoop {
                     seen: seen.as_deref(),
                     view,
                     procedure: None,
+                    stored,
                 },
             ),
         )
@@ -456,12 +618,14 @@ impl TurnLoop {
             seen: None,
             view: None,
             procedure,
+            stored: None,
         };
         crate::llm::budget::per_turn(
             self.cfg.llm.turn_token_budget,
             self.run(msg, Principal::System(who), now, parts),
         )
         .await
+        .map(Outcome::into_replies)
     }
 
     /// Steps 5–10 for a message whose id (namespaced, see [`seen_key`]) is
@@ -472,11 +636,12 @@ impl TurnLoop {
         principal: Principal,
         now: i64,
         parts: RunParts<'_>,
-    ) -> Result<Vec<Reply>> {
+    ) -> Result<Outcome> {
         let RunParts {
             seen,
             view,
             procedure,
+            stored,
         } = parts;
         // 5. Store with the sender id and the role it was sent with, and spend
         // its id in the same transaction (a racing redelivery stores nothing).
@@ -495,21 +660,28 @@ impl TurnLoop {
             sender_role: role,
             ..line_of(msg, author, &msg.text, now)
         };
-        let Some(message_id) = self
-            .db
-            .conversations()
-            .insert_message_once(&line, seen)
-            .await?
-        else {
-            self.metrics.duplicate(Duplicate::Message);
-            return Ok(Vec::new());
+        let message_id = match stored {
+            Some(id) => id,
+            None => match self
+                .db
+                .conversations()
+                .insert_message_once(&line, seen)
+                .await?
+            {
+                Some(id) => id,
+                // Another replica stored it first and is answering it.
+                None => {
+                    self.metrics.duplicate(Duplicate::Message);
+                    return Ok(Outcome::refused(Refused::InProgress));
+                }
+            },
         };
         if msg.kind == ConversationKind::Group
             && self.cfg.turn.require_mention
             && !msg.mentioned
             && msg.answer.is_none()
         {
-            return Ok(Vec::new());
+            return Ok(Outcome::Stored);
         }
         let turn = Turn {
             msg,
@@ -521,12 +693,16 @@ impl TurnLoop {
             procedure,
         };
         let replies = self.steps(&turn).await?;
-        for r in &replies {
-            self.db
-                .conversations()
-                .insert_message(&line_of(msg, MessageAuthor::Agent, &r.text, now))
-                .await?;
-        }
+        // The reply lines name the message they answer, and are stored in
+        // one transaction: a retry of its id gets them again.
+        let lines: Vec<NewMessage<'_>> = replies
+            .iter()
+            .map(|r| line_of(msg, MessageAuthor::Agent, &r.text, now))
+            .collect();
+        self.db
+            .conversations()
+            .insert_replies(&lines, message_id)
+            .await?;
         // 10. Trim when the history passes its budget. A failed trim loses nothing:
         // the slice stays live and is tried again on the next turn.
         let live = turn.live.get().map(|size| memory::store::LiveSize {
@@ -544,7 +720,11 @@ impl TurnLoop {
         {
             tracing::error!(error = %e, conversation = %msg.conversation, "trim failed");
         }
-        Ok(replies)
+        Ok(if replies.is_empty() {
+            Outcome::Stored
+        } else {
+            Outcome::Answered(replies)
+        })
     }
 
     /// Step 4, from what the pairing store said of the sender (`known`).
@@ -1296,6 +1476,17 @@ impl TurnHandler for TurnLoop {
             tracing::error!(error = %e, "turn failed");
             TurnFailed(e.to_string())
         })
+    }
+
+    async fn handle_new(&self, msg: Inbound) -> std::result::Result<Vec<Reply>, TurnFailed> {
+        match TurnLoop::take(self, &msg).await {
+            Ok(Outcome::Again(_)) => Ok(Vec::new()),
+            Ok(outcome) => Ok(outcome.into_replies()),
+            Err(e) => {
+                tracing::error!(error = %e, "turn failed");
+                Err(TurnFailed(e.to_string()))
+            }
+        }
     }
 }
 

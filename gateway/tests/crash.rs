@@ -1,7 +1,9 @@
 //! A crash under load loses nothing: a real `steward serve` takes concurrent
 //! API messages, is killed with SIGKILL mid-stream, and is started again on the
 //! same database. Every message the server acknowledged is stored; every
-//! message whose answer never came is stored once it is sent again with its id.
+//! message whose answer never came is stored once it is sent again with its
+//! id, and answered — a message stored before the kill whose reply was not
+//! (its id spent) included; a retry of an answered one gets the same answer.
 //! On a SQLite file and on PostgreSQL (a fresh schema; required under CI).
 
 use memory::{Db, Role};
@@ -145,35 +147,65 @@ async fn a_crash_loses_nothing(url: &str) {
         c.await.expect("client");
     }
 
-    // Started again on the same database, every unanswered message is sent again.
+    // A message stored just before the kill, its reply not: what a kill
+    // between the two commits leaves (the load may or may not leave one).
+    let mut unacked: Vec<String> = unacked.lock().expect("lock").iter().cloned().collect();
+    let db = Db::connect(url).await.expect("database");
+    db.conversations()
+        .insert_message_once(
+            &memory::store::NewMessage {
+                org: "default",
+                agent: "default",
+                channel: "api",
+                conversation: &format!("api:{USER}"),
+                conversation_kind: "direct",
+                author: "person",
+                sender: Some(USER),
+                sender_role: Some("user"),
+                text: "note stored-unanswered",
+                said_at: 1,
+            },
+            Some(&format!("{USER}/stored-unanswered")),
+        )
+        .await
+        .expect("store")
+        .expect("a new id");
+    let stored_before: BTreeSet<String> = stored_notes(&db).await;
+    let spent = unacked
+        .iter()
+        .filter(|id| stored_before.contains(*id))
+        .count();
+    db.close().await;
+    unacked.push("stored-unanswered".into());
+
+    // Started again on the same database, every unanswered message is sent
+    // again, and answered: stored or not before the kill.
     let (mut server, base) = serve(dir.path(), url);
-    let unacked: Vec<String> = unacked.lock().expect("lock").iter().cloned().collect();
     for id in &unacked {
-        assert!(
-            send(&http, &base, &key, id).await.is_some(),
-            "{id}: the retry is answered"
+        assert_eq!(
+            send(&http, &base, &key, id).await,
+            Some(true),
+            "{id}: the retry is answered with a reply"
         );
+    }
+    // An answered message sent again gets its answer again (no second turn).
+    let answered_one = acked.lock().expect("lock").iter().next().cloned();
+    if let Some(id) = answered_one {
+        assert_eq!(send(&http, &base, &key, &id).await, Some(true), "{id}");
     }
     server.kill().expect("SIGKILL");
     server.wait().expect("reaped");
 
     let db = Db::connect(url).await.expect("database");
-    // Live and trimmed lines alike (the history budget archives the oldest).
-    let stored: BTreeSet<String> = db
-        .conversations()
-        .messages_by_sender("default", USER)
-        .await
-        .expect("messages")
-        .into_iter()
-        .filter_map(|m| m.text.strip_prefix("note ").map(str::to_string))
-        .collect();
+    let stored = stored_notes(&db).await;
     let acked = acked.lock().expect("lock").clone();
     let missing: Vec<_> = acked.difference(&stored).collect();
     let lost: Vec<_> = unacked.iter().filter(|id| !stored.contains(*id)).collect();
     eprintln!(
-        "{url}: {} acknowledged, {} unanswered then retried, {} stored; {} acknowledged missing, {} lost after retry",
+        "{url}: {} acknowledged, {} unanswered then retried ({} of them stored before the kill), {} stored; {} acknowledged missing, {} lost after retry",
         acked.len(),
         unacked.len(),
+        spent,
         stored.len(),
         missing.len(),
         lost.len()
@@ -186,7 +218,29 @@ async fn a_crash_loses_nothing(url: &str) {
     assert!(lost.is_empty(), "lost after a retry: {lost:?}");
     // Each message is stored once, retries included.
     assert_eq!(stored.len(), acked.len() + unacked.len());
+    // Each message has its reply stored with it: none unanswered.
+    for id in acked.iter().chain(&unacked) {
+        let answer = db
+            .conversations()
+            .answer_of("default", "api", &format!("{USER}/{id}"))
+            .await
+            .expect("answer")
+            .unwrap_or_else(|| panic!("{id}: no line holds its id"));
+        assert_eq!(answer.replies.len(), 1, "{id}: one stored reply");
+    }
     db.close().await;
+}
+
+/// The notes the load stored (live and trimmed lines alike: the history
+/// budget archives the oldest), by id.
+async fn stored_notes(db: &Db) -> BTreeSet<String> {
+    db.conversations()
+        .messages_by_sender("default", USER)
+        .await
+        .expect("messages")
+        .into_iter()
+        .filter_map(|m| m.text.strip_prefix("note ").map(str::to_string))
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

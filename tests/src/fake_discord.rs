@@ -909,6 +909,12 @@ impl TurnHandler for RecordingTurns {
         self.log.send_modify(|l| l.push((msg, replies.clone())));
         Ok(replies)
     }
+
+    async fn handle_new(&self, msg: Inbound) -> Result<Vec<Reply>, TurnFailed> {
+        let replies = self.inner.handle_new(msg.clone()).await?;
+        self.log.send_modify(|l| l.push((msg, replies.clone())));
+        Ok(replies)
+    }
 }
 
 /// The snowflake id of a dispatched payload.

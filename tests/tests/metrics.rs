@@ -98,8 +98,8 @@ async fn refusals_duplicates_and_job_runs_are_counted() {
     );
     msg.platform_id = Some("m-1".into());
     let at = msg.at;
-    h.send(msg.clone()).await;
-    assert!(h.send(msg).await.is_empty());
+    let first = h.send(msg.clone()).await;
+    assert_eq!(h.send(msg).await, first, "answered with the stored reply");
     // Past the burst, in the same instant: refused.
     let mut fast = h.inbound(
         Some("333"),

@@ -54,10 +54,21 @@ async fn two_replicas_share_pairing_proposals_dedupe_and_memory() {
         m.platform_id = Some("evt-1".into());
         let first = join(a.send(m.clone()).await);
         assert!(first.contains("vpn.example.com"), "{db}: {first}");
-        assert!(
-            b.send(m).await.is_empty(),
-            "{db}: replica B drops A's redelivered message"
+        let lines = || async {
+            b.db()
+                .conversations()
+                .history("default", "default", "dm:555")
+                .await
+                .unwrap()
+                .len()
+        };
+        let before = lines().await;
+        assert_eq!(
+            join(b.send(m).await),
+            first,
+            "{db}: replica B answers A's redelivered message with A's stored reply"
         );
+        assert_eq!(lines().await, before, "{db}: and runs no second turn");
         let notes = b.records().await;
         assert_eq!(
             notes.iter().filter(|r| r.status == Status::Active).count(),

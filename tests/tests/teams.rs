@@ -379,7 +379,10 @@ async fn a_redelivered_activity_runs_once() {
     let first = t.say(&act).await;
     assert!(first.starts_with("Written: agent_notes"), "{first}");
     let again = t.say(&act).await;
-    assert_eq!(again, "", "a redelivery is answered with nothing new");
+    assert_eq!(
+        again, first,
+        "a redelivery is answered with the stored reply"
+    );
     let inbound =
         t.h.db()
             .conversations()
@@ -390,7 +393,64 @@ async fn a_redelivered_activity_runs_once() {
             .filter(|m| m.author == "person")
             .count();
     assert_eq!(inbound, 1);
+    let answers =
+        t.h.db()
+            .conversations()
+            .history("default", "default", CHANNEL_THREAD)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|m| m.author == "agent")
+            .count();
+    assert_eq!(answers, 1, "no second turn");
     assert_eq!(t.h.records_containing("example_weekly").await.len(), 1);
+}
+
+/// Issue 31, item 6: an activity stored before a crash but not answered was
+/// answered with nothing when Teams sent it again (its id was spent). Its
+/// turn runs on the redelivery.
+#[tokio::test]
+async fn a_redelivered_activity_stored_but_never_answered_is_answered() {
+    let t = start(Config::default()).await;
+    t.pair("default", "aad-admin", Role::Admin).await;
+    let text = "@notes: The weekly report uses example_weekly";
+    t.h.db()
+        .conversations()
+        .insert_message_once(
+            &memory::store::NewMessage {
+                org: "default",
+                agent: "default",
+                channel: "teams",
+                conversation: CHANNEL_THREAD,
+                conversation_kind: "group",
+                author: "person",
+                sender: Some("teams:aad-admin"),
+                sender_role: Some("admin"),
+                text,
+                said_at: 1,
+            },
+            Some("teams:aad-admin/5002"),
+        )
+        .await
+        .unwrap()
+        .expect("stored");
+    let act = activity(
+        "5002",
+        "aad-admin",
+        "Ana",
+        &format!("<at>steward</at> {text}"),
+    );
+    let answer = t.say(&act).await;
+    assert!(answer.starts_with("Written: agent_notes"), "{answer}");
+    assert_eq!(t.say(&act).await, answer, "and the same answer again");
+    let lines =
+        t.h.db()
+            .conversations()
+            .history("default", "default", CHANNEL_THREAD)
+            .await
+            .unwrap();
+    assert_eq!(lines.iter().filter(|m| m.author == "person").count(), 1);
+    assert_eq!(lines.iter().filter(|m| m.author == "agent").count(), 1);
 }
 
 #[tokio::test]

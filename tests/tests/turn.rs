@@ -292,8 +292,10 @@ async fn a_redelivered_message_runs_once() {
         "@notes: The VPN is at vpn.example.com",
     );
     msg.platform_id = Some("m-1".into());
-    assert_eq!(h.send(msg.clone()).await.len(), 1);
-    assert!(h.send(msg).await.is_empty());
+    let first = h.send(msg.clone()).await;
+    assert_eq!(first.len(), 1);
+    // Answered with the stored reply, not a second turn.
+    assert_eq!(h.send(msg).await, first);
     assert_eq!(h.records().await.len(), 1);
     let history = h
         .db()
@@ -302,6 +304,7 @@ async fn a_redelivered_message_runs_once() {
         .await
         .unwrap();
     assert_eq!(history.iter().filter(|m| m.author == "person").count(), 1);
+    assert_eq!(history.iter().filter(|m| m.author == "agent").count(), 1);
 }
 
 /// A refused message used to spend its id: the client's later retry was
@@ -349,9 +352,9 @@ async fn only_a_stored_message_spends_its_id_and_ids_are_each_senders_own() {
             join(h.send(later.clone()).await).starts_with("Written"),
             "{name}"
         );
-        // Stored: the same id again is a redelivery.
+        // Stored: the same id again is a redelivery, answered with the stored reply.
         later.at = h.tick();
-        assert!(h.send(later).await.is_empty(), "{name}");
+        assert!(join(h.send(later).await).starts_with("Written"), "{name}");
         // Another sender's `m-2` is their own message.
         let theirs = message("222", "m-2", "what is the wiki?");
         assert!(
@@ -360,6 +363,116 @@ async fn only_a_stored_message_spends_its_id_and_ids_are_each_senders_own() {
         );
         let notes = h.records().await;
         assert_eq!(notes.len(), 2, "{name}: {notes:?}");
+    }
+}
+
+/// Issue 31, item 6: a retry of an answered message id was answered with
+/// nothing, and one whose turn never finished (stored before a crash, no
+/// reply) was never answered. The reply is stored with its message: a retry
+/// gets the same reply (the "Remember this?" batch included) and runs no
+/// second turn; a message stored without its reply is answered on retry,
+/// once. On both databases.
+#[tokio::test]
+async fn a_retry_gets_the_stored_reply_and_an_unanswered_message_its_turn() {
+    for (name, db) in steward_tests::both_dbs().await {
+        let h = Harness::on(db, Config::default());
+        h.pair("111", Role::Admin).await;
+        let lines = || async {
+            h.db()
+                .conversations()
+                .history("default", "default", "dm:111")
+                .await
+                .unwrap()
+        };
+        let mut asked = h.inbound(
+            Some("111"),
+            "dm:111",
+            ConversationKind::Direct,
+            "I prefer short answers",
+        );
+        asked.platform_id = Some("r-1".into());
+        let first = h.send(asked.clone()).await;
+        assert!(
+            join(first.clone()).contains("Remember this?"),
+            "{name}: {first:?}"
+        );
+        assert!(first[0].proposal.is_some(), "{name}");
+        let before = lines().await;
+        asked.at = h.tick();
+        let again = h.send(asked.clone()).await;
+        assert_eq!(again, first, "{name}: the same reply, its batch included");
+        assert_eq!(
+            lines().await,
+            before,
+            "{name}: no second turn, nothing stored"
+        );
+        // The batch the retried reply names is the one a yes saves.
+        let mut yes = h.inbound(Some("111"), "dm:111", ConversationKind::Direct, "yes");
+        yes.answer = Some((again[0].proposal.unwrap(), true));
+        h.send(yes).await;
+        assert_eq!(
+            h.records_containing("short answers").await.len(),
+            1,
+            "{name}"
+        );
+
+        // A crash between the message and its reply: the line is stored and
+        // its id spent, with no reply.
+        let at = h.tick();
+        let stored = h
+            .db()
+            .conversations()
+            .insert_message_once(
+                &memory::store::NewMessage {
+                    org: "default",
+                    agent: "default",
+                    channel: "discord",
+                    conversation: "dm:111",
+                    conversation_kind: "direct",
+                    author: "person",
+                    sender: Some("discord:111"),
+                    sender_role: Some("admin"),
+                    text: "@notes: The VPN is at vpn.example.com",
+                    said_at: at.timestamp_millis(),
+                },
+                Some("discord:111/r-2"),
+            )
+            .await
+            .unwrap()
+            .expect("stored");
+        let mut retry = h.inbound(
+            Some("111"),
+            "dm:111",
+            ConversationKind::Direct,
+            "@notes: The VPN is at vpn.example.com",
+        );
+        retry.platform_id = Some("r-2".into());
+        let answered = join(h.send(retry.clone()).await);
+        assert!(answered.starts_with("Written"), "{name}: {answered}");
+        let after = lines().await;
+        let people = |ls: &[memory::StoredMessage]| {
+            ls.iter()
+                .filter(|m| m.text.contains("vpn.example.com") && m.author == "person")
+                .count()
+        };
+        assert_eq!(people(&after), 1, "{name}: the message is stored once");
+        assert_eq!(
+            after
+                .iter()
+                .filter(|m| m.id > stored && m.author == "agent")
+                .count(),
+            1,
+            "{name}: one reply"
+        );
+        // And once answered, a retry gets that answer again.
+        retry.at = h.tick();
+        assert_eq!(join(h.send(retry).await), answered, "{name}");
+        assert_eq!(lines().await.len(), after.len(), "{name}");
+        assert_eq!(
+            h.records_containing("vpn.example.com").await.len(),
+            1,
+            "{name}"
+        );
     }
 }
 

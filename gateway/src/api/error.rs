@@ -54,14 +54,19 @@ impl ApiError {
     }
 
     pub fn too_many(retry_after: u64) -> Self {
+        ApiError::rate_limited(
+            retry_after,
+            format!(
+                "too many requests for this key; retry in {retry_after} s (rate_limit.api_per_key_per_minute)"
+            ),
+        )
+    }
+
+    /// 429 with `Retry-After: retry_after` (whole seconds).
+    pub fn rate_limited(retry_after: u64, message: impl Into<String>) -> Self {
         ApiError {
             retry_after: Some(retry_after),
-            ..ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                format!(
-                    "too many requests for this key; retry in {retry_after} s (rate_limit.api_per_key_per_minute)"
-                ),
-            )
+            ..ApiError::new(StatusCode::TOO_MANY_REQUESTS, message)
         }
     }
 

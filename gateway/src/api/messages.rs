@@ -5,6 +5,7 @@ use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::wire::Body;
 use super::ApiState;
+use crate::turn::{Outcome, Refused};
 use adapters::{ConversationKind, Inbound};
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -27,7 +28,8 @@ pub struct MessageRequest {
     /// The agent to ask (default: server.agent).
     #[schema(pattern = "^[A-Za-z0-9._-]{1,64}$")]
     pub agent: Option<String>,
-    /// Client message id: a retry with the same id runs once.
+    /// Client message id: a retry with the same id runs once and is answered
+    /// with the same reply (or, if its turn never finished, with the turn's).
     pub id: Option<String>,
 }
 
@@ -76,7 +78,8 @@ fn api_conversation(user_id: &str, given: Option<&str>) -> String {
 /// length it declares.
 #[utoipa::path(post, operation_id = "messages_post_message", path = "/api/v1/messages", tag = "messages", request_body = MessageRequest,
     responses((status = 200, body = Replies), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 413, body = ErrorBody), (status = 429, body = ErrorBody)))]
+        (status = 403, body = ErrorBody), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody),
+        (status = 429, body = ErrorBody)))]
 pub async fn post_message(
     State(state): State<ApiState>,
     caller: Caller,
@@ -103,23 +106,61 @@ pub async fn post_message(
         mentioned: true,
         answer: None,
     };
-    match state.turns.handle(&msg).await {
-        Ok(replies) => Ok(Json(Replies {
-            replies: replies
-                .into_iter()
-                .map(|r| ReplyOut {
-                    conversation: r.conversation,
-                    text: r.text,
-                    proposal: r.proposal,
-                })
-                .collect(),
-        })),
-        Err(e) => {
-            tracing::error!(error = %e, "turn failed");
-            Err(ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "the turn failed; the message was not lost if it was stored",
-            ))
+    let outcome = state.turns.take(&msg).await.map_err(|e| {
+        tracing::error!(error = %e, "turn failed");
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the turn failed; the message was not lost if it was stored: send it again with its id for its answer",
+        )
+    })?;
+    let replies = match outcome {
+        // A group line that did not mention the agent (never an API message,
+        // which always does): stored, with nothing to say.
+        Outcome::Answered(replies) | Outcome::Again(replies) => replies,
+        Outcome::Stored => Vec::new(),
+        Outcome::Refused { why, .. } => return Err(refusal(why)),
+    };
+    Ok(Json(Replies {
+        replies: replies
+            .into_iter()
+            .map(|r| ReplyOut {
+                conversation: r.conversation,
+                text: r.text,
+                proposal: r.proposal,
+            })
+            .collect(),
+    }))
+}
+
+/// The status of a message the turn loop did not store: nothing was stored
+/// and its id was not spent, so it may be sent again.
+fn refusal(why: Refused) -> ApiError {
+    match why {
+        Refused::RateLimited { retry_after } => ApiError::rate_limited(
+            retry_after,
+            format!(
+                "too many messages; nothing was stored, send it again in {retry_after} s \
+                 (rate_limit.per_sender_per_minute, rate_limit.per_conversation_per_minute)"
+            ),
+        ),
+        Refused::TooLong { max } => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "text is longer than {max} characters (turn.max_message_chars); nothing was stored"
+            ),
+        ),
+        Refused::NotPaired => {
+            ApiError::forbidden("this key's user is not paired; nothing was stored")
         }
+        Refused::IdentityUnavailable => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the pairing store did not answer; nothing was stored, try again shortly",
+        ),
+        Refused::InProgress => ApiError {
+            retry_after: Some(1),
+            ..ApiError::conflict(
+                "a message with this id is being answered; send it again shortly for its answer",
+            )
+        },
     }
 }

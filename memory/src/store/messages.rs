@@ -145,6 +145,41 @@ impl Conversations<'_> {
         self.db.lines.store(&self.db.writer, m, platform_id).await
     }
 
+    /// Store a turn's reply lines, each naming `reply_to`, the inbound line
+    /// they answer, in one transaction: a retry of that message finds all of
+    /// them or none ([`Conversations::answer_of`]). Returns once committed.
+    pub async fn insert_replies(&self, lines: &[NewMessage<'_>], reply_to: i64) -> Result<()> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        self.db
+            .lines
+            .replies(&self.db.writer, lines, reply_to)
+            .await
+            .map(|_| ())
+    }
+
+    /// The message that spent `platform_id` in `channel` (as
+    /// [`Conversations::insert_message_once`] stored it) and the reply lines
+    /// stored for it, oldest first; `None` when no stored line holds the id
+    /// (it was spent by a line stored before ids were kept on lines).
+    pub async fn answer_of(
+        &self,
+        org: &str,
+        channel: &str,
+        platform_id: &str,
+    ) -> Result<Option<Answer>> {
+        let text = "SELECT id FROM messages WHERE org = $1 AND channel = $2 AND platform_id = $3 ORDER BY id LIMIT 1";
+        let Some((message,)): Option<(i64,)> = sql!(text, org, channel, platform_id)
+            .opt(&self.db.pool)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let replies = self.messages_where(org, "reply_to = $2", message).await?;
+        Ok(Some(Answer { message, replies }))
+    }
+
     /// Forget the seen ids of `org` marked before `before` (a redelivery
     /// comes within minutes; the ids need not be kept for ever).
     pub async fn prune_seen(&self, org: &str, before: i64) -> Result<u64> {
@@ -310,6 +345,16 @@ impl Conversations<'_> {
     }
 }
 
+/// A stored message and its stored reply ([`Conversations::answer_of`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The inbound line's id.
+    pub message: i64,
+    /// The reply lines that answer it, oldest first; none when its turn
+    /// never finished (or said nothing).
+    pub replies: Vec<StoredMessage>,
+}
+
 /// A conversation as a reply reads it ([`Db::conversation_view`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ConversationView {
@@ -446,13 +491,17 @@ struct QueuedLine {
     sender_role: Option<String>,
     text: String,
     said_at: i64,
-    /// The platform id to mark seen in the same transaction.
+    /// The platform id to mark seen in the same transaction (and keep on the line).
     seen: Option<String>,
+    /// The inbound line this reply answers.
+    reply_to: Option<i64>,
 }
 
 /// What a queued job writes.
 enum Work {
     Line(QueuedLine),
+    /// A turn's reply lines, stored together (a crash keeps all or none).
+    Replies(Vec<QueuedLine>),
     Archive(QueuedArchive),
 }
 
@@ -500,20 +549,22 @@ impl Lines {
         m: &NewMessage<'_>,
         seen: Option<&str>,
     ) -> Result<Option<i64>> {
-        let line = QueuedLine {
-            org: m.org.into(),
-            agent: m.agent.into(),
-            channel: m.channel.into(),
-            conversation: m.conversation.into(),
-            conversation_kind: m.conversation_kind.into(),
-            author: m.author.into(),
-            sender: m.sender.map(str::to_string),
-            sender_role: m.sender_role.map(str::to_string),
-            text: m.text.into(),
-            said_at: m.said_at,
-            seen: seen.map(str::to_string),
-        };
-        self.queue(pool, Work::Line(line)).await
+        self.queue(pool, Work::Line(queued(m, seen, None))).await
+    }
+
+    /// Queue a turn's reply lines, answering `reply_to`, as one job, and wait
+    /// until the transaction that holds them has committed.
+    async fn replies(
+        self: &Arc<Self>,
+        pool: &AnyPool,
+        lines: &[NewMessage<'_>],
+        reply_to: i64,
+    ) -> Result<Option<i64>> {
+        let lines = lines
+            .iter()
+            .map(|m| queued(m, None, Some(reply_to)))
+            .collect();
+        self.queue(pool, Work::Replies(lines)).await
     }
 
     /// Queue the archive of a slice ([`Db::archive_slice`]) and wait until
@@ -542,6 +593,24 @@ impl Lines {
             what: "the message writer".into(),
             reason: "it stopped before the transaction committed (shutting down)".into(),
         })?
+    }
+}
+
+/// `m` as queued, with the platform id it spends and the line it answers.
+fn queued(m: &NewMessage<'_>, seen: Option<&str>, reply_to: Option<i64>) -> QueuedLine {
+    QueuedLine {
+        org: m.org.into(),
+        agent: m.agent.into(),
+        channel: m.channel.into(),
+        conversation: m.conversation.into(),
+        conversation_kind: m.conversation_kind.into(),
+        author: m.author.into(),
+        sender: m.sender.map(str::to_string),
+        sender_role: m.sender_role.map(str::to_string),
+        text: m.text.into(),
+        said_at: m.said_at,
+        seen: seen.map(str::to_string),
+        reply_to,
     }
 }
 
@@ -618,9 +687,10 @@ async fn drain(lines: Arc<Lines>, pool: AnyPool) {
 async fn store_batch(pool: &AnyPool, batch: &[Job]) -> Result<Vec<Option<i64>>> {
     let lines: Vec<&QueuedLine> = batch
         .iter()
-        .filter_map(|job| match &job.work {
-            Work::Line(line) => Some(line),
-            Work::Archive(_) => None,
+        .flat_map(|job| match &job.work {
+            Work::Line(line) => std::slice::from_ref(line),
+            Work::Replies(lines) => lines.as_slice(),
+            Work::Archive(_) => &[],
         })
         .collect();
     let mut tx = pool.begin().await?;
@@ -639,6 +709,17 @@ async fn store_batch(pool: &AnyPool, batch: &[Job]) -> Result<Vec<Option<i64>>> 
                 Some(true) => line_ids.next(),
                 _ => None,
             },
+            // Reply lines spend no platform id: each is stored; the first's id.
+            Work::Replies(lines) => {
+                let mut first = None;
+                for _ in lines {
+                    if fresh.next() == Some(true) {
+                        let id = line_ids.next();
+                        first = first.or(id);
+                    }
+                }
+                first
+            }
             // After the lines: their ids are past any slice's last line.
             Work::Archive(a) => archive_in(&mut tx, a).await?,
         });
@@ -697,7 +778,7 @@ async fn insert_lines(conn: &mut AnyConnection, lines: &[&QueuedLine]) -> Result
     if lines.is_empty() {
         return Ok(Vec::new());
     }
-    let mut q = sql!("INSERT INTO messages (org, agent, channel, conversation, conversation_kind, author, sender, sender_role, text, said_at) VALUES ");
+    let mut q = sql!("INSERT INTO messages (org, agent, channel, conversation, conversation_kind, author, sender, sender_role, text, said_at, platform_id, reply_to) VALUES ");
     for (i, line) in lines.iter().enumerate() {
         q = q
             .push(if i == 0 { "(" } else { ", (" })
@@ -720,6 +801,10 @@ async fn insert_lines(conn: &mut AnyConnection, lines: &[&QueuedLine]) -> Result
             .bind(line.text.as_str())
             .push(", ")
             .bind(line.said_at)
+            .push(", ")
+            .bind(line.seen.as_deref())
+            .push(", ")
+            .bind(line.reply_to)
             .push(")");
     }
     let mut rows: Vec<(i64, String, String)> = q

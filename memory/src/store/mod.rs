@@ -34,7 +34,7 @@ pub use archives::{Archive, NewArchive};
 pub use audit::AuditTrail;
 pub use jobs::Jobs;
 pub use messages::{
-    ConversationView, Conversations, LiveSize, NewMessage, Opened, Opening, ViewOf,
+    Answer, ConversationView, Conversations, LiveSize, NewMessage, Opened, Opening, ViewOf,
 };
 pub use pairing::{
     ApiKey, Decision, Identity, NewPairingCode, PairingRequest, RequestStatus, User, UserStatus,
