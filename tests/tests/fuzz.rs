@@ -349,3 +349,82 @@ fn urlencode(s: &str) -> String {
         })
         .collect()
 }
+
+/// Text that holds a credential somewhere in it, as people paste them.
+fn credential_text() -> impl Strategy<Value = String> {
+    let secret = prop_oneof![
+        "the password is [A-Za-z0-9!]{8,16}",
+        "sk-[A-Za-z0-9]{32,40}",
+        "AKIA[A-Z0-9]{16}",
+        "Bearer eyJ[A-Za-z0-9_-]{10,20}\\.eyJ[A-Za-z0-9_-]{10,20}\\.[A-Za-z0-9_-]{10,30}",
+    ];
+    (hostile_text(), secret, hostile_text()).prop_map(|(a, s, b)| format!("{a} {s} {b}"))
+}
+
+/// Every write surface of the API an admin and a user can reach — org
+/// policy, a message ("remember that …", `@notes:`, `@policy:`) — with
+/// hostile text around a credential: never a 5xx, and no record anywhere
+/// holds the credential afterwards.
+#[test]
+fn the_api_write_surfaces_never_answer_5xx_nor_keep_a_credential() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (h, router, admin, user) = rt.block_on(async {
+        let mut cfg = Config::default();
+        cfg.rate_limit.per_sender_per_minute = 1_000_000;
+        cfg.rate_limit.sender_burst = 1_000_000;
+        cfg.rate_limit.per_conversation_per_minute = 1_000_000;
+        cfg.rate_limit.conversation_burst = 1_000_000;
+        let h = Harness::with_config(cfg).await;
+        let admin = h.pair("111", Role::Admin).await;
+        let user = h.pair("222", Role::User).await;
+        let key = |who: String| {
+            let p = h.services.pairing().clone();
+            async move {
+                p.create_api_key("default", &who, "test", 1)
+                    .await
+                    .unwrap()
+                    .key
+            }
+        };
+        let (a, u) = (key(admin).await, key(user).await);
+        let router = app(AppState::new(h.services.clone()));
+        (h, router, a, u)
+    });
+    let prefixes = ["", "remember that ", "@notes: ", "@policy: "];
+    let mut runner = runner();
+    let secrets = std::sync::Mutex::new(Vec::new());
+    runner
+        .run(
+            &(credential_text(), 0usize..4, any::<bool>()),
+            |(text, p, as_admin)| {
+                let key = if as_admin { &admin } else { &user };
+                let (path, body) = if p == 0 && as_admin {
+                    ("/api/v1/policy", json!({ "text": text }))
+                } else {
+                    (
+                        "/api/v1/messages",
+                        json!({ "text": format!("{}{text}", prefixes[p]) }),
+                    )
+                };
+                let status = rt.block_on(async {
+                    let req = Request::post(path)
+                        .header("content-type", "application/json")
+                        .header("authorization", format!("Bearer {key}"))
+                        .body(Body::from(body.to_string()))
+                        .unwrap();
+                    router.clone().oneshot(req).await.unwrap().status()
+                });
+                prop_assert!(status_is_clear(status), "{status} for {path} {body}");
+                secrets.lock().unwrap().push(text);
+                Ok(())
+            },
+        )
+        .unwrap();
+    let records = rt.block_on(h.records());
+    let leaked: Vec<_> = records
+        .iter()
+        .filter(|r| memory::credentials::credential_in(&r.content).is_some())
+        .collect();
+    assert!(leaked.is_empty(), "kept a credential: {leaked:?}");
+    assert!(!secrets.lock().unwrap().is_empty());
+}
