@@ -13,6 +13,7 @@ pub mod model;
 pub mod policy;
 pub mod run;
 pub mod sanitize;
+pub mod screen;
 pub mod skill;
 pub mod store;
 pub mod terms;

@@ -139,7 +139,7 @@ pub const REMOVED: &str = "[removed]";
 /// True when `text` carries an instruction aimed at the model: an injection
 /// pattern, a chat-template token, or the mark [`sanitize`] leaves in place of
 /// one. Memory refuses such a text rather than keep it neutralised
-/// (`write::WriteRefusal::Directive`).
+/// (`screen::WriteRefusal::Directive`).
 pub fn directive_in(text: &str) -> bool {
     let lower = text.to_lowercase();
     lower.contains(REMOVED)

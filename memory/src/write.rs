@@ -11,59 +11,10 @@
 //! the cap with a typed [`WriteRefusal`] (`StoreError::Write`), and keeps the
 //! sanitised text. Every surface maps that refusal to its own answer.
 
-use crate::credentials::{credential_in, Credential};
 use crate::model::{Cause, NewRecord, Status};
 use crate::policy;
-use crate::sanitize;
+pub use crate::screen::{screen, screen_text, WriteRefusal};
 use crate::store::{Records, Result, StoreError, Supersession};
-
-/// Why the write path refused a record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum WriteRefusal {
-    /// The text looks like a credential: memory is read back into prompts.
-    #[error("{}", policy::credential_refusal(*.0))]
-    Credential(Credential),
-    /// The text carries an instruction aimed at the model.
-    #[error("That reads as an instruction to the assistant (an injected directive or a prompt token): memory never keeps one, so nothing was saved.")]
-    Directive,
-    /// Over the cap (`sanitize::MAX_LEN`): refused, never cut.
-    #[error("{}", sanitize::too_long(*chars))]
-    TooLong { chars: usize },
-    /// Nothing left to keep once sanitised.
-    #[error("There is nothing to keep: the text is empty.")]
-    Empty,
-}
-
-impl WriteRefusal {
-    /// The refusal as the store's error for record `at` of a batch.
-    pub fn at(self, at: usize) -> StoreError {
-        StoreError::Write { at, refusal: self }
-    }
-}
-
-/// The one screen of every record written: its text (and subject) must hold
-/// no credential and no instruction for the model, and fit the cap. Returns
-/// the text to keep, sanitised.
-pub fn screen_text(subject: &str, content: &str) -> std::result::Result<String, WriteRefusal> {
-    if let Some(chars) = sanitize::over_cap(content) {
-        return Err(WriteRefusal::TooLong { chars });
-    }
-    if let Some(kind) = credential_in(content).or_else(|| credential_in(subject)) {
-        return Err(WriteRefusal::Credential(kind));
-    }
-    if sanitize::directive_in(content) || sanitize::directive_in(subject) {
-        return Err(WriteRefusal::Directive);
-    }
-    let kept = sanitize::sanitize(content);
-    if kept.is_empty() {
-        return Err(WriteRefusal::Empty);
-    }
-    // What sanitising left must pass too (a credential split by markup).
-    if let Some(kind) = credential_in(&kept) {
-        return Err(WriteRefusal::Credential(kind));
-    }
-    Ok(kept)
-}
 
 /// `r` with the write path's refusal split out: `Ok(Err(refusal))` for a
 /// refused record, so a surface answers it and fails on anything else.
@@ -73,15 +24,6 @@ pub fn split_refusal<T>(r: Result<T>) -> Result<std::result::Result<T, WriteRefu
         Err(StoreError::Write { refusal, .. }) => Ok(Err(refusal)),
         Err(e) => Err(e),
     }
-}
-
-/// [`screen_text`] of a record: the record as it is kept.
-pub fn screen(rec: &NewRecord) -> std::result::Result<NewRecord, WriteRefusal> {
-    let content = screen_text(&rec.subject, &rec.content)?;
-    Ok(NewRecord {
-        content,
-        ..rec.clone()
-    })
 }
 
 /// A record that just became active, as belief revision is told of it.

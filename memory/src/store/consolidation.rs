@@ -1,7 +1,7 @@
 //! What consolidation has already shown a model: a record seen without a
 //! repeat is not shown again until a new record joins its batch.
 
-use super::records::SELECT;
+use super::RECORD as SELECT;
 use super::{Records, Result};
 use crate::model::{MemoryRecord, Scope, Status};
 use crate::policy::consolidates;

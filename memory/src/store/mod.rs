@@ -85,12 +85,12 @@ pub enum StoreError {
     NotFound(String),
     #[error("retrieval refused: {0}")]
     Refused(&'static str),
-    /// The write path refused a record (`write::WriteRefusal`); `at` is its
+    /// The write path refused a record (`screen::WriteRefusal`); `at` is its
     /// index in a batch (0 for one record). Nothing of the batch was written.
     #[error("{refusal}")]
     Write {
         at: usize,
-        refusal: crate::write::WriteRefusal,
+        refusal: crate::screen::WriteRefusal,
     },
     /// The database could not be reached at all: what was tried, and why not.
     #[error("cannot connect to {what}: {reason}")]
@@ -707,6 +707,16 @@ macro_rules! text_enum {
         }
     )*};
 }
+
+impl crate::screen::WriteRefusal {
+    /// The refusal as the store's error for record `at` of a batch.
+    pub fn at(self, at: usize) -> StoreError {
+        StoreError::Write { at, refusal: self }
+    }
+}
+
+/// Every column of a memory record, as `MemoryRecord` reads them.
+pub(super) const RECORD: &str = "SELECT id, org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author FROM memory_records";
 
 text_enum! {
     Scope => Scope::parse,

@@ -8,7 +8,7 @@ use sqlx::{AnyConnection, AnyPool};
 use std::collections::HashMap;
 use strum::VariantArray;
 
-pub(super) const SELECT: &str = "SELECT id, org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author FROM memory_records";
+use super::RECORD as SELECT;
 
 /// Which records to list (`records`, oldest first; `browse_records`, newest
 /// first). `None` and empty fields do not filter.
@@ -670,7 +670,7 @@ impl Records<'_> {
         let screened = records
             .iter()
             .enumerate()
-            .map(|(at, r)| crate::write::screen(r).map_err(|refusal| refusal.at(at)))
+            .map(|(at, r)| crate::screen::screen(r).map_err(|refusal| refusal.at(at)))
             .collect::<Result<Vec<_>>>()?;
         let mut tx = self.db.pool.begin().await?;
         let mut out = Vec::with_capacity(records.len());
@@ -794,7 +794,7 @@ impl Records<'_> {
     /// Move an individual-tier record to the person tier (`org/{org}/user/{user}`),
     /// read by every agent of the org. `content` is the re-sanitised text.
     pub async fn move_to_person_tier(&self, org: &str, id: i64, content: &str) -> Result<()> {
-        let content = &crate::write::screen_text("", content).map_err(|r| r.at(0))?;
+        let content = &crate::screen::screen_text("", content).map_err(|r| r.at(0))?;
         let mut tx = self.db.pool.begin().await?;
         let text = "UPDATE memory_records SET scope = $1, agent = $2, content = $3 WHERE org = $4 AND id = $5 AND scope = $6";
         let q = sql!(

@@ -166,7 +166,7 @@ impl Records<'_> {
                     ));
                 }
                 // A merged text is written like any other: screened first.
-                let rec = crate::write::screen(rec).map_err(|r| r.at(0))?;
+                let rec = crate::screen::screen(rec).map_err(|r| r.at(0))?;
                 insert_on(&mut tx, &rec).await?
             }
             MergeInto::Existing(id) => {

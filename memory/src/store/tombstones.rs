@@ -170,10 +170,7 @@ impl Db {
     /// returns how many.
     pub(super) async fn convert_legacy_tombstones(&self) -> Result<u64> {
         let mut tx = self.pool.begin().await?;
-        let text = format!(
-            "{} WHERE status = $1 AND content LIKE $2",
-            super::records::SELECT
-        );
+        let text = format!("{} WHERE status = $1 AND content LIKE $2", super::RECORD);
         let old: Vec<MemoryRecord> = sql!(text, crate::Status::Deleted, format!("{LEGACY}%"))
             .all(&mut *tx)
             .await?;
