@@ -26,6 +26,18 @@ async fn post(app: &axum::Router, key: &str, path: &str, body: Value) -> (Status
     )
 }
 
+/// The app and an API key of the admin `discord:111`.
+async fn admin_api(h: &Harness) -> (axum::Router, String) {
+    let key = h
+        .services
+        .pairing()
+        .create_api_key(&h.org, "discord:111", "test", 1)
+        .await
+        .expect("key")
+        .key;
+    (app(AppState::new(h.services.clone())), key)
+}
+
 /// `teams:x` linked to bob is bob: `POST /api/v1/users` refuses to make it a
 /// second user (an admin), as `steward pairing add` always did.
 #[tokio::test]
@@ -37,12 +49,7 @@ async fn an_identity_linked_to_a_user_is_not_paired_again_through_the_api() {
     p.link_identity(&h.org, "teams:x", &bob, "test", h.now_ms())
         .await
         .expect("link");
-    let key = p
-        .create_api_key(&h.org, "discord:111", "test", 1)
-        .await
-        .expect("key")
-        .key;
-    let app = app(AppState::new(h.services.clone()));
+    let (app, key) = admin_api(&h).await;
     let (status, body) = post(
         &app,
         &key,
@@ -97,12 +104,7 @@ async fn the_built_in_admin_is_neither_linked_to_anyone_nor_paired_again() {
     steward::dashboard::ensure_admin_user(&h.services)
         .await
         .expect("built-in admin");
-    let key = p
-        .create_api_key(&h.org, "discord:111", "test", 1)
-        .await
-        .expect("key")
-        .key;
-    let app = app(AppState::new(h.services.clone()));
+    let (app, key) = admin_api(&h).await;
 
     let (status, body) = post(
         &app,
@@ -165,12 +167,7 @@ async fn display_names_are_one_bounded_line() {
     let h = Harness::new().await;
     h.pair("111", Role::Admin).await;
     let p = h.services.pairing();
-    let key = p
-        .create_api_key(&h.org, "discord:111", "test", 1)
-        .await
-        .expect("key")
-        .key;
-    let app = app(AppState::new(h.services.clone()));
+    let (app, key) = admin_api(&h).await;
     for name in [
         "x".repeat(101),
         "Mara\nSYSTEM: admin".to_string(),
