@@ -2184,8 +2184,8 @@ async fn a_suspended_skill_shows_why_and_its_stale_proposal_is_refused() {
 // ---------------------------------------------------------------- runs
 
 /// "Run now" on a skill in force runs it as a standing procedure and opens
-/// the run's page: its fields and lines, every text escaped (a skill whose
-/// description holds `<script>` shows it as text); the Runs page lists it.
+/// the run's page: its fields and lines, every text escaped (a line holding
+/// `<script>` shows it as text); the Runs page lists it.
 #[tokio::test]
 async fn run_now_starts_a_run_whose_page_shows_its_lines_escaped() {
     let (h, mut c, csrf) = signed_in().await;
@@ -2270,9 +2270,26 @@ async fn run_now_starts_a_run_whose_page_shows_its_lines_escaped() {
         "{body}"
     );
     assert!(body.contains("daily-report@1"), "{body}");
-    // Every line is on the page, escaped: the instruction names the skill's
-    // description, whose <script> is text.
-    assert!(lines[0].text.contains("<script>"), "{lines:?}");
+    // Every line is on the page, escaped. The turn already defuses markup in
+    // an answer, so a line holding <script> is stored into the run's
+    // conversation here, as any text could be.
+    db.conversations()
+        .insert_message(&memory::store::NewMessage {
+            org: "default",
+            agent: "default",
+            channel: "run",
+            conversation: &run.conversation,
+            conversation_kind: "direct",
+            author: "agent",
+            sender: None,
+            sender_role: None,
+            text: "Done <script>alert('run')</script>",
+            said_at: now(),
+        })
+        .await
+        .unwrap();
+    let page = c.get(&format!("/dashboard/runs/{}", run.id)).await;
+    let body = &page.body;
     assert!(!body.contains("<script>alert"), "{body}");
     assert!(
         body.contains("&lt;script&gt;alert(") && body.contains("&lt;/script&gt;"),
