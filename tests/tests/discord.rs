@@ -380,7 +380,9 @@ async fn a_reply_over_2000_characters_arrives_split_on_line_boundaries() {
     w.pair("default", &bob, Role::User).await;
     // Seven records under the 500-character cap that together run past
     // Discord's 2,000 characters.
-    let topics = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"];
+    let topics = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
+    ];
     for topic in topics {
         let filler = format!("{topic} ").repeat(400 / (topic.len() + 1));
         let text = format!("remember that {topic} project notes {}", filler.trim());
