@@ -468,11 +468,7 @@ async fn replay_events(
                                 payload: r.payload.clone(),
                             };
                             let run = runner.run_now(&prepared, &start).await?;
-                            let lines = services
-                                .db()
-                                .conversations()
-                                .history(&run.org, &run.agent, &run.conversation)
-                                .await?;
+                            let lines = runner.lines(&run).await?;
                             replies.extend(
                                 lines
                                     .into_iter()

@@ -607,13 +607,12 @@ async fn a_hostile_models_writes_in_webhook_schedule_and_sop_runs_only_wait_for_
     let scheduled = ran(schedules.tick(slot + 1_000).await.expect("tick"));
     assert_eq!(scheduled.len(), 1);
 
-    let target = steward::config::RunTarget {
-        name: "daily-report".into(),
-        org: "default".into(),
-        agent: "default".into(),
-        procedure: steward::config::Procedure::Skill("daily-report".into()),
-        deliver: steward::config::Deliver::Dashboard,
-    };
+    let target = steward::runs::on_demand(
+        "default",
+        "default",
+        "daily-report",
+        steward::config::Deliver::Dashboard,
+    );
     let prepared = runner
         .prepare(&target, Trigger::OnDemand)
         .await
