@@ -53,6 +53,7 @@ macro_rules! interaction_inbound {
             at: said_at(i.id),
             mentioned: true,
             answer: $answer,
+            on_behalf_of: None,
         }
     }};
 }
@@ -318,6 +319,7 @@ impl Bot {
             at: *msg.timestamp,
             mentioned: direct || msg.mentions.iter().any(|u| u.id == me),
             answer: None,
+            on_behalf_of: None,
         })
     }
 

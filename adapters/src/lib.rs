@@ -51,6 +51,10 @@ pub struct Inbound {
     pub mentioned: bool,
     /// A button press answering a "Remember this?" question: (batch, yes).
     pub answer: Option<(i64, bool)>,
+    /// Whose behalf the sender acts on (an API key made `--on-behalf-of`
+    /// them, checked against the grant): the turn still runs as the sender,
+    /// and what it writes is tagged with this.
+    pub on_behalf_of: Option<String>,
 }
 
 /// Stands in for a character no database stores alike.
@@ -167,6 +171,7 @@ mod tests {
             at: DateTime::<Utc>::UNIX_EPOCH,
             mentioned: true,
             answer: None,
+            on_behalf_of: None,
         }
     }
 

@@ -411,6 +411,7 @@ impl Activity {
             // Only messages that @mention the webhook reach it.
             mentioned: true,
             answer: None,
+            on_behalf_of: None,
         })
     }
 }

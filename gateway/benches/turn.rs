@@ -51,6 +51,7 @@ fn note(org: &str, i: usize) -> NewRecord {
         conversation: None,
         batch: None,
         author: None,
+        on_behalf_of: None,
     }
 }
 
@@ -168,6 +169,7 @@ fn turn(c: &mut Criterion) {
                     at: base + Duration::milliseconds(n),
                     mentioned: true,
                     answer: None,
+                    on_behalf_of: None,
                 };
                 let replies = turns.handle(&msg).await.expect("turn");
                 assert!(replies[0].text.contains("Memory reference"));

@@ -101,8 +101,9 @@ impl Commands {
             }
             if own.is_empty() {
                 let viewed = self.viewed_by(t.org, user).await?;
+                let delegations = self.delegations(t.org, user).await?;
                 return Ok(Some(format!(
-                    "I don't remember anything about you yet.{viewed}"
+                    "I don't remember anything about you yet.{viewed}{delegations}"
                 )));
             }
             let mut out = String::from("Here is what I remember about you:");
@@ -112,10 +113,21 @@ impl Commands {
                 } else {
                     ""
                 };
-                out.push_str(&format!("\n- [{}] {}{tier}", r.id, sanitize(&r.content)));
+                // What a delegate said while acting for someone says so.
+                let behalf = r
+                    .on_behalf_of
+                    .as_deref()
+                    .map(|p| format!(" (said on behalf of {p})"))
+                    .unwrap_or_default();
+                out.push_str(&format!(
+                    "\n- [{}] {}{tier}{behalf}",
+                    r.id,
+                    sanitize(&r.content)
+                ));
             }
             out.push_str("\nSay /forget <id> to delete one, or /promote <id> to use a preference with every agent.");
             out.push_str(&self.viewed_by(t.org, user).await?);
+            out.push_str(&self.delegations(t.org, user).await?);
             return Ok(Some(out));
         }
         if first == "/promote" || first == "/forget" {
@@ -139,6 +151,20 @@ impl Commands {
             ));
         }
         Ok(None)
+    }
+
+    /// Who acts for this person, and for whom they act: a delegation is
+    /// never hidden from either side.
+    async fn delegations(&self, org: &str, user: &str) -> Result<String> {
+        let mut out = String::new();
+        for g in self.pairing.delegations(org, Some(user)).await? {
+            if g.principal == user {
+                out.push_str(&format!("\n{} may act for you.", g.delegate));
+            } else {
+                out.push_str(&format!("\nYou may act for {}.", g.principal));
+            }
+        }
+        Ok(out)
     }
 
     /// "Viewed by <name> on <date>." for each time an admin opened this person's memory.

@@ -423,6 +423,7 @@ mod tests {
                 conversation: None,
                 batch: None,
                 author: None,
+                on_behalf_of: None,
             },
             hits: 1,
             score: 1.0,

@@ -105,6 +105,7 @@ impl ProposalPlace<'_> {
         .conversation(Some(self.msg.conversation.clone()))
         .batch(Some(self.batch))
         .author(self.principal.author_id())
+        .on_behalf_of(self.msg.on_behalf_of.clone())
     }
 }
 

@@ -402,6 +402,7 @@ async fn replay_events(
                         at: tick(&m.at),
                         mentioned: m.mention,
                         answer: None,
+                        on_behalf_of: None,
                     };
                     replies.extend(
                         turns
@@ -431,6 +432,7 @@ async fn replay_events(
                         at: tick(&s.at),
                         mentioned: true,
                         answer: None,
+                        on_behalf_of: None,
                     };
                     replies.extend(
                         turns

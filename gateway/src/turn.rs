@@ -53,6 +53,9 @@ const SLOW_DOWN: &str =
 /// The answer when the pairing store cannot say who the sender is: nothing is
 /// done or stored (the load benchmark counts it as not acknowledged).
 pub const IDENTITY_UNAVAILABLE: &str = "I can't check who you are right now, so I won't act on this message. Please try again shortly.";
+/// Told to a delegate who writes `@policy:` while acting for someone.
+pub const POLICY_NOT_ON_BEHALF: &str =
+    "Org policy is written in your own name, not on someone's behalf: nothing was saved.";
 /// A yes or no to a "Remember this?" the speaker passed over.
 pub const LAPSED: &str = "That question lapsed when you wrote again, so nothing was saved. Tell me again if you want me to remember it.";
 const PAIR_HINT: &str =
@@ -828,6 +831,12 @@ impl TurnLoop {
                     "An {prefix} directive needs some text after it."
                 ))]);
             }
+            // Org policy is set in one's own name: a delegate acting for
+            // someone writes none, whatever their own role.
+            if directive == Directive::Policy && t.msg.on_behalf_of.is_some() {
+                self.metrics.policy(PolicyOutcome::Refused);
+                return Ok(vec![t.reply(POLICY_NOT_ON_BEHALF.to_string())]);
+            }
             // What memory never keeps (a credential, an instruction for the
             // model, a text over the cap) the write path refuses, whoever asks.
             let content = body.trim();
@@ -1048,7 +1057,8 @@ impl TurnLoop {
                     )
                     .conversation(Some(t.msg.conversation.clone()))
                     .batch(Some(t.message_id))
-                    .author(t.principal.author_id());
+                    .author(t.principal.author_id())
+                    .on_behalf_of(t.msg.on_behalf_of.clone());
                     // A new value on a subject names the live one it replaces.
                     let replaces = self
                         .replaces(

@@ -291,6 +291,7 @@ fn distill_merges_duplicates_and_undo_run_restores_them() {
             conversation: None,
             batch: None,
             author: None,
+            on_behalf_of: None,
         };
         let written = db
             .records()

@@ -316,6 +316,9 @@ pub struct MemoryRecord {
     pub batch: Option<i64>,
     /// Who said it: a stored user id or a system principal; `None` for operator writes.
     pub author: Option<String>,
+    /// Whose behalf it was said on, when a delegate said it (the author is
+    /// the delegate; the record is in the delegate's own places).
+    pub on_behalf_of: Option<String>,
 }
 
 impl MemoryRecord {
@@ -368,6 +371,9 @@ pub struct NewRecord {
     pub batch: Option<i64>,
     /// Who said it: a stored user id or a system principal; `None` for operator writes.
     pub author: Option<String>,
+    /// Whose behalf it was said on, when a delegate said it (the author is
+    /// the delegate; the record is in the delegate's own places).
+    pub on_behalf_of: Option<String>,
 }
 
 impl NewRecord {
@@ -398,6 +404,7 @@ impl NewRecord {
             conversation: None,
             batch: None,
             author: None,
+            on_behalf_of: None,
         }
     }
 
@@ -431,6 +438,10 @@ impl NewRecord {
     }
     pub fn author(mut self, author: Option<String>) -> Self {
         self.author = author;
+        self
+    }
+    pub fn on_behalf_of(mut self, principal: Option<String>) -> Self {
+        self.on_behalf_of = principal;
         self
     }
 }

@@ -1285,6 +1285,7 @@ mod tests {
             conversation: None,
             batch: None,
             author: None,
+            on_behalf_of: None,
         };
         let me = "discord:1";
         let not_mine = Err(PromotionRefusal::NotYours(7));

@@ -9,7 +9,11 @@ use memory::{Db, Role, StoreError};
 use rand::Rng;
 use sha2::{Digest, Sha256};
 
-pub use memory::store::{ApiKey, PairingRequest, RequestStatus, User, UserStatus};
+pub use memory::store::{
+    ApiKey, Delegation, KeyHolder, PairingRequest, RequestStatus, User, UserStatus,
+};
+
+mod delegation;
 
 /// Pairing codes use an alphabet without look-alikes (no 0/O/1/I/L).
 pub const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
@@ -43,6 +47,10 @@ pub enum PairingError {
         user_id: String,
         role: Role,
     },
+    #[error("{0} cannot act for themselves: a delegate is another paired person")]
+    SelfDelegation(String),
+    #[error("{delegate} does not act for {principal}: grant it first (`steward delegate add {principal} {delegate}`)")]
+    NotDelegated { principal: String, delegate: String },
     #[error("`{BUILT_IN_ADMIN}` is the built-in dashboard admin: it is neither paired again nor linked to another user")]
     BuiltInAdmin,
 }
@@ -500,6 +508,18 @@ impl Pairing {
         actor: &str,
         now: i64,
     ) -> Result<NewApiKey> {
+        self.mint_api_key(org, user_id, None, actor, now).await
+    }
+
+    /// A key of `user_id` (active), acting for `on_behalf_of` when given.
+    async fn mint_api_key(
+        &self,
+        org: &str,
+        user_id: &str,
+        on_behalf_of: Option<&str>,
+        actor: &str,
+        now: i64,
+    ) -> Result<NewApiKey> {
         let user = self.user(org, user_id).await?;
         if user.status != UserStatus::Active {
             return Err(PairingError::UserNotActive(user_id.to_string()));
@@ -510,10 +530,13 @@ impl Pairing {
             if self
                 .db
                 .identity()
-                .insert_api_key(&hash_key(&key), &id, org, user_id, now)
+                .insert_api_key(&hash_key(&key), &id, org, user_id, on_behalf_of, now)
                 .await?
             {
-                let detail = format!("key {id}");
+                let detail = match on_behalf_of {
+                    Some(principal) => format!("key {id} on behalf of {principal}"),
+                    None => format!("key {id}"),
+                };
                 self.db
                     .audit()
                     .append(org, actor, "api_key.create", user_id, &detail, now)
@@ -562,6 +585,13 @@ impl Pairing {
     /// user is not active.
     pub async fn api_key_user(&self, key: &str) -> Result<Option<User>> {
         Ok(self.db.identity().user_by_api_key(&hash_key(key)).await?)
+    }
+
+    /// Whose key is this, and on whose behalf it acts: as
+    /// [`Pairing::api_key_user`], and none either when it was made on
+    /// someone's behalf and that delegation ended.
+    pub async fn api_key_holder(&self, key: &str) -> Result<Option<KeyHolder>> {
+        Ok(self.db.identity().api_key_holder(&hash_key(key)).await?)
     }
 }
 

@@ -42,6 +42,7 @@ pub fn dm_now(user: &str, text: &str) -> Inbound {
         at: chrono::Utc::now(),
         mentioned: true,
         answer: None,
+        on_behalf_of: None,
     }
 }
 

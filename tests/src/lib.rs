@@ -188,6 +188,7 @@ impl Harness {
             at: self.tick(),
             mentioned: true,
             answer: None,
+            on_behalf_of: None,
         }
     }
 

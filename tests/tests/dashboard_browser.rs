@@ -179,6 +179,7 @@ async fn walk(c: Client, base: String, services: Arc<Services>, code: String) {
         conversation: None,
         batch: None,
         author: Some("discord:555".into()),
+        on_behalf_of: None,
     };
     db.records()
         .insert_record(&quarantined)

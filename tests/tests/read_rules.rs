@@ -185,6 +185,7 @@ async fn an_injection_is_refused_when_proposed_and_neutralised_when_injected() {
             conversation: None,
             batch: None,
             author: None,
+            on_behalf_of: None,
         };
         h.db().records().insert_record(&raw).await.unwrap();
         h.dm("222", "what is the wiki tip?").await;

@@ -16,13 +16,16 @@ use governor::nanos::Nanos;
 use governor::state::keyed::DashMapStateStore;
 use governor::{Quota, RateLimiter};
 use memory::Role;
-use pairing::User;
+use pairing::{KeyHolder, User};
 use std::num::NonZeroU32;
 
 /// The paired user behind the request's API key.
 #[derive(Debug, Clone)]
 pub struct Caller {
     pub user: User,
+    /// The person the key acts for, when it was made `--on-behalf-of` them
+    /// (checked against the grant on every request).
+    pub on_behalf_of: Option<String>,
 }
 
 impl Caller {
@@ -51,6 +54,10 @@ impl std::ops::Deref for Admin {
 /// What a user key is told on an admin operation.
 pub const ADMIN_ONLY: &str =
     "this operation needs an admin's API key; a user's key reaches its own memory under /api/v1/me";
+
+/// What a key made `--on-behalf-of` someone is told on an admin operation.
+pub const DELEGATED_NOT_ADMIN: &str =
+    "this key acts on someone's behalf and administers nothing; use an admin's own key";
 
 type KeyLimiter =
     RateLimiter<String, DashMapStateStore<String>, GovernorClock, NoOpMiddleware<Nanos>>;
@@ -107,15 +114,15 @@ impl FromRequestParts<ApiState> for Caller {
                 "missing API key (Authorization: Bearer <key>)",
             ));
         };
-        let user = match state.pairing.api_key_user(key).await? {
-            Some(u) => u,
-            None => return Err(ApiError::unauthorized("unknown API key")),
+        let Some(KeyHolder { user, on_behalf_of }) = state.pairing.api_key_holder(key).await?
+        else {
+            return Err(ApiError::unauthorized("unknown API key"));
         };
         state
             .limits
             .check(&user.user_id)
             .map_err(ApiError::too_many)?;
-        Ok(Caller { user })
+        Ok(Caller { user, on_behalf_of })
     }
 }
 
@@ -126,6 +133,11 @@ impl FromRequestParts<ApiState> for Admin {
         let caller = Caller::from_request_parts(parts, state).await?;
         if caller.user.role != Role::Admin {
             return Err(ApiError::forbidden(ADMIN_ONLY));
+        }
+        // A key acting for someone carries the delegate's own turns, never
+        // administration: delegation lends no authority.
+        if caller.on_behalf_of.is_some() {
+            return Err(ApiError::forbidden(DELEGATED_NOT_ADMIN));
         }
         Ok(Admin(caller))
     }

@@ -129,16 +129,17 @@ impl From<pairing::PairingError> for ApiError {
         use pairing::PairingError as P;
         match e {
             P::Store(s) => s.into(),
-            e @ (P::UnknownCode(_) | P::UnknownUser(_) | P::UnknownApiKey(_)) => {
-                ApiError::not_found(e.to_string())
-            }
+            e @ (P::UnknownCode(_)
+            | P::UnknownUser(_)
+            | P::UnknownApiKey(_)
+            | P::NotDelegated { .. }) => ApiError::not_found(e.to_string()),
             e @ (P::CodeExpired(_)
             | P::CodeNotPending { .. }
             | P::UserNotActive(_)
             | P::ApiKeyRevoked(_)
             | P::AlreadyPaired { .. }
             | P::BuiltInAdmin) => ApiError::conflict(e.to_string()),
-            e @ P::BadIdentity(_) => ApiError::bad_request(e.to_string()),
+            e @ (P::BadIdentity(_) | P::SelfDelegation(_)) => ApiError::bad_request(e.to_string()),
         }
     }
 }

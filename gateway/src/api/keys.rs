@@ -22,6 +22,8 @@ pub struct KeyOut {
     pub created_at: DateTime<Utc>,
     pub revoked_at: Option<DateTime<Utc>>,
     pub revoked_by: Option<String>,
+    /// The person the key acts for (a delegate's key), if any.
+    pub on_behalf_of: Option<String>,
 }
 
 impl From<ApiKey> for KeyOut {
@@ -32,6 +34,7 @@ impl From<ApiKey> for KeyOut {
             created_at: at(k.created_at),
             revoked_at: k.revoked_at.map(at),
             revoked_by: k.revoked_by,
+            on_behalf_of: k.on_behalf_of,
         }
     }
 }
@@ -78,6 +81,10 @@ pub async fn list(
 pub struct NewKey {
     /// An active paired user; the key carries their role.
     pub user_id: String,
+    /// The person `user_id` acts for (a delegate's key): refused (404)
+    /// unless that delegation holds; the key stops working when it ends.
+    #[serde(default)]
+    pub on_behalf_of: Option<String>,
 }
 
 /// A key just minted.
@@ -99,10 +106,21 @@ pub async fn create(
     Body(body): Body<NewKey>,
 ) -> Result<(StatusCode, Json<CreatedKey>), ApiError> {
     let user_id = body.user_id.trim().to_string();
-    let new = state
-        .pairing
-        .create_api_key(admin.org(), &user_id, admin.id(), now_ms(&state))
-        .await?;
+    let (org, actor, now) = (admin.org(), admin.id(), now_ms(&state));
+    let new = match body.on_behalf_of.as_deref() {
+        Some(principal) => {
+            state
+                .pairing
+                .create_delegated_api_key(org, &user_id, principal, actor, now)
+                .await?
+        }
+        None => {
+            state
+                .pairing
+                .create_api_key(org, &user_id, actor, now)
+                .await?
+        }
+    };
     Ok((
         StatusCode::CREATED,
         Json(CreatedKey {

@@ -36,6 +36,8 @@ pub struct Record {
     pub conversation: Option<String>,
     /// Who said it: a stored user id or a system principal.
     pub author: Option<String>,
+    /// Whose behalf the author said it on (a delegate's turn), if any.
+    pub on_behalf_of: Option<String>,
 }
 
 impl From<MemoryRecord> for Record {
@@ -55,6 +57,7 @@ impl From<MemoryRecord> for Record {
             expires_at: r.expires_at.map(at),
             conversation: r.conversation,
             author: r.author,
+            on_behalf_of: r.on_behalf_of,
         }
     }
 }

@@ -91,7 +91,23 @@ pub async fn post_message(
     if let Some(Err(why)) = req.agent.as_deref().map(memory::check_agent_id) {
         return Err(ApiError::bad_request(format!("agent: {why}")));
     }
-    let user = caller.user;
+    let Caller { user, on_behalf_of } = caller;
+    if let Some(principal) = &on_behalf_of {
+        // Every delegated message is on the audit log: who acted, for whom.
+        let detail = format!("conversation {}", req.conversation.as_deref().unwrap_or(""));
+        state
+            .db
+            .audit()
+            .append(
+                &user.org,
+                &user.user_id,
+                "delegate.message",
+                principal,
+                &detail,
+                state.clock.now_ms(),
+            )
+            .await?;
+    }
     let msg = Inbound {
         org: user.org.clone(),
         agent: req.agent.unwrap_or_else(|| state.cfg.server.agent.clone()),
@@ -105,6 +121,7 @@ pub async fn post_message(
         at: state.clock.now_utc(),
         mentioned: true,
         answer: None,
+        on_behalf_of,
     };
     let outcome = state.turns.take(&msg).await.map_err(|e| {
         tracing::error!(error = %e, "turn failed");

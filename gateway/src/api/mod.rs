@@ -14,6 +14,7 @@
 mod archives;
 mod audit;
 mod auth;
+mod delegates;
 pub(crate) mod error;
 mod keys;
 mod me;
@@ -156,6 +157,8 @@ fn api() -> OpenApiRouter<ApiState> {
         .routes(routes!(me::show, me::forget))
         .routes(routes!(me::export))
         .routes(routes!(me::search))
+        .routes(routes!(delegates::list, delegates::add))
+        .routes(routes!(delegates::remove))
         .routes(routes!(memory::list))
         .routes(routes!(search::search))
         .routes(routes!(memory::show, memory::forget))

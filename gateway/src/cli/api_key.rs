@@ -7,8 +7,14 @@ pub(super) async fn run(ctx: &Ctx, cmd: ApiKeyCommand) -> Result<()> {
     let p = ctx.services.pairing();
     let org = &ctx.org;
     match cmd {
-        ApiKeyCommand::Create { user } => {
-            let new = p.create_api_key(org, &user, ACTOR, ctx.now_ms()).await?;
+        ApiKeyCommand::Create { user, on_behalf_of } => {
+            let new = match on_behalf_of.as_deref() {
+                Some(principal) => {
+                    p.create_delegated_api_key(org, &user, principal, ACTOR, ctx.now_ms())
+                        .await?
+                }
+                None => p.create_api_key(org, &user, ACTOR, ctx.now_ms()).await?,
+            };
             // stdout is the key alone, for `KEY=$(steward api-key create …)`.
             println!("{}", new.key);
             eprintln!(
@@ -28,8 +34,13 @@ pub(super) async fn run(ctx: &Ctx, cmd: ApiKeyCommand) -> Result<()> {
                     (Some(at), None) => format!("revoked {}", date(at)),
                     (None, _) => "active".to_string(),
                 };
+                let acting = k
+                    .on_behalf_of
+                    .as_deref()
+                    .map(|p| format!(" on behalf of {p}"))
+                    .unwrap_or_default();
                 println!(
-                    "  {}  {}  created {}  {state}",
+                    "  {}  {}{acting}  created {}  {state}",
                     k.key_id,
                     k.user_id,
                     date(k.created_at)

@@ -111,6 +111,7 @@ pub(super) async fn run(
             at: services.clock().now_utc(),
             mentioned: true,
             answer: None,
+            on_behalf_of: None,
         };
         for r in services.turns().handle(&msg).await? {
             println!("steward> {}", r.text.replace('\n', "\n         "));

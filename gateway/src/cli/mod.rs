@@ -6,6 +6,7 @@ mod api_key;
 mod backup;
 mod chat;
 mod dashboard;
+mod delegate;
 mod memory;
 mod pairing;
 mod replay;
@@ -80,6 +81,9 @@ pub enum Command {
     /// API keys for /api/v1.
     #[command(subcommand, name = "api-key")]
     ApiKey(ApiKeyCommand),
+    /// Delegation: who may act for whom (through a key made `--on-behalf-of`).
+    #[command(subcommand)]
+    Delegate(DelegateCommand),
     /// The web dashboard's admin token.
     #[command(subcommand)]
     Dashboard(DashboardCommand),
@@ -497,6 +501,10 @@ pub enum ApiKeyCommand {
         /// The paired user the key acts as.
         #[arg(long)]
         user: String,
+        /// The person `--user` acts for (a delegate's key): it works only
+        /// while `steward delegate add PRINCIPAL USER` holds.
+        #[arg(long = "on-behalf-of")]
+        on_behalf_of: Option<String>,
     },
     /// API keys by id, user, creation and revocation (never the secret).
     List {
@@ -511,6 +519,27 @@ pub enum ApiKeyCommand {
     Revoke {
         /// The key's id, `key-…` (the prefix and case are forgiven).
         id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DelegateCommand {
+    /// Let DELEGATE act for PRINCIPAL (both paired people). The delegate
+    /// acts with their own role and memory, never the principal's.
+    Add {
+        /// The person acted for.
+        principal: String,
+        /// The person who acts.
+        delegate: String,
+    },
+    /// End a grant: keys made on its behalf stop working at once.
+    Remove { principal: String, delegate: String },
+    /// The grants (of one person, as principal or delegate, when given).
+    List {
+        who: Option<String>,
+        /// Print a JSON array.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -545,6 +574,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Skills(cmd) => skills::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::Runs(cmd) => runs::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::ApiKey(cmd) => api_key::run(&Ctx::open(cfg, org).await?, cmd).await,
+        Command::Delegate(cmd) => delegate::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::Dashboard(cmd) => dashboard::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::Backup { file } => backup::run(&cfg, &file).await,
     }

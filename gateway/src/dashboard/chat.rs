@@ -133,6 +133,7 @@ fn message(state: &DashboardState, text: &str) -> Inbound {
         at: state.clock.now_utc(),
         mentioned: true,
         answer: None,
+        on_behalf_of: None,
     }
 }
 

@@ -43,6 +43,7 @@ fn template(records: &[MemoryRecord], csrf: &str) -> Markup {
                 td.source {
                     (r.source)
                     @if let Some(c) = &r.conversation { br; span.muted { "in " (c) } }
+                    @if let Some(p) = &r.on_behalf_of { br; span.muted { "on behalf of " (p) } }
                 }
                 td.actions {
                     (view::action("/dashboard/review/confirm", csrf, &[("id", &id)], "Confirm", "primary"))

@@ -260,6 +260,7 @@ impl Runner {
             at,
             mentioned: true,
             answer: None,
+            on_behalf_of: None,
         };
         let replies = services
             .turns()

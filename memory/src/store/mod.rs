@@ -15,6 +15,7 @@ macro_rules! sql {
 mod archives;
 mod audit;
 mod consolidation;
+mod delegations;
 mod fulltext;
 mod jobs;
 mod messages;
@@ -32,6 +33,7 @@ mod vectors;
 
 pub use archives::{Archive, NewArchive};
 pub use audit::AuditTrail;
+pub use delegations::{Delegation, KeyHolder};
 pub use jobs::Jobs;
 pub use messages::{
     Answer, ConversationView, Conversations, LiveSize, NewMessage, Opened, Opening, ViewOf,
@@ -716,7 +718,7 @@ impl crate::screen::WriteRefusal {
 }
 
 /// Every column of a memory record, as `MemoryRecord` reads them.
-pub(super) const RECORD: &str = "SELECT id, org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author FROM memory_records";
+pub(super) const RECORD: &str = "SELECT id, org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author, on_behalf_of FROM memory_records";
 
 text_enum! {
     Scope => Scope::parse,

@@ -83,6 +83,9 @@ pub struct ApiKey {
     pub revoked_at: Option<i64>,
     /// Who revoked it.
     pub revoked_by: Option<String>,
+    /// The person it acts for, when it was made `--on-behalf-of` them: it
+    /// works only while that delegation holds.
+    pub on_behalf_of: Option<String>,
 }
 
 /// A pending or decided pairing request.
@@ -121,12 +124,12 @@ pub struct Decision<'a> {
     pub now: i64,
 }
 
-const USER: &str = "SELECT u.org, u.user_id, u.name, u.role, u.status, u.updated_at FROM users u";
+pub(super) const USER: &str = "SELECT u.org, u.user_id, u.name, u.role, u.status, u.updated_at FROM users u";
 const REQUEST: &str =
     "SELECT org, code, channel, stored_id, name, status, created_at, expires_at FROM pairing_codes";
 
 const API_KEY: &str =
-    "SELECT org, key_id, user_id, created_at, revoked_at, revoked_by FROM api_keys";
+    "SELECT org, key_id, user_id, created_at, revoked_at, revoked_by, on_behalf_of FROM api_keys";
 
 /// Bound: org, user id, name, role, now, [`UserStatus::Active`].
 const UPSERT_USER: &str = "INSERT INTO users (org, user_id, name, role, status, created_at, updated_at) VALUES ($1, $2, $3, $4, $6, $5, $5) \
@@ -251,6 +254,7 @@ impl Identity<'_> {
             )
             .await?;
         }
+        super::delegations::end_delegations_of(&mut tx, org, user_id, actor, now).await?;
         tx.commit().await?;
         Ok(Some(keys))
     }
@@ -400,32 +404,29 @@ impl Identity<'_> {
             == 1)
     }
 
-    /// Store an API key's hash and public id, bound to a user. False, with
-    /// nothing written, when the id (or the hash) is taken already.
+    /// Store an API key's hash and public id, bound to a user (acting for
+    /// `on_behalf_of`, when given). False, with nothing written, when the id
+    /// (or the hash) is taken already.
     pub async fn insert_api_key(
         &self,
         key_hash: &str,
         key_id: &str,
         org: &str,
         user_id: &str,
+        on_behalf_of: Option<&str>,
         now: i64,
     ) -> Result<bool> {
-        let text = "INSERT INTO api_keys (key_hash, key_id, org, user_id, created_at) \
-                    VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING";
-        let q = sql!(text, key_hash, key_id, org, user_id, now);
+        let text = "INSERT INTO api_keys (key_hash, key_id, org, user_id, created_at, on_behalf_of) \
+                    VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING";
+        let q = sql!(text, key_hash, key_id, org, user_id, now, on_behalf_of);
         Ok(q.exec(&self.db.pool).await? == 1)
     }
 
     /// The active user an API key (by hash) is bound to: none when the key is
-    /// unknown or revoked, or its user is not active.
+    /// unknown or revoked, its user is not active, or its delegation ended
+    /// (`Identity::api_key_holder`).
     pub async fn user_by_api_key(&self, key_hash: &str) -> Result<Option<User>> {
-        let text = format!(
-            "{USER} JOIN api_keys k ON u.org = k.org AND u.user_id = k.user_id \
-             WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND u.status = $2"
-        );
-        sql!(text, key_hash, UserStatus::Active)
-            .opt(&self.db.pool)
-            .await
+        Ok(self.api_key_holder(key_hash).await?.map(|h| h.user))
     }
 
     /// The API keys of an organisation (of one user, when given), oldest first.

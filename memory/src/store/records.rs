@@ -345,8 +345,8 @@ async fn same_subject_active(
 }
 
 pub(super) async fn insert_on(conn: &mut AnyConnection, r: &NewRecord) -> Result<i64> {
-    let text = "INSERT INTO memory_records (org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author) \
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id";
+    let text = "INSERT INTO memory_records (org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author, on_behalf_of) \
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING id";
     let q = sql!(text, &r.org, &r.agent, r.scope, &r.owner, &r.subject, &r.kind)
         .arg(&r.content)
         .arg(r.status)
@@ -356,7 +356,8 @@ pub(super) async fn insert_on(conn: &mut AnyConnection, r: &NewRecord) -> Result
         .arg(r.expires_at)
         .arg(&r.conversation)
         .arg(r.batch)
-        .arg(&r.author);
+        .arg(&r.author)
+        .arg(&r.on_behalf_of);
     let (id,) = q.one(&mut *conn).await?;
     if r.status == Status::Active {
         fulltext::index(conn, &Doc::new(id, r)).await?;
