@@ -81,6 +81,8 @@ impl Export {
             .conversations()
             .messages_by_sender(org, user)
             .await?;
+        // Who acts for them and for whom they act: part of what is theirs.
+        let delegations = self.pairing.delegations(org, Some(user)).await?;
         self.db
             .audit()
             .append(org, actor, "memory.export", user, "", now)
@@ -91,6 +93,7 @@ impl Export {
             "pairing": pairing,
             "records": records,
             "messages": messages,
+            "delegations": delegations,
         }))
     }
 

@@ -1057,3 +1057,54 @@ fn the_cli_refuses_credentials_and_shows_nothing_of_a_forgotten_record() {
         );
     }
 }
+
+/// `steward delegate add|list|remove`, and a key made `--on-behalf-of`:
+/// refused without the grant, listed with whom it acts for, and revoked
+/// with the grant.
+#[test]
+fn a_delegate_key_needs_the_grant_and_ends_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (who, name) in [("cli:ana", "Ana"), ("cli:bob", "Bob")] {
+        let (ok, _, err) = run(
+            d,
+            &["pairing", "add", who, "--role", "user", "--name", name],
+        );
+        assert!(ok, "{err}");
+    }
+    let key = [
+        "api-key",
+        "create",
+        "--user",
+        "cli:bob",
+        "--on-behalf-of",
+        "cli:ana",
+    ];
+    let (ok, _, err) = run(d, &key);
+    assert!(!ok && err.contains("does not act for cli:ana"), "{err}");
+    let (ok, _, err) = run(d, &["delegate", "add", "cli:ana", "cli:ana"]);
+    assert!(!ok && err.contains("cannot act for themselves"), "{err}");
+    let (ok, out, err) = run(d, &["delegate", "add", "cli:ana", "cli:bob"]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "delegated: cli:bob acts for cli:ana");
+    let (ok, secret, said) = run(d, &key);
+    assert!(ok && secret.trim().starts_with("stw_"), "{said}");
+    let (_, list, _) = run(d, &["api-key", "list", "--user", "cli:bob"]);
+    assert!(
+        list.contains("cli:bob on behalf of cli:ana") && list.contains("active"),
+        "{list}"
+    );
+    let (ok, out, err) = run(d, &["delegate", "list", "cli:ana", "--json"]);
+    assert!(ok, "{err}");
+    let grants: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(grants[0]["delegate"], "cli:bob", "{grants}");
+    let (ok, _, err) = run(d, &["delegate", "remove", "cli:ana", "cli:bob"]);
+    assert!(ok, "{err}");
+    let (_, list, _) = run(d, &["api-key", "list", "--user", "cli:bob"]);
+    assert!(
+        list.contains("revoked") && !list.contains("active"),
+        "{list}"
+    );
+    let (ok, _, err) = run(d, &["delegate", "remove", "cli:ana", "cli:bob"]);
+    assert!(!ok && err.contains("does not act for"), "{err}");
+}

@@ -74,7 +74,12 @@ impl Pairing {
         now: i64,
     ) -> Result<NewApiKey> {
         let (principal, delegate) = (principal.trim(), delegate.trim());
-        if !self.db.identity().acts_for(org, delegate, principal).await? {
+        if !self
+            .db
+            .identity()
+            .acts_for(org, delegate, principal)
+            .await?
+        {
             return Err(PairingError::NotDelegated {
                 principal: principal.to_string(),
                 delegate: delegate.to_string(),

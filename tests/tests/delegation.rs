@@ -39,13 +39,14 @@ impl Office {
         let p = h.services.pairing().clone();
         let key = |user: &'static str| {
             let p = p.clone();
-            async move { p.create_api_key("default", user, "test", 1).await.unwrap().key }
+            async move {
+                p.create_api_key("default", user, "test", 1)
+                    .await
+                    .unwrap()
+                    .key
+            }
         };
-        let (admin, ana, bob) = (
-            key("discord:111").await,
-            key(ANA).await,
-            key(BOB).await,
-        );
+        let (admin, ana, bob) = (key("discord:111").await, key(ANA).await, key(BOB).await);
         let records = h.db().records();
         records
             .insert_record(&record(
@@ -120,7 +121,10 @@ impl Office {
             )
             .await;
         assert_eq!(s, StatusCode::CREATED, "{grant}");
-        assert_eq!((grant["principal"].as_str(), grant["delegate"].as_str()), (Some(ANA), Some(BOB)));
+        assert_eq!(
+            (grant["principal"].as_str(), grant["delegate"].as_str()),
+            (Some(ANA), Some(BOB))
+        );
         let (s, key) = self
             .call(
                 "POST",
@@ -193,20 +197,22 @@ async fn a_delegated_turn_reads_and_writes_only_the_delegates_own_memory() {
         ] {
             let (s, body) = o.call("GET", path, &key, None).await;
             assert_eq!(s, StatusCode::OK, "{name}: {path}: {body}");
-            assert!(holds_nothing_of_ana(&body.to_string()), "{name}: {path}: {body}");
+            assert!(
+                holds_nothing_of_ana(&body.to_string()),
+                "{name}: {path}: {body}"
+            );
         }
         // What Bob keeps while acting for her is his own, tagged with her.
         let asked = o.say(&key, "I prefer bullet points in summaries").await;
         assert!(asked.contains("Remember this?"), "{name}: {asked}");
         let kept = o.say(&key, "yes").await;
         assert!(kept.contains("Written: personal memory"), "{name}: {kept}");
-        let his: Vec<_> = o
-            .h
-            .records()
-            .await
-            .into_iter()
-            .filter(|r| r.content.contains("bullet points"))
-            .collect();
+        let his: Vec<_> =
+            o.h.records()
+                .await
+                .into_iter()
+                .filter(|r| r.content.contains("bullet points"))
+                .collect();
         assert_eq!(his.len(), 1, "{name}: {his:?}");
         assert_eq!(his[0].owner.as_deref(), Some(BOB), "{name}");
         assert_eq!(his[0].status, Status::Active, "{name}");
@@ -218,21 +224,31 @@ async fn a_delegated_turn_reads_and_writes_only_the_delegates_own_memory() {
             "{name}: {mine}"
         );
         let (_, listed) = o.call("GET", "/api/v1/me/memory", &key, None).await;
-        assert!(listed.to_string().contains(&format!("\"on_behalf_of\":\"{ANA}\"")), "{name}: {listed}");
+        assert!(
+            listed
+                .to_string()
+                .contains(&format!("\"on_behalf_of\":\"{ANA}\"")),
+            "{name}: {listed}"
+        );
         // Ana's memory is exactly as it was: nothing read into it, nothing written.
         assert_eq!(o.anas().await, before, "{name}");
         // Each delegated message is audited: who acted, for whom.
-        let acts = o
-            .h
-            .db()
-            .audit()
-            .about("default", "delegate.message", ANA)
-            .await
-            .unwrap();
-        assert!(acts.len() >= 6 && acts.iter().all(|e| e.actor == BOB), "{name}: {acts:?}");
+        let acts =
+            o.h.db()
+                .audit()
+                .about("default", "delegate.message", ANA)
+                .await
+                .unwrap();
+        assert!(
+            acts.len() >= 6 && acts.iter().all(|e| e.actor == BOB),
+            "{name}: {acts:?}"
+        );
         // Ana sees who may act for her; Bob for whom he acts.
         let hers = o.say(&o.ana, "/memory").await;
-        assert!(hers.contains(&format!("{BOB} may act for you")), "{name}: {hers}");
+        assert!(
+            hers.contains(&format!("{BOB} may act for you")),
+            "{name}: {hers}"
+        );
     }
 }
 
@@ -242,30 +258,75 @@ async fn ending_the_grant_or_revoking_either_person_ends_the_delegated_key_at_on
         // The grant ended by the principal.
         let o = Office::on(db).await;
         let key = o.delegate_bob().await;
-        assert_eq!(o.call("GET", "/api/v1/me", &key, None).await.0, StatusCode::OK, "{name}");
+        assert_eq!(
+            o.call("GET", "/api/v1/me", &key, None).await.0,
+            StatusCode::OK,
+            "{name}"
+        );
         let (s, _) = o
-            .call("DELETE", &format!("/api/v1/me/delegates/{BOB}"), &o.ana, None)
+            .call(
+                "DELETE",
+                &format!("/api/v1/me/delegates/{BOB}"),
+                &o.ana,
+                None,
+            )
             .await;
         assert_eq!(s, StatusCode::NO_CONTENT, "{name}");
-        let (s, body) = o.call("POST", "/api/v1/messages", &key, Some(json!({"text": "hi"}))).await;
+        let (s, body) = o
+            .call(
+                "POST",
+                "/api/v1/messages",
+                &key,
+                Some(json!({"text": "hi"})),
+            )
+            .await;
         assert_eq!(s, StatusCode::UNAUTHORIZED, "{name}: {body}");
         // Granting again brings the old key back: no.
         let (s, _) = o
-            .call("POST", "/api/v1/me/delegates", &o.ana, Some(json!({"delegate": BOB})))
+            .call(
+                "POST",
+                "/api/v1/me/delegates",
+                &o.ana,
+                Some(json!({"delegate": BOB})),
+            )
             .await;
         assert_eq!(s, StatusCode::CREATED, "{name}");
-        assert_eq!(o.call("GET", "/api/v1/me", &key, None).await.0, StatusCode::UNAUTHORIZED, "{name}");
+        assert_eq!(
+            o.call("GET", "/api/v1/me", &key, None).await.0,
+            StatusCode::UNAUTHORIZED,
+            "{name}"
+        );
         // Bob's own key never depended on it.
-        assert_eq!(o.call("GET", "/api/v1/me", &o.bob, None).await.0, StatusCode::OK, "{name}");
+        assert_eq!(
+            o.call("GET", "/api/v1/me", &o.bob, None).await.0,
+            StatusCode::OK,
+            "{name}"
+        );
         // Ending it again: there is nothing to end.
         let key = o.delegate_bob_again().await;
         let p = o.h.services.pairing();
         // The principal revoked: the key acting for her stops, and stays stopped when she is paired again.
-        p.revoke("default", ANA, "test", o.h.now_ms()).await.unwrap();
-        assert_eq!(o.call("GET", "/api/v1/me", &key, None).await.0, StatusCode::UNAUTHORIZED, "{name}");
+        p.revoke("default", ANA, "test", o.h.now_ms())
+            .await
+            .unwrap();
+        assert_eq!(
+            o.call("GET", "/api/v1/me", &key, None).await.0,
+            StatusCode::UNAUTHORIZED,
+            "{name}"
+        );
         o.h.pair("222", Role::User).await;
-        assert_eq!(o.call("GET", "/api/v1/me", &key, None).await.0, StatusCode::UNAUTHORIZED, "{name}");
-        assert!(p.delegations("default", Some(ANA)).await.unwrap().is_empty(), "{name}");
+        assert_eq!(
+            o.call("GET", "/api/v1/me", &key, None).await.0,
+            StatusCode::UNAUTHORIZED,
+            "{name}"
+        );
+        assert!(
+            p.delegations("default", Some(ANA))
+                .await
+                .unwrap()
+                .is_empty(),
+            "{name}"
+        );
     }
 }
 
@@ -283,7 +344,10 @@ impl Office {
             .await;
         assert_eq!(s, StatusCode::CREATED, "{key}");
         let key = key["key"].as_str().unwrap().to_string();
-        assert_eq!(self.call("GET", "/api/v1/me", &key, None).await.0, StatusCode::OK);
+        assert_eq!(
+            self.call("GET", "/api/v1/me", &key, None).await.0,
+            StatusCode::OK
+        );
         key
     }
 }
@@ -294,30 +358,64 @@ async fn delegation_lends_no_authority_and_is_never_passed_on() {
         let o = Office::on(db).await;
         // No key acts for someone without their grant, and nobody delegates to themselves.
         let (s, body) = o
-            .call("POST", "/api/v1/keys", &o.admin, Some(json!({"user_id": BOB, "on_behalf_of": ANA})))
+            .call(
+                "POST",
+                "/api/v1/keys",
+                &o.admin,
+                Some(json!({"user_id": BOB, "on_behalf_of": ANA})),
+            )
             .await;
         assert_eq!(s, StatusCode::NOT_FOUND, "{name}: {body}");
         let (s, body) = o
-            .call("POST", "/api/v1/me/delegates", &o.bob, Some(json!({"delegate": BOB})))
+            .call(
+                "POST",
+                "/api/v1/me/delegates",
+                &o.bob,
+                Some(json!({"delegate": BOB})),
+            )
             .await;
         assert_eq!(s, StatusCode::BAD_REQUEST, "{name}: {body}");
         // Bob cannot grant himself Ana: his key grants only for himself.
         let (s, _) = o
-            .call("POST", "/api/v1/me/delegates", &o.bob, Some(json!({"delegate": ANA})))
+            .call(
+                "POST",
+                "/api/v1/me/delegates",
+                &o.bob,
+                Some(json!({"delegate": ANA})),
+            )
             .await;
         assert_eq!(s, StatusCode::CREATED, "{name}");
         let (s, body) = o
-            .call("POST", "/api/v1/keys", &o.admin, Some(json!({"user_id": BOB, "on_behalf_of": ANA})))
+            .call(
+                "POST",
+                "/api/v1/keys",
+                &o.admin,
+                Some(json!({"user_id": BOB, "on_behalf_of": ANA})),
+            )
             .await;
-        assert_eq!(s, StatusCode::NOT_FOUND, "{name}: Ana acting for Bob is not Bob acting for Ana: {body}");
+        assert_eq!(
+            s,
+            StatusCode::NOT_FOUND,
+            "{name}: Ana acting for Bob is not Bob acting for Ana: {body}"
+        );
         // The admin acting for Ana: her delegate, with a key acting for her.
         let admin = "discord:111";
         let (s, _) = o
-            .call("POST", "/api/v1/me/delegates", &o.ana, Some(json!({"delegate": admin})))
+            .call(
+                "POST",
+                "/api/v1/me/delegates",
+                &o.ana,
+                Some(json!({"delegate": admin})),
+            )
             .await;
         assert_eq!(s, StatusCode::CREATED, "{name}");
         let (s, key) = o
-            .call("POST", "/api/v1/keys", &o.admin, Some(json!({"user_id": admin, "on_behalf_of": ANA})))
+            .call(
+                "POST",
+                "/api/v1/keys",
+                &o.admin,
+                Some(json!({"user_id": admin, "on_behalf_of": ANA})),
+            )
             .await;
         assert_eq!(s, StatusCode::CREATED, "{name}: {key}");
         let key = key["key"].as_str().unwrap().to_string();
@@ -326,7 +424,11 @@ async fn delegation_lends_no_authority_and_is_never_passed_on() {
             ("GET", "/api/v1/memory", None),
             ("GET", "/api/v1/audit", None),
             ("POST", "/api/v1/keys", Some(json!({"user_id": admin}))),
-            ("POST", "/api/v1/me/delegates", Some(json!({"delegate": BOB}))),
+            (
+                "POST",
+                "/api/v1/me/delegates",
+                Some(json!({"delegate": BOB})),
+            ),
             ("DELETE", "/api/v1/me/delegates/discord:111", None),
         ] {
             let (s, e) = o.call(method, path, &key, body).await;
@@ -338,13 +440,18 @@ async fn delegation_lends_no_authority_and_is_never_passed_on() {
         assert!(reply.contains("not on someone's behalf"), "{name}: {reply}");
         assert!(o.h.records_containing("Fridays").await.is_empty(), "{name}");
         // The admin's note taught while acting for her names her.
-        o.say(&key, "@notes: The VPN endpoint is vpn2.example.com").await;
+        o.say(&key, "@notes: The VPN endpoint is vpn2.example.com")
+            .await;
         let notes = o.h.records_containing("vpn2.example.com").await;
         assert_eq!(notes.len(), 1, "{name}: {notes:?}");
         assert_eq!(notes[0].scope, Scope::AgentNotes, "{name}");
         assert_eq!(notes[0].author.as_deref(), Some(admin), "{name}");
         assert_eq!(notes[0].on_behalf_of.as_deref(), Some(ANA), "{name}");
         // The same admin's own key still administers.
-        assert_eq!(o.call("GET", "/api/v1/audit", &o.admin, None).await.0, StatusCode::OK, "{name}");
+        assert_eq!(
+            o.call("GET", "/api/v1/audit", &o.admin, None).await.0,
+            StatusCode::OK,
+            "{name}"
+        );
     }
 }

@@ -62,10 +62,7 @@ fn own_key(caller: &Caller) -> Result<(), ApiError> {
 /// Who acts for the caller, and for whom the caller acts.
 #[utoipa::path(get, operation_id = "me_delegates", path = "/api/v1/me/delegates", tag = "me",
     responses((status = 200, body = Grants), (status = 401, body = ErrorBody)))]
-pub async fn list(
-    State(state): State<ApiState>,
-    caller: Caller,
-) -> Result<Json<Grants>, ApiError> {
+pub async fn list(State(state): State<ApiState>, caller: Caller) -> Result<Json<Grants>, ApiError> {
     let grants = state
         .pairing
         .delegations(caller.org(), Some(caller.id()))

@@ -532,10 +532,16 @@ pub enum DelegateCommand {
         /// The person who acts.
         delegate: String,
     },
-    /// End a grant: keys made on its behalf stop working at once.
-    Remove { principal: String, delegate: String },
+    /// End a grant: keys made on its behalf are revoked at once.
+    Remove {
+        /// The person acted for.
+        principal: String,
+        /// The person who acted.
+        delegate: String,
+    },
     /// The grants (of one person, as principal or delegate, when given).
     List {
+        /// Only the grants naming this person (as principal or delegate).
         who: Option<String>,
         /// Print a JSON array.
         #[arg(long)]

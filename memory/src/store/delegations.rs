@@ -27,8 +27,7 @@ pub struct KeyHolder {
     pub on_behalf_of: Option<String>,
 }
 
-const DELEGATION: &str =
-    "SELECT org, principal, delegate, granted_by, granted_at FROM delegations";
+const DELEGATION: &str = "SELECT org, principal, delegate, granted_by, granted_at FROM delegations";
 
 impl Identity<'_> {
     /// Grant `delegate` the right to act for `principal`, with its
@@ -53,7 +52,16 @@ impl Identity<'_> {
             return Ok(false);
         }
         let detail = format!("delegate {delegate}");
-        insert_audit(&mut *tx, org, actor, "delegate.grant", principal, &detail, now).await?;
+        insert_audit(
+            &mut *tx,
+            org,
+            actor,
+            "delegate.grant",
+            principal,
+            &detail,
+            now,
+        )
+        .await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -74,9 +82,19 @@ impl Identity<'_> {
         if sql!(text, org, principal, delegate).exec(&mut *tx).await? == 0 {
             return Ok(false);
         }
-        let keys = revoke_keys_acting_for(&mut tx, org, principal, Some(delegate), actor, now).await?;
+        let keys =
+            revoke_keys_acting_for(&mut tx, org, principal, Some(delegate), actor, now).await?;
         let detail = with_keys(format!("delegate {delegate}"), &keys);
-        insert_audit(&mut *tx, org, actor, "delegate.revoke", principal, &detail, now).await?;
+        insert_audit(
+            &mut *tx,
+            org,
+            actor,
+            "delegate.revoke",
+            principal,
+            &detail,
+            now,
+        )
+        .await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -161,9 +179,7 @@ async fn revoke_keys_acting_for(
 ) -> Result<Vec<String>> {
     let text = "SELECT key_id FROM api_keys WHERE org = $1 AND on_behalf_of = $2 \
                 AND (CAST($3 AS TEXT) IS NULL OR user_id = $3) AND revoked_at IS NULL ORDER BY key_id";
-    let keys: Vec<(String,)> = sql!(text, org, principal, delegate)
-        .all(&mut **tx)
-        .await?;
+    let keys: Vec<(String,)> = sql!(text, org, principal, delegate).all(&mut **tx).await?;
     let text = "UPDATE api_keys SET revoked_at = $1, revoked_by = $2 WHERE org = $3 \
                 AND on_behalf_of = $4 AND (CAST($5 AS TEXT) IS NULL OR user_id = $5) AND revoked_at IS NULL";
     sql!(text, now, actor, org, principal, delegate)
@@ -188,8 +204,20 @@ pub(super) async fn end_delegations_of(
     sql!(text, org, user).exec(&mut **tx).await?;
     let keys = revoke_keys_acting_for(tx, org, user, None, actor, now).await?;
     for g in grants {
-        let detail = format!("delegate {} (ended with the revocation of {user})", g.delegate);
-        insert_audit(&mut **tx, org, actor, "delegate.revoke", &g.principal, &detail, now).await?;
+        let detail = format!(
+            "delegate {} (ended with the revocation of {user})",
+            g.delegate
+        );
+        insert_audit(
+            &mut **tx,
+            org,
+            actor,
+            "delegate.revoke",
+            &g.principal,
+            &detail,
+            now,
+        )
+        .await?;
     }
     if !keys.is_empty() {
         let detail = with_keys(format!("acting for {user}"), &keys);

@@ -124,7 +124,8 @@ pub struct Decision<'a> {
     pub now: i64,
 }
 
-pub(super) const USER: &str = "SELECT u.org, u.user_id, u.name, u.role, u.status, u.updated_at FROM users u";
+pub(super) const USER: &str =
+    "SELECT u.org, u.user_id, u.name, u.role, u.status, u.updated_at FROM users u";
 const REQUEST: &str =
     "SELECT org, code, channel, stored_id, name, status, created_at, expires_at FROM pairing_codes";
 
@@ -416,7 +417,8 @@ impl Identity<'_> {
         on_behalf_of: Option<&str>,
         now: i64,
     ) -> Result<bool> {
-        let text = "INSERT INTO api_keys (key_hash, key_id, org, user_id, created_at, on_behalf_of) \
+        let text =
+            "INSERT INTO api_keys (key_hash, key_id, org, user_id, created_at, on_behalf_of) \
                     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING";
         let q = sql!(text, key_hash, key_id, org, user_id, now, on_behalf_of);
         Ok(q.exec(&self.db.pool).await? == 1)
