@@ -14,10 +14,12 @@ pub mod policy;
 pub mod run;
 pub mod sanitize;
 pub mod screen;
+pub mod scrub;
 pub mod skill;
 pub mod store;
 pub mod terms;
 pub mod write;
 
 pub use model::*;
+pub use store::role_memory;
 pub use store::{Backend, Db, StoreError};

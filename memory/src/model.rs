@@ -170,6 +170,9 @@ pub enum Scope {
     AgentNotes,
     /// Org-wide policy memory, admin-authored.
     OrgPolicy,
+    /// What everyone in a work role shares: `org/{org}/role/{role}`, owned by
+    /// the role's name, readable with any agent by the role's current holders.
+    Role,
 }
 
 impl Scope {
@@ -185,7 +188,7 @@ impl Scope {
     pub fn is_personal(self) -> bool {
         match self {
             Scope::Personal | Scope::Person => true,
-            Scope::AgentNotes | Scope::OrgPolicy => false,
+            Scope::AgentNotes | Scope::OrgPolicy | Scope::Role => false,
         }
     }
 }

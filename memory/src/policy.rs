@@ -63,6 +63,8 @@ pub enum DropReason {
     PersonalNotRelearned,
     /// Memory never keeps a password, key or token.
     Credential(Credential),
+    /// Role memory is only written by two-party curation, never by a "yes".
+    RoleNeedsCuration,
 }
 
 impl DropReason {
@@ -82,6 +84,9 @@ impl DropReason {
             }
             DropReason::PersonalNotRelearned => "Personal lines are not relearned from archives.",
             DropReason::Credential(kind) => credential_refusal(kind),
+            DropReason::RoleNeedsCuration => {
+                "Role memory needs a manager of the role to accept it and another holder to confirm it."
+            }
         }
     }
 }
@@ -470,6 +475,7 @@ pub fn consent(answerer: &Principal, scope: Scope, settings: &PolicySettings) ->
                 Principal::System(_) | Principal::Unpaired => DropReason::NeedsAdmin,
             })
         }
+        Scope::Role => Consent::Refuse(DropReason::RoleNeedsCuration),
         Scope::AgentNotes | Scope::OrgPolicy | Scope::Personal | Scope::Person => Consent::Activate,
     }
 }
@@ -479,7 +485,8 @@ pub fn consent(answerer: &Principal, scope: Scope, settings: &PolicySettings) ->
 pub fn consolidates(scope: Scope) -> bool {
     match scope {
         Scope::AgentNotes | Scope::Personal | Scope::Person => true,
-        Scope::OrgPolicy => false,
+        // Org policy is admin-authored, role memory curated by two people.
+        Scope::OrgPolicy | Scope::Role => false,
     }
 }
 

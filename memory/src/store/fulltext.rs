@@ -65,6 +65,7 @@ pub(super) fn vis_key(scope: Scope, agent: &str, owner: Option<&str>) -> String 
         Scope::AgentNotes => format!("agent:{agent}"),
         Scope::Personal => format!("user:{agent}:{owner}"),
         Scope::Person => format!("person:{owner}"),
+        Scope::Role => format!("role:{owner}"),
     }
 }
 

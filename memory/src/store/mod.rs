@@ -24,6 +24,7 @@ mod pgvector;
 mod records;
 mod retention;
 mod retire;
+pub mod role_memory;
 mod revisions;
 mod runs;
 mod sessions;
@@ -44,6 +45,7 @@ pub use pairing::{
 pub use records::{RecordFilter, Records, RetrievalScope, Retrieved, Supersession};
 pub use retention::{Erasure, ERASED};
 pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement};
+pub use role_memory::RoleMemory;
 pub use revisions::{NewRevision, RevisionMeta};
 pub use runs::{NewRun, Runs};
 pub use sessions::DashboardSession;
@@ -249,6 +251,10 @@ impl Db {
     }
 
     /// Users, identities, pairing requests, API keys, dashboard sessions.
+    pub fn role_memory(&self) -> RoleMemory<'_> {
+        RoleMemory { db: self }
+    }
+
     pub fn identity(&self) -> Identity<'_> {
         Identity { db: self }
     }

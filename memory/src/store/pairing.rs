@@ -256,6 +256,7 @@ impl Identity<'_> {
             .await?;
         }
         super::delegations::end_delegations_of(&mut tx, org, user_id, actor, now).await?;
+        super::role_memory::end_roles_of(&mut tx, org, user_id, actor, now).await?;
         tx.commit().await?;
         Ok(Some(keys))
     }

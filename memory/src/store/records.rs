@@ -45,6 +45,9 @@ pub struct RetrievalScope {
     pub speaker: Option<String>,
     /// A group thread: only the speaker's preference/vocabulary records are read.
     pub shared: bool,
+    /// The work roles the speaker holds at this turn (the pairing store's
+    /// answer): their role memory is read, with any agent.
+    pub roles: Vec<String>,
 }
 
 impl RetrievalScope {
@@ -66,6 +69,10 @@ impl RetrievalScope {
             Scope::AgentNotes => r.agent == self.agent,
             Scope::Personal => r.agent == self.agent && own(),
             Scope::Person => own(),
+            Scope::Role => r
+                .owner
+                .as_ref()
+                .is_some_and(|role| self.roles.iter().any(|held| held == role)),
         }
     }
 
@@ -82,19 +89,25 @@ impl RetrievalScope {
         }
         Ok(READ_ORDER
             .iter()
-            .filter_map(|&scope| self.place_of(scope))
+            .flat_map(|&scope| self.places_of(scope))
             .collect())
     }
 
-    /// The place of `scope` this scope reads (as [`RetrievalScope::may_read`]
-    /// lets it): org policy, this agent's notes, the speaker's own records.
-    fn place_of(&self, scope: Scope) -> Option<String> {
+    /// The places of `scope` this scope reads (as [`RetrievalScope::may_read`]
+    /// lets it): org policy, this agent's notes, the memory of each role the
+    /// speaker holds, the speaker's own records.
+    fn places_of(&self, scope: Scope) -> Vec<String> {
         match scope {
-            Scope::OrgPolicy | Scope::AgentNotes => Some(vis_key(scope, &self.agent, None)),
-            Scope::Personal | Scope::Person => {
-                let speaker = self.speaker.as_deref()?;
-                Some(vis_key(scope, &self.agent, Some(speaker)))
-            }
+            Scope::OrgPolicy | Scope::AgentNotes => vec![vis_key(scope, &self.agent, None)],
+            Scope::Role => self
+                .roles
+                .iter()
+                .map(|role| vis_key(scope, ANY_AGENT, Some(role)))
+                .collect(),
+            Scope::Personal | Scope::Person => match self.speaker.as_deref() {
+                Some(speaker) => vec![vis_key(scope, &self.agent, Some(speaker))],
+                None => Vec::new(),
+            },
         }
     }
 }
@@ -104,6 +117,7 @@ impl RetrievalScope {
 const READ_ORDER: [Scope; Scope::VARIANTS.len()] = [
     Scope::OrgPolicy,
     Scope::AgentNotes,
+    Scope::Role,
     Scope::Personal,
     Scope::Person,
 ];
