@@ -106,6 +106,7 @@ fn retrieval(c: &mut Criterion) {
                 agent: "default".into(),
                 speaker: Some("discord:1".into()),
                 shared: false,
+                roles: Vec::new(),
             };
             // A turn asking about one existing report, in words that also appear elsewhere.
             let words = format!(

@@ -10,8 +10,9 @@ fn rank(scope: Scope) -> u8 {
     match scope {
         Scope::OrgPolicy => 0,
         Scope::AgentNotes => 1,
-        Scope::Person => 2,
-        Scope::Personal => 3,
+        Scope::Role => 2,
+        Scope::Person => 3,
+        Scope::Personal => 4,
     }
 }
 

@@ -128,6 +128,7 @@ impl Export {
         let mut by_owner: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut notes: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut policy = String::from("# Organisation policy\n\n");
+        let mut roles: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for r in &records {
             let line = format!(
                 "- [{}] {} _(said {}, {})_\n",
@@ -143,10 +144,21 @@ impl Export {
                     .push(line),
                 Scope::AgentNotes => notes.entry(r.agent.clone()).or_default().push(line),
                 Scope::OrgPolicy => policy.push_str(&line),
+                // The role entries in force, by role (never anyone's personal records).
+                Scope::Role => roles
+                    .entry(r.owner.clone().unwrap_or_default())
+                    .or_default()
+                    .push(line),
             }
         }
         for (owner, lines) in by_owner {
             memory_md.push_str(&format!("\n## {owner}\n\n{}", lines.concat()));
+        }
+        if !roles.is_empty() {
+            memory_md.push_str("\n# Role memory\n\nWhat everyone in a work role shares, by role.\n");
+            for (role, lines) in roles {
+                memory_md.push_str(&format!("\n## role: {role}\n\n{}", lines.concat()));
+            }
         }
         write(&dir.join("MEMORY.md"), &memory_md)?;
         write(&dir.join("knowledge").join("org_policy.md"), &policy)?;

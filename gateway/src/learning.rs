@@ -22,7 +22,7 @@ use std::sync::Arc;
 /// The receipt of a kept record.
 pub fn receipt(scope: Scope, id: i64) -> String {
     let target = match scope {
-        Scope::AgentNotes | Scope::OrgPolicy => scope.as_str(),
+        Scope::AgentNotes | Scope::OrgPolicy | Scope::Role => scope.as_str(),
         Scope::Personal | Scope::Person => "personal memory",
     };
     format!("Written: {target} updated (id: {id}).")

@@ -1144,6 +1144,7 @@ impl TurnLoop {
             agent: t.agent().into(),
             speaker: t.principal.user_id().map(str::to_string),
             shared: t.shared(),
+            roles: self.roles_now(t).await?,
         };
         let found = self.db.records().retrieve(&scope, &item.content, 5).await?;
         let note = found
@@ -1253,6 +1254,14 @@ impl TurnLoop {
         Ok((kept, view.summaries))
     }
 
+    /// The work roles the speaker holds now (none for system principals and unpaired senders).
+    async fn roles_now(&self, t: &Turn<'_>) -> Result<Vec<String>> {
+        Ok(match t.principal.user_id() {
+            Some(user) => self.db.role_memory().roles_of(t.org(), user).await?,
+            None => Vec::new(),
+        })
+    }
+
     async fn answer(&self, t: &Turn<'_>, text: &str, parts: &mut ReplyParts) -> Result<String> {
         let scope = RetrievalScope {
             org: t.org().into(),
@@ -1260,6 +1269,8 @@ impl TurnLoop {
             // System principals and unpaired senders get no personal memory.
             speaker: t.principal.user_id().map(str::to_string),
             shared: t.shared(),
+            // The roles the speaker holds at this turn: leaving one stops its reading at once.
+            roles: self.roles_now(t).await?,
         };
         let (history, previous) = self.conversation(t).await?;
         // A run's webhook payload is data for the reply, never the request:

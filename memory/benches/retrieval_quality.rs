@@ -407,6 +407,7 @@ fn scope(q: &Question) -> RetrievalScope {
         agent: "default".into(),
         speaker: q.speaker.clone(),
         shared: false,
+        roles: Vec::new(),
     }
 }
 

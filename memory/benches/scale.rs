@@ -109,6 +109,7 @@ async fn measure(name: &str, db: &Db, size: usize, next: usize) {
             agent: "default".into(),
             speaker,
             shared: false,
+            roles: Vec::new(),
         };
         async move {
             let mut times = Vec::with_capacity(samples());

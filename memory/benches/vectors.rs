@@ -256,6 +256,7 @@ async fn measure(name: &str, plain: &Db, db: &Db, corpus: &Corpus, fill_rate: Op
         agent: "default".into(),
         speaker: speaker.map(str::to_string),
         shared: false,
+        roles: Vec::new(),
     };
     // The first search reads the vectors into this process (SQLite).
     let t = Instant::now();

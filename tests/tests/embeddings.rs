@@ -23,6 +23,7 @@ fn scope(speaker: Option<&str>, shared: bool) -> RetrievalScope {
         agent: "default".into(),
         speaker: speaker.map(str::to_string),
         shared,
+        roles: Vec::new(),
     }
 }
 

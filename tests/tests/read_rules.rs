@@ -130,6 +130,7 @@ async fn preferences_promote_to_the_person_tier_and_other_kinds_do_not() {
         agent: agent.into(),
         speaker: Some(speaker.into()),
         shared: false,
+        roles: Vec::new(),
     };
     let words = "french";
     assert_eq!(

@@ -335,6 +335,7 @@ async fn retrieval_is_scoped_by_org_agent_and_speaker(db: Db) {
         agent: "default".into(),
         speaker: speaker.map(str::to_string),
         shared,
+        roles: Vec::new(),
     };
     let contents = |v: Vec<memory::store::Retrieved>| {
         v.into_iter().map(|r| r.record.content).collect::<Vec<_>>()
@@ -831,6 +832,7 @@ async fn retrieval_finds_rare_words_past_common_ones_and_only_active_records(db:
         agent: "default".into(),
         speaker: None,
         shared: false,
+        roles: Vec::new(),
     };
     let found = db
         .records()
@@ -1287,6 +1289,7 @@ fn notes_scope(org: &str, speaker: Option<&str>) -> RetrievalScope {
         agent: "default".into(),
         speaker: speaker.map(str::to_string),
         shared: false,
+        roles: Vec::new(),
     }
 }
 

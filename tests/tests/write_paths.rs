@@ -355,6 +355,7 @@ async fn a_forgotten_record_leaves_no_text_and_no_guessable_tombstone() {
                     agent: "default".into(),
                     speaker: Some(bob.clone()),
                     shared: false,
+                    roles: Vec::new(),
                 },
                 "door code 7719",
                 5,

@@ -46,11 +46,17 @@ pub async fn ranked(state: &ApiState, s: Searched<'_>) -> Result<SearchResults, 
     if let Err(why) = memory::check_agent_id(&agent) {
         return Err(ApiError::bad_request(format!("agent: {why}")));
     }
+    // The work roles the speaker holds now: their role memory is read too.
+    let roles = match &s.speaker {
+        Some(who) => state.db.role_memory().roles_of(s.org, who).await?,
+        None => Vec::new(),
+    };
     let scope = RetrievalScope {
         org: s.org.to_string(),
         agent,
         speaker: s.speaker,
         shared: false,
+        roles,
     };
     let found = state.db.records().retrieve(&scope, s.text, limit).await?;
     Ok(SearchResults {

@@ -228,11 +228,16 @@ async fn search(ctx: &Ctx, text: &str, how: Search) -> Result<()> {
             Some(user.user_id)
         }
     };
+    let roles = match &speaker {
+        Some(who) => services.db().role_memory().roles_of(org, who).await?,
+        None => Vec::new(),
+    };
     let scope = ::memory::store::RetrievalScope {
         org: org.clone(),
         agent: agent_or_default(ctx, how.agent)?,
         speaker,
         shared: false,
+        roles,
     };
     let found = services
         .db()

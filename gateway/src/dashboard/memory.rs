@@ -58,7 +58,7 @@ pub(super) async fn page(screen: Screen, Query(mq): Query<MemoryQuery>) -> Page 
         }
         other => {
             let scope = match Scope::parse(other) {
-                Some(s @ (Scope::AgentNotes | Scope::OrgPolicy)) => s,
+                Some(s @ (Scope::AgentNotes | Scope::OrgPolicy | Scope::Role)) => s,
                 Some(Scope::Personal | Scope::Person) | None => Scope::AgentNotes,
             };
             let (q, status, status_key) = mq.search();
