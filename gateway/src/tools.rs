@@ -5,8 +5,10 @@
 //! asked "Remember this?", or, in an automated run, the write waits
 //! unverified for an administrator's review; `memory_forget` deletes one of the speaker's own
 //! records (as `/forget`); `review_learned` confirms or rejects a quarantined
-//! record, for administrators only (as the review queue). Every call is
-//! audited with the turn's run id.
+//! record, for administrators only (as the review queue);
+//! `propose_promotion` drafts one proposal to a role's memory the speaker
+//! holds (at most one per reply, never active: two people curate it). Every
+//! call is audited with the turn's run id.
 //! The model's arguments are requests, never authority.
 
 use crate::context;
@@ -62,6 +64,20 @@ pub fn specs() -> Vec<ToolSpec> {
             }),
         },
         ToolSpec {
+            name: "propose_promotion",
+            description: "Draft one proposal to the shared memory of a work role the speaker holds: a rubric, a term or a lesson, with no names, ids or personal data. At most one per reply; a manager of the role and another holder must approve it before anyone reads it.",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "role": {"type": "string", "maxLength": 32},
+                    "kind": {"type": "string", "enum": ["rubric", "term", "lesson"]},
+                    "content": {"type": "string", "maxLength": 500}
+                },
+                "required": ["role", "kind", "content"],
+                "additionalProperties": false
+            }),
+        },
+        ToolSpec {
             name: "memory_write",
             description: "Propose remembering something. `personal` is the speaker's own memory; `agent_notes` are operational notes for everyone (administrators only). Nothing is saved until the speaker says yes.",
             parameters: json!({
@@ -86,6 +102,8 @@ pub struct TurnTools<'a> {
     /// The turn's run id (`turn:<message id>`), on every audit entry.
     run_id: &'a str,
     proposed: Mutex<Vec<String>>,
+    /// Whether `propose_promotion` drafted its one proposal this reply.
+    promoted: Mutex<bool>,
 }
 
 fn text_arg<'v>(arguments: &'v Value, key: &str) -> Option<&'v str> {
@@ -109,6 +127,7 @@ impl<'a> TurnTools<'a> {
             place,
             run_id,
             proposed: Mutex::new(Vec::new()),
+            promoted: Mutex::new(false),
         }
     }
 
@@ -243,6 +262,68 @@ impl<'a> TurnTools<'a> {
 }
 
 impl TurnTools<'_> {
+    /// Draft one proposal to a role's memory, by the speaker (who holds the
+    /// role); a delegated turn's carries `on_behalf_of`. A second call in
+    /// the same reply is refused.
+    async fn promote(&self, arguments: &Value) -> String {
+        use memory::role_memory::{NewRoleProposal, RoleKind};
+        let kind = text_arg(arguments, "kind").and_then(|k| k.parse::<RoleKind>().ok());
+        let (Some(role), Some(kind), Some(content), Some(user)) = (
+            text_arg(arguments, "role"),
+            kind,
+            text_arg(arguments, "content"),
+            self.place.principal.user_id(),
+        ) else {
+            self.audit("tool.propose_promotion", "refused: arguments or speaker")
+                .await;
+            return "Refused: propose_promotion needs `role`, `kind` (rubric, term or lesson) and `content`, and a paired speaker. Nothing was proposed.".into();
+        };
+        let first = match self.promoted.lock() {
+            Ok(mut done) => !std::mem::replace(&mut *done, true),
+            Err(_) => false,
+        };
+        if !first {
+            self.audit("tool.propose_promotion", "refused: one per reply")
+                .await;
+            return "Refused: one proposal per reply, and this reply made one already. Nothing was proposed.".into();
+        }
+        let roles = self.lifecycle.db().role_memory();
+        if !self.scope.roles.iter().any(|r| r == role) {
+            self.audit("tool.propose_promotion", "refused: not a holder")
+                .await;
+            return format!(
+                "Refused: the speaker does not hold the role `{}`. Nothing was proposed.",
+                bounded(role)
+            );
+        }
+        let proposal = NewRoleProposal {
+            org: &self.place.msg.org,
+            role,
+            kind,
+            content,
+            proposed_by: user,
+            on_behalf_of: self.place.msg.on_behalf_of.as_deref(),
+            source_record: None,
+            now: self.place.now,
+        };
+        match roles.propose(&proposal).await {
+            Ok(e) => {
+                self.audit("tool.propose_promotion", &format!("role_proposal:{}", e.id))
+                    .await;
+                format!("Proposed (role proposal {}, not active): a manager of the role accepts it and another holder confirms it before anyone reads it.", e.id)
+            }
+            Err(memory::role_memory::RoleError::Store(e)) => {
+                self.failed("tool.propose_promotion", e, "nothing was proposed")
+                    .await
+            }
+            Err(why) => {
+                self.audit("tool.propose_promotion", &format!("refused: {}", why.code()))
+                    .await;
+                format!("Refused: {why}. Nothing was proposed.")
+            }
+        }
+    }
+
     async fn forget(&self, arguments: &Value) -> String {
         let (Some(id), Some(user)) = (
             arguments.get("id").and_then(Value::as_i64),
@@ -325,6 +406,7 @@ impl Tools for TurnTools<'_> {
             "memory_write" => self.write(arguments).await,
             "memory_forget" => self.forget(arguments).await,
             "review_learned" => self.review(arguments).await,
+            "propose_promotion" => self.promote(arguments).await,
             other => {
                 self.audit("tool.unknown", other).await;
                 format!("Refused: there is no tool `{}`.", bounded(other))
