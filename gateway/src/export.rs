@@ -155,7 +155,8 @@ impl Export {
             memory_md.push_str(&format!("\n## {owner}\n\n{}", lines.concat()));
         }
         if !roles.is_empty() {
-            memory_md.push_str("\n# Role memory\n\nWhat everyone in a work role shares, by role.\n");
+            memory_md
+                .push_str("\n# Role memory\n\nWhat everyone in a work role shares, by role.\n");
             for (role, lines) in roles {
                 memory_md.push_str(&format!("\n## role: {role}\n\n{}", lines.concat()));
             }

@@ -317,8 +317,11 @@ impl TurnTools<'_> {
                     .await
             }
             Err(why) => {
-                self.audit("tool.propose_promotion", &format!("refused: {}", why.code()))
-                    .await;
+                self.audit(
+                    "tool.propose_promotion",
+                    &format!("refused: {}", why.code()),
+                )
+                .await;
                 format!("Refused: {why}. Nothing was proposed.")
             }
         }

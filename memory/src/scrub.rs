@@ -67,8 +67,10 @@ fn patterns() -> Option<&'static Patterns> {
             user_id,
             email: Regex::new(r"(?i)\b[A-Z0-9._%+\-]+@[A-Z0-9.\-]+\.[A-Z]{2,}\b").ok()?,
             // An international number, or 9+ digits in groups.
-            phone: Regex::new(r"(?:\+\d[\d\s().\-]{7,}\d)|(?:\(?\b\d{2,4}\)?[\s.\-]\d{3,4}[\s.\-]\d{3,4}\b)")
-                .ok()?,
+            phone: Regex::new(
+                r"(?:\+\d[\d\s().\-]{7,}\d)|(?:\(?\b\d{2,4}\)?[\s.\-]\d{3,4}[\s.\-]\d{3,4}\b)",
+            )
+            .ok()?,
         })
     })
     .as_ref()
@@ -127,8 +129,14 @@ mod tests {
     fn each_pattern_has_positive_and_negative_rows() {
         let names = vec!["Ana Lima".to_string(), "bob".to_string()];
         let rows: &[(&str, Option<ScrubRefusal>)] = &[
-            ("ask <@123456789012345678> about it", Some(ScrubRefusal::UserId)),
-            ("user 123456789012345678 reported", Some(ScrubRefusal::UserId)),
+            (
+                "ask <@123456789012345678> about it",
+                Some(ScrubRefusal::UserId),
+            ),
+            (
+                "user 123456789012345678 reported",
+                Some(ScrubRefusal::UserId),
+            ),
             ("the Teams id 29:1AbCdEfGhIjK", Some(ScrubRefusal::UserId)),
             ("stored as discord:42", Some(ScrubRefusal::UserId)),
             ("port 8080 and ratio 3:1", None),

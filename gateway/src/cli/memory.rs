@@ -36,6 +36,7 @@ pub(super) async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<()> {
         }
         MemoryCommand::Import { file, agent } => import(ctx, &file, agent).await,
         MemoryCommand::Revisions { action } => revisions(ctx, action).await,
+        MemoryCommand::Role { action } => super::roles::memory(ctx, action).await,
         MemoryCommand::Forget { id } => {
             ctx.services
                 .lifecycle()

@@ -10,6 +10,7 @@ mod delegate;
 mod memory;
 mod pairing;
 mod replay;
+mod roles;
 mod runs;
 mod serve;
 mod skills;
@@ -174,6 +175,100 @@ pub enum PairingCommand {
         #[arg(long)]
         user: String,
     },
+    /// A person's work roles (`analyst`, `sre`, …): list them, add or remove
+    /// some (each change audited). Work roles are not authority.
+    Roles {
+        /// The paired user's id.
+        user: String,
+        /// Give the person this role (repeatable).
+        #[arg(long)]
+        add: Vec<String>,
+        /// Take this role from the person (repeatable).
+        #[arg(long)]
+        remove: Vec<String>,
+    },
+    /// Grant a permission for one role (`role_memory.manage`: accept
+    /// proposals to the role's memory).
+    Grant {
+        /// The paired user's id.
+        user: String,
+        /// The permission.
+        #[arg(value_parser = permission_names())]
+        permission: String,
+        /// The role it is held for.
+        #[arg(long)]
+        role: String,
+    },
+    /// Withdraw a permission granted for one role.
+    Ungrant {
+        /// The paired user's id.
+        user: String,
+        /// The permission.
+        #[arg(value_parser = permission_names())]
+        permission: String,
+        /// The role it was held for.
+        #[arg(long)]
+        role: String,
+    },
+}
+
+/// The permissions a role grant may name.
+fn permission_names() -> PossibleValuesParser {
+    use ::memory::role_memory::Permission;
+    PossibleValuesParser::new(Permission::VARIANTS.iter().map(|p| p.as_str()))
+}
+
+/// The kinds of a role entry.
+fn role_kind_names() -> PossibleValuesParser {
+    use ::memory::role_memory::RoleKind;
+    PossibleValuesParser::new(RoleKind::VARIANTS.iter().map(|k| k.as_str()))
+}
+
+/// `steward memory role …`: a role's shared memory and its two-party curation.
+#[derive(Debug, Subcommand)]
+pub enum RoleCommand {
+    /// The proposals and entries of a role (pending, accepted, active, retired, expired).
+    List {
+        /// The role's name.
+        role: String,
+        /// Print a JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Propose an entry for a person (who holds the role, manages it, or is an administrator).
+    Propose {
+        /// The role's name.
+        role: String,
+        /// What the entry is.
+        #[arg(long, value_parser = role_kind_names())]
+        kind: String,
+        /// The entry's text: no names, ids or personal data.
+        text: String,
+        /// The person proposing it (audited as the operator acting for them).
+        #[arg(long = "as")]
+        as_: String,
+    },
+    /// Accept a proposal for a person who holds `role_memory.manage` for its role.
+    Accept {
+        /// The proposal's id.
+        id: i64,
+        /// The manager accepting it (audited as the operator acting for them).
+        #[arg(long = "as")]
+        as_: String,
+    },
+    /// Confirm an accepted proposal for another person who holds the role now.
+    Confirm {
+        /// The proposal's id.
+        id: i64,
+        /// The holder confirming it (audited as the operator acting for them).
+        #[arg(long = "as")]
+        as_: String,
+    },
+    /// Retire an active entry (undo with `memory revisions undo REVISION`).
+    Retire {
+        /// The proposal's id.
+        id: i64,
+    },
 }
 
 /// `memory list --scope`'s values: every scope's name.
@@ -293,6 +388,11 @@ pub enum MemoryCommand {
         /// A directory to write every record and archive into as Markdown.
         #[arg(long, conflicts_with = "user")]
         markdown: Option<PathBuf>,
+    },
+    /// A work role's shared memory: list, propose, accept, confirm, retire.
+    Role {
+        #[command(subcommand)]
+        action: RoleCommand,
     },
     /// Run the retention job (memory_expire) now.
     Expire,

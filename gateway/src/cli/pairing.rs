@@ -87,6 +87,19 @@ pub(super) async fn run(ctx: &Ctx, cmd: PairingCommand) -> Result<()> {
                 u.name, u.user_id, u.role
             );
         }
+        PairingCommand::Roles { user, add, remove } => {
+            super::roles::roles(ctx, &user, &add, &remove).await?
+        }
+        PairingCommand::Grant {
+            user,
+            permission,
+            role,
+        } => super::roles::grant(ctx, &user, &permission, &role, true).await?,
+        PairingCommand::Ungrant {
+            user,
+            permission,
+            role,
+        } => super::roles::grant(ctx, &user, &permission, &role, false).await?,
     }
     Ok(())
 }

@@ -129,7 +129,9 @@ impl ProposalStatus {
 /// Why a role operation was refused. Each maps to an HTTP status and a code.
 #[derive(Debug, thiserror::Error)]
 pub enum RoleError {
-    #[error("invalid role name `{0}`: lower-case letters, digits and hyphens, at most 32 characters")]
+    #[error(
+        "invalid role name `{0}`: lower-case letters, digits and hyphens, at most 32 characters"
+    )]
     InvalidRole(String),
     #[error("no active paired person `{0}`")]
     NoSuchPerson(String),
@@ -310,10 +312,13 @@ const SELECT: &str = "SELECT p.id, p.org, p.role, p.kind, p.content, p.content_h
 
 impl Row {
     fn entry(self, now: i64) -> StoreResult<(RoleEntry, Option<String>)> {
-        let corrupt = |what: &str, v: &str| StoreError::Corrupt(format!("role proposal {what} `{v}`"));
+        let corrupt =
+            |what: &str, v: &str| StoreError::Corrupt(format!("role proposal {what} `{v}`"));
         let kind: RoleKind = self.kind.parse().map_err(|_| corrupt("kind", &self.kind))?;
-        let mut status: ProposalStatus =
-            self.status.parse().map_err(|_| corrupt("status", &self.status))?;
+        let mut status: ProposalStatus = self
+            .status
+            .parse()
+            .map_err(|_| corrupt("status", &self.status))?;
         if matches!(status, ProposalStatus::Proposed | ProposalStatus::Accepted)
             && now - self.proposed_at >= PROPOSAL_TTL_MS
         {
@@ -419,11 +424,23 @@ impl RoleMemory<'_> {
         let mut tx = self.db.pool.begin().await?;
         let text = "INSERT INTO user_roles (org, user_id, role, granted_by, granted_at) \
                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING";
-        if sql!(text, org, user, role, actor, now).exec(&mut *tx).await? == 0 {
+        if sql!(text, org, user, role, actor, now)
+            .exec(&mut *tx)
+            .await?
+            == 0
+        {
             return Ok(false);
         }
-        insert_audit(&mut *tx, org, actor, "role.add", user, &format!("role {role}"), now)
-            .await?;
+        insert_audit(
+            &mut *tx,
+            org,
+            actor,
+            "role.add",
+            user,
+            &format!("role {role}"),
+            now,
+        )
+        .await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -471,7 +488,8 @@ impl RoleMemory<'_> {
         valid_role(role)?;
         self.active_user(org, user).await?;
         let mut tx = self.db.pool.begin().await?;
-        let text = "INSERT INTO role_grants (org, user_id, role, permission, granted_by, granted_at) \
+        let text =
+            "INSERT INTO role_grants (org, user_id, role, permission, granted_by, granted_at) \
                     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING";
         let q = sql!(text, org, user, role, permission.as_str(), actor, now);
         if q.exec(&mut *tx).await? == 0 {
@@ -889,7 +907,10 @@ impl RoleMemory<'_> {
     ) -> Result<RoleEntry> {
         let e = self.get(org, id, now).await?;
         self.refuse_if_expired(&e, now).await?;
-        if !matches!(e.status, ProposalStatus::Proposed | ProposalStatus::Accepted) {
+        if !matches!(
+            e.status,
+            ProposalStatus::Proposed | ProposalStatus::Accepted
+        ) {
             return Err(RoleError::WrongState {
                 id,
                 status: e.status.as_str(),
@@ -919,7 +940,16 @@ impl RoleMemory<'_> {
             "role {}; hash {} -> {hash}; decisions reset",
             e.role, e.content_hash
         );
-        insert_audit(&mut *tx, org, actor, "role_memory.edit", &target, &detail, now).await?;
+        insert_audit(
+            &mut *tx,
+            org,
+            actor,
+            "role_memory.edit",
+            &target,
+            &detail,
+            now,
+        )
+        .await?;
         tx.commit().await?;
         self.get(org, id, now).await
     }
@@ -941,7 +971,8 @@ impl RoleMemory<'_> {
             });
         };
         let mut tx: Transaction<'_, Any> = self.db.pool.begin().await?;
-        let text = "UPDATE memory_records SET status = $1 WHERE org = $2 AND id = $3 AND status = $4";
+        let text =
+            "UPDATE memory_records SET status = $1 WHERE org = $2 AND id = $3 AND status = $4";
         let q = sql!(text, Status::Superseded, org, record, Status::Active);
         if q.exec(&mut *tx).await? == 0 {
             return Err(RoleError::WrongState {
@@ -990,9 +1021,7 @@ impl RoleMemory<'_> {
     /// The active entries of the organisation's roles (for the team export).
     pub async fn active_entries(&self, org: &str, now: i64) -> Result<Vec<RoleEntry>> {
         let text = format!("{SELECT} WHERE p.org = $1 AND r.status = $2 ORDER BY p.role, p.id");
-        let rows: Vec<Row> = sql!(text, org, Status::Active)
-            .all(&self.db.pool)
-            .await?;
+        let rows: Vec<Row> = sql!(text, org, Status::Active).all(&self.db.pool).await?;
         Ok(rows
             .into_iter()
             .map(|r| r.entry(now).map(|(e, _)| e))
@@ -1011,14 +1040,23 @@ pub(super) async fn end_roles_of(
 ) -> StoreResult<()> {
     let text = "SELECT role FROM user_roles WHERE org = $1 AND user_id = $2 ORDER BY role";
     let roles: Vec<(String,)> = sql!(text, org, user).all(&mut **tx).await?;
-    let text = "SELECT role, permission FROM role_grants WHERE org = $1 AND user_id = $2 ORDER BY role";
+    let text =
+        "SELECT role, permission FROM role_grants WHERE org = $1 AND user_id = $2 ORDER BY role";
     let grants: Vec<(String, String)> = sql!(text, org, user).all(&mut **tx).await?;
-    sql!("DELETE FROM user_roles WHERE org = $1 AND user_id = $2", org, user)
-        .exec(&mut **tx)
-        .await?;
-    sql!("DELETE FROM role_grants WHERE org = $1 AND user_id = $2", org, user)
-        .exec(&mut **tx)
-        .await?;
+    sql!(
+        "DELETE FROM user_roles WHERE org = $1 AND user_id = $2",
+        org,
+        user
+    )
+    .exec(&mut **tx)
+    .await?;
+    sql!(
+        "DELETE FROM role_grants WHERE org = $1 AND user_id = $2",
+        org,
+        user
+    )
+    .exec(&mut **tx)
+    .await?;
     for (role,) in roles {
         let detail = format!("role {role} (ended with the revocation)");
         insert_audit(&mut **tx, org, actor, "role.remove", user, &detail, now).await?;

@@ -1,0 +1,189 @@
+//! `steward pairing roles|grant|ungrant` and `steward memory role …`: work
+//! roles, their grants, and the two-party curation of a role's memory. The
+//! operator acts for a named person with `--as`: the decision is that
+//! person's, and an `operator.act_as` entry says the operator made it.
+
+use super::{date, print_json, Ctx, RoleCommand, ACTOR};
+use anyhow::{anyhow, Result};
+use memory::role_memory::{NewRoleProposal, Permission, RoleEntry, RoleKind};
+
+pub(super) async fn roles(ctx: &Ctx, user: &str, add: &[String], remove: &[String]) -> Result<()> {
+    let r = ctx.services.db().role_memory();
+    let org = &ctx.org;
+    for role in add {
+        let new = r.add_role(org, user, role, ACTOR, ctx.now_ms()).await?;
+        println!(
+            "added{}: {user} holds {role}",
+            if new { "" } else { " (already)" }
+        );
+    }
+    for role in remove {
+        let gone = r.remove_role(org, user, role, ACTOR, ctx.now_ms()).await?;
+        let note = if gone { "" } else { " (did not hold it)" };
+        println!("removed{note}: {user} no longer holds {role}");
+    }
+    let held = r.roles_of(org, user).await?;
+    println!("roles of {user}: {}", list_or_none(&held));
+    let grants = r.grants(org, Some(user)).await?;
+    for g in grants {
+        println!(
+            "  {} for {} (granted {} by {})",
+            g.permission,
+            g.role,
+            date(g.granted_at),
+            g.granted_by
+        );
+    }
+    Ok(())
+}
+
+pub(super) async fn grant(
+    ctx: &Ctx,
+    user: &str,
+    permission: &str,
+    role: &str,
+    on: bool,
+) -> Result<()> {
+    let permission: Permission = permission
+        .parse()
+        .map_err(|_| anyhow!("unknown permission `{permission}`"))?;
+    let r = ctx.services.db().role_memory();
+    let p = permission.as_str();
+    if on {
+        let new = r
+            .grant(&ctx.org, user, permission, role, ACTOR, ctx.now_ms())
+            .await?;
+        println!(
+            "granted{}: {user} holds {p} for {role}",
+            if new { "" } else { " (already)" }
+        );
+    } else {
+        let gone = r
+            .ungrant(&ctx.org, user, permission, role, ACTOR, ctx.now_ms())
+            .await?;
+        let note = if gone { "" } else { " (was not held)" };
+        println!("ungranted{note}: {user} no longer holds {p} for {role}");
+    }
+    Ok(())
+}
+
+fn list_or_none(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".into()
+    } else {
+        items.join(", ")
+    }
+}
+
+/// The audit entry of the operator deciding for `person`.
+async fn acting_as(ctx: &Ctx, person: &str, what: &str) -> Result<()> {
+    ctx.services
+        .db()
+        .audit()
+        .append(
+            &ctx.org,
+            ACTOR,
+            "operator.act_as",
+            person,
+            what,
+            ctx.now_ms(),
+        )
+        .await?;
+    Ok(())
+}
+
+/// One line of `memory role list`.
+pub(super) fn entry_line(e: &RoleEntry) -> String {
+    let state = match (e.status.as_str(), e.record_status) {
+        ("confirmed", Some(memory::Status::Active)) => "active".to_string(),
+        ("confirmed", _) => "retired".to_string(),
+        (s, _) => s.to_string(),
+    };
+    let mut who = format!("proposed by {}", e.proposed_by);
+    if let Some(p) = &e.on_behalf_of {
+        who.push_str(&format!(" on behalf of {p}"));
+    }
+    if let Some(a) = &e.accepted_by {
+        who.push_str(&format!("; accepted by {a}"));
+    }
+    if let Some(c) = &e.confirmed_by {
+        who.push_str(&format!("; confirmed by {c}"));
+    }
+    format!(
+        "  [{}] {state} {}: {}  ({who}; hash {})",
+        e.id,
+        e.kind.as_str(),
+        e.content,
+        &e.content_hash[..12]
+    )
+}
+
+pub(super) async fn memory(ctx: &Ctx, cmd: RoleCommand) -> Result<()> {
+    let r = ctx.services.db().role_memory();
+    let org = &ctx.org;
+    let now = ctx.now_ms();
+    match cmd {
+        RoleCommand::List { role, json } => {
+            let entries = r.list(org, &role, now).await?;
+            if json {
+                return print_json(&entries);
+            }
+            println!(
+                "role {role} ({}): {} entries",
+                memory::role_memory::role_address(org, &role),
+                entries.len()
+            );
+            for e in &entries {
+                println!("{}", entry_line(e));
+            }
+        }
+        RoleCommand::Propose {
+            role,
+            kind,
+            text,
+            as_,
+        } => {
+            let kind: RoleKind = kind.parse().map_err(|_| anyhow!("unknown kind `{kind}`"))?;
+            let e = r
+                .propose(&NewRoleProposal {
+                    org,
+                    role: &role,
+                    kind,
+                    content: &text,
+                    proposed_by: &as_,
+                    on_behalf_of: None,
+                    source_record: None,
+                    now,
+                })
+                .await?;
+            acting_as(
+                ctx,
+                &as_,
+                &format!("steward memory role propose {role}: proposal {}", e.id),
+            )
+            .await?;
+            println!(
+                "proposed: {} (waits for a manager of {role} to accept it)",
+                e.id
+            );
+        }
+        RoleCommand::Accept { id, as_ } => {
+            let e = r.accept(org, id, &as_, None, now).await?;
+            acting_as(ctx, &as_, &format!("steward memory role accept {id}")).await?;
+            println!(
+                "accepted: {id} by {as_} (waits for another holder of {} to confirm it)",
+                e.role
+            );
+        }
+        RoleCommand::Confirm { id, as_ } => {
+            let e = r.confirm(org, id, &as_, None, now).await?;
+            acting_as(ctx, &as_, &format!("steward memory role confirm {id}")).await?;
+            println!("confirmed: {id} by {as_}; active in role {}", e.role);
+        }
+        RoleCommand::Retire { id } => {
+            let revision = r.retire(org, id, ACTOR, now).await?;
+            println!("retired: {id} (undo with `steward memory revisions undo {revision}`)");
+        }
+    }
+    Ok(())
+}
