@@ -574,8 +574,11 @@ impl RoleMemory<'_> {
 
     /// Screen and scrub a proposal's text: the text to keep.
     async fn clean(&self, org: &str, content: &str) -> Result<String> {
+        let names = self.paired_names(org).await?;
+        scrub(content, &names)?;
         let kept = crate::screen::screen_text("", content)?;
-        scrub(&kept, &self.paired_names(org).await?)?;
+        // What sanitising left must pass too.
+        scrub(&kept, &names)?;
         Ok(kept)
     }
 

@@ -1,0 +1,531 @@
+//! Work roles and role memory, on both databases: a role entry reaches only
+//! the people who hold the role at that turn; an entry becomes active only
+//! when a manager of the role accepts it and a *different*, current holder
+//! confirms the same text; pending proposals expire after 14 days; the
+//! scrubber keeps ids and personal data out; the model drafts at most one
+//! proposal per reply; a delegated proposal names whose behalf it was made on.
+
+use adapters::ConversationKind;
+use memory::role_memory::{
+    NewRoleProposal, Permission, ProposalStatus, RoleEntry, RoleError, RoleKind, PROPOSAL_TTL_MS,
+};
+use memory::{Db, Role, Scope, Status};
+use serde_json::json;
+use steward::Config;
+use steward_tests::fake_llm::{Answer, FakeLlm, TEXT};
+use steward_tests::{both_dbs, Harness};
+
+const ORG: &str = "default";
+const ROLE: &str = "analyst";
+const LESSON: &str = "Check the lineage of a metric before quoting its trend";
+
+/// An admin (111), Ana (222: analyst and its manager), Bob (333: analyst),
+/// Carol (444: no role).
+struct Team {
+    h: Harness,
+    ana: String,
+    bob: String,
+    carol: String,
+}
+
+impl Team {
+    async fn on(db: Db, cfg: Config) -> Team {
+        let h = Harness::on(db, cfg);
+        h.pair("111", Role::Admin).await;
+        let ana = h.pair("222", Role::User).await;
+        let bob = h.pair("333", Role::User).await;
+        let carol = h.pair("444", Role::User).await;
+        let r = h.db().role_memory();
+        r.add_role(ORG, &ana, ROLE, "discord:111", 1).await.unwrap();
+        r.add_role(ORG, &bob, ROLE, "discord:111", 1).await.unwrap();
+        r.grant(
+            ORG,
+            &ana,
+            Permission::RoleMemoryManage,
+            ROLE,
+            "discord:111",
+            1,
+        )
+        .await
+        .unwrap();
+        Team { h, ana, bob, carol }
+    }
+
+    fn db(&self) -> &Db {
+        self.h.db()
+    }
+
+    async fn propose(&self, by: &str, kind: RoleKind, text: &str, now: i64) -> RoleEntry {
+        self.try_propose(by, kind, text, now).await.unwrap()
+    }
+
+    async fn try_propose(
+        &self,
+        by: &str,
+        kind: RoleKind,
+        text: &str,
+        now: i64,
+    ) -> Result<RoleEntry, RoleError> {
+        self.db()
+            .role_memory()
+            .propose(&NewRoleProposal {
+                org: ORG,
+                role: ROLE,
+                kind,
+                content: text,
+                proposed_by: by,
+                on_behalf_of: None,
+                source_record: None,
+                now,
+            })
+            .await
+    }
+
+    /// Ana proposes and accepts, Bob confirms: an active entry.
+    async fn active(&self, kind: RoleKind, text: &str, now: i64) -> RoleEntry {
+        let r = self.db().role_memory();
+        let e = self.propose(&self.ana, kind, text, now).await;
+        r.accept(ORG, e.id, &self.ana, Some(&e.content_hash), now)
+            .await
+            .unwrap();
+        r.confirm(ORG, e.id, &self.bob, Some(&e.content_hash), now)
+            .await
+            .unwrap()
+    }
+}
+
+fn refused_with(got: Result<RoleEntry, RoleError>, code: &str, status: u16, at: &str) {
+    match got {
+        Err(e) => {
+            assert_eq!(e.code(), code, "{at}: {e}");
+            assert_eq!(e.http_status(), status, "{at}: {e}");
+        }
+        Ok(e) => panic!("{at}: not refused: {e:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_role_entry_reaches_only_current_holders_and_stops_when_the_role_is_removed() {
+    for (name, db) in both_dbs().await {
+        let fake = FakeLlm::start().await;
+        fake.always(TEXT, Answer::Content("Noted.".into()));
+        let t = Team::on(db, fake.config()).await;
+        let e = t.active(RoleKind::Lesson, LESSON, t.h.now_ms()).await;
+        let record = e.record_id.expect("a confirmed entry has its record");
+        let stored = t.db().records().get(ORG, record).await.unwrap();
+        assert_eq!(
+            (stored.scope, stored.status, stored.owner.as_deref()),
+            (Scope::Role, Status::Active, Some(ROLE)),
+            "{name}"
+        );
+        let asked = |who: &'static str| {
+            let fake = &fake;
+            let h = &t.h;
+            async move {
+                fake.clear_received();
+                h.dm(who, "How should I read the lineage of this metric trend?")
+                    .await;
+                fake.received_for(TEXT)
+                    .iter()
+                    .any(|r| r.memory_ids().contains(&record))
+            }
+        };
+        assert!(asked("333").await, "{name}: Bob holds the role");
+        assert!(
+            !asked("444").await,
+            "{name}: Carol holds no role and never reads it"
+        );
+        // With any agent: the role tier is not one agent's.
+        t.db()
+            .role_memory()
+            .remove_role(ORG, &t.bob, ROLE, "discord:111", t.h.now_ms())
+            .await
+            .unwrap();
+        assert!(
+            !asked("333").await,
+            "{name}: Bob left the role: his next turn no longer reads it"
+        );
+        assert!(asked("222").await, "{name}: Ana still holds it");
+        let _ = &t.carol;
+    }
+}
+
+#[tokio::test]
+async fn two_parties_are_needed_and_each_shortcut_is_refused_or_reset() {
+    for (name, db) in both_dbs().await {
+        let t = Team::on(db, Config::default()).await;
+        let r = t.db().role_memory();
+        let now = 10_000;
+
+        // A manager alone: accepting is not enough, and she cannot confirm her own acceptance.
+        let e = t
+            .propose(
+                &t.ana,
+                RoleKind::Term,
+                "ARR means annual recurring revenue",
+                now,
+            )
+            .await;
+        let accepted = r.accept(ORG, e.id, &t.ana, None, now).await.unwrap();
+        assert_eq!(accepted.status, ProposalStatus::Accepted, "{name}");
+        assert!(accepted.record_id.is_none(), "{name}: nothing is read yet");
+        refused_with(
+            r.confirm(ORG, e.id, &t.ana, None, now).await,
+            "same_person",
+            409,
+            &format!("{name}: one person acting as both"),
+        );
+
+        // A holder alone: he may not accept, nor confirm what nobody accepted.
+        let f = t.propose(&t.bob, RoleKind::Lesson, LESSON, now).await;
+        refused_with(
+            r.accept(ORG, f.id, &t.bob, None, now).await,
+            "not_a_manager",
+            403,
+            &format!("{name}: a holder alone"),
+        );
+        refused_with(
+            r.confirm(ORG, f.id, &t.bob, None, now).await,
+            "wrong_state",
+            409,
+            &format!("{name}: confirming what was not accepted"),
+        );
+
+        // Someone who holds no role may not confirm.
+        refused_with(
+            r.confirm(ORG, e.id, &t.carol, None, now).await,
+            "not_a_holder",
+            403,
+            &format!("{name}: a non-holder"),
+        );
+
+        // A confirmer who left the role between the two decisions.
+        r.remove_role(ORG, &t.bob, ROLE, "discord:111", now)
+            .await
+            .unwrap();
+        refused_with(
+            r.confirm(ORG, e.id, &t.bob, None, now).await,
+            "not_a_holder",
+            403,
+            &format!("{name}: a confirmer who left the role"),
+        );
+        r.add_role(ORG, &t.bob, ROLE, "discord:111", now)
+            .await
+            .unwrap();
+
+        // An edit after acceptance resets it to proposed; the old hash is stale.
+        let edited = r
+            .edit(
+                ORG,
+                e.id,
+                &t.ana,
+                "ARR means annual recurring revenue, net of churn",
+                now,
+            )
+            .await
+            .unwrap();
+        assert_eq!(edited.status, ProposalStatus::Proposed, "{name}");
+        assert_eq!(edited.accepted_by, None, "{name}");
+        assert_ne!(edited.content_hash, e.content_hash, "{name}");
+        refused_with(
+            r.confirm(ORG, e.id, &t.bob, None, now).await,
+            "wrong_state",
+            409,
+            &format!("{name}: confirming an edited proposal"),
+        );
+        refused_with(
+            r.accept(ORG, e.id, &t.ana, Some(&e.content_hash), now)
+                .await,
+            "stale_hash",
+            409,
+            &format!("{name}: accepting the text as it was before the edit"),
+        );
+
+        // The two decisions on the same text by two people: active, both on the audit row.
+        r.accept(ORG, e.id, &t.ana, Some(&edited.content_hash), now)
+            .await
+            .unwrap();
+        let done = r
+            .confirm(ORG, e.id, &t.bob, Some(&edited.content_hash), now)
+            .await
+            .unwrap();
+        assert!(done.is_active(), "{name}: {done:?}");
+        let audit = t
+            .db()
+            .audit()
+            .about(
+                ORG,
+                "role_memory.confirm",
+                &format!("role_proposal:{}", e.id),
+            )
+            .await
+            .unwrap();
+        assert_eq!(audit.len(), 1, "{name}");
+        assert!(
+            audit[0].detail.contains(&format!("accepted by {}", t.ana))
+                && audit[0].detail.contains(&format!("confirmed by {}", t.bob)),
+            "{name}: {:?}",
+            audit[0]
+        );
+        // Nobody outside the role proposes to it.
+        refused_with(
+            t.try_propose(&t.carol, RoleKind::Lesson, LESSON, now).await,
+            "may_not_propose",
+            403,
+            &format!("{name}: a non-holder proposing"),
+        );
+    }
+}
+
+#[tokio::test]
+async fn pending_proposals_expire_after_14_days() {
+    for (name, db) in both_dbs().await {
+        let t = Team::on(db, Config::default()).await;
+        let r = t.db().role_memory();
+        let start = 1_000_000;
+        let e = t.propose(&t.bob, RoleKind::Lesson, LESSON, start).await;
+        let late = start + PROPOSAL_TTL_MS;
+        // The day before, it still waits.
+        let listed = r.list(ORG, ROLE, late - 1).await.unwrap();
+        assert_eq!(listed[0].status, ProposalStatus::Proposed, "{name}");
+        // Listed as expired, and refused at accept with 410.
+        let listed = r.list(ORG, ROLE, late).await.unwrap();
+        assert_eq!(listed[0].status, ProposalStatus::Expired, "{name}");
+        refused_with(
+            r.accept(ORG, e.id, &t.ana, None, late).await,
+            "expired",
+            410,
+            &format!("{name}: accepting after 14 days"),
+        );
+        // An accepted one expires too, at confirm.
+        let f = t
+            .propose(
+                &t.bob,
+                RoleKind::Term,
+                "MRR means monthly recurring revenue",
+                start,
+            )
+            .await;
+        r.accept(ORG, f.id, &t.ana, None, start + 1).await.unwrap();
+        refused_with(
+            r.confirm(ORG, f.id, &t.bob, None, late).await,
+            "expired",
+            410,
+            &format!("{name}: confirming after 14 days"),
+        );
+        assert!(
+            r.list(ORG, ROLE, late)
+                .await
+                .unwrap()
+                .iter()
+                .all(|e| e.record_id.is_none()),
+            "{name}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_scrubber_refuses_ids_and_personal_data_before_anything_is_stored() {
+    for (name, db) in both_dbs().await {
+        let t = Team::on(db, Config::default()).await;
+        t.h.services
+            .pairing()
+            .add_user(ORG, "discord:555", "Dana Reyes", Role::User, "test", 1)
+            .await
+            .unwrap();
+        let rows: &[(&str, Option<&str>)] = &[
+            (
+                "Ask <@123456789012345678> before a rerun",
+                Some("holds_user_id"),
+            ),
+            ("The owner is 123456789012345678", Some("holds_user_id")),
+            ("Escalate to 29:1a2B3c4D5e6F7g", Some("holds_user_id")),
+            ("Escalate to discord:222", Some("holds_user_id")),
+            ("Mail reports to finance@example.com", Some("holds_email")),
+            (
+                "Call +1 415 555 0100 when it fails",
+                Some("holds_phone_number"),
+            ),
+            ("Dana Reyes approves the rubric", Some("holds_person_name")),
+            (
+                "Use the key AKIAIOSFODNN7EXAMPLE for the bucket",
+                Some("holds_credential"),
+            ),
+            ("Check the lineage before a 3:1 split", None),
+            ("Round to 2 decimals in reports of 2026", None),
+        ];
+        for (text, want) in rows {
+            let got = t.try_propose(&t.bob, RoleKind::Lesson, text, 5).await;
+            match (want, got) {
+                (Some(code), Err(e)) => {
+                    assert_eq!(e.code(), *code, "{name}: {text}");
+                    assert_eq!(e.http_status(), 422, "{name}: {text}");
+                }
+                (None, Ok(_)) => {}
+                (want, got) => panic!("{name}: {text}: want {want:?}, got {got:?}"),
+            }
+        }
+        let stored = t.db().role_memory().list(ORG, ROLE, 5).await.unwrap();
+        assert_eq!(stored.len(), 2, "{name}: only the clean rows: {stored:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_new_rubric_supersedes_the_old_and_retiring_is_undone_by_a_revision() {
+    for (name, db) in both_dbs().await {
+        let t = Team::on(db, Config::default()).await;
+        let r = t.db().role_memory();
+        let v1 = t
+            .active(RoleKind::Rubric, "Rubric v1: accuracy, clarity", 100)
+            .await;
+        let v2 = t
+            .active(
+                RoleKind::Rubric,
+                "Rubric v2: accuracy, clarity, sources",
+                200,
+            )
+            .await;
+        let listed = r.list(ORG, ROLE, 300).await.unwrap();
+        let by_id = |id: i64| listed.iter().find(|e| e.id == id).unwrap().clone();
+        assert!(!by_id(v1.id).is_active(), "{name}: one active version");
+        assert!(by_id(v2.id).is_active(), "{name}");
+
+        let revision = r.retire(ORG, v2.id, "discord:111", 300).await.unwrap();
+        assert!(!r.get(ORG, v2.id, 300).await.unwrap().is_active(), "{name}");
+        t.db()
+            .records()
+            .undo_revision(ORG, revision, "discord:111", 400)
+            .await
+            .unwrap();
+        assert!(
+            r.get(ORG, v2.id, 400).await.unwrap().is_active(),
+            "{name}: undone"
+        );
+    }
+}
+
+#[tokio::test]
+async fn revoking_a_person_ends_their_roles_and_grants() {
+    for (name, db) in both_dbs().await {
+        let t = Team::on(db, Config::default()).await;
+        t.h.services
+            .pairing()
+            .revoke(ORG, &t.ana, "discord:111", 50)
+            .await
+            .unwrap();
+        let r = t.db().role_memory();
+        assert!(r.roles_of(ORG, &t.ana).await.unwrap().is_empty(), "{name}");
+        assert!(
+            r.grants(ORG, Some(&t.ana)).await.unwrap().is_empty(),
+            "{name}"
+        );
+        let audit = t
+            .db()
+            .audit()
+            .about(ORG, "role.remove", &t.ana)
+            .await
+            .unwrap();
+        assert_eq!(audit.len(), 1, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn role_names_are_validated() {
+    let t = Team::on(Db::in_memory().await.unwrap(), Config::default()).await;
+    let r = t.db().role_memory();
+    for bad in ["Analyst", "sre team", "", "a_b", &"x".repeat(33)] {
+        let got = r.add_role(ORG, &t.bob, bad, "discord:111", 1).await;
+        assert!(
+            matches!(got, Err(RoleError::InvalidRole(_))),
+            "{bad}: {got:?}"
+        );
+    }
+    assert!(r
+        .add_role(ORG, &t.bob, "sre-2", "discord:111", 1)
+        .await
+        .unwrap());
+}
+
+#[tokio::test]
+async fn the_model_drafts_one_proposal_per_reply_never_active() {
+    for (name, db) in both_dbs().await {
+        let fake = FakeLlm::start().await;
+        let t = Team::on(db, fake.config()).await;
+        let call = |text: &str| {
+            (
+                "propose_promotion".to_string(),
+                json!({"role": ROLE, "kind": "lesson", "content": text}),
+            )
+        };
+        fake.push(
+            TEXT,
+            Answer::ToolCalls(vec![
+                call(LESSON),
+                call("Quote the sample size with every rate"),
+            ]),
+        );
+        fake.push(TEXT, Answer::Content("Drafted it.".into()));
+        let reply =
+            t.h.dm("333", "Share that lineage lesson with the analysts")
+                .await;
+        assert!(reply.starts_with("Drafted it."), "{name}: {reply}");
+        let listed = t
+            .db()
+            .role_memory()
+            .list(ORG, ROLE, t.h.now_ms())
+            .await
+            .unwrap();
+        assert_eq!(listed.len(), 1, "{name}: one per reply: {listed:?}");
+        assert_eq!(listed[0].content, LESSON, "{name}");
+        assert_eq!(listed[0].status, ProposalStatus::Proposed, "{name}");
+        assert_eq!(listed[0].proposed_by, t.bob, "{name}");
+        let results = fake.received_for(TEXT)[1].tool_results();
+        assert!(results[0].1.starts_with("Proposed"), "{name}: {results:?}");
+        assert!(
+            results[1].1.starts_with("Refused: one proposal per reply"),
+            "{name}: {results:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_delegated_proposal_carries_on_behalf_of() {
+    for (name, db) in both_dbs().await {
+        let fake = FakeLlm::start().await;
+        let t = Team::on(db, fake.config()).await;
+        t.h.services
+            .pairing()
+            .grant_delegate(ORG, &t.carol, &t.bob, "discord:111", 2)
+            .await
+            .unwrap();
+        fake.push(
+            TEXT,
+            Answer::tool(
+                "propose_promotion",
+                json!({"role": ROLE, "kind": "term", "content": "NRR means net revenue retention"}),
+            ),
+        );
+        fake.push(TEXT, Answer::Content("Drafted.".into()));
+        let mut msg = t.h.inbound(
+            Some("333"),
+            "dm:333",
+            ConversationKind::Direct,
+            "Propose the NRR term for the analysts",
+        );
+        msg.on_behalf_of = Some(t.carol.clone());
+        t.h.send(msg).await;
+        let listed = t
+            .db()
+            .role_memory()
+            .list(ORG, ROLE, t.h.now_ms())
+            .await
+            .unwrap();
+        assert_eq!(listed.len(), 1, "{name}: {listed:?}");
+        assert_eq!(listed[0].proposed_by, t.bob, "{name}");
+        assert_eq!(
+            listed[0].on_behalf_of.as_deref(),
+            Some(t.carol.as_str()),
+            "{name}"
+        );
+    }
+}
