@@ -529,3 +529,154 @@ async fn a_delegated_proposal_carries_on_behalf_of() {
         );
     }
 }
+
+/// `method path` with `key` over the REST API: (status, JSON body).
+async fn call(
+    app: &axum::Router,
+    method: &str,
+    path: &str,
+    key: &str,
+    body: Option<serde_json::Value>,
+) -> (axum::http::StatusCode, serde_json::Value) {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let b = axum::http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("authorization", format!("Bearer {key}"));
+    let req = match body {
+        Some(v) => b
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from(v.to_string())),
+        None => b.body(axum::body::Body::empty()),
+    }
+    .unwrap();
+    let resp = app.clone().oneshot(req).await.unwrap();
+    let status = resp.status();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap_or_default())
+}
+
+#[tokio::test]
+async fn the_api_curates_in_two_parties_and_refuses_with_statuses_and_codes() {
+    use axum::http::StatusCode;
+    use steward::http::{app, AppState};
+    for (name, db) in both_dbs().await {
+        let t = Team::on(db, Config::default()).await;
+        let p = t.h.services.pairing().clone();
+        let key = |u: String| {
+            let p = p.clone();
+            async move { p.create_api_key(ORG, &u, "test", 1).await.unwrap().key }
+        };
+        let admin = key("discord:111".into()).await;
+        let (ana, bob, carol) = (
+            key(t.ana.clone()).await,
+            key(t.bob.clone()).await,
+            key(t.carol.clone()).await,
+        );
+        let app = app(AppState::new(t.h.services.clone()));
+
+        // Roles are set by an administrator only.
+        let path = format!("/api/v1/users/{}/roles", t.carol);
+        let (s, _) = call(&app, "POST", &path, &carol, Some(json!({"role": "sre"}))).await;
+        assert_eq!(s, StatusCode::FORBIDDEN, "{name}");
+        let (s, body) = call(
+            &app,
+            "POST",
+            &path,
+            &admin,
+            Some(json!({"role": "Bad Role"})),
+        )
+        .await;
+        assert_eq!(
+            (s, body["code"].as_str()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_role")),
+            "{name}: {body}"
+        );
+        let (s, body) = call(&app, "POST", &path, &admin, Some(json!({"role": "sre"}))).await;
+        assert_eq!(s, StatusCode::OK, "{name}: {body}");
+        assert_eq!(body["roles"], json!(["sre"]), "{name}");
+
+        let memory = format!("/api/v1/roles/{ROLE}/memory");
+        let (s, body) = call(
+            &app,
+            "POST",
+            &memory,
+            &bob,
+            Some(json!({"kind": "lesson", "content": "Mail finance@example.com"})),
+        )
+        .await;
+        assert_eq!(
+            (s, body["code"].as_str()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some("holds_email")),
+            "{name}: {body}"
+        );
+        let (s, e) = call(
+            &app,
+            "POST",
+            &memory,
+            &bob,
+            Some(json!({"kind": "lesson", "content": LESSON})),
+        )
+        .await;
+        assert_eq!(s, StatusCode::CREATED, "{name}: {e}");
+        let id = e["id"].as_i64().unwrap();
+        let hash = e["content_hash"].as_str().unwrap().to_string();
+        let (s, body) = call(&app, "GET", &memory, &carol, None).await;
+        assert_eq!(
+            (s, body["code"].as_str()),
+            (StatusCode::FORBIDDEN, Some("not_a_holder")),
+            "{name}: {body}"
+        );
+
+        let accept = format!("/api/v1/role-memory/{id}/accept");
+        let confirm = format!("/api/v1/role-memory/{id}/confirm");
+        let (s, body) = call(&app, "POST", &accept, &bob, Some(json!({"hash": hash}))).await;
+        assert_eq!(
+            (s, body["code"].as_str()),
+            (StatusCode::FORBIDDEN, Some("not_a_manager")),
+            "{name}: {body}"
+        );
+        let (s, body) = call(&app, "POST", &accept, &ana, Some(json!({"hash": "0000"}))).await;
+        assert_eq!(
+            (s, body["code"].as_str()),
+            (StatusCode::CONFLICT, Some("stale_hash")),
+            "{name}: {body}"
+        );
+        let (s, body) = call(&app, "POST", &accept, &ana, Some(json!({"hash": hash}))).await;
+        assert_eq!(s, StatusCode::OK, "{name}: {body}");
+        let (s, body) = call(&app, "POST", &confirm, &ana, Some(json!({"hash": hash}))).await;
+        assert_eq!(
+            (s, body["code"].as_str()),
+            (StatusCode::CONFLICT, Some("same_person")),
+            "{name}: {body}"
+        );
+        let (s, body) = call(&app, "POST", &confirm, &bob, Some(json!({"hash": hash}))).await;
+        assert_eq!(s, StatusCode::OK, "{name}: {body}");
+        assert_eq!(body["active"], json!(true), "{name}: {body}");
+
+        let (s, body) = call(
+            &app,
+            "POST",
+            &format!("/api/v1/role-memory/{id}/retire"),
+            &bob,
+            None,
+        )
+        .await;
+        assert_eq!(
+            (s, body["code"].as_str()),
+            (StatusCode::FORBIDDEN, Some("not_a_manager")),
+            "{name}: {body}"
+        );
+        let (s, body) = call(
+            &app,
+            "POST",
+            &format!("/api/v1/role-memory/{id}/retire"),
+            &ana,
+            None,
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK, "{name}: {body}");
+        assert!(body["revision"].as_i64().is_some(), "{name}: {body}");
+    }
+}

@@ -13,6 +13,9 @@ pub struct ErrorBody {
     /// What went wrong, for a person to read.
     #[schema(example = "unknown API key")]
     pub error: String,
+    /// A machine-readable code, where the refusal has one (`not_a_manager`, `stale_hash`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
 }
 
 /// A refused or failed API request.
@@ -22,6 +25,8 @@ pub struct ApiError {
     pub message: String,
     /// Seconds to wait, for a 429.
     pub retry_after: Option<u64>,
+    /// The machine-readable code of the refusal, when it has one.
+    pub code: Option<&'static str>,
 }
 
 impl ApiError {
@@ -30,6 +35,7 @@ impl ApiError {
             status,
             message: message.into(),
             retry_after: None,
+            code: None,
         }
     }
 
@@ -86,6 +92,7 @@ pub fn error_response(status: StatusCode, message: &str) -> Response {
         status,
         Json(ErrorBody {
             error: message.to_string(),
+            code: None,
         }),
     )
         .into_response()
@@ -93,7 +100,14 @@ pub fn error_response(status: StatusCode, message: &str) -> Response {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut resp = error_response(self.status, &self.message);
+        let mut resp = (
+            self.status,
+            Json(ErrorBody {
+                error: self.message,
+                code: self.code.map(str::to_string),
+            }),
+        )
+            .into_response();
         if let Some(secs) = self.retry_after {
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(secs));
@@ -120,6 +134,24 @@ impl From<memory::StoreError> for ApiError {
                 ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
             }
             other => ApiError::unavailable(&other),
+        }
+    }
+}
+
+impl From<memory::role_memory::RoleError> for ApiError {
+    /// A role refusal: its status (403, 409, 410, 422, 404) and its code.
+    fn from(e: memory::role_memory::RoleError) -> Self {
+        use memory::role_memory::RoleError;
+        match e {
+            RoleError::Store(e) => ApiError::from(e),
+            e => ApiError {
+                code: Some(e.code()),
+                ..ApiError::new(
+                    StatusCode::from_u16(e.http_status())
+                        .unwrap_or(StatusCode::UNPROCESSABLE_ENTITY),
+                    e.to_string(),
+                )
+            },
         }
     }
 }

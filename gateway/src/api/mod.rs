@@ -24,6 +24,7 @@ mod pairing;
 mod policy;
 mod review;
 mod revisions;
+mod roles;
 mod runs;
 mod search;
 mod skills;
@@ -125,6 +126,7 @@ impl FromRef<ApiState> for ::memory::Db {
         (name = "skills", description = "Skills: review, approval, rejection, rollback, and running one now (admin)"),
         (name = "runs", description = "Automated runs: schedules, webhooks and skills run on demand (admin)"),
         (name = "audit", description = "The audit log (admin)"),
+        (name = "roles", description = "Work roles (admin) and role memory, curated by two people (its holders and managers)"),
     )
 )]
 struct ApiDoc;
@@ -192,6 +194,15 @@ fn api() -> OpenApiRouter<ApiState> {
         .routes(routes!(runs::list))
         .routes(routes!(runs::show))
         .routes(routes!(audit::list))
+        .routes(routes!(roles::roles, roles::add_role))
+        .routes(routes!(roles::remove_role))
+        .routes(routes!(roles::grant))
+        .routes(routes!(roles::ungrant))
+        .routes(routes!(roles::list, roles::propose))
+        .routes(routes!(roles::accept))
+        .routes(routes!(roles::confirm))
+        .routes(routes!(roles::edit))
+        .routes(routes!(roles::retire))
 }
 
 /// The router and its document, with the answers every keyed operation may give.
