@@ -19,6 +19,8 @@ pub struct Asker<'a> {
     /// A group thread: nothing personal is listed here.
     pub shared: bool,
     pub now: i64,
+    /// Whose behalf a delegated turn acts on.
+    pub on_behalf_of: Option<&'a str>,
 }
 
 impl<'a> Asker<'a> {
@@ -70,6 +72,10 @@ impl Commands {
         }
         if first == "/skills" || first == "/skill" {
             return Ok(Some(self.skill_command(t, &first, &words[1..]).await?));
+        }
+        if first == "/share" || first == "/role" {
+            let roles = crate::role_commands::RoleCommands { db: &self.db };
+            return Ok(Some(roles.run(t, &first, &words[1..]).await?));
         }
         if first == "/memory"
             || lower.trim_end_matches('?').trim() == "what do you remember about me"

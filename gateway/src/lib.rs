@@ -21,6 +21,7 @@ pub mod lifecycle;
 pub mod llm;
 pub mod metrics;
 pub mod replay;
+pub mod role_commands;
 pub mod runs;
 pub mod services;
 pub mod skills;

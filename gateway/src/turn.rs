@@ -273,6 +273,7 @@ impl Turn<'_> {
             principal: &self.principal,
             shared: self.shared(),
             now: self.now,
+            on_behalf_of: self.msg.on_behalf_of.as_deref(),
         }
     }
 }

@@ -680,3 +680,54 @@ async fn the_api_curates_in_two_parties_and_refuses_with_statuses_and_codes() {
         assert!(body["revision"].as_i64().is_some(), "{name}: {body}");
     }
 }
+
+#[tokio::test]
+async fn chat_shares_a_record_and_curates_it_in_two_parties() {
+    use memory::write::RawWrites;
+    for (name, db) in both_dbs().await {
+        let t = Team::on(db, Config::default()).await;
+        let mine = t
+            .db()
+            .records()
+            .insert_record(&steward_tests::record(
+                ORG,
+                Scope::Personal,
+                Some(&t.bob),
+                "lineage",
+                LESSON,
+                1,
+            ))
+            .await
+            .unwrap();
+        // Only one's own record, and only to a role one holds.
+        let theirs = t.h.dm("444", &format!("/share {mine} {ROLE}")).await;
+        assert!(theirs.starts_with("Refused:"), "{name}: {theirs}");
+        let shared = t.h.dm("333", &format!("/share {mine} {ROLE}")).await;
+        assert!(
+            shared.starts_with("Proposed to role analyst (proposal #1)"),
+            "{name}: {shared}"
+        );
+
+        let by_holder = t.h.dm("333", "/role accept 1").await;
+        assert!(
+            by_holder.contains("does not hold role_memory.manage"),
+            "{name}: {by_holder}"
+        );
+        let accepted = t.h.dm("222", "/role accept 1").await;
+        assert!(accepted.starts_with("Accepted #1"), "{name}: {accepted}");
+        let same = t.h.dm("222", "/role confirm 1").await;
+        assert!(same.contains("different person"), "{name}: {same}");
+        let outsider = t.h.dm("444", "/role list analyst").await;
+        assert!(outsider.starts_with("Refused:"), "{name}: {outsider}");
+        let confirmed = t.h.dm("333", "/role confirm 1").await;
+        assert!(confirmed.starts_with("Confirmed #1"), "{name}: {confirmed}");
+        let listed = t.h.dm("222", "/role list analyst").await;
+        assert!(
+            listed.contains(&format!(
+                "#1 active lesson: {LESSON} (proposed by {})",
+                t.bob
+            )),
+            "{name}: {listed}"
+        );
+    }
+}

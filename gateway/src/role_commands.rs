@@ -1,0 +1,126 @@
+//! The chat commands of role memory (README.md, "Roles and role memory"):
+//! `/share ID ROLE` proposes one of the speaker's own records to a role
+//! they hold; `/role list ROLE` shows a role's proposals and entries to its
+//! holders and managers; `/role accept ID` (a manager of the role) and
+//! `/role confirm ID` (another current holder) are the two decisions. A
+//! refusal is said in words; nothing is changed by one.
+
+use crate::commands::Asker;
+use crate::error::Result;
+use memory::role_memory::{ProposalStatus, RoleEntry, RoleError};
+use memory::{Db, Role, Status};
+
+pub struct RoleCommands<'a> {
+    pub db: &'a Db,
+}
+
+const USAGE: &str =
+    "Usage: /share <record id> <role>, /role list <role>, /role accept <id>, /role confirm <id>.";
+
+/// One proposal as a line of `/role list`.
+fn line(e: &RoleEntry) -> String {
+    let state = match (e.status, e.record_status) {
+        (ProposalStatus::Confirmed, Some(Status::Active)) => "active",
+        (ProposalStatus::Confirmed, _) => "retired",
+        (s, _) => s.as_str(),
+    };
+    let behalf = e
+        .on_behalf_of
+        .as_deref()
+        .map(|p| format!(", on behalf of {p}"))
+        .unwrap_or_default();
+    format!(
+        "\n- #{} {state} {}: {} (proposed by {}{behalf})",
+        e.id,
+        e.kind.as_str(),
+        e.content,
+        e.proposed_by
+    )
+}
+
+/// What a refusal says in chat (a store failure is an error, not a refusal).
+fn said(r: std::result::Result<String, RoleError>) -> Result<String> {
+    match r {
+        Ok(s) => Ok(s),
+        Err(RoleError::Store(e)) => Err(e.into()),
+        Err(e) => Ok(format!("Refused: {e}.")),
+    }
+}
+
+impl RoleCommands<'_> {
+    pub async fn run(&self, t: &Asker<'_>, first: &str, words: &[&str]) -> Result<String> {
+        let Some(user) = t.principal.user_id() else {
+            return Ok("Role memory is for paired people. Send /pair to request access.".into());
+        };
+        let id = |w: Option<&&str>| w.and_then(|w| w.trim_start_matches('#').parse::<i64>().ok());
+        let r = self.db.role_memory();
+        match (first, words) {
+            ("/share", [record, role]) => {
+                let Some(record) = id(Some(record)) else {
+                    return Ok(USAGE.into());
+                };
+                said(
+                    r.share(t.org, record, role, user, t.on_behalf_of, t.now)
+                        .await
+                        .map(|e| {
+                            format!(
+                                "Proposed to role {role} (proposal #{}): a manager of the role accepts it and another holder confirms it before anyone reads it.",
+                                e.id
+                            )
+                        }),
+                )
+            }
+            ("/role", [sub, role]) if sub.eq_ignore_ascii_case("list") => {
+                said(self.list(t, user, role).await)
+            }
+            ("/role", [sub, n]) if sub.eq_ignore_ascii_case("accept") => {
+                let Some(n) = id(Some(n)) else {
+                    return Ok(USAGE.into());
+                };
+                said(r.accept(t.org, n, user, None, t.now).await.map(|e| {
+                    format!(
+                        "Accepted #{} for role {}: another holder of the role confirms it with /role confirm {}.",
+                        e.id, e.role, e.id
+                    )
+                }))
+            }
+            ("/role", [sub, n]) if sub.eq_ignore_ascii_case("confirm") => {
+                let Some(n) = id(Some(n)) else {
+                    return Ok(USAGE.into());
+                };
+                said(r.confirm(t.org, n, user, None, t.now).await.map(|e| {
+                    format!(
+                        "Confirmed #{}: everyone in role {} reads it from their next message.",
+                        e.id, e.role
+                    )
+                }))
+            }
+            _ => Ok(USAGE.into()),
+        }
+    }
+
+    async fn list(
+        &self,
+        t: &Asker<'_>,
+        user: &str,
+        role: &str,
+    ) -> std::result::Result<String, RoleError> {
+        memory::role_memory::valid_role(role)?;
+        let r = self.db.role_memory();
+        let may = t.principal.role() == Some(Role::Admin)
+            || r.holds(t.org, user, role).await?
+            || r.manages(t.org, user, role).await?;
+        if !may {
+            return Err(RoleError::NotHolder(user.to_string(), role.to_string()));
+        }
+        let entries = r.list(t.org, role, t.now).await?;
+        if entries.is_empty() {
+            return Ok(format!("Role {role} has no proposals or entries yet."));
+        }
+        let mut out = format!("Role {role}:");
+        for e in &entries {
+            out.push_str(&line(e));
+        }
+        Ok(out)
+    }
+}
