@@ -23,6 +23,7 @@ mod chat;
 mod memory;
 mod pairing;
 mod review;
+mod roles;
 mod revisions;
 mod runs;
 mod settings;
@@ -167,6 +168,12 @@ pub fn router(cfg: &Config) -> Router<DashboardState> {
         .route("/dashboard/pairing/add", post(pairing::add))
         .route("/dashboard/users/role", post(pairing::set_role))
         .route("/dashboard/users/revoke", post(pairing::revoke))
+        .route("/dashboard/roles", get(roles::page))
+        .route("/dashboard/roles/add", post(roles::add))
+        .route("/dashboard/roles/remove", post(roles::remove))
+        .route("/dashboard/roles/grant", post(roles::grant))
+        .route("/dashboard/roles/ungrant", post(roles::ungrant))
+        .route("/dashboard/roles/retire", post(roles::retire))
         .route("/dashboard/memory", get(memory::page))
         .route("/dashboard/memory/person", get(memory::person))
         .route("/dashboard/review", get(review::page))
@@ -198,6 +205,11 @@ pub const FORM_ROUTES: &[&str] = &[
     "/dashboard/pairing/add",
     "/dashboard/users/role",
     "/dashboard/users/revoke",
+    "/dashboard/roles/add",
+    "/dashboard/roles/remove",
+    "/dashboard/roles/grant",
+    "/dashboard/roles/ungrant",
+    "/dashboard/roles/retire",
     "/dashboard/review/confirm",
     "/dashboard/review/reject",
     "/dashboard/revisions/undo",
