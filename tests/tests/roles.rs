@@ -731,3 +731,60 @@ async fn chat_shares_a_record_and_curates_it_in_two_parties() {
         );
     }
 }
+
+#[tokio::test]
+async fn the_dashboard_roles_page_sets_roles_and_grants_and_retires_entries() {
+    use steward_tests::dashboard::{config, Client, TOKEN};
+    for (name, db) in both_dbs().await {
+        let t = Team::on(db, config()).await;
+        let e = t.active(RoleKind::Lesson, LESSON, t.h.now_ms()).await;
+        let mut c = Client::new(t.h.services.clone());
+        c.sign_in(TOKEN).await;
+        let csrf = c.csrf().await;
+        let page = c.get("/dashboard/roles").await;
+        assert!(
+            page.body.contains(LESSON) && page.body.contains("Role <code>analyst</code>"),
+            "{name}: {}",
+            page.body
+        );
+        let added = c
+            .post_and_follow(
+                "/dashboard/roles/add",
+                &[("csrf", &csrf), ("user", &t.carol), ("role", "sre")],
+            )
+            .await;
+        assert!(added.body.contains("holds sre"), "{name}: {}", added.body);
+        let bad = c
+            .post_and_follow(
+                "/dashboard/roles/add",
+                &[("csrf", &csrf), ("user", &t.carol), ("role", "Not A Role")],
+            )
+            .await;
+        assert!(bad.body.contains("Refused: invalid role name"), "{name}");
+        c.post_and_follow(
+            "/dashboard/roles/grant",
+            &[("csrf", &csrf), ("user", &t.carol), ("role", "sre")],
+        )
+        .await;
+        let r = t.db().role_memory();
+        assert_eq!(
+            r.roles_of(ORG, &t.carol).await.unwrap(),
+            vec!["sre"],
+            "{name}"
+        );
+        assert!(r.manages(ORG, &t.carol, "sre").await.unwrap(), "{name}");
+        let id = e.id.to_string();
+        let retired = c
+            .post_and_follow("/dashboard/roles/retire", &[("csrf", &csrf), ("id", &id)])
+            .await;
+        assert!(
+            retired.body.contains(&format!("Retired #{id}")),
+            "{name}: {}",
+            retired.body
+        );
+        assert!(
+            !r.get(ORG, e.id, t.h.now_ms()).await.unwrap().is_active(),
+            "{name}"
+        );
+    }
+}

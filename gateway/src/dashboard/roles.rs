@@ -181,7 +181,13 @@ pub(super) async fn remove(sent: Submitted<RoleForm>) -> Page {
     let result = state
         .db()
         .role_memory()
-        .remove_role(state.org(), &f.user, &f.role, BUILT_IN_ADMIN, state.now_ms())
+        .remove_role(
+            state.org(),
+            &f.user,
+            &f.role,
+            BUILT_IN_ADMIN,
+            state.now_ms(),
+        )
         .await;
     let text = format!("{} no longer holds {}.", f.user, f.role);
     notice(sent, result, text)
