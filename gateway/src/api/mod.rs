@@ -126,7 +126,8 @@ impl FromRef<ApiState> for ::memory::Db {
         (name = "skills", description = "Skills: review, approval, rejection, rollback, and running one now (admin)"),
         (name = "runs", description = "Automated runs: schedules, webhooks and skills run on demand (admin)"),
         (name = "audit", description = "The audit log (admin)"),
-        (name = "roles", description = "Work roles (admin) and role memory, curated by two people (its holders and managers)"),
+        (name = "roles", description = "Work roles and role_memory.manage grants (admin)"),
+        (name = "role_memory", description = "A role's memory, curated by two people: its holders, its managers and administrators (each route says who)"),
     )
 )]
 struct ApiDoc;
@@ -265,7 +266,7 @@ fn common_errors(doc: &mut Document) {
                 .tags
                 .iter()
                 .flatten()
-                .any(|t| t == "me" || t == "messages");
+                .any(|t| t == "me" || t == "messages" || t == "role_memory");
             let by_id = path.contains('{');
             let more = [
                 (!own).then_some(("403", &admin_only)),

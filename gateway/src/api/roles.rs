@@ -257,7 +257,7 @@ async fn may_see(state: &ApiState, caller: &Caller, role: &str) -> Result<(), Ap
 }
 
 /// A role's proposals and entries: for its holders, its managers and administrators.
-#[utoipa::path(get, operation_id = "role_memory_list", path = "/api/v1/roles/{role}/memory", tag = "roles",
+#[utoipa::path(get, operation_id = "role_memory_list", path = "/api/v1/roles/{role}/memory", tag = "role_memory",
     params(("role" = String, Path, description = "The role")),
     responses((status = 200, body = Entries), (status = 403, body = ErrorBody, description = "`not_a_holder`")))]
 pub async fn list(
@@ -281,7 +281,7 @@ pub async fn list(
 /// or one of the caller's own records (`record`, by a holder). Never active
 /// until accepted and confirmed; a delegated key's proposal carries
 /// `on_behalf_of`. Audited (`role_memory.propose`).
-#[utoipa::path(post, operation_id = "role_memory_propose", path = "/api/v1/roles/{role}/memory", tag = "roles",
+#[utoipa::path(post, operation_id = "role_memory_propose", path = "/api/v1/roles/{role}/memory", tag = "role_memory",
     params(("role" = String, Path, description = "The role")),
     request_body = NewEntry,
     responses((status = 201, body = Entry),
@@ -325,7 +325,7 @@ pub async fn propose(
 
 /// Accept a proposal: the caller holds `role_memory.manage` for its role.
 /// Audited (`role_memory.accept`).
-#[utoipa::path(post, operation_id = "role_memory_accept", path = "/api/v1/role-memory/{id}/accept", tag = "roles",
+#[utoipa::path(post, operation_id = "role_memory_accept", path = "/api/v1/role-memory/{id}/accept", tag = "role_memory",
     params(("id" = i64, Path, description = "The proposal's id")),
     request_body = Decision,
     responses((status = 200, body = Entry),
@@ -355,7 +355,7 @@ pub async fn accept(
 /// Confirm an accepted proposal: the caller holds its role now and is not
 /// the one who accepted it. It becomes active. Audited (`role_memory.confirm`,
 /// naming both people).
-#[utoipa::path(post, operation_id = "role_memory_confirm", path = "/api/v1/role-memory/{id}/confirm", tag = "roles",
+#[utoipa::path(post, operation_id = "role_memory_confirm", path = "/api/v1/role-memory/{id}/confirm", tag = "role_memory",
     params(("id" = i64, Path, description = "The proposal's id")),
     request_body = Decision,
     responses((status = 200, body = Entry),
@@ -384,7 +384,7 @@ pub async fn confirm(
 
 /// Change a pending proposal's text (its proposer, a manager, an
 /// administrator): both decisions are reset. Audited (`role_memory.edit`).
-#[utoipa::path(patch, operation_id = "role_memory_edit", path = "/api/v1/role-memory/{id}", tag = "roles",
+#[utoipa::path(patch, operation_id = "role_memory_edit", path = "/api/v1/role-memory/{id}", tag = "role_memory",
     params(("id" = i64, Path, description = "The proposal's id")),
     request_body = Edit,
     responses((status = 200, body = Entry),
@@ -409,7 +409,7 @@ pub async fn edit(
 /// Retire an active entry (a manager of its role, an administrator): a
 /// revision, undone with `POST /api/v1/revisions/{id}/undo`. Audited
 /// (`role_memory.retire`).
-#[utoipa::path(post, operation_id = "role_memory_retire", path = "/api/v1/role-memory/{id}/retire", tag = "roles",
+#[utoipa::path(post, operation_id = "role_memory_retire", path = "/api/v1/role-memory/{id}/retire", tag = "role_memory",
     params(("id" = i64, Path, description = "The proposal's id")),
     responses((status = 200, body = Retired),
         (status = 403, body = ErrorBody, description = "`not_a_manager`"),
