@@ -644,7 +644,7 @@ fn every_argument_says_what_it_is_and_which_values_it_takes() {
         ),
         (
             &["memory", "list", "--help"],
-            "[possible values: personal, person, agent_notes, org_policy]",
+            "[possible values: personal, person, agent_notes, org_policy, role]",
         ),
     ] {
         let (ok, out, err) = run(dir.path(), args);
