@@ -738,6 +738,10 @@ async fn the_dashboard_roles_page_sets_roles_and_grants_and_retires_entries() {
     for (name, db) in both_dbs().await {
         let t = Team::on(db, config()).await;
         let e = t.active(RoleKind::Lesson, LESSON, t.h.now_ms()).await;
+        // As `steward serve` does: the built-in admin is a paired administrator.
+        steward::dashboard::ensure_admin_user(&t.h.services)
+            .await
+            .unwrap();
         let mut c = Client::new(t.h.services.clone());
         c.sign_in(TOKEN).await;
         let csrf = c.csrf().await;
@@ -784,6 +788,62 @@ async fn the_dashboard_roles_page_sets_roles_and_grants_and_retires_entries() {
         );
         assert!(
             !r.get(ORG, e.id, t.h.now_ms()).await.unwrap().is_active(),
+            "{name}"
+        );
+
+        // The admin drafts a proposal; accepting it needs the grant, and the
+        // admin who accepted it does not confirm it too.
+        let drafted = c
+            .post_and_follow(
+                "/dashboard/roles/propose",
+                &[
+                    ("csrf", &csrf),
+                    ("role", ROLE),
+                    ("kind", "term"),
+                    ("content", "CAC means customer acquisition cost"),
+                ],
+            )
+            .await;
+        assert!(
+            drafted.body.contains("Proposed #2 for role analyst"),
+            "{name}: {}",
+            drafted.body
+        );
+        let hash = r.get(ORG, 2, t.h.now_ms()).await.unwrap().content_hash;
+        let fields = [
+            ("csrf", csrf.as_str()),
+            ("id", "2"),
+            ("hash", hash.as_str()),
+        ];
+        let refused = c.post_and_follow("/dashboard/roles/accept", &fields).await;
+        assert!(
+            refused
+                .body
+                .contains("Refused: admin does not hold role_memory.manage"),
+            "{name}: {}",
+            refused.body
+        );
+        r.grant(ORG, "admin", Permission::RoleMemoryManage, ROLE, "test", 1)
+            .await
+            .unwrap();
+        let accepted = c.post_and_follow("/dashboard/roles/accept", &fields).await;
+        assert!(
+            accepted.body.contains("Accepted #2"),
+            "{name}: {}",
+            accepted.body
+        );
+        let same = c.post_and_follow("/dashboard/roles/confirm", &fields).await;
+        assert!(
+            same.body
+                .contains("Refused: the confirmer must be a different person"),
+            "{name}: {}",
+            same.body
+        );
+        r.confirm(ORG, 2, &t.bob, Some(&hash), t.h.now_ms())
+            .await
+            .unwrap();
+        assert!(
+            r.get(ORG, 2, t.h.now_ms()).await.unwrap().is_active(),
             "{name}"
         );
     }

@@ -174,6 +174,9 @@ pub fn router(cfg: &Config) -> Router<DashboardState> {
         .route("/dashboard/roles/grant", post(roles::grant))
         .route("/dashboard/roles/ungrant", post(roles::ungrant))
         .route("/dashboard/roles/retire", post(roles::retire))
+        .route("/dashboard/roles/propose", post(roles::propose))
+        .route("/dashboard/roles/accept", post(roles::accept))
+        .route("/dashboard/roles/confirm", post(roles::confirm))
         .route("/dashboard/memory", get(memory::page))
         .route("/dashboard/memory/person", get(memory::person))
         .route("/dashboard/review", get(review::page))
@@ -210,6 +213,9 @@ pub const FORM_ROUTES: &[&str] = &[
     "/dashboard/roles/grant",
     "/dashboard/roles/ungrant",
     "/dashboard/roles/retire",
+    "/dashboard/roles/propose",
+    "/dashboard/roles/accept",
+    "/dashboard/roles/confirm",
     "/dashboard/review/confirm",
     "/dashboard/review/reject",
     "/dashboard/revisions/undo",

@@ -130,16 +130,130 @@ fn template(people: &[Person], memory: &[(String, Vec<RoleEntry>)], csrf: &str) 
                             @if e.is_active() {
                                 (view::action("/dashboard/roles/retire", csrf, &[("id", &id)], "Retire", "danger"))
                             }
+                            @if e.status == ProposalStatus::Proposed {
+                                (view::action("/dashboard/roles/accept", csrf, &[("id", &id), ("hash", &e.content_hash)], "Accept as admin", "primary"))
+                            }
+                            @if e.status == ProposalStatus::Accepted {
+                                (view::action("/dashboard/roles/confirm", csrf, &[("id", &id), ("hash", &e.content_hash)], "Confirm as admin", "primary"))
+                            }
                         }
                     }
                 }
             }))
         }
     };
+    let draft = html! {
+        section.card.draft-role-entry {
+            h2 { "Draft a proposal" }
+            p.muted { "As the built-in admin: a manager of the role accepts it and a holder confirms it before anyone reads it. No names, ids or personal data." }
+            form.fields method="post" action="/dashboard/roles/propose" {
+                (view::csrf_field(csrf))
+                label { "Role" input type="text" name="role" required placeholder="analyst"; }
+                label { "Kind"
+                    select name="kind" {
+                        option value="lesson" selected { "lesson" }
+                        option value="term" { "term" }
+                        option value="rubric" { "rubric" }
+                    }
+                }
+                label { "Text" input type="text" name="content" required maxlength="500"; }
+                button.primary type="submit" { "Propose" }
+            }
+        }
+    };
     html! {
         (table)
+        (draft)
         (roles)
     }
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct DraftForm {
+    role: String,
+    kind: String,
+    content: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct DecisionForm {
+    id: i64,
+    hash: String,
+}
+
+/// The notice of a proposal's step: done, or refused (and why).
+fn stepped(sent: Submitted<impl Sized>, result: Result<RoleEntry, RoleError>, what: &str) -> Page {
+    match result {
+        Ok(e) => sent.done(
+            true,
+            format!("{what} #{} for role {}.", e.id, e.role),
+            ROLES.path,
+        ),
+        Err(RoleError::Store(e)) => Err(e.into()),
+        Err(e) => sent.done(false, format!("Refused: {e}."), ROLES.path),
+    }
+}
+
+pub(super) async fn propose(sent: Submitted<DraftForm>) -> Page {
+    let state = &sent.state;
+    let f = &sent.form;
+    let Ok(kind) = f.kind.parse::<memory::role_memory::RoleKind>() else {
+        return sent.done(
+            false,
+            "Refused: the kind is rubric, term or lesson.",
+            ROLES.path,
+        );
+    };
+    let role = f.role.trim().to_string();
+    let result = state
+        .db()
+        .role_memory()
+        .propose(&memory::role_memory::NewRoleProposal {
+            org: state.org(),
+            role: &role,
+            kind,
+            content: &f.content,
+            proposed_by: BUILT_IN_ADMIN,
+            on_behalf_of: None,
+            source_record: None,
+            now: state.now_ms(),
+        })
+        .await;
+    stepped(sent, result, "Proposed")
+}
+
+pub(super) async fn accept(sent: Submitted<DecisionForm>) -> Page {
+    let state = &sent.state;
+    let f = &sent.form;
+    let result = state
+        .db()
+        .role_memory()
+        .accept(
+            state.org(),
+            f.id,
+            BUILT_IN_ADMIN,
+            Some(&f.hash),
+            state.now_ms(),
+        )
+        .await;
+    stepped(sent, result, "Accepted")
+}
+
+pub(super) async fn confirm(sent: Submitted<DecisionForm>) -> Page {
+    let state = &sent.state;
+    let f = &sent.form;
+    let result = state
+        .db()
+        .role_memory()
+        .confirm(
+            state.org(),
+            f.id,
+            BUILT_IN_ADMIN,
+            Some(&f.hash),
+            state.now_ms(),
+        )
+        .await;
+    stepped(sent, result, "Confirmed")
 }
 
 #[derive(Debug, Deserialize)]
