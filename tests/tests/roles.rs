@@ -848,3 +848,63 @@ async fn the_dashboard_roles_page_sets_roles_and_grants_and_retires_entries() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_delegated_key_shares_its_own_record_and_the_proposal_names_whose_behalf() {
+    use axum::http::StatusCode;
+    use memory::write::RawWrites;
+    use steward::http::{app, AppState};
+    for (name, db) in both_dbs().await {
+        let t = Team::on(db, Config::default()).await;
+        let p = t.h.services.pairing().clone();
+        p.grant_delegate(ORG, &t.carol, &t.bob, "discord:111", 2)
+            .await
+            .unwrap();
+        let key = p
+            .create_delegated_api_key(ORG, &t.bob, &t.carol, "discord:111", 3)
+            .await
+            .unwrap()
+            .key;
+        let own = t
+            .db()
+            .records()
+            .insert_record(&steward_tests::record(
+                ORG,
+                Scope::Personal,
+                Some(&t.bob),
+                "lineage",
+                LESSON,
+                1,
+            ))
+            .await
+            .unwrap();
+        let carols = t
+            .db()
+            .records()
+            .insert_record(&steward_tests::record(
+                ORG,
+                Scope::Personal,
+                Some(&t.carol),
+                "rates",
+                "Quote the sample size with every rate",
+                1,
+            ))
+            .await
+            .unwrap();
+        let app = app(AppState::new(t.h.services.clone()));
+        let memory = format!("/api/v1/roles/{ROLE}/memory");
+        // The principal's record is not the delegate's to share.
+        let (s, body) = call(&app, "POST", &memory, &key, Some(json!({"record": carols}))).await;
+        assert_eq!(
+            (s, body["code"].as_str()),
+            (StatusCode::FORBIDDEN, Some("not_your_record")),
+            "{name}: {body}"
+        );
+        let (s, body) = call(&app, "POST", &memory, &key, Some(json!({"record": own}))).await;
+        assert_eq!(s, StatusCode::CREATED, "{name}: {body}");
+        assert_eq!(body["proposed_by"], json!(t.bob), "{name}: {body}");
+        assert_eq!(body["on_behalf_of"], json!(t.carol), "{name}: {body}");
+        assert_eq!(body["source_record"], json!(own), "{name}: {body}");
+        assert_eq!(body["active"], json!(false), "{name}: {body}");
+    }
+}
