@@ -95,6 +95,19 @@ fn role_memory_is_curated_by_two_people_from_the_command_line() {
     assert_eq!(listed[0]["status"], "confirmed", "{out}");
     assert_eq!(listed[0]["record_status"], "active", "{out}");
 
+    // The team export holds the role's active entries, by role.
+    let out_dir = d.join("export");
+    let (ok, _, err) = run(
+        d,
+        &["memory", "export", "--markdown", out_dir.to_str().unwrap()],
+    );
+    assert!(ok, "{err}");
+    let team = std::fs::read_to_string(out_dir.join("MEMORY.md")).unwrap();
+    assert!(
+        team.contains("## role: analyst") && team.contains("Check the lineage of a metric"),
+        "{team}"
+    );
+
     // Retired, then undone through the revision it printed.
     let (ok, out, err) = run(d, &["memory", "role", "retire", "1"]);
     assert!(ok, "{err}");
