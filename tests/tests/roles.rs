@@ -123,8 +123,8 @@ async fn a_role_entry_reaches_only_current_holders_and_stops_when_the_role_is_re
             let h = &t.h;
             async move {
                 fake.clear_received();
-                h.dm(who, "How should I read the lineage of this metric trend?")
-                    .await;
+                // Words that match nothing of it: role memory is read in every turn.
+                h.dm(who, "Good morning, anything new today?").await;
                 fake.received_for(TEXT)
                     .iter()
                     .any(|r| r.memory_ids().contains(&record))

@@ -999,6 +999,9 @@ impl Records<'_> {
         if let Some(near) = near_records {
             out = fuse(out, near, &tokens, want);
         }
+        // What the speaker's roles share is read in every turn of theirs, whatever the words.
+        let mut prefs = prefs;
+        prefs.extend(self.role_entries(scope, limit).await?);
         // How the speaker wants to be served applies to every reply, whatever the words.
         for record in prefs {
             if !out.iter().any(|r| r.record.id == record.id) {
@@ -1015,6 +1018,26 @@ impl Records<'_> {
 }
 
 impl Records<'_> {
+    /// The newest active role entries of the roles `scope` holds (at most
+    /// `limit`), checked against the scope like every row read.
+    async fn role_entries(&self, scope: &RetrievalScope, limit: i64) -> Result<Vec<MemoryRecord>> {
+        if scope.roles.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows: Vec<MemoryRecord> = sql!(
+            format!("{SELECT} WHERE org = $1 AND scope = $2 AND status = $3 AND owner IN ("),
+            &scope.org,
+            Scope::Role,
+            Status::Active
+        )
+        .bind_list(scope.roles.iter().cloned())
+        .push(") ORDER BY said_at DESC LIMIT ")
+        .bind(limit.max(0))
+        .all(&self.db.pool)
+        .await?;
+        Ok(rows.into_iter().filter(|r| scope.may_read(r)).collect())
+    }
+
     /// The vector search alone, with the visibility rule of [`Db::retrieve`]:
     /// the records `scope` may read nearest to `query` in meaning, best first
     /// (benchmarks compare it with the keyword and the fused rankings).
