@@ -370,6 +370,25 @@ async fn the_scrubber_refuses_ids_and_personal_data_before_anything_is_stored() 
     }
 }
 
+/// The records a turn of Carol's with the agent `support` reads for
+/// "rubric sources", were she to hold `roles`.
+async fn found(db: &Db, roles: &[&str]) -> Vec<i64> {
+    let scope = memory::store::RetrievalScope {
+        org: ORG.into(),
+        agent: "support".into(),
+        speaker: Some("discord:444".into()),
+        shared: false,
+        roles: roles.iter().map(|r| r.to_string()).collect(),
+    };
+    db.records()
+        .retrieve(&scope, "rubric sources", 5)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|f| f.record.id)
+        .collect()
+}
+
 #[tokio::test]
 async fn a_new_rubric_supersedes_the_old_and_retiring_is_undone_by_a_revision() {
     for (name, db) in both_dbs().await {
@@ -389,6 +408,12 @@ async fn a_new_rubric_supersedes_the_old_and_retiring_is_undone_by_a_revision() 
         let by_id = |id: i64| listed.iter().find(|e| e.id == id).unwrap().clone();
         assert!(!by_id(v1.id).is_active(), "{name}: one active version");
         assert!(by_id(v2.id).is_active(), "{name}");
+
+        // Read with any agent, by the role's holders only.
+        let v2_record = v2.record_id.unwrap();
+        assert_eq!(found(t.db(), &[ROLE]).await, vec![v2_record], "{name}");
+        assert!(found(t.db(), &["sre"]).await.is_empty(), "{name}");
+        assert!(found(t.db(), &[]).await.is_empty(), "{name}");
 
         let revision = r.retire(ORG, v2.id, "discord:111", 300).await.unwrap();
         assert!(!r.get(ORG, v2.id, 300).await.unwrap().is_active(), "{name}");
