@@ -50,7 +50,8 @@ pub fn disagreement_note(
     ))
 }
 
-/// Most authoritative first: org policy memory, agent_notes, the speaker's own.
+/// Most authoritative first: org policy memory, agent_notes, the speaker's
+/// roles' memory, the speaker's own.
 /// Stable, so retrieval's relevance order holds within one level.
 pub fn order_by_precedence(found: &mut [Retrieved]) {
     found.sort_by_key(|r| rank(r.record.scope));
@@ -430,6 +431,37 @@ mod tests {
             score: 1.0,
             similarity: None,
         }
+    }
+
+    #[test]
+    fn role_memory_sits_below_agent_notes_and_above_the_speakers_own() {
+        let mut all: Vec<Retrieved> = [
+            Scope::Personal,
+            Scope::Person,
+            Scope::Role,
+            Scope::AgentNotes,
+            Scope::OrgPolicy,
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, scope)| {
+            let mut f = found(i as i64, "x");
+            f.record.scope = scope;
+            f
+        })
+        .collect();
+        order_by_precedence(&mut all);
+        let order: Vec<Scope> = all.iter().map(|f| f.record.scope).collect();
+        assert_eq!(
+            order,
+            [
+                Scope::OrgPolicy,
+                Scope::AgentNotes,
+                Scope::Role,
+                Scope::Person,
+                Scope::Personal
+            ]
+        );
     }
 
     #[test]
