@@ -6,6 +6,7 @@
 use adapters::ConversationKind;
 use memory::skill::SkillStatus;
 use memory::{Db, Role, SystemPrincipal};
+use serde_json::json;
 use steward::Config;
 use steward_tests::fake_llm::{Answer, FakeLlm, TEXT};
 use steward_tests::{both_dbs, join, Harness};
@@ -545,4 +546,160 @@ async fn the_markdown_export_holds_the_skills_in_force() {
         "{text}"
     );
     assert_eq!(read.hash(), p.hash);
+}
+
+/// The tool results the model was sent in the reply's second round.
+fn tool_results(fake: &FakeLlm) -> Vec<String> {
+    let asked = fake.received_for(TEXT);
+    let second = asked.get(1).expect("a second round with the tool results");
+    second.tool_results().into_iter().map(|(_, r)| r).collect()
+}
+
+/// A model drafts a skill through `skill_propose`: a proposal in the
+/// speaker's name, one a reply, checked like an imported SKILL.md, never in
+/// force; `skill_load` reads only what an administrator approved, and an
+/// automated run drafts nothing.
+#[tokio::test]
+async fn a_models_skill_draft_is_only_a_proposal_and_skill_load_reads_what_is_in_force() {
+    for (name, db) in both_dbs().await {
+        let fake = FakeLlm::start().await;
+        let h = Harness::on(db, fake.config());
+        h.pair("ana", Role::User).await;
+        h.pair("bo", Role::User).await;
+        h.pair("boss", Role::Admin).await;
+        fake.always("memory_items", Answer::Json(json!({ "items": [] })));
+        let draft = |steps: serde_json::Value| json!({"name": "daily-report", "description": "When asked for the daily report", "steps": steps});
+        let hr = &h;
+        let ask = |user: &'static str, text: &'static str, first: Answer| {
+            fake.clear_received();
+            fake.push(TEXT, first);
+            fake.push(TEXT, Answer::Content("Here you are.".into()));
+            async move { hr.dm(user, text).await }
+        };
+
+        let reply = ask(
+            "ana",
+            "Send me the daily report",
+            Answer::ToolCalls(vec![
+                (
+                    "skill_propose".into(),
+                    draft(json!(["Read example_orders", "Leave refunds out"])),
+                ),
+                (
+                    "skill_propose".into(),
+                    json!({"name": "second-draft", "description": "Another", "steps": ["Do it"]}),
+                ),
+            ]),
+        )
+        .await;
+        assert!(reply.starts_with("Here you are."), "{name}: {reply}");
+        let results = tool_results(&fake);
+        assert!(results[0].starts_with("Proposed"), "{name}: {results:?}");
+        assert!(
+            results[1].starts_with("Refused: one skill draft a reply"),
+            "{name}: {results:?}"
+        );
+        let open = proposals(h.db()).await;
+        assert_eq!(open.len(), 1, "{name}: {open:?}");
+        assert_eq!(open[0].slug, "daily-report");
+        assert!(open[0].body.contains("Leave refunds out"), "{name}");
+        assert!(open[0].proposed_by.contains("ana"), "{name}: {open:?}");
+        assert!(in_force(h.db()).await.is_empty(), "{name}: never in force");
+
+        // A bad name or a credential is refused, as an imported SKILL.md would be.
+        for bad in [
+            json!({"name": "Daily Report!", "description": "d", "steps": ["s"]}),
+            draft(json!([
+                "Log in with ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+            ])),
+        ] {
+            ask(
+                "ana",
+                "Another report please",
+                Answer::tool("skill_propose", bad),
+            )
+            .await;
+            let results = tool_results(&fake);
+            assert!(results[0].starts_with("Refused:"), "{name}: {results:?}");
+        }
+        // Another person's model does not overwrite ana's open draft.
+        ask(
+            "bo",
+            "The daily report, please",
+            Answer::tool("skill_propose", draft(json!(["Include refunds"]))),
+        )
+        .await;
+        let results = tool_results(&fake);
+        assert!(
+            results[0].contains("already has a proposal waiting"),
+            "{name}: {results:?}"
+        );
+        let open = proposals(h.db()).await;
+        assert_eq!(open.len(), 1, "{name}: {open:?}");
+        assert!(!open[0].body.contains("Include refunds"), "{name}");
+
+        // Before approval there is nothing to load; after it, the approved body.
+        let load = || Answer::tool("skill_load", json!({"name": "daily-report"}));
+        ask("bo", "How is the daily report made?", load()).await;
+        assert!(
+            tool_results(&fake)[0].starts_with("No skill `daily-report` is in force"),
+            "{name}: {:?}",
+            tool_results(&fake)
+        );
+        let approved = approve_shown(&h, "boss", open[0].id).await;
+        assert_eq!(in_force(h.db()).await.len(), 1, "{name}: {approved}");
+        // A later draft (a revision) is not what skill_load reads.
+        ask(
+            "ana",
+            "Daily report again",
+            Answer::tool(
+                "skill_propose",
+                draft(json!(["Read example_orders", "Group by region"])),
+            ),
+        )
+        .await;
+        assert!(tool_results(&fake)[0].starts_with("Proposed"), "{name}");
+        ask("bo", "How is the daily report made?", load()).await;
+        let loaded = &tool_results(&fake)[0];
+        assert!(
+            loaded.contains("<<<skill:daily-report@1") && loaded.contains("Leave refunds out"),
+            "{name}: {loaded}"
+        );
+        assert!(!loaded.contains("Group by region"), "{name}: {loaded}");
+
+        // An automated run drafts nothing.
+        fake.clear_received();
+        fake.push(
+            TEXT,
+            Answer::tool(
+                "skill_propose",
+                json!({"name": "run-skill", "description": "d", "steps": ["s"]}),
+            ),
+        );
+        fake.push(TEXT, Answer::Content("Done.".into()));
+        let msg = h.inbound(
+            None,
+            "run:nightly/cron",
+            ConversationKind::Direct,
+            "Send the nightly digest",
+        );
+        join(
+            h.turns
+                .system_turn(&msg, SystemPrincipal::Cron)
+                .await
+                .expect("system turn"),
+        );
+        let results = tool_results(&fake);
+        assert!(
+            results[0].starts_with("Refused: skills are drafted only"),
+            "{name}: {results:?}"
+        );
+        let audit = h.db().audit().log(&h.org, 200).await.expect("audit");
+        assert!(
+            audit
+                .iter()
+                .any(|a| a.action == "tool.skill_propose" && a.detail.starts_with("refused")),
+            "{name}"
+        );
+    }
 }
