@@ -110,8 +110,11 @@ pub struct TurnTools<'a> {
     /// The turn's run id (`turn:<message id>`), on every audit entry.
     run_id: &'a str,
     proposed: Mutex<Vec<String>>,
-    /// Whether this reply drafted a skill already (one a reply).
+    /// Whether this reply tried to draft a skill already (one a reply).
     drafted: Mutex<bool>,
+    /// What steward itself tells the person of a draft that was made: the
+    /// model's own words about it are not a receipt.
+    skill_receipt: Mutex<Option<String>>,
 }
 
 fn text_arg<'v>(arguments: &'v Value, key: &str) -> Option<&'v str> {
@@ -136,7 +139,13 @@ impl<'a> TurnTools<'a> {
             run_id,
             proposed: Mutex::new(Vec::new()),
             drafted: Mutex::new(false),
+            skill_receipt: Mutex::new(None),
         }
+    }
+
+    /// The skill draft the model made this reply, as steward reports it.
+    pub fn skill_receipt(&self) -> Option<String> {
+        self.skill_receipt.lock().ok().and_then(|r| r.clone())
     }
 
     /// The texts the model proposed this turn, to ask "Remember this?".
@@ -385,6 +394,17 @@ impl TurnTools<'_> {
             Ok(r) => {
                 self.audit(ACTION, &format!("{}@{} proposed", r.slug, r.rev))
                     .await;
+                let review = if self.place.principal.is_human_admin() {
+                    format!(" Review it with /skill show {}.", r.id)
+                } else {
+                    String::new()
+                };
+                if let Ok(mut receipt) = self.skill_receipt.lock() {
+                    *receipt = Some(format!(
+                        "Drafted skill “{}” rev {} for an administrator's review; it is not in force.{review}",
+                        r.slug, r.rev
+                    ));
+                }
                 format!(
                     "Proposed: skill `{}` revision {} waits for an administrator's review; it is not in force.",
                     r.slug, r.rev

@@ -593,6 +593,13 @@ async fn a_models_skill_draft_is_only_a_proposal_and_skill_load_reads_what_is_in
         )
         .await;
         assert!(reply.starts_with("Here you are."), "{name}: {reply}");
+        // steward itself says what was drafted; a user is shown no admin command.
+        assert!(
+            reply.contains(
+                "Drafted skill “daily-report” rev 1 for an administrator's review; it is not in force."
+            ) && !reply.contains("/skill"),
+            "{name}: {reply}"
+        );
         let results = tool_results(&fake);
         assert!(results[0].starts_with("Proposed"), "{name}: {results:?}");
         assert!(
@@ -700,6 +707,34 @@ async fn a_models_skill_draft_is_only_a_proposal_and_skill_load_reads_what_is_in
                 .iter()
                 .any(|a| a.action == "tool.skill_propose" && a.detail.starts_with("refused")),
             "{name}"
+        );
+        // Last, as it turns tools off for this server: a small model writes the call as text in <tools> tags: it is run,
+        // the tags are never shown, and the receipt is steward's.
+        fake.clear_received();
+        fake.push(
+            TEXT,
+            Answer::Content(
+                "<tools>\n{\"name\": \"skill_propose\", \"arguments\": {\"name\": \"weekly-digest\", \"description\": \"When asked for the weekly digest\", \"steps\": [\"List the open incidents\", \"Group them by team\"]}}\n</tools>".into(),
+            ),
+        );
+        let reply = h
+            .dm("boss", "Please draft a skill for the weekly digest: list the open incidents, group them by team.")
+            .await;
+        assert!(
+            !reply.contains("<tools>") && !reply.contains("</tools>"),
+            "{name}: {reply}"
+        );
+        let weekly = proposals(h.db())
+            .await
+            .into_iter()
+            .find(|r| r.slug == "weekly-digest")
+            .unwrap_or_else(|| panic!("{name}: no weekly-digest draft: {reply}"));
+        assert!(
+            reply.contains(&format!(
+                "Drafted skill “weekly-digest” rev 1 for an administrator's review; it is not in force. Review it with /skill show {}.",
+                weekly.id
+            )),
+            "{name}: {reply}"
         );
     }
 }
