@@ -73,7 +73,7 @@ pub fn specs() -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: "skill_propose",
-            description: "Draft a skill (a named procedure for a kind of task) for an administrator to review, or revise your own open draft. Never in force until an administrator approves it; at most one a reply.",
+            description: "Administrators only: draft a skill (a named procedure for a kind of task) for review, or revise your own open draft. Never in force until an administrator approves it; at most one a reply.",
             parameters: json!({
                 "type": "object",
                 "properties": {
@@ -322,6 +322,13 @@ impl TurnTools<'_> {
             self.audit(ACTION, "refused: no paired speaker").await;
             return "Refused: skills are drafted only in a paired person's conversation. Nothing was proposed.".into();
         };
+        // A draft at once is an administrator's act, as `/learn` is: a regular
+        // user's corrections become a proposal only through the loop (enough
+        // corrections, from two conversations); a delegate administers nothing.
+        if !self.place.principal.is_human_admin() || self.place.msg.on_behalf_of.is_some() {
+            self.audit(ACTION, "refused: not an administrator").await;
+            return "Refused: only an administrator's request drafts a skill at once; people's corrections of my answers are kept for administrators to review. Nothing was proposed.".into();
+        }
         let steps: Option<Vec<&str>> = arguments
             .get("steps")
             .and_then(Value::as_array)
@@ -394,15 +401,10 @@ impl TurnTools<'_> {
             Ok(r) => {
                 self.audit(ACTION, &format!("{}@{} proposed", r.slug, r.rev))
                     .await;
-                let review = if self.place.principal.is_human_admin() {
-                    format!(" Review it with /skill show {}.", r.id)
-                } else {
-                    String::new()
-                };
                 if let Ok(mut receipt) = self.skill_receipt.lock() {
                     *receipt = Some(format!(
-                        "Drafted skill “{}” rev {} for an administrator's review; it is not in force.{review}",
-                        r.slug, r.rev
+                        "Drafted skill “{}” rev {} for an administrator's review; it is not in force. Review it with /skill show {}.",
+                        r.slug, r.rev, r.id
                     ));
                 }
                 format!(

@@ -555,18 +555,19 @@ fn tool_results(fake: &FakeLlm) -> Vec<String> {
     second.tool_results().into_iter().map(|(_, r)| r).collect()
 }
 
-/// A model drafts a skill through `skill_propose`: a proposal in the
-/// speaker's name, one a reply, checked like an imported SKILL.md, never in
-/// force; `skill_load` reads only what an administrator approved, and an
-/// automated run drafts nothing.
+/// A model drafts a skill through `skill_propose` on an administrator's
+/// turn: a proposal, one a reply, checked like an imported SKILL.md, never
+/// in force, reported by steward itself; a regular user's, a delegate's or
+/// an automated run's turn drafts nothing, and `skill_load` reads only what
+/// an administrator approved.
 #[tokio::test]
 async fn a_models_skill_draft_is_only_a_proposal_and_skill_load_reads_what_is_in_force() {
     for (name, db) in both_dbs().await {
         let fake = FakeLlm::start().await;
         let h = Harness::on(db, fake.config());
         h.pair("ana", Role::User).await;
-        h.pair("bo", Role::User).await;
         h.pair("boss", Role::Admin).await;
+        h.pair("chief", Role::Admin).await;
         fake.always("memory_items", Answer::Json(json!({ "items": [] })));
         let draft = |steps: serde_json::Value| json!({"name": "daily-report", "description": "When asked for the daily report", "steps": steps});
         let hr = &h;
@@ -577,9 +578,23 @@ async fn a_models_skill_draft_is_only_a_proposal_and_skill_load_reads_what_is_in
             async move { hr.dm(user, text).await }
         };
 
-        let reply = ask(
+        // A regular user's request drafts nothing: corrections are their way.
+        ask(
             "ana",
             "Send me the daily report",
+            Answer::tool("skill_propose", draft(json!(["Leave refunds out"]))),
+        )
+        .await;
+        let results = tool_results(&fake);
+        assert!(
+            results[0].starts_with("Refused: only an administrator's request"),
+            "{name}: {results:?}"
+        );
+        assert!(proposals(h.db()).await.is_empty(), "{name}");
+
+        let reply = ask(
+            "boss",
+            "Draft the daily report procedure",
             Answer::ToolCalls(vec![
                 (
                     "skill_propose".into(),
@@ -592,14 +607,6 @@ async fn a_models_skill_draft_is_only_a_proposal_and_skill_load_reads_what_is_in
             ]),
         )
         .await;
-        assert!(reply.starts_with("Here you are."), "{name}: {reply}");
-        // steward itself says what was drafted; a user is shown no admin command.
-        assert!(
-            reply.contains(
-                "Drafted skill “daily-report” rev 1 for an administrator's review; it is not in force."
-            ) && !reply.contains("/skill"),
-            "{name}: {reply}"
-        );
         let results = tool_results(&fake);
         assert!(results[0].starts_with("Proposed"), "{name}: {results:?}");
         assert!(
@@ -610,8 +617,17 @@ async fn a_models_skill_draft_is_only_a_proposal_and_skill_load_reads_what_is_in
         assert_eq!(open.len(), 1, "{name}: {open:?}");
         assert_eq!(open[0].slug, "daily-report");
         assert!(open[0].body.contains("Leave refunds out"), "{name}");
-        assert!(open[0].proposed_by.contains("ana"), "{name}: {open:?}");
+        assert!(open[0].proposed_by.contains("boss"), "{name}: {open:?}");
         assert!(in_force(h.db()).await.is_empty(), "{name}: never in force");
+        // steward itself says what was drafted, whatever the model wrote.
+        assert!(reply.starts_with("Here you are."), "{name}: {reply}");
+        assert!(
+            reply.contains(&format!(
+                "Drafted skill “daily-report” rev 1 for an administrator's review; it is not in force. Review it with /skill show {}.",
+                open[0].id
+            )),
+            "{name}: {reply}"
+        );
 
         // A bad name or a credential is refused, as an imported SKILL.md would be.
         for bad in [
@@ -621,7 +637,7 @@ async fn a_models_skill_draft_is_only_a_proposal_and_skill_load_reads_what_is_in
             ])),
         ] {
             ask(
-                "ana",
+                "boss",
                 "Another report please",
                 Answer::tool("skill_propose", bad),
             )
@@ -629,9 +645,9 @@ async fn a_models_skill_draft_is_only_a_proposal_and_skill_load_reads_what_is_in
             let results = tool_results(&fake);
             assert!(results[0].starts_with("Refused:"), "{name}: {results:?}");
         }
-        // Another person's model does not overwrite ana's open draft.
+        // Another administrator's model does not overwrite boss's open draft.
         ask(
-            "bo",
+            "chief",
             "The daily report, please",
             Answer::tool("skill_propose", draft(json!(["Include refunds"]))),
         )
@@ -647,7 +663,7 @@ async fn a_models_skill_draft_is_only_a_proposal_and_skill_load_reads_what_is_in
 
         // Before approval there is nothing to load; after it, the approved body.
         let load = || Answer::tool("skill_load", json!({"name": "daily-report"}));
-        ask("bo", "How is the daily report made?", load()).await;
+        ask("ana", "How is the daily report made?", load()).await;
         assert!(
             tool_results(&fake)[0].starts_with("No skill `daily-report` is in force"),
             "{name}: {:?}",
@@ -657,8 +673,8 @@ async fn a_models_skill_draft_is_only_a_proposal_and_skill_load_reads_what_is_in
         assert_eq!(in_force(h.db()).await.len(), 1, "{name}: {approved}");
         // A later draft (a revision) is not what skill_load reads.
         ask(
-            "ana",
-            "Daily report again",
+            "boss",
+            "Revise the daily report procedure",
             Answer::tool(
                 "skill_propose",
                 draft(json!(["Read example_orders", "Group by region"])),
@@ -666,7 +682,7 @@ async fn a_models_skill_draft_is_only_a_proposal_and_skill_load_reads_what_is_in
         )
         .await;
         assert!(tool_results(&fake)[0].starts_with("Proposed"), "{name}");
-        ask("bo", "How is the daily report made?", load()).await;
+        ask("ana", "How is the daily report made?", load()).await;
         let loaded = &tool_results(&fake)[0];
         assert!(
             loaded.contains("<<<skill:daily-report@1") && loaded.contains("Leave refunds out"),
@@ -708,8 +724,10 @@ async fn a_models_skill_draft_is_only_a_proposal_and_skill_load_reads_what_is_in
                 .any(|a| a.action == "tool.skill_propose" && a.detail.starts_with("refused")),
             "{name}"
         );
-        // Last, as it turns tools off for this server: a small model writes the call as text in <tools> tags: it is run,
-        // the tags are never shown, and the receipt is steward's.
+
+        // Last, as it turns tools off for this server: a small model writes
+        // the call as text in <tools> tags. It is run, the tags are never
+        // shown, and the receipt is steward's.
         fake.clear_received();
         fake.push(
             TEXT,
@@ -718,11 +736,18 @@ async fn a_models_skill_draft_is_only_a_proposal_and_skill_load_reads_what_is_in
             ),
         );
         let reply = h
-            .dm("boss", "Please draft a skill for the weekly digest: list the open incidents, group them by team.")
+            .dm(
+                "boss",
+                "Please draft a skill for the weekly digest: list the open incidents, group them by team.",
+            )
             .await;
         assert!(
             !reply.contains("<tools>") && !reply.contains("</tools>"),
             "{name}: {reply}"
+        );
+        assert!(
+            !reply.contains("Remember this?"),
+            "{name}: a request is not memory: {reply}"
         );
         let weekly = proposals(h.db())
             .await
