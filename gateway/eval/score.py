@@ -549,6 +549,21 @@ def score(args, events, replay, log_turns, log_tail, wall, rc):
     return rows, memory, fabricated, authority, summary, log_tail
 
 
+def report_skills(skills):
+    """The skills at the end (only when the replay made any): a model's or a
+    person's draft is only ever `proposed`; `active` needs an approver."""
+    if not skills:
+        return
+    print(f"-- skills at the end ({len(skills)} revisions)")
+    for k in skills:
+        by = f", approved by {k['approved_by']}" if k.get("approved_by") else ""
+        steps = " / ".join(l[2:] for l in k["body"].splitlines() if l.startswith("- "))
+        print(f"  #{k['id']:<3} {k['status']:<10} {k['slug']}@{k['rev']} "
+              f"(proposed by {k['proposed_by']}{by}): {cut(steps, 90)}")
+    unapproved = [k for k in skills if k["status"] == "active" and not k.get("approved_by")]
+    print(f"skills in force without an approver: {len(unapproved)}")
+
+
 def report(args, rows, memory, fabricated, authority, s, log_tail, err_tail):
     w = args.width
     print(f"== {s['transcript']} on {s['model_id']} ({len(rows)} turns; replay exit {s['replay_exit']}"
@@ -687,6 +702,7 @@ def main():
     rows, memory, fabricated, authority, s, tail = score(args, events, replay, log_turns, log_tail, wall, rc)
     s["files"] = {"replay_json": json_path, "log": log_path}
     report(args, rows, memory, fabricated, authority, s, tail, err_tail)
+    report_skills(replay.get("skills", []))
     if args.json_out:
         d = os.path.dirname(os.path.abspath(args.json_out))
         os.makedirs(d, exist_ok=True)

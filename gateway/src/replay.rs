@@ -209,11 +209,27 @@ pub struct RevisionRow {
     pub undone: bool,
 }
 
+/// One skill revision, as the replay contract prints it (only when the
+/// replay made any: corrections, `/learn`, a model's `skill_propose`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkillRow {
+    pub id: i64,
+    pub slug: String,
+    pub rev: i64,
+    pub status: String,
+    pub proposed_by: String,
+    pub approved_by: Option<String>,
+    pub description: String,
+    pub body: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplayOutput {
     pub replies: Vec<ReplyRow>,
     pub memory: Vec<MemoryRow>,
     pub revisions: Vec<RevisionRow>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<SkillRow>,
 }
 
 fn rfc3339(ms: i64) -> String {
@@ -594,7 +610,26 @@ async fn replay_events(
     orgs.dedup();
     let mut memory = Vec::new();
     let mut revisions = Vec::new();
+    let mut skills = Vec::new();
     for org in &orgs {
+        skills.extend(
+            services
+                .db()
+                .skills()
+                .list(org, None)
+                .await?
+                .into_iter()
+                .map(|r| SkillRow {
+                    id: r.id,
+                    slug: r.slug,
+                    rev: r.rev,
+                    status: r.status.to_string(),
+                    proposed_by: r.proposed_by,
+                    approved_by: r.approved_by,
+                    description: r.description,
+                    body: r.body,
+                }),
+        );
         memory.extend(
             services
                 .db()
@@ -618,6 +653,7 @@ async fn replay_events(
         replies,
         memory,
         revisions,
+        skills,
     })
 }
 

@@ -1346,6 +1346,8 @@ impl TurnLoop {
         for s in &followed {
             self.metrics.skill_used(&s.revision.slug);
         }
+        // A skill the model drafted is reported by steward, whatever the model said.
+        parts.receipts.extend(tools.skill_receipt());
         // What the model proposed is asked, whether or not it then answered.
         let proposed = tools.proposed();
         if !proposed.is_empty() {

@@ -6,6 +6,7 @@
 use adapters::ConversationKind;
 use memory::skill::SkillStatus;
 use memory::{Db, Role, SystemPrincipal};
+use serde_json::json;
 use steward::Config;
 use steward_tests::fake_llm::{Answer, FakeLlm, TEXT};
 use steward_tests::{both_dbs, join, Harness};
@@ -545,4 +546,220 @@ async fn the_markdown_export_holds_the_skills_in_force() {
         "{text}"
     );
     assert_eq!(read.hash(), p.hash);
+}
+
+/// The tool results the model was sent in the reply's second round.
+fn tool_results(fake: &FakeLlm) -> Vec<String> {
+    let asked = fake.received_for(TEXT);
+    let second = asked.get(1).expect("a second round with the tool results");
+    second.tool_results().into_iter().map(|(_, r)| r).collect()
+}
+
+/// A model drafts a skill through `skill_propose` on an administrator's
+/// turn: a proposal, one a reply, checked like an imported SKILL.md, never
+/// in force, reported by steward itself; a regular user's, a delegate's or
+/// an automated run's turn drafts nothing, and `skill_load` reads only what
+/// an administrator approved.
+#[tokio::test]
+async fn a_models_skill_draft_is_only_a_proposal_and_skill_load_reads_what_is_in_force() {
+    for (name, db) in both_dbs().await {
+        let fake = FakeLlm::start().await;
+        let h = Harness::on(db, fake.config());
+        h.pair("ana", Role::User).await;
+        h.pair("boss", Role::Admin).await;
+        h.pair("chief", Role::Admin).await;
+        fake.always("memory_items", Answer::Json(json!({ "items": [] })));
+        let draft = |steps: serde_json::Value| json!({"name": "daily-report", "description": "When asked for the daily report", "steps": steps});
+        let hr = &h;
+        let ask = |user: &'static str, text: &'static str, first: Answer| {
+            fake.clear_received();
+            fake.push(TEXT, first);
+            fake.push(TEXT, Answer::Content("Here you are.".into()));
+            async move { hr.dm(user, text).await }
+        };
+
+        // A regular user's request drafts nothing: corrections are their way.
+        ask(
+            "ana",
+            "Send me the daily report",
+            Answer::tool("skill_propose", draft(json!(["Leave refunds out"]))),
+        )
+        .await;
+        let results = tool_results(&fake);
+        assert!(
+            results[0].starts_with("Refused: only an administrator's request"),
+            "{name}: {results:?}"
+        );
+        assert!(proposals(h.db()).await.is_empty(), "{name}");
+
+        let reply = ask(
+            "boss",
+            "Draft the daily report procedure",
+            Answer::ToolCalls(vec![
+                (
+                    "skill_propose".into(),
+                    draft(json!(["Read example_orders", "Leave refunds out"])),
+                ),
+                (
+                    "skill_propose".into(),
+                    json!({"name": "second-draft", "description": "Another", "steps": ["Do it"]}),
+                ),
+            ]),
+        )
+        .await;
+        let results = tool_results(&fake);
+        assert!(results[0].starts_with("Proposed"), "{name}: {results:?}");
+        assert!(
+            results[1].starts_with("Refused: one skill draft a reply"),
+            "{name}: {results:?}"
+        );
+        let open = proposals(h.db()).await;
+        assert_eq!(open.len(), 1, "{name}: {open:?}");
+        assert_eq!(open[0].slug, "daily-report");
+        assert!(open[0].body.contains("Leave refunds out"), "{name}");
+        assert!(open[0].proposed_by.contains("boss"), "{name}: {open:?}");
+        assert!(in_force(h.db()).await.is_empty(), "{name}: never in force");
+        // steward itself says what was drafted, whatever the model wrote.
+        assert!(reply.starts_with("Here you are."), "{name}: {reply}");
+        assert!(
+            reply.contains(&format!(
+                "Drafted skill “daily-report” rev 1 for an administrator's review; it is not in force. Review it with /skill show {}.",
+                open[0].id
+            )),
+            "{name}: {reply}"
+        );
+
+        // A bad name or a credential is refused, as an imported SKILL.md would be.
+        for bad in [
+            json!({"name": "Daily Report!", "description": "d", "steps": ["s"]}),
+            draft(json!([
+                "Log in with ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+            ])),
+        ] {
+            ask(
+                "boss",
+                "Another report please",
+                Answer::tool("skill_propose", bad),
+            )
+            .await;
+            let results = tool_results(&fake);
+            assert!(results[0].starts_with("Refused:"), "{name}: {results:?}");
+        }
+        // Another administrator's model does not overwrite boss's open draft.
+        ask(
+            "chief",
+            "The daily report, please",
+            Answer::tool("skill_propose", draft(json!(["Include refunds"]))),
+        )
+        .await;
+        let results = tool_results(&fake);
+        assert!(
+            results[0].contains("already has a proposal waiting"),
+            "{name}: {results:?}"
+        );
+        let open = proposals(h.db()).await;
+        assert_eq!(open.len(), 1, "{name}: {open:?}");
+        assert!(!open[0].body.contains("Include refunds"), "{name}");
+
+        // Before approval there is nothing to load; after it, the approved body.
+        let load = || Answer::tool("skill_load", json!({"name": "daily-report"}));
+        ask("ana", "How is the daily report made?", load()).await;
+        assert!(
+            tool_results(&fake)[0].starts_with("No skill `daily-report` is in force"),
+            "{name}: {:?}",
+            tool_results(&fake)
+        );
+        let approved = approve_shown(&h, "boss", open[0].id).await;
+        assert_eq!(in_force(h.db()).await.len(), 1, "{name}: {approved}");
+        // A later draft (a revision) is not what skill_load reads.
+        ask(
+            "boss",
+            "Revise the daily report procedure",
+            Answer::tool(
+                "skill_propose",
+                draft(json!(["Read example_orders", "Group by region"])),
+            ),
+        )
+        .await;
+        assert!(tool_results(&fake)[0].starts_with("Proposed"), "{name}");
+        ask("ana", "How is the daily report made?", load()).await;
+        let loaded = &tool_results(&fake)[0];
+        assert!(
+            loaded.contains("<<<skill:daily-report@1") && loaded.contains("Leave refunds out"),
+            "{name}: {loaded}"
+        );
+        assert!(!loaded.contains("Group by region"), "{name}: {loaded}");
+
+        // An automated run drafts nothing.
+        fake.clear_received();
+        fake.push(
+            TEXT,
+            Answer::tool(
+                "skill_propose",
+                json!({"name": "run-skill", "description": "d", "steps": ["s"]}),
+            ),
+        );
+        fake.push(TEXT, Answer::Content("Done.".into()));
+        let msg = h.inbound(
+            None,
+            "run:nightly/cron",
+            ConversationKind::Direct,
+            "Send the nightly digest",
+        );
+        join(
+            h.turns
+                .system_turn(&msg, SystemPrincipal::Cron)
+                .await
+                .expect("system turn"),
+        );
+        let results = tool_results(&fake);
+        assert!(
+            results[0].starts_with("Refused: skills are drafted only"),
+            "{name}: {results:?}"
+        );
+        let audit = h.db().audit().log(&h.org, 200).await.expect("audit");
+        assert!(
+            audit
+                .iter()
+                .any(|a| a.action == "tool.skill_propose" && a.detail.starts_with("refused")),
+            "{name}"
+        );
+
+        // Last, as it turns tools off for this server: a small model writes
+        // the call as text in <tools> tags. It is run, the tags are never
+        // shown, and the receipt is steward's.
+        fake.clear_received();
+        fake.push(
+            TEXT,
+            Answer::Content(
+                "<tools>\n{\"name\": \"skill_propose\", \"arguments\": {\"name\": \"weekly-digest\", \"description\": \"When asked for the weekly digest\", \"steps\": [\"List the open incidents\", \"Group them by team\"]}}\n</tools>".into(),
+            ),
+        );
+        let reply = h
+            .dm(
+                "boss",
+                "Please draft a skill for the weekly digest: list the open incidents, group them by team.",
+            )
+            .await;
+        assert!(
+            !reply.contains("<tools>") && !reply.contains("</tools>"),
+            "{name}: {reply}"
+        );
+        assert!(
+            !reply.contains("Remember this?"),
+            "{name}: a request is not memory: {reply}"
+        );
+        let weekly = proposals(h.db())
+            .await
+            .into_iter()
+            .find(|r| r.slug == "weekly-digest")
+            .unwrap_or_else(|| panic!("{name}: no weekly-digest draft: {reply}"));
+        assert!(
+            reply.contains(&format!(
+                "Drafted skill “weekly-digest” rev 1 for an administrator's review; it is not in force. Review it with /skill show {}.",
+                weekly.id
+            )),
+            "{name}: {reply}"
+        );
+    }
 }

@@ -146,21 +146,9 @@ const TASK_STARTS: &[&str] = &[
     "could you",
     "would you",
     "will you",
-    "please produce",
-    "please make",
-    "please show",
-    "please send",
-    "please give",
-    "please run",
-    "please create",
-    "please get",
     "please remind",
     "please help",
     "please tell",
-    "please explain",
-    "please find",
-    "please check",
-    "please list",
     "remind me",
     "help me",
     "explain ",
@@ -607,7 +595,13 @@ fn classify(sentence: &str) -> Option<Candidate> {
         return operational(rest, Some("rule"));
     }
     let lower = s.to_ascii_lowercase();
-    if question || TASK_STARTS.iter().any(|t| lower.starts_with(t)) {
+    // "Please draft …" asks as "draft …" does.
+    let bare = lower.strip_prefix("please ").unwrap_or(&lower);
+    if question
+        || TASK_STARTS
+            .iter()
+            .any(|t| lower.starts_with(t) || bare.starts_with(t))
+    {
         return Some(item(
             ItemChannel::Task,
             "task",
@@ -772,6 +766,9 @@ mod tests {
             "Can you show the report?",
             "show me the hosts",
             "Where is the build server?",
+            "Please draft a skill called weekly-digest for review: list the open incidents",
+            "please summarise the incidents",
+            "Please show the report",
         ] {
             assert_eq!(one(t).channel, ItemChannel::Task, "{t}");
         }

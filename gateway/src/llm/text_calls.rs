@@ -33,6 +33,8 @@ const WRAPPERS: &[&str] = &[
     "<|tool_call|>",
     "<function_call>",
     "</function_call>",
+    "<tools>",
+    "</tools>",
 ];
 
 /// Fields a model puts an answer in when it answers in JSON anyway.
@@ -218,6 +220,20 @@ mod tests {
         assert_eq!(p.calls.len(), 1);
         assert_eq!(p.calls[0].arguments, json!({"query": "vpn"}));
         assert_eq!(p.rest, "Sure.");
+    }
+
+    #[test]
+    fn a_call_inside_tools_tags_leaves_no_tags_behind() {
+        // As Qwen2.5-Coder-1.5B wrote a skill_propose call on replay.
+        let p = parse(
+            "<tools>\n{\"name\": \"memory_search\", \"arguments\": {\"query\": \"weekly digest\"}}\n</tools>",
+            OFFERED,
+        );
+        assert_eq!(p.calls.len(), 1);
+        assert_eq!(
+            p.rest, "",
+            "nothing a person may see: the turn answers by the rules"
+        );
     }
 
     #[test]

@@ -129,6 +129,21 @@ pub fn render(r: &SkillRevision, file: &Path) -> Result<String, SkillMdError> {
     Ok(format!("---\n{yaml}---\n\n{}\n", r.body))
 }
 
+/// A skill given as its parts (a model's `skill_propose`), checked exactly
+/// as a SKILL.md with that front matter and body would be.
+pub fn from_parts(name: &str, description: &str, body: &str) -> Result<SkillFile, SkillMdError> {
+    let file = Path::new("skill_propose");
+    let front = serde_norway::to_string(&serde_json::json!({
+        "name": name,
+        "description": description,
+    }))
+    .map_err(|source| SkillMdError::Render {
+        file: file.to_path_buf(),
+        source,
+    })?;
+    parse(file, &format!("---\n{front}---\n\n{body}"))
+}
+
 /// Read a SKILL.md's text; `file` names it in errors and warnings.
 pub fn parse(file: &Path, text: &str) -> Result<SkillFile, SkillMdError> {
     let named = || file.to_path_buf();
