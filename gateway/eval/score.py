@@ -61,7 +61,7 @@ FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
 RECEIPT = re.compile(r"\(id: (\d+)\)")
 ASK = re.compile(r"Remember this\?.*reply yes or no\s*$", re.S)
 RAW_MARKS = ("```json", "<tool_call>", '{"name"', '"arguments"')
-EVENT_KEYS = {"pair", "msg", "system", "run", "tool", "trim", "relearn", "undo", "review"}
+EVENT_KEYS = {"pair", "msg", "system", "run", "tool", "trim", "relearn", "undo", "review", "roles", "curate"}
 DEFAULT_MODEL_ID = "qwen2.5-coder-1.5b-instruct"
 
 # Words a record's content may hold without its author having said them:
@@ -476,6 +476,10 @@ def score(args, events, replay, log_turns, log_tail, wall, rc):
         if owner and r["scope"] in ("personal", "person"):
             author = owner
             basis = people.lines.get(owner, []) + [people.name.get(owner, "")]
+        elif r["scope"] == "role":
+            # A role entry's words are those its curators proposed ("curate" lines).
+            author = "curators"
+            basis = [e["obj"]["curate"]["text"] for e in events if "curate" in e["obj"]]
         else:
             author = "admins"
             basis = admin_lines + [people.name.get(k, "") for k in people.admins()]

@@ -26,6 +26,10 @@ pub enum ReplayError {
     Turn(#[from] crate::turn::TurnError),
     #[error(transparent)]
     Pairing(#[from] pairing::PairingError),
+    #[error(transparent)]
+    Roles(#[from] memory::store::role_memory::RoleError),
+    #[error("{0} is not paired")]
+    NotPaired(String),
 }
 
 impl ReplayError {
@@ -55,6 +59,11 @@ enum Event {
     Relearn(ConversationEvent),
     Undo(UndoEvent),
     Review(ReviewEvent),
+    /// Work roles and `role_memory.manage` grants, as an admin sets them.
+    Roles(RolesEvent),
+    /// A role-memory entry through both curation steps: proposed, accepted
+    /// by a manager, confirmed by another current holder.
+    Curate(CurateEvent),
 }
 
 #[derive(Debug, Deserialize)]
@@ -99,7 +108,17 @@ impl Event {
             Event::Relearn(_) => "relearn",
             Event::Undo(_) => "undo",
             Event::Review(_) => "review",
+            Event::Roles(_) => "roles",
+            Event::Curate(_) => "curate",
         }
+    }
+}
+
+/// The user id of a paired identity (`discord:222`), or the line fails.
+async fn paired_id(services: &Services, org: &str, identity: &str) -> Result<String, ReplayError> {
+    match services.pairing().resolve(org, identity).await? {
+        Some(u) => Ok(u.user_id),
+        None => Err(ReplayError::NotPaired(identity.to_string())),
     }
 }
 
@@ -153,6 +172,35 @@ struct ConversationEvent {
     conversation: String,
     org: Option<String>,
     agent: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RolesEvent {
+    /// The person, as paired (`discord:222`).
+    #[serde(rename = "as")]
+    as_: String,
+    #[serde(default)]
+    add: Vec<String>,
+    #[serde(default)]
+    remove: Vec<String>,
+    /// Roles whose memory they may accept (`role_memory.manage`).
+    #[serde(default)]
+    grant: Vec<String>,
+    org: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CurateEvent {
+    role: String,
+    kind: memory::store::role_memory::RoleKind,
+    text: String,
+    /// Who proposes, accepts and confirms it, as paired (`discord:222`).
+    by: String,
+    accept: String,
+    confirm: String,
+    org: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -531,6 +579,53 @@ async fn replay_events(
                         text: outcome.unwrap_or_else(|refusal| format!("Refused: {refusal}")),
                         line,
                     });
+                    orgs.push(org);
+                }
+                Event::Roles(r) => {
+                    let org = org_of(&r.org);
+                    let at = tick(&None).timestamp_millis();
+                    let user = paired_id(services, &org, &r.as_).await?;
+                    let roles = services.db().role_memory();
+                    for role in &r.add {
+                        roles.add_role(&org, &user, role, "replay", at).await?;
+                    }
+                    for role in &r.remove {
+                        roles.remove_role(&org, &user, role, "replay", at).await?;
+                    }
+                    for role in &r.grant {
+                        roles
+                            .grant(
+                                &org,
+                                &user,
+                                memory::store::role_memory::Permission::RoleMemoryManage,
+                                role,
+                                "replay",
+                                at,
+                            )
+                            .await?;
+                    }
+                }
+                Event::Curate(c) => {
+                    let org = org_of(&c.org);
+                    let at = tick(&None).timestamp_millis();
+                    let by = paired_id(services, &org, &c.by).await?;
+                    let accept = paired_id(services, &org, &c.accept).await?;
+                    let confirm = paired_id(services, &org, &c.confirm).await?;
+                    let roles = services.db().role_memory();
+                    let entry = roles
+                        .propose(&memory::store::role_memory::NewRoleProposal {
+                            org: &org,
+                            role: &c.role,
+                            kind: c.kind,
+                            content: &c.text,
+                            proposed_by: &by,
+                            on_behalf_of: None,
+                            source_record: None,
+                            now: at,
+                        })
+                        .await?;
+                    roles.accept(&org, entry.id, &accept, None, at).await?;
+                    roles.confirm(&org, entry.id, &confirm, None, at).await?;
                     orgs.push(org);
                 }
                 Event::Undo(u) => {

@@ -221,3 +221,55 @@ async fn a_transcript_dated_far_ahead_replays_and_an_impossible_time_names_its_l
         );
     }
 }
+
+/// `roles` and `curate` lines set work roles and curate a role entry as an
+/// administrator and two holders would: holders are answered from it, a
+/// person outside the role is not, and leaving the role ends it. A curate
+/// line breaking the two-party rule fails its line.
+#[tokio::test]
+async fn roles_and_curated_role_entries_replay_as_the_store_rules_them() {
+    let pair =
+        |user: &str| format!(r#"{{"pair":{{"channel":"discord","user":"{user}","role":"user"}}}}"#);
+    let ask = |user: &str, at: &str| {
+        format!(
+            r#"{{"msg":{{"channel":"discord","conversation":"d{user}","sender":"{user}","at":"2026-03-02T09:{at}:00Z","text":"What does SEV2 mean?"}}}}"#
+        )
+    };
+    let lines = [
+        pair("222"),
+        pair("333"),
+        pair("444"),
+        r#"{"roles":{"as":"discord:222","add":["sre"]}}"#.into(),
+        r#"{"roles":{"as":"discord:333","add":["sre"],"grant":["sre"]}}"#.into(),
+        r#"{"curate":{"role":"sre","kind":"term","text":"SEV2 means an outage in one region.","by":"discord:222","accept":"discord:333","confirm":"discord:222"}}"#.into(),
+        ask("222", "01"),
+        ask("444", "02"),
+        r#"{"roles":{"as":"discord:222","remove":["sre"]}}"#.into(),
+        ask("222", "03"),
+    ];
+    let out = replay(&lines.join("\n"), Config::default()).await.unwrap();
+    let said: Vec<&str> = out.replies.iter().map(|r| r.text.as_str()).collect();
+    assert_eq!(said.len(), 3, "{said:?}");
+    assert!(
+        said[0].contains("outage in one region"),
+        "a holder: {said:?}"
+    );
+    assert!(!said[1].contains("outage"), "not a holder: {said:?}");
+    assert!(!said[2].contains("outage"), "left the role: {said:?}");
+    assert!(out
+        .memory
+        .iter()
+        .any(|m| m.scope == "role" && m.status == "active"));
+
+    // One person accepting and confirming is refused, and names the line.
+    let both = [
+        pair("222"),
+        pair("333"),
+        r#"{"roles":{"as":"discord:333","add":["sre"],"grant":["sre"]}}"#.into(),
+        r#"{"curate":{"role":"sre","kind":"term","text":"SEV3 means a degraded service.","by":"discord:333","accept":"discord:333","confirm":"discord:333"}}"#.into(),
+    ];
+    let e = replay(&both.join("\n"), Config::default())
+        .await
+        .unwrap_err();
+    assert!(e.to_string().starts_with("line 4:"), "{e}");
+}
