@@ -13,6 +13,9 @@ pub struct ErrorBody {
     /// What went wrong, for a person to read.
     #[schema(example = "unknown API key")]
     pub error: String,
+    /// A stable code for refusals a client tells apart, e.g. `reason_required`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
 }
 
 /// A refused or failed API request.
@@ -22,6 +25,8 @@ pub struct ApiError {
     pub message: String,
     /// Seconds to wait, for a 429.
     pub retry_after: Option<u64>,
+    /// The `code` of the answer, when the refusal has one.
+    pub code: Option<&'static str>,
 }
 
 impl ApiError {
@@ -30,6 +35,15 @@ impl ApiError {
             status,
             message: message.into(),
             retry_after: None,
+            code: None,
+        }
+    }
+
+    /// The same refusal with a stable `code` in its JSON body.
+    pub fn with_code(self, code: &'static str) -> Self {
+        ApiError {
+            code: Some(code),
+            ..self
         }
     }
 
@@ -86,6 +100,7 @@ pub fn error_response(status: StatusCode, message: &str) -> Response {
         status,
         Json(ErrorBody {
             error: message.to_string(),
+            code: None,
         }),
     )
         .into_response()
@@ -93,7 +108,14 @@ pub fn error_response(status: StatusCode, message: &str) -> Response {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut resp = error_response(self.status, &self.message);
+        let mut resp = (
+            self.status,
+            Json(ErrorBody {
+                error: self.message,
+                code: self.code.map(str::to_string),
+            }),
+        )
+            .into_response();
         if let Some(secs) = self.retry_after {
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(secs));

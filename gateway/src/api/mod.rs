@@ -162,7 +162,6 @@ fn api() -> OpenApiRouter<ApiState> {
         .routes(routes!(memory::list))
         .routes(routes!(search::search))
         .routes(routes!(memory::show, memory::forget))
-        .routes(routes!(memory::export))
         .routes(routes!(pairing::requests))
         .routes(routes!(pairing::approve))
         .routes(routes!(pairing::deny))
