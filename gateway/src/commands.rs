@@ -5,7 +5,6 @@
 use crate::error::Result;
 use crate::lifecycle::Lifecycle;
 use crate::skills::{review, Skills};
-use memory::policy;
 use memory::sanitize::sanitize;
 use memory::store::RecordFilter;
 use memory::{Db, Principal, Role, Scope, Status, StoreError};
@@ -103,7 +102,8 @@ impl Commands {
                 let viewed = self.viewed_by(t.org, user).await?;
                 let delegations = self.delegations(t.org, user).await?;
                 return Ok(Some(format!(
-                    "I don't remember anything about you yet.{viewed}{delegations}"
+                    "I don't remember anything about you yet.{viewed}{delegations}{}",
+                    promises()
                 )));
             }
             let mut out = String::from("Here is what I remember about you:");
@@ -128,6 +128,7 @@ impl Commands {
             out.push_str("\nSay /forget <id> to delete one, or /promote <id> to use a preference with every agent.");
             out.push_str(&self.viewed_by(t.org, user).await?);
             out.push_str(&self.delegations(t.org, user).await?);
+            out.push_str(&promises());
             return Ok(Some(out));
         }
         if first == "/promote" || first == "/forget" {
@@ -167,24 +168,31 @@ impl Commands {
         Ok(out)
     }
 
-    /// "Viewed by <name> on <date>." for each time an admin opened this person's memory.
+    /// "Viewed by <name> on <date>: <reason>." for each time an admin opened
+    /// this person's records or the archive of their direct conversation.
     async fn viewed_by(&self, org: &str, user: &str) -> Result<String> {
         let mut out = String::new();
-        for e in self.db.audit().about(org, "memory.view", user).await? {
-            let name = match self.pairing.user(org, &e.actor).await {
+        for v in crate::oversight::views(&self.db, org, user).await? {
+            let name = match self.pairing.user(org, &v.who).await {
                 Ok(u) => u.name,
-                Err(_) => e.actor.clone(),
+                Err(_) => v.who.clone(),
             };
-            let date = chrono::DateTime::from_timestamp_millis(e.at)
+            let date = chrono::DateTime::from_timestamp_millis(v.at_ms)
                 .map(|d| d.format("%Y-%m-%d").to_string())
                 .unwrap_or_default();
-            out.push_str(&format!("\nViewed by {name} on {date}."));
+            match v.reason {
+                Some(reason) => out.push_str(&format!(
+                    "\nViewed by {name} on {date}. Reason: {}",
+                    sanitize(&reason)
+                )),
+                None => out.push_str(&format!("\nViewed by {name} on {date}.")),
+            }
         }
         Ok(out)
     }
 
-    /// Promote one's own individual record to the person tier, as
-    /// `policy::decide_promotion` allows. Audited.
+    /// Promote one's own individual record to the person tier
+    /// (`Lifecycle::promote_own`). Audited.
     pub async fn promote(
         &self,
         org: &str,
@@ -192,35 +200,7 @@ impl Commands {
         id: i64,
         at: i64,
     ) -> Result<std::result::Result<(), String>> {
-        let rec = match self.db.records().get(org, id).await {
-            Ok(r) => r,
-            Err(StoreError::NotFound(_)) => return Ok(Err(format!("You have no record {id}."))),
-            Err(e) => return Err(e.into()),
-        };
-        if let Err(refusal) = policy::decide_promotion(user, &rec) {
-            return Ok(Err(refusal.to_string()));
-        }
-        // Promotion crosses agents: the text passes the write path's screen again.
-        let moved = self
-            .db
-            .records()
-            .move_to_person_tier(org, id, &rec.content)
-            .await;
-        if let Err(refusal) = memory::write::split_refusal(moved)? {
-            return Ok(Err(refusal.to_string()));
-        }
-        self.db
-            .audit()
-            .append(
-                org,
-                user,
-                "memory.promote",
-                &format!("record:{id}"),
-                &rec.kind,
-                at,
-            )
-            .await?;
-        Ok(Ok(()))
+        Ok(self.lifecycle.promote_own(org, user, id, at).await?)
     }
 
     /// `/skills` lists proposals and skills in force; `/skill show ID`,
@@ -366,4 +346,12 @@ impl Commands {
             Some(_) => Ok("Usage: /pair, /pair approve CODE [admin], /pair deny CODE".into()),
         }
     }
+}
+
+/// Steward's two promises, each on its own line, as `/memory` ends.
+pub fn promises() -> String {
+    crate::oversight::PROMISES
+        .iter()
+        .map(|p| format!("\n{p}"))
+        .collect()
 }

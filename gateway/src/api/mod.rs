@@ -155,6 +155,7 @@ fn api() -> OpenApiRouter<ApiState> {
         .routes(routes!(me::whoami))
         .routes(routes!(me::memory))
         .routes(routes!(me::show, me::forget))
+        .routes(routes!(me::promote))
         .routes(routes!(me::export))
         .routes(routes!(me::search))
         .routes(routes!(delegates::list, delegates::add))
