@@ -131,6 +131,9 @@ impl Commands {
             out.push_str(&promises());
             return Ok(Some(out));
         }
+        if first == "/autokeep" {
+            return Ok(Some(self.autokeep(t, &words[1..]).await?));
+        }
         if first == "/promote" || first == "/forget" {
             let (user, id) = match t.sender_and_id(&first, &words) {
                 Ok(named) => named,
@@ -152,6 +155,36 @@ impl Commands {
             ));
         }
         Ok(None)
+    }
+
+    /// `/autokeep on|off`: the person's own opt-in to having what they say
+    /// kept without a "Remember this?" (the operator's setting is the
+    /// ceiling). `/autokeep` alone says where it stands. Audited.
+    async fn autokeep(&self, t: &Asker<'_>, args: &[&str]) -> Result<String> {
+        let Some(user) = t.principal.user_id() else {
+            return Ok("I keep no memory for unpaired senders.".into());
+        };
+        let on = match args.first().map(|a| a.to_ascii_lowercase()).as_deref() {
+            Some("on") => true,
+            Some("off") => false,
+            None => {
+                let on = self.db.identity().person_auto_keep(t.org, user).await?;
+                return Ok(format!(
+                    "Auto-keep is {} for you. Say /autokeep on or /autokeep off.",
+                    if on { "on" } else { "off" }
+                ));
+            }
+            Some(_) => return Ok("Usage: /autokeep on, /autokeep off".into()),
+        };
+        self.db
+            .identity()
+            .set_person_auto_keep(t.org, user, on, user, t.now)
+            .await?;
+        Ok(if on {
+            "Auto-keep is on: what you tell me about yourself is kept without asking, with a receipt, where the operator allows it. /autokeep off to be asked again.".into()
+        } else {
+            "Auto-keep is off: I ask before keeping anything I learn from you.".into()
+        })
     }
 
     /// Who acts for this person, and for whom they act: a delegation is

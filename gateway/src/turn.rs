@@ -1005,6 +1005,22 @@ impl TurnLoop {
         origin: Origin,
         parts: &mut ReplyParts,
     ) -> Result<()> {
+        // The operator's per-agent auto_keep is the ceiling: implicit items
+        // are kept without asking only when the person opted in too.
+        let mut settings = self.learning.policy(t.agent()).clone();
+        if settings.auto_keep {
+            let person = match t.principal.user_id() {
+                Some(user) => {
+                    self.db
+                        .identity()
+                        .person_auto_keep(t.org(), user)
+                        .await?
+                }
+                None => false,
+            };
+            settings.auto_keep = policy::auto_keeps(settings.auto_keep, person);
+        }
+        let settings = &settings;
         for item in items {
             let content = sanitize(&item.content);
             if content.is_empty() {
@@ -1012,7 +1028,6 @@ impl TurnLoop {
             }
             let resolved = self.correction_subject(t, item).await?;
             let item = &resolved;
-            let settings = self.learning.policy(t.agent());
             match policy::decide(&t.principal, item, origin, settings) {
                 Decision::Execute => {}
                 Decision::Drop(reason) => {

@@ -511,6 +511,12 @@ pub fn oversight_reason(reason: Option<&str>) -> Option<&str> {
     reason.map(str::trim).filter(|r| !r.is_empty())
 }
 
+/// Whether implicit items are kept without asking: the operator's per-agent
+/// `auto_keep` is the ceiling, and the person must have opted in too.
+pub fn auto_keeps(operator: bool, person: bool) -> bool {
+    operator && person
+}
+
 /// Kinds a person may promote from the individual to the person tier (ADR-0033).
 pub const PROMOTABLE_KINDS: &[Kind] = &[Kind::Preference, Kind::Vocabulary, Kind::RubricAdjustment];
 
@@ -671,6 +677,18 @@ pub fn revises_beliefs(cause: Cause) -> bool {
 mod tests {
     use super::*;
     use crate::model::SystemPrincipal;
+
+    #[test]
+    fn auto_keep_needs_the_operator_and_the_person() {
+        for (operator, person, kept) in [
+            (false, false, false),
+            (false, true, false),
+            (true, false, false),
+            (true, true, true),
+        ] {
+            assert_eq!(auto_keeps(operator, person), kept, "{operator} {person}");
+        }
+    }
 
     #[test]
     fn oversight_never_shows_the_person_tier() {

@@ -6,7 +6,7 @@ use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::memory::{export_of, records_page, Forgotten, Record};
 use super::search::{ranked, SearchResults, Searched};
-use super::wire::{self, now_ms, Path, Query};
+use super::wire::{self, now_ms, Body, Path, Query};
 use crate::oversight;
 use memory::policy::PromotionRefusal;
 use super::ApiState;
@@ -271,4 +271,52 @@ pub async fn search(
         limit: q.limit,
     };
     Ok(Json(ranked(&state, searched).await?))
+}
+
+/// Your own settings.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// Keep what you say about yourself without asking "Remember this?"
+    /// (default off). The operator's per-agent `auto_keep` is the ceiling:
+    /// both must be on.
+    pub auto_keep: bool,
+}
+
+/// Your own settings.
+#[utoipa::path(get, operation_id = "me_settings", path = "/api/v1/me/settings", tag = "me",
+    responses((status = 200, body = Settings)))]
+pub async fn settings(
+    State(state): State<ApiState>,
+    caller: Caller,
+) -> Result<Json<Settings>, ApiError> {
+    let auto_keep = state
+        .db
+        .identity()
+        .person_auto_keep(caller.org(), caller.id())
+        .await?;
+    Ok(Json(Settings { auto_keep }))
+}
+
+/// Change your own settings (as `/autokeep on|off` in chat). Audited (`settings.auto_keep`).
+#[utoipa::path(put, operation_id = "me_settings_set", path = "/api/v1/me/settings", tag = "me",
+    request_body = Settings,
+    responses((status = 200, body = Settings), (status = 400, body = ErrorBody)))]
+pub async fn set_settings(
+    State(state): State<ApiState>,
+    caller: Caller,
+    Body(s): Body<Settings>,
+) -> Result<Json<Settings>, ApiError> {
+    state
+        .db
+        .identity()
+        .set_person_auto_keep(
+            caller.org(),
+            caller.id(),
+            s.auto_keep,
+            caller.id(),
+            now_ms(&state),
+        )
+        .await?;
+    Ok(Json(s))
 }

@@ -156,6 +156,7 @@ fn api() -> OpenApiRouter<ApiState> {
         .routes(routes!(me::memory))
         .routes(routes!(me::show, me::forget))
         .routes(routes!(me::promote))
+        .routes(routes!(me::settings, me::set_settings))
         .routes(routes!(me::export))
         .routes(routes!(me::search))
         .routes(routes!(delegates::list, delegates::add))

@@ -26,6 +26,7 @@ mod retention;
 mod retire;
 mod revisions;
 mod runs;
+mod settings;
 mod sessions;
 mod skills;
 mod tombstones;
