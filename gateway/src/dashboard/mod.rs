@@ -208,6 +208,7 @@ pub const FORM_ROUTES: &[&str] = &[
     "/dashboard/skills/reject",
     "/dashboard/skills/rollback",
     "/dashboard/skills/run",
+    "/dashboard/memory/person",
 ];
 
 async fn home() -> Redirect {
