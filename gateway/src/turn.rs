@@ -1010,12 +1010,7 @@ impl TurnLoop {
         let mut settings = self.learning.policy(t.agent()).clone();
         if settings.auto_keep {
             let person = match t.principal.user_id() {
-                Some(user) => {
-                    self.db
-                        .identity()
-                        .person_auto_keep(t.org(), user)
-                        .await?
-                }
+                Some(user) => self.db.identity().person_auto_keep(t.org(), user).await?,
                 None => false,
             };
             settings.auto_keep = policy::auto_keeps(settings.auto_keep, person);
@@ -1208,7 +1203,10 @@ impl TurnLoop {
         };
         let audit = self.db.audit();
         if t.msg.on_behalf_of.is_some()
-            || audit.about(t.org(), "pairing.approve", user).await?.is_empty()
+            || audit
+                .about(t.org(), "pairing.approve", user)
+                .await?
+                .is_empty()
             || !audit
                 .about(t.org(), "oversight.promised", user)
                 .await?
@@ -1220,7 +1218,14 @@ impl TurnLoop {
             first.text.push_str(&crate::commands::promises());
         }
         audit
-            .append(t.org(), user, "oversight.promised", user, "first contact", t.now)
+            .append(
+                t.org(),
+                user,
+                "oversight.promised",
+                user,
+                "first contact",
+                t.now,
+            )
             .await?;
         Ok(())
     }

@@ -1135,22 +1135,38 @@ fn memory_list_owner_needs_a_reason_and_never_shows_the_person_tier() {
     assert!(promoted.contains("Promoted"), "{promoted}");
     let (ok, _, err) = run(d, &["memory", "list", "--owner", "cli:bob"]);
     assert!(!ok && err.contains("--reason"), "{err}");
-    let (ok, _, err) = run(d, &["memory", "list", "--owner", "cli:bob", "--reason", " "]);
-    assert!(!ok && err.contains("--reason"), "a blank reason is none: {err}");
+    let (ok, _, err) = run(
+        d,
+        &["memory", "list", "--owner", "cli:bob", "--reason", " "],
+    );
+    assert!(
+        !ok && err.contains("--reason"),
+        "a blank reason is none: {err}"
+    );
     let (ok, out, err) = run(
         d,
-        &["memory", "list", "--owner", "cli:bob", "--reason", "ticket 9"],
+        &[
+            "memory", "list", "--owner", "cli:bob", "--reason", "ticket 9",
+        ],
     );
     assert!(ok, "{err}");
     assert!(out.contains("locker is 12"), "{out}");
-    assert!(!out.contains("short answers"), "the person tier is never shown: {out}");
+    assert!(
+        !out.contains("short answers"),
+        "the person tier is never shown: {out}"
+    );
     let (ok, out, _) = run(
         d,
-        &["memory", "list", "--scope", "person", "--owner", "cli:bob", "--reason", "x"],
+        &[
+            "memory", "list", "--scope", "person", "--owner", "cli:bob", "--reason", "x",
+        ],
     );
     assert!(!ok && !out.contains("short answers"), "{out}");
     let (ok, out, _) = run(d, &["memory", "list", "--status", "all"]);
-    assert!(ok && !out.contains("short answers") && !out.contains("locker"), "{out}");
+    assert!(
+        ok && !out.contains("short answers") && !out.contains("locker"),
+        "{out}"
+    );
     let (ok, _, _) = run(d, &["memory", "export", "--user", "cli:bob"]);
     assert!(!ok, "no per-person export");
     let told = chat(d, "bob", "/memory\n");

@@ -51,7 +51,11 @@ impl Office {
             .await
             .unwrap()
             .key;
-        let ana = p.create_api_key("default", ANA, "test", 1).await.unwrap().key;
+        let ana = p
+            .create_api_key("default", ANA, "test", 1)
+            .await
+            .unwrap()
+            .key;
         let records = h.db().records();
         let personal = records
             .insert_record(&memory::NewRecord {
@@ -193,7 +197,10 @@ async fn oversight_needs_a_reason_and_never_shows_the_person_tier() {
             assert_eq!(s, StatusCode::BAD_REQUEST, "{name}: {path}: {e}");
             assert_eq!(e["code"], "reason_required", "{name}: {path}: {e}");
         }
-        assert!(o.looks().await.is_empty(), "{name}: a refused read is no look");
+        assert!(
+            o.looks().await.is_empty(),
+            "{name}: a refused read is no look"
+        );
         // With a reason: her individual records, never her person tier.
         let (s, page) = o
             .get(
@@ -240,7 +247,10 @@ async fn oversight_needs_a_reason_and_never_shows_the_person_tier() {
         // export and her own view still hold both her tiers.
         let (s, mine) = o.get("/api/v1/me/memory", &o.ana).await;
         assert_eq!(s, StatusCode::OK, "{name}: {mine}");
-        assert!(shows_person_tier(&mine), "{name}: her own view shows her person tier");
+        assert!(
+            shows_person_tier(&mine),
+            "{name}: her own view shows her person tier"
+        );
         let viewed = mine["viewed_by"].as_array().unwrap();
         assert_eq!(viewed.len(), 2, "{name}: {mine}");
         assert_eq!(viewed[0]["who"], "111", "{name}: {mine}");
@@ -277,11 +287,22 @@ async fn reading_a_persons_direct_conversation_needs_a_reason_and_is_audited() {
             .await;
         assert_eq!(s, StatusCode::OK, "{name}: {a}");
         assert!(a["markdown"].as_str().unwrap().contains("hello there"));
-        let looks = o.h.db().audit().about("default", "archive.view", ANA).await.unwrap();
+        let looks =
+            o.h.db()
+                .audit()
+                .about("default", "archive.view", ANA)
+                .await
+                .unwrap();
         assert_eq!(looks.len(), 1, "{name}");
-        assert!(looks[0].detail.ends_with("reason: complaint 12"), "{name}: {looks:?}");
+        assert!(
+            looks[0].detail.ends_with("reason: complaint 12"),
+            "{name}: {looks:?}"
+        );
         let (_, mine) = o.get("/api/v1/me/memory", &o.ana).await;
-        assert_eq!(mine["viewed_by"][0]["reason"], "complaint 12", "{name}: {mine}");
+        assert_eq!(
+            mine["viewed_by"][0]["reason"], "complaint 12",
+            "{name}: {mine}"
+        );
     }
 }
 
@@ -320,48 +341,75 @@ async fn the_promises_greet_a_person_once_after_pairing() {
         assert!(first.contains(p), "first contact lacks {p}: {first}");
     }
     let second = h.dm("555", "hello again").await;
-    assert!(!second.contains(KEEP_PROMISE), "not in every reply: {second}");
-    assert!(!h.dm("111", "hello").await.contains(KEEP_PROMISE), "paired directly: no /pair approval");
+    assert!(
+        !second.contains(KEEP_PROMISE),
+        "not in every reply: {second}"
+    );
+    assert!(
+        !h.dm("111", "hello").await.contains(KEEP_PROMISE),
+        "paired directly: no /pair approval"
+    );
 }
 
 #[tokio::test]
 async fn a_person_promotes_their_own_record_but_not_an_episode() {
     for (name, db) in both_dbs().await {
         let o = Office::on(db).await;
-        let episode = o
-            .h
-            .db()
-            .records()
-            .insert_record(&memory::NewRecord {
-                kind: "episodic".into(),
-                ..record(
-                    "default",
-                    Scope::Personal,
-                    Some(ANA),
-                    "last_trip",
-                    "Ana went to Porto last week",
-                    1,
-                )
-            })
-            .await
-            .unwrap();
+        let episode =
+            o.h.db()
+                .records()
+                .insert_record(&memory::NewRecord {
+                    kind: "episodic".into(),
+                    ..record(
+                        "default",
+                        Scope::Personal,
+                        Some(ANA),
+                        "last_trip",
+                        "Ana went to Porto last week",
+                        1,
+                    )
+                })
+                .await
+                .unwrap();
         let (s, e) = o
-            .call("POST", &format!("/api/v1/me/memory/{episode}/promote"), &o.ana, None)
+            .call(
+                "POST",
+                &format!("/api/v1/me/memory/{episode}/promote"),
+                &o.ana,
+                None,
+            )
             .await;
         assert_eq!(
             (s, e["code"].as_str()),
-            (StatusCode::UNPROCESSABLE_ENTITY, Some("kind_not_promotable")),
+            (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                Some("kind_not_promotable")
+            ),
             "{name}: {e}"
         );
         // Not hers (the admin asks): answered as a record that does not exist.
         let (s, _) = o
-            .call("POST", &format!("/api/v1/me/memory/{}/promote", o.personal), &o.admin, None)
+            .call(
+                "POST",
+                &format!("/api/v1/me/memory/{}/promote", o.personal),
+                &o.admin,
+                None,
+            )
             .await;
         assert_eq!(s, StatusCode::NOT_FOUND, "{name}");
         let (s, done) = o
-            .call("POST", &format!("/api/v1/me/memory/{}/promote", o.personal), &o.ana, None)
+            .call(
+                "POST",
+                &format!("/api/v1/me/memory/{}/promote", o.personal),
+                &o.ana,
+                None,
+            )
             .await;
-        assert_eq!((s, done["promoted"].as_i64()), (StatusCode::OK, Some(o.personal)), "{name}: {done}");
+        assert_eq!(
+            (s, done["promoted"].as_i64()),
+            (StatusCode::OK, Some(o.personal)),
+            "{name}: {done}"
+        );
         let r = o.h.db().records().get("default", o.personal).await.unwrap();
         assert_eq!(r.scope, Scope::Person, "{name}");
     }
@@ -378,7 +426,10 @@ async fn auto_keep_needs_the_operator_and_the_person() {
         let asked = h.dm("222", "I prefer tea").await;
         assert!(asked.contains("Remember this?"), "{name}: {asked}");
         h.dm("222", "no").await;
-        assert!(h.dm("222", "/autokeep on").await.contains("Auto-keep is on"));
+        assert!(h
+            .dm("222", "/autokeep on")
+            .await
+            .contains("Auto-keep is on"));
         let reply = h.dm("222", "I prefer green tea in the morning").await;
         if operator {
             assert!(
@@ -386,25 +437,51 @@ async fn auto_keep_needs_the_operator_and_the_person() {
                 "{name}: both on, kept: {reply}"
             );
         } else {
-            assert!(reply.contains("Remember this?"), "{name}: the operator's ceiling: {reply}");
+            assert!(
+                reply.contains("Remember this?"),
+                "{name}: the operator's ceiling: {reply}"
+            );
         }
-        let audit = h.db().audit().about("default", "settings.auto_keep", "discord:222").await.unwrap();
+        let audit = h
+            .db()
+            .audit()
+            .about("default", "settings.auto_keep", "discord:222")
+            .await
+            .unwrap();
         assert_eq!(audit.len(), 1, "{name}: the change is audited");
     }
     for (name, db) in both_dbs().await {
         let o = Office::on(db).await;
         let (s, v) = o.get("/api/v1/me/settings", &o.ana).await;
-        assert_eq!((s, &v), (StatusCode::OK, &json!({"auto_keep": false})), "{name}");
+        assert_eq!(
+            (s, &v),
+            (StatusCode::OK, &json!({"auto_keep": false})),
+            "{name}"
+        );
         let (s, v) = o
-            .call("PUT", "/api/v1/me/settings", &o.ana, Some(json!({"auto_keep": true})))
+            .call(
+                "PUT",
+                "/api/v1/me/settings",
+                &o.ana,
+                Some(json!({"auto_keep": true})),
+            )
             .await;
-        assert_eq!((s, &v), (StatusCode::OK, &json!({"auto_keep": true})), "{name}");
+        assert_eq!(
+            (s, &v),
+            (StatusCode::OK, &json!({"auto_keep": true})),
+            "{name}"
+        );
         let (_, v) = o.get("/api/v1/me/settings", &o.ana).await;
         assert_eq!(v["auto_keep"], true, "{name}: stored per person");
         let (_, v) = o.get("/api/v1/me/settings", &o.admin).await;
         assert_eq!(v["auto_keep"], false, "{name}: not the admin's");
         let (s, _) = o
-            .call("PUT", "/api/v1/me/settings", &o.ana, Some(json!({"auto_keep": "yes"})))
+            .call(
+                "PUT",
+                "/api/v1/me/settings",
+                &o.ana,
+                Some(json!({"auto_keep": "yes"})),
+            )
             .await;
         assert_eq!(s, StatusCode::BAD_REQUEST, "{name}");
     }
@@ -445,8 +522,16 @@ const API_ROUTES: &[(&str, &str, Reach)] = &[
     ("get", "/api/v1/memory/{id}", Reach::OnePersonWithReason),
     ("delete", "/api/v1/memory/{id}", Reach::Change),
     ("get", "/api/v1/pairing/requests", Reach::NoPersonalMemory),
-    ("post", "/api/v1/pairing/requests/{code}/approve", Reach::Change),
-    ("post", "/api/v1/pairing/requests/{code}/deny", Reach::Change),
+    (
+        "post",
+        "/api/v1/pairing/requests/{code}/approve",
+        Reach::Change,
+    ),
+    (
+        "post",
+        "/api/v1/pairing/requests/{code}/deny",
+        Reach::Change,
+    ),
     ("get", "/api/v1/users", Reach::NoPersonalMemory),
     ("post", "/api/v1/users", Reach::Change),
     ("put", "/api/v1/users/{user}/role", Reach::Change),
@@ -510,7 +595,10 @@ async fn no_admin_route_returns_or_aggregates_one_persons_memory() {
                 continue;
             }
             let (s, body) = o.get(path, &o.admin).await;
-            assert!(!shows_person_tier(&body), "{name}: {path} shows the person tier");
+            assert!(
+                !shows_person_tier(&body),
+                "{name}: {path} shows the person tier"
+            );
             if *reach == Reach::NoPersonalMemory || *reach == Reach::OnePersonWithReason {
                 assert!(
                     !body.to_string().contains("Portuguese"),
@@ -626,7 +714,10 @@ fn every_cli_command_is_classified_and_none_aggregates_a_persons_memory() {
     real.sort();
     let mut table: Vec<String> = CLI_COMMANDS.iter().map(|(c, _)| c.to_string()).collect();
     table.sort();
-    assert_eq!(table, real, "every steward subcommand is classified in CLI_COMMANDS");
+    assert_eq!(
+        table, real,
+        "every steward subcommand is classified in CLI_COMMANDS"
+    );
     for must in ["delegate add", "delegate remove", "delegate list"] {
         assert!(real.iter().any(|c| c == must), "{must}");
     }
@@ -637,7 +728,12 @@ fn every_cli_command_is_classified_and_none_aggregates_a_persons_memory() {
         .collect();
     assert_eq!(
         personal,
-        ["memory archives show", "memory list", "memory search", "memory show"],
+        [
+            "memory archives show",
+            "memory list",
+            "memory search",
+            "memory show"
+        ],
         "only these read one person's memory, each with --reason"
     );
     // Each of them takes --reason.

@@ -56,7 +56,10 @@ async fn auto_keep_is_set_per_agent() {
     let h = Harness::with_config(cfg).await;
     h.pair("222", Role::User).await;
     // The person's own opt-in: the operator's setting is the ceiling.
-    assert!(h.dm("222", "/autokeep on").await.contains("Auto-keep is on"));
+    assert!(h
+        .dm("222", "/autokeep on")
+        .await
+        .contains("Auto-keep is on"));
     let to = |agent: &str, text: &str| {
         let mut m = h.inbound(
             Some("222"),

@@ -4,9 +4,9 @@
 use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
 use super::memory::reason_required;
-use crate::oversight;
 use super::wire::{self, at, now_ms, Page, Path, Query};
 use super::ApiState;
+use crate::oversight;
 use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};

@@ -4,13 +4,13 @@
 
 use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
+use super::memory::reason_required;
 use super::memory::Record;
 use super::wire::{self, now_ms, Query};
 use super::ApiState;
+use crate::oversight::{audit_view, Look, Looked};
 use axum::extract::State;
 use axum::Json;
-use super::memory::reason_required;
-use crate::oversight::{audit_view, Look, Looked};
 use memory::policy::{self, Oversight};
 use memory::store::RetrievalScope;
 use serde::{Deserialize, Serialize};

@@ -119,7 +119,9 @@ async fn list(
             audit_view(db, look, ctx.now_ms()).await?;
             Oversight::Reasoned
         }
-        (Some(_), None) => bail!("--owner needs --reason TEXT: the look is audited and shown to the person"),
+        (Some(_), None) => {
+            bail!("--owner needs --reason TEXT: the look is audited and shown to the person")
+        }
         (None, _) => Oversight::Unreasoned,
     };
     let filter = RecordFilter {
@@ -134,10 +136,7 @@ async fn list(
         .await?
         .into_iter()
         .partition(|r| policy::oversight_shows(r.scope, why));
-    let hidden = hidden
-        .iter()
-        .filter(|r| r.scope == Scope::Personal)
-        .count();
+    let hidden = hidden.iter().filter(|r| r.scope == Scope::Personal).count();
     if json {
         return print_json(&shown);
     }

@@ -5,13 +5,12 @@
 //! The person tier is never shown here (`policy::oversight_shows`).
 
 use super::auth::{Screen, Submitted};
-use crate::oversight::{audit_view, Look, Looked};
-use memory::policy::{self, Oversight};
 use super::view::{self, MEMORY};
 use super::{Page, BUILT_IN_ADMIN, PAGE_ROWS};
+use crate::oversight::{audit_view, Look, Looked};
 use axum::extract::Query;
-use axum::response::Redirect;
 use maud::{html, Markup};
+use memory::policy::{self, Oversight};
 use memory::store::RecordFilter;
 use memory::{MemoryRecord, Scope, Status};
 use pairing::{PairingError, User};
@@ -134,11 +133,6 @@ pub(super) struct PersonForm {
     user: String,
     #[serde(default)]
     reason: String,
-}
-
-/// The person page is reached only by its form, never by a link.
-pub(super) async fn person_link() -> Redirect {
-    Redirect::to("/dashboard/memory?scope=people")
 }
 
 /// One person's individual records. Opening them needs a reason and is

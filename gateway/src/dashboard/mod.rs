@@ -168,10 +168,7 @@ pub fn router(cfg: &Config) -> Router<DashboardState> {
         .route("/dashboard/users/role", post(pairing::set_role))
         .route("/dashboard/users/revoke", post(pairing::revoke))
         .route("/dashboard/memory", get(memory::page))
-        .route(
-            "/dashboard/memory/person",
-            get(memory::person_link).post(memory::person),
-        )
+        .route("/dashboard/memory/person", post(memory::person))
         .route("/dashboard/review", get(review::page))
         .route("/dashboard/review/confirm", post(review::confirm))
         .route("/dashboard/review/reject", post(review::reject))

@@ -31,7 +31,16 @@ impl Identity<'_> {
             .exec(&mut *tx)
             .await?;
         let detail = if on { "auto_keep on" } else { "auto_keep off" };
-        insert_audit(&mut *tx, org, actor, "settings.auto_keep", user, detail, now).await?;
+        insert_audit(
+            &mut *tx,
+            org,
+            actor,
+            "settings.auto_keep",
+            user,
+            detail,
+            now,
+        )
+        .await?;
         tx.commit().await?;
         Ok(())
     }
