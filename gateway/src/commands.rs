@@ -233,7 +233,7 @@ impl Commands {
         id: i64,
         at: i64,
     ) -> Result<std::result::Result<(), String>> {
-        Ok(self.lifecycle.promote_own(org, user, id, at).await?)
+        self.lifecycle.promote_own(org, user, id, at).await
     }
 
     /// `/skills` lists proposals and skills in force; `/skill show ID`,
