@@ -324,6 +324,17 @@ async fn the_two_promises_are_on_every_surface_word_for_word() {
             assert!(chat.contains(p), "{name}: /memory lacks {p}: {chat}");
         }
     }
+    // The dashboard's own-memory view.
+    let h = Harness::with_config(steward_tests::dashboard::config()).await;
+    let mut c = steward_tests::dashboard::Client::new(h.services.clone());
+    c.sign_in(steward_tests::dashboard::TOKEN).await;
+    let page = c.get("/dashboard/memory?scope=mine").await.body;
+    for p in PROMISES {
+        assert!(
+            page.contains(p),
+            "the dashboard's own view lacks {p}: {page}"
+        );
+    }
 }
 
 /// First contact: the promises end a person's first turn after `/pair`

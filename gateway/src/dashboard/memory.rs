@@ -53,6 +53,7 @@ fn status_choices() -> impl Iterator<Item = &'static str> {
 pub(super) async fn page(screen: Screen, Query(mq): Query<MemoryQuery>) -> Page {
     let state = &screen.state;
     let content = match mq.scope.as_deref().unwrap_or("agent_notes") {
+        "mine" => mine(state).await?,
         "people" => {
             let owners = state.db().records().personal_owners(state.org()).await?;
             let users = state.pairing().users(state.org()).await?;
@@ -193,8 +194,42 @@ pub(super) async fn person(sent: Submitted<PersonForm>) -> Page {
     Screen { state, admin, jar }.show(MEMORY, content)
 }
 
+/// The signed-in administrator's own memory, as `/memory` shows it to
+/// anyone: both their tiers, steward's two promises, and who looked and why.
+async fn mine(state: &super::DashboardState) -> Result<Markup, super::DashError> {
+    let db = state.db();
+    let filter = RecordFilter {
+        scopes: vec![Scope::Personal, Scope::Person],
+        owner: Some(BUILT_IN_ADMIN.to_string()),
+        status: Some(Status::Active),
+        ..Default::default()
+    };
+    let records = db
+        .records()
+        .browse_records(state.org(), &filter, PAGE_ROWS)
+        .await?;
+    let views = crate::oversight::views(db, state.org(), BUILT_IN_ADMIN).await?;
+    Ok(html! {
+        (tabs("mine"))
+        section.card.promises {
+            h2 { "Your memory" }
+            @for p in crate::oversight::PROMISES {
+                p.promise { (p) }
+            }
+            @for v in &views {
+                p.muted {
+                    "Viewed by " (v.who) " on " (view::date(v.at_ms)) "."
+                    @if let Some(r) = &v.reason { " Reason: " (r) }
+                }
+            }
+            (records_table(&records, true))
+        }
+    })
+}
+
 fn tabs(active: &str) -> Markup {
     let tabs = [
+        ("mine", "Your memory"),
         ("agent_notes", "Agent notes"),
         ("org_policy", "Org policy"),
         ("people", "People"),
