@@ -1045,9 +1045,14 @@ fn the_cli_refuses_credentials_and_shows_nothing_of_a_forgotten_record() {
         .to_string();
     let (ok, _, err) = run(d, &["memory", "forget", &id]);
     assert!(ok, "{err}");
+    let (ok, _, err) = run(d, &["memory", "show", id.as_str()]);
+    assert!(
+        !ok && err.contains("--reason"),
+        "a person's record needs a reason: {err}"
+    );
     for args in [
-        vec!["memory", "show", id.as_str()],
-        vec!["memory", "show", id.as_str(), "--json"],
+        vec!["memory", "show", id.as_str(), "--reason", "audit"],
+        vec!["memory", "show", id.as_str(), "--reason", "audit", "--json"],
     ] {
         let (ok, shown, err) = run(d, &args);
         assert!(ok, "{err}");
