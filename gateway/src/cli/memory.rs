@@ -394,7 +394,9 @@ async fn review(ctx: &Ctx, action: Option<ReviewAction>) -> Result<()> {
                 status: Some(Status::Unverified),
                 ..Default::default()
             };
-            let records = services.db().records().list(org, &filter).await?;
+            let mut records = services.db().records().list(org, &filter).await?;
+            // Oversight without a reason shows no one's personal records or person tier.
+            records.retain(|r| policy::oversight_shows(r.scope, Oversight::Unreasoned));
             if matches!(action, Some(ReviewAction::List(ListArgs { json: true }))) {
                 return print_json(&records);
             }
