@@ -5,7 +5,6 @@
 use crate::error::Result;
 use crate::lifecycle::Lifecycle;
 use crate::skills::{review, Skills};
-use memory::policy;
 use memory::sanitize::sanitize;
 use memory::store::RecordFilter;
 use memory::{Db, Principal, Role, Scope, Status, StoreError};
@@ -109,7 +108,8 @@ impl Commands {
                 let viewed = self.viewed_by(t.org, user).await?;
                 let delegations = self.delegations(t.org, user).await?;
                 return Ok(Some(format!(
-                    "I don't remember anything about you yet.{viewed}{delegations}"
+                    "I don't remember anything about you yet.{viewed}{delegations}{}",
+                    promises()
                 )));
             }
             let mut out = String::from("Here is what I remember about you:");
@@ -134,7 +134,11 @@ impl Commands {
             out.push_str("\nSay /forget <id> to delete one, or /promote <id> to use a preference with every agent.");
             out.push_str(&self.viewed_by(t.org, user).await?);
             out.push_str(&self.delegations(t.org, user).await?);
+            out.push_str(&promises());
             return Ok(Some(out));
+        }
+        if first == "/autokeep" {
+            return Ok(Some(self.autokeep(t, &words[1..]).await?));
         }
         if first == "/promote" || first == "/forget" {
             let (user, id) = match t.sender_and_id(&first, &words) {
@@ -159,6 +163,36 @@ impl Commands {
         Ok(None)
     }
 
+    /// `/autokeep on|off`: the person's own opt-in to having what they say
+    /// kept without a "Remember this?" (the operator's setting is the
+    /// ceiling). `/autokeep` alone says where it stands. Audited.
+    async fn autokeep(&self, t: &Asker<'_>, args: &[&str]) -> Result<String> {
+        let Some(user) = t.principal.user_id() else {
+            return Ok("I keep no memory for unpaired senders.".into());
+        };
+        let on = match args.first().map(|a| a.to_ascii_lowercase()).as_deref() {
+            Some("on") => true,
+            Some("off") => false,
+            None => {
+                let on = self.db.identity().person_auto_keep(t.org, user).await?;
+                return Ok(format!(
+                    "Auto-keep is {} for you. Say /autokeep on or /autokeep off.",
+                    if on { "on" } else { "off" }
+                ));
+            }
+            Some(_) => return Ok("Usage: /autokeep on, /autokeep off".into()),
+        };
+        self.db
+            .identity()
+            .set_person_auto_keep(t.org, user, on, user, t.now)
+            .await?;
+        Ok(if on {
+            "Auto-keep is on: what you tell me about yourself is kept without asking, with a receipt, where the operator allows it. /autokeep off to be asked again.".into()
+        } else {
+            "Auto-keep is off: I ask before keeping anything I learn from you.".into()
+        })
+    }
+
     /// Who acts for this person, and for whom they act: a delegation is
     /// never hidden from either side.
     async fn delegations(&self, org: &str, user: &str) -> Result<String> {
@@ -173,24 +207,31 @@ impl Commands {
         Ok(out)
     }
 
-    /// "Viewed by <name> on <date>." for each time an admin opened this person's memory.
+    /// "Viewed by <name> on <date>: <reason>." for each time an admin opened
+    /// this person's records or the archive of their direct conversation.
     async fn viewed_by(&self, org: &str, user: &str) -> Result<String> {
         let mut out = String::new();
-        for e in self.db.audit().about(org, "memory.view", user).await? {
-            let name = match self.pairing.user(org, &e.actor).await {
+        for v in crate::oversight::views(&self.db, org, user).await? {
+            let name = match self.pairing.user(org, &v.who).await {
                 Ok(u) => u.name,
-                Err(_) => e.actor.clone(),
+                Err(_) => v.who.clone(),
             };
-            let date = chrono::DateTime::from_timestamp_millis(e.at)
+            let date = chrono::DateTime::from_timestamp_millis(v.at_ms)
                 .map(|d| d.format("%Y-%m-%d").to_string())
                 .unwrap_or_default();
-            out.push_str(&format!("\nViewed by {name} on {date}."));
+            match v.reason {
+                Some(reason) => out.push_str(&format!(
+                    "\nViewed by {name} on {date}. Reason: {}",
+                    sanitize(&reason)
+                )),
+                None => out.push_str(&format!("\nViewed by {name} on {date}.")),
+            }
         }
         Ok(out)
     }
 
-    /// Promote one's own individual record to the person tier, as
-    /// `policy::decide_promotion` allows. Audited.
+    /// Promote one's own individual record to the person tier
+    /// (`Lifecycle::promote_own`). Audited.
     pub async fn promote(
         &self,
         org: &str,
@@ -198,35 +239,7 @@ impl Commands {
         id: i64,
         at: i64,
     ) -> Result<std::result::Result<(), String>> {
-        let rec = match self.db.records().get(org, id).await {
-            Ok(r) => r,
-            Err(StoreError::NotFound(_)) => return Ok(Err(format!("You have no record {id}."))),
-            Err(e) => return Err(e.into()),
-        };
-        if let Err(refusal) = policy::decide_promotion(user, &rec) {
-            return Ok(Err(refusal.to_string()));
-        }
-        // Promotion crosses agents: the text passes the write path's screen again.
-        let moved = self
-            .db
-            .records()
-            .move_to_person_tier(org, id, &rec.content)
-            .await;
-        if let Err(refusal) = memory::write::split_refusal(moved)? {
-            return Ok(Err(refusal.to_string()));
-        }
-        self.db
-            .audit()
-            .append(
-                org,
-                user,
-                "memory.promote",
-                &format!("record:{id}"),
-                &rec.kind,
-                at,
-            )
-            .await?;
-        Ok(Ok(()))
+        self.lifecycle.promote_own(org, user, id, at).await
     }
 
     /// `/skills` lists proposals and skills in force; `/skill show ID`,
@@ -372,4 +385,12 @@ impl Commands {
             Some(_) => Ok("Usage: /pair, /pair approve CODE [admin], /pair deny CODE".into()),
         }
     }
+}
+
+/// Steward's two promises, each on its own line, as `/memory` ends.
+pub fn promises() -> String {
+    crate::oversight::PROMISES
+        .iter()
+        .map(|p| format!("\n{p}"))
+        .collect()
 }

@@ -97,8 +97,10 @@ impl Export {
         }))
     }
 
-    /// Write `daily/YYYY-MM-DD.md` (archives by day), `MEMORY.md` (long-term
-    /// personal records), `knowledge/` (agent_notes per agent, org policy)
+    /// Write `daily/YYYY-MM-DD.md` (group conversations' archives by day; a
+    /// person's direct conversation is read only one at a time, with a
+    /// reason), `MEMORY.md` (the team's long-term memory: agent notes and org
+    /// policy, never anyone's personal records), `knowledge/` (agent_notes per agent, org policy)
     /// and `skills/agent-<id>/<slug>/SKILL.md` (skills in force). Audited.
     pub async fn export_markdown(
         &self,
@@ -110,6 +112,9 @@ impl Export {
         let mut files = 0;
         let mut days: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for a in self.db.conversations().archives(org, None).await? {
+            if a.conversation_kind == adapters::ConversationKind::Direct.as_str() {
+                continue;
+            }
             days.entry(day(a.started_at)).or_default().push(a.markdown);
         }
         for (d, parts) in &days {
@@ -124,8 +129,10 @@ impl Export {
             ..Default::default()
         };
         let records = self.db.records().list(org, &active).await?;
-        let mut memory_md = String::from("# MEMORY\n\nLong-term personal records, by person.\n");
-        let mut by_owner: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut memory_md = String::from(
+            "# MEMORY\n\nThe team's long-term memory: agent notes and org policy. \
+             Nobody's personal records are exported here; a person exports their own.\n",
+        );
         let mut notes: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut policy = String::from("# Organisation policy\n\n");
         let mut roles: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -138,10 +145,7 @@ impl Export {
                 r.kind
             );
             match r.scope {
-                Scope::Personal | Scope::Person => by_owner
-                    .entry(r.owner.clone().unwrap_or_default())
-                    .or_default()
-                    .push(line),
+                Scope::Personal | Scope::Person => {}
                 Scope::AgentNotes => notes.entry(r.agent.clone()).or_default().push(line),
                 Scope::OrgPolicy => policy.push_str(&line),
                 // The role entries in force, by role (never anyone's personal records).
@@ -151,9 +155,10 @@ impl Export {
                     .push(line),
             }
         }
-        for (owner, lines) in by_owner {
-            memory_md.push_str(&format!("\n## {owner}\n\n{}", lines.concat()));
+        for (agent, lines) in &notes {
+            memory_md.push_str(&format!("\n## Agent notes: {agent}\n\n{}", lines.concat()));
         }
+        memory_md.push_str(&format!("\n## {}", policy.trim_start_matches("# ")));
         if !roles.is_empty() {
             memory_md
                 .push_str("\n# Role memory\n\nWhat everyone in a work role shares, by role.\n");
@@ -164,7 +169,7 @@ impl Export {
         write(&dir.join("MEMORY.md"), &memory_md)?;
         write(&dir.join("knowledge").join("org_policy.md"), &policy)?;
         files += 2;
-        for (agent, lines) in notes {
+        for (agent, lines) in &notes {
             write(
                 &dir.join("knowledge")
                     .join(format!("agent_notes-{agent}.md")),

@@ -20,6 +20,7 @@ pub mod learning;
 pub mod lifecycle;
 pub mod llm;
 pub mod metrics;
+pub mod oversight;
 pub mod replay;
 pub mod role_commands;
 pub mod runs;

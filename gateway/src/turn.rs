@@ -696,7 +696,8 @@ impl TurnLoop {
             live: std::sync::OnceLock::new(),
             procedure,
         };
-        let replies = self.steps(&turn).await?;
+        let mut replies = self.steps(&turn).await?;
+        self.first_contact(&turn, &mut replies).await?;
         // The reply lines name the message they answer, and are stored in
         // one transaction: a retry of its id gets them again.
         let lines: Vec<NewMessage<'_>> = replies
@@ -1005,6 +1006,17 @@ impl TurnLoop {
         origin: Origin,
         parts: &mut ReplyParts,
     ) -> Result<()> {
+        // The operator's per-agent auto_keep is the ceiling: implicit items
+        // are kept without asking only when the person opted in too.
+        let mut settings = self.learning.policy(t.agent()).clone();
+        if settings.auto_keep {
+            let person = match t.principal.user_id() {
+                Some(user) => self.db.identity().person_auto_keep(t.org(), user).await?,
+                None => false,
+            };
+            settings.auto_keep = policy::auto_keeps(settings.auto_keep, person);
+        }
+        let settings = &settings;
         for item in items {
             let content = sanitize(&item.content);
             if content.is_empty() {
@@ -1012,7 +1024,6 @@ impl TurnLoop {
             }
             let resolved = self.correction_subject(t, item).await?;
             let item = &resolved;
-            let settings = self.learning.policy(t.agent());
             match policy::decide(&t.principal, item, origin, settings) {
                 Decision::Execute => {}
                 Decision::Drop(reason) => {
@@ -1180,6 +1191,45 @@ impl TurnLoop {
             .into_iter()
             .find(|old| old.content != content)
             .map(|old| format!("replaces #{}: “{}”", old.id, sanitize(&old.content))))
+    }
+
+    /// A person's first turn after they were approved with `/pair` ends with
+    /// steward's two promises (`oversight::PROMISES`), once: the promise is
+    /// audited (`oversight.promised`) and not repeated in later replies.
+    async fn first_contact(&self, t: &Turn<'_>, replies: &mut [Reply]) -> Result<()> {
+        let Some(user) = t.principal.user_id() else {
+            return Ok(());
+        };
+        let Some(first) = replies.first_mut() else {
+            return Ok(());
+        };
+        let audit = self.db.audit();
+        if t.msg.on_behalf_of.is_some()
+            || audit
+                .about(t.org(), "pairing.approve", user)
+                .await?
+                .is_empty()
+            || !audit
+                .about(t.org(), "oversight.promised", user)
+                .await?
+                .is_empty()
+        {
+            return Ok(());
+        }
+        if !first.text.contains(crate::oversight::KEEP_PROMISE) {
+            first.text.push_str(&crate::commands::promises());
+        }
+        audit
+            .append(
+                t.org(),
+                user,
+                "oversight.promised",
+                user,
+                "first contact",
+                t.now,
+            )
+            .await?;
+        Ok(())
     }
 
     fn render(&self, t: &Turn<'_>, parts: ReplyParts) -> Reply {

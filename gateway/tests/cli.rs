@@ -1045,9 +1045,14 @@ fn the_cli_refuses_credentials_and_shows_nothing_of_a_forgotten_record() {
         .to_string();
     let (ok, _, err) = run(d, &["memory", "forget", &id]);
     assert!(ok, "{err}");
+    let (ok, _, err) = run(d, &["memory", "show", id.as_str()]);
+    assert!(
+        !ok && err.contains("--reason"),
+        "a person's record needs a reason: {err}"
+    );
     for args in [
-        vec!["memory", "show", id.as_str()],
-        vec!["memory", "show", id.as_str(), "--json"],
+        vec!["memory", "show", id.as_str(), "--reason", "audit"],
+        vec!["memory", "show", id.as_str(), "--reason", "audit", "--json"],
     ] {
         let (ok, shown, err) = run(d, &args);
         assert!(ok, "{err}");
@@ -1107,4 +1112,68 @@ fn a_delegate_key_needs_the_grant_and_ends_with_it() {
     );
     let (ok, _, err) = run(d, &["delegate", "remove", "cli:ana", "cli:bob"]);
     assert!(!ok && err.contains("does not act for"), "{err}");
+}
+
+/// `memory list --owner` needs `--reason`, is audited and shown to the
+/// person, and never shows their person tier.
+#[test]
+fn memory_list_owner_needs_a_reason_and_never_shows_the_person_tier() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let asked = chat(d, "bob", "/pair\n");
+    let code = asked.split("code is ").nth(1).expect("a code")[..8].to_string();
+    assert!(run(d, &["pairing", "approve", &code]).0);
+    chat(
+        d,
+        "bob",
+        "remember that my locker is 12\nremember that I prefer short answers\n",
+    );
+    let mine = chat(d, "bob", "/memory\n");
+    let id = mine
+        .lines()
+        .find(|l| l.contains("short answers"))
+        .and_then(|l| l.split('[').nth(1))
+        .and_then(|l| l.split(']').next())
+        .unwrap_or_else(|| panic!("{mine}"))
+        .to_string();
+    let promoted = chat(d, "bob", &format!("/promote {id}\n"));
+    assert!(promoted.contains("Promoted"), "{promoted}");
+    let (ok, _, err) = run(d, &["memory", "list", "--owner", "cli:bob"]);
+    assert!(!ok && err.contains("--reason"), "{err}");
+    let (ok, _, err) = run(
+        d,
+        &["memory", "list", "--owner", "cli:bob", "--reason", " "],
+    );
+    assert!(
+        !ok && err.contains("--reason"),
+        "a blank reason is none: {err}"
+    );
+    let (ok, out, err) = run(
+        d,
+        &[
+            "memory", "list", "--owner", "cli:bob", "--reason", "ticket 9",
+        ],
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("locker is 12"), "{out}");
+    assert!(
+        !out.contains("short answers"),
+        "the person tier is never shown: {out}"
+    );
+    let (ok, out, _) = run(
+        d,
+        &[
+            "memory", "list", "--scope", "person", "--owner", "cli:bob", "--reason", "x",
+        ],
+    );
+    assert!(!ok && !out.contains("short answers"), "{out}");
+    let (ok, out, _) = run(d, &["memory", "list", "--status", "all"]);
+    assert!(
+        ok && !out.contains("short answers") && !out.contains("locker"),
+        "{out}"
+    );
+    let (ok, _, _) = run(d, &["memory", "export", "--user", "cli:bob"]);
+    assert!(!ok, "no per-person export");
+    let told = chat(d, "bob", "/memory\n");
+    assert!(told.contains("Reason: ticket 9"), "{told}");
 }

@@ -490,6 +490,41 @@ pub fn consolidates(scope: Scope) -> bool {
     }
 }
 
+/// Why an administrator reads records: oversight of the organisation's
+/// memory, the admin's answer to "why are you looking?" when given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Oversight {
+    /// No reason given.
+    Unreasoned,
+    /// A non-blank reason given (and audited with the read).
+    Reasoned,
+}
+
+/// Whether an administrator's oversight read may show a record of `scope`.
+/// Agent notes, org policy and role entries (shared, scrubbed of personal
+/// data) are shown; another person's individual records
+/// only with a reason; the person tier (how someone likes to work anywhere in
+/// the organisation) never: only its owner reads it, on their own surfaces.
+pub fn oversight_shows(scope: Scope, why: Oversight) -> bool {
+    match (scope, why) {
+        (Scope::Person, _) => false,
+        (Scope::Personal, Oversight::Unreasoned) => false,
+        (Scope::Personal, Oversight::Reasoned) => true,
+        (Scope::AgentNotes | Scope::OrgPolicy | Scope::Role, _) => true,
+    }
+}
+
+/// The reason of an oversight read, trimmed; `None` when missing or blank.
+pub fn oversight_reason(reason: Option<&str>) -> Option<&str> {
+    reason.map(str::trim).filter(|r| !r.is_empty())
+}
+
+/// Whether implicit items are kept without asking: the operator's per-agent
+/// `auto_keep` is the ceiling, and the person must have opted in too.
+pub fn auto_keeps(operator: bool, person: bool) -> bool {
+    operator && person
+}
+
 /// Kinds a person may promote from the individual to the person tier (ADR-0033).
 pub const PROMOTABLE_KINDS: &[Kind] = &[Kind::Preference, Kind::Vocabulary, Kind::RubricAdjustment];
 
@@ -650,6 +685,41 @@ pub fn revises_beliefs(cause: Cause) -> bool {
 mod tests {
     use super::*;
     use crate::model::SystemPrincipal;
+
+    #[test]
+    fn auto_keep_needs_the_operator_and_the_person() {
+        for (operator, person, kept) in [
+            (false, false, false),
+            (false, true, false),
+            (true, false, false),
+            (true, true, true),
+        ] {
+            assert_eq!(auto_keeps(operator, person), kept, "{operator} {person}");
+        }
+    }
+
+    #[test]
+    fn oversight_never_shows_the_person_tier() {
+        use Oversight::{Reasoned, Unreasoned};
+        let table = [
+            (Scope::AgentNotes, Unreasoned, true),
+            (Scope::AgentNotes, Reasoned, true),
+            (Scope::OrgPolicy, Unreasoned, true),
+            (Scope::OrgPolicy, Reasoned, true),
+            (Scope::Role, Unreasoned, true),
+            (Scope::Role, Reasoned, true),
+            (Scope::Personal, Unreasoned, false),
+            (Scope::Personal, Reasoned, true),
+            (Scope::Person, Unreasoned, false),
+            (Scope::Person, Reasoned, false),
+        ];
+        for (scope, why, shown) in table {
+            assert_eq!(oversight_shows(scope, why), shown, "{scope:?} {why:?}");
+        }
+        assert_eq!(oversight_reason(Some("  ")), None);
+        assert_eq!(oversight_reason(None), None);
+        assert_eq!(oversight_reason(Some(" audit #4 ")), Some("audit #4"));
+    }
 
     fn human(role: Role) -> Principal {
         Principal::Human {

@@ -22,7 +22,6 @@ const PAGES: &[&str] = &[
     "/dashboard/memory",
     "/dashboard/memory?scope=org_policy",
     "/dashboard/memory?scope=people",
-    "/dashboard/memory/person?user=discord%3A222",
     "/dashboard/review",
     "/dashboard/revisions",
     "/dashboard/skills",
@@ -1082,8 +1081,25 @@ async fn a_persons_memory_is_shown_only_on_their_page_and_opening_it_is_audited(
     assert!(views(db.clone()).await.is_empty(), "listing is not viewing");
     let people = c.get("/dashboard/memory?scope=people").await.body;
     assert!(people.contains("discord:222"), "{people}");
+    let csrf = c.csrf().await;
+    let refused = c
+        .post_and_follow(
+            "/dashboard/memory/person",
+            &[("csrf", &csrf), ("user", "discord:222"), ("reason", " ")],
+        )
+        .await
+        .body;
+    assert!(refused.contains("Give a reason"), "{refused}");
+    assert!(views(db.clone()).await.is_empty(), "no reason, no look");
     let page = c
-        .get("/dashboard/memory/person?user=discord%3A222&status=all")
+        .post(
+            "/dashboard/memory/person",
+            &[
+                ("csrf", &csrf),
+                ("user", "discord:222"),
+                ("reason", "ticket 42"),
+            ],
+        )
         .await
         .body;
     assert!(

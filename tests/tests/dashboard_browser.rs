@@ -283,7 +283,16 @@ async fn walk(c: Client, base: String, services: Arc<Services>, code: String) {
         .expect("open");
     assert!(text_of(&c, "table.people").await.contains("discord:555"));
     shot(&c, "11-people").await;
-    click(&c, "table.people tr[data-person='discord:555'] a.button").await;
+    // Opening a person's memory needs a reason, typed into the row's form.
+    wait_for(
+        &c,
+        "table.people tr[data-person='discord:555'] input[name=reason]",
+    )
+    .await
+    .send_keys("checking the walkthrough")
+    .await
+    .expect("type");
+    click(&c, "table.people tr[data-person='discord:555'] button").await;
     assert!(text_of(&c, "table.records").await.contains("short answers"));
     shot(&c, "12-person").await;
     c.goto(&format!("{base}/dashboard/audit"))

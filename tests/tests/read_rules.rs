@@ -503,6 +503,26 @@ async fn a_person_sees_who_viewed_their_memory() {
         .unwrap();
     let mine = h.dm("222", "what do you remember about me?").await;
     assert!(mine.contains("Viewed by 111 on 2026-01-05."), "{mine}");
+    // A reasoned look shows its reason.
+    steward::oversight::audit_view(
+        h.db(),
+        steward::oversight::Look {
+            org: "default",
+            actor: "discord:111",
+            looked: steward::oversight::Looked::Memory,
+            person: &user,
+            surface: "test",
+            reason: "ticket 3",
+        },
+        h.now_ms(),
+    )
+    .await
+    .unwrap();
+    let mine = h.dm("222", "/memory").await;
+    assert!(
+        mine.contains("Viewed by 111 on 2026-01-05. Reason: ticket 3"),
+        "{mine}"
+    );
 }
 
 #[tokio::test]
@@ -513,11 +533,15 @@ async fn exports_give_one_persons_data_and_the_markdown_layout() {
     h.dm("111", "@notes: The VPN is at vpn.example.com").await;
     h.dm("111", "@policy: Passwords are never shared").await;
     h.dm("222", "remember that my locker is 12").await;
-    h.services
-        .lifecycle()
-        .trim_now("default", "default", "dm:222", h.now_ms())
-        .await
-        .unwrap();
+    h.group(Some("111"), "g1", "The stand-up moves to ten")
+        .await;
+    for conversation in ["dm:222", "g1"] {
+        h.services
+            .lifecycle()
+            .trim_now("default", "default", conversation, h.now_ms())
+            .await
+            .unwrap();
+    }
     let v = h
         .services
         .export()
@@ -541,8 +565,21 @@ async fn exports_give_one_persons_data_and_the_markdown_layout() {
         .await
         .unwrap();
     let read = |p: &str| std::fs::read_to_string(dir.path().join(p)).unwrap();
-    assert!(read("MEMORY.md").contains("locker is 12"));
+    // The team's export: agent notes and org policy, never anyone's personal
+    // records, and group conversations only (a direct one is read one at a
+    // time, with a reason).
+    let memory_md = read("MEMORY.md");
+    assert!(!memory_md.contains("locker is 12"), "{memory_md}");
+    assert!(
+        memory_md.contains("vpn.example.com") && memory_md.contains("never shared"),
+        "{memory_md}"
+    );
     assert!(read("knowledge/agent_notes-default.md").contains("vpn.example.com"));
     assert!(read("knowledge/org_policy.md").contains("never shared"));
-    assert!(read("daily/2026-01-05.md").contains("**Trust**"));
+    let daily = read("daily/2026-01-05.md");
+    assert!(
+        daily.contains("**Trust**") && daily.contains("stand-up"),
+        "{daily}"
+    );
+    assert!(!daily.contains("locker"), "{daily}");
 }

@@ -55,6 +55,11 @@ async fn auto_keep_is_set_per_agent() {
     let cfg = Config::from_toml("[agents.it]\nauto_keep = true\n").expect("config");
     let h = Harness::with_config(cfg).await;
     h.pair("222", Role::User).await;
+    // The person's own opt-in: the operator's setting is the ceiling.
+    assert!(h
+        .dm("222", "/autokeep on")
+        .await
+        .contains("Auto-keep is on"));
     let to = |agent: &str, text: &str| {
         let mut m = h.inbound(
             Some("222"),
@@ -157,6 +162,7 @@ async fn auto_keep_saves_without_asking_but_with_a_receipt() {
     cfg.memory.auto_keep = true;
     let h = Harness::with_config(cfg).await;
     h.pair("111", Role::Admin).await;
+    h.dm("111", "/autokeep on").await;
     let reply = h.dm("111", "The build server is at ci.example.com").await;
     assert!(reply.starts_with("Written: agent_notes updated"), "{reply}");
     assert!(!reply.contains("Remember this?"));

@@ -3,8 +3,10 @@
 
 use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
+use super::memory::reason_required;
 use super::wire::{self, at, now_ms, Page, Path, Query};
 use super::ApiState;
+use crate::oversight;
 use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
@@ -87,16 +89,44 @@ pub async fn list(
     )))
 }
 
-/// One archive, with its Markdown.
+/// Why an admin opens one archive.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct ShowArchiveQuery {
+    /// Why you read it: required for a person's direct conversation (audited
+    /// as `archive.view` and shown to the person).
+    reason: Option<String>,
+}
+
+/// One archive, with its Markdown. The archive of a person's direct
+/// conversation needs a reason and is audited (`archive.view`).
 #[utoipa::path(get, operation_id = "archives_show", path = "/api/v1/archives/{id}", tag = "archives",
-    params(("id" = i64, Path, description = "Archive id")),
-    responses((status = 200, body = ArchiveOut), (status = 404, body = ErrorBody)))]
+    params(("id" = i64, Path, description = "Archive id"), ShowArchiveQuery),
+    responses((status = 200, body = ArchiveOut), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn show(
-    State(db): State<Db>,
+    State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
+    Query(q): Query<ShowArchiveQuery>,
 ) -> Result<Json<ArchiveOut>, ApiError> {
+    let db = &state.db;
     let a = db.conversations().archive(admin.org(), id).await?;
+    if let Some(person) = oversight::direct_person(db, &a).await? {
+        let Some(reason) = memory::policy::oversight_reason(q.reason.as_deref()) else {
+            return Err(reason_required("reading a person's direct conversation"));
+        };
+        let surface = format!("GET /api/v1/archives/{id}");
+        let look = oversight::Look {
+            org: admin.org(),
+            actor: admin.id(),
+            looked: oversight::Looked::Archive,
+            person: &person,
+            surface: &surface,
+            reason,
+        };
+        oversight::audit_view(db, look, now_ms(&state)).await?;
+    }
     Ok(Json(out(a, true)))
 }
 

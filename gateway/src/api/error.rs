@@ -13,7 +13,7 @@ pub struct ErrorBody {
     /// What went wrong, for a person to read.
     #[schema(example = "unknown API key")]
     pub error: String,
-    /// A machine-readable code, where the refusal has one (`not_a_manager`, `stale_hash`, …).
+    /// A stable code for refusals a client tells apart (`reason_required`, `not_a_manager`, `stale_hash`, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
 }
@@ -25,7 +25,7 @@ pub struct ApiError {
     pub message: String,
     /// Seconds to wait, for a 429.
     pub retry_after: Option<u64>,
-    /// The machine-readable code of the refusal, when it has one.
+    /// The `code` of the answer, when the refusal has one.
     pub code: Option<&'static str>,
 }
 
@@ -36,6 +36,14 @@ impl ApiError {
             message: message.into(),
             retry_after: None,
             code: None,
+        }
+    }
+
+    /// The same refusal with a stable `code` in its JSON body.
+    pub fn with_code(self, code: &'static str) -> Self {
+        ApiError {
+            code: Some(code),
+            ..self
         }
     }
 

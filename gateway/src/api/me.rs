@@ -6,10 +6,12 @@ use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::memory::{export_of, records_page, Forgotten, Record};
 use super::search::{ranked, SearchResults, Searched};
-use super::wire::{now_ms, Page, Path, Query};
+use super::wire::{self, now_ms, Body, Path, Query};
 use super::ApiState;
+use crate::oversight;
 use axum::extract::State;
 use axum::Json;
+use memory::policy::PromotionRefusal;
 use memory::store::RecordFilter;
 use memory::{MemoryRecord, Role, Scope, Status};
 use serde::{Deserialize, Serialize};
@@ -66,14 +68,38 @@ pub enum OwnScope {
     Person,
 }
 
-/// Your own personal memory, newest first.
+/// A page of one's own memory, with steward's two promises and every time
+/// an administrator looked at it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MyMemory {
+    pub items: Vec<Record>,
+    /// The cursor of the next page, or null.
+    pub next: Option<String>,
+    /// The consent promise and the training promise, word for word.
+    pub promises: Vec<&'static str>,
+    /// Each oversight look at your records or direct conversations: who, when, why.
+    pub viewed_by: Vec<ViewedBy>,
+}
+
+/// One oversight look, as the person is shown it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ViewedBy {
+    /// The administrator's name (their stored id when not paired).
+    pub who: String,
+    pub at: chrono::DateTime<chrono::Utc>,
+    /// Their reason; null for looks made before reasons were asked.
+    pub reason: Option<String>,
+}
+
+/// Your own personal memory, newest first, with the two promises and who
+/// looked at it and why.
 #[utoipa::path(get, operation_id = "me_memory", path = "/api/v1/me/memory", tag = "me", params(OwnQuery),
-    responses((status = 200, body = Page<Record>), (status = 400, body = ErrorBody)))]
+    responses((status = 200, body = MyMemory), (status = 400, body = ErrorBody)))]
 pub async fn memory(
     State(state): State<ApiState>,
     caller: Caller,
     Query(q): Query<OwnQuery>,
-) -> Result<Json<Page<Record>>, ApiError> {
+) -> Result<Json<MyMemory>, ApiError> {
     let scopes = match q.scope {
         Some(s) if s.is_personal() => vec![s],
         Some(s) => {
@@ -91,7 +117,66 @@ pub async fn memory(
         ..Default::default()
     };
     let page = records_page(&state, caller.org(), filter, q.limit, q.cursor.as_deref()).await?;
-    Ok(Json(page))
+    let mut viewed_by = Vec::new();
+    for v in oversight::views(&state.db, caller.org(), caller.id()).await? {
+        let who = match state.pairing.user(caller.org(), &v.who).await {
+            Ok(u) => u.name,
+            Err(_) => v.who,
+        };
+        viewed_by.push(ViewedBy {
+            who,
+            at: wire::at(v.at_ms),
+            reason: v.reason,
+        });
+    }
+    Ok(Json(MyMemory {
+        items: page.items,
+        next: page.next,
+        promises: oversight::PROMISES.to_vec(),
+        viewed_by,
+    }))
+}
+
+/// What promoting did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Promoted {
+    /// The record, now in the person tier: every agent of the organisation reads it when you speak.
+    pub promoted: i64,
+}
+
+/// Promote one of your own individual records to the person tier, as `/promote`
+/// does in chat: only how you like to work travels (preference, vocabulary,
+/// rubric adjustment); any other kind is 422 `kind_not_promotable`. Audited.
+#[utoipa::path(post, operation_id = "me_promote", path = "/api/v1/me/memory/{id}/promote", tag = "me",
+    params(("id" = i64, Path, description = "Record id")),
+    responses((status = 200, body = Promoted), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn promote(
+    State(state): State<ApiState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Json<Promoted>, ApiError> {
+    let r = own(&state, &caller, id).await?;
+    match memory::policy::decide_promotion(caller.id(), &r) {
+        Ok(()) => {}
+        Err(refused @ PromotionRefusal::NotYours(_)) => {
+            return Err(ApiError::not_found(refused.to_string()))
+        }
+        Err(refused @ PromotionRefusal::KindNotPromotable { .. }) => {
+            return Err(ApiError::new(
+                axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+                refused.to_string(),
+            )
+            .with_code("kind_not_promotable"))
+        }
+    }
+    match state
+        .lifecycle
+        .promote_own(caller.org(), caller.id(), id, now_ms(&state))
+        .await?
+    {
+        Ok(()) => Ok(Json(Promoted { promoted: id })),
+        Err(refused) => Err(ApiError::not_found(refused)),
+    }
 }
 
 /// `id` when it is one of `caller`'s own personal records; otherwise the
@@ -186,4 +271,52 @@ pub async fn search(
         limit: q.limit,
     };
     Ok(Json(ranked(&state, searched).await?))
+}
+
+/// Your own settings.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// Keep what you say about yourself without asking "Remember this?"
+    /// (default off). The operator's per-agent `auto_keep` is the ceiling:
+    /// both must be on.
+    pub auto_keep: bool,
+}
+
+/// Your own settings.
+#[utoipa::path(get, operation_id = "me_settings", path = "/api/v1/me/settings", tag = "me",
+    responses((status = 200, body = Settings)))]
+pub async fn settings(
+    State(state): State<ApiState>,
+    caller: Caller,
+) -> Result<Json<Settings>, ApiError> {
+    let auto_keep = state
+        .db
+        .identity()
+        .person_auto_keep(caller.org(), caller.id())
+        .await?;
+    Ok(Json(Settings { auto_keep }))
+}
+
+/// Change your own settings (as `/autokeep on|off` in chat). Audited (`settings.auto_keep`).
+#[utoipa::path(put, operation_id = "me_settings_set", path = "/api/v1/me/settings", tag = "me",
+    request_body = Settings,
+    responses((status = 200, body = Settings), (status = 400, body = ErrorBody)))]
+pub async fn set_settings(
+    State(state): State<ApiState>,
+    caller: Caller,
+    Body(s): Body<Settings>,
+) -> Result<Json<Settings>, ApiError> {
+    state
+        .db
+        .identity()
+        .set_person_auto_keep(
+            caller.org(),
+            caller.id(),
+            s.auto_keep,
+            caller.id(),
+            now_ms(&state),
+        )
+        .await?;
+    Ok(Json(s))
 }

@@ -1,14 +1,18 @@
-//! Memory records for admins: list with filters (one person's personal
-//! memory at a time, audited as `memory.view`), show, forget, and export of
-//! a person's data. A user's own memory is under `/api/v1/me` (`me.rs`).
+//! Memory records for admins: list with filters (one person's individual
+//! records at a time, with a reason, audited as `memory.view`), show and
+//! forget. Oversight never shows the person tier (`policy::oversight_shows`)
+//! and never exports one person's data: a person exports their own under
+//! `/api/v1/me` (`me.rs`).
 
 use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
 use super::wire::{self, at, iso_times, now_ms, Page, Path, Query};
 use super::ApiState;
+use crate::oversight::{audit_view, Look, Looked};
 use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
+use memory::policy::{self, Oversight};
 use memory::store::RecordFilter;
 use memory::{MemoryRecord, Scope, Status};
 use serde::{Deserialize, Serialize};
@@ -71,8 +75,11 @@ pub struct ListQuery {
     scope: Option<Scope>,
     /// Only this status (every status when not given).
     status: Option<Status>,
-    /// One person's personal memory (the look is audited as `memory.view`).
+    /// One person's individual records (needs `reason`; the look is audited as
+    /// `memory.view` and shown to the person). Their person tier is never shown.
     owner: Option<String>,
+    /// Why you look at this person's records: required with `owner`.
+    reason: Option<String>,
     /// Only this agent's records.
     agent: Option<String>,
     /// Subject or content contains this text (case-insensitive).
@@ -106,8 +113,23 @@ pub async fn records_page(
     Ok(wire::page(rows, limit, |r| r.id.to_string(), Record::from))
 }
 
-/// List records. Without `owner` only agent notes and org policy; personal
-/// memory is listed one person at a time, and that look is audited.
+/// The refusal of an oversight read without a reason.
+pub fn reason_required(what: &str) -> ApiError {
+    ApiError::bad_request(format!(
+        "{what} needs a reason: give reason=… (it is audited and shown to the person)"
+    ))
+    .with_code("reason_required")
+}
+
+/// The refusal of any admin read of the person tier.
+pub fn person_tier_owner_only() -> ApiError {
+    ApiError::forbidden("the person tier is read only by its owner, never by oversight")
+        .with_code("person_tier_owner_only")
+}
+
+/// List records. Without `owner` only agent notes and org policy; one
+/// person's individual records with `owner` and a `reason`, audited and shown
+/// to them. The person tier is never listed here.
 #[utoipa::path(get, operation_id = "memory_list", path = "/api/v1/memory", tag = "memory", params(ListQuery),
     responses((status = 200, body = Page<Record>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn list(
@@ -119,63 +141,96 @@ pub async fn list(
         .owner
         .map(|o| o.trim().to_string())
         .filter(|o| !o.is_empty());
+    let reason = policy::oversight_reason(q.reason.as_deref()).map(str::to_string);
+    let why = match reason {
+        Some(_) => Oversight::Reasoned,
+        None => Oversight::Unreasoned,
+    };
+    if q.scope == Some(Scope::Person) {
+        return Err(person_tier_owner_only());
+    }
     let scopes: Vec<Scope> =
         match (q.scope, &owner) {
             (Some(s), None) if s.is_personal() => return Err(ApiError::bad_request(
-                "personal memory is listed one person at a time: give owner (the look is audited)",
+                "personal memory is listed one person at a time: give owner and reason (the look is audited)",
             )),
             (Some(s), _) => vec![s],
             (None, None) => vec![Scope::AgentNotes, Scope::OrgPolicy],
-            (None, Some(_)) => vec![Scope::Personal, Scope::Person],
+            (None, Some(_)) => vec![Scope::Personal],
         };
     if let Some(o) = &owner {
-        state
-            .db
-            .audit()
-            .append(
-                admin.org(),
-                admin.id(),
-                "memory.view",
-                o,
-                "GET /api/v1/memory?owner",
-                now_ms(&state),
-            )
-            .await?;
+        let Some(reason) = &reason else {
+            return Err(reason_required("reading one person's records"));
+        };
+        let look = Look {
+            org: admin.org(),
+            actor: admin.id(),
+            looked: Looked::Memory,
+            person: o,
+            surface: "GET /api/v1/memory?owner",
+            reason,
+        };
+        audit_view(&state.db, look, now_ms(&state)).await?;
     }
     let filter = RecordFilter {
         agent: q.agent,
-        scopes,
+        scopes: scopes
+            .into_iter()
+            .filter(|s| policy::oversight_shows(*s, why))
+            .collect(),
         owner,
         status: q.status,
         text: q.q,
         ..Default::default()
     };
-    let page = records_page(&state, admin.org(), filter, q.limit, q.cursor.as_deref()).await?;
+    if filter.scopes.is_empty() {
+        return Err(reason_required("reading one person's records"));
+    }
+    let mut page = records_page(&state, admin.org(), filter, q.limit, q.cursor.as_deref()).await?;
+    page.items.retain(|r| policy::oversight_shows(r.scope, why));
     Ok(Json(page))
 }
 
-/// One record; opening a personal one is audited (`memory.view`).
+/// Why an admin opens one record.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct ShowQuery {
+    /// Why you look: required for a person's individual record (audited, shown to them).
+    reason: Option<String>,
+}
+
+/// One record. A person's individual record needs a reason and is audited
+/// (`memory.view`); the person tier is never shown (403 `person_tier_owner_only`).
 #[utoipa::path(get, operation_id = "memory_show", path = "/api/v1/memory/{id}", tag = "memory",
-    params(("id" = i64, Path, description = "Record id")),
-    responses((status = 200, body = Record), (status = 404, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    params(("id" = i64, Path, description = "Record id"), ShowQuery),
+    responses((status = 200, body = Record), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn show(
     State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
+    Query(q): Query<ShowQuery>,
 ) -> Result<Json<Record>, ApiError> {
     let db = &state.db;
     let r = db.records().get(admin.org(), id).await?;
+    let reason = policy::oversight_reason(q.reason.as_deref());
+    if r.scope == Scope::Person {
+        return Err(person_tier_owner_only());
+    }
     if let (true, Some(owner)) = (r.scope.is_personal(), &r.owner) {
-        db.audit()
-            .append(
-                admin.org(),
-                admin.id(),
-                "memory.view",
-                owner,
-                &format!("record:{id}"),
-                now_ms(&state),
-            )
-            .await?;
+        let Some(reason) = reason else {
+            return Err(reason_required("opening a person's record"));
+        };
+        let surface = format!("GET /api/v1/memory/{id}");
+        let look = Look {
+            org: admin.org(),
+            actor: admin.id(),
+            looked: Looked::Memory,
+            person: owner,
+            surface: &surface,
+            reason,
+        };
+        audit_view(db, look, now_ms(&state)).await?;
     }
     Ok(Json(r.into()))
 }
@@ -208,21 +263,6 @@ pub async fn forget(
         .forget(admin.org(), id, admin.id(), now_ms(&state))
         .await?;
     Ok(Json(Forgotten { forgotten: id }))
-}
-
-/// Everything stored about one person: pairing, records and lines. Audited
-/// (`memory.export`).
-#[utoipa::path(get, operation_id = "memory_export", path = "/api/v1/users/{user}/export", tag = "memory",
-    params(("user" = String, Path, description = "Stored user id, e.g. discord:123")),
-    responses((status = 200, body = Object, description = "The person's data: org, user, pairing, records, messages"), (status = 403, body = ErrorBody)))]
-pub async fn export(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Path(user): Path<String>,
-) -> Result<Json<serde_json::Value>, ApiError> {
-    export_of(&state, admin.org(), &user, admin.id())
-        .await
-        .map(Json)
 }
 
 /// `user`'s data as `actor` exports it, times ISO-8601.

@@ -4,11 +4,14 @@
 
 use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
+use super::memory::reason_required;
 use super::memory::Record;
 use super::wire::{self, now_ms, Query};
 use super::ApiState;
+use crate::oversight::{audit_view, Look, Looked};
 use axum::extract::State;
 use axum::Json;
+use memory::policy::{self, Oversight};
 use memory::store::RetrievalScope;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -78,10 +81,14 @@ pub async fn ranked(state: &ApiState, s: Searched<'_>) -> Result<SearchResults, 
 pub struct AdminSearchQuery {
     /// The words to look for.
     q: String,
-    /// Also read this person's own records, as a turn of theirs would (audited as `memory.view`).
+    /// Also read this person's individual records, as a turn of theirs would
+    /// (needs `reason`; audited as `memory.view` and shown to them). Their
+    /// person tier is never shown.
     #[serde(rename = "as")]
     #[param(rename = "as")]
     as_user: Option<String>,
+    /// Why you read this person's records: required with `as`.
+    reason: Option<String>,
     /// The agent whose notes are read (default: server.agent).
     #[param(pattern = "^[A-Za-z0-9._-]{1,64}$")]
     agent: Option<String>,
@@ -99,23 +106,27 @@ pub async fn search(
     admin: Admin,
     Query(q): Query<AdminSearchQuery>,
 ) -> Result<Json<SearchResults>, ApiError> {
+    let why = match q.as_user {
+        None => Oversight::Unreasoned,
+        Some(_) => Oversight::Reasoned,
+    };
     let speaker = match q.as_user {
         None => None,
         Some(who) => {
+            let Some(reason) = policy::oversight_reason(q.reason.as_deref()) else {
+                return Err(reason_required("searching as a person"));
+            };
             let user = state.pairing.person(admin.org(), &who).await?;
-            let detail = format!("GET /api/v1/memory/search?as: {}", q.q);
-            state
-                .db
-                .audit()
-                .append(
-                    admin.org(),
-                    admin.id(),
-                    "memory.view",
-                    &user.user_id,
-                    &detail,
-                    now_ms(&state),
-                )
-                .await?;
+            let surface = format!("GET /api/v1/memory/search?as: {}", q.q);
+            let look = Look {
+                org: admin.org(),
+                actor: admin.id(),
+                looked: Looked::Memory,
+                person: &user.user_id,
+                surface: &surface,
+                reason,
+            };
+            audit_view(&state.db, look, now_ms(&state)).await?;
             Some(user.user_id)
         }
     };
@@ -126,5 +137,9 @@ pub async fn search(
         text: &q.q,
         limit: q.limit,
     };
-    Ok(Json(ranked(&state, searched).await?))
+    let mut found = ranked(&state, searched).await?;
+    found
+        .items
+        .retain(|f| policy::oversight_shows(f.record.scope, why));
+    Ok(Json(found))
 }

@@ -5,6 +5,8 @@ use super::{
     date, print_json, ArchiveAction, Ctx, ListArgs, MemoryCommand, PolicyAction, ReviewAction,
     RevisionAction, ACTOR,
 };
+use crate::oversight::{self, audit_view, Look, Looked};
+use ::memory::policy::{self, Oversight};
 use ::memory::store::RecordFilter;
 use ::memory::{Scope, Status};
 use anyhow::{bail, Context, Result};
@@ -16,18 +18,21 @@ pub(super) async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<()> {
             scope,
             status,
             owner,
+            reason,
             json,
-        } => list(ctx, scope, status, owner, json).await,
-        MemoryCommand::Show { id, json } => show(ctx, id, json).await,
+        } => list(ctx, scope, status, owner, reason, json).await,
+        MemoryCommand::Show { id, reason, json } => show(ctx, id, reason, json).await,
         MemoryCommand::Search {
             text,
             as_,
+            reason,
             agent,
             limit,
             json,
         } => {
             let how = Search {
                 as_,
+                reason,
                 agent,
                 limit,
                 json,
@@ -65,7 +70,7 @@ pub(super) async fn run(ctx: &Ctx, cmd: MemoryCommand) -> Result<()> {
             conversation,
         } => relearn(ctx, archive, conversation).await,
         MemoryCommand::Policy { action } => policy(ctx, action).await,
-        MemoryCommand::Export { user, markdown } => export(ctx, user, markdown).await,
+        MemoryCommand::Export { markdown } => export(ctx, markdown).await,
         MemoryCommand::Expire => {
             let r = ctx
                 .services
@@ -85,6 +90,7 @@ async fn list(
     scope: Option<String>,
     status: Option<String>,
     owner: Option<String>,
+    reason: Option<String>,
     json: bool,
 ) -> Result<()> {
     let Ctx { services, org } = ctx;
@@ -96,19 +102,29 @@ async fn list(
     let status = status
         .map(|s| Status::parse(&s).with_context(|| format!("unknown status {s}")))
         .transpose()?;
-    // Personal memory is shown one person at a time, and each look is audited.
-    if let Some(o) = &owner {
-        db.audit()
-            .append(
-                org,
-                "operator (cli)",
-                "memory.view",
-                o,
-                "steward memory list --owner",
-                ctx.now_ms(),
-            )
-            .await?;
+    if scope == Some(Scope::Person) {
+        bail!("the person tier is read only by its owner, never by oversight");
     }
+    // One person's individual records at a time, with a reason, audited and
+    // shown to them; the person tier never (`policy::oversight_shows`).
+    let why = match (&owner, policy::oversight_reason(reason.as_deref())) {
+        (Some(o), Some(reason)) => {
+            let look = Look {
+                org,
+                actor: ACTOR,
+                looked: Looked::Memory,
+                person: o,
+                surface: "steward memory list --owner",
+                reason,
+            };
+            audit_view(db, look, ctx.now_ms()).await?;
+            Oversight::Reasoned
+        }
+        (Some(_), None) => {
+            bail!("--owner needs --reason TEXT: the look is audited and shown to the person")
+        }
+        (None, _) => Oversight::Unreasoned,
+    };
     let filter = RecordFilter {
         scopes: scope.into_iter().collect(),
         owner: owner.clone(),
@@ -120,8 +136,8 @@ async fn list(
         .list(org, &filter)
         .await?
         .into_iter()
-        .partition(|r| owner.is_some() || !r.scope.is_personal());
-    let hidden = hidden.len();
+        .partition(|r| policy::oversight_shows(r.scope, why));
+    let hidden = hidden.iter().filter(|r| r.scope == Scope::Personal).count();
     if json {
         return print_json(&shown);
     }
@@ -136,26 +152,32 @@ async fn list(
         );
     }
     if hidden > 0 {
-        println!("({hidden} personal record(s) not shown: list one person's with --owner ID, which is audited)");
+        println!("({hidden} personal record(s) not shown: list one person's with --owner ID --reason TEXT, which is audited)");
     }
     Ok(())
 }
 
-async fn show(ctx: &Ctx, id: i64, json: bool) -> Result<()> {
+async fn show(ctx: &Ctx, id: i64, reason: Option<String>, json: bool) -> Result<()> {
     let Ctx { services, org } = ctx;
     let db = services.db();
     let r = db.records().get(org, id).await?;
+    if r.scope == Scope::Person {
+        bail!("record #{id} is in the person tier, read only by its owner, never by oversight");
+    }
     if let (true, Some(owner)) = (r.scope.is_personal(), &r.owner) {
-        db.audit()
-            .append(
-                org,
-                "operator (cli)",
-                "memory.view",
-                owner,
-                &format!("record:{id}"),
-                ctx.now_ms(),
-            )
-            .await?;
+        let Some(reason) = policy::oversight_reason(reason.as_deref()) else {
+            bail!("record #{id} is {owner}'s: give --reason TEXT (audited, shown to them)");
+        };
+        let surface = format!("steward memory show {id}");
+        let look = Look {
+            org,
+            actor: ACTOR,
+            looked: Looked::Memory,
+            person: owner,
+            surface: &surface,
+            reason,
+        };
+        audit_view(db, look, ctx.now_ms()).await?;
     }
     if json {
         return print_json(&r);
@@ -187,6 +209,7 @@ async fn show(ctx: &Ctx, id: i64, json: bool) -> Result<()> {
 /// How `memory search` searches and prints.
 struct Search {
     as_: Option<String>,
+    reason: Option<String>,
     agent: Option<String>,
     limit: i64,
     json: bool,
@@ -212,20 +235,20 @@ async fn search(ctx: &Ctx, text: &str, how: Search) -> Result<()> {
                 .person(org, who)
                 .await
                 .with_context(|| format!("--as {who}: no paired person by that id"))?;
-            // Reading someone's personal memory is audited, as `list --owner` is.
-            let detail = format!("steward memory search --as: {text}");
-            services
-                .db()
-                .audit()
-                .append(
-                    org,
-                    "operator (cli)",
-                    "memory.view",
-                    &user.user_id,
-                    &detail,
-                    ctx.now_ms(),
-                )
-                .await?;
+            // Reading someone's records needs a reason and is audited, as `list --owner` is.
+            let Some(reason) = policy::oversight_reason(how.reason.as_deref()) else {
+                bail!("--as needs --reason TEXT: the look is audited and shown to the person");
+            };
+            let surface = format!("steward memory search --as: {text}");
+            let look = Look {
+                org,
+                actor: ACTOR,
+                looked: Looked::Memory,
+                person: &user.user_id,
+                surface: &surface,
+                reason,
+            };
+            audit_view(services.db(), look, ctx.now_ms()).await?;
             Some(user.user_id)
         }
     };
@@ -240,11 +263,16 @@ async fn search(ctx: &Ctx, text: &str, how: Search) -> Result<()> {
         shared: false,
         roles,
     };
-    let found = services
+    let why = match scope.speaker {
+        Some(_) => Oversight::Reasoned,
+        None => Oversight::Unreasoned,
+    };
+    let mut found = services
         .db()
         .records()
         .retrieve(&scope, text, how.limit)
         .await?;
+    found.retain(|r| policy::oversight_shows(r.record.scope, why));
     if how.json {
         let rows: Vec<serde_json::Value> = found
             .iter()
@@ -372,7 +400,9 @@ async fn review(ctx: &Ctx, action: Option<ReviewAction>) -> Result<()> {
                 status: Some(Status::Unverified),
                 ..Default::default()
             };
-            let records = services.db().records().list(org, &filter).await?;
+            let mut records = services.db().records().list(org, &filter).await?;
+            // Oversight without a reason shows no one's personal records or person tier.
+            records.retain(|r| policy::oversight_shows(r.scope, Oversight::Unreasoned));
             if matches!(action, Some(ReviewAction::List(ListArgs { json: true }))) {
                 return print_json(&records);
             }
@@ -480,25 +510,13 @@ async fn policy(ctx: &Ctx, action: Option<PolicyAction>) -> Result<()> {
     Ok(())
 }
 
-async fn export(ctx: &Ctx, user: Option<String>, markdown: Option<PathBuf>) -> Result<()> {
-    let Ctx { services, org } = ctx;
-    match (user, markdown) {
-        (Some(user), _) => {
-            let v = services
-                .export()
-                .export_user(org, &user, ACTOR, ctx.now_ms())
-                .await?;
-            print_json(&v)?;
-        }
-        (None, Some(dir)) => {
-            let n = services
-                .export()
-                .export_markdown(org, &dir, ACTOR, ctx.now_ms())
-                .await?;
-            println!("wrote {n} file(s) under {}", dir.display());
-        }
-        (None, None) => bail!("export needs --user ID or --markdown DIR"),
-    }
+async fn export(ctx: &Ctx, dir: PathBuf) -> Result<()> {
+    let n = ctx
+        .services
+        .export()
+        .export_markdown(&ctx.org, &dir, ACTOR, ctx.now_ms())
+        .await?;
+    println!("wrote {n} file(s) under {}", dir.display());
     Ok(())
 }
 
@@ -548,16 +566,25 @@ async fn archives(ctx: &Ctx, action: Option<ArchiveAction>) -> Result<()> {
                 );
             }
         }
-        Some(ArchiveAction::Show { id }) => {
-            println!(
-                "{}",
-                services
-                    .db()
-                    .conversations()
-                    .archive(org, id)
-                    .await?
-                    .markdown
-            )
+        Some(ArchiveAction::Show { id, reason }) => {
+            let db = services.db();
+            let a = db.conversations().archive(org, id).await?;
+            if let Some(person) = oversight::direct_person(db, &a).await? {
+                let Some(reason) = policy::oversight_reason(reason.as_deref()) else {
+                    bail!("archive {id} is {person}'s direct conversation: give --reason TEXT (audited, shown to them)");
+                };
+                let surface = format!("steward memory archives show {id}");
+                let look = Look {
+                    org,
+                    actor: ACTOR,
+                    looked: Looked::Archive,
+                    person: &person,
+                    surface: &surface,
+                    reason,
+                };
+                audit_view(db, look, ctx.now_ms()).await?;
+            }
+            println!("{}", a.markdown)
         }
     }
     Ok(())

@@ -304,17 +304,26 @@ pub enum MemoryCommand {
         /// Only records with this status (`all`, the default: any).
         #[arg(long, value_parser = status_names())]
         status: Option<String>,
-        /// One person's records (their stored user id); audited as `memory.view`.
-        #[arg(long)]
+        /// One person's individual records (their stored user id); needs
+        /// --reason, audited as `memory.view` and shown to the person. Their
+        /// person tier is never shown.
+        #[arg(long, requires = "reason")]
         owner: Option<String>,
+        /// Why you look at this person's records (audited, shown to them).
+        #[arg(long)]
+        reason: Option<String>,
         /// Print a JSON array of records.
         #[arg(long)]
         json: bool,
     },
-    /// Show one record (a personal one is audited as `memory.view`).
+    /// Show one record (a person's individual record needs --reason and is
+    /// audited as `memory.view`; the person tier is never shown).
     Show {
         /// The record's id (`#12` in lists).
         id: i64,
+        /// Why you look at a person's record (audited, shown to them).
+        #[arg(long)]
+        reason: Option<String>,
         /// Print it as JSON.
         #[arg(long)]
         json: bool,
@@ -324,9 +333,13 @@ pub enum MemoryCommand {
     Search {
         /// What to look for, as a person would ask it.
         text: String,
-        /// Search as this person (a user id or a linked identity such as `discord:123`).
-        #[arg(long = "as")]
+        /// Search as this person (a user id or a linked identity such as
+        /// `discord:123`); needs --reason. Their person tier is never shown.
+        #[arg(long = "as", requires = "reason")]
         as_: Option<String>,
+        /// Why you read this person's records (audited, shown to them).
+        #[arg(long)]
+        reason: Option<String>,
         /// Whose notes to search (default: `server.agent`).
         #[arg(long)]
         agent: Option<String>,
@@ -380,14 +393,13 @@ pub enum MemoryCommand {
         #[command(subcommand)]
         action: Option<PolicyAction>,
     },
-    /// One person's data as JSON (--user), or everything as Markdown files (--markdown DIR).
+    /// The team's shared memory as Markdown files: agent notes, org policy
+    /// and archives, never anyone's personal records (a person exports their
+    /// own with `GET /api/v1/me/export`).
     Export {
-        /// The person's stored user id: their data as JSON on stdout (audited).
+        /// The directory to write into.
         #[arg(long)]
-        user: Option<String>,
-        /// A directory to write every record and archive into as Markdown.
-        #[arg(long, conflicts_with = "user")]
-        markdown: Option<PathBuf>,
+        markdown: PathBuf,
     },
     /// A work role's shared memory: list, propose, accept, confirm, retire.
     Role {
@@ -449,10 +461,14 @@ pub enum PolicyAction {
 pub enum ArchiveAction {
     /// Session archives, newest first.
     List(ListArgs),
-    /// Print one archive as Markdown.
+    /// Print one archive as Markdown (a person's direct conversation needs
+    /// --reason and is audited as `archive.view`).
     Show {
         /// The archive's id.
         id: i64,
+        /// Why you read a person's direct conversation (audited, shown to them).
+        #[arg(long)]
+        reason: Option<String>,
     },
 }
 

@@ -1,13 +1,16 @@
 //! The memory browser: agent notes and org policy by scope, the people who
-//! have personal memory, and one person's personal memory (opening it is
-//! audited: `memory.view`, the admin as actor, the person as target).
+//! have personal memory (no per-person counts), and one person's individual
+//! records, reached by a POST form with a reason (audited: `memory.view`, the
+//! admin as actor, the person as target, the reason shown to the person).
+//! The person tier is never shown here (`policy::oversight_shows`).
 
-use super::auth::Screen;
+use super::auth::{Screen, Submitted};
 use super::view::{self, MEMORY};
 use super::{Page, BUILT_IN_ADMIN, PAGE_ROWS};
+use crate::oversight::{audit_view, Look, Looked};
 use axum::extract::Query;
-use axum::response::{IntoResponse, Redirect};
 use maud::{html, Markup};
+use memory::policy::{self, Oversight};
 use memory::store::RecordFilter;
 use memory::{MemoryRecord, Scope, Status};
 use pairing::{PairingError, User};
@@ -20,7 +23,6 @@ pub(super) struct MemoryQuery {
     scope: Option<String>,
     q: Option<String>,
     status: Option<String>,
-    user: Option<String>,
 }
 
 impl MemoryQuery {
@@ -51,10 +53,11 @@ fn status_choices() -> impl Iterator<Item = &'static str> {
 pub(super) async fn page(screen: Screen, Query(mq): Query<MemoryQuery>) -> Page {
     let state = &screen.state;
     let content = match mq.scope.as_deref().unwrap_or("agent_notes") {
+        "mine" => mine(state).await?,
         "people" => {
             let owners = state.db().records().personal_owners(state.org()).await?;
             let users = state.pairing().users(state.org()).await?;
-            people(owners, &users)
+            people(owners, &users, screen.admin.csrf())
         }
         other => {
             let scope = match Scope::parse(other) {
@@ -85,31 +88,37 @@ pub(super) async fn page(screen: Screen, Query(mq): Query<MemoryQuery>) -> Page 
     screen.show(MEMORY, content)
 }
 
-/// Everyone with personal memory or a pairing, and how many active records each has.
-fn people(owners: Vec<(String, i64)>, users: &[User]) -> Markup {
-    let mut people = owners;
+/// Everyone with personal memory or a pairing; never how much anyone has.
+fn people(owners: Vec<(String, i64)>, users: &[User], csrf: &str) -> Markup {
+    let mut people: Vec<String> = owners.into_iter().map(|(o, _)| o).collect();
     for u in users {
-        if !people.iter().any(|(o, _)| *o == u.user_id) {
-            people.push((u.user_id.clone(), 0));
+        if !people.contains(&u.user_id) {
+            people.push(u.user_id.clone());
         }
     }
     people.sort();
     let names: HashMap<&str, &User> = users.iter().map(|u| (u.user_id.as_str(), u)).collect();
-    let intro = html! { p.muted { "Each person's personal memory is private to them. Opening it is written to the audit log." } };
+    let intro = html! { p.muted { "Each person's personal memory is private to them. Opening it needs a reason; the look is written to the audit log and shown to the person. How someone likes to work across the organisation (the person tier) is shown only to them." } };
     let table = view::Table {
         class: "people",
-        head: &["Person", "Name", "Role", "Active records", ""],
+        head: &["Person", "Name", "Role", "Open with a reason"],
         none: "Nobody has personal memory yet.",
     }
-    .card(intro, &people, |(owner, n)| {
+    .card(intro, &people, |owner| {
         let u = names.get(owner.as_str());
         html! {
             tr data-person=(owner) {
                 td { code { (owner) } }
                 td { (u.map(|u| u.name.as_str()).unwrap_or("—")) }
                 td { (u.map(|u| u.role.as_str()).unwrap_or("not paired")) }
-                td.num { (n) }
-                td.actions { a.button.secondary href=(view::person_href(owner)) { "Open (audited)" } }
+                td.actions {
+                    form.inline method="post" action="/dashboard/memory/person" {
+                        (view::csrf_field(csrf))
+                        input type="hidden" name="user" value=(owner);
+                        input type="text" name="reason" required placeholder="Why are you looking?" aria-label="Reason";
+                        button.secondary type="submit" { "Open (audited)" }
+                    }
+                }
             }
         }
     });
@@ -119,38 +128,56 @@ fn people(owners: Vec<(String, i64)>, users: &[User]) -> Markup {
     }
 }
 
-/// One person's personal memory. Opening it is audited: `memory.view`, the
-/// admin as actor, the person as target.
-pub(super) async fn person(screen: Screen, Query(mq): Query<MemoryQuery>) -> Page {
-    let state = &screen.state;
-    let user = mq.user.as_deref().map(str::trim).unwrap_or("");
+/// The form that opens one person's records: who, and why.
+#[derive(Debug, Deserialize)]
+pub(super) struct PersonForm {
+    user: String,
+    #[serde(default)]
+    reason: String,
+}
+
+/// One person's individual records. Opening them needs a reason and is
+/// audited: `memory.view`, the admin as actor, the person as target, the
+/// reason in the row (shown to the person). Their person tier is not shown.
+pub(super) async fn person(sent: Submitted<PersonForm>) -> Page {
+    let user = sent.form.user.trim().to_string();
+    let people = "/dashboard/memory?scope=people";
     if user.is_empty() {
-        return Ok(Redirect::to("/dashboard/memory?scope=people").into_response());
+        return sent.done(false, "Choose a person to open.", people);
     }
+    let Some(reason) = policy::oversight_reason(Some(&sent.form.reason)).map(str::to_string) else {
+        return sent.done(
+            false,
+            "Give a reason to open a person's memory: it is audited and shown to them.",
+            people,
+        );
+    };
+    let Submitted {
+        state, admin, jar, ..
+    } = sent;
     let db = state.db();
-    let (q, status, status_key) = mq.search();
-    db.audit()
-        .append(
-            state.org(),
-            BUILT_IN_ADMIN,
-            "memory.view",
-            user,
-            "personal memory opened on the dashboard",
-            state.now_ms(),
-        )
-        .await?;
+    let look = Look {
+        org: state.org(),
+        actor: BUILT_IN_ADMIN,
+        looked: Looked::Memory,
+        person: &user,
+        surface: "dashboard person page",
+        reason: &reason,
+    };
+    audit_view(db, look, state.now_ms()).await?;
     let filter = RecordFilter {
-        scopes: vec![Scope::Personal, Scope::Person],
-        owner: Some(user.to_string()),
-        status,
-        text: Some(q.clone()),
+        scopes: vec![Scope::Personal],
+        owner: Some(user.clone()),
         ..Default::default()
     };
-    let records = db
+    let records: Vec<MemoryRecord> = db
         .records()
         .browse_records(state.org(), &filter, PAGE_ROWS)
-        .await?;
-    let who = match state.pairing().user(state.org(), user).await {
+        .await?
+        .into_iter()
+        .filter(|r| policy::oversight_shows(r.scope, Oversight::Reasoned))
+        .collect();
+    let who = match state.pairing().user(state.org(), &user).await {
         Ok(u) => format!("{} · {} · {}", u.name, u.role, u.status),
         Err(PairingError::UnknownUser(_)) => "not paired".into(),
         Err(e) => return Err(e.into()),
@@ -159,16 +186,50 @@ pub(super) async fn person(screen: Screen, Query(mq): Query<MemoryQuery>) -> Pag
         (tabs("people"))
         section.card {
             h2 { "Personal memory of " code { (user) } }
-            p.muted { (who) ". This view was recorded in the audit log." }
-            (search_box("/dashboard/memory/person", &[("user", user)], &q, status_key))
+            p.muted { (who) ". This view was recorded in the audit log with your reason, and " (user) " is shown it." }
+            p.muted { "Reason: " (reason) }
             (records_table(&records, true))
         }
     };
-    screen.show(MEMORY, content)
+    Screen { state, admin, jar }.show(MEMORY, content)
+}
+
+/// The signed-in administrator's own memory, as `/memory` shows it to
+/// anyone: both their tiers, steward's two promises, and who looked and why.
+async fn mine(state: &super::DashboardState) -> Result<Markup, super::DashError> {
+    let db = state.db();
+    let filter = RecordFilter {
+        scopes: vec![Scope::Personal, Scope::Person],
+        owner: Some(BUILT_IN_ADMIN.to_string()),
+        status: Some(Status::Active),
+        ..Default::default()
+    };
+    let records = db
+        .records()
+        .browse_records(state.org(), &filter, PAGE_ROWS)
+        .await?;
+    let views = crate::oversight::views(db, state.org(), BUILT_IN_ADMIN).await?;
+    Ok(html! {
+        (tabs("mine"))
+        section.card.promises {
+            h2 { "Your memory" }
+            @for p in crate::oversight::PROMISES {
+                p.promise { (p) }
+            }
+            @for v in &views {
+                p.muted {
+                    "Viewed by " (v.who) " on " (view::date(v.at_ms)) "."
+                    @if let Some(r) = &v.reason { " Reason: " (r) }
+                }
+            }
+            (records_table(&records, true))
+        }
+    })
 }
 
 fn tabs(active: &str) -> Markup {
     let tabs = [
+        ("mine", "Your memory"),
         ("agent_notes", "Agent notes"),
         ("org_policy", "Org policy"),
         ("people", "People"),

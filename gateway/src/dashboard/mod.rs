@@ -178,7 +178,7 @@ pub fn router(cfg: &Config) -> Router<DashboardState> {
         .route("/dashboard/roles/accept", post(roles::accept))
         .route("/dashboard/roles/confirm", post(roles::confirm))
         .route("/dashboard/memory", get(memory::page))
-        .route("/dashboard/memory/person", get(memory::person))
+        .route("/dashboard/memory/person", post(memory::person))
         .route("/dashboard/review", get(review::page))
         .route("/dashboard/review/confirm", post(review::confirm))
         .route("/dashboard/review/reject", post(review::reject))
@@ -223,6 +223,7 @@ pub const FORM_ROUTES: &[&str] = &[
     "/dashboard/skills/reject",
     "/dashboard/skills/rollback",
     "/dashboard/skills/run",
+    "/dashboard/memory/person",
 ];
 
 async fn home() -> Redirect {

@@ -236,8 +236,8 @@ impl Table<'_> {
 /// The person page of `owner`, where their personal memory is shown (audited).
 pub fn person_href(owner: &str) -> String {
     format!(
-        "/dashboard/memory/person?{}",
-        serde_urlencoded::to_string([("user", owner)]).unwrap_or_default()
+        "/dashboard/memory?scope=people#{}",
+        serde_urlencoded::to_string([("person", owner)]).unwrap_or_default()
     )
 }
 
@@ -249,7 +249,7 @@ pub fn content_or_link(r: &MemoryRecord) -> Markup {
         html! {
             span.masked {
                 "personal memory of " (owner) " — "
-                a href=(person_href(owner)) { "open (audited)" }
+                a href=(person_href(owner)) { "open with a reason (audited)" }
             }
         }
     } else {

@@ -86,6 +86,49 @@ impl Lifecycle {
         Ok(Ok(()))
     }
 
+    /// Promote `user`'s own individual record `id` to the person tier, as
+    /// `policy::decide_promotion` allows (chat `/promote`,
+    /// `POST /api/v1/me/memory/{id}/promote`). Audited (`memory.promote`).
+    pub async fn promote_own(
+        &self,
+        org: &str,
+        user: &str,
+        id: i64,
+        at: i64,
+    ) -> Result<std::result::Result<(), String>> {
+        let rec = match self.db.records().get(org, id).await {
+            Ok(r) => r,
+            Err(memory::StoreError::NotFound(_)) => {
+                return Ok(Err(format!("You have no record {id}.")))
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if let Err(refusal) = memory::policy::decide_promotion(user, &rec) {
+            return Ok(Err(refusal.to_string()));
+        }
+        // Promotion crosses agents: the text passes the write path's screen again.
+        let moved = self
+            .db
+            .records()
+            .move_to_person_tier(org, id, &rec.content)
+            .await;
+        if let Err(refusal) = memory::write::split_refusal(moved)? {
+            return Ok(Err(refusal.to_string()));
+        }
+        self.db
+            .audit()
+            .append(
+                org,
+                user,
+                "memory.promote",
+                &format!("record:{id}"),
+                &rec.kind,
+                at,
+            )
+            .await?;
+        Ok(Ok(()))
+    }
+
     /// Retire org policy `id` (forget it), or say why not: it is not active
     /// org policy. The CLI's `memory policy retire` and the API's. Audited.
     pub async fn retire_policy(

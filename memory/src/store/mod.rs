@@ -28,6 +28,7 @@ mod revisions;
 pub mod role_memory;
 mod runs;
 mod sessions;
+mod settings;
 mod skills;
 mod tombstones;
 mod vectors;
