@@ -36,8 +36,12 @@ fn with<'a>(out: &'a ReplayOutput, needle: &str) -> Vec<&'a MemoryRow> {
         .collect()
 }
 
+/// Two people who opted in to auto-keep themselves (`/autokeep on`): a trim
+/// learns from a person's lines only then, under the operator's ceiling.
 const PEOPLE: &str = r#"{"pair":{"channel":"discord","user":"111","role":"admin","name":"Ana"}}
 {"pair":{"channel":"discord","user":"222","role":"user","name":"Bob"}}
+{"msg":{"channel":"discord","conversation":"optin111","sender":"111","text":"/autokeep on"}}
+{"msg":{"channel":"discord","conversation":"optin222","sender":"222","text":"/autokeep on"}}
 "#;
 
 #[tokio::test]
@@ -90,8 +94,8 @@ async fn a_mixed_slice_learns_only_the_admins_operational_item() {
             Some("discord:111"),
             "{db}"
         );
-        // Time is when it was said.
-        assert_eq!(notes[0].said_at, "2026-01-01T00:00:03Z", "{db}");
+        // Time is when it was said (after the two opt-ins of PEOPLE).
+        assert_eq!(notes[0].said_at, "2026-01-01T00:00:05Z", "{db}");
     }
 }
 
@@ -457,6 +461,17 @@ async fn a_single_speaker_summary_goes_to_their_personal_memory() {
         cfg.memory.history_budget_messages = 4;
         let h = Harness::on(store, cfg);
         let user = h.pair("222", Role::User).await;
+        h.pair("333", Role::User).await;
+        // 333 never opted in to auto-keep: the operator's setting alone keeps
+        // nothing of theirs, a trimmed summary included.
+        for text in ["what is the VPN?", "and the wiki?", "thanks"] {
+            h.dm("333", text).await;
+        }
+        assert!(
+            h.records().await.iter().all(|r| r.kind != "summary"),
+            "{db}: kept without the person's opt-in"
+        );
+        h.dm("222", "/autokeep on").await;
         for text in ["what is the VPN?", "and the wiki?", "thanks"] {
             h.dm("222", text).await;
         }

@@ -1,5 +1,6 @@
 //! Step 10: trim a conversation's live history into an archive; with
-//! `auto_keep` (the agent's, else `memory.auto_keep`), learn from it person by person.
+//! `auto_keep` (the agent's, else `memory.auto_keep`), learn from it person by
+//! person — from those who opted in to auto-keep themselves (`/autokeep on`).
 
 use super::summary::time;
 use super::Lifecycle;
@@ -171,6 +172,12 @@ impl Lifecycle {
         if policy::trim_learns(self.learning.policy(&first.agent), current) {
             let run_id = format!("trim:{archive_id}");
             for speaker in policy::speakers(slice) {
+                // The operator's auto_keep is the ceiling: a trim learns from
+                // a person's lines only when they opted in too, as a live turn does.
+                let identity = self.db.identity();
+                if !identity.person_auto_keep(&first.org, &speaker).await? {
+                    continue;
+                }
                 let authority = policy::stored_authority(slice, &speaker, current);
                 // Each line alone: a directive is read with its author's messages only.
                 for m in policy::lines_of(slice, &speaker) {
@@ -195,11 +202,26 @@ impl Lifecycle {
                     }
                 }
             }
+            let placed = match policy::summary_placement(slice, current) {
+                // A summary kept in someone's own memory needs their opt-in too.
+                Some(Decision::Write {
+                    owner: Some(ref person),
+                    ..
+                }) if !self
+                    .db
+                    .identity()
+                    .person_auto_keep(&first.org, person)
+                    .await? =>
+                {
+                    None
+                }
+                placed => placed,
+            };
             if let Some(Decision::Write {
                 scope,
                 owner,
                 status,
-            }) = policy::summary_placement(slice, current)
+            }) = placed
             {
                 let rec = NewRecord::said(
                     &first.org,
