@@ -97,7 +97,8 @@ pub struct Undone {
     /// False when the revision had been undone already.
     pub undone: bool,
     pub message: String,
-    /// The retired record, as it is now.
+    /// The retired record, as it is now (not a person's own record: that is
+    /// read with a reason, `GET /api/v1/memory/{id}?reason=`).
     pub restored: Option<Record>,
     /// The replacing record when both are now active on one subject and
     /// disagree: `DELETE /api/v1/memory/{id}` retires the wrong one.
@@ -127,10 +128,16 @@ pub async fn undo(
             restored: None,
             rival,
         },
+        // An undo shows back what oversight may show without a reason: a
+        // person's own records are read on their page, with one.
         Undo::Undone { back, .. } => Undone {
             undone: true,
             message,
-            restored: Some((*back).into()),
+            restored: memory::policy::oversight_shows(
+                back.scope,
+                memory::policy::Oversight::Unreasoned,
+            )
+            .then(|| (*back).into()),
             rival,
         },
     }))
