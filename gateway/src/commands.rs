@@ -11,35 +11,7 @@ use memory::{Db, Principal, Role, Scope, Status, StoreError};
 use pairing::{Pairing, PairingError};
 use std::sync::Arc;
 
-/// Who is asking, where.
-pub struct Asker<'a> {
-    pub org: &'a str,
-    pub principal: &'a Principal,
-    /// A group thread: nothing personal is listed here.
-    pub shared: bool,
-    pub now: i64,
-    /// Whose behalf a delegated turn acts on.
-    pub on_behalf_of: Option<&'a str>,
-}
-
-impl<'a> Asker<'a> {
-    /// The sender and the record a `/promote <id>` or `/forget <id>` names,
-    /// or the reply that refuses the command.
-    fn sender_and_id(
-        &self,
-        command: &str,
-        words: &[&str],
-    ) -> std::result::Result<(&'a str, i64), String> {
-        let Some(user) = self.principal.user_id() else {
-            return Err("I keep no memory for unpaired senders.".into());
-        };
-        words
-            .get(1)
-            .and_then(|w| w.trim_start_matches('#').parse::<i64>().ok())
-            .map(|id| (user, id))
-            .ok_or_else(|| format!("Usage: {command} <id> (see /memory for ids)."))
-    }
-}
+use crate::asker::Asker;
 
 pub struct Commands {
     db: Db,

@@ -1,6 +1,7 @@
 //! The steward gateway: configuration, the turn loop, HTTP, replay and the CLI.
 
 pub mod api;
+pub mod asker;
 pub mod beliefs;
 pub mod body;
 pub mod channels;

@@ -5,7 +5,7 @@
 //! `/role confirm ID` (another current holder) are the two decisions. A
 //! refusal is said in words; nothing is changed by one.
 
-use crate::commands::Asker;
+use crate::asker::Asker;
 use crate::error::Result;
 use memory::role_memory::{ProposalStatus, RoleEntry, RoleError};
 use memory::{Db, Role, Status};

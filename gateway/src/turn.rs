@@ -13,9 +13,10 @@
 //! [`Clock`] and the messages themselves, so a replay is a function of its
 //! transcript.
 
+use crate::asker::Asker;
 use crate::beliefs::Beliefs;
 use crate::clock::Clock;
-use crate::commands::{Asker, Commands};
+use crate::commands::Commands;
 use crate::config::{Config, DmPolicy, GroupPolicy, HistoryFor};
 use crate::context;
 use crate::learning::{receipt, Learning, ProposalPlace};

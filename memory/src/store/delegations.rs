@@ -3,7 +3,7 @@
 //! paired, not oneself) live in the `pairing` crate; this is their storage.
 
 use super::audit::insert_audit;
-use super::pairing::{Identity, User, USER};
+use super::people::{Identity, User, USER};
 use super::Result;
 use crate::store::UserStatus;
 use serde::Serialize;

@@ -20,6 +20,7 @@ mod fulltext;
 mod jobs;
 mod messages;
 mod pairing;
+mod people;
 mod pgvector;
 mod records;
 mod retention;

@@ -3,22 +3,12 @@
 //! limits, who may approve) live in the `pairing` crate; this is their storage.
 
 use super::audit::insert_audit;
-use super::{Db, Result};
+use super::people::USER;
+pub use super::people::{Identity, User, UserStatus};
+use super::Result;
 use crate::model::Role;
 use serde::Serialize;
 use strum::{EnumString, IntoStaticStr, VariantArray};
-
-/// Whether a paired user may speak as themselves (`users.status`).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, EnumString, IntoStaticStr, VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum UserStatus {
-    Active,
-    /// Revoked by an admin (with every API key of theirs); pairing them again makes them active.
-    Revoked,
-}
 
 /// Where a pairing request is (`pairing_codes.status`).
 #[derive(
@@ -33,21 +23,9 @@ pub enum RequestStatus {
     Denied,
 }
 
-impl UserStatus {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
 impl RequestStatus {
     pub fn as_str(self) -> &'static str {
         self.into()
-    }
-}
-
-impl std::fmt::Display for UserStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -55,20 +33,6 @@ impl std::fmt::Display for RequestStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
-}
-
-/// A paired person.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
-pub struct User {
-    pub org: String,
-    pub user_id: String,
-    pub name: String,
-    #[sqlx(try_from = "String")]
-    pub role: Role,
-    #[sqlx(try_from = "String")]
-    pub status: UserStatus,
-    /// Last change (pairing, role change, revocation), ms since the epoch.
-    pub updated_at: i64,
 }
 
 /// An API key as it may be shown: its public id, never the secret or its hash.
@@ -124,8 +88,6 @@ pub struct Decision<'a> {
     pub now: i64,
 }
 
-pub(super) const USER: &str =
-    "SELECT u.org, u.user_id, u.name, u.role, u.status, u.updated_at FROM users u";
 const REQUEST: &str =
     "SELECT org, code, channel, stored_id, name, status, created_at, expires_at FROM pairing_codes";
 
@@ -138,13 +100,6 @@ const UPSERT_USER: &str = "INSERT INTO users (org, user_id, name, role, status, 
 const LINK: &str =
     "INSERT INTO identities (org, stored_id, user_id, created_at) VALUES ($1, $2, $3, $4) \
      ON CONFLICT (org, stored_id) DO UPDATE SET user_id = excluded.user_id";
-
-/// Who is who: paired users and their identities, pairing requests, API
-/// keys and the dashboard's sign-in state.
-#[derive(Clone, Copy)]
-pub struct Identity<'a> {
-    pub(super) db: &'a Db,
-}
 
 impl Identity<'_> {
     /// The active paired user a stored channel identity is linked to, if any.
@@ -492,7 +447,7 @@ impl Identity<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::StoreError;
+    use crate::{Db, StoreError};
 
     /// A status no enum names is a corrupt row, not a panic.
     #[tokio::test]

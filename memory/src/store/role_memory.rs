@@ -13,7 +13,7 @@
 //! an entry is a revision that `Records::undo_revision` undoes.
 
 use super::audit::insert_audit;
-use super::pairing::User;
+use super::people::User;
 use super::records::{activate_on, fetch, insert_on};
 use super::revisions::{insert_revision, NewRevision, RevisionMeta};
 use super::{Db, Result as StoreResult, StoreError};

@@ -1,0 +1,34 @@
+//! Who sends a chat command, and where: what every command module reads of
+//! the turn (a leaf, so command modules depend on it and not on each other).
+
+use memory::Principal;
+
+/// Who is asking, where.
+pub struct Asker<'a> {
+    pub org: &'a str,
+    pub principal: &'a Principal,
+    /// A group thread: nothing personal is listed here.
+    pub shared: bool,
+    pub now: i64,
+    /// Whose behalf a delegated turn acts on.
+    pub on_behalf_of: Option<&'a str>,
+}
+
+impl<'a> Asker<'a> {
+    /// The sender and the record a `/promote <id>` or `/forget <id>` names,
+    /// or the reply that refuses the command.
+    pub(crate) fn sender_and_id(
+        &self,
+        command: &str,
+        words: &[&str],
+    ) -> std::result::Result<(&'a str, i64), String> {
+        let Some(user) = self.principal.user_id() else {
+            return Err("I keep no memory for unpaired senders.".into());
+        };
+        words
+            .get(1)
+            .and_then(|w| w.trim_start_matches('#').parse::<i64>().ok())
+            .map(|id| (user, id))
+            .ok_or_else(|| format!("Usage: {command} <id> (see /memory for ids)."))
+    }
+}
