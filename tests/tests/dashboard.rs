@@ -2343,3 +2343,82 @@ async fn run_now_starts_a_run_whose_page_shows_its_lines_escaped() {
         missing.body
     );
 }
+
+/// An administrator lets one person act for another on the Pairing page,
+/// sees the grant, and ends it; a person cannot be their own delegate.
+#[tokio::test]
+async fn delegations_are_granted_shown_and_ended_on_the_pairing_page() {
+    let (h, mut c, csrf) = signed_in().await;
+    let ana = h.pair("222", memory::Role::User).await;
+    let bo = h.pair("333", memory::Role::User).await;
+    let page = c
+        .post_and_follow(
+            "/dashboard/delegates/add",
+            &[("csrf", &csrf), ("principal", &ana), ("delegate", &bo)],
+        )
+        .await;
+    assert!(
+        page.body.contains(&format!("{bo} may act for {ana}.")),
+        "{}",
+        page.body
+    );
+    let held = h
+        .services
+        .pairing()
+        .delegations("default", None)
+        .await
+        .unwrap();
+    assert_eq!(held.len(), 1, "{held:?}");
+    assert_eq!(
+        (held[0].principal.as_str(), held[0].delegate.as_str()),
+        (ana.as_str(), bo.as_str())
+    );
+    assert!(page.body.contains("Delegations"), "{}", page.body);
+
+    let own = c
+        .post_and_follow(
+            "/dashboard/delegates/add",
+            &[("csrf", &csrf), ("principal", &ana), ("delegate", &ana)],
+        )
+        .await;
+    assert_eq!(own.status, StatusCode::OK);
+    assert_eq!(
+        h.services
+            .pairing()
+            .delegations("default", None)
+            .await
+            .unwrap()
+            .len(),
+        1,
+        "{}",
+        own.body
+    );
+
+    let ended = c
+        .post_and_follow(
+            "/dashboard/delegates/remove",
+            &[("csrf", &csrf), ("principal", &ana), ("delegate", &bo)],
+        )
+        .await;
+    assert!(
+        ended
+            .body
+            .contains(&format!("{bo} no longer acts for {ana}.")),
+        "{}",
+        ended.body
+    );
+    assert!(h
+        .services
+        .pairing()
+        .delegations("default", None)
+        .await
+        .unwrap()
+        .is_empty());
+    let log = h.db().audit().log("default", 50).await.unwrap();
+    assert!(
+        log.iter()
+            .any(|e| e.action == "delegate.grant" && e.actor == "admin"),
+        "{log:?}"
+    );
+    assert!(log.iter().any(|e| e.action == "delegate.revoke"), "{log:?}");
+}

@@ -168,6 +168,11 @@ pub fn router(cfg: &Config) -> Router<DashboardState> {
         .route("/dashboard/pairing/add", post(pairing::add))
         .route("/dashboard/users/role", post(pairing::set_role))
         .route("/dashboard/users/revoke", post(pairing::revoke))
+        .route("/dashboard/delegates/add", post(pairing::delegate_add))
+        .route(
+            "/dashboard/delegates/remove",
+            post(pairing::delegate_remove),
+        )
         .route("/dashboard/roles", get(roles::page))
         .route("/dashboard/roles/add", post(roles::add))
         .route("/dashboard/roles/remove", post(roles::remove))
@@ -208,6 +213,8 @@ pub const FORM_ROUTES: &[&str] = &[
     "/dashboard/pairing/add",
     "/dashboard/users/role",
     "/dashboard/users/revoke",
+    "/dashboard/delegates/add",
+    "/dashboard/delegates/remove",
     "/dashboard/roles/add",
     "/dashboard/roles/remove",
     "/dashboard/roles/grant",

@@ -1,13 +1,14 @@
 //! The pairing page: pending requests (approve as user or admin, deny),
-//! pairing an identity directly (without a code), and paired users (change
-//! role, revoke). The built-in `admin` is not changed here.
+//! pairing an identity directly (without a code), paired users (change
+//! role, revoke), and delegations (who may act for whom, granted by an
+//! administrator for a person). The built-in `admin` is not changed here.
 
 use super::auth::{Screen, Submitted};
 use super::view::{self, PAIRING};
 use super::{DashError, Page, BUILT_IN_ADMIN};
 use maud::{html, Markup};
 use memory::Role;
-use pairing::{PairingError, PairingRequest, User, UserStatus};
+use pairing::{Delegation, PairingError, PairingRequest, User, UserStatus};
 use serde::Deserialize;
 
 pub(super) async fn page(screen: Screen) -> Page {
@@ -15,7 +16,11 @@ pub(super) async fn page(screen: Screen) -> Page {
     let p = state.pairing();
     let pending = p.pending(state.org(), state.now_ms()).await?;
     let users = p.users(state.org()).await?;
-    let content = template(&pending, &users, screen.admin.csrf());
+    let delegations = p.delegations(state.org(), None).await?;
+    let content = html! {
+        (template(&pending, &users, screen.admin.csrf()))
+        (delegations_card(&delegations, &users, screen.admin.csrf()))
+    };
     screen.show(PAIRING, content)
 }
 
@@ -101,6 +106,60 @@ fn template(pending: &[PairingRequest], users: &[User], csrf: &str) -> Markup {
     }
 }
 
+/// Who may act for whom: each grant with **End**, and a form to grant one
+/// for a person (as `steward delegate add`). A delegate acts as themselves,
+/// through an API key made on the person's behalf.
+fn delegations_card(all: &[Delegation], users: &[User], csrf: &str) -> Markup {
+    let people: Vec<&User> = users
+        .iter()
+        .filter(|u| u.status == UserStatus::Active && u.user_id != BUILT_IN_ADMIN)
+        .collect();
+    let table = view::Table {
+        class: "delegations",
+        head: &["Person", "May be acted for by", "Granted", ""],
+        none: "Nobody acts for anyone.",
+    }
+    .card(html! { h2 { "Delegations" } }, all, |d| {
+        html! {
+            tr {
+                td { code { (d.principal) } }
+                td { code { (d.delegate) } }
+                td.when { (view::date(d.granted_at)) " by " (d.granted_by) }
+                td.actions {
+                    (view::action("/dashboard/delegates/remove", csrf, &[("principal", &d.principal), ("delegate", &d.delegate)], "End", "danger"))
+                }
+            }
+        }
+    });
+    html! {
+        (table)
+        section.card.add-delegate {
+            h2 { "Let someone act for a person" }
+            p.muted { "The delegate then makes an API key on the person's behalf (steward api-key create --on-behalf-of); what they do reads and writes only their own memory, tagged on whose behalf." }
+            form.fields method="post" action="/dashboard/delegates/add" {
+                (view::csrf_field(csrf))
+                label { "Person"
+                    select name="principal" {
+                        @for u in &people { option value=(u.user_id) { (u.name) " (" (u.user_id) ")" } }
+                    }
+                }
+                label { "Delegate"
+                    select name="delegate" {
+                        @for u in &people { option value=(u.user_id) { (u.name) " (" (u.user_id) ")" } }
+                    }
+                }
+                button.primary type="submit" { "Grant" }
+            }
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct DelegateForm {
+    principal: String,
+    delegate: String,
+}
+
 #[derive(Debug, Deserialize)]
 pub(super) struct CodeForm {
     code: String,
@@ -143,7 +202,9 @@ fn outcome<F, T>(
             | PairingError::CodeNotPending { .. }
             | PairingError::UnknownUser(_)
             | PairingError::BadIdentity(_)
-            | PairingError::AlreadyPaired { .. }),
+            | PairingError::AlreadyPaired { .. }
+            | PairingError::SelfDelegation(_)
+            | PairingError::NotDelegated { .. }),
         ) => (false, e.to_string()),
         Err(other) => return Err(DashError::from(other)),
     };
@@ -250,5 +311,43 @@ pub(super) async fn revoke(sent: Submitted<UserForm>) -> Page {
             "Revoked: {} is no longer paired; their {n} API key(s) were revoked with them.",
             form.user
         ),
+    })
+}
+
+/// Grant a delegate for a person (`Pairing::grant_delegate`, audited).
+pub(super) async fn delegate_add(sent: Submitted<DelegateForm>) -> Page {
+    let state = &sent.state;
+    let result = state
+        .pairing()
+        .grant_delegate(
+            state.org(),
+            &sent.form.principal,
+            &sent.form.delegate,
+            BUILT_IN_ADMIN,
+            state.now_ms(),
+        )
+        .await;
+    outcome(sent, result, |new, f| {
+        let already = if new { "" } else { " (already)" };
+        format!("{} may act for {}{already}.", f.delegate, f.principal)
+    })
+}
+
+/// End a delegation (`Pairing::revoke_delegate`: the keys made on its
+/// behalf are revoked with it).
+pub(super) async fn delegate_remove(sent: Submitted<DelegateForm>) -> Page {
+    let state = &sent.state;
+    let result = state
+        .pairing()
+        .revoke_delegate(
+            state.org(),
+            &sent.form.principal,
+            &sent.form.delegate,
+            BUILT_IN_ADMIN,
+            state.now_ms(),
+        )
+        .await;
+    outcome(sent, result, |(), f| {
+        format!("{} no longer acts for {}.", f.delegate, f.principal)
     })
 }
