@@ -690,6 +690,35 @@ async fn a_models_skill_draft_is_only_a_proposal_and_skill_load_reads_what_is_in
         );
         assert!(!loaded.contains("Group by region"), "{name}: {loaded}");
 
+        // A delegated turn drafts nothing, even an administrator acting for
+        // someone: a delegate administers nothing.
+        fake.clear_received();
+        fake.push(
+            TEXT,
+            Answer::tool(
+                "skill_propose",
+                json!({"name": "for-ana", "description": "d", "steps": ["s"]}),
+            ),
+        );
+        fake.push(TEXT, Answer::Content("Done.".into()));
+        let mut msg = h.inbound(
+            Some("boss"),
+            "api:boss-for-ana",
+            ConversationKind::Direct,
+            "Draft the weekly summary for Ana",
+        );
+        msg.on_behalf_of = Some("discord:ana".into());
+        join(h.send(msg).await);
+        let results = tool_results(&fake);
+        assert!(
+            results[0].starts_with("Refused: only an administrator's request"),
+            "{name}: {results:?}"
+        );
+        assert!(
+            !proposals(h.db()).await.iter().any(|r| r.slug == "for-ana"),
+            "{name}"
+        );
+
         // An automated run drafts nothing.
         fake.clear_received();
         fake.push(
