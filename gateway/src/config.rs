@@ -620,6 +620,13 @@ pub struct LlmConfig {
     /// API, for some models).
     #[default(SchemaLimits::On)]
     pub schema_limits: SchemaLimits,
+    /// Sampling temperature sent with every request; unset leaves it to the
+    /// server. A small local model answers from memory more faithfully at 0
+    /// (it picks the most likely words: the note's own); OpenAI's reasoning
+    /// models accept only their default, so leave it unset for them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[validate(range(min = 0.0, max = 2.0))]
+    pub temperature: Option<f64>,
     /// Tokens (prompt and answer) all model calls of one turn may use; 0 = no limit.
     #[default = 16_000]
     #[validate(range(min = 0, max = 100_000_000))]

@@ -219,6 +219,28 @@ async fn the_role_cap_never_exceeds_max_output_tokens() {
 }
 
 #[tokio::test]
+async fn a_configured_temperature_goes_with_every_request_and_none_by_default() {
+    // A small local model quotes a note faithfully at temperature 0; the
+    // server's own default (llama.cpp's 0.8, or --temp) makes it paraphrase.
+    for (set, sent) in [(Some(0.0), json!(0.0)), (None, serde_json::Value::Null)] {
+        let fake = FakeLlm::start().await;
+        let h = harness(&fake, |c| c.llm.temperature = set).await;
+        h.pair("111", Role::Admin).await;
+        h.dm(
+            "111",
+            "Going forward remote staff connect through vpn.example.com. Where is it?",
+        )
+        .await;
+        let calls = fake.received_for("memory_items");
+        let replies = fake.received_for(TEXT);
+        assert!(!calls.is_empty() && !replies.is_empty());
+        for r in calls.iter().chain(replies.iter()) {
+            assert_eq!(r.body["temperature"], sent, "{}", r.body);
+        }
+    }
+}
+
+#[tokio::test]
 async fn an_invalid_answer_is_repaired_once() {
     let fake = FakeLlm::start().await;
     let h = harness(&fake, |_| {}).await;

@@ -80,6 +80,7 @@ pub struct OpenAi {
     max_retry_after: Duration,
     max_output_tokens: u32,
     max_tokens_field: String,
+    temperature: Option<f64>,
     tools: ToolsMode,
     max_tool_rounds: u32,
     /// `llm.tools = "auto"` and the server said it does not support tools.
@@ -432,6 +433,7 @@ impl OpenAi {
             max_retry_after: Duration::from_secs(cfg.max_retry_after_seconds),
             max_output_tokens: cfg.max_output_tokens,
             max_tokens_field: cfg.max_tokens_field.clone(),
+            temperature: cfg.temperature,
             tools: cfg.tools,
             max_tool_rounds: cfg.max_tool_rounds,
             tools_unsupported: AtomicBool::new(false),
@@ -560,6 +562,9 @@ impl OpenAi {
         }
         let mut body = json!({"model": self.model, "messages": messages});
         body[self.max_tokens_field.as_str()] = json!(max_out);
+        if let Some(t) = self.temperature {
+            body["temperature"] = json!(t);
+        }
         if let Some(f) = format {
             body["response_format"] = f.clone();
         }
