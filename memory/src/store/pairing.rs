@@ -8,30 +8,14 @@ pub use super::people::{Identity, User, UserStatus};
 use super::Result;
 use crate::model::Role;
 use serde::Serialize;
-use strum::{EnumString, IntoStaticStr, VariantArray};
 
-/// Where a pairing request is (`pairing_codes.status`).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, EnumString, IntoStaticStr, VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum RequestStatus {
-    /// Waiting for an admin (until it expires).
-    Pending,
-    Approved,
-    Denied,
-}
-
-impl RequestStatus {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
-impl std::fmt::Display for RequestStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+named_enum! {
+    /// Where a pairing request is (`pairing_codes.status`).
+    pub enum RequestStatus {
+        /// Waiting for an admin (until it expires).
+        Pending,
+        Approved,
+        Denied,
     }
 }
 

@@ -24,7 +24,6 @@ use crate::Role;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use sqlx::{Any, Transaction};
-use strum::{EnumString, IntoStaticStr, VariantArray};
 
 /// How long a proposal waits for its two decisions: 14 days, in ms.
 pub const PROPOSAL_TTL_MS: i64 = 14 * 24 * 60 * 60 * 1000;
@@ -32,97 +31,42 @@ pub const PROPOSAL_TTL_MS: i64 = 14 * 24 * 60 * 60 * 1000;
 /// The longest role name.
 pub const MAX_ROLE_CHARS: usize = 32;
 
-/// What a role entry is.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    serde::Deserialize,
-    EnumString,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub enum RoleKind {
-    /// The role's rubric: versioned, one active version per role.
-    Rubric,
-    /// Vocabulary of the role.
-    Term,
-    /// A curated lesson.
-    Lesson,
-}
-
-impl RoleKind {
-    pub fn as_str(self) -> &'static str {
-        self.into()
+named_enum! {
+    /// What a role entry is.
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum RoleKind {
+        /// The role's rubric: versioned, one active version per role.
+        Rubric,
+        /// Vocabulary of the role.
+        Term,
+        /// A curated lesson.
+        Lesson,
     }
 }
 
-/// A permission held for one role.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    serde::Deserialize,
-    EnumString,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub enum Permission {
-    /// Accept proposals to the role's memory (and draft, edit, retire them).
-    #[serde(rename = "role_memory.manage")]
-    #[strum(serialize = "role_memory.manage")]
-    RoleMemoryManage,
-}
-
-impl Permission {
-    pub fn as_str(self) -> &'static str {
-        self.into()
+named_enum! {
+    /// A permission held for one role.
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum Permission {
+        /// Accept proposals to the role's memory (and draft, edit, retire them).
+        #[serde(rename = "role_memory.manage")]
+        #[strum(serialize = "role_memory.manage")]
+        RoleMemoryManage,
     }
 }
 
-/// Where a proposal is in its curation.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    serde::Deserialize,
-    EnumString,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub enum ProposalStatus {
-    /// Waiting for a manager of the role.
-    Proposed,
-    /// Accepted; waiting for another holder of the role.
-    Accepted,
-    /// Confirmed: an entry of the role's memory (active, or retired since).
-    Confirmed,
-    /// Not confirmed within 14 days.
-    Expired,
-}
-
-impl ProposalStatus {
-    pub fn as_str(self) -> &'static str {
-        self.into()
+named_enum! {
+    /// Where a proposal is in its curation.
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum ProposalStatus {
+        /// Waiting for a manager of the role.
+        Proposed,
+        /// Accepted; waiting for another holder of the role.
+        Accepted,
+        /// Confirmed: an entry of the role's memory (active, or retired since).
+        Confirmed,
+        /// Not confirmed within 14 days.
+        Expired,
     }
 }
 
