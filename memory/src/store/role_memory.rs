@@ -365,26 +365,14 @@ impl RoleMemory<'_> {
     ) -> Result<bool> {
         valid_role(role)?;
         self.active_user(org, user).await?;
-        let mut tx = self.db.pool.begin().await?;
         let text = "INSERT INTO user_roles (org, user_id, role, granted_by, granted_at) \
                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING";
-        if sql!(text, org, user, role, actor, now)
-            .exec(&mut *tx)
-            .await?
-            == 0
-        {
+        let q = sql!(text, org, user, role, actor, now);
+        let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
             return Ok(false);
-        }
-        insert_audit(
-            &mut *tx,
-            org,
-            actor,
-            "role.add",
-            user,
-            &format!("role {role}"),
-            now,
-        )
-        .await?;
+        };
+        let detail = format!("role {role}");
+        insert_audit(&mut *tx, org, actor, "role.add", user, &detail, now).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -400,21 +388,13 @@ impl RoleMemory<'_> {
         now: i64,
     ) -> Result<bool> {
         valid_role(role)?;
-        let mut tx = self.db.pool.begin().await?;
         let text = "DELETE FROM user_roles WHERE org = $1 AND user_id = $2 AND role = $3";
-        if sql!(text, org, user, role).exec(&mut *tx).await? == 0 {
+        let q = sql!(text, org, user, role);
+        let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
             return Ok(false);
-        }
-        insert_audit(
-            &mut *tx,
-            org,
-            actor,
-            "role.remove",
-            user,
-            &format!("role {role}"),
-            now,
-        )
-        .await?;
+        };
+        let detail = format!("role {role}");
+        insert_audit(&mut *tx, org, actor, "role.remove", user, &detail, now).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -431,15 +411,14 @@ impl RoleMemory<'_> {
     ) -> Result<bool> {
         valid_role(role)?;
         self.active_user(org, user).await?;
-        let mut tx = self.db.pool.begin().await?;
         let text =
             "INSERT INTO role_grants (org, user_id, role, permission, granted_by, granted_at) \
                     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING";
         let q = sql!(text, org, user, role, permission.as_str(), actor, now);
-        if q.exec(&mut *tx).await? == 0 {
+        let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
             return Ok(false);
-        }
-        let detail = format!("{} for role {role}", permission.as_str());
+        };
+        let detail = format!("{permission} for role {role}");
         insert_audit(&mut *tx, org, actor, "role.grant", user, &detail, now).await?;
         tx.commit().await?;
         Ok(true)
@@ -456,13 +435,12 @@ impl RoleMemory<'_> {
         now: i64,
     ) -> Result<bool> {
         valid_role(role)?;
-        let mut tx = self.db.pool.begin().await?;
         let text = "DELETE FROM role_grants WHERE org = $1 AND user_id = $2 AND role = $3 AND permission = $4";
         let q = sql!(text, org, user, role, permission.as_str());
-        if q.exec(&mut *tx).await? == 0 {
+        let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
             return Ok(false);
-        }
-        let detail = format!("{} for role {role}", permission.as_str());
+        };
+        let detail = format!("{permission} for role {role}");
         insert_audit(&mut *tx, org, actor, "role.ungrant", user, &detail, now).await?;
         tx.commit().await?;
         Ok(true)
