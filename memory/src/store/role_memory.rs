@@ -225,6 +225,43 @@ impl RoleEntry {
     pub fn is_active(&self) -> bool {
         self.record_status == Some(Status::Active)
     }
+
+    /// `wrong_state`: a decision that needs this proposal `expected`.
+    fn wrong_state(&self, expected: &'static str) -> RoleError {
+        RoleError::WrongState {
+            id: self.id,
+            status: self.status.as_str(),
+            expected,
+        }
+    }
+}
+
+/// What a proposal is called in the audit log, in its record's source and
+/// in the revisions it makes.
+fn proposal_ref(id: i64) -> String {
+    format!("role_proposal:{id}")
+}
+
+/// Append `action` on proposal `id` to the audit log, in its transaction.
+async fn audit_proposal(
+    tx: &mut Transaction<'_, Any>,
+    org: &str,
+    actor: &str,
+    action: &str,
+    id: i64,
+    detail: &str,
+    now: i64,
+) -> StoreResult<()> {
+    insert_audit(
+        &mut **tx,
+        org,
+        actor,
+        action,
+        &proposal_ref(id),
+        detail,
+        now,
+    )
+    .await
 }
 
 #[derive(sqlx::FromRow)]
@@ -535,13 +572,12 @@ impl RoleMemory<'_> {
         if let Some(principal) = p.on_behalf_of {
             detail.push_str(&format!("; on behalf of {principal}"));
         }
-        let target = format!("role_proposal:{id}");
-        insert_audit(
-            &mut *tx,
+        audit_proposal(
+            &mut tx,
             p.org,
             p.proposed_by,
             "role_memory.propose",
-            &target,
+            id,
             &detail,
             p.now,
         )
@@ -638,17 +674,8 @@ impl RoleMemory<'_> {
             ProposalStatus::Accepted.as_str()
         );
         if q.exec(&mut *tx).await? > 0 {
-            let target = format!("role_proposal:{}", e.id);
-            insert_audit(
-                &mut *tx,
-                &e.org,
-                "system",
-                "role_memory.expire",
-                &target,
-                "not confirmed within 14 days",
-                now,
-            )
-            .await?;
+            let (action, detail) = ("role_memory.expire", "not confirmed within 14 days");
+            audit_proposal(&mut tx, &e.org, "system", action, e.id, detail, now).await?;
         }
         tx.commit().await?;
         Err(RoleError::Expired(e.id))
@@ -677,11 +704,7 @@ impl RoleMemory<'_> {
         let e = self.get(org, id, now).await?;
         self.refuse_if_expired(&e, now).await?;
         if e.status != ProposalStatus::Proposed {
-            return Err(RoleError::WrongState {
-                id,
-                status: e.status.as_str(),
-                expected: ProposalStatus::Proposed.as_str(),
-            });
+            return Err(e.wrong_state(ProposalStatus::Proposed.as_str()));
         }
         if !self.manages(org, actor, &e.role).await? {
             return Err(RoleError::NotManager(actor.to_string(), e.role));
@@ -705,21 +728,11 @@ impl RoleMemory<'_> {
                 current: e.content_hash,
             });
         }
-        let target = format!("role_proposal:{id}");
         let detail = format!(
             "role {}; accepted by {actor}; hash {}",
             e.role, e.content_hash
         );
-        insert_audit(
-            &mut *tx,
-            org,
-            actor,
-            "role_memory.accept",
-            &target,
-            &detail,
-            now,
-        )
-        .await?;
+        audit_proposal(&mut tx, org, actor, "role_memory.accept", id, &detail, now).await?;
         tx.commit().await?;
         self.get(org, id, now).await
     }
@@ -739,11 +752,7 @@ impl RoleMemory<'_> {
         let (e, accepted_hash) = self.row(org, id, now).await?;
         self.refuse_if_expired(&e, now).await?;
         if e.status != ProposalStatus::Accepted {
-            return Err(RoleError::WrongState {
-                id,
-                status: e.status.as_str(),
-                expected: ProposalStatus::Accepted.as_str(),
-            });
+            return Err(e.wrong_state(ProposalStatus::Accepted.as_str()));
         }
         let accepted_by = e.accepted_by.clone().unwrap_or_default();
         if accepted_by == actor {
@@ -791,29 +800,19 @@ impl RoleMemory<'_> {
         )
         .owner(Some(e.role.clone()))
         .status(Status::Pending)
-        .source(format!("role_proposal:{id}"))
+        .source(proposal_ref(id))
         .author(Some(e.proposed_by.clone()))
         .on_behalf_of(e.on_behalf_of.clone());
         let record = insert_on(&mut tx, &rec).await?;
-        let run = format!("role_proposal:{id}");
+        let run = proposal_ref(id);
         activate_on(&mut tx, org, record, "role_curation", &run, now).await?;
         let text = "UPDATE role_proposals SET record_id = $1 WHERE org = $2 AND id = $3";
         sql!(text, record, org, id).exec(&mut *tx).await?;
-        let target = format!("role_proposal:{id}");
         let detail = format!(
             "role {}; accepted by {accepted_by}; confirmed by {actor}; hash {}; record {record}",
             e.role, e.content_hash
         );
-        insert_audit(
-            &mut *tx,
-            org,
-            actor,
-            "role_memory.confirm",
-            &target,
-            &detail,
-            now,
-        )
-        .await?;
+        audit_proposal(&mut tx, org, actor, "role_memory.confirm", id, &detail, now).await?;
         tx.commit().await?;
         self.db.written();
         self.get(org, id, now).await
@@ -836,11 +835,7 @@ impl RoleMemory<'_> {
             e.status,
             ProposalStatus::Proposed | ProposalStatus::Accepted
         ) {
-            return Err(RoleError::WrongState {
-                id,
-                status: e.status.as_str(),
-                expected: ProposalStatus::Proposed.as_str(),
-            });
+            return Err(e.wrong_state(ProposalStatus::Proposed.as_str()));
         }
         if e.proposed_by != actor && !self.curates(org, actor, &e.role).await? {
             return Err(RoleError::NotManager(actor.to_string(), e.role));
@@ -860,21 +855,11 @@ impl RoleMemory<'_> {
             id
         );
         q.exec(&mut *tx).await?;
-        let target = format!("role_proposal:{id}");
         let detail = format!(
             "role {}; hash {} -> {hash}; decisions reset",
             e.role, e.content_hash
         );
-        insert_audit(
-            &mut *tx,
-            org,
-            actor,
-            "role_memory.edit",
-            &target,
-            &detail,
-            now,
-        )
-        .await?;
+        audit_proposal(&mut tx, org, actor, "role_memory.edit", id, &detail, now).await?;
         tx.commit().await?;
         self.get(org, id, now).await
     }
@@ -908,7 +893,7 @@ impl RoleMemory<'_> {
         }
         super::fulltext::unindex(&mut tx, record).await?;
         super::vectors::drop_vector(&mut tx, record).await?;
-        let run = format!("role_proposal:{id}");
+        let run = proposal_ref(id);
         let reason = format!("retired from role {} by {actor}", e.role);
         let revision = NewRevision {
             org,
@@ -926,18 +911,8 @@ impl RoleMemory<'_> {
             created_at: now,
         };
         let revision = insert_revision(&mut *tx, &revision).await?;
-        let target = format!("role_proposal:{id}");
         let detail = format!("role {}; record {record}; revision {revision}", e.role);
-        insert_audit(
-            &mut *tx,
-            org,
-            actor,
-            "role_memory.retire",
-            &target,
-            &detail,
-            now,
-        )
-        .await?;
+        audit_proposal(&mut tx, org, actor, "role_memory.retire", id, &detail, now).await?;
         tx.commit().await?;
         self.db.written();
         Ok(revision)
