@@ -70,6 +70,15 @@ named_enum! {
     }
 }
 
+named_enum! {
+    /// The two decisions of two-party curation, in their order: a manager
+    /// accepts, then another holder confirms.
+    pub enum CurationStep {
+        Accept,
+        Confirm,
+    }
+}
+
 /// Why a role operation was refused. Each maps to an HTTP status and a code.
 #[derive(Debug, thiserror::Error)]
 pub enum RoleError {
@@ -816,6 +825,22 @@ impl RoleMemory<'_> {
         tx.commit().await?;
         self.db.written();
         self.get(org, id, now).await
+    }
+
+    /// Take one of the two decisions on proposal `id`: `accept` or `confirm`.
+    pub async fn decide(
+        &self,
+        step: CurationStep,
+        org: &str,
+        id: i64,
+        actor: &str,
+        seen: Option<&str>,
+        now: i64,
+    ) -> Result<RoleEntry> {
+        match step {
+            CurationStep::Accept => self.accept(org, id, actor, seen, now).await,
+            CurationStep::Confirm => self.confirm(org, id, actor, seen, now).await,
+        }
     }
 
     /// Change a pending proposal's text: both decisions are reset (it is
