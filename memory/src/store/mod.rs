@@ -550,6 +550,22 @@ const TABLES: &[&str] = &[
     "users",
 ];
 
+/// The first `limit` of `items` as `order` sorts them, in that order. A
+/// partial selection first, so a long list of hits is not sorted whole.
+pub(super) fn best_first<T>(
+    mut items: Vec<T>,
+    limit: usize,
+    order: impl Fn(&T, &T) -> std::cmp::Ordering,
+) -> Vec<T> {
+    if items.len() > limit && limit > 0 {
+        items.select_nth_unstable_by(limit - 1, &order);
+        items.truncate(limit);
+    }
+    items.sort_by(order);
+    items.truncate(limit);
+    items
+}
+
 /// A query being written: its text and the values bound to it, numbered
 /// `$1, $2, …` in both dialects. (sqlx's `QueryBuilder<Any>` writes `?`, which
 /// PostgreSQL rejects: launchbadge/sqlx#3000.) Rows decode with `FromRow`.
