@@ -495,27 +495,10 @@ impl Learning {
                 .status(status)
                 .source(tool_source(at.principal, true))
                 .expires_at(Some(at.expires_at));
-            let written = self
-                .db.records()
-                .write(
-                    &rec,
-                    // Already known, already asked, or declined before: do not ask again.
-                    Dedupe::SkipIfAny(&[Status::Active, Status::Pending, Status::Rejected]),
-                    Activation::None,
-                    self.beliefs.as_ref(),
-                )
-                .await;
-            let written = match split_refusal(written)? {
-                Ok(written) => written,
-                Err(refusal) => return Ok(ModelWrite::Refused(refusal.to_string())),
-            };
-            Ok(match written {
-                Written::Skipped => ModelWrite::Known,
-                Written::Stored { id, .. } => ModelWrite::Proposed {
-                    id,
-                    content: rec.content,
-                },
-            })
+            // Already known, already asked, or declined before: do not ask again.
+            let known = [Status::Active, Status::Pending, Status::Rejected];
+            self.write_unconfirmed(rec, &known, |id, content| ModelWrite::Proposed { id, content })
+                .await
         }
         .await;
         match &proposed {
@@ -554,27 +537,37 @@ impl Learning {
             .owner(owner)
             .status(Status::Unverified)
             .source(tool_source(at.principal, false));
+        // Already known, already queued, forgotten or declined: not again.
+        self.write_unconfirmed(rec, &KNOWN, |id, content| ModelWrite::Quarantined {
+            id,
+            content,
+        })
+        .await
+    }
+
+    /// Write a model's record that someone confirms first (pending for the
+    /// speaker, unverified for review), unless a record of a `known` status
+    /// says it already: refused, known, or `kept` with its id and content.
+    async fn write_unconfirmed(
+        &self,
+        rec: NewRecord,
+        known: &[Status],
+        kept: fn(i64, String) -> ModelWrite,
+    ) -> Result<ModelWrite> {
         let written = self
             .db
             .records()
             .write(
                 &rec,
-                // Already known, already queued, forgotten or declined: not again.
-                Dedupe::SkipIfAny(&KNOWN),
+                Dedupe::SkipIfAny(known),
                 Activation::None,
                 self.beliefs.as_ref(),
             )
             .await;
-        let written = match split_refusal(written)? {
-            Ok(written) => written,
-            Err(refusal) => return Ok(ModelWrite::Refused(refusal.to_string())),
-        };
-        Ok(match written {
-            Written::Skipped => ModelWrite::Known,
-            Written::Stored { id, .. } => ModelWrite::Quarantined {
-                id,
-                content: rec.content,
-            },
+        Ok(match split_refusal(written)? {
+            Err(refusal) => ModelWrite::Refused(refusal.to_string()),
+            Ok(Written::Skipped) => ModelWrite::Known,
+            Ok(Written::Stored { id, .. }) => kept(id, rec.content),
         })
     }
 

@@ -7,7 +7,7 @@
 
 use crate::asker::Asker;
 use crate::error::Result;
-use memory::role_memory::{ProposalStatus, RoleEntry, RoleError};
+use memory::role_memory::{CurationStep, ProposalStatus, RoleEntry, RoleError};
 use memory::{Db, Role, Status};
 
 pub struct RoleCommands<'a> {
@@ -74,29 +74,39 @@ impl RoleCommands<'_> {
                 said(self.list(t, user, role).await)
             }
             ("/role", [sub, n]) if sub.eq_ignore_ascii_case("accept") => {
-                let Some(n) = id(Some(n)) else {
-                    return Ok(USAGE.into());
-                };
-                said(r.accept(t.org, n, user, None, t.now).await.map(|e| {
-                    format!(
-                        "Accepted #{} for role {}: another holder of the role confirms it with /role confirm {}.",
-                        e.id, e.role, e.id
-                    )
-                }))
+                self.decide(t, user, id(Some(n)), CurationStep::Accept)
+                    .await
             }
             ("/role", [sub, n]) if sub.eq_ignore_ascii_case("confirm") => {
-                let Some(n) = id(Some(n)) else {
-                    return Ok(USAGE.into());
-                };
-                said(r.confirm(t.org, n, user, None, t.now).await.map(|e| {
-                    format!(
-                        "Confirmed #{}: everyone in role {} reads it from their next message.",
-                        e.id, e.role
-                    )
-                }))
+                self.decide(t, user, id(Some(n)), CurationStep::Confirm)
+                    .await
             }
             _ => Ok(USAGE.into()),
         }
+    }
+
+    /// `/role accept|confirm <n>` as `user`: what was decided, and what comes next.
+    async fn decide(
+        &self,
+        t: &Asker<'_>,
+        user: &str,
+        n: Option<i64>,
+        step: CurationStep,
+    ) -> Result<String> {
+        let Some(n) = n else {
+            return Ok(USAGE.into());
+        };
+        let r = self.db.role_memory();
+        said(r.decide(step, t.org, n, user, None, t.now).await.map(|e| match step {
+            CurationStep::Accept => format!(
+                "Accepted #{} for role {}: another holder of the role confirms it with /role confirm {}.",
+                e.id, e.role, e.id
+            ),
+            CurationStep::Confirm => format!(
+                "Confirmed #{}: everyone in role {} reads it from their next message.",
+                e.id, e.role
+            ),
+        }))
     }
 
     async fn list(

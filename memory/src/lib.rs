@@ -6,6 +6,9 @@
 //! extracted item into a write. Whatever labelled the item (rules or a model),
 //! the author's authority comes from the pairing store and is checked here.
 
+#[macro_use]
+mod named;
+
 pub mod credentials;
 pub mod fulltext;
 pub mod grounding;

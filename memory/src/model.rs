@@ -3,7 +3,6 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
-use strum::{EnumString, IntoStaticStr, VariantArray};
 
 /// A paired person's role. Only the pairing store hands these out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -136,50 +135,33 @@ impl Principal {
     }
 }
 
-/// Where a record lives. Serialised names are the replay contract's, and
-/// the database's: queries bind a `Scope`, never its name as text.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    EnumString,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-#[cfg_attr(
-    feature = "openapi",
-    derive(utoipa::ToSchema),
-    schema(
-        as = ScopeName,
-        description = "Where a record lives (the schema of `memory::Scope`)."
-    )
-)]
-pub enum Scope {
-    /// Individual tier: `org/{org}/agent/{agent}/user/{user}`.
-    Personal,
-    /// Person tier: `org/{org}/user/{user}`, read by every agent of the org.
-    Person,
-    /// Operational knowledge of one agent, shared by all its users.
-    AgentNotes,
-    /// Org-wide policy memory, admin-authored.
-    OrgPolicy,
-    /// What everyone in a work role shares: `org/{org}/role/{role}`, owned by
-    /// the role's name, readable with any agent by the role's current holders.
-    Role,
+named_enum! {
+    /// Where a record lives. Serialised names are the replay contract's, and
+    /// the database's: queries bind a `Scope`, never its name as text.
+    #[cfg_attr(
+        feature = "openapi",
+        derive(utoipa::ToSchema),
+        schema(
+            as = ScopeName,
+            description = "Where a record lives (the schema of `memory::Scope`)."
+        )
+    )]
+    pub enum Scope {
+        /// Individual tier: `org/{org}/agent/{agent}/user/{user}`.
+        Personal,
+        /// Person tier: `org/{org}/user/{user}`, read by every agent of the org.
+        Person,
+        /// Operational knowledge of one agent, shared by all its users.
+        AgentNotes,
+        /// Org-wide policy memory, admin-authored.
+        OrgPolicy,
+        /// What everyone in a work role shares: `org/{org}/role/{role}`, owned by
+        /// the role's name, readable with any agent by the role's current holders.
+        Role,
+    }
 }
 
 impl Scope {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     pub fn parse(s: &str) -> Option<Self> {
         s.parse().ok()
     }
@@ -193,84 +175,43 @@ impl Scope {
     }
 }
 
-impl fmt::Display for Scope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+named_enum! {
+    /// Where a record is in its life. Stored by name, bound as a `Status`.
+    #[cfg_attr(
+        feature = "openapi",
+        derive(utoipa::ToSchema),
+        schema(
+            as = StatusName,
+            description = "A record's status (the schema of `memory::Status`)."
+        )
+    )]
+    pub enum Status {
+        Active,
+        Superseded,
+        Unverified,
+        /// A "Remember this?" proposal waiting for yes or no.
+        Pending,
+        /// Declined by its owner, or rejected in review.
+        Rejected,
+        Deleted,
     }
-}
-
-/// Where a record is in its life. Stored by name, bound as a `Status`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    EnumString,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-#[cfg_attr(
-    feature = "openapi",
-    derive(utoipa::ToSchema),
-    schema(
-        as = StatusName,
-        description = "A record's status (the schema of `memory::Status`)."
-    )
-)]
-pub enum Status {
-    Active,
-    Superseded,
-    Unverified,
-    /// A "Remember this?" proposal waiting for yes or no.
-    Pending,
-    /// Declined by its owner, or rejected in review.
-    Rejected,
-    Deleted,
 }
 
 impl Status {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     pub fn parse(s: &str) -> Option<Self> {
         s.parse().ok()
     }
 }
 
-impl fmt::Display for Status {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The record kinds the rules give a meaning to. A record's `kind` is open
-/// text (extractors name others: `identity`, `procedure`, `hostname`, …);
-/// these are the ones a query or a rule singles out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, EnumString, IntoStaticStr, VariantArray)]
-#[strum(serialize_all = "snake_case")]
-pub enum Kind {
-    /// How the speaker wants to be served: added to every reply.
-    Preference,
-    Vocabulary,
-    RubricAdjustment,
-}
-
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+named_enum! {
+    /// The record kinds the rules give a meaning to. A record's `kind` is open
+    /// text (extractors name others: `identity`, `procedure`, `hostname`, …);
+    /// these are the ones a query or a rule singles out.
+    pub enum Kind {
+        /// How the speaker wants to be served: added to every reply.
+        Preference,
+        Vocabulary,
+        RubricAdjustment,
     }
 }
 

@@ -3,72 +3,33 @@
 //! under a system principal, recorded with its trigger, procedure, outcome
 //! and where its answer went.
 
-use serde::{Deserialize, Serialize};
-use strum::{EnumString, IntoStaticStr, VariantArray};
+use serde::Serialize;
 
-/// What started a run. Stored by name.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    EnumString,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub enum Trigger {
-    /// A slot of a `[[schedules]]` entry.
-    Schedule,
-    /// A signed delivery to `POST /hooks/<name>`.
-    Webhook,
-    /// An administrator ran a skill now (CLI, API, dashboard).
-    OnDemand,
-}
-
-impl Trigger {
-    pub fn as_str(self) -> &'static str {
-        self.into()
+named_enum! {
+    /// What started a run. Stored by name.
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum Trigger {
+        /// A slot of a `[[schedules]]` entry.
+        Schedule,
+        /// A signed delivery to `POST /hooks/<name>`.
+        Webhook,
+        /// An administrator ran a skill now (CLI, API, dashboard).
+        OnDemand,
     }
 }
 
-/// Where a run is in its life. Stored by name.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    EnumString,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub enum RunOutcome {
-    /// Started, not finished yet (or its process stopped midway).
-    Running,
-    /// Answered, and the answer reached its target (or it had none).
-    Answered,
-    /// Answered, but the answer did not reach its target.
-    Undelivered,
-    /// The turn itself failed (a store or model error).
-    Failed,
-}
-
-impl RunOutcome {
-    pub fn as_str(self) -> &'static str {
-        self.into()
+named_enum! {
+    /// Where a run is in its life. Stored by name.
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum RunOutcome {
+        /// Started, not finished yet (or its process stopped midway).
+        Running,
+        /// Answered, and the answer reached its target (or it had none).
+        Answered,
+        /// Answered, but the answer did not reach its target.
+        Undelivered,
+        /// The turn itself failed (a store or model error).
+        Failed,
     }
 }
 

@@ -8,8 +8,7 @@
 //! permission — and its body reaches a model only as data.
 
 use crate::model::Principal;
-use serde::{Deserialize, Serialize};
-use strum::{EnumString, IntoStaticStr, VariantArray};
+use serde::Serialize;
 
 /// Longest slug (the Agent Skills `name` rule).
 pub const MAX_SLUG_CHARS: usize = 64;
@@ -18,45 +17,20 @@ pub const MAX_DESCRIPTION_CHARS: usize = 1024;
 /// Longest body: a procedure, not a manual.
 pub const MAX_BODY_CHARS: usize = 8_000;
 
-/// Where a revision is in its life. Stored by name.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    EnumString,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub enum SkillStatus {
-    /// Drafted from corrections (or imported); waits for an administrator.
-    Proposed,
-    /// The revision in force.
-    Active,
-    /// Taken out of force after corrections of answers that used it.
-    Suspended,
-    /// Declined by an administrator.
-    Rejected,
-    /// Replaced: by a newer revision in force, a revised proposal, or a rollback.
-    Retired,
-}
-
-impl SkillStatus {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
-impl std::fmt::Display for SkillStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+named_enum! {
+    /// Where a revision is in its life. Stored by name.
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum SkillStatus {
+        /// Drafted from corrections (or imported); waits for an administrator.
+        Proposed,
+        /// The revision in force.
+        Active,
+        /// Taken out of force after corrections of answers that used it.
+        Suspended,
+        /// Declined by an administrator.
+        Rejected,
+        /// Replaced: by a newer revision in force, a revised proposal, or a rollback.
+        Retired,
     }
 }
 

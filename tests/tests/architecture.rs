@@ -1326,6 +1326,15 @@ impl<'ast> Visit<'ast> for NameCollector<'_> {
         if let Some(name) = &item.ident {
             self.item(name.to_string());
         }
+        // `named_enum! { enum Scope { … } }` declares its enum as an item of
+        // the module it stands in.
+        if item.mac.path.is_ident("named_enum") {
+            if let Ok(body) = syn::parse2::<syn::File>(item.mac.tokens.clone()) {
+                for declared in &body.items {
+                    Visit::visit_item(self, declared);
+                }
+            }
+        }
         visit::visit_item_macro(self, item);
     }
 

@@ -75,18 +75,19 @@ pub async fn list(
     admin: Admin,
     Query(q): Query<ArchiveQuery>,
 ) -> Result<Json<Page<ArchiveOut>>, ApiError> {
-    let limit = wire::limit(q.limit)?;
-    let before = wire::id_cursor(q.cursor.as_deref())?;
-    let rows = db
-        .conversations()
-        .archives_before(admin.org(), q.conversation.as_deref(), before, limit + 1)
-        .await?;
-    Ok(Json(wire::page(
-        rows,
-        limit,
-        |a| a.id.to_string(),
+    let (org, conversation) = (admin.org(), q.conversation.as_deref());
+    let read = |before, n| async move {
+        let archives = db.conversations();
+        archives.archives_before(org, conversation, before, n).await
+    };
+    let page = wire::newest_by_id(
+        q.limit,
+        q.cursor.as_deref(),
+        read,
+        |a| a.id,
         |a| out(a, false),
-    )))
+    );
+    Ok(Json(page.await?))
 }
 
 /// Why an admin opens one archive.

@@ -45,16 +45,8 @@ pub async fn list(
     admin: Admin,
     Query(q): Query<NewestQuery>,
 ) -> Result<Json<Page<AuditOut>>, ApiError> {
-    let limit = wire::limit(q.limit)?;
-    let before = wire::id_cursor(q.cursor.as_deref())?;
-    let rows = db
-        .audit()
-        .log_before(admin.org(), before, limit + 1)
-        .await?;
-    Ok(Json(wire::page(
-        rows,
-        limit,
-        |e| e.id.to_string(),
-        AuditOut::from,
-    )))
+    let org = admin.org();
+    let read = |before, n| async move { db.audit().log_before(org, before, n).await };
+    let page = wire::newest_by_id(q.limit, q.cursor.as_deref(), read, |e| e.id, AuditOut::from);
+    Ok(Json(page.await?))
 }

@@ -100,17 +100,11 @@ pub async fn records_page(
     limit: Option<i64>,
     cursor: Option<&str>,
 ) -> Result<Page<Record>, ApiError> {
-    let limit = wire::limit(limit)?;
-    let filter = RecordFilter {
-        before: wire::id_cursor(cursor)?,
-        ..filter
+    let read = |before, n| async move {
+        let filter = RecordFilter { before, ..filter };
+        state.db.records().browse_records(org, &filter, n).await
     };
-    let rows = state
-        .db
-        .records()
-        .browse_records(org, &filter, limit + 1)
-        .await?;
-    Ok(wire::page(rows, limit, |r| r.id.to_string(), Record::from))
+    wire::newest_by_id(limit, cursor, read, |r| r.id, Record::from).await
 }
 
 /// The refusal of an oversight read without a reason.

@@ -77,18 +77,16 @@ pub async fn list(
     admin: Admin,
     Query(q): Query<NewestQuery>,
 ) -> Result<Json<Page<RevisionOut>>, ApiError> {
-    let limit = wire::limit(q.limit)?;
-    let before = wire::id_cursor(q.cursor.as_deref())?;
-    let rows = db
-        .records()
-        .revisions_before(admin.org(), before, limit + 1)
-        .await?;
-    Ok(Json(wire::page(
-        rows,
-        limit,
-        |r| r.id.to_string(),
+    let org = admin.org();
+    let read = |before, n| async move { db.records().revisions_before(org, before, n).await };
+    let page = wire::newest_by_id(
+        q.limit,
+        q.cursor.as_deref(),
+        read,
+        |r| r.id,
         RevisionOut::from,
-    )))
+    );
+    Ok(Json(page.await?))
 }
 
 /// What an undo did.

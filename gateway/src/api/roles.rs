@@ -16,7 +16,7 @@ use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use memory::role_memory::{
-    NewRoleProposal, Permission, ProposalStatus, RoleEntry, RoleGrant, RoleKind,
+    CurationStep, NewRoleProposal, Permission, ProposalStatus, RoleEntry, RoleGrant, RoleKind,
 };
 use memory::Role;
 use serde::{Deserialize, Serialize};
@@ -338,18 +338,7 @@ pub async fn accept(
     Path(id): Path<i64>,
     Body(body): Body<Decision>,
 ) -> Result<Json<Entry>, ApiError> {
-    let e = state
-        .db
-        .role_memory()
-        .accept(
-            caller.org(),
-            id,
-            caller.id(),
-            Some(&body.hash),
-            now_ms(&state),
-        )
-        .await?;
-    Ok(Json(e.into()))
+    decide(&state, &caller, id, &body, CurationStep::Accept).await
 }
 
 /// Confirm an accepted proposal: the caller holds its role now and is not
@@ -368,18 +357,21 @@ pub async fn confirm(
     Path(id): Path<i64>,
     Body(body): Body<Decision>,
 ) -> Result<Json<Entry>, ApiError> {
-    let e = state
-        .db
-        .role_memory()
-        .confirm(
-            caller.org(),
-            id,
-            caller.id(),
-            Some(&body.hash),
-            now_ms(&state),
-        )
-        .await?;
-    Ok(Json(e.into()))
+    decide(&state, &caller, id, &body, CurationStep::Confirm).await
+}
+
+/// Take `step` on proposal `id` as the caller, bound to the hash they saw.
+async fn decide(
+    state: &ApiState,
+    caller: &Caller,
+    id: i64,
+    body: &Decision,
+    step: CurationStep,
+) -> Result<Json<Entry>, ApiError> {
+    let (org, now) = (caller.org(), now_ms(state));
+    let r = state.db.role_memory();
+    let e = r.decide(step, org, id, caller.id(), Some(&body.hash), now);
+    Ok(Json(e.await?.into()))
 }
 
 /// Change a pending proposal's text (its proposer, a manager, an

@@ -89,6 +89,25 @@ pub fn id_cursor(cursor: Option<&str>) -> Result<Option<i64>, ApiError> {
         .transpose()
 }
 
+/// One page of a list read newest first by id: `read(before, n)` reads the
+/// `n` newest rows below the cursor's id (all when `None`); `asked` and
+/// `cursor` are the request's, checked here.
+pub async fn newest_by_id<R, T, Fut>(
+    asked: Option<i64>,
+    cursor: Option<&str>,
+    read: impl FnOnce(Option<i64>, i64) -> Fut,
+    id: impl Fn(&R) -> i64,
+    out: impl Fn(R) -> T,
+) -> Result<Page<T>, ApiError>
+where
+    T: ToSchema,
+    Fut: std::future::Future<Output = Result<Vec<R>, memory::StoreError>>,
+{
+    let limit = limit(asked)?;
+    let rows = read(id_cursor(cursor)?, limit + 1).await?;
+    Ok(page(rows, limit, |r| id(r).to_string(), out))
+}
+
 /// A page of `rows` read with `limit + 1`: at most `limit` of them, and the
 /// cursor of the next page when there were more.
 pub fn page<T: ToSchema, R>(

@@ -5,7 +5,7 @@
 
 use super::{date, print_json, Ctx, RoleCommand, ACTOR};
 use anyhow::{anyhow, Result};
-use memory::role_memory::{NewRoleProposal, Permission, RoleEntry, RoleKind};
+use memory::role_memory::{CurationStep, NewRoleProposal, Permission, RoleEntry, RoleKind};
 
 pub(super) async fn roles(ctx: &Ctx, user: &str, add: &[String], remove: &[String]) -> Result<()> {
     let r = ctx.services.db().role_memory();
@@ -118,6 +118,18 @@ pub(super) fn entry_line(e: &RoleEntry) -> String {
     )
 }
 
+/// Take `step` on proposal `id` for `person` (`steward memory role accept|confirm`),
+/// audited as the operator acting as them.
+async fn decide_as(ctx: &Ctx, step: CurationStep, id: i64, person: &str) -> Result<RoleEntry> {
+    let r = ctx.services.db().role_memory();
+    let e = r
+        .decide(step, &ctx.org, id, person, None, ctx.now_ms())
+        .await?;
+    let what = format!("steward memory role {step} {id}");
+    acting_as(ctx, person, &what).await?;
+    Ok(e)
+}
+
 pub(super) async fn memory(ctx: &Ctx, cmd: RoleCommand) -> Result<()> {
     let r = ctx.services.db().role_memory();
     let org = &ctx.org;
@@ -168,16 +180,14 @@ pub(super) async fn memory(ctx: &Ctx, cmd: RoleCommand) -> Result<()> {
             );
         }
         RoleCommand::Accept { id, as_ } => {
-            let e = r.accept(org, id, &as_, None, now).await?;
-            acting_as(ctx, &as_, &format!("steward memory role accept {id}")).await?;
+            let e = decide_as(ctx, CurationStep::Accept, id, &as_).await?;
             println!(
                 "accepted: {id} by {as_} (waits for another holder of {} to confirm it)",
                 e.role
             );
         }
         RoleCommand::Confirm { id, as_ } => {
-            let e = r.confirm(org, id, &as_, None, now).await?;
-            acting_as(ctx, &as_, &format!("steward memory role confirm {id}")).await?;
+            let e = decide_as(ctx, CurationStep::Confirm, id, &as_).await?;
             println!("confirmed: {id} by {as_}; active in role {}", e.role);
         }
         RoleCommand::Retire { id } => {

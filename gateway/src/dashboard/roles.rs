@@ -10,7 +10,9 @@ use super::auth::{Screen, Submitted};
 use super::view::{self, ROLES};
 use super::{Page, BUILT_IN_ADMIN};
 use maud::{html, Markup};
-use memory::role_memory::{Permission, ProposalStatus, RoleEntry, RoleError, RoleGrant};
+use memory::role_memory::{
+    CurationStep, Permission, ProposalStatus, RoleEntry, RoleError, RoleGrant,
+};
 use memory::Status;
 use pairing::{User, UserStatus};
 use serde::Deserialize;
@@ -223,37 +225,21 @@ pub(super) async fn propose(sent: Submitted<DraftForm>) -> Page {
 }
 
 pub(super) async fn accept(sent: Submitted<DecisionForm>) -> Page {
-    let state = &sent.state;
-    let f = &sent.form;
-    let result = state
-        .db()
-        .role_memory()
-        .accept(
-            state.org(),
-            f.id,
-            BUILT_IN_ADMIN,
-            Some(&f.hash),
-            state.now_ms(),
-        )
-        .await;
-    stepped(sent, result, "Accepted")
+    decide(sent, CurationStep::Accept, "Accepted").await
 }
 
 pub(super) async fn confirm(sent: Submitted<DecisionForm>) -> Page {
-    let state = &sent.state;
-    let f = &sent.form;
-    let result = state
-        .db()
-        .role_memory()
-        .confirm(
-            state.org(),
-            f.id,
-            BUILT_IN_ADMIN,
-            Some(&f.hash),
-            state.now_ms(),
-        )
-        .await;
-    stepped(sent, result, "Confirmed")
+    decide(sent, CurationStep::Confirm, "Confirmed").await
+}
+
+/// Take `step` as the admin, bound to the hash the page showed.
+async fn decide(sent: Submitted<DecisionForm>, step: CurationStep, done: &str) -> Page {
+    let (state, f) = (&sent.state, &sent.form);
+    let (org, now) = (state.org(), state.now_ms());
+    let r = state.db().role_memory();
+    let result = r.decide(step, org, f.id, BUILT_IN_ADMIN, Some(&f.hash), now);
+    let result = result.await;
+    stepped(sent, result, done)
 }
 
 #[derive(Debug, Deserialize)]

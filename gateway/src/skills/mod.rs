@@ -464,16 +464,8 @@ impl Skills {
         hash: &str,
         now: i64,
     ) -> Result<std::result::Result<SkillRevision, SkillRefusal>> {
-        let actor = match curator(principal) {
-            Ok(actor) => actor,
-            Err(refusal) => return Ok(Err(refusal)),
-        };
-        let who = Curator {
-            org,
-            actor: &actor,
-            at: now,
-        };
-        Ok(self.db.skills().approve(who, id, hash).await?)
+        self.curate(org, principal, Curation::Approve { id, hash }, now)
+            .await
     }
 
     /// Reject revision `id` as `principal`.
@@ -484,16 +476,8 @@ impl Skills {
         id: i64,
         now: i64,
     ) -> Result<std::result::Result<SkillRevision, SkillRefusal>> {
-        let actor = match curator(principal) {
-            Ok(actor) => actor,
-            Err(refusal) => return Ok(Err(refusal)),
-        };
-        let who = Curator {
-            org,
-            actor: &actor,
-            at: now,
-        };
-        Ok(self.db.skills().reject(who, id).await?)
+        self.curate(org, principal, Curation::Reject { id }, now)
+            .await
     }
 
     /// Roll skill `skill_id` back (to revision `to`, or the one before) as `principal`.
@@ -505,6 +489,18 @@ impl Skills {
         to: Option<i64>,
         now: i64,
     ) -> Result<std::result::Result<SkillRevision, SkillRefusal>> {
+        self.curate(org, principal, Curation::Rollback { skill_id, to }, now)
+            .await
+    }
+
+    /// Take `act` as `principal`, if they may curate (`skill::decide_curation`).
+    async fn curate(
+        &self,
+        org: &str,
+        principal: &Principal,
+        act: Curation<'_>,
+        now: i64,
+    ) -> Result<std::result::Result<SkillRevision, SkillRefusal>> {
         let actor = match curator(principal) {
             Ok(actor) => actor,
             Err(refusal) => return Ok(Err(refusal)),
@@ -514,8 +510,20 @@ impl Skills {
             actor: &actor,
             at: now,
         };
-        Ok(self.db.skills().rollback(who, skill_id, to).await?)
+        let skills = self.db.skills();
+        Ok(match act {
+            Curation::Approve { id, hash } => skills.approve(who, id, hash).await?,
+            Curation::Reject { id } => skills.reject(who, id).await?,
+            Curation::Rollback { skill_id, to } => skills.rollback(who, skill_id, to).await?,
+        })
     }
+}
+
+/// An administrator's act on a skill's revisions.
+enum Curation<'a> {
+    Approve { id: i64, hash: &'a str },
+    Reject { id: i64 },
+    Rollback { skill_id: i64, to: Option<i64> },
 }
 
 /// Who a curation act is recorded as: `principal`, if it may curate.

@@ -41,16 +41,12 @@ impl Identity<'_> {
         actor: &str,
         now: i64,
     ) -> Result<bool> {
-        let mut tx = self.db.pool.begin().await?;
         let text = "INSERT INTO delegations (org, principal, delegate, granted_by, granted_at) \
                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING";
-        if sql!(text, org, principal, delegate, actor, now)
-            .exec(&mut *tx)
-            .await?
-            == 0
-        {
+        let q = sql!(text, org, principal, delegate, actor, now);
+        let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
             return Ok(false);
-        }
+        };
         let detail = format!("delegate {delegate}");
         insert_audit(
             &mut *tx,
@@ -77,11 +73,11 @@ impl Identity<'_> {
         actor: &str,
         now: i64,
     ) -> Result<bool> {
-        let mut tx = self.db.pool.begin().await?;
         let text = "DELETE FROM delegations WHERE org = $1 AND principal = $2 AND delegate = $3";
-        if sql!(text, org, principal, delegate).exec(&mut *tx).await? == 0 {
+        let q = sql!(text, org, principal, delegate);
+        let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
             return Ok(false);
-        }
+        };
         let keys =
             revoke_keys_acting_for(&mut tx, org, principal, Some(delegate), actor, now).await?;
         let detail = with_keys(format!("delegate {delegate}"), &keys);

@@ -522,13 +522,7 @@ fn rank(
             .then(b.hits.cmp(&a.hits))
             .then(b.id.cmp(&a.id))
     };
-    if hits.len() > limit && limit > 0 {
-        hits.select_nth_unstable_by(limit - 1, order);
-        hits.truncate(limit);
-    }
-    hits.sort_by(order);
-    hits.truncate(limit);
-    hits
+    super::best_first(hits, limit, order)
 }
 
 impl CommonTokens {

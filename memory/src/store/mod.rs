@@ -61,7 +61,9 @@ use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow};
 use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
 use sqlx::migrate::Migrator;
-use sqlx::{Any, AnyPool, Arguments, Connection, Database, Encode, Executor, FromRow, Type};
+use sqlx::{
+    Any, AnyPool, Arguments, Connection, Database, Encode, Executor, FromRow, Transaction, Type,
+};
 use std::time::Duration;
 
 /// A checkpoint copies every page the write-ahead log holds back into the
@@ -548,6 +550,22 @@ const TABLES: &[&str] = &[
     "users",
 ];
 
+/// The first `limit` of `items` as `order` sorts them, in that order. A
+/// partial selection first, so a long list of hits is not sorted whole.
+pub(super) fn best_first<T>(
+    mut items: Vec<T>,
+    limit: usize,
+    order: impl Fn(&T, &T) -> std::cmp::Ordering,
+) -> Vec<T> {
+    if items.len() > limit && limit > 0 {
+        items.select_nth_unstable_by(limit - 1, &order);
+        items.truncate(limit);
+    }
+    items.sort_by(order);
+    items.truncate(limit);
+    items
+}
+
 /// A query being written: its text and the values bound to it, numbered
 /// `$1, $2, …` in both dialects. (sqlx's `QueryBuilder<Any>` writes `?`, which
 /// PostgreSQL rejects: launchbadge/sqlx#3000.) Rows decode with `FromRow`.
@@ -670,6 +688,16 @@ impl<'q> Sql<'q> {
     {
         let (text, args) = self.parts()?;
         Ok(sqlx::query_as_with(&text, args).fetch_one(exec).await?)
+    }
+
+    /// Run a conditional write as the first statement of a new transaction:
+    /// the transaction, to finish (its audit entry) and commit, when it
+    /// changed a row; `None`, nothing written, when it changed none (held
+    /// already, or never held). First, because it takes SQLite's write lock:
+    /// of two racing writers, one changes nothing.
+    pub(crate) async fn exec_first(self, pool: &AnyPool) -> Result<Option<Transaction<'_, Any>>> {
+        let mut tx = pool.begin().await?;
+        Ok((self.exec(&mut *tx).await? > 0).then_some(tx))
     }
 
     /// Run a statement; how many rows it changed.

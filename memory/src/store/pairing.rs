@@ -8,30 +8,14 @@ pub use super::people::{Identity, User, UserStatus};
 use super::Result;
 use crate::model::Role;
 use serde::Serialize;
-use strum::{EnumString, IntoStaticStr, VariantArray};
 
-/// Where a pairing request is (`pairing_codes.status`).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, EnumString, IntoStaticStr, VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum RequestStatus {
-    /// Waiting for an admin (until it expires).
-    Pending,
-    Approved,
-    Denied,
-}
-
-impl RequestStatus {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
-impl std::fmt::Display for RequestStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+named_enum! {
+    /// Where a pairing request is (`pairing_codes.status`).
+    pub enum RequestStatus {
+        /// Waiting for an admin (until it expires).
+        Pending,
+        Approved,
+        Denied,
     }
 }
 
@@ -296,8 +280,6 @@ impl Identity<'_> {
                 format!("code {}", req.code),
             ),
         };
-        let mut tx = self.db.pool.begin().await?;
-        // The conditional write first: it takes SQLite's write lock, and a racing decision loses.
         let text =
             "UPDATE pairing_codes SET status = $1, decided_by = $2, decided_at = $3, role = $4 \
                     WHERE org = $5 AND code = $6 AND status = $7";
@@ -311,9 +293,9 @@ impl Identity<'_> {
             &req.code,
             RequestStatus::Pending
         );
-        if q.exec(&mut *tx).await? == 0 {
+        let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
             return Ok(false);
-        }
+        };
         if let Some(role) = d.role {
             let (org, id) = (&req.org, &req.stored_id);
             sql!(
@@ -419,13 +401,12 @@ impl Identity<'_> {
         actor: &str,
         now: i64,
     ) -> Result<bool> {
-        let mut tx = self.db.pool.begin().await?;
-        // The conditional write first: it takes SQLite's write lock, and a racing revocation loses.
         let text = "UPDATE api_keys SET revoked_at = $1, revoked_by = $2 \
                     WHERE org = $3 AND key_id = $4 AND revoked_at IS NULL";
-        if sql!(text, now, actor, org, key_id).exec(&mut *tx).await? == 0 {
+        let q = sql!(text, now, actor, org, key_id);
+        let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
             return Ok(false);
-        }
+        };
         let text = "SELECT user_id FROM api_keys WHERE org = $1 AND key_id = $2";
         let (user_id,): (String,) = sql!(text, org, key_id).one(&mut *tx).await?;
         let detail = format!("key {key_id}");

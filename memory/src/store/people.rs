@@ -6,29 +6,13 @@
 use super::Db;
 use crate::model::Role;
 use serde::Serialize;
-use strum::{EnumString, IntoStaticStr, VariantArray};
 
-/// Whether a paired user may speak as themselves (`users.status`).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, EnumString, IntoStaticStr, VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum UserStatus {
-    Active,
-    /// Revoked by an admin (with every API key of theirs); pairing them again makes them active.
-    Revoked,
-}
-
-impl UserStatus {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
-impl std::fmt::Display for UserStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+named_enum! {
+    /// Whether a paired user may speak as themselves (`users.status`).
+    pub enum UserStatus {
+        Active,
+        /// Revoked by an admin (with every API key of theirs); pairing them again makes them active.
+        Revoked,
     }
 }
 

@@ -24,7 +24,6 @@ use crate::Role;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use sqlx::{Any, Transaction};
-use strum::{EnumString, IntoStaticStr, VariantArray};
 
 /// How long a proposal waits for its two decisions: 14 days, in ms.
 pub const PROPOSAL_TTL_MS: i64 = 14 * 24 * 60 * 60 * 1000;
@@ -32,97 +31,51 @@ pub const PROPOSAL_TTL_MS: i64 = 14 * 24 * 60 * 60 * 1000;
 /// The longest role name.
 pub const MAX_ROLE_CHARS: usize = 32;
 
-/// What a role entry is.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    serde::Deserialize,
-    EnumString,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub enum RoleKind {
-    /// The role's rubric: versioned, one active version per role.
-    Rubric,
-    /// Vocabulary of the role.
-    Term,
-    /// A curated lesson.
-    Lesson,
-}
-
-impl RoleKind {
-    pub fn as_str(self) -> &'static str {
-        self.into()
+named_enum! {
+    /// What a role entry is.
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum RoleKind {
+        /// The role's rubric: versioned, one active version per role.
+        Rubric,
+        /// Vocabulary of the role.
+        Term,
+        /// A curated lesson.
+        Lesson,
     }
 }
 
-/// A permission held for one role.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    serde::Deserialize,
-    EnumString,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub enum Permission {
-    /// Accept proposals to the role's memory (and draft, edit, retire them).
-    #[serde(rename = "role_memory.manage")]
-    #[strum(serialize = "role_memory.manage")]
-    RoleMemoryManage,
-}
-
-impl Permission {
-    pub fn as_str(self) -> &'static str {
-        self.into()
+named_enum! {
+    /// A permission held for one role.
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum Permission {
+        /// Accept proposals to the role's memory (and draft, edit, retire them).
+        #[serde(rename = "role_memory.manage")]
+        #[strum(serialize = "role_memory.manage")]
+        RoleMemoryManage,
     }
 }
 
-/// Where a proposal is in its curation.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    serde::Deserialize,
-    EnumString,
-    IntoStaticStr,
-    VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub enum ProposalStatus {
-    /// Waiting for a manager of the role.
-    Proposed,
-    /// Accepted; waiting for another holder of the role.
-    Accepted,
-    /// Confirmed: an entry of the role's memory (active, or retired since).
-    Confirmed,
-    /// Not confirmed within 14 days.
-    Expired,
+named_enum! {
+    /// Where a proposal is in its curation.
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum ProposalStatus {
+        /// Waiting for a manager of the role.
+        Proposed,
+        /// Accepted; waiting for another holder of the role.
+        Accepted,
+        /// Confirmed: an entry of the role's memory (active, or retired since).
+        Confirmed,
+        /// Not confirmed within 14 days.
+        Expired,
+    }
 }
 
-impl ProposalStatus {
-    pub fn as_str(self) -> &'static str {
-        self.into()
+named_enum! {
+    /// The two decisions of two-party curation, in their order: a manager
+    /// accepts, then another holder confirms.
+    pub enum CurationStep {
+        Accept,
+        Confirm,
     }
 }
 
@@ -281,6 +234,43 @@ impl RoleEntry {
     pub fn is_active(&self) -> bool {
         self.record_status == Some(Status::Active)
     }
+
+    /// `wrong_state`: a decision that needs this proposal `expected`.
+    fn wrong_state(&self, expected: &'static str) -> RoleError {
+        RoleError::WrongState {
+            id: self.id,
+            status: self.status.as_str(),
+            expected,
+        }
+    }
+}
+
+/// What a proposal is called in the audit log, in its record's source and
+/// in the revisions it makes.
+fn proposal_ref(id: i64) -> String {
+    format!("role_proposal:{id}")
+}
+
+/// Append `action` on proposal `id` to the audit log, in its transaction.
+async fn audit_proposal(
+    tx: &mut Transaction<'_, Any>,
+    org: &str,
+    actor: &str,
+    action: &str,
+    id: i64,
+    detail: &str,
+    now: i64,
+) -> StoreResult<()> {
+    insert_audit(
+        &mut **tx,
+        org,
+        actor,
+        action,
+        &proposal_ref(id),
+        detail,
+        now,
+    )
+    .await
 }
 
 #[derive(sqlx::FromRow)]
@@ -421,26 +411,14 @@ impl RoleMemory<'_> {
     ) -> Result<bool> {
         valid_role(role)?;
         self.active_user(org, user).await?;
-        let mut tx = self.db.pool.begin().await?;
         let text = "INSERT INTO user_roles (org, user_id, role, granted_by, granted_at) \
                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING";
-        if sql!(text, org, user, role, actor, now)
-            .exec(&mut *tx)
-            .await?
-            == 0
-        {
+        let q = sql!(text, org, user, role, actor, now);
+        let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
             return Ok(false);
-        }
-        insert_audit(
-            &mut *tx,
-            org,
-            actor,
-            "role.add",
-            user,
-            &format!("role {role}"),
-            now,
-        )
-        .await?;
+        };
+        let detail = format!("role {role}");
+        insert_audit(&mut *tx, org, actor, "role.add", user, &detail, now).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -456,21 +434,13 @@ impl RoleMemory<'_> {
         now: i64,
     ) -> Result<bool> {
         valid_role(role)?;
-        let mut tx = self.db.pool.begin().await?;
         let text = "DELETE FROM user_roles WHERE org = $1 AND user_id = $2 AND role = $3";
-        if sql!(text, org, user, role).exec(&mut *tx).await? == 0 {
+        let q = sql!(text, org, user, role);
+        let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
             return Ok(false);
-        }
-        insert_audit(
-            &mut *tx,
-            org,
-            actor,
-            "role.remove",
-            user,
-            &format!("role {role}"),
-            now,
-        )
-        .await?;
+        };
+        let detail = format!("role {role}");
+        insert_audit(&mut *tx, org, actor, "role.remove", user, &detail, now).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -487,15 +457,14 @@ impl RoleMemory<'_> {
     ) -> Result<bool> {
         valid_role(role)?;
         self.active_user(org, user).await?;
-        let mut tx = self.db.pool.begin().await?;
         let text =
             "INSERT INTO role_grants (org, user_id, role, permission, granted_by, granted_at) \
                     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING";
         let q = sql!(text, org, user, role, permission.as_str(), actor, now);
-        if q.exec(&mut *tx).await? == 0 {
+        let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
             return Ok(false);
-        }
-        let detail = format!("{} for role {role}", permission.as_str());
+        };
+        let detail = format!("{permission} for role {role}");
         insert_audit(&mut *tx, org, actor, "role.grant", user, &detail, now).await?;
         tx.commit().await?;
         Ok(true)
@@ -512,13 +481,12 @@ impl RoleMemory<'_> {
         now: i64,
     ) -> Result<bool> {
         valid_role(role)?;
-        let mut tx = self.db.pool.begin().await?;
         let text = "DELETE FROM role_grants WHERE org = $1 AND user_id = $2 AND role = $3 AND permission = $4";
         let q = sql!(text, org, user, role, permission.as_str());
-        if q.exec(&mut *tx).await? == 0 {
+        let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
             return Ok(false);
-        }
-        let detail = format!("{} for role {role}", permission.as_str());
+        };
+        let detail = format!("{permission} for role {role}");
         insert_audit(&mut *tx, org, actor, "role.ungrant", user, &detail, now).await?;
         tx.commit().await?;
         Ok(true)
@@ -613,13 +581,12 @@ impl RoleMemory<'_> {
         if let Some(principal) = p.on_behalf_of {
             detail.push_str(&format!("; on behalf of {principal}"));
         }
-        let target = format!("role_proposal:{id}");
-        insert_audit(
-            &mut *tx,
+        audit_proposal(
+            &mut tx,
             p.org,
             p.proposed_by,
             "role_memory.propose",
-            &target,
+            id,
             &detail,
             p.now,
         )
@@ -716,17 +683,8 @@ impl RoleMemory<'_> {
             ProposalStatus::Accepted.as_str()
         );
         if q.exec(&mut *tx).await? > 0 {
-            let target = format!("role_proposal:{}", e.id);
-            insert_audit(
-                &mut *tx,
-                &e.org,
-                "system",
-                "role_memory.expire",
-                &target,
-                "not confirmed within 14 days",
-                now,
-            )
-            .await?;
+            let (action, detail) = ("role_memory.expire", "not confirmed within 14 days");
+            audit_proposal(&mut tx, &e.org, "system", action, e.id, detail, now).await?;
         }
         tx.commit().await?;
         Err(RoleError::Expired(e.id))
@@ -755,11 +713,7 @@ impl RoleMemory<'_> {
         let e = self.get(org, id, now).await?;
         self.refuse_if_expired(&e, now).await?;
         if e.status != ProposalStatus::Proposed {
-            return Err(RoleError::WrongState {
-                id,
-                status: e.status.as_str(),
-                expected: ProposalStatus::Proposed.as_str(),
-            });
+            return Err(e.wrong_state(ProposalStatus::Proposed.as_str()));
         }
         if !self.manages(org, actor, &e.role).await? {
             return Err(RoleError::NotManager(actor.to_string(), e.role));
@@ -783,21 +737,11 @@ impl RoleMemory<'_> {
                 current: e.content_hash,
             });
         }
-        let target = format!("role_proposal:{id}");
         let detail = format!(
             "role {}; accepted by {actor}; hash {}",
             e.role, e.content_hash
         );
-        insert_audit(
-            &mut *tx,
-            org,
-            actor,
-            "role_memory.accept",
-            &target,
-            &detail,
-            now,
-        )
-        .await?;
+        audit_proposal(&mut tx, org, actor, "role_memory.accept", id, &detail, now).await?;
         tx.commit().await?;
         self.get(org, id, now).await
     }
@@ -817,11 +761,7 @@ impl RoleMemory<'_> {
         let (e, accepted_hash) = self.row(org, id, now).await?;
         self.refuse_if_expired(&e, now).await?;
         if e.status != ProposalStatus::Accepted {
-            return Err(RoleError::WrongState {
-                id,
-                status: e.status.as_str(),
-                expected: ProposalStatus::Accepted.as_str(),
-            });
+            return Err(e.wrong_state(ProposalStatus::Accepted.as_str()));
         }
         let accepted_by = e.accepted_by.clone().unwrap_or_default();
         if accepted_by == actor {
@@ -869,32 +809,38 @@ impl RoleMemory<'_> {
         )
         .owner(Some(e.role.clone()))
         .status(Status::Pending)
-        .source(format!("role_proposal:{id}"))
+        .source(proposal_ref(id))
         .author(Some(e.proposed_by.clone()))
         .on_behalf_of(e.on_behalf_of.clone());
         let record = insert_on(&mut tx, &rec).await?;
-        let run = format!("role_proposal:{id}");
+        let run = proposal_ref(id);
         activate_on(&mut tx, org, record, "role_curation", &run, now).await?;
         let text = "UPDATE role_proposals SET record_id = $1 WHERE org = $2 AND id = $3";
         sql!(text, record, org, id).exec(&mut *tx).await?;
-        let target = format!("role_proposal:{id}");
         let detail = format!(
             "role {}; accepted by {accepted_by}; confirmed by {actor}; hash {}; record {record}",
             e.role, e.content_hash
         );
-        insert_audit(
-            &mut *tx,
-            org,
-            actor,
-            "role_memory.confirm",
-            &target,
-            &detail,
-            now,
-        )
-        .await?;
+        audit_proposal(&mut tx, org, actor, "role_memory.confirm", id, &detail, now).await?;
         tx.commit().await?;
         self.db.written();
         self.get(org, id, now).await
+    }
+
+    /// Take one of the two decisions on proposal `id`: `accept` or `confirm`.
+    pub async fn decide(
+        &self,
+        step: CurationStep,
+        org: &str,
+        id: i64,
+        actor: &str,
+        seen: Option<&str>,
+        now: i64,
+    ) -> Result<RoleEntry> {
+        match step {
+            CurationStep::Accept => self.accept(org, id, actor, seen, now).await,
+            CurationStep::Confirm => self.confirm(org, id, actor, seen, now).await,
+        }
     }
 
     /// Change a pending proposal's text: both decisions are reset (it is
@@ -914,11 +860,7 @@ impl RoleMemory<'_> {
             e.status,
             ProposalStatus::Proposed | ProposalStatus::Accepted
         ) {
-            return Err(RoleError::WrongState {
-                id,
-                status: e.status.as_str(),
-                expected: ProposalStatus::Proposed.as_str(),
-            });
+            return Err(e.wrong_state(ProposalStatus::Proposed.as_str()));
         }
         if e.proposed_by != actor && !self.curates(org, actor, &e.role).await? {
             return Err(RoleError::NotManager(actor.to_string(), e.role));
@@ -938,21 +880,11 @@ impl RoleMemory<'_> {
             id
         );
         q.exec(&mut *tx).await?;
-        let target = format!("role_proposal:{id}");
         let detail = format!(
             "role {}; hash {} -> {hash}; decisions reset",
             e.role, e.content_hash
         );
-        insert_audit(
-            &mut *tx,
-            org,
-            actor,
-            "role_memory.edit",
-            &target,
-            &detail,
-            now,
-        )
-        .await?;
+        audit_proposal(&mut tx, org, actor, "role_memory.edit", id, &detail, now).await?;
         tx.commit().await?;
         self.get(org, id, now).await
     }
@@ -986,7 +918,7 @@ impl RoleMemory<'_> {
         }
         super::fulltext::unindex(&mut tx, record).await?;
         super::vectors::drop_vector(&mut tx, record).await?;
-        let run = format!("role_proposal:{id}");
+        let run = proposal_ref(id);
         let reason = format!("retired from role {} by {actor}", e.role);
         let revision = NewRevision {
             org,
@@ -1004,18 +936,8 @@ impl RoleMemory<'_> {
             created_at: now,
         };
         let revision = insert_revision(&mut *tx, &revision).await?;
-        let target = format!("role_proposal:{id}");
         let detail = format!("role {}; record {record}; revision {revision}", e.role);
-        insert_audit(
-            &mut *tx,
-            org,
-            actor,
-            "role_memory.retire",
-            &target,
-            &detail,
-            now,
-        )
-        .await?;
+        audit_proposal(&mut tx, org, actor, "role_memory.retire", id, &detail, now).await?;
         tx.commit().await?;
         self.db.written();
         Ok(revision)

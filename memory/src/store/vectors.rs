@@ -537,14 +537,8 @@ impl VectorCache {
             };
             out.extend(g.rerank(&candidates, &probe, q.min_similarity));
         }
-        let best_first = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0));
-        if out.len() > limit && limit > 0 {
-            out.select_nth_unstable_by(limit - 1, best_first);
-            out.truncate(limit);
-        }
-        out.sort_by(best_first);
-        out.truncate(limit);
-        out
+        let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0));
+        super::best_first(out, limit, order)
     }
 }
 
