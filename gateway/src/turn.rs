@@ -1423,13 +1423,21 @@ impl TurnLoop {
                 );
                 offline::respond(&ctx)
             }
-            Err(e) => {
-                tracing::warn!(error = %e, "responder failed");
-                return Ok(
-                    "I can't answer right now; your message is saved. Please try again shortly."
-                        .into(),
-                );
-            }
+            // The model failed (down, too slow, out of budget): what memory
+            // holds on the question is still the answer a person needs.
+            Err(e) => match offline::respond_if_known(&ctx) {
+                Some(answer) => {
+                    tracing::warn!(error = %e, "responder failed; answered from memory by the rules");
+                    answer
+                }
+                None => {
+                    tracing::warn!(error = %e, "responder failed");
+                    return Ok(
+                        "I can't answer right now; your message is saved. Please try again shortly."
+                            .into(),
+                    );
+                }
+            },
         };
         // The approved procedure is shown even when a model left its steps out.
         let answer = crate::skills::with_steps(answer, &skills);

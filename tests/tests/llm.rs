@@ -391,6 +391,32 @@ async fn a_model_that_hangs_gets_a_clear_reply_and_the_message_is_kept() {
 }
 
 #[tokio::test]
+async fn a_model_that_fails_on_a_question_memory_answers_still_gets_the_answer() {
+    // A small model on a slow machine can run past llm.timeout_ms; the note
+    // an administrator taught still answers the question.
+    let fake = FakeLlm::start().await;
+    let h = harness(&fake, |c| {
+        c.llm.timeout_ms = 300;
+        c.llm.max_retries = 0;
+    })
+    .await;
+    h.pair("222", Role::User).await;
+    h.db()
+        .records()
+        .insert_record(&note("The VPN endpoint is vpn.example.com, port 443.", 1_000))
+        .await
+        .expect("note");
+    fake.push(TEXT, Answer::Hang);
+    let reply = h.dm("222", "How do I connect to the VPN?").await;
+    assert!(reply.contains("vpn.example.com"), "{reply}");
+    assert!(!reply.contains(CANT_ANSWER), "{reply}");
+    // A server error on a question memory knows nothing about still apologises.
+    fake.always(TEXT, Answer::status(500));
+    let reply = h.dm("222", "Who bakes the office cake?").await;
+    assert!(reply.contains(CANT_ANSWER), "{reply}");
+}
+
+#[tokio::test]
 async fn one_token_budget_covers_every_model_call_of_a_turn() {
     let fake = FakeLlm::start().await;
     let h = harness(&fake, |c| {

@@ -652,6 +652,13 @@ pub fn respond(ctx: &ReplyContext<'_>) -> String {
 
 const NOTHING_IN_MEMORY: &str = "I don't have anything in memory about that yet.";
 
+/// The rules' answer from memory, or `None` when memory holds nothing on the
+/// message (a failed model then has nothing better to offer than an apology).
+pub fn respond_if_known(ctx: &ReplyContext<'_>) -> Option<String> {
+    let answer = respond(ctx);
+    (!answer.starts_with(NOTHING_IN_MEMORY)).then_some(answer)
+}
+
 fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
     let best = ctx
         .memory
