@@ -272,7 +272,10 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
     let asked = normalised(message);
     let instructions = normalised(prompt.fixed());
     let mut lines = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
     for line in answer.lines() {
+        let line = &unframed(line);
+        let line = &said_once(line, &mut seen);
         let t = line.trim();
         let lower = t.to_lowercase();
         let receipt = lower.contains("written:") && lower.contains("(id:");
@@ -294,6 +297,74 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
         return String::new();
     }
     text
+}
+
+/// `line` with each memory or skill frame a model copied into it replaced by
+/// the frame's text, and any other `<<<…>>>` markup dropped: a person reads
+/// the note, not its wrapping.
+fn unframed(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(open) = rest.find("<<<") {
+        out.push_str(&rest[..open]);
+        let inner = &rest[open + 3..];
+        let Some(close) = inner.find(">>>") else {
+            rest = "";
+            break;
+        };
+        let frame = &inner[..close];
+        if frame.starts_with("memory:") || frame.starts_with("skill:") {
+            if let Some((_, text)) = frame.split_once(": ") {
+                out.push_str(text.trim());
+            }
+        }
+        rest = &inner[close + 3..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The sentences of `line` not said before in this answer (`seen`) and not
+/// about "the speaker" (the prompt's word for the person, recited back by a
+/// small model: "The speaker's role is user."); a looping model repeats both.
+fn said_once(line: &str, seen: &mut Vec<String>) -> String {
+    let mut kept = Vec::new();
+    for sentence in sentences(line) {
+        let key = normalised(sentence);
+        let lower = sentence.trim_start().to_lowercase();
+        let about_the_speaker = ["the speaker's ", "the speaker is ", "the speaker has "]
+            .iter()
+            .any(|p| lower.starts_with(p));
+        // Short pieces (a fence, a table cell, "Yes.") may well repeat.
+        let repeated = key.len() >= REPEAT_MIN_CHARS && seen.contains(&key);
+        if about_the_speaker || repeated {
+            continue;
+        }
+        if key.len() >= REPEAT_MIN_CHARS {
+            seen.push(key);
+        }
+        kept.push(sentence.trim());
+    }
+    let indent = &line[..line.len() - line.trim_start().len()];
+    format!("{indent}{}", kept.join(" "))
+}
+
+/// Letters and digits a sentence needs before saying it again counts as a repeat.
+const REPEAT_MIN_CHARS: usize = 16;
+
+/// `line` cut after each `.`, `!` or `?` that a space follows.
+fn sentences(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, c) in line.char_indices() {
+        let end = i + c.len_utf8();
+        if ".!?".contains(c) && line[end..].starts_with(' ') {
+            out.push(&line[start..end]);
+            start = end;
+        }
+    }
+    out.push(&line[start..]);
+    out
 }
 
 /// Lower case, letters and digits only: how an echoed line is recognised.
@@ -482,6 +553,20 @@ mod tests {
             ),
             ("Remember this? Your host — reply yes or no", ""),
             ("Memory reference: 3", ""),
+            // A small model looping on its context: the frame's text once, no recital.
+            (
+                "The speaker's preference is for short answers. <<<memory:3 agent_notes: It moved to pg-staging-04.internal.>>>\nThe speaker's role is user. <<<memory:3 agent_notes: It moved to pg-staging-04.internal.>>>\nThe speaker's role is user.",
+                "It moved to pg-staging-04.internal.",
+            ),
+            (
+                "It moved to pg-staging-04.internal. It moved to pg-staging-04.internal.",
+                "It moved to pg-staging-04.internal.",
+            ),
+            // What may repeat: fences, short cells.
+            (
+                "```\npsql -h pg-staging-04.internal\n```\n| yes | yes |",
+                "```\npsql -h pg-staging-04.internal\n```\n| yes | yes |",
+            ),
             ("Where is the staging database?", ""),
             ("SPEAKER ROLE (from pairing): user", ""),
             (

@@ -306,9 +306,22 @@ async fn completions(
             other => other,
         }
     };
+    // Text past the request's token cap is cut there, as a real server does
+    // (about four characters a token), and the answer says `length`.
+    let cap_chars = ["max_tokens", "max_completion_tokens"]
+        .iter()
+        .find_map(|f| body[*f].as_u64())
+        .map(|t| t as usize * 4);
+    let mut finish = "stop";
     let content = match answer {
         Answer::Json(v) => v.to_string(),
-        Answer::Content(c) => c,
+        Answer::Content(c) => match cap_chars {
+            Some(cap) if c.chars().count() > cap => {
+                finish = "length";
+                c.chars().take(cap).collect()
+            }
+            _ => c,
+        },
         Answer::Status { code, retry_after } => {
             let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             let mut resp = (
@@ -345,7 +358,7 @@ async fn completions(
         .unwrap_or(0);
     let tokens = (prompt_chars / 4 + 1, content.len() / 4 + 1);
     let message = json!({"role": "assistant", "content": content, "refusal": null});
-    completion(&body, message, "stop", tokens)
+    completion(&body, message, finish, tokens)
 }
 
 /// A 200 `chat.completion` carrying `message`, as OpenAI shapes it.

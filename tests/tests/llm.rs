@@ -403,7 +403,10 @@ async fn a_model_that_fails_on_a_question_memory_answers_still_gets_the_answer()
     h.pair("222", Role::User).await;
     h.db()
         .records()
-        .insert_record(&note("The VPN endpoint is vpn.example.com, port 443.", 1_000))
+        .insert_record(&note(
+            "The VPN endpoint is vpn.example.com, port 443.",
+            1_000,
+        ))
         .await
         .expect("note");
     fake.push(TEXT, Answer::Hang);

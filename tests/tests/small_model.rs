@@ -74,6 +74,37 @@ async fn a_question_is_answered_with_one_model_call_and_nothing_is_extracted() {
 }
 
 #[tokio::test]
+async fn a_looping_model_cut_off_by_its_cap_shows_the_fact_once_and_no_markup() {
+    // What Qwen2.5-Coder-1.5B wrote at temperature 0 to "Can I deploy to
+    // production at 16:30 today?": its context recited, the note's frame
+    // copied, the same lines until the token cap stopped it mid-word.
+    let fake = FakeLlm::start().await;
+    let mut cfg = fake.config();
+    cfg.llm.max_output_tokens = 120;
+    let h = Harness::with_config(cfg).await;
+    h.pair("111", Role::Admin).await;
+    h.pair("222", Role::User).await;
+    h.dm(
+        "111",
+        "@notes: Deploys to production need a second reviewer and happen only before 15:00.",
+    )
+    .await;
+    let note = "<<<memory:1 agent_notes: Deploys to production need a second reviewer and happen only before 15:00.>>>";
+    let looping = format!(
+        "The speaker's preference is for short answers. {note}\n{}",
+        format!("The speaker's role is user. {note}\n").repeat(20)
+    );
+    fake.push(TEXT, Answer::Content(looping));
+    let reply = h
+        .dm("222", "Can I deploy to production at 16:30 today?")
+        .await;
+    assert_eq!(
+        reply,
+        "Deploys to production need a second reviewer and happen only before 15:00. (Memory reference: 1)"
+    );
+}
+
+#[tokio::test]
 async fn an_elaborating_model_keeps_only_the_speakers_words() {
     let fake = FakeLlm::start().await;
     fake.always("memory_items", small_model_extraction());

@@ -582,7 +582,15 @@ impl OpenAi {
             }
         };
         let choice = resp.choices.into_iter().next();
-        let content = choice.as_ref().and_then(|c| c.message.content.clone());
+        let cut_off = choice
+            .as_ref()
+            .is_some_and(|c| c.finish_reason.as_deref() == Some("length"));
+        let mut content = choice.as_ref().and_then(|c| c.message.content.clone());
+        if cut_off && format.is_none() {
+            // A reply stopped by its token cap (a small model looping, most
+            // often) ends mid-sentence: a person gets its whole sentences.
+            content = content.map(|c| whole_sentences(&c));
+        }
         let (prompt, completion) = match &resp.usage {
             Some(u) => (u.prompt_tokens, u.completion_tokens),
             None => (
@@ -842,6 +850,20 @@ fn answered(parsed: text_calls::Parsed) -> Result<String, LlmError> {
         ));
     }
     Ok(parsed.rest)
+}
+
+/// `text` up to its last finished sentence (or line); all of it when it has none.
+fn whole_sentences(text: &str) -> String {
+    let ends = text.char_indices().filter(|&(i, c)| {
+        let next = text[i + c.len_utf8()..].chars().next();
+        c == '\n' || (".!?".contains(c) && next.is_none_or(char::is_whitespace))
+    });
+    match ends.last() {
+        Some((i, c)) if !text[..i].trim().is_empty() => {
+            text[..i + c.len_utf8()].trim_end().to_string()
+        }
+        _ => text.to_string(),
+    }
 }
 
 /// The text of an answer, or why it has none.
@@ -1194,6 +1216,27 @@ mod tests {
         let a: SummaryAnswer = parse("```json\n{\"summary\": \"ok\"}\n```").expect("fenced");
         assert_eq!(a.summary, "ok");
         assert!(parse::<SummaryAnswer>("{\"summary\": \"ok\", \"role\": \"admin\"}").is_err());
+    }
+
+    #[test]
+    fn a_reply_cut_off_by_its_cap_keeps_its_whole_sentences() {
+        for (cut, kept) in [
+            (
+                "Deploys need a reviewer. They happen before 15:00. The spe",
+                "Deploys need a reviewer. They happen before 15:00.",
+            ),
+            (
+                "The host is vpn.example.com, port 443.\nThe speaker's role is us",
+                "The host is vpn.example.com, port 443.",
+            ),
+            (
+                "No sentence ends in this one",
+                "No sentence ends in this one",
+            ),
+            ("Version 2.5 of the", "Version 2.5 of the"),
+        ] {
+            assert_eq!(whole_sentences(cut), kept);
+        }
     }
 
     #[test]
