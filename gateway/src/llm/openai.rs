@@ -858,7 +858,7 @@ fn whole_sentences(text: &str) -> String {
         let next = text[i + c.len_utf8()..].chars().next();
         c == '\n' || (".!?".contains(c) && next.is_none_or(char::is_whitespace))
     });
-    match ends.last() {
+    match ends.next_back() {
         Some((i, c)) if !text[..i].trim().is_empty() => {
             text[..i + c.len_utf8()].trim_end().to_string()
         }
