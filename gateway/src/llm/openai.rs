@@ -854,7 +854,7 @@ fn answered(parsed: text_calls::Parsed) -> Result<String, LlmError> {
 
 /// `text` up to its last finished sentence (or line); all of it when it has none.
 fn whole_sentences(text: &str) -> String {
-    let ends = text.char_indices().filter(|&(i, c)| {
+    let mut ends = text.char_indices().filter(|&(i, c)| {
         let next = text[i + c.len_utf8()..].chars().next();
         c == '\n' || (".!?".contains(c) && next.is_none_or(char::is_whitespace))
     });
