@@ -60,7 +60,9 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
 RECEIPT = re.compile(r"\(id: (\d+)\)")
 ASK = re.compile(r"Remember this\?.*reply yes or no\s*$", re.S)
-RAW_MARKS = ("```json", "<tool_call>", '{"name"', '"arguments"')
+# A tool call written as text, JSON, or the prompt's frame markup copied back
+# (a reply showing "<<<memory:3 agent_notes: …>>>" shows the wrapping, not an answer).
+RAW_MARKS = ("```json", "<tool_call>", '{"name"', '"arguments"', "<<<", ">>>")
 EVENT_KEYS = {"pair", "msg", "system", "run", "tool", "trim", "relearn", "undo", "review", "roles", "curate"}
 DEFAULT_MODEL_ID = "qwen2.5-coder-1.5b-instruct"
 
