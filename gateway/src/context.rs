@@ -404,6 +404,39 @@ pub fn cite(answer: String, found: &[Retrieved], shared: bool) -> String {
     format!("{answer}{sep}(Memory reference: {})", used.join(", "))
 }
 
+/// Words of the message a record must hold before [`grounded`] shows it.
+pub const GROUNDING_MIN_HITS: i64 = 2;
+
+/// `answer` with the text of each record in `best` (the records that answer
+/// the message best) whose values (a word holding a digit, `.`, `_` or `#`: a
+/// host, a table, a time) it shows none of, on a line of its own: a small
+/// model paraphrases a note ("a reviewer" for "a second reviewer … before
+/// 15:00") or answers from its neighbour, and the person is still shown what
+/// memory says. In a group thread personal records are never added.
+pub fn grounded(answer: String, best: &[&Retrieved], shared: bool) -> String {
+    let said = memory::grounding::content_words(&answer);
+    let value = |w: &String| w.chars().any(|c| c.is_ascii_digit() || ".#_".contains(c));
+    let missing: Vec<String> = best
+        .iter()
+        // One shared word ("Deploy reminders help me") is a neighbour, not the answer.
+        .filter(|r| r.hits >= GROUNDING_MIN_HITS)
+        .filter(|r| !(shared && r.record.scope.is_personal()))
+        .filter(|r| {
+            let values: Vec<String> = memory::grounding::content_words(&r.record.content)
+                .into_iter()
+                .filter(value)
+                .collect();
+            !values.is_empty() && !values.iter().any(|v| said.contains(v))
+        })
+        .map(|r| sanitize(&r.record.content))
+        .filter(|text| !answer.contains(text.as_str()))
+        .collect();
+    if missing.is_empty() {
+        return answer;
+    }
+    format!("{answer}\nMemory says: {}", missing.join(" "))
+}
+
 /// How the turn's context lines open (see [`assemble`]); a small model
 /// sometimes answers with them.
 const CONTEXT_LINES: &[&str] = &[

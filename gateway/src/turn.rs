@@ -1406,10 +1406,12 @@ impl TurnLoop {
             parts.batch = Some(t.message_id);
         }
         let scrubbed = responded.map(|a| context::scrub_answer(&a, text, &prompt, &found));
+        let best = offline::best_matches(&found);
         let scrubbed = scrubbed.map(|a| {
             if a.is_empty() {
                 a
             } else {
+                let a = context::grounded(a, &best, t.shared());
                 context::cite(a, &found, t.shared())
             }
         });

@@ -105,6 +105,57 @@ async fn a_looping_model_cut_off_by_its_cap_shows_the_fact_once_and_no_markup() 
 }
 
 #[tokio::test]
+async fn a_model_that_paraphrases_a_note_or_answers_from_its_neighbour_still_shows_the_note() {
+    // What Qwen2.5-Coder-1.5B answered: "a reviewer" for "a second reviewer
+    // … before 15:00", and the freeze's end date for the deploy cut-off.
+    let fake = FakeLlm::start().await;
+    let h = harness(&fake).await;
+    h.pair("111", Role::Admin).await;
+    h.pair("222", Role::User).await;
+    h.dm(
+        "111",
+        "@notes: Deploys to production need a second reviewer and happen only before 15:00.",
+    )
+    .await;
+    h.dm(
+        "111",
+        "@notes: Production deploys are frozen from 2026-03-06 to 2026-03-09.",
+    )
+    .await;
+    fake.push(
+        TEXT,
+        Answer::Content("Yes, production deploys need a reviewer.".into()),
+    );
+    let reply = h.dm("222", "Do production deploys need a reviewer?").await;
+    assert!(
+        reply.starts_with("Yes, production deploys need a reviewer."),
+        "{reply}"
+    );
+    assert!(
+        reply.contains("second reviewer and happen only before 15:00"),
+        "{reply}"
+    );
+    fake.push(TEXT, Answer::Content("Until 2026-03-09.".into()));
+    let reply = h
+        .dm("222", "Until what time can I deploy to production?")
+        .await;
+    assert!(reply.contains("15:00"), "{reply}");
+    // An answer that shows the value of the note that answers best is left
+    // as the model wrote it.
+    fake.push(
+        TEXT,
+        Answer::Content("Yes: a second reviewer, and only before 15:00.".into()),
+    );
+    let reply = h
+        .dm("222", "Do deploys to production need a second reviewer?")
+        .await;
+    assert_eq!(
+        reply,
+        "Yes: a second reviewer, and only before 15:00. (Memory reference: 1)"
+    );
+}
+
+#[tokio::test]
 async fn an_elaborating_model_keeps_only_the_speakers_words() {
     let fake = FakeLlm::start().await;
     fake.always("memory_items", small_model_extraction());

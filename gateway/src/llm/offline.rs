@@ -4,6 +4,7 @@
 //! responder that answers from memory. Deterministic, no network.
 
 use super::{Extractor, LlmError, ReplyContext, Responder};
+use memory::store::Retrieved;
 use memory::{Candidate, ItemChannel};
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -659,24 +660,23 @@ pub fn respond_if_known(ctx: &ReplyContext<'_>) -> Option<String> {
     (!answer.starts_with(NOTHING_IN_MEMORY)).then_some(answer)
 }
 
-fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
-    let best = ctx
-        .memory
+/// The records that answer a message best, as the rules read them: those
+/// sharing the most words with it, else the nearest by meaning; at most 3.
+pub fn best_matches(memory: &[Retrieved]) -> Vec<&Retrieved> {
+    let best = memory
         .iter()
         .filter(|r| r.hits > 0)
         .max_by_key(|r| r.hits)
         .map(|r| r.hits)
         .unwrap_or(0);
-    let nearest = ctx
-        .memory
+    let nearest = memory
         .iter()
         .filter_map(|r| r.similarity)
         .max_by(f64::total_cmp);
     if best == 0 && nearest.is_none() {
-        return NOTHING_IN_MEMORY.into();
+        return Vec::new();
     }
-    let lines: Vec<String> = ctx
-        .memory
+    memory
         .iter()
         .filter(|r| {
             if best > 0 {
@@ -686,6 +686,17 @@ fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
             }
         })
         .take(3)
+        .collect()
+}
+
+fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
+    let matches = best_matches(ctx.memory);
+    if matches.is_empty() {
+        return NOTHING_IN_MEMORY.into();
+    }
+    let best = matches[0].hits;
+    let lines: Vec<String> = matches
+        .into_iter()
         .map(|r| {
             let cite = !ctx.shared || !r.record.scope.is_personal();
             let text = memory::sanitize::sanitize(&r.record.content);
