@@ -274,14 +274,15 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
     let mut lines = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     for line in answer.lines() {
+        // The turn's context repeated back (a line opening with a frame, real
+        // or made up): data the person never asked for.
+        let echo = CONTEXT_LINES.iter().any(|l| line.trim().starts_with(l));
         let line = &unframed(line);
         let line = &said_once(line, &mut seen);
         let t = line.trim();
         let lower = t.to_lowercase();
         let receipt = lower.contains("written:") && lower.contains("(id:");
         let question = lower.starts_with("remember this?") || lower.contains("reply yes or no");
-        // The turn's context repeated back: data the person never asked for.
-        let echo = CONTEXT_LINES.iter().any(|l| t.starts_with(l));
         let said = normalised(t);
         let repeated = !asked.is_empty() && said == asked;
         // A line of the instructions recited back (a small model does that).
@@ -586,6 +587,7 @@ mod tests {
             ),
             ("Remember this? Your host — reply yes or no", ""),
             ("Memory reference: 3", ""),
+            ("<<<memory:1234567890>>> Ben works from the office.", ""),
             // A small model looping on its context: the frame's text once, no recital.
             (
                 "The speaker's preference is for short answers. <<<memory:3 agent_notes: It moved to pg-staging-04.internal.>>>\nThe speaker's role is user. <<<memory:3 agent_notes: It moved to pg-staging-04.internal.>>>\nThe speaker's role is user.",
