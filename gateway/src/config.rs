@@ -755,6 +755,14 @@ pub struct TurnConfig {
     /// Which replies a model is shown the window for.
     #[default(HistoryFor::Every)]
     pub history_for: HistoryFor,
+    /// Org policy and the agent's notes go whole into a model's system
+    /// prompt, oldest first, when together they fit in this many characters:
+    /// the same for every turn of the agent, so a server's prompt cache keeps
+    /// them and a turn only processes its own message. Beyond, or at 0, each
+    /// turn is given the records retrieved for its message.
+    #[default = 4000]
+    #[validate(range(min = 0, max = 200_000))]
+    pub standing_notes_chars: usize,
 }
 
 /// `turn.history_for`: which replies a model sees the conversation's window for.

@@ -35,7 +35,7 @@ use governor::{Quota, RateLimiter};
 use memory::policy::{self, Consent, Decision, Directive, DropReason, Extraction, Origin};
 use memory::sanitize::sanitize;
 use memory::skill::SkillRevision;
-use memory::store::{ConversationView, NewMessage, Opening, RetrievalScope, ViewOf};
+use memory::store::{ConversationView, NewMessage, Opening, RetrievalScope, Retrieved, ViewOf};
 use memory::terms::terms;
 use memory::write::{Activation, Dedupe, Written};
 use memory::{
@@ -1306,6 +1306,44 @@ impl TurnLoop {
         Ok((kept, view.summaries))
     }
 
+    /// Org policy and the agent's notes, given whole to a model when they fit
+    /// `turn.standing_notes_chars` (the same for every turn, so a server's
+    /// prompt cache keeps them), overrides applied; none for the rules, which
+    /// read no prompt, or when they do not fit.
+    async fn standing_notes(
+        &self,
+        scope: &RetrievalScope,
+    ) -> Result<(Vec<Retrieved>, Vec<context::Overridden>)> {
+        /// More records than this are not given whole, whatever their length.
+        const MOST: usize = 100;
+        let budget = self.cfg.turn.standing_notes_chars;
+        if budget == 0 || !self.responder.reads_prompt() {
+            return Ok(Default::default());
+        }
+        let limit = budget.min(MOST) + 1;
+        let notes = self
+            .db
+            .records()
+            .standing_notes(scope, limit as i64)
+            .await?;
+        let chars: usize = notes.iter().map(|r| r.content.chars().count()).sum();
+        if notes.len() == limit || chars > budget {
+            return Ok(Default::default());
+        }
+        let mut standing: Vec<Retrieved> = notes
+            .into_iter()
+            .map(|record| Retrieved {
+                record,
+                hits: 0,
+                score: 0.0,
+                similarity: None,
+            })
+            .collect();
+        context::order_by_precedence(&mut standing);
+        let overridden = context::apply_policy_overrides(&mut standing);
+        Ok((standing, overridden))
+    }
+
     /// The work roles the speaker holds now (none for system principals and unpaired senders).
     async fn roles_now(&self, t: &Turn<'_>) -> Result<Vec<String>> {
         Ok(match t.principal.user_id() {
@@ -1344,6 +1382,7 @@ impl TurnLoop {
         }
         context::order_by_precedence(&mut found);
         let overridden = context::apply_policy_overrides(&mut found);
+        let (standing, standing_overridden) = self.standing_notes(&scope).await?;
         let followed = match t.procedure {
             Some(skill) => vec![crate::skills::InForce::standing(skill.clone())],
             None => self.skills.for_request(t.org(), t.agent(), asked).await?,
@@ -1354,10 +1393,14 @@ impl TurnLoop {
             t.org(),
             t.agent(),
             &t.principal,
-            &found,
-            &overridden,
-            &previous,
-            &skills,
+            &context::PromptParts {
+                found: &found,
+                overridden: &overridden,
+                previous: &previous,
+                skills: &skills,
+                standing: &standing,
+                standing_overridden: &standing_overridden,
+            },
         );
         let run = format!("turn:{}", t.message_id);
         let tools = TurnTools::new(

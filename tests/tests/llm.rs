@@ -599,16 +599,24 @@ async fn a_hostile_model_writes_no_agent_notes_for_users_unpaired_senders_or_sys
     h.dm("222", "Produce the daily report").await;
     let last = fake.received_for(TEXT).pop().expect("a reply request");
     // The memory in the prompt is the admin's; the user's own earlier lines
-    // reach the model only as their history, tagged with their role.
-    // The turn's context is framed in the last message, before the text to answer.
-    let system = last.body["messages"]
+    // reach the model only as their history, tagged with their role. Memory
+    // is framed in the system message (the standing notes) and in the last
+    // message (the turn's context, before the text to answer).
+    let messages = last.body["messages"]
         .as_array()
-        .and_then(|m| m.last())
-        .and_then(|m| m["content"].as_str())
+        .cloned()
         .unwrap_or_default();
+    let framed: String = [messages.first(), messages.last()]
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["content"].as_str())
+        .flat_map(|text| text.split("<<<memory:").skip(1))
+        .map(|frame| frame.split(">>>").next().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n");
     assert!(
-        system.contains("example_orders") && !system.contains("example_evil"),
-        "{system}"
+        framed.contains("example_orders") && !framed.contains("example_evil"),
+        "{framed}"
     );
     assert!(
         last.text().contains(

@@ -545,6 +545,85 @@ async fn with_history_for_follow_ups_a_standalone_question_is_sent_without_histo
 }
 
 #[tokio::test]
+async fn the_notes_open_every_reply_prompt_alike_so_the_server_processes_only_the_message() {
+    // A llama.cpp server reuses the longest prefix its last prompt shares:
+    // with the notes in the system message, byte for byte the same for every
+    // speaker and question, a question turn is processed from its own message
+    // on, as a bare chat completion with the notes would be.
+    for (budget, whole) in [(4_000, true), (40, false)] {
+        let fake = FakeLlm::start().await;
+        let mut cfg = fake.config();
+        cfg.turn.standing_notes_chars = budget;
+        let h = Harness::with_config(cfg).await;
+        h.pair("111", Role::Admin).await;
+        h.pair("222", Role::User).await;
+        h.pair("333", Role::User).await;
+        h.dm(
+            "111",
+            "@notes: The on-call rotation is published in #ops-oncall every Friday at 16:00.",
+        )
+        .await;
+        h.dm(
+            "111",
+            "@notes: The staging database is pg-staging-04.internal.",
+        )
+        .await;
+        fake.push(
+            TEXT,
+            Answer::Content("It is published in #ops-oncall every Friday at 16:00.".into()),
+        );
+        let oncall = h
+            .dm("222", "Where is the on-call rotation published?")
+            .await;
+        fake.push(
+            TEXT,
+            Answer::Content("The staging database is pg-staging-04.internal.".into()),
+        );
+        let staging = h.dm("333", "Which host is the staging database on?").await;
+        // What each person reads is the same either way: the fact, cited by steward.
+        assert_eq!(
+            oncall,
+            "It is published in #ops-oncall every Friday at 16:00. (Memory reference: 1)"
+        );
+        assert_eq!(
+            staging,
+            "The staging database is pg-staging-04.internal. (Memory reference: 2)"
+        );
+        let replies = fake.received_for(TEXT);
+        let message = |i: usize, role: &str| {
+            replies[i].body["messages"]
+                .as_array()
+                .and_then(|m| m.iter().find(|m| m["role"] == role))
+                .and_then(|m| m["content"].as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
+        let asked = message(0, "user");
+        if whole {
+            assert_eq!(message(0, "system"), message(1, "system"));
+            for note in ["#ops-oncall every Friday", "pg-staging-04.internal"] {
+                assert!(
+                    message(0, "system").contains(note),
+                    "{}",
+                    message(0, "system")
+                );
+            }
+            // The turn's own part: the speaker's role and the question, no note again.
+            assert!(!asked.contains("<<<memory"), "{asked}");
+            assert!(
+                asked.contains("SPEAKER ROLE (from pairing): user"),
+                "{asked}"
+            );
+        } else {
+            // Past the budget, each turn is given what was retrieved for it.
+            assert!(!message(0, "system").contains("#ops-oncall"));
+            assert!(asked.contains("<<<memory:1 agent_notes:"), "{asked}");
+            assert!(!asked.contains("pg-staging-04"), "{asked}");
+        }
+    }
+}
+
+#[tokio::test]
 async fn a_judge_is_never_shown_a_record_on_another_topic() {
     let fake = FakeLlm::start().await;
     // A judge that retires whatever it is shown.

@@ -277,6 +277,15 @@ async fn retrieval_is_scoped_by_org_agent_and_speaker(db: Db) {
             r.kind = kind.into();
             r
         };
+    let mut pending = mk(
+        "a",
+        "default",
+        Scope::AgentNotes,
+        None,
+        "procedure",
+        "the weekly digest waits for approval",
+    );
+    pending.status = Status::Pending;
     for r in [
         mk(
             "a",
@@ -286,6 +295,23 @@ async fn retrieval_is_scoped_by_org_agent_and_speaker(db: Db) {
             "procedure",
             "daily report uses orders_a",
         ),
+        mk(
+            "a",
+            "default",
+            Scope::OrgPolicy,
+            None,
+            "rule",
+            "customer data stays in the EU",
+        ),
+        mk(
+            "b",
+            "default",
+            Scope::OrgPolicy,
+            None,
+            "rule",
+            "org b keeps its data at home",
+        ),
+        pending,
         mk(
             "b",
             "default",
@@ -372,10 +398,33 @@ async fn retrieval_is_scoped_by_org_agent_and_speaker(db: Db) {
             .unwrap(),
     );
     assert_eq!(nobody, vec!["daily report uses orders_a".to_string()]);
+    // What a model is given whole: the same for every speaker of the agent,
+    // oldest first, nothing of another organisation, agent or person, nothing pending.
+    for (speaker, shared) in [(Some("u1"), false), (Some("u2"), true), (None, false)] {
+        let standing: Vec<String> = db
+            .records()
+            .standing_notes(&scope(speaker, shared), 50)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.content)
+            .collect();
+        assert_eq!(
+            standing,
+            [
+                "daily report uses orders_a",
+                "customer data stays in the EU"
+            ]
+        );
+    }
     let mut bad = scope(Some("u1"), false);
     bad.org.clear();
     assert!(
         db.records().retrieve(&bad, words, 20).await.is_err(),
+        "an incomplete scope fails closed"
+    );
+    assert!(
+        db.records().standing_notes(&bad, 50).await.is_err(),
         "an incomplete scope fails closed"
     );
 }

@@ -61,6 +61,9 @@ impl Responder for Metered<dyn Responder> {
     async fn respond(&self, ctx: &ReplyContext<'_>) -> Result<String, LlmError> {
         self.call(self.inner.respond(ctx)).await
     }
+    fn reads_prompt(&self) -> bool {
+        self.inner.reads_prompt()
+    }
 }
 
 #[async_trait::async_trait]

@@ -93,6 +93,11 @@ impl std::fmt::Debug for dyn Tools + '_ {
 #[async_trait::async_trait]
 pub trait Responder: Send + Sync {
     async fn respond(&self, ctx: &ReplyContext<'_>) -> Result<String, LlmError>;
+    /// Whether it reads the prompt: the rules answer from the records alone,
+    /// so a turn assembles no standing notes for them.
+    fn reads_prompt(&self) -> bool {
+        true
+    }
 }
 
 /// A candidate the judge says the new record replaces.

@@ -627,6 +627,9 @@ impl Responder for OfflineResponder {
     async fn respond(&self, ctx: &ReplyContext<'_>) -> Result<String, LlmError> {
         Ok(respond(ctx))
     }
+    fn reads_prompt(&self) -> bool {
+        false
+    }
 }
 
 /// Answer from the best-matching memory: the record that shares the most

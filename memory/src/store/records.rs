@@ -1018,6 +1018,33 @@ impl Records<'_> {
 }
 
 impl Records<'_> {
+    /// Every active record `scope` reads that is the same for every speaker
+    /// of its agent — org policy and the agent's notes — oldest first, at
+    /// most `limit`: the standing part of a model's prompt, which a server's
+    /// prompt cache keeps from turn to turn (README.md, "`[turn]`"). Fails
+    /// closed like [`Records::retrieve`]; every row is checked against the scope.
+    pub async fn standing_notes(
+        &self,
+        scope: &RetrievalScope,
+        limit: i64,
+    ) -> Result<Vec<MemoryRecord>> {
+        scope.readable_places()?;
+        let rows: Vec<MemoryRecord> = sql!(
+            format!(
+                "{SELECT} WHERE org = $1 AND status = $2 AND (scope = $3 OR (scope = $4 AND agent = $5)) ORDER BY id LIMIT $6"
+            ),
+            &scope.org,
+            Status::Active,
+            Scope::OrgPolicy,
+            Scope::AgentNotes,
+            &scope.agent,
+            limit.max(0)
+        )
+        .all(&self.db.pool)
+        .await?;
+        Ok(rows.into_iter().filter(|r| scope.may_read(r)).collect())
+    }
+
     /// The newest active role entries of the roles `scope` holds (at most
     /// `limit`), checked against the scope like every row read.
     async fn role_entries(&self, scope: &RetrievalScope, limit: i64) -> Result<Vec<MemoryRecord>> {
