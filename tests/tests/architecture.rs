@@ -1870,3 +1870,132 @@ fn the_quoted_name_check_catches_a_spelled_status_in_a_query() {
         ]
     );
 }
+
+// --- no import circles ----------------------------------------------------------
+
+/// The files of `krate` that import each other in a loop, each loop once as
+/// `a.rs -> b.rs -> a.rs`: an import (outside tests) of a path that resolves
+/// into another file's module is an arrow to that file (the file of the
+/// longest module the path starts with), unless that file is a submodule of
+/// the importer's.
+fn import_circles(krate: &Crate) -> Vec<String> {
+    let files: Vec<(&str, &[String])> = krate
+        .files
+        .iter()
+        .map(|f| (f.rel.as_str(), f.module.as_slice()))
+        .collect();
+    let file_of = |path: &[String]| {
+        files
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, module))| path.starts_with(module))
+            .max_by_key(|(_, (_, module))| module.len())
+            .map(|(i, _)| i)
+    };
+    let mut arrows: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+    for (i, file) in krate.files.iter().enumerate() {
+        for r in file.refs.iter().filter(|r| !r.test) {
+            let path = krate.resolve(&r.module, &r.written, r.global);
+            if path.first().map(String::as_str) != Some("crate") {
+                continue;
+            }
+            // A module uses its own submodules (a router its handlers): an
+            // arrow into the file's own subtree is no arrow back.
+            let below = |j: &usize| files[*j].1.starts_with(files[i].1);
+            if let Some(j) = file_of(&path).filter(|j| *j != i && !below(j)) {
+                if !arrows[i].contains(&j) {
+                    arrows[i].push(j);
+                }
+            }
+        }
+    }
+    // A loop through `start` whose other files all come after it: each loop once.
+    fn back_to(
+        start: usize,
+        at: usize,
+        arrows: &[Vec<usize>],
+        path: &mut Vec<usize>,
+        out: &mut Vec<Vec<usize>>,
+    ) {
+        for &next in &arrows[at] {
+            if next == start {
+                let mut found = path.clone();
+                found.push(start);
+                out.push(found);
+            } else if next > start && !path.contains(&next) && path.len() < 8 {
+                path.push(next);
+                back_to(start, next, arrows, path, out);
+                path.pop();
+            }
+        }
+    }
+    let mut loops = Vec::new();
+    for start in 0..files.len() {
+        back_to(start, start, &arrows, &mut vec![start], &mut loops);
+    }
+    let mut out: Vec<String> = loops
+        .into_iter()
+        .map(|l| {
+            l.iter()
+                .map(|&i| files[i].0)
+                .collect::<Vec<_>>()
+                .join(" -> ")
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn no_two_files_import_each_other_in_a_loop() {
+    let sources = workspace_sources();
+    let crates = Crate::all(&sources);
+    let libraries: Vec<&Crate> = crates
+        .iter()
+        .filter(|c| c.files.iter().any(|f| f.rel.ends_with("/src/lib.rs")))
+        .collect();
+    assert!(libraries.len() >= 5, "read the workspace's libraries");
+    let circles: Vec<String> = libraries.iter().flat_map(|c| import_circles(c)).collect();
+    assert!(circles.is_empty(), "{circles:#?}");
+}
+
+#[test]
+fn the_circle_check_catches_a_loop_grouped_inline_or_through_a_third_file() {
+    let krate = Crate::new(
+        [
+            source(
+                "gateway/src/lib.rs",
+                "pub mod a; pub mod b; pub mod c; pub mod d; pub mod e; pub mod f; pub mod g;",
+            ),
+            source(
+                "gateway/src/a.rs",
+                "use crate::{b::B, e::E};\npub struct A;",
+            ),
+            source(
+                "gateway/src/b.rs",
+                "pub struct B;\nfn f() -> super::a::A { crate::a::A }",
+            ),
+            source("gateway/src/c.rs", "pub struct C(crate::d::D);"),
+            // A parent uses its child, the child its parent: no loop.
+            source("gateway/src/g/mod.rs", "mod h; pub struct G(h::H);"),
+            source("gateway/src/g/h.rs", "pub struct H;\nfn k(_: super::G) {}"),
+            source("gateway/src/d.rs", "pub struct D;\nuse super::f::F;"),
+            source("gateway/src/f.rs", "pub struct F;\nfn g(_: crate::c::C) {}"),
+            // A test module may import what imports its file.
+            source(
+                "gateway/src/e.rs",
+                "pub struct E;\n#[cfg(test)]\nmod tests { use crate::a::A; }",
+            ),
+        ]
+        .iter()
+        .map(parse_file)
+        .collect(),
+    );
+    assert_eq!(
+        import_circles(&krate),
+        [
+            "gateway/src/a.rs -> gateway/src/b.rs -> gateway/src/a.rs",
+            "gateway/src/c.rs -> gateway/src/d.rs -> gateway/src/f.rs -> gateway/src/c.rs",
+        ]
+    );
+}

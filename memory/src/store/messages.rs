@@ -11,7 +11,7 @@
 use super::archives::{archive_in, QueuedArchive};
 use super::pairing::{User, UserStatus};
 use super::NewArchive;
-use super::{Db, Result, StoreError};
+use super::{Conversations, Result, StoreError};
 use crate::model::{Role, StoredMessage};
 use sqlx::{AnyConnection, AnyPool};
 use std::collections::HashSet;
@@ -40,13 +40,6 @@ const SELECT: &str = "SELECT id, org, agent, channel, conversation, conversation
 /// A line of conversation `$1`, `$2`, `$3` (org, agent, conversation) is live
 /// when it is past the conversation's watermark, the newest trimmed line.
 const LIVE: &str = "id > COALESCE((SELECT trimmed_through FROM live_history WHERE org = $1 AND agent = $2 AND conversation = $3), 0)";
-
-/// Conversation lines (the group commit, seen platform ids, history
-/// windows) and their archives.
-#[derive(Clone, Copy)]
-pub struct Conversations<'a> {
-    pub(super) db: &'a Db,
-}
 
 impl Conversations<'_> {
     /// Record a platform message id; false when it was seen before (a redelivery).

@@ -38,13 +38,11 @@ pub use archives::{Archive, NewArchive};
 pub use audit::AuditTrail;
 pub use delegations::{Delegation, KeyHolder};
 pub use jobs::Jobs;
-pub use messages::{
-    Answer, ConversationView, Conversations, LiveSize, NewMessage, Opened, Opening, ViewOf,
-};
+pub use messages::{Answer, ConversationView, LiveSize, NewMessage, Opened, Opening, ViewOf};
 pub use pairing::{
     ApiKey, Decision, Identity, NewPairingCode, PairingRequest, RequestStatus, User, UserStatus,
 };
-pub use records::{RecordFilter, Records, RetrievalScope, Retrieved, Supersession};
+pub use records::{RecordFilter, RetrievalScope, Retrieved, Supersession};
 pub use retention::{Erasure, ERASED};
 pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement};
 pub use revisions::{NewRevision, RevisionMeta};
@@ -241,6 +239,23 @@ fn pool_options(backend: Backend, max: u32) -> AnyPoolOptions {
                 Ok(())
             })
         })
+}
+
+/// Memory records: the write path (`write.rs`), retrieval, supersession,
+/// revisions, retirement, consolidation's marks and the records' vectors.
+/// Declared here, beside the `Db` that hands it out, because its methods
+/// live in several files (`records.rs`, `fulltext.rs`, `vectors.rs`,
+/// `revisions.rs`, `tombstones.rs`) that each name it and none another's.
+#[derive(Clone, Copy)]
+pub struct Records<'a> {
+    pub(super) db: &'a Db,
+}
+
+/// Conversation lines (the group commit, seen platform ids, history
+/// windows, `messages.rs`) and their archives (`archives.rs`).
+#[derive(Clone, Copy)]
+pub struct Conversations<'a> {
+    pub(super) db: &'a Db,
 }
 
 impl Db {

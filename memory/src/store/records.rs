@@ -1,7 +1,7 @@
 use super::fulltext::{self, vis_key, Doc};
 use super::revisions::{insert_revision, vetoed, NewRevision, RevisionMeta};
 use super::tombstones::{self, TombstoneKey};
-use super::{Db, Result, Sql, StoreError};
+use super::{Records, Result, Sql, StoreError};
 use crate::fulltext::query_tokens;
 use crate::model::{Kind, MemoryRecord, NewRecord, Scope, Status, ANY_AGENT};
 use sqlx::{AnyConnection, AnyPool};
@@ -624,13 +624,6 @@ fn fuse(
             r
         })
         .collect()
-}
-
-/// Memory records: the write path (`write.rs`), retrieval, supersession,
-/// revisions, retirement, consolidation's marks and the records' vectors.
-#[derive(Clone, Copy)]
-pub struct Records<'a> {
-    pub(super) db: &'a Db,
 }
 
 impl Records<'_> {
