@@ -107,8 +107,8 @@ pub struct Prompt {
     policy: usize,
     /// Where the standing part ends and the turn's context begins.
     fixed: usize,
-    /// The ids of the records in the standing notes.
-    standing: Vec<i64>,
+    /// The records in the standing notes: id and text, normalised.
+    standing: Vec<(i64, String)>,
 }
 
 impl Prompt {
@@ -125,8 +125,8 @@ impl Prompt {
         self.text[self.fixed..].trim_start()
     }
     /// The records shown in the standing notes.
-    pub fn standing(&self) -> &[i64] {
-        &self.standing
+    pub fn standing(&self) -> Vec<i64> {
+        self.standing.iter().map(|(id, _)| *id).collect()
     }
 }
 
@@ -182,9 +182,15 @@ pub fn assemble(org: &str, agent: &str, principal: &Principal, parts: &PromptPar
         }
     }
     let fixed = out.len();
-    let standing: Vec<i64> = parts.standing.iter().map(|r| r.record.id).collect();
-    let in_standing =
-        |id: i64| standing.contains(&id) || parts.standing_overridden.iter().any(|o| o.note == id);
+    let standing: Vec<(i64, String)> = parts
+        .standing
+        .iter()
+        .map(|r| (r.record.id, normalised(&sanitize(&r.record.content))))
+        .collect();
+    let in_standing = |id: i64| {
+        standing.iter().any(|(s, _)| *s == id)
+            || parts.standing_overridden.iter().any(|o| o.note == id)
+    };
     out.push_str(&format!("\nSPEAKER ROLE (from pairing): {role}"));
     if !parts.previous.is_empty() {
         out.push_str("\nPREVIOUS CONTEXT (summaries of earlier parts of this conversation):");
@@ -324,8 +330,25 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
     let shown: Vec<i64> = found
         .iter()
         .map(|r| r.record.id)
-        .chain(prompt.standing().iter().copied())
+        .chain(prompt.standing())
         .collect();
+    // Given every note, a small model may recite one beside the point: when
+    // retrieval found what the message is about, a note it did not relate to
+    // the message is off topic (the rules then answer if nothing is left).
+    let off_topic: Vec<&str> = if found.iter().any(|r| r.hits >= GROUNDING_MIN_HITS) {
+        prompt
+            .standing
+            .iter()
+            .filter(|(id, _)| {
+                !found
+                    .iter()
+                    .any(|r| r.record.id == *id && (r.hits > 0 || r.similarity.is_some()))
+            })
+            .map(|(_, text)| text.as_str())
+            .collect()
+    } else {
+        Vec::new()
+    };
     let asked = normalised(message);
     let instructions = normalised(prompt.policy());
     let mut lines = Vec::new();
@@ -336,6 +359,7 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
         let echo = CONTEXT_LINES.iter().any(|l| line.trim().starts_with(l));
         let line = &unframed(line);
         let line = &said_once(line, &mut seen);
+        let line = &without_recitals(line, &off_topic);
         let t = line.trim();
         let lower = t.to_lowercase();
         let receipt = lower.contains("written:") && lower.contains("(id:");
@@ -403,6 +427,23 @@ fn said_once(line: &str, seen: &mut Vec<String>) -> String {
         }
         kept.push(sentence.trim());
     }
+    let indent = &line[..line.len() - line.trim_start().len()];
+    format!("{indent}{}", kept.join(" "))
+}
+
+/// `line` without the sentences that recite one of `notes` (normalised).
+fn without_recitals(line: &str, notes: &[&str]) -> String {
+    if notes.is_empty() {
+        return line.to_string();
+    }
+    let kept: Vec<&str> = sentences(line)
+        .into_iter()
+        .filter(|sentence| {
+            let key = normalised(sentence);
+            key.len() < REPEAT_MIN_CHARS || !notes.iter().any(|n| n.contains(&key))
+        })
+        .map(str::trim)
+        .collect();
     let indent = &line[..line.len() - line.trim_start().len()];
     format!("{indent}{}", kept.join(" "))
 }
@@ -678,6 +719,39 @@ mod tests {
         assert!(!second.context().contains("OVERRIDDEN"), "{second}");
         assert!(!second.context().contains("<<<memory"), "{second}");
         assert_eq!(first.standing(), [4, 1, 2]);
+        // A note recited beside the point, when retrieval found the one that
+        // answers, is dropped; alone, it leaves nothing (the rules answer).
+        let mut asked_window = deploys.clone();
+        asked_window.hits = 2;
+        let asked = [asked_window];
+        assert_eq!(
+            scrub_answer(
+                "The staging database is pg-staging-04.internal. Deploys happen only before 15:00.",
+                "When do deploys happen?",
+                &second,
+                &asked,
+            ),
+            "Deploys happen only before 15:00."
+        );
+        assert_eq!(
+            scrub_answer(
+                "The staging database is pg-staging-04.internal.",
+                "When do deploys happen?",
+                &second,
+                &asked
+            ),
+            ""
+        );
+        // Found nothing: the model's pick of a note stands.
+        assert_eq!(
+            scrub_answer(
+                "The staging database is pg-staging-04.internal.",
+                "Where is staging?",
+                &second,
+                &[]
+            ),
+            "The staging database is pg-staging-04.internal."
+        );
         // A note shown only in the standing part is the model's to cite.
         assert_eq!(
             scrub_answer("Before 15:00. Memory reference: 2", "When?", &second, &[]),

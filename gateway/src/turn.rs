@@ -1339,7 +1339,8 @@ impl TurnLoop {
                 similarity: None,
             })
             .collect();
-        context::order_by_precedence(&mut standing);
+        // Oldest first, whatever the scope: a new note or policy goes at the
+        // end, and the server still holds everything before it.
         let overridden = context::apply_policy_overrides(&mut standing);
         Ok((standing, overridden))
     }

@@ -624,6 +624,47 @@ async fn the_notes_open_every_reply_prompt_alike_so_the_server_processes_only_th
 }
 
 #[tokio::test]
+async fn a_model_given_every_note_that_recites_the_wrong_one_still_answers_with_the_right_one() {
+    // What Qwen2.5-Coder-1.5B answered to "Can I deploy to production at
+    // 16:30 today?" with all three notes in its system prompt: the first.
+    let fake = FakeLlm::start().await;
+    let h = harness(&fake).await;
+    h.pair("111", Role::Admin).await;
+    h.pair("222", Role::User).await;
+    for note in [
+        "@notes: The weekly sales report is built from the table sales_2025 every Monday.",
+        "@notes: Deploys to production need a second reviewer and happen only before 15:00.",
+    ] {
+        h.dm("111", note).await;
+    }
+    fake.push(
+        TEXT,
+        Answer::Content(
+            "The weekly sales report is built from the table sales_2025 every Monday.".into(),
+        ),
+    );
+    let reply = h
+        .dm("222", "Can I deploy to production at 16:30 today?")
+        .await;
+    assert!(reply.contains("only before 15:00"), "{reply}");
+    assert!(!reply.contains("sales_2025"), "{reply}");
+    // Asked about the report, the same recital is the answer.
+    fake.push(
+        TEXT,
+        Answer::Content(
+            "The weekly sales report is built from the table sales_2025 every Monday.".into(),
+        ),
+    );
+    let reply = h
+        .dm("222", "Which table is the weekly sales report built from?")
+        .await;
+    assert!(
+        reply.starts_with("The weekly sales report is built from the table sales_2025"),
+        "{reply}"
+    );
+}
+
+#[tokio::test]
 async fn a_judge_is_never_shown_a_record_on_another_topic() {
     let fake = FakeLlm::start().await;
     // A judge that retires whatever it is shown.
