@@ -327,11 +327,9 @@ pub fn reply_language(r: &memory::MemoryRecord) -> Option<String> {
 /// the context, the `message` or the `prompt`'s instructions go too. Empty:
 /// nothing to show.
 pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retrieved]) -> String {
-    let shown: Vec<i64> = found
-        .iter()
-        .map(|r| r.record.id)
-        .chain(prompt.standing())
-        .collect();
+    // A model's own citations are not believed (steward cites from what
+    // the answer shows): only one of a record found for the message stays.
+    let shown: Vec<i64> = found.iter().map(|r| r.record.id).collect();
     // Given every note, a small model may recite one beside the point: when
     // retrieval found what the message is about, a note it did not relate to
     // the message is off topic (the rules then answer if nothing is left).
@@ -752,10 +750,20 @@ mod tests {
             ),
             "The staging database is pg-staging-04.internal."
         );
-        // A note shown only in the standing part is the model's to cite.
+        // A model's citation of a note not found for the message goes (an
+        // invention citing the first note it saw); steward cites what the answer shows.
         assert_eq!(
-            scrub_answer("Before 15:00. Memory reference: 2", "When?", &second, &[]),
-            "Before 15:00. Memory reference: 2"
+            scrub_answer(
+                "Ben works from the city office. Memory reference: 2",
+                "Where does Ben work?",
+                &second,
+                &[]
+            ),
+            "Ben works from the city office."
+        );
+        assert_eq!(
+            cite("Only before 15:00.".into(), &standing, false),
+            "Only before 15:00. (Memory reference: 2)"
         );
         // Without standing notes, the retrieved ones are the context.
         let alone = assemble(

@@ -1451,12 +1451,22 @@ impl TurnLoop {
         }
         let scrubbed = responded.map(|a| context::scrub_answer(&a, text, &prompt, &found));
         let best = offline::best_matches(&found);
+        // What the answer shows is cited, found for the message or given whole.
+        let citable: Vec<Retrieved> = found
+            .iter()
+            .chain(
+                standing
+                    .iter()
+                    .filter(|s| !found.iter().any(|f| f.record.id == s.record.id)),
+            )
+            .cloned()
+            .collect();
         let scrubbed = scrubbed.map(|a| {
             if a.is_empty() {
                 a
             } else {
                 let a = context::grounded(a, &best, t.shared());
-                context::cite(a, &found, t.shared())
+                context::cite(a, &citable, t.shared())
             }
         });
         let answer = match scrubbed {
