@@ -313,15 +313,31 @@ async fn completions(
         .find_map(|f| body[*f].as_u64())
         .map(|t| t as usize * 4);
     let mut finish = "stop";
+    // Text from a `stop` sequence on is never sent, as a real server does.
+    let stops: Vec<String> = body["stop"]
+        .as_array()
+        .map(|s| {
+            s.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let stopped = |c: String| match stops.iter().filter_map(|s| c.find(s.as_str())).min() {
+        Some(at) => c[..at].to_string(),
+        None => c,
+    };
     let content = match answer {
         Answer::Json(v) => v.to_string(),
-        Answer::Content(c) => match cap_chars {
-            Some(cap) if c.chars().count() > cap => {
-                finish = "length";
-                c.chars().take(cap).collect()
+        Answer::Content(c) => {
+            let c = stopped(c);
+            match cap_chars {
+                Some(cap) if c.chars().count() > cap => {
+                    finish = "length";
+                    c.chars().take(cap).collect()
+                }
+                _ => c,
             }
-            _ => c,
-        },
+        }
         Answer::Status { code, retry_after } => {
             let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             let mut resp = (

@@ -1594,7 +1594,10 @@ async fn a_reply_offers_the_memory_tools_and_a_search_result_goes_back_as_data()
     let reply = h.dm("222", "How do I connect?").await;
     // The note was given whole (the standing notes) and the answer shows its
     // value: steward cites it.
-    assert_eq!(reply, format!("It is vpn.example.com. (Memory reference: {id})"));
+    assert_eq!(
+        reply,
+        format!("It is vpn.example.com. (Memory reference: {id})")
+    );
 
     let asked = fake.received_for(TEXT);
     assert_eq!(asked.len(), 2, "the call, then the answer to its tool call");

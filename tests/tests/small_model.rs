@@ -665,6 +665,45 @@ async fn a_model_given_every_note_that_recites_the_wrong_one_still_answers_with_
 }
 
 #[tokio::test]
+async fn a_reply_stops_where_the_model_starts_copying_a_frame() {
+    // Qwen2.5-Coder-1.5B opens an answer with the note's frame, then writes
+    // the note again, or every frame it was given until its cap: the server
+    // is told to stop at a frame, and the person still gets the note.
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    let h = harness(&fake).await;
+    h.pair("111", Role::Admin).await;
+    h.pair("222", Role::User).await;
+    h.dm(
+        "111",
+        "@notes: The weekly sales report is built from the table sales_2025 every Monday.",
+    )
+    .await;
+    fake.push(
+        TEXT,
+        Answer::Content(
+            "<<<memory:1 agent_notes: The weekly sales report is built from the table sales_2025 every Monday.>>>\n<<<memory:2 agent_notes: …>>>".repeat(20),
+        ),
+    );
+    let reply = h
+        .dm("222", "Which table is the weekly sales report built from?")
+        .await;
+    assert_eq!(
+        reply,
+        "The weekly sales report is built from the table sales_2025 every Monday. (Memory reference: 1)"
+    );
+    let asked = fake.received_for(TEXT);
+    assert_eq!(asked[0].body["stop"], json!(["<<<"]));
+    // A statement's extraction is structured output: nothing stops it.
+    h.dm("222", "I work from the Lisbon office.").await;
+    let extractions = fake.received_for("memory_items");
+    assert!(!extractions.is_empty());
+    for call in extractions {
+        assert!(call.body.get("stop").is_none(), "{}", call.body);
+    }
+}
+
+#[tokio::test]
 async fn a_judge_is_never_shown_a_record_on_another_topic() {
     let fake = FakeLlm::start().await;
     // A judge that retires whatever it is shown.
