@@ -793,8 +793,8 @@ async fn corrected(h: &Harness, steps: &[(&str, &str, &str)]) -> Vec<(String, St
         .collect()
 }
 
-/// Requests of one kind reworded ("Send me today's report" for "Send me the
-/// daily report": one key word in common) group their corrections by meaning
+/// Requests of one kind reworded ("Send the day's report" for "Send me the
+/// daily report": one key word of two in common) group their corrections by meaning
 /// with embeddings on, and make a proposal from two conversations; with
 /// embeddings off (or the endpoint down) key words alone group them, and
 /// they do not. Other requests of the same form ("the weekly report") and
@@ -809,7 +809,7 @@ async fn reworded_requests_group_their_corrections_by_meaning_with_embeddings_on
             "Check the vendor invoice",
             "you forgot the purchase order number",
         ),
-        ("di", "Send me today's report", "you forgot the date range"),
+        ("di", "Send the day's report", "you forgot the date range"),
     ];
     let mut down = Config::default();
     down.embeddings.base_url = Some(format!("http://127.0.0.1:{}/v1", closed_port().await));
