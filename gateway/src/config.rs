@@ -297,6 +297,14 @@ pub struct SkillsConfig {
     #[default = 2]
     #[validate(range(min = 0, max = 5))]
     pub per_turn: usize,
+    /// With `[embeddings]` on, corrections whose requests' vectors are at
+    /// least this similar (cosine) are of one kind of task, whatever words
+    /// they share. multilingual-e5-small puts rewordings of one request at
+    /// 0.967–0.980 and other requests of the same form ("the daily report" /
+    /// "the weekly report") at 0.925–0.948 (README.md, "Skills").
+    #[default = 0.96]
+    #[validate(range(min = 0.0, max = 1.0))]
+    pub task_similarity: f32,
 }
 
 /// Optional embeddings from an OpenAI-compatible `/v1/embeddings` endpoint,

@@ -6,7 +6,7 @@
 use crate::beliefs::Beliefs;
 use crate::config::Config;
 use crate::error::Result;
-use crate::llm::{offline, Extractor};
+use crate::llm::{offline, Extraction, Extractor};
 use crate::metrics::{Duplicate, Metrics, PolicyOutcome};
 use memory::grounding::{self, Grounding};
 use memory::policy::{self, Decision, Origin, PolicySettings, ToolScope, WriteBy};
@@ -70,6 +70,14 @@ fn as_said(clause: &str, item: Candidate) -> Candidate {
             ..item
         },
     }
+}
+
+/// What [`Learning::read`] found in a message.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Read {
+    pub items: Vec<Candidate>,
+    /// The speaker's clause a model labelled a correction, when it is one of theirs.
+    pub correction: Option<String>,
 }
 
 /// Where a model's proposal is asked: the turn's message (its org, agent and
@@ -210,9 +218,18 @@ impl Learning {
     /// wording. Best effort: on failure the message is still answered, and
     /// nothing is learned from it.
     pub async fn extract(&self, text: &str) -> Vec<Candidate> {
+        self.read(text).await.items
+    }
+
+    /// [`Learning::extract`], and the statement the same model call labelled
+    /// a correction of how a task was answered: the speaker's own clause it
+    /// points at (`memory::grounding`), never the model's wording. Whether
+    /// that clause is a correction the skills rules decide
+    /// (`skills::corrections::read_labelled`), not the label.
+    pub async fn read(&self, text: &str) -> Read {
         let said = offline::statements(text);
         if said.is_empty() {
-            return Vec::new();
+            return Read::default();
         }
         let clauses: Vec<&str> = said.iter().map(String::as_str).collect();
         let by_rules: Vec<Candidate> = clauses.iter().filter_map(|c| offline::label(c)).collect();
@@ -222,15 +239,33 @@ impl Learning {
                 .iter()
                 .all(|c| !c.subject.starts_with(offline::UNKEYED));
         if known {
-            return by_rules;
+            return Read {
+                items: by_rules,
+                correction: None,
+            };
         }
-        let items = match self.extractor.extract(&said.join("\n")).await {
-            Ok(items) => items,
+        let Extraction {
+            items,
+            correction: label,
+        } = match self.extractor.extract_labelled(&said.join("\n")).await {
+            Ok(answer) => answer,
             Err(e) => {
                 tracing::warn!(error = %e, "extractor failed; nothing learned from this message");
-                return Vec::new();
+                return Read::default();
             }
         };
+        let correction = label.and_then(|label| match grounding::ground(&label, &clauses) {
+            Grounding::Supported { clause } => Some(clause.to_string()),
+            unsupported => {
+                self.metrics.policy(PolicyOutcome::Unsupported);
+                tracing::warn!(
+                    label = %label.chars().take(200).collect::<String>(),
+                    why = %unsupported.why(),
+                    "correction label not supported by the speaker's words; dropped"
+                );
+                None
+            }
+        });
         let mut out: Vec<Candidate> = Vec::new();
         for item in items {
             if item.channel == ItemChannel::Task {
@@ -279,7 +314,10 @@ impl Learning {
                 out.push(rules);
             }
         }
-        out
+        Read {
+            items: out,
+            correction,
+        }
     }
 
     /// Kind and subject for an explicit operational text (`@notes:`, `@policy:`,

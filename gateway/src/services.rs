@@ -87,7 +87,8 @@ impl Services {
             learning.clone(),
             models.roles.summarizer.clone(),
         ));
-        let skills = Arc::new(Skills::new(db.clone(), cfg.skills.clone()));
+        let skills =
+            Arc::new(Skills::new(db.clone(), cfg.skills.clone()).with_embeddings(&cfg.embeddings));
         let turns = Arc::new(TurnLoop::new(TurnParts {
             db: db.clone(),
             pairing: pairing.clone(),

@@ -912,7 +912,18 @@ impl TurnLoop {
                     }
                     (items, Origin::Explicit)
                 }
-                None => (self.learning.extract(text).await, Origin::Implicit),
+                None => {
+                    let read = self.learning.read(text).await;
+                    // The same extraction call labels a correction the
+                    // rules missed (7b): kept as a skill's evidence, not
+                    // memory, when it passes the rules' screens.
+                    if let Some(clause) = &read.correction {
+                        if let Some(reply) = self.learn_labelled(t, text, clause).await? {
+                            return Ok(vec![reply]);
+                        }
+                    }
+                    (read.items, Origin::Implicit)
+                }
             };
             self.route(t, &items, origin, &mut parts).await?;
             // A statement that was kept or asked about is answered by its receipt or
@@ -963,19 +974,46 @@ impl TurnLoop {
         let Some(rule) = crate::skills::corrections::read_correction(text) else {
             return Ok(None);
         };
+        self.keep_correction(t, text, &rule).await
+    }
+
+    /// The extractor model labelled `clause` of a paired person's line a
+    /// correction: kept as a skill's evidence only when the line passes the
+    /// rules' screens (`corrections::read_labelled`). `None` otherwise.
+    async fn learn_labelled(
+        &self,
+        t: &Turn<'_>,
+        text: &str,
+        clause: &str,
+    ) -> Result<Option<Reply>> {
+        if !self.skills.enabled() || t.principal.user_id().is_none() {
+            return Ok(None);
+        }
+        let Some(rule) = crate::skills::corrections::read_labelled(text, clause) else {
+            return Ok(None);
+        };
+        self.keep_correction(t, text, &rule).await
+    }
+
+    /// `rule`, read from `text`, kept as a correction of the previous answer
+    /// and answered with what it led to; `None` when it corrects nothing.
+    async fn keep_correction(&self, t: &Turn<'_>, text: &str, rule: &str) -> Result<Option<Reply>> {
         let (history, _) = self.conversation(t).await?;
         let learned = self
             .skills
-            .observe(&CorrectionAt {
-                org: t.org(),
-                agent: t.agent(),
-                conversation: &t.msg.conversation,
-                principal: &t.principal,
-                message_id: t.message_id,
-                text,
-                history: &history,
-                now: t.now,
-            })
+            .observe_rule(
+                &CorrectionAt {
+                    org: t.org(),
+                    agent: t.agent(),
+                    conversation: &t.msg.conversation,
+                    principal: &t.principal,
+                    message_id: t.message_id,
+                    text,
+                    history: &history,
+                    now: t.now,
+                },
+                rule,
+            )
             .await?;
         let Some(learned) = learned else {
             return Ok(None);

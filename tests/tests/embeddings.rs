@@ -765,3 +765,79 @@ async fn a_record_both_searches_found_is_fused_though_deep_in_the_keyword_list()
         embeddings_ran(name);
     }
 }
+
+async fn people(h: &Harness) {
+    for p in ["ana", "bo", "cy", "di"] {
+        h.pair(p, Role::User).await;
+    }
+}
+
+/// Each `(person, request, correction)` in a conversation of its own, then
+/// the skill proposals drafted, as `(slug, body)`.
+async fn corrected(h: &Harness, steps: &[(&str, &str, &str)]) -> Vec<(String, String)> {
+    use adapters::ConversationKind;
+    for (i, (who, ask, fix)) in steps.iter().enumerate() {
+        let conv = format!("c{i}");
+        let send = |text: &str| h.inbound(Some(who), &conv, ConversationKind::Direct, text);
+        steward_tests::join(h.send(send(ask)).await);
+        let noted = steward_tests::join(h.send(send(fix)).await);
+        assert!(noted.contains("noted as a correction"), "{noted}");
+    }
+    h.db()
+        .skills()
+        .list("default", Some(memory::skill::SkillStatus::Proposed))
+        .await
+        .expect("proposals")
+        .into_iter()
+        .map(|p| (p.slug, p.body))
+        .collect()
+}
+
+/// Requests of one kind reworded ("Send the day's report" for "Send me the
+/// daily report": one key word of two in common) group their corrections by meaning
+/// with embeddings on, and make a proposal from two conversations; with
+/// embeddings off (or the endpoint down) key words alone group them, and
+/// they do not. Other requests of the same form ("the weekly report") and
+/// unrelated ones (a vendor invoice) never join the group.
+#[tokio::test]
+async fn reworded_requests_group_their_corrections_by_meaning_with_embeddings_on() {
+    let steps = [
+        ("ana", "Send me the daily report", "no, leave refunds out"),
+        ("bo", "Send me the weekly report", "no, mention the owner"),
+        (
+            "cy",
+            "Check the vendor invoice",
+            "you forgot the purchase order number",
+        ),
+        ("di", "Send the day's report", "you forgot the date range"),
+    ];
+    let mut down = Config::default();
+    down.embeddings.base_url = Some(format!("http://127.0.0.1:{}/v1", closed_port().await));
+    for (name, db) in steward_tests::both_dbs().await {
+        let h = Harness::on(db, Config::default());
+        people(&h).await;
+        assert_eq!(corrected(&h, &steps).await, Vec::new(), "{name}: off");
+    }
+    let h = Harness::on(Db::in_memory().await.expect("db"), down);
+    people(&h).await;
+    assert_eq!(corrected(&h, &steps).await, Vec::new(), "endpoint down");
+
+    let Some(url) = embeddings_url() else { return };
+    for (name, db) in vector_dbs().await {
+        let h = Harness::on(db, embeddings_config(&url));
+        people(&h).await;
+        let proposed = corrected(&h, &steps).await;
+        assert_eq!(proposed.len(), 1, "{name}: {proposed:?}");
+        let (slug, body) = &proposed[0];
+        assert_eq!(slug, "daily-report", "{name}");
+        assert!(
+            body.contains("- Leave refunds out") && body.contains("- Include the date range"),
+            "{name}: {body}"
+        );
+        assert!(
+            !body.contains("owner") && !body.contains("purchase order"),
+            "{name}: another request's correction joined: {body}"
+        );
+        embeddings_ran(name);
+    }
+}

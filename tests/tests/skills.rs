@@ -792,3 +792,167 @@ async fn a_models_skill_draft_is_only_a_proposal_and_skill_load_reads_what_is_in
         );
     }
 }
+
+/// The extractor's label, `correction`, for each statement it is sent:
+/// `label(statements)`, in the `memory_items` answer (no items).
+fn labelling(label: fn(&str) -> String) -> Answer {
+    Answer::From(std::sync::Arc::new(move |body: &serde_json::Value| {
+        let said = steward_tests::fake_llm::last_user_text(body);
+        Answer::Json(json!({ "items": [], "correction": label(&said) }))
+    }))
+}
+
+async fn corrections(db: &Db) -> Vec<memory::skill::Correction> {
+    db.skills()
+        .corrections_since("default", "default", 0)
+        .await
+        .expect("corrections")
+}
+
+/// A correction the rules do not read ("Refunds should never be in the
+/// daily report" opens like no correction) is kept when the extractor model
+/// labels it, in the same call that reads the line for memory: the person's
+/// own words are the rule, the model's elaboration is dropped, and two
+/// conversations make a proposal as corrections the rules read do.
+#[tokio::test]
+async fn a_correction_only_the_model_labels_is_kept_in_the_persons_words() {
+    for (name, db) in both_dbs().await {
+        let fake = FakeLlm::start().await;
+        let h = Harness::on(db, fake.config());
+        h.pair("ana", Role::User).await;
+        h.pair("bo", Role::User).await;
+        // The model labels the statement, and adds a step nobody said.
+        fake.always(
+            "memory_items",
+            labelling(|said| format!("{said} and always add a VAT column")),
+        );
+        let first = ask_and_correct(
+            &h,
+            "ana",
+            "dm:ana",
+            "Send me the daily report",
+            "Refunds should never be in the daily report.",
+        )
+        .await;
+        assert!(
+            first.contains(
+                "noted as a correction of my last answer: Refunds should never be in the daily report."
+            ),
+            "{name}: {first}"
+        );
+        assert!(!first.contains("VAT"), "{name}: {first}");
+        // The request made no extraction call; the correction one, read for memory anyway.
+        assert_eq!(fake.received_for("memory_items").len(), 1, "{name}");
+        let kept = corrections(h.db()).await;
+        assert_eq!(kept.len(), 1, "{name}: {kept:?}");
+        assert_eq!(kept[0].task, "Send me the daily report", "{name}");
+        assert_eq!(
+            kept[0].rule, "Refunds should never be in the daily report",
+            "{name}"
+        );
+        let second = ask_and_correct(
+            &h,
+            "bo",
+            "dm:bo",
+            "Can I get the daily report for yesterday?",
+            "The daily report must state the date range",
+        )
+        .await;
+        assert!(second.contains("proposed procedure"), "{name}: {second}");
+        let proposed = proposals(h.db()).await;
+        assert_eq!(proposed.len(), 1, "{name}");
+        let body = &proposed[0].body;
+        assert!(
+            body.contains("- Refunds should never be in the daily report")
+                && body.contains("- The daily report must state the date range")
+                && !body.contains("VAT"),
+            "{name}: {body}"
+        );
+        assert!(in_force(h.db()).await.is_empty(), "{name}");
+    }
+}
+
+/// A model that labels every statement a correction, or invents the rule,
+/// keeps nothing the rules' screens refuse: a question (never sent to it),
+/// a preference, a tool, role or permission, a one-off, a credential, a
+/// rule nobody said, an unpaired sender, a webhook payload.
+#[tokio::test]
+async fn a_model_that_mislabels_keeps_no_correction() {
+    for (name, db) in both_dbs().await {
+        let fake = FakeLlm::start().await;
+        let h = Harness::on(db, fake.config());
+        h.pair("ana", Role::User).await;
+        h.pair("bo", Role::User).await;
+        fake.always(
+            "memory_items",
+            labelling(|said| {
+                if said.starts_with("Refunds belong") {
+                    "Always include the VAT breakdown per customer".into()
+                } else {
+                    said.to_string()
+                }
+            }),
+        );
+        let lines = [
+            "Why are refunds in the daily report?",
+            "Short answers suit me best",
+            "Answers in Portuguese are easier for me",
+            "From now on you may call delete_user",
+            "The admin role should approve the daily report",
+            "Just this once leave refunds out of the daily report",
+            "The daily report password is hunter2",
+            "Refunds belong in a separate sheet",
+        ];
+        for (i, line) in lines.iter().enumerate() {
+            for user in ["ana", "bo"] {
+                let reply = ask_and_correct(
+                    &h,
+                    user,
+                    &format!("c{i}-{user}"),
+                    "Send me the daily report",
+                    line,
+                )
+                .await;
+                assert!(
+                    !reply.contains("noted as a correction"),
+                    "{name}: {line}: {reply}"
+                );
+            }
+        }
+        // The model was asked (the statements reached it) and labelled them all.
+        assert!(
+            fake.received_for("memory_items").len() >= 2 * (lines.len() - 2),
+            "{name}"
+        );
+        for i in 0..2 {
+            let conv = format!("g{i}");
+            let send = |text: &str| h.inbound(None, &conv, ConversationKind::Group, text);
+            join(h.send(send("Send me the daily report")).await);
+            join(
+                h.send(send("Refunds should never be in the daily report"))
+                    .await,
+            );
+        }
+        for i in 0..2 {
+            let conv = format!("hook{i}");
+            let turns = h.services.turns();
+            let mut m = h.inbound(
+                None,
+                &conv,
+                ConversationKind::Direct,
+                "Send the daily report",
+            );
+            turns
+                .system_turn(&m, SystemPrincipal::Webhook)
+                .await
+                .unwrap();
+            m.text = "Refunds should never be in the daily report".into();
+            turns
+                .system_turn(&m, SystemPrincipal::Webhook)
+                .await
+                .unwrap();
+        }
+        assert_eq!(corrections(h.db()).await, Vec::new(), "{name}");
+        assert!(proposals(h.db()).await.is_empty(), "{name}");
+    }
+}

@@ -54,6 +54,10 @@ impl Extractor for Metered<dyn Extractor> {
     async fn extract(&self, text: &str) -> Result<Vec<Candidate>, LlmError> {
         self.call(self.inner.extract(text)).await
     }
+
+    async fn extract_labelled(&self, text: &str) -> Result<super::Extraction, LlmError> {
+        self.call(self.inner.extract_labelled(text)).await
+    }
 }
 
 #[async_trait::async_trait]

@@ -37,6 +37,26 @@ pub enum LlmError {
 #[async_trait::async_trait]
 pub trait Extractor: Send + Sync {
     async fn extract(&self, text: &str) -> Result<Vec<Candidate>, LlmError>;
+
+    /// The items, and the statement the extractor labels a correction of
+    /// how a task was answered (`None`: none, or an extractor that does not
+    /// label them). The same call as [`Extractor::extract`]: one call where
+    /// one suffices (README.md, "Skills").
+    async fn extract_labelled(&self, text: &str) -> Result<Extraction, LlmError> {
+        Ok(Extraction {
+            items: self.extract(text).await?,
+            correction: None,
+        })
+    }
+}
+
+/// What one extraction call answered. The correction is a pointer at a
+/// statement, never the rule kept: `skills::corrections::read_labelled`
+/// screens it and keeps the speaker's own clause.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Extraction {
+    pub items: Vec<Candidate>,
+    pub correction: Option<String>,
 }
 
 /// What a reply may draw on.

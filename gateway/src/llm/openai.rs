@@ -13,7 +13,7 @@ use super::budget;
 use super::text_calls;
 use super::usage::TokenUsage;
 use super::{
-    Consolidator, Extractor, Judge, JudgedRetirement, LlmError, MergeGroup, Provenance,
+    Consolidator, Extraction, Extractor, Judge, JudgedRetirement, LlmError, MergeGroup, Provenance,
     ReplyContext, Responder, Summarizer, Tools,
 };
 use crate::config::{LlmConfig, SchemaLimits, ToolsMode};
@@ -179,6 +179,12 @@ struct UsageBody {
 struct ItemsAnswer {
     #[schemars(length(max = MAX_ITEMS))]
     items: Vec<ItemAnswer>,
+    /// The statement that tells how a task should have been answered, copied;
+    /// empty when none does. Required by the schema (strict), defaulted when
+    /// parsing: an answer without it labels no correction.
+    #[serde(default)]
+    #[schemars(length(max = MAX_ITEM_CHARS))]
+    correction: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -245,6 +251,16 @@ fn strict_schema<T: JsonSchema>(limits: SchemaLimits) -> Value {
         s.remove("$schema");
         s.remove("title");
         s.remove("format");
+        s.remove("default");
+        // Strict mode: every property is required (a `#[serde(default)]`
+        // field is one only for parsing).
+        let keys: Option<Vec<Value>> = s
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().map(|k| Value::String(k.clone())).collect());
+        if let Some(keys) = keys {
+            s.insert("required".into(), Value::Array(keys));
+        }
         if limits == SchemaLimits::Off {
             for k in LENGTH_KEYWORDS {
                 s.remove(k);
@@ -888,16 +904,30 @@ fn text_of(reply: Reply) -> Result<String, LlmError> {
 /// `items` lines needs: the items' text (about a token for three characters,
 /// twice over for a normalising frame) and each item's labels and JSON.
 fn extraction_cap(source_chars: usize, items: usize) -> u32 {
-    let tokens = 16 + items * 40 + source_chars * 2 / 3;
+    // The correction label copies at most one statement: a token for three
+    // characters of the source, and its key.
+    let tokens = 16 + items * 40 + source_chars * 2 / 3 + 8 + source_chars / 3;
     u32::try_from(tokens)
         .unwrap_or(u32::MAX)
         .min(EXTRACT_MAX_TOKENS)
 }
 
+/// Items and the correction label from an extraction answer; unusable
+/// items are skipped and logged.
+fn check_extraction(a: ItemsAnswer) -> Result<Extraction, String> {
+    let correction = a.correction.trim();
+    let correction = (!correction.is_empty() && correction.chars().count() <= MAX_ITEM_CHARS)
+        .then(|| correction.to_string());
+    Ok(Extraction {
+        items: check_items(a.items)?,
+        correction,
+    })
+}
+
 /// Items from an extraction answer; unusable items are skipped and logged.
-fn check_items(a: ItemsAnswer) -> Result<Vec<Candidate>, String> {
+fn check_items(items: Vec<ItemAnswer>) -> Result<Vec<Candidate>, String> {
     let mut out = Vec::new();
-    for item in a.items {
+    for item in items {
         if out.len() == MAX_ITEMS {
             tracing::warn!(
                 max = MAX_ITEMS,
@@ -945,8 +975,12 @@ fn check_items(a: ItemsAnswer) -> Result<Vec<Candidate>, String> {
 #[async_trait::async_trait]
 impl Extractor for OpenAi {
     async fn extract(&self, text: &str) -> Result<Vec<Candidate>, LlmError> {
+        Ok(self.extract_labelled(text).await?.items)
+    }
+
+    async fn extract_labelled(&self, text: &str) -> Result<Extraction, LlmError> {
         if text.trim().is_empty() {
-            return Ok(Vec::new());
+            return Ok(Extraction::default());
         }
         // What extraction may write is bounded by its source: each item's
         // text by the source's length (the grammar closes the string there),
@@ -959,6 +993,7 @@ impl Extractor for OpenAi {
             schema["properties"]["items"]["maxItems"] = json!(most_items);
             schema["properties"]["items"]["items"]["properties"]["content"]["maxLength"] =
                 json!(item_chars);
+            schema["properties"]["correction"]["maxLength"] = json!(item_chars);
         }
         let cap = extraction_cap(source_chars, most_items);
         self.structured_under::<ItemsAnswer, _, _>(
@@ -967,7 +1002,7 @@ impl Extractor for OpenAi {
             prompts::extractor(),
             text.to_string(),
             schema,
-            check_items,
+            check_extraction,
         )
         .await
     }
@@ -1259,7 +1294,10 @@ mod tests {
                         {"channel":"task","kind":"task","subject":"","content":"   "}]}"#,
         )
         .expect("items");
-        let v = check_items(a).expect("checked");
+        let v = check_extraction(a).expect("checked");
+        // An answer without the correction key labels none.
+        assert_eq!(v.correction, None);
+        let v = v.items;
         assert_eq!(v.len(), 2);
         assert_eq!(
             (v[0].kind.as_str(), v[0].subject.as_str()),
@@ -1269,5 +1307,24 @@ mod tests {
             (v[1].kind.as_str(), v[1].subject.as_str()),
             ("fact", "fact:prefers tea")
         );
+    }
+
+    #[test]
+    fn a_correction_label_is_read_when_given() {
+        let labelled = |json: &str| {
+            check_extraction(parse::<ItemsAnswer>(json).expect("parsed"))
+                .expect("checked")
+                .correction
+        };
+        assert_eq!(
+            labelled(r#"{"items":[],"correction":" Leave refunds out "}"#).as_deref(),
+            Some("Leave refunds out")
+        );
+        assert_eq!(labelled(r#"{"items":[],"correction":"  "}"#), None);
+        let schema = strict_schema::<ItemsAnswer>(SchemaLimits::On);
+        assert_eq!(schema["properties"]["correction"]["type"], json!("string"));
+        assert!(schema["required"]
+            .as_array()
+            .is_some_and(|r| r.contains(&json!("correction"))));
     }
 }

@@ -125,9 +125,87 @@ pub fn read_correction(text: &str) -> Option<String> {
     (!rule.is_empty()).then_some(rule)
 }
 
+/// The rule of a statement the extractor model labelled a correction:
+/// `clause` is the speaker's own clause of `line` the label points at
+/// (`memory::grounding`). The label is never trusted: the line passes the
+/// screens [`read_correction`] applies (a credential, a one-off, a
+/// preference, a tool, role or permission), and the clause is no statement
+/// of the speaker about themselves and nothing the rules read as something
+/// else (a preference, a known fact). What is kept is the clause, never the
+/// model's words.
+pub fn read_labelled(line: &str, clause: &str) -> Option<String> {
+    use crate::llm::offline;
+    let (line, clause) = (line.trim(), clause.trim());
+    if [line, clause]
+        .iter()
+        .any(|t| memory::credentials::credential_in(t).is_some())
+    {
+        return None;
+    }
+    let lower = line.to_lowercase();
+    if ONE_OFF.iter().chain(NEVER).any(|w| lower.contains(w)) {
+        return None;
+    }
+    if offline::first_person(clause) || offline::asks(clause) {
+        return None;
+    }
+    if offline::label(clause).is_some_and(|c| {
+        c.channel == memory::ItemChannel::Personal || !c.subject.starts_with(offline::UNKEYED)
+    }) {
+        return None;
+    }
+    let rest = clause
+        .get(..7)
+        .filter(|head| head.eq_ignore_ascii_case("please "))
+        .and_then(|_| clause.get(7..))
+        .unwrap_or(clause)
+        .trim()
+        .trim_end_matches(['.', '!']);
+    if rest.split_whitespace().count() < 2 {
+        return None;
+    }
+    let rule = sanitize(&crate::llm::offline::capitalise(rest));
+    let rule: String = rule.chars().take(MAX_RULE_CHARS).collect();
+    (!rule.is_empty()).then_some(rule)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::read_correction;
+    use super::{read_correction, read_labelled};
+
+    #[test]
+    fn a_labelled_statement_is_a_correction_only_past_the_same_screens() {
+        for (line, rule) in [
+            (
+                "Refunds should never be in the daily report.",
+                "Refunds should never be in the daily report",
+            ),
+            (
+                "please leave refunds out of the daily report",
+                "Leave refunds out of the daily report",
+            ),
+            ("The totals must be in EUR", "The totals must be in EUR"),
+        ] {
+            assert_eq!(read_labelled(line, line).as_deref(), Some(rule), "{line}");
+        }
+        for line in [
+            "Short answers suit me best",
+            "Answers in Portuguese are easier for me",
+            "Please always answer briefly",
+            "From now on you may call delete_user",
+            "The admin role should approve skills",
+            "Just this once leave refunds out",
+            "For now leave refunds out",
+            "The report password is hunter2",
+            "Use key sk-abcdefghijklmnopqrstuvwxyz123456 for the report",
+            "The staging database moved to pg-04",
+            "I work from the Lisbon office",
+            "Where is the report?",
+            "Fine",
+        ] {
+            assert_eq!(read_labelled(line, line), None, "{line}");
+        }
+    }
 
     #[test]
     fn corrections_state_their_rule() {

@@ -20,14 +20,17 @@ pub mod corrections;
 pub mod review;
 pub mod skill_md;
 
-use crate::config::SkillsConfig;
+use crate::config::{EmbeddingsConfig, SkillsConfig};
+use crate::embeddings::{Client, EmbedError, Kind};
 use crate::error::Result;
 use dashmap::DashMap;
 use memory::skill::{self, steps, Correction, SkillRefusal, SkillRevision, SkillStatus};
 use memory::store::{Curator, NewCorrection, NewProposal};
 use memory::terms::terms;
 use memory::{Db, MessageAuthor, Principal, StoredMessage};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Who the learning loop acts as when it suspends a revision.
 pub const STEWARD: &str = "steward";
@@ -82,10 +85,82 @@ pub fn same_task(a: &[String], b: &[String]) -> bool {
 
 /// The corrections of `all` about the same kind of task as `of` (itself included).
 pub fn group<'c>(all: &'c [Correction], of: &Correction) -> Vec<&'c Correction> {
+    group_near(all, of, &HashSet::new())
+}
+
+/// [`group`], and the corrections of `near` (ids whose requests mean what
+/// `of`'s does, by their embeddings).
+fn group_near<'c>(
+    all: &'c [Correction],
+    of: &Correction,
+    near: &HashSet<i64>,
+) -> Vec<&'c Correction> {
     let key = key_words(&of.task);
     all.iter()
-        .filter(|c| c.id == of.id || same_task(&key, &key_words(&c.task)))
+        .filter(|c| c.id == of.id || near.contains(&c.id) || same_task(&key, &key_words(&c.task)))
         .collect()
+}
+
+/// Cosine similarity of two vectors (0 for empty, uneven or zero ones).
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    if a.len() != b.len() || a.is_empty() {
+        return 0.0;
+    }
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let norms =
+        a.iter().map(|x| x * x).sum::<f32>().sqrt() * b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norms > 0.0 {
+        dot / norms
+    } else {
+        0.0
+    }
+}
+
+/// Most request vectors kept in memory; past it the cache starts afresh.
+const MAX_CACHED_VECTORS: usize = 10_000;
+
+/// Corrections' request texts as vectors, when `[embeddings]` is on.
+struct TaskVectors {
+    client: Client,
+    timeout: Duration,
+    batch: usize,
+    cache: DashMap<String, Arc<Vec<f32>>>,
+}
+
+impl TaskVectors {
+    /// The vectors of `texts`, in their order: from the cache, the rest
+    /// from the endpoint (each text once).
+    async fn of(&self, texts: &[&str]) -> std::result::Result<Vec<Arc<Vec<f32>>>, EmbedError> {
+        let mut found: HashMap<&str, Arc<Vec<f32>>> = HashMap::new();
+        let mut missing: Vec<&str> = Vec::new();
+        for &t in texts {
+            if found.contains_key(t) || missing.contains(&t) {
+                continue;
+            }
+            match self.cache.get(t) {
+                Some(v) => {
+                    found.insert(t, v.clone());
+                }
+                None => missing.push(t),
+            }
+        }
+        if self.cache.len() + missing.len() > MAX_CACHED_VECTORS {
+            self.cache.clear();
+        }
+        for chunk in missing.chunks(self.batch.max(1)) {
+            // Both sides of a comparison are requests: embedded alike, as queries.
+            let vectors = self.client.embed(chunk, Kind::Query, self.timeout).await?;
+            for (t, v) in chunk.iter().zip(vectors) {
+                let v = Arc::new(v);
+                self.cache.insert(t.to_string(), v.clone());
+                found.insert(*t, v);
+            }
+        }
+        Ok(texts
+            .iter()
+            .map(|t| found.get(t).cloned().unwrap_or_default())
+            .collect())
+    }
 }
 
 /// A group is ready to be proposed: `min` corrections, from two conversations.
@@ -198,6 +273,7 @@ pub struct Skills {
     db: Db,
     cfg: SkillsConfig,
     shelves: DashMap<(String, String), Shelf>,
+    vectors: Option<TaskVectors>,
 }
 
 impl Skills {
@@ -206,7 +282,52 @@ impl Skills {
             db,
             cfg,
             shelves: DashMap::new(),
+            vectors: None,
         }
+    }
+
+    /// Group corrections by their requests' embeddings too (`[embeddings]`
+    /// on), beside their key words.
+    pub fn with_embeddings(mut self, cfg: &EmbeddingsConfig) -> Self {
+        self.vectors = Client::from_config(cfg).map(|client| TaskVectors {
+            client,
+            timeout: Duration::from_millis(cfg.timeout_ms),
+            batch: cfg.batch_size,
+            cache: DashMap::new(),
+        });
+        self
+    }
+
+    /// The corrections of `all` whose requests mean what `of`'s does: their
+    /// vectors at least `skills.task_similarity` alike. Empty with
+    /// embeddings off, or when the endpoint fails (then key words alone
+    /// group, with a warning in the log).
+    async fn near(&self, of: &Correction, all: &[Correction]) -> HashSet<i64> {
+        let Some(vectors) = &self.vectors else {
+            return HashSet::new();
+        };
+        let mut texts: Vec<&str> = vec![of.task.as_str()];
+        texts.extend(
+            all.iter()
+                .filter(|c| c.id != of.id)
+                .map(|c| c.task.as_str()),
+        );
+        let found = match vectors.of(&texts).await {
+            Ok(found) => found,
+            Err(e) => {
+                tracing::warn!(error = %e, "no request embeddings: corrections grouped by key words only");
+                return HashSet::new();
+            }
+        };
+        let Some((mine, others)) = found.split_first() else {
+            return HashSet::new();
+        };
+        all.iter()
+            .filter(|c| c.id != of.id)
+            .zip(others)
+            .filter(|(_, v)| cosine(mine, v) >= self.cfg.task_similarity)
+            .map(|(c, _)| c.id)
+            .collect()
     }
 
     pub fn enabled(&self) -> bool {
@@ -295,13 +416,21 @@ impl Skills {
     /// person, the line states no rule, or the line before it is not the
     /// assistant's answer to a person's request.
     pub async fn observe(&self, at: &CorrectionAt<'_>) -> Result<Option<Learned>> {
+        let Some(rule) = corrections::read_correction(at.text) else {
+            return Ok(None);
+        };
+        self.observe_rule(at, &rule).await
+    }
+
+    /// Learn from `rule`, read from the person's line by the rules or from
+    /// the clause a model labelled (`corrections::read_labelled`): kept only
+    /// when the speaker is a paired person and the line before theirs is the
+    /// assistant's answer to a person's request.
+    pub async fn observe_rule(&self, at: &CorrectionAt<'_>, rule: &str) -> Result<Option<Learned>> {
         if !self.cfg.enabled {
             return Ok(None);
         }
         let Principal::Human { user_id, .. } = at.principal else {
-            return Ok(None);
-        };
-        let Some(rule) = corrections::read_correction(at.text) else {
             return Ok(None);
         };
         let Some((task, _answer)) = corrected_exchange(at.history) else {
@@ -326,7 +455,7 @@ impl Skills {
                 task_message_id: task.id,
                 sender: user_id,
                 task: &memory::sanitize::sanitize(&task.text),
-                rule: &rule,
+                rule,
                 used_id: used,
                 at: at.now,
             })
@@ -406,7 +535,8 @@ impl Skills {
         let all = store
             .corrections_since(&c.org, &c.agent, now - self.window_ms())
             .await?;
-        let group = group(&all, c);
+        let near = self.near(c, &all).await;
+        let group = group_near(&all, c, &near);
         if !(now_asked || ready(&group, self.cfg.min_corrections)) {
             return Ok(Learned::Noted);
         }
