@@ -695,7 +695,11 @@ async fn a_reply_stops_where_the_model_starts_copying_a_frame() {
     let asked = fake.received_for(TEXT);
     assert_eq!(asked[0].body["stop"], json!(["<<<"]));
     // A statement's extraction is structured output: nothing stops it.
-    h.dm("222", "I work from the Lisbon office.").await;
+    h.dm(
+        "111",
+        "From now on, the on-call rotation is published in #ops-oncall every Friday at 16:00.",
+    )
+    .await;
     let extractions = fake.received_for("memory_items");
     assert!(!extractions.is_empty());
     for call in extractions {
