@@ -586,23 +586,16 @@ async fn replay_events(
                     let at = tick(&None).timestamp_millis();
                     let user = paired_id(services, &org, &r.as_).await?;
                     let roles = services.db().role_memory();
-                    for role in &r.add {
-                        roles.add_role(&org, &user, role, "replay", at).await?;
-                    }
-                    for role in &r.remove {
-                        roles.remove_role(&org, &user, role, "replay", at).await?;
-                    }
-                    for role in &r.grant {
-                        roles
-                            .grant(
-                                &org,
-                                &user,
-                                memory::store::role_memory::Permission::RoleMemoryManage,
-                                role,
-                                "replay",
-                                at,
-                            )
-                            .await?;
+                    use memory::role_memory::{Permission, RoleChange};
+                    let changes = (r.add.iter().map(|role| RoleChange::Add(role)))
+                        .chain(r.remove.iter().map(|role| RoleChange::Remove(role)))
+                        .chain(
+                            r.grant
+                                .iter()
+                                .map(|role| RoleChange::Grant(Permission::RoleMemoryManage, role)),
+                        );
+                    for change in changes {
+                        roles.change(&org, &user, change, "replay", at).await?;
                     }
                 }
                 Event::Curate(c) => {

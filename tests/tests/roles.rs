@@ -7,7 +7,8 @@
 
 use adapters::ConversationKind;
 use memory::role_memory::{
-    NewRoleProposal, Permission, ProposalStatus, RoleEntry, RoleError, RoleKind, PROPOSAL_TTL_MS,
+    NewRoleProposal, Permission, ProposalStatus, RoleChange, RoleEntry, RoleError, RoleKind,
+    PROPOSAL_TTL_MS,
 };
 use memory::{Db, Role, Scope, Status};
 use serde_json::json;
@@ -36,13 +37,16 @@ impl Team {
         let bob = h.pair("333", Role::User).await;
         let carol = h.pair("444", Role::User).await;
         let r = h.db().role_memory();
-        r.add_role(ORG, &ana, ROLE, "discord:111", 1).await.unwrap();
-        r.add_role(ORG, &bob, ROLE, "discord:111", 1).await.unwrap();
-        r.grant(
+        r.change(ORG, &ana, RoleChange::Add(ROLE), "discord:111", 1)
+            .await
+            .unwrap();
+        r.change(ORG, &bob, RoleChange::Add(ROLE), "discord:111", 1)
+            .await
+            .unwrap();
+        r.change(
             ORG,
             &ana,
-            Permission::RoleMemoryManage,
-            ROLE,
+            RoleChange::Grant(Permission::RoleMemoryManage, ROLE),
             "discord:111",
             1,
         )
@@ -138,7 +142,13 @@ async fn a_role_entry_reaches_only_current_holders_and_stops_when_the_role_is_re
         // With any agent: the role tier is not one agent's.
         t.db()
             .role_memory()
-            .remove_role(ORG, &t.bob, ROLE, "discord:111", t.h.now_ms())
+            .change(
+                ORG,
+                &t.bob,
+                RoleChange::Remove(ROLE),
+                "discord:111",
+                t.h.now_ms(),
+            )
             .await
             .unwrap();
         assert!(
@@ -200,7 +210,7 @@ async fn two_parties_are_needed_and_each_shortcut_is_refused_or_reset() {
         );
 
         // A confirmer who left the role between the two decisions.
-        r.remove_role(ORG, &t.bob, ROLE, "discord:111", now)
+        r.change(ORG, &t.bob, RoleChange::Remove(ROLE), "discord:111", now)
             .await
             .unwrap();
         refused_with(
@@ -209,7 +219,7 @@ async fn two_parties_are_needed_and_each_shortcut_is_refused_or_reset() {
             403,
             &format!("{name}: a confirmer who left the role"),
         );
-        r.add_role(ORG, &t.bob, ROLE, "discord:111", now)
+        r.change(ORG, &t.bob, RoleChange::Add(ROLE), "discord:111", now)
             .await
             .unwrap();
 
@@ -459,14 +469,16 @@ async fn role_names_are_validated() {
     let t = Team::on(Db::in_memory().await.unwrap(), Config::default()).await;
     let r = t.db().role_memory();
     for bad in ["Analyst", "sre team", "", "a_b", &"x".repeat(33)] {
-        let got = r.add_role(ORG, &t.bob, bad, "discord:111", 1).await;
+        let got = r
+            .change(ORG, &t.bob, RoleChange::Add(bad), "discord:111", 1)
+            .await;
         assert!(
             matches!(got, Err(RoleError::InvalidRole(_))),
             "{bad}: {got:?}"
         );
     }
     assert!(r
-        .add_role(ORG, &t.bob, "sre-2", "discord:111", 1)
+        .change(ORG, &t.bob, RoleChange::Add("sre-2"), "discord:111", 1)
         .await
         .unwrap());
 }
@@ -848,9 +860,15 @@ async fn the_dashboard_roles_page_sets_roles_and_grants_and_retires_entries() {
             "{name}: {}",
             refused.body
         );
-        r.grant(ORG, "admin", Permission::RoleMemoryManage, ROLE, "test", 1)
-            .await
-            .unwrap();
+        r.change(
+            ORG,
+            "admin",
+            RoleChange::Grant(Permission::RoleMemoryManage, ROLE),
+            "test",
+            1,
+        )
+        .await
+        .unwrap();
         let accepted = c.post_and_follow("/dashboard/roles/accept", &fields).await;
         assert!(
             accepted.body.contains("Accepted #2"),

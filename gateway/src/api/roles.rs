@@ -16,7 +16,8 @@ use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use memory::role_memory::{
-    CurationStep, NewRoleProposal, Permission, ProposalStatus, RoleEntry, RoleGrant, RoleKind,
+    CurationStep, NewRoleProposal, Permission, ProposalStatus, RoleChange, RoleEntry, RoleGrant,
+    RoleKind,
 };
 use memory::Role;
 use serde::{Deserialize, Serialize};
@@ -166,10 +167,7 @@ pub async fn add_role(
     Path(user): Path<String>,
     Body(body): Body<NewRole>,
 ) -> Result<Json<PersonRoles>, ApiError> {
-    let r = state.db.role_memory();
-    r.add_role(admin.org(), &user, &body.role, admin.id(), now_ms(&state))
-        .await?;
-    Ok(Json(person_roles(&state, admin.org(), &user).await?))
+    change(&state, &admin, &user, RoleChange::Add(&body.role)).await
 }
 
 /// Take a work role from a person (admin): their next turn no longer reads
@@ -182,14 +180,7 @@ pub async fn remove_role(
     admin: Admin,
     Path((user, role)): Path<(String, String)>,
 ) -> Result<Json<PersonRoles>, ApiError> {
-    let r = state.db.role_memory();
-    if !r
-        .remove_role(admin.org(), &user, &role, admin.id(), now_ms(&state))
-        .await?
-    {
-        return Err(ApiError::not_found(format!("{user} does not hold {role}")));
-    }
-    Ok(Json(person_roles(&state, admin.org(), &user).await?))
+    change(&state, &admin, &user, RoleChange::Remove(&role)).await
 }
 
 /// Grant a permission for one role (admin). Audited (`role.grant`).
@@ -203,17 +194,8 @@ pub async fn grant(
     Path(user): Path<String>,
     Body(body): Body<NewPermission>,
 ) -> Result<Json<PersonRoles>, ApiError> {
-    let r = state.db.role_memory();
-    r.grant(
-        admin.org(),
-        &user,
-        body.permission,
-        &body.role,
-        admin.id(),
-        now_ms(&state),
-    )
-    .await?;
-    Ok(Json(person_roles(&state, admin.org(), &user).await?))
+    let granted = RoleChange::Grant(body.permission, &body.role);
+    change(&state, &admin, &user, granted).await
 }
 
 /// Withdraw a permission granted for one role (admin). Audited (`role.ungrant`).
@@ -225,23 +207,33 @@ pub async fn ungrant(
     admin: Admin,
     Path((user, role)): Path<(String, String)>,
 ) -> Result<Json<PersonRoles>, ApiError> {
+    let withdrawn = RoleChange::Ungrant(Permission::RoleMemoryManage, &role);
+    change(&state, &admin, &user, withdrawn).await
+}
+
+/// Make `change` to `user`'s roles as `admin`, then show their roles; a
+/// removal of what they did not hold is a 404 (an addition of what they
+/// held already is not an error).
+async fn change(
+    state: &ApiState,
+    admin: &Admin,
+    user: &str,
+    change: RoleChange<'_>,
+) -> Result<Json<PersonRoles>, ApiError> {
     let r = state.db.role_memory();
-    if !r
-        .ungrant(
-            admin.org(),
-            &user,
-            Permission::RoleMemoryManage,
-            &role,
-            admin.id(),
-            now_ms(&state),
-        )
-        .await?
-    {
-        return Err(ApiError::not_found(format!(
+    let changed = r
+        .change(admin.org(), user, change, admin.id(), now_ms(state))
+        .await?;
+    let role = change.role();
+    match change {
+        RoleChange::Remove(_) if !changed => {
+            Err(ApiError::not_found(format!("{user} does not hold {role}")))
+        }
+        RoleChange::Ungrant(..) if !changed => Err(ApiError::not_found(format!(
             "{user} holds no role_memory.manage for {role}"
-        )));
+        ))),
+        _ => Ok(Json(person_roles(state, admin.org(), user).await?)),
     }
-    Ok(Json(person_roles(&state, admin.org(), &user).await?))
 }
 
 /// Whether the caller may see a role's memory: a holder, a manager, an administrator.

@@ -5,20 +5,24 @@
 
 use super::{date, print_json, Ctx, RoleCommand, ACTOR};
 use anyhow::{anyhow, Result};
-use memory::role_memory::{CurationStep, NewRoleProposal, Permission, RoleEntry, RoleKind};
+use memory::role_memory::{
+    CurationStep, NewRoleProposal, Permission, RoleChange, RoleEntry, RoleKind,
+};
 
 pub(super) async fn roles(ctx: &Ctx, user: &str, add: &[String], remove: &[String]) -> Result<()> {
     let r = ctx.services.db().role_memory();
     let org = &ctx.org;
     for role in add {
-        let new = r.add_role(org, user, role, ACTOR, ctx.now_ms()).await?;
+        let new = r.change(org, user, RoleChange::Add(role), ACTOR, ctx.now_ms());
+        let new = new.await?;
         println!(
             "added{}: {user} holds {role}",
             if new { "" } else { " (already)" }
         );
     }
     for role in remove {
-        let gone = r.remove_role(org, user, role, ACTOR, ctx.now_ms()).await?;
+        let gone = r.change(org, user, RoleChange::Remove(role), ACTOR, ctx.now_ms());
+        let gone = gone.await?;
         let note = if gone { "" } else { " (did not hold it)" };
         println!("removed{note}: {user} no longer holds {role}");
     }
@@ -50,17 +54,17 @@ pub(super) async fn grant(
     let r = ctx.services.db().role_memory();
     let p = permission.as_str();
     if on {
-        let new = r
-            .grant(&ctx.org, user, permission, role, ACTOR, ctx.now_ms())
-            .await?;
+        let granted = RoleChange::Grant(permission, role);
+        let new = r.change(&ctx.org, user, granted, ACTOR, ctx.now_ms());
+        let new = new.await?;
         println!(
             "granted{}: {user} holds {p} for {role}",
             if new { "" } else { " (already)" }
         );
     } else {
-        let gone = r
-            .ungrant(&ctx.org, user, permission, role, ACTOR, ctx.now_ms())
-            .await?;
+        let withdrawn = RoleChange::Ungrant(permission, role);
+        let gone = r.change(&ctx.org, user, withdrawn, ACTOR, ctx.now_ms());
+        let gone = gone.await?;
         let note = if gone { "" } else { " (was not held)" };
         println!("ungranted{note}: {user} no longer holds {p} for {role}");
     }

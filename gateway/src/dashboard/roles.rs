@@ -11,7 +11,7 @@ use super::view::{self, ROLES};
 use super::{Page, BUILT_IN_ADMIN};
 use maud::{html, Markup};
 use memory::role_memory::{
-    CurationStep, Permission, ProposalStatus, RoleEntry, RoleError, RoleGrant,
+    CurationStep, Permission, ProposalStatus, RoleChange, RoleEntry, RoleError, RoleGrant,
 };
 use memory::Status;
 use pairing::{User, UserStatus};
@@ -263,73 +263,39 @@ fn notice<T>(sent: Submitted<T>, result: Result<bool, RoleError>, done: String) 
 }
 
 pub(super) async fn add(sent: Submitted<RoleForm>) -> Page {
-    let state = &sent.state;
-    let f = &sent.form;
-    let role = f.role.trim().to_string();
-    let result = state
-        .db()
-        .role_memory()
-        .add_role(state.org(), &f.user, &role, BUILT_IN_ADMIN, state.now_ms())
-        .await;
-    let text = format!("{} holds {role}.", f.user);
-    notice(sent, result, text)
+    let role = sent.form.role.trim().to_string();
+    let text = format!("{} holds {role}.", sent.form.user);
+    change(sent, RoleChange::Add(&role), text).await
 }
 
 pub(super) async fn remove(sent: Submitted<RoleForm>) -> Page {
-    let state = &sent.state;
-    let f = &sent.form;
-    let result = state
-        .db()
-        .role_memory()
-        .remove_role(
-            state.org(),
-            &f.user,
-            &f.role,
-            BUILT_IN_ADMIN,
-            state.now_ms(),
-        )
-        .await;
-    let text = format!("{} no longer holds {}.", f.user, f.role);
-    notice(sent, result, text)
+    let (user, role) = (sent.form.user.clone(), sent.form.role.clone());
+    let text = format!("{user} no longer holds {role}.");
+    change(sent, RoleChange::Remove(&role), text).await
 }
 
 pub(super) async fn grant(sent: Submitted<RoleForm>) -> Page {
-    let state = &sent.state;
-    let f = &sent.form;
-    let role = f.role.trim().to_string();
-    let result = state
-        .db()
-        .role_memory()
-        .grant(
-            state.org(),
-            &f.user,
-            Permission::RoleMemoryManage,
-            &role,
-            BUILT_IN_ADMIN,
-            state.now_ms(),
-        )
-        .await;
-    let text = format!("{} manages the memory of {role}.", f.user);
-    notice(sent, result, text)
+    let role = sent.form.role.trim().to_string();
+    let text = format!("{} manages the memory of {role}.", sent.form.user);
+    let granted = RoleChange::Grant(Permission::RoleMemoryManage, &role);
+    change(sent, granted, text).await
 }
 
 pub(super) async fn ungrant(sent: Submitted<RoleForm>) -> Page {
+    let (user, role) = (sent.form.user.clone(), sent.form.role.clone());
+    let text = format!("{user} no longer manages the memory of {role}.");
+    let withdrawn = RoleChange::Ungrant(Permission::RoleMemoryManage, &role);
+    change(sent, withdrawn, text).await
+}
+
+/// Make `change` to the form's person as the built-in admin; `done` is the notice.
+async fn change(sent: Submitted<RoleForm>, change: RoleChange<'_>, done: String) -> Page {
     let state = &sent.state;
-    let f = &sent.form;
-    let result = state
-        .db()
-        .role_memory()
-        .ungrant(
-            state.org(),
-            &f.user,
-            Permission::RoleMemoryManage,
-            &f.role,
-            BUILT_IN_ADMIN,
-            state.now_ms(),
-        )
-        .await;
-    let text = format!("{} no longer manages the memory of {}.", f.user, f.role);
-    notice(sent, result, text)
+    let r = state.db().role_memory();
+    let (org, now) = (state.org(), state.now_ms());
+    let result = r.change(org, &sent.form.user, change, BUILT_IN_ADMIN, now);
+    let result = result.await;
+    notice(sent, result, done)
 }
 
 pub(super) async fn retire(sent: Submitted<IdForm>) -> Page {

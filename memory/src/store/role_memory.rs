@@ -55,6 +55,38 @@ named_enum! {
     }
 }
 
+/// A change to whom a role, or a permission for one, is given: adding a
+/// role (`role.add`), removing it (`role.remove`: their next turn no longer
+/// reads its memory), granting a permission (`role.grant`), withdrawing it
+/// (`role.ungrant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoleChange<'a> {
+    Add(&'a str),
+    Remove(&'a str),
+    Grant(Permission, &'a str),
+    Ungrant(Permission, &'a str),
+}
+
+impl RoleChange<'_> {
+    /// The role it concerns.
+    pub fn role(&self) -> &str {
+        match self {
+            RoleChange::Add(r) | RoleChange::Remove(r) => r,
+            RoleChange::Grant(_, r) | RoleChange::Ungrant(_, r) => r,
+        }
+    }
+
+    /// Its audit action and detail.
+    fn audit(&self) -> (&'static str, String) {
+        match self {
+            RoleChange::Add(r) => ("role.add", format!("role {r}")),
+            RoleChange::Remove(r) => ("role.remove", format!("role {r}")),
+            RoleChange::Grant(p, r) => ("role.grant", format!("{p} for role {r}")),
+            RoleChange::Ungrant(p, r) => ("role.ungrant", format!("{p} for role {r}")),
+        }
+    }
+}
+
 named_enum! {
     /// Where a proposal is in its curation.
     #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -378,10 +410,7 @@ impl RoleMemory<'_> {
         let text = "SELECT ur.role FROM user_roles ur JOIN users u ON u.org = ur.org \
                     AND u.user_id = ur.user_id AND u.status = $3 \
                     WHERE ur.org = $1 AND ur.user_id = $2 ORDER BY ur.role";
-        let rows: Vec<(String,)> = sql!(text, org, user, UserStatus::Active)
-            .all(&self.db.pool)
-            .await?;
-        Ok(rows.into_iter().map(|(r,)| r).collect())
+        self.held_by_active(text, org, user).await
     }
 
     /// The people who hold `role` now.
@@ -389,7 +418,13 @@ impl RoleMemory<'_> {
         let text = "SELECT ur.user_id FROM user_roles ur JOIN users u ON u.org = ur.org \
                     AND u.user_id = ur.user_id AND u.status = $3 \
                     WHERE ur.org = $1 AND ur.role = $2 ORDER BY ur.user_id";
-        let rows: Vec<(String,)> = sql!(text, org, role, UserStatus::Active)
+        self.held_by_active(text, org, role).await
+    }
+
+    /// The one column `text` selects of the roles held by active people
+    /// (`$1` the organisation, `$2` the user or the role, `$3` active).
+    async fn held_by_active(&self, text: &str, org: &str, key: &str) -> StoreResult<Vec<String>> {
+        let rows: Vec<(String,)> = sql!(text, org, key, UserStatus::Active)
             .all(&self.db.pool)
             .await?;
         Ok(rows.into_iter().map(|(r,)| r).collect())
@@ -400,94 +435,61 @@ impl RoleMemory<'_> {
         Ok(self.roles_of(org, user).await?.iter().any(|r| r == role))
     }
 
-    /// Give `user` the role, audited `role.add`. False when they hold it already.
-    pub async fn add_role(
+    /// Make `change` to `user`'s roles or grants, audited under its action
+    /// in the same transaction. False, with nothing audited, when it changed
+    /// nothing (the role or grant was held already, or was not held).
+    pub async fn change(
         &self,
         org: &str,
         user: &str,
-        role: &str,
+        change: RoleChange<'_>,
         actor: &str,
         now: i64,
     ) -> Result<bool> {
-        valid_role(role)?;
-        self.active_user(org, user).await?;
-        let text = "INSERT INTO user_roles (org, user_id, role, granted_by, granted_at) \
-                    VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING";
-        let q = sql!(text, org, user, role, actor, now);
+        valid_role(change.role())?;
+        if matches!(change, RoleChange::Add(_) | RoleChange::Grant(..)) {
+            self.active_user(org, user).await?;
+        }
+        let q = match change {
+            RoleChange::Add(role) => sql!(
+                "INSERT INTO user_roles (org, user_id, role, granted_by, granted_at) \
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+                org,
+                user,
+                role,
+                actor,
+                now
+            ),
+            RoleChange::Remove(role) => sql!(
+                "DELETE FROM user_roles WHERE org = $1 AND user_id = $2 AND role = $3",
+                org,
+                user,
+                role
+            ),
+            RoleChange::Grant(permission, role) => sql!(
+                "INSERT INTO role_grants (org, user_id, role, permission, granted_by, granted_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+                org,
+                user,
+                role,
+                permission.as_str(),
+                actor,
+                now
+            ),
+            RoleChange::Ungrant(permission, role) => sql!(
+                "DELETE FROM role_grants WHERE org = $1 AND user_id = $2 AND role = $3 \
+                 AND permission = $4",
+                org,
+                user,
+                role,
+                permission.as_str()
+            ),
+        };
         let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
             return Ok(false);
         };
-        let detail = format!("role {role}");
-        insert_audit(&mut *tx, org, actor, "role.add", user, &detail, now).await?;
-        tx.commit().await?;
-        Ok(true)
-    }
-
-    /// Take the role from `user`, audited `role.remove`: their next turn no
-    /// longer reads its memory. False when they did not hold it.
-    pub async fn remove_role(
-        &self,
-        org: &str,
-        user: &str,
-        role: &str,
-        actor: &str,
-        now: i64,
-    ) -> Result<bool> {
-        valid_role(role)?;
-        let text = "DELETE FROM user_roles WHERE org = $1 AND user_id = $2 AND role = $3";
-        let q = sql!(text, org, user, role);
-        let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
-            return Ok(false);
-        };
-        let detail = format!("role {role}");
-        insert_audit(&mut *tx, org, actor, "role.remove", user, &detail, now).await?;
-        tx.commit().await?;
-        Ok(true)
-    }
-
-    /// Grant `user` a permission for `role`, audited `role.grant`. False when held already.
-    pub async fn grant(
-        &self,
-        org: &str,
-        user: &str,
-        permission: Permission,
-        role: &str,
-        actor: &str,
-        now: i64,
-    ) -> Result<bool> {
-        valid_role(role)?;
-        self.active_user(org, user).await?;
-        let text =
-            "INSERT INTO role_grants (org, user_id, role, permission, granted_by, granted_at) \
-                    VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING";
-        let q = sql!(text, org, user, role, permission.as_str(), actor, now);
-        let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
-            return Ok(false);
-        };
-        let detail = format!("{permission} for role {role}");
-        insert_audit(&mut *tx, org, actor, "role.grant", user, &detail, now).await?;
-        tx.commit().await?;
-        Ok(true)
-    }
-
-    /// Withdraw a permission, audited `role.ungrant`. False when not held.
-    pub async fn ungrant(
-        &self,
-        org: &str,
-        user: &str,
-        permission: Permission,
-        role: &str,
-        actor: &str,
-        now: i64,
-    ) -> Result<bool> {
-        valid_role(role)?;
-        let text = "DELETE FROM role_grants WHERE org = $1 AND user_id = $2 AND role = $3 AND permission = $4";
-        let q = sql!(text, org, user, role, permission.as_str());
-        let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
-            return Ok(false);
-        };
-        let detail = format!("{permission} for role {role}");
-        insert_audit(&mut *tx, org, actor, "role.ungrant", user, &detail, now).await?;
+        let (action, detail) = change.audit();
+        insert_audit(&mut *tx, org, actor, action, user, &detail, now).await?;
         tx.commit().await?;
         Ok(true)
     }
