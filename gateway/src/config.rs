@@ -705,7 +705,8 @@ pub enum HistoryFor {
     /// Every reply.
     Every,
     /// Only a message that reads as a follow-up ("and the weekly one?", a
-    /// word or two); a standalone question is answered from memory alone,
+    /// word or two), with the exchange it follows (the speaker's previous
+    /// line and what came after it); a standalone question is answered from memory alone,
     /// which a small model answers faster and without copying its earlier
     /// answers.
     FollowUps,

@@ -1454,12 +1454,20 @@ impl TurnLoop {
             },
             &run,
         );
-        let shown: &[memory::StoredMessage] =
-            if self.cfg.turn.history_for == HistoryFor::FollowUps && !follows_up(text) {
-                &[]
-            } else {
-                &history
-            };
+        let shown: &[memory::StoredMessage] = match self.cfg.turn.history_for {
+            HistoryFor::Every => &history,
+            HistoryFor::FollowUps if !follows_up(text) => &[],
+            // A follow-up is read with the exchange it follows: the speaker's
+            // previous line and what came after it, not the whole window.
+            HistoryFor::FollowUps => {
+                let speaker = t.principal.author_id();
+                let from = history
+                    .iter()
+                    .rposition(|m| m.written_by() != MessageAuthor::Agent && m.sender == speaker)
+                    .unwrap_or(0);
+                &history[from..]
+            }
+        };
         let ctx = ReplyContext {
             principal: &t.principal,
             text,

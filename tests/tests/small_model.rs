@@ -539,9 +539,11 @@ async fn with_history_for_follow_ups_a_standalone_question_is_sent_without_histo
     let lines = |i: usize| asked[i].body["messages"].as_array().map_or(0, Vec::len);
     // The policy and the message: no earlier line for a standalone question.
     assert_eq!(lines(1), 2, "{}", asked[1].body);
-    // A follow-up gets the window (4 earlier lines).
-    assert_eq!(lines(2), 6, "{}", asked[2].body);
+    // A follow-up gets the exchange it follows (the speaker's line and the
+    // answer), not the rest of the window.
+    assert_eq!(lines(2), 4, "{}", asked[2].body);
     assert!(asked[2].text().contains("Where is the VPN?"));
+    assert!(!asked[2].text().contains("weekly report"));
 }
 
 #[tokio::test]
