@@ -1,7 +1,6 @@
 //! `steward.toml` plus `STEWARD_<SECTION>__<KEY>` environment overrides.
 //! Every key has an embedded default, so no file is needed.
 
-use crate::channels::ChannelSections;
 use figment::providers::{Env, Format, Serialized, Toml};
 use figment::Figment;
 use serde::{Deserialize, Serialize};
@@ -26,6 +25,9 @@ pub struct Config {
     pub turn: TurnConfig,
     #[validate(nested)]
     pub rate_limit: RateLimitConfig,
+    pub discord: DiscordConfig,
+    #[validate(nested)]
+    pub teams: TeamsConfig,
     #[validate(nested)]
     pub dashboard: DashboardConfig,
     pub metrics: MetricsConfig,
@@ -40,10 +42,6 @@ pub struct Config {
     pub schedules: Vec<ScheduleConfig>,
     /// Automated runs on a signed request to `POST /hooks/<name>` (`[[webhooks]]`).
     pub webhooks: Vec<WebhookConfig>,
-    /// Each channel's own section (`[discord]`, `[teams]`, …), read and
-    /// checked by its module (`crate::channels`), so this file names none.
-    #[serde(skip)]
-    pub channels: ChannelSections,
 }
 
 /// What an automated run does: follow an approved skill as a standing
@@ -55,20 +53,19 @@ pub enum Procedure {
     Text(String),
 }
 
-/// Where a run's answer goes (`deliver = "…"`), written as its text.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// Where a run's answer goes (`deliver = "…"`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub enum Deliver {
     /// Nowhere: the run's lines stay in its conversation.
     None,
     /// The dashboard's Runs page (the run's conversation): the default.
     #[default]
     Dashboard,
-    /// `<channel>:<target>`: posted by that channel (`Channel::parse_target`
-    /// says what a target of it is: `discord:<channel id>`, `teams:<channel>`).
-    Channel {
-        channel: &'static str,
-        target: String,
-    },
+    /// `discord:<channel id>`: posted in that Discord channel.
+    Discord(String),
+    /// `teams:<channel>`: posted through that channel's Workflows webhook (`teams.workflows`).
+    Teams(String),
 }
 
 impl Deliver {
@@ -76,23 +73,16 @@ impl Deliver {
     pub fn channel(&self) -> Option<(&'static str, &str)> {
         match self {
             Deliver::None | Deliver::Dashboard => None,
-            Deliver::Channel { channel, target } => Some((channel, target)),
+            Deliver::Discord(c) => Some((adapters::discord::CHANNEL, c)),
+            Deliver::Teams(c) => Some((adapters::teams::CHANNEL, c)),
         }
     }
 }
 
-// By hand: a derive would want the channel's `&'static str` borrowed from the input.
-impl Serialize for Deliver {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for Deliver {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        String::deserialize(d)?
-            .parse()
-            .map_err(serde::de::Error::custom)
+impl TryFrom<String> for Deliver {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
     }
 }
 
@@ -101,24 +91,23 @@ impl std::str::FromStr for Deliver {
     fn from_str(s: &str) -> Result<Self, String> {
         let s = s.trim();
         let bad = || {
-            format!(
-                "`{s}` is not a delivery target ({})",
-                crate::channels::delivery_targets()
-            )
+            format!("`{s}` is not a delivery target (none, dashboard, discord:<channel id>, teams:<channel>)")
         };
         match s.split_once(':') {
             None if s == "none" => Ok(Deliver::None),
             None if s == "dashboard" => Ok(Deliver::Dashboard),
-            Some((name, target)) => {
-                let channel = crate::channels::named(name).ok_or_else(bad)?;
-                let target = channel.parse_target(target).ok_or_else(bad)?;
-                Ok(Deliver::Channel {
-                    channel: channel.name(),
-                    target,
-                })
+            Some(("discord", id)) if matches!(id.parse::<u64>(), Ok(n) if n > 0) => {
+                Ok(Deliver::Discord(id.into()))
             }
-            None => Err(bad()),
+            Some(("teams", ch)) if !ch.trim().is_empty() => Ok(Deliver::Teams(ch.trim().into())),
+            _ => Err(bad()),
         }
+    }
+}
+
+impl From<Deliver> for String {
+    fn from(d: Deliver) -> String {
+        d.to_string()
     }
 }
 
@@ -127,7 +116,8 @@ impl std::fmt::Display for Deliver {
         match self {
             Deliver::None => f.write_str("none"),
             Deliver::Dashboard => f.write_str("dashboard"),
-            Deliver::Channel { channel, target } => write!(f, "{channel}:{target}"),
+            Deliver::Discord(c) => write!(f, "discord:{c}"),
+            Deliver::Teams(c) => write!(f, "teams:{c}"),
         }
     }
 }
@@ -151,8 +141,8 @@ pub struct ScheduleConfig {
     pub skill: Option<String>,
     /// … or an administrator's instruction (principal `cron-system`).
     pub text: Option<String>,
-    /// Where the answer goes: `dashboard` (default), `none`, or a
-    /// channel's target (`crate::channels::delivery_targets`).
+    /// Where the answer goes: `dashboard` (default), `none`,
+    /// `discord:<channel id>`, `teams:<channel>`.
     pub deliver: Deliver,
 }
 
@@ -227,18 +217,20 @@ impl Config {
         self.webhooks.iter().find(|w| w.name == name)
     }
 
-    /// Whether this server can deliver to `deliver`: its channel says what
-    /// a target of it needs (the Discord channel on, a Teams channel's
-    /// Workflows webhook).
+    /// Whether this server can deliver to `deliver`: a Discord target needs
+    /// the Discord channel, a Teams one that channel's Workflows webhook.
     pub fn check_deliver(&self, deliver: &Deliver) -> Result<(), String> {
-        let Deliver::Channel { channel, target } = deliver else {
-            return Ok(());
-        };
-        match crate::channels::named(channel) {
-            Some(c) => c
-                .check_target(self, target)
-                .map_err(|why| format!("`{deliver}` {why}")),
-            None => Err(format!("`{deliver}`: there is no channel `{channel}`")),
+        match deliver {
+            Deliver::Discord(_) if self.discord.token.is_none() => Err(format!(
+                "`{deliver}` needs the Discord channel (discord.token)"
+            )),
+            Deliver::Teams(_) if self.teams.security_token.is_none() => Err(format!(
+                "`{deliver}` needs the Teams channel (teams.security_token)"
+            )),
+            Deliver::Teams(c) if !self.teams.workflows.contains_key(c) => Err(format!(
+                "`{deliver}` needs a Workflows webhook for `{c}` (teams.workflows)"
+            )),
+            _ => Ok(()),
         }
     }
 }
@@ -422,6 +414,89 @@ impl MetricsConfig {
         }
         Ok(())
     }
+}
+
+/// The Discord channel (serenity). Off unless a token is set.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DiscordConfig {
+    /// Bot token; the channel runs only when it is set.
+    pub token: Option<String>,
+    /// Base URL of a Discord REST proxy (or a test fake) instead of `https://discord.com`.
+    pub api_base: Option<String>,
+    /// Organisation of each guild, by guild id (`"123456789012345678" = "acme"`).
+    pub guild_orgs: BTreeMap<String, String>,
+    /// Organisation of DMs and of guilds not in `guild_orgs` (default: `server.org`).
+    pub default_org: Option<String>,
+    /// Agent answering on Discord (default: `server.agent`).
+    pub agent: Option<String>,
+}
+
+impl DiscordConfig {
+    fn check(&self) -> Result<(), ConfigError> {
+        let bad = |key: String, why: &str| Err(ConfigError::Invalid(format!("{key}: {why}")));
+        if let Some(base) = &self.api_base {
+            if !(base.starts_with("http://") || base.starts_with("https://")) {
+                return bad("discord.api_base".into(), "not an http(s) URL");
+            }
+        }
+        for (guild, org) in &self.guild_orgs {
+            if !matches!(guild.parse::<u64>(), Ok(id) if id > 0) {
+                return bad(
+                    format!("discord.guild_orgs.{guild}"),
+                    "not a Discord guild id (a number such as 123456789012345678)",
+                );
+            }
+            if org.trim().is_empty() {
+                return bad(
+                    format!("discord.guild_orgs.{guild}"),
+                    "the organisation is empty",
+                );
+            }
+        }
+        for (key, value) in [("default_org", &self.default_org), ("agent", &self.agent)] {
+            if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                return bad(format!("discord.{key}"), "must not be empty");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The Teams outgoing webhook. Off unless a security token is set.
+#[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq, Validate)]
+#[serde(deny_unknown_fields, default)]
+pub struct TeamsConfig {
+    /// The outgoing webhook's security token (base64), as Teams shows it.
+    pub security_token: Option<String>,
+    /// Retired: one Workflows webhook for every channel posted each channel's
+    /// late replies into one (see `workflows`). Refused at start when set.
+    pub workflows_url: Option<String>,
+    /// Teams channel id (`channelData.channel.id`, `19:…@thread.tacv2`) → the
+    /// Workflows webhook ("Post to a channel when a webhook request is
+    /// received") that posts into that channel: where its replies finished
+    /// after the deadline go. Other conversations get no late reply.
+    pub workflows: BTreeMap<String, String>,
+    /// How long a request waits for the turn before acknowledging (Teams waits 5 s).
+    #[default = 4000]
+    #[validate(range(min = 0, max = 60_000))]
+    pub reply_deadline_ms: u64,
+    /// Teams tenant id → organisation; other tenants are `server.org`.
+    pub tenant_orgs: BTreeMap<String, String>,
+    /// Agent of `POST /teams` (no agent in the path); default `server.agent`.
+    pub agent: Option<String>,
+    /// Largest accepted webhook body; default `server.max_body_bytes`.
+    #[validate(range(min = 1024, max = 67_108_864))]
+    pub max_body_bytes: Option<usize>,
+    /// Workflows posts are tried at most this many times (429, 5xx, network errors).
+    #[default = 5]
+    #[validate(range(min = 1, max = 20))]
+    pub workflows_attempts: u32,
+    /// Wait before the second Workflows attempt, doubling after each further one,
+    /// unless the endpoint sends `Retry-After`.
+    #[default = 500]
+    #[validate(range(min = 1, max = 60_000))]
+    pub workflows_backoff_ms: u64,
 }
 
 /// The web dashboard, served by the same HTTP server under `/dashboard`.
@@ -806,7 +881,7 @@ impl LlmConfig {
 
 /// The first setting out of its range, as `section.key` and why (keys in
 /// order, so the message is the same on every run).
-pub(crate) fn out_of_range(errors: &ValidationErrors) -> (String, String) {
+fn out_of_range(errors: &ValidationErrors) -> (String, String) {
     let mut fields: Vec<_> = errors.errors().iter().collect();
     fields.sort_by(|a, b| a.0.cmp(b.0));
     for (field, kind) in fields {
@@ -866,28 +941,18 @@ impl Config {
                 .filter(|k| k.as_str().contains("__"))
                 .split("__"),
         );
-        let cfg = Config::extract(fig)?;
+        let cfg: Config = fig.extract().map_err(|e| ConfigError::Invalid(render(e)))?;
         cfg.check()?;
         Ok(cfg)
     }
 
     /// Parse a TOML text on top of the defaults (no environment).
     pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
-        let fig = Figment::from(Serialized::defaults(Config::default())).merge(Toml::string(text));
-        let cfg = Config::extract(fig)?;
-        cfg.check()?;
-        Ok(cfg)
-    }
-
-    /// The channels' sections first (each by its channel's type), then the rest.
-    fn extract(fig: Figment) -> Result<Config, ConfigError> {
-        let mut dict: figment::value::Dict =
-            fig.extract().map_err(|e| ConfigError::Invalid(render(e)))?;
-        let channels = ChannelSections::take(&mut dict)?;
-        let mut cfg: Config = Figment::from(Serialized::defaults(dict))
+        let cfg: Config = Figment::from(Serialized::defaults(Config::default()))
+            .merge(Toml::string(text))
             .extract()
             .map_err(|e| ConfigError::Invalid(render(e)))?;
-        cfg.channels = channels;
+        cfg.check()?;
         Ok(cfg)
     }
 
@@ -906,9 +971,14 @@ impl Config {
             let (key, why) = out_of_range(&errors);
             return bad(&key, &why);
         }
-        self.channels.validate()?;
-        if let Err(why) = memory::check_agent_id(&self.server.agent) {
-            return bad("server.agent", why);
+        for (key, agent) in [
+            ("server.agent", Some(&self.server.agent)),
+            ("discord.agent", self.discord.agent.as_ref()),
+            ("teams.agent", self.teams.agent.as_ref()),
+        ] {
+            if let Some(Err(why)) = agent.map(|a| memory::check_agent_id(a)) {
+                return bad(key, why);
+            }
         }
         for id in self.agents.keys() {
             if let Err(why) = memory::check_agent_id(id) {
@@ -916,8 +986,23 @@ impl Config {
             }
         }
         // Every organisation a message or a run can be filed under.
-        // (A channel's own organisations are checked by the channel.)
         let mut orgs = vec![("server.org".to_string(), Some(&self.server.org))];
+        orgs.push((
+            "discord.default_org".into(),
+            self.discord.default_org.as_ref(),
+        ));
+        orgs.extend(
+            self.discord
+                .guild_orgs
+                .iter()
+                .map(|(g, o)| (format!("discord.guild_orgs.{g}"), Some(o))),
+        );
+        orgs.extend(
+            self.teams
+                .tenant_orgs
+                .iter()
+                .map(|(t, o)| (format!("teams.tenant_orgs.{t}"), Some(o))),
+        );
         orgs.extend(
             self.schedules
                 .iter()
@@ -941,9 +1026,8 @@ impl Config {
         self.dashboard.check()?;
         self.metrics.check(&self.server)?;
         self.embeddings.check()?;
-        for channel in crate::channels::CHANNELS {
-            channel.check(self)?;
-        }
+        self.validate_teams()?;
+        self.discord.check()?;
         self.check_runs()?;
         Ok(())
     }
@@ -954,11 +1038,8 @@ impl Config {
     fn check_runs(&self) -> Result<(), ConfigError> {
         let bad = |key: String, why: String| Err(ConfigError::Invalid(format!("{key}: {why}")));
         let mut agents: Vec<&str> = vec![self.server.agent.as_str()];
-        let channels = crate::channels::CHANNELS;
-        agents.extend(channels.iter().filter_map(|c| c.agent(self)));
-        let mut agent_keys: Vec<&str> = channels.iter().filter_map(|c| c.agent_key()).collect();
-        agent_keys.sort_unstable();
-        agent_keys.insert(0, "server.agent");
+        agents.extend(self.discord.agent.as_deref());
+        agents.extend(self.teams.agent.as_deref());
         agents.extend(self.agents.keys().map(String::as_str));
         let mut names = std::collections::HashSet::new();
         let entries = self
@@ -1015,11 +1096,7 @@ impl Config {
             if !agents.contains(&target.agent.as_str()) {
                 return bad(
                     format!("{key}.agent"),
-                    format!(
-                        "`{}` is not an agent of this server ({} or [agents.<id>])",
-                        target.agent,
-                        agent_keys.join(", ")
-                    ),
+                    format!("`{}` is not an agent of this server (server.agent, discord.agent, teams.agent or [agents.<id>])", target.agent),
                 );
             }
             if target.org.trim().is_empty() {
@@ -1051,6 +1128,48 @@ impl Config {
         Ok(())
     }
 
+    fn validate_teams(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: String| Err(ConfigError::Invalid(format!("{key}: {why}")));
+        let t = &self.teams;
+        if let Some(token) = &t.security_token {
+            if let Err(e) = adapters::teams::decode_security_token(token) {
+                return bad(
+                    "teams.security_token",
+                    format!(
+                        "{e} (paste the token Teams showed when the outgoing webhook was created)"
+                    ),
+                );
+            }
+        }
+        if t.workflows_url.is_some() {
+            return bad(
+                "teams.workflows_url",
+                "retired: it posted every channel's late replies into one channel. Map each channel to its own webhook under [teams.workflows] (\"<channel id>\" = \"https://…\")".into(),
+            );
+        }
+        for (channel, url) in &t.workflows {
+            if !(url.starts_with("https://") || url.starts_with("http://")) {
+                return bad(
+                    &format!("teams.workflows.{channel}"),
+                    "must be an http(s) URL".into(),
+                );
+            }
+        }
+        if t.reply_deadline_ms >= 5000 {
+            return bad(
+                "teams.reply_deadline_ms",
+                "must be below 5000: Teams stops waiting after 5 seconds".into(),
+            );
+        }
+        if let Some((tenant, _)) = t.tenant_orgs.iter().find(|(_, org)| org.trim().is_empty()) {
+            return bad(
+                &format!("teams.tenant_orgs.{tenant}"),
+                "organisation must not be empty".into(),
+            );
+        }
+        Ok(())
+    }
+
     /// Whether `agent` saves implicit items without asking: its own
     /// `[agents.<id>] auto_keep`, else `memory.auto_keep`.
     pub fn auto_keep(&self, agent: &str) -> bool {
@@ -1063,16 +1182,11 @@ impl Config {
     /// The effective configuration as JSON with every secret replaced by
     /// [`REDACTED`]: tokens (`discord.token`, `teams.security_token`,
     /// `dashboard.admin_token`, `metrics.token`, any key naming a token,
-    /// secret or password), the maps a channel's section hides (the Teams
-    /// Workflows webhook URLs: their query carries the signature) and the
-    /// database URL's password. The channels' sections are shown at the top
-    /// level, as the file has them.
+    /// secret or password), the Teams Workflows webhook URLs (their query
+    /// carries the signature) and the database URL's password.
     pub fn redacted(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
-        if let serde_json::Value::Object(map) = &mut v {
-            map.extend(self.channels.to_json());
-        }
-        redact(&mut v, "", &self.channels.hidden_maps());
+        redact(&mut v, "");
         if let Some(url) = v.pointer_mut("/database/url") {
             *url = serde_json::Value::String(memory::store::without_password(&self.database.url));
         }
@@ -1095,8 +1209,7 @@ impl Config {
 pub const REDACTED: &str = "(set, hidden)";
 
 /// Replace the secrets below `v` (at `path`, dotted) by [`REDACTED`].
-/// The values of the maps at `hidden` (dotted paths) are all secret.
-fn redact(v: &mut serde_json::Value, path: &str, hidden: &[String]) {
+fn redact(v: &mut serde_json::Value, path: &str) {
     let secret_key = |key: &str| {
         key == "api_key"
             || ["token", "secret", "password"]
@@ -1111,20 +1224,20 @@ fn redact(v: &mut serde_json::Value, path: &str, hidden: &[String]) {
                 } else {
                     format!("{path}.{key}")
                 };
-                let secret = secret_key(key) || hidden.iter().any(|h| h == path);
-                if secret && !value.is_null() {
+                let hidden = secret_key(key) || path == "teams.workflows";
+                if hidden && !value.is_null() {
                     *value = serde_json::Value::String(REDACTED.into());
                 } else {
-                    redact(value, &here, hidden);
+                    redact(value, &here);
                 }
             }
         }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| redact(i, path, hidden)),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| redact(i, path)),
         _ => {}
     }
 }
 
-pub(crate) fn render(e: figment::Error) -> String {
+fn render(e: figment::Error) -> String {
     e.into_iter()
         .map(|e| {
             let key = e.path.join(".");

@@ -151,7 +151,7 @@ fn the_teams_activity_parser_never_answers_5xx() {
     let token = new_token();
     let router = rt.block_on(async {
         let mut cfg = Config::default();
-        cfg.channels.teams.security_token = Some(token.clone());
+        cfg.teams.security_token = Some(token.clone());
         let h = Harness::with_config(cfg).await;
         h.pair("aad-admin", Role::Admin).await;
         app(AppState::new(h.services.clone()))

@@ -41,7 +41,7 @@ async fn start(cfg: Config) -> Teams {
 /// The real HTTP app with the Teams channel on, on `db`.
 async fn start_on(db: Db, mut cfg: Config) -> Teams {
     let token = new_token();
-    cfg.channels.teams.security_token = Some(token.clone());
+    cfg.teams.security_token = Some(token.clone());
     let h = Harness::on(db, cfg);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -327,7 +327,7 @@ async fn malformed_activities_with_a_valid_signature_are_400_with_a_reason() {
 #[tokio::test]
 async fn an_oversized_body_is_413_and_stores_nothing() {
     let mut cfg = Config::default();
-    cfg.channels.teams.max_body_bytes = Some(2048);
+    cfg.teams.max_body_bytes = Some(2048);
     let t = start(cfg).await;
     t.pair("default", "aad-admin", Role::Admin).await;
     let act = activity(
@@ -537,8 +537,7 @@ async fn an_unpaired_teams_sender_is_told_how_to_pair() {
 #[tokio::test]
 async fn tenants_map_to_organisations() {
     let mut cfg = Config::default();
-    cfg.channels
-        .teams
+    cfg.teams
         .tenant_orgs
         .insert("tenant-acme".into(), "acme".into());
     let t = start(cfg).await;
@@ -577,9 +576,9 @@ async fn tenants_map_to_organisations() {
 async fn a_late_reply_is_acknowledged_then_posted_to_workflows_after_429_and_500() {
     let workflows = FakeWorkflows::start([Refusal::TooManyRequests, Refusal::ServerError]).await;
     let mut cfg = Config::default();
-    cfg.channels.teams.reply_deadline_ms = 0;
-    cfg.channels.teams.workflows = [(GENERAL.to_string(), workflows.url.clone())].into();
-    cfg.channels.teams.workflows_backoff_ms = 1;
+    cfg.teams.reply_deadline_ms = 0;
+    cfg.teams.workflows = [(GENERAL.to_string(), workflows.url.clone())].into();
+    cfg.teams.workflows_backoff_ms = 1;
     let t = start(cfg).await;
     t.pair("default", "aad-admin", Role::Admin).await;
     let ack = t
@@ -619,8 +618,8 @@ async fn a_late_reply_is_acknowledged_then_posted_to_workflows_after_429_and_500
 async fn a_personal_late_reply_is_never_posted_to_a_channel() {
     let workflows = FakeWorkflows::start([]).await;
     let mut cfg = Config::default();
-    cfg.channels.teams.reply_deadline_ms = 0;
-    cfg.channels.teams.workflows = [(GENERAL.to_string(), workflows.url.clone())].into();
+    cfg.teams.reply_deadline_ms = 0;
+    cfg.teams.workflows = [(GENERAL.to_string(), workflows.url.clone())].into();
     let t = start(cfg).await;
     t.pair("default", "aad-user", Role::User).await;
     let mut dm = activity(
@@ -726,9 +725,9 @@ async fn without_a_security_token_there_is_no_teams_endpoint() {
 #[test]
 fn teams_config_keys_have_defaults_and_bad_values_name_their_key() {
     let c = Config::from_toml("").unwrap();
-    assert_eq!(c.channels.teams.reply_deadline_ms, 4000);
-    assert_eq!(c.channels.teams.security_token, None);
-    assert_eq!(c.channels.teams.workflows_attempts, 5);
+    assert_eq!(c.teams.reply_deadline_ms, 4000);
+    assert_eq!(c.teams.security_token, None);
+    assert_eq!(c.teams.workflows_attempts, 5);
     let e = Config::from_toml("[teams]\nsecurity_token = \"not base64!\"")
         .unwrap_err()
         .to_string();
@@ -759,7 +758,7 @@ fn teams_config_keys_have_defaults_and_bad_values_name_their_key() {
     ))
     .unwrap();
     assert_eq!(
-        c.channels.teams.tenant_orgs.get(TENANT).map(String::as_str),
+        c.teams.tenant_orgs.get(TENANT).map(String::as_str),
         Some("acme")
     );
 }
@@ -770,8 +769,8 @@ fn teams_config_keys_have_defaults_and_bad_values_name_their_key() {
 async fn a_late_reply_goes_only_to_its_own_channels_workflows_and_codes_only_in_private() {
     let general = FakeWorkflows::start([]).await;
     let mut cfg = Config::default();
-    cfg.channels.teams.reply_deadline_ms = 0;
-    cfg.channels.teams.workflows = [(GENERAL.to_string(), general.url.clone())].into();
+    cfg.teams.reply_deadline_ms = 0;
+    cfg.teams.workflows = [(GENERAL.to_string(), general.url.clone())].into();
     let t = start(cfg).await;
     t.pair("default", "aad-admin", Role::Admin).await;
     // Another channel, not mapped: acknowledged, never posted (to general or anywhere).
@@ -983,7 +982,7 @@ async fn deliver_posts_to_the_workflows_webhook_of_the_conversations_channel() {
     let general = FakeWorkflows::start([]).await;
     let finance = FakeWorkflows::start([]).await;
     let mut cfg = Config::default();
-    cfg.channels.teams.workflows = [
+    cfg.teams.workflows = [
         (GENERAL.to_string(), general.url.clone()),
         ("19:finance@thread.tacv2".to_string(), finance.url.clone()),
     ]

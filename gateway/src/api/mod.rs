@@ -211,34 +211,7 @@ fn api() -> OpenApiRouter<ApiState> {
 fn parts() -> (Router<ApiState>, Document) {
     let (router, mut document) = api().split_for_parts();
     common_errors(&mut document);
-    deliver_descriptions(&mut document);
     (router, document)
-}
-
-/// The `deliver` fields' descriptions name each channel's target, from
-/// `CHANNELS`, so a new channel is described without an edit here.
-fn deliver_descriptions(doc: &mut Document) {
-    use utoipa::openapi::schema::Schema;
-    use utoipa::openapi::RefOr;
-    let targets = crate::channels::channel_targets();
-    let texts = [
-        (
-            "RunRequest",
-            format!("Where the answer goes: `dashboard` (default), `none`,\n{targets} (a configured channel)."),
-        ),
-        ("RunOut", format!("`none`, `dashboard`, {targets}.")),
-    ];
-    let Some(components) = doc.components.as_mut() else {
-        return;
-    };
-    for (name, text) in texts {
-        let Some(RefOr::T(Schema::Object(schema))) = components.schemas.get_mut(name) else {
-            continue;
-        };
-        if let Some(RefOr::T(Schema::Object(field))) = schema.properties.get_mut("deliver") {
-            field.description = Some(text);
-        }
-    }
 }
 
 /// 400, 401, 429 (with `Retry-After`) and 503 on every operation that takes a

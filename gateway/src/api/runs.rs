@@ -34,7 +34,7 @@ pub struct RunOut {
     pub started_by: String,
     /// Its conversation, `run:<name>/<id>`.
     pub conversation: String,
-    /// Where its answer went (described by `api::deliver_descriptions`).
+    /// `none`, `dashboard`, `discord:<channel id>` or `teams:<channel>`.
     pub deliver: String,
     pub outcome: RunOutcome,
     /// What went wrong ('' when nothing did).

@@ -181,8 +181,8 @@ pub struct RunRequest {
     /// Whose skill (default: server.agent).
     #[schema(pattern = "^[A-Za-z0-9._-]{1,64}$")]
     pub agent: Option<String>,
-    /// Where the answer goes (its description names the channels' targets:
-    /// `api::deliver_descriptions`).
+    /// Where the answer goes: `dashboard` (default), `none`,
+    /// `discord:<channel id>` or `teams:<channel>` (a configured channel).
     #[schema(example = "dashboard")]
     pub deliver: Option<String>,
 }

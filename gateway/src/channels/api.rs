@@ -8,9 +8,6 @@ use crate::services::Services;
 /// Always on: the API is always served.
 pub struct Api;
 
-/// No settings of its own.
-pub type Section = super::NoSection;
-
 /// The channel name its lines are stored with.
 pub const CHANNEL: &str = "api";
 

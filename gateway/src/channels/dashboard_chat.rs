@@ -12,9 +12,6 @@ use memory::MessageAuthor;
 /// The chat page: on with the dashboard (`dashboard.enabled`).
 pub struct DashboardChat;
 
-/// No settings of its own.
-pub type Section = super::NoSection;
-
 /// The channel name its lines are stored with.
 pub const CHANNEL: &str = "dashboard";
 

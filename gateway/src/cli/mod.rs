@@ -558,8 +558,9 @@ pub enum SkillsCommand {
         /// Whose skill (default: `server.agent`).
         #[arg(long)]
         agent: Option<String>,
-        // Its help names each channel's target (`crate::channels`).
-        #[arg(long, default_value = "dashboard", help = deliver_help())]
+        /// Where the answer goes: `dashboard` (its Runs page), `none`,
+        /// `discord:<channel id>` or `teams:<channel>`.
+        #[arg(long, default_value = "dashboard")]
         deliver: crate::config::Deliver,
     },
     /// Write every skill in force as `DIR/<slug>/SKILL.md` (Agent Skills format).
@@ -811,14 +812,6 @@ fn check(cli: &Cli) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// `steward skills run --deliver`'s help: the channels' targets come from `CHANNELS`.
-fn deliver_help() -> String {
-    format!(
-        "Where the answer goes: `dashboard` (its Runs page), `none`, {}",
-        crate::channels::channel_targets()
-    )
 }
 
 #[cfg(test)]
