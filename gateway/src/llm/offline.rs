@@ -210,6 +210,12 @@ const CORRECTIONS: &[&str] = &[
     "fyi:",
 ];
 
+/// Whether `text` opens as a correction of what the agent knows
+/// ("Correction: …", "Actually, …"): memory's, never a skill's.
+pub fn corrects_a_fact(text: &str) -> bool {
+    strip_any(text.trim(), CORRECTIONS).is_some()
+}
+
 /// Ways of saying a thing's value changed: "X moved to Y", "X is now Y".
 const CHANGES: &[&str] = &[
     " has moved to ",

@@ -146,6 +146,11 @@ pub fn read_labelled(line: &str, clause: &str) -> Option<String> {
     if ONE_OFF.iter().chain(NEVER).any(|w| lower.contains(w)) {
         return None;
     }
+    // "Correction: deploys now happen only before 14:00" corrects a note
+    // (memory's path, which asks to supersede it), not an answer's procedure.
+    if offline::corrects_a_fact(line) {
+        return None;
+    }
     if offline::first_person(clause) || offline::asks(clause) {
         return None;
     }
@@ -199,6 +204,8 @@ mod tests {
             "The report password is hunter2",
             "Use key sk-abcdefghijklmnopqrstuvwxyz123456 for the report",
             "The staging database moved to pg-04",
+            "Correction: deploys to production now happen only before 14:00.",
+            "Actually, the daily report is built from orders_2026",
             "I work from the Lisbon office",
             "Where is the report?",
             "Fine",
