@@ -616,6 +616,22 @@ fn classify(sentence: &str) -> Option<Candidate> {
             capitalise(&s),
         ));
     }
+    // "daily report please" asks too, unless the rest is about the speaker
+    // ("call me Bo, please" is theirs to keep).
+    let rest = lower
+        .strip_suffix(" please")
+        .map(|r| r.trim_end_matches(','))
+        .filter(|r| !r.trim().is_empty());
+    if let Some(rest) = rest {
+        if personal(rest).is_none() {
+            return Some(item(
+                ItemChannel::Task,
+                "task",
+                String::new(),
+                capitalise(&s),
+            ));
+        }
+    }
     // Personal first: "always use X" is operational, "please always answer briefly" is personal.
     if lower.starts_with("always use ") || lower.starts_with("use ") {
         return operational(&s, None);
@@ -796,9 +812,13 @@ mod tests {
             "Please draft a skill called weekly-digest for review: list the open incidents",
             "please summarise the incidents",
             "Please show the report",
+            "daily report please",
+            "The weekly numbers, please",
         ] {
             assert_eq!(one(t).channel, ItemChannel::Task, "{t}");
         }
+        // About the speaker, "please" or not: theirs to keep.
+        assert_eq!(one("Call me Bo, please").channel, ItemChannel::Personal);
     }
 
     #[test]
