@@ -124,10 +124,6 @@ impl Prompt {
     pub fn context(&self) -> &str {
         self.text[self.fixed..].trim_start()
     }
-    /// The records shown in the standing notes.
-    pub fn standing(&self) -> Vec<i64> {
-        self.standing.iter().map(|(id, _)| *id).collect()
-    }
 }
 
 impl std::fmt::Display for Prompt {
@@ -716,7 +712,8 @@ mod tests {
         assert!(first.context().contains("north wing"));
         assert!(!second.context().contains("OVERRIDDEN"), "{second}");
         assert!(!second.context().contains("<<<memory"), "{second}");
-        assert_eq!(first.standing(), [4, 1, 2]);
+        let ids: Vec<i64> = first.standing.iter().map(|(id, _)| *id).collect();
+        assert_eq!(ids, [4, 1, 2]);
         // A note recited beside the point, when retrieval found the one that
         // answers, is dropped; alone, it leaves nothing (the rules answer).
         let mut asked_window = deploys.clone();
