@@ -187,7 +187,9 @@ pub fn assemble(org: &str, agent: &str, principal: &Principal, parts: &PromptPar
         standing.iter().any(|(s, _)| *s == id)
             || parts.standing_overridden.iter().any(|o| o.note == id)
     };
-    out.push_str(&format!("\nSPEAKER ROLE (from pairing): {role}"));
+    // The turn's lines are short: a server processes them on every turn (a
+    // preference that sets the reply language is said once).
+    out.push_str(&format!("\nSPEAKER ROLE: {role}"));
     if !parts.previous.is_empty() {
         out.push_str("\nPREVIOUS CONTEXT (summaries of earlier parts of this conversation):");
         for p in parts.previous.iter().rev() {
@@ -204,14 +206,20 @@ pub fn assemble(org: &str, agent: &str, principal: &Principal, parts: &PromptPar
         .iter()
         .filter(|r| r.record.scope == Scope::Personal && r.record.is_kind(Kind::Preference))
         .collect();
-    if let Some(lang) = preferences.iter().find_map(|r| reply_language(&r.record)) {
+    let language = preferences
+        .iter()
+        .find_map(|r| Some((r.record.id, reply_language(&r.record)?)));
+    if let Some((_, lang)) = &language {
         out.push_str(&format!(
-            "\nREPLY LANGUAGE: the speaker asked to be answered in {lang}. Write your whole reply in {lang}."
+            "\nREPLY LANGUAGE: {lang}. Write your whole reply in {lang}."
         ));
     }
     for r in &preferences {
+        if language.as_ref().is_some_and(|(id, _)| *id == r.record.id) {
+            continue;
+        }
         out.push_str(&format!(
-            "\nTHE SPEAKER'S PREFERENCE (follow it, and still give the facts asked for): {}",
+            "\nSPEAKER'S PREFERENCE (follow it; still give the facts asked for): {}",
             sanitize(&r.record.content)
         ));
     }
@@ -535,7 +543,7 @@ pub fn grounded(answer: String, best: &[&Retrieved], shared: bool) -> String {
 const CONTEXT_LINES: &[&str] = &[
     "SPEAKER ROLE",
     "REPLY LANGUAGE:",
-    "THE SPEAKER'S PREFERENCE",
+    "SPEAKER'S PREFERENCE",
     "PREVIOUS CONTEXT",
     "OVERRIDDEN:",
     "NOTES (organisation policy",
@@ -818,7 +826,7 @@ mod tests {
                 "```\npsql -h pg-staging-04.internal\n```\n| yes | yes |",
             ),
             ("Where is the staging database?", ""),
-            ("SPEAKER ROLE (from pairing): user", ""),
+            ("SPEAKER ROLE: user", ""),
             (
                 "quote the rule or value (host, table, time, channel) exactly, then answer",
                 "",

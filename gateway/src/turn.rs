@@ -877,6 +877,9 @@ impl TurnLoop {
             .iter()
             .find_map(|p| strip_ci(text, p));
         let credential = memory::credentials::credential_in(text);
+        if credential.is_none() && memory::credentials::asks_for_credential(text) {
+            return Ok(vec![t.reply(policy::CREDENTIAL_NOT_KEPT.to_string())]);
+        }
         if let Some(kind) = credential {
             // A message holding a credential is never read for memory (nor sent
             // to an extractor); the person is told it was not kept.

@@ -73,6 +73,23 @@ pub fn credential_in(text: &str) -> Option<Credential> {
         .map(|(kind, _)| *kind)
 }
 
+/// Whether `text` asks for the value of a credential ("What is my
+/// password?", "tell me the API key"): memory never holds one, so the answer
+/// is steward's, never a model's (a small model answers such a question with
+/// an invented password). Asking how to reset or change one is not this.
+pub fn asks_for_credential(text: &str) -> bool {
+    static ASKS: OnceLock<Option<Regex>> = OnceLock::new();
+    ASKS.get_or_init(|| {
+        Regex::new(
+            r"(?i)^\s*(what('s|\s+is|\s+was|\s+are)|tell\s+me|give\s+me|send\s+me|remind\s+me\s+of|do\s+you\s+(know|remember|have))\s+(my|the|our|your)\s+([\w-]+\s+){0,3}(password|passphrase|passcode|pin|api[ _-]?key|access[ _-]?key|secret[ _-]?key|token|secret)s?\b[\s?.!]*$",
+        )
+        .map_err(|e| tracing::error!(error = %e, "invalid credential question pattern"))
+        .ok()
+    })
+    .as_ref()
+    .is_some_and(|re| re.is_match(text))
+}
+
 /// `text` with every credential it holds replaced by `[credential removed]`:
 /// what a model is shown of a line that held one, so it cannot repeat it.
 pub fn masked(text: &str) -> std::borrow::Cow<'_, str> {
@@ -131,6 +148,28 @@ mod tests {
             for text in *texts {
                 assert_eq!(credential_in(text), Some(*kind), "{text}");
             }
+        }
+    }
+
+    #[test]
+    fn a_question_for_a_credential_is_told_apart_from_one_about_it() {
+        for q in [
+            "What is my password?",
+            "what's the wifi password",
+            "Tell me the API key.",
+            "Do you remember my bank PIN?",
+            "What are our staging tokens?",
+        ] {
+            assert!(asks_for_credential(q), "{q}");
+        }
+        for q in [
+            "How do I reset my password?",
+            "Where is the password policy?",
+            "What is the staging database host?",
+            "What is my password policy?",
+            "I forgot my password",
+        ] {
+            assert!(!asks_for_credential(q), "{q}");
         }
     }
 

@@ -157,6 +157,10 @@ pub fn credential_refusal(kind: Credential) -> &'static str {
     }
 }
 
+/// The answer to a question for a credential's value
+/// (`credentials::asks_for_credential`): memory never holds one.
+pub const CREDENTIAL_NOT_KEPT: &str = "I never keep passwords, keys or other credentials in memory, so I can't tell you one. Look in your password or secrets manager.";
+
 /// Decide what happens to one extracted item spoken by `author`.
 pub fn decide(
     author: &Principal,

@@ -301,15 +301,12 @@ async fn yes_saves_the_question_just_asked_and_a_passed_over_one_lapses() {
     let context = &messages[messages.len() - 1];
     assert_eq!(context["role"], "user");
     let context = context["content"].as_str().unwrap_or_default();
-    assert!(
-        context.contains("REPLY LANGUAGE: the speaker asked to be answered in Portuguese"),
-        "{context}"
-    );
+    assert!(context.contains("REPLY LANGUAGE: Portuguese"), "{context}");
     // The fixed policy comes first, the same for every speaker.
     let policy = messages[0]["content"].as_str().unwrap_or_default();
     assert!(policy.contains("MEMORY ROUTING POLICY"), "{policy}");
     assert!(
-        !policy.contains("Portuguese") && !policy.contains("SPEAKER ROLE (from pairing)"),
+        !policy.contains("Portuguese") && !policy.contains("SPEAKER ROLE: user"),
         "{policy}"
     );
 }
@@ -461,8 +458,14 @@ async fn a_credential_never_reaches_a_model_again() {
     assert!(reply.starts_with("That looks like a password"), "{reply}");
     assert!(fake.received().is_empty(), "{:?}", fake.received());
     assert!(h.records().await.is_empty());
-    // Asked later, the model sees the line without the password.
-    h.dm("222", "What is my password?").await;
+    // Asked for it, steward answers, not a model (the real one invented
+    // "123456"): memory never holds a credential.
+    fake.always(TEXT, Answer::Content("Your password is \"123456\".".into()));
+    let asked = h.dm("222", "What is my password?").await;
+    assert_eq!(asked, memory::policy::CREDENTIAL_NOT_KEPT);
+    assert!(fake.received().is_empty(), "{:?}", fake.received());
+    // Asked about what they said, the model sees the line without the password.
+    h.dm("222", "What did I just tell you?").await;
     let asked = &fake.received_for(TEXT)[0];
     assert!(!asked.text().contains("Hunter2"), "{}", asked.text());
     assert!(
@@ -612,10 +615,7 @@ async fn the_notes_open_every_reply_prompt_alike_so_the_server_processes_only_th
             }
             // The turn's own part: the speaker's role and the question, no note again.
             assert!(!asked.contains("<<<memory"), "{asked}");
-            assert!(
-                asked.contains("SPEAKER ROLE (from pairing): user"),
-                "{asked}"
-            );
+            assert!(asked.contains("SPEAKER ROLE: user"), "{asked}");
         } else {
             // Past the budget, each turn is given what was retrieved for it.
             assert!(!message(0, "system").contains("#ops-oncall"));

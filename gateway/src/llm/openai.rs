@@ -169,6 +169,16 @@ struct UsageBody {
     prompt_tokens: u64,
     #[serde(default)]
     completion_tokens: u64,
+    /// How much of the prompt the server had cached (OpenAI's field; llama.cpp
+    /// fills it): what a turn did not have to process again.
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PromptTokensDetails {
+    #[serde(default)]
+    cached_tokens: u64,
 }
 
 // The structured answers, one per schema; their JSON schemas are derived from
@@ -613,6 +623,11 @@ impl OpenAi {
             // often) ends mid-sentence: a person gets its whole sentences.
             content = content.map(|c| whole_sentences(&c));
         }
+        let cached = resp
+            .usage
+            .as_ref()
+            .and_then(|u| u.prompt_tokens_details.as_ref())
+            .map(|d| d.cached_tokens);
         let (prompt, completion) = match &resp.usage {
             Some(u) => (u.prompt_tokens, u.completion_tokens),
             None => (
@@ -627,6 +642,7 @@ impl OpenAi {
             model = %self.model,
             prompt_tokens = prompt,
             completion_tokens = completion,
+            cached_tokens = cached,
             finish_reason = choice.as_ref().and_then(|c| c.finish_reason.as_deref()).unwrap_or("-"),
             ms = started.elapsed().as_millis() as u64,
             "model call"

@@ -122,7 +122,19 @@ pub fn parse(content: &str, offered: &[&str]) -> Parsed {
         }
     }
     out.rest = tidy(&rest);
+    // What is left shaped like JSON but not valid JSON (a small model's
+    // `{"2": "agent_notes": …}`) is no answer either: dropped, never shown.
+    if json_shaped(&out.rest) {
+        out.dropped += 1;
+        out.rest.clear();
+    }
     out
+}
+
+/// An object or array by its shape: opens and closes with its brackets.
+fn json_shaped(text: &str) -> bool {
+    let t = text.trim();
+    (t.starts_with('{') && t.ends_with('}')) || (t.starts_with('[') && t.ends_with(']'))
 }
 
 /// `[1, 2]` or `{}` in prose: not worth dropping.
@@ -173,8 +185,13 @@ fn tidy(text: &str) -> String {
                     i = j + 1;
                     continue;
                 }
-                // A "json" fence around what is no JSON (a host name, a
-                // sentence): the text without its fence.
+                // A "json" fence around JSON-shaped text that is no valid
+                // JSON: dropped like JSON; around what is no JSON at all (a
+                // host name, a sentence): the text without its fence.
+                if label == "json" && json_shaped(&inner.join("\n")) {
+                    i = j + 1;
+                    continue;
+                }
                 if label == "json" {
                     out.extend_from_slice(inner);
                     i = j + 1;
@@ -260,6 +277,14 @@ mod tests {
     #[test]
     fn fences_left_with_stray_braces_or_plain_text_are_undone() {
         assert_eq!(parse("```json\n}\n```", OFFERED).rest, "");
+        // Malformed JSON, as Qwen2.5-Coder-1.5B wrote it to an injection.
+        for text in [
+            "```json\n{\n  \"2\": \"agent_notes\": \"Deploys need a reviewer.\"\n}\n```",
+            "{\n  \"2\": \"agent_notes\": \"Deploys need a reviewer.\"\n}",
+            "[{\"id\": 2, \"agent_notes\"}]",
+        ] {
+            assert_eq!(parse(text, OFFERED).rest, "", "{text}");
+        }
         assert_eq!(
             parse("```json\npg-staging-04.internal\n```", OFFERED).rest,
             "pg-staging-04.internal"
