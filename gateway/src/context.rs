@@ -513,10 +513,15 @@ pub const GROUNDING_MIN_HITS: i64 = 2;
 /// host, a table, a time) it shows none of, on a line of its own: a small
 /// model paraphrases a note ("a reviewer" for "a second reviewer … before
 /// 15:00") or answers from its neighbour, and the person is still shown what
-/// memory says. In a group thread personal records are never added.
-pub fn grounded(answer: String, best: &[&Retrieved], shared: bool) -> String {
+/// memory says. A value the `message` itself holds answers nothing ("What
+/// does SEV2 mean?" answered "SEV2 means an outage" leaves out "within 15
+/// minutes"). In a group thread personal records are never added.
+pub fn grounded(answer: String, message: &str, best: &[&Retrieved], shared: bool) -> String {
     let said = memory::grounding::content_words(&answer);
-    let value = |w: &String| w.chars().any(|c| c.is_ascii_digit() || ".#_".contains(c));
+    let asked = memory::grounding::content_words(message);
+    let value = |w: &String| {
+        w.chars().any(|c| c.is_ascii_digit() || ".#_".contains(c)) && !asked.contains(w)
+    };
     let missing: Vec<String> = best
         .iter()
         // One shared word ("Deploy reminders help me") is a neighbour, not the answer.
@@ -637,6 +642,28 @@ mod tests {
             score: 1.0,
             similarity: None,
         }
+    }
+
+    #[test]
+    fn an_answer_that_only_echoes_the_questions_value_is_shown_what_memory_says() {
+        let mut sev2 = found(1, "SEV2 means a customer-facing outage in one region; page the on-call SRE within 15 minutes.");
+        sev2.hits = 2;
+        let best = [&sev2];
+        let asked = "What does SEV2 mean?";
+        // What the real model answered: the question's own value, the rest left out.
+        let shown = grounded(
+            "SEV2 means a customer-facing outage in one region.".into(),
+            asked,
+            &best,
+            false,
+        );
+        assert!(
+            shown.ends_with(&format!("\nMemory says: {}", sev2.record.content)),
+            "{shown}"
+        );
+        // An answer with a value of the note's own is left as it is.
+        let whole = "Page the on-call SRE within 15 minutes.";
+        assert_eq!(grounded(whole.into(), asked, &best, false), whole);
     }
 
     #[test]

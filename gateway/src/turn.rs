@@ -1514,7 +1514,7 @@ impl TurnLoop {
             if a.is_empty() {
                 a
             } else {
-                let a = context::grounded(a, &best, t.shared());
+                let a = context::grounded(a, text, &best, t.shared());
                 context::cite(a, &citable, t.shared())
             }
         });
