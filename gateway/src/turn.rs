@@ -58,6 +58,9 @@ pub const IDENTITY_UNAVAILABLE: &str = "I can't check who you are right now, so 
 pub const POLICY_NOT_ON_BEHALF: &str =
     "Org policy is written in your own name, not on someone's behalf: nothing was saved.";
 /// A yes or no to a "Remember this?" the speaker passed over.
+/// How an answer about another person that memory does not support opens
+/// (`TurnLoop::unknown_person`); their name and "that I may share." follow.
+pub const NOTHING_ON_PERSON: &str = "I don't have anything in memory about";
 pub const LAPSED: &str = "That question lapsed when you wrote again, so nothing was saved. Tell me again if you want me to remember it.";
 const PAIR_HINT: &str =
     "Hi! I don't know you yet. Send /pair to request access; an administrator will approve it.";
@@ -1519,7 +1522,12 @@ impl TurnLoop {
             }
         });
         let answer = match scrubbed {
-            Ok(answer) if !answer.is_empty() => answer,
+            Ok(answer) if !answer.is_empty() => {
+                match self.unknown_person(t, text, &answer, &citable).await? {
+                    Some(name) => format!("{NOTHING_ON_PERSON} {name} that I may share."),
+                    None => answer,
+                }
+            }
             // An answer with nothing a person may see (only a tool call, JSON,
             // an imitated receipt): the rules answer from the same memory.
             Ok(_) | Err(LlmError::Invalid(_)) => {
@@ -1553,6 +1561,49 @@ impl TurnLoop {
                 None => answer,
             },
         )
+    }
+
+    /// The paired person other than the speaker whom `message` names, when
+    /// the model's `answer` cites nothing and no record it was shown (`given`:
+    /// the records found and the standing notes) names them and shares a
+    /// word with the answer: a small
+    /// model answers such a question with an invention ("Ben works from the
+    /// office in the city"), and memory it may not show (another person's,
+    /// in a group) is no more its to guess. `None` otherwise.
+    async fn unknown_person(
+        &self,
+        t: &Turn<'_>,
+        message: &str,
+        answer: &str,
+        given: &[Retrieved],
+    ) -> Result<Option<String>> {
+        if answer.contains("Memory reference:") {
+            return Ok(None);
+        }
+        let words: Vec<&str> = message
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
+            .collect();
+        if words.is_empty() {
+            return Ok(None);
+        }
+        let speaker = t.principal.user_id();
+        let people = self.db.identity().paired_users(t.org()).await?;
+        Ok(people
+            .into_iter()
+            .filter(|p| Some(p.user_id.as_str()) != speaker && p.name.chars().count() >= 2)
+            .filter(|p| words.iter().any(|w| *w == p.name))
+            .find(|p| {
+                // Memory supports the answer when a record naming them shares
+                // one of its words besides the name.
+                let name = p.name.to_lowercase();
+                let said = memory::grounding::content_words(answer);
+                !given.iter().any(|r| {
+                    let words = memory::grounding::content_words(&r.record.content);
+                    words.contains(&name) && words.iter().any(|w| *w != name && said.contains(w))
+                })
+            })
+            .map(|p| p.name))
     }
 
     /// Yes/no to the newest "Remember this?" batch the speaker was asked here.

@@ -762,3 +762,48 @@ async fn a_judge_is_never_shown_a_record_on_another_topic() {
         .iter()
         .all(|r| !r.content.contains("vpn.example.com")));
 }
+
+#[tokio::test]
+async fn a_model_inventing_a_fact_about_another_person_is_not_shown() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    let h = harness(&fake).await;
+    h.pair("111", Role::Admin).await;
+    h.pair("333", Role::User).await;
+    h.services
+        .pairing()
+        .add_user(&h.org, "discord:222", "Ben", Role::User, "test", 0)
+        .await
+        .expect("pair Ben");
+    h.dm("111", "@notes: Ben is on call this weekend.").await;
+
+    // What Qwen2.5-Coder-1.5B answered in a group, memory holding nothing it
+    // may show on Ben.
+    fake.push(
+        TEXT,
+        Answer::Content("Ben works from the office in the city.".into()),
+    );
+    let reply = h
+        .group(Some("333"), "g1", "where does Ben work from?")
+        .await;
+    assert_eq!(
+        reply,
+        format!("{} Ben that I may share.", steward::turn::NOTHING_ON_PERSON)
+    );
+    // An answer where memory names him is shown.
+    fake.push(
+        TEXT,
+        Answer::Content("Yes, he is on call this weekend.".into()),
+    );
+    let reply = h.dm("333", "Is Ben on call this weekend?").await;
+    assert!(
+        reply.starts_with("Yes, he is on call this weekend."),
+        "{reply}"
+    );
+    // A question naming no one is answered as the model wrote it.
+    fake.push(TEXT, Answer::Content("Hello! How can I help?".into()));
+    assert_eq!(
+        h.dm("333", "Hi there, are you awake?").await,
+        "Hello! How can I help?"
+    );
+}
