@@ -118,12 +118,14 @@ impl Commands {
                 Err(refusal) => return Ok(Some(refusal)),
             };
             if first == "/promote" {
-                return Ok(Some(match self.promote(t.org, user, id, t.now).await? {
-                    Ok(()) => format!(
+                return Ok(Some(
+                    match self.lifecycle.promote_own(t.org, user, id, t.now).await? {
+                        Ok(()) => format!(
                         "Promoted: record {id} now applies with every agent of the organisation."
                     ),
-                    Err(reason) => reason,
-                }));
+                        Err(reason) => reason,
+                    },
+                ));
             }
             return Ok(Some(
                 match self.lifecycle.forget_own(t.org, id, user, t.now).await? {
@@ -200,18 +202,6 @@ impl Commands {
             }
         }
         Ok(out)
-    }
-
-    /// Promote one's own individual record to the person tier
-    /// (`Lifecycle::promote_own`). Audited.
-    pub async fn promote(
-        &self,
-        org: &str,
-        user: &str,
-        id: i64,
-        at: i64,
-    ) -> Result<std::result::Result<(), String>> {
-        self.lifecycle.promote_own(org, user, id, at).await
     }
 
     /// `/skills` lists proposals and skills in force; `/skill show ID`,

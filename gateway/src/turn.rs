@@ -309,19 +309,10 @@ pub struct TurnParts {
 }
 
 pub struct TurnLoop {
-    db: Db,
-    pairing: Pairing,
-    cfg: Arc<Config>,
-    clock: Arc<dyn Clock>,
-    responder: Arc<dyn Responder>,
+    /// The services and configuration it was built on.
+    parts: TurnParts,
     limits: RateLimits,
     in_flight: InFlight,
-    beliefs: Arc<Beliefs>,
-    learning: Arc<Learning>,
-    lifecycle: Arc<Lifecycle>,
-    commands: Commands,
-    skills: Arc<Skills>,
-    metrics: Metrics,
 }
 
 fn normalise_answer(text: &str) -> Option<bool> {
@@ -409,33 +400,10 @@ fn line_of<'m>(msg: &'m Inbound, author: MessageAuthor, text: &'m str, now: i64)
 impl TurnLoop {
     /// The loop on services built by [`crate::services::Services`].
     pub fn new(parts: TurnParts) -> Self {
-        let TurnParts {
-            db,
-            pairing,
-            cfg,
-            clock,
-            responder,
-            beliefs,
-            learning,
-            lifecycle,
-            commands,
-            skills,
-            metrics,
-        } = parts;
         TurnLoop {
-            limits: RateLimits::new(&cfg),
+            limits: RateLimits::new(&parts.cfg),
             in_flight: InFlight::default(),
-            db,
-            pairing,
-            cfg,
-            clock,
-            responder,
-            beliefs,
-            learning,
-            lifecycle,
-            commands,
-            skills,
-            metrics,
+            parts,
         }
     }
 
@@ -444,7 +412,7 @@ impl TurnLoop {
     pub async fn take(&self, msg: &Inbound) -> Result<Outcome> {
         let started = std::time::Instant::now();
         let out = self.take_message(msg).await;
-        self.metrics.turn(&msg.channel, started.elapsed());
+        self.parts.metrics.turn(&msg.channel, started.elapsed());
         out
     }
 
@@ -474,6 +442,7 @@ impl TurnLoop {
             None => None,
         };
         let opened = self
+            .parts
             .pairing
             .open_turn(&Opening {
                 org: &msg.org,
@@ -485,9 +454,10 @@ impl TurnLoop {
             .await;
         let (known, view, stored) = match opened {
             Ok(o) if o.seen => {
-                self.metrics.duplicate(Duplicate::Message);
+                self.parts.metrics.duplicate(Duplicate::Message);
                 let spent = seen.as_deref().unwrap_or_default();
                 match self
+                    .parts
                     .db
                     .conversations()
                     .answer_of(&msg.org, &msg.channel, spent)
@@ -511,7 +481,7 @@ impl TurnLoop {
             msg.org,
             msg.sender.as_deref().unwrap_or(&msg.conversation)
         );
-        self.limits.clock.observe(now, self.clock.now_ms());
+        self.limits.clock.observe(now, self.parts.clock.now_ms());
         let conv_key = format!("{}|{}|{}", msg.org, msg.channel, msg.conversation);
         let limited = self
             .limits
@@ -520,7 +490,7 @@ impl TurnLoop {
             .err()
             .or_else(|| self.limits.conversation.check_key(&conv_key).err());
         if let Some(not_until) = limited {
-            self.metrics.refused(Refusal::RateLimit);
+            self.parts.metrics.refused(Refusal::RateLimit);
             let wait = not_until.wait_time_from(self.limits.clock.now());
             let why = Refused::RateLimited {
                 retry_after: (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1),
@@ -538,9 +508,9 @@ impl TurnLoop {
             return Ok(Outcome::Refused { why, replies });
         }
         self.limits.warned.remove(&sender_key);
-        let max = self.cfg.turn.max_message_chars;
+        let max = self.parts.cfg.turn.max_message_chars;
         if stored.is_none() && msg.text.chars().count() > max {
-            self.metrics.refused(Refusal::TooLong);
+            self.parts.metrics.refused(Refusal::TooLong);
             return Ok(Outcome::Refused {
                 why: Refused::TooLong { max },
                 replies: vec![Reply {
@@ -576,7 +546,7 @@ impl TurnLoop {
         };
         // Every model call of the turn draws on one token budget.
         crate::llm::budget::per_turn(
-            self.cfg.llm.turn_token_budget,
+            self.parts.cfg.llm.turn_token_budget,
             self.run(
                 msg,
                 principal,
@@ -595,7 +565,10 @@ impl TurnLoop {
     /// Which part of `msg`'s conversation a reply reads: the live lines of
     /// the window (none when `turn.history_chars` is 0) and three summaries.
     fn view_of<'m>(&self, msg: &'m Inbound) -> ViewOf<'m> {
-        let (lines, chars) = (self.cfg.turn.history_messages, self.cfg.turn.history_chars);
+        let (lines, chars) = (
+            self.parts.cfg.turn.history_messages,
+            self.parts.cfg.turn.history_chars,
+        );
         ViewOf {
             agent: &msg.agent,
             conversation: &msg.conversation,
@@ -629,7 +602,7 @@ impl TurnLoop {
             stored: None,
         };
         crate::llm::budget::per_turn(
-            self.cfg.llm.turn_token_budget,
+            self.parts.cfg.llm.turn_token_budget,
             self.run(msg, Principal::System(who), now, parts),
         )
         .await
@@ -671,6 +644,7 @@ impl TurnLoop {
         let message_id = match stored {
             Some(id) => id,
             None => match self
+                .parts
                 .db
                 .conversations()
                 .insert_message_once(&line, seen)
@@ -679,13 +653,13 @@ impl TurnLoop {
                 Some(id) => id,
                 // Another replica stored it first and is answering it.
                 None => {
-                    self.metrics.duplicate(Duplicate::Message);
+                    self.parts.metrics.duplicate(Duplicate::Message);
                     return Ok(Outcome::refused(Refused::InProgress));
                 }
             },
         };
         if msg.kind == ConversationKind::Group
-            && self.cfg.turn.require_mention
+            && self.parts.cfg.turn.require_mention
             && !msg.mentioned
             && msg.answer.is_none()
         {
@@ -708,7 +682,8 @@ impl TurnLoop {
             .iter()
             .map(|r| line_of(msg, MessageAuthor::Agent, &r.text, now))
             .collect();
-        self.db
+        self.parts
+            .db
             .conversations()
             .insert_replies(&lines, message_id)
             .await?;
@@ -723,6 +698,7 @@ impl TurnLoop {
                     .sum::<i64>(),
         });
         if let Err(e) = self
+            .parts
             .lifecycle
             .trim_if_over_budget(msg, &turn.principal, now, live)
             .await
@@ -768,15 +744,15 @@ impl TurnLoop {
         // `allowlist`, `open`): the policy says whom an unknown sender is
         // answered as, not whether they may become known. A code is
         // given only in private: a thread would show it to everyone.
-        let pairs_in_private = self.cfg.pairing.dm_policy != DmPolicy::Disabled;
+        let pairs_in_private = self.parts.cfg.pairing.dm_policy != DmPolicy::Disabled;
         if wants_pair && pairs_in_private && msg.kind == ConversationKind::Group {
             return Ok(reply(PAIR_IN_PRIVATE.into()));
         }
         if wants_pair && pairs_in_private {
-            return Ok(match self.pairing.request(&msg.org, &msg.channel, stored, &msg.sender_name, now).await? {
+            return Ok(match self.parts.pairing.request(&msg.org, &msg.channel, stored, &msg.sender_name, now).await? {
                 PairOutcome::Code { code, .. } => reply(format!(
                     "Your pairing code is {code}. Give it to an administrator; it is valid for {} minutes.",
-                    self.cfg.pairing.code_ttl_minutes
+                    self.parts.cfg.pairing.code_ttl_minutes
                 )),
                 PairOutcome::TooManyPending => reply(
                     "There are too many pairing requests waiting right now. Please ask an administrator and try again later."
@@ -784,15 +760,21 @@ impl TurnLoop {
                 ),
             });
         }
-        let allowed = self.cfg.pairing.allow_from.iter().any(|a| a == stored);
+        let allowed = self
+            .parts
+            .cfg
+            .pairing
+            .allow_from
+            .iter()
+            .any(|a| a == stored);
         let let_in = match msg.kind {
-            ConversationKind::Direct => match self.cfg.pairing.dm_policy {
+            ConversationKind::Direct => match self.parts.cfg.pairing.dm_policy {
                 DmPolicy::Open => true,
                 DmPolicy::Allowlist => allowed,
                 DmPolicy::Disabled => return Ok(Gate::Stop(Vec::new())),
                 DmPolicy::Pairing => false,
             },
-            ConversationKind::Group => match self.cfg.pairing.group_policy {
+            ConversationKind::Group => match self.parts.cfg.pairing.group_policy {
                 GroupPolicy::Open => true,
                 GroupPolicy::Allowlist => allowed,
                 GroupPolicy::Paired => false,
@@ -802,7 +784,11 @@ impl TurnLoop {
             return Ok(Gate::Let(Principal::Unpaired));
         }
         if msg.kind == ConversationKind::Direct
-            && self.pairing.should_hint(&msg.org, stored, now).await?
+            && self
+                .parts
+                .pairing
+                .should_hint(&msg.org, stored, now)
+                .await?
         {
             return Ok(reply(PAIR_HINT.into()));
         }
@@ -813,7 +799,7 @@ impl TurnLoop {
     async fn steps(&self, t: &Turn<'_>) -> Result<Vec<Reply>> {
         let text = t.msg.text.trim();
         // 6. Commands and answers to "Remember this?".
-        if let Some(r) = self.commands.run(&t.asker(), text).await? {
+        if let Some(r) = self.parts.commands.run(&t.asker(), text).await? {
             return Ok(vec![t.reply(r)]);
         }
         if let Some(reply) = self.answer_proposal(t, text).await? {
@@ -829,7 +815,7 @@ impl TurnLoop {
                 continue;
             };
             if let Err(refusal) = policy::decide_directive(&t.principal, directive) {
-                self.metrics.policy(PolicyOutcome::Refused);
+                self.parts.metrics.policy(PolicyOutcome::Refused);
                 return Ok(vec![t.reply(refusal.to_string())]);
             }
             if body.trim().is_empty() {
@@ -840,7 +826,7 @@ impl TurnLoop {
             // Org policy is set in one's own name: a delegate acting for
             // someone writes none, whatever their own role.
             if directive == Directive::Policy && t.msg.on_behalf_of.is_some() {
-                self.metrics.policy(PolicyOutcome::Refused);
+                self.parts.metrics.policy(PolicyOutcome::Refused);
                 return Ok(vec![t.reply(POLICY_NOT_ON_BEHALF.to_string())]);
             }
             // What memory never keeps (a credential, an instruction for the
@@ -850,22 +836,23 @@ impl TurnLoop {
             return Ok(vec![match directive {
                 Directive::Policy => {
                     let written = self
+                        .parts
                         .learning
                         .write_policy(t.org(), content, &actor, t.now)
                         .await;
                     match crate::error::refused(written)? {
                         Ok(id) => {
-                            self.metrics.policy(PolicyOutcome::Written);
+                            self.parts.metrics.policy(PolicyOutcome::Written);
                             t.reply(receipt(memory::Scope::OrgPolicy, id))
                         }
                         Err(refusal) => {
-                            self.metrics.policy(PolicyOutcome::Refused);
+                            self.parts.metrics.policy(PolicyOutcome::Refused);
                             t.reply(refusal.to_string())
                         }
                     }
                 }
                 Directive::Notes => {
-                    let item = self.learning.operational_item(content);
+                    let item = self.parts.learning.operational_item(content);
                     self.route(t, &[item], Origin::Explicit, &mut parts).await?;
                     self.render(t, parts)
                 }
@@ -886,7 +873,7 @@ impl TurnLoop {
         if let Some(kind) = credential {
             // A message holding a credential is never read for memory (nor sent
             // to an extractor); the person is told it was not kept.
-            self.metrics.policy(PolicyOutcome::Dropped);
+            self.parts.metrics.policy(PolicyOutcome::Dropped);
             parts.notes.push(policy::credential_refusal(kind).into());
             if !offline::asks(text) {
                 return Ok(vec![self.render(t, parts)]);
@@ -895,6 +882,7 @@ impl TurnLoop {
             let (items, origin) = match explicit {
                 Some(rest) => {
                     let mut items: Vec<Candidate> = self
+                        .parts
                         .learning
                         .extract(rest)
                         .await
@@ -919,7 +907,7 @@ impl TurnLoop {
                     (items, Origin::Explicit)
                 }
                 None => {
-                    let read = self.learning.read(text).await;
+                    let read = self.parts.learning.read(text).await;
                     // The same extraction call labels a correction the
                     // rules missed (7b): kept as a skill's evidence, not
                     // memory, when it passes the rules' screens.
@@ -955,7 +943,7 @@ impl TurnLoop {
     /// administrator's "make this a skill" (`/learn`): kept as a skill's
     /// evidence and answered with what it led to. `None` for other lines.
     async fn learn_skill(&self, t: &Turn<'_>, text: &str) -> Result<Option<Reply>> {
-        if !self.skills.enabled() || t.principal.user_id().is_none() {
+        if !self.parts.skills.enabled() || t.principal.user_id().is_none() {
             return Ok(None);
         }
         let lower = text.trim_end_matches(['.', '!']).to_lowercase();
@@ -966,6 +954,7 @@ impl TurnLoop {
                 )));
             }
             let drafted = self
+                .parts
                 .skills
                 .learn_now(t.org(), t.agent(), &t.msg.conversation, t.now)
                 .await?;
@@ -992,7 +981,7 @@ impl TurnLoop {
         text: &str,
         clause: &str,
     ) -> Result<Option<Reply>> {
-        if !self.skills.enabled() || t.principal.user_id().is_none() {
+        if !self.parts.skills.enabled() || t.principal.user_id().is_none() {
             return Ok(None);
         }
         let Some(rule) = crate::skills::corrections::read_labelled(text, clause) else {
@@ -1006,6 +995,7 @@ impl TurnLoop {
     async fn keep_correction(&self, t: &Turn<'_>, text: &str, rule: &str) -> Result<Option<Reply>> {
         let (history, _) = self.conversation(t).await?;
         let learned = self
+            .parts
             .skills
             .observe_rule(
                 &CorrectionAt {
@@ -1053,10 +1043,16 @@ impl TurnLoop {
     ) -> Result<()> {
         // The operator's per-agent auto_keep is the ceiling: implicit items
         // are kept without asking only when the person opted in too.
-        let mut settings = self.learning.policy(t.agent()).clone();
+        let mut settings = self.parts.learning.policy(t.agent()).clone();
         if settings.auto_keep {
             let person = match t.principal.user_id() {
-                Some(user) => self.db.identity().person_auto_keep(t.org(), user).await?,
+                Some(user) => {
+                    self.parts
+                        .db
+                        .identity()
+                        .person_auto_keep(t.org(), user)
+                        .await?
+                }
                 None => false,
             };
             settings.auto_keep = policy::auto_keeps(settings.auto_keep, person);
@@ -1072,7 +1068,7 @@ impl TurnLoop {
             match policy::decide(&t.principal, item, origin, settings) {
                 Decision::Execute => {}
                 Decision::Drop(reason) => {
-                    self.metrics.policy(PolicyOutcome::Dropped);
+                    self.parts.metrics.policy(PolicyOutcome::Dropped);
                     // Told: what needs an admin, and what is never kept. A user
                     // `memory.write_access` lists is not told it needs an admin:
                     // the model's `memory_write` may ask them "Remember this?".
@@ -1110,7 +1106,8 @@ impl TurnLoop {
                         t.message_id
                     ))
                     .expires_at(
-                        pending.then(|| t.now + self.cfg.memory.proposal_ttl_hours * 3_600_000),
+                        pending
+                            .then(|| t.now + self.parts.cfg.memory.proposal_ttl_hours * 3_600_000),
                     )
                     .conversation(Some(t.msg.conversation.clone()))
                     .batch(Some(t.message_id))
@@ -1135,6 +1132,7 @@ impl TurnLoop {
                         Dedupe::ReuseActive
                     };
                     let written = self
+                        .parts
                         .db
                         .records()
                         .write(
@@ -1144,14 +1142,14 @@ impl TurnLoop {
                                 cause: Cause::Live,
                                 run_id: &run,
                             },
-                            self.beliefs.as_ref(),
+                            self.parts.beliefs.as_ref(),
                         )
                         .await;
                     let written = match memory::write::split_refusal(written)? {
                         Ok(written) => written,
                         // What memory never keeps: the person is told why.
                         Err(refusal) => {
-                            self.metrics.policy(PolicyOutcome::Refused);
+                            self.parts.metrics.policy(PolicyOutcome::Refused);
                             let why = refusal.to_string();
                             if !parts.notes.contains(&why) {
                                 parts.notes.push(why);
@@ -1160,9 +1158,9 @@ impl TurnLoop {
                         }
                     };
                     match written {
-                        Written::Skipped => self.metrics.duplicate(Duplicate::Record),
+                        Written::Skipped => self.parts.metrics.duplicate(Duplicate::Record),
                         Written::Stored { .. } if pending => {
-                            self.metrics.policy(PolicyOutcome::Proposed);
+                            self.parts.metrics.policy(PolicyOutcome::Proposed);
                             parts.question.push(match &replaces {
                                 Some(old) => format!("{} ({old})", rec.content),
                                 None => rec.content.clone(),
@@ -1170,14 +1168,16 @@ impl TurnLoop {
                             parts.batch = Some(t.message_id);
                         }
                         Written::Stored { id, .. } if status == Status::Active => {
-                            self.metrics.policy(PolicyOutcome::Written);
+                            self.parts.metrics.policy(PolicyOutcome::Written);
                             parts.receipts.push(match &replaces {
                                 Some(old) => format!("{} It {old}.", receipt(scope, id)),
                                 None => receipt(scope, id),
                             });
                         }
                         // Quarantined: kept for review, no receipt.
-                        Written::Stored { .. } => self.metrics.policy(PolicyOutcome::Quarantined),
+                        Written::Stored { .. } => {
+                            self.parts.metrics.policy(PolicyOutcome::Quarantined)
+                        }
                     }
                 }
             }
@@ -1196,14 +1196,13 @@ impl TurnLoop {
         if !unkeyed {
             return Ok(item.clone());
         }
-        let scope = RetrievalScope {
-            org: t.org().into(),
-            agent: t.agent().into(),
-            speaker: t.principal.user_id().map(str::to_string),
-            shared: t.shared(),
-            roles: self.roles_now(t).await?,
-        };
-        let found = self.db.records().retrieve(&scope, &item.content, 5).await?;
+        let scope = self.retrieval_scope(t).await?;
+        let found = self
+            .parts
+            .db
+            .records()
+            .retrieve(&scope, &item.content, 5)
+            .await?;
         let note = found
             .into_iter()
             .filter(|r| r.record.scope == memory::Scope::AgentNotes && r.hits >= 2)
@@ -1228,6 +1227,7 @@ impl TurnLoop {
         (subject, content): (&str, &str),
     ) -> Result<Option<String>> {
         let live = self
+            .parts
             .db
             .records()
             .live_on_subject(org, agent, scope, owner, subject)
@@ -1248,7 +1248,7 @@ impl TurnLoop {
         let Some(first) = replies.first_mut() else {
             return Ok(());
         };
-        let audit = self.db.audit();
+        let audit = self.parts.db.audit();
         if t.msg.on_behalf_of.is_some()
             || audit
                 .about(t.org(), "pairing.approve", user)
@@ -1311,7 +1311,10 @@ impl TurnLoop {
         &self,
         t: &Turn<'_>,
     ) -> Result<(Vec<memory::StoredMessage>, Vec<String>)> {
-        let (max_lines, max_chars) = (self.cfg.turn.history_messages, self.cfg.turn.history_chars);
+        let (max_lines, max_chars) = (
+            self.parts.cfg.turn.history_messages,
+            self.parts.cfg.turn.history_chars,
+        );
         let read_first = t.view.lock().unwrap_or_else(|e| e.into_inner()).take();
         let view = match read_first {
             // Read before the message was stored: its size is added.
@@ -1323,7 +1326,8 @@ impl TurnLoop {
             None => {
                 // Only the window is read, not the whole live history.
                 let of = self.view_of(t.msg);
-                self.db
+                self.parts
+                    .db
                     .conversations()
                     .conversation_view(
                         t.org(),
@@ -1360,12 +1364,13 @@ impl TurnLoop {
     ) -> Result<(Vec<Retrieved>, Vec<context::Overridden>)> {
         /// More records than this are not given whole, whatever their length.
         const MOST: usize = 100;
-        let budget = self.cfg.turn.standing_notes_chars;
-        if budget == 0 || !self.responder.reads_prompt() {
+        let budget = self.parts.cfg.turn.standing_notes_chars;
+        if budget == 0 || !self.parts.responder.reads_prompt() {
             return Ok(Default::default());
         }
         let limit = budget.min(MOST) + 1;
         let notes = self
+            .parts
             .db
             .records()
             .standing_notes(scope, limit as i64)
@@ -1392,13 +1397,14 @@ impl TurnLoop {
     /// The work roles the speaker holds now (none for system principals and unpaired senders).
     async fn roles_now(&self, t: &Turn<'_>) -> Result<Vec<String>> {
         Ok(match t.principal.user_id() {
-            Some(user) => self.db.role_memory().roles_of(t.org(), user).await?,
+            Some(user) => self.parts.db.role_memory().roles_of(t.org(), user).await?,
             None => Vec::new(),
         })
     }
 
-    async fn answer(&self, t: &Turn<'_>, text: &str, parts: &mut ReplyParts) -> Result<String> {
-        let scope = RetrievalScope {
+    /// What the turn's speaker may read from memory.
+    async fn retrieval_scope(&self, t: &Turn<'_>) -> Result<RetrievalScope> {
+        Ok(RetrievalScope {
             org: t.org().into(),
             agent: t.agent().into(),
             // System principals and unpaired senders get no personal memory.
@@ -1406,12 +1412,16 @@ impl TurnLoop {
             shared: t.shared(),
             // The roles the speaker holds at this turn: leaving one stops its reading at once.
             roles: self.roles_now(t).await?,
-        };
+        })
+    }
+
+    async fn answer(&self, t: &Turn<'_>, text: &str, parts: &mut ReplyParts) -> Result<String> {
+        let scope = self.retrieval_scope(t).await?;
         let (history, previous) = self.conversation(t).await?;
         // A run's webhook payload is data for the reply, never the request:
         // memory and skills are found with the instruction above it.
         let asked = context::instruction_of(text);
-        let mut found = self.db.records().retrieve(&scope, asked, 10).await?;
+        let mut found = self.parts.db.records().retrieve(&scope, asked, 10).await?;
         // A follow-up ("and the weekly one?") with no memory of its own is read
         // with the speaker's previous line; a new question is not.
         if found.is_empty() && follows_up(text) {
@@ -1422,7 +1432,7 @@ impl TurnLoop {
                 .find(|m| m.written_by() != MessageAuthor::Agent && m.sender == speaker);
             if let Some(before) = previous {
                 let both = format!("{} {text}", before.text);
-                found = self.db.records().retrieve(&scope, &both, 10).await?;
+                found = self.parts.db.records().retrieve(&scope, &both, 10).await?;
             }
         }
         context::order_by_precedence(&mut found);
@@ -1430,7 +1440,12 @@ impl TurnLoop {
         let (standing, standing_overridden) = self.standing_notes(&scope).await?;
         let followed = match t.procedure {
             Some(skill) => vec![crate::skills::InForce::standing(skill.clone())],
-            None => self.skills.for_request(t.org(), t.agent(), asked).await?,
+            None => {
+                self.parts
+                    .skills
+                    .for_request(t.org(), t.agent(), asked)
+                    .await?
+            }
         };
         let skills: Vec<memory::skill::SkillRevision> =
             followed.iter().map(|s| s.revision.clone()).collect();
@@ -1449,18 +1464,18 @@ impl TurnLoop {
         );
         let run = format!("turn:{}", t.message_id);
         let tools = TurnTools::new(
-            &self.lifecycle,
+            &self.parts.lifecycle,
             &scope,
             ProposalPlace {
                 msg: t.msg,
                 principal: &t.principal,
                 batch: t.message_id,
                 now: t.now,
-                expires_at: t.now + self.cfg.memory.proposal_ttl_hours * 3_600_000,
+                expires_at: t.now + self.parts.cfg.memory.proposal_ttl_hours * 3_600_000,
             },
             &run,
         );
-        let shown: &[memory::StoredMessage] = match self.cfg.turn.history_for {
+        let shown: &[memory::StoredMessage] = match self.parts.cfg.turn.history_for {
             HistoryFor::Every => &history,
             HistoryFor::FollowUps if !follows_up(text) => &[],
             // A follow-up is read with the exchange it follows: the speaker's
@@ -1485,13 +1500,14 @@ impl TurnLoop {
             tools: Some(&tools),
             skills: &skills,
         };
-        let responded = self.responder.respond(&ctx).await;
+        let responded = self.parts.responder.respond(&ctx).await;
         let actor = t.principal.author_id().unwrap_or_else(|| "unpaired".into());
-        self.skills
+        self.parts
+            .skills
             .record_uses(t.org(), &actor, t.message_id, &followed, t.now)
             .await?;
         for s in &followed {
-            self.metrics.skill_used(&s.revision.slug);
+            self.parts.metrics.skill_used(&s.revision.slug);
         }
         // A skill the model drafted is reported by steward, whatever the model said.
         parts.receipts.extend(tools.skill_receipt());
@@ -1617,6 +1633,7 @@ impl TurnLoop {
             return Ok(None);
         };
         let mut pending = self
+            .parts
             .db
             .records()
             .pending_proposals(t.org(), t.agent(), &t.msg.conversation, author, t.now)
@@ -1628,6 +1645,7 @@ impl TurnLoop {
             // previous line here, nothing older: one passed over has lapsed.
             None if !pending.is_empty() => {
                 let asked = self
+                    .parts
                     .db
                     .conversations()
                     .previous_line_of(
@@ -1640,7 +1658,7 @@ impl TurnLoop {
                     .await?;
                 if pending[0].batch != asked {
                     for rec in &pending {
-                        self.db.records().lapse(t.org(), rec.id).await?;
+                        self.parts.db.records().lapse(t.org(), rec.id).await?;
                     }
                     return Ok(Some(t.reply(LAPSED)));
                 }
@@ -1657,15 +1675,15 @@ impl TurnLoop {
         let mut parts = ReplyParts::default();
         for rec in pending {
             if !yes {
-                self.db.records().reject(t.org(), rec.id).await?;
+                self.parts.db.records().reject(t.org(), rec.id).await?;
                 continue;
             }
             // Authority is checked again at consent time: a role, or who
             // `memory.write_access` lists, may have changed since.
-            let settings = self.learning.policy(&rec.agent);
+            let settings = self.parts.learning.policy(&rec.agent);
             if let Consent::Refuse(reason) = policy::consent(&t.principal, rec.scope, settings) {
-                self.metrics.policy(PolicyOutcome::Refused);
-                self.db.records().reject(t.org(), rec.id).await?;
+                self.parts.metrics.policy(PolicyOutcome::Refused);
+                self.parts.db.records().reject(t.org(), rec.id).await?;
                 parts.notes.push(reason.explain().into());
                 continue;
             }
@@ -1679,7 +1697,8 @@ impl TurnLoop {
                 )
                 .await?;
             let run = format!("turn:{}", t.message_id);
-            self.db
+            self.parts
+                .db
                 .records()
                 .activate_kept(
                     t.org(),
@@ -1687,10 +1706,10 @@ impl TurnLoop {
                     Cause::Live,
                     &run,
                     t.now,
-                    self.beliefs.as_ref(),
+                    self.parts.beliefs.as_ref(),
                 )
                 .await?;
-            self.metrics.policy(PolicyOutcome::Written);
+            self.parts.metrics.policy(PolicyOutcome::Written);
             parts.receipts.push(match replaces {
                 Some(old) => format!("{} It {old}.", receipt(rec.scope, rec.id)),
                 None => receipt(rec.scope, rec.id),

@@ -486,19 +486,23 @@ pub fn check_agent_id(id: &str) -> Result<(), &'static str> {
     if id == ANY_AGENT {
         return Err("`*` stands for every agent and cannot name one");
     }
-    let plain = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | '.');
-    if id.is_empty() || id.chars().count() > MAX_AGENT_ID_CHARS || !id.chars().all(plain) {
+    if !is_plain_id(id) {
         return Err("an agent id is 1 to 64 letters, digits, `-`, `_` or `.`");
     }
     Ok(())
+}
+
+/// 1 to [`MAX_AGENT_ID_CHARS`] letters, digits, `-`, `_` or `.`.
+fn is_plain_id(id: &str) -> bool {
+    let plain = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | '.');
+    !id.is_empty() && id.chars().count() <= MAX_AGENT_ID_CHARS && id.chars().all(plain)
 }
 
 /// Whether `id` can name an organisation: 1 to [`MAX_AGENT_ID_CHARS`]
 /// letters, digits, `-`, `_` or `.` — the rule of agent ids, so an
 /// organisation shows alike in a path, a page, a file name and a log.
 pub fn check_org_id(id: &str) -> Result<(), &'static str> {
-    let plain = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | '.');
-    if id.is_empty() || id.chars().count() > MAX_AGENT_ID_CHARS || !id.chars().all(plain) {
+    if !is_plain_id(id) {
         return Err("an organisation is 1 to 64 letters, digits, `-`, `_` or `.`");
     }
     Ok(())

@@ -132,17 +132,25 @@ async fn skill_named(
         .with_context(|| format!("agent {agent} has no skill named {slug}"))
 }
 
+/// Every revision of `skill`, newest first.
+async fn revisions_of(
+    ctx: &Ctx,
+    skill: &::memory::skill::Skill,
+) -> Result<Vec<::memory::skill::SkillRevision>> {
+    Ok(ctx
+        .services
+        .db()
+        .skills()
+        .revisions_of(&ctx.org, skill.id)
+        .await?)
+}
+
 async fn rollback(ctx: &Ctx, slug: &str, to: Option<i64>, agent: Option<String>) -> Result<()> {
     let skill = skill_named(ctx, slug, agent).await?;
     let to = match to {
         None => None,
         Some(rev) => {
-            let all = ctx
-                .services
-                .db()
-                .skills()
-                .revisions_of(&ctx.org, skill.id)
-                .await?;
+            let all = revisions_of(ctx, &skill).await?;
             let r = all
                 .iter()
                 .find(|r| r.rev == rev)
@@ -160,12 +168,7 @@ async fn rollback(ctx: &Ctx, slug: &str, to: Option<i64>, agent: Option<String>)
 
 async fn revisions(ctx: &Ctx, slug: &str, agent: Option<String>, json: bool) -> Result<()> {
     let skill = skill_named(ctx, slug, agent).await?;
-    let all = ctx
-        .services
-        .db()
-        .skills()
-        .revisions_of(&ctx.org, skill.id)
-        .await?;
+    let all = revisions_of(ctx, &skill).await?;
     if json {
         return print_json(&all);
     }

@@ -6,7 +6,7 @@
 
 use super::auth::{Screen, Submitted};
 use super::view::{self, MEMORY};
-use super::{Page, BUILT_IN_ADMIN, PAGE_ROWS};
+use super::{Page, BUILT_IN_ADMIN};
 use crate::oversight::{audit_view, Look, Looked};
 use axum::extract::Query;
 use maud::{html, Markup};
@@ -71,11 +71,7 @@ pub(super) async fn page(screen: Screen, Query(mq): Query<MemoryQuery>) -> Page 
                 text: Some(q.clone()),
                 ..Default::default()
             };
-            let records = state
-                .db()
-                .records()
-                .browse_records(state.org(), &filter, PAGE_ROWS)
-                .await?;
+            let records = state.browse(&filter).await?;
             html! {
                 (tabs(scope.as_str()))
                 section.card {
@@ -170,9 +166,8 @@ pub(super) async fn person(sent: Submitted<PersonForm>) -> Page {
         owner: Some(user.clone()),
         ..Default::default()
     };
-    let records: Vec<MemoryRecord> = db
-        .records()
-        .browse_records(state.org(), &filter, PAGE_ROWS)
+    let records: Vec<MemoryRecord> = state
+        .browse(&filter)
         .await?
         .into_iter()
         .filter(|r| policy::oversight_shows(r.scope, Oversight::Reasoned))
@@ -204,10 +199,7 @@ async fn mine(state: &super::DashboardState) -> Result<Markup, super::DashError>
         status: Some(Status::Active),
         ..Default::default()
     };
-    let records = db
-        .records()
-        .browse_records(state.org(), &filter, PAGE_ROWS)
-        .await?;
+    let records = state.browse(&filter).await?;
     let views = crate::oversight::views(db, state.org(), BUILT_IN_ADMIN).await?;
     Ok(html! {
         (tabs("mine"))

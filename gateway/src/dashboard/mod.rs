@@ -115,6 +115,16 @@ impl DashboardState {
     fn now_ms(&self) -> i64 {
         self.clock.now_ms()
     }
+
+    /// The records of the organisation that `filter` lets through, a page of
+    /// them at most.
+    async fn browse(
+        &self,
+        filter: &::memory::store::RecordFilter,
+    ) -> Result<Vec<::memory::MemoryRecord>, ::memory::StoreError> {
+        let records = self.db.records();
+        records.browse_records(self.org(), filter, PAGE_ROWS).await
+    }
 }
 
 /// What a page or an action answers.

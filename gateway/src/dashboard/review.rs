@@ -3,7 +3,7 @@
 
 use super::auth::{Screen, Submitted};
 use super::view::{self, REVIEW};
-use super::{Page, BUILT_IN_ADMIN, PAGE_ROWS};
+use super::{Page, BUILT_IN_ADMIN};
 use maud::{html, Markup};
 use memory::store::RecordFilter;
 use memory::{MemoryRecord, Status};
@@ -15,11 +15,7 @@ pub(super) async fn page(screen: Screen) -> Page {
         status: Some(Status::Unverified),
         ..Default::default()
     };
-    let records = state
-        .db()
-        .records()
-        .browse_records(state.org(), &filter, PAGE_ROWS)
-        .await?;
+    let records = state.browse(&filter).await?;
     let content = template(&records, screen.admin.csrf());
     screen.show(REVIEW, content)
 }

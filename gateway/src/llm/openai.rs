@@ -790,38 +790,22 @@ impl OpenAi {
         answered(parsed)
     }
 
-    /// A structured call: schema-constrained, validated by `check`, repaired once.
+    /// A structured call: constrained by `T`'s schema, or by `tighter` (`T`'s
+    /// with tighter bounds), validated by `check`, repaired once.
     async fn structured<T, U, F>(
         &self,
         role: &'static str,
         cap: u32,
         prompt: prompts::Prompt,
         user: String,
+        tighter: Option<Value>,
         check: F,
     ) -> Result<U, LlmError>
     where
         T: Answer,
         F: Fn(T) -> Result<U, String>,
     {
-        let schema = strict_schema::<T>(self.schema_limits);
-        self.structured_under::<T, U, F>(role, cap, prompt, user, schema, check)
-            .await
-    }
-
-    /// [`Self::structured`] under `schema` (`T`'s, with tighter bounds).
-    async fn structured_under<T, U, F>(
-        &self,
-        role: &'static str,
-        cap: u32,
-        prompt: prompts::Prompt,
-        user: String,
-        schema: Value,
-        check: F,
-    ) -> Result<U, LlmError>
-    where
-        T: Answer,
-        F: Fn(T) -> Result<U, String>,
-    {
+        let schema = tighter.unwrap_or_else(|| strict_schema::<T>(self.schema_limits));
         let (schema_name, system) = (T::SCHEMA, prompt.text);
         let format = json!({
             "type": "json_schema",
@@ -1012,12 +996,12 @@ impl Extractor for OpenAi {
             schema["properties"]["correction"]["maxLength"] = json!(item_chars);
         }
         let cap = extraction_cap(source_chars, most_items);
-        self.structured_under::<ItemsAnswer, _, _>(
+        self.structured::<ItemsAnswer, _, _>(
             "extract",
             cap,
             prompts::extractor(),
             text.to_string(),
-            schema,
+            Some(schema),
             check_extraction,
         )
         .await
@@ -1070,6 +1054,7 @@ impl Judge for OpenAi {
             JUDGE_MAX_TOKENS,
             prompts::judge(),
             user,
+            None,
             |a: JudgeAnswer| {
                 let mut seen = HashSet::new();
                 let mut out = Vec::new();
@@ -1112,6 +1097,7 @@ impl Consolidator for OpenAi {
         let known: HashSet<i64> = records.iter().map(|r| r.id).collect();
         self.structured("consolidate", CONSOLIDATE_MAX_TOKENS, prompts::consolidation(),
             user,
+            None,
             |a: ConsolidationAnswer| {
                 let mut used = HashSet::new();
                 let mut out = Vec::new();
@@ -1168,6 +1154,7 @@ impl Summarizer for OpenAi {
             SUMMARY_MAX_TOKENS,
             prompts::summary(),
             user,
+            None,
             |a: SummaryAnswer| {
                 let s = a.summary.trim();
                 if s.is_empty() {

@@ -796,22 +796,9 @@ mod tests {
     fn a_revision_keeps_its_base_steps_and_adds_new_rules_once() {
         let base = SkillRevision {
             id: 7,
-            org: "o".into(),
-            skill_id: 1,
-            agent: "a".into(),
             slug: "daily-report".into(),
-            rev: 1,
-            description: "d".into(),
             body: "When asked:\n\n- Leave refunds out".into(),
-            hash: String::new(),
-            status: SkillStatus::Active,
-            base_id: 0,
-            evidence: String::new(),
-            proposed_by: String::new(),
-            approved_by: None,
-            approved_at: None,
-            note: String::new(),
-            created_at: 0,
+            ..a_revision()
         };
         let c = [
             correction(5, "c3", "daily report", "leave refunds out"),
@@ -873,7 +860,9 @@ mod tests {
         );
     }
 
-    fn a_revision() -> SkillRevision {
+    /// An active revision with placeholder fields; tests here and in
+    /// `skill_md` override what they look at.
+    pub(super) fn a_revision() -> SkillRevision {
         SkillRevision {
             id: 0,
             org: "o".into(),

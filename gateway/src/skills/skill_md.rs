@@ -507,27 +507,17 @@ pub async fn import(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memory::skill::SkillStatus;
 
     fn revision(slug: &str, description: &str, body: &str) -> SkillRevision {
         SkillRevision {
             id: 12,
-            org: "o".into(),
             skill_id: 3,
-            agent: "a".into(),
             slug: slug.into(),
             rev: 2,
             description: description.into(),
             body: body.into(),
             hash: skill::content_hash(slug, description, body),
-            status: SkillStatus::Active,
-            base_id: 0,
-            evidence: String::new(),
-            proposed_by: String::new(),
-            approved_by: None,
-            approved_at: None,
-            note: String::new(),
-            created_at: 0,
+            ..crate::skills::tests::a_revision()
         }
     }
 

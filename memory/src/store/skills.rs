@@ -53,6 +53,10 @@ pub struct NewProposal<'a> {
     pub at: i64,
 }
 
+/// A curation act's answer: the revision as it stands after, or why the act
+/// was refused.
+pub type Curated = std::result::Result<SkillRevision, SkillRefusal>;
+
 /// Who acts, when (approvals, rejections, rollbacks).
 #[derive(Debug, Clone, Copy)]
 pub struct Curator<'a> {
@@ -208,12 +212,7 @@ impl Skills<'_> {
     /// hash (or 8 characters of it at least) the approver saw and the revision it was proposed against is
     /// still the one in force. The caller checked the approver's authority
     /// (`skill::decide_curation`). Audited as `skill.approve`.
-    pub async fn approve(
-        &self,
-        who: Curator<'_>,
-        id: i64,
-        hash: &str,
-    ) -> Result<std::result::Result<SkillRevision, SkillRefusal>> {
+    pub async fn approve(&self, who: Curator<'_>, id: i64, hash: &str) -> Result<Curated> {
         let mut tx = self.db.pool.begin().await?;
         let r = self.revision_in(&mut tx, who.org, id).await?;
         let skill = lock_skill(&mut tx, who.org, r.skill_id).await?;
@@ -243,17 +242,12 @@ impl Skills<'_> {
             .await?;
         put_in_force(&mut tx, &skill, id).await?;
         let detail = format!("rev {} (revision {id}, hash {})", r.rev, r.hash);
-        audit_skill(&mut tx, who, "skill.approve", &skill, &detail).await?;
-        tx.commit().await?;
-        Ok(Ok(self.revision(who.org, id).await?))
+        self.commit_curation(tx, who, "skill.approve", &skill, &detail, id)
+            .await
     }
 
     /// Decline a proposed revision. Audited as `skill.reject`.
-    pub async fn reject(
-        &self,
-        who: Curator<'_>,
-        id: i64,
-    ) -> Result<std::result::Result<SkillRevision, SkillRefusal>> {
+    pub async fn reject(&self, who: Curator<'_>, id: i64) -> Result<Curated> {
         let mut tx = self.db.pool.begin().await?;
         let r = self.revision_in(&mut tx, who.org, id).await?;
         let skill = lock_skill(&mut tx, who.org, r.skill_id).await?;
@@ -263,9 +257,8 @@ impl Skills<'_> {
         let note = format!("rejected by {}", who.actor);
         set_status(&mut tx, who.org, id, SkillStatus::Rejected, &note).await?;
         let detail = format!("rev {} (revision {id})", r.rev);
-        audit_skill(&mut tx, who, "skill.reject", &skill, &detail).await?;
-        tx.commit().await?;
-        Ok(Ok(self.revision(who.org, id).await?))
+        self.commit_curation(tx, who, "skill.reject", &skill, &detail, id)
+            .await
     }
 
     /// Put an earlier approved revision back in force: `to`, or the newest
@@ -277,7 +270,7 @@ impl Skills<'_> {
         who: Curator<'_>,
         skill_id: i64,
         to: Option<i64>,
-    ) -> Result<std::result::Result<SkillRevision, SkillRefusal>> {
+    ) -> Result<Curated> {
         let mut tx = self.db.pool.begin().await?;
         let skill = lock_skill(&mut tx, who.org, skill_id).await?;
         let target = match to {
@@ -331,9 +324,8 @@ impl Skills<'_> {
             "from revision {} to rev {} (revision {})",
             skill.active_id, target.rev, target.id
         );
-        audit_skill(&mut tx, who, "skill.rollback", &skill, &detail).await?;
-        tx.commit().await?;
-        Ok(Ok(self.revision(who.org, target.id).await?))
+        self.commit_curation(tx, who, "skill.rollback", &skill, &detail, target.id)
+            .await
     }
 
     /// Take revision `id` out of force for `why`, putting back the revision
@@ -435,6 +427,22 @@ impl Skills<'_> {
         let text = "SELECT revision_id FROM skill_uses WHERE org = $1 AND message_id = $2 ORDER BY revision_id";
         let rows: Vec<(i64,)> = sql!(text, org, message_id).all(&self.db.pool).await?;
         Ok(rows.into_iter().map(|(id,)| id).collect())
+    }
+
+    /// End a curation act: audit `action` on `skill`, commit, and answer
+    /// revision `id` as it stands now.
+    async fn commit_curation(
+        &self,
+        mut tx: Transaction<'static, Any>,
+        who: Curator<'_>,
+        action: &str,
+        skill: &Skill,
+        detail: &str,
+        id: i64,
+    ) -> Result<Curated> {
+        audit_skill(&mut tx, who, action, skill, detail).await?;
+        tx.commit().await?;
+        Ok(Ok(self.revision(who.org, id).await?))
     }
 
     async fn revision_in(
