@@ -1604,7 +1604,7 @@ impl TurnLoop {
             return Ok(None);
         }
         let speaker = t.principal.user_id();
-        let people = self.db.identity().paired_users(t.org()).await?;
+        let people = self.parts.db.identity().paired_users(t.org()).await?;
         Ok(people
             .into_iter()
             .filter(|p| Some(p.user_id.as_str()) != speaker && p.name.chars().count() >= 2)
