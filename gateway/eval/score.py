@@ -40,9 +40,11 @@ checks, the reply underneath), the memory at the end with records whose
 content is not supported by their author's own lines marked FABRICATED,
 totals, and a one-line summary. --json-out FILE writes the totals as JSON.
 --baseline (real model): for every question line (with "facts"), one bare
-chat completion on the same server with the active agent_notes/org_policy
-records as the system prompt, timed, and the ratio of the median question
-turn to the median bare call. The exit status is 0 whatever the scores.
+chat completion on the same server with the agent_notes/org_policy records
+live when it was asked as the system prompt (the same memory the turn had),
+timed, and the ratio of the median question turn to the median bare call;
+then the same with the notes at the end for every question (the ratio this
+script printed before 2026-12-04). The exit status is 0 whatever the scores.
 """
 import argparse
 import json
@@ -507,23 +509,51 @@ def score(args, events, replay, log_turns, log_tail, wall, rc):
         if args.model != "real":
             print("note: --baseline needs --model real; skipped", file=sys.stderr)
         else:
-            notes = [r["content"] for r in memory
-                     if r["scope"] in ("agent_notes", "org_policy") and r["status"] == "active"]
-            system = "You are a helpful assistant. Answer from these notes:\n" + "\n".join(notes)
-            calls = []
-            for e in events:
-                if "facts" in e["expect"] and "msg" in e["obj"]:
-                    q = e["obj"]["msg"]["text"]
-                    s, text, err = bare_call(args.port, args.model_id, system, q)
-                    ok = (not err) and all(shows(text, f) for f in e["expect"]["facts"])
-                    calls.append({"line": e["line"], "s": s, "text": text, "error": err, "answered": ok})
-            bare = [c["s"] for c in calls if not c["error"]]
+            # The same memory as the turn had: the notes live when the question
+            # was asked (a superseded note until its replacement was said), in
+            # the order they were written, so a bare call also pays for the
+            # notes that changed since the one before it. The notes at the end
+            # for every question (the figure before 2026-12-04) are run too.
+            shared = [r for r in memory if r["scope"] in ("agent_notes", "org_policy")]
+            replaced_at = {}
+            for rv in replay.get("revisions", []):
+                rep = by_id.get(rv.get("replacing_id"))
+                if rep is not None and not rv.get("undone"):
+                    replaced_at[rv.get("retired_id")] = rep.get("_line")
+
+            def live_at(line):
+                return [r["content"] for r in sorted(shared, key=lambda r: r["id"])
+                        if r.get("_line") is not None and r["_line"] < line
+                        and (r["status"] == "active"
+                             or (r["status"] == "superseded"
+                                 and (replaced_at.get(r["id"]) or 0) >= line))]
+
+            final = [r["content"] for r in shared if r["status"] == "active"]
+            head = "You are a helpful assistant. Answer from these notes:\n"
             mq = median(question_ms)
-            mb = median(bare)
+
+            def run(notes_for):
+                calls = []
+                for e in events:
+                    if "facts" in e["expect"] and "msg" in e["obj"]:
+                        q = e["obj"]["msg"]["text"]
+                        system = head + "\n".join(notes_for(e["line"]))
+                        s, text, err = bare_call(args.port, args.model_id, system, q)
+                        ok = (not err) and all(shows(text, f) for f in e["expect"]["facts"])
+                        calls.append({"line": e["line"], "s": s, "text": text, "error": err,
+                                      "answered": ok})
+                mb = median([c["s"] for c in calls if not c["error"]])
+                return calls, mb, (mq / 1000 / mb) if (mq is not None and mb) else None
+
+            calls, mb, ratio = run(live_at)
+            calls_final, mb_final, ratio_final = run(lambda _line: final)
             baseline = {
                 "calls": calls, "median_bare_s": mb,
                 "answered": sum(c["answered"] for c in calls), "questions": len(calls),
-                "ratio": (mq / 1000 / mb) if (mq is not None and mb) else None,
+                "ratio": ratio,
+                "final_notes": {"calls": calls_final, "median_bare_s": mb_final,
+                                "answered": sum(c["answered"] for c in calls_final),
+                                "ratio": ratio_final},
             }
 
     summary = {
@@ -627,7 +657,7 @@ def report(args, rows, memory, fabricated, authority, s, log_tail, err_tail):
     print(f"checks: {s['checks'] - s['checks_failed']}/{s['checks']} passed")
     b = s.get("baseline")
     if b:
-        print("-- baseline: bare chat completion with the active notes as system prompt")
+        print("-- baseline: bare chat completion with the notes live at the question as system prompt")
         for c in b["calls"]:
             state = f"error: {c['error']}" if c["error"] else ("ok" if c["answered"] else "missing facts")
             print(f"{c['line']:>4} {c['s']:>6.1f} s  {state:<14} → {cut(c['text'], args.reply_width)}")
@@ -635,6 +665,12 @@ def report(args, rows, memory, fabricated, authority, s, log_tail, err_tail):
         mb = "-" if b["median_bare_s"] is None else f"{b['median_bare_s']:.1f} s"
         print(f"median bare {mb}; median question turn / median bare = {ratio}; "
               f"bare answered {b['answered']}/{b['questions']}")
+        fb = b.get("final_notes")
+        if fb:
+            r = "-" if fb["ratio"] is None else f"{fb['ratio']:.1f}x"
+            m = "-" if fb["median_bare_s"] is None else f"{fb['median_bare_s']:.1f} s"
+            print(f"with the notes at the end for every question: median bare {m}; ratio {r}; "
+                  f"bare answered {fb['answered']}/{b['questions']}")
     if log_tail and (log_tail["roles"] or log_tail["failed"]):
         print(f"(after the last finished event: {sum(log_tail['roles'].values())} calls, "
               f"{log_tail['failed']} failed — run cut short?)")
