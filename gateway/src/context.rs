@@ -219,7 +219,7 @@ pub fn assemble(org: &str, agent: &str, principal: &Principal, parts: &PromptPar
             continue;
         }
         out.push_str(&format!(
-            "\nSPEAKER'S PREFERENCE (follow it; still give the facts asked for): {}",
+            "\nSPEAKER'S PREFERENCE: {}",
             sanitize(&r.record.content)
         ));
     }
