@@ -98,13 +98,10 @@ pub const MAX_RULE_CHARS: usize = 240;
 /// as a step ("Leave refunds out"); `None` when it is not a correction.
 pub fn read_correction(text: &str) -> Option<String> {
     let t = text.trim();
-    if memory::credentials::credential_in(t).is_some() {
+    if !passes_screens(t) {
         return None;
     }
     let lower = t.to_lowercase();
-    if ONE_OFF.iter().chain(NEVER).any(|w| lower.contains(w)) {
-        return None;
-    }
     let (opening, reading) = OPENINGS.iter().find(|(o, _)| lower.starts_with(o))?;
     // Openings are ASCII, so the byte length is the same in `t`.
     let rest = t.get(opening.len()..)?.trim();
@@ -124,12 +121,23 @@ pub fn read_correction(text: &str) -> Option<String> {
     if rest.split_whitespace().count() < 2 {
         return None;
     }
-    let rule = match reading {
+    rule_of(&match reading {
         Reading::Rest => crate::llm::offline::capitalise(rest),
         Reading::Include => format!("Include {rest}"),
-    };
-    let rule = sanitize(&rule);
-    let rule: String = rule.chars().take(MAX_RULE_CHARS).collect();
+    })
+}
+
+/// Whether `line` may be a correction at all: no credential, no one-off,
+/// nothing [`NEVER`] names.
+fn passes_screens(line: &str) -> bool {
+    let lower = line.to_lowercase();
+    memory::credentials::credential_in(line).is_none()
+        && !ONE_OFF.iter().chain(NEVER).any(|w| lower.contains(w))
+}
+
+/// The rule as kept: sanitised, at most [`MAX_RULE_CHARS`]; `None` when empty.
+fn rule_of(text: &str) -> Option<String> {
+    let rule: String = sanitize(text).chars().take(MAX_RULE_CHARS).collect();
     (!rule.is_empty()).then_some(rule)
 }
 
@@ -144,14 +152,7 @@ pub fn read_correction(text: &str) -> Option<String> {
 pub fn read_labelled(line: &str, clause: &str) -> Option<String> {
     use crate::llm::offline;
     let (line, clause) = (line.trim(), clause.trim());
-    if [line, clause]
-        .iter()
-        .any(|t| memory::credentials::credential_in(t).is_some())
-    {
-        return None;
-    }
-    let lower = line.to_lowercase();
-    if ONE_OFF.iter().chain(NEVER).any(|w| lower.contains(w)) {
+    if !passes_screens(line) || memory::credentials::credential_in(clause).is_some() {
         return None;
     }
     // "Correction: deploys now happen only before 14:00" corrects a note
@@ -177,9 +178,7 @@ pub fn read_labelled(line: &str, clause: &str) -> Option<String> {
     if rest.split_whitespace().count() < 2 {
         return None;
     }
-    let rule = sanitize(&crate::llm::offline::capitalise(rest));
-    let rule: String = rule.chars().take(MAX_RULE_CHARS).collect();
-    (!rule.is_empty()).then_some(rule)
+    rule_of(&offline::capitalise(rest))
 }
 
 #[cfg(test)]
