@@ -376,7 +376,7 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
         lines.push(without_unshown_citations(line, &shown));
     }
     let text = lines.join("\n").trim().to_string();
-    let said = text.replace("Memory reference:", "");
+    let said = text.replace(CITATION, "");
     if said.chars().all(|c| !c.is_alphabetic()) {
         return String::new();
     }
@@ -476,6 +476,14 @@ fn normalised(text: &str) -> String {
         .collect()
 }
 
+/// How steward's citation of the records an answer used opens ([`cite`]).
+pub const CITATION: &str = "Memory reference:";
+
+/// Whether `answer` cites memory.
+pub fn cites(answer: &str) -> bool {
+    answer.contains(CITATION)
+}
+
 /// `answer` with the citation of the records it used, when it has none:
 /// steward cites, so a model spends no tokens on ids (and cannot cite one it
 /// was not shown). A record is used when the answer carries one of its
@@ -483,7 +491,7 @@ fn normalised(text: &str) -> String {
 /// time) or three of its words. In a group thread personal records are never
 /// cited.
 pub fn cite(answer: String, found: &[Retrieved], shared: bool) -> String {
-    if answer.contains("Memory reference:") {
+    if cites(&answer) {
         return answer;
     }
     let said = memory::grounding::content_words(&answer);
@@ -502,7 +510,7 @@ pub fn cite(answer: String, found: &[Retrieved], shared: bool) -> String {
         return answer;
     }
     let sep = if answer.contains('\n') { "\n" } else { " " };
-    format!("{answer}{sep}(Memory reference: {})", used.join(", "))
+    format!("{answer}{sep}({CITATION} {})", used.join(", "))
 }
 
 /// Words of the message a record must hold before [`grounded`] shows it.
@@ -567,7 +575,7 @@ const CONTEXT_LINES: &[&str] = &[
 
 /// `line` without "Memory reference: N" citations of records not in `shown`.
 fn without_unshown_citations(line: &str, shown: &[i64]) -> String {
-    const MARK: &str = "Memory reference:";
+    const MARK: &str = CITATION;
     let mut out = String::new();
     let mut rest = line;
     while let Some(at) = rest.find(MARK) {

@@ -58,10 +58,12 @@ pub const IDENTITY_UNAVAILABLE: &str = "I can't check who you are right now, so 
 pub const POLICY_NOT_ON_BEHALF: &str =
     "Org policy is written in your own name, not on someone's behalf: nothing was saved.";
 /// A yes or no to a "Remember this?" the speaker passed over.
-/// How an answer about another person that memory does not support opens
-/// (`TurnLoop::unknown_person`); their name and "that I may share." follow.
-pub const NOTHING_ON_PERSON: &str = "I don't have anything in memory about";
 pub const LAPSED: &str = "That question lapsed when you wrote again, so nothing was saved. Tell me again if you want me to remember it.";
+/// The answer in place of a model's about another person that no memory it
+/// was shown supports (`TurnLoop::unknown_person`).
+pub fn nothing_on(person: &str) -> String {
+    format!("I don't have anything in memory about {person} that I may share.")
+}
 const PAIR_HINT: &str =
     "Hi! I don't know you yet. Send /pair to request access; an administrator will approve it.";
 
@@ -1540,7 +1542,7 @@ impl TurnLoop {
         let answer = match scrubbed {
             Ok(answer) if !answer.is_empty() => {
                 match self.unknown_person(t, text, &answer, &citable).await? {
-                    Some(name) => format!("{NOTHING_ON_PERSON} {name} that I may share."),
+                    Some(name) => nothing_on(&name),
                     None => answer,
                 }
             }
@@ -1593,31 +1595,36 @@ impl TurnLoop {
         answer: &str,
         given: &[Retrieved],
     ) -> Result<Option<String>> {
-        if answer.contains("Memory reference:") {
+        if context::cites(answer) {
             return Ok(None);
         }
-        let words: Vec<&str> = message
+        let named: Vec<&str> = message
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
             .collect();
-        if words.is_empty() {
+        if named.is_empty() {
             return Ok(None);
         }
         let speaker = t.principal.user_id();
+        let said = memory::grounding::content_words(answer);
         let people = self.parts.db.identity().paired_users(t.org()).await?;
         Ok(people
             .into_iter()
-            .filter(|p| Some(p.user_id.as_str()) != speaker && p.name.chars().count() >= 2)
-            .filter(|p| words.iter().any(|w| *w == p.name))
+            .filter(|p| Some(p.user_id.as_str()) != speaker)
             .find(|p| {
-                // Memory supports the answer when a record naming them shares
-                // one of its words besides the name.
-                let name = p.name.to_lowercase();
-                let said = memory::grounding::content_words(answer);
-                !given.iter().any(|r| {
-                    let words = memory::grounding::content_words(&r.record.content);
-                    words.contains(&name) && words.iter().any(|w| *w != name && said.contains(w))
-                })
+                // Every word of the name in the message ("Ben", "Ben Ito").
+                let name: Vec<String> = p.name.split_whitespace().map(str::to_lowercase).collect();
+                let in_message = !name.is_empty()
+                    && p.name.chars().count() >= 2
+                    && p.name.split_whitespace().all(|n| named.contains(&n));
+                // Memory supports the answer when a record naming them
+                // shares one of its words besides the name.
+                in_message
+                    && !given.iter().any(|r| {
+                        let words = memory::grounding::content_words(&r.record.content);
+                        name.iter().all(|n| words.contains(n))
+                            && words.iter().any(|w| !name.contains(w) && said.contains(w))
+                    })
             })
             .map(|p| p.name))
     }

@@ -786,10 +786,19 @@ async fn a_model_inventing_a_fact_about_another_person_is_not_shown() {
     let reply = h
         .group(Some("333"), "g1", "where does Ben work from?")
         .await;
-    assert_eq!(
-        reply,
-        format!("{} Ben that I may share.", steward::turn::NOTHING_ON_PERSON)
+    assert_eq!(reply, steward::turn::nothing_on("Ben"));
+    // A name of two words, as a display name often is.
+    h.services
+        .pairing()
+        .add_user(&h.org, "discord:444", "Luis Ito", Role::User, "test", 0)
+        .await
+        .expect("pair Luis");
+    fake.push(
+        TEXT,
+        Answer::Content("Luis Ito sits on the second floor.".into()),
     );
+    let reply = h.group(Some("333"), "g1", "where does Luis Ito sit?").await;
+    assert_eq!(reply, steward::turn::nothing_on("Luis Ito"));
     // An answer where memory names him is shown.
     fake.push(
         TEXT,
