@@ -40,11 +40,12 @@ checks, the reply underneath), the memory at the end with records whose
 content is not supported by their author's own lines marked FABRICATED,
 totals, and a one-line summary. --json-out FILE writes the totals as JSON.
 --baseline (real model): for every question line (with "facts"), one bare
-chat completion on the same server with the agent_notes/org_policy records
-live when it was asked as the system prompt (the same memory the turn had),
-timed, and the ratio of the median question turn to the median bare call;
-then the same with the notes at the end for every question (the ratio this
-script printed before 2026-12-04). The exit status is 0 whatever the scores.
+chat completion on the same server with the memory live when it was asked as
+the system prompt (the same memory the turn had: the agent_notes/org_policy
+records, and the asker's own personal records), timed, and the ratio of the
+median question turn to the median bare call; then the same with the notes
+alone live (the ratio printed on 2026-12-04) and with the notes at the end
+for every question (before that). The exit status is 0 whatever the scores.
 """
 import argparse
 import json
@@ -512,49 +513,58 @@ def score(args, events, replay, log_turns, log_tail, wall, rc):
             # The same memory as the turn had: the notes live when the question
             # was asked (a superseded note until its replacement was said), in
             # the order they were written, so a bare call also pays for the
-            # notes that changed since the one before it. The notes at the end
-            # for every question (the figure before 2026-12-04) are run too.
+            # notes that changed since the one before it, and the asker's own
+            # personal records live then (a language preference, a nickname:
+            # without them a bare call answers another question, in another
+            # language). Two more figures are run beside it: the notes alone
+            # (the figure of 2026-12-04) and the notes at the end for every
+            # question (the figure before that).
             shared = [r for r in memory if r["scope"] in ("agent_notes", "org_policy")]
+            personal = [r for r in memory if r["scope"] == "personal"]
             replaced_at = {}
             for rv in replay.get("revisions", []):
                 rep = by_id.get(rv.get("replacing_id"))
                 if rep is not None and not rv.get("undone"):
                     replaced_at[rv.get("retired_id")] = rep.get("_line")
 
-            def live_at(line):
-                return [r["content"] for r in sorted(shared, key=lambda r: r["id"])
-                        if r.get("_line") is not None and r["_line"] < line
+            def live(r, line):
+                return (r.get("_line") is not None and r["_line"] < line
                         and (r["status"] == "active"
                              or (r["status"] == "superseded"
-                                 and (replaced_at.get(r["id"]) or 0) >= line))]
+                                 and (replaced_at.get(r["id"]) or 0) >= line)))
 
-            final = [r["content"] for r in shared if r["status"] == "active"]
+            def notes_live(e):
+                return "\n".join(r["content"] for r in sorted(shared, key=lambda r: r["id"])
+                                 if live(r, e["line"]))
+
+            def memory_live(e):
+                own = [r["content"] for r in sorted(personal, key=lambda r: r["id"])
+                       if r.get("owner") == sender_of(e) and live(r, e["line"])]
+                about = ("\nWhat the person asking asked you to remember about them:\n"
+                         + "\n".join(own)) if own else ""
+                return notes_live(e) + about
+
+            final = "\n".join(r["content"] for r in shared if r["status"] == "active")
             head = "You are a helpful assistant. Answer from these notes:\n"
             mq = median(question_ms)
 
-            def run(notes_for):
+            def run(memory_for):
                 calls = []
                 for e in events:
                     if "facts" in e["expect"] and "msg" in e["obj"]:
                         q = e["obj"]["msg"]["text"]
-                        system = head + "\n".join(notes_for(e["line"]))
-                        s, text, err = bare_call(args.port, args.model_id, system, q)
+                        s, text, err = bare_call(args.port, args.model_id, head + memory_for(e), q)
                         ok = (not err) and all(shows(text, f) for f in e["expect"]["facts"])
                         calls.append({"line": e["line"], "s": s, "text": text, "error": err,
                                       "answered": ok})
                 mb = median([c["s"] for c in calls if not c["error"]])
-                return calls, mb, (mq / 1000 / mb) if (mq is not None and mb) else None
+                return {"calls": calls, "median_bare_s": mb,
+                        "answered": sum(c["answered"] for c in calls), "questions": len(calls),
+                        "ratio": (mq / 1000 / mb) if (mq is not None and mb) else None}
 
-            calls, mb, ratio = run(live_at)
-            calls_final, mb_final, ratio_final = run(lambda _line: final)
-            baseline = {
-                "calls": calls, "median_bare_s": mb,
-                "answered": sum(c["answered"] for c in calls), "questions": len(calls),
-                "ratio": ratio,
-                "final_notes": {"calls": calls_final, "median_bare_s": mb_final,
-                                "answered": sum(c["answered"] for c in calls_final),
-                                "ratio": ratio_final},
-            }
+            baseline = run(memory_live)
+            baseline["notes_only"] = run(notes_live)
+            baseline["final_notes"] = run(lambda _e: final)
 
     summary = {
         "transcript": os.path.basename(args.transcript), "model": args.model,
@@ -657,7 +667,8 @@ def report(args, rows, memory, fabricated, authority, s, log_tail, err_tail):
     print(f"checks: {s['checks'] - s['checks_failed']}/{s['checks']} passed")
     b = s.get("baseline")
     if b:
-        print("-- baseline: bare chat completion with the notes live at the question as system prompt")
+        print("-- baseline: bare chat completion with the memory live at the question (notes,"
+              " and the asker's own records) as system prompt")
         for c in b["calls"]:
             state = f"error: {c['error']}" if c["error"] else ("ok" if c["answered"] else "missing facts")
             print(f"{c['line']:>4} {c['s']:>6.1f} s  {state:<14} → {cut(c['text'], args.reply_width)}")
@@ -665,12 +676,14 @@ def report(args, rows, memory, fabricated, authority, s, log_tail, err_tail):
         mb = "-" if b["median_bare_s"] is None else f"{b['median_bare_s']:.1f} s"
         print(f"median bare {mb}; median question turn / median bare = {ratio}; "
               f"bare answered {b['answered']}/{b['questions']}")
-        fb = b.get("final_notes")
-        if fb:
-            r = "-" if fb["ratio"] is None else f"{fb['ratio']:.1f}x"
-            m = "-" if fb["median_bare_s"] is None else f"{fb['median_bare_s']:.1f} s"
-            print(f"with the notes at the end for every question: median bare {m}; ratio {r}; "
-                  f"bare answered {fb['answered']}/{b['questions']}")
+        for key, what in (("notes_only", "with the notes alone live at the question"),
+                          ("final_notes", "with the notes at the end for every question")):
+            fb = b.get(key)
+            if fb:
+                r = "-" if fb["ratio"] is None else f"{fb['ratio']:.1f}x"
+                m = "-" if fb["median_bare_s"] is None else f"{fb['median_bare_s']:.1f} s"
+                print(f"{what}: median bare {m}; ratio {r}; "
+                      f"bare answered {fb['answered']}/{fb['questions']}")
     if log_tail and (log_tail["roles"] or log_tail["failed"]):
         print(f"(after the last finished event: {sum(log_tail['roles'].values())} calls, "
               f"{log_tail['failed']} failed — run cut short?)")
