@@ -106,6 +106,12 @@ def shows(text, needle):
     return re.search(pat, t) is not None
 
 
+def shows_fact(text, fact):
+    """A fact is a text, or a list of its wordings (`["Friday", "sexta"]` for a
+    reply that may be in English or Portuguese): one of them shows."""
+    return any(shows(text, f) for f in ([fact] if isinstance(fact, str) else fact))
+
+
 # A word: letters/digits, joined by . _ : - / @ # so that pg-staging-04.internal,
 # sales_2025, 16:00 and vpn.example.com stay whole.
 WORD = re.compile(r"[^\W_]+(?:[._:\-/@#][^\W_]+)*")
@@ -397,7 +403,7 @@ def score(args, events, replay, log_turns, log_tail, wall, rc):
 
         if "facts" in x:
             tot["questions"] += 1
-            missing = [f for f in x["facts"] if not shows(text, f)]
+            missing = [f for f in x["facts"] if not shows_fact(text, f)]
             if check(not missing, "no reply" if not text else f"missing {missing}"):
                 tot["answered"] += 1
             if lt:
@@ -554,7 +560,7 @@ def score(args, events, replay, log_turns, log_tail, wall, rc):
                     if "facts" in e["expect"] and "msg" in e["obj"]:
                         q = e["obj"]["msg"]["text"]
                         s, text, err = bare_call(args.port, args.model_id, head + memory_for(e), q)
-                        ok = (not err) and all(shows(text, f) for f in e["expect"]["facts"])
+                        ok = (not err) and all(shows_fact(text, f) for f in e["expect"]["facts"])
                         calls.append({"line": e["line"], "s": s, "text": text, "error": err,
                                       "answered": ok})
                 mb = median([c["s"] for c in calls if not c["error"]])
