@@ -1,10 +1,12 @@
 //! Context assembly: precedence (README.md, "Scopes, and which wins"), and
 //! memory as data behind a fixed prefix.
 
+use chrono::{Datelike, Weekday};
 use memory::policy::ANSWER_IN_SUBJECT;
 use memory::sanitize::sanitize;
 use memory::store::Retrieved;
 use memory::{Kind, Principal, Scope};
+use std::sync::OnceLock;
 
 fn rank(scope: Scope) -> u8 {
     match scope {
@@ -530,17 +532,23 @@ pub fn grounded(answer: String, message: &str, best: &[&Retrieved], shared: bool
     let value = |w: &String| {
         w.chars().any(|c| c.is_ascii_digit() || ".#_".contains(c)) && !asked.contains(w)
     };
+    let (said_days, asked_days) = (days_named(&said), days_named(&asked));
     let missing: Vec<String> = best
         .iter()
         // One shared word ("Deploy reminders help me") is a neighbour, not the answer.
         .filter(|r| r.hits >= GROUNDING_MIN_HITS)
         .filter(|r| !(shared && r.record.scope.is_personal()))
         .filter(|r| {
-            let values: Vec<String> = memory::grounding::content_words(&r.record.content)
+            let words = memory::grounding::content_words(&r.record.content);
+            let values: Vec<&String> = words.iter().filter(|w| value(w)).collect();
+            // A day is a value in any language: a small model translating
+            // "every Friday" into Portuguese wrote "todos os fins de semana".
+            let days: Vec<Weekday> = days_named(&words)
                 .into_iter()
-                .filter(value)
+                .filter(|d| !asked_days.contains(d))
                 .collect();
-            !values.is_empty() && !values.iter().any(|v| said.contains(v))
+            (!values.is_empty() && !values.iter().any(|v| said.contains(*v)))
+                || (!days.is_empty() && !days.iter().any(|d| said_days.contains(d)))
         })
         .map(|r| sanitize(&r.record.content))
         .filter(|text| !answer.contains(text.as_str()))
@@ -557,6 +565,46 @@ pub fn grounded(answer: String, message: &str, best: &[&Retrieved], shared: bool
         }
     }
     format!("{answer}\nMemory says: {}", missing.join(" "))
+}
+
+/// The days of the week `words` name, in English, Portuguese, Spanish,
+/// French, German, Italian or Dutch ("sexta-feira", "Fridays" and "viernes"
+/// all name Friday).
+fn days_named(words: &[String]) -> Vec<Weekday> {
+    static NAMES: OnceLock<Vec<(Weekday, String)>> = OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        use chrono::{Locale, NaiveDate};
+        let locales = [
+            Locale::en_US,
+            Locale::pt_PT,
+            Locale::pt_BR,
+            Locale::es_ES,
+            Locale::fr_FR,
+            Locale::de_DE,
+            Locale::it_IT,
+            Locale::nl_NL,
+        ];
+        // 2024-01-01 was a Monday: a week of dates gives each day's name.
+        let week = NaiveDate::from_ymd_opt(2024, 1, 1)
+            .into_iter()
+            .flat_map(|monday| monday.iter_days().take(7));
+        week.flat_map(|day| {
+            locales.iter().map(move |l| {
+                let name = day.format_localized("%A", *l).to_string().to_lowercase();
+                // "segunda-feira" is said "segunda" too.
+                let short = name.split('-').next().unwrap_or_default().to_string();
+                (day.weekday(), short)
+            })
+        })
+        .collect()
+    });
+    let mut days: Vec<Weekday> = words
+        .iter()
+        .filter_map(|w| names.iter().find(|(_, n)| w.starts_with(n.as_str())))
+        .map(|(d, _)| *d)
+        .collect();
+    days.dedup();
+    days
 }
 
 /// How the turn's context lines open (see [`assemble`]); a small model
@@ -682,6 +730,38 @@ mod tests {
         // An answer with a value of the note's own is left as it is.
         let whole = "Page the on-call SRE within 15 minutes.";
         assert_eq!(grounded(whole.into(), asked, &best, false), whole);
+    }
+
+    #[test]
+    fn an_answer_that_changes_the_notes_day_is_shown_what_memory_says() {
+        let mut note = found(
+            1,
+            "The on-call rotation is published in #ops-oncall every Friday at 16:00.",
+        );
+        note.hits = 2;
+        let best = [&note];
+        let asked = "When and where is the on-call rotation published?";
+        // What the real model answered in Portuguese: "every weekend".
+        let wrong =
+            "A on-call rotation é publicada em #ops-oncall todos os fins de semana às 16:00.";
+        assert_eq!(
+            grounded(wrong.into(), asked, &best, false),
+            format!("{wrong}\nMemory says: {}", note.record.content)
+        );
+        // The day named in the reply's language, or in English, is the note's.
+        for right in [
+            "A rotação é publicada em #ops-oncall todas as sextas-feiras às 16:00.",
+            "Se publica en #ops-oncall cada viernes a las 16:00.",
+            "It is published in #ops-oncall on Fridays at 16:00.",
+        ] {
+            assert_eq!(grounded(right.into(), asked, &best, false), right);
+        }
+        // A day the question itself names answers nothing, and is not asked of the answer.
+        let on_friday = "Is the rotation published on Friday?";
+        assert_eq!(
+            grounded("Yes, at 16:00.".into(), on_friday, &best, false),
+            "Yes, at 16:00."
+        );
     }
 
     #[test]

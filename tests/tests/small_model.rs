@@ -239,6 +239,37 @@ async fn a_question_beside_a_statement_is_answered_and_only_the_statement_is_rea
 }
 
 #[tokio::test]
+async fn a_translated_answer_that_changes_the_notes_day_still_shows_the_note() {
+    // What Qwen2.5-Coder-1.5B answered, asked in English by someone who wants
+    // Portuguese: "todos os fins de semana" (every weekend) for "every Friday".
+    let fake = FakeLlm::start().await;
+    let h = harness(&fake).await;
+    h.pair("111", Role::Admin).await;
+    h.pair("222", Role::User).await;
+    h.dm(
+        "111",
+        "@notes: The on-call rotation is published in #ops-oncall every Friday at 16:00.",
+    )
+    .await;
+    let wrong = "A on-call rotation é publicada em #ops-oncall todos os fins de semana às 16:00.";
+    fake.push(TEXT, Answer::Content(wrong.into()));
+    let asked = "When and where is the on-call rotation published?";
+    let reply = h.dm("222", asked).await;
+    assert!(reply.starts_with(wrong), "{reply}");
+    assert!(
+        reply.contains(
+            "\nMemory says: The on-call rotation is published in #ops-oncall every Friday at 16:00."
+        ),
+        "{reply}"
+    );
+    // The note's day said in Portuguese is the note's day: left as written.
+    let right = "A rotação é publicada em #ops-oncall todas as sextas-feiras às 16:00.";
+    fake.push(TEXT, Answer::Content(right.into()));
+    let reply = h.dm("222", asked).await;
+    assert_eq!(reply, format!("{right} (Memory reference: 1)"));
+}
+
+#[tokio::test]
 async fn yes_saves_the_question_just_asked_and_a_passed_over_one_lapses() {
     let fake = FakeLlm::start().await;
     // Mislabelled operational: the rules know a preference of the speaker's own.
