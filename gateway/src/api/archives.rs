@@ -4,7 +4,7 @@
 use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
 use super::memory::reason_required;
-use super::wire::{self, at, now_ms, Page, Path, Query};
+use super::wire::{self, at, now_ms, page_query, Page, Path, Query};
 use super::ApiState;
 use crate::oversight;
 use axum::extract::State;
@@ -52,19 +52,12 @@ fn out(a: Archive, with_markdown: bool) -> ArchiveOut {
     }
 }
 
-/// Filters of the archive list.
-#[derive(Debug, Default, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct ArchiveQuery {
-    /// Only this conversation's archives.
-    conversation: Option<String>,
-    /// Rows on the page (1–200, default 50).
-    #[param(minimum = 1, maximum = 200)]
-    limit: Option<i64>,
-    /// The `next` of the page before.
-    #[param(pattern = "^[0-9]{1,18}$")]
-    cursor: Option<String>,
+page_query! {
+    /// Filters of the archive list.
+    pub struct ArchiveQuery by id {
+        /// Only this conversation's archives.
+        conversation: Option<String>,
+    }
 }
 
 /// Archives, newest first (without their Markdown).
@@ -80,13 +73,7 @@ pub async fn list(
         let archives = db.conversations();
         archives.archives_before(org, conversation, before, n).await
     };
-    let page = wire::newest_by_id(
-        q.limit,
-        q.cursor.as_deref(),
-        read,
-        |a| a.id,
-        |a| out(a, false),
-    );
+    let page = wire::newest_by_id(&q, read, |a| a.id, |a| out(a, false));
     Ok(Json(page.await?))
 }
 

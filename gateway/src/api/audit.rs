@@ -47,6 +47,6 @@ pub async fn list(
 ) -> Result<Json<Page<AuditOut>>, ApiError> {
     let org = admin.org();
     let read = |before, n| async move { db.audit().log_before(org, before, n).await };
-    let page = wire::newest_by_id(q.limit, q.cursor.as_deref(), read, |e| e.id, AuditOut::from);
+    let page = wire::newest_by_id(&q, read, |e| e.id, AuditOut::from);
     Ok(Json(page.await?))
 }

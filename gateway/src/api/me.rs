@@ -6,7 +6,7 @@ use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::memory::{export_of, records_page, Forgotten, Record};
 use super::search::{ranked, SearchResults, Searched};
-use super::wire::{self, now_ms, Body, Path, Query};
+use super::wire::{self, now_ms, page_query, Body, Path, Query};
 use super::ApiState;
 use crate::oversight;
 use axum::extract::State;
@@ -39,24 +39,17 @@ pub async fn whoami(caller: Caller) -> Json<Me> {
     })
 }
 
-/// Filters of one's own record list.
-#[derive(Debug, Default, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct OwnQuery {
-    /// `personal` or `person` (both when not given).
-    #[param(value_type = Option<OwnScope>)]
-    scope: Option<Scope>,
-    /// Only this status (every status when not given).
-    status: Option<Status>,
-    /// Subject or content contains this text (case-insensitive).
-    q: Option<String>,
-    /// Rows on the page (1–200, default 50).
-    #[param(minimum = 1, maximum = 200)]
-    limit: Option<i64>,
-    /// The `next` of the page before.
-    #[param(pattern = "^[0-9]{1,18}$")]
-    cursor: Option<String>,
+page_query! {
+    /// Filters of one's own record list.
+    pub struct OwnQuery by id {
+        /// `personal` or `person` (both when not given).
+        #[param(value_type = Option<OwnScope>)]
+        scope: Option<Scope>,
+        /// Only this status (every status when not given).
+        status: Option<Status>,
+        /// Subject or content contains this text (case-insensitive).
+        q: Option<String>,
+    }
 }
 
 /// The scopes of one's own memory.
@@ -98,7 +91,7 @@ pub struct ViewedBy {
 pub async fn memory(
     State(state): State<ApiState>,
     caller: Caller,
-    Query(q): Query<OwnQuery>,
+    Query(mut q): Query<OwnQuery>,
 ) -> Result<Json<MyMemory>, ApiError> {
     let scopes = match q.scope {
         Some(s) if s.is_personal() => vec![s],
@@ -113,10 +106,10 @@ pub async fn memory(
         scopes,
         owner: Some(caller.id().to_string()),
         status: q.status,
-        text: q.q,
+        text: q.q.take(),
         ..Default::default()
     };
-    let page = records_page(&state, caller.org(), filter, q.limit, q.cursor.as_deref()).await?;
+    let page = records_page(&state, caller.org(), filter, &q).await?;
     let mut viewed_by = Vec::new();
     for v in oversight::views(&state.db, caller.org(), caller.id()).await? {
         let who = match state.pairing.user(caller.org(), &v.who).await {

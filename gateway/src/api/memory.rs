@@ -6,7 +6,7 @@
 
 use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
-use super::wire::{self, at, iso_times, now_ms, Page, Path, Query};
+use super::wire::{self, at, iso_times, now_ms, page_query, Page, PageAsk, Path, Query};
 use super::ApiState;
 use crate::oversight::{audit_view, Look, Looked};
 use axum::extract::State;
@@ -66,45 +66,37 @@ impl From<MemoryRecord> for Record {
     }
 }
 
-/// Filters of the admin's record list.
-#[derive(Debug, Default, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct ListQuery {
-    /// Only this scope. Personal scopes need `owner`.
-    scope: Option<Scope>,
-    /// Only this status (every status when not given).
-    status: Option<Status>,
-    /// One person's individual records (needs `reason`; the look is audited as
-    /// `memory.view` and shown to the person). Their person tier is never shown.
-    owner: Option<String>,
-    /// Why you look at this person's records: required with `owner`.
-    reason: Option<String>,
-    /// Only this agent's records.
-    agent: Option<String>,
-    /// Subject or content contains this text (case-insensitive).
-    q: Option<String>,
-    /// Rows on the page (1–200, default 50).
-    #[param(minimum = 1, maximum = 200)]
-    limit: Option<i64>,
-    /// The `next` of the page before.
-    #[param(pattern = "^[0-9]{1,18}$")]
-    cursor: Option<String>,
+page_query! {
+    /// Filters of the admin's record list.
+    pub struct ListQuery by id {
+        /// Only this scope. Personal scopes need `owner`.
+        scope: Option<Scope>,
+        /// Only this status (every status when not given).
+        status: Option<Status>,
+        /// One person's individual records (needs `reason`; the look is audited as
+        /// `memory.view` and shown to the person). Their person tier is never shown.
+        owner: Option<String>,
+        /// Why you look at this person's records: required with `owner`.
+        reason: Option<String>,
+        /// Only this agent's records.
+        agent: Option<String>,
+        /// Subject or content contains this text (case-insensitive).
+        q: Option<String>,
+    }
 }
 
-/// A page of records, newest first.
+/// The page `asked` of the records `filter` keeps, newest first.
 pub async fn records_page(
     state: &ApiState,
     org: &str,
     filter: RecordFilter,
-    limit: Option<i64>,
-    cursor: Option<&str>,
+    asked: &impl PageAsk,
 ) -> Result<Page<Record>, ApiError> {
     let read = |before, n| async move {
         let filter = RecordFilter { before, ..filter };
         state.db.records().browse_records(org, &filter, n).await
     };
-    wire::newest_by_id(limit, cursor, read, |r| r.id, Record::from).await
+    wire::newest_by_id(asked, read, |r| r.id, Record::from).await
 }
 
 /// The refusal of an oversight read without a reason.
@@ -129,10 +121,11 @@ pub fn person_tier_owner_only() -> ApiError {
 pub async fn list(
     State(state): State<ApiState>,
     admin: Admin,
-    Query(q): Query<ListQuery>,
+    Query(mut q): Query<ListQuery>,
 ) -> Result<Json<Page<Record>>, ApiError> {
     let owner = q
         .owner
+        .take()
         .map(|o| o.trim().to_string())
         .filter(|o| !o.is_empty());
     let reason = policy::oversight_reason(q.reason.as_deref()).map(str::to_string);
@@ -167,20 +160,20 @@ pub async fn list(
         audit_view(&state.db, look, now_ms(&state)).await?;
     }
     let filter = RecordFilter {
-        agent: q.agent,
+        agent: q.agent.take(),
         scopes: scopes
             .into_iter()
             .filter(|s| policy::oversight_shows(*s, why))
             .collect(),
         owner,
         status: q.status,
-        text: q.q,
+        text: q.q.take(),
         ..Default::default()
     };
     if filter.scopes.is_empty() {
         return Err(reason_required("reading one person's records"));
     }
-    let mut page = records_page(&state, admin.org(), filter, q.limit, q.cursor.as_deref()).await?;
+    let mut page = records_page(&state, admin.org(), filter, &q).await?;
     page.items.retain(|r| policy::oversight_shows(r.scope, why));
     Ok(Json(page))
 }

@@ -5,7 +5,7 @@
 
 use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
-use super::wire::{self, at, now_ms, page_by_key, Body, Page, Path, Query};
+use super::wire::{at, now_ms, page_by_key, page_query, Body, Page, Path, Query};
 use super::ApiState;
 use crate::dashboard::BUILT_IN_ADMIN;
 use axum::extract::State;
@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use memory::Role;
 use pairing::{PairingError, PairingRequest, RequestStatus, User, UserStatus};
 use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 /// A paired person.
 #[derive(Debug, Serialize, ToSchema)]
@@ -69,16 +69,9 @@ impl From<PairingRequest> for RequestOut {
     }
 }
 
-/// A page of a short list.
-#[derive(Debug, Default, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct PageQuery {
-    /// Rows on the page (1–200, default 50).
-    #[param(minimum = 1, maximum = 200)]
-    limit: Option<i64>,
-    /// The `next` of the page before.
-    cursor: Option<String>,
+page_query! {
+    /// A page of a short list.
+    pub struct PageQuery by key {}
 }
 
 /// Pending, unexpired pairing requests, by code.
@@ -89,15 +82,9 @@ pub async fn requests(
     admin: Admin,
     Query(q): Query<PageQuery>,
 ) -> Result<Json<Page<RequestOut>>, ApiError> {
-    let limit = wire::limit(q.limit)?;
     let rows = state.pairing.pending(admin.org(), now_ms(&state)).await?;
-    Ok(Json(page_by_key(
-        rows,
-        q.cursor.as_deref(),
-        limit,
-        |r| r.code.clone(),
-        RequestOut::from,
-    )))
+    let page = page_by_key(rows, &q, |r| r.code.clone(), RequestOut::from);
+    Ok(Json(page?))
 }
 
 /// The role to approve with.
@@ -152,15 +139,9 @@ pub async fn users(
     admin: Admin,
     Query(q): Query<PageQuery>,
 ) -> Result<Json<Page<UserOut>>, ApiError> {
-    let limit = wire::limit(q.limit)?;
     let rows = state.pairing.users(admin.org()).await?;
-    Ok(Json(page_by_key(
-        rows,
-        q.cursor.as_deref(),
-        limit,
-        |u| u.user_id.clone(),
-        UserOut::from,
-    )))
+    let page = page_by_key(rows, &q, |u| u.user_id.clone(), UserOut::from);
+    Ok(Json(page?))
 }
 
 /// Someone to pair directly.

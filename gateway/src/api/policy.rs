@@ -28,7 +28,7 @@ pub async fn list(
         status: Some(Status::Active),
         ..Default::default()
     };
-    let page = records_page(&state, admin.org(), filter, q.limit, q.cursor.as_deref()).await?;
+    let page = records_page(&state, admin.org(), filter, &q).await?;
     Ok(Json(page))
 }
 

@@ -27,7 +27,7 @@ pub async fn list(
         status: Some(Status::Unverified),
         ..Default::default()
     };
-    let mut page = records_page(&state, admin.org(), filter, q.limit, q.cursor.as_deref()).await?;
+    let mut page = records_page(&state, admin.org(), filter, &q).await?;
     // Oversight without a reason shows no one's personal records or person tier.
     page.items.retain(|r| {
         memory::policy::oversight_shows(r.scope, memory::policy::Oversight::Unreasoned)

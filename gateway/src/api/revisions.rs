@@ -5,15 +5,15 @@
 use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
 use super::memory::Record;
-use super::wire::{self, at, now_ms, Page, Path, Query};
+use super::wire::{self, at, now_ms, page_query, Page, Path, Query};
 use super::ApiState;
 use crate::lifecycle::Undo;
 use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use memory::{Db, Revision};
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use serde::Serialize;
+use utoipa::ToSchema;
 
 /// One retirement of a record by another.
 #[derive(Debug, Serialize, ToSchema)]
@@ -56,17 +56,9 @@ impl From<Revision> for RevisionOut {
     }
 }
 
-/// A page of an id-ordered list, newest first.
-#[derive(Debug, Default, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct NewestQuery {
-    /// Rows on the page (1–200, default 50).
-    #[param(minimum = 1, maximum = 200)]
-    pub limit: Option<i64>,
-    /// The `next` of the page before.
-    #[param(pattern = "^[0-9]{1,18}$")]
-    pub cursor: Option<String>,
+page_query! {
+    /// A page of an id-ordered list, newest first.
+    pub struct NewestQuery by id {}
 }
 
 /// Revisions, newest first.
@@ -79,13 +71,7 @@ pub async fn list(
 ) -> Result<Json<Page<RevisionOut>>, ApiError> {
     let org = admin.org();
     let read = |before, n| async move { db.records().revisions_before(org, before, n).await };
-    let page = wire::newest_by_id(
-        q.limit,
-        q.cursor.as_deref(),
-        read,
-        |r| r.id,
-        RevisionOut::from,
-    );
+    let page = wire::newest_by_id(&q, read, |r| r.id, RevisionOut::from);
     Ok(Json(page.await?))
 }
 
