@@ -3,7 +3,7 @@
 
 use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
-use super::wire::{at, now_ms, page_by_key, page_query, Body, Page, Path, Query};
+use super::wire::{at, now_ms, page_by_key, page_query, Body, Page, Path, Query, Reply};
 use super::ApiState;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -49,12 +49,12 @@ page_query! {
 
 /// API keys by id (active and revoked).
 #[utoipa::path(get, operation_id = "keys_list", path = "/api/v1/keys", tag = "keys", params(KeyQuery),
-    responses((status = 200, body = Page<KeyOut>), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Page<KeyOut>)))]
 pub async fn list(
     State(state): State<ApiState>,
     admin: Admin,
     Query(q): Query<KeyQuery>,
-) -> Result<Json<Page<KeyOut>>, ApiError> {
+) -> Reply<Page<KeyOut>> {
     let rows = state
         .pairing
         .api_keys(admin.org(), q.user.as_deref())
@@ -122,12 +122,12 @@ pub async fn create(
 /// Revoke a key by its id; it never works again. Audited (`api_key.revoke`).
 #[utoipa::path(delete, operation_id = "keys_revoke", path = "/api/v1/keys/{id}", tag = "keys",
     params(("id" = String, Path, description = "The key's id, `key-…`")),
-    responses((status = 200, body = KeyOut), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "Already revoked")))]
+    responses((status = 200, body = KeyOut), (status = 409, body = ErrorBody, description = "Already revoked")))]
 pub async fn revoke(
     State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<String>,
-) -> Result<Json<KeyOut>, ApiError> {
+) -> Reply<KeyOut> {
     let k = state
         .pairing
         .revoke_api_key(admin.org(), &id, admin.id(), now_ms(&state))

@@ -6,7 +6,7 @@
 
 use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
-use super::wire::{self, at, iso_times, now_ms, page_query, Page, PageAsk, Path, Query};
+use super::wire::{self, at, iso_times, now_ms, page_query, Page, PageAsk, Path, Query, Reply};
 use super::ApiState;
 use crate::oversight::{audit_view, Look, Looked};
 use axum::extract::State;
@@ -117,12 +117,12 @@ pub fn person_tier_owner_only() -> ApiError {
 /// person's individual records with `owner` and a `reason`, audited and shown
 /// to them. The person tier is never listed here.
 #[utoipa::path(get, operation_id = "memory_list", path = "/api/v1/memory", tag = "memory", params(ListQuery),
-    responses((status = 200, body = Page<Record>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Page<Record>)))]
 pub async fn list(
     State(state): State<ApiState>,
     admin: Admin,
     Query(mut q): Query<ListQuery>,
-) -> Result<Json<Page<Record>>, ApiError> {
+) -> Reply<Page<Record>> {
     let owner = q
         .owner
         .take()
@@ -191,13 +191,13 @@ pub struct ShowQuery {
 /// (`memory.view`); the person tier is never shown (403 `person_tier_owner_only`).
 #[utoipa::path(get, operation_id = "memory_show", path = "/api/v1/memory/{id}", tag = "memory",
     params(("id" = i64, Path, description = "Record id"), ShowQuery),
-    responses((status = 200, body = Record), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Record)))]
 pub async fn show(
     State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
     Query(q): Query<ShowQuery>,
-) -> Result<Json<Record>, ApiError> {
+) -> Reply<Record> {
     let db = &state.db;
     let r = db.records().get(admin.org(), id).await?;
     let reason = policy::oversight_reason(q.reason.as_deref());
@@ -233,12 +233,12 @@ pub struct Forgotten {
 /// bringing it back. Audited (`memory.forget`).
 #[utoipa::path(delete, operation_id = "memory_forget", path = "/api/v1/memory/{id}", tag = "memory",
     params(("id" = i64, Path, description = "Record id")),
-    responses((status = 200, body = Forgotten), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "Already deleted")))]
+    responses((status = 200, body = Forgotten), (status = 409, body = ErrorBody, description = "Already deleted")))]
 pub async fn forget(
     State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
-) -> Result<Json<Forgotten>, ApiError> {
+) -> Reply<Forgotten> {
     let r = state.db.records().get(admin.org(), id).await?;
     if r.status == Status::Deleted {
         return Err(ApiError::conflict(format!(

@@ -3,9 +3,8 @@
 //! every revision of a run (a consolidation, a relearn).
 
 use super::auth::Admin;
-use super::error::{ApiError, ErrorBody};
 use super::memory::Record;
-use super::wire::{self, at, now_ms, page_query, Page, Path, Query};
+use super::wire::{self, at, now_ms, page_query, Page, Path, Query, Reply};
 use super::ApiState;
 use crate::lifecycle::Undo;
 use axum::extract::State;
@@ -63,12 +62,12 @@ page_query! {
 
 /// Revisions, newest first.
 #[utoipa::path(get, operation_id = "revisions_list", path = "/api/v1/revisions", tag = "revisions", params(NewestQuery),
-    responses((status = 200, body = Page<RevisionOut>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Page<RevisionOut>)))]
 pub async fn list(
     State(db): State<Db>,
     admin: Admin,
     Query(q): Query<NewestQuery>,
-) -> Result<Json<Page<RevisionOut>>, ApiError> {
+) -> Reply<Page<RevisionOut>> {
     let org = admin.org();
     let read = |before, n| async move { db.records().revisions_before(org, before, n).await };
     let page = wire::newest_by_id(&q, read, |r| r.id, RevisionOut::from);
@@ -93,12 +92,12 @@ pub struct Undone {
 /// never applied again. Audited.
 #[utoipa::path(post, operation_id = "revisions_undo", path = "/api/v1/revisions/{id}/undo", tag = "revisions",
     params(("id" = i64, Path, description = "Revision id")),
-    responses((status = 200, body = Undone), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = Undone)))]
 pub async fn undo(
     State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
-) -> Result<Json<Undone>, ApiError> {
+) -> Reply<Undone> {
     let undo = state
         .lifecycle
         .undo(admin.org(), id, admin.id(), now_ms(&state))
@@ -138,12 +137,12 @@ pub struct RunUndone {
 /// Undo every revision of a run (a consolidation, a relearn, a turn).
 #[utoipa::path(post, operation_id = "revisions_undo_run", path = "/api/v1/runs/{run}/undo", tag = "revisions",
     params(("run" = String, Path, description = "Run id, as revisions list it")),
-    responses((status = 200, body = RunUndone), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = RunUndone)))]
 pub async fn undo_run(
     State(state): State<ApiState>,
     admin: Admin,
     Path(run): Path<String>,
-) -> Result<Json<RunUndone>, ApiError> {
+) -> Reply<RunUndone> {
     let undone = state
         .db
         .records()

@@ -3,8 +3,8 @@
 //! Starting one is `POST /api/v1/skills/{slug}/run` (`skills.rs`).
 
 use super::auth::Admin;
-use super::error::{ApiError, ErrorBody};
-use super::wire::{self, at, page_query, Page, Path, Query};
+use super::error::ApiError;
+use super::wire::{self, at, page_query, Page, Path, Query, Reply};
 use super::ApiState;
 use axum::extract::State;
 use axum::Json;
@@ -101,12 +101,12 @@ page_query! {
 
 /// The organisation's automated runs, newest first (without their lines).
 #[utoipa::path(get, operation_id = "runs_list", path = "/api/v1/runs", tag = "runs", params(RunsQuery),
-    responses((status = 200, body = Page<RunOut>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Page<RunOut>)))]
 pub async fn list(
     State(db): State<Db>,
     admin: Admin,
     Query(q): Query<RunsQuery>,
-) -> Result<Json<Page<RunOut>>, ApiError> {
+) -> Reply<Page<RunOut>> {
     let (org, name) = (admin.org(), q.name.as_deref());
     let read = |before, n| async move { db.runs().list_before(org, name, before, n).await };
     let page = wire::newest_by_id(&q, read, |r| r.id, |r| out(r, None));
@@ -117,12 +117,12 @@ pub async fn list(
 /// agent's answer.
 #[utoipa::path(get, operation_id = "runs_show", path = "/api/v1/runs/{id}", tag = "runs",
     params(("id" = i64, Path, description = "Run id")),
-    responses((status = 200, body = RunOut), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = RunOut)))]
 pub async fn show(
     State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
-) -> Result<Json<RunOut>, ApiError> {
+) -> Reply<RunOut> {
     let run = state
         .db
         .runs()
