@@ -2,9 +2,8 @@
 //! relearn one (each person's lines under the role they were stored with).
 
 use super::auth::Admin;
-use super::error::{ApiError, ErrorBody};
 use super::memory::reason_required;
-use super::wire::{self, at, now_ms, Page, Path, Query};
+use super::wire::{self, at, now_ms, page_query, Page, Path, Query, Reply};
 use super::ApiState;
 use crate::oversight;
 use axum::extract::State;
@@ -52,41 +51,28 @@ fn out(a: Archive, with_markdown: bool) -> ArchiveOut {
     }
 }
 
-/// Filters of the archive list.
-#[derive(Debug, Default, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct ArchiveQuery {
-    /// Only this conversation's archives.
-    conversation: Option<String>,
-    /// Rows on the page (1–200, default 50).
-    #[param(minimum = 1, maximum = 200)]
-    limit: Option<i64>,
-    /// The `next` of the page before.
-    #[param(pattern = "^[0-9]{1,18}$")]
-    cursor: Option<String>,
+page_query! {
+    /// Filters of the archive list.
+    pub struct ArchiveQuery by id {
+        /// Only this conversation's archives.
+        conversation: Option<String>,
+    }
 }
 
 /// Archives, newest first (without their Markdown).
 #[utoipa::path(get, operation_id = "archives_list", path = "/api/v1/archives", tag = "archives", params(ArchiveQuery),
-    responses((status = 200, body = Page<ArchiveOut>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Page<ArchiveOut>)))]
 pub async fn list(
     State(db): State<Db>,
     admin: Admin,
     Query(q): Query<ArchiveQuery>,
-) -> Result<Json<Page<ArchiveOut>>, ApiError> {
+) -> Reply<Page<ArchiveOut>> {
     let (org, conversation) = (admin.org(), q.conversation.as_deref());
     let read = |before, n| async move {
         let archives = db.conversations();
         archives.archives_before(org, conversation, before, n).await
     };
-    let page = wire::newest_by_id(
-        q.limit,
-        q.cursor.as_deref(),
-        read,
-        |a| a.id,
-        |a| out(a, false),
-    );
+    let page = wire::newest_by_id(&q, read, |a| a.id, |a| out(a, false));
     Ok(Json(page.await?))
 }
 
@@ -104,13 +90,13 @@ pub struct ShowArchiveQuery {
 /// conversation needs a reason and is audited (`archive.view`).
 #[utoipa::path(get, operation_id = "archives_show", path = "/api/v1/archives/{id}", tag = "archives",
     params(("id" = i64, Path, description = "Archive id"), ShowArchiveQuery),
-    responses((status = 200, body = ArchiveOut), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = ArchiveOut)))]
 pub async fn show(
     State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
     Query(q): Query<ShowArchiveQuery>,
-) -> Result<Json<ArchiveOut>, ApiError> {
+) -> Reply<ArchiveOut> {
     let db = &state.db;
     let a = db.conversations().archive(admin.org(), id).await?;
     if let Some(person) = oversight::direct_person(db, &a).await? {
@@ -148,12 +134,12 @@ pub struct Relearned {
 /// with; an archive without admin trust quarantines what it teaches. Audited.
 #[utoipa::path(post, operation_id = "archives_relearn", path = "/api/v1/archives/{id}/relearn", tag = "archives",
     params(("id" = i64, Path, description = "Archive id")),
-    responses((status = 200, body = Relearned), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = Relearned)))]
 pub async fn relearn(
     State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
-) -> Result<Json<Relearned>, ApiError> {
+) -> Reply<Relearned> {
     let r = state
         .lifecycle
         .relearn(admin.org(), id, admin.id(), now_ms(&state))

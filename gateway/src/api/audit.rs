@@ -1,9 +1,8 @@
 //! The audit log for admins: who did what to whom, newest first.
 
 use super::auth::Admin;
-use super::error::{ApiError, ErrorBody};
 use super::revisions::NewestQuery;
-use super::wire::{self, at, Page, Query};
+use super::wire::{self, at, Page, Query, Reply};
 use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
@@ -39,14 +38,14 @@ impl From<AuditEntry> for AuditOut {
 
 /// Audit entries, newest first.
 #[utoipa::path(get, operation_id = "audit_list", path = "/api/v1/audit", tag = "audit", params(NewestQuery),
-    responses((status = 200, body = Page<AuditOut>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Page<AuditOut>)))]
 pub async fn list(
     State(db): State<Db>,
     admin: Admin,
     Query(q): Query<NewestQuery>,
-) -> Result<Json<Page<AuditOut>>, ApiError> {
+) -> Reply<Page<AuditOut>> {
     let org = admin.org();
     let read = |before, n| async move { db.audit().log_before(org, before, n).await };
-    let page = wire::newest_by_id(q.limit, q.cursor.as_deref(), read, |e| e.id, AuditOut::from);
+    let page = wire::newest_by_id(&q, read, |e| e.id, AuditOut::from);
     Ok(Json(page.await?))
 }

@@ -4,7 +4,7 @@
 
 use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
-use super::wire::{at, now_ms, Body, Path};
+use super::wire::{at, now_ms, Body, Path, Reply};
 use super::ApiState;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -61,8 +61,8 @@ fn own_key(caller: &Caller) -> Result<(), ApiError> {
 
 /// Who acts for the caller, and for whom the caller acts.
 #[utoipa::path(get, operation_id = "me_delegates", path = "/api/v1/me/delegates", tag = "me",
-    responses((status = 200, body = Grants), (status = 401, body = ErrorBody)))]
-pub async fn list(State(state): State<ApiState>, caller: Caller) -> Result<Json<Grants>, ApiError> {
+    responses((status = 200, body = Grants)))]
+pub async fn list(State(state): State<ApiState>, caller: Caller) -> Reply<Grants> {
     let grants = state
         .pairing
         .delegations(caller.org(), Some(caller.id()))

@@ -3,7 +3,7 @@
 
 use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
-use super::wire::{self, at, now_ms, page_by_key, Body, Page, Path, Query};
+use super::wire::{at, now_ms, page_by_key, page_query, Body, Page, Path, Query, Reply};
 use super::ApiState;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -11,7 +11,7 @@ use axum::Json;
 use chrono::{DateTime, Utc};
 use pairing::ApiKey;
 use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 /// An API key as it may be shown: its id, never the secret.
 #[derive(Debug, Serialize, ToSchema)]
@@ -39,40 +39,28 @@ impl From<ApiKey> for KeyOut {
     }
 }
 
-/// Filters of the key list.
-#[derive(Debug, Default, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct KeyQuery {
-    /// Only this user's keys.
-    user: Option<String>,
-    /// Rows on the page (1–200, default 50).
-    #[param(minimum = 1, maximum = 200)]
-    limit: Option<i64>,
-    /// The `next` of the page before.
-    cursor: Option<String>,
+page_query! {
+    /// Filters of the key list.
+    pub struct KeyQuery by key {
+        /// Only this user's keys.
+        user: Option<String>,
+    }
 }
 
 /// API keys by id (active and revoked).
 #[utoipa::path(get, operation_id = "keys_list", path = "/api/v1/keys", tag = "keys", params(KeyQuery),
-    responses((status = 200, body = Page<KeyOut>), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Page<KeyOut>)))]
 pub async fn list(
     State(state): State<ApiState>,
     admin: Admin,
     Query(q): Query<KeyQuery>,
-) -> Result<Json<Page<KeyOut>>, ApiError> {
-    let limit = wire::limit(q.limit)?;
+) -> Reply<Page<KeyOut>> {
     let rows = state
         .pairing
         .api_keys(admin.org(), q.user.as_deref())
         .await?;
-    Ok(Json(page_by_key(
-        rows,
-        q.cursor.as_deref(),
-        limit,
-        |k| k.key_id.clone(),
-        KeyOut::from,
-    )))
+    let page = page_by_key(rows, &q, |k| k.key_id.clone(), KeyOut::from);
+    Ok(Json(page?))
 }
 
 /// Whom a new key is for.
@@ -134,12 +122,12 @@ pub async fn create(
 /// Revoke a key by its id; it never works again. Audited (`api_key.revoke`).
 #[utoipa::path(delete, operation_id = "keys_revoke", path = "/api/v1/keys/{id}", tag = "keys",
     params(("id" = String, Path, description = "The key's id, `key-…`")),
-    responses((status = 200, body = KeyOut), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "Already revoked")))]
+    responses((status = 200, body = KeyOut), (status = 409, body = ErrorBody, description = "Already revoked")))]
 pub async fn revoke(
     State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<String>,
-) -> Result<Json<KeyOut>, ApiError> {
+) -> Reply<KeyOut> {
     let k = state
         .pairing
         .revoke_api_key(admin.org(), &id, admin.id(), now_ms(&state))

@@ -6,7 +6,7 @@ use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::memory::{export_of, records_page, Forgotten, Record};
 use super::search::{ranked, SearchResults, Searched};
-use super::wire::{self, now_ms, Body, Path, Query};
+use super::wire::{self, now_ms, page_query, Body, Path, Query, Reply};
 use super::ApiState;
 use crate::oversight;
 use axum::extract::State;
@@ -28,7 +28,7 @@ pub struct Me {
 
 /// Who this key speaks as, with the role the pairing store gives them.
 #[utoipa::path(get, operation_id = "me_whoami", path = "/api/v1/me", tag = "me",
-    responses((status = 200, body = Me), (status = 401, body = ErrorBody)))]
+    responses((status = 200, body = Me)))]
 pub async fn whoami(caller: Caller) -> Json<Me> {
     let u = caller.user;
     Json(Me {
@@ -39,24 +39,17 @@ pub async fn whoami(caller: Caller) -> Json<Me> {
     })
 }
 
-/// Filters of one's own record list.
-#[derive(Debug, Default, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct OwnQuery {
-    /// `personal` or `person` (both when not given).
-    #[param(value_type = Option<OwnScope>)]
-    scope: Option<Scope>,
-    /// Only this status (every status when not given).
-    status: Option<Status>,
-    /// Subject or content contains this text (case-insensitive).
-    q: Option<String>,
-    /// Rows on the page (1–200, default 50).
-    #[param(minimum = 1, maximum = 200)]
-    limit: Option<i64>,
-    /// The `next` of the page before.
-    #[param(pattern = "^[0-9]{1,18}$")]
-    cursor: Option<String>,
+page_query! {
+    /// Filters of one's own record list.
+    pub struct OwnQuery by id {
+        /// `personal` or `person` (both when not given).
+        #[param(value_type = Option<OwnScope>)]
+        scope: Option<Scope>,
+        /// Only this status (every status when not given).
+        status: Option<Status>,
+        /// Subject or content contains this text (case-insensitive).
+        q: Option<String>,
+    }
 }
 
 /// The scopes of one's own memory.
@@ -94,12 +87,12 @@ pub struct ViewedBy {
 /// Your own personal memory, newest first, with the two promises and who
 /// looked at it and why.
 #[utoipa::path(get, operation_id = "me_memory", path = "/api/v1/me/memory", tag = "me", params(OwnQuery),
-    responses((status = 200, body = MyMemory), (status = 400, body = ErrorBody)))]
+    responses((status = 200, body = MyMemory)))]
 pub async fn memory(
     State(state): State<ApiState>,
     caller: Caller,
-    Query(q): Query<OwnQuery>,
-) -> Result<Json<MyMemory>, ApiError> {
+    Query(mut q): Query<OwnQuery>,
+) -> Reply<MyMemory> {
     let scopes = match q.scope {
         Some(s) if s.is_personal() => vec![s],
         Some(s) => {
@@ -113,10 +106,10 @@ pub async fn memory(
         scopes,
         owner: Some(caller.id().to_string()),
         status: q.status,
-        text: q.q,
+        text: q.q.take(),
         ..Default::default()
     };
-    let page = records_page(&state, caller.org(), filter, q.limit, q.cursor.as_deref()).await?;
+    let page = records_page(&state, caller.org(), filter, &q).await?;
     let mut viewed_by = Vec::new();
     for v in oversight::views(&state.db, caller.org(), caller.id()).await? {
         let who = match state.pairing.user(caller.org(), &v.who).await {
@@ -149,12 +142,12 @@ pub struct Promoted {
 /// rubric adjustment); any other kind is 422 `kind_not_promotable`. Audited.
 #[utoipa::path(post, operation_id = "me_promote", path = "/api/v1/me/memory/{id}/promote", tag = "me",
     params(("id" = i64, Path, description = "Record id")),
-    responses((status = 200, body = Promoted), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+    responses((status = 200, body = Promoted), (status = 422, body = ErrorBody)))]
 pub async fn promote(
     State(state): State<ApiState>,
     caller: Caller,
     Path(id): Path<i64>,
-) -> Result<Json<Promoted>, ApiError> {
+) -> Reply<Promoted> {
     let r = own(&state, &caller, id).await?;
     match memory::policy::decide_promotion(caller.id(), &r) {
         Ok(()) => {}
@@ -198,24 +191,24 @@ async fn own(state: &ApiState, caller: &Caller, id: i64) -> Result<MemoryRecord,
 /// One of your own records.
 #[utoipa::path(get, operation_id = "me_show", path = "/api/v1/me/memory/{id}", tag = "me",
     params(("id" = i64, Path, description = "Record id")),
-    responses((status = 200, body = Record), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = Record)))]
 pub async fn show(
     State(state): State<ApiState>,
     caller: Caller,
     Path(id): Path<i64>,
-) -> Result<Json<Record>, ApiError> {
+) -> Reply<Record> {
     Ok(Json(own(&state, &caller, id).await?.into()))
 }
 
 /// Forget one of your own records, as `/forget` does in chat. Audited.
 #[utoipa::path(delete, operation_id = "me_forget", path = "/api/v1/me/memory/{id}", tag = "me",
     params(("id" = i64, Path, description = "Record id")),
-    responses((status = 200, body = Forgotten), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = Forgotten)))]
 pub async fn forget(
     State(state): State<ApiState>,
     caller: Caller,
     Path(id): Path<i64>,
-) -> Result<Json<Forgotten>, ApiError> {
+) -> Reply<Forgotten> {
     match state
         .lifecycle
         .forget_own(caller.org(), id, caller.id(), now_ms(&state))
@@ -229,10 +222,7 @@ pub async fn forget(
 /// Everything stored about you: pairing, records and lines. Audited.
 #[utoipa::path(get, operation_id = "me_export", path = "/api/v1/me/export", tag = "me",
     responses((status = 200, body = Object, description = "Your data: org, user, pairing, records, messages")))]
-pub async fn export(
-    State(state): State<ApiState>,
-    caller: Caller,
-) -> Result<Json<serde_json::Value>, ApiError> {
+pub async fn export(State(state): State<ApiState>, caller: Caller) -> Reply<serde_json::Value> {
     export_of(&state, caller.org(), caller.id(), caller.id())
         .await
         .map(Json)
@@ -257,12 +247,12 @@ pub struct SearchQuery {
 /// agent's notes and your own personal records (never anyone else's),
 /// through the same retrieval a turn uses.
 #[utoipa::path(get, operation_id = "me_search", path = "/api/v1/me/search", tag = "me", params(SearchQuery),
-    responses((status = 200, body = SearchResults), (status = 400, body = ErrorBody)))]
+    responses((status = 200, body = SearchResults)))]
 pub async fn search(
     State(state): State<ApiState>,
     caller: Caller,
     Query(q): Query<SearchQuery>,
-) -> Result<Json<SearchResults>, ApiError> {
+) -> Reply<SearchResults> {
     let searched = Searched {
         org: caller.org(),
         agent: q.agent,
@@ -286,10 +276,7 @@ pub struct Settings {
 /// Your own settings.
 #[utoipa::path(get, operation_id = "me_settings", path = "/api/v1/me/settings", tag = "me",
     responses((status = 200, body = Settings)))]
-pub async fn settings(
-    State(state): State<ApiState>,
-    caller: Caller,
-) -> Result<Json<Settings>, ApiError> {
+pub async fn settings(State(state): State<ApiState>, caller: Caller) -> Reply<Settings> {
     let auto_keep = state
         .db
         .identity()
@@ -301,12 +288,12 @@ pub async fn settings(
 /// Change your own settings (as `/autokeep on|off` in chat). Audited (`settings.auto_keep`).
 #[utoipa::path(put, operation_id = "me_settings_set", path = "/api/v1/me/settings", tag = "me",
     request_body = Settings,
-    responses((status = 200, body = Settings), (status = 400, body = ErrorBody)))]
+    responses((status = 200, body = Settings)))]
 pub async fn set_settings(
     State(state): State<ApiState>,
     caller: Caller,
     Body(s): Body<Settings>,
-) -> Result<Json<Settings>, ApiError> {
+) -> Reply<Settings> {
     state
         .db
         .identity()

@@ -6,7 +6,7 @@
 
 use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
-use super::wire::{self, at, iso_times, now_ms, Page, Path, Query};
+use super::wire::{self, at, iso_times, now_ms, page_query, Page, PageAsk, Path, Query, Reply};
 use super::ApiState;
 use crate::oversight::{audit_view, Look, Looked};
 use axum::extract::State;
@@ -66,45 +66,37 @@ impl From<MemoryRecord> for Record {
     }
 }
 
-/// Filters of the admin's record list.
-#[derive(Debug, Default, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct ListQuery {
-    /// Only this scope. Personal scopes need `owner`.
-    scope: Option<Scope>,
-    /// Only this status (every status when not given).
-    status: Option<Status>,
-    /// One person's individual records (needs `reason`; the look is audited as
-    /// `memory.view` and shown to the person). Their person tier is never shown.
-    owner: Option<String>,
-    /// Why you look at this person's records: required with `owner`.
-    reason: Option<String>,
-    /// Only this agent's records.
-    agent: Option<String>,
-    /// Subject or content contains this text (case-insensitive).
-    q: Option<String>,
-    /// Rows on the page (1–200, default 50).
-    #[param(minimum = 1, maximum = 200)]
-    limit: Option<i64>,
-    /// The `next` of the page before.
-    #[param(pattern = "^[0-9]{1,18}$")]
-    cursor: Option<String>,
+page_query! {
+    /// Filters of the admin's record list.
+    pub struct ListQuery by id {
+        /// Only this scope. Personal scopes need `owner`.
+        scope: Option<Scope>,
+        /// Only this status (every status when not given).
+        status: Option<Status>,
+        /// One person's individual records (needs `reason`; the look is audited as
+        /// `memory.view` and shown to the person). Their person tier is never shown.
+        owner: Option<String>,
+        /// Why you look at this person's records: required with `owner`.
+        reason: Option<String>,
+        /// Only this agent's records.
+        agent: Option<String>,
+        /// Subject or content contains this text (case-insensitive).
+        q: Option<String>,
+    }
 }
 
-/// A page of records, newest first.
+/// The page `asked` of the records `filter` keeps, newest first.
 pub async fn records_page(
     state: &ApiState,
     org: &str,
     filter: RecordFilter,
-    limit: Option<i64>,
-    cursor: Option<&str>,
+    asked: &impl PageAsk,
 ) -> Result<Page<Record>, ApiError> {
     let read = |before, n| async move {
         let filter = RecordFilter { before, ..filter };
         state.db.records().browse_records(org, &filter, n).await
     };
-    wire::newest_by_id(limit, cursor, read, |r| r.id, Record::from).await
+    wire::newest_by_id(asked, read, |r| r.id, Record::from).await
 }
 
 /// The refusal of an oversight read without a reason.
@@ -125,14 +117,15 @@ pub fn person_tier_owner_only() -> ApiError {
 /// person's individual records with `owner` and a `reason`, audited and shown
 /// to them. The person tier is never listed here.
 #[utoipa::path(get, operation_id = "memory_list", path = "/api/v1/memory", tag = "memory", params(ListQuery),
-    responses((status = 200, body = Page<Record>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Page<Record>)))]
 pub async fn list(
     State(state): State<ApiState>,
     admin: Admin,
-    Query(q): Query<ListQuery>,
-) -> Result<Json<Page<Record>>, ApiError> {
+    Query(mut q): Query<ListQuery>,
+) -> Reply<Page<Record>> {
     let owner = q
         .owner
+        .take()
         .map(|o| o.trim().to_string())
         .filter(|o| !o.is_empty());
     let reason = policy::oversight_reason(q.reason.as_deref()).map(str::to_string);
@@ -167,20 +160,20 @@ pub async fn list(
         audit_view(&state.db, look, now_ms(&state)).await?;
     }
     let filter = RecordFilter {
-        agent: q.agent,
+        agent: q.agent.take(),
         scopes: scopes
             .into_iter()
             .filter(|s| policy::oversight_shows(*s, why))
             .collect(),
         owner,
         status: q.status,
-        text: q.q,
+        text: q.q.take(),
         ..Default::default()
     };
     if filter.scopes.is_empty() {
         return Err(reason_required("reading one person's records"));
     }
-    let mut page = records_page(&state, admin.org(), filter, q.limit, q.cursor.as_deref()).await?;
+    let mut page = records_page(&state, admin.org(), filter, &q).await?;
     page.items.retain(|r| policy::oversight_shows(r.scope, why));
     Ok(Json(page))
 }
@@ -198,13 +191,13 @@ pub struct ShowQuery {
 /// (`memory.view`); the person tier is never shown (403 `person_tier_owner_only`).
 #[utoipa::path(get, operation_id = "memory_show", path = "/api/v1/memory/{id}", tag = "memory",
     params(("id" = i64, Path, description = "Record id"), ShowQuery),
-    responses((status = 200, body = Record), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Record)))]
 pub async fn show(
     State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
     Query(q): Query<ShowQuery>,
-) -> Result<Json<Record>, ApiError> {
+) -> Reply<Record> {
     let db = &state.db;
     let r = db.records().get(admin.org(), id).await?;
     let reason = policy::oversight_reason(q.reason.as_deref());
@@ -240,12 +233,12 @@ pub struct Forgotten {
 /// bringing it back. Audited (`memory.forget`).
 #[utoipa::path(delete, operation_id = "memory_forget", path = "/api/v1/memory/{id}", tag = "memory",
     params(("id" = i64, Path, description = "Record id")),
-    responses((status = 200, body = Forgotten), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "Already deleted")))]
+    responses((status = 200, body = Forgotten), (status = 409, body = ErrorBody, description = "Already deleted")))]
 pub async fn forget(
     State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
-) -> Result<Json<Forgotten>, ApiError> {
+) -> Reply<Forgotten> {
     let r = state.db.records().get(admin.org(), id).await?;
     if r.status == Status::Deleted {
         return Err(ApiError::conflict(format!(

@@ -3,7 +3,7 @@
 
 use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
-use super::wire::Body;
+use super::wire::{Body, Reply};
 use super::ApiState;
 use crate::turn::{Outcome, Refused};
 use adapters::{ConversationKind, Inbound};
@@ -77,14 +77,13 @@ fn api_conversation(user_id: &str, given: Option<&str>) -> String {
 /// body is read, so a client without one gets its 401 at once, whatever
 /// length it declares.
 #[utoipa::path(post, operation_id = "messages_post_message", path = "/api/v1/messages", tag = "messages", request_body = MessageRequest,
-    responses((status = 200, body = Replies), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody),
-        (status = 429, body = ErrorBody)))]
+    responses((status = 200, body = Replies), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn post_message(
     State(state): State<ApiState>,
     caller: Caller,
     Body(req): Body<MessageRequest>,
-) -> Result<Json<Replies>, ApiError> {
+) -> Reply<Replies> {
     if req.text.trim().is_empty() {
         return Err(ApiError::bad_request("text must not be empty"));
     }

@@ -5,7 +5,7 @@
 
 use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
-use super::wire::{self, at, now_ms, page_by_key, Body, Page, Path, Query};
+use super::wire::{at, now_ms, page_by_key, page_query, Body, Page, Path, Query, Reply};
 use super::ApiState;
 use crate::dashboard::BUILT_IN_ADMIN;
 use axum::extract::State;
@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use memory::Role;
 use pairing::{PairingError, PairingRequest, RequestStatus, User, UserStatus};
 use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 /// A paired person.
 #[derive(Debug, Serialize, ToSchema)]
@@ -69,35 +69,22 @@ impl From<PairingRequest> for RequestOut {
     }
 }
 
-/// A page of a short list.
-#[derive(Debug, Default, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct PageQuery {
-    /// Rows on the page (1–200, default 50).
-    #[param(minimum = 1, maximum = 200)]
-    limit: Option<i64>,
-    /// The `next` of the page before.
-    cursor: Option<String>,
+page_query! {
+    /// A page of a short list.
+    pub struct PageQuery by key {}
 }
 
 /// Pending, unexpired pairing requests, by code.
 #[utoipa::path(get, operation_id = "pairing_requests", path = "/api/v1/pairing/requests", tag = "pairing", params(PageQuery),
-    responses((status = 200, body = Page<RequestOut>), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Page<RequestOut>)))]
 pub async fn requests(
     State(state): State<ApiState>,
     admin: Admin,
     Query(q): Query<PageQuery>,
-) -> Result<Json<Page<RequestOut>>, ApiError> {
-    let limit = wire::limit(q.limit)?;
+) -> Reply<Page<RequestOut>> {
     let rows = state.pairing.pending(admin.org(), now_ms(&state)).await?;
-    Ok(Json(page_by_key(
-        rows,
-        q.cursor.as_deref(),
-        limit,
-        |r| r.code.clone(),
-        RequestOut::from,
-    )))
+    let page = page_by_key(rows, &q, |r| r.code.clone(), RequestOut::from);
+    Ok(Json(page?))
 }
 
 /// The role to approve with.
@@ -111,13 +98,13 @@ pub struct Approval {
 #[utoipa::path(post, operation_id = "pairing_approve", path = "/api/v1/pairing/requests/{code}/approve", tag = "pairing",
     params(("code" = String, Path, description = "The pairing code (any case)")),
     request_body = Approval,
-    responses((status = 200, body = UserOut), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "Expired or already decided")))]
+    responses((status = 200, body = UserOut), (status = 409, body = ErrorBody, description = "Expired or already decided")))]
 pub async fn approve(
     State(state): State<ApiState>,
     admin: Admin,
     Path(code): Path<String>,
     Body(body): Body<Approval>,
-) -> Result<Json<UserOut>, ApiError> {
+) -> Reply<UserOut> {
     let u = state
         .pairing
         .approve(admin.org(), &code, body.role, admin.id(), now_ms(&state))
@@ -128,12 +115,12 @@ pub async fn approve(
 /// Deny a pairing code. Audited.
 #[utoipa::path(post, operation_id = "pairing_deny", path = "/api/v1/pairing/requests/{code}/deny", tag = "pairing",
     params(("code" = String, Path, description = "The pairing code (any case)")),
-    responses((status = 200, body = RequestOut), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+    responses((status = 200, body = RequestOut), (status = 409, body = ErrorBody)))]
 pub async fn deny(
     State(state): State<ApiState>,
     admin: Admin,
     Path(code): Path<String>,
-) -> Result<Json<RequestOut>, ApiError> {
+) -> Reply<RequestOut> {
     let r = state
         .pairing
         .deny(admin.org(), &code, admin.id(), now_ms(&state))
@@ -146,21 +133,15 @@ pub async fn deny(
 
 /// Paired users (active and revoked), by user id.
 #[utoipa::path(get, operation_id = "pairing_users", path = "/api/v1/users", tag = "pairing", params(PageQuery),
-    responses((status = 200, body = Page<UserOut>), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Page<UserOut>)))]
 pub async fn users(
     State(state): State<ApiState>,
     admin: Admin,
     Query(q): Query<PageQuery>,
-) -> Result<Json<Page<UserOut>>, ApiError> {
-    let limit = wire::limit(q.limit)?;
+) -> Reply<Page<UserOut>> {
     let rows = state.pairing.users(admin.org()).await?;
-    Ok(Json(page_by_key(
-        rows,
-        q.cursor.as_deref(),
-        limit,
-        |u| u.user_id.clone(),
-        UserOut::from,
-    )))
+    let page = page_by_key(rows, &q, |u| u.user_id.clone(), UserOut::from);
+    Ok(Json(page?))
 }
 
 /// Someone to pair directly.
@@ -194,7 +175,7 @@ fn identity(field: &str, given: &str) -> Result<String, ApiError> {
 /// Pair someone directly with a role (no code). 409 when they are already
 /// paired and active: change their role instead. Audited (`pairing.add`).
 #[utoipa::path(post, operation_id = "pairing_add", path = "/api/v1/users", tag = "pairing", request_body = NewUser,
-    responses((status = 201, body = UserOut), (status = 400, body = ErrorBody), (status = 409, body = ErrorBody)))]
+    responses((status = 201, body = UserOut), (status = 409, body = ErrorBody)))]
 pub async fn add(
     State(state): State<ApiState>,
     admin: Admin,
@@ -261,13 +242,13 @@ pub struct RoleChange {
 #[utoipa::path(put, operation_id = "pairing_set_role", path = "/api/v1/users/{user}/role", tag = "pairing",
     params(("user" = String, Path, description = "Stored user id")),
     request_body = RoleChange,
-    responses((status = 200, body = UserOut), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+    responses((status = 200, body = UserOut), (status = 409, body = ErrorBody)))]
 pub async fn set_role(
     State(state): State<ApiState>,
     admin: Admin,
     Path(user): Path<String>,
     Body(body): Body<RoleChange>,
-) -> Result<Json<UserOut>, ApiError> {
+) -> Reply<UserOut> {
     not_built_in(&user)?;
     let p = &state.pairing;
     p.set_role(admin.org(), &user, body.role, admin.id(), now_ms(&state))
@@ -287,12 +268,12 @@ pub struct Revoked {
 /// keys are revoked for good. Audited.
 #[utoipa::path(delete, operation_id = "pairing_revoke", path = "/api/v1/users/{user}", tag = "pairing",
     params(("user" = String, Path, description = "Stored user id")),
-    responses((status = 200, body = Revoked), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+    responses((status = 200, body = Revoked), (status = 409, body = ErrorBody)))]
 pub async fn revoke(
     State(state): State<ApiState>,
     admin: Admin,
     Path(user): Path<String>,
-) -> Result<Json<Revoked>, ApiError> {
+) -> Reply<Revoked> {
     not_built_in(&user)?;
     let revoked_keys = state
         .pairing
@@ -318,13 +299,13 @@ pub struct Link {
 #[utoipa::path(post, operation_id = "pairing_link", path = "/api/v1/users/{user}/identities", tag = "pairing",
     params(("user" = String, Path, description = "Stored user id")),
     request_body = Link,
-    responses((status = 200, body = UserOut), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = UserOut)))]
 pub async fn link(
     State(state): State<ApiState>,
     admin: Admin,
     Path(user): Path<String>,
     Body(body): Body<Link>,
-) -> Result<Json<UserOut>, ApiError> {
+) -> Reply<UserOut> {
     let identity = identity("identity", &body.identity)?;
     let u = state
         .pairing

@@ -5,7 +5,7 @@ use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
 use super::memory::{records_page, Record};
 use super::revisions::NewestQuery;
-use super::wire::{now_ms, Body, Page, Path, Query};
+use super::wire::{now_ms, Body, Page, Path, Query, Reply};
 use super::ApiState;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -17,18 +17,18 @@ use utoipa::ToSchema;
 
 /// Active org policy, newest first.
 #[utoipa::path(get, operation_id = "policy_list", path = "/api/v1/policy", tag = "policy", params(NewestQuery),
-    responses((status = 200, body = Page<Record>), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Page<Record>)))]
 pub async fn list(
     State(state): State<ApiState>,
     admin: Admin,
     Query(q): Query<NewestQuery>,
-) -> Result<Json<Page<Record>>, ApiError> {
+) -> Reply<Page<Record>> {
     let filter = RecordFilter {
         scopes: vec![Scope::OrgPolicy],
         status: Some(Status::Active),
         ..Default::default()
     };
-    let page = records_page(&state, admin.org(), filter, q.limit, q.cursor.as_deref()).await?;
+    let page = records_page(&state, admin.org(), filter, &q).await?;
     Ok(Json(page))
 }
 
@@ -51,7 +51,7 @@ pub struct PolicyAdded {
 /// text: it looks like a credential, carries an instruction for the model, or
 /// is over the cap.
 #[utoipa::path(post, operation_id = "policy_add", path = "/api/v1/policy", tag = "policy", request_body = NewPolicy,
-    responses((status = 201, body = PolicyAdded), (status = 400, body = ErrorBody), (status = 422, body = ErrorBody)))]
+    responses((status = 201, body = PolicyAdded), (status = 422, body = ErrorBody)))]
 pub async fn add(
     State(state): State<ApiState>,
     admin: Admin,
@@ -76,12 +76,12 @@ pub struct PolicyRetired {
 /// Retire org policy `id`: it is forgotten. 404 when `id` is not active org policy.
 #[utoipa::path(delete, operation_id = "policy_retire", path = "/api/v1/policy/{id}", tag = "policy",
     params(("id" = i64, Path, description = "Record id of the policy")),
-    responses((status = 200, body = PolicyRetired), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = PolicyRetired)))]
 pub async fn retire(
     State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
-) -> Result<Json<PolicyRetired>, ApiError> {
+) -> Reply<PolicyRetired> {
     match state
         .lifecycle
         .retire_policy(admin.org(), id, admin.id(), now_ms(&state))

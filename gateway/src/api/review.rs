@@ -6,7 +6,7 @@ use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
 use super::memory::{records_page, Record};
 use super::revisions::NewestQuery;
-use super::wire::{now_ms, Page, Path, Query};
+use super::wire::{now_ms, Page, Path, Query, Reply};
 use super::ApiState;
 use axum::extract::State;
 use axum::Json;
@@ -17,17 +17,17 @@ use utoipa::ToSchema;
 
 /// Records waiting for review, newest first.
 #[utoipa::path(get, operation_id = "review_list", path = "/api/v1/review", tag = "review", params(NewestQuery),
-    responses((status = 200, body = Page<Record>), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Page<Record>)))]
 pub async fn list(
     State(state): State<ApiState>,
     admin: Admin,
     Query(q): Query<NewestQuery>,
-) -> Result<Json<Page<Record>>, ApiError> {
+) -> Reply<Page<Record>> {
     let filter = RecordFilter {
         status: Some(Status::Unverified),
         ..Default::default()
     };
-    let mut page = records_page(&state, admin.org(), filter, q.limit, q.cursor.as_deref()).await?;
+    let mut page = records_page(&state, admin.org(), filter, &q).await?;
     // Oversight without a reason shows no one's personal records or person tier.
     page.items.retain(|r| {
         memory::policy::oversight_shows(r.scope, memory::policy::Oversight::Unreasoned)
@@ -63,23 +63,23 @@ async fn decide(
 /// Confirm a quarantined record: it becomes active under the subject rule.
 #[utoipa::path(post, operation_id = "review_confirm", path = "/api/v1/review/{id}/confirm", tag = "review",
     params(("id" = i64, Path, description = "Record id")),
-    responses((status = 200, body = Reviewed), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "Not waiting for review")))]
+    responses((status = 200, body = Reviewed), (status = 409, body = ErrorBody, description = "Not waiting for review")))]
 pub async fn confirm(
     State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
-) -> Result<Json<Reviewed>, ApiError> {
+) -> Reply<Reviewed> {
     decide(&state, &admin, id, true).await.map(Json)
 }
 
 /// Reject a quarantined record: it is kept out for good.
 #[utoipa::path(post, operation_id = "review_reject", path = "/api/v1/review/{id}/reject", tag = "review",
     params(("id" = i64, Path, description = "Record id")),
-    responses((status = 200, body = Reviewed), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "Not waiting for review")))]
+    responses((status = 200, body = Reviewed), (status = 409, body = ErrorBody, description = "Not waiting for review")))]
 pub async fn reject(
     State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
-) -> Result<Json<Reviewed>, ApiError> {
+) -> Reply<Reviewed> {
     decide(&state, &admin, id, false).await.map(Json)
 }

@@ -3,17 +3,16 @@
 //! every revision of a run (a consolidation, a relearn).
 
 use super::auth::Admin;
-use super::error::{ApiError, ErrorBody};
 use super::memory::Record;
-use super::wire::{self, at, now_ms, Page, Path, Query};
+use super::wire::{self, at, now_ms, page_query, Page, Path, Query, Reply};
 use super::ApiState;
 use crate::lifecycle::Undo;
 use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use memory::{Db, Revision};
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use serde::Serialize;
+use utoipa::ToSchema;
 
 /// One retirement of a record by another.
 #[derive(Debug, Serialize, ToSchema)]
@@ -56,36 +55,22 @@ impl From<Revision> for RevisionOut {
     }
 }
 
-/// A page of an id-ordered list, newest first.
-#[derive(Debug, Default, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct NewestQuery {
-    /// Rows on the page (1–200, default 50).
-    #[param(minimum = 1, maximum = 200)]
-    pub limit: Option<i64>,
-    /// The `next` of the page before.
-    #[param(pattern = "^[0-9]{1,18}$")]
-    pub cursor: Option<String>,
+page_query! {
+    /// A page of an id-ordered list, newest first.
+    pub struct NewestQuery by id {}
 }
 
 /// Revisions, newest first.
 #[utoipa::path(get, operation_id = "revisions_list", path = "/api/v1/revisions", tag = "revisions", params(NewestQuery),
-    responses((status = 200, body = Page<RevisionOut>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Page<RevisionOut>)))]
 pub async fn list(
     State(db): State<Db>,
     admin: Admin,
     Query(q): Query<NewestQuery>,
-) -> Result<Json<Page<RevisionOut>>, ApiError> {
+) -> Reply<Page<RevisionOut>> {
     let org = admin.org();
     let read = |before, n| async move { db.records().revisions_before(org, before, n).await };
-    let page = wire::newest_by_id(
-        q.limit,
-        q.cursor.as_deref(),
-        read,
-        |r| r.id,
-        RevisionOut::from,
-    );
+    let page = wire::newest_by_id(&q, read, |r| r.id, RevisionOut::from);
     Ok(Json(page.await?))
 }
 
@@ -107,12 +92,12 @@ pub struct Undone {
 /// never applied again. Audited.
 #[utoipa::path(post, operation_id = "revisions_undo", path = "/api/v1/revisions/{id}/undo", tag = "revisions",
     params(("id" = i64, Path, description = "Revision id")),
-    responses((status = 200, body = Undone), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = Undone)))]
 pub async fn undo(
     State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
-) -> Result<Json<Undone>, ApiError> {
+) -> Reply<Undone> {
     let undo = state
         .lifecycle
         .undo(admin.org(), id, admin.id(), now_ms(&state))
@@ -152,12 +137,12 @@ pub struct RunUndone {
 /// Undo every revision of a run (a consolidation, a relearn, a turn).
 #[utoipa::path(post, operation_id = "revisions_undo_run", path = "/api/v1/runs/{run}/undo", tag = "revisions",
     params(("run" = String, Path, description = "Run id, as revisions list it")),
-    responses((status = 200, body = RunUndone), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = RunUndone)))]
 pub async fn undo_run(
     State(state): State<ApiState>,
     admin: Admin,
     Path(run): Path<String>,
-) -> Result<Json<RunUndone>, ApiError> {
+) -> Reply<RunUndone> {
     let undone = state
         .db
         .records()

@@ -9,7 +9,7 @@
 
 use super::auth::{Admin, Caller};
 use super::error::{ApiError, ErrorBody};
-use super::wire::{at, now_ms, Body, Path};
+use super::wire::{at, now_ms, Body, Path, Reply};
 use super::ApiState;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -152,7 +152,7 @@ pub async fn roles(
     State(state): State<ApiState>,
     admin: Admin,
     Path(user): Path<String>,
-) -> Result<Json<PersonRoles>, ApiError> {
+) -> Reply<PersonRoles> {
     Ok(Json(person_roles(&state, admin.org(), &user).await?))
 }
 
@@ -166,7 +166,7 @@ pub async fn add_role(
     admin: Admin,
     Path(user): Path<String>,
     Body(body): Body<NewRole>,
-) -> Result<Json<PersonRoles>, ApiError> {
+) -> Reply<PersonRoles> {
     change(&state, &admin, &user, RoleChange::Add(&body.role)).await
 }
 
@@ -179,7 +179,7 @@ pub async fn remove_role(
     State(state): State<ApiState>,
     admin: Admin,
     Path((user, role)): Path<(String, String)>,
-) -> Result<Json<PersonRoles>, ApiError> {
+) -> Reply<PersonRoles> {
     change(&state, &admin, &user, RoleChange::Remove(&role)).await
 }
 
@@ -193,7 +193,7 @@ pub async fn grant(
     admin: Admin,
     Path(user): Path<String>,
     Body(body): Body<NewPermission>,
-) -> Result<Json<PersonRoles>, ApiError> {
+) -> Reply<PersonRoles> {
     let granted = RoleChange::Grant(body.permission, &body.role);
     change(&state, &admin, &user, granted).await
 }
@@ -206,7 +206,7 @@ pub async fn ungrant(
     State(state): State<ApiState>,
     admin: Admin,
     Path((user, role)): Path<(String, String)>,
-) -> Result<Json<PersonRoles>, ApiError> {
+) -> Reply<PersonRoles> {
     let withdrawn = RoleChange::Ungrant(Permission::RoleMemoryManage, &role);
     change(&state, &admin, &user, withdrawn).await
 }
@@ -219,7 +219,7 @@ async fn change(
     admin: &Admin,
     user: &str,
     change: RoleChange<'_>,
-) -> Result<Json<PersonRoles>, ApiError> {
+) -> Reply<PersonRoles> {
     let r = state.db.role_memory();
     let changed = r
         .change(admin.org(), user, change, admin.id(), now_ms(state))
@@ -256,7 +256,7 @@ pub async fn list(
     State(state): State<ApiState>,
     caller: Caller,
     Path(role): Path<String>,
-) -> Result<Json<Entries>, ApiError> {
+) -> Reply<Entries> {
     memory::role_memory::valid_role(&role)?;
     may_see(&state, &caller, &role).await?;
     let items = state
@@ -329,7 +329,7 @@ pub async fn accept(
     caller: Caller,
     Path(id): Path<i64>,
     Body(body): Body<Decision>,
-) -> Result<Json<Entry>, ApiError> {
+) -> Reply<Entry> {
     decide(&state, &caller, id, &body, CurationStep::Accept).await
 }
 
@@ -348,7 +348,7 @@ pub async fn confirm(
     caller: Caller,
     Path(id): Path<i64>,
     Body(body): Body<Decision>,
-) -> Result<Json<Entry>, ApiError> {
+) -> Reply<Entry> {
     decide(&state, &caller, id, &body, CurationStep::Confirm).await
 }
 
@@ -359,7 +359,7 @@ async fn decide(
     id: i64,
     body: &Decision,
     step: CurationStep,
-) -> Result<Json<Entry>, ApiError> {
+) -> Reply<Entry> {
     let (org, now) = (caller.org(), now_ms(state));
     let r = state.db.role_memory();
     let e = r.decide(step, org, id, caller.id(), Some(&body.hash), now);
@@ -381,7 +381,7 @@ pub async fn edit(
     caller: Caller,
     Path(id): Path<i64>,
     Body(body): Body<Edit>,
-) -> Result<Json<Entry>, ApiError> {
+) -> Reply<Entry> {
     let e = state
         .db
         .role_memory()
@@ -402,7 +402,7 @@ pub async fn retire(
     State(state): State<ApiState>,
     caller: Caller,
     Path(id): Path<i64>,
-) -> Result<Json<Retired>, ApiError> {
+) -> Reply<Retired> {
     let r = state.db.role_memory();
     let now = now_ms(&state);
     let e = r.get(caller.org(), id, now).await?;

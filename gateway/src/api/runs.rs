@@ -3,16 +3,16 @@
 //! Starting one is `POST /api/v1/skills/{slug}/run` (`skills.rs`).
 
 use super::auth::Admin;
-use super::error::{ApiError, ErrorBody};
-use super::wire::{self, at, Page, Path, Query};
+use super::error::ApiError;
+use super::wire::{self, at, page_query, Page, Path, Query, Reply};
 use super::ApiState;
 use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use memory::run::{Run, RunOutcome, Trigger};
-use memory::StoredMessage;
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use memory::{Db, StoredMessage};
+use serde::Serialize;
+use utoipa::ToSchema;
 
 /// A run: what started it, under which system principal, what it followed,
 /// how it ended and where its answer went.
@@ -91,66 +91,38 @@ pub(super) fn out(r: Run, lines: Option<Vec<StoredMessage>>) -> RunOut {
     }
 }
 
-/// Rows a page of runs has unless `limit` says otherwise, and at most.
-const DEFAULT_LIMIT: i64 = 50;
-const MAX_LIMIT: i64 = 500;
-
-/// Which runs, one page at a time.
-#[derive(Debug, Default, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct RunsQuery {
-    /// Only the runs of this schedule, webhook or skill.
-    pub name: Option<String>,
-    /// Rows on the page (1–500, default 50).
-    #[param(minimum = 1, maximum = 500)]
-    pub limit: Option<i64>,
-    /// The `next` of the page before.
-    #[param(pattern = "^[0-9]{1,18}$")]
-    pub cursor: Option<String>,
+page_query! {
+    /// Which runs, one page at a time.
+    pub struct RunsQuery by id, max 500 {
+        /// Only the runs of this schedule, webhook or skill.
+        pub name: Option<String>,
+    }
 }
 
 /// The organisation's automated runs, newest first (without their lines).
 #[utoipa::path(get, operation_id = "runs_list", path = "/api/v1/runs", tag = "runs", params(RunsQuery),
-    responses((status = 200, body = Page<RunOut>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Page<RunOut>)))]
 pub async fn list(
-    State(state): State<ApiState>,
+    State(db): State<Db>,
     admin: Admin,
     Query(q): Query<RunsQuery>,
-) -> Result<Json<Page<RunOut>>, ApiError> {
-    let limit = match q.limit {
-        None => DEFAULT_LIMIT,
-        Some(n) if (1..=MAX_LIMIT).contains(&n) => n,
-        Some(n) => {
-            return Err(ApiError::bad_request(format!(
-                "limit must be 1 to {MAX_LIMIT}, not {n}"
-            )))
-        }
-    };
-    let before = wire::id_cursor(q.cursor.as_deref())?;
-    let rows = state
-        .db
-        .runs()
-        .list_before(admin.org(), q.name.as_deref(), before, limit + 1)
-        .await?;
-    Ok(Json(wire::page(
-        rows,
-        limit,
-        |r| r.id.to_string(),
-        |r| out(r, None),
-    )))
+) -> Reply<Page<RunOut>> {
+    let (org, name) = (admin.org(), q.name.as_deref());
+    let read = |before, n| async move { db.runs().list_before(org, name, before, n).await };
+    let page = wire::newest_by_id(&q, read, |r| r.id, |r| out(r, None));
+    Ok(Json(page.await?))
 }
 
 /// One run of the organisation, with its lines: its instruction and the
 /// agent's answer.
 #[utoipa::path(get, operation_id = "runs_show", path = "/api/v1/runs/{id}", tag = "runs",
     params(("id" = i64, Path, description = "Run id")),
-    responses((status = 200, body = RunOut), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = RunOut)))]
 pub async fn show(
     State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
-) -> Result<Json<RunOut>, ApiError> {
+) -> Reply<RunOut> {
     let run = state
         .db
         .runs()

@@ -6,7 +6,7 @@ use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
 use super::memory::reason_required;
 use super::memory::Record;
-use super::wire::{self, now_ms, Query};
+use super::wire::{self, now_ms, Query, Reply};
 use super::ApiState;
 use crate::oversight::{audit_view, Look, Looked};
 use axum::extract::State;
@@ -100,12 +100,12 @@ pub struct AdminSearchQuery {
 /// Ranked search with a turn's scope (as `steward memory search`): org policy
 /// and the agent's notes, and with `as` that person's own records.
 #[utoipa::path(get, operation_id = "memory_search", path = "/api/v1/memory/search", tag = "memory", params(AdminSearchQuery),
-    responses((status = 200, body = SearchResults), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = SearchResults), (status = 404, body = ErrorBody)))]
 pub async fn search(
     State(state): State<ApiState>,
     admin: Admin,
     Query(q): Query<AdminSearchQuery>,
-) -> Result<Json<SearchResults>, ApiError> {
+) -> Reply<SearchResults> {
     let why = match q.as_user {
         None => Oversight::Unreasoned,
         Some(_) => Oversight::Reasoned,

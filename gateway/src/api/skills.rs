@@ -6,7 +6,7 @@
 use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
 use super::runs::{self, RunOut};
-use super::wire::{self, now_ms, Body, OptionalBody, Page, Path, Query};
+use super::wire::{self, now_ms, page_query, Body, OptionalBody, Page, Path, Query, Reply};
 use super::ApiState;
 use crate::config::Deliver;
 use crate::runs::RunError;
@@ -15,57 +15,49 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use memory::skill::{SkillRefusal, SkillRevision, SkillStatus};
-use memory::Principal;
+use memory::{Db, Principal};
 use serde::Deserialize;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
-/// Which revisions, one page at a time.
-#[derive(Debug, Default, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct SkillsQuery {
-    /// Only revisions with this status.
-    pub status: Option<SkillStatus>,
-    /// Rows on the page (1–200, default 50).
-    #[param(minimum = 1, maximum = 200)]
-    pub limit: Option<i64>,
-    /// The `next` of the page before.
-    #[param(pattern = "^[0-9]{1,18}$")]
-    pub cursor: Option<String>,
+page_query! {
+    /// Which revisions, one page at a time.
+    pub struct SkillsQuery by id {
+        /// Only revisions with this status.
+        pub status: Option<SkillStatus>,
+    }
 }
 
 /// Skill revisions of every agent, newest first.
 #[utoipa::path(get, operation_id = "skills_list", path = "/api/v1/skills", tag = "skills", params(SkillsQuery),
-    responses((status = 200, body = Page<SkillRevision>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Page<SkillRevision>)))]
 pub async fn list(
-    State(state): State<ApiState>,
+    State(db): State<Db>,
     admin: Admin,
     Query(q): Query<SkillsQuery>,
-) -> Result<Json<Page<SkillRevision>>, ApiError> {
-    let limit = wire::limit(q.limit)?;
-    let before = wire::id_cursor(q.cursor.as_deref())?.unwrap_or(i64::MAX);
-    let rows: Vec<SkillRevision> = state
-        .db
-        .skills()
-        .list(admin.org(), q.status)
-        .await?
-        .into_iter()
-        .filter(|r| r.id < before)
-        .take(usize::try_from(limit).unwrap_or(0).saturating_add(1))
-        .collect();
-    Ok(Json(wire::page(rows, limit, |r| r.id.to_string(), |r| r)))
+) -> Reply<Page<SkillRevision>> {
+    let (org, status) = (admin.org(), q.status);
+    // The store lists every revision of the organisation; the page is cut here.
+    let read = |before: Option<i64>, n: i64| async move {
+        let rows = db.skills().list(org, status).await?;
+        let below = rows
+            .into_iter()
+            .filter(|r| r.id < before.unwrap_or(i64::MAX));
+        Ok(below.take(usize::try_from(n).unwrap_or(0)).collect())
+    };
+    let page = wire::newest_by_id(&q, read, |r: &SkillRevision| r.id, |r| r);
+    Ok(Json(page.await?))
 }
 
 /// What an administrator reviews before approving revision `id`: the
 /// revision, the one in force, the difference, the corrections it came from.
 #[utoipa::path(get, operation_id = "skills_show", path = "/api/v1/skills/{id}", tag = "skills",
     params(("id" = i64, Path, description = "Skill revision id")),
-    responses((status = 200, body = Review), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = Review)))]
 pub async fn show(
     State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
-) -> Result<Json<Review>, ApiError> {
+) -> Reply<Review> {
     Ok(Json(review::review(&state.db, admin.org(), id).await?))
 }
 
@@ -98,7 +90,7 @@ fn principal(admin: &Admin) -> Principal {
 }
 
 /// A curation act's answer: the revision, or 409 with why it was refused.
-fn answer(r: Result<SkillRevision, SkillRefusal>) -> Result<Json<SkillRevision>, ApiError> {
+fn answer(r: Result<SkillRevision, SkillRefusal>) -> Reply<SkillRevision> {
     match r {
         Ok(r) => Ok(Json(r)),
         Err(SkillRefusal::NotAdmin) => Err(ApiError::forbidden(super::ADMIN_ONLY)),
@@ -110,14 +102,14 @@ fn answer(r: Result<SkillRevision, SkillRefusal>) -> Result<Json<SkillRevision>,
 /// reviewed and the revision it was proposed against is still in force. Audited.
 #[utoipa::path(post, operation_id = "skills_approve", path = "/api/v1/skills/{id}/approve", tag = "skills",
     params(("id" = i64, Path, description = "Skill revision id")), request_body = Approval,
-    responses((status = 200, body = SkillRevision, description = "The revision, in force"), (status = 404, body = ErrorBody),
+    responses((status = 200, body = SkillRevision, description = "The revision, in force"),
         (status = 409, body = ErrorBody, description = "Not proposed, or stale: the hash differs or another revision is in force now")))]
 pub async fn approve(
     State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
     Body(body): Body<Approval>,
-) -> Result<Json<SkillRevision>, ApiError> {
+) -> Reply<SkillRevision> {
     let r = state
         .skills
         .approve(
@@ -134,13 +126,13 @@ pub async fn approve(
 /// Decline proposed revision `id`. Audited.
 #[utoipa::path(post, operation_id = "skills_reject", path = "/api/v1/skills/{id}/reject", tag = "skills",
     params(("id" = i64, Path, description = "Skill revision id")),
-    responses((status = 200, body = SkillRevision, description = "The revision, rejected"), (status = 404, body = ErrorBody),
+    responses((status = 200, body = SkillRevision, description = "The revision, rejected"),
         (status = 409, body = ErrorBody, description = "Not waiting for approval")))]
 pub async fn reject(
     State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
-) -> Result<Json<SkillRevision>, ApiError> {
+) -> Reply<SkillRevision> {
     let r = state
         .skills
         .reject(admin.org(), &principal(&admin), id, now_ms(&state))
@@ -159,7 +151,7 @@ pub async fn rollback(
     admin: Admin,
     Path(id): Path<i64>,
     Body(body): Body<Rollback>,
-) -> Result<Json<SkillRevision>, ApiError> {
+) -> Reply<SkillRevision> {
     let of = state.db.skills().revision(admin.org(), id).await?;
     let r = state
         .skills

@@ -63,20 +63,91 @@ pub struct Page<T: ToSchema> {
     pub next: Option<String>,
 }
 
+/// What every handler answers: its JSON, or the API's error.
+pub type Reply<T> = Result<axum::Json<T>, ApiError>;
+
 /// Rows a page has unless `limit` says otherwise, and at most.
 pub const DEFAULT_LIMIT: i64 = 50;
 pub const MAX_LIMIT: i64 = 200;
 
 /// A page's size as asked: 1 to [`MAX_LIMIT`], [`DEFAULT_LIMIT`] when not given.
 pub fn limit(asked: Option<i64>) -> Result<i64, ApiError> {
+    limit_at_most(asked, MAX_LIMIT)
+}
+
+/// A page's size as asked: 1 to `max`, [`DEFAULT_LIMIT`] when not given.
+pub fn limit_at_most(asked: Option<i64>, max: i64) -> Result<i64, ApiError> {
     match asked {
         None => Ok(DEFAULT_LIMIT),
-        Some(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
+        Some(n) if (1..=max).contains(&n) => Ok(n),
         Some(n) => Err(ApiError::bad_request(format!(
-            "limit must be 1 to {MAX_LIMIT}, not {n}"
+            "limit must be 1 to {max}, not {n}"
         ))),
     }
 }
+
+/// The page a list's query asks for, as [`page_query!`] declares it.
+pub trait PageAsk {
+    /// The largest page this list gives.
+    const MAX_LIMIT: i64;
+    /// `limit` as asked.
+    fn asked_limit(&self) -> Option<i64>;
+    /// `cursor` as given: the `next` of the page before.
+    fn cursor(&self) -> Option<&str>;
+
+    /// The page's size: 1 to [`Self::MAX_LIMIT`], [`DEFAULT_LIMIT`] when not given.
+    fn page_size(&self) -> Result<i64, ApiError> {
+        limit_at_most(self.asked_limit(), Self::MAX_LIMIT)
+    }
+}
+
+/// A list's query string: its own filters, then the page's `limit` and
+/// `cursor`, documented alike on every list. `by id`: the cursor is a row id
+/// (newest first); `by key`: a text key. `max 500`: pages of up to 500 rows
+/// (the runs). Written out rather than `#[serde(flatten)]`ed: flattening breaks
+/// `deny_unknown_fields` and numbers in a query string. The limit's doc is a
+/// literal: utoipa reads no `concat!`.
+macro_rules! page_query {
+    ($(#[$meta:meta])* pub struct $name:ident by id { $($field:tt)* }) => {
+        $crate::api::wire::page_query! { @ $(#[$meta])* $name, 200, "Rows on the page (1–200, default 50).",
+            [#[param(pattern = "^[0-9]{1,18}$")]] { $($field)* } }
+    };
+    ($(#[$meta:meta])* pub struct $name:ident by id, max 500 { $($field:tt)* }) => {
+        $crate::api::wire::page_query! { @ $(#[$meta])* $name, 500, "Rows on the page (1–500, default 50).",
+            [#[param(pattern = "^[0-9]{1,18}$")]] { $($field)* } }
+    };
+    ($(#[$meta:meta])* pub struct $name:ident by key { $($field:tt)* }) => {
+        $crate::api::wire::page_query! { @ $(#[$meta])* $name, 200, "Rows on the page (1–200, default 50).",
+            [] { $($field)* } }
+    };
+    (@ $(#[$meta:meta])* $name:ident, $max:tt, $limit_doc:tt,
+        [$($cursor_attr:tt)*] { $($field:tt)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
+        #[into_params(parameter_in = Query)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $($field)*
+            #[doc = $limit_doc]
+            #[param(minimum = 1, maximum = $max)]
+            pub limit: Option<i64>,
+            /// The `next` of the page before.
+            $($cursor_attr)*
+            pub cursor: Option<String>,
+        }
+
+        impl $crate::api::wire::PageAsk for $name {
+            const MAX_LIMIT: i64 = $max;
+            fn asked_limit(&self) -> Option<i64> {
+                self.limit
+            }
+            fn cursor(&self) -> Option<&str> {
+                self.cursor.as_deref()
+            }
+        }
+    };
+}
+pub(crate) use page_query;
 
 /// The id a cursor of an id-ordered list (newest first) stands for: rows below it.
 pub fn id_cursor(cursor: Option<&str>) -> Result<Option<i64>, ApiError> {
@@ -90,11 +161,10 @@ pub fn id_cursor(cursor: Option<&str>) -> Result<Option<i64>, ApiError> {
 }
 
 /// One page of a list read newest first by id: `read(before, n)` reads the
-/// `n` newest rows below the cursor's id (all when `None`); `asked` and
-/// `cursor` are the request's, checked here.
+/// `n` newest rows below the cursor's id (all when `None`); the page asked
+/// is the request's, checked here.
 pub async fn newest_by_id<R, T, Fut>(
-    asked: Option<i64>,
-    cursor: Option<&str>,
+    asked: &impl PageAsk,
     read: impl FnOnce(Option<i64>, i64) -> Fut,
     id: impl Fn(&R) -> i64,
     out: impl Fn(R) -> T,
@@ -103,8 +173,8 @@ where
     T: ToSchema,
     Fut: std::future::Future<Output = Result<Vec<R>, memory::StoreError>>,
 {
-    let limit = limit(asked)?;
-    let rows = read(id_cursor(cursor)?, limit + 1).await?;
+    let limit = asked.page_size()?;
+    let rows = read(id_cursor(asked.cursor())?, limit + 1).await?;
     Ok(page(rows, limit, |r| id(r).to_string(), out))
 }
 
@@ -130,20 +200,20 @@ pub fn page<T: ToSchema, R>(
 }
 
 /// A page of a short list kept in memory, ordered by a text key: the rows
-/// after `cursor`, at most `limit`.
+/// after the cursor asked, as many as asked.
 pub fn page_by_key<T: ToSchema, R>(
     mut rows: Vec<R>,
-    cursor: Option<&str>,
-    limit: i64,
+    asked: &impl PageAsk,
     key: impl Fn(&R) -> String,
     out: impl Fn(R) -> T,
-) -> Page<T> {
+) -> Result<Page<T>, ApiError> {
+    let limit = asked.page_size()?;
     rows.sort_by_key(|r| key(r));
-    if let Some(after) = cursor {
+    if let Some(after) = asked.cursor() {
         rows.retain(|r| key(r).as_str() > after);
     }
     rows.truncate(usize::try_from(limit).unwrap_or(0).saturating_add(1));
-    page(rows, limit, key, out)
+    Ok(page(rows, limit, key, out))
 }
 
 /// A stored time (ms since the epoch) as a UTC time, written ISO-8601.
