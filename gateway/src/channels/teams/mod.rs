@@ -1,6 +1,8 @@
 //! The Teams channel: the outgoing webhook (`adapters::teams`) on the turn
-//! loop from the `[teams]` section of the configuration, and delivery to a
-//! channel through its Workflows webhook.
+//! loop from the `[teams]` section of the configuration (`section.rs`), and
+//! delivery to a channel through its Workflows webhook.
+
+pub mod section;
 
 use super::{Channel, Delivered, Delivery, DeliveryError, Outbound, SettingRow};
 use crate::config::Config;

@@ -1,7 +1,9 @@
-//! The Discord channel: `[discord]` settings to the adapter's
+//! The Discord channel: `[discord]` settings (`section.rs`) to the adapter's
 //! [`DiscordSettings`], its gateway connection as a worker of `steward
 //! serve`, and delivery to a channel through the REST API. The adapter
 //! (`adapters::discord`) does the Discord work.
+
+pub mod section;
 
 use super::{Channel, Delivered, Delivery, DeliveryError, Outbound, SettingRow};
 use crate::config::{Config, ConfigError};
