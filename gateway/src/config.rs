@@ -297,8 +297,9 @@ impl Config {
     }
 
     /// Every `agent` setting with its key: `server.agent`, then each
-    /// channel's section that has one.
-    fn agent_settings(&self) -> Vec<(String, Option<&str>)> {
+    /// channel's section that has one (the agent it answers as; `None`
+    /// while unset).
+    pub fn agent_settings(&self) -> Vec<(String, Option<&str>)> {
         let channels = self.sections().into_iter().filter_map(|(key, section)| {
             let agent = section.agent()?;
             Some((format!("{key}.agent"), agent))

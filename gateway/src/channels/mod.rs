@@ -21,7 +21,8 @@ use crate::workers::Worker;
 use axum::Router;
 use std::net::SocketAddr;
 
-/// The channels' modules and [`CHANNELS`], from the list.
+/// The channels' modules and [`CHANNELS`], from the list. (`cargo fmt`
+/// does not follow a `mod` a macro declares: format their files by path.)
 macro_rules! declare {
     ({} $($module:ident::$channel:ident $([$key:ident: $section:path])?),* $(,)?) => {
         $(pub mod $module;)*
@@ -108,11 +109,6 @@ pub trait Channel: Send + Sync {
 
     /// Whether `cfg` turns it on.
     fn enabled(&self, cfg: &Config) -> bool;
-
-    /// The agent it answers as when its section names one (else `server.agent`).
-    fn agent<'c>(&self, _cfg: &'c Config) -> Option<&'c str> {
-        None
-    }
 
     /// Its own HTTP routes, with their state already applied (so a channel
     /// knows nothing of `http`'s), merged by `http::app` when it is on.

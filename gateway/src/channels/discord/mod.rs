@@ -30,10 +30,6 @@ impl Channel for Discord {
             .is_some_and(|t| !t.trim().is_empty())
     }
 
-    fn agent<'c>(&self, cfg: &'c Config) -> Option<&'c str> {
-        cfg.discord.agent.as_deref()
-    }
-
     fn worker(&self, services: &Services) -> Result<Option<Box<dyn Worker>>, ConfigError> {
         Ok(worker(services)?.map(|w| Box::new(w) as Box<dyn Worker>))
     }

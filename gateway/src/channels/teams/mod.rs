@@ -27,10 +27,6 @@ impl Channel for Teams {
         cfg.teams.security_token.is_some()
     }
 
-    fn agent<'c>(&self, cfg: &'c Config) -> Option<&'c str> {
-        cfg.teams.agent.as_deref()
-    }
-
     fn routes(&self, services: &Services) -> Option<Router> {
         Some(routes(services))
     }
