@@ -1,7 +1,7 @@
 //! `steward.toml` plus `STEWARD_<SECTION>__<KEY>` environment overrides.
 //! Every key has an embedded default, so no file is needed. A channel's
 //! section (`[<channel>]`) is its own type, kept with the channel
-//! (`crate::channels::Section`); `Config` gets one field of each from the
+//! (`crate::channels::section`); `Config` gets one field of each from the
 //! channels' list.
 
 use crate::channels::section::{Section, TargetForm};

@@ -4,7 +4,7 @@
 //! how a message reaches one of its conversations outside a turn
 //! ([`Channel::deliver`], for automated runs). A channel with settings owns
 //! its section of the configuration too (`<channel>/section.rs`, a
-//! [`Section`]: its keys, their checks, the delivery targets runs name in
+//! [`Section`](section::Section): its keys, their checks, the delivery targets runs name in
 //! it). [`CHANNELS`] is the one list `http::app`, `steward serve` and the
 //! settings page read, made from `registry::each_channel!`, which also gives
 //! `Config` its channel sections: a new channel is a module here and a line
@@ -12,8 +12,6 @@
 
 pub mod registry;
 pub mod section;
-
-pub use section::{Section, TargetForm};
 
 use crate::config::{Config, ConfigError};
 use crate::services::Services;

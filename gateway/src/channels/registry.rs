@@ -1,7 +1,8 @@
 //! The one list of channels. `channels/mod.rs` makes it the channels'
 //! modules and `CHANNELS`; `config.rs` makes it `Config`'s channel sections.
-//! It names no other file's items but through the macro's own paths, so both
-//! can read it without importing each other.
+//! It imports nothing and its only paths are the section types' (files that
+//! import no configuration), so `config.rs` reads it without reaching the
+//! channels, which import the configuration.
 
 /// Hands `$then!` the input given, then every channel as
 /// `<module>::<type>`, with `[<key>: <section type>]` when the channel has a
