@@ -1,6 +1,10 @@
 //! `steward.toml` plus `STEWARD_<SECTION>__<KEY>` environment overrides.
-//! Every key has an embedded default, so no file is needed.
+//! Every key has an embedded default, so no file is needed. A channel's
+//! section (`[<channel>]`) is its own type, kept with the channel
+//! (`crate::channels::section`); `Config` gets one field of each from the
+//! channels' list.
 
+use crate::channels::section::{Section, TargetForm};
 use figment::providers::{Env, Format, Serialized, Toml};
 use figment::Figment;
 use serde::{Deserialize, Serialize};
@@ -9,40 +13,82 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use validator::{Validate, ValidationErrors, ValidationErrorsKind};
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Validate)]
-#[serde(deny_unknown_fields, default)]
-pub struct Config {
-    #[validate(nested)]
-    pub server: ServerConfig,
-    pub database: DatabaseConfig,
-    #[validate(nested)]
-    pub llm: LlmConfig,
-    #[validate(nested)]
-    pub memory: MemoryConfig,
-    #[validate(nested)]
-    pub pairing: PairingConfig,
-    #[validate(nested)]
-    pub turn: TurnConfig,
-    #[validate(nested)]
-    pub rate_limit: RateLimitConfig,
-    pub discord: DiscordConfig,
-    #[validate(nested)]
-    pub teams: TeamsConfig,
-    #[validate(nested)]
-    pub dashboard: DashboardConfig,
-    pub metrics: MetricsConfig,
-    #[validate(nested)]
-    pub embeddings: EmbeddingsConfig,
-    #[validate(nested)]
-    pub skills: SkillsConfig,
-    /// Settings of one agent, by agent id (`[agents.it] auto_keep = true`);
-    /// what an agent does not set is the global setting.
-    pub agents: BTreeMap<String, AgentConfig>,
-    /// Automated runs at set times (`[[schedules]]`).
-    pub schedules: Vec<ScheduleConfig>,
-    /// Automated runs on a signed request to `POST /hooks/<name>` (`[[webhooks]]`).
-    pub webhooks: Vec<WebhookConfig>,
+/// `Config` with a field for each channel's section appended (`pub <key>:
+/// <section type>`, in the list's order), and what reads them all.
+macro_rules! with_sections {
+    (
+        { $(#[$attr:meta])* pub struct Config { $($core:tt)* } }
+        $($module:ident::$channel:ident $([$key:ident: $section:path])?),* $(,)?
+    ) => {
+        $(#[$attr])*
+        pub struct Config {
+            $($core)*
+            $($(
+                #[validate(nested)]
+                pub $key: $section,
+            )?)*
+        }
+
+        impl Config {
+            /// Each channel's section with its key, in the keys' order (so
+            /// what lists them reads the same whatever the channels' order).
+            pub fn sections(&self) -> Vec<(&'static str, &dyn Section)> {
+                let mut all: Vec<(&'static str, &dyn Section)> =
+                    vec![$($((stringify!($key), &self.$key as &dyn Section),)?)*];
+                all.sort_by_key(|(key, _)| *key);
+                all
+            }
+
+            /// How runs name the conversations of each channel that takes
+            /// their answers, by its section's key, in the keys' order.
+            fn targets() -> Vec<(&'static str, TargetForm)> {
+                let mut all = Vec::new();
+                $($(
+                    if let Some(form) = <$section as Section>::target() {
+                        all.push((stringify!($key), form));
+                    }
+                )?)*
+                all.sort_by_key(|(key, _)| *key);
+                all
+            }
+        }
+    };
 }
+
+crate::channels::registry::each_channel!(with_sections {
+    /// The whole configuration: these sections, then each channel's own.
+    #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Validate)]
+    #[serde(deny_unknown_fields, default)]
+    pub struct Config {
+        #[validate(nested)]
+        pub server: ServerConfig,
+        pub database: DatabaseConfig,
+        #[validate(nested)]
+        pub llm: LlmConfig,
+        #[validate(nested)]
+        pub memory: MemoryConfig,
+        #[validate(nested)]
+        pub pairing: PairingConfig,
+        #[validate(nested)]
+        pub turn: TurnConfig,
+        #[validate(nested)]
+        pub rate_limit: RateLimitConfig,
+        #[validate(nested)]
+        pub dashboard: DashboardConfig,
+        pub metrics: MetricsConfig,
+        #[validate(nested)]
+        pub embeddings: EmbeddingsConfig,
+        #[validate(nested)]
+        pub skills: SkillsConfig,
+        /// Settings of one agent, by agent id (`[agents.it] auto_keep = true`);
+        /// what an agent does not set is the global setting.
+        pub agents: BTreeMap<String, AgentConfig>,
+        /// Automated runs at set times (`[[schedules]]`).
+        pub schedules: Vec<ScheduleConfig>,
+        /// Automated runs on a signed request to `POST /hooks/<name>` (`[[webhooks]]`).
+        pub webhooks: Vec<WebhookConfig>,
+    }
+});
 
 /// What an automated run does: follow an approved skill as a standing
 /// procedure (principal `sop-system`), or an administrator's written
@@ -62,19 +108,23 @@ pub enum Deliver {
     /// The dashboard's Runs page (the run's conversation): the default.
     #[default]
     Dashboard,
-    /// `discord:<channel id>`: posted in that Discord channel.
-    Discord(String),
-    /// `teams:<channel>`: posted through that channel's Workflows webhook (`teams.workflows`).
-    Teams(String),
+    /// `<channel>:<conversation>`: posted by that channel into that
+    /// conversation, as the channel's section reads it ([`Section::target`]).
+    Channel {
+        channel: String,
+        conversation: String,
+    },
 }
 
 impl Deliver {
     /// The channel that posts it, and where (`None` for none or the dashboard).
-    pub fn channel(&self) -> Option<(&'static str, &str)> {
+    pub fn channel(&self) -> Option<(&str, &str)> {
         match self {
             Deliver::None | Deliver::Dashboard => None,
-            Deliver::Discord(c) => Some((adapters::discord::CHANNEL, c)),
-            Deliver::Teams(c) => Some((adapters::teams::CHANNEL, c)),
+            Deliver::Channel {
+                channel,
+                conversation,
+            } => Some((channel, conversation)),
         }
     }
 }
@@ -90,17 +140,32 @@ impl std::str::FromStr for Deliver {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let s = s.trim();
+        let targets = Config::targets();
         let bad = || {
-            format!("`{s}` is not a delivery target (none, dashboard, discord:<channel id>, teams:<channel>)")
+            let forms: Vec<String> = targets
+                .iter()
+                .map(|(channel, form)| format!("{channel}:{}", form.placeholder))
+                .collect();
+            format!(
+                "`{s}` is not a delivery target (none, dashboard, {})",
+                forms.join(", ")
+            )
         };
         match s.split_once(':') {
             None if s == "none" => Ok(Deliver::None),
             None if s == "dashboard" => Ok(Deliver::Dashboard),
-            Some(("discord", id)) if matches!(id.parse::<u64>(), Ok(n) if n > 0) => {
-                Ok(Deliver::Discord(id.into()))
+            Some((name, written)) => {
+                let (channel, form) = targets
+                    .iter()
+                    .find(|(channel, _)| *channel == name)
+                    .ok_or_else(bad)?;
+                let conversation = (form.parse)(written).ok_or_else(bad)?;
+                Ok(Deliver::Channel {
+                    channel: channel.to_string(),
+                    conversation,
+                })
             }
-            Some(("teams", ch)) if !ch.trim().is_empty() => Ok(Deliver::Teams(ch.trim().into())),
-            _ => Err(bad()),
+            None => Err(bad()),
         }
     }
 }
@@ -116,8 +181,10 @@ impl std::fmt::Display for Deliver {
         match self {
             Deliver::None => f.write_str("none"),
             Deliver::Dashboard => f.write_str("dashboard"),
-            Deliver::Discord(c) => write!(f, "discord:{c}"),
-            Deliver::Teams(c) => write!(f, "teams:{c}"),
+            Deliver::Channel {
+                channel,
+                conversation,
+            } => write!(f, "{channel}:{conversation}"),
         }
     }
 }
@@ -141,8 +208,8 @@ pub struct ScheduleConfig {
     pub skill: Option<String>,
     /// … or an administrator's instruction (principal `cron-system`).
     pub text: Option<String>,
-    /// Where the answer goes: `dashboard` (default), `none`,
-    /// `discord:<channel id>`, `teams:<channel>`.
+    /// Where the answer goes: `dashboard` (default), `none` or
+    /// `<channel>:<conversation>` ([`Deliver`]).
     pub deliver: Deliver,
 }
 
@@ -217,21 +284,29 @@ impl Config {
         self.webhooks.iter().find(|w| w.name == name)
     }
 
-    /// Whether this server can deliver to `deliver`: a Discord target needs
-    /// the Discord channel, a Teams one that channel's Workflows webhook.
+    /// Whether this server can deliver to `deliver`: what the channel's
+    /// section says its channel needs for that conversation.
     pub fn check_deliver(&self, deliver: &Deliver) -> Result<(), String> {
-        match deliver {
-            Deliver::Discord(_) if self.discord.token.is_none() => Err(format!(
-                "`{deliver}` needs the Discord channel (discord.token)"
-            )),
-            Deliver::Teams(_) if self.teams.security_token.is_none() => Err(format!(
-                "`{deliver}` needs the Teams channel (teams.security_token)"
-            )),
-            Deliver::Teams(c) if !self.teams.workflows.contains_key(c) => Err(format!(
-                "`{deliver}` needs a Workflows webhook for `{c}` (teams.workflows)"
-            )),
-            _ => Ok(()),
+        let Some((channel, conversation)) = deliver.channel() else {
+            return Ok(());
+        };
+        match self.sections().into_iter().find(|(key, _)| *key == channel) {
+            Some((_, section)) => section.check_target(&deliver.to_string(), conversation),
+            None => Ok(()),
         }
+    }
+
+    /// Every `agent` setting with its key: `server.agent`, then each
+    /// channel's section that has one (the agent it answers as; `None`
+    /// while unset).
+    pub fn agent_settings(&self) -> Vec<(String, Option<&str>)> {
+        let channels = self.sections().into_iter().filter_map(|(key, section)| {
+            let agent = section.agent()?;
+            Some((format!("{key}.agent"), agent))
+        });
+        std::iter::once(("server.agent".to_string(), Some(self.server.agent.as_str())))
+            .chain(channels)
+            .collect()
     }
 }
 
@@ -416,89 +491,6 @@ impl MetricsConfig {
     }
 }
 
-/// The Discord channel (serenity). Off unless a token is set.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct DiscordConfig {
-    /// Bot token; the channel runs only when it is set.
-    pub token: Option<String>,
-    /// Base URL of a Discord REST proxy (or a test fake) instead of `https://discord.com`.
-    pub api_base: Option<String>,
-    /// Organisation of each guild, by guild id (`"123456789012345678" = "acme"`).
-    pub guild_orgs: BTreeMap<String, String>,
-    /// Organisation of DMs and of guilds not in `guild_orgs` (default: `server.org`).
-    pub default_org: Option<String>,
-    /// Agent answering on Discord (default: `server.agent`).
-    pub agent: Option<String>,
-}
-
-impl DiscordConfig {
-    fn check(&self) -> Result<(), ConfigError> {
-        let bad = |key: String, why: &str| Err(ConfigError::Invalid(format!("{key}: {why}")));
-        if let Some(base) = &self.api_base {
-            if !(base.starts_with("http://") || base.starts_with("https://")) {
-                return bad("discord.api_base".into(), "not an http(s) URL");
-            }
-        }
-        for (guild, org) in &self.guild_orgs {
-            if !matches!(guild.parse::<u64>(), Ok(id) if id > 0) {
-                return bad(
-                    format!("discord.guild_orgs.{guild}"),
-                    "not a Discord guild id (a number such as 123456789012345678)",
-                );
-            }
-            if org.trim().is_empty() {
-                return bad(
-                    format!("discord.guild_orgs.{guild}"),
-                    "the organisation is empty",
-                );
-            }
-        }
-        for (key, value) in [("default_org", &self.default_org), ("agent", &self.agent)] {
-            if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
-                return bad(format!("discord.{key}"), "must not be empty");
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The Teams outgoing webhook. Off unless a security token is set.
-#[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq, Validate)]
-#[serde(deny_unknown_fields, default)]
-pub struct TeamsConfig {
-    /// The outgoing webhook's security token (base64), as Teams shows it.
-    pub security_token: Option<String>,
-    /// Retired: one Workflows webhook for every channel posted each channel's
-    /// late replies into one (see `workflows`). Refused at start when set.
-    pub workflows_url: Option<String>,
-    /// Teams channel id (`channelData.channel.id`, `19:…@thread.tacv2`) → the
-    /// Workflows webhook ("Post to a channel when a webhook request is
-    /// received") that posts into that channel: where its replies finished
-    /// after the deadline go. Other conversations get no late reply.
-    pub workflows: BTreeMap<String, String>,
-    /// How long a request waits for the turn before acknowledging (Teams waits 5 s).
-    #[default = 4000]
-    #[validate(range(min = 0, max = 60_000))]
-    pub reply_deadline_ms: u64,
-    /// Teams tenant id → organisation; other tenants are `server.org`.
-    pub tenant_orgs: BTreeMap<String, String>,
-    /// Agent of `POST /teams` (no agent in the path); default `server.agent`.
-    pub agent: Option<String>,
-    /// Largest accepted webhook body; default `server.max_body_bytes`.
-    #[validate(range(min = 1024, max = 67_108_864))]
-    pub max_body_bytes: Option<usize>,
-    /// Workflows posts are tried at most this many times (429, 5xx, network errors).
-    #[default = 5]
-    #[validate(range(min = 1, max = 20))]
-    pub workflows_attempts: u32,
-    /// Wait before the second Workflows attempt, doubling after each further one,
-    /// unless the endpoint sends `Retry-After`.
-    #[default = 500]
-    #[validate(range(min = 1, max = 60_000))]
-    pub workflows_backoff_ms: u64,
-}
-
 /// The web dashboard, served by the same HTTP server under `/dashboard`.
 #[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq, Validate)]
 #[serde(deny_unknown_fields, default)]
@@ -546,7 +538,7 @@ impl DashboardConfig {
 #[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq, Validate)]
 #[serde(deny_unknown_fields, default)]
 pub struct ServerConfig {
-    /// Address the HTTP server (API, dashboard, Teams webhook) listens on.
+    /// Address the HTTP server (API, dashboard, channels' webhooks) listens on.
     #[default = "127.0.0.1:8080"]
     pub listen: String,
     /// Organisation of the dashboard, the CLI and API keys' default.
@@ -964,20 +956,16 @@ impl Config {
         // Every numeric setting has a range (the `#[validate(range)]` on its
         // field): outside it, pairing, consent or the limits would break
         // quietly (a code that never expires, a budget of nothing). A `0` that
-        // means something is inside: `teams.reply_deadline_ms` (always
-        // acknowledge first; below 5000 is `validate_teams`' rule),
-        // `llm.turn_token_budget` (no limit).
+        // means something is inside: `llm.turn_token_budget` (no limit), a
+        // channel's reply deadline (acknowledge first; its upper bound is the
+        // section's own check).
         if let Err(errors) = Validate::validate(self) {
             let (key, why) = out_of_range(&errors);
             return bad(&key, &why);
         }
-        for (key, agent) in [
-            ("server.agent", Some(&self.server.agent)),
-            ("discord.agent", self.discord.agent.as_ref()),
-            ("teams.agent", self.teams.agent.as_ref()),
-        ] {
-            if let Some(Err(why)) = agent.map(|a| memory::check_agent_id(a)) {
-                return bad(key, why);
+        for (key, agent) in self.agent_settings() {
+            if let Some(Err(why)) = agent.map(memory::check_agent_id) {
+                return bad(&key, why);
             }
         }
         for id in self.agents.keys() {
@@ -987,22 +975,9 @@ impl Config {
         }
         // Every organisation a message or a run can be filed under.
         let mut orgs = vec![("server.org".to_string(), Some(&self.server.org))];
-        orgs.push((
-            "discord.default_org".into(),
-            self.discord.default_org.as_ref(),
-        ));
-        orgs.extend(
-            self.discord
-                .guild_orgs
-                .iter()
-                .map(|(g, o)| (format!("discord.guild_orgs.{g}"), Some(o))),
-        );
-        orgs.extend(
-            self.teams
-                .tenant_orgs
-                .iter()
-                .map(|(t, o)| (format!("teams.tenant_orgs.{t}"), Some(o))),
-        );
+        for (_, section) in self.sections() {
+            orgs.extend(section.orgs().into_iter().map(|(key, o)| (key, Some(o))));
+        }
         orgs.extend(
             self.schedules
                 .iter()
@@ -1026,8 +1001,9 @@ impl Config {
         self.dashboard.check()?;
         self.metrics.check(&self.server)?;
         self.embeddings.check()?;
-        self.validate_teams()?;
-        self.discord.check()?;
+        for (_, section) in self.sections() {
+            section.check().map_err(ConfigError::Invalid)?;
+        }
         self.check_runs()?;
         Ok(())
     }
@@ -1037,10 +1013,10 @@ impl Config {
     /// database.)
     fn check_runs(&self) -> Result<(), ConfigError> {
         let bad = |key: String, why: String| Err(ConfigError::Invalid(format!("{key}: {why}")));
-        let mut agents: Vec<&str> = vec![self.server.agent.as_str()];
-        agents.extend(self.discord.agent.as_deref());
-        agents.extend(self.teams.agent.as_deref());
+        let settings = self.agent_settings();
+        let mut agents: Vec<&str> = settings.iter().filter_map(|(_, a)| *a).collect();
         agents.extend(self.agents.keys().map(String::as_str));
+        let keys: Vec<&str> = settings.iter().map(|(key, _)| key.as_str()).collect();
         let mut names = std::collections::HashSet::new();
         let entries = self
             .schedules
@@ -1096,7 +1072,11 @@ impl Config {
             if !agents.contains(&target.agent.as_str()) {
                 return bad(
                     format!("{key}.agent"),
-                    format!("`{}` is not an agent of this server (server.agent, discord.agent, teams.agent or [agents.<id>])", target.agent),
+                    format!(
+                        "`{}` is not an agent of this server ({} or [agents.<id>])",
+                        target.agent,
+                        keys.join(", ")
+                    ),
                 );
             }
             if target.org.trim().is_empty() {
@@ -1128,48 +1108,6 @@ impl Config {
         Ok(())
     }
 
-    fn validate_teams(&self) -> Result<(), ConfigError> {
-        let bad = |key: &str, why: String| Err(ConfigError::Invalid(format!("{key}: {why}")));
-        let t = &self.teams;
-        if let Some(token) = &t.security_token {
-            if let Err(e) = adapters::teams::decode_security_token(token) {
-                return bad(
-                    "teams.security_token",
-                    format!(
-                        "{e} (paste the token Teams showed when the outgoing webhook was created)"
-                    ),
-                );
-            }
-        }
-        if t.workflows_url.is_some() {
-            return bad(
-                "teams.workflows_url",
-                "retired: it posted every channel's late replies into one channel. Map each channel to its own webhook under [teams.workflows] (\"<channel id>\" = \"https://…\")".into(),
-            );
-        }
-        for (channel, url) in &t.workflows {
-            if !(url.starts_with("https://") || url.starts_with("http://")) {
-                return bad(
-                    &format!("teams.workflows.{channel}"),
-                    "must be an http(s) URL".into(),
-                );
-            }
-        }
-        if t.reply_deadline_ms >= 5000 {
-            return bad(
-                "teams.reply_deadline_ms",
-                "must be below 5000: Teams stops waiting after 5 seconds".into(),
-            );
-        }
-        if let Some((tenant, _)) = t.tenant_orgs.iter().find(|(_, org)| org.trim().is_empty()) {
-            return bad(
-                &format!("teams.tenant_orgs.{tenant}"),
-                "organisation must not be empty".into(),
-            );
-        }
-        Ok(())
-    }
-
     /// Whether `agent` saves implicit items without asking: its own
     /// `[agents.<id>] auto_keep`, else `memory.auto_keep`.
     pub fn auto_keep(&self, agent: &str) -> bool {
@@ -1180,13 +1118,23 @@ impl Config {
     }
 
     /// The effective configuration as JSON with every secret replaced by
-    /// [`REDACTED`]: tokens (`discord.token`, `teams.security_token`,
-    /// `dashboard.admin_token`, `metrics.token`, any key naming a token,
-    /// secret or password), the Teams Workflows webhook URLs (their query
-    /// carries the signature) and the database URL's password.
+    /// [`REDACTED`]: tokens (`dashboard.admin_token`, `metrics.token`, any
+    /// key naming a token, secret or password), the values of the channels'
+    /// secret tables ([`Section::secret_tables`]) and the database URL's
+    /// password.
     pub fn redacted(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
-        redact(&mut v, "");
+        let tables: Vec<String> = self
+            .sections()
+            .into_iter()
+            .flat_map(|(key, section)| {
+                section
+                    .secret_tables()
+                    .iter()
+                    .map(move |table| format!("{key}.{table}"))
+            })
+            .collect();
+        redact(&mut v, "", &tables);
         if let Some(url) = v.pointer_mut("/database/url") {
             *url = serde_json::Value::String(memory::store::without_password(&self.database.url));
         }
@@ -1208,8 +1156,9 @@ impl Config {
 /// What the settings page and any other view show instead of a secret.
 pub const REDACTED: &str = "(set, hidden)";
 
-/// Replace the secrets below `v` (at `path`, dotted) by [`REDACTED`].
-fn redact(v: &mut serde_json::Value, path: &str) {
+/// Replace the secrets below `v` (at `path`, dotted) by [`REDACTED`]:
+/// secret keys' values and every value of the `tables`.
+fn redact(v: &mut serde_json::Value, path: &str, tables: &[String]) {
     let secret_key = |key: &str| {
         key == "api_key"
             || ["token", "secret", "password"]
@@ -1224,15 +1173,15 @@ fn redact(v: &mut serde_json::Value, path: &str) {
                 } else {
                     format!("{path}.{key}")
                 };
-                let hidden = secret_key(key) || path == "teams.workflows";
+                let hidden = secret_key(key) || tables.iter().any(|t| t == path);
                 if hidden && !value.is_null() {
                     *value = serde_json::Value::String(REDACTED.into());
                 } else {
-                    redact(value, &here);
+                    redact(value, &here, tables);
                 }
             }
         }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| redact(i, path)),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| redact(i, path, tables)),
         _ => {}
     }
 }
@@ -1478,6 +1427,65 @@ mod tests {
             let e = refusal(toml);
             assert!(e.contains(key), "{toml}: {e}");
         }
+    }
+
+    /// Each channel's section reads its own targets and says what they need,
+    /// in the words the configuration always used.
+    #[test]
+    fn delivery_targets_read_print_and_refuse_in_the_channels_words() {
+        for (text, shown) in [
+            ("none", "none"),
+            ("dashboard", "dashboard"),
+            ("discord:123", "discord:123"),
+            (" teams: 19:abc@thread.tacv2 ", "teams:19:abc@thread.tacv2"),
+        ] {
+            let d: Deliver = text.parse().expect(text);
+            assert_eq!(d.to_string(), shown);
+            assert_eq!(shown.parse::<Deliver>(), Ok(d));
+        }
+        for bad in [
+            "discord:0",
+            "discord:abc",
+            "teams:",
+            "pigeon",
+            "api:someone",
+        ] {
+            assert_eq!(
+                bad.parse::<Deliver>(),
+                Err(format!("`{bad}` is not a delivery target (none, dashboard, discord:<channel id>, teams:<channel>)"))
+            );
+        }
+        let mut c = Config::default();
+        let needs = |c: &Config, target: &str| {
+            c.check_deliver(&target.parse().expect(target))
+                .err()
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            needs(&c, "discord:123"),
+            "`discord:123` needs the Discord channel (discord.token)"
+        );
+        assert_eq!(
+            needs(&c, "teams:ops"),
+            "`teams:ops` needs the Teams channel (teams.security_token)"
+        );
+        c.discord.token = Some("token".into());
+        c.teams.security_token = Some("token".into());
+        assert_eq!(
+            needs(&c, "teams:ops"),
+            "`teams:ops` needs a Workflows webhook for `ops` (teams.workflows)"
+        );
+        c.teams.workflows = [("ops".to_string(), "https://example.com/hook".to_string())].into();
+        for fine in ["discord:123", "teams:ops", "dashboard", "none"] {
+            assert_eq!(needs(&c, fine), "", "{fine}");
+        }
+        let e = refusal(
+            "[[schedules]]\nname = \"daily\"\ncron = \"0 9 * * *\"\nagent = \"nobody\"\ntext = \"Report\"",
+        );
+        assert_eq!(
+            e,
+            "invalid configuration: schedules[0].agent: `nobody` is not an agent of this server (server.agent, discord.agent, teams.agent or [agents.<id>])"
+        );
     }
 
     #[test]

@@ -1,16 +1,17 @@
 //! The channels people reach steward through, each one module behind one
-//! [`Channel`] trait: whether the configuration turns it on (its section
-//! stays a typed struct in `config.rs`), its HTTP routes or its connection
-//! (a [`Worker`]), what the settings page shows of it, and how a message
-//! reaches one of its conversations outside a turn ([`Channel::deliver`],
-//! for automated runs). [`CHANNELS`] is the one list `http::app`, `steward
-//! serve` and the settings page read: a new channel is a module here and a
-//! line in that list.
+//! [`Channel`] trait: whether the configuration turns it on, its HTTP routes
+//! or its connection (a [`Worker`]), what the settings page shows of it, and
+//! how a message reaches one of its conversations outside a turn
+//! ([`Channel::deliver`], for automated runs). A channel with settings owns
+//! its section of the configuration too (`<channel>/section.rs`, a
+//! [`Section`](section::Section): its keys, their checks, the delivery targets runs name in
+//! it). [`CHANNELS`] is the one list `http::app`, `steward serve` and the
+//! settings page read, made from `registry::each_channel!`, which also gives
+//! `Config` its channel sections: a new channel is a module here and a line
+//! in that list.
 
-pub mod api;
-pub mod dashboard_chat;
-pub mod discord;
-pub mod teams;
+pub mod registry;
+pub mod section;
 
 use crate::config::{Config, ConfigError};
 use crate::services::Services;
@@ -18,13 +19,18 @@ use crate::workers::Worker;
 use axum::Router;
 use std::net::SocketAddr;
 
-/// Every channel, in the order `serve` announces them.
-pub static CHANNELS: &[&dyn Channel] = &[
-    &teams::Teams,
-    &discord::Discord,
-    &dashboard_chat::DashboardChat,
-    &api::Api,
-];
+/// The channels' modules and [`CHANNELS`], from the list. (`cargo fmt`
+/// does not follow a `mod` a macro declares: format their files by path.)
+macro_rules! declare {
+    ({} $($module:ident::$channel:ident $([$key:ident: $section:path])?),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// Every channel, in the order `serve` announces them.
+        pub static CHANNELS: &[&dyn Channel] = &[$(&$module::$channel),*];
+    };
+}
+
+registry::each_channel!(declare {});
 
 /// The channel stored as `name` on its messages.
 pub fn named(name: &str) -> Option<&'static dyn Channel> {
@@ -102,11 +108,6 @@ pub trait Channel: Send + Sync {
     /// Whether `cfg` turns it on.
     fn enabled(&self, cfg: &Config) -> bool;
 
-    /// The agent it answers as when its section names one (else `server.agent`).
-    fn agent<'c>(&self, _cfg: &'c Config) -> Option<&'c str> {
-        None
-    }
-
     /// Its own HTTP routes, with their state already applied (so a channel
     /// knows nothing of `http`'s), merged by `http::app` when it is on.
     fn routes(&self, _services: &Services) -> Option<Router> {
@@ -168,6 +169,23 @@ impl DeliveryError {
             channel,
             conversation: to.conversation.clone(),
             why: why.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run names a channel by its section's key, and `deliver` finds the
+    /// channel by that name.
+    #[test]
+    fn every_section_is_named_after_its_channel() {
+        let cfg = Config::default();
+        let keys: Vec<&str> = cfg.sections().into_iter().map(|(key, _)| key).collect();
+        assert_eq!(keys, ["discord", "teams"]);
+        for key in keys {
+            assert!(named(key).is_some(), "no channel `{key}`");
         }
     }
 }

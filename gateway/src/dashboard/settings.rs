@@ -51,8 +51,11 @@ fn rows(v: &Value, path: &str, out: &mut Vec<Row>) {
 /// Every agent a channel answers as or the configuration names.
 fn agents(cfg: &Config) -> BTreeSet<&str> {
     let mut ids: BTreeSet<&str> = cfg.agents.keys().map(String::as_str).collect();
-    ids.insert(&cfg.server.agent);
-    ids.extend(CHANNELS.iter().filter_map(|c| c.agent(cfg)));
+    ids.extend(
+        cfg.agent_settings()
+            .into_iter()
+            .filter_map(|(_, agent)| agent),
+    );
     ids
 }
 

@@ -1,6 +1,8 @@
 //! The Teams channel: the outgoing webhook (`adapters::teams`) on the turn
-//! loop from the `[teams]` section of the configuration, and delivery to a
-//! channel through its Workflows webhook.
+//! loop from the `[teams]` section of the configuration (`section.rs`), and
+//! delivery to a channel through its Workflows webhook.
+
+pub mod section;
 
 use super::{Channel, Delivered, Delivery, DeliveryError, Outbound, SettingRow};
 use crate::config::Config;
@@ -23,10 +25,6 @@ impl Channel for Teams {
 
     fn enabled(&self, cfg: &Config) -> bool {
         cfg.teams.security_token.is_some()
-    }
-
-    fn agent<'c>(&self, cfg: &'c Config) -> Option<&'c str> {
-        cfg.teams.agent.as_deref()
     }
 
     fn routes(&self, services: &Services) -> Option<Router> {

@@ -1,7 +1,9 @@
-//! The Discord channel: `[discord]` settings to the adapter's
+//! The Discord channel: `[discord]` settings (`section.rs`) to the adapter's
 //! [`DiscordSettings`], its gateway connection as a worker of `steward
 //! serve`, and delivery to a channel through the REST API. The adapter
 //! (`adapters::discord`) does the Discord work.
+
+pub mod section;
 
 use super::{Channel, Delivered, Delivery, DeliveryError, Outbound, SettingRow};
 use crate::config::{Config, ConfigError};
@@ -26,10 +28,6 @@ impl Channel for Discord {
             .token
             .as_deref()
             .is_some_and(|t| !t.trim().is_empty())
-    }
-
-    fn agent<'c>(&self, cfg: &'c Config) -> Option<&'c str> {
-        cfg.discord.agent.as_deref()
     }
 
     fn worker(&self, services: &Services) -> Result<Option<Box<dyn Worker>>, ConfigError> {
