@@ -298,9 +298,9 @@ impl ReplyRow {
 }
 
 impl From<MemoryRecord> for MemoryRow {
-    fn from(r: MemoryRecord) -> Self {
+    fn from(MemoryRecord { id, written: r }: MemoryRecord) -> Self {
         MemoryRow {
-            id: r.id,
+            id,
             scope: r.scope.as_str().into(),
             owner: r.owner,
             subject: r.subject,
