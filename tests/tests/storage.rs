@@ -763,7 +763,14 @@ async fn api_keys_are_revoked_by_id_and_with_their_user_for_good(db: Db) {
     ));
     assert!(
         !db.identity()
-            .revoke_api_key("o", &a.id, "admin", 5)
+            .revoke_api_key(
+                &a.id,
+                memory::store::Act {
+                    org: "o",
+                    actor: "admin",
+                    at: 5
+                }
+            )
             .await
             .unwrap(),
         "the store refuses a second revocation"

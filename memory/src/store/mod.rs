@@ -35,8 +35,8 @@ mod tombstones;
 mod vectors;
 
 pub use archives::{Archive, NewArchive};
-pub use audit::AuditTrail;
-pub use delegations::{Delegation, KeyHolder};
+pub use audit::{Act, AuditTrail};
+pub use delegations::{Delegation, DelegationChange, KeyHolder};
 pub use jobs::Jobs;
 pub use messages::{Answer, ConversationView, LiveSize, NewMessage, Opened, Opening, ViewOf};
 pub use pairing::{
@@ -46,7 +46,7 @@ pub use records::{RecordFilter, RetrievalScope, Retrieved, Supersession};
 pub use retention::{Erasure, ERASED};
 pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement};
 pub use revisions::{NewRevision, RevisionMeta};
-pub use role_memory::RoleMemory;
+pub use role_memory::{ProposalDecision, RoleMemory};
 pub use runs::{NewRun, Runs};
 pub use sessions::DashboardSession;
 pub use skills::{Curator, NewCorrection, NewProposal, Skills};

@@ -1,3 +1,4 @@
+use super::audit::Act;
 use super::fulltext::{self, vis_key, Doc};
 use super::revisions::{insert_revision, vetoed, NewRevision, RevisionMeta};
 use super::tombstones::{self, TombstoneKey};
@@ -783,16 +784,13 @@ impl Records<'_> {
             let (back, over) = (rev.retired_id, rev.replacing_id);
             let detail = format!("record {back} back; veto {over} -> {back}");
             let target = format!("revision:{id}");
-            super::audit::insert_audit(
-                &mut *tx,
+            let by = Act {
                 org,
                 actor,
-                "revision.undo",
-                &target,
-                &detail,
-                now,
-            )
-            .await?;
+                at: now,
+            };
+            by.audit(&mut *tx, "revision.undo", &target, &detail)
+                .await?;
         }
         tx.commit().await?;
         self.db.written();
