@@ -42,6 +42,7 @@ pub use messages::{Answer, ConversationView, LiveSize, NewMessage, Opened, Openi
 pub use pairing::{
     ApiKey, Decision, Identity, NewPairingCode, PairingRequest, RequestStatus, User, UserStatus,
 };
+pub(crate) use records::SubjectRuleRun;
 pub use records::{RecordFilter, RetrievalScope, Retrieved, Supersession};
 pub use retention::{Erasure, ERASED};
 pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement};

@@ -14,7 +14,7 @@
 
 use super::audit::Act;
 use super::people::User;
-use super::records::{activate_on, fetch, insert_on};
+use super::records::{activate_on, fetch, insert_on, SubjectRuleRun};
 use super::revisions::{insert_revision, NewRevision, RevisionMeta};
 use super::{Db, Result as StoreResult, StoreError};
 use crate::model::{NewRecord, Scope, Status, ANY_AGENT};
@@ -809,8 +809,15 @@ impl RoleMemory<'_> {
         .author(Some(e.proposed_by.clone()))
         .on_behalf_of(e.on_behalf_of.clone());
         let record = insert_on(&mut tx, &rec).await?;
-        let run = proposal_ref(id);
-        activate_on(&mut tx, org, record, "role_curation", &run, now).await?;
+        let run_id = proposal_ref(id);
+        let run = SubjectRuleRun {
+            org,
+            id: record,
+            cause: "role_curation",
+            run_id: &run_id,
+            now,
+        };
+        activate_on(&mut tx, &run).await?;
         let text = "UPDATE role_proposals SET record_id = $1 WHERE org = $2 AND id = $3";
         sql!(text, record, org, id).exec(&mut *tx).await?;
         let detail = format!(
