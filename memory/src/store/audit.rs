@@ -99,9 +99,6 @@ impl AuditTrail<'_> {
         before: Option<i64>,
         limit: i64,
     ) -> Result<Vec<AuditEntry>> {
-        let text = format!("{SELECT} WHERE org = $1 AND id < $2 ORDER BY id DESC LIMIT $3");
-        sql!(text, org, before.unwrap_or(i64::MAX), limit)
-            .all(&self.db.pool)
-            .await
+        self.db.newest_before(SELECT, org, before, limit).await
     }
 }

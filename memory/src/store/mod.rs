@@ -425,6 +425,25 @@ impl Db {
         self.backend
     }
 
+    /// The newest `limit` rows of `org` that `select` (a `SELECT … FROM
+    /// table`) reads with an id below `before` (all when `None`), newest
+    /// first: one page of a list.
+    async fn newest_before<T>(
+        &self,
+        select: &str,
+        org: &str,
+        before: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<T>>
+    where
+        T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
+    {
+        let text = format!("{select} WHERE org = $1 AND id < $2 ORDER BY id DESC LIMIT $3");
+        sql!(text, org, before.unwrap_or(i64::MAX), limit)
+            .all(&self.pool)
+            .await
+    }
+
     /// The row `id` of `org` that `select` (a `SELECT … FROM table`) reads;
     /// not found names it as `what id`.
     async fn by_id<T>(&self, select: &str, what: &str, org: &str, id: i64) -> Result<T>
