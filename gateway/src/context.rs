@@ -679,28 +679,13 @@ mod tests {
         assert_eq!(instruction_of("Where is the VPN?"), "Where is the VPN?");
     }
 
-    use memory::{MemoryRecord, Status};
+    use memory::{MemoryRecord, NewRecord};
 
     fn found(id: i64, content: &str) -> Retrieved {
         Retrieved {
             record: MemoryRecord {
                 id,
-                org: "o".into(),
-                agent: "a".into(),
-                scope: Scope::AgentNotes,
-                owner: None,
-                subject: "s".into(),
-                kind: "note".into(),
-                content: content.into(),
-                status: Status::Active,
-                source: String::new(),
-                said_at: 0,
-                recorded_at: 0,
-                expires_at: None,
-                conversation: None,
-                batch: None,
-                author: None,
-                on_behalf_of: None,
+                written: NewRecord::said("o", "a", Scope::AgentNotes, "note", "s", content, 0),
             },
             hits: 1,
             score: 1.0,

@@ -298,9 +298,9 @@ impl ReplyRow {
 }
 
 impl From<MemoryRecord> for MemoryRow {
-    fn from(r: MemoryRecord) -> Self {
+    fn from(MemoryRecord { id, written: r }: MemoryRecord) -> Self {
         MemoryRow {
-            id: r.id,
+            id,
             scope: r.scope.as_str().into(),
             owner: r.owner,
             subject: r.subject,
@@ -617,8 +617,10 @@ async fn replay_events(
                             now: at,
                         })
                         .await?;
-                    roles.accept(&org, entry.id, &accept, None, at).await?;
-                    roles.confirm(&org, entry.id, &confirm, None, at).await?;
+                    use memory::role_memory::CurationStep::{Accept, Confirm};
+                    for (step, actor) in [(Accept, &accept), (Confirm, &confirm)] {
+                        roles.decide(step, &org, entry.id, actor, None, at).await?;
+                    }
                     orgs.push(org);
                 }
                 Event::Undo(u) => {

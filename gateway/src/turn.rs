@@ -1211,7 +1211,7 @@ impl TurnLoop {
             .max_by_key(|r| r.hits);
         Ok(match note {
             Some(r) => Candidate {
-                subject: r.record.subject,
+                subject: r.record.written.subject,
                 ..item.clone()
             },
             None => item.clone(),

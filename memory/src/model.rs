@@ -235,34 +235,28 @@ pub struct Candidate {
     pub content: String,
 }
 
-/// A stored memory record.
+/// A stored memory record: what was written, and the id it was stored under.
+/// Serialized as one flat object (`id` first, then the written fields), the
+/// fields read through it as `r.content`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct MemoryRecord {
     pub id: i64,
-    pub org: String,
-    pub agent: String,
-    #[sqlx(try_from = "String")]
-    pub scope: Scope,
-    pub owner: Option<String>,
-    pub subject: String,
-    pub kind: String,
-    pub content: String,
-    #[sqlx(try_from = "String")]
-    pub status: Status,
-    pub source: String,
-    /// When it was said (ms since epoch). Supersession orders by this.
-    pub said_at: i64,
-    /// When it was written (ms since epoch).
-    pub recorded_at: i64,
-    pub expires_at: Option<i64>,
-    pub conversation: Option<String>,
-    /// The proposal batch (the message that produced it) for "Remember this?".
-    pub batch: Option<i64>,
-    /// Who said it: a stored user id or a system principal; `None` for operator writes.
-    pub author: Option<String>,
-    /// Whose behalf it was said on, when a delegate said it (the author is
-    /// the delegate; the record is in the delegate's own places).
-    pub on_behalf_of: Option<String>,
+    #[sqlx(flatten)]
+    #[serde(flatten)]
+    pub written: NewRecord,
+}
+
+impl std::ops::Deref for MemoryRecord {
+    type Target = NewRecord;
+    fn deref(&self) -> &NewRecord {
+        &self.written
+    }
+}
+
+impl std::ops::DerefMut for MemoryRecord {
+    fn deref_mut(&mut self) -> &mut NewRecord {
+        &mut self.written
+    }
 }
 
 impl MemoryRecord {
@@ -295,19 +289,23 @@ impl MemoryRecord {
     }
 }
 
-/// A record about to be written.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A record about to be written (and, with its id, a stored [`MemoryRecord`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct NewRecord {
     pub org: String,
     pub agent: String,
+    #[sqlx(try_from = "String")]
     pub scope: Scope,
     pub owner: Option<String>,
     pub subject: String,
     pub kind: String,
     pub content: String,
+    #[sqlx(try_from = "String")]
     pub status: Status,
     pub source: String,
+    /// When it was said (ms since epoch). Supersession orders by this.
     pub said_at: i64,
+    /// When it was written (ms since epoch).
     pub recorded_at: i64,
     pub expires_at: Option<i64>,
     pub conversation: Option<String>,

@@ -688,7 +688,7 @@ pub fn revises_beliefs(cause: Cause) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::SystemPrincipal;
+    use crate::model::{NewRecord, SystemPrincipal};
 
     #[test]
     fn auto_keep_needs_the_operator_and_the_person() {
@@ -1351,22 +1351,10 @@ mod tests {
     fn only_ones_own_active_working_preferences_are_promoted() {
         let rec = |owner: &str, scope: Scope, status: Status, kind: &str| MemoryRecord {
             id: 7,
-            org: "o".into(),
-            agent: "a".into(),
-            scope,
-            owner: Some(owner.into()),
-            subject: "s".into(),
-            kind: kind.into(),
-            content: "c".into(),
-            status,
-            source: "t".into(),
-            said_at: 1,
-            recorded_at: 1,
-            expires_at: None,
-            conversation: None,
-            batch: None,
-            author: None,
-            on_behalf_of: None,
+            written: NewRecord::said("o", "a", scope, kind, "s", "c", 1)
+                .owner(Some(owner.into()))
+                .status(status)
+                .source("t"),
         };
         let me = "discord:1";
         let not_mine = Err(PromotionRefusal::NotYours(7));

@@ -14,7 +14,7 @@
 use crate::model::{Cause, NewRecord, Status};
 use crate::policy;
 pub use crate::screen::{screen, screen_text, WriteRefusal};
-use crate::store::{Records, Result, StoreError, Supersession};
+use crate::store::{Records, Result, StoreError, SubjectRuleRun, Supersession};
 
 /// `r` with the write path's refusal split out: `Ok(Err(refusal))` for a
 /// refused record, so a surface answers it and fails on anything else.
@@ -173,9 +173,14 @@ impl Records<'_> {
         now: i64,
         revise: &dyn Revise,
     ) -> Result<Supersession> {
-        let s = self
-            .activate_under_subject_rule(org, id, cause.as_str(), run_id, now)
-            .await?;
+        let run = SubjectRuleRun {
+            org,
+            id,
+            cause: cause.as_str(),
+            run_id,
+            now,
+        };
+        let s = self.activate_under_subject_rule(&run).await?;
         revise_beliefs(org, id, &s, cause, run_id, now, revise).await;
         Ok(s)
     }

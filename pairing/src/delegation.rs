@@ -4,57 +4,34 @@
 //! of the principal's.
 
 use super::{NewApiKey, Pairing, PairingError, Result, UserStatus};
-use memory::store::Delegation;
+use memory::store::{Delegation, DelegationChange};
 
 impl Pairing {
     /// Let `delegate` act for `principal`: both active paired people, not the
     /// same one. Audited (`delegate.grant`). False when the grant existed.
-    pub async fn grant_delegate(
-        &self,
-        org: &str,
-        principal: &str,
-        delegate: &str,
-        actor: &str,
-        now: i64,
-    ) -> Result<bool> {
-        let (principal, delegate) = (principal.trim(), delegate.trim());
-        if principal == delegate {
-            return Err(PairingError::SelfDelegation(principal.to_string()));
+    pub async fn grant_delegate(&self, grant: &DelegationChange<'_>) -> Result<bool> {
+        let grant = &trimmed(grant);
+        if grant.principal == grant.delegate {
+            return Err(PairingError::SelfDelegation(grant.principal.to_string()));
         }
-        for who in [principal, delegate] {
-            if self.user(org, who).await?.status != UserStatus::Active {
+        for who in [grant.principal, grant.delegate] {
+            if self.user(grant.by.org, who).await?.status != UserStatus::Active {
                 return Err(PairingError::UserNotActive(who.to_string()));
             }
         }
-        Ok(self
-            .db
-            .identity()
-            .grant_delegate(org, principal, delegate, actor, now)
-            .await?)
+        Ok(self.db.identity().grant_delegate(grant).await?)
     }
 
     /// End a grant; keys made on its behalf stop working at once. Audited
     /// (`delegate.revoke`).
-    pub async fn revoke_delegate(
-        &self,
-        org: &str,
-        principal: &str,
-        delegate: &str,
-        actor: &str,
-        now: i64,
-    ) -> Result<()> {
-        let (principal, delegate) = (principal.trim(), delegate.trim());
-        if self
-            .db
-            .identity()
-            .revoke_delegate(org, principal, delegate, actor, now)
-            .await?
-        {
+    pub async fn revoke_delegate(&self, grant: &DelegationChange<'_>) -> Result<()> {
+        let grant = &trimmed(grant);
+        if self.db.identity().revoke_delegate(grant).await? {
             return Ok(());
         }
         Err(PairingError::NotDelegated {
-            principal: principal.to_string(),
-            delegate: delegate.to_string(),
+            principal: grant.principal.to_string(),
+            delegate: grant.delegate.to_string(),
         })
     }
 
@@ -87,5 +64,14 @@ impl Pairing {
         }
         self.mint_api_key(org, delegate, Some(principal), actor, now)
             .await
+    }
+}
+
+/// `grant` with the two people's ids as typed, surrounding spaces forgiven.
+fn trimmed<'a>(grant: &DelegationChange<'a>) -> DelegationChange<'a> {
+    DelegationChange {
+        principal: grant.principal.trim(),
+        delegate: grant.delegate.trim(),
+        ..*grant
     }
 }

@@ -10,7 +10,8 @@ use rand::Rng;
 use sha2::{Digest, Sha256};
 
 pub use memory::store::{
-    ApiKey, Delegation, KeyHolder, PairingRequest, RequestStatus, User, UserStatus,
+    Act, ApiKey, Delegation, DelegationChange, KeyHolder, PairingRequest, RequestStatus, User,
+    UserStatus,
 };
 
 mod delegation;
@@ -564,13 +565,12 @@ impl Pairing {
         let Some(key) = self.db.identity().api_key(org, &id).await? else {
             return Err(PairingError::UnknownApiKey(key_id.trim().to_string()));
         };
-        if key.revoked_at.is_some()
-            || !self
-                .db
-                .identity()
-                .revoke_api_key(org, &id, actor, now)
-                .await?
-        {
+        let by = Act {
+            org,
+            actor,
+            at: now,
+        };
+        if key.revoked_at.is_some() || !self.db.identity().revoke_api_key(&id, by).await? {
             return Err(PairingError::ApiKeyRevoked(id));
         }
         self.db

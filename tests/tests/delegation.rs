@@ -160,7 +160,14 @@ impl Office {
             .await
             .into_iter()
             .filter(|r| r.owner.as_deref() == Some(ANA))
-            .map(|r| (r.id, r.content, r.status, r.on_behalf_of))
+            .map(|r| {
+                (
+                    r.id,
+                    r.written.content,
+                    r.written.status,
+                    r.written.on_behalf_of,
+                )
+            })
             .collect();
         out.sort_by_key(|r| r.0);
         out

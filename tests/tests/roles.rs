@@ -10,6 +10,7 @@ use memory::role_memory::{
     NewRoleProposal, Permission, ProposalStatus, RoleChange, RoleEntry, RoleError, RoleKind,
     PROPOSAL_TTL_MS,
 };
+use memory::store::{Act, DelegationChange, ProposalDecision};
 use memory::{Db, Role, Scope, Status};
 use serde_json::json;
 use steward::Config;
@@ -29,7 +30,31 @@ struct Team {
     carol: String,
 }
 
+/// `actor`'s decision on proposal `id`, on the text hashed `seen`, at `now`.
+fn decision<'a>(id: i64, actor: &'a str, seen: Option<&'a str>, now: i64) -> ProposalDecision<'a> {
+    let by = Act {
+        org: ORG,
+        actor,
+        at: now,
+    };
+    ProposalDecision { id, seen, by }
+}
+
 impl Team {
+    /// Bob may act for Carol, as the admin granted it at 2.
+    fn bob_acts_for_carol(&self) -> DelegationChange<'_> {
+        let by = Act {
+            org: ORG,
+            actor: "discord:111",
+            at: 2,
+        };
+        DelegationChange {
+            principal: &self.carol,
+            delegate: &self.bob,
+            by,
+        }
+    }
+
     async fn on(db: Db, cfg: Config) -> Team {
         let h = Harness::on(db, cfg);
         h.pair("111", Role::Admin).await;
@@ -89,10 +114,10 @@ impl Team {
     async fn active(&self, kind: RoleKind, text: &str, now: i64) -> RoleEntry {
         let r = self.db().role_memory();
         let e = self.propose(&self.ana, kind, text, now).await;
-        r.accept(ORG, e.id, &self.ana, Some(&e.content_hash), now)
+        r.accept(&decision(e.id, &self.ana, Some(&e.content_hash), now))
             .await
             .unwrap();
-        r.confirm(ORG, e.id, &self.bob, Some(&e.content_hash), now)
+        r.confirm(&decision(e.id, &self.bob, Some(&e.content_hash), now))
             .await
             .unwrap()
     }
@@ -176,11 +201,11 @@ async fn two_parties_are_needed_and_each_shortcut_is_refused_or_reset() {
                 now,
             )
             .await;
-        let accepted = r.accept(ORG, e.id, &t.ana, None, now).await.unwrap();
+        let accepted = r.accept(&decision(e.id, &t.ana, None, now)).await.unwrap();
         assert_eq!(accepted.status, ProposalStatus::Accepted, "{name}");
         assert!(accepted.record_id.is_none(), "{name}: nothing is read yet");
         refused_with(
-            r.confirm(ORG, e.id, &t.ana, None, now).await,
+            r.confirm(&decision(e.id, &t.ana, None, now)).await,
             "same_person",
             409,
             &format!("{name}: one person acting as both"),
@@ -189,13 +214,13 @@ async fn two_parties_are_needed_and_each_shortcut_is_refused_or_reset() {
         // A holder alone: he may not accept, nor confirm what nobody accepted.
         let f = t.propose(&t.bob, RoleKind::Lesson, LESSON, now).await;
         refused_with(
-            r.accept(ORG, f.id, &t.bob, None, now).await,
+            r.accept(&decision(f.id, &t.bob, None, now)).await,
             "not_a_manager",
             403,
             &format!("{name}: a holder alone"),
         );
         refused_with(
-            r.confirm(ORG, f.id, &t.bob, None, now).await,
+            r.confirm(&decision(f.id, &t.bob, None, now)).await,
             "wrong_state",
             409,
             &format!("{name}: confirming what was not accepted"),
@@ -203,7 +228,7 @@ async fn two_parties_are_needed_and_each_shortcut_is_refused_or_reset() {
 
         // Someone who holds no role may not confirm.
         refused_with(
-            r.confirm(ORG, e.id, &t.carol, None, now).await,
+            r.confirm(&decision(e.id, &t.carol, None, now)).await,
             "not_a_holder",
             403,
             &format!("{name}: a non-holder"),
@@ -214,7 +239,7 @@ async fn two_parties_are_needed_and_each_shortcut_is_refused_or_reset() {
             .await
             .unwrap();
         refused_with(
-            r.confirm(ORG, e.id, &t.bob, None, now).await,
+            r.confirm(&decision(e.id, &t.bob, None, now)).await,
             "not_a_holder",
             403,
             &format!("{name}: a confirmer who left the role"),
@@ -238,13 +263,13 @@ async fn two_parties_are_needed_and_each_shortcut_is_refused_or_reset() {
         assert_eq!(edited.accepted_by, None, "{name}");
         assert_ne!(edited.content_hash, e.content_hash, "{name}");
         refused_with(
-            r.confirm(ORG, e.id, &t.bob, None, now).await,
+            r.confirm(&decision(e.id, &t.bob, None, now)).await,
             "wrong_state",
             409,
             &format!("{name}: confirming an edited proposal"),
         );
         refused_with(
-            r.accept(ORG, e.id, &t.ana, Some(&e.content_hash), now)
+            r.accept(&decision(e.id, &t.ana, Some(&e.content_hash), now))
                 .await,
             "stale_hash",
             409,
@@ -252,11 +277,11 @@ async fn two_parties_are_needed_and_each_shortcut_is_refused_or_reset() {
         );
 
         // The two decisions on the same text by two people: active, both on the audit row.
-        r.accept(ORG, e.id, &t.ana, Some(&edited.content_hash), now)
+        r.accept(&decision(e.id, &t.ana, Some(&edited.content_hash), now))
             .await
             .unwrap();
         let done = r
-            .confirm(ORG, e.id, &t.bob, Some(&edited.content_hash), now)
+            .confirm(&decision(e.id, &t.bob, Some(&edited.content_hash), now))
             .await
             .unwrap();
         assert!(done.is_active(), "{name}: {done:?}");
@@ -302,7 +327,7 @@ async fn pending_proposals_expire_after_14_days() {
         let listed = r.list(ORG, ROLE, late).await.unwrap();
         assert_eq!(listed[0].status, ProposalStatus::Expired, "{name}");
         refused_with(
-            r.accept(ORG, e.id, &t.ana, None, late).await,
+            r.accept(&decision(e.id, &t.ana, None, late)).await,
             "expired",
             410,
             &format!("{name}: accepting after 14 days"),
@@ -316,9 +341,11 @@ async fn pending_proposals_expire_after_14_days() {
                 start,
             )
             .await;
-        r.accept(ORG, f.id, &t.ana, None, start + 1).await.unwrap();
+        r.accept(&decision(f.id, &t.ana, None, start + 1))
+            .await
+            .unwrap();
         refused_with(
-            r.confirm(ORG, f.id, &t.bob, None, late).await,
+            r.confirm(&decision(f.id, &t.bob, None, late)).await,
             "expired",
             410,
             &format!("{name}: confirming after 14 days"),
@@ -532,7 +559,7 @@ async fn a_delegated_proposal_carries_on_behalf_of() {
         let t = Team::on(db, fake.config()).await;
         t.h.services
             .pairing()
-            .grant_delegate(ORG, &t.carol, &t.bob, "discord:111", 2)
+            .grant_delegate(&t.bob_acts_for_carol())
             .await
             .unwrap();
         fake.push(
@@ -882,7 +909,7 @@ async fn the_dashboard_roles_page_sets_roles_and_grants_and_retires_entries() {
             "{name}: {}",
             same.body
         );
-        r.confirm(ORG, 2, &t.bob, Some(&hash), t.h.now_ms())
+        r.confirm(&decision(2, &t.bob, Some(&hash), t.h.now_ms()))
             .await
             .unwrap();
         assert!(
@@ -900,9 +927,7 @@ async fn a_delegated_key_shares_its_own_record_and_the_proposal_names_whose_beha
     for (name, db) in both_dbs().await {
         let t = Team::on(db, Config::default()).await;
         let p = t.h.services.pairing().clone();
-        p.grant_delegate(ORG, &t.carol, &t.bob, "discord:111", 2)
-            .await
-            .unwrap();
+        p.grant_delegate(&t.bob_acts_for_carol()).await.unwrap();
         let key = p
             .create_delegated_api_key(ORG, &t.bob, &t.carol, "discord:111", 3)
             .await

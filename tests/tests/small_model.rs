@@ -30,7 +30,11 @@ async fn active(h: &Harness) -> Vec<memory::MemoryRecord> {
 
 /// Every record's text, whatever its status.
 async fn texts(h: &Harness) -> Vec<String> {
-    h.records().await.into_iter().map(|r| r.content).collect()
+    h.records()
+        .await
+        .into_iter()
+        .map(|r| r.written.content)
+        .collect()
 }
 
 #[tokio::test]

@@ -364,7 +364,9 @@ async fn retrieval_is_scoped_by_org_agent_and_speaker(db: Db) {
         roles: Vec::new(),
     };
     let contents = |v: Vec<memory::store::Retrieved>| {
-        v.into_iter().map(|r| r.record.content).collect::<Vec<_>>()
+        v.into_iter()
+            .map(|r| r.record.written.content)
+            .collect::<Vec<_>>()
     };
     let private = contents(
         db.records()
@@ -407,7 +409,7 @@ async fn retrieval_is_scoped_by_org_agent_and_speaker(db: Db) {
             .await
             .unwrap()
             .into_iter()
-            .map(|r| r.content)
+            .map(|r| r.written.content)
             .collect();
         assert_eq!(
             standing,
@@ -761,7 +763,14 @@ async fn api_keys_are_revoked_by_id_and_with_their_user_for_good(db: Db) {
     ));
     assert!(
         !db.identity()
-            .revoke_api_key("o", &a.id, "admin", 5)
+            .revoke_api_key(
+                &a.id,
+                memory::store::Act {
+                    org: "o",
+                    actor: "admin",
+                    at: 5
+                }
+            )
             .await
             .unwrap(),
         "the store refuses a second revocation"
@@ -2172,7 +2181,9 @@ async fn the_speakers_newest_preferences_come_with_every_retrieval(db: Db) {
     }
     let scope = notes_scope("o", Some("u1"));
     let contents = |v: Vec<memory::store::Retrieved>| {
-        v.into_iter().map(|r| r.record.content).collect::<Vec<_>>()
+        v.into_iter()
+            .map(|r| r.record.written.content)
+            .collect::<Vec<_>>()
     };
     let found = contents(
         db.records()
@@ -2317,7 +2328,7 @@ async fn every_search_path_refuses_an_incomplete_scope_and_reads_only_its_places
             .await
             .unwrap()
             .into_iter()
-            .map(|r| r.record.content)
+            .map(|r| r.record.written.content)
             .collect();
         found.sort();
         let mut expected: Vec<String> = expected.into_iter().map(str::to_string).collect();

@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};
-use pairing::Delegation;
+use pairing::{Act, Delegation, DelegationChange};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -90,7 +90,7 @@ pub async fn add(
     let delegate = body.delegate.trim().to_string();
     let new = state
         .pairing
-        .grant_delegate(caller.org(), caller.id(), &delegate, caller.id(), now)
+        .grant_delegate(&own_grant(&caller, &delegate, now))
         .await?;
     let grant = state
         .pairing
@@ -121,13 +121,21 @@ pub async fn remove(
     own_key(&caller)?;
     state
         .pairing
-        .revoke_delegate(
-            caller.org(),
-            caller.id(),
-            &delegate,
-            caller.id(),
-            now_ms(&state),
-        )
+        .revoke_delegate(&own_grant(&caller, &delegate, now_ms(&state)))
         .await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// The caller's own grant to `delegate`, made or ended by the caller at `now`.
+fn own_grant<'a>(caller: &'a Caller, delegate: &'a str, now: i64) -> DelegationChange<'a> {
+    let by = Act {
+        org: caller.org(),
+        actor: caller.id(),
+        at: now,
+    };
+    DelegationChange {
+        principal: caller.id(),
+        delegate,
+        by,
+    }
 }

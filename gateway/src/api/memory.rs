@@ -45,9 +45,9 @@ pub struct Record {
 }
 
 impl From<MemoryRecord> for Record {
-    fn from(r: MemoryRecord) -> Self {
+    fn from(MemoryRecord { id, written: r }: MemoryRecord) -> Self {
         Record {
-            id: r.id,
+            id,
             agent: r.agent,
             scope: r.scope,
             owner: r.owner,

@@ -2,6 +2,7 @@
 
 use super::{date, print_json, Ctx, DelegateCommand, ACTOR};
 use anyhow::Result;
+use pairing::{Act, DelegationChange};
 
 pub(super) async fn run(ctx: &Ctx, cmd: DelegateCommand) -> Result<()> {
     let p = ctx.services.pairing();
@@ -12,7 +13,7 @@ pub(super) async fn run(ctx: &Ctx, cmd: DelegateCommand) -> Result<()> {
             delegate,
         } => {
             let new = p
-                .grant_delegate(org, &principal, &delegate, ACTOR, ctx.now_ms())
+                .grant_delegate(&grant_of(ctx, &principal, &delegate))
                 .await?;
             let already = if new { "" } else { " (already)" };
             println!("delegated{already}: {delegate} acts for {principal}");
@@ -24,7 +25,7 @@ pub(super) async fn run(ctx: &Ctx, cmd: DelegateCommand) -> Result<()> {
             principal,
             delegate,
         } => {
-            p.revoke_delegate(org, &principal, &delegate, ACTOR, ctx.now_ms())
+            p.revoke_delegate(&grant_of(ctx, &principal, &delegate))
                 .await?;
             println!("ended: {delegate} no longer acts for {principal}");
         }
@@ -46,4 +47,18 @@ pub(super) async fn run(ctx: &Ctx, cmd: DelegateCommand) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The grant `delegate` acting for `principal`, made or ended from the command line now.
+fn grant_of<'a>(ctx: &'a Ctx, principal: &'a str, delegate: &'a str) -> DelegationChange<'a> {
+    let by = Act {
+        org: &ctx.org,
+        actor: ACTOR,
+        at: ctx.now_ms(),
+    };
+    DelegationChange {
+        principal,
+        delegate,
+        by,
+    }
 }

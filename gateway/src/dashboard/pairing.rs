@@ -8,7 +8,7 @@ use super::view::{self, PAIRING};
 use super::{DashError, Page, BUILT_IN_ADMIN};
 use maud::{html, Markup};
 use memory::Role;
-use pairing::{Delegation, PairingError, PairingRequest, User, UserStatus};
+use pairing::{Act, Delegation, DelegationChange, PairingError, PairingRequest, User, UserStatus};
 use serde::Deserialize;
 
 pub(super) async fn page(screen: Screen) -> Page {
@@ -314,19 +314,23 @@ pub(super) async fn revoke(sent: Submitted<UserForm>) -> Page {
     })
 }
 
+/// The grant a delegate form names, made or ended by the built-in admin now.
+fn grant_of(sent: &Submitted<DelegateForm>) -> DelegationChange<'_> {
+    let by = Act {
+        org: sent.state.org(),
+        actor: BUILT_IN_ADMIN,
+        at: sent.state.now_ms(),
+    };
+    DelegationChange {
+        principal: &sent.form.principal,
+        delegate: &sent.form.delegate,
+        by,
+    }
+}
+
 /// Grant a delegate for a person (`Pairing::grant_delegate`, audited).
 pub(super) async fn delegate_add(sent: Submitted<DelegateForm>) -> Page {
-    let state = &sent.state;
-    let result = state
-        .pairing()
-        .grant_delegate(
-            state.org(),
-            &sent.form.principal,
-            &sent.form.delegate,
-            BUILT_IN_ADMIN,
-            state.now_ms(),
-        )
-        .await;
+    let result = sent.state.pairing().grant_delegate(&grant_of(&sent)).await;
     outcome(sent, result, |new, f| {
         let already = if new { "" } else { " (already)" };
         format!("{} may act for {}{already}.", f.delegate, f.principal)
@@ -336,17 +340,7 @@ pub(super) async fn delegate_add(sent: Submitted<DelegateForm>) -> Page {
 /// End a delegation (`Pairing::revoke_delegate`: the keys made on its
 /// behalf are revoked with it).
 pub(super) async fn delegate_remove(sent: Submitted<DelegateForm>) -> Page {
-    let state = &sent.state;
-    let result = state
-        .pairing()
-        .revoke_delegate(
-            state.org(),
-            &sent.form.principal,
-            &sent.form.delegate,
-            BUILT_IN_ADMIN,
-            state.now_ms(),
-        )
-        .await;
+    let result = sent.state.pairing().revoke_delegate(&grant_of(&sent)).await;
     outcome(sent, result, |(), f| {
         format!("{} no longer acts for {}.", f.delegate, f.principal)
     })

@@ -4,24 +4,34 @@ use sqlx::{Any, Executor};
 
 const SELECT: &str = "SELECT id, org, actor, action, target, detail, at FROM audit_log";
 
-/// Append one entry to the audit log, on a pool or inside a transaction.
-pub(super) async fn insert_audit<'c, E>(
-    exec: E,
-    org: &str,
-    actor: &str,
-    action: &str,
-    target: &str,
-    detail: &str,
-    at: i64,
-) -> Result<()>
-where
-    E: Executor<'c, Database = Any>,
-{
-    let text = "INSERT INTO audit_log (org, actor, action, target, detail, at) VALUES ($1, $2, $3, $4, $5, $6)";
-    let (actor, action, target) = (printable(actor), printable(action), printable(target));
-    let detail = printable_text(detail);
-    let q = sql!(text, org, &*actor, &*action, &*target, &*detail, at);
-    q.exec(exec).await.map(|_| ())
+/// Who acts, in which organisation, and when: what every audit entry of
+/// one act shares (skills call the one acting a curator).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Act<'a> {
+    pub org: &'a str,
+    pub actor: &'a str,
+    pub at: i64,
+}
+
+impl Act<'_> {
+    /// Append the entry "the actor did `action` to `target`" to the audit
+    /// log, on a pool or inside a transaction.
+    pub(super) async fn audit<'c, E>(
+        &self,
+        exec: E,
+        action: &str,
+        target: &str,
+        detail: &str,
+    ) -> Result<()>
+    where
+        E: Executor<'c, Database = Any>,
+    {
+        let text = "INSERT INTO audit_log (org, actor, action, target, detail, at) VALUES ($1, $2, $3, $4, $5, $6)";
+        let (actor, action, target) = (printable(self.actor), printable(action), printable(target));
+        let detail = printable_text(detail);
+        let q = sql!(text, self.org, &*actor, &*action, &*target, &*detail, self.at);
+        q.exec(exec).await.map(|_| ())
+    }
 }
 
 /// An audit field as every database stores it and every page may show it:
@@ -65,7 +75,8 @@ impl AuditTrail<'_> {
         detail: &str,
         at: i64,
     ) -> Result<()> {
-        insert_audit(&self.db.pool, org, actor, action, target, detail, at).await
+        let by = Act { org, actor, at };
+        by.audit(&self.db.pool, action, target, detail).await
     }
 
     /// Audit entries of one action about one target, oldest first.
@@ -88,9 +99,6 @@ impl AuditTrail<'_> {
         before: Option<i64>,
         limit: i64,
     ) -> Result<Vec<AuditEntry>> {
-        let text = format!("{SELECT} WHERE org = $1 AND id < $2 ORDER BY id DESC LIMIT $3");
-        sql!(text, org, before.unwrap_or(i64::MAX), limit)
-            .all(&self.db.pool)
-            .await
+        self.db.newest_before(SELECT, org, before, limit).await
     }
 }

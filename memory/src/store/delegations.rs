@@ -2,7 +2,7 @@
 //! an API key acts on (`api_keys.on_behalf_of`). The rules (both people
 //! paired, not oneself) live in the `pairing` crate; this is their storage.
 
-use super::audit::insert_audit;
+use super::audit::Act;
 use super::people::{Identity, User, USER};
 use super::Result;
 use crate::store::UserStatus;
@@ -19,6 +19,15 @@ pub struct Delegation {
     pub granted_at: i64,
 }
 
+/// A grant made or ended: `delegate` acting for `principal`, and who made
+/// or ended it, where and when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DelegationChange<'a> {
+    pub principal: &'a str,
+    pub delegate: &'a str,
+    pub by: Act<'a>,
+}
+
 /// Who an API key speaks as: its user, and whose behalf when it was made
 /// `--on-behalf-of` someone (only while that grant holds).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,31 +42,17 @@ impl Identity<'_> {
     /// Grant `delegate` the right to act for `principal`, with its
     /// `delegate.grant` audit entry, in one transaction. False, with nothing
     /// written, when the grant exists already.
-    pub async fn grant_delegate(
-        &self,
-        org: &str,
-        principal: &str,
-        delegate: &str,
-        actor: &str,
-        now: i64,
-    ) -> Result<bool> {
+    pub async fn grant_delegate(&self, grant: &DelegationChange<'_>) -> Result<bool> {
+        let (by, principal, delegate) = (grant.by, grant.principal, grant.delegate);
         let text = "INSERT INTO delegations (org, principal, delegate, granted_by, granted_at) \
                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING";
-        let q = sql!(text, org, principal, delegate, actor, now);
+        let q = sql!(text, by.org, principal, delegate, by.actor, by.at);
         let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
             return Ok(false);
         };
         let detail = format!("delegate {delegate}");
-        insert_audit(
-            &mut *tx,
-            org,
-            actor,
-            "delegate.grant",
-            principal,
-            &detail,
-            now,
-        )
-        .await?;
+        by.audit(&mut *tx, "delegate.grant", principal, &detail)
+            .await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -65,32 +60,17 @@ impl Identity<'_> {
     /// End a grant, with its `delegate.revoke` audit entry; the keys made
     /// on its behalf are revoked with it, so granting it again brings none
     /// back. False when there was no such grant.
-    pub async fn revoke_delegate(
-        &self,
-        org: &str,
-        principal: &str,
-        delegate: &str,
-        actor: &str,
-        now: i64,
-    ) -> Result<bool> {
+    pub async fn revoke_delegate(&self, grant: &DelegationChange<'_>) -> Result<bool> {
+        let (by, principal, delegate) = (grant.by, grant.principal, grant.delegate);
         let text = "DELETE FROM delegations WHERE org = $1 AND principal = $2 AND delegate = $3";
-        let q = sql!(text, org, principal, delegate);
+        let q = sql!(text, by.org, principal, delegate);
         let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
             return Ok(false);
         };
-        let keys =
-            revoke_keys_acting_for(&mut tx, org, principal, Some(delegate), actor, now).await?;
+        let keys = revoke_keys_acting_for(&mut tx, principal, Some(delegate), by).await?;
         let detail = with_keys(format!("delegate {delegate}"), &keys);
-        insert_audit(
-            &mut *tx,
-            org,
-            actor,
-            "delegate.revoke",
-            principal,
-            &detail,
-            now,
-        )
-        .await?;
+        by.audit(&mut *tx, "delegate.revoke", principal, &detail)
+            .await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -167,18 +147,18 @@ fn with_keys(detail: String, keys: &[String]) -> String {
 /// given); their ids.
 async fn revoke_keys_acting_for(
     tx: &mut Transaction<'_, Any>,
-    org: &str,
     principal: &str,
     delegate: Option<&str>,
-    actor: &str,
-    now: i64,
+    by: Act<'_>,
 ) -> Result<Vec<String>> {
     let text = "SELECT key_id FROM api_keys WHERE org = $1 AND on_behalf_of = $2 \
                 AND (CAST($3 AS TEXT) IS NULL OR user_id = $3) AND revoked_at IS NULL ORDER BY key_id";
-    let keys: Vec<(String,)> = sql!(text, org, principal, delegate).all(&mut **tx).await?;
+    let keys: Vec<(String,)> = sql!(text, by.org, principal, delegate)
+        .all(&mut **tx)
+        .await?;
     let text = "UPDATE api_keys SET revoked_at = $1, revoked_by = $2 WHERE org = $3 \
                 AND on_behalf_of = $4 AND (CAST($5 AS TEXT) IS NULL OR user_id = $5) AND revoked_at IS NULL";
-    sql!(text, now, actor, org, principal, delegate)
+    sql!(text, by.at, by.actor, by.org, principal, delegate)
         .exec(&mut **tx)
         .await?;
     Ok(keys.into_iter().map(|(k,)| k).collect())
@@ -189,35 +169,25 @@ async fn revoke_keys_acting_for(
 /// act for them. Part of `Identity::revoke_user`'s transaction.
 pub(super) async fn end_delegations_of(
     tx: &mut Transaction<'_, Any>,
-    org: &str,
     user: &str,
-    actor: &str,
-    now: i64,
+    by: Act<'_>,
 ) -> Result<()> {
     let text = format!("{DELEGATION} WHERE org = $1 AND (principal = $2 OR delegate = $2)");
-    let grants: Vec<Delegation> = sql!(text, org, user).all(&mut **tx).await?;
+    let grants: Vec<Delegation> = sql!(text, by.org, user).all(&mut **tx).await?;
     let text = "DELETE FROM delegations WHERE org = $1 AND (principal = $2 OR delegate = $2)";
-    sql!(text, org, user).exec(&mut **tx).await?;
-    let keys = revoke_keys_acting_for(tx, org, user, None, actor, now).await?;
+    sql!(text, by.org, user).exec(&mut **tx).await?;
+    let keys = revoke_keys_acting_for(tx, user, None, by).await?;
     for g in grants {
         let detail = format!(
             "delegate {} (ended with the revocation of {user})",
             g.delegate
         );
-        insert_audit(
-            &mut **tx,
-            org,
-            actor,
-            "delegate.revoke",
-            &g.principal,
-            &detail,
-            now,
-        )
-        .await?;
+        by.audit(&mut **tx, "delegate.revoke", &g.principal, &detail)
+            .await?;
     }
     if !keys.is_empty() {
         let detail = with_keys(format!("acting for {user}"), &keys);
-        insert_audit(&mut **tx, org, actor, "api_key.revoke", user, &detail, now).await?;
+        by.audit(&mut **tx, "api_key.revoke", user, &detail).await?;
     }
     Ok(())
 }

@@ -35,18 +35,19 @@ mod tombstones;
 mod vectors;
 
 pub use archives::{Archive, NewArchive};
-pub use audit::AuditTrail;
-pub use delegations::{Delegation, KeyHolder};
+pub use audit::{Act, AuditTrail};
+pub use delegations::{Delegation, DelegationChange, KeyHolder};
 pub use jobs::Jobs;
 pub use messages::{Answer, ConversationView, LiveSize, NewMessage, Opened, Opening, ViewOf};
 pub use pairing::{
     ApiKey, Decision, Identity, NewPairingCode, PairingRequest, RequestStatus, User, UserStatus,
 };
+pub(crate) use records::SubjectRuleRun;
 pub use records::{RecordFilter, RetrievalScope, Retrieved, Supersession};
 pub use retention::{Erasure, ERASED};
 pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement};
 pub use revisions::{NewRevision, RevisionMeta};
-pub use role_memory::RoleMemory;
+pub use role_memory::{ProposalDecision, RoleMemory};
 pub use runs::{NewRun, Runs};
 pub use sessions::DashboardSession;
 pub use skills::{Curator, NewCorrection, NewProposal, Skills};
@@ -422,6 +423,25 @@ impl Db {
 
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// The newest `limit` rows of `org` that `select` (a `SELECT … FROM
+    /// table`) reads with an id below `before` (all when `None`), newest
+    /// first: one page of a list.
+    async fn newest_before<T>(
+        &self,
+        select: &str,
+        org: &str,
+        before: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<T>>
+    where
+        T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
+    {
+        let text = format!("{select} WHERE org = $1 AND id < $2 ORDER BY id DESC LIMIT $3");
+        sql!(text, org, before.unwrap_or(i64::MAX), limit)
+            .all(&self.pool)
+            .await
     }
 
     /// The row `id` of `org` that `select` (a `SELECT … FROM table`) reads;

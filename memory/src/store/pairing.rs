@@ -2,7 +2,7 @@
 //! pairing codes, the hint throttle and API keys. The rules (codes, TTLs,
 //! limits, who may approve) live in the `pairing` crate; this is their storage.
 
-use super::audit::insert_audit;
+use super::audit::Act;
 use super::people::USER;
 pub use super::people::{Identity, User, UserStatus};
 use super::Result;
@@ -171,31 +171,20 @@ impl Identity<'_> {
         } else {
             format!("API keys revoked with the user: {}", keys.join(", "))
         };
-        insert_audit(
-            &mut *tx,
+        let by = Act {
             org,
             actor,
-            "pairing.revoke",
-            user_id,
-            &detail,
-            now,
-        )
-        .await?;
+            at: now,
+        };
+        by.audit(&mut *tx, "pairing.revoke", user_id, &detail)
+            .await?;
         for k in &keys {
             let detail = format!("key {k} (revoked with the user)");
-            insert_audit(
-                &mut *tx,
-                org,
-                actor,
-                "api_key.revoke",
-                user_id,
-                &detail,
-                now,
-            )
-            .await?;
+            by.audit(&mut *tx, "api_key.revoke", user_id, &detail)
+                .await?;
         }
-        super::delegations::end_delegations_of(&mut tx, org, user_id, actor, now).await?;
-        super::role_memory::end_roles_of(&mut tx, org, user_id, actor, now).await?;
+        super::delegations::end_delegations_of(&mut tx, user_id, by).await?;
+        super::role_memory::end_roles_of(&mut tx, user_id, by).await?;
         tx.commit().await?;
         Ok(Some(keys))
     }
@@ -311,16 +300,12 @@ impl Identity<'_> {
             .await?;
             sql!(LINK, org, id, id, d.now).exec(&mut *tx).await?;
         }
-        insert_audit(
-            &mut *tx,
-            &req.org,
-            d.actor,
-            action,
-            &req.stored_id,
-            &detail,
-            d.now,
-        )
-        .await?;
+        let by = Act {
+            org: &req.org,
+            actor: d.actor,
+            at: d.now,
+        };
+        by.audit(&mut *tx, action, &req.stored_id, &detail).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -394,32 +379,19 @@ impl Identity<'_> {
     /// Revoke one API key by its public id, with its `api_key.revoke` audit
     /// entry, in one transaction. False, with nothing written, when there is
     /// no such key or it was revoked already.
-    pub async fn revoke_api_key(
-        &self,
-        org: &str,
-        key_id: &str,
-        actor: &str,
-        now: i64,
-    ) -> Result<bool> {
+    pub async fn revoke_api_key(&self, key_id: &str, by: Act<'_>) -> Result<bool> {
+        let org = by.org;
         let text = "UPDATE api_keys SET revoked_at = $1, revoked_by = $2 \
                     WHERE org = $3 AND key_id = $4 AND revoked_at IS NULL";
-        let q = sql!(text, now, actor, org, key_id);
+        let q = sql!(text, by.at, by.actor, org, key_id);
         let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
             return Ok(false);
         };
         let text = "SELECT user_id FROM api_keys WHERE org = $1 AND key_id = $2";
         let (user_id,): (String,) = sql!(text, org, key_id).one(&mut *tx).await?;
         let detail = format!("key {key_id}");
-        insert_audit(
-            &mut *tx,
-            org,
-            actor,
-            "api_key.revoke",
-            &user_id,
-            &detail,
-            now,
-        )
-        .await?;
+        by.audit(&mut *tx, "api_key.revoke", &user_id, &detail)
+            .await?;
         tx.commit().await?;
         Ok(true)
     }

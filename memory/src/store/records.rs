@@ -1,3 +1,4 @@
+use super::audit::Act;
 use super::fulltext::{self, vis_key, Doc};
 use super::revisions::{insert_revision, vetoed, NewRevision, RevisionMeta};
 use super::tombstones::{self, TombstoneKey};
@@ -457,32 +458,43 @@ fn filtered<'q>(org: &'q str, f: &'q RecordFilter) -> Sql<'q> {
     q
 }
 
+/// Record `id` made active under the subject rule, for `cause` in run
+/// `run_id` at `now`: what the rule's revisions name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SubjectRuleRun<'a> {
+    pub org: &'a str,
+    pub id: i64,
+    pub cause: &'a str,
+    pub run_id: &'a str,
+    pub now: i64,
+}
+
 /// [`Records::activate_under_subject_rule`] inside the caller's transaction.
 pub(super) async fn activate_on(
     conn: &mut AnyConnection,
-    org: &str,
-    id: i64,
-    cause: &str,
-    run_id: &str,
-    now: i64,
+    run: &SubjectRuleRun<'_>,
 ) -> Result<Supersession> {
+    let (org, id) = (run.org, run.id);
     // Write first, so SQLite takes its write lock before any read in this transaction.
     if set_status_on(&mut *conn, org, id, Status::Active).await? == 0 {
         return Err(StoreError::NotFound(format!("memory record {id}")));
     }
-    subject_rule_on(conn, org, id, cause, run_id, now).await
+    subject_rule_on(conn, run).await
 }
 
-/// The subject rule for the active record `id`: the older of it and each
+/// The subject rule for the active record `run.id`: the older of it and each
 /// other active record on its subject is superseded, unless vetoed.
 async fn subject_rule_on(
     conn: &mut AnyConnection,
-    org: &str,
-    id: i64,
-    cause: &str,
-    run_id: &str,
-    now: i64,
+    run: &SubjectRuleRun<'_>,
 ) -> Result<Supersession> {
+    let SubjectRuleRun {
+        org,
+        id,
+        cause,
+        run_id,
+        now,
+    } = *run;
     let new = fetch(&mut *conn, org, id)
         .await?
         .ok_or_else(|| StoreError::NotFound(format!("memory record {id}")))?;
@@ -542,7 +554,14 @@ async fn insert_active_on(
         | Status::Rejected
         | Status::Deleted => insert_on(&mut *conn, &r.clone().status(Status::Active)).await?,
     };
-    let s = subject_rule_on(conn, &r.org, id, cause, run_id, now).await?;
+    let run = SubjectRuleRun {
+        org: &r.org,
+        id,
+        cause,
+        run_id,
+        now,
+    };
+    let s = subject_rule_on(conn, &run).await?;
     Ok((id, s))
 }
 
@@ -753,14 +772,10 @@ impl Records<'_> {
     /// this record history itself. Undone pairs (vetoes) are never applied again.
     pub(crate) async fn activate_under_subject_rule(
         &self,
-        org: &str,
-        id: i64,
-        cause: &str,
-        run_id: &str,
-        now: i64,
+        run: &SubjectRuleRun<'_>,
     ) -> Result<Supersession> {
         let mut tx = self.db.pool.begin().await?;
-        let out = activate_on(&mut tx, org, id, cause, run_id, now).await?;
+        let out = activate_on(&mut tx, run).await?;
         tx.commit().await?;
         self.db.written();
         Ok(out)
@@ -783,16 +798,13 @@ impl Records<'_> {
             let (back, over) = (rev.retired_id, rev.replacing_id);
             let detail = format!("record {back} back; veto {over} -> {back}");
             let target = format!("revision:{id}");
-            super::audit::insert_audit(
-                &mut *tx,
+            let by = Act {
                 org,
                 actor,
-                "revision.undo",
-                &target,
-                &detail,
-                now,
-            )
-            .await?;
+                at: now,
+            };
+            by.audit(&mut *tx, "revision.undo", &target, &detail)
+                .await?;
         }
         tx.commit().await?;
         self.db.written();

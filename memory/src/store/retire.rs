@@ -76,14 +76,18 @@ async fn lock(conn: &mut AnyConnection, org: &str, id: i64) -> Result<()> {
     sql!(text, org, id).exec(conn).await.map(|_| ())
 }
 
-async fn retire_on(
-    conn: &mut AnyConnection,
-    org: &str,
+/// One retirement to try: `retired` in favour of `replacing`, in `org`, with
+/// `meta`'s provenance, at `now`.
+struct Replacement<'a> {
+    org: &'a str,
     retired: i64,
     replacing: i64,
-    meta: &RevisionMeta<'_>,
+    meta: &'a RevisionMeta<'a>,
     now: i64,
-) -> Result<Retirement> {
+}
+
+async fn retire_on(conn: &mut AnyConnection, r: &Replacement<'_>) -> Result<Retirement> {
+    let (org, retired, replacing) = (r.org, r.retired, r.replacing);
     use Retirement::Refused;
     if retired == replacing {
         return Ok(Refused(Refusal::SameRecord));
@@ -119,8 +123,8 @@ async fn retire_on(
         agent: &new.agent,
         retired_id: retired,
         replacing_id: replacing,
-        meta: *meta,
-        created_at: now,
+        meta: *r.meta,
+        created_at: r.now,
     };
     let revision = insert_revision(&mut *conn, &revision).await?;
     Ok(Retirement::Retired { revision })
@@ -140,7 +144,14 @@ impl Records<'_> {
     ) -> Result<Retirement> {
         let mut tx = self.db.pool.begin().await?;
         lock(&mut tx, org, retired).await?;
-        let out = retire_on(&mut tx, org, retired, replacing, meta, now).await?;
+        let replacement = Replacement {
+            org,
+            retired,
+            replacing,
+            meta,
+            now,
+        };
+        let out = retire_on(&mut tx, &replacement).await?;
         tx.commit().await?;
         Ok(out)
     }
@@ -194,7 +205,14 @@ impl Records<'_> {
             return Ok(out);
         }
         for m in members {
-            match retire_on(&mut tx, org, m, survivor, meta, now).await? {
+            let replacement = Replacement {
+                org,
+                retired: m,
+                replacing: survivor,
+                meta,
+                now,
+            };
+            match retire_on(&mut tx, &replacement).await? {
                 Retirement::Retired { .. } => out.retired.push(m),
                 Retirement::Refused(r) => out.refused.push((m, r)),
             }

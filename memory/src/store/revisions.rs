@@ -62,10 +62,7 @@ impl Records<'_> {
         before: Option<i64>,
         limit: i64,
     ) -> Result<Vec<Revision>> {
-        let text = format!("{SELECT} WHERE org = $1 AND id < $2 ORDER BY id DESC LIMIT $3");
-        sql!(text, org, before.unwrap_or(i64::MAX), limit)
-            .all(&self.db.pool)
-            .await
+        self.db.newest_before(SELECT, org, before, limit).await
     }
 }
 

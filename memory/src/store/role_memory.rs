@@ -12,9 +12,9 @@
 //! owner the role's name); a new rubric supersedes the old one, and retiring
 //! an entry is a revision that `Records::undo_revision` undoes.
 
-use super::audit::insert_audit;
+use super::audit::Act;
 use super::people::User;
-use super::records::{activate_on, fetch, insert_on};
+use super::records::{activate_on, fetch, insert_on, SubjectRuleRun};
 use super::revisions::{insert_revision, NewRevision, RevisionMeta};
 use super::{Db, Result as StoreResult, StoreError};
 use crate::model::{NewRecord, Scope, Status, ANY_AGENT};
@@ -286,23 +286,12 @@ fn proposal_ref(id: i64) -> String {
 /// Append `action` on proposal `id` to the audit log, in its transaction.
 async fn audit_proposal(
     tx: &mut Transaction<'_, Any>,
-    org: &str,
-    actor: &str,
+    by: Act<'_>,
     action: &str,
     id: i64,
     detail: &str,
-    now: i64,
 ) -> StoreResult<()> {
-    insert_audit(
-        &mut **tx,
-        org,
-        actor,
-        action,
-        &proposal_ref(id),
-        detail,
-        now,
-    )
-    .await
+    by.audit(&mut **tx, action, &proposal_ref(id), detail).await
 }
 
 #[derive(sqlx::FromRow)]
@@ -373,6 +362,15 @@ impl Row {
             self.accepted_hash,
         ))
     }
+}
+
+/// One of the two decisions on proposal `id` (accept, confirm), taken by
+/// `by.actor` on the text whose content hash is `seen` (when given).
+#[derive(Debug, Clone, Copy)]
+pub struct ProposalDecision<'a> {
+    pub id: i64,
+    pub seen: Option<&'a str>,
+    pub by: Act<'a>,
 }
 
 /// A proposal about to be made.
@@ -489,7 +487,12 @@ impl RoleMemory<'_> {
             return Ok(false);
         };
         let (action, detail) = change.audit();
-        insert_audit(&mut *tx, org, actor, action, user, &detail, now).await?;
+        let by = Act {
+            org,
+            actor,
+            at: now,
+        };
+        by.audit(&mut *tx, action, user, &detail).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -583,16 +586,12 @@ impl RoleMemory<'_> {
         if let Some(principal) = p.on_behalf_of {
             detail.push_str(&format!("; on behalf of {principal}"));
         }
-        audit_proposal(
-            &mut tx,
-            p.org,
-            p.proposed_by,
-            "role_memory.propose",
-            id,
-            &detail,
-            p.now,
-        )
-        .await?;
+        let by = Act {
+            org: p.org,
+            actor: p.proposed_by,
+            at: p.now,
+        };
+        audit_proposal(&mut tx, by, "role_memory.propose", id, &detail).await?;
         tx.commit().await?;
         self.get(p.org, id, p.now).await
     }
@@ -686,7 +685,12 @@ impl RoleMemory<'_> {
         );
         if q.exec(&mut *tx).await? > 0 {
             let (action, detail) = ("role_memory.expire", "not confirmed within 14 days");
-            audit_proposal(&mut tx, &e.org, "system", action, e.id, detail, now).await?;
+            let by = Act {
+                org: &e.org,
+                actor: "system",
+                at: now,
+            };
+            audit_proposal(&mut tx, by, action, e.id, detail).await?;
         }
         tx.commit().await?;
         Err(RoleError::Expired(e.id))
@@ -704,14 +708,9 @@ impl RoleMemory<'_> {
     /// Accept a proposal: `actor` holds `role_memory.manage` for its role.
     /// `seen` is the content hash the actor decided on (refused when the
     /// text changed since). Audited `role_memory.accept`.
-    pub async fn accept(
-        &self,
-        org: &str,
-        id: i64,
-        actor: &str,
-        seen: Option<&str>,
-        now: i64,
-    ) -> Result<RoleEntry> {
+    pub async fn accept(&self, decision: &ProposalDecision<'_>) -> Result<RoleEntry> {
+        let ProposalDecision { id, seen, by } = *decision;
+        let (org, actor, now) = (by.org, by.actor, by.at);
         let e = self.get(org, id, now).await?;
         self.refuse_if_expired(&e, now).await?;
         if e.status != ProposalStatus::Proposed {
@@ -743,7 +742,7 @@ impl RoleMemory<'_> {
             "role {}; accepted by {actor}; hash {}",
             e.role, e.content_hash
         );
-        audit_proposal(&mut tx, org, actor, "role_memory.accept", id, &detail, now).await?;
+        audit_proposal(&mut tx, by, "role_memory.accept", id, &detail).await?;
         tx.commit().await?;
         self.get(org, id, now).await
     }
@@ -752,14 +751,9 @@ impl RoleMemory<'_> {
     /// and holds its role at this moment; the text is the one accepted. It
     /// becomes an active record of the role (a rubric supersedes the
     /// previous version). Audited `role_memory.confirm`, naming both people.
-    pub async fn confirm(
-        &self,
-        org: &str,
-        id: i64,
-        actor: &str,
-        seen: Option<&str>,
-        now: i64,
-    ) -> Result<RoleEntry> {
+    pub async fn confirm(&self, decision: &ProposalDecision<'_>) -> Result<RoleEntry> {
+        let ProposalDecision { id, seen, by } = *decision;
+        let (org, actor, now) = (by.org, by.actor, by.at);
         let (e, accepted_hash) = self.row(org, id, now).await?;
         self.refuse_if_expired(&e, now).await?;
         if e.status != ProposalStatus::Accepted {
@@ -815,15 +809,22 @@ impl RoleMemory<'_> {
         .author(Some(e.proposed_by.clone()))
         .on_behalf_of(e.on_behalf_of.clone());
         let record = insert_on(&mut tx, &rec).await?;
-        let run = proposal_ref(id);
-        activate_on(&mut tx, org, record, "role_curation", &run, now).await?;
+        let run_id = proposal_ref(id);
+        let run = SubjectRuleRun {
+            org,
+            id: record,
+            cause: "role_curation",
+            run_id: &run_id,
+            now,
+        };
+        activate_on(&mut tx, &run).await?;
         let text = "UPDATE role_proposals SET record_id = $1 WHERE org = $2 AND id = $3";
         sql!(text, record, org, id).exec(&mut *tx).await?;
         let detail = format!(
             "role {}; accepted by {accepted_by}; confirmed by {actor}; hash {}; record {record}",
             e.role, e.content_hash
         );
-        audit_proposal(&mut tx, org, actor, "role_memory.confirm", id, &detail, now).await?;
+        audit_proposal(&mut tx, by, "role_memory.confirm", id, &detail).await?;
         tx.commit().await?;
         self.db.written();
         self.get(org, id, now).await
@@ -839,9 +840,15 @@ impl RoleMemory<'_> {
         seen: Option<&str>,
         now: i64,
     ) -> Result<RoleEntry> {
+        let by = Act {
+            org,
+            actor,
+            at: now,
+        };
+        let decision = ProposalDecision { id, seen, by };
         match step {
-            CurationStep::Accept => self.accept(org, id, actor, seen, now).await,
-            CurationStep::Confirm => self.confirm(org, id, actor, seen, now).await,
+            CurationStep::Accept => self.accept(&decision).await,
+            CurationStep::Confirm => self.confirm(&decision).await,
         }
     }
 
@@ -868,6 +875,11 @@ impl RoleMemory<'_> {
             return Err(RoleError::NotManager(actor.to_string(), e.role));
         }
         let content = self.clean(org, content).await?;
+        let by = Act {
+            org,
+            actor,
+            at: now,
+        };
         let hash = content_hash(&content);
         let mut tx = self.db.pool.begin().await?;
         let text = "UPDATE role_proposals SET content = $1, content_hash = $2, status = $3, \
@@ -886,7 +898,7 @@ impl RoleMemory<'_> {
             "role {}; hash {} -> {hash}; decisions reset",
             e.role, e.content_hash
         );
-        audit_proposal(&mut tx, org, actor, "role_memory.edit", id, &detail, now).await?;
+        audit_proposal(&mut tx, by, "role_memory.edit", id, &detail).await?;
         tx.commit().await?;
         self.get(org, id, now).await
     }
@@ -939,7 +951,12 @@ impl RoleMemory<'_> {
         };
         let revision = insert_revision(&mut *tx, &revision).await?;
         let detail = format!("role {}; record {record}; revision {revision}", e.role);
-        audit_proposal(&mut tx, org, actor, "role_memory.retire", id, &detail, now).await?;
+        let by = Act {
+            org,
+            actor,
+            at: now,
+        };
+        audit_proposal(&mut tx, by, "role_memory.retire", id, &detail).await?;
         tx.commit().await?;
         self.db.written();
         Ok(revision)
@@ -960,11 +977,10 @@ impl RoleMemory<'_> {
 /// of `Identity::revoke_user`'s transaction.
 pub(super) async fn end_roles_of(
     tx: &mut Transaction<'_, Any>,
-    org: &str,
     user: &str,
-    actor: &str,
-    now: i64,
+    by: Act<'_>,
 ) -> StoreResult<()> {
+    let org = by.org;
     let text = "SELECT role FROM user_roles WHERE org = $1 AND user_id = $2 ORDER BY role";
     let roles: Vec<(String,)> = sql!(text, org, user).all(&mut **tx).await?;
     let text =
@@ -986,11 +1002,11 @@ pub(super) async fn end_roles_of(
     .await?;
     for (role,) in roles {
         let detail = format!("role {role} (ended with the revocation)");
-        insert_audit(&mut **tx, org, actor, "role.remove", user, &detail, now).await?;
+        by.audit(&mut **tx, "role.remove", user, &detail).await?;
     }
     for (role, permission) in grants {
         let detail = format!("{permission} for role {role} (ended with the revocation)");
-        insert_audit(&mut **tx, org, actor, "role.ungrant", user, &detail, now).await?;
+        by.audit(&mut **tx, "role.ungrant", user, &detail).await?;
     }
     Ok(())
 }

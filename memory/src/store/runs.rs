@@ -1,7 +1,7 @@
 //! Automated runs and the webhook deliveries already taken. A run's start
 //! and its end are each audited in their transaction.
 
-use super::audit::insert_audit;
+use super::audit::Act;
 use super::{Db, Result};
 use crate::run::{conversation_of, Run, RunOutcome, Trigger};
 
@@ -73,16 +73,13 @@ impl Runs<'_> {
         } else {
             r.started_by
         };
-        insert_audit(
-            &mut *tx,
-            r.org,
+        let by = Act {
+            org: r.org,
             actor,
-            "run.start",
-            &conversation,
-            &detail,
-            r.at,
-        )
-        .await?;
+            at: r.at,
+        };
+        by.audit(&mut *tx, "run.start", &conversation, &detail)
+            .await?;
         tx.commit().await?;
         self.get(r.org, id).await
     }
@@ -109,16 +106,13 @@ impl Runs<'_> {
         } else {
             format!("{}: {error}", outcome.as_str())
         };
-        insert_audit(
-            &mut *tx,
+        let by = Act {
             org,
-            &run.principal,
-            "run.finish",
-            &run.conversation,
-            &detail,
+            actor: &run.principal,
             at,
-        )
-        .await?;
+        };
+        by.audit(&mut *tx, "run.finish", &run.conversation, &detail)
+            .await?;
         tx.commit().await?;
         Ok(run)
     }

@@ -2,7 +2,7 @@
 //! opt-in to having implicit items kept without being asked. The operator's
 //! per-agent setting is the ceiling (`policy::auto_keeps`).
 
-use super::audit::insert_audit;
+use super::audit::Act;
 use super::pairing::Identity;
 use super::Result;
 
@@ -31,16 +31,13 @@ impl Identity<'_> {
             .exec(&mut *tx)
             .await?;
         let detail = if on { "auto_keep on" } else { "auto_keep off" };
-        insert_audit(
-            &mut *tx,
+        let by = Act {
             org,
             actor,
-            "settings.auto_keep",
-            user,
-            detail,
-            now,
-        )
-        .await?;
+            at: now,
+        };
+        by.audit(&mut *tx, "settings.auto_keep", user, detail)
+            .await?;
         tx.commit().await?;
         Ok(())
     }

@@ -2,7 +2,7 @@
 //! which revisions each turn used. Every change of what is in force moves
 //! the agent's generation in the same transaction and is audited there.
 
-use super::audit::insert_audit;
+use super::audit::Act;
 use super::{Db, Result, StoreError};
 use crate::skill::{Correction, Skill, SkillRefusal, SkillRevision, SkillStatus};
 use sqlx::{Any, Transaction};
@@ -58,12 +58,7 @@ pub struct NewProposal<'a> {
 pub type Curated = std::result::Result<SkillRevision, SkillRefusal>;
 
 /// Who acts, when (approvals, rejections, rollbacks).
-#[derive(Debug, Clone, Copy)]
-pub struct Curator<'a> {
-    pub org: &'a str,
-    pub actor: &'a str,
-    pub at: i64,
-}
+pub type Curator<'a> = Act<'a>;
 
 impl Skills<'_> {
     /// Keep a correction; `None` when that message was kept already.
@@ -194,16 +189,13 @@ impl Skills<'_> {
         }
         let target = format!("skill:{}/{}", p.agent, p.slug);
         let detail = format!("rev {rev} (revision {id}) proposed");
-        insert_audit(
-            &mut *tx,
-            p.org,
-            p.proposed_by,
-            "skill.propose",
-            &target,
-            &detail,
-            p.at,
-        )
-        .await?;
+        let by = Act {
+            org: p.org,
+            actor: p.proposed_by,
+            at: p.at,
+        };
+        by.audit(&mut *tx, "skill.propose", &target, &detail)
+            .await?;
         tx.commit().await?;
         self.revision(p.org, id).await
     }
@@ -518,8 +510,5 @@ async fn audit_skill(
     detail: &str,
 ) -> Result<()> {
     let target = format!("skill:{}/{}", skill.agent, skill.slug);
-    insert_audit(
-        &mut **tx, who.org, who.actor, action, &target, detail, who.at,
-    )
-    .await
+    who.audit(&mut **tx, action, &target, detail).await
 }
