@@ -383,6 +383,32 @@ fn follows_up(text: &str) -> bool {
     OPENINGS.iter().any(|o| t.starts_with(o)) || t.split_whitespace().count() <= 2 || points_back
 }
 
+/// Whether `text` asks what the speaker said before ("What did I ask you to
+/// remind me about?", "what have I told you about my team?"): only the
+/// conversation's lines or memory of their own can answer it.
+fn asks_what_they_said(text: &str) -> bool {
+    const SAID: &[&str] = &[
+        "ask",
+        "asked",
+        "tell",
+        "told",
+        "say",
+        "said",
+        "mention",
+        "mentioned",
+        "request",
+        "requested",
+    ];
+    let t = text.to_lowercase();
+    let words: Vec<&str> = t
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    words
+        .windows(3)
+        .any(|w| matches!(w[0], "did" | "have" | "had") && w[1] == "i" && SAID.contains(&w[2]))
+}
+
 /// A line of `msg`'s conversation by `author`, with no sender (set one for a person's line).
 fn line_of<'m>(msg: &'m Inbound, author: MessageAuthor, text: &'m str, now: i64) -> NewMessage<'m> {
     NewMessage {
@@ -1479,6 +1505,8 @@ impl TurnLoop {
         );
         let shown: &[memory::StoredMessage] = match self.parts.cfg.turn.history_for {
             HistoryFor::Every => &history,
+            // "What did I ask you …?" is about the conversation itself.
+            HistoryFor::FollowUps if asks_what_they_said(text) => &history,
             HistoryFor::FollowUps if !follows_up(text) => &[],
             // A follow-up is read with the exchange it follows: the speaker's
             // previous line and what came after it, not the whole window.
@@ -1543,6 +1571,17 @@ impl TurnLoop {
             Ok(answer) if !answer.is_empty() => {
                 match self.unknown_person(t, text, &answer, &citable).await? {
                     Some(name) => nothing_on(&name),
+                    // What the speaker said, asked of a model shown none of
+                    // their lines and none of their memory, is a guess (the
+                    // real model answered Ben "You asked me to remind me about
+                    // the VPN endpoint"): the rules answer.
+                    None if shown.is_empty()
+                        && asks_what_they_said(text)
+                        && !context::cites(&answer)
+                        && !citable.iter().any(|r| r.record.scope.is_personal()) =>
+                    {
+                        offline::NOTHING_IN_MEMORY.to_string()
+                    }
                     None => answer,
                 }
             }
@@ -1757,6 +1796,22 @@ impl TurnHandler for TurnLoop {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_question_about_what_the_speaker_said_is_known_by_its_words() {
+        for (text, asks) in [
+            ("What did I ask you to remind me about?", true),
+            ("What have I told you about my team?", true),
+            ("Did I mention the VPN host?", true),
+            ("what did i say yesterday", true),
+            ("What did Ben ask you?", false),
+            ("How do I connect to the VPN?", false),
+            ("Remind me to renew my badge on Friday.", false),
+            ("I told you I work on payments.", false),
+        ] {
+            assert_eq!(super::asks_what_they_said(text), asks, "{text}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -604,6 +604,47 @@ async fn with_history_for_follow_ups_a_standalone_question_is_sent_without_histo
 }
 
 #[tokio::test]
+async fn what_the_speaker_said_is_read_from_their_lines_and_never_guessed() {
+    let fake = FakeLlm::start().await;
+    let mut cfg = fake.config();
+    cfg.turn.history_for = steward::config::HistoryFor::FollowUps;
+    let h = Harness::with_config(cfg).await;
+    h.pair("111", Role::Admin).await;
+    h.pair("222", Role::User).await;
+    h.dm(
+        "111",
+        "@notes: The VPN endpoint is vpn.example.com, port 443.",
+    )
+    .await;
+    // Asked before saying anything: no line of theirs, no memory of theirs.
+    // What the real model answered is a guess, and is not shown.
+    fake.push(
+        TEXT,
+        Answer::Content(
+            "You asked me to remind me about the VPN endpoint and the deployment to production."
+                .into(),
+        ),
+    );
+    let guess = h.dm("222", "What did I ask you to remind me about?").await;
+    assert_eq!(guess, "I don't have anything in memory about that yet.");
+    // Once they have said it, the question is read with their lines.
+    fake.push(TEXT, Answer::Content("I can't set reminders.".into()));
+    h.dm("222", "Remind me to renew my badge on Friday.").await;
+    let answer = "You asked me to remind you to renew your badge on Friday.";
+    fake.push(TEXT, Answer::Content(answer.into()));
+    fake.clear_received();
+    let reply = h.dm("222", "What did I ask you to remind me about?").await;
+    assert_eq!(reply, answer);
+    assert!(
+        fake.received_for(TEXT)[0]
+            .text()
+            .contains("renew my badge on Friday"),
+        "{}",
+        fake.received_for(TEXT)[0].body
+    );
+}
+
+#[tokio::test]
 async fn the_notes_open_every_reply_prompt_alike_so_the_server_processes_only_the_message() {
     // A llama.cpp server reuses the longest prefix its last prompt shares:
     // with the notes in the system message, byte for byte the same for every

@@ -676,7 +676,8 @@ pub fn respond(ctx: &ReplyContext<'_>) -> String {
     out.join("\n\n")
 }
 
-const NOTHING_IN_MEMORY: &str = "I don't have anything in memory about that yet.";
+/// The answer when memory holds nothing on what is asked.
+pub const NOTHING_IN_MEMORY: &str = "I don't have anything in memory about that yet.";
 
 /// The rules' answer from memory, or `None` when memory holds nothing on the
 /// message (a failed model then has nothing better to offer than an apology).
