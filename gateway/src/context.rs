@@ -368,11 +368,12 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
         let lower = t.to_lowercase();
         let receipt = lower.contains("written:") && lower.contains("(id:");
         let question = lower.starts_with("remember this?") || lower.contains("reply yes or no");
+        let imitated = lower.starts_with(&MEMORY_SAYS.to_lowercase());
         let said = normalised(t);
         let repeated = !asked.is_empty() && said == asked;
         // A line of the instructions recited back (a small model does that).
         let recited = said.len() >= 20 && instructions.contains(&said);
-        if receipt || question || echo || repeated || recited {
+        if receipt || question || echo || repeated || recited || imitated {
             continue;
         }
         lines.push(without_unshown_citations(line, &shown));
@@ -515,6 +516,11 @@ pub fn cite(answer: String, found: &[Retrieved], shared: bool) -> String {
     format!("{answer}{sep}({CITATION} {})", used.join(", "))
 }
 
+/// How [`grounded`] opens the line with a note's own text. A model's line
+/// opening so is an imitation (copied from an earlier reply it was shown),
+/// and [`scrub_answer`] drops it: only steward says what memory says.
+pub const MEMORY_SAYS: &str = "Memory says:";
+
 /// Words of the message a record must hold before [`grounded`] shows it.
 pub const GROUNDING_MIN_HITS: i64 = 2;
 
@@ -564,7 +570,7 @@ pub fn grounded(answer: String, message: &str, best: &[&Retrieved], shared: bool
             return note.clone();
         }
     }
-    format!("{answer}\nMemory says: {}", missing.join(" "))
+    format!("{answer}\n{MEMORY_SAYS} {}", missing.join(" "))
 }
 
 /// The days of the week `words` name, in English, Portuguese, Spanish,
@@ -920,6 +926,11 @@ mod tests {
             ),
             ("Remember this? Your host — reply yes or no", ""),
             ("Memory reference: 3", ""),
+            // What the real model wrote, imitating an earlier reply in its history.
+            (
+                "I don't know.\nMemory says: Remind me to renew my badge on Friday.",
+                "I don't know.",
+            ),
             ("<<<memory:1234567890>>> Ben works from the office.", ""),
             // A small model looping on its context: the frame's text once, no recital.
             (
