@@ -355,6 +355,7 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
     };
     let asked = normalised(message);
     let instructions = normalised(prompt.policy());
+    let memory_says = MEMORY_SAYS.to_lowercase();
     let mut lines = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     for line in answer.lines() {
@@ -368,7 +369,7 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
         let lower = t.to_lowercase();
         let receipt = lower.contains("written:") && lower.contains("(id:");
         let question = lower.starts_with("remember this?") || lower.contains("reply yes or no");
-        let imitated = lower.starts_with(&MEMORY_SAYS.to_lowercase());
+        let imitated = lower.starts_with(&memory_says);
         let said = normalised(t);
         let repeated = !asked.is_empty() && said == asked;
         // A line of the instructions recited back (a small model does that).
@@ -604,13 +605,11 @@ fn days_named(words: &[String]) -> Vec<Weekday> {
         })
         .collect()
     });
-    let mut days: Vec<Weekday> = words
+    words
         .iter()
         .filter_map(|w| names.iter().find(|(_, n)| w.starts_with(n.as_str())))
         .map(|(d, _)| *d)
-        .collect();
-    days.dedup();
-    days
+        .collect()
 }
 
 /// How the turn's context lines open (see [`assemble`]); a small model
@@ -629,11 +628,10 @@ const CONTEXT_LINES: &[&str] = &[
 
 /// `line` without "Memory reference: N" citations of records not in `shown`.
 fn without_unshown_citations(line: &str, shown: &[i64]) -> String {
-    const MARK: &str = CITATION;
     let mut out = String::new();
     let mut rest = line;
-    while let Some(at) = rest.find(MARK) {
-        let after = &rest[at + MARK.len()..];
+    while let Some(at) = rest.find(CITATION) {
+        let after = &rest[at + CITATION.len()..];
         let end = after
             .char_indices()
             .find(|(_, c)| !(c.is_ascii_digit() || matches!(c, ' ' | '#' | ',')))
@@ -643,7 +641,7 @@ fn without_unshown_citations(line: &str, shown: &[i64]) -> String {
             .filter_map(|d| d.parse().ok())
             .collect();
         if !ids.is_empty() && ids.iter().all(|id| shown.contains(id)) {
-            out.push_str(&rest[..at + MARK.len() + end]);
+            out.push_str(&rest[..at + CITATION.len() + end]);
             rest = &after[end..];
         } else {
             out.push_str(rest[..at].trim_end_matches(['(', ' ', '"']));

@@ -1503,10 +1503,11 @@ impl TurnLoop {
             },
             &run,
         );
+        // "What did I ask you …?" is about the conversation itself.
+        let about_their_words = asks_what_they_said(text);
         let shown: &[memory::StoredMessage] = match self.parts.cfg.turn.history_for {
             HistoryFor::Every => &history,
-            // "What did I ask you …?" is about the conversation itself.
-            HistoryFor::FollowUps if asks_what_they_said(text) => &history,
+            HistoryFor::FollowUps if about_their_words => &history,
             HistoryFor::FollowUps if !follows_up(text) => &[],
             // A follow-up is read with the exchange it follows: the speaker's
             // previous line and what came after it, not the whole window.
@@ -1576,7 +1577,7 @@ impl TurnLoop {
                     // real model answered Ben "You asked me to remind me about
                     // the VPN endpoint"): the rules answer.
                     None if shown.is_empty()
-                        && asks_what_they_said(text)
+                        && about_their_words
                         && !context::cites(&answer)
                         && !citable.iter().any(|r| r.record.scope.is_personal()) =>
                     {
@@ -1796,6 +1797,8 @@ impl TurnHandler for TurnLoop {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn a_question_about_what_the_speaker_said_is_known_by_its_words() {
         for (text, asks) in [
@@ -1808,11 +1811,9 @@ mod tests {
             ("Remind me to renew my badge on Friday.", false),
             ("I told you I work on payments.", false),
         ] {
-            assert_eq!(super::asks_what_they_said(text), asks, "{text}");
+            assert_eq!(asks_what_they_said(text), asks, "{text}");
         }
     }
-
-    use super::*;
 
     #[test]
     fn the_limiter_clock_never_runs_ahead_of_the_loops_clock() {
