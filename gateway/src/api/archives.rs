@@ -3,14 +3,11 @@
 
 use super::auth::Admin;
 use super::memory::reason_required;
-use super::wire::{self, at, now_ms, page_query, Page, Path, Query, Reply};
-use super::ApiState;
+use super::wire::{self, at, page_query, Page, Path, Query, Reply};
 use crate::oversight;
-use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use memory::store::Archive;
-use memory::Db;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -62,11 +59,8 @@ page_query! {
 /// Archives, newest first (without their Markdown).
 #[utoipa::path(get, operation_id = "archives_list", path = "/api/v1/archives", tag = "archives", params(ArchiveQuery),
     responses((status = 200, body = Page<ArchiveOut>)))]
-pub async fn list(
-    State(db): State<Db>,
-    admin: Admin,
-    Query(q): Query<ArchiveQuery>,
-) -> Reply<Page<ArchiveOut>> {
+pub async fn list(admin: Admin, Query(q): Query<ArchiveQuery>) -> Reply<Page<ArchiveOut>> {
+    let db = &admin.db;
     let (org, conversation) = (admin.org(), q.conversation.as_deref());
     let read = |before, n| async move {
         let archives = db.conversations();
@@ -92,12 +86,11 @@ pub struct ShowArchiveQuery {
     params(("id" = i64, Path, description = "Archive id"), ShowArchiveQuery),
     responses((status = 200, body = ArchiveOut)))]
 pub async fn show(
-    State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
     Query(q): Query<ShowArchiveQuery>,
 ) -> Reply<ArchiveOut> {
-    let db = &state.db;
+    let db = &admin.db;
     let a = db.conversations().archive(admin.org(), id).await?;
     if let Some(person) = oversight::direct_person(db, &a).await? {
         let Some(reason) = memory::policy::oversight_reason(q.reason.as_deref()) else {
@@ -112,7 +105,7 @@ pub async fn show(
             surface: &surface,
             reason,
         };
-        oversight::audit_view(db, look, now_ms(&state)).await?;
+        oversight::audit_view(db, look, admin.now).await?;
     }
     Ok(Json(out(a, true)))
 }
@@ -135,14 +128,10 @@ pub struct Relearned {
 #[utoipa::path(post, operation_id = "archives_relearn", path = "/api/v1/archives/{id}/relearn", tag = "archives",
     params(("id" = i64, Path, description = "Archive id")),
     responses((status = 200, body = Relearned)))]
-pub async fn relearn(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Path(id): Path<i64>,
-) -> Reply<Relearned> {
-    let r = state
+pub async fn relearn(admin: Admin, Path(id): Path<i64>) -> Reply<Relearned> {
+    let r = admin
         .lifecycle
-        .relearn(admin.org(), id, admin.id(), now_ms(&state))
+        .relearn(admin.org(), id, admin.id(), admin.now)
         .await?;
     Ok(Json(Relearned {
         active: r.active,

@@ -3,10 +3,9 @@
 use super::auth::Admin;
 use super::revisions::NewestQuery;
 use super::wire::{self, at, Page, Query, Reply};
-use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
-use memory::{AuditEntry, Db};
+use memory::AuditEntry;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -39,11 +38,8 @@ impl From<AuditEntry> for AuditOut {
 /// Audit entries, newest first.
 #[utoipa::path(get, operation_id = "audit_list", path = "/api/v1/audit", tag = "audit", params(NewestQuery),
     responses((status = 200, body = Page<AuditOut>)))]
-pub async fn list(
-    State(db): State<Db>,
-    admin: Admin,
-    Query(q): Query<NewestQuery>,
-) -> Reply<Page<AuditOut>> {
+pub async fn list(admin: Admin, Query(q): Query<NewestQuery>) -> Reply<Page<AuditOut>> {
+    let db = &admin.db;
     let org = admin.org();
     let read = |before, n| async move { db.audit().log_before(org, before, n).await };
     let page = wire::newest_by_id(&q, read, |e| e.id, AuditOut::from);

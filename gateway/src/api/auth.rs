@@ -19,13 +19,26 @@ use memory::Role;
 use pairing::{KeyHolder, User};
 use std::num::NonZeroU32;
 
-/// The paired user behind the request's API key.
-#[derive(Debug, Clone)]
+/// A request by an API key: the paired user behind it, the time it is made at
+/// and the services it reaches (through `Deref`, so a handler takes the
+/// caller and what the request carries, nothing else).
+#[derive(Clone)]
 pub struct Caller {
     pub user: User,
     /// The person the key acts for, when it was made `--on-behalf-of` them
     /// (checked against the grant on every request).
     pub on_behalf_of: Option<String>,
+    /// Now on the loop's clock, ms since the epoch: what the request's writes
+    /// and audit entries are stamped with.
+    pub now: i64,
+    state: ApiState,
+}
+
+impl std::ops::Deref for Caller {
+    type Target = ApiState;
+    fn deref(&self) -> &ApiState {
+        &self.state
+    }
 }
 
 impl Caller {
@@ -41,7 +54,7 @@ impl Caller {
 }
 
 /// A caller whose key's user is an admin.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Admin(pub Caller);
 
 impl std::ops::Deref for Admin {
@@ -122,7 +135,12 @@ impl FromRequestParts<ApiState> for Caller {
             .limits
             .check(&user.user_id)
             .map_err(ApiError::too_many)?;
-        Ok(Caller { user, on_behalf_of })
+        Ok(Caller {
+            user,
+            on_behalf_of,
+            now: state.clock.now_ms(),
+            state: state.clone(),
+        })
     }
 }
 

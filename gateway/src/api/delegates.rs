@@ -4,9 +4,7 @@
 
 use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
-use super::wire::{at, now_ms, Body, Path, Reply};
-use super::ApiState;
-use axum::extract::State;
+use super::wire::{at, Body, Path, Reply};
 use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};
@@ -62,8 +60,8 @@ fn own_key(caller: &Caller) -> Result<(), ApiError> {
 /// Who acts for the caller, and for whom the caller acts.
 #[utoipa::path(get, operation_id = "me_delegates", path = "/api/v1/me/delegates", tag = "me",
     responses((status = 200, body = Grants)))]
-pub async fn list(State(state): State<ApiState>, caller: Caller) -> Reply<Grants> {
-    let grants = state
+pub async fn list(caller: Caller) -> Reply<Grants> {
+    let grants = caller
         .pairing
         .delegations(caller.org(), Some(caller.id()))
         .await?;
@@ -81,18 +79,17 @@ pub async fn list(State(state): State<ApiState>, caller: Caller) -> Reply<Grants
         (status = 403, body = ErrorBody, description = "A delegated key"),
         (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "The delegate is revoked")))]
 pub async fn add(
-    State(state): State<ApiState>,
     caller: Caller,
     Body(body): Body<NewGrant>,
 ) -> Result<(StatusCode, Json<Grant>), ApiError> {
     own_key(&caller)?;
-    let now = now_ms(&state);
+    let now = caller.now;
     let delegate = body.delegate.trim().to_string();
-    let new = state
+    let new = caller
         .pairing
         .grant_delegate(&own_grant(&caller, &delegate, now))
         .await?;
-    let grant = state
+    let grant = caller
         .pairing
         .delegations(caller.org(), Some(caller.id()))
         .await?
@@ -113,15 +110,11 @@ pub async fn add(
     params(("delegate" = String, Path, description = "The delegate's user id")),
     responses((status = 204), (status = 403, body = ErrorBody, description = "A delegated key"),
         (status = 404, body = ErrorBody, description = "No such delegation")))]
-pub async fn remove(
-    State(state): State<ApiState>,
-    caller: Caller,
-    Path(delegate): Path<String>,
-) -> Result<StatusCode, ApiError> {
+pub async fn remove(caller: Caller, Path(delegate): Path<String>) -> Result<StatusCode, ApiError> {
     own_key(&caller)?;
-    state
+    caller
         .pairing
-        .revoke_delegate(&own_grant(&caller, &delegate, now_ms(&state)))
+        .revoke_delegate(&own_grant(&caller, &delegate, caller.now))
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }

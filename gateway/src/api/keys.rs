@@ -3,9 +3,7 @@
 
 use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
-use super::wire::{at, now_ms, page_by_key, page_query, Body, Page, Path, Query, Reply};
-use super::ApiState;
-use axum::extract::State;
+use super::wire::{at, page_by_key, page_query, Body, Page, Path, Query, Reply};
 use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};
@@ -50,12 +48,8 @@ page_query! {
 /// API keys by id (active and revoked).
 #[utoipa::path(get, operation_id = "keys_list", path = "/api/v1/keys", tag = "keys", params(KeyQuery),
     responses((status = 200, body = Page<KeyOut>)))]
-pub async fn list(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Query(q): Query<KeyQuery>,
-) -> Reply<Page<KeyOut>> {
-    let rows = state
+pub async fn list(admin: Admin, Query(q): Query<KeyQuery>) -> Reply<Page<KeyOut>> {
+    let rows = admin
         .pairing
         .api_keys(admin.org(), q.user.as_deref())
         .await?;
@@ -89,21 +83,20 @@ pub struct CreatedKey {
 #[utoipa::path(post, operation_id = "keys_create", path = "/api/v1/keys", tag = "keys", request_body = NewKey,
     responses((status = 201, body = CreatedKey), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "The user is revoked")))]
 pub async fn create(
-    State(state): State<ApiState>,
     admin: Admin,
     Body(body): Body<NewKey>,
 ) -> Result<(StatusCode, Json<CreatedKey>), ApiError> {
     let user_id = body.user_id.trim().to_string();
-    let (org, actor, now) = (admin.org(), admin.id(), now_ms(&state));
+    let (org, actor, now) = (admin.org(), admin.id(), admin.now);
     let new = match body.on_behalf_of.as_deref() {
         Some(principal) => {
-            state
+            admin
                 .pairing
                 .create_delegated_api_key(org, &user_id, principal, actor, now)
                 .await?
         }
         None => {
-            state
+            admin
                 .pairing
                 .create_api_key(org, &user_id, actor, now)
                 .await?
@@ -123,14 +116,10 @@ pub async fn create(
 #[utoipa::path(delete, operation_id = "keys_revoke", path = "/api/v1/keys/{id}", tag = "keys",
     params(("id" = String, Path, description = "The key's id, `key-…`")),
     responses((status = 200, body = KeyOut), (status = 409, body = ErrorBody, description = "Already revoked")))]
-pub async fn revoke(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Path(id): Path<String>,
-) -> Reply<KeyOut> {
-    let k = state
+pub async fn revoke(admin: Admin, Path(id): Path<String>) -> Reply<KeyOut> {
+    let k = admin
         .pairing
-        .revoke_api_key(admin.org(), &id, admin.id(), now_ms(&state))
+        .revoke_api_key(admin.org(), &id, admin.id(), admin.now)
         .await?;
     Ok(Json(k.into()))
 }

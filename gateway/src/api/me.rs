@@ -6,10 +6,8 @@ use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::memory::{export_of, records_page, Forgotten, Record};
 use super::search::{ranked, SearchResults, Searched};
-use super::wire::{self, now_ms, page_query, Body, Path, Query, Reply};
-use super::ApiState;
+use super::wire::{self, page_query, Body, Path, Query, Reply};
 use crate::oversight;
-use axum::extract::State;
 use axum::Json;
 use memory::policy::PromotionRefusal;
 use memory::store::RecordFilter;
@@ -88,11 +86,7 @@ pub struct ViewedBy {
 /// looked at it and why.
 #[utoipa::path(get, operation_id = "me_memory", path = "/api/v1/me/memory", tag = "me", params(OwnQuery),
     responses((status = 200, body = MyMemory)))]
-pub async fn memory(
-    State(state): State<ApiState>,
-    caller: Caller,
-    Query(mut q): Query<OwnQuery>,
-) -> Reply<MyMemory> {
+pub async fn memory(caller: Caller, Query(mut q): Query<OwnQuery>) -> Reply<MyMemory> {
     let scopes = match q.scope {
         Some(s) if s.is_personal() => vec![s],
         Some(s) => {
@@ -109,10 +103,10 @@ pub async fn memory(
         text: q.q.take(),
         ..Default::default()
     };
-    let page = records_page(&state, caller.org(), filter, &q).await?;
+    let page = records_page(&caller, filter, &q).await?;
     let mut viewed_by = Vec::new();
-    for v in oversight::views(&state.db, caller.org(), caller.id()).await? {
-        let who = match state.pairing.user(caller.org(), &v.who).await {
+    for v in oversight::views(&caller.db, caller.org(), caller.id()).await? {
+        let who = match caller.pairing.user(caller.org(), &v.who).await {
             Ok(u) => u.name,
             Err(_) => v.who,
         };
@@ -143,12 +137,8 @@ pub struct Promoted {
 #[utoipa::path(post, operation_id = "me_promote", path = "/api/v1/me/memory/{id}/promote", tag = "me",
     params(("id" = i64, Path, description = "Record id")),
     responses((status = 200, body = Promoted), (status = 422, body = ErrorBody)))]
-pub async fn promote(
-    State(state): State<ApiState>,
-    caller: Caller,
-    Path(id): Path<i64>,
-) -> Reply<Promoted> {
-    let r = own(&state, &caller, id).await?;
+pub async fn promote(caller: Caller, Path(id): Path<i64>) -> Reply<Promoted> {
+    let r = own(&caller, id).await?;
     match memory::policy::decide_promotion(caller.id(), &r) {
         Ok(()) => {}
         Err(refused @ PromotionRefusal::NotYours(_)) => {
@@ -162,9 +152,9 @@ pub async fn promote(
             .with_code("kind_not_promotable"))
         }
     }
-    match state
+    match caller
         .lifecycle
-        .promote_own(caller.org(), caller.id(), id, now_ms(&state))
+        .promote_own(caller.org(), caller.id(), id, caller.now)
         .await?
     {
         Ok(()) => Ok(Json(Promoted { promoted: id })),
@@ -174,9 +164,9 @@ pub async fn promote(
 
 /// `id` when it is one of `caller`'s own personal records; otherwise the
 /// same 404 as a record that does not exist.
-async fn own(state: &ApiState, caller: &Caller, id: i64) -> Result<MemoryRecord, ApiError> {
+async fn own(caller: &Caller, id: i64) -> Result<MemoryRecord, ApiError> {
     let none = || ApiError::not_found(format!("you have no record {id}"));
-    let r = match state.db.records().get(caller.org(), id).await {
+    let r = match caller.db.records().get(caller.org(), id).await {
         Ok(r) => r,
         Err(memory::StoreError::NotFound(_)) => return Err(none()),
         Err(e) => return Err(e.into()),
@@ -192,26 +182,18 @@ async fn own(state: &ApiState, caller: &Caller, id: i64) -> Result<MemoryRecord,
 #[utoipa::path(get, operation_id = "me_show", path = "/api/v1/me/memory/{id}", tag = "me",
     params(("id" = i64, Path, description = "Record id")),
     responses((status = 200, body = Record)))]
-pub async fn show(
-    State(state): State<ApiState>,
-    caller: Caller,
-    Path(id): Path<i64>,
-) -> Reply<Record> {
-    Ok(Json(own(&state, &caller, id).await?.into()))
+pub async fn show(caller: Caller, Path(id): Path<i64>) -> Reply<Record> {
+    Ok(Json(own(&caller, id).await?.into()))
 }
 
 /// Forget one of your own records, as `/forget` does in chat. Audited.
 #[utoipa::path(delete, operation_id = "me_forget", path = "/api/v1/me/memory/{id}", tag = "me",
     params(("id" = i64, Path, description = "Record id")),
     responses((status = 200, body = Forgotten)))]
-pub async fn forget(
-    State(state): State<ApiState>,
-    caller: Caller,
-    Path(id): Path<i64>,
-) -> Reply<Forgotten> {
-    match state
+pub async fn forget(caller: Caller, Path(id): Path<i64>) -> Reply<Forgotten> {
+    match caller
         .lifecycle
-        .forget_own(caller.org(), id, caller.id(), now_ms(&state))
+        .forget_own(caller.org(), id, caller.id(), caller.now)
         .await?
     {
         Ok(()) => Ok(Json(Forgotten { forgotten: id })),
@@ -222,8 +204,8 @@ pub async fn forget(
 /// Everything stored about you: pairing, records and lines. Audited.
 #[utoipa::path(get, operation_id = "me_export", path = "/api/v1/me/export", tag = "me",
     responses((status = 200, body = Object, description = "Your data: org, user, pairing, records, messages")))]
-pub async fn export(State(state): State<ApiState>, caller: Caller) -> Reply<serde_json::Value> {
-    export_of(&state, caller.org(), caller.id(), caller.id())
+pub async fn export(caller: Caller) -> Reply<serde_json::Value> {
+    export_of(&caller, caller.org(), caller.id(), caller.id())
         .await
         .map(Json)
 }
@@ -248,11 +230,7 @@ pub struct SearchQuery {
 /// through the same retrieval a turn uses.
 #[utoipa::path(get, operation_id = "me_search", path = "/api/v1/me/search", tag = "me", params(SearchQuery),
     responses((status = 200, body = SearchResults)))]
-pub async fn search(
-    State(state): State<ApiState>,
-    caller: Caller,
-    Query(q): Query<SearchQuery>,
-) -> Reply<SearchResults> {
+pub async fn search(caller: Caller, Query(q): Query<SearchQuery>) -> Reply<SearchResults> {
     let searched = Searched {
         org: caller.org(),
         agent: q.agent,
@@ -260,7 +238,7 @@ pub async fn search(
         text: &q.q,
         limit: q.limit,
     };
-    Ok(Json(ranked(&state, searched).await?))
+    Ok(Json(ranked(&caller, searched).await?))
 }
 
 /// Your own settings.
@@ -276,8 +254,8 @@ pub struct Settings {
 /// Your own settings.
 #[utoipa::path(get, operation_id = "me_settings", path = "/api/v1/me/settings", tag = "me",
     responses((status = 200, body = Settings)))]
-pub async fn settings(State(state): State<ApiState>, caller: Caller) -> Reply<Settings> {
-    let auto_keep = state
+pub async fn settings(caller: Caller) -> Reply<Settings> {
+    let auto_keep = caller
         .db
         .identity()
         .person_auto_keep(caller.org(), caller.id())
@@ -289,12 +267,8 @@ pub async fn settings(State(state): State<ApiState>, caller: Caller) -> Reply<Se
 #[utoipa::path(put, operation_id = "me_settings_set", path = "/api/v1/me/settings", tag = "me",
     request_body = Settings,
     responses((status = 200, body = Settings)))]
-pub async fn set_settings(
-    State(state): State<ApiState>,
-    caller: Caller,
-    Body(s): Body<Settings>,
-) -> Reply<Settings> {
-    state
+pub async fn set_settings(caller: Caller, Body(s): Body<Settings>) -> Reply<Settings> {
+    caller
         .db
         .identity()
         .set_person_auto_keep(
@@ -302,7 +276,7 @@ pub async fn set_settings(
             caller.id(),
             s.auto_keep,
             caller.id(),
-            now_ms(&state),
+            caller.now,
         )
         .await?;
     Ok(Json(s))

@@ -4,12 +4,10 @@
 //! and never exports one person's data: a person exports their own under
 //! `/api/v1/me` (`me.rs`).
 
-use super::auth::Admin;
+use super::auth::{Admin, Caller};
 use super::error::{ApiError, ErrorBody};
-use super::wire::{self, at, iso_times, now_ms, page_query, Page, PageAsk, Path, Query, Reply};
-use super::ApiState;
+use super::wire::{self, at, iso_times, page_query, Page, PageAsk, Path, Query, Reply};
 use crate::oversight::{audit_view, Look, Looked};
-use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use memory::policy::{self, Oversight};
@@ -87,14 +85,14 @@ page_query! {
 
 /// The page `asked` of the records `filter` keeps, newest first.
 pub async fn records_page(
-    state: &ApiState,
-    org: &str,
+    caller: &Caller,
     filter: RecordFilter,
     asked: &impl PageAsk,
 ) -> Result<Page<Record>, ApiError> {
+    let (db, org) = (&caller.db, caller.org());
     let read = |before, n| async move {
         let filter = RecordFilter { before, ..filter };
-        state.db.records().browse_records(org, &filter, n).await
+        db.records().browse_records(org, &filter, n).await
     };
     wire::newest_by_id(asked, read, |r| r.id, Record::from).await
 }
@@ -118,11 +116,7 @@ pub fn person_tier_owner_only() -> ApiError {
 /// to them. The person tier is never listed here.
 #[utoipa::path(get, operation_id = "memory_list", path = "/api/v1/memory", tag = "memory", params(ListQuery),
     responses((status = 200, body = Page<Record>)))]
-pub async fn list(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Query(mut q): Query<ListQuery>,
-) -> Reply<Page<Record>> {
+pub async fn list(admin: Admin, Query(mut q): Query<ListQuery>) -> Reply<Page<Record>> {
     let owner = q
         .owner
         .take()
@@ -157,7 +151,7 @@ pub async fn list(
             surface: "GET /api/v1/memory?owner",
             reason,
         };
-        audit_view(&state.db, look, now_ms(&state)).await?;
+        audit_view(&admin.db, look, admin.now).await?;
     }
     let filter = RecordFilter {
         agent: q.agent.take(),
@@ -173,7 +167,7 @@ pub async fn list(
     if filter.scopes.is_empty() {
         return Err(reason_required("reading one person's records"));
     }
-    let mut page = records_page(&state, admin.org(), filter, &q).await?;
+    let mut page = records_page(&admin, filter, &q).await?;
     page.items.retain(|r| policy::oversight_shows(r.scope, why));
     Ok(Json(page))
 }
@@ -192,13 +186,8 @@ pub struct ShowQuery {
 #[utoipa::path(get, operation_id = "memory_show", path = "/api/v1/memory/{id}", tag = "memory",
     params(("id" = i64, Path, description = "Record id"), ShowQuery),
     responses((status = 200, body = Record)))]
-pub async fn show(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Path(id): Path<i64>,
-    Query(q): Query<ShowQuery>,
-) -> Reply<Record> {
-    let db = &state.db;
+pub async fn show(admin: Admin, Path(id): Path<i64>, Query(q): Query<ShowQuery>) -> Reply<Record> {
+    let db = &admin.db;
     let r = db.records().get(admin.org(), id).await?;
     let reason = policy::oversight_reason(q.reason.as_deref());
     if r.scope == Scope::Person {
@@ -217,7 +206,7 @@ pub async fn show(
             surface: &surface,
             reason,
         };
-        audit_view(db, look, now_ms(&state)).await?;
+        audit_view(db, look, admin.now).await?;
     }
     Ok(Json(r.into()))
 }
@@ -234,34 +223,30 @@ pub struct Forgotten {
 #[utoipa::path(delete, operation_id = "memory_forget", path = "/api/v1/memory/{id}", tag = "memory",
     params(("id" = i64, Path, description = "Record id")),
     responses((status = 200, body = Forgotten), (status = 409, body = ErrorBody, description = "Already deleted")))]
-pub async fn forget(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Path(id): Path<i64>,
-) -> Reply<Forgotten> {
-    let r = state.db.records().get(admin.org(), id).await?;
+pub async fn forget(admin: Admin, Path(id): Path<i64>) -> Reply<Forgotten> {
+    let r = admin.db.records().get(admin.org(), id).await?;
     if r.status == Status::Deleted {
         return Err(ApiError::conflict(format!(
             "record {id} is already deleted"
         )));
     }
-    state
+    admin
         .lifecycle
-        .forget(admin.org(), id, admin.id(), now_ms(&state))
+        .forget(admin.org(), id, admin.id(), admin.now)
         .await?;
     Ok(Json(Forgotten { forgotten: id }))
 }
 
 /// `user`'s data as `actor` exports it, times ISO-8601.
 pub async fn export_of(
-    state: &ApiState,
+    caller: &Caller,
     org: &str,
     user: &str,
     actor: &str,
 ) -> Result<serde_json::Value, ApiError> {
-    let mut v = state
+    let mut v = caller
         .export
-        .export_user(org, user, actor, now_ms(state))
+        .export_user(org, user, actor, caller.now)
         .await?;
     iso_times(&mut v);
     Ok(v)

@@ -4,10 +4,8 @@
 use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::wire::{Body, Reply};
-use super::ApiState;
 use crate::turn::{Outcome, Refused};
 use adapters::{ConversationKind, Inbound};
-use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
@@ -79,22 +77,18 @@ fn api_conversation(user_id: &str, given: Option<&str>) -> String {
 #[utoipa::path(post, operation_id = "messages_post_message", path = "/api/v1/messages", tag = "messages", request_body = MessageRequest,
     responses((status = 200, body = Replies), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody),
         (status = 413, body = ErrorBody), (status = 429, body = ErrorBody)))]
-pub async fn post_message(
-    State(state): State<ApiState>,
-    caller: Caller,
-    Body(req): Body<MessageRequest>,
-) -> Reply<Replies> {
+pub async fn post_message(caller: Caller, Body(req): Body<MessageRequest>) -> Reply<Replies> {
     if req.text.trim().is_empty() {
         return Err(ApiError::bad_request("text must not be empty"));
     }
     if let Some(Err(why)) = req.agent.as_deref().map(memory::check_agent_id) {
         return Err(ApiError::bad_request(format!("agent: {why}")));
     }
-    let Caller { user, on_behalf_of } = caller;
+    let (user, on_behalf_of) = (&caller.user, caller.on_behalf_of.clone());
     if let Some(principal) = &on_behalf_of {
         // Every delegated message is on the audit log: who acted, for whom.
         let detail = format!("conversation {}", req.conversation.as_deref().unwrap_or(""));
-        state
+        caller
             .db
             .audit()
             .append(
@@ -103,13 +97,13 @@ pub async fn post_message(
                 "delegate.message",
                 principal,
                 &detail,
-                state.clock.now_ms(),
+                caller.now,
             )
             .await?;
     }
     let msg = Inbound {
         org: user.org.clone(),
-        agent: req.agent.unwrap_or_else(|| state.cfg.server.agent.clone()),
+        agent: req.agent.unwrap_or_else(|| caller.cfg.server.agent.clone()),
         channel: "api".into(),
         conversation: api_conversation(&user.user_id, req.conversation.as_deref()),
         kind: req.kind,
@@ -117,12 +111,12 @@ pub async fn post_message(
         sender_name: user.name.clone(),
         text: req.text,
         platform_id: req.id,
-        at: state.clock.now_utc(),
+        at: caller.clock.now_utc(),
         mentioned: true,
         answer: None,
         on_behalf_of,
     };
-    let outcome = state.turns.take(&msg).await.map_err(|e| {
+    let outcome = caller.turns.take(&msg).await.map_err(|e| {
         tracing::error!(error = %e, "turn failed");
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,

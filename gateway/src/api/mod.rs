@@ -42,7 +42,7 @@ use crate::runs::Runner;
 use crate::services::Services;
 use crate::skills::Skills;
 use crate::turn::TurnLoop;
-use axum::extract::{FromRef, State};
+use axum::extract::State;
 use axum::http::{header, HeaderValue};
 use axum::middleware::map_response;
 use axum::response::{IntoResponse, Response};
@@ -54,8 +54,8 @@ use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-/// What the API's handlers are given: the services they call, the per-key
-/// limits and the document. Handlers that need only the database take `State<Db>`.
+/// What the API's handlers reach through their caller (`auth::Caller`): the
+/// services they call, the per-key limits and the document.
 #[derive(Clone)]
 pub struct ApiState {
     cfg: Arc<Config>,
@@ -96,12 +96,6 @@ impl ApiState {
             )),
             document: Arc::new(parts().1),
         }
-    }
-}
-
-impl FromRef<ApiState> for ::memory::Db {
-    fn from_ref(state: &ApiState) -> Self {
-        state.db.clone()
     }
 }
 

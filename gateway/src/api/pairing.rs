@@ -5,10 +5,8 @@
 
 use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
-use super::wire::{at, now_ms, page_by_key, page_query, Body, Page, Path, Query, Reply};
-use super::ApiState;
+use super::wire::{at, page_by_key, page_query, Body, Page, Path, Query, Reply};
 use crate::dashboard::BUILT_IN_ADMIN;
-use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};
@@ -77,12 +75,8 @@ page_query! {
 /// Pending, unexpired pairing requests, by code.
 #[utoipa::path(get, operation_id = "pairing_requests", path = "/api/v1/pairing/requests", tag = "pairing", params(PageQuery),
     responses((status = 200, body = Page<RequestOut>)))]
-pub async fn requests(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Query(q): Query<PageQuery>,
-) -> Reply<Page<RequestOut>> {
-    let rows = state.pairing.pending(admin.org(), now_ms(&state)).await?;
+pub async fn requests(admin: Admin, Query(q): Query<PageQuery>) -> Reply<Page<RequestOut>> {
+    let rows = admin.pairing.pending(admin.org(), admin.now).await?;
     let page = page_by_key(rows, &q, |r| r.code.clone(), RequestOut::from);
     Ok(Json(page?))
 }
@@ -100,14 +94,13 @@ pub struct Approval {
     request_body = Approval,
     responses((status = 200, body = UserOut), (status = 409, body = ErrorBody, description = "Expired or already decided")))]
 pub async fn approve(
-    State(state): State<ApiState>,
     admin: Admin,
     Path(code): Path<String>,
     Body(body): Body<Approval>,
 ) -> Reply<UserOut> {
-    let u = state
+    let u = admin
         .pairing
-        .approve(admin.org(), &code, body.role, admin.id(), now_ms(&state))
+        .approve(admin.org(), &code, body.role, admin.id(), admin.now)
         .await?;
     Ok(Json(u.into()))
 }
@@ -116,14 +109,10 @@ pub async fn approve(
 #[utoipa::path(post, operation_id = "pairing_deny", path = "/api/v1/pairing/requests/{code}/deny", tag = "pairing",
     params(("code" = String, Path, description = "The pairing code (any case)")),
     responses((status = 200, body = RequestOut), (status = 409, body = ErrorBody)))]
-pub async fn deny(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Path(code): Path<String>,
-) -> Reply<RequestOut> {
-    let r = state
+pub async fn deny(admin: Admin, Path(code): Path<String>) -> Reply<RequestOut> {
+    let r = admin
         .pairing
-        .deny(admin.org(), &code, admin.id(), now_ms(&state))
+        .deny(admin.org(), &code, admin.id(), admin.now)
         .await?;
     // The request as it was read; it is now denied.
     let mut out = RequestOut::from(r);
@@ -134,12 +123,8 @@ pub async fn deny(
 /// Paired users (active and revoked), by user id.
 #[utoipa::path(get, operation_id = "pairing_users", path = "/api/v1/users", tag = "pairing", params(PageQuery),
     responses((status = 200, body = Page<UserOut>)))]
-pub async fn users(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Query(q): Query<PageQuery>,
-) -> Reply<Page<UserOut>> {
-    let rows = state.pairing.users(admin.org()).await?;
+pub async fn users(admin: Admin, Query(q): Query<PageQuery>) -> Reply<Page<UserOut>> {
+    let rows = admin.pairing.users(admin.org()).await?;
     let page = page_by_key(rows, &q, |u| u.user_id.clone(), UserOut::from);
     Ok(Json(page?))
 }
@@ -177,7 +162,6 @@ fn identity(field: &str, given: &str) -> Result<String, ApiError> {
 #[utoipa::path(post, operation_id = "pairing_add", path = "/api/v1/users", tag = "pairing", request_body = NewUser,
     responses((status = 201, body = UserOut), (status = 409, body = ErrorBody)))]
 pub async fn add(
-    State(state): State<ApiState>,
     admin: Admin,
     Body(body): Body<NewUser>,
 ) -> Result<(StatusCode, Json<UserOut>), ApiError> {
@@ -195,7 +179,7 @@ pub async fn add(
         .map(|n| n.trim().to_string())
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| user_id.clone());
-    let p = &state.pairing;
+    let p = &admin.pairing;
     match p.user(admin.org(), &user_id).await {
         Ok(u) if u.status == UserStatus::Active => {
             return Err(ApiError::conflict(format!(
@@ -215,7 +199,7 @@ pub async fn add(
             Some(&name),
             body.role,
             admin.id(),
-            now_ms(&state),
+            admin.now,
         )
         .await?;
     Ok((StatusCode::CREATED, Json(u.into())))
@@ -244,14 +228,13 @@ pub struct RoleChange {
     request_body = RoleChange,
     responses((status = 200, body = UserOut), (status = 409, body = ErrorBody)))]
 pub async fn set_role(
-    State(state): State<ApiState>,
     admin: Admin,
     Path(user): Path<String>,
     Body(body): Body<RoleChange>,
 ) -> Reply<UserOut> {
     not_built_in(&user)?;
-    let p = &state.pairing;
-    p.set_role(admin.org(), &user, body.role, admin.id(), now_ms(&state))
+    let p = &admin.pairing;
+    p.set_role(admin.org(), &user, body.role, admin.id(), admin.now)
         .await?;
     Ok(Json(p.user(admin.org(), &user).await?.into()))
 }
@@ -269,15 +252,11 @@ pub struct Revoked {
 #[utoipa::path(delete, operation_id = "pairing_revoke", path = "/api/v1/users/{user}", tag = "pairing",
     params(("user" = String, Path, description = "Stored user id")),
     responses((status = 200, body = Revoked), (status = 409, body = ErrorBody)))]
-pub async fn revoke(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Path(user): Path<String>,
-) -> Reply<Revoked> {
+pub async fn revoke(admin: Admin, Path(user): Path<String>) -> Reply<Revoked> {
     not_built_in(&user)?;
-    let revoked_keys = state
+    let revoked_keys = admin
         .pairing
-        .revoke(admin.org(), &user, admin.id(), now_ms(&state))
+        .revoke(admin.org(), &user, admin.id(), admin.now)
         .await?;
     Ok(Json(Revoked {
         user_id: user,
@@ -301,15 +280,14 @@ pub struct Link {
     request_body = Link,
     responses((status = 200, body = UserOut)))]
 pub async fn link(
-    State(state): State<ApiState>,
     admin: Admin,
     Path(user): Path<String>,
     Body(body): Body<Link>,
 ) -> Reply<UserOut> {
     let identity = identity("identity", &body.identity)?;
-    let u = state
+    let u = admin
         .pairing
-        .link_identity(admin.org(), &identity, &user, admin.id(), now_ms(&state))
+        .link_identity(admin.org(), &identity, &user, admin.id(), admin.now)
         .await?;
     Ok(Json(u.into()))
 }

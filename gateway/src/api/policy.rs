@@ -5,9 +5,7 @@ use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
 use super::memory::{records_page, Record};
 use super::revisions::NewestQuery;
-use super::wire::{now_ms, Body, Page, Path, Query, Reply};
-use super::ApiState;
-use axum::extract::State;
+use super::wire::{Body, Page, Path, Query, Reply};
 use axum::http::StatusCode;
 use axum::Json;
 use memory::store::RecordFilter;
@@ -18,17 +16,13 @@ use utoipa::ToSchema;
 /// Active org policy, newest first.
 #[utoipa::path(get, operation_id = "policy_list", path = "/api/v1/policy", tag = "policy", params(NewestQuery),
     responses((status = 200, body = Page<Record>)))]
-pub async fn list(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Query(q): Query<NewestQuery>,
-) -> Reply<Page<Record>> {
+pub async fn list(admin: Admin, Query(q): Query<NewestQuery>) -> Reply<Page<Record>> {
     let filter = RecordFilter {
         scopes: vec![Scope::OrgPolicy],
         status: Some(Status::Active),
         ..Default::default()
     };
-    let page = records_page(&state, admin.org(), filter, &q).await?;
+    let page = records_page(&admin, filter, &q).await?;
     Ok(Json(page))
 }
 
@@ -53,16 +47,15 @@ pub struct PolicyAdded {
 #[utoipa::path(post, operation_id = "policy_add", path = "/api/v1/policy", tag = "policy", request_body = NewPolicy,
     responses((status = 201, body = PolicyAdded), (status = 422, body = ErrorBody)))]
 pub async fn add(
-    State(state): State<ApiState>,
     admin: Admin,
     Body(body): Body<NewPolicy>,
 ) -> Result<(StatusCode, Json<PolicyAdded>), ApiError> {
     if body.text.trim().is_empty() {
         return Err(ApiError::bad_request("text must not be empty"));
     }
-    let id = state
+    let id = admin
         .learning
-        .write_policy(admin.org(), &body.text, admin.id(), now_ms(&state))
+        .write_policy(admin.org(), &body.text, admin.id(), admin.now)
         .await?;
     Ok((StatusCode::CREATED, Json(PolicyAdded { id })))
 }
@@ -77,14 +70,10 @@ pub struct PolicyRetired {
 #[utoipa::path(delete, operation_id = "policy_retire", path = "/api/v1/policy/{id}", tag = "policy",
     params(("id" = i64, Path, description = "Record id of the policy")),
     responses((status = 200, body = PolicyRetired)))]
-pub async fn retire(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Path(id): Path<i64>,
-) -> Reply<PolicyRetired> {
-    match state
+pub async fn retire(admin: Admin, Path(id): Path<i64>) -> Reply<PolicyRetired> {
+    match admin
         .lifecycle
-        .retire_policy(admin.org(), id, admin.id(), now_ms(&state))
+        .retire_policy(admin.org(), id, admin.id(), admin.now)
         .await?
     {
         Ok(()) => Ok(Json(PolicyRetired { retired: id })),

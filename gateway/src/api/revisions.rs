@@ -4,13 +4,11 @@
 
 use super::auth::Admin;
 use super::memory::Record;
-use super::wire::{self, at, now_ms, page_query, Page, Path, Query, Reply};
-use super::ApiState;
+use super::wire::{self, at, page_query, Page, Path, Query, Reply};
 use crate::lifecycle::Undo;
-use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
-use memory::{Db, Revision};
+use memory::Revision;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -63,11 +61,8 @@ page_query! {
 /// Revisions, newest first.
 #[utoipa::path(get, operation_id = "revisions_list", path = "/api/v1/revisions", tag = "revisions", params(NewestQuery),
     responses((status = 200, body = Page<RevisionOut>)))]
-pub async fn list(
-    State(db): State<Db>,
-    admin: Admin,
-    Query(q): Query<NewestQuery>,
-) -> Reply<Page<RevisionOut>> {
+pub async fn list(admin: Admin, Query(q): Query<NewestQuery>) -> Reply<Page<RevisionOut>> {
+    let db = &admin.db;
     let org = admin.org();
     let read = |before, n| async move { db.records().revisions_before(org, before, n).await };
     let page = wire::newest_by_id(&q, read, |r| r.id, RevisionOut::from);
@@ -93,14 +88,10 @@ pub struct Undone {
 #[utoipa::path(post, operation_id = "revisions_undo", path = "/api/v1/revisions/{id}/undo", tag = "revisions",
     params(("id" = i64, Path, description = "Revision id")),
     responses((status = 200, body = Undone)))]
-pub async fn undo(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Path(id): Path<i64>,
-) -> Reply<Undone> {
-    let undo = state
+pub async fn undo(admin: Admin, Path(id): Path<i64>) -> Reply<Undone> {
+    let undo = admin
         .lifecycle
-        .undo(admin.org(), id, admin.id(), now_ms(&state))
+        .undo(admin.org(), id, admin.id(), admin.now)
         .await?;
     let message = undo.message(id, |r| format!("DELETE /api/v1/memory/{r} retires it"));
     let rival = undo.rival().map(|r| r.id);
@@ -138,15 +129,11 @@ pub struct RunUndone {
 #[utoipa::path(post, operation_id = "revisions_undo_run", path = "/api/v1/runs/{run}/undo", tag = "revisions",
     params(("run" = String, Path, description = "Run id, as revisions list it")),
     responses((status = 200, body = RunUndone)))]
-pub async fn undo_run(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Path(run): Path<String>,
-) -> Reply<RunUndone> {
-    let undone = state
+pub async fn undo_run(admin: Admin, Path(run): Path<String>) -> Reply<RunUndone> {
+    let undone = admin
         .db
         .records()
-        .undo_run(admin.org(), &run, admin.id(), now_ms(&state))
+        .undo_run(admin.org(), &run, admin.id(), admin.now)
         .await?;
     Ok(Json(RunUndone {
         run_id: run,

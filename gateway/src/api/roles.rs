@@ -9,9 +9,8 @@
 
 use super::auth::{Admin, Caller};
 use super::error::{ApiError, ErrorBody};
-use super::wire::{at, now_ms, Body, Path, Reply};
+use super::wire::{at, Body, Path, Reply};
 use super::ApiState;
-use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};
@@ -148,12 +147,8 @@ async fn person_roles(state: &ApiState, org: &str, user: &str) -> Result<PersonR
 #[utoipa::path(get, operation_id = "user_roles", path = "/api/v1/users/{user}/roles", tag = "roles",
     params(("user" = String, Path, description = "The paired user's id")),
     responses((status = 200, body = PersonRoles)))]
-pub async fn roles(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Path(user): Path<String>,
-) -> Reply<PersonRoles> {
-    Ok(Json(person_roles(&state, admin.org(), &user).await?))
+pub async fn roles(admin: Admin, Path(user): Path<String>) -> Reply<PersonRoles> {
+    Ok(Json(person_roles(&admin, admin.org(), &user).await?))
 }
 
 /// Give a person a work role (admin). Audited (`role.add`).
@@ -162,12 +157,11 @@ pub async fn roles(
     request_body = NewRole,
     responses((status = 200, body = PersonRoles), (status = 422, body = ErrorBody, description = "`invalid_role`")))]
 pub async fn add_role(
-    State(state): State<ApiState>,
     admin: Admin,
     Path(user): Path<String>,
     Body(body): Body<NewRole>,
 ) -> Reply<PersonRoles> {
-    change(&state, &admin, &user, RoleChange::Add(&body.role)).await
+    change(&admin, &user, RoleChange::Add(&body.role)).await
 }
 
 /// Take a work role from a person (admin): their next turn no longer reads
@@ -176,11 +170,10 @@ pub async fn add_role(
     params(("user" = String, Path, description = "The paired user's id"), ("role" = String, Path, description = "The role")),
     responses((status = 200, body = PersonRoles)))]
 pub async fn remove_role(
-    State(state): State<ApiState>,
     admin: Admin,
     Path((user, role)): Path<(String, String)>,
 ) -> Reply<PersonRoles> {
-    change(&state, &admin, &user, RoleChange::Remove(&role)).await
+    change(&admin, &user, RoleChange::Remove(&role)).await
 }
 
 /// Grant a permission for one role (admin). Audited (`role.grant`).
@@ -189,13 +182,12 @@ pub async fn remove_role(
     request_body = NewPermission,
     responses((status = 200, body = PersonRoles), (status = 422, body = ErrorBody, description = "`invalid_role`")))]
 pub async fn grant(
-    State(state): State<ApiState>,
     admin: Admin,
     Path(user): Path<String>,
     Body(body): Body<NewPermission>,
 ) -> Reply<PersonRoles> {
     let granted = RoleChange::Grant(body.permission, &body.role);
-    change(&state, &admin, &user, granted).await
+    change(&admin, &user, granted).await
 }
 
 /// Withdraw a permission granted for one role (admin). Audited (`role.ungrant`).
@@ -203,26 +195,20 @@ pub async fn grant(
     params(("user" = String, Path, description = "The paired user's id"), ("role" = String, Path, description = "The role")),
     responses((status = 200, body = PersonRoles)))]
 pub async fn ungrant(
-    State(state): State<ApiState>,
     admin: Admin,
     Path((user, role)): Path<(String, String)>,
 ) -> Reply<PersonRoles> {
     let withdrawn = RoleChange::Ungrant(Permission::RoleMemoryManage, &role);
-    change(&state, &admin, &user, withdrawn).await
+    change(&admin, &user, withdrawn).await
 }
 
 /// Make `change` to `user`'s roles as `admin`, then show their roles; a
 /// removal of what they did not hold is a 404 (an addition of what they
 /// held already is not an error).
-async fn change(
-    state: &ApiState,
-    admin: &Admin,
-    user: &str,
-    change: RoleChange<'_>,
-) -> Reply<PersonRoles> {
-    let r = state.db.role_memory();
+async fn change(admin: &Admin, user: &str, change: RoleChange<'_>) -> Reply<PersonRoles> {
+    let r = admin.db.role_memory();
     let changed = r
-        .change(admin.org(), user, change, admin.id(), now_ms(state))
+        .change(admin.org(), user, change, admin.id(), admin.now)
         .await?;
     let role = change.role();
     match change {
@@ -232,13 +218,13 @@ async fn change(
         RoleChange::Ungrant(..) if !changed => Err(ApiError::not_found(format!(
             "{user} holds no role_memory.manage for {role}"
         ))),
-        _ => Ok(Json(person_roles(state, admin.org(), user).await?)),
+        _ => Ok(Json(person_roles(admin, admin.org(), user).await?)),
     }
 }
 
 /// Whether the caller may see a role's memory: a holder, a manager, an administrator.
-async fn may_see(state: &ApiState, caller: &Caller, role: &str) -> Result<(), ApiError> {
-    let r = state.db.role_memory();
+async fn may_see(caller: &Caller, role: &str) -> Result<(), ApiError> {
+    let r = caller.db.role_memory();
     if caller.user.role == Role::Admin
         || r.holds(caller.org(), caller.id(), role).await?
         || r.manages(caller.org(), caller.id(), role).await?
@@ -252,17 +238,13 @@ async fn may_see(state: &ApiState, caller: &Caller, role: &str) -> Result<(), Ap
 #[utoipa::path(get, operation_id = "role_memory_list", path = "/api/v1/roles/{role}/memory", tag = "role_memory",
     params(("role" = String, Path, description = "The role")),
     responses((status = 200, body = Entries), (status = 403, body = ErrorBody, description = "`not_a_holder`")))]
-pub async fn list(
-    State(state): State<ApiState>,
-    caller: Caller,
-    Path(role): Path<String>,
-) -> Reply<Entries> {
+pub async fn list(caller: Caller, Path(role): Path<String>) -> Reply<Entries> {
     memory::role_memory::valid_role(&role)?;
-    may_see(&state, &caller, &role).await?;
-    let items = state
+    may_see(&caller, &role).await?;
+    let items = caller
         .db
         .role_memory()
-        .list(caller.org(), &role, now_ms(&state))
+        .list(caller.org(), &role, caller.now)
         .await?;
     Ok(Json(Entries {
         items: items.into_iter().map(Entry::from).collect(),
@@ -280,13 +262,12 @@ pub async fn list(
         (status = 403, body = ErrorBody, description = "`may_not_propose`, `not_a_holder`, `not_your_record`"),
         (status = 422, body = ErrorBody, description = "The scrubber refused the text (`holds_email`, …)")))]
 pub async fn propose(
-    State(state): State<ApiState>,
     caller: Caller,
     Path(role): Path<String>,
     Body(body): Body<NewEntry>,
 ) -> Result<(StatusCode, Json<Entry>), ApiError> {
-    let r = state.db.role_memory();
-    let now = now_ms(&state);
+    let r = caller.db.role_memory();
+    let now = caller.now;
     let behalf = caller.on_behalf_of.as_deref();
     let e = match (body.record, body.kind, body.content) {
         (Some(record), _, None) => {
@@ -325,12 +306,11 @@ pub async fn propose(
         (status = 409, body = ErrorBody, description = "`stale_hash`, `wrong_state`"),
         (status = 410, body = ErrorBody, description = "`expired`")))]
 pub async fn accept(
-    State(state): State<ApiState>,
     caller: Caller,
     Path(id): Path<i64>,
     Body(body): Body<Decision>,
 ) -> Reply<Entry> {
-    decide(&state, &caller, id, &body, CurationStep::Accept).await
+    decide(&caller, id, &body, CurationStep::Accept).await
 }
 
 /// Confirm an accepted proposal: the caller holds its role now and is not
@@ -344,24 +324,17 @@ pub async fn accept(
         (status = 409, body = ErrorBody, description = "`same_person`, `stale_hash`, `wrong_state`"),
         (status = 410, body = ErrorBody, description = "`expired`")))]
 pub async fn confirm(
-    State(state): State<ApiState>,
     caller: Caller,
     Path(id): Path<i64>,
     Body(body): Body<Decision>,
 ) -> Reply<Entry> {
-    decide(&state, &caller, id, &body, CurationStep::Confirm).await
+    decide(&caller, id, &body, CurationStep::Confirm).await
 }
 
 /// Take `step` on proposal `id` as the caller, bound to the hash they saw.
-async fn decide(
-    state: &ApiState,
-    caller: &Caller,
-    id: i64,
-    body: &Decision,
-    step: CurationStep,
-) -> Reply<Entry> {
-    let (org, now) = (caller.org(), now_ms(state));
-    let r = state.db.role_memory();
+async fn decide(caller: &Caller, id: i64, body: &Decision, step: CurationStep) -> Reply<Entry> {
+    let (org, now) = (caller.org(), caller.now);
+    let r = caller.db.role_memory();
     let e = r.decide(step, org, id, caller.id(), Some(&body.hash), now);
     Ok(Json(e.await?.into()))
 }
@@ -376,16 +349,11 @@ async fn decide(
         (status = 409, body = ErrorBody, description = "`wrong_state`"),
         (status = 410, body = ErrorBody, description = "`expired`"),
         (status = 422, body = ErrorBody, description = "The scrubber refused the text")))]
-pub async fn edit(
-    State(state): State<ApiState>,
-    caller: Caller,
-    Path(id): Path<i64>,
-    Body(body): Body<Edit>,
-) -> Reply<Entry> {
-    let e = state
+pub async fn edit(caller: Caller, Path(id): Path<i64>, Body(body): Body<Edit>) -> Reply<Entry> {
+    let e = caller
         .db
         .role_memory()
-        .edit(caller.org(), id, caller.id(), &body.content, now_ms(&state))
+        .edit(caller.org(), id, caller.id(), &body.content, caller.now)
         .await?;
     Ok(Json(e.into()))
 }
@@ -398,13 +366,9 @@ pub async fn edit(
     responses((status = 200, body = Retired),
         (status = 403, body = ErrorBody, description = "`not_a_manager`"),
         (status = 409, body = ErrorBody, description = "`wrong_state`: not an active entry")))]
-pub async fn retire(
-    State(state): State<ApiState>,
-    caller: Caller,
-    Path(id): Path<i64>,
-) -> Reply<Retired> {
-    let r = state.db.role_memory();
-    let now = now_ms(&state);
+pub async fn retire(caller: Caller, Path(id): Path<i64>) -> Reply<Retired> {
+    let r = caller.db.role_memory();
+    let now = caller.now;
     let e = r.get(caller.org(), id, now).await?;
     if !r.curates(caller.org(), caller.id(), &e.role).await? {
         return Err(

@@ -5,12 +5,10 @@
 use super::auth::Admin;
 use super::error::ApiError;
 use super::wire::{self, at, page_query, Page, Path, Query, Reply};
-use super::ApiState;
-use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use memory::run::{Run, RunOutcome, Trigger};
-use memory::{Db, StoredMessage};
+use memory::StoredMessage;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -102,11 +100,8 @@ page_query! {
 /// The organisation's automated runs, newest first (without their lines).
 #[utoipa::path(get, operation_id = "runs_list", path = "/api/v1/runs", tag = "runs", params(RunsQuery),
     responses((status = 200, body = Page<RunOut>)))]
-pub async fn list(
-    State(db): State<Db>,
-    admin: Admin,
-    Query(q): Query<RunsQuery>,
-) -> Reply<Page<RunOut>> {
+pub async fn list(admin: Admin, Query(q): Query<RunsQuery>) -> Reply<Page<RunOut>> {
+    let db = &admin.db;
     let (org, name) = (admin.org(), q.name.as_deref());
     let read = |before, n| async move { db.runs().list_before(org, name, before, n).await };
     let page = wire::newest_by_id(&q, read, |r| r.id, |r| out(r, None));
@@ -118,17 +113,13 @@ pub async fn list(
 #[utoipa::path(get, operation_id = "runs_show", path = "/api/v1/runs/{id}", tag = "runs",
     params(("id" = i64, Path, description = "Run id")),
     responses((status = 200, body = RunOut)))]
-pub async fn show(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Path(id): Path<i64>,
-) -> Reply<RunOut> {
-    let run = state
+pub async fn show(admin: Admin, Path(id): Path<i64>) -> Reply<RunOut> {
+    let run = admin
         .db
         .runs()
         .find(admin.org(), id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("run {id} not found")))?;
-    let lines = state.runner.lines(&run).await?;
+    let lines = admin.runner.lines(&run).await?;
     Ok(Json(out(run, Some(lines))))
 }

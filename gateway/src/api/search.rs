@@ -6,10 +6,9 @@ use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
 use super::memory::reason_required;
 use super::memory::Record;
-use super::wire::{self, now_ms, Query, Reply};
+use super::wire::{self, Query, Reply};
 use super::ApiState;
 use crate::oversight::{audit_view, Look, Looked};
-use axum::extract::State;
 use axum::Json;
 use memory::policy::{self, Oversight};
 use memory::store::RetrievalScope;
@@ -101,11 +100,7 @@ pub struct AdminSearchQuery {
 /// and the agent's notes, and with `as` that person's own records.
 #[utoipa::path(get, operation_id = "memory_search", path = "/api/v1/memory/search", tag = "memory", params(AdminSearchQuery),
     responses((status = 200, body = SearchResults), (status = 404, body = ErrorBody)))]
-pub async fn search(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Query(q): Query<AdminSearchQuery>,
-) -> Reply<SearchResults> {
+pub async fn search(admin: Admin, Query(q): Query<AdminSearchQuery>) -> Reply<SearchResults> {
     let why = match q.as_user {
         None => Oversight::Unreasoned,
         Some(_) => Oversight::Reasoned,
@@ -116,7 +111,7 @@ pub async fn search(
             let Some(reason) = policy::oversight_reason(q.reason.as_deref()) else {
                 return Err(reason_required("searching as a person"));
             };
-            let user = state.pairing.person(admin.org(), &who).await?;
+            let user = admin.pairing.person(admin.org(), &who).await?;
             let surface = format!("GET /api/v1/memory/search?as: {}", q.q);
             let look = Look {
                 org: admin.org(),
@@ -126,7 +121,7 @@ pub async fn search(
                 surface: &surface,
                 reason,
             };
-            audit_view(&state.db, look, now_ms(&state)).await?;
+            audit_view(&admin.db, look, admin.now).await?;
             Some(user.user_id)
         }
     };
@@ -137,7 +132,7 @@ pub async fn search(
         text: &q.q,
         limit: q.limit,
     };
-    let mut found = ranked(&state, searched).await?;
+    let mut found = ranked(&admin, searched).await?;
     found
         .items
         .retain(|f| policy::oversight_shows(f.record.scope, why));

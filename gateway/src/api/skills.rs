@@ -6,16 +6,14 @@
 use super::auth::Admin;
 use super::error::{ApiError, ErrorBody};
 use super::runs::{self, RunOut};
-use super::wire::{self, now_ms, page_query, Body, OptionalBody, Page, Path, Query, Reply};
-use super::ApiState;
+use super::wire::{self, page_query, Body, OptionalBody, Page, Path, Query, Reply};
 use crate::config::Deliver;
 use crate::runs::RunError;
 use crate::skills::review::{self, Review};
-use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use memory::skill::{SkillRefusal, SkillRevision, SkillStatus};
-use memory::{Db, Principal};
+use memory::Principal;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -30,11 +28,8 @@ page_query! {
 /// Skill revisions of every agent, newest first.
 #[utoipa::path(get, operation_id = "skills_list", path = "/api/v1/skills", tag = "skills", params(SkillsQuery),
     responses((status = 200, body = Page<SkillRevision>)))]
-pub async fn list(
-    State(db): State<Db>,
-    admin: Admin,
-    Query(q): Query<SkillsQuery>,
-) -> Reply<Page<SkillRevision>> {
+pub async fn list(admin: Admin, Query(q): Query<SkillsQuery>) -> Reply<Page<SkillRevision>> {
+    let db = &admin.db;
     let (org, status) = (admin.org(), q.status);
     // The store lists every revision of the organisation; the page is cut here.
     let read = |before: Option<i64>, n: i64| async move {
@@ -53,12 +48,8 @@ pub async fn list(
 #[utoipa::path(get, operation_id = "skills_show", path = "/api/v1/skills/{id}", tag = "skills",
     params(("id" = i64, Path, description = "Skill revision id")),
     responses((status = 200, body = Review)))]
-pub async fn show(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Path(id): Path<i64>,
-) -> Reply<Review> {
-    Ok(Json(review::review(&state.db, admin.org(), id).await?))
+pub async fn show(admin: Admin, Path(id): Path<i64>) -> Reply<Review> {
+    Ok(Json(review::review(&admin.db, admin.org(), id).await?))
 }
 
 /// An approval: the hash of the content reviewed.
@@ -105,20 +96,13 @@ fn answer(r: Result<SkillRevision, SkillRefusal>) -> Reply<SkillRevision> {
     responses((status = 200, body = SkillRevision, description = "The revision, in force"),
         (status = 409, body = ErrorBody, description = "Not proposed, or stale: the hash differs or another revision is in force now")))]
 pub async fn approve(
-    State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
     Body(body): Body<Approval>,
 ) -> Reply<SkillRevision> {
-    let r = state
+    let r = admin
         .skills
-        .approve(
-            admin.org(),
-            &principal(&admin),
-            id,
-            &body.hash,
-            now_ms(&state),
-        )
+        .approve(admin.org(), &principal(&admin), id, &body.hash, admin.now)
         .await?;
     answer(r)
 }
@@ -128,14 +112,10 @@ pub async fn approve(
     params(("id" = i64, Path, description = "Skill revision id")),
     responses((status = 200, body = SkillRevision, description = "The revision, rejected"),
         (status = 409, body = ErrorBody, description = "Not waiting for approval")))]
-pub async fn reject(
-    State(state): State<ApiState>,
-    admin: Admin,
-    Path(id): Path<i64>,
-) -> Reply<SkillRevision> {
-    let r = state
+pub async fn reject(admin: Admin, Path(id): Path<i64>) -> Reply<SkillRevision> {
+    let r = admin
         .skills
-        .reject(admin.org(), &principal(&admin), id, now_ms(&state))
+        .reject(admin.org(), &principal(&admin), id, admin.now)
         .await?;
     answer(r)
 }
@@ -147,20 +127,19 @@ pub async fn reject(
     responses((status = 200, body = SkillRevision, description = "The revision now in force"), (status = 404, body = ErrorBody, description = "No such revision, or `to` is not one of this skill"),
         (status = 409, body = ErrorBody, description = "`to` was never approved, or there is nothing to roll back to")))]
 pub async fn rollback(
-    State(state): State<ApiState>,
     admin: Admin,
     Path(id): Path<i64>,
     Body(body): Body<Rollback>,
 ) -> Reply<SkillRevision> {
-    let of = state.db.skills().revision(admin.org(), id).await?;
-    let r = state
+    let of = admin.db.skills().revision(admin.org(), id).await?;
+    let r = admin
         .skills
         .rollback(
             admin.org(),
             &principal(&admin),
             of.skill_id,
             body.to,
-            now_ms(&state),
+            admin.now,
         )
         .await?;
     answer(r)
@@ -188,12 +167,11 @@ pub struct RunRequest {
     responses((status = 201, body = RunOut, description = "The run, finished"), (status = 400, body = ErrorBody, description = "A bad agent or delivery target"),
         (status = 404, body = ErrorBody, description = "The agent has no such skill in force")))]
 pub async fn run(
-    State(state): State<ApiState>,
     admin: Admin,
     Path(slug): Path<String>,
     OptionalBody(body): OptionalBody<RunRequest>,
 ) -> Result<(StatusCode, Json<RunOut>), ApiError> {
-    let agent = body.agent.unwrap_or_else(|| state.cfg.server.agent.clone());
+    let agent = body.agent.unwrap_or_else(|| admin.cfg.server.agent.clone());
     if let Err(why) = memory::check_agent_id(&agent) {
         return Err(ApiError::bad_request(format!("agent: {why}")));
     }
@@ -203,16 +181,16 @@ pub async fn run(
             .parse::<Deliver>()
             .map_err(|why| ApiError::bad_request(format!("deliver: {why}")))?,
     };
-    state
+    admin
         .cfg
         .check_deliver(&deliver)
         .map_err(|why| ApiError::bad_request(format!("deliver: {why}")))?;
     let target = crate::runs::on_demand(admin.org(), &agent, &slug, deliver);
-    let run = match state.runner.on_demand(&target, admin.id()).await {
+    let run = match admin.runner.on_demand(&target, admin.id()).await {
         Ok(run) => run,
         Err(e @ RunError::NoSkill { .. }) => return Err(ApiError::not_found(e.to_string())),
         Err(RunError::Store(e)) => return Err(e.into()),
     };
-    let lines = state.runner.lines(&run).await?;
+    let lines = admin.runner.lines(&run).await?;
     Ok((StatusCode::CREATED, Json(runs::out(run, Some(lines)))))
 }

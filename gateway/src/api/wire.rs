@@ -221,11 +221,6 @@ pub fn at(ms: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(ms).unwrap_or_default()
 }
 
-/// Now, in ms since the epoch, on the loop's clock.
-pub fn now_ms(state: &ApiState) -> i64 {
-    state.clock.now_ms()
-}
-
 /// Integer fields named `*_at` (ms since the epoch) anywhere in `v`, as
 /// ISO-8601 times: the export's records and lines, as the API writes times.
 pub fn iso_times(v: &mut serde_json::Value) {
