@@ -12,7 +12,7 @@ use crate::Config;
 use adapters::{ConversationKind, Inbound, Reply};
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 use memory::store::RecordFilter;
-use memory::{Db, MemoryRecord, MessageAuthor, Principal, Revision, Role, SystemPrincipal};
+use memory::{Db, MemoryRecord, MessageAuthor, Principal, Revision, RevisionChange, Role, SystemPrincipal};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -246,15 +246,16 @@ pub struct MemoryRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RevisionRow {
     pub id: i64,
-    pub retired_id: i64,
-    pub replacing_id: i64,
-    pub reason: String,
-    pub via: String,
-    pub cause: String,
-    pub run_id: String,
-    pub model: Option<String>,
-    pub prompt_version: Option<String>,
+    #[serde(flatten)]
+    pub change: RevisionChange,
     pub undone: bool,
+}
+
+impl std::ops::Deref for RevisionRow {
+    type Target = RevisionChange;
+    fn deref(&self) -> &RevisionChange {
+        &self.change
+    }
 }
 
 /// One skill revision, as the replay contract prints it (only when the
@@ -318,15 +319,8 @@ impl From<Revision> for RevisionRow {
     fn from(r: Revision) -> Self {
         RevisionRow {
             id: r.id,
-            retired_id: r.retired_id,
-            replacing_id: r.replacing_id,
-            reason: r.reason,
-            via: r.via,
-            cause: r.cause,
-            run_id: r.run_id,
-            model: r.model,
-            prompt_version: r.prompt_version,
             undone: r.undone_at.is_some(),
+            change: r.change,
         }
     }
 }

@@ -512,19 +512,37 @@ pub struct Revision {
     pub id: i64,
     pub org: String,
     pub agent: String,
-    pub retired_id: i64,
-    pub replacing_id: i64,
-    pub reason: String,
-    /// subject_rule | belief_revision | consolidation
-    pub via: String,
-    /// live | relearn | confirm | revise | consolidate
-    pub cause: String,
-    pub run_id: String,
-    pub model: Option<String>,
-    pub prompt_version: Option<String>,
+    #[sqlx(flatten)]
+    #[serde(flatten)]
+    pub change: RevisionChange,
     pub created_at: i64,
     pub undone_at: Option<i64>,
     pub undone_by: Option<String>,
+}
+
+/// What a revision did, as every view of one shows it (the API's, the
+/// replay's): which record retired which, why, and in which run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RevisionChange {
+    pub retired_id: i64,
+    pub replacing_id: i64,
+    pub reason: String,
+    /// `subject_rule`, `belief_revision` or `consolidation`.
+    pub via: String,
+    /// `live`, `relearn`, `confirm`, `revise` or `consolidate`.
+    pub cause: String,
+    /// The run it was made in: `POST /api/v1/runs/{run}/undo` undoes them all.
+    pub run_id: String,
+    pub model: Option<String>,
+    pub prompt_version: Option<String>,
+}
+
+impl std::ops::Deref for Revision {
+    type Target = RevisionChange;
+    fn deref(&self) -> &RevisionChange {
+        &self.change
+    }
 }
 
 /// One stored conversation line.

@@ -8,7 +8,7 @@ use super::wire::{self, at, page_query, Page, Path, Query, Reply};
 use crate::lifecycle::Undo;
 use axum::Json;
 use chrono::{DateTime, Utc};
-use memory::Revision;
+use memory::{Revision, RevisionChange};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -17,17 +17,8 @@ use utoipa::ToSchema;
 pub struct RevisionOut {
     pub id: i64,
     pub agent: String,
-    pub retired_id: i64,
-    pub replacing_id: i64,
-    pub reason: String,
-    /// `subject_rule`, `belief_revision` or `consolidation`.
-    pub via: String,
-    /// `live`, `relearn`, `confirm`, `revise` or `consolidate`.
-    pub cause: String,
-    /// The run it was made in: `POST /api/v1/runs/{run}/undo` undoes them all.
-    pub run_id: String,
-    pub model: Option<String>,
-    pub prompt_version: Option<String>,
+    #[serde(flatten)]
+    pub change: RevisionChange,
     pub created_at: DateTime<Utc>,
     pub undone_at: Option<DateTime<Utc>>,
     pub undone_by: Option<String>,
@@ -38,14 +29,7 @@ impl From<Revision> for RevisionOut {
         RevisionOut {
             id: r.id,
             agent: r.agent,
-            retired_id: r.retired_id,
-            replacing_id: r.replacing_id,
-            reason: r.reason,
-            via: r.via,
-            cause: r.cause,
-            run_id: r.run_id,
-            model: r.model,
-            prompt_version: r.prompt_version,
+            change: r.change,
             created_at: at(r.created_at),
             undone_at: r.undone_at.map(at),
             undone_by: r.undone_by,
