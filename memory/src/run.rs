@@ -40,6 +40,22 @@ pub struct Run {
     pub id: i64,
     pub org: String,
     pub agent: String,
+    #[sqlx(flatten)]
+    #[serde(flatten)]
+    pub start: RunStart,
+    #[sqlx(try_from = "String")]
+    pub outcome: RunOutcome,
+    /// What went wrong ('' when nothing did): the turn's error, or the delivery's.
+    pub error: String,
+    pub started_at: i64,
+    pub finished_at: Option<i64>,
+}
+
+/// What a run was started as, as every view of one shows it (the store's,
+/// the API's): what it follows, for whom, and where its answer goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RunStart {
     /// The schedule's or webhook's name, or the skill's slug for a run on demand.
     pub name: String,
     #[sqlx(try_from = "String")]
@@ -58,12 +74,13 @@ pub struct Run {
     /// Where its answer goes: `none`, `dashboard`, `discord:<channel id>`,
     /// `teams:<channel>`.
     pub deliver: String,
-    #[sqlx(try_from = "String")]
-    pub outcome: RunOutcome,
-    /// What went wrong ('' when nothing did): the turn's error, or the delivery's.
-    pub error: String,
-    pub started_at: i64,
-    pub finished_at: Option<i64>,
+}
+
+impl std::ops::Deref for Run {
+    type Target = RunStart;
+    fn deref(&self) -> &RunStart {
+        &self.start
+    }
 }
 
 /// The conversation a run's lines are stored in.

@@ -7,7 +7,7 @@ use super::error::ApiError;
 use super::wire::{self, at, page_query, Page, Path, Query, Reply};
 use axum::Json;
 use chrono::{DateTime, Utc};
-use memory::run::{Run, RunOutcome, Trigger};
+use memory::run::{Run, RunOutcome, RunStart};
 use memory::StoredMessage;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -18,22 +18,8 @@ use utoipa::ToSchema;
 pub struct RunOut {
     pub id: i64,
     pub agent: String,
-    /// The schedule's or webhook's name, or the skill's slug for a run on demand.
-    pub name: String,
-    pub trigger: Trigger,
-    /// `cron-system`, `sop-system` or `webhook-system`.
-    pub principal: String,
-    /// The skill followed as a standing procedure ('' when none).
-    pub skill: String,
-    /// Its revision number (0 when none).
-    pub skill_rev: i64,
-    /// The administrator who started it (on demand), the webhook's delivery
-    /// id, or '' for a schedule.
-    pub started_by: String,
-    /// Its conversation, `run:<name>/<id>`.
-    pub conversation: String,
-    /// `none`, `dashboard`, `discord:<channel id>` or `teams:<channel>`.
-    pub deliver: String,
+    #[serde(flatten)]
+    pub start: RunStart,
     pub outcome: RunOutcome,
     /// What went wrong ('' when nothing did).
     pub error: String,
@@ -62,14 +48,7 @@ pub(super) fn out(r: Run, lines: Option<Vec<StoredMessage>>) -> RunOut {
     RunOut {
         id: r.id,
         agent: r.agent,
-        name: r.name,
-        trigger: r.trigger,
-        principal: r.principal,
-        skill: r.skill,
-        skill_rev: r.skill_rev,
-        started_by: r.started_by,
-        conversation: r.conversation,
-        deliver: r.deliver,
+        start: r.start,
         outcome: r.outcome,
         error: r.error,
         started_at: at(r.started_at),

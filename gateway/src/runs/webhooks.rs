@@ -281,7 +281,7 @@ async fn accept(
     let run = hooks.runner.spawn(prepared, start).await.map_err(store)?;
     Ok(Accepted {
         run: run.id,
-        conversation: run.conversation,
+        conversation: run.start.conversation,
     })
 }
 
