@@ -12,7 +12,9 @@ use crate::Config;
 use adapters::{ConversationKind, Inbound, Reply};
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 use memory::store::RecordFilter;
-use memory::{Db, MemoryRecord, MessageAuthor, Principal, Revision, RevisionChange, Role, SystemPrincipal};
+use memory::{
+    Db, MemoryRecord, MessageAuthor, Principal, Revision, RevisionChange, Role, SystemPrincipal,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
