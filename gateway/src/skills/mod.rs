@@ -889,10 +889,12 @@ mod tests {
         let line = |id, author: &str, sender: Option<&str>| StoredMessage {
             id,
             org: "o".into(),
-            agent: "a".into(),
-            channel: "cli".into(),
-            conversation: "c".into(),
-            conversation_kind: "direct".into(),
+            place: memory::AgentConversation {
+                agent: "a".into(),
+                channel: "cli".into(),
+                conversation: "c".into(),
+                conversation_kind: "direct".into(),
+            },
             author: author.into(),
             sender: sender.map(str::to_string),
             sender_role: None,
