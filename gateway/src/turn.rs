@@ -346,7 +346,7 @@ fn stored_replies(a: memory::store::Answer) -> Vec<Reply> {
                 .lines()
                 .any(|l| l.starts_with("Remember this? "))
                 .then_some(a.message),
-            conversation: m.place.conversation,
+            conversation: m.conversation,
             text: m.text,
         })
         .collect()

@@ -545,26 +545,15 @@ impl std::ops::Deref for Revision {
     }
 }
 
-/// Which of an agent's conversations something belongs to: a stored line,
-/// an archive of lines.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct AgentConversation {
-    pub agent: String,
-    pub channel: String,
-    pub conversation: String,
-    /// `direct` or `group`.
-    pub conversation_kind: String,
-}
-
 /// One stored conversation line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct StoredMessage {
     pub id: i64,
     pub org: String,
-    #[sqlx(flatten)]
-    #[serde(flatten)]
-    pub place: AgentConversation,
+    pub agent: String,
+    pub channel: String,
+    pub conversation: String,
+    pub conversation_kind: String,
     /// `person`, `agent` (the bot's reply) or `system`.
     pub author: String,
     /// The stored user id, or none for unpaired senders and agent replies.
@@ -573,13 +562,6 @@ pub struct StoredMessage {
     pub sender_role: Option<String>,
     pub text: String,
     pub said_at: i64,
-}
-
-impl std::ops::Deref for StoredMessage {
-    type Target = AgentConversation;
-    fn deref(&self) -> &AgentConversation {
-        &self.place
-    }
 }
 
 impl StoredMessage {

@@ -1116,12 +1116,10 @@ mod tests {
         StoredMessage {
             id,
             org: "o".into(),
-            place: crate::model::AgentConversation {
-                agent: "a".into(),
-                channel: "discord".into(),
-                conversation: "c".into(),
-                conversation_kind: "group".into(),
-            },
+            agent: "a".into(),
+            channel: "discord".into(),
+            conversation: "c".into(),
+            conversation_kind: "group".into(),
             author: author.as_str().into(),
             sender: sender.map(str::to_string),
             sender_role: role.map(str::to_string),

@@ -8,7 +8,6 @@ use crate::oversight;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use memory::store::Archive;
-use memory::AgentConversation;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -16,8 +15,10 @@ use utoipa::{IntoParams, ToSchema};
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ArchiveOut {
     pub id: i64,
-    #[serde(flatten)]
-    pub place: AgentConversation,
+    pub agent: String,
+    pub channel: String,
+    pub conversation: String,
+    pub conversation_kind: String,
     pub started_at: DateTime<Utc>,
     pub ended_at: DateTime<Utc>,
     /// `admin` only when everyone in the slice may author operational knowledge.
@@ -33,7 +34,10 @@ pub struct ArchiveOut {
 fn out(a: Archive, with_markdown: bool) -> ArchiveOut {
     ArchiveOut {
         id: a.id,
-        place: a.place,
+        agent: a.agent,
+        channel: a.channel,
+        conversation: a.conversation,
+        conversation_kind: a.conversation_kind,
         started_at: at(a.started_at),
         ended_at: at(a.ended_at),
         trust: a.trust,

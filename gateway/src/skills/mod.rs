@@ -889,12 +889,10 @@ mod tests {
         let line = |id, author: &str, sender: Option<&str>| StoredMessage {
             id,
             org: "o".into(),
-            place: memory::AgentConversation {
-                agent: "a".into(),
-                channel: "cli".into(),
-                conversation: "c".into(),
-                conversation_kind: "direct".into(),
-            },
+            agent: "a".into(),
+            channel: "cli".into(),
+            conversation: "c".into(),
+            conversation_kind: "direct".into(),
             author: author.into(),
             sender: sender.map(str::to_string),
             sender_role: None,

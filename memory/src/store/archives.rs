@@ -1,5 +1,5 @@
 use super::{Conversations, Result};
-use crate::model::{AgentConversation, StoredMessage};
+use crate::model::StoredMessage;
 use serde::Serialize;
 use sqlx::AnyConnection;
 
@@ -8,9 +8,10 @@ use sqlx::AnyConnection;
 pub struct Archive {
     pub id: i64,
     pub org: String,
-    #[sqlx(flatten)]
-    #[serde(flatten)]
-    pub place: AgentConversation,
+    pub agent: String,
+    pub channel: String,
+    pub conversation: String,
+    pub conversation_kind: String,
     pub started_at: i64,
     pub ended_at: i64,
     /// `admin` only when everyone in the slice may author operational knowledge.
@@ -23,13 +24,6 @@ pub struct Archive {
     /// `first_id..=last_id` (0 and 0: none).
     pub first_id: i64,
     pub last_id: i64,
-}
-
-impl std::ops::Deref for Archive {
-    type Target = AgentConversation;
-    fn deref(&self) -> &AgentConversation {
-        &self.place
-    }
 }
 
 /// A slice about to be archived: the oldest live lines of a conversation, up

@@ -12,7 +12,7 @@ use super::archives::{archive_in, QueuedArchive};
 use super::pairing::{User, UserStatus};
 use super::NewArchive;
 use super::{Conversations, Result, StoreError};
-use crate::model::{AgentConversation, Role, StoredMessage};
+use crate::model::{Role, StoredMessage};
 use sqlx::{AnyConnection, AnyPool};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -437,12 +437,10 @@ impl ConversationView {
             0 => self.recent.push(StoredMessage {
                 id,
                 org: org.to_string(),
-                place: AgentConversation {
-                    agent: v.agent.to_string(),
-                    channel: channel.unwrap_or_default(),
-                    conversation: v.conversation.to_string(),
-                    conversation_kind: kind.unwrap_or_default(),
-                },
+                agent: v.agent.to_string(),
+                channel: channel.unwrap_or_default(),
+                conversation: v.conversation.to_string(),
+                conversation_kind: kind.unwrap_or_default(),
                 author: author.unwrap_or_default(),
                 sender,
                 sender_role,
