@@ -245,19 +245,13 @@ pub struct MemoryRow {
     pub recorded_at: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, derive_more::Deref)]
 pub struct RevisionRow {
     pub id: i64,
     #[serde(flatten)]
+    #[deref]
     pub change: RevisionChange,
     pub undone: bool,
-}
-
-impl std::ops::Deref for RevisionRow {
-    type Target = RevisionChange;
-    fn deref(&self) -> &RevisionChange {
-        &self.change
-    }
 }
 
 /// One skill revision, as the replay contract prints it (only when the

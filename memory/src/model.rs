@@ -1,5 +1,6 @@
 //! The vocabulary shared by every crate: roles, authorities, scopes, records.
 
+use derive_more::{Deref, DerefMut};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -238,25 +239,14 @@ pub struct Candidate {
 /// A stored memory record: what was written, and the id it was stored under.
 /// Serialized as one flat object (`id` first, then the written fields), the
 /// fields read through it as `r.content`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow, Deref, DerefMut)]
 pub struct MemoryRecord {
     pub id: i64,
     #[sqlx(flatten)]
     #[serde(flatten)]
+    #[deref]
+    #[deref_mut]
     pub written: NewRecord,
-}
-
-impl std::ops::Deref for MemoryRecord {
-    type Target = NewRecord;
-    fn deref(&self) -> &NewRecord {
-        &self.written
-    }
-}
-
-impl std::ops::DerefMut for MemoryRecord {
-    fn deref_mut(&mut self) -> &mut NewRecord {
-        &mut self.written
-    }
 }
 
 impl MemoryRecord {
@@ -507,13 +497,14 @@ pub fn check_org_id(id: &str) -> Result<(), &'static str> {
 }
 
 /// A row of `memory_revisions`: one record retired by another.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow, Deref)]
 pub struct Revision {
     pub id: i64,
     pub org: String,
     pub agent: String,
     #[sqlx(flatten)]
     #[serde(flatten)]
+    #[deref]
     pub change: RevisionChange,
     pub created_at: i64,
     pub undone_at: Option<i64>,
@@ -536,13 +527,6 @@ pub struct RevisionChange {
     pub run_id: String,
     pub model: Option<String>,
     pub prompt_version: Option<String>,
-}
-
-impl std::ops::Deref for Revision {
-    type Target = RevisionChange;
-    fn deref(&self) -> &RevisionChange {
-        &self.change
-    }
 }
 
 /// One stored conversation line.

@@ -34,14 +34,14 @@ named_enum! {
 }
 
 /// One run as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow, derive_more::Deref)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Run {
     pub id: i64,
     pub org: String,
-    pub agent: String,
     #[sqlx(flatten)]
     #[serde(flatten)]
+    #[deref]
     pub start: RunStart,
     #[sqlx(try_from = "String")]
     pub outcome: RunOutcome,
@@ -52,10 +52,13 @@ pub struct Run {
 }
 
 /// What a run was started as, as every view of one shows it (the store's,
-/// the API's): what it follows, for whom, and where its answer goes.
+/// the API's): which agent runs it, what it follows, for whom, and where its
+/// answer goes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunStart {
+    /// The agent that runs it.
+    pub agent: String,
     /// The schedule's or webhook's name, or the skill's slug for a run on demand.
     pub name: String,
     #[sqlx(try_from = "String")]
@@ -74,13 +77,6 @@ pub struct RunStart {
     /// Where its answer goes: `none`, `dashboard`, `discord:<channel id>`,
     /// `teams:<channel>`.
     pub deliver: String,
-}
-
-impl std::ops::Deref for Run {
-    type Target = RunStart;
-    fn deref(&self) -> &RunStart {
-        &self.start
-    }
 }
 
 /// The conversation a run's lines are stored in.

@@ -22,7 +22,7 @@ use std::num::NonZeroU32;
 /// A request by an API key: the paired user behind it, the time it is made at
 /// and the services it reaches (through `Deref`, so a handler takes the
 /// caller and what the request carries, nothing else).
-#[derive(Clone)]
+#[derive(Clone, derive_more::Deref)]
 pub struct Caller {
     pub user: User,
     /// The person the key acts for, when it was made `--on-behalf-of` them
@@ -31,14 +31,8 @@ pub struct Caller {
     /// Now on the loop's clock, ms since the epoch: what the request's writes
     /// and audit entries are stamped with.
     pub now: i64,
+    #[deref]
     state: ApiState,
-}
-
-impl std::ops::Deref for Caller {
-    type Target = ApiState;
-    fn deref(&self) -> &ApiState {
-        &self.state
-    }
 }
 
 impl Caller {
@@ -54,15 +48,8 @@ impl Caller {
 }
 
 /// A caller whose key's user is an admin.
-#[derive(Clone)]
+#[derive(Clone, derive_more::Deref)]
 pub struct Admin(pub Caller);
-
-impl std::ops::Deref for Admin {
-    type Target = Caller;
-    fn deref(&self) -> &Caller {
-        &self.0
-    }
-}
 
 /// What a user key is told on an admin operation.
 pub const ADMIN_ONLY: &str =

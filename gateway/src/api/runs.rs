@@ -17,7 +17,6 @@ use utoipa::ToSchema;
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RunOut {
     pub id: i64,
-    pub agent: String,
     #[serde(flatten)]
     pub start: RunStart,
     pub outcome: RunOutcome,
@@ -47,7 +46,6 @@ pub struct LineOut {
 pub(super) fn out(r: Run, lines: Option<Vec<StoredMessage>>) -> RunOut {
     RunOut {
         id: r.id,
-        agent: r.agent,
         start: r.start,
         outcome: r.outcome,
         error: r.error,
