@@ -116,6 +116,16 @@ impl DashboardState {
         self.clock.now_ms()
     }
 
+    /// Who a change made from the dashboard is by: its built-in admin, in its
+    /// organisation, now.
+    fn act(&self) -> ::pairing::Act<'_> {
+        ::pairing::Act {
+            org: self.org(),
+            actor: BUILT_IN_ADMIN,
+            at: self.now_ms(),
+        }
+    }
+
     /// The records of the organisation that `filter` lets through, a page of
     /// them at most.
     async fn browse(

@@ -221,17 +221,8 @@ pub(super) async fn approve(sent: Submitted<CodeForm>) -> Page {
         Ok(r) => r,
         Err(e) => return sent.done(false, e, PAIRING.path),
     };
-    let state = &sent.state;
-    let result = state
-        .pairing()
-        .approve(
-            state.org(),
-            &sent.form.code,
-            role,
-            BUILT_IN_ADMIN,
-            state.now_ms(),
-        )
-        .await;
+    let (pairing, Act { org, actor, at }) = (sent.state.pairing(), sent.state.act());
+    let result = pairing.approve(org, &sent.form.code, role, actor, at).await;
     outcome(sent, result, |u, _| {
         format!(
             "Approved: {} ({}) is paired as {}.",
@@ -246,17 +237,10 @@ pub(super) async fn add(sent: Submitted<AddForm>) -> Page {
         Ok(r) => r,
         Err(e) => return sent.done(false, e, PAIRING.path),
     };
-    let state = &sent.state;
-    let result = state
-        .pairing()
-        .pair_directly(
-            state.org(),
-            &sent.form.identity,
-            Some(&sent.form.name),
-            role,
-            BUILT_IN_ADMIN,
-            state.now_ms(),
-        )
+    let (pairing, Act { org, actor, at }) = (sent.state.pairing(), sent.state.act());
+    let (identity, name) = (&sent.form.identity, Some(sent.form.name.as_str()));
+    let result = pairing
+        .pair_directly(org, identity, name, role, actor, at)
         .await;
     outcome(sent, result, |u, _| {
         format!("Paired: {} ({}) as {}.", u.name, u.user_id, u.role)
@@ -264,11 +248,8 @@ pub(super) async fn add(sent: Submitted<AddForm>) -> Page {
 }
 
 pub(super) async fn deny(sent: Submitted<CodeForm>) -> Page {
-    let state = &sent.state;
-    let result = state
-        .pairing()
-        .deny(state.org(), &sent.form.code, BUILT_IN_ADMIN, state.now_ms())
-        .await;
+    let (pairing, Act { org, actor, at }) = (sent.state.pairing(), sent.state.act());
+    let result = pairing.deny(org, &sent.form.code, actor, at).await;
     outcome(sent, result, |r, _| {
         format!("Denied pairing request {} from {}.", r.code, r.stored_id)
     })
@@ -280,16 +261,9 @@ pub(super) async fn set_role(sent: Submitted<UserForm>) -> Page {
         (false, Err(e)) => return sent.done(false, e, PAIRING.path),
         (false, Ok(r)) => r,
     };
-    let state = &sent.state;
-    let result = state
-        .pairing()
-        .set_role(
-            state.org(),
-            &sent.form.user,
-            role,
-            BUILT_IN_ADMIN,
-            state.now_ms(),
-        )
+    let (pairing, Act { org, actor, at }) = (sent.state.pairing(), sent.state.act());
+    let result = pairing
+        .set_role(org, &sent.form.user, role, actor, at)
         .await;
     outcome(sent, result, |(), form| {
         format!("{} is now {role}.", form.user)
@@ -300,11 +274,8 @@ pub(super) async fn revoke(sent: Submitted<UserForm>) -> Page {
     if sent.form.user == BUILT_IN_ADMIN {
         return sent.done(false, KEEP_BUILT_IN, PAIRING.path);
     }
-    let state = &sent.state;
-    let result = state
-        .pairing()
-        .revoke(state.org(), &sent.form.user, BUILT_IN_ADMIN, state.now_ms())
-        .await;
+    let (pairing, Act { org, actor, at }) = (sent.state.pairing(), sent.state.act());
+    let result = pairing.revoke(org, &sent.form.user, actor, at).await;
     outcome(sent, result, |keys, form| match keys.len() {
         0 => format!("Revoked: {} is no longer paired.", form.user),
         n => format!(
@@ -316,15 +287,10 @@ pub(super) async fn revoke(sent: Submitted<UserForm>) -> Page {
 
 /// The grant a delegate form names, made or ended by the built-in admin now.
 fn grant_of(sent: &Submitted<DelegateForm>) -> DelegationChange<'_> {
-    let by = Act {
-        org: sent.state.org(),
-        actor: BUILT_IN_ADMIN,
-        at: sent.state.now_ms(),
-    };
     DelegationChange {
         principal: &sent.form.principal,
         delegate: &sent.form.delegate,
-        by,
+        by: sent.state.act(),
     }
 }
 
