@@ -3,7 +3,7 @@
 
 use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
-use super::wire::{Body, Reply};
+use super::wire::{self, Body, Reply};
 use crate::turn::{Outcome, Refused};
 use adapters::{ConversationKind, Inbound};
 use axum::http::StatusCode;
@@ -111,7 +111,8 @@ pub async fn post_message(caller: Caller, Body(req): Body<MessageRequest>) -> Re
         sender_name: user.name.clone(),
         text: req.text,
         platform_id: req.id,
-        at: caller.clock.now_utc(),
+        // The request's one reading of the clock, as its audit line has it.
+        at: wire::at(caller.now),
         mentioned: true,
         answer: None,
         on_behalf_of,
