@@ -16,10 +16,12 @@ use crate::learning::{ModelWrite, ProposalPlace};
 use crate::lifecycle::Lifecycle;
 use crate::llm::{ToolSpec, Tools};
 use memory::policy::{self, ToolScope};
+use memory::role_memory::RoleKind;
 use memory::sanitize::sanitize;
 use memory::store::RetrievalScope;
 use serde_json::{json, Value};
 use std::sync::Mutex;
+use strum::VariantArray;
 
 /// Records one `memory_search` returns.
 const SEARCH_LIMIT: i64 = 10;
@@ -30,6 +32,7 @@ const AUDIT_CHARS: usize = 200;
 pub fn specs() -> Vec<ToolSpec> {
     // The scopes `memory_write` keeps a write in, as the write policy says.
     let writable: Vec<&str> = policy::tool_scopes().map(ToolScope::as_str).collect();
+    let role_kinds: Vec<&str> = RoleKind::VARIANTS.iter().map(|k| k.as_str()).collect();
     vec![
         ToolSpec {
             name: "memory_search",
@@ -70,7 +73,7 @@ pub fn specs() -> Vec<ToolSpec> {
                 "type": "object",
                 "properties": {
                     "role": {"type": "string", "maxLength": 32},
-                    "kind": {"type": "string", "enum": ["rubric", "term", "lesson"]},
+                    "kind": {"type": "string", "enum": role_kinds},
                     "content": {"type": "string", "maxLength": 500}
                 },
                 "required": ["role", "kind", "content"],
@@ -307,7 +310,7 @@ impl TurnTools<'_> {
     /// role); a delegated turn's carries `on_behalf_of`. A second call in
     /// the same reply is refused.
     async fn promote(&self, arguments: &Value) -> String {
-        use memory::role_memory::{NewRoleProposal, RoleKind};
+        use memory::role_memory::NewRoleProposal;
         let kind = text_arg(arguments, "kind").and_then(|k| k.parse::<RoleKind>().ok());
         let (Some(role), Some(kind), Some(content), Some(user)) = (
             text_arg(arguments, "role"),

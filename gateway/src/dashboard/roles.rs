@@ -11,11 +11,12 @@ use super::view::{self, ROLES};
 use super::{Page, BUILT_IN_ADMIN};
 use maud::{html, Markup};
 use memory::role_memory::{
-    CurationStep, Permission, ProposalStatus, RoleChange, RoleEntry, RoleError, RoleGrant,
+    CurationStep, Permission, ProposalStatus, RoleChange, RoleEntry, RoleError, RoleGrant, RoleKind,
 };
 use memory::Status;
 use pairing::{User, UserStatus};
 use serde::Deserialize;
+use strum::VariantArray;
 
 /// A paired person, their roles and grants.
 struct Person {
@@ -153,9 +154,9 @@ fn template(people: &[Person], memory: &[(String, Vec<RoleEntry>)], csrf: &str) 
                 label { "Role" input type="text" name="role" required placeholder="analyst"; }
                 label { "Kind"
                     select name="kind" {
-                        option value="lesson" selected { "lesson" }
-                        option value="term" { "term" }
-                        option value="rubric" { "rubric" }
+                        @for kind in RoleKind::VARIANTS {
+                            option value=(kind) selected[*kind == RoleKind::Lesson] { (kind) }
+                        }
                     }
                 }
                 label { "Text" input type="text" name="content" required maxlength="500"; }
@@ -199,7 +200,7 @@ fn stepped(sent: Submitted<impl Sized>, result: Result<RoleEntry, RoleError>, wh
 pub(super) async fn propose(sent: Submitted<DraftForm>) -> Page {
     let state = &sent.state;
     let f = &sent.form;
-    let Ok(kind) = f.kind.parse::<memory::role_memory::RoleKind>() else {
+    let Ok(kind) = f.kind.parse::<RoleKind>() else {
         return sent.done(
             false,
             "Refused: the kind is rubric, term or lesson.",
