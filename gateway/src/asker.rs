@@ -15,6 +15,14 @@ pub struct Asker<'a> {
 }
 
 impl<'a> Asker<'a> {
+    /// Who acts, as the one authorization point (`memory::authz`) reads it.
+    pub fn actor(&self) -> memory::authz::Actor<'a> {
+        memory::authz::Actor {
+            principal: self.principal,
+            on_behalf_of: self.on_behalf_of,
+        }
+    }
+
     /// The sender and the record a `/promote <id>` or `/forget <id>` names,
     /// or the reply that refuses the command.
     pub(crate) fn sender_and_id(

@@ -12,6 +12,75 @@ use pairing::{Pairing, PairingError};
 use std::sync::Arc;
 
 use crate::asker::Asker;
+use memory::authz::{self, Action};
+
+/// Every chat command steward answers, each one action of the one
+/// authorization point: the match in [`ChatCommand::action`] is exhaustive,
+/// so a new command cannot exist unclassified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
+pub enum ChatCommand {
+    /// `/pair` alone: where the speaker stands.
+    Pair,
+    /// `/pair approve|deny CODE`.
+    PairDecide,
+    /// `/skills`, `/skill show|approve|reject|rollback …`.
+    Skills,
+    /// `/share …`, `/role list|accept|confirm …`.
+    Role,
+    /// `/memory`, "what do you remember about me".
+    Memory,
+    /// `/autokeep [on|off]`.
+    AutoKeep,
+    /// `/promote ID`.
+    Promote,
+    /// `/forget ID`.
+    Forget,
+    /// `/apikey`: a key of one's own, in private.
+    ApiKey,
+}
+
+impl ChatCommand {
+    /// The command a message is, if it is one.
+    pub fn parse(text: &str) -> Option<ChatCommand> {
+        let mut words = text.split_whitespace();
+        let first = words.next()?.to_ascii_lowercase();
+        let second = words.next().map(str::to_ascii_lowercase);
+        Some(match first.as_str() {
+            "/pair" if matches!(second.as_deref(), Some("approve" | "deny")) => {
+                ChatCommand::PairDecide
+            }
+            "/pair" => ChatCommand::Pair,
+            "/skills" | "/skill" => ChatCommand::Skills,
+            "/share" | "/role" => ChatCommand::Role,
+            "/memory" => ChatCommand::Memory,
+            "/autokeep" => ChatCommand::AutoKeep,
+            "/promote" => ChatCommand::Promote,
+            "/forget" => ChatCommand::Forget,
+            "/apikey" => ChatCommand::ApiKey,
+            _ if text.trim().trim_end_matches('?').trim().to_lowercase()
+                == "what do you remember about me" =>
+            {
+                ChatCommand::Memory
+            }
+            _ => return None,
+        })
+    }
+
+    /// What the command does, as the one authorization point knows it.
+    pub fn action(self) -> Action {
+        match self {
+            ChatCommand::Pair => Action::Converse,
+            ChatCommand::PairDecide => Action::ManagePeople,
+            ChatCommand::Skills => Action::CurateSkills,
+            ChatCommand::Role => Action::RoleWork,
+            ChatCommand::Memory
+            | ChatCommand::AutoKeep
+            | ChatCommand::Promote
+            | ChatCommand::Forget => Action::OwnMemory,
+            ChatCommand::ApiKey => Action::OwnKeys,
+        }
+    }
+}
 
 pub struct Commands {
     db: Db,
@@ -30,27 +99,39 @@ impl Commands {
         }
     }
 
-    /// `/pair …`, `/memory`, "what do you remember about me", `/forget <id>`.
+    /// `/pair …`, `/memory`, "what do you remember about me", `/forget <id>`,
+    /// `/apikey`, `/skills`, `/role …`: each asks the one authorization point
+    /// (`memory::authz::authorize`) for its action before it runs.
     pub async fn run(&self, t: &Asker<'_>, text: &str) -> Result<Option<String>> {
         let words: Vec<&str> = text.split_whitespace().collect();
-        let lower = text.to_lowercase();
+        let Some(command) = ChatCommand::parse(text) else {
+            return Ok(None);
+        };
+        if let Err(denial) = authz::authorize(t.actor(), command.action()) {
+            return Ok(Some(format!("Refused: {denial}. Nothing was changed.")));
+        }
         let first = words
             .first()
             .map(|w| w.to_ascii_lowercase())
             .unwrap_or_default();
-        if first == "/pair" {
-            return Ok(Some(self.pair_command(t, &words[1..]).await?));
+        match command {
+            ChatCommand::Pair | ChatCommand::PairDecide => {
+                return Ok(Some(self.pair_command(t, &words[1..]).await?))
+            }
+            ChatCommand::Skills => {
+                return Ok(Some(self.skill_command(t, &first, &words[1..]).await?))
+            }
+            ChatCommand::Role => {
+                let roles = crate::role_commands::RoleCommands { db: &self.db };
+                return Ok(Some(roles.run(t, &first, &words[1..]).await?));
+            }
+            ChatCommand::ApiKey => return Ok(Some(self.api_key(t).await?)),
+            ChatCommand::Memory
+            | ChatCommand::AutoKeep
+            | ChatCommand::Promote
+            | ChatCommand::Forget => {}
         }
-        if first == "/skills" || first == "/skill" {
-            return Ok(Some(self.skill_command(t, &first, &words[1..]).await?));
-        }
-        if first == "/share" || first == "/role" {
-            let roles = crate::role_commands::RoleCommands { db: &self.db };
-            return Ok(Some(roles.run(t, &first, &words[1..]).await?));
-        }
-        if first == "/memory"
-            || lower.trim_end_matches('?').trim() == "what do you remember about me"
-        {
+        if command == ChatCommand::Memory {
             let Some(user) = t.principal.user_id() else {
                 return Ok(Some("I keep no memory for unpaired senders.".into()));
             };
@@ -109,10 +190,10 @@ impl Commands {
             out.push_str(&promises());
             return Ok(Some(out));
         }
-        if first == "/autokeep" {
+        if command == ChatCommand::AutoKeep {
             return Ok(Some(self.autokeep(t, &words[1..]).await?));
         }
-        if first == "/promote" || first == "/forget" {
+        {
             let (user, id) = match t.sender_and_id(&first, &words) {
                 Ok(named) => named,
                 Err(refusal) => return Ok(Some(refusal)),
@@ -127,14 +208,40 @@ impl Commands {
                     },
                 ));
             }
-            return Ok(Some(
+            Ok(Some(
                 match self.lifecycle.forget_own(t.org, id, user, t.now).await? {
                     Ok(()) => format!("Forgotten: record {id} is deleted."),
                     Err(refusal) => refusal,
                 },
-            ));
+            ))
         }
-        Ok(None)
+    }
+
+    /// `/apikey`: a key of the speaker's own, shown once and only in a
+    /// direct message. A key acts as the person who made it; a delegated
+    /// turn makes none (a delegate makes their delegated key through
+    /// `POST /api/v1/me/keys`). Audited (`api_key.create`, by the person).
+    async fn api_key(&self, t: &Asker<'_>) -> Result<String> {
+        let Some(user) = t.principal.user_id() else {
+            return Ok("API keys are for paired people. Send /pair to request access.".into());
+        };
+        if t.on_behalf_of.is_some() {
+            return Ok("Refused: a key is made in your own name, not on someone's behalf. Nothing was made.".into());
+        }
+        if t.shared {
+            return Ok(
+                "API keys are given only in private: send /apikey to me in a direct message."
+                    .into(),
+            );
+        }
+        let new = self
+            .pairing
+            .create_api_key(t.org, user, user, t.now)
+            .await?;
+        Ok(format!(
+            "Your API key {}: {}\nIt acts as you on /api/v1 and is shown this once (I keep only its hash). Revoke it with DELETE /api/v1/me/keys/{}.",
+            new.id, new.key, new.id
+        ))
     }
 
     /// `/autokeep on|off`: the person's own opt-in to having what they say
@@ -193,12 +300,14 @@ impl Commands {
             let date = chrono::DateTime::from_timestamp_millis(v.at_ms)
                 .map(|d| d.format("%Y-%m-%d").to_string())
                 .unwrap_or_default();
-            match v.reason {
-                Some(reason) => out.push_str(&format!(
-                    "\nViewed by {name} on {date}. Reason: {}",
-                    sanitize(&reason)
-                )),
-                None => out.push_str(&format!("\nViewed by {name} on {date}.")),
+            let how = v
+                .acted_as
+                .as_deref()
+                .map(|how| format!(" {how}"))
+                .unwrap_or_default();
+            out.push_str(&format!("\n{} {name}{how} on {date}.", v.looked.told()));
+            if let Some(reason) = v.reason {
+                out.push_str(&format!(" Reason: {}", sanitize(&reason)));
             }
         }
         Ok(out)
@@ -209,9 +318,6 @@ impl Commands {
     /// [TO]` (ID of a revision of the skill). Administrators only.
     async fn skill_command(&self, t: &Asker<'_>, first: &str, args: &[&str]) -> Result<String> {
         const USAGE: &str = "Usage: /skills, /skill show ID, /skill approve ID HASH, /skill reject ID, /skill rollback ID [TO]";
-        if let Err(refusal) = memory::skill::decide_curation(t.principal) {
-            return Ok(refusal.to_string());
-        }
         if first == "/skills" {
             let all = self.db.skills().list(t.org, None).await?;
             let waiting: Vec<_> = all
@@ -301,9 +407,6 @@ impl Commands {
                 _ => "Pairing needs a direct message from your own account.".into(),
             }),
             Some(action @ ("approve" | "deny")) => {
-                if !t.principal.is_human_admin() {
-                    return Ok("Only administrators can approve or deny pairing requests.".into());
-                }
                 let actor = t.principal.author_id().unwrap_or_default();
                 let Some(code) = args.get(1) else {
                     return Ok(format!(

@@ -30,6 +30,12 @@ pub struct View {
     pub at_ms: i64,
     /// The reason they gave; none for looks made before reasons were asked.
     pub reason: Option<String>,
+    /// What they did: looked, or acted as the person.
+    #[serde(skip)]
+    pub looked: Looked,
+    /// When they acted as the person: how (a key made to act as them, with
+    /// its id the person can revoke; a chat as them).
+    pub acted_as: Option<String>,
 }
 
 /// What an oversight read looked at.
@@ -39,6 +45,9 @@ pub enum Looked {
     Memory,
     /// The archive of one person's direct conversation (`archive.view`).
     Archive,
+    /// The operator acted as the person: a key made to act as them, or a
+    /// chat as them (`person.act_as`).
+    ActedAs,
 }
 
 impl Looked {
@@ -46,6 +55,15 @@ impl Looked {
         match self {
             Looked::Memory => "memory.view",
             Looked::Archive => "archive.view",
+            Looked::ActedAs => "person.act_as",
+        }
+    }
+
+    /// How the person is told of it: "Viewed by …" or "Acted as you: …".
+    pub fn told(self) -> &'static str {
+        match self {
+            Looked::Memory | Looked::Archive => "Viewed by",
+            Looked::ActedAs => "Acted as you:",
         }
     }
 }
@@ -79,17 +97,26 @@ pub async fn audit_view(db: &Db, look: Look<'_>, at: i64) -> Result<(), StoreErr
 /// Every oversight look at `person`'s records and direct conversations, oldest first.
 pub async fn views(db: &Db, org: &str, person: &str) -> Result<Vec<View>, StoreError> {
     let mut out = Vec::new();
-    for looked in [Looked::Memory, Looked::Archive] {
+    for looked in [Looked::Memory, Looked::Archive, Looked::ActedAs] {
         for e in db.audit().about(org, looked.action(), person).await? {
             let reason = e
                 .detail
                 .split_once(REASON)
                 .map(|(_, r)| r.to_string())
                 .filter(|r| !r.trim().is_empty());
+            let acted_as = (looked == Looked::ActedAs).then(|| {
+                e.detail
+                    .split_once(REASON)
+                    .map_or(e.detail.as_str(), |(how, _)| how)
+                    .trim()
+                    .to_string()
+            });
             out.push(View {
                 who: e.actor,
                 at_ms: e.at,
                 reason,
+                looked,
+                acted_as,
             });
         }
     }

@@ -15,6 +15,7 @@ use crate::context;
 use crate::learning::{ModelWrite, ProposalPlace};
 use crate::lifecycle::Lifecycle;
 use crate::llm::{ToolSpec, Tools};
+use memory::authz::Action;
 use memory::policy::{self, ToolScope};
 use memory::role_memory::RoleKind;
 use memory::sanitize::sanitize;
@@ -27,6 +28,52 @@ use strum::VariantArray;
 const SEARCH_LIMIT: i64 = 10;
 /// Longest query or detail kept in the audit log, in characters.
 const AUDIT_CHARS: usize = 200;
+
+/// Every tool steward offers a model, each one action of the one
+/// authorization point (`memory::authz`): [`Tool::action`] is an exhaustive
+/// match, so a tool cannot be offered unclassified.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray, strum::EnumString, strum::IntoStaticStr,
+)]
+#[strum(serialize_all = "snake_case")]
+pub enum Tool {
+    MemorySearch,
+    MemoryForget,
+    ReviewLearned,
+    ProposePromotion,
+    SkillLoad,
+    SkillPropose,
+    MemoryWrite,
+}
+
+impl Tool {
+    /// The tool a model named, if steward offers it.
+    pub fn from_name(name: &str) -> Option<Tool> {
+        name.parse().ok()
+    }
+
+    /// Its name, as offered to a model.
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
+    /// What calling it does, as the one authorization point knows it. A
+    /// tool that needs more (the speaker's own record, a role they hold)
+    /// checks that too.
+    pub fn action(self) -> Action {
+        match self {
+            // Reads what the turn may read for this speaker, nothing more.
+            Tool::MemorySearch => Action::Converse,
+            Tool::SkillLoad => Action::LoadSkill,
+            // Proposes; the write policy decides where, and the speaker's "yes".
+            Tool::MemoryWrite => Action::Converse,
+            Tool::MemoryForget => Action::OwnMemory,
+            Tool::ProposePromotion => Action::RoleWork,
+            Tool::ReviewLearned => Action::ReviewLearned,
+            Tool::SkillPropose => Action::CurateSkills,
+        }
+    }
+}
 
 /// The specs of the memory tools, as offered to a model.
 pub fn specs() -> Vec<ToolSpec> {
@@ -580,18 +627,28 @@ impl Tools for TurnTools<'_> {
     }
 
     async fn call(&self, name: &str, arguments: &Value) -> String {
-        match name {
-            "memory_search" => self.search(arguments).await,
-            "memory_write" => self.write(arguments).await,
-            "memory_forget" => self.forget(arguments).await,
-            "review_learned" => self.review(arguments).await,
-            "propose_promotion" => self.promote(arguments).await,
-            "skill_load" => self.load_skill(arguments).await,
-            "skill_propose" => self.propose_skill(arguments).await,
-            other => {
-                self.audit("tool.unknown", other).await;
-                format!("Refused: there is no tool `{}`.", bounded(other))
-            }
+        let Some(tool) = Tool::from_name(name) else {
+            self.audit("tool.unknown", name).await;
+            return format!("Refused: there is no tool `{}`.", bounded(name));
+        };
+        // The one authorization point decides before the tool reads anything.
+        let actor = memory::authz::Actor {
+            principal: self.place.principal,
+            on_behalf_of: self.place.msg.on_behalf_of.as_deref(),
+        };
+        if let Err(denial) = memory::authz::authorize(actor, tool.action()) {
+            self.audit(&format!("tool.{name}"), &format!("refused: {denial}"))
+                .await;
+            return format!("Refused: {denial}. Nothing was changed.");
+        }
+        match tool {
+            Tool::MemorySearch => self.search(arguments).await,
+            Tool::MemoryWrite => self.write(arguments).await,
+            Tool::MemoryForget => self.forget(arguments).await,
+            Tool::ReviewLearned => self.review(arguments).await,
+            Tool::ProposePromotion => self.promote(arguments).await,
+            Tool::SkillLoad => self.load_skill(arguments).await,
+            Tool::SkillPropose => self.propose_skill(arguments).await,
         }
     }
 }

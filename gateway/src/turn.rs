@@ -32,6 +32,7 @@ use governor::middleware::NoOpMiddleware;
 use governor::nanos::Nanos;
 use governor::state::keyed::DashMapStateStore;
 use governor::{Quota, RateLimiter};
+use memory::authz::Action;
 use memory::policy::{self, Consent, Decision, Directive, DropReason, Extraction, Origin};
 use memory::sanitize::sanitize;
 use memory::skill::SkillRevision;
@@ -706,9 +707,14 @@ impl TurnLoop {
         self.first_contact(&turn, &mut replies).await?;
         // The reply lines name the message they answer, and are stored in
         // one transaction: a retry of its id gets them again.
-        let lines: Vec<NewMessage<'_>> = replies
+        // A key shown once (`/apikey`) is not kept in the history.
+        let kept: Vec<std::borrow::Cow<'_, str>> = replies
             .iter()
-            .map(|r| line_of(msg, MessageAuthor::Agent, &r.text, now))
+            .map(|r| pairing::without_key_secrets(&r.text))
+            .collect();
+        let lines: Vec<NewMessage<'_>> = kept
+            .iter()
+            .map(|text| line_of(msg, MessageAuthor::Agent, text, now))
             .collect();
         self.parts
             .db
@@ -751,11 +757,18 @@ impl TurnLoop {
             return Ok(Gate::Let(Principal::Unpaired));
         };
         if let Some(u) = known? {
-            return Ok(Gate::Let(Principal::Human {
+            let own = Principal::Human {
                 user_id: u.user_id,
                 name: u.name,
                 role: u.role,
-            }));
+            };
+            // A delegated turn runs as a `user`, whatever the delegate's role:
+            // no check after this one can find an administrator in it.
+            let actor = memory::authz::Actor {
+                principal: &own,
+                on_behalf_of: msg.on_behalf_of.as_deref(),
+            };
+            return Ok(Gate::Let(actor.principal()));
         }
         let reply = |text: String| {
             Gate::Stop(vec![Reply {
@@ -976,10 +989,11 @@ impl TurnLoop {
         }
         let lower = text.trim_end_matches(['.', '!']).to_lowercase();
         if lower == "/learn" || lower == "make this a skill" {
-            if !t.principal.is_human_admin() {
-                return Ok(Some(t.reply(
-                    "Only administrators turn corrections into skills; your corrections are kept for them to review.",
-                )));
+            if let Err(denial) = memory::authz::authorize(t.asker().actor(), Action::CurateSkills) {
+                return Ok(Some(t.reply(match denial {
+                    memory::authz::Denial::NotAdmin => "Only administrators turn corrections into skills; your corrections are kept for them to review.".to_string(),
+                    other => format!("Refused: {other}. Nothing was drafted."),
+                })));
             }
             let drafted = self
                 .parts

@@ -9,6 +9,7 @@
 #[macro_use]
 mod named;
 
+pub mod authz;
 pub mod credentials;
 pub mod fulltext;
 pub mod grounding;

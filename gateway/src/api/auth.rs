@@ -15,7 +15,8 @@ use governor::middleware::NoOpMiddleware;
 use governor::nanos::Nanos;
 use governor::state::keyed::DashMapStateStore;
 use governor::{Quota, RateLimiter};
-use memory::Role;
+use memory::authz::{self, Action, Denial};
+use memory::Principal;
 use pairing::{KeyHolder, User};
 use std::num::NonZeroU32;
 
@@ -35,7 +36,35 @@ pub struct Caller {
     state: ApiState,
 }
 
+/// A caller as the one authorization point reads it: the key's person and
+/// whom the key acts for.
+pub struct CallerActor<'a> {
+    principal: Principal,
+    on_behalf_of: Option<&'a str>,
+}
+
+impl CallerActor<'_> {
+    pub fn as_actor(&self) -> authz::Actor<'_> {
+        authz::Actor {
+            principal: &self.principal,
+            on_behalf_of: self.on_behalf_of,
+        }
+    }
+}
+
 impl Caller {
+    /// Who calls, for `memory::authz::authorize`.
+    pub fn actor(&self) -> CallerActor<'_> {
+        CallerActor {
+            principal: Principal::Human {
+                user_id: self.user.user_id.clone(),
+                name: self.user.name.clone(),
+                role: self.user.role,
+            },
+            on_behalf_of: self.on_behalf_of.as_deref(),
+        }
+    }
+
     /// The organisation the key belongs to: every operation stays in it.
     pub fn org(&self) -> &str {
         &self.user.org
@@ -136,14 +165,12 @@ impl FromRequestParts<ApiState> for Admin {
 
     async fn from_request_parts(parts: &mut Parts, state: &ApiState) -> Result<Self, ApiError> {
         let caller = Caller::from_request_parts(parts, state).await?;
-        if caller.user.role != Role::Admin {
-            return Err(ApiError::forbidden(ADMIN_ONLY));
+        // The one authorization point: a key acting for someone carries the
+        // delegate's own turns, never administration (delegation lends no authority).
+        match authz::authorize(caller.actor().as_actor(), Action::Administer) {
+            Ok(()) => Ok(Admin(caller)),
+            Err(Denial::Delegated) => Err(ApiError::forbidden(DELEGATED_NOT_ADMIN)),
+            Err(_) => Err(ApiError::forbidden(ADMIN_ONLY)),
         }
-        // A key acting for someone carries the delegate's own turns, never
-        // administration: delegation lends no authority.
-        if caller.on_behalf_of.is_some() {
-            return Err(ApiError::forbidden(DELEGATED_NOT_ADMIN));
-        }
-        Ok(Admin(caller))
     }
 }

@@ -80,6 +80,10 @@ pub struct ViewedBy {
     pub at: chrono::DateTime<chrono::Utc>,
     /// Their reason; null for looks made before reasons were asked.
     pub reason: Option<String>,
+    /// Set when the operator acted as you rather than looked: how (a key
+    /// made to act as you, with its id — revoke it under /api/v1/me/keys —
+    /// or a chat as you).
+    pub acted_as: Option<String>,
 }
 
 /// Your own personal memory, newest first, with the two promises and who
@@ -114,6 +118,7 @@ pub async fn memory(caller: Caller, Query(mut q): Query<OwnQuery>) -> Reply<MyMe
             who,
             at: wire::at(v.at_ms),
             reason: v.reason,
+            acted_as: v.acted_as,
         });
     }
     Ok(Json(MyMemory {

@@ -168,6 +168,8 @@ fn api() -> OpenApiRouter<ApiState> {
         .routes(routes!(pairing::set_role))
         .routes(routes!(pairing::revoke))
         .routes(routes!(pairing::link))
+        .routes(routes!(keys::own_list, keys::own_create))
+        .routes(routes!(keys::own_revoke))
         .routes(routes!(keys::list, keys::create))
         .routes(routes!(keys::revoke))
         .routes(routes!(revisions::list))

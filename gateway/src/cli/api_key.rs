@@ -7,7 +7,12 @@ pub(super) async fn run(ctx: &Ctx, cmd: ApiKeyCommand) -> Result<()> {
     let p = ctx.services.pairing();
     let org = &ctx.org;
     match cmd {
-        ApiKeyCommand::Create { user, on_behalf_of } => {
+        ApiKeyCommand::Create {
+            user,
+            on_behalf_of,
+            reason,
+        } => {
+            let reason = super::acting_as_reason(&user, reason.as_deref())?;
             let new = match on_behalf_of.as_deref() {
                 Some(principal) => {
                     p.create_delegated_api_key(org, &user, principal, ACTOR, ctx.now_ms())
@@ -15,6 +20,10 @@ pub(super) async fn run(ctx: &Ctx, cmd: ApiKeyCommand) -> Result<()> {
                 }
                 None => p.create_api_key(org, &user, ACTOR, ctx.now_ms()).await?,
             };
+            if let Some(reason) = reason {
+                let surface = format!("steward api-key create ({})", new.id);
+                super::audit_acting_as(ctx, &user, &surface, reason).await?;
+            }
             // stdout is the key alone, for `KEY=$(steward api-key create …)`.
             println!("{}", new.key);
             eprintln!(

@@ -49,18 +49,29 @@ impl Lines {
     }
 }
 
+/// Whom the operator chats as, and why.
+pub(super) struct Who<'a> {
+    pub as_: &'a str,
+    pub reason: Option<&'a str>,
+}
+
 pub(super) async fn run(
     ctx: &Ctx,
-    as_: &str,
+    who: Who<'_>,
     conversation: Option<String>,
     group: bool,
 ) -> Result<()> {
     let Ctx { services, org } = ctx;
+    let as_ = who.as_;
     let stored = if as_ == "admin" || as_.contains(':') {
         as_.to_string()
     } else {
         format!("cli:{as_}")
     };
+    // Chatting as a person reads what they may read: audited, and shown to them.
+    if let Some(reason) = super::acting_as_reason(&stored, who.reason)? {
+        super::audit_acting_as(ctx, &stored, "steward chat --as", reason).await?;
+    }
     if stored == "admin" && services.pairing().resolve(org, "admin").await?.is_none() {
         services
             .pairing()

@@ -51,6 +51,10 @@ pub enum Command {
         /// Who you are: `admin` (the dashboard admin) or a stored user id such as `cli:bob`.
         #[arg(long = "as", default_value = "admin")]
         as_: String,
+        /// Why you act as this person (support, bootstrap): needed for anyone
+        /// but `admin`, audited and shown to them wherever they read their memory.
+        #[arg(long)]
+        reason: Option<String>,
         /// Conversation id (default: one per speaker).
         #[arg(long)]
         conversation: Option<String>,
@@ -621,6 +625,11 @@ pub enum ApiKeyCommand {
         /// while `steward delegate add PRINCIPAL USER` holds.
         #[arg(long = "on-behalf-of")]
         on_behalf_of: Option<String>,
+        /// Why you make a key that acts as this person (bootstrap, support):
+        /// needed for anyone but `admin`, audited and shown to them wherever
+        /// they read their memory, where they can revoke it.
+        #[arg(long)]
+        reason: Option<String>,
     },
     /// API keys by id, user, creation and revocation (never the secret).
     List {
@@ -688,9 +697,16 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Serve => serve::run(open(cfg).await?).await,
         Command::Chat {
             as_,
+            reason,
             conversation,
             group,
-        } => chat::run(&Ctx::open(cfg, org).await?, &as_, conversation, group).await,
+        } => {
+            let who = chat::Who {
+                as_: &as_,
+                reason: reason.as_deref(),
+            };
+            chat::run(&Ctx::open(cfg, org).await?, who, conversation, group).await
+        }
         Command::Pairing(cmd) => pairing::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::Memory(cmd) => memory::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::Skills(cmd) => skills::run(&Ctx::open(cfg, org).await?, cmd).await,
@@ -727,6 +743,36 @@ impl Ctx {
 
 /// Who the operator commands act as, in the audit log and on revisions.
 const ACTOR: &str = "cli";
+
+/// The reason the operator gives for acting as `person` (a key that acts as
+/// them, a chat as them): none is needed for the built-in `admin`, the
+/// operator's own; anyone else's needs one.
+fn acting_as_reason<'a>(person: &str, reason: Option<&'a str>) -> Result<Option<&'a str>> {
+    if person.trim() == crate::dashboard::BUILT_IN_ADMIN {
+        return Ok(None);
+    }
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) => Ok(Some(r)),
+        None => anyhow::bail!(
+            "acting as {person} needs --reason: it is audited and shown to {person} wherever they read their memory"
+        ),
+    }
+}
+
+/// Audit the operator acting as `person` (`person.act_as`, with the reason):
+/// the person is shown it as they are shown an oversight read.
+async fn audit_acting_as(ctx: &Ctx, person: &str, surface: &str, reason: &str) -> Result<()> {
+    let look = crate::oversight::Look {
+        org: &ctx.org,
+        actor: ACTOR,
+        looked: crate::oversight::Looked::ActedAs,
+        person,
+        surface,
+        reason,
+    };
+    crate::oversight::audit_view(ctx.services.db(), look, ctx.now_ms()).await?;
+    Ok(())
+}
 
 impl Ctx {
     /// The time now, from the injected clock (the wall clock outside tests).

@@ -210,7 +210,9 @@ async fn mine(state: &super::DashboardState) -> Result<Markup, super::DashError>
             }
             @for v in &views {
                 p.muted {
-                    "Viewed by " (v.who) " on " (view::date(v.at_ms)) "."
+                    (v.looked.told()) " " (v.who)
+                    @if let Some(how) = &v.acted_as { " " (how) }
+                    " on " (view::date(v.at_ms)) "."
                     @if let Some(r) = &v.reason { " Reason: " (r) }
                 }
             }
