@@ -25,8 +25,10 @@ pub enum ChatCommand {
     PairDecide,
     /// `/skills`, `/skill show|approve|reject|rollback …`.
     Skills,
-    /// `/share …`, `/role list|accept|confirm …`.
+    /// `/share …`, `/role list …`.
     Role,
+    /// `/role accept|confirm …`: a curation decision, in one's own name.
+    RoleDecide,
     /// `/memory`, "what do you remember about me".
     Memory,
     /// `/autokeep [on|off]`.
@@ -51,6 +53,9 @@ impl ChatCommand {
             }
             "/pair" => ChatCommand::Pair,
             "/skills" | "/skill" => ChatCommand::Skills,
+            "/role" if matches!(second.as_deref(), Some("accept" | "confirm")) => {
+                ChatCommand::RoleDecide
+            }
             "/share" | "/role" => ChatCommand::Role,
             "/memory" => ChatCommand::Memory,
             "/autokeep" => ChatCommand::AutoKeep,
@@ -73,11 +78,32 @@ impl ChatCommand {
             ChatCommand::PairDecide => Action::ManagePeople,
             ChatCommand::Skills => Action::CurateSkills,
             ChatCommand::Role => Action::RoleWork,
+            ChatCommand::RoleDecide => Action::CurateRoleMemory,
             ChatCommand::Memory
             | ChatCommand::AutoKeep
             | ChatCommand::Promote
             | ChatCommand::Forget => Action::OwnMemory,
             ChatCommand::ApiKey => Action::OwnKeys,
+        }
+    }
+
+    /// What the speaker is told when the authorization point says no.
+    fn refusal(self, denial: authz::Denial) -> String {
+        match (self, denial) {
+            (ChatCommand::PairDecide, authz::Denial::NotAdmin) => {
+                "Only administrators can approve or deny pairing requests.".into()
+            }
+            (ChatCommand::Skills, authz::Denial::NotAdmin) => {
+                memory::skill::SkillRefusal::NotAdmin.to_string()
+            }
+            (
+                ChatCommand::Memory
+                | ChatCommand::AutoKeep
+                | ChatCommand::Promote
+                | ChatCommand::Forget,
+                authz::Denial::Unpaired | authz::Denial::System,
+            ) => "I keep no memory for unpaired senders.".into(),
+            (_, denial) => format!("Refused: {denial}. Nothing was changed."),
         }
     }
 }
@@ -108,7 +134,7 @@ impl Commands {
             return Ok(None);
         };
         if let Err(denial) = authz::authorize(t.actor(), command.action()) {
-            return Ok(Some(format!("Refused: {denial}. Nothing was changed.")));
+            return Ok(Some(command.refusal(denial)));
         }
         let first = words
             .first()
@@ -121,7 +147,7 @@ impl Commands {
             ChatCommand::Skills => {
                 return Ok(Some(self.skill_command(t, &first, &words[1..]).await?))
             }
-            ChatCommand::Role => {
+            ChatCommand::Role | ChatCommand::RoleDecide => {
                 let roles = crate::role_commands::RoleCommands { db: &self.db };
                 return Ok(Some(roles.run(t, &first, &words[1..]).await?));
             }

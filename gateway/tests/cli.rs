@@ -19,7 +19,7 @@ fn steward(dir: &Path) -> Command {
 
 fn chat(dir: &Path, as_: &str, lines: &str) -> String {
     let mut child = steward(dir)
-        .args(["chat", "--as", as_])
+        .args(["chat", "--as", as_, "--reason", "trying it out"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -413,7 +413,17 @@ fn api_keys_are_listed_by_id_without_secrets_and_revoked_one_by_one() {
     assert!(run(d, &["pairing", "approve", &code]).0);
     let mut made = Vec::new();
     for _ in 0..2 {
-        let (ok, key, said) = run(d, &["api-key", "create", "--user", "cli:bob"]);
+        let (ok, key, said) = run(
+            d,
+            &[
+                "api-key",
+                "create",
+                "--user",
+                "cli:bob",
+                "--reason",
+                "bootstrap",
+            ],
+        );
         assert!(ok, "{said}");
         let key = key.trim().to_string();
         assert!(
@@ -466,7 +476,17 @@ fn api_keys_are_listed_by_id_without_secrets_and_revoked_one_by_one() {
     assert!(out.contains(&made[1].0), "{out}");
     let (_, list, _) = run(d, &["api-key", "list"]);
     assert_eq!(list.matches("revoked").count(), 2, "{list}");
-    let (ok, _, err) = run(d, &["api-key", "create", "--user", "cli:bob"]);
+    let (ok, _, err) = run(
+        d,
+        &[
+            "api-key",
+            "create",
+            "--user",
+            "cli:bob",
+            "--reason",
+            "bootstrap",
+        ],
+    );
     assert!(!ok && err.contains("not active"), "{err}");
 }
 

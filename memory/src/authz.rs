@@ -105,6 +105,9 @@ pub enum Capability {
     /// A paired person (in their own name or as a delegate): acts on their
     /// own memory, keys and delegations only.
     Paired,
+    /// A paired person acting in their own name: what binds them (a key,
+    /// a delegation, a curation decision) is never made on someone's behalf.
+    OwnName,
     /// A paired administrator acting in their own name.
     Administer,
 }
@@ -116,10 +119,13 @@ named_enum! {
         Converse,
         /// Read, forget or promote one's own records; `/memory`, auto-keep.
         OwnMemory,
-        /// Make, list and revoke one's own API keys.
+        /// Make, list and revoke one's own API keys (in one's own name).
         OwnKeys,
-        /// Grant and end one's own delegations.
+        /// Grant and end one's own delegations (in one's own name).
         OwnDelegations,
+        /// Accept, confirm, edit or retire a work role's entry: a decision
+        /// of one of its two people, in their own name.
+        CurateRoleMemory,
         /// Work-role memory: list, propose, accept, confirm, retire — who
         /// holds or manages the role is the role store's to check.
         RoleWork,
@@ -154,8 +160,9 @@ impl Action {
     pub fn needs(self) -> Capability {
         match self {
             Action::Converse | Action::LoadSkill => Capability::Anyone,
-            Action::OwnMemory | Action::OwnKeys | Action::OwnDelegations | Action::RoleWork => {
-                Capability::Paired
+            Action::OwnMemory | Action::RoleWork => Capability::Paired,
+            Action::OwnKeys | Action::OwnDelegations | Action::CurateRoleMemory => {
+                Capability::OwnName
             }
             Action::ManagePeople
             | Action::ManageRoles
@@ -178,7 +185,7 @@ pub enum Denial {
     Unpaired,
     #[error("only administrators can do that")]
     NotAdmin,
-    #[error("you are acting on someone's behalf, and a delegation lends no administration: do that in your own name")]
+    #[error("you are acting on someone's behalf, and a delegation lends no administration and no decision: do that in your own name")]
     Delegated,
     #[error("automated runs administer nothing")]
     System,
@@ -192,6 +199,10 @@ pub fn authorize(actor: Actor<'_>, action: Action) -> Result<(), Denial> {
         (_, ActorKind::Unpaired) => Err(Denial::Unpaired),
         (_, ActorKind::System) => Err(Denial::System),
         (Capability::Paired, _) => Ok(()),
+        (Capability::OwnName, ActorKind::Admin | ActorKind::User) => Ok(()),
+        (Capability::OwnName, ActorKind::DelegatedAdmin | ActorKind::DelegatedUser) => {
+            Err(Denial::Delegated)
+        }
         (Capability::Administer, ActorKind::Admin) => Ok(()),
         // A delegated turn's principal is already a `user` (`Actor::principal`):
         // either way the answer names the delegation.
@@ -233,6 +244,12 @@ mod tests {
             (C::Paired, K::DelegatedUser, Ok(())),
             (C::Paired, K::System, Err(Denial::System)),
             (C::Paired, K::Unpaired, Err(Denial::Unpaired)),
+            (C::OwnName, K::Admin, Ok(())),
+            (C::OwnName, K::DelegatedAdmin, Err(Denial::Delegated)),
+            (C::OwnName, K::User, Ok(())),
+            (C::OwnName, K::DelegatedUser, Err(Denial::Delegated)),
+            (C::OwnName, K::System, Err(Denial::System)),
+            (C::OwnName, K::Unpaired, Err(Denial::Unpaired)),
             (C::Administer, K::Admin, Ok(())),
             (C::Administer, K::DelegatedAdmin, Err(Denial::Delegated)),
             (C::Administer, K::User, Err(Denial::NotAdmin)),
@@ -295,7 +312,7 @@ mod tests {
             on_behalf_of: Some("discord:2"),
         };
         for action in Action::VARIANTS {
-            if action.needs() == Capability::Administer {
+            if matches!(action.needs(), Capability::Administer | Capability::OwnName) {
                 assert_eq!(
                     authorize(delegated, *action),
                     Err(Denial::Delegated),

@@ -875,12 +875,21 @@ async fn admins_approve_deny_add_set_roles_revoke_and_link() {
 // ------------------------------------------------------------ keys
 
 #[tokio::test]
-async fn admins_create_list_and_revoke_keys() {
+async fn a_key_acts_as_its_maker_and_admins_list_and_revoke_keys() {
     for (name, db) in both_dbs().await {
         let a = api_on(db, Config::default()).await;
-        let (s, new) = a
+        // An administrator mints no key that acts as someone else (the
+        // attack: mint Carol's key, then read her memory as her).
+        let (s, e) = a
             .post("/api/v1/keys", &a.admin, json!({"user_id": "discord:333"}))
             .await;
+        assert_eq!(s, StatusCode::FORBIDDEN, "{name}: {e}");
+        assert!(
+            e["error"].as_str().unwrap().contains("made it"),
+            "{name}: {e}"
+        );
+        // Carol makes her own; it acts as her.
+        let (s, new) = a.post("/api/v1/me/keys", &a.carol, json!({})).await;
         assert_eq!(s, StatusCode::CREATED, "{name}: {new}");
         let (id, key) = (
             new["id"].as_str().unwrap().to_string(),
@@ -892,6 +901,17 @@ async fn admins_create_list_and_revoke_keys() {
             (StatusCode::OK, Some("discord:333")),
             "{name}"
         );
+        // She lists her keys (never a secret); Bob's list holds none of hers.
+        let (s, mine) = a.get("/api/v1/me/keys", &a.carol).await;
+        assert_eq!(s, StatusCode::OK, "{name}");
+        assert_eq!(mine.as_array().unwrap().len(), 2, "{name}: {mine}");
+        assert!(!mine.to_string().contains(&key), "{name}");
+        let (_, bobs) = a.get("/api/v1/me/keys", &a.bob).await;
+        assert!(!bobs.to_string().contains(&id), "{name}: {bobs}");
+        // Bob cannot revoke Carol's key: it is not his.
+        let (s, _) = a.delete(&format!("/api/v1/me/keys/{id}"), &a.bob).await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{name}");
+        // An administrator lists and revokes anyone's.
         let (s, page) = a.get("/api/v1/keys?user=discord:333", &a.admin).await;
         assert_eq!(s, StatusCode::OK, "{name}");
         assert_eq!(page["items"].as_array().unwrap().len(), 2, "{name}: {page}");
@@ -913,14 +933,22 @@ async fn admins_create_list_and_revoke_keys() {
         assert_eq!(s, StatusCode::CONFLICT, "{name}");
         let (s, _) = a.delete("/api/v1/keys/key-NOSUCHID", &a.admin).await;
         assert_eq!(s, StatusCode::NOT_FOUND, "{name}");
-        let (s, _) = a
-            .post(
-                "/api/v1/keys",
-                &a.admin,
-                json!({"user_id": "discord:nobody"}),
-            )
+        // Carol revokes a key of her own herself.
+        let (_, second) = a.post("/api/v1/me/keys", &a.carol, json!({})).await;
+        let second_id = second["id"].as_str().unwrap();
+        let (s, k) = a
+            .delete(&format!("/api/v1/me/keys/{second_id}"), &a.carol)
             .await;
-        assert_eq!(s, StatusCode::NOT_FOUND, "{name}");
+        assert_eq!(
+            (s, k["revoked_by"].as_str()),
+            (StatusCode::OK, Some("discord:333")),
+            "{name}: {k}"
+        );
+        // The admin's own key, through either route.
+        let (s, own) = a
+            .post("/api/v1/keys", &a.admin, json!({"user_id": "discord:111"}))
+            .await;
+        assert_eq!(s, StatusCode::CREATED, "{name}: {own}");
         let (s, _) = a
             .post("/api/v1/keys", &a.admin, json!({"user": "discord:333"}))
             .await;
@@ -1974,10 +2002,11 @@ async fn a_real_socket_serves_the_api() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 201);
+    // Erin has no key yet; Carol makes one of her own.
     let resp = client
-        .post(format!("http://{addr}/api/v1/keys"))
-        .bearer_auth(&a.admin)
-        .json(&json!({"user_id": "cli:erin"}))
+        .post(format!("http://{addr}/api/v1/me/keys"))
+        .bearer_auth(&a.carol)
+        .json(&json!({}))
         .send()
         .await
         .unwrap();
@@ -1991,7 +2020,7 @@ async fn a_real_socket_serves_the_api() {
         .json()
         .await
         .unwrap();
-    assert_eq!(me["user_id"], "cli:erin");
+    assert_eq!(me["user_id"], "discord:333");
     let refused = client
         .get(format!("http://{addr}/api/v1/audit"))
         .bearer_auth(key["key"].as_str().unwrap())

@@ -109,8 +109,8 @@ impl Office {
         (status, value)
     }
 
-    /// Ana lets Bob act for her, and the admin makes Bob's key acting for
-    /// her; the key.
+    /// Ana lets Bob act for her, and Bob makes his key acting for her (a
+    /// key acts as the person who made it); the key.
     async fn delegate_bob(&self) -> String {
         let (s, grant) = self
             .call(
@@ -128,9 +128,9 @@ impl Office {
         let (s, key) = self
             .call(
                 "POST",
-                "/api/v1/keys",
-                &self.admin,
-                Some(json!({"user_id": BOB, "on_behalf_of": ANA})),
+                "/api/v1/me/keys",
+                &self.bob,
+                Some(json!({"on_behalf_of": ANA})),
             )
             .await;
         assert_eq!(s, StatusCode::CREATED, "{key}");
@@ -344,9 +344,9 @@ impl Office {
         let (s, key) = self
             .call(
                 "POST",
-                "/api/v1/keys",
-                &self.admin,
-                Some(json!({"user_id": BOB, "on_behalf_of": ANA})),
+                "/api/v1/me/keys",
+                &self.bob,
+                Some(json!({"on_behalf_of": ANA})),
             )
             .await;
         assert_eq!(s, StatusCode::CREATED, "{key}");
@@ -367,9 +367,9 @@ async fn delegation_lends_no_authority_and_is_never_passed_on() {
         let (s, body) = o
             .call(
                 "POST",
-                "/api/v1/keys",
-                &o.admin,
-                Some(json!({"user_id": BOB, "on_behalf_of": ANA})),
+                "/api/v1/me/keys",
+                &o.bob,
+                Some(json!({"on_behalf_of": ANA})),
             )
             .await;
         assert_eq!(s, StatusCode::NOT_FOUND, "{name}: {body}");
@@ -395,9 +395,9 @@ async fn delegation_lends_no_authority_and_is_never_passed_on() {
         let (s, body) = o
             .call(
                 "POST",
-                "/api/v1/keys",
-                &o.admin,
-                Some(json!({"user_id": BOB, "on_behalf_of": ANA})),
+                "/api/v1/me/keys",
+                &o.bob,
+                Some(json!({"on_behalf_of": ANA})),
             )
             .await;
         assert_eq!(
@@ -431,6 +431,7 @@ async fn delegation_lends_no_authority_and_is_never_passed_on() {
             ("GET", "/api/v1/memory", None),
             ("GET", "/api/v1/audit", None),
             ("POST", "/api/v1/keys", Some(json!({"user_id": admin}))),
+            ("POST", "/api/v1/me/keys", Some(json!({}))),
             (
                 "POST",
                 "/api/v1/me/delegates",

@@ -53,6 +53,16 @@ impl CallerActor<'_> {
 }
 
 impl Caller {
+    /// Whether the caller may take `action` (the one authorization point);
+    /// 403 with the reason when not.
+    pub fn may(&self, action: Action) -> Result<(), ApiError> {
+        authz::authorize(self.actor().as_actor(), action).map_err(|denial| match denial {
+            Denial::Delegated => ApiError::forbidden(DELEGATED_NOT_ADMIN),
+            Denial::NotAdmin => ApiError::forbidden(ADMIN_ONLY),
+            other => ApiError::forbidden(other.to_string()),
+        })
+    }
+
     /// Who calls, for `memory::authz::authorize`.
     pub fn actor(&self) -> CallerActor<'_> {
         CallerActor {
@@ -86,7 +96,7 @@ pub const ADMIN_ONLY: &str =
 
 /// What a key made `--on-behalf-of` someone is told on an admin operation.
 pub const DELEGATED_NOT_ADMIN: &str =
-    "this key acts on someone's behalf and administers nothing; use an admin's own key";
+    "this key acts on someone's behalf and administers nothing, nor decides or makes keys in anyone's name; use your own key";
 
 type KeyLimiter =
     RateLimiter<String, DashMapStateStore<String>, GovernorClock, NoOpMiddleware<Nanos>>;
@@ -143,10 +153,19 @@ impl FromRequestParts<ApiState> for Caller {
                 "missing API key (Authorization: Bearer <key>)",
             ));
         };
-        let Some(KeyHolder { user, on_behalf_of }) = state.pairing.api_key_holder(key).await?
+        let Some(KeyHolder {
+            mut user,
+            on_behalf_of,
+        }) = state.pairing.api_key_holder(key).await?
         else {
             return Err(ApiError::unauthorized("unknown API key"));
         };
+        // A key acting for someone is a `user`'s, whatever the delegate's own
+        // role (`memory::authz::Actor::principal`): no role check of a route
+        // can find an administrator in it.
+        if on_behalf_of.is_some() {
+            user.role = memory::Role::User;
+        }
         state
             .limits
             .check(&user.user_id)
@@ -167,10 +186,7 @@ impl FromRequestParts<ApiState> for Admin {
         let caller = Caller::from_request_parts(parts, state).await?;
         // The one authorization point: a key acting for someone carries the
         // delegate's own turns, never administration (delegation lends no authority).
-        match authz::authorize(caller.actor().as_actor(), Action::Administer) {
-            Ok(()) => Ok(Admin(caller)),
-            Err(Denial::Delegated) => Err(ApiError::forbidden(DELEGATED_NOT_ADMIN)),
-            Err(_) => Err(ApiError::forbidden(ADMIN_ONLY)),
-        }
+        caller.may(Action::Administer)?;
+        Ok(Admin(caller))
     }
 }

@@ -10,6 +10,7 @@ use super::wire::{at, page_by_key, page_query, Body, Page, Path, Query, Reply};
 use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};
+use memory::authz::Action;
 use pairing::ApiKey;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -98,10 +99,6 @@ pub struct CreatedKey {
 /// What an administrator is told who asks for a key of someone else.
 pub const NOT_YOUR_KEY: &str = "a key acts as the person who made it: nobody mints one for someone else; they make their own with /apikey in a direct message or POST /api/v1/me/keys";
 
-/// What a delegated key is told that asks for a key.
-pub const NO_KEY_ON_BEHALF: &str =
-    "a key acting on someone's behalf makes no keys: make yours with your own key";
-
 /// Mint a key of `user` (acting for `on_behalf_of` when given), as `caller`.
 async fn mint(
     caller: &Caller,
@@ -147,6 +144,7 @@ pub async fn create(
 #[utoipa::path(get, operation_id = "me_keys_list", path = "/api/v1/me/keys", tag = "me",
     responses((status = 200, body = Vec<KeyOut>)))]
 pub async fn own_list(caller: Caller) -> Reply<Vec<KeyOut>> {
+    caller.may(Action::OwnKeys)?;
     let keys = caller
         .pairing
         .api_keys(caller.org(), Some(caller.id()))
@@ -163,9 +161,7 @@ pub async fn own_create(
     caller: Caller,
     Body(body): Body<NewOwnKey>,
 ) -> Result<(StatusCode, Json<CreatedKey>), ApiError> {
-    if caller.on_behalf_of.is_some() {
-        return Err(ApiError::forbidden(NO_KEY_ON_BEHALF));
-    }
+    caller.may(Action::OwnKeys)?;
     let user = caller.id().to_string();
     mint(&caller, &user, body.on_behalf_of.as_deref()).await
 }
@@ -176,6 +172,7 @@ pub async fn own_create(
     params(("id" = String, Path, description = "The key's id, `key-…`")),
     responses((status = 200, body = KeyOut), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "Already revoked")))]
 pub async fn own_revoke(caller: Caller, Path(id): Path<String>) -> Reply<KeyOut> {
+    caller.may(Action::OwnKeys)?;
     let mine = caller
         .pairing
         .api_keys(caller.org(), Some(caller.id()))

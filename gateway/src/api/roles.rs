@@ -14,6 +14,7 @@ use super::ApiState;
 use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};
+use memory::authz::Action;
 use memory::role_memory::{
     CurationStep, NewRoleProposal, Permission, ProposalStatus, RoleChange, RoleEntry, RoleGrant,
     RoleKind,
@@ -333,6 +334,7 @@ pub async fn confirm(
 
 /// Take `step` on proposal `id` as the caller, bound to the hash they saw.
 async fn decide(caller: &Caller, id: i64, body: &Decision, step: CurationStep) -> Reply<Entry> {
+    caller.may(Action::CurateRoleMemory)?;
     let (org, now) = (caller.org(), caller.now);
     let r = caller.db.role_memory();
     let e = r.decide(step, org, id, caller.id(), Some(&body.hash), now);
@@ -350,6 +352,7 @@ async fn decide(caller: &Caller, id: i64, body: &Decision, step: CurationStep) -
         (status = 410, body = ErrorBody, description = "`expired`"),
         (status = 422, body = ErrorBody, description = "The scrubber refused the text")))]
 pub async fn edit(caller: Caller, Path(id): Path<i64>, Body(body): Body<Edit>) -> Reply<Entry> {
+    caller.may(Action::CurateRoleMemory)?;
     let e = caller
         .db
         .role_memory()
@@ -367,6 +370,7 @@ pub async fn edit(caller: Caller, Path(id): Path<i64>, Body(body): Body<Edit>) -
         (status = 403, body = ErrorBody, description = "`not_a_manager`"),
         (status = 409, body = ErrorBody, description = "`wrong_state`: not an active entry")))]
 pub async fn retire(caller: Caller, Path(id): Path<i64>) -> Reply<Retired> {
+    caller.may(Action::CurateRoleMemory)?;
     let r = caller.db.role_memory();
     let now = caller.now;
     let e = r.get(caller.org(), id, now).await?;

@@ -68,9 +68,12 @@ pub(super) async fn run(
     } else {
         format!("cli:{as_}")
     };
-    // Chatting as a person reads what they may read: audited, and shown to them.
-    if let Some(reason) = super::acting_as_reason(&stored, who.reason)? {
-        super::audit_acting_as(ctx, &stored, "steward chat --as", reason).await?;
+    // Chatting as a paired person reads what they may read: audited, and
+    // shown to them. Someone not paired yet has nothing to read (`/pair`).
+    if services.pairing().resolve(org, &stored).await?.is_some() {
+        if let Some(reason) = super::acting_as_reason(&stored, who.reason)? {
+            super::audit_acting_as(ctx, &stored, "steward chat --as", reason).await?;
+        }
     }
     if stored == "admin" && services.pairing().resolve(org, "admin").await?.is_none() {
         services
