@@ -57,6 +57,17 @@ impl Tool {
         self.into()
     }
 
+    /// What the model is told when the authorization point says no.
+    fn refusal(self, denial: memory::authz::Denial) -> String {
+        use memory::authz::Denial;
+        match (self, denial) {
+            (Tool::SkillPropose, Denial::NotAdmin) => "Refused: only an administrator's request drafts a skill at once; people's corrections of my answers are kept for administrators to review. Nothing was proposed.".into(),
+            (Tool::SkillPropose, Denial::System | Denial::Unpaired) => "Refused: skills are drafted only in a paired person's conversation. Nothing was proposed.".into(),
+            (Tool::ReviewLearned, Denial::NotAdmin) => "Refused: review_learned is for administrators, with an `id` and `confirm`. Nothing was changed.".into(),
+            (_, denial) => format!("Refused: {denial}. Nothing was changed."),
+        }
+    }
+
     /// What calling it does, as the one authorization point knows it. A
     /// tool that needs more (the speaker's own record, a role they hold)
     /// checks that too.
@@ -639,7 +650,7 @@ impl Tools for TurnTools<'_> {
         if let Err(denial) = memory::authz::authorize(actor, tool.action()) {
             self.audit(&format!("tool.{name}"), &format!("refused: {denial}"))
                 .await;
-            return format!("Refused: {denial}. Nothing was changed.");
+            return tool.refusal(denial);
         }
         match tool {
             Tool::MemorySearch => self.search(arguments).await,

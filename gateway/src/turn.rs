@@ -55,9 +55,9 @@ const SLOW_DOWN: &str =
 /// The answer when the pairing store cannot say who the sender is: nothing is
 /// done or stored (the load benchmark counts it as not acknowledged).
 pub const IDENTITY_UNAVAILABLE: &str = "I can't check who you are right now, so I won't act on this message. Please try again shortly.";
-/// Told to a delegate who writes `@policy:` while acting for someone.
-pub const POLICY_NOT_ON_BEHALF: &str =
-    "Org policy is written in your own name, not on someone's behalf: nothing was saved.";
+/// Told to a delegate who writes `@notes:` or `@policy:` while acting for someone.
+pub const OPERATIONAL_NOT_ON_BEHALF: &str =
+    "Operational notes and org policy are written in your own name, not on someone's behalf: nothing was saved.";
 /// A yes or no to a "Remember this?" the speaker passed over.
 pub const LAPSED: &str = "That question lapsed when you wrote again, so nothing was saved. Tell me again if you want me to remember it.";
 /// The answer in place of a model's about another person that no memory it
@@ -855,6 +855,11 @@ impl TurnLoop {
             let Some(body) = strip_ci(text, prefix) else {
                 continue;
             };
+            // A delegation lends no administration (the one authorization point).
+            if t.msg.on_behalf_of.is_some() {
+                self.parts.metrics.policy(PolicyOutcome::Refused);
+                return Ok(vec![t.reply(OPERATIONAL_NOT_ON_BEHALF.to_string())]);
+            }
             if let Err(refusal) = policy::decide_directive(&t.principal, directive) {
                 self.parts.metrics.policy(PolicyOutcome::Refused);
                 return Ok(vec![t.reply(refusal.to_string())]);
@@ -863,12 +868,6 @@ impl TurnLoop {
                 return Ok(vec![t.reply(format!(
                     "An {prefix} directive needs some text after it."
                 ))]);
-            }
-            // Org policy is set in one's own name: a delegate acting for
-            // someone writes none, whatever their own role.
-            if directive == Directive::Policy && t.msg.on_behalf_of.is_some() {
-                self.parts.metrics.policy(PolicyOutcome::Refused);
-                return Ok(vec![t.reply(POLICY_NOT_ON_BEHALF.to_string())]);
             }
             // What memory never keeps (a credential, an instruction for the
             // model, a text over the cap) the write path refuses, whoever asks.

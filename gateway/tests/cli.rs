@@ -1104,7 +1104,12 @@ fn a_delegate_key_needs_the_grant_and_ends_with_it() {
         "cli:bob",
         "--on-behalf-of",
         "cli:ana",
+        "--reason",
+        "set up Bob's delegate key",
     ];
+    // A key that acts as a person is made with a reason, or not at all.
+    let (ok, _, err) = run(d, &key[..6]);
+    assert!(!ok && err.contains("needs --reason"), "{err}");
     let (ok, _, err) = run(d, &key);
     assert!(!ok && err.contains("does not act for cli:ana"), "{err}");
     let (ok, _, err) = run(d, &["delegate", "add", "cli:ana", "cli:ana"]);
@@ -1114,6 +1119,13 @@ fn a_delegate_key_needs_the_grant_and_ends_with_it() {
     assert_eq!(out.trim(), "delegated: cli:bob acts for cli:ana");
     let (ok, secret, said) = run(d, &key);
     assert!(ok && secret.trim().starts_with("stw_"), "{said}");
+    // Bob is shown that the operator acted as him, how and why.
+    let shown = chat(d, "cli:bob", "/memory\n");
+    assert!(
+        shown.contains("Acted as you: cli steward api-key create (key-")
+            && shown.contains("Reason: set up Bob's delegate key"),
+        "{shown}"
+    );
     let (_, list, _) = run(d, &["api-key", "list", "--user", "cli:bob"]);
     assert!(
         list.contains("cli:bob on behalf of cli:ana") && list.contains("active"),

@@ -447,14 +447,15 @@ async fn delegation_lends_no_authority_and_is_never_passed_on() {
         let reply = o.say(&key, "@policy: Nobody deploys on Fridays.").await;
         assert!(reply.contains("not on someone's behalf"), "{name}: {reply}");
         assert!(o.h.records_containing("Fridays").await.is_empty(), "{name}");
-        // The admin's note taught while acting for her names her.
-        o.say(&key, "@notes: The VPN endpoint is vpn2.example.com")
+        // So are operational notes: a delegation lends no administration.
+        let reply = o
+            .say(&key, "@notes: The VPN endpoint is vpn2.example.com")
             .await;
-        let notes = o.h.records_containing("vpn2.example.com").await;
-        assert_eq!(notes.len(), 1, "{name}: {notes:?}");
-        assert_eq!(notes[0].scope, Scope::AgentNotes, "{name}");
-        assert_eq!(notes[0].author.as_deref(), Some(admin), "{name}");
-        assert_eq!(notes[0].on_behalf_of.as_deref(), Some(ANA), "{name}");
+        assert!(reply.contains("not on someone's behalf"), "{name}: {reply}");
+        assert!(
+            o.h.records_containing("vpn2.example.com").await.is_empty(),
+            "{name}"
+        );
         // The same admin's own key still administers.
         assert_eq!(
             o.call("GET", "/api/v1/audit", &o.admin, None).await.0,
