@@ -14,6 +14,10 @@ use memory::write::{Activated, Revise};
 use memory::{Db, Scope, Status, Via};
 use std::sync::Arc;
 
+/// The reason a revision of a person's own records gives: ids and kinds, never
+/// their words (administrators read revisions without a reasoned look).
+pub const PERSONAL_REVISION: &str = "replaced by a newer statement of the same person";
+
 /// How many related records the judge is shown.
 pub const JUDGE_CANDIDATES: usize = 12;
 
@@ -93,11 +97,18 @@ impl Beliefs {
                 );
                 continue;
             }
+            // An administrator reads revisions: a person's own records keep
+            // the judge's words (which quote them) out of the reason.
+            let reason = if new.scope.is_personal() {
+                PERSONAL_REVISION
+            } else {
+                v.reason.as_str()
+            };
             let meta = RevisionMeta {
                 via: Via::BeliefRevision.as_str(),
                 cause: record.cause.as_str(),
                 run_id: record.run_id,
-                reason: &v.reason,
+                reason,
                 model: Some(judge.provenance().model),
                 prompt_version: judge.provenance().prompt_version,
             };

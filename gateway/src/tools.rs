@@ -288,9 +288,12 @@ impl<'a> TurnTools<'a> {
         context::order_by_precedence(&mut found);
         let overridden = context::apply_policy_overrides(&mut found);
         let ids: Vec<String> = found.iter().map(|r| r.record.id.to_string()).collect();
+        // The audit log is an administrator's: the query is the person's
+        // words, so it keeps how many, never which.
+        let words = query.split_whitespace().count();
         self.audit(
             "tool.memory_search",
-            &format!("query: {} → [{}]", bounded(query), ids.join(", ")),
+            &format!("query of {words} words → [{}]", ids.join(", ")),
         )
         .await;
         if found.is_empty() {
@@ -639,7 +642,7 @@ impl Tools for TurnTools<'_> {
 
     async fn call(&self, name: &str, arguments: &Value) -> String {
         let Some(tool) = Tool::from_name(name) else {
-            self.audit("tool.unknown", name).await;
+            self.audit("tool.unknown", &bounded(name)).await;
             return format!("Refused: there is no tool `{}`.", bounded(name));
         };
         // The one authorization point decides before the tool reads anything.

@@ -31,7 +31,16 @@ pub struct ArchiveOut {
     pub markdown: Option<String>,
 }
 
+/// `a` as the API shows it; `with_markdown` once the read was allowed (a
+/// person's direct conversation: with a reason, audited). Without that read,
+/// a direct conversation's summary keeps no topics: they are the person's words.
 fn out(a: Archive, with_markdown: bool) -> ArchiveOut {
+    let direct = a.conversation_kind == adapters::ConversationKind::Direct.as_str();
+    let summary = if direct && !with_markdown {
+        crate::lifecycle::without_topics(&a.summary).to_string()
+    } else {
+        a.summary
+    };
     ArchiveOut {
         id: a.id,
         agent: a.agent,
@@ -41,7 +50,7 @@ fn out(a: Archive, with_markdown: bool) -> ArchiveOut {
         started_at: at(a.started_at),
         ended_at: at(a.ended_at),
         trust: a.trust,
-        summary: a.summary,
+        summary,
         created_at: at(a.created_at),
         created_by: a.created_by,
         markdown: with_markdown.then_some(a.markdown),

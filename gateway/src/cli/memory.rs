@@ -137,7 +137,8 @@ async fn list(
         .await?
         .into_iter()
         .partition(|r| policy::oversight_shows(r.scope, why));
-    let hidden = hidden.iter().filter(|r| r.scope == Scope::Personal).count();
+    // Not even how many: a count of people's records is theirs too.
+    let hidden = !hidden.is_empty();
     if json {
         return print_json(&shown);
     }
@@ -151,8 +152,8 @@ async fn list(
             r.content
         );
     }
-    if hidden > 0 {
-        println!("({hidden} personal record(s) not shown: list one person's with --owner ID --reason TEXT, which is audited)");
+    if hidden || why == Oversight::Unreasoned {
+        println!("(people's own records are not shown: list one person's with --owner ID --reason TEXT, which is audited and shown to them)");
     }
     Ok(())
 }

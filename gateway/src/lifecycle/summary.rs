@@ -19,6 +19,16 @@ fn spoken(m: &StoredMessage) -> bool {
 }
 
 /// A deterministic summary of a slice (the offline model's).
+/// Where the words of a summary start: what oversight without a reason does not show.
+const TOPICS: &str = " Topics: ";
+
+/// A direct conversation's summary as an administrator may read it without
+/// a reason: its counts, times and speakers, never its topics (the person's
+/// words).
+pub fn without_topics(summary: &str) -> &str {
+    summary.split_once(TOPICS).map_or(summary, |(head, _)| head)
+}
+
 pub fn summarize(slice: &[StoredMessage]) -> String {
     let (Some(first), Some(last)) = (slice.first(), slice.last()) else {
         return String::new();
@@ -50,7 +60,7 @@ pub fn summarize(slice: &[StoredMessage]) -> String {
         .collect::<Vec<_>>()
         .join(", ");
     format!(
-        "{} messages from {} to {}. Speakers: {}{}. Topics: {}.",
+        "{} messages from {} to {}. Speakers: {}{}.{TOPICS}{}.",
         slice.len(),
         time(first.said_at),
         time(last.said_at),

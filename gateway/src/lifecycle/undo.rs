@@ -51,11 +51,16 @@ impl Undo {
             )
         };
         if let Some(r) = self.rival() {
+            // An administrator reads this: a person's own subject is their words.
+            let on = if back.scope.is_personal() {
+                String::new()
+            } else {
+                format!(" on “{}”", back.subject)
+            };
             text.push_str(&format!(
-                " Records #{} and #{} are now both active on “{}” and say different things; if #{} is wrong, {}.",
+                " Records #{} and #{} are now both active{on} and say different things; if #{} is wrong, {}.",
                 back.id,
                 r.id,
-                back.subject,
                 r.id,
                 forget(r.id)
             ));

@@ -1,0 +1,186 @@
+//! A person's words reach an administrator only through a reasoned look the
+//! person is shown. The side doors an attacker found — a revision's reason
+//! quoting a replaced record, a model's search query in the audit log, a
+//! direct conversation's topics in the archive list, an undo message naming
+//! a record's subject — each carry ids and kinds now. Canary words are said
+//! through real turns (a model over the wire, on both databases), then every
+//! administrator's read of the API without a reason is searched for them.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use memory::store::NewArchive;
+use memory::Role;
+use serde_json::{json, Value};
+use steward::http::{app, AppState};
+use steward_tests::fake_llm::{Answer, FakeLlm, TEXT};
+use steward_tests::{both_dbs, Harness};
+use tower::ServiceExt;
+
+/// Words only Ana said, each through another side door.
+const CANARIES: [&str; 3] = ["kneecap", "serology", "melancholy"];
+
+async fn call(app: &axum::Router, method: &str, path: &str, key: &str) -> (StatusCode, Value) {
+    let req = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("authorization", format!("Bearer {key}"))
+        .body(Body::empty())
+        .unwrap();
+    let resp = app.clone().oneshot(req).await.unwrap();
+    let status = resp.status();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    let value = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    (status, value)
+}
+
+#[tokio::test]
+async fn no_administrators_read_without_a_reason_holds_a_persons_words() {
+    for (name, db) in both_dbs().await {
+        let fake = FakeLlm::start().await;
+        let h = Harness::on(db, fake.config());
+        let admin = h.pair("111", Role::Admin).await;
+        let ana = h.pair("222", Role::User).await;
+        let p = h.services.pairing().clone();
+        let admin_key = p
+            .create_api_key("default", &admin, &admin, 1)
+            .await
+            .unwrap()
+            .key;
+        let app = app(AppState::new(h.services.clone()));
+
+        // 1. Ana keeps a fact, then a newer one on the same topic: the judge
+        // retires the first, with a reason that quotes it.
+        let fact = |subject: &str, content: &str| {
+            Answer::Json(json!({"items": [{
+                "channel": "personal", "kind": "fact",
+                "subject": subject, "content": content
+            }]}))
+        };
+        fake.push(
+            "memory_items",
+            fact("surgery", "My kneecap surgery is on Friday"),
+        );
+        h.dm("222", "remember that my kneecap surgery is on Friday")
+            .await;
+        let first = h.records_containing("kneecap").await[0].id;
+        fake.push(
+            "memory_items",
+            fact("operation", "My kneecap operation is on Monday"),
+        );
+        fake.always(
+            "belief_revision",
+            Answer::Json(json!({"retire": [{
+                "id": first,
+                "reason": "replaced: 'my kneecap surgery is on Friday'"
+            }]})),
+        );
+        h.dm("222", "remember that my kneecap operation is on Monday")
+            .await;
+        let revisions = h.db().records().revisions(&h.org).await.unwrap();
+        assert_eq!(
+            fake.received_for("belief_revision").len(),
+            1,
+            "{name}: the judge was asked"
+        );
+        assert!(
+            revisions.iter().any(|r| r.retired_id == first),
+            "{name}: the judge retired the first record: {revisions:?}"
+        );
+
+        // 2. A model searches her memory with her words.
+        fake.push(
+            TEXT,
+            Answer::tool("memory_search", json!({"query": "serology result Tuesday"})),
+        );
+        fake.push(TEXT, Answer::Content("I found nothing.".into()));
+        h.dm("222", "what did the serology say?").await;
+
+        // 3. Her direct conversation is archived, its topics her words.
+        let archived = h
+            .db()
+            .conversations()
+            .archive_slice(&NewArchive {
+                org: "default",
+                agent: "default",
+                channel: "discord",
+                conversation: "dm:222",
+                conversation_kind: "direct",
+                first_id: 1,
+                last_id: i64::MAX,
+                started_at: 1,
+                ended_at: 2,
+                trust: "mixed",
+                summary: &steward::lifecycle::summarize(
+                    &h.db()
+                        .conversations()
+                        .history("default", "default", "dm:222")
+                        .await
+                        .unwrap(),
+                ),
+                markdown: "# Ana\n\nfeeling melancholy",
+                created_at: 3,
+                created_by: "operator",
+            })
+            .await
+            .unwrap()
+            .expect("archived");
+        let _ = archived;
+
+        // Every administrator's read without path parameters, no reason.
+        let (s, doc) = call(&app, "GET", "/api/v1/openapi.json", &admin_key).await;
+        assert_eq!(s, StatusCode::OK, "{name}");
+        let mut read = 0;
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            if path.contains('{') || path.starts_with("/api/v1/me") || item.get("get").is_none() {
+                continue;
+            }
+            let (_, body) = call(&app, "GET", path, &admin_key).await;
+            let text = body.to_string();
+            for canary in CANARIES {
+                assert!(
+                    !text.contains(canary),
+                    "{name}: GET {path} shows Ana's word {canary:?}: {text}"
+                );
+            }
+            read += 1;
+        }
+        assert!(read >= 10, "{name}: {read} reads");
+        // The revision is still listed: by ids and kinds.
+        let (_, revs) = call(&app, "GET", "/api/v1/revisions", &admin_key).await;
+        assert!(
+            revs.to_string()
+                .contains(&format!("\"retired_id\":{first}")),
+            "{name}: {revs}"
+        );
+        // Undoing it names no subject of hers.
+        let revision = revisions.iter().find(|r| r.retired_id == first).unwrap().id;
+        let (s, undone) = call(
+            &app,
+            "POST",
+            &format!("/api/v1/revisions/{revision}/undo"),
+            &admin_key,
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK, "{name}: {undone}");
+        let said = undone.to_string();
+        assert!(
+            !said.contains("kneecap") && !said.contains("surgery"),
+            "{name}: {said}"
+        );
+        // A reasoned look shows the archive whole, and Ana is told of it.
+        let (s, whole) = call(
+            &app,
+            "GET",
+            &format!("/api/v1/archives/{archived}?reason=support%20ticket%2042"),
+            &admin_key,
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK, "{name}");
+        assert!(whole.to_string().contains("serology"), "{name}: {whole}");
+        let shown = h.dm("222", "/memory").await;
+        assert!(shown.contains("support ticket 42"), "{name}: {shown}");
+        let _ = ana;
+    }
+}
