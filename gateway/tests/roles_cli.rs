@@ -280,7 +280,47 @@ fn a_cli_accept_is_bound_to_the_hash_listed_and_the_cli_never_confirms() {
         "{listed}"
     );
 
-    // The command line takes one decision at most: it has no confirm.
+    // The command line takes one decision at most: it has no confirm, and
+    // the terminal chat, where the operator speaks as anyone, takes neither.
     let (ok, _, err) = run(d, &["memory", "role", "confirm", "1", "--as", "cli:bob"]);
     assert!(!ok && err.contains("unrecognized subcommand"), "{err}");
+    let (_, listed, _) = run(d, &["memory", "role", "list", "analyst"]);
+    let fresh = listed_hash(&listed, 1);
+    let said = chat(d, "cli:ana", &format!("/role accept 1 {fresh}\n"));
+    assert!(
+        said.contains("Refused: role memory's decisions are not taken"),
+        "{said}"
+    );
+    let (_, listed, _) = run(d, &["memory", "role", "list", "analyst"]);
+    assert!(
+        listed.contains("[1] proposed") && !listed.contains("accepted by"),
+        "{listed}"
+    );
+}
+
+/// `steward chat --as WHO` fed `lines`: what it printed.
+fn chat(dir: &Path, who: &str, lines: &str) -> String {
+    use std::io::Write;
+    let mut c = Command::new(env!("CARGO_BIN_EXE_steward"));
+    c.current_dir(dir);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("STEWARD_") {
+            c.env_remove(k);
+        }
+    }
+    let mut child = c
+        .args(["chat", "--as", who])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(lines.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()
 }
