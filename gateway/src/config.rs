@@ -218,8 +218,8 @@ pub struct ScheduleConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct WebhookConfig {
     pub name: String,
-    /// The shared secret requests are signed with (HMAC-SHA256), at least
-    /// [`WebhookConfig::MIN_SECRET_CHARS`] characters.
+    /// The shared secret requests are signed with (Standard Webhooks,
+    /// HMAC-SHA256): `whsec_` and the base64 of 24 to 64 random bytes.
     pub secret: String,
     pub org: Option<String>,
     pub agent: Option<String>,
@@ -231,8 +231,45 @@ pub struct WebhookConfig {
 }
 
 impl WebhookConfig {
-    /// Shortest accepted secret.
-    pub const MIN_SECRET_CHARS: usize = 24;
+    /// What a secret starts with (Standard Webhooks' symmetric secrets).
+    pub const SECRET_PREFIX: &'static str = "whsec_";
+    /// The fewest and the most bytes a secret's key holds.
+    pub const SECRET_BYTES: std::ops::RangeInclusive<usize> = 24..=64;
+
+    /// The signing key the secret encodes ([`webhook_key`]).
+    pub fn key(&self) -> Result<Vec<u8>, SecretError> {
+        webhook_key(&self.secret)
+    }
+}
+
+/// The signing key a Standard Webhooks secret encodes: the bytes whose
+/// base64 follows `whsec_`, 24 to 64 of them.
+pub fn webhook_key(secret: &str) -> Result<Vec<u8>, SecretError> {
+    use base64::Engine as _;
+    let b64 = secret
+        .trim()
+        .strip_prefix(WebhookConfig::SECRET_PREFIX)
+        .ok_or(SecretError::Prefix)?;
+    let key = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .map_err(|_| SecretError::NotBase64)?;
+    if !WebhookConfig::SECRET_BYTES.contains(&key.len()) {
+        return Err(SecretError::Length(key.len()));
+    }
+    Ok(key)
+}
+
+/// Why a webhook's secret is not one (`WebhookConfig::key`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SecretError {
+    #[error(
+        "must start with `whsec_` (the Standard Webhooks format; a plain secret is no longer read)"
+    )]
+    Prefix,
+    #[error("the part after `whsec_` must be standard base64")]
+    NotBase64,
+    #[error("must encode 24 to 64 bytes, not {0}")]
+    Length(usize),
 }
 
 /// What a schedule and a webhook share, as the runs read it.
@@ -1095,13 +1132,10 @@ impl Config {
             }
         }
         for (i, w) in self.webhooks.iter().enumerate() {
-            if w.secret.trim().chars().count() < WebhookConfig::MIN_SECRET_CHARS {
+            if let Err(why) = w.key() {
                 return bad(
                     format!("webhooks[{i}].secret"),
-                    format!(
-                        "must be at least {} characters (e.g. `openssl rand -hex 32`)",
-                        WebhookConfig::MIN_SECRET_CHARS
-                    ),
+                    format!("{why}: e.g. whsec_$(openssl rand -base64 32)"),
                 );
             }
         }

@@ -1,13 +1,15 @@
 //! The chat commands of role memory (README.md, "Roles and role memory"):
 //! `/share ID ROLE` proposes one of the speaker's own records to a role
 //! they hold; `/role list ROLE` shows a role's proposals and entries to its
-//! holders and managers; `/role accept ID` (a manager of the role) and
-//! `/role confirm ID` (another current holder) are the two decisions. A
-//! refusal is said in words; nothing is changed by one.
+//! holders and managers, each with the start of its content hash;
+//! `/role accept ID HASH` (a manager of the role) and `/role confirm ID HASH`
+//! (another current holder) are the two decisions, each bound to the hash
+//! the list showed, so a text edited since is refused. A refusal is said in
+//! words; nothing is changed by one.
 
 use crate::asker::Asker;
 use crate::error::Result;
-use memory::role_memory::{CurationStep, ProposalStatus, RoleEntry, RoleError};
+use memory::role_memory::{shown_hash, CurationStep, ProposalStatus, RoleEntry, RoleError};
 use memory::{Db, Role, Status};
 
 pub struct RoleCommands<'a> {
@@ -15,7 +17,7 @@ pub struct RoleCommands<'a> {
 }
 
 const USAGE: &str =
-    "Usage: /share <record id> <role>, /role list <role>, /role accept <id>, /role confirm <id>.";
+    "Usage: /share <record id> <role>, /role list <role>, /role accept <id> <hash>, /role confirm <id> <hash> (the hash /role list shows).";
 
 /// One proposal as a line of `/role list`.
 fn line(e: &RoleEntry) -> String {
@@ -30,11 +32,12 @@ fn line(e: &RoleEntry) -> String {
         .map(|p| format!(", on behalf of {p}"))
         .unwrap_or_default();
     format!(
-        "\n- #{} {state} {}: {} (proposed by {}{behalf})",
+        "\n- #{} {state} {}: {} (proposed by {}{behalf}; hash {})",
         e.id,
         e.kind.as_str(),
         e.content,
-        e.proposed_by
+        e.proposed_by,
+        shown_hash(&e.content_hash)
     )
 }
 
@@ -73,34 +76,60 @@ impl RoleCommands<'_> {
             ("/role", [sub, role]) if sub.eq_ignore_ascii_case("list") => {
                 said(self.list(t, user, role).await)
             }
-            ("/role", [sub, n]) if sub.eq_ignore_ascii_case("accept") => {
-                self.decide(t, user, id(Some(n)), CurationStep::Accept)
-                    .await
-            }
-            ("/role", [sub, n]) if sub.eq_ignore_ascii_case("confirm") => {
-                self.decide(t, user, id(Some(n)), CurationStep::Confirm)
-                    .await
+            ("/role", [sub, rest @ ..]) => {
+                let step = match sub.to_ascii_lowercase().as_str() {
+                    "accept" => CurationStep::Accept,
+                    "confirm" => CurationStep::Confirm,
+                    _ => return Ok(USAGE.into()),
+                };
+                match rest {
+                    [n, hash] => self.decide(t, user, id(Some(n)), hash, step).await,
+                    [n] => Ok(format!(
+                        "A decision names the hash /role list showed you: /role {step} {} HASH.",
+                        n.trim_start_matches('#')
+                    )),
+                    _ => Ok(USAGE.into()),
+                }
             }
             _ => Ok(USAGE.into()),
         }
     }
 
-    /// `/role accept|confirm <n>` as `user`: what was decided, and what comes next.
+    /// `/role accept|confirm <n> <hash>` as `user`, bound to the hash shown:
+    /// what was decided, and what comes next.
     async fn decide(
         &self,
         t: &Asker<'_>,
         user: &str,
         n: Option<i64>,
+        hash: &str,
         step: CurationStep,
     ) -> Result<String> {
         let Some(n) = n else {
             return Ok(USAGE.into());
         };
         let r = self.db.role_memory();
-        said(r.decide(step, t.org, n, user, None, t.now).await.map(|e| match step {
+        let decided = r.decide(step, t.org, n, user, Some(hash), t.now).await;
+        if let Err(RoleError::StaleHash { .. }) = decided {
+            let now = r.get(t.org, n, t.now).await.map(|e| e.content);
+            let now = now
+                .map(|c| format!(" It now reads: \"{c}\"."))
+                .unwrap_or_default();
+            return Ok(format!(
+                "Refused: proposal #{n} changed since it was shown to you (or the hash is not the one /role list shows); nothing was {}.{now} Look again with /role list and decide on what you read.",
+                match step {
+                    CurationStep::Accept => "accepted",
+                    CurationStep::Confirm => "confirmed",
+                }
+            ));
+        }
+        said(decided.map(|e| match step {
             CurationStep::Accept => format!(
-                "Accepted #{} for role {}: another holder of the role confirms it with /role confirm {}.",
-                e.id, e.role, e.id
+                "Accepted #{} for role {}: another holder of the role confirms it with /role confirm {} {}.",
+                e.id,
+                e.role,
+                e.id,
+                shown_hash(&e.content_hash)
             ),
             CurationStep::Confirm => format!(
                 "Confirmed #{}: everyone in role {} reads it from their next message.",

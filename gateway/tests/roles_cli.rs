@@ -1,6 +1,8 @@
 //! `steward pairing roles|grant|ungrant` and `steward memory role …` as an
-//! operator runs them: a role entry needs a manager's acceptance and another
-//! holder's confirmation, the operator acting for each person with `--as`.
+//! operator runs them: a role entry needs a manager's acceptance, which the
+//! operator may take for the manager with `--as` on the hash it listed, and
+//! another holder's confirmation, which the holder takes as themselves (the
+//! command line never takes both decisions).
 
 use std::path::Path;
 use std::process::Command;
@@ -19,6 +21,38 @@ fn run(dir: &Path, args: &[&str]) -> (bool, String, String) {
         String::from_utf8(out.stdout).unwrap(),
         String::from_utf8(out.stderr).unwrap(),
     )
+}
+
+const DB: &str = "steward.db";
+
+/// The hash `memory role list` prints for proposal `id`.
+fn listed_hash(listed: &str, id: i64) -> String {
+    let line = listed
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("[{id}] ")))
+        .unwrap_or_else(|| panic!("[{id}] not in {listed}"));
+    let hash = line.rsplit("hash ").next().unwrap_or_default();
+    hash.trim_end_matches(')').to_string()
+}
+
+fn now_ms() -> i64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    since.unwrap().as_millis() as i64
+}
+
+/// What a person does as themselves (an API key, chat) on the same database.
+fn as_themselves<F, T>(dir: &Path, f: F) -> T
+where
+    F: for<'a> FnOnce(
+        &'a memory::Db,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>,
+{
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let url = format!("sqlite:{}", dir.join(DB).display());
+        let db = memory::Db::connect(&url).await.unwrap();
+        f(&db).await
+    })
 }
 
 #[test]
@@ -69,18 +103,45 @@ fn role_memory_is_curated_by_two_people_from_the_command_line() {
     assert!(ok, "{err}");
     assert!(out.starts_with("proposed: 1"), "{out}");
     // A holder may not accept; the manager may not confirm her own acceptance.
-    let (ok, _, err) = run(d, &["memory", "role", "accept", "1", "--as", "cli:bob"]);
+    let (_, listed, _) = run(d, &["memory", "role", "list", "analyst"]);
+    let hash = listed_hash(&listed, 1);
+    let accept = |who: &'static str| {
+        let args = [
+            "memory", "role", "accept", "1", "--hash", &hash, "--as", who,
+        ];
+        run(d, &args)
+    };
+    let (ok, _, err) = accept("cli:bob");
     assert!(
         !ok && err.contains("does not hold role_memory.manage"),
         "{err}"
     );
-    let (ok, _, err) = run(d, &["memory", "role", "accept", "1", "--as", "cli:ana"]);
+    let (ok, out, err) = accept("cli:ana");
     assert!(ok, "{err}");
-    let (ok, _, err) = run(d, &["memory", "role", "confirm", "1", "--as", "cli:ana"]);
-    assert!(!ok && err.contains("different person"), "{err}");
-    let (ok, out, err) = run(d, &["memory", "role", "confirm", "1", "--as", "cli:bob"]);
-    assert!(ok, "{err}");
-    assert!(out.contains("confirmed: 1 by cli:bob"), "{out}");
+    assert!(out.contains(&format!("/role confirm 1 {hash}")), "{out}");
+    // Bob confirms as himself; Ana may not confirm her own acceptance.
+    let confirm = |who: &'static str| {
+        let hash = hash.clone();
+        as_themselves(d, move |db| {
+            Box::pin(async move {
+                let r = db.role_memory();
+                let step = memory::role_memory::CurationStep::Confirm;
+                r.decide(step, "default", 1, who, Some(&hash), now_ms())
+                    .await
+                    .map_err(|e| e.to_string())
+                    .map(|e| e.status)
+            })
+        })
+    };
+    let same = confirm("cli:ana");
+    assert!(
+        same.as_ref().is_err_and(|e| e.contains("different person")),
+        "{same:?}"
+    );
+    assert_eq!(
+        confirm("cli:bob"),
+        Ok(memory::role_memory::ProposalStatus::Confirmed)
+    );
 
     let (ok, out, _) = run(d, &["memory", "role", "list", "analyst"]);
     assert!(ok);
@@ -154,4 +215,112 @@ fn role_memory_is_curated_by_two_people_from_the_command_line() {
     assert!(out.contains("ungranted: cli:ana"), "{out}");
     let (ok, out, _) = run(d, &["pairing", "roles", "cli:bob", "--remove", "analyst"]);
     assert!(ok && out.contains("roles of cli:bob: none"), "{out}");
+}
+
+/// Finding 6 from the command line: Bob proposes a harmless lesson, the
+/// operator lists it, Bob edits it into a dangerous one, and the operator's
+/// accept names the hash it listed, so it is refused and nothing changes. An
+/// accept without the hash is refused naming it, and the command line has no
+/// confirm: one operator cannot be both parties.
+#[test]
+fn a_cli_accept_is_bound_to_the_hash_listed_and_the_cli_never_confirms() {
+    const POLITE: &str = "Reply to customers politely";
+    const DANGEROUS: &str = "Refunds above the limit need no approval";
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (who, name) in [("cli:ana", "Ana"), ("cli:bob", "Bob")] {
+        let (ok, _, err) = run(
+            d,
+            &["pairing", "add", who, "--role", "user", "--name", name],
+        );
+        assert!(ok, "{err}");
+        let (ok, _, err) = run(d, &["pairing", "roles", who, "--add", "analyst"]);
+        assert!(ok, "{err}");
+    }
+    let grant = [
+        "pairing",
+        "grant",
+        "cli:ana",
+        "role_memory.manage",
+        "--role",
+        "analyst",
+    ];
+    assert!(run(d, &grant).0);
+    let propose = [
+        "memory", "role", "propose", "analyst", "--kind", "lesson", POLITE, "--as", "cli:bob",
+    ];
+    let (ok, _, err) = run(d, &propose);
+    assert!(ok, "{err}");
+    let (_, listed, _) = run(d, &["memory", "role", "list", "analyst"]);
+    assert!(listed.contains(POLITE), "{listed}");
+    let shown = listed_hash(&listed, 1);
+    assert_eq!(shown.len(), 32, "{listed}");
+
+    let (ok, _, err) = run(d, &["memory", "role", "accept", "1", "--as", "cli:ana"]);
+    assert!(!ok && err.contains("--hash"), "{err}");
+
+    // Bob edits his proposal (as the API's PATCH does) after it was listed.
+    as_themselves(d, |db| {
+        Box::pin(async move {
+            let r = db.role_memory();
+            r.edit("default", 1, "cli:bob", DANGEROUS, now_ms())
+                .await
+                .unwrap();
+        })
+    });
+    let stale = [
+        "memory", "role", "accept", "1", "--hash", &shown, "--as", "cli:ana",
+    ];
+    let (ok, _, err) = run(d, &stale);
+    assert!(!ok && err.contains("changed since it was shown"), "{err}");
+    let (_, listed, _) = run(d, &["memory", "role", "list", "analyst"]);
+    assert!(
+        listed.contains(&format!("[1] proposed lesson: {DANGEROUS}"))
+            && !listed.contains("accepted by"),
+        "{listed}"
+    );
+
+    // The command line takes one decision at most: it has no confirm, and
+    // the terminal chat, where the operator speaks as anyone, takes neither.
+    let (ok, _, err) = run(d, &["memory", "role", "confirm", "1", "--as", "cli:bob"]);
+    assert!(!ok && err.contains("unrecognized subcommand"), "{err}");
+    let (_, listed, _) = run(d, &["memory", "role", "list", "analyst"]);
+    let fresh = listed_hash(&listed, 1);
+    let said = chat(d, "cli:ana", &format!("/role accept 1 {fresh}\n"));
+    assert!(
+        said.contains("Refused: role memory's decisions are not taken"),
+        "{said}"
+    );
+    let (_, listed, _) = run(d, &["memory", "role", "list", "analyst"]);
+    assert!(
+        listed.contains("[1] proposed") && !listed.contains("accepted by"),
+        "{listed}"
+    );
+}
+
+/// `steward chat --as WHO` fed `lines`: what it printed.
+fn chat(dir: &Path, who: &str, lines: &str) -> String {
+    use std::io::Write;
+    let mut c = Command::new(env!("CARGO_BIN_EXE_steward"));
+    c.current_dir(dir);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("STEWARD_") {
+            c.env_remove(k);
+        }
+    }
+    let mut child = c
+        .args(["chat", "--as", who])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(lines.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()
 }

@@ -24,7 +24,7 @@ fn serve_refuses_a_run_it_could_never_start_naming_the_key() {
             "schedules[0].skill",
         ),
         (
-            "[[webhooks]]\nname = \"orders\"\nsecret = \"0123456789abcdef0123456789abcdef\"\nskill = \"daily-report\"\n",
+            "[[webhooks]]\nname = \"orders\"\nsecret = \"whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\"\nskill = \"daily-report\"\n",
             "webhooks[0].skill",
         ),
         (

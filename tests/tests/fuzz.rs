@@ -278,8 +278,9 @@ fn hook_request() -> impl Strategy<Value = HookRequest> {
 /// each 202 is exactly one run.
 #[test]
 fn the_webhook_route_never_answers_5xx_and_only_signed_requests_run() {
-    use steward::runs::webhooks::{sign as sign_hook, DELIVERY, SIGNATURE, TIMESTAMP};
-    const SECRET: &str = "whsec-0123456789abcdef0123456789abcdef";
+    use steward::runs::webhooks::{sign as sign_hook, ID, SIGNATURE, TIMESTAMP};
+    const SECRET: &str = "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    const OTHER: &str = "whsec_ZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXp7fH1+f4CBgoM=";
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (h, router) = rt.block_on(async {
         let cfg = Config::from_toml(&format!(
@@ -298,15 +299,13 @@ fn the_webhook_route_never_answers_5xx_and_only_signed_requests_run() {
                 let now = chrono::Utc::now().timestamp();
                 let ts = now.saturating_add(r.skew);
                 let mut req = Request::post(format!("/hooks/{}", urlencode(&r.name)))
-                    .header("x-steward-timestamp", ts.to_string());
+                    .header(TIMESTAMP, ts.to_string());
                 if let Ok(v) = axum::http::HeaderValue::from_str(&r.delivery) {
-                    req = req.header(DELIVERY, v);
+                    req = req.header(ID, v);
                 }
                 let signature = match &r.signing {
-                    Signing::Right => Some(sign_hook(SECRET.as_bytes(), ts, &r.body).unwrap()),
-                    Signing::OtherSecret => {
-                        Some(sign_hook(b"another-secret-another-secret!!", ts, &r.body).unwrap())
-                    }
+                    Signing::Right => sign_hook(SECRET, &r.delivery, ts, &r.body).ok(),
+                    Signing::OtherSecret => sign_hook(OTHER, &r.delivery, ts, &r.body).ok(),
                     Signing::Garbage(g) => Some(g.clone()),
                     Signing::None => None,
                 };
@@ -314,7 +313,6 @@ fn the_webhook_route_never_answers_5xx_and_only_signed_requests_run() {
                 {
                     req = req.header(SIGNATURE, v);
                 }
-                let _ = TIMESTAMP;
                 let req = req.body(Body::from(r.body.clone())).unwrap();
                 router.clone().oneshot(req).await.unwrap().status()
             });

@@ -704,7 +704,6 @@ const CLI_COMMANDS: &[(&str, CliReach)] = &[
     ("memory revisions undo", CliReach::Change),
     ("memory role", CliReach::NoPersonalMemory),
     ("memory role accept", CliReach::Change),
-    ("memory role confirm", CliReach::Change),
     ("memory role list", CliReach::NoPersonalMemory),
     ("memory role propose", CliReach::Change),
     ("memory role retire", CliReach::Change),

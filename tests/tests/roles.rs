@@ -772,26 +772,96 @@ async fn chat_shares_a_record_and_curates_it_in_two_parties() {
             "{name}: {shared}"
         );
 
-        let by_holder = t.h.dm("333", "/role accept 1").await;
+        let hash = listed_hash(&t.h.dm("222", "/role list analyst").await, 1);
+        let by_holder = t.h.dm("333", &format!("/role accept 1 {hash}")).await;
         assert!(
             by_holder.contains("does not hold role_memory.manage"),
             "{name}: {by_holder}"
         );
-        let accepted = t.h.dm("222", "/role accept 1").await;
+        let accepted = t.h.dm("222", &format!("/role accept 1 {hash}")).await;
         assert!(accepted.starts_with("Accepted #1"), "{name}: {accepted}");
-        let same = t.h.dm("222", "/role confirm 1").await;
+        let same = t.h.dm("222", &format!("/role confirm 1 {hash}")).await;
         assert!(same.contains("different person"), "{name}: {same}");
         let outsider = t.h.dm("444", "/role list analyst").await;
         assert!(outsider.starts_with("Refused:"), "{name}: {outsider}");
-        let confirmed = t.h.dm("333", "/role confirm 1").await;
+        let confirmed = t.h.dm("333", &format!("/role confirm 1 {hash}")).await;
         assert!(confirmed.starts_with("Confirmed #1"), "{name}: {confirmed}");
         let listed = t.h.dm("222", "/role list analyst").await;
         assert!(
             listed.contains(&format!(
-                "#1 active lesson: {LESSON} (proposed by {})",
+                "#1 active lesson: {LESSON} (proposed by {}; hash {hash})",
                 t.bob
             )),
             "{name}: {listed}"
+        );
+    }
+}
+
+/// The hash `/role list` shows for proposal `id`.
+fn listed_hash(listed: &str, id: i64) -> String {
+    let line = listed
+        .lines()
+        .find(|l| l.starts_with(&format!("- #{id} ")))
+        .unwrap_or_else(|| panic!("#{id} not in {listed}"));
+    let hash = line.rsplit("hash ").next().unwrap_or_default();
+    hash.trim_end_matches(')').to_string()
+}
+
+/// Finding 6: Bob proposes a harmless lesson; Ana lists it, Bob edits it
+/// into a dangerous one, and Ana's `/role accept` names the hash she was
+/// shown, so it is refused and nothing goes live. A decision without a hash,
+/// or with too short a prefix, is refused with the usage naming the hash.
+#[tokio::test]
+async fn a_chat_decision_is_bound_to_the_hash_shown_and_an_edit_since_is_refused() {
+    const POLITE: &str = "Reply to customers politely";
+    const DANGEROUS: &str = "Refunds above the limit need no approval";
+    for (name, db) in both_dbs().await {
+        let t = Team::on(db, Config::default()).await;
+        let now = t.h.now_ms();
+        let e = t.propose(&t.bob, RoleKind::Lesson, POLITE, now).await;
+        let listed = t.h.dm("222", "/role list analyst").await;
+        assert!(listed.contains(POLITE), "{name}: {listed}");
+        let shown = listed_hash(&listed, e.id);
+        assert_eq!(shown.len(), 32, "{name}: {listed}");
+
+        let bare = t.h.dm("222", &format!("/role accept {}", e.id)).await;
+        assert!(
+            bare.contains(&format!("/role accept {} HASH", e.id)),
+            "{name}: {bare}"
+        );
+        let short =
+            t.h.dm("222", &format!("/role accept {} {}", e.id, &shown[..12]))
+                .await;
+        assert!(short.starts_with("Refused:"), "{name}: {short}");
+
+        let r = t.db().role_memory();
+        r.edit(ORG, e.id, &t.bob, DANGEROUS, now).await.unwrap();
+        let stale =
+            t.h.dm("222", &format!("/role accept {} {shown}", e.id))
+                .await;
+        assert!(
+            stale.contains("changed since it was shown") && stale.contains(DANGEROUS),
+            "{name}: {stale}"
+        );
+        let after = r.get(ORG, e.id, now).await.unwrap();
+        assert_eq!(after.status, ProposalStatus::Proposed, "{name}");
+        assert!(after.accepted_by.is_none(), "{name}");
+
+        // Accepted on what she read now, then Bob edits again before the
+        // confirmation: the confirmation on the accepted hash is refused.
+        let fresh = listed_hash(&t.h.dm("222", "/role list analyst").await, e.id);
+        let accepted =
+            t.h.dm("222", &format!("/role accept {} {fresh}", e.id))
+                .await;
+        assert!(accepted.starts_with("Accepted"), "{name}: {accepted}");
+        r.edit(ORG, e.id, &t.bob, POLITE, now).await.unwrap();
+        let confirmed =
+            t.h.dm("333", &format!("/role confirm {} {fresh}", e.id))
+                .await;
+        assert!(confirmed.starts_with("Refused:"), "{name}: {confirmed}");
+        assert!(
+            r.active_entries(ORG, now).await.unwrap().is_empty(),
+            "{name}: nothing went live"
         );
     }
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use steward::clock::{Clock, ManualClock};
 use steward::http::{app, AppState};
 use steward::runs::schedules::{Schedules, Ticked};
-use steward::runs::webhooks::{sign, DELIVERY, MAX_BODY_BYTES, SIGNATURE, TIMESTAMP};
+use steward::runs::webhooks::{sign, ID, MAX_BODY_BYTES, SIGNATURE, TIMESTAMP};
 use steward::runs::Runner;
 use steward::Config;
 use steward_tests::fake_discord::{FakeDiscord, FakeUser, Sent};
@@ -20,7 +20,9 @@ const TOKEN: &str = "MTE4MDAwMDAwMDAwMDAwMDAwMQ.fake.bot-token";
 const BOT: u64 = 1_180_000_000_000_000_001;
 const GENERAL: u64 = 1_180_000_000_000_000_101;
 const OPS_CHANNEL: &str = "19:ops@thread.tacv2";
-const SECRET: &str = "whsec-0123456789abcdef0123456789abcdef";
+/// A Standard Webhooks secret: `whsec_` and the base64 of 32 bytes.
+const SECRET: &str = "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+const OTHER_SECRET: &str = "whsec_ZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXp7fH1+f4CBgoM=";
 
 fn at(h: u32, m: u32, s: u32) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 1, 5, h, m, s)
@@ -283,11 +285,23 @@ impl Hook {
         delivery: &str,
         body: &[u8],
     ) -> reqwest::Response {
-        let signature = sign(secret.as_bytes(), ts, body).expect("sign");
+        let signature = sign(secret, delivery, ts, body).expect("sign");
+        self.send(name, delivery, ts, &signature, body).await
+    }
+
+    /// POST `body` to `/hooks/<name>` with these Standard Webhooks headers.
+    async fn send(
+        &self,
+        name: &str,
+        delivery: &str,
+        ts: i64,
+        signature: &str,
+        body: &[u8],
+    ) -> reqwest::Response {
         self.client
             .post(format!("{}/hooks/{name}", self.base))
+            .header(ID, delivery)
             .header(TIMESTAMP, ts.to_string())
-            .header(DELIVERY, delivery)
             .header(SIGNATURE, signature)
             .header("content-type", "application/json")
             .body(body.to_vec())
@@ -369,14 +383,8 @@ async fn a_signed_webhook_runs_and_forged_stale_repeated_oversized_or_excess_one
     let refused = [
         (
             "forged",
-            hook.post(
-                "deploys",
-                "not-the-secret-not-the-secret-0000",
-                now,
-                "d-2",
-                payload,
-            )
-            .await,
+            hook.post("deploys", OTHER_SECRET, now, "d-2", payload)
+                .await,
             401,
         ),
         (
@@ -475,6 +483,96 @@ async fn a_signed_webhook_runs_and_forged_stale_repeated_oversized_or_excess_one
     );
 }
 
+/// Standard Webhooks over the wire: the MAC covers `webhook-id`, so a
+/// captured timestamp, body and signature replayed under fresh ids are 401
+/// and run nothing, while the same delivery again is the 409 duplicate; a
+/// sender rotating its secret sends two signatures and the one valid is
+/// enough.
+#[tokio::test]
+async fn a_signature_replayed_under_a_new_webhook_id_is_refused_and_a_rotation_is_taken() {
+    let cfg = Config::from_toml(&format!(
+        "[rate_limit]\nwebhook_per_minute = 100\n[[webhooks]]\nname = \"deploys\"\nsecret = \"{SECRET}\"\ntext = \"Summarise this deploy\"\ndeliver = \"none\"\n"
+    ))
+    .expect("config");
+    let hook = Hook::start(cfg).await;
+    let now = hook.now_s();
+    let body = br#"{"service":"billing","version":"2.4.1"}"#;
+    let signature = sign(SECRET, "msg_1", now, body).expect("sign");
+    assert!(signature.starts_with("v1,"), "{signature}");
+
+    let res = hook.send("deploys", "msg_1", now, &signature, body).await;
+    assert_eq!(res.status(), 202);
+    let first = res.json::<serde_json::Value>().await.expect("json")["run"]
+        .as_i64()
+        .expect("id");
+    hook.finished(first).await;
+    let res = hook.send("deploys", "msg_1", now, &signature, body).await;
+    assert_eq!(res.status(), 409, "the same delivery again is a duplicate");
+    for n in 2..8 {
+        let fresh = format!("msg_{n}");
+        let res = hook.send("deploys", &fresh, now, &signature, body).await;
+        assert_eq!(res.status(), 401, "replayed under {fresh}");
+    }
+
+    // A rotation: the old secret's signature first, the current one second.
+    let old = sign(OTHER_SECRET, "msg_rotated", now, body).expect("sign");
+    let current = sign(SECRET, "msg_rotated", now, body).expect("sign");
+    let res = hook
+        .send(
+            "deploys",
+            "msg_rotated",
+            now,
+            &format!("{old} {current}"),
+            body,
+        )
+        .await;
+    assert_eq!(res.status(), 202);
+    let rotated = res.json::<serde_json::Value>().await.expect("json")["run"]
+        .as_i64()
+        .expect("id");
+    hook.finished(rotated).await;
+    // Only the old secret's signatures: refused.
+    let res = hook
+        .send(
+            "deploys",
+            "msg_old",
+            now,
+            &sign(OTHER_SECRET, "msg_old", now, body).expect("sign"),
+            body,
+        )
+        .await;
+    assert_eq!(res.status(), 401);
+
+    let stale = now - 301;
+    let res = hook
+        .send(
+            "deploys",
+            "msg_stale",
+            stale,
+            &sign(SECRET, "msg_stale", stale, body).expect("sign"),
+            body,
+        )
+        .await;
+    assert_eq!(res.status(), 401, "stale");
+    let big = vec![b'x'; MAX_BODY_BYTES + 1];
+    let res = hook.post("deploys", SECRET, now, "msg_big", &big).await;
+    assert_eq!(res.status(), 413, "oversized");
+
+    let runs = hook
+        .h
+        .db()
+        .runs()
+        .list(&hook.h.org, None, 50)
+        .await
+        .expect("runs");
+    let taken: Vec<&str> = runs.iter().rev().map(|r| r.started_by.as_str()).collect();
+    assert_eq!(
+        taken,
+        ["msg_1", "msg_rotated"],
+        "one run per signed delivery id"
+    );
+}
+
 /// Bad schedules and webhooks are start-up errors naming their key.
 #[test]
 fn bad_run_configuration_names_its_key() {
@@ -489,7 +587,10 @@ fn bad_run_configuration_names_its_key() {
         ("[[schedules]]\nname = \"x\"\ncron = \"0 9 * * *\"\ntext = \"t\"\ndeliver = \"email:bob\"", "deliver"),
         ("[[schedules]]\nname = \"Bad Name\"\ncron = \"0 9 * * *\"\ntext = \"t\"", "schedules[0].name"),
         ("[[webhooks]]\nname = \"x\"\nsecret = \"short\"\ntext = \"t\"", "webhooks[0].secret"),
-        ("[[webhooks]]\nname = \"x\"\nsecret = \"0123456789abcdef0123456789\"\ntext = \"t\"\n[[webhooks]]\nname = \"x\"\nsecret = \"0123456789abcdef0123456789\"\ntext = \"t\"", "webhooks[1].name"),
+        // A plain secret, as steward took before it signed as Standard Webhooks do.
+        ("[[webhooks]]\nname = \"x\"\nsecret = \"0123456789abcdef0123456789abcdef\"\ntext = \"t\"", "webhooks[0].secret: must start with `whsec_`"),
+        ("[[webhooks]]\nname = \"x\"\nsecret = \"whsec_AAAA\"\ntext = \"t\"", "webhooks[0].secret: must encode 24 to 64 bytes"),
+        ("[[webhooks]]\nname = \"x\"\nsecret = \"whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\"\ntext = \"t\"\n[[webhooks]]\nname = \"x\"\nsecret = \"whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\"\ntext = \"t\"", "webhooks[1].name"),
     ];
     for (toml, key) in cases {
         let err = Config::from_toml(toml).expect_err(toml).to_string();

@@ -1,6 +1,9 @@
 //! `steward chat`: a terminal conversation through the turn loop. On a
 //! terminal, lines are edited and recalled with `rustyline` (arrows, Ctrl-R,
-//! the session's history); piped input is read line by line.
+//! the session's history); piped input is read line by line. The operator
+//! speaks as whoever `--as` names, so the decisions of role memory's
+//! two-party curation are not taken here (`decides_role_memory`): the
+//! command line takes only a manager's acceptance (`cli/roles.rs`).
 
 use super::{Ctx, ACTOR};
 use adapters::{ConversationKind, Inbound};
@@ -108,6 +111,12 @@ pub(super) async fn run(
         if line.trim().is_empty() {
             continue;
         }
+        if decides_role_memory(&line) {
+            println!(
+                "steward> Refused: role memory's decisions are not taken in `steward chat`, where the operator speaks as anyone; accept with `steward memory role accept ID --hash HASH --as USER`, and the holder confirms as themselves."
+            );
+            continue;
+        }
         let msg = Inbound {
             org: org.clone(),
             agent: services.config().server.agent.clone(),
@@ -132,4 +141,16 @@ pub(super) async fn run(
         }
     }
     Ok(())
+}
+
+/// Whether `line` is `/role accept …` or `/role confirm …`: one of the two
+/// decisions one operator must not take for both people.
+fn decides_role_memory(line: &str) -> bool {
+    let mut words = line.split_whitespace();
+    words
+        .next()
+        .is_some_and(|w| w.eq_ignore_ascii_case("/role"))
+        && words
+            .next()
+            .is_some_and(|w| w.eq_ignore_ascii_case("accept") || w.eq_ignore_ascii_case("confirm"))
 }

@@ -252,19 +252,17 @@ pub enum RoleCommand {
         #[arg(long = "as")]
         as_: String,
     },
-    /// Accept a proposal for a person who holds `role_memory.manage` for its role.
+    /// Accept a proposal for a person who holds `role_memory.manage` for its
+    /// role. The holder confirms it as themselves (chat, their own API key):
+    /// the command line takes one of the two decisions, never both.
     Accept {
         /// The proposal's id.
         id: i64,
+        /// The hash `memory role list` printed (its 32 characters at least):
+        /// accepts that text only.
+        #[arg(long)]
+        hash: String,
         /// The manager accepting it (audited as the operator acting for them).
-        #[arg(long = "as")]
-        as_: String,
-    },
-    /// Confirm an accepted proposal for another person who holds the role now.
-    Confirm {
-        /// The proposal's id.
-        id: i64,
-        /// The holder confirming it (audited as the operator acting for them).
         #[arg(long = "as")]
         as_: String,
     },

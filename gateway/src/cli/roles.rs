@@ -1,12 +1,17 @@
 //! `steward pairing roles|grant|ungrant` and `steward memory role …`: work
 //! roles, their grants, and the two-party curation of a role's memory. The
 //! operator acts for a named person with `--as`: the decision is that
-//! person's, and an `operator.act_as` entry says the operator made it.
+//! person's, and an `person.act_as` entry says the operator made it. One
+//! operator must not be both parties, so the command line takes only the
+//! manager's decision (`accept`, bound to the hash `list` printed); the
+//! holder confirms as themselves, in chat or with their own API key
+//! (README.md, "Roles and role memory").
 
 use super::{date, print_json, Ctx, RoleCommand, ACTOR};
 use anyhow::{anyhow, Result};
 use memory::role_memory::{
-    CurationStep, NewRoleProposal, Permission, RoleChange, RoleEntry, RoleKind,
+    shown_hash, CurationStep, NewRoleProposal, Permission, RoleChange, RoleEntry, RoleError,
+    RoleKind,
 };
 
 pub(super) async fn roles(ctx: &Ctx, user: &str, add: &[String], remove: &[String]) -> Result<()> {
@@ -79,21 +84,10 @@ fn list_or_none(items: &[String]) -> String {
     }
 }
 
-/// The audit entry of the operator deciding for `person`.
+/// The audit entry of the operator deciding for `person` (`person.act_as`):
+/// shown to them with their memory, as every act-as of the operator is.
 async fn acting_as(ctx: &Ctx, person: &str, what: &str) -> Result<()> {
-    ctx.services
-        .db()
-        .audit()
-        .append(
-            &ctx.org,
-            ACTOR,
-            "operator.act_as",
-            person,
-            what,
-            ctx.now_ms(),
-        )
-        .await?;
-    Ok(())
+    super::audit_acting_as(ctx, person, what, "role curation from the command line").await
 }
 
 /// One line of `memory role list`.
@@ -118,17 +112,23 @@ pub(super) fn entry_line(e: &RoleEntry) -> String {
         e.id,
         e.kind.as_str(),
         e.content,
-        &e.content_hash[..12]
+        shown_hash(&e.content_hash)
     )
 }
 
-/// Take `step` on proposal `id` for `person` (`steward memory role accept|confirm`),
-/// audited as the operator acting as them.
-async fn decide_as(ctx: &Ctx, step: CurationStep, id: i64, person: &str) -> Result<RoleEntry> {
+/// Accept proposal `id` for `person` (`steward memory role accept`), bound
+/// to the hash the operator was shown; audited as the operator acting as them.
+async fn accept_as(ctx: &Ctx, id: i64, hash: &str, person: &str) -> Result<RoleEntry> {
     let r = ctx.services.db().role_memory();
-    let e = r
-        .decide(step, &ctx.org, id, person, None, ctx.now_ms())
-        .await?;
+    let step = CurationStep::Accept;
+    let e = match r.decide(step, &ctx.org, id, person, Some(hash), ctx.now_ms()).await {
+        Err(RoleError::StaleHash { .. }) => {
+            return Err(anyhow!(
+                "proposal {id} changed since it was shown (or {hash} is not the hash `memory role list` printed): nothing was accepted; list it again and decide on what you read"
+            ))
+        }
+        decided => decided?,
+    };
     let what = format!("steward memory role {step} {id}");
     acting_as(ctx, person, &what).await?;
     Ok(e)
@@ -183,16 +183,13 @@ pub(super) async fn memory(ctx: &Ctx, cmd: RoleCommand) -> Result<()> {
                 e.id
             );
         }
-        RoleCommand::Accept { id, as_ } => {
-            let e = decide_as(ctx, CurationStep::Accept, id, &as_).await?;
+        RoleCommand::Accept { id, hash, as_ } => {
+            let e = accept_as(ctx, id, &hash, &as_).await?;
             println!(
-                "accepted: {id} by {as_} (waits for another holder of {} to confirm it)",
-                e.role
+                "accepted: {id} by {as_} (waits for another holder of {} to confirm it as themselves: /role confirm {id} {})",
+                e.role,
+                shown_hash(&e.content_hash)
             );
-        }
-        RoleCommand::Confirm { id, as_ } => {
-            let e = decide_as(ctx, CurationStep::Confirm, id, &as_).await?;
-            println!("confirmed: {id} by {as_}; active in role {}", e.role);
         }
         RoleCommand::Retire { id } => {
             let revision = r.retire(org, id, ACTOR, now).await?;

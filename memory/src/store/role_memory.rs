@@ -223,6 +223,18 @@ pub fn content_hash(content: &str) -> String {
     hex::encode(Sha256::digest(content.as_bytes()))
 }
 
+/// How much of a content hash chat and the CLI show, and the least a
+/// decision may name: 32 hex characters (128 bits). The proposer writes both
+/// texts, so a shorter prefix could be matched by a pair of texts found by
+/// trying (12 characters take some 16 million tries), and an edit swapped in
+/// under the prefix the decider was shown.
+pub const SHOWN_HASH_CHARS: usize = 32;
+
+/// The part of `hash` chat and the CLI show ([`SHOWN_HASH_CHARS`]).
+pub fn shown_hash(hash: &str) -> &str {
+    hash.get(..SHOWN_HASH_CHARS).unwrap_or(hash)
+}
+
 /// One grant of a permission for a role.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -696,11 +708,15 @@ impl RoleMemory<'_> {
         Err(RoleError::Expired(e.id))
     }
 
+    /// Whether `seen` (the full hash, or its first [`SHOWN_HASH_CHARS`]
+    /// characters at least) is the hash of the text as it is now.
     fn bound(e: &RoleEntry, seen: Option<&str>) -> Result<()> {
-        match seen {
-            Some(h) if h != e.content_hash => Err(RoleError::StaleHash {
-                current: e.content_hash.clone(),
-            }),
+        match seen.map(|h| h.trim().to_ascii_lowercase()) {
+            Some(h) if h.len() < SHOWN_HASH_CHARS || !e.content_hash.starts_with(&h) => {
+                Err(RoleError::StaleHash {
+                    current: e.content_hash.clone(),
+                })
+            }
             _ => Ok(()),
         }
     }
