@@ -358,7 +358,6 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
     let memory_says = MEMORY_SAYS.to_lowercase();
     let mut lines = Vec::new();
     let mut seen: Vec<String> = Vec::new();
-    let mut promised = false;
     for line in answer.lines() {
         // The turn's context repeated back (a line opening with a frame, real
         // or made up): data the person never asked for.
@@ -366,7 +365,6 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
         let line = &unframed(line);
         let line = &said_once(line, &mut seen);
         let line = &without_recitals(line, &off_topic);
-        let line = &without_promises(line, &mut promised);
         let t = line.trim();
         let lower = t.to_lowercase();
         let receipt = lower.contains("written:") && lower.contains("(id:");
@@ -380,11 +378,6 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
             continue;
         }
         lines.push(without_unshown_citations(line, &shown));
-    }
-    // What was promised is answered by what is true: steward keeps only
-    // what a person says yes to (or asks it to remember).
-    if promised {
-        lines.push(NOT_PROMISED.to_string());
     }
     let text = lines.join("\n").trim().to_string();
     let said = text.replace(CITATION, "");
@@ -464,6 +457,9 @@ fn without_recitals(line: &str, notes: &[&str]) -> String {
 /// Said in place of a model's promise to remember, or to serve the person a
 /// way from now on ([`promises`]): memory, not the model, carries anything over.
 pub const NOT_PROMISED: &str = "Nothing was saved for later, so I can't promise that: I keep only what you say yes to, or ask me to remember.";
+
+/// Said in place of such a promise when the turn asks "Remember this?".
+pub const ASKED_FIRST: &str = "I keep it only if you say yes.";
 
 /// Openings of a promise about later, in the first person: "I will", "I'll",
 /// "ich werde", "voy a", "je vais" (lower case; a word start follows).
@@ -558,6 +554,27 @@ pub fn promises(sentence: &str) -> bool {
         text == o || text.starts_with(&format!("{o} ")) || text.contains(&format!(" {o} "))
     });
     opens && PROMISE_OF_LATER.iter().any(|p| text.contains(p))
+}
+
+/// A model's answer without its promises to remember or to serve the person
+/// a way from now on ([`promises`]): what was promised is answered by what is
+/// true — [`ASKED_FIRST`] when the turn asks "Remember this?" (`asked`),
+/// else [`NOT_PROMISED`].
+pub fn unpromised(answer: &str, asked: bool) -> String {
+    let mut promised = false;
+    let lines: Vec<String> = answer
+        .lines()
+        .map(|line| without_promises(line, &mut promised))
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    if !promised {
+        return answer.to_string();
+    }
+    lines
+        .into_iter()
+        .chain([if asked { ASKED_FIRST } else { NOT_PROMISED }.to_string()])
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `line` without its sentences that promise something later ([`promises`]);
@@ -797,17 +814,9 @@ mod tests {
         ] {
             assert_eq!(promises(line), promise, "{line}");
         }
-        let prompt = Prompt {
-            text: String::new(),
-            policy: 0,
-            fixed: 0,
-            standing: Vec::new(),
-        };
-        let shown = scrub_answer(
+        let shown = unpromised(
             "Sure, I can always reply to you in French. The VPN host is vpn.example.com.",
-            "Could you always answer me in French?",
-            &prompt,
-            &[],
+            false,
         );
         assert!(!shown.contains("always reply"), "{shown}");
         assert!(shown.contains("vpn.example.com"), "{shown}");

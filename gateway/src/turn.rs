@@ -1538,6 +1538,10 @@ impl TurnLoop {
             parts.batch = Some(t.message_id);
         }
         let scrubbed = responded.map(|a| context::scrub_answer(&a, text, &prompt, &found));
+        // A promise to remember is the turn's to keep (its receipt, or its
+        // "Remember this?"): the model's is not shown as one.
+        let asked = !parts.question.is_empty();
+        let scrubbed = scrubbed.map(|a| context::unpromised(&a, asked));
         let best = offline::best_matches(&found);
         // What the answer shows is cited, found for the message or given whole.
         let citable: Vec<Retrieved> = found
