@@ -1539,9 +1539,16 @@ impl TurnLoop {
         }
         let scrubbed = responded.map(|a| context::scrub_answer(&a, text, &prompt, &found));
         // A promise to remember is the turn's to keep (its receipt, or its
-        // "Remember this?"): the model's is not shown as one.
+        // "Remember this?"): the model's is not shown to a person as one.
         let asked = !parts.question.is_empty();
-        let scrubbed = scrubbed.map(|a| context::unpromised(&a, asked));
+        let person = t.principal.user_id().is_some();
+        let scrubbed = scrubbed.map(|a| {
+            if person {
+                context::unpromised(&a, asked)
+            } else {
+                a
+            }
+        });
         let best = offline::best_matches(&found);
         // What the answer shows is cited, found for the message or given whole.
         let citable: Vec<Retrieved> = found

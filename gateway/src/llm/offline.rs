@@ -859,7 +859,17 @@ fn opens_with(words: &[String], m: &[&str]) -> bool {
 /// "responderme siempre en …", "mir ab jetzt immer …") or at its end
 /// ("… short from now on"). `None` without one.
 fn without_standing(body: &str) -> Option<String> {
-    let words = words_of(body);
+    // The text as said, a token a word: compared lower case without the
+    // punctuation around it ("on," is "on"), kept as written.
+    let said: Vec<&str> = body.split_whitespace().collect();
+    let words: Vec<String> = said
+        .iter()
+        .map(|w| {
+            w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''))
+                .to_lowercase()
+                .replace('’', "'")
+        })
+        .collect();
     let mut found = None;
     for marker in STANDING {
         let m: Vec<&str> = marker.split(' ').collect();
@@ -875,21 +885,6 @@ fn without_standing(body: &str) -> Option<String> {
         }
     }
     let (at, end) = found?;
-    // The same words, cut out of the text as said (its case kept).
-    let said: Vec<&str> = body
-        .split(|c: char| c.is_whitespace())
-        .filter(|w| !w.is_empty())
-        .collect();
-    if said.len() != words.len() {
-        // Punctuation inside words ("d'ora"): keep the text, drop only the marker's words.
-        let kept: Vec<&String> = words[..at].iter().chain(&words[end..]).collect();
-        return Some(
-            kept.iter()
-                .map(|w| w.as_str())
-                .collect::<Vec<_>>()
-                .join(" "),
-        );
-    }
     let kept: Vec<&str> = said[..at].iter().chain(&said[end..]).copied().collect();
     Some(
         kept.join(" ")
@@ -1609,6 +1604,11 @@ mod tests {
         ] {
             rule(said, kept);
         }
+        // Asked as a request, it is still the team's rule (an identifier is the team's).
+        rule(
+            "Could you always use example_orders for the weekly digest?",
+            "Use example_orders for the weekly digest",
+        );
         // A framing word that is not a framing, and a rule that serves the speaker.
         assert!(extract("Team rules are in the wiki").is_empty());
         assert_eq!(
