@@ -454,6 +454,145 @@ fn without_recitals(line: &str, notes: &[&str]) -> String {
     format!("{indent}{}", kept.join(" "))
 }
 
+/// Said in place of a model's promise to remember, or to serve the person a
+/// way from now on ([`promises`]): memory, not the model, carries anything over.
+pub const NOT_PROMISED: &str = "Nothing was saved for later, so I can't promise that: I keep only what you say yes to, or ask me to remember.";
+
+/// Said in place of such a promise when the turn asks "Remember this?".
+pub const ASKED_FIRST: &str = "I keep it only if you say yes.";
+
+/// Openings of a promise about later, in the first person: "I will", "I'll",
+/// "ich werde", "voy a", "je vais" (lower case; a word start follows).
+const PROMISE_OPENINGS: &[&str] = &[
+    "i will",
+    "i'll",
+    "i can",
+    "i am going to",
+    "i'm going to",
+    "i shall",
+    "from now on i",
+    "ich werde",
+    "werde ich",
+    "ich kann",
+    "ich antworte",
+    "ich merke",
+    "voy a",
+    "te responderé",
+    "le responderé",
+    "responderé",
+    "je vais",
+    "je te répondrai",
+    "je vous répondrai",
+    "je répondrai",
+    "vou ",
+    "irei",
+    "responderei",
+    "farò",
+    "risponderò",
+    "ti risponderò",
+];
+
+/// What makes such a sentence a promise about later: remembering, or a
+/// standing "always" / "from now on" (`all my answers`, `immer`, `siempre`…).
+const PROMISE_OF_LATER: &[&str] = &[
+    "remember",
+    "keep that in mind",
+    "keep this in mind",
+    "keep it in mind",
+    "make a note",
+    "note that",
+    "noted",
+    "save",
+    "store",
+    "always",
+    "from now on",
+    "going forward",
+    "in future",
+    "in the future",
+    "all my answers",
+    "all future",
+    "every answer",
+    "merke",
+    "speicher",
+    "immer",
+    "ab jetzt",
+    "alle antworten",
+    "alle meine antworten",
+    "künftig",
+    "recordar",
+    "recordaré",
+    "guardar",
+    "siempre",
+    "de ahora en adelante",
+    "todas mis respuestas",
+    "souviendrai",
+    "retiendrai",
+    "toujours",
+    "désormais",
+    "toutes mes réponses",
+    "lembrar",
+    "guardarei",
+    "sempre",
+    "ricorderò",
+    "d'ora in poi",
+    "tutte le risposte",
+];
+
+/// Whether `sentence` promises to remember something, or to do something
+/// from now on ("Sure, I will always reply to you in French.", "Ja, ich werde
+/// alle Antworten auf Deutsch geben."): a model cannot keep such a promise,
+/// only memory can.
+pub fn promises(sentence: &str) -> bool {
+    let lower = sentence.to_lowercase().replace('’', "'");
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let text = words.join(" ");
+    let opens = PROMISE_OPENINGS.iter().any(|o| {
+        let o = o.trim_end();
+        text == o || text.starts_with(&format!("{o} ")) || text.contains(&format!(" {o} "))
+    });
+    opens && PROMISE_OF_LATER.iter().any(|p| text.contains(p))
+}
+
+/// A model's answer without its promises to remember or to serve the person
+/// a way from now on ([`promises`]): what was promised is answered by what is
+/// true — [`ASKED_FIRST`] when the turn asks "Remember this?" (`asked`),
+/// else [`NOT_PROMISED`].
+pub fn unpromised(answer: &str, asked: bool) -> String {
+    let mut promised = false;
+    let lines: Vec<String> = answer
+        .lines()
+        .map(|line| without_promises(line, &mut promised))
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    if !promised {
+        return answer.to_string();
+    }
+    lines
+        .into_iter()
+        .chain([if asked { ASKED_FIRST } else { NOT_PROMISED }.to_string()])
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `line` without its sentences that promise something later ([`promises`]);
+/// `promised` is set when one was dropped.
+fn without_promises(line: &str, promised: &mut bool) -> String {
+    let kept: Vec<&str> = sentences(line)
+        .into_iter()
+        .filter(|sentence| {
+            let promise = promises(sentence);
+            *promised |= promise;
+            !promise
+        })
+        .map(str::trim)
+        .collect();
+    let indent = &line[..line.len() - line.trim_start().len()];
+    format!("{indent}{}", kept.join(" "))
+}
+
 /// Letters and digits a sentence needs before saying it again counts as a repeat.
 const REPEAT_MIN_CHARS: usize = 16;
 
@@ -655,6 +794,34 @@ fn without_unshown_citations(line: &str, shown: &[i64]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_promise_to_remember_or_to_serve_from_now_on_is_not_shown() {
+        for (line, promise) in [
+            ("Sure, I can always reply to you in French.", true),
+            ("Sure, I will always keep my answers short.", true),
+            ("Ja, ich werde alle Antworten auf Deutsch geben.", true),
+            ("I'll remember that you prefer metric units.", true),
+            ("Got it! From now on I will answer in Spanish.", true),
+            ("¡Claro! Siempre te responderé en español.", true),
+            ("Deploys always need a second reviewer.", false),
+            (
+                "I will check the VPN endpoint: it is vpn.example.com.",
+                false,
+            ),
+            ("You can always ask me again.", false),
+            ("I can't save files.", false),
+        ] {
+            assert_eq!(promises(line), promise, "{line}");
+        }
+        let shown = unpromised(
+            "Sure, I can always reply to you in French. The VPN host is vpn.example.com.",
+            false,
+        );
+        assert!(!shown.contains("always reply"), "{shown}");
+        assert!(shown.contains("vpn.example.com"), "{shown}");
+        assert!(shown.contains(NOT_PROMISED), "{shown}");
+    }
 
     #[test]
     fn a_payload_cannot_close_its_frame_and_is_cut() {

@@ -19,13 +19,17 @@ use memory::{
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// The receipt of a kept record.
-pub fn receipt(scope: Scope, id: i64) -> String {
-    let target = match scope {
+/// Where a receipt says a record of `scope` went.
+pub fn place(scope: Scope) -> &'static str {
+    match scope {
         Scope::AgentNotes | Scope::OrgPolicy | Scope::Role => scope.as_str(),
         Scope::Personal | Scope::Person => "personal memory",
-    };
-    format!("Written: {target} updated (id: {id}).")
+    }
+}
+
+/// The receipt of a kept record ("Written: personal memory updated (id: 7).").
+pub fn receipt(scope: Scope, id: i64) -> String {
+    prompts::answers::english().receipt(place(scope), id)
 }
 
 /// The receipt of a record quarantined for review (a run's `memory_write`).

@@ -318,17 +318,6 @@ pub struct TurnLoop {
     in_flight: InFlight,
 }
 
-fn normalise_answer(text: &str) -> Option<bool> {
-    let t = text.trim().trim_end_matches(['.', '!']).to_lowercase();
-    match t.as_str() {
-        "yes" | "y" | "yes please" | "yep" | "yeah" | "sure" | "ok" | "okay" | "remember it" => {
-            Some(true)
-        }
-        "no" | "n" | "nope" | "no thanks" | "don't" | "do not" | "forget it" => Some(false),
-        _ => None,
-    }
-}
-
 fn strip_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
     let head = s.get(..prefix.len())?;
     head.eq_ignore_ascii_case(prefix)
@@ -1562,6 +1551,17 @@ impl TurnLoop {
             parts.batch = Some(t.message_id);
         }
         let scrubbed = responded.map(|a| context::scrub_answer(&a, text, &prompt, &found));
+        // A promise to remember is the turn's to keep (its receipt, or its
+        // "Remember this?"): the model's is not shown to a person as one.
+        let asked = !parts.question.is_empty();
+        let person = t.principal.user_id().is_some();
+        let scrubbed = scrubbed.map(|a| {
+            if person {
+                context::unpromised(&a, asked)
+            } else {
+                a
+            }
+        });
         let best = offline::best_matches(&found);
         // What the answer shows is cited, found for the message or given whole.
         let citable: Vec<Retrieved> = found
@@ -1684,9 +1684,11 @@ impl TurnLoop {
 
     /// Yes/no to the newest "Remember this?" batch the speaker was asked here.
     async fn answer_proposal(&self, t: &Turn<'_>, text: &str) -> Result<Option<Reply>> {
-        let (batch, yes) = match (t.msg.answer, normalise_answer(text)) {
-            (Some((batch, yes)), _) => (Some(batch), yes),
-            (None, Some(yes)) => (None, yes),
+        // A yes or no in the person's language is steward's to answer, in
+        // that language (`prompts::answers`); a button's is English.
+        let (batch, yes, said_in) = match (t.msg.answer, prompts::answers::read(text)) {
+            (Some((batch, yes)), _) => (Some(batch), yes, prompts::answers::english()),
+            (None, Some(a)) => (None, a.yes, a.language),
             (None, None) => return Ok(None),
         };
         let Some(author) = t.principal.user_id() else {
@@ -1729,7 +1731,7 @@ impl TurnLoop {
             return Ok(Some(t.reply(if batch.is_some() {
                 "That question was not asked to you, or it has expired."
             } else {
-                "There is nothing waiting for a yes or no."
+                said_in.nothing_waiting
             })));
         }
         let mut parts = ReplyParts::default();
@@ -1770,13 +1772,14 @@ impl TurnLoop {
                 )
                 .await?;
             self.parts.metrics.policy(PolicyOutcome::Written);
+            let kept = said_in.receipt(crate::learning::place(rec.scope), rec.id);
             parts.receipts.push(match replaces {
-                Some(old) => format!("{} It {old}.", receipt(rec.scope, rec.id)),
-                None => receipt(rec.scope, rec.id),
+                Some(old) => format!("{kept} It {old}."),
+                None => kept,
             });
         }
         if !yes {
-            parts.notes.push("Okay, I won't remember that.".into());
+            parts.notes.push(said_in.declined.into());
         }
         Ok(Some(self.render(t, parts)))
     }

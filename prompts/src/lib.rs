@@ -1,6 +1,8 @@
 //! Versioned prompt texts, loaded as data. Each text starts with a
 //! `# version: <id>` line; the id is stored with every revision a model makes.
 
+pub mod answers;
+
 /// One prompt text and its version id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Prompt {
@@ -56,6 +58,10 @@ prompt!(
 prompt!(
     /// The summary of a trimmed slice of history (schema `slice_summary`).
     summary = "summary.txt"
+);
+prompt!(
+    /// Yes and no in each language, and steward's answers in it ([`answers`]).
+    answers_text = "answers.txt"
 );
 prompt!(
     /// Injection patterns for the sanitiser: one case-insensitive regex a line.

@@ -398,10 +398,10 @@ async fn tool_calls_written_as_text_are_governed_and_never_shown() {
     let reply = h
         .dm("111", "Deploy reminders help me a lot. Can you do that?")
         .await;
-    // Asked in the admin's words, not the model's.
+    // Asked in the admin's words, not the model's, and not promised before the yes.
     assert_eq!(
         reply,
-        "Noted, I will keep that in mind.\nRemember this? Deploy reminders help me a lot — reply yes or no"
+        "I keep it only if you say yes.\nRemember this? Deploy reminders help me a lot — reply yes or no"
     );
 
     // Only an unknown tool's JSON: never shown; the rules answer from memory.
@@ -891,4 +891,285 @@ async fn a_model_inventing_a_fact_about_another_person_is_not_shown() {
         h.dm("333", "Hi there, are you awake?").await,
         "Hello! How can I help?"
     );
+}
+
+// --- issue 46: conversations written by someone else ---------------------------
+
+/// The record a reply's receipt `(id: N)` names.
+async fn receipted(h: &Harness, reply: &str) -> memory::MemoryRecord {
+    let id: i64 = reply
+        .split("(id: ")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no receipt in {reply}"));
+    h.records()
+        .await
+        .into_iter()
+        .find(|r| r.id == id)
+        .unwrap_or_else(|| panic!("no record {id}"))
+}
+
+#[tokio::test]
+async fn yes_and_no_in_the_persons_language_answer_the_question_and_the_model_never_does() {
+    let fake = FakeLlm::start().await;
+    // A model that would take "ja" for a request and promise.
+    fake.always(
+        TEXT,
+        Answer::Content("Ja, ich werde alle Antworten auf Deutsch geben.".into()),
+    );
+    let h = harness(&fake).await;
+    h.pair("222", Role::User).await;
+    let asked = h.dm("222", "Bitte antworte mir immer auf Deutsch").await;
+    assert_eq!(
+        asked,
+        "Remember this? Wants answers in Deutsch — reply yes or no"
+    );
+    let yes = h.dm("222", "ja").await;
+    assert!(
+        yes.starts_with("Gespeichert: personal memory aktualisiert (id: "),
+        "{yes}"
+    );
+    let kept = receipted(&h, &yes).await;
+    assert_eq!(
+        (kept.content.as_str(), kept.status),
+        ("Wants answers in Deutsch", Status::Active)
+    );
+    // Steward answered the yes; the model was never asked, so promised nothing.
+    assert!(fake.received_for(TEXT).is_empty());
+
+    // Yes in eight more languages, each saving what it was asked.
+    for (language, yes, receipt) in [
+        ("French", "oui", "Enregistré"),
+        ("Spanish", "¡Sí!", "Guardado"),
+        ("Portuguese", "sim", "Guardado"),
+        ("Japanese", "はい", "保存しました"),
+        ("Russian", "да", "Сохранено"),
+        ("Polish", "tak", "Zapisano"),
+        ("Turkish", "evet", "Kaydedildi"),
+        ("Italian", "sì", "Salvato"),
+    ] {
+        let asked = h
+            .dm("222", &format!("Could you always answer me in {language}?"))
+            .await;
+        assert!(
+            asked.contains(&format!("Remember this? Wants answers in {language}")),
+            "{asked}"
+        );
+        let saved = h.dm("222", yes).await;
+        assert!(saved.starts_with(receipt), "{yes}: {saved}");
+        assert_eq!(
+            receipted(&h, &saved).await.content,
+            format!("Wants answers in {language}")
+        );
+    }
+    // No, in the language it is said in; nothing kept.
+    h.dm("222", "Could you always answer me in Dutch?").await;
+    assert_eq!(
+        h.dm("222", "Nein, danke.").await,
+        "In Ordnung, das merke ich mir nicht."
+    );
+    assert!(h
+        .records_containing("Dutch")
+        .await
+        .iter()
+        .all(|r| r.status != Status::Active));
+    assert_eq!(
+        h.dm("222", "hayır").await,
+        "Evet ya da hayır bekleyen bir soru yok."
+    );
+    assert!(fake.received_for(TEXT).is_empty());
+}
+
+#[tokio::test]
+async fn a_preference_asked_as_a_question_is_proposed_after_the_answer_and_never_promised() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    let h = harness(&fake).await;
+    h.pair("111", Role::Admin).await;
+    h.pair("222", Role::User).await;
+    h.dm(
+        "111",
+        "@notes: The VPN endpoint is vpn.example.com, port 443.",
+    )
+    .await;
+    fake.push(
+        TEXT,
+        Answer::Content(
+            "Sure, I will always reply to you in French. The VPN endpoint is vpn.example.com, port 443."
+                .into(),
+        ),
+    );
+    let reply = h
+        .dm(
+            "222",
+            "Could you always answer me in French? And what is the VPN endpoint?",
+        )
+        .await;
+    // Answered, the promise left out, and the preference asked after the answer.
+    assert!(reply.contains("vpn.example.com"), "{reply}");
+    assert!(!reply.contains("I will always"), "{reply}");
+    assert!(reply.contains("I keep it only if you say yes."), "{reply}");
+    assert!(
+        reply.ends_with("Remember this? Wants answers in French — reply yes or no"),
+        "{reply}"
+    );
+    // One model call: the reply. The rules read the preference.
+    assert_eq!(fake.received().len(), 1, "{:?}", fake.received());
+    assert!(h
+        .dm("222", "yes")
+        .await
+        .starts_with("Written: personal memory updated"));
+
+    // Requests and questions in other words and languages are asked too.
+    for (said, kept) in [
+        (
+            "Can you please keep your answers short from now on?",
+            "Wants you to keep your answers short from now on",
+        ),
+        (
+            "Would you mind always using metric units?",
+            "Prefers always using metric units",
+        ),
+        (
+            "¿Puedes responderme siempre en español?",
+            "Wants answers in Español",
+        ),
+    ] {
+        let asked = h.dm("222", said).await;
+        // (Español names the French it would replace.)
+        assert!(
+            asked.starts_with(&format!("Remember this? {kept}")),
+            "{asked}"
+        );
+        assert!(h.dm("222", "yes").await.contains("(id: "), "{said}");
+        assert!(active(&h).await.iter().any(|r| r.content == kept), "{said}");
+    }
+
+    // A model promising what nothing asked or saved is not believed.
+    fake.clear_received();
+    fake.push(
+        TEXT,
+        Answer::Content("Sure, I'll remember that and always answer in bullet points.".into()),
+    );
+    let promised = h.dm("222", "Can you answer this in bullet points?").await;
+    assert!(!promised.contains("I'll remember"), "{promised}");
+    assert!(
+        promised.contains("Nothing was saved for later"),
+        "{promised}"
+    );
+    assert!(!promised.contains("Remember this?"), "{promised}");
+}
+
+#[tokio::test]
+async fn an_admins_standing_rule_in_any_phrasing_is_an_agent_note_and_a_users_is_explained() {
+    let fake = FakeLlm::start().await;
+    // A model that takes every rule for the speaker's own preference.
+    fake.always(
+        "memory_items",
+        items(
+            json!([{"channel": "personal", "kind": "preference", "subject": "digest",
+            "content": "Wants you to always use example_orders for the weekly digest"}]),
+        ),
+    );
+    let h = harness(&fake).await;
+    h.pair("111", Role::Admin).await;
+    h.pair("222", Role::User).await;
+    for (said, kept) in [
+        (
+            "Always use example_orders for the weekly digest",
+            "Always use example_orders for the weekly digest",
+        ),
+        (
+            "rule: always use example_archive for the monthly digest",
+            "Always use example_archive for the monthly digest",
+        ),
+        (
+            "Policy: the quarterly digest is built from sales_2026",
+            "The quarterly digest is built from sales_2026",
+        ),
+        (
+            "Make sure you always use pg-replica-02 for the nightly export",
+            "Always use pg-replica-02 for the nightly export",
+        ),
+        (
+            "Please remember for everyone: the incident review is built from incidents_2026",
+            "The incident review is built from incidents_2026",
+        ),
+        (
+            "Team rule — deploys need a second reviewer",
+            "Deploys need a second reviewer",
+        ),
+    ] {
+        fake.clear_received();
+        let asked = h.dm("111", said).await;
+        // One model call a message at most (a rule the rules key needs none).
+        assert!(fake.received().len() <= 1, "{said}");
+        assert_eq!(
+            asked,
+            format!("Remember this? {kept} — reply yes or no"),
+            "{said}"
+        );
+        let yes = h.dm("111", "yes").await;
+        assert!(yes.starts_with("Written: agent_notes updated"), "{yes}");
+        let note = receipted(&h, &yes).await;
+        assert_eq!(
+            (note.scope, note.content.as_str()),
+            (Scope::AgentNotes, kept)
+        );
+
+        // The same words from a regular user change nothing, and say so.
+        let before = h.records().await.len();
+        let told = h.dm("222", said).await;
+        assert!(
+            told.contains("Operational changes need an administrator"),
+            "{said}: {told}"
+        );
+        assert!(!told.contains("Remember this?"), "{told}");
+        assert_eq!(h.records().await.len(), before, "{said}");
+    }
+    // Nothing was personal, whatever the model's label.
+    assert!(h
+        .records()
+        .await
+        .iter()
+        .all(|r| r.scope == Scope::AgentNotes));
+}
+
+#[tokio::test]
+async fn a_one_off_event_is_answered_and_nothing_is_proposed() {
+    let fake = FakeLlm::start().await;
+    // A model that would keep the event.
+    fake.always(
+        "memory_items",
+        items(
+            json!([{"channel": "personal", "kind": "fact", "subject": "ticket",
+            "content": "I spent 740 EUR on a conference ticket"}]),
+        ),
+    );
+    let h = harness(&fake).await;
+    h.pair("111", Role::Admin).await;
+    h.pair("222", Role::User).await;
+    h.dm(
+        "111",
+        "@notes: Expenses over 500 EUR are signed off by the team lead.",
+    )
+    .await;
+    for said in [
+        "I spent 740 EUR on a conference ticket. Who has to sign that off?",
+        "I booked a flight to Madrid this morning. Who has to sign that off?",
+    ] {
+        fake.clear_received();
+        fake.push(
+            TEXT,
+            Answer::Content("Expenses over 500 EUR are signed off by the team lead.".into()),
+        );
+        let reply = h.dm("222", said).await;
+        assert!(reply.contains("signed off by the team lead"), "{reply}");
+        assert!(!reply.contains("Remember this?"), "{reply}");
+        // One call, the answer; the event was never sent to be read for memory.
+        assert_eq!(fake.received().len(), 1, "{:?}", fake.received());
+        assert!(fake.received_for("memory_items").is_empty());
+    }
+    assert_eq!(h.records().await.len(), 1, "only the admin's note");
 }

@@ -96,6 +96,12 @@ fn thing_key(thing: &str) -> String {
     }) {
         words.remove(0);
     }
+    // "the weekly digest always uses …" is about the weekly digest.
+    while words.last().is_some_and(|w| {
+        ["always", "now", "still", "usually", "also", "only", "never"].contains(&w.as_str())
+    }) {
+        words.pop();
+    }
     words.join(" ")
 }
 
@@ -182,14 +188,67 @@ const TASK_STARTS: &[&str] = &[
     "should ",
 ];
 
+/// Openings of a standing instruction: for everyone, unless what follows
+/// asks how the speaker alone is served ("From now on, answer me in …").
 const DIRECTIVES: &[&str] = &[
     "from now on,",
     "from now on",
-    "rule:",
     "going forward,",
     "going forward",
-    "new rule:",
+    "make sure you ",
+    "make sure to ",
+    "be sure to ",
 ];
+
+/// Framings that make what follows a rule for everyone, whatever it says
+/// ("rule: …", "Policy: …", "Please remember for everyone: …", "Team rule —
+/// …"): operational, and kept without the framing. Longest first.
+const RULE_FRAMINGS: &[&str] = &[
+    "please remember for everyone",
+    "please note for everyone",
+    "remember for everyone",
+    "note for everyone",
+    "note to everyone",
+    "note for the team",
+    "reminder for everyone",
+    "reminder to everyone",
+    "reminder for the team",
+    "for everyone:",
+    "rule of thumb for everyone",
+    "rule of thumb",
+    "standing rule",
+    "house rule",
+    "team rule",
+    "team policy",
+    "new rule",
+    "new policy",
+    "rule:",
+    "policy:",
+    "regel:",
+    "norma:",
+    "règle :",
+    "règle:",
+    "regra:",
+    "regola:",
+];
+
+/// What separates a framing from its rule ("Team rule — …", "rule: …").
+const FRAMING_ENDS: &[char] = &[':', '-', '—', '–', ',', ' '];
+
+/// The rule a framed line states, without its framing ("Policy: X" → "X").
+fn framed_rule(s: &str) -> Option<&str> {
+    RULE_FRAMINGS.iter().find_map(|framing| {
+        let head = s.get(..framing.len())?;
+        let rest = &s[framing.len()..];
+        // A whole framing: "Team rules are in the wiki" is not "Team rule".
+        let whole = framing.ends_with(':') || rest.starts_with(FRAMING_ENDS);
+        if !head.eq_ignore_ascii_case(framing) || !whole {
+            return None;
+        }
+        let rest = rest.trim_start_matches(FRAMING_ENDS);
+        (!rest.is_empty()).then_some(rest)
+    })
+}
 
 /// The opening of a subject the rules made from a statement's words, not
 /// from a pattern they recognise (a model's subject is better than it).
@@ -259,6 +318,14 @@ fn operational(s: &str, kind_if_unknown: Option<&str>) -> Option<Candidate> {
                 format!("use:{}|{}", pair[0], pair[1]),
                 content,
             ));
+        }
+        // "Always use example_orders for the weekly digest": a rule about the digest.
+        if let Some((_, _, y)) = split_ci(rest, &[" for ", " when building ", " to build "]) {
+            let key = thing_key(&clean(y));
+            let serves_speaker = ["me", "us", "you", "myself"].contains(&key.as_str());
+            if !key.is_empty() && !serves_speaker && key.split(' ').count() <= 6 {
+                return Some(item(ItemChannel::Operational, "procedure", key, content));
+            }
         }
     }
     for (seps, kind) in [
@@ -569,7 +636,7 @@ pub fn asks(text: &str) -> bool {
 pub fn statements(text: &str) -> Vec<String> {
     clauses(text)
         .into_iter()
-        .filter(|c| !is_request(c))
+        .filter(|c| !is_request(c) && !transient(c))
         .collect()
 }
 
@@ -584,15 +651,31 @@ pub fn label(clause: &str) -> Option<Candidate> {
 /// with "from now on".
 fn serves_speaker(s: &str) -> bool {
     let s = strip_ci(s, "please ").unwrap_or(s);
-    personal(s).is_some_and(|c| c.kind == "preference" || c.subject == "name")
+    // "always cc the on-call engineer" is how the agent works for everyone;
+    // "always answer me briefly" how it serves the speaker.
+    let about_speaker = first_person(s) || s.to_lowercase().contains("your ");
+    personal(s).is_some_and(|c| {
+        c.subject == ANSWER_IN_SUBJECT
+            || c.subject == "name"
+            || (c.kind == "preference" && about_speaker)
+    })
 }
 
 /// Classify one sentence. `None` for chit-chat.
 fn classify(sentence: &str) -> Option<Candidate> {
     let question = sentence.trim_end().ends_with('?');
     let s = clean(sentence.trim_end_matches('?'));
-    if s.is_empty() {
+    if s.is_empty() || transient(&s) {
         return None;
+    }
+    // A rule framed for everyone ("Policy: …"), whoever says it: the write
+    // policy decides who may keep it.
+    if let Some(rule) = framed_rule(&s) {
+        return operational(rule, Some("rule"));
+    }
+    // Asked, not stated: "Could you always answer me in French?".
+    if let Some(standing) = standing_request(&s) {
+        return Some(standing);
     }
     if let Some(rest) = strip_any(&s, DIRECTIVES) {
         let rest = rest.trim_start_matches([',', ' ']);
@@ -634,9 +717,449 @@ fn classify(sentence: &str) -> Option<Candidate> {
     }
     // Personal first: "always use X" is operational, "please always answer briefly" is personal.
     if lower.starts_with("always use ") || lower.starts_with("use ") {
-        return operational(&s, None);
+        return operational(&s, None).or_else(|| personal(&s));
     }
     personal(&s).or_else(|| operational(&s, None))
+}
+
+/// How a person asks the agent for something, in the languages the rules
+/// know ("could you", "bitte", "¿puedes"): read off before what is asked.
+const REQUEST_FORMS: &[&str] = &[
+    "please ",
+    "kindly ",
+    "could you ",
+    "can you ",
+    "would you mind ",
+    "do you mind ",
+    "would you ",
+    "will you ",
+    "bitte ",
+    "kannst du ",
+    "könntest du ",
+    "können sie ",
+    "könnten sie ",
+    "por favor, ",
+    "por favor ",
+    "puedes ",
+    "podrías ",
+    "podrias ",
+    "¿puedes ",
+    "pourriez-vous ",
+    "pouvez-vous ",
+    "peux-tu ",
+    "pourrais-tu ",
+    "s'il te plaît, ",
+    "s'il vous plaît, ",
+    "você pode ",
+    "voce pode ",
+    "podes ",
+    "poderia ",
+    "pode ",
+    "potresti ",
+    "puoi ",
+    "per favore ",
+    "kun je ",
+    "zou je ",
+    "wil je ",
+];
+
+/// Courtesy that may close a request ("…, please"): not part of what is asked.
+const COURTESY_ENDS: &[&str] = &[
+    " please",
+    " bitte",
+    " por favor",
+    " s'il vous plaît",
+    " s'il te plaît",
+    " per favore",
+    " alsjeblieft",
+    " thanks",
+];
+
+/// Words that make an instruction standing, not one-off ("always", "from now
+/// on", "immer", "siempre", "toujours", "sempre", …), as lower-case words.
+const STANDING: &[&str] = &[
+    "always",
+    "from now on",
+    "going forward",
+    "from here on",
+    "in future",
+    "in the future",
+    "every time",
+    "each time",
+    "by default",
+    "immer",
+    "ab jetzt",
+    "von nun an",
+    "ab sofort",
+    "künftig",
+    "in zukunft",
+    "jedes mal",
+    "siempre",
+    "de ahora en adelante",
+    "a partir de ahora",
+    "cada vez",
+    "toujours",
+    "désormais",
+    "dorénavant",
+    "à partir de maintenant",
+    "à chaque fois",
+    "sempre",
+    "a partir de agora",
+    "de agora em diante",
+    "daqui em diante",
+    "d'ora in poi",
+    "da ora in poi",
+    "ogni volta",
+    "altijd",
+    "voortaan",
+    "vanaf nu",
+];
+
+/// Asking for information, not a way of being served: "Could you tell me if
+/// deploys always need a reviewer?" is a question.
+const ASKS_FOR_INFORMATION: &[&str] = &[
+    "tell ",
+    "show ",
+    "explain ",
+    "find ",
+    "check ",
+    "list ",
+    "look ",
+    "let me know",
+    "confirm ",
+    "remind ",
+    "what ",
+    "where ",
+    "who ",
+    "when ",
+    "why ",
+    "how ",
+    "which ",
+    "if ",
+    "whether ",
+];
+
+/// The lower-case words of `s` (letters, digits, apostrophes and hyphens).
+fn words_of(s: &str) -> Vec<String> {
+    s.to_lowercase()
+        .replace('’', "'")
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether `words` open with the words `m`.
+fn opens_with(words: &[String], m: &[&str]) -> bool {
+    words.len() >= m.len() && words.iter().zip(m).all(|(w, m)| w == m)
+}
+
+/// `body` without its standing marker, when one stands where a standing
+/// request puts it: among its first three words ("always give me …",
+/// "responderme siempre en …", "mir ab jetzt immer …") or at its end
+/// ("… short from now on"). `None` without one.
+fn without_standing(body: &str) -> Option<String> {
+    // The text as said, a token a word: compared lower case without the
+    // punctuation around it ("on," is "on"), kept as written.
+    let said: Vec<&str> = body.split_whitespace().collect();
+    let words: Vec<String> = said
+        .iter()
+        .map(|w| {
+            w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''))
+                .to_lowercase()
+                .replace('’', "'")
+        })
+        .collect();
+    let mut found = None;
+    for marker in STANDING {
+        let m: Vec<&str> = marker.split(' ').collect();
+        for at in (0..words.len()).filter(|&i| opens_with(&words[i..], &m)) {
+            let end = at + m.len();
+            if at < 3 || end == words.len() {
+                found = Some((at, end));
+                break;
+            }
+        }
+        if found.is_some() {
+            break;
+        }
+    }
+    let (at, end) = found?;
+    let kept: Vec<&str> = said[..at].iter().chain(&said[end..]).copied().collect();
+    Some(
+        kept.join(" ")
+            .trim_matches(|c: char| c == ',' || c.is_whitespace())
+            .to_string(),
+    )
+}
+
+/// Verbs of answering and writing, as word starts, in the languages the rules know.
+const REPLY_VERBS: &[&str] = &[
+    "answer", "reply", "repl", "respond", "write", "speak", "talk", "antwort", "schreib", "sprich",
+    "sprech", "contest", "escrib", "habl", "répond", "repond", "écri", "ecri", "parl", "rispond",
+    "scriv", "fala", "escrev", "antwoord", "spreek", "schrijf",
+];
+
+/// Languages a reply may be asked in, by their English and their own names
+/// (and a few others'), as word starts.
+const LANGUAGES: &[&str] = &[
+    "english",
+    "inglés",
+    "ingles",
+    "anglais",
+    "englisch",
+    "inglese",
+    "engels",
+    "inglês",
+    "french",
+    "français",
+    "francais",
+    "francés",
+    "frances",
+    "französisch",
+    "francese",
+    "frans",
+    "francês",
+    "german",
+    "deutsch",
+    "alemán",
+    "aleman",
+    "allemand",
+    "tedesco",
+    "duits",
+    "alemão",
+    "spanish",
+    "español",
+    "espanol",
+    "espagnol",
+    "spanisch",
+    "spagnolo",
+    "spaans",
+    "espanhol",
+    "portuguese",
+    "português",
+    "portugues",
+    "portugais",
+    "portugiesisch",
+    "portoghese",
+    "portugees",
+    "italian",
+    "italiano",
+    "italien",
+    "italienisch",
+    "italiaans",
+    "dutch",
+    "nederlands",
+    "néerlandais",
+    "niederländisch",
+    "olandese",
+    "japanese",
+    "japonais",
+    "japanisch",
+    "japonés",
+    "giapponese",
+    "russian",
+    "russisch",
+    "ruso",
+    "russe",
+    "russo",
+    "polish",
+    "polski",
+    "polsku",
+    "polnisch",
+    "polaco",
+    "turkish",
+    "türkçe",
+    "turkce",
+    "türkisch",
+    "turco",
+    "swedish",
+    "svenska",
+    "schwedisch",
+    "chinese",
+    "chinesisch",
+    "chino",
+    "chinois",
+    "cinese",
+    "日本語",
+    "中文",
+];
+
+/// The language `body` asks to be answered in ("answer me in French",
+/// "responderme en español"), as the speaker wrote it.
+fn asked_language(body: &str) -> Option<String> {
+    let words = words_of(body);
+    if !words
+        .iter()
+        .any(|w| REPLY_VERBS.iter().any(|v| w.starts_with(v)))
+    {
+        return None;
+    }
+    let lang = words
+        .iter()
+        .find(|w| LANGUAGES.iter().any(|l| w.starts_with(l)))?;
+    // As written ("Deutsch", "español"), capitalised like the rules' other records.
+    let said = body
+        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+        .find(|w| w.to_lowercase() == *lang)
+        .unwrap_or(lang);
+    Some(capitalise(said))
+}
+
+/// A request that the agent serve the speaker a certain way from now on: a
+/// request form ("could you", "bitte", "¿puedes") and a standing marker
+/// ("always", "from now on", "immer", "siempre") around what is asked —
+/// "Could you always answer me in French?", "Can you please keep your
+/// answers short from now on?", "Bitte antworte mir immer auf Deutsch".
+/// A personal preference, or a rule when what is asked is about the team's
+/// work ("Could you always use example_orders for the weekly digest?").
+fn standing_request(s: &str) -> Option<Candidate> {
+    let mut rest = s.trim_start_matches(['¿', '¡']).trim();
+    let mut asked = false;
+    while let Some(r) = strip_any(rest, REQUEST_FORMS) {
+        rest = r.trim_start_matches([',', ' ']);
+        asked = true;
+    }
+    if !asked {
+        return None;
+    }
+    let mut rest = clean(rest);
+    while let Some(r) = COURTESY_ENDS.iter().find_map(|e| {
+        rest.to_lowercase()
+            .ends_with(e)
+            .then(|| clean(&rest[..rest.len() - e.len()]))
+    }) {
+        rest = r;
+    }
+    let body = without_standing(&rest)?;
+    let lower = body.to_lowercase();
+    if body.is_empty() || ASKS_FOR_INFORMATION.iter().any(|a| lower.starts_with(a)) {
+        return None;
+    }
+    if let Some(lang) = asked_language(&body) {
+        let said = format!("Wants answers in {lang}");
+        return Some(personal_item("preference", ANSWER_IN_SUBJECT, said));
+    }
+    if let Some(c) = personal(&body).filter(|c| c.kind == "preference" || c.subject == "name") {
+        return Some(c);
+    }
+    if for_everyone(&body) {
+        return operational(&body, Some("rule"));
+    }
+    if let Some(rule) = operational(&body, None) {
+        return Some(rule);
+    }
+    let head = key_terms(&body, 2);
+    // "Would you mind always using metric units?": what they prefer, as said.
+    let said = if words_of(&body).first().is_some_and(|w| w.ends_with("ing")) {
+        format!("Prefers {}", clean(&rest))
+    } else {
+        format!("Wants you to {}", clean(&rest))
+    };
+    Some(personal_item("preference", format!("always:{head}"), said))
+}
+
+/// Whether `s` states something for everyone, not for the speaker alone.
+fn for_everyone(s: &str) -> bool {
+    let words = words_of(s);
+    words
+        .iter()
+        .any(|w| ["everyone", "everyone's", "everybody", "team", "team's"].contains(&w.as_str()))
+        || s.split_whitespace().any(|w| {
+            // An identifier (a table, a host, a channel) is the team's, not a taste.
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+            w.contains('_') || w.contains('@') || (w.contains('.') && w.len() > 4)
+        })
+}
+
+/// What happens once ("I spent 740 EUR on a conference ticket", "I have a
+/// meeting with the auditors today"): a speaker's one-off event serves the
+/// question at hand and is no memory (README.md, "What the assistant
+/// remembers"). A first-person clause with a verb of a one-off act — buying,
+/// paying, booking — or a time that is only now (today, yesterday, this
+/// morning), unless that time starts something ("from today").
+pub fn transient(clause: &str) -> bool {
+    const ONE_OFF_ACTS: &[&str] = &[
+        "spent",
+        "bought",
+        "paid",
+        "ordered",
+        "booked",
+        "purchased",
+        "expensed",
+        "had",
+        "met",
+        "attended",
+        "missed",
+        "lost",
+        "received",
+        "ausgegeben",
+        "gekauft",
+        "bezahlt",
+        "gebucht",
+        "bestellt",
+        "gasté",
+        "gaste",
+        "compré",
+        "compre",
+        "pagué",
+        "pague",
+        "reservé",
+        "dépensé",
+        "depense",
+        "acheté",
+        "achete",
+        "payé",
+        "paye",
+        "gastei",
+        "comprei",
+        "paguei",
+        "reservei",
+        "speso",
+        "comprato",
+        "pagato",
+        "prenotato",
+        "uitgegeven",
+        "gekocht",
+        "betaald",
+    ];
+    const ONLY_NOW: &[&str] = &[
+        "today",
+        "tonight",
+        "yesterday",
+        "this morning",
+        "this afternoon",
+        "this evening",
+        "right now",
+        "just now",
+        "heute",
+        "gestern",
+        "hoy",
+        "ayer",
+        "aujourd'hui",
+        "hier",
+        "hoje",
+        "ontem",
+        "oggi",
+        "ieri",
+        "vandaag",
+        "gisteren",
+    ];
+    const STARTS: &[&str] = &[
+        "from", "starting", "of", "since", "ab", "seit", "desde", "partir",
+    ];
+    if !first_person(clause) {
+        return false;
+    }
+    let words = words_of(clause);
+    let act = words.iter().any(|w| ONE_OFF_ACTS.contains(&w.as_str()));
+    let now = ONLY_NOW.iter().any(|marker| {
+        let m: Vec<&str> = marker.split(' ').collect();
+        (0..words.len()).any(|i| {
+            opens_with(&words[i..], &m) && !(i > 0 && STARTS.contains(&words[i - 1].as_str()))
+        })
+    });
+    act || now
 }
 
 /// Extract candidate items from a message.
@@ -924,6 +1447,240 @@ mod tests {
             vec!["I prefer short answers", "I work from the Lisbon office."]
         );
         assert!(!asks("I prefer short answers"));
+    }
+
+    /// A personal preference proposed from `said`, its stored text holding `kept`.
+    fn preference(said: &str, kept: &str) {
+        let c = one(said);
+        assert_eq!(
+            (c.channel, c.kind.as_str()),
+            (ItemChannel::Personal, "preference"),
+            "{said}: {c:?}"
+        );
+        assert!(c.content.contains(kept), "{said}: {c:?}");
+        assert!(!asks(said), "{said} is proposed, not only answered");
+    }
+
+    #[test]
+    fn preferences_asked_as_requests_or_questions_are_preferences() {
+        for (said, kept) in [
+            (
+                "Could you always answer me in French?",
+                "Wants answers in French",
+            ),
+            (
+                "Can you please keep your answers short from now on?",
+                "keep your answers short",
+            ),
+            (
+                "Would you mind always using metric units?",
+                "using metric units",
+            ),
+            (
+                "Bitte antworte mir immer auf Deutsch",
+                "Wants answers in Deutsch",
+            ),
+            (
+                "¿Puedes responderme siempre en español?",
+                "Wants answers in Español",
+            ),
+            (
+                "Please could you always give me bullet points?",
+                "give me bullet points",
+            ),
+            (
+                "Kannst du mir ab jetzt immer kurz antworten?",
+                "kurz antworten",
+            ),
+            (
+                "Could you answer me in Portuguese from now on, please?",
+                "Wants answers in Portuguese",
+            ),
+            (
+                "Podrías usar siempre el sistema métrico?",
+                "el sistema métrico",
+            ),
+            (
+                "Can you always include the ticket number in your answers?",
+                "include the ticket number",
+            ),
+        ] {
+            preference(said, kept);
+        }
+        // A one-off request, or a question that only mentions "always", is answered.
+        for said in [
+            "Could you answer this in French?",
+            "Could you tell me if deploys always need a reviewer?",
+            "Can you show the report?",
+            "Can you always remind me what the VPN host is?",
+        ] {
+            assert!(asks(said), "{said}: {:?}", extract(said));
+            assert!(statements(said).is_empty(), "{said}");
+        }
+    }
+
+    /// Phrasings written with the ones above, never tuned on.
+    #[test]
+    fn held_out_preferences_asked_as_requests() {
+        for (said, kept) in [
+            (
+                "Can you reply to me in Italian from now on?",
+                "Wants answers in Italian",
+            ),
+            (
+                "Would you always use British spelling with me?",
+                "British spelling",
+            ),
+            (
+                "Pourriez-vous toujours me répondre en français ?",
+                "Wants answers in Français",
+            ),
+            ("Will you always call me Sam?", "Sam"),
+            (
+                "Você pode sempre me responder em português?",
+                "Wants answers in Português",
+            ),
+        ] {
+            preference(said, kept);
+        }
+    }
+
+    /// An operational rule from `said`, stored as `kept` (its framing dropped).
+    fn rule(said: &str, kept: &str) {
+        let c = one(said);
+        assert_eq!(c.channel, ItemChannel::Operational, "{said}: {c:?}");
+        assert_eq!(c.content, kept, "{said}");
+    }
+
+    #[test]
+    fn standing_rules_in_any_phrasing_are_operational_without_their_framing() {
+        let seed = one("Always use example_orders for the weekly digest");
+        assert_eq!(seed.subject, "weekly digest");
+        assert_eq!(
+            one("The weekly digest uses example_archive").subject,
+            seed.subject
+        );
+        for (said, kept) in [
+            (
+                "Always use example_orders for the weekly digest",
+                "Always use example_orders for the weekly digest",
+            ),
+            (
+                "rule: always use example_orders for the weekly digest",
+                "Always use example_orders for the weekly digest",
+            ),
+            (
+                "Make sure you always use example_orders for the weekly digest",
+                "Always use example_orders for the weekly digest",
+            ),
+            (
+                "Please remember for everyone: the weekly digest is built from example_orders",
+                "The weekly digest is built from example_orders",
+            ),
+            (
+                "Team rule — deploys need a second reviewer",
+                "Deploys need a second reviewer",
+            ),
+            (
+                "Note for everyone: laptop requests now go by email to it-desk@example.com",
+                "Laptop requests now go by email to it-desk@example.com",
+            ),
+            (
+                "New policy: expense claims over 500 EUR need approval from finance",
+                "Expense claims over 500 EUR need approval from finance",
+            ),
+            (
+                "Make sure to always cc the on-call engineer on incident reports",
+                "Always cc the on-call engineer on incident reports",
+            ),
+            (
+                "Reminder for the team: the VPN endpoint is vpn2.example.com",
+                "The VPN endpoint is vpn2.example.com",
+            ),
+            (
+                "Rule of thumb for everyone: never deploy on Fridays",
+                "Never deploy on Fridays",
+            ),
+        ] {
+            rule(said, kept);
+        }
+        // Asked as a request, it is still the team's rule (an identifier is the team's).
+        rule(
+            "Could you always use example_orders for the weekly digest?",
+            "Use example_orders for the weekly digest",
+        );
+        // A framing word that is not a framing, and a rule that serves the speaker.
+        assert!(extract("Team rules are in the wiki").is_empty());
+        assert_eq!(
+            one("Make sure you always answer me in French").subject,
+            ANSWER_IN_SUBJECT
+        );
+    }
+
+    /// Phrasings written with the ones above, never tuned on.
+    #[test]
+    fn held_out_standing_rules() {
+        for said in [
+            "Policy: the weekly digest always uses example_orders",
+            "From now on, everyone's reports go to the #reports channel",
+            "Going forward, the monthly invoice export uses the billing_v2 table",
+            "Everyone should use the staging-eu cluster for load tests",
+            "Standing rule: always tag releases with the ticket number",
+        ] {
+            let c = one(said);
+            assert_eq!(c.channel, ItemChannel::Operational, "{said}: {c:?}");
+            let framing = said.split([':', ',']).next().unwrap_or(said);
+            assert!(
+                said == c.content || !c.content.starts_with(framing),
+                "{said}: {c:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn one_off_events_are_answered_and_never_read_for_memory() {
+        for said in [
+            "I spent 740 EUR on a conference ticket. Who has to sign that off?",
+            "I have a meeting with the auditors today. Where is the meeting room list?",
+            "I paid the hotel myself yesterday. Who approves the refund?",
+            "I'm in Berlin today for a customer visit. What's the VPN endpoint?",
+            "I booked a flight to Madrid this morning. Do I need approval?",
+            "I just ordered two laptops. Who signs the invoice?",
+        ] {
+            assert!(
+                statements(said).is_empty(),
+                "{said}: {:?}",
+                statements(said)
+            );
+            assert!(asks(said), "{said}");
+            assert!(extract(said).iter().all(|c| c.channel == ItemChannel::Task));
+        }
+        // What lasts is still read: a place of work, one that starts today.
+        for said in [
+            "I work from the Lisbon office.",
+            "From today I work from the Lisbon office.",
+        ] {
+            assert_eq!(statements(said).len(), 1, "{said}");
+        }
+    }
+
+    /// Phrasings written with the ones above, never tuned on. The miss is
+    /// kept as measured (2 of 3): "we" is not read as the speaker, so a
+    /// team's one-off still reaches the extractor.
+    #[test]
+    fn held_out_one_off_events() {
+        let missed: Vec<&str> = [
+            "I bought a new monitor for 230 EUR. How do I claim it?",
+            "We had a team lunch for 180 EUR. Which cost center do I use?",
+            "Ich habe heute 90 EUR für ein Taxi ausgegeben. Wer muss das freigeben?",
+        ]
+        .into_iter()
+        .filter(|said| !statements(said).is_empty() || !asks(said))
+        .collect();
+        assert_eq!(
+            missed,
+            ["We had a team lunch for 180 EUR. Which cost center do I use?"]
+        );
     }
 
     #[test]

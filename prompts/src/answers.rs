@@ -1,0 +1,245 @@
+//! Yes and no to "Remember this?" in the person's language
+//! (`texts/answers.txt`): one table of languages, each with its yes and no
+//! answers, its courtesy words, and what steward answers in it.
+
+use std::sync::LazyLock;
+
+/// One language of the table.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Language {
+    /// Its code in the table (`en`, `de`, …).
+    pub code: &'static str,
+    yes: Vec<Vec<String>>,
+    no: Vec<Vec<String>>,
+    courtesy: Vec<String>,
+    receipt: &'static str,
+    /// "Okay, I won't remember that." in this language.
+    pub declined: &'static str,
+    /// "There is nothing waiting for a yes or no." in this language.
+    pub nothing_waiting: &'static str,
+}
+
+impl Language {
+    /// The receipt of a kept record in this language: `place` is where it
+    /// went ("personal memory", "agent_notes"), `id` its record.
+    pub fn receipt(&self, place: &str, id: i64) -> String {
+        self.receipt
+            .replace("{place}", place)
+            .replace("{id}", &id.to_string())
+    }
+
+    /// Whether `words` answer yes (`Some(true)`) or no in this language.
+    fn read(&self, words: &[String]) -> Option<bool> {
+        [(true, &self.yes), (false, &self.no)]
+            .into_iter()
+            .find(|(_, answers)| self.answers_with(answers, words))
+            .map(|(yes, _)| yes)
+    }
+
+    /// `words` open with one of `answers`, and what follows is courtesy or
+    /// more of the same answers ("ja, sehr gerne", "no, gracias").
+    fn answers_with(&self, answers: &[Vec<String>], words: &[String]) -> bool {
+        answers.iter().any(|answer| {
+            words.starts_with(answer)
+                && words[answer.len()..].iter().all(|w| {
+                    self.courtesy.contains(w) || answers.iter().any(|a| a.len() == 1 && &a[0] == w)
+                })
+        })
+    }
+}
+
+/// A yes or a no, and the language it was said in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct YesNo {
+    pub yes: bool,
+    pub language: &'static Language,
+}
+
+/// The words of a reply as the table compares them: lower case, punctuation
+/// (`¡!¿?.,、。`…) as spaces, the typographic apostrophe as `'`.
+fn words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .replace('’', "'")
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '\'' {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect::<String>()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+fn phrases(field: &str) -> Vec<Vec<String>> {
+    field
+        .split(',')
+        .map(words)
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+fn parse(text: &'static str) -> Vec<Language> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter_map(|line| {
+            let f: Vec<&'static str> = line.split(" | ").map(str::trim).collect();
+            let [code, yes, no, courtesy, receipt, declined, nothing_waiting] = f[..] else {
+                return None;
+            };
+            Some(Language {
+                code,
+                yes: phrases(yes),
+                no: phrases(no),
+                courtesy: phrases(courtesy).into_iter().flatten().collect(),
+                receipt,
+                declined,
+                nothing_waiting,
+            })
+        })
+        .collect()
+}
+
+static LANGUAGES: LazyLock<Vec<Language>> = LazyLock::new(|| parse(crate::answers_text().text));
+
+/// Every language of the table, in its order (English first).
+pub fn languages() -> &'static [Language] {
+    &LANGUAGES
+}
+
+/// The table's English, the language of a button's answer.
+pub fn english() -> &'static Language {
+    language("en").unwrap_or(&LANGUAGES[0])
+}
+
+/// The language of the table with `code`.
+pub fn language(code: &str) -> Option<&'static Language> {
+    LANGUAGES.iter().find(|l| l.code == code)
+}
+
+/// `text` as a yes or a no to "Remember this?", in the first language of the
+/// table that reads it; `None` for anything else.
+pub fn read(text: &str) -> Option<YesNo> {
+    let words = words(text);
+    if words.is_empty() {
+        return None;
+    }
+    LANGUAGES
+        .iter()
+        .find_map(|language| language.read(&words).map(|yes| YesNo { yes, language }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(text: &str) -> Option<(bool, &'static str)> {
+        read(text).map(|a| (a.yes, a.language.code))
+    }
+
+    #[test]
+    fn every_line_of_the_table_has_every_field() {
+        let lines = crate::answers_text()
+            .text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .count();
+        assert_eq!(languages().len(), lines);
+        assert!(languages().len() >= 8);
+        for l in languages() {
+            assert!(!l.yes.is_empty() && !l.no.is_empty(), "{}", l.code);
+            assert!(
+                l.receipt("personal memory", 7).contains("(id: 7)"),
+                "{}",
+                l.code
+            );
+        }
+        assert_eq!(
+            english().receipt("personal memory", 7),
+            "Written: personal memory updated (id: 7)."
+        );
+    }
+
+    /// The answers this table was written for (tuned on).
+    #[test]
+    fn yes_and_no_are_read_in_many_languages() {
+        for (text, yes, code) in [
+            ("yes", true, "en"),
+            ("Yes please!", true, "en"),
+            ("ja", true, "de"),
+            ("Ja!", true, "de"),
+            ("jawohl", true, "de"),
+            ("ja bitte", true, "de"),
+            ("sí", true, "es"),
+            ("oui", true, "fr"),
+            ("sim", true, "pt"),
+            ("sì", true, "it"),
+            ("はい", true, "ja"),
+            ("да", true, "ru"),
+            ("tak", true, "pl"),
+            ("evet", true, "tr"),
+            ("ja tack", true, "sv"),
+            ("好的", true, "zh"),
+            ("no", false, "en"),
+            ("nein", false, "de"),
+            ("non", false, "fr"),
+            ("não", false, "pt"),
+            ("いいえ", false, "ja"),
+            ("нет", false, "ru"),
+            ("nie", false, "pl"),
+            ("hayır", false, "tr"),
+            ("HAYIR", false, "tr"),
+            ("no gracias", false, "es"),
+            ("nee", false, "nl"),
+            ("nej", false, "sv"),
+        ] {
+            assert_eq!(answer(text), Some((yes, code)), "{text}");
+        }
+    }
+
+    #[test]
+    fn anything_else_is_no_answer() {
+        for text in [
+            "",
+            "yes but use the other table",
+            "no idea, what is the VPN host?",
+            "ja, aber nur für heute",
+            "Was ist der VPN-Host?",
+            "si el informe es semanal",
+            "nothing",
+        ] {
+            assert_eq!(answer(text), None, "{text}");
+        }
+    }
+
+    /// Phrasings written before the table was tuned and never tuned on.
+    #[test]
+    fn held_out_yes_and_no() {
+        for (text, yes) in [
+            ("Ja, sehr gerne!", true),
+            ("¡Sí, por favor!", true),
+            ("Oui, volontiers.", true),
+            ("Sim, claro", true),
+            ("はい、お願いします。", true),
+            ("Да, конечно", true),
+            ("Tak!", true),
+            ("Evet, lütfen", true),
+            ("Sì, grazie!", true),
+            ("Jawohl.", true),
+            ("Nein, danke.", false),
+            ("Non, merci", false),
+            ("Não, obrigada", false),
+            ("いいえ、結構です", false),
+            ("Нет, спасибо", false),
+            ("Nie, dziękuję", false),
+            ("Hayır, teşekkürler", false),
+            ("No, gracias", false),
+        ] {
+            assert_eq!(read(text).map(|a| a.yes), Some(yes), "{text}");
+        }
+    }
+}
