@@ -363,6 +363,29 @@ async fn a_forgotten_record_leaves_no_text_and_no_guessable_tombstone() {
             .await
             .unwrap();
         assert!(found.is_empty(), "{db}: {found:?}");
+        // Nor in the index's stored pages (SQLite's segments merged; the
+        // PostgreSQL postings), nor in the line it was learned from.
+        assert!(
+            !h.db().fulltext_holds("7719").await.unwrap(),
+            "{db}: the index still holds the forgotten token"
+        );
+        let lines = h
+            .db()
+            .conversations()
+            .history("default", "default", "dm:222")
+            .await
+            .unwrap();
+        assert!(
+            lines.iter().all(|m| !m.text.contains("7719")),
+            "{db}: {:?}",
+            lines.iter().map(|m| &m.text).collect::<Vec<_>>()
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|m| m.text == memory::store::FORGOTTEN_LINE),
+            "{db}: the source line is redacted"
+        );
 
         // The tombstone is keyed: no unkeyed SHA-256 of the text (nor of its subject).
         let rows = h.db().records().tombstone_digests("default").await.unwrap();

@@ -43,7 +43,7 @@ pub use pairing::{
     ApiKey, Decision, Identity, NewPairingCode, PairingRequest, RequestStatus, User, UserStatus,
 };
 pub(crate) use records::SubjectRuleRun;
-pub use records::{RecordFilter, RetrievalScope, Retrieved, Supersession};
+pub use records::{RecordFilter, RetrievalScope, Retrieved, Supersession, FORGOTTEN_LINE};
 pub use retention::{Erasure, ERASED};
 pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement};
 pub use revisions::{NewRevision, RevisionMeta};
@@ -524,6 +524,22 @@ impl Db {
             .one(&self.pool)
             .await?;
         Ok(n)
+    }
+
+    /// Whether the keyword index still holds `text` anywhere in its stored
+    /// pages or postings (checks and tests: a forgotten record's tokens are
+    /// gone, not only unlinked).
+    pub async fn fulltext_holds(&self, text: &str) -> Result<bool> {
+        let query = match self.backend {
+            Backend::Sqlite => {
+                "SELECT COUNT(*) FROM memory_fts_data WHERE instr(block, CAST($1 AS BLOB)) > 0"
+            }
+            Backend::Postgres => {
+                "SELECT COUNT(*) FROM memory_fts_postings WHERE strpos(token, $1) > 0"
+            }
+        };
+        let (n,): (i64,) = sql!(query, text).one(&self.pool).await?;
+        Ok(n > 0)
     }
 
     /// `journal_mode` of a SQLite database (for checks); `None` on PostgreSQL.

@@ -9,6 +9,9 @@ use sqlx::{AnyConnection, AnyPool};
 use std::collections::HashMap;
 use strum::VariantArray;
 
+/// What a conversation line a forgotten record was learned from reads afterwards.
+pub const FORGOTTEN_LINE: &str = "[forgotten]";
+
 use super::RECORD as SELECT;
 
 /// Which records to list (`records`, oldest first; `browse_records`, newest
@@ -761,6 +764,19 @@ impl Records<'_> {
                 rec.recorded_at,
             )
             .await?;
+        }
+        // SQLite's contentless index only marks a deleted row: merging its
+        // segments now drops the forgotten tokens from its pages (a forget is
+        // rare and asked for; PostgreSQL's postings rows are deleted outright).
+        if self.db.backend == super::Backend::Sqlite {
+            let merge = "INSERT INTO memory_fts(memory_fts) VALUES ('optimize')";
+            sql!(merge).exec(&mut *tx).await?;
+        }
+        // The line it was learned from keeps its words no longer either (the
+        // tombstone is keyed by the line's id, not its text).
+        if let Some(line) = crate::model::source_message(&rec.source) {
+            let text = "UPDATE messages SET text = $1 WHERE org = $2 AND id = $3";
+            sql!(text, FORGOTTEN_LINE, org, line).exec(&mut *tx).await?;
         }
         tx.commit().await?;
         self.db.written();
