@@ -28,10 +28,17 @@ fn main() {
         .filter_map(|l| l.split_once('\t').map(|(_, t)| t))
         .collect();
     let benign: Vec<&str> = BENIGN.lines().collect();
-    let found = samples.iter().filter(|t| credential_in(t).is_some()).count();
-    let flagged: Vec<&&str> = benign.iter().filter(|t| credential_in(t).is_some()).collect();
+    let missed: Vec<&&str> = samples
+        .iter()
+        .filter(|t| credential_in(t).is_none())
+        .collect();
+    let found = samples.len() - missed.len();
+    let flagged: Vec<&&str> = benign
+        .iter()
+        .filter(|t| credential_in(t).is_some())
+        .collect();
     println!(
-        "recall {found}/{} = {:.1}%; false positives {}/{} = {:.2}% {flagged:?}",
+        "recall {found}/{} = {:.1}% (missed {missed:?}); false positives {}/{} = {:.2}% {flagged:?}",
         samples.len(),
         100.0 * found as f64 / samples.len() as f64,
         flagged.len(),

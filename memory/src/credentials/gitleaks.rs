@@ -202,7 +202,11 @@ impl RuleSet {
                         regex,
                         secret_group: def.secret_group.filter(|g| *g > 0),
                         entropy: def.entropy.filter(|e| *e > 0.0),
-                        allowlists: def.allowlists.iter().filter_map(Allowlist::from_def).collect(),
+                        allowlists: def
+                            .allowlists
+                            .iter()
+                            .filter_map(Allowlist::from_def)
+                            .collect(),
                     },
                 )),
                 Err(e) => failed.push((def.id.clone(), e.to_string())),

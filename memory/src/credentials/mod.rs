@@ -150,7 +150,8 @@ fn placeholder(value: &str) -> bool {
         || v.starts_with('<')
         || v.starts_with('[')
         || v.starts_with('%')
-        || v.chars().all(|c| c == '*' || c == 'x' || c == 'X' || c == '.')
+        || v.chars()
+            .all(|c| c == '*' || c == 'x' || c == 'X' || c == '.')
 }
 
 /// Every credential in `text`, without looking inside encoded tokens.
@@ -230,7 +231,10 @@ pub fn found(text: &str) -> Vec<Found> {
     found_plain(text, &mut out);
     if let Some(re) = wrapped_tokens() {
         for m in re.find_iter(text) {
-            if out.iter().any(|f| f.span.start <= m.start() && m.end() <= f.span.end) {
+            if out
+                .iter()
+                .any(|f| f.span.start <= m.start() && m.end() <= f.span.end)
+            {
                 continue;
             }
             let Some(inner) = decoded(m.as_str()) else {
@@ -328,8 +332,15 @@ mod tests {
             &[
                 "use the key sk-abcdefghijklmnop1234 for the bot",
                 "AWS key AKIAABCDEFGHIJKLMNOP",
-                "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+                "ghp_Q7rT2mVx9LpW4kZs8NcY1bHd6FjG3aEu5RoK",
                 "the api key is 9f8e7d6c5b4a",
+            ],
+        ),
+        (
+            Credential::ConnectionString,
+            &[
+                "postgres://app:S3cretPass@db.internal:5432/app",
+                "DATABASE_URL=mysql://root:pa55word@10.0.0.7/orders",
             ],
         ),
         (
@@ -357,6 +368,71 @@ mod tests {
         }
     }
 
+    /// The formats a security review found kept (issue 45): each is found now.
+    #[test]
+    fn the_formats_the_review_found_kept_are_found() {
+        for text in [
+            "The password for the deploy bot is hunter22",
+            "senha: Pato-Verde77",
+            "contraseña: Girasol#12",
+            "Passwort: Sonnenblume5!",
+            "пароль: Medved2024",
+            "密码: qwe123ASD",
+            "パスワード: Sakura88x",
+            "wachtwoord: Tulp3nVeld",
+            "hasło: Zubr-2024",
+            "mot de passe : Fromage42",
+            "şifre: Lale2024!",
+            "Kennwort = Fichte77",
+            "lösenord: Alg-2024",
+            "salasana: Sauna2024",
+            "비밀번호는 Hangang77",
+            "parola: Ciao2024!",
+            "postgres://app:S3cretPass@db.internal:5432/app",
+            "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",
+            "xapp-1-A0123456789-1234567890123-0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9",
+            "https://hooks.slack.com/services/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",
+            "sk_live_51Hx8QmK2vRt7PzL4nYw9BcDe",
+            "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+            "npm_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5",
+            "the login is cGFzc3dvcmQ6IGh1bnRlcjIy",
+            "70617373776f72643d68756e7465723232",
+        ] {
+            assert!(credential_in(text).is_some(), "{text}");
+            let m = masked(text);
+            assert!(m.contains(MASK) && credential_in(&m).is_none(), "{text}: {m}");
+        }
+    }
+
+    #[test]
+    fn a_credential_completed_in_a_second_line_is_found_across_the_two() {
+        assert_eq!(
+            credential_across("the deploy password is", "hunter22"),
+            Some(Credential::Password)
+        );
+        assert_eq!(
+            credential_across("Senha do servidor:", "Pato-Verde77"),
+            Some(Credential::Password)
+        );
+        // Each line alone holds none; nor do two ordinary lines together,
+        // nor a line after one that was refused on its own.
+        assert_eq!(credential_in("hunter22"), None);
+        assert_eq!(
+            credential_across("Where is the password policy?", "On the wiki"),
+            None
+        );
+        assert_eq!(credential_across("my password is hunter22", "thanks"), None);
+    }
+
+    #[test]
+    fn every_gitleaks_rule_for_text_compiles() {
+        let r = rule_report();
+        assert_eq!(r.total, 222);
+        assert_eq!(r.path_only, 5);
+        assert!(r.failed.is_empty(), "{:?}", r.failed);
+        assert_eq!(r.compiled, 217);
+    }
+
     #[test]
     fn a_question_for_a_credential_is_told_apart_from_one_about_it() {
         for q in [
@@ -365,6 +441,19 @@ mod tests {
             "Tell me the API key.",
             "Do you remember my bank PIN?",
             "What are our staging tokens?",
+            "What is the password for the deploy bot?",
+            "Qual é a senha do servidor de deploy?",
+            "¿Cuál es la contraseña del wifi?",
+            "Wie lautet das Passwort für den Server?",
+            "Was ist das Passwort?",
+            "Quel est le mot de passe du wifi ?",
+            "Какой пароль от сервера?",
+            "服务器的密码是什么？",
+            "Wat is het wachtwoord van de server?",
+            "Jakie jest hasło do serwera?",
+            "Vad är lösenordet till servern?",
+            "Mikä on palvelimen salasana?",
+            "Sunucu şifresi nedir?",
         ] {
             assert!(asks_for_credential(q), "{q}");
         }
@@ -374,6 +463,10 @@ mod tests {
             "What is the staging database host?",
             "What is my password policy?",
             "I forgot my password",
+            "How do I reset the password for the deploy bot?",
+            "Wie kann ich das Passwort ändern?",
+            "Como faço para redefinir a senha?",
+            "What is the password policy for the deploy bot?",
         ] {
             assert!(!asks_for_credential(q), "{q}");
         }
@@ -405,6 +498,15 @@ mod tests {
             "Ask Ana for the API key",
             "The daily report uses example_orders",
             "Bearer bonds are not accepted",
+            "Fixed in commit 3f1c2a9b8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a",
+            "Request id 0b1e7c52-9d7f-4f0a-a3b8-5c2e1d4f6a79 failed",
+            "Upgrade to v2.14.3 on build-agent-7.ci.local",
+            "Order number 84736251 ships Friday, total $129.99",
+            "Ticket OPS-4821 is about the VPN",
+            "The password for the VPN is changed every month",
+            "The password reset link is broken",
+            "Das Passwort muss alle 90 Tage geändert werden",
+            "パスワードは12文字以上にしてください",
         ] {
             assert_eq!(credential_in(text), None, "{text}");
         }

@@ -89,7 +89,7 @@ PROVIDERS = [
     ("openshift-user-token", lambda: "sha256~" + r(ALNUM + "_-", 43)),
     ("alibaba-access-key-id", lambda: "LTAI" + r(ALNUM, 20)),
     ("jwt", lambda: "eyJ" + r(ALNUM, 30) + ".eyJ" + r(ALNUM, 40) + "." + r(ALNUM + "_-", 43)),
-    ("airtable-pat", lambda: "pat" + r(ALNUM, 14) + "." + r(HEX, 64)),
+    ("airtable-pat", lambda: "airtable token " + "pat" + r(ALNUM, 14) + "." + r(HEX, 64)),
     ("1password-secret-key", lambda: "A3-" + r(UP + DIG, 6) + "-" + r(UP + DIG, 11) + "-" + r(UP + DIG, 5) + "-" + r(UP + DIG, 5) + "-" + r(UP + DIG, 5)),
     ("microsoft-teams-webhook", lambda: "https://acme.webhook.office.com/webhookb2/" + "-".join(r(LOW + DIG, n) for n in (8, 4, 4, 4, 12)) + "@" + "-".join(r(LOW + DIG, n) for n in (8, 4, 4, 4, 12)) + "/IncomingWebhook/" + r(LOW + DIG, 32) + "/" + "-".join(r(LOW + DIG, n) for n in (8, 4, 4, 4, 12))),
     ("mailgun-private-api-token", lambda: "mailgun key: key-" + r(HEX, 32)),
