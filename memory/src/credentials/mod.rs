@@ -115,10 +115,12 @@ fn own_patterns() -> &'static [(Credential, Regex, usize)] {
                 r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
                 0,
             ),
-            // OpenAI-style keys without gitleaks' marker, AWS access key ids.
+            // The shapes this screen knew before the rule set, kept whatever
+            // gitleaks' allowlists say of a value: OpenAI-style keys without
+            // its marker, AWS access key ids, GitHub and Slack tokens.
             (
                 Credential::ApiKey,
-                r"\b(sk-[A-Za-z0-9_-]{16,}|(?:AKIA|ASIA)[0-9A-Z]{16})\b",
+                r"\b(sk-[A-Za-z0-9_-]{16,}|(?:AKIA|ASIA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abpr]-[A-Za-z0-9-]{10,})",
                 1,
             ),
             // A URL's userinfo password: scheme://user:PASSWORD@host.
