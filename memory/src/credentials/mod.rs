@@ -195,7 +195,7 @@ fn widen(text: &str, span: Range<usize>) -> Range<usize> {
 /// Decoded text of a base64 or hex token, when it is readable text.
 fn decoded(token: &str) -> Option<String> {
     use base64::Engine;
-    let bytes = if token.len() % 2 == 0 && token.bytes().all(|b| b.is_ascii_hexdigit()) {
+    let bytes = if token.len().is_multiple_of(2) && token.bytes().all(|b| b.is_ascii_hexdigit()) {
         hex::decode(token).ok()?
     } else {
         let engines = [
