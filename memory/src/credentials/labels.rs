@@ -513,16 +513,13 @@ pub(super) fn found(text: &str, out: &mut Vec<Found>) {
             None
         };
         if let Some(span) = span {
-            let at = label.end();
-            let end = at + span.end;
-            let end = end
-                - (text[at + span.start..end].len()
-                    - text[at + span.start..end]
-                        .trim_end_matches(|c: char| ".,;!?)]}…".contains(c))
-                        .len());
+            // The value without the sentence's closing punctuation.
+            let start = label.end() + span.start;
+            let value = text[start..label.end() + span.end]
+                .trim_end_matches(|c: char| ".,;!?)]}…".contains(c));
             out.push(Found {
                 kind,
-                span: at + span.start..end,
+                span: start..start + value.len(),
             });
         }
     }
