@@ -347,7 +347,8 @@ fn stored_replies(a: memory::store::Answer) -> Vec<Reply> {
                 .any(|l| l.starts_with("Remember this? "))
                 .then_some(a.message),
             conversation: m.conversation,
-            text: m.text,
+            // One stored before replies were screened shows no credential either.
+            text: memory::credentials::masked(&m.text).into_owned(),
         })
         .collect()
 }
