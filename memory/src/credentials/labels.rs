@@ -284,6 +284,13 @@ const NOT_VALUES: &[&str] = &[
     "all",
     "any",
     "some",
+    "out",
+    "off",
+    "up",
+    "down",
+    "gone",
+    "over",
+    "case",
     "one",
     "two",
     "three",
@@ -446,7 +453,7 @@ fn plausible(value: &str, strict: bool) -> bool {
         return false;
     }
     let lower = v.to_lowercase();
-    if NOT_VALUES.contains(&lower.as_str()) {
+    if NOT_VALUES.contains(&lower.as_str()) || english_word_form(v) {
         return false;
     }
     if !strict {
@@ -455,6 +462,15 @@ fn plausible(value: &str, strict: bool) -> bool {
     v.chars()
         .any(|c| c.is_ascii_digit() || (!c.is_alphanumeric() && c != '-' && c != '\''))
         || v.chars().skip(1).any(char::is_uppercase)
+}
+
+/// A lowercase word with an English word ending ("refreshed", "keeping",
+/// "hourly", "sensitive"): prose about the password, not one.
+fn english_word_form(v: &str) -> bool {
+    const ENDINGS: &[&str] = &[
+        "ed", "ing", "ly", "ive", "ble", "ful", "less", "ous", "tion", "ment", "ness",
+    ];
+    v.chars().all(|c| c.is_ascii_lowercase()) && ENDINGS.iter().any(|e| v.ends_with(e))
 }
 
 /// Whether the words between a label and its value make it a sentence

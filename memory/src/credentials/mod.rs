@@ -509,6 +509,11 @@ mod tests {
             "The password reset link is broken",
             "Das Passwort muss alle 90 Tage geändert werden",
             "パスワードは12文字以上にしてください",
+            "The secret is out",
+            "The password is case sensitive",
+            "The token is refreshed hourly",
+            "The secret is keeping it simple",
+            "The password is the one from the onboarding email",
         ] {
             assert_eq!(credential_in(text), None, "{text}");
         }
