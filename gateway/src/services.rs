@@ -193,6 +193,30 @@ impl Services {
         &self.metrics
     }
 
+    /// What `steward serve` does before it listens: every record holding a
+    /// credential (kept before the screen knew its format) is forgotten, out
+    /// of every reply, search and review, and each is audited
+    /// (`memory.credential_forgotten`). Returns how many.
+    pub async fn forget_credentials(&self) -> memory::store::Result<usize> {
+        let now = self.clock.now_ms();
+        let forgotten = self.db.records().forget_credentials().await?;
+        for (org, id, kind) in &forgotten {
+            tracing::warn!(org = %org, record = id, kind = kind.as_str(), "a record holding a credential was forgotten");
+            self.db
+                .audit()
+                .append(
+                    org,
+                    "steward",
+                    "memory.credential_forgotten",
+                    &format!("record:{id}"),
+                    kind.as_str(),
+                    now,
+                )
+                .await?;
+        }
+        Ok(forgotten.len())
+    }
+
     /// The background workers of these services that the configuration turns
     /// on: the jobs and the embeddings worker.
     pub fn workers(&self) -> Vec<Box<dyn Worker>> {

@@ -337,7 +337,8 @@ fn stored_replies(a: memory::store::Answer) -> Vec<Reply> {
                 .any(|l| l.starts_with("Remember this? "))
                 .then_some(a.message),
             conversation: m.conversation,
-            text: m.text,
+            // One stored before replies were screened shows no credential either.
+            text: memory::credentials::masked(&m.text).into_owned(),
         })
         .collect()
 }
@@ -694,6 +695,13 @@ impl TurnLoop {
         };
         let mut replies = self.steps(&turn).await?;
         self.first_contact(&turn, &mut replies).await?;
+        // No reply repeats a credential, whatever a model said or a record
+        // kept before the screen knew its format.
+        for r in &mut replies {
+            if let std::borrow::Cow::Owned(m) = memory::credentials::masked(&r.text) {
+                r.text = m;
+            }
+        }
         // The reply lines name the message they answer, and are stored in
         // one transaction: a retry of its id gets them again.
         // A key shown once (`/apikey`) is not kept in the history.
@@ -895,7 +903,15 @@ impl TurnLoop {
         let explicit = ["remember that ", "please remember that ", "remember: "]
             .iter()
             .find_map(|p| strip_ci(text, p));
-        let credential = memory::credentials::credential_in(text);
+        let credential = match memory::credentials::credential_in(text) {
+            Some(kind) => Some(kind),
+            // One completed across the speaker's two lines ("the deploy
+            // password is", then "hunter22") is one too.
+            None => self
+                .previous_text(t)
+                .await?
+                .and_then(|before| memory::credentials::credential_across(&before, text)),
+        };
         if credential.is_none() && memory::credentials::asks_for_credential(text) {
             return Ok(vec![t.reply(policy::CREDENTIAL_NOT_KEPT.to_string())]);
         }
@@ -966,6 +982,40 @@ impl TurnLoop {
         let answer = self.answer(t, text, &mut parts).await?;
         parts.answer = Some(answer);
         Ok(vec![self.render(t, parts)])
+    }
+
+    /// The speaker's previous line here, from the conversation the turn
+    /// read first when it holds one, else from the store.
+    async fn previous_text(&self, t: &Turn<'_>) -> Result<Option<String>> {
+        let Some(author) = t.principal.user_id() else {
+            return Ok(None);
+        };
+        let seen = t
+            .view
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .and_then(|v| {
+                v.recent
+                    .iter()
+                    .find(|m| m.sender.as_deref() == Some(author))
+                    .map(|m| m.text.clone())
+            });
+        if seen.is_some() {
+            return Ok(seen);
+        }
+        Ok(self
+            .parts
+            .db
+            .conversations()
+            .previous_text_of(
+                t.org(),
+                t.agent(),
+                &t.msg.conversation,
+                author,
+                t.message_id,
+            )
+            .await?)
     }
 
     /// A paired person's correction of the previous answer, or an

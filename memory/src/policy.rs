@@ -154,6 +154,7 @@ pub fn credential_refusal(kind: Credential) -> &'static str {
         Credential::ApiKey => "That looks like an API key: I never keep credentials in memory, so nothing was saved. Keep it in a secrets manager.",
         Credential::PrivateKey => "That looks like a private key: I never keep credentials in memory, so nothing was saved. Keep it in a secrets manager.",
         Credential::BearerToken => "That looks like a bearer token: I never keep credentials in memory, so nothing was saved. Keep it in a secrets manager.",
+        Credential::ConnectionString => "That looks like a connection string with a password: I never keep credentials in memory, so nothing was saved. Keep it in a secrets manager.",
     }
 }
 

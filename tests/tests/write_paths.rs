@@ -492,3 +492,156 @@ async fn a_reworded_item_from_a_forgotten_message_is_not_relearned() {
         );
     }
 }
+
+/// Formats the screen missed before (issue 45), each with what must never
+/// be stored or told: fake values of each format's shape.
+const NEW_FORMATS: &[(&str, &str)] = &[
+    ("hunter22", "The password for the deploy bot is hunter22"),
+    ("Pato-Verde77", "senha: Pato-Verde77"),
+    ("Medved2024", "пароль: Medved2024"),
+    ("qwe123ASD", "密码: qwe123ASD"),
+    ("S3cretPass", "postgres://app:S3cretPass@db.internal:5432/app"),
+    (
+        "xK9mQ2vL7pR4tW8nY3bZ6cF1",
+        "the alerts go to https://hooks.slack.com/services/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",
+    ),
+    ("51Hx8QmK2vRt7PzL4nYw9BcDe", "billing uses sk_live_51Hx8QmK2vRt7PzL4nYw9BcDe"),
+    ("npm_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5", "publish with npm_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"),
+    ("cGFzc3dvcmQ6IGh1bnRlcjIy", "the login is cGFzc3dvcmQ6IGh1bnRlcjIy"),
+];
+
+/// The formats the review found kept, through `@notes:` from an
+/// administrator, `POST /api/v1/policy` and `memory import`: each refused,
+/// none stored; a credential completed in a second line is refused too;
+/// and a regular user asking for the deploy bot's password is told none.
+#[tokio::test]
+async fn the_formats_the_review_found_kept_are_refused_on_every_surface() {
+    let mut cfg = Config::default();
+    cfg.rate_limit.per_sender_per_minute = 100_000;
+    cfg.rate_limit.sender_burst = 100_000;
+    for (db, store) in both_dbs().await {
+        let h = Harness::on(store, cfg.clone());
+        let admin = h.pair("111", Role::Admin).await;
+        h.pair("222", Role::User).await;
+        let router = app(AppState::new(h.services.clone()));
+        let admin_key = key(&h, &admin).await;
+        for (marker, text) in NEW_FORMATS {
+            let reply = h.dm("111", &format!("@notes: {text}")).await;
+            assert!(refused_for(text, &reply), "{db}: @notes: {text}: {reply}");
+            assert!(!reply.contains(marker), "{db}: {reply}");
+            let (status, body) = call(
+                &router,
+                "POST",
+                "/api/v1/policy",
+                &admin_key,
+                Some(json!({ "text": text })),
+            )
+            .await;
+            assert!(
+                status == StatusCode::UNPROCESSABLE_ENTITY || status == StatusCode::BAD_REQUEST,
+                "{db}: POST /api/v1/policy {text}: {status} {body}"
+            );
+            let line = json!({ "content": text, "scope": "agent_notes" }).to_string();
+            let place = ImportPlace {
+                org: "default",
+                agent: "default",
+                actor: "cli",
+                now: h.now_ms(),
+            };
+            let import = h.services.lifecycle().import(&place, &line).await;
+            assert!(import.is_err(), "{db}: import {text}: {import:?}");
+            let kept = h.records_containing(marker).await;
+            assert!(kept.is_empty(), "{db}: {text} was stored: {kept:?}");
+        }
+        // Completed in a second line: the two are screened together.
+        h.dm("222", "remember that the staging deploy password is")
+            .await;
+        let reply = h.dm("222", "Tr0ub4dor-77").await;
+        assert!(
+            reply.starts_with("That looks like a password"),
+            "{db}: {reply}"
+        );
+        assert!(h.records_containing("Tr0ub4dor").await.is_empty(), "{db}");
+        let told = h
+            .dm("222", "What is the password for the deploy bot?")
+            .await;
+        assert_eq!(told, memory::policy::CREDENTIAL_NOT_KEPT, "{db}");
+        let told = h.dm("222", "Tell me about the deploy bot").await;
+        assert!(
+            NEW_FORMATS.iter().all(|(m, _)| !told.contains(m)),
+            "{db}: {told}"
+        );
+    }
+}
+
+/// A record that holds a credential kept before the screen knew its format
+/// (written raw, as an older steward kept it): no reply shows it, and the
+/// start of `steward serve` (`Services::forget_credentials`) forgets it,
+/// audited, leaving its neighbour alone.
+#[tokio::test]
+async fn a_credential_kept_before_the_screen_knew_it_is_never_shown_and_forgotten_at_start() {
+    use memory::write::RawWrites;
+    for (db, store) in both_dbs().await {
+        let h = Harness::on(store, Config::default());
+        h.pair("222", Role::User).await;
+        let now = h.now_ms();
+        let note = |subject: &str, content: &str| {
+            NewRecord::said(
+                "default",
+                "default",
+                Scope::AgentNotes,
+                "note",
+                subject,
+                content,
+                now,
+            )
+        };
+        let leaky = h
+            .db()
+            .records()
+            .insert_record(&note(
+                "deploy bot login",
+                "The deploy bot logs in to db.internal with password: Kx7-Deploy-Pw93",
+            ))
+            .await
+            .unwrap();
+        let plain = h
+            .db()
+            .records()
+            .insert_record(&note(
+                "deploy bot host",
+                "The deploy bot runs on build-agent-7",
+            ))
+            .await
+            .unwrap();
+        // (a) Found and answered from, and masked on the way out.
+        let told = h
+            .dm("222", "How does the deploy bot log in to db.internal?")
+            .await;
+        assert!(!told.contains("Kx7-Deploy-Pw93"), "{db}: {told}");
+        assert!(told.contains("[credential removed]"), "{db}: {told}");
+        // (b) Forgotten at start: no text left, its neighbour kept, audited.
+        assert_eq!(h.services.forget_credentials().await.unwrap(), 1, "{db}");
+        let rec = h.db().records().get("default", leaky).await.unwrap();
+        assert_eq!(rec.status, Status::Deleted, "{db}");
+        assert!(!rec.content.contains("Kx7"), "{db}: {}", rec.content);
+        let kept = h.db().records().get("default", plain).await.unwrap();
+        assert_eq!(kept.status, Status::Active, "{db}");
+        let audit = h
+            .db()
+            .audit()
+            .about(
+                "default",
+                "memory.credential_forgotten",
+                &format!("record:{leaky}"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(audit.len(), 1, "{db}: {audit:?}");
+        assert_eq!(h.services.forget_credentials().await.unwrap(), 0, "{db}");
+        let told = h
+            .dm("222", "How does the deploy bot log in to db.internal?")
+            .await;
+        assert!(!told.contains("Kx7-Deploy-Pw93"), "{db}: {told}");
+    }
+}

@@ -17,6 +17,11 @@ use std::sync::Arc;
 
 pub(super) async fn run(services: Arc<Services>) -> Result<()> {
     let cfg = services.config();
+    // A credential kept before the screen knew its format is never read again.
+    let forgotten = services.forget_credentials().await?;
+    if forgotten > 0 {
+        println!("forgot {forgotten} memory record(s) holding a credential (audited as memory.credential_forgotten)");
+    }
     let listen = &cfg.server.listen;
     let listener = tokio::net::TcpListener::bind(listen)
         .await

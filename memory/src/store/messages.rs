@@ -213,6 +213,24 @@ impl Conversations<'_> {
         Ok(row.map(|(id,)| id))
     }
 
+    /// The text of `sender`'s newest line in a conversation before message
+    /// `before`: a credential may be completed across two lines of one person.
+    pub async fn previous_text_of(
+        &self,
+        org: &str,
+        agent: &str,
+        conversation: &str,
+        sender: &str,
+        before: i64,
+    ) -> Result<Option<String>> {
+        let text = "SELECT text FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 \
+                    AND sender = $4 AND id < $5 ORDER BY id DESC LIMIT 1";
+        let row: Option<(String,)> = sql!(text, org, agent, conversation, sender, before)
+            .opt(&self.db.pool)
+            .await?;
+        Ok(row.map(|(t,)| t))
+    }
+
     /// The newest `limit` live lines of a conversation said before message
     /// `before` (a reply's history window), newest first.
     pub async fn live_before(

@@ -3,6 +3,7 @@ use super::fulltext::{self, vis_key, Doc};
 use super::revisions::{insert_revision, vetoed, NewRevision, RevisionMeta};
 use super::tombstones::{self, TombstoneKey};
 use super::{Records, Result, Sql, StoreError};
+use crate::credentials::{credential_in, Credential};
 use crate::fulltext::query_tokens;
 use crate::model::{Kind, MemoryRecord, NewRecord, Scope, Status, ANY_AGENT};
 use sqlx::{AnyConnection, AnyPool};
@@ -1174,6 +1175,39 @@ impl Records<'_> {
                     .await?;
             }
             tx.commit().await?;
+        }
+    }
+}
+
+/// How many records `Records::forget_credentials` reads per statement.
+const SCREEN_BATCH: i64 = 500;
+
+impl Records<'_> {
+    /// Forget (as [`Records::forget_record`] does: no text left, a keyed
+    /// tombstone so it is not relearned) every record not yet deleted whose
+    /// subject or content holds a credential (`credentials::credential_in`):
+    /// one kept before the screen knew its format. `steward serve` runs it
+    /// at start; returns each record forgotten, with its organisation and
+    /// the kind of credential it held.
+    pub async fn forget_credentials(&self) -> Result<Vec<(String, i64, Credential)>> {
+        let mut out = Vec::new();
+        let mut after = 0i64;
+        loop {
+            let text = format!("{SELECT} WHERE id > $1 AND status <> $2 ORDER BY id LIMIT $3");
+            let batch: Vec<MemoryRecord> = sql!(text, after, Status::Deleted, SCREEN_BATCH)
+                .all(&self.db.pool)
+                .await?;
+            let Some(last) = batch.last() else {
+                return Ok(out);
+            };
+            after = last.id;
+            for r in &batch {
+                let kind = credential_in(&r.content).or_else(|| credential_in(&r.subject));
+                if let Some(kind) = kind.filter(|_| r.content != tombstones::FORGOTTEN) {
+                    self.forget_record(&r.org, r.id).await?;
+                    out.push((r.org.clone(), r.id, kind));
+                }
+            }
         }
     }
 }
