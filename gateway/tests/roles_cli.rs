@@ -309,7 +309,7 @@ fn chat(dir: &Path, who: &str, lines: &str) -> String {
         }
     }
     let mut child = c
-        .args(["chat", "--as", who])
+        .args(["chat", "--as", who, "--reason", "support"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()

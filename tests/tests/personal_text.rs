@@ -14,8 +14,24 @@ use memory::Role;
 use serde_json::{json, Value};
 use steward::http::{app, AppState};
 use steward_tests::fake_llm::{Answer, FakeLlm, TEXT};
-use steward_tests::{both_dbs, Harness};
+use steward_tests::{both_dbs, dashboard, Harness};
 use tower::ServiceExt;
+
+/// The dashboard's pages an administrator reads without a reason.
+const DASHBOARD_PAGES: &[&str] = &[
+    "/dashboard/chat",
+    "/dashboard/pairing",
+    "/dashboard/roles",
+    "/dashboard/memory",
+    "/dashboard/memory?scope=org_policy",
+    "/dashboard/memory?scope=people",
+    "/dashboard/review",
+    "/dashboard/revisions",
+    "/dashboard/skills",
+    "/dashboard/runs",
+    "/dashboard/audit",
+    "/dashboard/settings",
+];
 
 /// Words only Ana said, each through another side door.
 const CANARIES: [&str; 3] = ["kneecap", "serology", "melancholy"];
@@ -39,7 +55,9 @@ async fn call(app: &axum::Router, method: &str, path: &str, key: &str) -> (Statu
 async fn no_administrators_read_without_a_reason_holds_a_persons_words() {
     for (name, db) in both_dbs().await {
         let fake = FakeLlm::start().await;
-        let h = Harness::on(db, fake.config());
+        let mut cfg = fake.config();
+        cfg.dashboard.admin_token = Some(dashboard::TOKEN.into());
+        let h = Harness::on(db, cfg);
         let admin = h.pair("111", Role::Admin).await;
         let ana = h.pair("222", Role::User).await;
         let p = h.services.pairing().clone();
@@ -147,6 +165,19 @@ async fn no_administrators_read_without_a_reason_holds_a_persons_words() {
             read += 1;
         }
         assert!(read >= 10, "{name}: {read} reads");
+        // Every page of the dashboard, signed in as its administrator.
+        let mut browser = dashboard::Client::new(h.services.clone());
+        browser.sign_in(dashboard::TOKEN).await;
+        for page in DASHBOARD_PAGES {
+            let shown = browser.get(page).await;
+            assert_eq!(shown.status, StatusCode::OK, "{name}: {page}");
+            for canary in CANARIES {
+                assert!(
+                    !shown.body.contains(canary),
+                    "{name}: {page} shows Ana's word {canary:?}"
+                );
+            }
+        }
         // The revision is still listed: by ids and kinds.
         let (_, revs) = call(&app, "GET", "/api/v1/revisions", &admin_key).await;
         assert!(
