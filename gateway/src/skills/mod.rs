@@ -199,7 +199,12 @@ pub fn draft(group: &[&Correction], base: Option<&SkillRevision>) -> (String, St
     } else {
         words.join(" ")
     };
-    let example = group.first().map(|c| c.task.as_str()).unwrap_or_default();
+    // The example request is one that holds no personal data.
+    let example = group
+        .iter()
+        .map(|c| c.task.as_str())
+        .find(|t| memory::scrub::scrub(t, &[]).is_ok())
+        .unwrap_or_default();
     let description = match base {
         Some(b) => b.description.clone(),
         None => memory::sanitize::sanitize(&format!(
@@ -210,7 +215,9 @@ pub fn draft(group: &[&Correction], base: Option<&SkillRevision>) -> (String, St
         .collect(),
     };
     let mut rules: Vec<String> = base.map(|b| steps(&b.body)).unwrap_or_default();
-    for c in group {
+    // A rule kept before a screen was added is still no step unless it
+    // passes them now (`corrections::may_be_step`).
+    for c in group.iter().filter(|c| corrections::may_be_step(&c.rule)) {
         if !rules.iter().any(|r| r.eq_ignore_ascii_case(&c.rule)) {
             rules.push(c.rule.clone());
         }
@@ -436,6 +443,20 @@ impl Skills {
         let Some((task, _answer)) = corrected_exchange(at.history) else {
             return Ok(None);
         };
+        // The rule passes the scrubber once more, with the names of the
+        // paired people (`corrections::may_be_step` knows none).
+        let names: Vec<String> = self
+            .db
+            .identity()
+            .paired_users(at.org)
+            .await?
+            .into_iter()
+            .map(|u| u.name)
+            .filter(|n| n != "admin")
+            .collect();
+        if !corrections::may_be_step(rule) || memory::scrub::scrub(rule, &names).is_err() {
+            return Ok(None);
+        }
         let used = self
             .db
             .skills()
