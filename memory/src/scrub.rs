@@ -8,8 +8,8 @@
 //! ([`SPECIAL_CATEGORY`]) or a credential (`credentials::credential_in`).
 //!
 //! Names and words are matched on the text folded ([`fold_words`]): NFKC,
-//! lower-case, the Unicode confusable skeleton (UTS #39, so a Cyrillic `А`
-//! or a Greek `Α` reads as a Latin `A`), accents and invisible characters
+//! lower-case, the Unicode confusable skeleton of each letter not ASCII
+//! (UTS #39, so a Cyrillic `А` or a Greek `Α` reads as a Latin `a`), accents and invisible characters
 //! dropped, and letters written one by one (`A l i c e`, `A.l.i.c.e`)
 //! read together.
 
@@ -216,22 +216,35 @@ fn invisible(c: char) -> bool {
     matches!(c, '\u{00AD}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}')
 }
 
-/// `text` in NFKC, lower-case, without invisible characters.
+/// `text` in NFKC, without invisible characters.
 fn normal(text: &str) -> String {
-    text.nfkc()
-        .filter(|c| !invisible(*c))
-        .collect::<String>()
-        .to_lowercase()
+    text.nfkc().filter(|c| !invisible(*c)).collect()
 }
 
-/// One word folded: its confusable skeleton, lower-case, without accents.
+/// One word folded: each letter lower-case and, unless ASCII, its
+/// confusable skeleton (taken before lower-casing when that gives ASCII, so
+/// a Greek `Ζ` reads `z`; after it otherwise); accents dropped. ASCII is
+/// only lower-cased: the skeleton of `I` is `l`, which would part `ALICE`
+/// from `Alice`.
 fn fold_word(word: &str) -> String {
-    skeleton(word)
-        .collect::<String>()
-        .to_lowercase()
-        .nfd()
-        .filter(|c| !is_combining_mark(*c))
-        .collect()
+    let mut out = String::new();
+    let mut buf = [0u8; 4];
+    for c in word.chars() {
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase());
+            continue;
+        }
+        let upper: String = skeleton(c.encode_utf8(&mut buf))
+            .collect::<String>()
+            .to_lowercase();
+        if upper.is_ascii() {
+            out.push_str(&upper);
+            continue;
+        }
+        let lower: String = c.to_lowercase().collect();
+        out.push_str(&skeleton(&lower).collect::<String>().to_lowercase());
+    }
+    out.nfd().filter(|c| !is_combining_mark(*c)).collect()
 }
 
 /// The words of `text` as the scrubber compares them: NFKC, lower-case,
@@ -275,10 +288,9 @@ fn collapsed(words: &[String]) -> (Vec<String>, Vec<String>) {
     (out, runs)
 }
 
-/// Whether a folded word was one letter: one character, or the two a single
-/// letter folds to (`m` → `rn`).
+/// Whether a folded word is one letter.
 fn is_one_letter(w: &str) -> bool {
-    w.chars().count() == 1 || w == "rn"
+    w.chars().count() == 1
 }
 
 /// A text's words, folded, ready for matching names and phrases.
@@ -319,6 +331,7 @@ impl Words {
 /// two of them words.
 fn spelled_phone(text: &str) -> bool {
     let words = normal(text)
+        .to_lowercase()
         .nfd()
         .filter(|c| !is_combining_mark(*c))
         .collect::<String>();
@@ -357,7 +370,7 @@ pub fn scrub(text: &str, names: &[String]) -> Result<(), ScrubRefusal> {
     if text.trim().is_empty() {
         return Err(ScrubRefusal::Empty);
     }
-    let normal_text = text.nfkc().filter(|c| !invisible(*c)).collect::<String>();
+    let normal_text = normal(text);
     if let Some(kind) = credential_in(text).or_else(|| credential_in(&normal_text)) {
         return Err(ScrubRefusal::Credential(kind));
     }
@@ -458,6 +471,7 @@ mod tests {
             ("ALICE approves refunds", PersonName),
             ("Alice's tickets go first", PersonName),
             ("Z\u{043E}\u{00EB} reviews the rubric", PersonName),
+            ("\u{0396}oe reviews the rubric", PersonName),
             ("ask A n a L i m a", PersonName),
             ("the new hire had surgery last week", Special(Health)),
             ("she is pregnant, keep night shifts off", Special(Health)),
