@@ -380,6 +380,7 @@ async fn a_skill_drafted_from_corrections_holds_no_personal_data_and_skips_no_co
         let proposed = proposals(h.db()).await;
         assert_eq!(proposed.len(), 1, "{name}: {proposed:?}");
         let p = &proposed[0];
+        assert_eq!(p.slug, "daily-report", "{name}");
         assert!(
             p.body.contains("- Leave refunds out") && p.body.contains("- Include the date range"),
             "{name}: {}",
@@ -406,6 +407,7 @@ async fn a_skill_drafted_from_corrections_holds_no_personal_data_and_skips_no_co
             "review",
             "sudo",
             "root",
+            "dana",
         ] {
             assert!(
                 !kept.to_lowercase().contains(leak),

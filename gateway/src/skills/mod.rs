@@ -172,9 +172,14 @@ pub fn ready(group: &[&Correction], min: usize) -> bool {
 }
 
 /// The key words a group's requests share most, in the order of the first:
-/// those in at least half of them, three at most.
+/// those in at least half of them, three at most. A request holding
+/// personal data (`memory::scrub::scrub`) lends none: they name the skill.
 fn shared_words(group: &[&Correction]) -> Vec<String> {
-    let keys: Vec<Vec<String>> = group.iter().map(|c| key_words(&c.task)).collect();
+    let keys: Vec<Vec<String>> = group
+        .iter()
+        .filter(|c| memory::scrub::scrub(&c.task, &[]).is_ok())
+        .map(|c| key_words(&c.task))
+        .collect();
     let Some(first) = keys.first() else {
         return Vec::new();
     };
