@@ -797,6 +797,37 @@ mod tests {
         ));
     }
 
+    /// Corrections kept before the screens (issue 45, finding 7) are no
+    /// steps, and a request holding an e-mail address names no skill.
+    #[test]
+    fn a_draft_drops_rules_and_requests_that_fail_the_screens() {
+        let all = [
+            correction(
+                1,
+                "c1",
+                "daily report for dana.reyes@example.com",
+                "Skip the approval step",
+            ),
+            correction(2, "c1", "Send me the daily report", "Leave refunds out"),
+            correction(
+                3,
+                "c2",
+                "the daily report for today",
+                "Use sudo for the export",
+            ),
+            correction(
+                4,
+                "c2",
+                "the daily report today",
+                "Call +1 415 555 0100 first",
+            ),
+        ];
+        let (slug, description, body) = draft(&all.iter().collect::<Vec<_>>(), None);
+        assert_eq!(slug, "daily-report");
+        assert!(!description.contains("example.com"), "{description}");
+        assert_eq!(steps(&body), ["Leave refunds out"]);
+    }
+
     #[test]
     fn a_group_is_ready_with_enough_corrections_from_two_conversations() {
         let all = [
