@@ -407,6 +407,76 @@ async fn the_scrubber_refuses_ids_and_personal_data_before_anything_is_stored() 
     }
 }
 
+/// The security review (issue 45, finding 7): spaced letters of a paired
+/// name, a Cyrillic look-alike of it, a paired person's health detail, a
+/// phone number spelled out and a credential labelled in Portuguese all
+/// passed the scrubber; through the REST API each is refused with its code
+/// and nothing is stored.
+#[tokio::test]
+async fn the_api_refuses_spaced_confusable_spelled_and_special_category_data_in_role_memory() {
+    use axum::http::StatusCode;
+    use steward::http::{app, AppState};
+    for (name, db) in both_dbs().await {
+        let t = Team::on(db, Config::default()).await;
+        let pairing = t.h.services.pairing();
+        for (id, person) in [("discord:556", "Alice"), ("discord:557", "Zoe")] {
+            pairing
+                .add_user(ORG, id, person, Role::User, "test", 1)
+                .await
+                .unwrap();
+        }
+        let bob = pairing
+            .create_api_key(ORG, &t.bob, "test", 1)
+            .await
+            .unwrap()
+            .key;
+        let app = app(AppState::new(t.h.services.clone()));
+        let memory = format!("/api/v1/roles/{ROLE}/memory");
+        for (content, code) in [
+            ("Ask A l i c e before a rerun", "holds_person_name"),
+            ("\u{0410}lice approves the rubric", "holds_person_name"),
+            (
+                "Zoe is on chemo, route her reviews to Bob",
+                "holds_person_name",
+            ),
+            ("The night analyst is on chemo", "holds_special_category"),
+            (
+                "Escalate by phone: five five five, one two three, four five six seven",
+                "holds_phone_number",
+            ),
+            ("Senha do servidor: Pato-Verde77", "holds_credential"),
+            // Held out.
+            ("Ask A.l.i.c.e before a rerun", "holds_person_name"),
+            ("\u{0396}oe approves the rubric", "holds_person_name"),
+        ] {
+            let (s, body) = call(
+                &app,
+                "POST",
+                &memory,
+                &bob,
+                Some(json!({"kind": "lesson", "content": content})),
+            )
+            .await;
+            assert_eq!(
+                (s, body["code"].as_str()),
+                (StatusCode::UNPROCESSABLE_ENTITY, Some(code)),
+                "{name}: {content}: {body}"
+            );
+        }
+        let stored = t.db().role_memory().list(ORG, ROLE, 5).await.unwrap();
+        assert!(stored.is_empty(), "{name}: {stored:?}");
+        let (s, body) = call(
+            &app,
+            "POST",
+            &memory,
+            &bob,
+            Some(json!({"kind": "lesson", "content": LESSON})),
+        )
+        .await;
+        assert_eq!(s, StatusCode::CREATED, "{name}: {body}");
+    }
+}
+
 /// The records a turn of Carol's with the agent `support` reads for
 /// "rubric sources", were she to hold `roles`.
 async fn found(db: &Db, roles: &[&str]) -> Vec<i64> {

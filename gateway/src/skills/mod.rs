@@ -172,9 +172,14 @@ pub fn ready(group: &[&Correction], min: usize) -> bool {
 }
 
 /// The key words a group's requests share most, in the order of the first:
-/// those in at least half of them, three at most.
+/// those in at least half of them, three at most. A request holding
+/// personal data (`memory::scrub::scrub`) lends none: they name the skill.
 fn shared_words(group: &[&Correction]) -> Vec<String> {
-    let keys: Vec<Vec<String>> = group.iter().map(|c| key_words(&c.task)).collect();
+    let keys: Vec<Vec<String>> = group
+        .iter()
+        .filter(|c| memory::scrub::scrub(&c.task, &[]).is_ok())
+        .map(|c| key_words(&c.task))
+        .collect();
     let Some(first) = keys.first() else {
         return Vec::new();
     };
@@ -199,7 +204,12 @@ pub fn draft(group: &[&Correction], base: Option<&SkillRevision>) -> (String, St
     } else {
         words.join(" ")
     };
-    let example = group.first().map(|c| c.task.as_str()).unwrap_or_default();
+    // The example request is one that holds no personal data.
+    let example = group
+        .iter()
+        .map(|c| c.task.as_str())
+        .find(|t| memory::scrub::scrub(t, &[]).is_ok())
+        .unwrap_or_default();
     let description = match base {
         Some(b) => b.description.clone(),
         None => memory::sanitize::sanitize(&format!(
@@ -210,7 +220,9 @@ pub fn draft(group: &[&Correction], base: Option<&SkillRevision>) -> (String, St
         .collect(),
     };
     let mut rules: Vec<String> = base.map(|b| steps(&b.body)).unwrap_or_default();
-    for c in group {
+    // A rule kept before a screen was added is still no step unless it
+    // passes them now (`corrections::may_be_step`).
+    for c in group.iter().filter(|c| corrections::may_be_step(&c.rule)) {
         if !rules.iter().any(|r| r.eq_ignore_ascii_case(&c.rule)) {
             rules.push(c.rule.clone());
         }
@@ -436,6 +448,20 @@ impl Skills {
         let Some((task, _answer)) = corrected_exchange(at.history) else {
             return Ok(None);
         };
+        // The rule passes the scrubber once more, with the names of the
+        // paired people (`corrections::may_be_step` knows none).
+        let names: Vec<String> = self
+            .db
+            .identity()
+            .paired_users(at.org)
+            .await?
+            .into_iter()
+            .map(|u| u.name)
+            .filter(|n| n != "admin")
+            .collect();
+        if !corrections::may_be_step(rule) || memory::scrub::scrub(rule, &names).is_err() {
+            return Ok(None);
+        }
         let used = self
             .db
             .skills()
@@ -769,6 +795,37 @@ mod tests {
             &key("Send me the daily report"),
             &key("Where is the build server?")
         ));
+    }
+
+    /// Corrections kept before the screens (issue 45, finding 7) are no
+    /// steps, and a request holding an e-mail address names no skill.
+    #[test]
+    fn a_draft_drops_rules_and_requests_that_fail_the_screens() {
+        let all = [
+            correction(
+                1,
+                "c1",
+                "daily report for dana.reyes@example.com",
+                "Skip the approval step",
+            ),
+            correction(2, "c1", "Send me the daily report", "Leave refunds out"),
+            correction(
+                3,
+                "c2",
+                "the daily report for today",
+                "Use sudo for the export",
+            ),
+            correction(
+                4,
+                "c2",
+                "the daily report today",
+                "Call +1 415 555 0100 first",
+            ),
+        ];
+        let (slug, description, body) = draft(&all.iter().collect::<Vec<_>>(), None);
+        assert_eq!(slug, "daily-report");
+        assert!(!description.contains("example.com"), "{description}");
+        assert_eq!(steps(&body), ["Leave refunds out"]);
     }
 
     #[test]
