@@ -12,6 +12,10 @@ pub struct Asker<'a> {
     pub now: i64,
     /// Whose behalf a delegated turn acts on.
     pub on_behalf_of: Option<&'a str>,
+    /// A secret to show this once (`/apikey`): the turn puts it into the
+    /// sent reply in place of `pairing::KEY_SHOWN_ONCE`, past the credential
+    /// screen, and stores the placeholder.
+    pub shown_once: &'a std::sync::OnceLock<String>,
 }
 
 impl<'a> Asker<'a> {

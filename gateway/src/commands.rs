@@ -264,9 +264,14 @@ impl Commands {
             .pairing
             .create_api_key(t.org, user, user, t.now)
             .await?;
+        if t.shown_once.set(new.key).is_err() {
+            return Ok("Refused: one key a message. Nothing more was made.".into());
+        }
         Ok(format!(
             "Your API key {}: {}\nIt acts as you on /api/v1 and is shown this once (I keep only its hash). Revoke it with DELETE /api/v1/me/keys/{}.",
-            new.id, new.key, new.id
+            new.id,
+            pairing::KEY_SHOWN_ONCE,
+            new.id
         ))
     }
 

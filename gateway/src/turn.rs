@@ -243,6 +243,9 @@ struct Turn<'a> {
     live: std::sync::OnceLock<memory::store::LiveSize>,
     /// The skill an SOP run follows, whatever its text asks.
     procedure: Option<&'a SkillRevision>,
+    /// A secret steward itself shows this once (`/apikey`): put into the
+    /// reply as it is sent, after the screen, and never stored.
+    shown_once: std::sync::OnceLock<String>,
 }
 
 /// What [`TurnLoop::run`] takes beside the message and its principal.
@@ -281,6 +284,7 @@ impl Turn<'_> {
             shared: self.shared(),
             now: self.now,
             on_behalf_of: self.msg.on_behalf_of.as_deref(),
+            shown_once: &self.shown_once,
         }
     }
 }
@@ -692,6 +696,7 @@ impl TurnLoop {
             view: std::sync::Mutex::new(view),
             live: std::sync::OnceLock::new(),
             procedure,
+            shown_once: std::sync::OnceLock::new(),
         };
         let mut replies = self.steps(&turn).await?;
         self.first_contact(&turn, &mut replies).await?;
@@ -718,6 +723,12 @@ impl TurnLoop {
             .conversations()
             .insert_replies(&lines, message_id)
             .await?;
+        // What steward shows once reaches the person, and only them.
+        if let Some(secret) = turn.shown_once.get() {
+            for r in &mut replies {
+                r.text = r.text.replace(pairing::KEY_SHOWN_ONCE, secret);
+            }
+        }
         // 10. Trim when the history passes its budget. A failed trim loses nothing:
         // the slice stays live and is tried again on the next turn.
         let live = turn.live.get().map(|size| memory::store::LiveSize {

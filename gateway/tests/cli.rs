@@ -1209,3 +1209,63 @@ fn memory_list_owner_needs_a_reason_and_never_shows_the_person_tier() {
     let told = chat(d, "bob", "/memory\n");
     assert!(told.contains("Reason: ticket 9"), "{told}");
 }
+
+/// The canary walk on the command line: words only Ana said (a kept fact,
+/// then a newer one that replaces it, and a question) are in none of the
+/// operator's reads that take no `--reason`; `memory list --owner` with one
+/// shows them, and Ana is told of that look.
+#[test]
+fn no_read_command_without_a_reason_prints_a_persons_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (ok, _, err) = run(
+        d,
+        &[
+            "pairing", "add", "cli:ana", "--role", "user", "--name", "Ana",
+        ],
+    );
+    assert!(ok, "{err}");
+    let said = chat(
+        d,
+        "cli:ana",
+        "remember that my kneecap surgery is on Friday\nremember that my kneecap surgery is on Monday\nwhat did the serology say?\n",
+    );
+    assert!(said.contains("Written"), "{said}");
+    let reads: &[&[&str]] = &[
+        &["memory", "list"],
+        &["memory", "list", "--json"],
+        &["memory", "list", "--status", "all"],
+        &["memory", "revisions", "list"],
+        &["memory", "revisions", "list", "--json"],
+        &["memory", "review", "list"],
+        &["memory", "archives", "list"],
+        &["memory", "policy", "list"],
+        &["memory", "role", "list", "support"],
+        &["pairing", "list"],
+        &["pairing", "list", "--json"],
+        &["api-key", "list"],
+        &["runs", "list"],
+        &["skills", "list"],
+        &["delegate", "list", "cli:ana"],
+    ];
+    for args in reads {
+        let (_, out, err) = run(d, args);
+        for canary in ["kneecap", "surgery", "serology", "Friday", "Monday"] {
+            assert!(
+                !out.contains(canary) && !err.contains(canary),
+                "steward {}: shows Ana's word {canary:?}:\n{out}{err}",
+                args.join(" ")
+            );
+        }
+    }
+    // With a reason, the look shows them, and Ana is told of it.
+    let (ok, out, err) = run(
+        d,
+        &[
+            "memory", "list", "--owner", "cli:ana", "--reason", "ticket 7",
+        ],
+    );
+    assert!(ok && out.contains("kneecap"), "{out}{err}");
+    let shown = chat(d, "cli:ana", "/memory\n");
+    assert!(shown.contains("ticket 7"), "{shown}");
+}

@@ -149,6 +149,10 @@ fn hash_key(key: &str) -> String {
     hex::encode(Sha256::digest(key.as_bytes()))
 }
 
+/// Where a reply shows a new key's secret: the turn puts the secret in as it
+/// sends the reply, and stores this.
+pub const KEY_SHOWN_ONCE: &str = "[your new key, shown once]";
+
 /// What a key's secret starts with.
 pub const KEY_SECRET_PREFIX: &str = "stw_";
 

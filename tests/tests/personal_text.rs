@@ -66,6 +66,12 @@ async fn no_administrators_read_without_a_reason_holds_a_persons_words() {
             .await
             .unwrap()
             .key;
+        let bob = h.pair("333", Role::User).await;
+        let bob_key = p
+            .create_api_key("default", &bob, &bob, 1)
+            .await
+            .unwrap()
+            .key;
         let app = app(AppState::new(h.services.clone()));
 
         // 1. Ana keeps a fact, then a newer one on the same topic: the judge
@@ -154,17 +160,34 @@ async fn no_administrators_read_without_a_reason_holds_a_persons_words() {
             if path.contains('{') || path.starts_with("/api/v1/me") || item.get("get").is_none() {
                 continue;
             }
-            let (_, body) = call(&app, "GET", path, &admin_key).await;
-            let text = body.to_string();
-            for canary in CANARIES {
-                assert!(
-                    !text.contains(canary),
-                    "{name}: GET {path} shows Ana's word {canary:?}: {text}"
-                );
+            // As the administrator (no reason), and as another person.
+            for (who, key) in [("admin", &admin_key), ("bob", &bob_key)] {
+                let (_, body) = call(&app, "GET", path, key).await;
+                let text = body.to_string();
+                for canary in CANARIES {
+                    assert!(
+                        !text.contains(canary),
+                        "{name}: GET {path} as {who} shows Ana's word {canary:?}: {text}"
+                    );
+                }
             }
             read += 1;
         }
         assert!(read >= 10, "{name}: {read} reads");
+        // Bob's own reads (`/api/v1/me…`) hold nothing of Ana's either.
+        for path in [
+            "/api/v1/me/memory",
+            "/api/v1/me/export",
+            "/api/v1/me/search?q=kneecap%20serology",
+        ] {
+            let (_, body) = call(&app, "GET", path, &bob_key).await;
+            for canary in CANARIES {
+                assert!(
+                    !body.to_string().contains(canary),
+                    "{name}: GET {path} as bob shows {canary:?}"
+                );
+            }
+        }
         // Every page of the dashboard, signed in as its administrator.
         let mut browser = dashboard::Client::new(h.services.clone());
         browser.sign_in(dashboard::TOKEN).await;
