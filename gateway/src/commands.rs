@@ -140,107 +140,99 @@ impl Commands {
             .first()
             .map(|w| w.to_ascii_lowercase())
             .unwrap_or_default();
-        match command {
+        let text = match command {
             ChatCommand::Pair | ChatCommand::PairDecide => {
-                return Ok(Some(self.pair_command(t, &words[1..]).await?))
+                self.pair_command(t, &words[1..]).await?
             }
-            ChatCommand::Skills => {
-                return Ok(Some(self.skill_command(t, &first, &words[1..]).await?))
-            }
+            ChatCommand::Skills => self.skill_command(t, &first, &words[1..]).await?,
             ChatCommand::Role | ChatCommand::RoleDecide => {
                 let roles = crate::role_commands::RoleCommands { db: &self.db };
-                return Ok(Some(roles.run(t, &first, &words[1..]).await?));
+                roles.run(t, &first, &words[1..]).await?
             }
-            ChatCommand::ApiKey => return Ok(Some(self.api_key(t).await?)),
-            ChatCommand::Memory
-            | ChatCommand::AutoKeep
-            | ChatCommand::Promote
-            | ChatCommand::Forget => {}
-        }
-        if command == ChatCommand::Memory {
-            let Some(user) = t.principal.user_id() else {
-                return Ok(Some("I keep no memory for unpaired senders.".into()));
-            };
-            if t.shared {
-                return Ok(Some(
-                    "I'll list what I remember about you in a direct message, not here.".into(),
-                ));
-            }
-            let mut own: Vec<_> = Vec::new();
-            for scope in [Scope::Personal, Scope::Person] {
-                own.extend(
-                    self.db
-                        .records()
-                        .list(
-                            t.org,
-                            &RecordFilter {
-                                scopes: vec![scope],
-                                owner: Some(user.into()),
-                                status: Some(Status::Active),
-                                ..Default::default()
-                            },
-                        )
-                        .await?,
-                );
-            }
-            if own.is_empty() {
-                let viewed = self.viewed_by(t.org, user).await?;
-                let delegations = self.delegations(t.org, user).await?;
-                return Ok(Some(format!(
-                    "I don't remember anything about you yet.{viewed}{delegations}{}",
-                    promises()
-                )));
-            }
-            let mut out = String::from("Here is what I remember about you:");
-            for r in own {
-                let tier = if r.scope == Scope::Person {
-                    " (everywhere in the org)"
-                } else {
-                    ""
+            ChatCommand::ApiKey => self.api_key(t).await?,
+            ChatCommand::Memory => self.memory(t).await?,
+            ChatCommand::AutoKeep => self.autokeep(t, &words[1..]).await?,
+            ChatCommand::Promote | ChatCommand::Forget => {
+                let (user, id) = match t.sender_and_id(&first, &words) {
+                    Ok(named) => named,
+                    Err(refusal) => return Ok(Some(refusal)),
                 };
-                // What a delegate said while acting for someone says so.
-                let behalf = r
-                    .on_behalf_of
-                    .as_deref()
-                    .map(|p| format!(" (said on behalf of {p})"))
-                    .unwrap_or_default();
-                out.push_str(&format!(
-                    "\n- [{}] {}{tier}{behalf}",
-                    r.id,
-                    sanitize(&r.content)
-                ));
-            }
-            out.push_str("\nSay /forget <id> to delete one, or /promote <id> to use a preference with every agent.");
-            out.push_str(&self.viewed_by(t.org, user).await?);
-            out.push_str(&self.delegations(t.org, user).await?);
-            out.push_str(&promises());
-            return Ok(Some(out));
-        }
-        if command == ChatCommand::AutoKeep {
-            return Ok(Some(self.autokeep(t, &words[1..]).await?));
-        }
-        {
-            let (user, id) = match t.sender_and_id(&first, &words) {
-                Ok(named) => named,
-                Err(refusal) => return Ok(Some(refusal)),
-            };
-            if first == "/promote" {
-                return Ok(Some(
+                if command == ChatCommand::Promote {
                     match self.lifecycle.promote_own(t.org, user, id, t.now).await? {
                         Ok(()) => format!(
-                        "Promoted: record {id} now applies with every agent of the organisation."
-                    ),
+                            "Promoted: record {id} now applies with every agent of the organisation."
+                        ),
                         Err(reason) => reason,
-                    },
-                ));
+                    }
+                } else {
+                    match self.lifecycle.forget_own(t.org, id, user, t.now).await? {
+                        Ok(()) => format!("Forgotten: record {id} is deleted."),
+                        Err(refusal) => refusal,
+                    }
+                }
             }
-            Ok(Some(
-                match self.lifecycle.forget_own(t.org, id, user, t.now).await? {
-                    Ok(()) => format!("Forgotten: record {id} is deleted."),
-                    Err(refusal) => refusal,
-                },
-            ))
+        };
+        Ok(Some(text))
+    }
+
+    /// `/memory`, "what do you remember about me": the speaker's own records,
+    /// who looked at them and why, their delegations and the two promises.
+    async fn memory(&self, t: &Asker<'_>) -> Result<String> {
+        let Some(user) = t.principal.user_id() else {
+            return Ok("I keep no memory for unpaired senders.".into());
+        };
+        if t.shared {
+            return Ok("I'll list what I remember about you in a direct message, not here.".into());
         }
+        let mut own: Vec<_> = Vec::new();
+        for scope in [Scope::Personal, Scope::Person] {
+            own.extend(
+                self.db
+                    .records()
+                    .list(
+                        t.org,
+                        &RecordFilter {
+                            scopes: vec![scope],
+                            owner: Some(user.into()),
+                            status: Some(Status::Active),
+                            ..Default::default()
+                        },
+                    )
+                    .await?,
+            );
+        }
+        if own.is_empty() {
+            let viewed = self.viewed_by(t.org, user).await?;
+            let delegations = self.delegations(t.org, user).await?;
+            return Ok(format!(
+                "I don't remember anything about you yet.{viewed}{delegations}{}",
+                promises()
+            ));
+        }
+        let mut out = String::from("Here is what I remember about you:");
+        for r in own {
+            let tier = if r.scope == Scope::Person {
+                " (everywhere in the org)"
+            } else {
+                ""
+            };
+            // What a delegate said while acting for someone says so.
+            let behalf = r
+                .on_behalf_of
+                .as_deref()
+                .map(|p| format!(" (said on behalf of {p})"))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "\n- [{}] {}{tier}{behalf}",
+                r.id,
+                sanitize(&r.content)
+            ));
+        }
+        out.push_str("\nSay /forget <id> to delete one, or /promote <id> to use a preference with every agent.");
+        out.push_str(&self.viewed_by(t.org, user).await?);
+        out.push_str(&self.delegations(t.org, user).await?);
+        out.push_str(&promises());
+        Ok(out)
     }
 
     /// `/apikey`: a key of the speaker's own, shown once and only in a

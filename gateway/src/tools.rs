@@ -465,18 +465,12 @@ impl TurnTools<'_> {
     /// never in force — with the turn's message as its evidence.
     async fn propose_skill(&self, arguments: &Value) -> String {
         const ACTION: &str = "tool.skill_propose";
-        // Only a paired person's reply drafts: an automated run learns nothing.
+        // A draft at once is an administrator's act in their own name, as
+        // `/learn` is (`Tool::action`): a regular user's corrections become a
+        // proposal only through the loop, and a run drafts nothing.
         let Some(user) = self.place.principal.user_id() else {
-            self.audit(ACTION, "refused: no paired speaker").await;
-            return "Refused: skills are drafted only in a paired person's conversation. Nothing was proposed.".into();
+            return Tool::SkillPropose.refusal(memory::authz::Denial::System);
         };
-        // A draft at once is an administrator's act, as `/learn` is: a regular
-        // user's corrections become a proposal only through the loop (enough
-        // corrections, from two conversations); a delegate administers nothing.
-        if !self.place.principal.is_human_admin() || self.place.msg.on_behalf_of.is_some() {
-            self.audit(ACTION, "refused: not an administrator").await;
-            return "Refused: only an administrator's request drafts a skill at once; people's corrections of my answers are kept for administrators to review. Nothing was proposed.".into();
-        }
         let steps: Option<Vec<&str>> = arguments
             .get("steps")
             .and_then(Value::as_array)
@@ -582,21 +576,16 @@ impl TurnTools<'_> {
             .await
     }
 
+    /// Only an administrator in their own name reaches this (`Tool::action`).
     async fn review(&self, arguments: &Value) -> String {
-        let is_admin = matches!(
-            self.place.principal,
-            memory::Principal::Human {
-                role: memory::Role::Admin,
-                ..
-            }
-        );
-        let (Some(id), Some(confirm), true) = (
+        let (Some(id), Some(confirm)) = (
             arguments.get("id").and_then(Value::as_i64),
             arguments.get("confirm").and_then(Value::as_bool),
-            is_admin,
         ) else {
-            self.audit("tool.review_learned", "refused").await;
-            return "Refused: review_learned is for administrators, with an `id` and `confirm`. Nothing was changed.".into();
+            self.audit("tool.review_learned", "refused: arguments")
+                .await;
+            return "Refused: review_learned needs an `id` and `confirm`. Nothing was changed."
+                .into();
         };
         let actor = self.place.principal.author_id().unwrap_or_default();
         let reviewed =

@@ -708,15 +708,11 @@ impl TurnLoop {
             }
         }
         // The reply lines name the message they answer, and are stored in
-        // one transaction: a retry of its id gets them again.
-        // A key shown once (`/apikey`) is not kept in the history.
-        let kept: Vec<std::borrow::Cow<'_, str>> = replies
+        // one transaction: a retry of its id gets them again. A key shown
+        // once (`/apikey`) is a placeholder here, put in below.
+        let lines: Vec<NewMessage<'_>> = replies
             .iter()
-            .map(|r| pairing::without_key_secrets(&r.text))
-            .collect();
-        let lines: Vec<NewMessage<'_>> = kept
-            .iter()
-            .map(|text| line_of(msg, MessageAuthor::Agent, text, now))
+            .map(|r| line_of(msg, MessageAuthor::Agent, &r.text, now))
             .collect();
         self.parts
             .db
@@ -917,11 +913,13 @@ impl TurnLoop {
         let credential = match memory::credentials::credential_in(text) {
             Some(kind) => Some(kind),
             // One completed across the speaker's two lines ("the deploy
-            // password is", then "hunter22") is one too.
-            None => self
+            // password is", then "hunter22") is one too; only a line that is
+            // a bare value can complete one, so no other line reads the one before.
+            None if memory::credentials::may_complete(text) => self
                 .previous_text(t)
                 .await?
                 .and_then(|before| memory::credentials::credential_across(&before, text)),
+            None => None,
         };
         if credential.is_none() && memory::credentials::asks_for_credential(text) {
             return Ok(vec![t.reply(policy::CREDENTIAL_NOT_KEPT.to_string())]);
@@ -1019,14 +1017,15 @@ impl TurnLoop {
             .parts
             .db
             .conversations()
-            .previous_text_of(
+            .previous_line_of(
                 t.org(),
                 t.agent(),
                 &t.msg.conversation,
                 author,
                 t.message_id,
             )
-            .await?)
+            .await?
+            .map(|(_, text)| text))
     }
 
     /// A paired person's correction of the previous answer, or an
@@ -1778,7 +1777,8 @@ impl TurnLoop {
                         author,
                         t.message_id,
                     )
-                    .await?;
+                    .await?
+                    .map(|(id, _)| id);
                 if pending[0].batch != asked {
                     for rec in &pending {
                         self.parts.db.records().lapse(t.org(), rec.id).await?;

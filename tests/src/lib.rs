@@ -435,3 +435,34 @@ pub async fn vector_dbs() -> Vec<(&'static str, Db)> {
 pub fn embeddings_ran(db: &str) {
     say_straight(&format!("EMBEDDINGS RAN {} on {db}", test_name()));
 }
+
+/// `method path` on `router` with an API key and a JSON `body`: the status
+/// and the body as JSON (a body that is not JSON as a string).
+pub async fn call_api(
+    router: &axum::Router,
+    method: &str,
+    path: &str,
+    key: &str,
+    body: Option<serde_json::Value>,
+) -> (axum::http::StatusCode, serde_json::Value) {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let b = axum::http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("authorization", format!("Bearer {key}"));
+    let req = match body {
+        Some(v) => b
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from(v.to_string())),
+        None => b.body(axum::body::Body::empty()),
+    }
+    .expect("request");
+    let resp = router.clone().oneshot(req).await.expect("router");
+    let status = resp.status();
+    let bytes = resp.into_body().collect().await.expect("body").to_bytes();
+    let value = serde_json::from_slice(&bytes).unwrap_or_else(|_| {
+        serde_json::Value::String(String::from_utf8_lossy(&bytes).into_owned())
+    });
+    (status, value)
+}

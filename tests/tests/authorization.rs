@@ -5,9 +5,7 @@
 //! through chat commands, not through a model's tools. Every chat command and
 //! every tool is classified in the table. On both databases.
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use http_body_util::BodyExt;
+use axum::http::StatusCode;
 use memory::authz::{Action, Capability};
 use memory::write::RawWrites;
 use memory::{Db, NewRecord, Role, Scope, Status};
@@ -19,7 +17,6 @@ use steward::tools::Tool;
 use steward_tests::fake_llm::{Answer, FakeLlm, TEXT};
 use steward_tests::{both_dbs, record, Harness};
 use strum::VariantArray;
-use tower::ServiceExt;
 
 const ADMIN: &str = "discord:111";
 const ANA: &str = "discord:222";
@@ -80,23 +77,7 @@ impl Office {
         key: &str,
         body: Option<Value>,
     ) -> (StatusCode, Value) {
-        let b = Request::builder()
-            .method(method)
-            .uri(path)
-            .header("authorization", format!("Bearer {key}"));
-        let req = match body {
-            Some(v) => b
-                .header("content-type", "application/json")
-                .body(Body::from(v.to_string())),
-            None => b.body(Body::empty()),
-        }
-        .unwrap();
-        let resp = self.app.clone().oneshot(req).await.unwrap();
-        let status = resp.status();
-        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-        let value = serde_json::from_slice(&bytes)
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-        (status, value)
+        steward_tests::call_api(&self.app, method, path, key, body).await
     }
 
     /// A message over `POST /api/v1/messages` with `key`; the joined replies.

@@ -5,16 +5,13 @@
 //! the moment the grant (or either person) is revoked. Over the REST API, on
 //! both databases.
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use http_body_util::BodyExt;
+use axum::http::StatusCode;
 use memory::write::RawWrites;
 use memory::{Db, Role, Scope, Status, ANY_AGENT};
 use serde_json::{json, Value};
 use steward::config::Config;
 use steward::http::{app, AppState};
 use steward_tests::{both_dbs, record, Harness};
-use tower::ServiceExt;
 
 const ANA: &str = "discord:222";
 const BOB: &str = "discord:333";
@@ -90,23 +87,7 @@ impl Office {
         key: &str,
         body: Option<Value>,
     ) -> (StatusCode, Value) {
-        let b = Request::builder()
-            .method(method)
-            .uri(path)
-            .header("authorization", format!("Bearer {key}"));
-        let req = match body {
-            Some(v) => b
-                .header("content-type", "application/json")
-                .body(Body::from(v.to_string())),
-            None => b.body(Body::empty()),
-        }
-        .unwrap();
-        let resp = self.app.clone().oneshot(req).await.unwrap();
-        let status = resp.status();
-        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-        let value = serde_json::from_slice(&bytes)
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-        (status, value)
+        steward_tests::call_api(&self.app, method, path, key, body).await
     }
 
     /// Ana lets Bob act for her, and Bob makes his key acting for her (a

@@ -7,10 +7,8 @@
 //! auto-keep under the operator's ceiling. Over the REST API and chat, on
 //! both databases.
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use axum::http::StatusCode;
 use clap::CommandFactory;
-use http_body_util::BodyExt;
 use memory::store::NewArchive;
 use memory::write::RawWrites;
 use memory::{Db, Role, Scope, ANY_AGENT};
@@ -19,7 +17,6 @@ use steward::config::Config;
 use steward::http::{app, AppState};
 use steward::oversight::{KEEP_PROMISE, PROMISES, TRAINING_PROMISE};
 use steward_tests::{both_dbs, record, Harness};
-use tower::ServiceExt;
 
 const ANA: &str = "discord:222";
 /// Words only Ana's person tier holds.
@@ -103,23 +100,7 @@ impl Office {
         key: &str,
         body: Option<Value>,
     ) -> (StatusCode, Value) {
-        let b = Request::builder()
-            .method(method)
-            .uri(path)
-            .header("authorization", format!("Bearer {key}"));
-        let req = match body {
-            Some(v) => b
-                .header("content-type", "application/json")
-                .body(Body::from(v.to_string())),
-            None => b.body(Body::empty()),
-        }
-        .unwrap();
-        let resp = self.app.clone().oneshot(req).await.unwrap();
-        let status = resp.status();
-        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-        let value = serde_json::from_slice(&bytes)
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-        (status, value)
+        steward_tests::call_api(&self.app, method, path, key, body).await
     }
 
     async fn get(&self, path: &str, key: &str) -> (StatusCode, Value) {

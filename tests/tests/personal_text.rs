@@ -6,16 +6,13 @@
 //! through real turns (a model over the wire, on both databases), then every
 //! administrator's read of the API without a reason is searched for them.
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use http_body_util::BodyExt;
+use axum::http::StatusCode;
 use memory::store::NewArchive;
 use memory::Role;
 use serde_json::{json, Value};
 use steward::http::{app, AppState};
 use steward_tests::fake_llm::{Answer, FakeLlm, TEXT};
 use steward_tests::{both_dbs, dashboard, Harness};
-use tower::ServiceExt;
 
 /// The dashboard's pages an administrator reads without a reason.
 const DASHBOARD_PAGES: &[&str] = &[
@@ -37,18 +34,7 @@ const DASHBOARD_PAGES: &[&str] = &[
 const CANARIES: [&str; 3] = ["kneecap", "serology", "melancholy"];
 
 async fn call(app: &axum::Router, method: &str, path: &str, key: &str) -> (StatusCode, Value) {
-    let req = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("authorization", format!("Bearer {key}"))
-        .body(Body::empty())
-        .unwrap();
-    let resp = app.clone().oneshot(req).await.unwrap();
-    let status = resp.status();
-    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-    let value = serde_json::from_slice(&bytes)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-    (status, value)
+    steward_tests::call_api(app, method, path, key, None).await
 }
 
 #[tokio::test]

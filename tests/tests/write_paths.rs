@@ -5,9 +5,7 @@
 //! and a forgotten record leaves no text to read back or guess.
 
 use adapters::ConversationKind;
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use http_body_util::BodyExt;
+use axum::http::StatusCode;
 use memory::model::{Principal, SystemPrincipal};
 use memory::store::RecordFilter;
 use memory::write::{Activation, Dedupe, NoRevision};
@@ -18,7 +16,6 @@ use steward::config::Config;
 use steward::http::{app, AppState};
 use steward::lifecycle::ImportPlace;
 use steward_tests::{both_dbs, Harness};
-use tower::ServiceExt;
 
 /// What each credential text holds that must never be stored, and the text.
 const CREDENTIALS: &[(&str, &str)] = &[
@@ -82,25 +79,7 @@ async fn call(
     key: &str,
     body: Option<Value>,
 ) -> (StatusCode, Value) {
-    let b = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("authorization", format!("Bearer {key}"));
-    let req = match body {
-        Some(v) => b
-            .header("content-type", "application/json")
-            .body(Body::from(v.to_string())),
-        None => b.body(Body::empty()),
-    }
-    .unwrap();
-    let resp = router.clone().oneshot(req).await.unwrap();
-    let status = resp.status();
-    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-    (
-        status,
-        serde_json::from_slice(&bytes)
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned())),
-    )
+    steward_tests::call_api(router, method, path, key, body).await
 }
 
 async fn key(h: &Harness, user: &str) -> String {

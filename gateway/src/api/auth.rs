@@ -36,43 +36,25 @@ pub struct Caller {
     state: ApiState,
 }
 
-/// A caller as the one authorization point reads it: the key's person and
-/// whom the key acts for.
-pub struct CallerActor<'a> {
-    principal: Principal,
-    on_behalf_of: Option<&'a str>,
-}
-
-impl CallerActor<'_> {
-    pub fn as_actor(&self) -> authz::Actor<'_> {
-        authz::Actor {
-            principal: &self.principal,
-            on_behalf_of: self.on_behalf_of,
-        }
-    }
-}
-
 impl Caller {
-    /// Whether the caller may take `action` (the one authorization point);
-    /// 403 with the reason when not.
+    /// Whether the caller may take `action` (the one authorization point,
+    /// as the key's person and whom the key acts for); 403 with the reason
+    /// when not.
     pub fn may(&self, action: Action) -> Result<(), ApiError> {
-        authz::authorize(self.actor().as_actor(), action).map_err(|denial| match denial {
+        let principal = Principal::Human {
+            user_id: self.user.user_id.clone(),
+            name: self.user.name.clone(),
+            role: self.user.role,
+        };
+        let actor = authz::Actor {
+            principal: &principal,
+            on_behalf_of: self.on_behalf_of.as_deref(),
+        };
+        authz::authorize(actor, action).map_err(|denial| match denial {
             Denial::Delegated => ApiError::forbidden(DELEGATED_NOT_ADMIN),
             Denial::NotAdmin => ApiError::forbidden(ADMIN_ONLY),
             other => ApiError::forbidden(other.to_string()),
         })
-    }
-
-    /// Who calls, for `memory::authz::authorize`.
-    pub fn actor(&self) -> CallerActor<'_> {
-        CallerActor {
-            principal: Principal::Human {
-                user_id: self.user.user_id.clone(),
-                name: self.user.name.clone(),
-                role: self.user.role,
-            },
-            on_behalf_of: self.on_behalf_of.as_deref(),
-        }
     }
 
     /// The organisation the key belongs to: every operation stays in it.

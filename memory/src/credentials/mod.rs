@@ -261,12 +261,23 @@ pub fn credential_in(text: &str) -> Option<Credential> {
     all.iter().min_by_key(|f| f.span.start).map(|f| f.kind)
 }
 
+/// Words a line that completes a credential holds at most: a value said
+/// alone ("hunter22"), or with a word or two around it.
+const COMPLETING_WORDS: usize = 3;
+
+/// Whether `text` could complete a credential begun in the line before (a
+/// bare value, not a sentence of its own): only then is that line read.
+pub fn may_complete(text: &str) -> bool {
+    let words = text.split_whitespace().count();
+    (1..=COMPLETING_WORDS).contains(&words)
+}
+
 /// A credential completed across two lines of one person ("the deploy
 /// password is" then "hunter22"): the kind the two read together hold, when
 /// the earlier line alone held none (it was refused on its own).
 pub fn credential_across(previous: &str, text: &str) -> Option<Credential> {
     let previous = previous.trim();
-    if previous.is_empty() || credential_in(previous).is_some() {
+    if !may_complete(text) || previous.is_empty() || credential_in(previous).is_some() {
         return None;
     }
     credential_in(&format!("{previous} {}", text.trim()))
@@ -424,6 +435,11 @@ mod tests {
             None
         );
         assert_eq!(credential_across("my password is hunter22", "thanks"), None);
+        // A sentence of its own completes nothing begun before.
+        assert!(!may_complete(
+            "Where do I request a new laptop for the team?"
+        ));
+        assert!(may_complete("Tr0ub4dor-77"));
     }
 
     #[test]

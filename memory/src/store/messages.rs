@@ -195,8 +195,9 @@ impl Conversations<'_> {
             .await
     }
 
-    /// The id of `sender`'s newest line in a conversation before message
-    /// `before`: the turn a "Remember this?" asked at, for a yes or no to answer.
+    /// `sender`'s newest line in a conversation before message `before`,
+    /// its id and text: the turn a "Remember this?" asked at (for a yes or
+    /// no to answer), and the line a credential may be completed across.
     pub async fn previous_line_of(
         &self,
         org: &str,
@@ -204,31 +205,13 @@ impl Conversations<'_> {
         conversation: &str,
         sender: &str,
         before: i64,
-    ) -> Result<Option<i64>> {
-        let text = "SELECT id FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 \
+    ) -> Result<Option<(i64, String)>> {
+        let text =
+            "SELECT id, text FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 \
                     AND sender = $4 AND id < $5 ORDER BY id DESC LIMIT 1";
-        let row: Option<(i64,)> = sql!(text, org, agent, conversation, sender, before)
+        sql!(text, org, agent, conversation, sender, before)
             .opt(&self.db.pool)
-            .await?;
-        Ok(row.map(|(id,)| id))
-    }
-
-    /// The text of `sender`'s newest line in a conversation before message
-    /// `before`: a credential may be completed across two lines of one person.
-    pub async fn previous_text_of(
-        &self,
-        org: &str,
-        agent: &str,
-        conversation: &str,
-        sender: &str,
-        before: i64,
-    ) -> Result<Option<String>> {
-        let text = "SELECT text FROM messages WHERE org = $1 AND agent = $2 AND conversation = $3 \
-                    AND sender = $4 AND id < $5 ORDER BY id DESC LIMIT 1";
-        let row: Option<(String,)> = sql!(text, org, agent, conversation, sender, before)
-            .opt(&self.db.pool)
-            .await?;
-        Ok(row.map(|(t,)| t))
+            .await
     }
 
     /// The newest `limit` live lines of a conversation said before message
