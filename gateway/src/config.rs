@@ -678,6 +678,37 @@ pub struct LlmConfig {
     #[default = 4]
     #[validate(range(min = 0, max = 16))]
     pub max_tool_rounds: u32,
+    /// What kind of model this is, for the settings a small one needs
+    /// (`llm::local_model`): `auto` asks the server at start.
+    #[default(ModelPreset::Auto)]
+    pub preset: ModelPreset,
+    /// The keys of [`LOCAL_MODEL_KEYS`] the file or the environment set: a
+    /// preset never overrides them. Filled by [`Config::load`].
+    #[serde(skip)]
+    pub set_by_operator: Vec<&'static str>,
+}
+
+/// The settings a small local model gets from `llm.preset` when the
+/// configuration leaves them unset (docs/models.md says why each).
+pub const LOCAL_MODEL_KEYS: [&str; 4] = [
+    "llm.temperature",
+    "llm.max_output_tokens",
+    "llm.tools",
+    "turn.history_for",
+];
+
+/// `llm.preset`: what kind of model the server runs.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelPreset {
+    /// Ask the server (llama.cpp's and Ollama's model metadata) at start: a
+    /// model of 8B parameters or fewer gets the local settings; an unknown
+    /// size, none.
+    Auto,
+    /// A small local model, whatever the server says.
+    Local,
+    /// A hosted or large model: the settings stay as configured.
+    Hosted,
 }
 
 /// `llm.tools`: whether a reply offers the model tools.
@@ -954,35 +985,43 @@ impl Config {
     /// Defaults, then `path` (required when given, else `steward.toml` if present),
     /// then `STEWARD_<SECTION>__<KEY>` variables.
     pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
-        let mut fig = Figment::from(Serialized::defaults(Config::default()));
+        // What the operator set, apart from the defaults: a preset fills only the rest.
+        let mut set = Figment::new();
         match path {
             Some(p) if !p.exists() => return Err(ConfigError::Missing(p.display().to_string())),
-            Some(p) => fig = fig.merge(Toml::file_exact(p)),
+            Some(p) => set = set.merge(Toml::file_exact(p)),
             None if Path::new("steward.toml").exists() => {
-                fig = fig.merge(Toml::file_exact("steward.toml"))
+                set = set.merge(Toml::file_exact("steward.toml"))
             }
             None => {}
         }
         // Only sectioned names (`STEWARD_DATABASE__URL`) are configuration;
         // other STEWARD_ variables (test settings) are not.
-        fig = fig.merge(
+        set = set.merge(
             Env::prefixed("STEWARD_")
                 .filter(|k| k.as_str().contains("__"))
                 .split("__"),
         );
-        let cfg: Config = fig.extract().map_err(|e| ConfigError::Invalid(render(e)))?;
+        Config::over_defaults(set)
+    }
+
+    /// `set` over the defaults, checked.
+    fn over_defaults(set: Figment) -> Result<Config, ConfigError> {
+        let mut cfg: Config = Figment::from(Serialized::defaults(Config::default()))
+            .merge(set.clone())
+            .extract()
+            .map_err(|e| ConfigError::Invalid(render(e)))?;
+        cfg.llm.set_by_operator = LOCAL_MODEL_KEYS
+            .into_iter()
+            .filter(|k| set.contains(k))
+            .collect();
         cfg.check()?;
         Ok(cfg)
     }
 
     /// Parse a TOML text on top of the defaults (no environment).
     pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
-        let cfg: Config = Figment::from(Serialized::defaults(Config::default()))
-            .merge(Toml::string(text))
-            .extract()
-            .map_err(|e| ConfigError::Invalid(render(e)))?;
-        cfg.check()?;
-        Ok(cfg)
+        Config::over_defaults(Figment::from(Toml::string(text)))
     }
 
     fn check(&self) -> Result<(), ConfigError> {

@@ -355,7 +355,6 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
     };
     let asked = normalised(message);
     let instructions = normalised(prompt.policy());
-    let memory_says = MEMORY_SAYS.to_lowercase();
     let mut lines = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     for line in answer.lines() {
@@ -369,7 +368,9 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
         let lower = t.to_lowercase();
         let receipt = lower.contains("written:") && lower.contains("(id:");
         let question = lower.starts_with("remember this?") || lower.contains("reply yes or no");
-        let imitated = lower.starts_with(&memory_says);
+        let imitated = prompts::answers::languages()
+            .iter()
+            .any(|l| lower.starts_with(&l.memory_says.to_lowercase()));
         let said = normalised(t);
         let repeated = !asked.is_empty() && said == asked;
         // A line of the instructions recited back (a small model does that).
@@ -656,31 +657,47 @@ pub fn cite(answer: String, found: &[Retrieved], shared: bool) -> String {
     format!("{answer}{sep}({CITATION} {})", used.join(", "))
 }
 
-/// How [`grounded`] opens the line with a note's own text. A model's line
-/// opening so is an imitation (copied from an earlier reply it was shown),
-/// and [`scrub_answer`] drops it: only steward says what memory says.
+/// How [`grounded`] opens the line with a note's own text, in English (the
+/// reply language's own is `prompts::answers`' "memory says"). A model's line
+/// opening so, in any of those languages, is an imitation (copied from an
+/// earlier reply it was shown), and [`scrub_answer`] drops it: only steward
+/// says what memory says.
 pub const MEMORY_SAYS: &str = "Memory says:";
 
 /// Words of the message a record must hold before [`grounded`] shows it.
 pub const GROUNDING_MIN_HITS: i64 = 2;
 
-/// `answer` with the text of each record in `best` (the records that answer
-/// the message best) whose values (a word holding a digit, `.`, `_` or `#`: a
-/// host, a table, a time) it shows none of, on a line of its own: a small
-/// model paraphrases a note ("a reviewer" for "a second reviewer … before
-/// 15:00") or answers from its neighbour, and the person is still shown what
-/// memory says. A value the `message` itself holds answers nothing ("What
-/// does SEV2 mean?" answered "SEV2 means an outage" leaves out "within 15
-/// minutes"). In a group thread personal records are never added.
-pub fn grounded(answer: String, message: &str, best: &[&Retrieved], shared: bool) -> String {
+/// `answer` checked against the note the message is about: the one record of
+/// `best` (the records that answer the message best) whose values (a word
+/// holding a digit, `.`, `_` or `#`: a host, an amount, a table, a time; or a
+/// day of the week) the answer shows none of. A small model paraphrases a
+/// note ("a reviewer" for "a second reviewer … before 15:00"): the note
+/// follows on a line opened by `memory_says` (the reply language's "Memory
+/// says:"). Where the answer says something else instead — a value of its
+/// own, another day, or a yes or no ("No, claims of 900 EUR need no
+/// approval" under "over 500 EUR need approval") — it contradicts the note
+/// and is not shown: the note is, so a citation never sits under the wrong
+/// value. A value the `message` itself holds answers nothing ("What does
+/// SEV2 mean?" answered "SEV2 means an outage" leaves out "within 15
+/// minutes"). Two or more notes left out: which one the message is about is
+/// unknown, and none is shown (a third, unrelated note helps nobody). In a
+/// group thread personal records are never shown.
+pub fn grounded(
+    answer: String,
+    message: &str,
+    best: &[&Retrieved],
+    shared: bool,
+    memory_says: &str,
+) -> String {
     let said = memory::grounding::content_words(&answer);
     let asked = memory::grounding::content_words(message);
     let value = |w: &String| {
         w.chars().any(|c| c.is_ascii_digit() || ".#_".contains(c)) && !asked.contains(w)
     };
     let (said_days, asked_days) = (days_named(&said), days_named(&asked));
-    let missing: Vec<String> = best
+    let left_out: Vec<&Retrieved> = best
         .iter()
+        .copied()
         // One shared word ("Deploy reminders help me") is a neighbour, not the answer.
         .filter(|r| r.hits >= GROUNDING_MIN_HITS)
         .filter(|r| !(shared && r.record.scope.is_personal()))
@@ -696,21 +713,29 @@ pub fn grounded(answer: String, message: &str, best: &[&Retrieved], shared: bool
             (!values.is_empty() && !values.iter().any(|v| said.contains(*v)))
                 || (!days.is_empty() && !days.iter().any(|d| said_days.contains(d)))
         })
-        .map(|r| sanitize(&r.record.content))
-        .filter(|text| !answer.contains(text.as_str()))
+        .filter(|r| !answer.contains(sanitize(&r.record.content).as_str()))
         .collect();
-    if missing.is_empty() {
+    let [note] = left_out.as_slice() else {
         return answer;
+    };
+    let text = sanitize(&note.record.content);
+    // An answer that is part of the note it left out says nothing the note
+    // does not: the note alone, said once.
+    let part = normalised(answer.trim().trim_end_matches('.'));
+    if !part.is_empty() && normalised(&text).contains(&part) {
+        return text;
     }
-    // An answer that is part of the one note it left out says nothing the
-    // note does not: the note alone, said once.
-    if let [note] = missing.as_slice() {
-        let part = normalised(answer.trim().trim_end_matches('.'));
-        if !part.is_empty() && normalised(note).contains(&part) {
-            return note.clone();
-        }
+    let words = memory::grounding::content_words(&text);
+    let own_value = said.iter().any(|w| value(w) && !words.contains(w));
+    let note_days = days_named(&words);
+    let other_day = said_days
+        .iter()
+        .any(|d| !asked_days.contains(d) && !note_days.contains(d));
+    let yes_or_no = prompts::answers::opens_with(&answer).is_some();
+    if own_value || other_day || yes_or_no {
+        return format!("{memory_says} {text}");
     }
-    format!("{answer}\n{MEMORY_SAYS} {}", missing.join(" "))
+    format!("{answer}\n{memory_says} {text}")
 }
 
 /// The days of the week `words` name, in English, Portuguese, Spanish,
@@ -876,16 +901,20 @@ mod tests {
             asked,
             &best,
             false,
+            MEMORY_SAYS,
         );
         assert_eq!(shown, sev2.record.content);
-        let other = grounded("It is an outage.".into(), asked, &best, false);
+        let other = grounded("It is an outage.".into(), asked, &best, false, MEMORY_SAYS);
         assert_eq!(
             other,
             format!("It is an outage.\nMemory says: {}", sev2.record.content)
         );
         // An answer with a value of the note's own is left as it is.
         let whole = "Page the on-call SRE within 15 minutes.";
-        assert_eq!(grounded(whole.into(), asked, &best, false), whole);
+        assert_eq!(
+            grounded(whole.into(), asked, &best, false, MEMORY_SAYS),
+            whole
+        );
     }
 
     #[test]
@@ -901,7 +930,7 @@ mod tests {
         let wrong =
             "A on-call rotation é publicada em #ops-oncall todos os fins de semana às 16:00.";
         assert_eq!(
-            grounded(wrong.into(), asked, &best, false),
+            grounded(wrong.into(), asked, &best, false, MEMORY_SAYS),
             format!("{wrong}\nMemory says: {}", note.record.content)
         );
         // The day named in the reply's language, or in English, is the note's.
@@ -910,13 +939,83 @@ mod tests {
             "Se publica en #ops-oncall cada viernes a las 16:00.",
             "It is published in #ops-oncall on Fridays at 16:00.",
         ] {
-            assert_eq!(grounded(right.into(), asked, &best, false), right);
+            assert_eq!(
+                grounded(right.into(), asked, &best, false, MEMORY_SAYS),
+                right
+            );
         }
         // A day the question itself names answers nothing, and is not asked of the answer.
         let on_friday = "Is the rotation published on Friday?";
         assert_eq!(
-            grounded("Yes, at 16:00.".into(), on_friday, &best, false),
+            grounded(
+                "Yes, at 16:00.".into(),
+                on_friday,
+                &best,
+                false,
+                MEMORY_SAYS
+            ),
             "Yes, at 16:00."
+        );
+    }
+
+    #[test]
+    fn an_answer_that_contradicts_the_note_is_not_shown_and_not_cited() {
+        let mut note = found(
+            1,
+            "Expense claims over 500 EUR need the team lead's approval.",
+        );
+        note.hits = 3;
+        let best = [&note];
+        let asked = "Do expense claims of 900 EUR need any approval?";
+        let says = |answer: &str, lead: &str| grounded(answer.into(), asked, &best, false, lead);
+        let alone = format!("Memory says: {}", note.record.content);
+        // What the real model answered: a no where the note says otherwise.
+        assert_eq!(
+            says(
+                "No, expense claims of 900 EUR do not need any approval.",
+                MEMORY_SAYS
+            ),
+            alone
+        );
+        // A value of its own in place of the note's, or a yes in another language.
+        assert_eq!(
+            says("Only claims over 1000 EUR need approval.", MEMORY_SAYS),
+            alone
+        );
+        let lead = prompts::answers::named("Portuguese")
+            .expect("pt")
+            .memory_says;
+        assert_eq!(
+            says("Sim, precisam de aprovação.", lead),
+            format!("{lead} {}", note.record.content)
+        );
+        // The cited record sits under the note, never under the wrong sentence.
+        let cited = cite(alone.clone(), &[note.clone()], false);
+        assert_eq!(cited, format!("{alone} (Memory reference: 1)"));
+        // An answer with the note's value stands as written.
+        let right = "Yes: claims over 500 EUR need the team lead's approval.";
+        assert_eq!(says(right, MEMORY_SAYS), right);
+    }
+
+    #[test]
+    fn what_memory_says_is_the_one_note_the_question_is_about_or_nothing() {
+        let mut laptops = found(1, "Laptop requests go to #it-hardware.");
+        let mut badges = found(2, "Badge requests go to room 4.12 on Mondays.");
+        laptops.hits = 2;
+        badges.hits = 2;
+        let asked = "Where do monitor requests go?";
+        // Neither note is about monitors: the model's guess stays a guess, and
+        // no unrelated note is added under it.
+        let guess = "Monitor requests go to the facilities desk.";
+        assert_eq!(
+            grounded(
+                guess.into(),
+                asked,
+                &[&laptops, &badges],
+                false,
+                MEMORY_SAYS
+            ),
+            guess
         );
     }
 

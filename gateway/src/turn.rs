@@ -1633,11 +1633,18 @@ impl TurnLoop {
             )
             .cloned()
             .collect();
+        // What memory says is opened in the speaker's reply language.
+        let memory_says = citable
+            .iter()
+            .filter(|r| !(t.shared() && r.record.scope.is_personal()))
+            .find_map(|r| context::reply_language(&r.record))
+            .and_then(|name| prompts::answers::named(&name))
+            .map_or(context::MEMORY_SAYS, |l| l.memory_says);
         let scrubbed = scrubbed.map(|a| {
             if a.is_empty() {
                 a
             } else {
-                let a = context::grounded(a, text, &best, t.shared());
+                let a = context::grounded(a, text, &best, t.shared(), memory_says);
                 context::cite(a, &citable, t.shared())
             }
         });

@@ -17,6 +17,10 @@ pub struct Language {
     pub declined: &'static str,
     /// "There is nothing waiting for a yes or no." in this language.
     pub nothing_waiting: &'static str,
+    /// What a reply-language preference may call it, lower case.
+    names: Vec<String>,
+    /// "Memory says:" in this language.
+    pub memory_says: &'static str,
 }
 
 impl Language {
@@ -88,7 +92,9 @@ fn parse(text: &'static str) -> Vec<Language> {
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .filter_map(|line| {
             let f: Vec<&'static str> = line.split(" | ").map(str::trim).collect();
-            let [code, yes, no, courtesy, receipt, declined, nothing_waiting] = f[..] else {
+            let [code, yes, no, courtesy, receipt, declined, nothing_waiting, names, memory_says] =
+                f[..]
+            else {
                 return None;
             };
             Some(Language {
@@ -99,6 +105,8 @@ fn parse(text: &'static str) -> Vec<Language> {
                 receipt,
                 declined,
                 nothing_waiting,
+                names: names.split(',').map(|n| n.trim().to_lowercase()).collect(),
+                memory_says,
             })
         })
         .collect()
@@ -119,6 +127,21 @@ pub fn english() -> &'static Language {
 /// The language of the table with `code`.
 pub fn language(code: &str) -> Option<&'static Language> {
     LANGUAGES.iter().find(|l| l.code == code)
+}
+
+/// The language a reply-language preference names ("Portuguese", "português").
+pub fn named(name: &str) -> Option<&'static Language> {
+    let name = name.trim().to_lowercase();
+    LANGUAGES.iter().find(|l| l.names.contains(&name))
+}
+
+/// Whether `answer` opens with a yes or a no ("No, claims of 900 EUR …",
+/// "Sí, …"): its first clause read as [`read`] reads a reply.
+pub fn opens_with(answer: &str) -> Option<bool> {
+    let first = answer
+        .split([',', '.', '!', ';', ':', '—', '–', '、', '。', '，', '\n'])
+        .next()?;
+    read(first).map(|a| a.yes)
 }
 
 /// `text` as a yes or a no to "Remember this?", in the first language of the
@@ -157,6 +180,12 @@ mod tests {
                 "{}",
                 l.code
             );
+            assert!(
+                !l.memory_says.is_empty() && !l.names.is_empty(),
+                "{}",
+                l.code
+            );
+            assert_eq!(named(&l.names[0]), Some(l), "{}", l.code);
         }
         assert_eq!(
             english().receipt("personal memory", 7),

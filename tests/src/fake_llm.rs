@@ -7,7 +7,7 @@
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 use std::collections::{HashMap, VecDeque};
@@ -201,6 +201,9 @@ struct Script {
     always: HashMap<String, Answer>,
     received: Vec<Received>,
     calls: u64,
+    /// `meta.n_params` that `GET /v1/models` reports, as llama.cpp does; none: a
+    /// hosted API's list (ids only).
+    params: Option<u64>,
 }
 
 /// A running fake server; it stops with the test's runtime.
@@ -246,6 +249,17 @@ fn well_formed_message(m: &Value) -> bool {
         Some(_) => m["content"].is_string(),
         None => false,
     }
+}
+
+/// The model list: OpenAI's shape, with llama.cpp's `meta` when a size is set.
+async fn models(State(script): State<Arc<Mutex<Script>>>) -> Json<Value> {
+    let params = script.lock().expect("fake LLM script").params;
+    let mut model =
+        json!({"id": "fake-model", "object": "model", "created": 0, "owned_by": "fake"});
+    if let Some(n) = params {
+        model["meta"] = json!({"vocab_type": 2, "n_vocab": 151_936, "n_ctx_train": 32_768, "n_embd": 1_536, "n_params": n, "size": n / 2});
+    }
+    Json(json!({"object": "list", "data": [model]}))
 }
 
 async fn completions(
@@ -408,6 +422,7 @@ impl FakeLlm {
         let script = Arc::new(Mutex::new(Script::default()));
         let app = Router::new()
             .route("/v1/chat/completions", post(completions))
+            .route("/v1/models", get(models))
             .with_state(script.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -438,6 +453,11 @@ impl FakeLlm {
         cfg.llm.retry_base_ms = 0;
         cfg.llm.turn_token_budget = 0;
         cfg
+    }
+
+    /// Report a model of `n` parameters at `GET /v1/models`, as llama.cpp does.
+    pub fn reports_params(&self, n: u64) {
+        self.script.lock().expect("fake LLM script").params = Some(n);
     }
 
     /// Answer the next request for `schema` with `a` (queued in order).

@@ -1173,3 +1173,91 @@ async fn a_one_off_event_is_answered_and_nothing_is_proposed() {
     }
     assert_eq!(h.records().await.len(), 1, "only the admin's note");
 }
+
+/// A newcomer sets only `provider`, `base_url` and `model`: a server that says
+/// its model is small (llama.cpp's `meta.n_params`) gets the settings such a
+/// model answers well with; a server that says nothing (a hosted API) keeps
+/// the defaults.
+#[tokio::test]
+async fn a_small_local_model_gets_its_settings_from_what_the_server_reports() {
+    use steward::llm::local_model::{settle, Chosen};
+    async fn ask(h: &Harness) {
+        h.dm("222", "Which table does the weekly digest use?").await;
+        h.dm("222", "Who signs off expenses?").await;
+    }
+
+    let hosted = FakeLlm::start().await;
+    let mut cfg = hosted.config();
+    assert_eq!(settle(&mut cfg).await, Chosen::UnknownSize);
+    let h = Harness::with_config(cfg).await;
+    h.pair("222", Role::User).await;
+    ask(&h).await;
+    let replies = hosted.received_for(TEXT);
+    assert!(
+        replies[0].body.get("temperature").is_none(),
+        "{}",
+        replies[0].body
+    );
+    assert_eq!(replies[0].body["max_tokens"], json!(2048));
+    assert!(!replies[0].tools().is_empty());
+    // Every reply sees the conversation.
+    assert!(replies[1].text().contains("weekly digest"));
+
+    let small = FakeLlm::start().await;
+    small.reports_params(1_543_714_304);
+    let mut cfg = small.config();
+    assert!(matches!(settle(&mut cfg).await, Chosen::Local { .. }));
+    let h = Harness::with_config(cfg).await;
+    h.pair("222", Role::User).await;
+    ask(&h).await;
+    let replies = small.received_for(TEXT);
+    // The notes quoted, not paraphrased; a reply capped at what a small model
+    // writes in time; no tools it would write as text.
+    assert_eq!(replies[0].body["temperature"], json!(0.0));
+    assert_eq!(replies[0].body["max_tokens"], json!(320));
+    assert!(replies[0].tools().is_empty(), "{:?}", replies[0].tools());
+    // A standalone question is answered without the earlier lines to copy.
+    assert!(!replies[1].text().contains("weekly digest"));
+}
+
+/// A model that answers with the wrong value under a right citation (the
+/// real model: "No, expense claims of 900 EUR do not need any approval.
+/// (Memory reference: 2)"): the person is shown the note instead, cited, and
+/// never the contradicting sentence — in their reply language's words.
+#[tokio::test]
+async fn an_answer_that_contradicts_its_note_is_replaced_by_the_note() {
+    let fake = FakeLlm::start().await;
+    let h = harness(&fake).await;
+    h.pair("111", Role::Admin).await;
+    h.pair("222", Role::User).await;
+    h.dm(
+        "111",
+        "@notes: Expense claims over 500 EUR need the team lead's approval.",
+    )
+    .await;
+    fake.push(
+        TEXT,
+        Answer::Content(
+            "No, expense claims of 900 EUR do not need any approval. (Memory reference: 1)".into(),
+        ),
+    );
+    let reply = h
+        .dm("222", "Do expense claims of 900 EUR need any approval?")
+        .await;
+    assert_eq!(
+        reply,
+        "Memory says: Expense claims over 500 EUR need the team lead's approval. (Memory reference: 1)"
+    );
+    // An answer with the note's own value stands as the model wrote it.
+    fake.push(
+        TEXT,
+        Answer::Content("Yes: over 500 EUR the team lead approves.".into()),
+    );
+    let right = h
+        .dm("222", "Do expense claims of 900 EUR need any approval?")
+        .await;
+    assert_eq!(
+        right,
+        "Yes: over 500 EUR the team lead approves. (Memory reference: 1)"
+    );
+}

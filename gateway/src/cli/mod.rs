@@ -678,7 +678,7 @@ pub async fn run(cli: Cli) -> Result<()> {
     if !matches!(cli.command, Command::Serve) {
         end_quietly_on_a_closed_pipe();
     }
-    let cfg = Config::load(cli.config.as_deref())?;
+    let mut cfg = Config::load(cli.config.as_deref())?;
     for w in cfg.warnings() {
         tracing::warn!("{w}");
         eprintln!("warning: {w}");
@@ -689,6 +689,7 @@ pub async fn run(cli: Cli) -> Result<()> {
     if uses_model(&cli.command) {
         crate::llm::Models::from_config(&cfg.llm)
             .context("configuring the language model (llm.*)")?;
+        log_model_settings(crate::llm::local_model::settle(&mut cfg).await);
     }
     match cli.command {
         Command::Replay { file, json } => replay::run(&file, json, cfg).await,
@@ -833,6 +834,27 @@ fn end_quietly_on_a_closed_pipe() {
 fn end_quietly_on_a_closed_pipe() {}
 
 /// Commands that call the language model (extraction, replies, judge, consolidation, summaries).
+/// Say at start which settings `llm.preset` chose, so an operator sees why a
+/// reply is capped or offered no tools.
+fn log_model_settings(chosen: crate::llm::local_model::Chosen) {
+    use crate::llm::local_model::Chosen;
+    match chosen {
+        Chosen::Nothing => {}
+        Chosen::UnknownSize => tracing::info!(
+            "llm.preset = \"auto\": the server did not say how big its model is; settings as configured (set llm.preset = \"local\" for a small local model)"
+        ),
+        Chosen::Large(m) => tracing::info!(
+            params = m.params,
+            source = m.source,
+            "llm.preset = \"auto\": a large model; settings as configured"
+        ),
+        Chosen::Local { why, applied } => tracing::info!(
+            applied = %applied.join(", "),
+            "small local model settings ({why}): temperature 0, max_output_tokens 320, tools off, history for follow-ups only, except where the configuration sets them"
+        ),
+    }
+}
+
 fn uses_model(c: &Command) -> bool {
     matches!(
         c,

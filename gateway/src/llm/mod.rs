@@ -5,6 +5,7 @@
 //! `usage` counts tokens, and every model call of a turn draws on `budget`.
 
 pub mod budget;
+pub mod local_model;
 pub mod metered;
 pub mod offline;
 pub mod openai;
