@@ -58,9 +58,13 @@ fn tool_source(principal: &Principal, proposed: bool) -> String {
 /// a note and its correction), else the clause itself under the model's labels.
 fn as_said(clause: &str, item: Candidate) -> Candidate {
     match offline::label(clause) {
-        // The rules know the text but not its subject: the model's labels stay.
+        // The rules know the text but not its subject: the model's labels
+        // stay — except for a note the rules know only by its value, which
+        // they already asked about under their own key (asked once).
         Some(rules)
-            if rules.subject.starts_with(offline::UNKEYED) && rules.kind != "correction" =>
+            if rules.subject.starts_with(offline::UNKEYED)
+                && rules.kind != "correction"
+                && rules.kind != offline::VALUED_KIND =>
         {
             Candidate {
                 content: rules.content,
@@ -331,8 +335,15 @@ impl Learning {
         let (kind, subject) = offline::clauses(content)
             .iter()
             .find_map(|c| offline::label(c))
+            // Known only by the value it names: keyed by all its words below.
+            .filter(|c| c.kind != offline::VALUED_KIND)
             .map(|c| (c.kind, c.subject))
-            .unwrap_or_else(|| ("note".into(), format!("note:{}", terms(content).join(" "))));
+            .unwrap_or_else(|| {
+                (
+                    offline::VALUED_KIND.into(),
+                    format!("note:{}", terms(content).join(" ")),
+                )
+            });
         Candidate {
             channel: ItemChannel::Operational,
             kind,

@@ -1607,7 +1607,12 @@ impl TurnLoop {
         // What the model proposed is asked, whether or not it then answered.
         let proposed = tools.proposed();
         if !proposed.is_empty() {
-            parts.question.extend(proposed);
+            // The rules may have asked the same statement already: asked once.
+            for p in proposed {
+                if !parts.question.contains(&p) {
+                    parts.question.push(p);
+                }
+            }
             parts.batch = Some(t.message_id);
         }
         let scrubbed = responded.map(|a| context::scrub_answer(&a, text, &prompt, &found));

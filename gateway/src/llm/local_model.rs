@@ -161,7 +161,7 @@ fn ollama_params(show: &Value) -> Option<u64> {
         _ => return None,
     };
     let n: f64 = number.trim().parse().ok()?;
-    (n.is_finite() && n > 0.0).then(|| (n * scale) as u64)
+    (n.is_finite() && n > 0.0).then_some((n * scale) as u64)
 }
 
 #[cfg(test)]

@@ -774,6 +774,10 @@ fn without_preamble(s: &str) -> &str {
     }
 }
 
+/// The kind of a note [`valued_statement`] reads: what an `@notes:` text
+/// the patterns do not key is, too.
+pub const VALUED_KIND: &str = "note";
+
 /// A statement about the team's work that the patterns do not key, known by
 /// what it holds: not said of the speaker, naming a value ("The on-call
 /// handover happens at 09:30"). An administrator is asked to keep it as a
@@ -784,7 +788,7 @@ fn valued_statement(s: &str) -> Option<Candidate> {
         return None;
     }
     let rest = strip_any(s, DIRECTIVES).map_or(s, |r| r.trim_start_matches([',', ' ']));
-    operational(rest, Some("rule"))
+    operational(rest, Some(VALUED_KIND))
 }
 
 /// How a person asks the agent for something, in the languages the rules
