@@ -674,10 +674,10 @@ pub const GROUNDING_MIN_HITS: i64 = 2;
 /// note ("a reviewer" for "a second reviewer … before 15:00"): the note
 /// follows on a line opened by `memory_says` (the reply language's "Memory
 /// says:"). Where the answer says something else instead — a value of its
-/// own, another day, or a yes or no ("No, claims of 900 EUR need no
-/// approval" under "over 500 EUR need approval") — it contradicts the note
-/// and is not shown: the note is, so a citation never sits under the wrong
-/// value. A value the `message` itself holds answers nothing ("What does
+/// own, another day, or a yes or no about a value the note does not hold
+/// ("No, claims of 900 EUR need no approval" under "over 500 EUR need
+/// approval") — it contradicts the note or judges it, and is not shown: the
+/// note is, so a citation never sits under the wrong value. A value the `message` itself holds answers nothing ("What does
 /// SEV2 mean?" answered "SEV2 means an outage" leaves out "within 15
 /// minutes"). Two or more notes left out: which one the message is about is
 /// unknown, and none is shown (a third, unrelated note helps nobody). In a
@@ -731,8 +731,15 @@ pub fn grounded(
     let other_day = said_days
         .iter()
         .any(|d| !asked_days.contains(d) && !note_days.contains(d));
-    let yes_or_no = prompts::answers::opens_with(&answer).is_some();
-    if own_value || other_day || yes_or_no {
+    // A yes or no about a value the note does not hold ("900 EUR" under
+    // "over 500 EUR") is the model's own comparison: a small one gets it
+    // wrong, and the note says it plainly. A yes or no about the note's own
+    // words ("Yes, deploys need a reviewer") stands, with the note under it.
+    let about_another_value = asked
+        .iter()
+        .any(|w| w.chars().any(|c| c.is_ascii_digit() || ".#_".contains(c)) && !words.contains(w));
+    let judged = about_another_value && prompts::answers::opens_with(&answer).is_some();
+    if own_value || other_day || judged {
         return format!("{memory_says} {text}");
     }
     format!("{answer}\n{memory_says} {text}")
