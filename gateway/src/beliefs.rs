@@ -27,14 +27,27 @@ pub const JUDGE_CANDIDATES: usize = 12;
 /// records share words that are no content, "the", "is"), retired it.
 pub const SHARED_WORDS_TO_JUDGE: usize = 1;
 
+/// Words of how a rule is put, not of what it is about: two notes sharing
+/// only these are about different things (Qwen2.5-Coder-1.5B retired
+/// "Always use example_archive for the monthly digest" for "Always use
+/// pg-replica-02 for the nightly export").
+const HOW_RULES_ARE_PUT: &[&str] = &[
+    "always", "never", "use", "uses", "used", "using", "must", "should", "need", "needs", "please",
+    "now", "every", "only",
+];
+
 /// Whether `old` may be about the same thing as `new`: they share
-/// [`SHARED_WORDS_TO_JUDGE`] content words (`memory::grounding::content_words`).
+/// [`SHARED_WORDS_TO_JUDGE`] content words (`memory::grounding::content_words`)
+/// beside [`HOW_RULES_ARE_PUT`].
 pub fn same_topic(new: &str, old: &str) -> bool {
     let new = memory::grounding::content_words(new);
     let mut old = memory::grounding::content_words(old);
     old.sort();
     old.dedup();
-    old.iter().filter(|w| new.contains(w)).count() >= SHARED_WORDS_TO_JUDGE
+    old.iter()
+        .filter(|w| new.contains(w) && !HOW_RULES_ARE_PUT.contains(&w.as_str()))
+        .count()
+        >= SHARED_WORDS_TO_JUDGE
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -164,6 +177,14 @@ mod tests {
         assert!(same_topic(
             "Remote access goes through the VPN at vpn2.example.com",
             "The VPN gateway is vpn1.example.com"
+        ));
+        assert!(!same_topic(
+            "Always use pg-replica-02 for the nightly export",
+            "Always use example_archive for the monthly digest"
+        ));
+        assert!(same_topic(
+            "Always use example_orders for the weekly digest",
+            "Always use example_archive for the weekly digest"
         ));
         assert!(same_topic(
             "The weekly sales report is now built from sales_2026",

@@ -362,6 +362,7 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
         // or made up): data the person never asked for.
         let echo = CONTEXT_LINES.iter().any(|l| line.trim().starts_with(l));
         let line = &unframed(line);
+        let line = without_label(line);
         let line = &said_once(line, &mut seen);
         let line = &without_recitals(line, &off_topic);
         let t = line.trim();
@@ -385,7 +386,39 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
     if said.chars().all(|c| !c.is_alphabetic()) {
         return String::new();
     }
+    // The message asked back, where memory holds the answer (a small model
+    // translated "I bought a monitor for 230 EUR. Who signs off expenses
+    // over 500 EUR?" into the reply language and stopped): a reply ending
+    // in a question with no value beyond the message's answers nothing, and
+    // the rules answer.
+    let asked_words = memory::grounding::content_words(message);
+    let adds_a_value = memory::grounding::content_words(&said).iter().any(|w| {
+        w.chars().any(|c| c.is_ascii_digit() || ".#_".contains(c)) && !asked_words.contains(w)
+    });
+    let asks_back = said.trim_end().ends_with(['?', '？']);
+    if asks_back && !adds_a_value && found.iter().any(|r| r.hits >= GROUNDING_MIN_HITS) {
+        return String::new();
+    }
     text
+}
+
+/// `line` without an upper-case label a small model puts before its answer
+/// ("SPEAKER'S REPLY: …", "ANSWER: …"), in the shape of the turn's context
+/// lines: a person reads the answer.
+fn without_label(line: &str) -> &str {
+    let Some((label, rest)) = line.trim_start().split_once(':') else {
+        return line;
+    };
+    let is_label = label.len() >= 4
+        && label.chars().any(|c| c.is_ascii_uppercase())
+        && label
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c == ' ' || c == '\'' || c == '_');
+    if is_label {
+        rest.trim_start()
+    } else {
+        line
+    }
 }
 
 /// `line` with each memory or skill frame a model copied into it replaced by
@@ -1169,6 +1202,46 @@ mod tests {
         );
         assert!(!alone.fixed().contains("pg-staging-04"));
         assert!(alone.context().contains("pg-staging-04"));
+    }
+
+    #[test]
+    fn a_question_asked_back_or_a_labelled_answer_is_not_shown_as_written() {
+        let mut note = found(1, "Expenses over 500 EUR are signed off by the team lead.");
+        note.hits = 3;
+        let memory = [note];
+        let prompt = assemble(
+            "o",
+            "a",
+            &Principal::Unpaired,
+            &PromptParts {
+                found: &memory,
+                ..PromptParts::default()
+            },
+        );
+        let asked = "I bought a new monitor for 230 EUR. Who signs off expenses over 500 EUR?";
+        // What the real model wrote for a person who reads Italian.
+        let echoed = "SPEAKER'S REPLY:\nIl monitor ha un prezzo di 230 EUR. Chi firma le spese che superano 500 EUR?";
+        assert_eq!(scrub_answer(echoed, asked, &prompt, &memory), "");
+        assert_eq!(
+            scrub_answer(
+                "ANSWER: The team lead signs them off.",
+                asked,
+                &prompt,
+                &memory
+            ),
+            "The team lead signs them off."
+        );
+        // A question back where memory knows nothing stays: it may be the right reply.
+        let nothing: [Retrieved; 0] = [];
+        assert_eq!(
+            scrub_answer(
+                "Which office do you mean?",
+                "Where is the office?",
+                &prompt,
+                &nothing
+            ),
+            "Which office do you mean?"
+        );
     }
 
     #[test]

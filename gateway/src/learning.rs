@@ -263,6 +263,10 @@ impl Learning {
             }
         };
         let correction = label.and_then(|label| match grounding::ground(&label, &clauses) {
+            // A rule framed for everyone is a note, whatever the label (the
+            // real model labelled "Standing rule: always tag releases with
+            // the ticket number" a correction of its last answer).
+            Grounding::Supported { clause } if offline::frames_a_rule(clause) => None,
             Grounding::Supported { clause } => Some(clause.to_string()),
             unsupported => {
                 self.metrics.policy(PolicyOutcome::Unsupported);

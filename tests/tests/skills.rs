@@ -886,6 +886,36 @@ fn labelling(label: fn(&str) -> String) -> Answer {
     }))
 }
 
+/// An administrator's rule framed for everyone is a note, whatever the
+/// extractor labels it (the real model labelled "Standing rule: …" a
+/// correction of its last answer, and the rule was lost to the skills loop).
+#[tokio::test]
+async fn a_framed_rule_is_a_note_even_when_the_model_labels_it_a_correction() {
+    for (name, db) in both_dbs().await {
+        let fake = FakeLlm::start().await;
+        let h = Harness::on(db, fake.config());
+        h.pair("boss", Role::Admin).await;
+        fake.always("memory_items", labelling(|said| said.to_string()));
+        let reply = ask_and_correct(
+            &h,
+            "boss",
+            "dm:boss",
+            "Send me the release checklist",
+            "Standing rule: always tag releases with the ticket number",
+        )
+        .await;
+        assert!(
+            reply.contains("Remember this? Always tag releases with the ticket number"),
+            "{name}: {reply}"
+        );
+        assert!(
+            !reply.contains("correction of my last answer"),
+            "{name}: {reply}"
+        );
+        assert!(corrections(h.db()).await.is_empty(), "{name}");
+    }
+}
+
 async fn corrections(db: &Db) -> Vec<memory::skill::Correction> {
     db.skills()
         .corrections_since("default", "default", 0)

@@ -1261,3 +1261,37 @@ async fn an_answer_that_contradicts_its_note_is_replaced_by_the_note() {
         "Yes: over 500 EUR the team lead approves. (Memory reference: 1)"
     );
 }
+
+/// What the real model answered for the monthly digest: the weekly note, a
+/// neighbour's value. The person is shown the note the question is about.
+#[tokio::test]
+async fn an_answer_from_the_neighbouring_note_is_replaced_by_the_note_asked_about() {
+    let fake = FakeLlm::start().await;
+    let h = harness(&fake).await;
+    h.pair("111", Role::Admin).await;
+    h.pair("555", Role::User).await;
+    h.dm(
+        "111",
+        "@notes: Always use example_orders for the weekly digest",
+    )
+    .await;
+    h.dm(
+        "111",
+        "@notes: Always use example_archive for the monthly digest",
+    )
+    .await;
+    fake.push(
+        TEXT,
+        Answer::Content("Always use example_orders for the weekly digest".into()),
+    );
+    let reply = h
+        .dm(
+            "555",
+            "I booked a flight to Madrid this morning. Which table does the monthly digest use?",
+        )
+        .await;
+    assert_eq!(
+        reply,
+        "Memory says: Always use example_archive for the monthly digest (Memory reference: 2)"
+    );
+}

@@ -235,6 +235,12 @@ const RULE_FRAMINGS: &[&str] = &[
 /// What separates a framing from its rule ("Team rule — …", "rule: …").
 const FRAMING_ENDS: &[char] = &[':', '-', '—', '–', ',', ' '];
 
+/// Whether `clause` is framed as a rule for everyone ("Standing rule: …"):
+/// a note for the organisation, never a correction of the last answer.
+pub fn frames_a_rule(clause: &str) -> bool {
+    framed_rule(&clean(clause)).is_some()
+}
+
 /// The rule a framed line states, without its framing ("Policy: X" → "X").
 fn framed_rule(s: &str) -> Option<&str> {
     RULE_FRAMINGS.iter().find_map(|framing| {
