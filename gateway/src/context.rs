@@ -759,7 +759,16 @@ pub fn grounded(
         return text;
     }
     let words = memory::grounding::content_words(&text);
-    let own_value = said.iter().any(|w| value(w) && !words.contains(w));
+    // A value from another note that answers the message as well (a tie) is
+    // that note's answer, not the model's invention: the note follows it.
+    let neighbours: Vec<String> = best
+        .iter()
+        .filter(|r| r.record.id != note.record.id)
+        .flat_map(|r| memory::grounding::content_words(&r.record.content))
+        .collect();
+    let own_value = said
+        .iter()
+        .any(|w| value(w) && !words.contains(w) && !neighbours.contains(w));
     let note_days = days_named(&words);
     let other_day = said_days
         .iter()
@@ -954,6 +963,16 @@ mod tests {
         assert_eq!(
             grounded(whole.into(), asked, &best, false, MEMORY_SAYS),
             whole
+        );
+        // A value of the other note the message matches as well is that
+        // note's answer: the note left out follows it, the answer stays.
+        let mut freeze = found(2, "SEV2 freezes deploys from 2026-03-06 to 2026-03-09.");
+        freeze.hits = 2;
+        let tie = [&sev2, &freeze];
+        let neighbour = "Page the on-call SRE within 15 minutes.";
+        assert_eq!(
+            grounded(neighbour.into(), asked, &tie, false, MEMORY_SAYS),
+            format!("{neighbour}\nMemory says: {}", freeze.record.content)
         );
     }
 

@@ -968,6 +968,15 @@ fn without_standing(body: &str) -> Option<String> {
     )
 }
 
+/// Whether `s` holds a standing marker anywhere ("… sempre in italiano").
+fn has_standing(s: &str) -> bool {
+    let words = words_of(s);
+    STANDING.iter().any(|marker| {
+        let m: Vec<&str> = marker.split(' ').collect();
+        (0..words.len()).any(|i| opens_with(&words[i..], &m))
+    })
+}
+
 /// Verbs of answering and writing, as word starts, in the languages the rules know.
 const REPLY_VERBS: &[&str] = &[
     "answer", "reply", "repl", "respond", "write", "speak", "talk", "antwort", "schreib", "sprich",
@@ -1119,8 +1128,9 @@ fn standing_request(s: &str, question: bool) -> Option<Candidate> {
     let standing = without_standing(&rest);
     // A reply language asked for, however the question is put ("Would it be
     // possible to always answer me in Dutch?", "Ti dispiace rispondermi
-    // sempre in italiano?"): for the speaker, for good.
-    if standing.is_some() || first_person(&rest) || !rest.is_ascii() {
+    // sempre in italiano?"): for the speaker, for good — a standing marker
+    // anywhere, or the speaker named.
+    if has_standing(&rest) || first_person(&rest) || !rest.is_ascii() {
         if let Some(lang) = asked_language(&rest) {
             let said = format!("Wants answers in {lang}");
             return Some(personal_item("preference", ANSWER_IN_SUBJECT, said));
@@ -1455,6 +1465,10 @@ mod tests {
                 "Wants answers in Englisch",
             ),
             ("中文回答我好吗？", "Wants answers in 中文"),
+            (
+                "¿Te importaría contestarme siempre en inglés?",
+                "Wants answers in Inglés",
+            ),
             (
                 "Could you please be brief with me?",
                 "Wants you to be brief with me",
