@@ -1,10 +1,11 @@
 //! `steward.toml` plus `STEWARD_<SECTION>__<KEY>` environment overrides.
 //! Every key has an embedded default, so no file is needed. A channel's
 //! section (`[<channel>]`) is its own type, kept with the channel
-//! (`crate::channels::section`); `Config` gets one field of each from the
-//! channels' list.
+//! (`crate::channels::section`), and a plain field of `Config`.
 
+use crate::channels::discord::section::DiscordConfig;
 use crate::channels::section::{Section, TargetForm};
+use crate::channels::teams::section::TeamsConfig;
 use figment::providers::{Env, Format, Serialized, Toml};
 use figment::Figment;
 use serde::{Deserialize, Serialize};
@@ -13,82 +14,64 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use validator::{Validate, ValidationErrors, ValidationErrorsKind};
 
-/// `Config` with a field for each channel's section appended (`pub <key>:
-/// <section type>`, in the list's order), and what reads them all.
-macro_rules! with_sections {
-    (
-        { $(#[$attr:meta])* pub struct Config { $($core:tt)* } }
-        $($module:ident::$channel:ident $([$key:ident: $section:path])?),* $(,)?
-    ) => {
-        $(#[$attr])*
-        pub struct Config {
-            $($core)*
-            $($(
-                #[validate(nested)]
-                pub $key: $section,
-            )?)*
-        }
-
-        impl Config {
-            /// Each channel's section with its key, in the keys' order (so
-            /// what lists them reads the same whatever the channels' order).
-            pub fn sections(&self) -> Vec<(&'static str, &dyn Section)> {
-                let mut all: Vec<(&'static str, &dyn Section)> =
-                    vec![$($((stringify!($key), &self.$key as &dyn Section),)?)*];
-                all.sort_by_key(|(key, _)| *key);
-                all
-            }
-
-            /// How runs name the conversations of each channel that takes
-            /// their answers, by its section's key, in the keys' order.
-            fn targets() -> Vec<(&'static str, TargetForm)> {
-                let mut all = Vec::new();
-                $($(
-                    if let Some(form) = <$section as Section>::target() {
-                        all.push((stringify!($key), form));
-                    }
-                )?)*
-                all.sort_by_key(|(key, _)| *key);
-                all
-            }
-        }
-    };
+/// The whole configuration: these sections, then each channel's own.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Validate)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    #[validate(nested)]
+    pub server: ServerConfig,
+    pub database: DatabaseConfig,
+    #[validate(nested)]
+    pub llm: LlmConfig,
+    #[validate(nested)]
+    pub memory: MemoryConfig,
+    #[validate(nested)]
+    pub pairing: PairingConfig,
+    #[validate(nested)]
+    pub turn: TurnConfig,
+    #[validate(nested)]
+    pub rate_limit: RateLimitConfig,
+    #[validate(nested)]
+    pub dashboard: DashboardConfig,
+    pub metrics: MetricsConfig,
+    #[validate(nested)]
+    pub embeddings: EmbeddingsConfig,
+    #[validate(nested)]
+    pub skills: SkillsConfig,
+    /// Settings of one agent, by agent id (`[agents.it] auto_keep = true`);
+    /// what an agent does not set is the global setting.
+    pub agents: BTreeMap<String, AgentConfig>,
+    /// Automated runs at set times (`[[schedules]]`).
+    pub schedules: Vec<ScheduleConfig>,
+    /// Automated runs on a signed request to `POST /hooks/<name>` (`[[webhooks]]`).
+    pub webhooks: Vec<WebhookConfig>,
+    /// `[teams]`: the Teams channel (`channels::teams`).
+    #[validate(nested)]
+    pub teams: TeamsConfig,
+    /// `[discord]`: the Discord channel (`channels::discord`).
+    #[validate(nested)]
+    pub discord: DiscordConfig,
 }
 
-crate::channels::registry::each_channel!(with_sections {
-    /// The whole configuration: these sections, then each channel's own.
-    #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Validate)]
-    #[serde(deny_unknown_fields, default)]
-    pub struct Config {
-        #[validate(nested)]
-        pub server: ServerConfig,
-        pub database: DatabaseConfig,
-        #[validate(nested)]
-        pub llm: LlmConfig,
-        #[validate(nested)]
-        pub memory: MemoryConfig,
-        #[validate(nested)]
-        pub pairing: PairingConfig,
-        #[validate(nested)]
-        pub turn: TurnConfig,
-        #[validate(nested)]
-        pub rate_limit: RateLimitConfig,
-        #[validate(nested)]
-        pub dashboard: DashboardConfig,
-        pub metrics: MetricsConfig,
-        #[validate(nested)]
-        pub embeddings: EmbeddingsConfig,
-        #[validate(nested)]
-        pub skills: SkillsConfig,
-        /// Settings of one agent, by agent id (`[agents.it] auto_keep = true`);
-        /// what an agent does not set is the global setting.
-        pub agents: BTreeMap<String, AgentConfig>,
-        /// Automated runs at set times (`[[schedules]]`).
-        pub schedules: Vec<ScheduleConfig>,
-        /// Automated runs on a signed request to `POST /hooks/<name>` (`[[webhooks]]`).
-        pub webhooks: Vec<WebhookConfig>,
+impl Config {
+    /// Each channel's section with its key (its channel's name), in the
+    /// keys' order. A channel with a section has its line here.
+    pub fn sections(&self) -> Vec<(&'static str, &dyn Section)> {
+        vec![("discord", &self.discord), ("teams", &self.teams)]
     }
-});
+
+    /// How runs name the conversations of each channel that takes their
+    /// answers, by its section's key, in the keys' order.
+    fn targets() -> Vec<(&'static str, TargetForm)> {
+        [
+            ("discord", DiscordConfig::target()),
+            ("teams", TeamsConfig::target()),
+        ]
+        .into_iter()
+        .filter_map(|(key, form)| Some((key, form?)))
+        .collect()
+    }
+}
 
 /// What an automated run does: follow an approved skill as a standing
 /// procedure (principal `sop-system`), or an administrator's written
@@ -413,7 +396,7 @@ pub struct SkillsConfig {
     /// least this similar (cosine) are of one kind of task, whatever words
     /// they share. multilingual-e5-small puts rewordings of one request at
     /// 0.967–0.980 and other requests of the same form ("the daily report" /
-    /// "the weekly report") at 0.925–0.948 (README.md, "Skills").
+    /// "the weekly report") at 0.925–0.948 (docs/skills.md).
     #[default = 0.96]
     #[validate(range(min = 0.0, max = 1.0))]
     pub task_similarity: f32,

@@ -101,7 +101,7 @@ pub fn app(state: AppState) -> Router {
         &state.services,
     )));
     // Each channel that is on, with routes of its own (Teams' webhook).
-    for channel in crate::channels::CHANNELS {
+    for channel in crate::channels::all() {
         if channel.enabled(cfg) {
             if let Some(routes) = channel.routes(&state.services) {
                 router = router.merge(routes.with_state(()));

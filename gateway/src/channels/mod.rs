@@ -5,13 +5,16 @@
 //! ([`Channel::deliver`], for automated runs). A channel with settings owns
 //! its section of the configuration too (`<channel>/section.rs`, a
 //! [`Section`](section::Section): its keys, their checks, the delivery targets runs name in
-//! it). [`CHANNELS`] is the one list `http::app`, `steward serve` and the
-//! settings page read, made from `registry::each_channel!`, which also gives
-//! `Config` its channel sections: a new channel is a module here and a line
-//! in that list.
+//! it), a field of `Config`. [`all`] is the one list `http::app`, `steward serve` and the
+//! settings page read: a new channel is a module here, its line in [`all`]
+//! and, when it has settings, its field in `Config` and its line in
+//! `Config::sections`.
 
-pub mod registry;
+pub mod api;
+pub mod dashboard_chat;
+pub mod discord;
 pub mod section;
+pub mod teams;
 
 use crate::config::{Config, ConfigError};
 use crate::services::Services;
@@ -19,22 +22,19 @@ use crate::workers::Worker;
 use axum::Router;
 use std::net::SocketAddr;
 
-/// The channels' modules and [`CHANNELS`], from the list. (`cargo fmt`
-/// does not follow a `mod` a macro declares: format their files by path.)
-macro_rules! declare {
-    ({} $($module:ident::$channel:ident $([$key:ident: $section:path])?),* $(,)?) => {
-        $(pub mod $module;)*
-
-        /// Every channel, in the order `serve` announces them.
-        pub static CHANNELS: &[&dyn Channel] = &[$(&$module::$channel),*];
-    };
+/// Every channel, in the order `serve` announces them.
+pub fn all() -> &'static [&'static dyn Channel] {
+    &[
+        &teams::Teams,
+        &discord::Discord,
+        &dashboard_chat::DashboardChat,
+        &api::Api,
+    ]
 }
-
-registry::each_channel!(declare {});
 
 /// The channel stored as `name` on its messages.
 pub fn named(name: &str) -> Option<&'static dyn Channel> {
-    CHANNELS.iter().copied().find(|c| c.name() == name)
+    all().iter().copied().find(|c| c.name() == name)
 }
 
 /// A conversation of a channel, as its lines are stored.

@@ -1,8 +1,8 @@
 //! A channel's own section of the configuration (`[<channel>]`), as
 //! `Config` reads it. Each section type lives with its channel
 //! (`channels/<channel>/section.rs`) and imports nothing of the
-//! configuration, so `config.rs` can hold it as a field (its line in
-//! `registry::each_channel!`) without the two importing each other.
+//! configuration, so `config.rs` can hold it as a plain field of `Config`
+//! without the two importing each other.
 
 /// How a run's `deliver = "<channel>:<conversation>"` names one of a
 /// channel's conversations.

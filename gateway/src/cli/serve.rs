@@ -2,7 +2,7 @@
 //! and beside it the workers (the channels' connections, the jobs,
 //! embeddings, the metrics listener), until ctrl-c.
 
-use crate::channels::CHANNELS;
+use crate::channels;
 use crate::dashboard::AdminToken;
 use crate::http::{serve, AppState, MetricsListener};
 use crate::runs::schedules::Schedules;
@@ -48,7 +48,7 @@ pub(super) async fn run(services: Arc<Services>) -> Result<()> {
         println!("metrics: http://{addr}/metrics (Authorization: Bearer <metrics.token>)");
     }
     // Each channel that is on: its connection, if it has one, is a worker.
-    for channel in CHANNELS.iter().filter(|c| c.enabled(cfg)) {
+    for channel in channels::all().iter().filter(|c| c.enabled(cfg)) {
         let worker = channel
             .worker(&services)
             .with_context(|| format!("starting the {} channel", channel.name()))?;

@@ -7,7 +7,7 @@
 use super::auth::Screen;
 use super::view::{self, SETTINGS};
 use super::Page;
-use crate::channels::{Channel, CHANNELS};
+use crate::channels::Channel;
 use crate::config::Config;
 use maud::{html, Markup};
 use serde_json::Value;
@@ -108,7 +108,7 @@ fn template(cfg: &Config) -> Markup {
             h2 { "Channels" }
             p.muted { "Where people reach the agent; each channel's own section is below." }
         },
-        CHANNELS,
+        crate::channels::all(),
         |c: &&dyn Channel| {
             let on = c.enabled(cfg);
             html! {
