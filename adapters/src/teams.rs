@@ -1,4 +1,4 @@
-//! Microsoft Teams outgoing webhook (set up as README.md, "Microsoft Teams
+//! Microsoft Teams outgoing webhook (set up as docs/channels.md, "Microsoft Teams
 //! (outgoing webhook)", describes).
 //!
 //! Teams POSTs a Bot Framework `message` activity to `/teams/{agent}` when
@@ -545,7 +545,7 @@ pub fn workflows_payload(text: &str) -> Value {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum DeliveryError {
+pub enum WorkflowsPostError {
     #[error("Workflows webhook refused the post with {0}")]
     Refused(StatusCode),
     #[error("gave up after {attempts} attempts: {last}")]
@@ -591,7 +591,7 @@ pub async fn post_to_workflows(
     text: &str,
     attempts: u32,
     backoff: Duration,
-) -> Result<(), DeliveryError> {
+) -> Result<(), WorkflowsPostError> {
     let payload = workflows_payload(text);
     let policy = RetryPolicy {
         attempts,
@@ -613,10 +613,10 @@ pub async fn post_to_workflows(
     retry::run(&policy, "Workflows post", post)
         .await
         .map_err(|e| match e {
-            RetryError::Fatal(PostError::Status(status)) => DeliveryError::Refused(status),
+            RetryError::Fatal(PostError::Status(status)) => WorkflowsPostError::Refused(status),
             RetryError::Fatal(last)
             | RetryError::Exhausted { last, .. }
-            | RetryError::TooLong { last, .. } => DeliveryError::GaveUp {
+            | RetryError::TooLong { last, .. } => WorkflowsPostError::GaveUp {
                 attempts: policy.attempts.max(1),
                 last: last.to_string(),
             },

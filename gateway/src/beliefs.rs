@@ -1,4 +1,4 @@
-//! Belief revision (README.md, "Belief revision and consolidation"): after a
+//! Belief revision (docs/models.md, "Belief revision and consolidation"): after a
 //! live or confirmed write, the judge may
 //! retire records on the same topic that the subject rule missed.
 //!

@@ -1,4 +1,4 @@
-//! Consolidation (README.md, "Belief revision and consolidation"): merge live
+//! Consolidation (docs/models.md, "Belief revision and consolidation"): merge live
 //! records that say the same thing into
 //! one and retire the sources under one run id, so `steward memory revisions
 //! undo --run RUN` restores them. `steward memory distill` runs it once; `serve`

@@ -1,4 +1,4 @@
-//! Context assembly: precedence (README.md, "Scopes, and which wins"), and
+//! Context assembly: precedence (docs/memory.md, "Scopes, and which wins"), and
 //! memory as data behind a fixed prefix.
 
 use chrono::{Datelike, Weekday};

@@ -39,7 +39,7 @@ pub enum EmbedError {
 
 /// What a text is embedded as: e5 models read queries and passages apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum EmbedAs {
     Query,
     Document,
 }
@@ -84,7 +84,7 @@ impl Client {
     pub async fn embed(
         &self,
         texts: &[&str],
-        kind: Kind,
+        kind: EmbedAs,
         timeout: Duration,
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let ms = timeout.as_millis() as u64;
@@ -97,17 +97,17 @@ impl Client {
         }
     }
 
-    async fn request(&self, texts: &[&str], kind: Kind) -> Result<Vec<Vec<f32>>, EmbedError> {
+    async fn request(&self, texts: &[&str], kind: EmbedAs) -> Result<Vec<Vec<f32>>, EmbedError> {
         let prefix = match kind {
-            Kind::Query => &self.cfg.query_prefix,
-            Kind::Document => &self.cfg.document_prefix,
+            EmbedAs::Query => &self.cfg.query_prefix,
+            EmbedAs::Document => &self.cfg.document_prefix,
         };
         let input: Vec<String> = texts.iter().map(|t| format!("{prefix}{t}")).collect();
         let mut body = serde_json::json!({ "model": self.cfg.model, "input": input });
         if self.cfg.input_type {
             body["input_type"] = match kind {
-                Kind::Query => "query".into(),
-                Kind::Document => "passage".into(),
+                EmbedAs::Query => "query".into(),
+                EmbedAs::Document => "passage".into(),
             };
         }
         let mut req = self.http.post(&self.url).json(&body);
@@ -167,7 +167,7 @@ struct Attached {
 impl Embed for Attached {
     async fn query(&self, text: &str) -> Option<QueryVector> {
         let timeout = Duration::from_millis(self.client.cfg.timeout_ms);
-        match self.client.embed(&[text], Kind::Query, timeout).await {
+        match self.client.embed(&[text], EmbedAs::Query, timeout).await {
             Ok(mut v) => v.pop().map(|values| QueryVector {
                 model: self.client.cfg.model.clone(),
                 values,
@@ -251,7 +251,7 @@ impl Embeddings {
                 return Ok(stored);
             }
             let texts: Vec<&str> = due.iter().map(|r| r.content.as_str()).collect();
-            let vectors = client.embed(&texts, Kind::Document, timeout).await?;
+            let vectors = client.embed(&texts, EmbedAs::Document, timeout).await?;
             let pairs: Vec<(Unembedded, Vec<f32>)> = due.into_iter().zip(vectors).collect();
             let now = self
                 .db

@@ -1,4 +1,4 @@
-//! Prometheus metrics of one turn loop (README.md, "Metrics"): turn latency by channel,
+//! Prometheus metrics of one turn loop (docs/operations.md, "Metrics"): turn latency by channel,
 //! model calls, latency, tokens and failures by role, write-policy decisions
 //! by outcome, refusals, duplicates and job runs.
 //!

@@ -1,4 +1,4 @@
-//! Oversight that cannot become surveillance (README "Oversight and the two
+//! Oversight that cannot become surveillance (docs/memory.md, "Oversight and the two
 //! promises"): the two promises steward makes to every person, the audit of
 //! an administrator's reasoned look at one person's records, and the list of
 //! those looks the person is shown.

@@ -1,4 +1,4 @@
-//! The chat commands of role memory (README.md, "Roles and role memory"):
+//! The chat commands of role memory (docs/memory.md, "Roles and role memory"):
 //! `/share ID ROLE` proposes one of the speaker's own records to a role
 //! they hold; `/role list ROLE` shows a role's proposals and entries to its
 //! holders and managers, each with the start of its content hash;

@@ -33,7 +33,7 @@ use governor::nanos::Nanos;
 use governor::state::keyed::DashMapStateStore;
 use governor::{Quota, RateLimiter};
 use memory::authz::Action;
-use memory::policy::{self, Consent, Decision, Directive, DropReason, Extraction, Origin};
+use memory::policy::{self, Consent, Decision, Directive, DropReason, ExtractionRule, Origin};
 use memory::sanitize::sanitize;
 use memory::skill::SkillRevision;
 use memory::store::{ConversationView, NewMessage, Opening, RetrievalScope, Retrieved, ViewOf};
@@ -932,7 +932,7 @@ impl TurnLoop {
             if !offline::asks(text) {
                 return Ok(vec![self.render(t, parts)]);
             }
-        } else if policy::extraction(&t.principal) == Extraction::Read {
+        } else if policy::extraction(&t.principal) == ExtractionRule::Read {
             let (items, origin) = match explicit {
                 Some(rest) => {
                     let mut items: Vec<Candidate> = self

@@ -441,7 +441,7 @@ pub fn decide_directive(
 
 /// Whether a live message is read for things to remember.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Extraction {
+pub enum ExtractionRule {
     Read,
     /// Unpaired lines are nobody's; an automated run's message is an
     /// administrator's procedure or a webhook's untrusted payload: a run
@@ -449,13 +449,15 @@ pub enum Extraction {
     Skip,
 }
 
-pub fn extraction(author: &Principal) -> Extraction {
+pub fn extraction(author: &Principal) -> ExtractionRule {
     match author {
         Principal::Unpaired
         | Principal::System(
             SystemPrincipal::Cron | SystemPrincipal::Sop | SystemPrincipal::Webhook,
-        ) => Extraction::Skip,
-        Principal::Human { .. } | Principal::System(SystemPrincipal::Delegated) => Extraction::Read,
+        ) => ExtractionRule::Skip,
+        Principal::Human { .. } | Principal::System(SystemPrincipal::Delegated) => {
+            ExtractionRule::Read
+        }
     }
 }
 
@@ -1187,19 +1189,25 @@ mod tests {
     #[test]
     fn unpaired_lines_and_automated_runs_are_not_read_for_learning() {
         let cases = [
-            (human(Role::User), Extraction::Read),
-            (human(Role::Admin), Extraction::Read),
-            (Principal::System(SystemPrincipal::Cron), Extraction::Skip),
-            (Principal::System(SystemPrincipal::Sop), Extraction::Skip),
+            (human(Role::User), ExtractionRule::Read),
+            (human(Role::Admin), ExtractionRule::Read),
+            (
+                Principal::System(SystemPrincipal::Cron),
+                ExtractionRule::Skip,
+            ),
+            (
+                Principal::System(SystemPrincipal::Sop),
+                ExtractionRule::Skip,
+            ),
             (
                 Principal::System(SystemPrincipal::Delegated),
-                Extraction::Read,
+                ExtractionRule::Read,
             ),
             (
                 Principal::System(SystemPrincipal::Webhook),
-                Extraction::Skip,
+                ExtractionRule::Skip,
             ),
-            (Principal::Unpaired, Extraction::Skip),
+            (Principal::Unpaired, ExtractionRule::Skip),
         ];
         for (author, want) in cases {
             assert_eq!(extraction(&author), want, "{author:?}");

@@ -4,7 +4,7 @@
 //! this principal have". Roles are set by an admin's approval or `set-role`,
 //! never read from message text or a model's answer.
 
-use memory::store::{Decision, NewPairingCode};
+use memory::store::{NewPairingCode, PairingDecision};
 use memory::{Db, Role, StoreError};
 use rand::Rng;
 use sha2::{Digest, Sha256};
@@ -412,7 +412,7 @@ impl Pairing {
         now: i64,
     ) -> Result<PairingRequest> {
         let req = self.pending_code(org, code, now).await?;
-        let decision = Decision {
+        let decision = PairingDecision {
             request: &req,
             role,
             actor,

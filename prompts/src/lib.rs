@@ -5,12 +5,12 @@ pub mod answers;
 
 /// One prompt text and its version id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Prompt {
+pub struct PromptText {
     pub version: &'static str,
     pub text: &'static str,
 }
 
-fn parse(raw: &'static str) -> Prompt {
+fn parse(raw: &'static str) -> PromptText {
     let mut version = "unversioned";
     let mut body_start = 0;
     for line in raw.lines() {
@@ -23,7 +23,7 @@ fn parse(raw: &'static str) -> Prompt {
             break;
         }
     }
-    Prompt {
+    PromptText {
         version,
         text: raw.get(body_start..).unwrap_or(""),
     }
@@ -33,7 +33,7 @@ fn parse(raw: &'static str) -> Prompt {
 macro_rules! prompt {
     ($(#[$doc:meta])* $name:ident = $file:literal) => {
         $(#[$doc])*
-        pub fn $name() -> Prompt {
+        pub fn $name() -> PromptText {
             parse(include_str!(concat!("../texts/", $file)))
         }
     };

@@ -205,6 +205,39 @@ fn gateway_sources() -> Vec<(String, String)> {
     out
 }
 
+/// One name for one thing: the document keeps one schema a name, so two
+/// Rust types under one name would document one route's body with the
+/// other's. Every name the routes give is one schema, the one the document
+/// holds, and the pairing approve route documents the `{"role"}` it accepts
+/// (it once documented skills' `{"hash"}`).
+#[test]
+fn every_schema_name_is_one_type_and_each_route_documents_its_own_body() {
+    let doc = serde_json::to_value(steward::api::openapi()).unwrap();
+    let schemas = &doc["components"]["schemas"];
+    let mut collisions = BTreeSet::new();
+    for (name, schema) in steward::api::route_schemas() {
+        if schemas[&name] != schema {
+            collisions.insert(name);
+        }
+    }
+    assert!(
+        collisions.is_empty(),
+        "schema names two routes give different types under: {collisions:?}"
+    );
+    let approve = &doc["paths"]["/api/v1/pairing/requests/{code}/approve"]["post"];
+    let body = approve["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no request body: {approve}"));
+    let name = body.trim_start_matches("#/components/schemas/");
+    let fields = schemas[name]["properties"].as_object().unwrap();
+    assert_eq!(
+        fields.keys().collect::<Vec<_>>(),
+        ["role"],
+        "{name}: {}",
+        schemas[name]
+    );
+}
+
 #[tokio::test]
 async fn the_openapi_document_is_3_1_with_bearer_auth_and_every_served_route() {
     let a = api().await;

@@ -1999,3 +1999,105 @@ fn the_circle_check_catches_a_loop_grouped_inline_or_through_a_third_file() {
         ]
     );
 }
+
+// --- one name for one thing ----------------------------------------------------
+
+/// Every `pub struct|enum|trait` name the production sources (each crate's
+/// `src/` but the tests crate's, outside `#[cfg(test)]`, macro bodies read as
+/// tokens) declare more than once, with where.
+fn repeated_public_types(sources: &[Source]) -> Vec<String> {
+    struct Types(Vec<(String, usize)>);
+    impl<'ast> Visit<'ast> for Types {
+        fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
+            if !is_test_attr(&item.attrs) {
+                visit::visit_item_mod(self, item);
+            }
+        }
+        fn visit_item(&mut self, item: &'ast syn::Item) {
+            let named = match item {
+                syn::Item::Struct(i) => Some((&i.vis, &i.ident)),
+                syn::Item::Enum(i) => Some((&i.vis, &i.ident)),
+                syn::Item::Trait(i) => Some((&i.vis, &i.ident)),
+                _ => None,
+            };
+            if let Some((syn::Visibility::Public(_), ident)) = named {
+                self.0.push((ident.to_string(), line_of(ident.span())));
+            }
+            visit::visit_item(self, item);
+        }
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            fn scan(tokens: TokenStream, out: &mut Vec<(String, usize)>) {
+                let trees: Vec<TokenTree> = tokens.into_iter().collect();
+                for (i, tree) in trees.iter().enumerate() {
+                    match (tree, trees.get(i + 1), trees.get(i + 2)) {
+                        (TokenTree::Group(g), _, _) => scan(g.stream(), out),
+                        (
+                            TokenTree::Ident(p),
+                            Some(TokenTree::Ident(kw)),
+                            Some(TokenTree::Ident(name)),
+                        ) if p == "pub"
+                            && ["struct", "enum", "trait"].contains(&kw.to_string().as_str()) =>
+                        {
+                            out.push((name.to_string(), line_of(name.span())))
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            scan(mac.tokens.clone(), &mut self.0);
+        }
+    }
+    let mut seen: HashMap<String, Vec<String>> = HashMap::new();
+    for src in sources {
+        let production = src.rel.ends_with(".rs")
+            && src
+                .rel
+                .split_once("/src/")
+                .is_some_and(|(krate, _)| krate != "tests");
+        if !production {
+            continue;
+        }
+        let file = syn::parse_file(&src.text).unwrap_or_else(|e| panic!("{}: {e}", src.rel));
+        let mut types = Types(Vec::new());
+        types.visit_file(&file);
+        for (name, line) in types.0 {
+            seen.entry(name)
+                .or_default()
+                .push(format!("{}:{line}", src.rel));
+        }
+    }
+    let mut out: Vec<String> = seen
+        .into_iter()
+        .filter(|(_, at)| at.len() > 1)
+        .map(|(name, at)| format!("{name}: {}", at.join(", ")))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn no_two_public_types_share_a_name() {
+    let repeated = repeated_public_types(&workspace_sources());
+    assert!(
+        repeated.is_empty(),
+        "public types sharing a name:\n{}",
+        repeated.join("\n")
+    );
+}
+
+#[test]
+fn the_name_check_catches_a_repeat_in_items_and_macro_bodies() {
+    let repeated = repeated_public_types(&[
+        source("a/src/lib.rs", "pub struct Approval;\npub(crate) struct Hit;\nmod tests_like { pub enum Kind {} }"),
+        source("b/src/x.rs", "pub struct Hit;\nnamed! { pub enum Kind { A } }\nmacro_rules! m { () => { pub trait Approval {} } }"),
+        source("b/src/y.rs", "#[cfg(test)]\nmod tests { pub struct Solo; }\npub struct Solo;"),
+        source("tests/src/lib.rs", "pub struct Approval;"),
+    ]);
+    assert_eq!(
+        repeated,
+        [
+            "Approval: a/src/lib.rs:1, b/src/x.rs:3",
+            "Kind: a/src/lib.rs:3, b/src/x.rs:2"
+        ]
+    );
+}

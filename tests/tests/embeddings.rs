@@ -10,7 +10,7 @@ use memory::write::RawWrites;
 use memory::{Db, NewRecord, Role, Scope, Status};
 use std::sync::Arc;
 use std::time::Duration;
-use steward::embeddings::Kind;
+use steward::embeddings::EmbedAs;
 use steward::workers::{self, CancellationToken};
 use steward::Config;
 use steward_tests::{
@@ -289,11 +289,11 @@ async fn the_speakers_own_record_is_found_by_meaning_beside_a_thousand_nearer_on
     let note = "The daily sales report reads the table example_orders";
     let question = "Which number opens the entrance?";
     let documents = client
-        .embed(&[own, note], Kind::Document, Duration::from_secs(600))
+        .embed(&[own, note], EmbedAs::Document, Duration::from_secs(600))
         .await
         .expect("document vectors");
     let asked = client
-        .embed(&[question], Kind::Query, Duration::from_secs(600))
+        .embed(&[question], EmbedAs::Query, Duration::from_secs(600))
         .await
         .expect("query vector");
     let (own_v, note_v, question_v) = (&documents[0], &documents[1], &asked[0]);

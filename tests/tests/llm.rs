@@ -4,7 +4,7 @@
 //! consolidation.
 
 use adapters::ConversationKind;
-use memory::store::{MergeInto, Refusal, Retirement, RevisionMeta};
+use memory::store::{MergeInto, RetireRefusal, Retirement, RevisionMeta};
 use memory::write::RawWrites;
 use memory::{Db, NewRecord, Principal, Role, Scope, Status, SystemPrincipal};
 use serde_json::json;
@@ -891,7 +891,7 @@ async fn retire_checks_place_time_and_vetoes_on_both_databases() {
                     .await
                     .expect("retire")
             ),
-            Some(Refusal::Newer),
+            Some(RetireRefusal::Newer),
             "{name}"
         );
         assert_eq!(
@@ -901,7 +901,7 @@ async fn retire_checks_place_time_and_vetoes_on_both_databases() {
                     .await
                     .expect("retire")
             ),
-            Some(Refusal::OtherPlace),
+            Some(RetireRefusal::OtherPlace),
             "{name}"
         );
         assert_eq!(
@@ -911,7 +911,7 @@ async fn retire_checks_place_time_and_vetoes_on_both_databases() {
                     .await
                     .expect("retire")
             ),
-            Some(Refusal::SameRecord),
+            Some(RetireRefusal::SameRecord),
             "{name}"
         );
         assert_eq!(
@@ -921,7 +921,7 @@ async fn retire_checks_place_time_and_vetoes_on_both_databases() {
                     .await
                     .expect("retire")
             ),
-            Some(Refusal::Missing),
+            Some(RetireRefusal::Missing),
             "{name}"
         );
         assert!(
@@ -967,7 +967,7 @@ async fn retire_checks_place_time_and_vetoes_on_both_databases() {
                     .await
                     .expect("retire")
             ),
-            Some(Refusal::NotActive),
+            Some(RetireRefusal::NotActive),
             "{name}"
         );
         // Undone, the pair is vetoed for good.
@@ -982,7 +982,7 @@ async fn retire_checks_place_time_and_vetoes_on_both_databases() {
                     .await
                     .expect("retire")
             ),
-            Some(Refusal::Vetoed),
+            Some(RetireRefusal::Vetoed),
             "{name}"
         );
         assert_eq!(

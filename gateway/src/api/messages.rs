@@ -21,7 +21,7 @@ pub struct MessageRequest {
     /// A thread of yours (`api:<you>/<conversation>`); your own one when not given.
     pub conversation: Option<String>,
     #[serde(default = "direct")]
-    #[schema(value_type = Option<Kind>)]
+    #[schema(value_type = Option<ConversationKindSchema>)]
     pub kind: ConversationKind,
     /// The agent to ask (default: server.agent).
     #[schema(pattern = "^[A-Za-z0-9._-]{1,64}$")]
@@ -35,7 +35,7 @@ pub struct MessageRequest {
 #[derive(ToSchema)]
 #[schema(rename_all = "lowercase")]
 #[allow(dead_code)]
-pub enum Kind {
+pub enum ConversationKindSchema {
     Direct,
     Group,
 }

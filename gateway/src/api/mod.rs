@@ -1,4 +1,4 @@
-//! The REST API v1 (README.md, "REST API"): everything the CLI and the dashboard do,
+//! The REST API v1 (docs/api.md, "REST API"): everything the CLI and the dashboard do,
 //! over the same services (`Lifecycle`, `Pairing`, `memory::Db`, taken from
 //! `crate::services::Services` into [`ApiState`]), as JSON under `/api/v1`. One module per resource; `wire.rs`
 //! the extractors, pages and times; `auth.rs` who is calling.
@@ -51,7 +51,7 @@ use std::sync::Arc;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::OpenApi as Document;
 use utoipa::{Modify, OpenApi};
-use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 use utoipa_axum::routes;
 
 /// What the API's handlers reach through their caller (`auth::Caller`): the
@@ -145,62 +145,82 @@ impl Modify for Bearer {
 }
 
 /// Every route of the API with its documentation: the one list of both.
+fn routes() -> Vec<UtoipaMethodRouter<ApiState>> {
+    vec![
+        routes!(openapi_json),
+        routes!(messages::post_message),
+        routes!(me::whoami),
+        routes!(me::memory),
+        routes!(me::show, me::forget),
+        routes!(me::promote),
+        routes!(me::settings, me::set_settings),
+        routes!(me::export),
+        routes!(me::search),
+        routes!(delegates::list, delegates::add),
+        routes!(delegates::remove),
+        routes!(memory::list),
+        routes!(search::search),
+        routes!(memory::show, memory::forget),
+        routes!(pairing::requests),
+        routes!(pairing::approve),
+        routes!(pairing::deny),
+        routes!(pairing::users, pairing::add),
+        routes!(pairing::set_role),
+        routes!(pairing::revoke),
+        routes!(pairing::link),
+        routes!(keys::own_list, keys::own_create),
+        routes!(keys::own_revoke),
+        routes!(keys::list, keys::create),
+        routes!(keys::revoke),
+        routes!(revisions::list),
+        routes!(revisions::undo),
+        routes!(revisions::undo_run),
+        routes!(review::list),
+        routes!(review::confirm),
+        routes!(review::reject),
+        routes!(policy::list, policy::add),
+        routes!(policy::retire),
+        routes!(archives::list),
+        routes!(archives::show),
+        routes!(archives::relearn),
+        routes!(skills::list),
+        routes!(skills::show),
+        routes!(skills::approve),
+        routes!(skills::reject),
+        routes!(skills::rollback),
+        routes!(skills::run),
+        routes!(runs::list),
+        routes!(runs::show),
+        routes!(audit::list),
+        routes!(roles::roles, roles::add_role),
+        routes!(roles::remove_role),
+        routes!(roles::grant),
+        routes!(roles::ungrant),
+        routes!(roles::list, roles::propose),
+        routes!(roles::accept),
+        routes!(roles::confirm),
+        routes!(roles::edit),
+        routes!(roles::retire),
+    ]
+}
+
 fn api() -> OpenApiRouter<ApiState> {
-    OpenApiRouter::with_openapi(ApiDoc::openapi())
-        .routes(routes!(openapi_json))
-        .routes(routes!(messages::post_message))
-        .routes(routes!(me::whoami))
-        .routes(routes!(me::memory))
-        .routes(routes!(me::show, me::forget))
-        .routes(routes!(me::promote))
-        .routes(routes!(me::settings, me::set_settings))
-        .routes(routes!(me::export))
-        .routes(routes!(me::search))
-        .routes(routes!(delegates::list, delegates::add))
-        .routes(routes!(delegates::remove))
-        .routes(routes!(memory::list))
-        .routes(routes!(search::search))
-        .routes(routes!(memory::show, memory::forget))
-        .routes(routes!(pairing::requests))
-        .routes(routes!(pairing::approve))
-        .routes(routes!(pairing::deny))
-        .routes(routes!(pairing::users, pairing::add))
-        .routes(routes!(pairing::set_role))
-        .routes(routes!(pairing::revoke))
-        .routes(routes!(pairing::link))
-        .routes(routes!(keys::own_list, keys::own_create))
-        .routes(routes!(keys::own_revoke))
-        .routes(routes!(keys::list, keys::create))
-        .routes(routes!(keys::revoke))
-        .routes(routes!(revisions::list))
-        .routes(routes!(revisions::undo))
-        .routes(routes!(revisions::undo_run))
-        .routes(routes!(review::list))
-        .routes(routes!(review::confirm))
-        .routes(routes!(review::reject))
-        .routes(routes!(policy::list, policy::add))
-        .routes(routes!(policy::retire))
-        .routes(routes!(archives::list))
-        .routes(routes!(archives::show))
-        .routes(routes!(archives::relearn))
-        .routes(routes!(skills::list))
-        .routes(routes!(skills::show))
-        .routes(routes!(skills::approve))
-        .routes(routes!(skills::reject))
-        .routes(routes!(skills::rollback))
-        .routes(routes!(skills::run))
-        .routes(routes!(runs::list))
-        .routes(routes!(runs::show))
-        .routes(routes!(audit::list))
-        .routes(routes!(roles::roles, roles::add_role))
-        .routes(routes!(roles::remove_role))
-        .routes(routes!(roles::grant))
-        .routes(routes!(roles::ungrant))
-        .routes(routes!(roles::list, roles::propose))
-        .routes(routes!(roles::accept))
-        .routes(routes!(roles::confirm))
-        .routes(routes!(roles::edit))
-        .routes(routes!(roles::retire))
+    routes().into_iter().fold(
+        OpenApiRouter::with_openapi(ApiDoc::openapi()),
+        OpenApiRouter::routes,
+    )
+}
+
+/// Every component schema each route gives, by name, as its own handler's
+/// types give it (a name comes once per route that uses it). The document
+/// keeps one schema a name, so two types under one name would document one
+/// with the other's body: `tests/tests/api.rs` checks none do.
+pub fn route_schemas() -> Vec<(String, serde_json::Value)> {
+    routes()
+        .into_iter()
+        .flat_map(|(schemas, _, _)| schemas)
+        .map(|(name, schema)| (name, serde_json::to_value(schema).unwrap_or_default()))
+        .collect()
 }
 
 /// The router and its document, with the answers every keyed operation may give.

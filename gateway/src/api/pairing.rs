@@ -84,19 +84,19 @@ pub async fn requests(admin: Admin, Query(q): Query<PageQuery>) -> Reply<Page<Re
 /// The role to approve with.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Approval {
+pub struct PairingApproval {
     pub role: Role,
 }
 
 /// Approve a pairing code with a role. Audited.
 #[utoipa::path(post, operation_id = "pairing_approve", path = "/api/v1/pairing/requests/{code}/approve", tag = "pairing",
     params(("code" = String, Path, description = "The pairing code (any case)")),
-    request_body = Approval,
+    request_body = PairingApproval,
     responses((status = 200, body = UserOut), (status = 409, body = ErrorBody, description = "Expired or already decided")))]
 pub async fn approve(
     admin: Admin,
     Path(code): Path<String>,
-    Body(body): Body<Approval>,
+    Body(body): Body<PairingApproval>,
 ) -> Reply<UserOut> {
     let u = admin
         .pairing
@@ -218,19 +218,19 @@ fn not_built_in(user: &str) -> Result<(), ApiError> {
 /// A new role.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RoleChange {
+pub struct PairingRoleChange {
     pub role: Role,
 }
 
 /// Change a paired user's role. Audited (`pairing.set_role`).
 #[utoipa::path(put, operation_id = "pairing_set_role", path = "/api/v1/users/{user}/role", tag = "pairing",
     params(("user" = String, Path, description = "Stored user id")),
-    request_body = RoleChange,
+    request_body = PairingRoleChange,
     responses((status = 200, body = UserOut), (status = 409, body = ErrorBody)))]
 pub async fn set_role(
     admin: Admin,
     Path(user): Path<String>,
-    Body(body): Body<RoleChange>,
+    Body(body): Body<PairingRoleChange>,
 ) -> Reply<UserOut> {
     not_built_in(&user)?;
     let p = &admin.pairing;

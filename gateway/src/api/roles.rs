@@ -2,7 +2,7 @@
 //! person's roles and grants `role_memory.manage` per role; holders,
 //! managers and administrators read a role's proposals and entries, propose
 //! (a delegated key's proposals carry `on_behalf_of`), and curate them in
-//! two parties (README.md, "Roles and role memory"). Every refusal has a
+//! two parties (docs/memory.md, "Roles and role memory"). Every refusal has a
 //! status and a JSON `code` (403 `not_a_manager` / `not_a_holder`, 409
 //! `same_person` / `stale_hash` / `wrong_state`, 410 `expired`, 422 for text
 //! the scrubber refuses).
@@ -49,7 +49,7 @@ pub struct NewPermission {
 
 /// A proposal to a role's memory, or an entry of it.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Entry {
+pub struct RoleEntryOut {
     pub id: i64,
     pub role: String,
     /// `org/{org}/role/{role}`.
@@ -72,9 +72,9 @@ pub struct Entry {
     pub record_id: Option<i64>,
 }
 
-impl From<RoleEntry> for Entry {
+impl From<RoleEntry> for RoleEntryOut {
     fn from(e: RoleEntry) -> Self {
-        Entry {
+        RoleEntryOut {
             active: e.is_active(),
             address: memory::role_memory::role_address(&e.org, &e.role),
             id: e.id,
@@ -99,7 +99,7 @@ impl From<RoleEntry> for Entry {
 /// A role's proposals and entries, oldest first.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Entries {
-    pub items: Vec<Entry>,
+    pub items: Vec<RoleEntryOut>,
 }
 
 /// A proposal: new text of a kind, or one of the caller's own records shared.
@@ -117,7 +117,7 @@ pub struct NewEntry {
 /// A decision, bound to the text the decider saw.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Decision {
+pub struct CurationDecision {
     /// The `content_hash` the decision is about; 409 `stale_hash` when the text changed.
     pub hash: String,
 }
@@ -248,7 +248,7 @@ pub async fn list(caller: Caller, Path(role): Path<String>) -> Reply<Entries> {
         .list(caller.org(), &role, caller.now)
         .await?;
     Ok(Json(Entries {
-        items: items.into_iter().map(Entry::from).collect(),
+        items: items.into_iter().map(RoleEntryOut::from).collect(),
     }))
 }
 
@@ -259,14 +259,14 @@ pub async fn list(caller: Caller, Path(role): Path<String>) -> Reply<Entries> {
 #[utoipa::path(post, operation_id = "role_memory_propose", path = "/api/v1/roles/{role}/memory", tag = "role_memory",
     params(("role" = String, Path, description = "The role")),
     request_body = NewEntry,
-    responses((status = 201, body = Entry),
+    responses((status = 201, body = RoleEntryOut),
         (status = 403, body = ErrorBody, description = "`may_not_propose`, `not_a_holder`, `not_your_record`"),
         (status = 422, body = ErrorBody, description = "The scrubber refused the text (`holds_email`, …)")))]
 pub async fn propose(
     caller: Caller,
     Path(role): Path<String>,
     Body(body): Body<NewEntry>,
-) -> Result<(StatusCode, Json<Entry>), ApiError> {
+) -> Result<(StatusCode, Json<RoleEntryOut>), ApiError> {
     let r = caller.db.role_memory();
     let now = caller.now;
     let behalf = caller.on_behalf_of.as_deref();
@@ -301,16 +301,16 @@ pub async fn propose(
 /// Audited (`role_memory.accept`).
 #[utoipa::path(post, operation_id = "role_memory_accept", path = "/api/v1/role-memory/{id}/accept", tag = "role_memory",
     params(("id" = i64, Path, description = "The proposal's id")),
-    request_body = Decision,
-    responses((status = 200, body = Entry),
+    request_body = CurationDecision,
+    responses((status = 200, body = RoleEntryOut),
         (status = 403, body = ErrorBody, description = "`not_a_manager`"),
         (status = 409, body = ErrorBody, description = "`stale_hash`, `wrong_state`"),
         (status = 410, body = ErrorBody, description = "`expired`")))]
 pub async fn accept(
     caller: Caller,
     Path(id): Path<i64>,
-    Body(body): Body<Decision>,
-) -> Reply<Entry> {
+    Body(body): Body<CurationDecision>,
+) -> Reply<RoleEntryOut> {
     decide(&caller, id, &body, CurationStep::Accept).await
 }
 
@@ -319,21 +319,26 @@ pub async fn accept(
 /// naming both people).
 #[utoipa::path(post, operation_id = "role_memory_confirm", path = "/api/v1/role-memory/{id}/confirm", tag = "role_memory",
     params(("id" = i64, Path, description = "The proposal's id")),
-    request_body = Decision,
-    responses((status = 200, body = Entry),
+    request_body = CurationDecision,
+    responses((status = 200, body = RoleEntryOut),
         (status = 403, body = ErrorBody, description = "`not_a_holder`"),
         (status = 409, body = ErrorBody, description = "`same_person`, `stale_hash`, `wrong_state`"),
         (status = 410, body = ErrorBody, description = "`expired`")))]
 pub async fn confirm(
     caller: Caller,
     Path(id): Path<i64>,
-    Body(body): Body<Decision>,
-) -> Reply<Entry> {
+    Body(body): Body<CurationDecision>,
+) -> Reply<RoleEntryOut> {
     decide(&caller, id, &body, CurationStep::Confirm).await
 }
 
 /// Take `step` on proposal `id` as the caller, bound to the hash they saw.
-async fn decide(caller: &Caller, id: i64, body: &Decision, step: CurationStep) -> Reply<Entry> {
+async fn decide(
+    caller: &Caller,
+    id: i64,
+    body: &CurationDecision,
+    step: CurationStep,
+) -> Reply<RoleEntryOut> {
     caller.may(Action::CurateRoleMemory)?;
     let (org, now) = (caller.org(), caller.now);
     let r = caller.db.role_memory();
@@ -346,12 +351,16 @@ async fn decide(caller: &Caller, id: i64, body: &Decision, step: CurationStep) -
 #[utoipa::path(patch, operation_id = "role_memory_edit", path = "/api/v1/role-memory/{id}", tag = "role_memory",
     params(("id" = i64, Path, description = "The proposal's id")),
     request_body = Edit,
-    responses((status = 200, body = Entry),
+    responses((status = 200, body = RoleEntryOut),
         (status = 403, body = ErrorBody, description = "`not_a_manager`"),
         (status = 409, body = ErrorBody, description = "`wrong_state`"),
         (status = 410, body = ErrorBody, description = "`expired`"),
         (status = 422, body = ErrorBody, description = "The scrubber refused the text")))]
-pub async fn edit(caller: Caller, Path(id): Path<i64>, Body(body): Body<Edit>) -> Reply<Entry> {
+pub async fn edit(
+    caller: Caller,
+    Path(id): Path<i64>,
+    Body(body): Body<Edit>,
+) -> Reply<RoleEntryOut> {
     caller.may(Action::CurateRoleMemory)?;
     let e = caller
         .db

@@ -19,7 +19,7 @@ use utoipa::{IntoParams, ToSchema};
 /// (BM25 inverse document frequency summed, both engines; higher is better, comparable
 /// within one search only).
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Found {
+pub struct SearchHit {
     pub record: Record,
     pub hits: i64,
     pub score: f64,
@@ -28,7 +28,7 @@ pub struct Found {
 /// The records found, best first.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SearchResults {
-    pub items: Vec<Found>,
+    pub items: Vec<SearchHit>,
 }
 
 /// What one ranked search reads: the org, the agent (default
@@ -64,7 +64,7 @@ pub async fn ranked(state: &ApiState, s: Searched<'_>) -> Result<SearchResults, 
     Ok(SearchResults {
         items: found
             .into_iter()
-            .map(|f| Found {
+            .map(|f| SearchHit {
                 record: f.record.into(),
                 hits: f.hits,
                 score: f.score,

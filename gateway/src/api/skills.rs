@@ -55,7 +55,7 @@ pub async fn show(admin: Admin, Path(id): Path<i64>) -> Reply<Review> {
 /// An approval: the hash of the content reviewed.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Approval {
+pub struct SkillApproval {
     /// The revision's `hash` as reviewed (8 characters of it at least).
     #[schema(example = "3f6c1a9e0b2d")]
     pub hash: String,
@@ -92,13 +92,13 @@ fn answer(r: Result<SkillRevision, SkillRefusal>) -> Reply<SkillRevision> {
 /// Put proposed revision `id` in force, if its content still has the hash
 /// reviewed and the revision it was proposed against is still in force. Audited.
 #[utoipa::path(post, operation_id = "skills_approve", path = "/api/v1/skills/{id}/approve", tag = "skills",
-    params(("id" = i64, Path, description = "Skill revision id")), request_body = Approval,
+    params(("id" = i64, Path, description = "Skill revision id")), request_body = SkillApproval,
     responses((status = 200, body = SkillRevision, description = "The revision, in force"),
         (status = 409, body = ErrorBody, description = "Not proposed, or stale: the hash differs or another revision is in force now")))]
 pub async fn approve(
     admin: Admin,
     Path(id): Path<i64>,
-    Body(body): Body<Approval>,
+    Body(body): Body<SkillApproval>,
 ) -> Reply<SkillRevision> {
     let r = admin
         .skills

@@ -5,7 +5,7 @@
 //! operator must not be both parties, so the command line takes only the
 //! manager's decision (`accept`, bound to the hash `list` printed); the
 //! holder confirms as themselves, in chat or with their own API key
-//! (README.md, "Roles and role memory").
+//! (docs/memory.md, "Roles and role memory").
 
 use super::{date, print_json, Ctx, RoleCommand, ACTOR};
 use anyhow::{anyhow, Result};

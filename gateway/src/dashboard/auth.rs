@@ -192,11 +192,11 @@ fn to_sign_in() -> Response {
 
 /// A signed-in dashboard browser.
 #[derive(Debug, Clone)]
-pub struct Admin {
+pub struct SignedInAdmin {
     pub session: DashboardSession,
 }
 
-impl Admin {
+impl SignedInAdmin {
     /// The session's CSRF token, for the forms of a page.
     pub fn csrf(&self) -> &str {
         &self.session.csrf
@@ -204,7 +204,7 @@ impl Admin {
 
     /// The browser whose `jar` holds the cookie of a live session, signed in
     /// with the current admin token; otherwise off to sign in.
-    async fn signed_in(jar: &CookieJar, state: &DashboardState) -> Result<Admin, Response> {
+    async fn signed_in(jar: &CookieJar, state: &DashboardState) -> Result<SignedInAdmin, Response> {
         let Some(id) = jar.get(SESSION_COOKIE).map(|c| c.value().to_string()) else {
             return Err(to_sign_in());
         };
@@ -222,7 +222,7 @@ impl Admin {
             .await
             .map_err(|e| DashError::from(e).into_response())?;
         match expected {
-            Some(h) if same(&h, &session.token_hash) => Ok(Admin { session }),
+            Some(h) if same(&h, &session.token_hash) => Ok(SignedInAdmin { session }),
             _ => Err(to_sign_in()),
         }
     }
@@ -233,7 +233,7 @@ impl Admin {
 /// the page shows.
 pub struct Screen {
     pub state: DashboardState,
-    pub admin: Admin,
+    pub admin: SignedInAdmin,
     pub jar: CookieJar,
 }
 
@@ -245,7 +245,7 @@ impl FromRequestParts<DashboardState> for Screen {
         state: &DashboardState,
     ) -> Result<Self, Self::Rejection> {
         let jar = CookieJar::from_headers(&parts.headers);
-        let admin = Admin::signed_in(&jar, state).await?;
+        let admin = SignedInAdmin::signed_in(&jar, state).await?;
         Ok(Screen {
             state: state.clone(),
             admin,
@@ -273,7 +273,7 @@ impl Screen {
 /// state it acts on and the cookies its outcome's notice goes into.
 pub struct Submitted<T> {
     pub state: DashboardState,
-    pub admin: Admin,
+    pub admin: SignedInAdmin,
     pub jar: CookieJar,
     pub form: T,
 }

@@ -1,4 +1,4 @@
-//! The web dashboard (README.md, "The web dashboard"), served by the same axum
+//! The web dashboard (docs/channels.md, "The web dashboard"), served by the same axum
 //! server under `/dashboard`: admin sign-in, chat as the built-in `admin`, pairing
 //! requests and paired users, the memory browser, the review queue of
 //! quarantined records, revisions with undo, skills (approval bound to the
@@ -32,7 +32,8 @@ mod skills;
 mod view;
 
 pub use auth::{
-    ensure_admin_token, ensure_admin_user, reset_admin_token, Admin, AdminToken, Screen, Submitted,
+    ensure_admin_token, ensure_admin_user, reset_admin_token, AdminToken, Screen, SignedInAdmin,
+    Submitted,
 };
 pub use signin::TOO_MANY_ATTEMPTS;
 

@@ -1,5 +1,5 @@
-//! The memory lifecycle (README.md, "History and archives" under "What the
-//! assistant remembers, and who decides"), a service of the turn loop: trim and
+//! The memory lifecycle (docs/memory.md, "History and archives" under "Scopes, and
+//! which wins"), a service of the turn loop: trim and
 //! archive with batch extraction read person by person (linesBySpeaker),
 //! relearn, review, forget, erase, undo, import, and the `memory_expire` retention job. One
 //! operation per file.

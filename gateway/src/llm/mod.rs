@@ -42,7 +42,7 @@ pub trait Extractor: Send + Sync {
     /// The items, and the statement the extractor labels a correction of
     /// how a task was answered (`None`: none, or an extractor that does not
     /// label them). The same call as [`Extractor::extract`]: one call where
-    /// one suffices (README.md, "Skills").
+    /// one suffices (docs/skills.md).
     async fn extract_labelled(&self, text: &str) -> Result<Extraction, LlmError> {
         Ok(Extraction {
             items: self.extract(text).await?,

@@ -471,7 +471,7 @@ impl OpenAi {
     }
 
     /// This model under `prompt`.
-    fn under(&self, prompt: prompts::Prompt) -> Provenance<'_> {
+    fn under(&self, prompt: prompts::PromptText) -> Provenance<'_> {
         Provenance {
             model: &self.model,
             prompt_version: Some(prompt.version),
@@ -796,7 +796,7 @@ impl OpenAi {
         &self,
         role: &'static str,
         cap: u32,
-        prompt: prompts::Prompt,
+        prompt: prompts::PromptText,
         user: String,
         tighter: Option<Value>,
         check: F,

@@ -19,17 +19,17 @@ const MAX_WAIT: Duration = Duration::from_secs(60);
 
 /// One schedule, parsed.
 #[derive(Debug, Clone)]
-pub struct Entry {
+pub struct ScheduleEntry {
     pub target: RunTarget,
     cron: cron::Schedule,
     zone: chrono_tz::Tz,
 }
 
-impl Entry {
+impl ScheduleEntry {
     /// `s` as the configuration holds it; `None` when its cron expression or
     /// time zone do not parse (`Config::load` refuses those).
-    pub fn new(cfg: &crate::Config, s: &ScheduleConfig) -> Option<Entry> {
-        Some(Entry {
+    pub fn new(cfg: &crate::Config, s: &ScheduleConfig) -> Option<ScheduleEntry> {
+        Some(ScheduleEntry {
             target: cfg.schedule_target(s),
             cron: s.parsed().ok()?,
             zone: s.zone().ok()?,
@@ -84,7 +84,7 @@ pub fn due(slot: i64, since: i64, last_claimed: Option<i64>) -> bool {
 #[derive(Clone)]
 pub struct Schedules {
     runner: Runner,
-    entries: Vec<Entry>,
+    entries: Vec<ScheduleEntry>,
     /// When this process started looking (ms).
     since: i64,
 }
@@ -107,7 +107,7 @@ impl Schedules {
         let entries = cfg
             .schedules
             .iter()
-            .filter_map(|s| Entry::new(&cfg, s))
+            .filter_map(|s| ScheduleEntry::new(&cfg, s))
             .collect();
         Schedules {
             runner,
@@ -116,7 +116,7 @@ impl Schedules {
         }
     }
 
-    pub fn entries(&self) -> &[Entry] {
+    pub fn entries(&self) -> &[ScheduleEntry] {
         &self.entries
     }
 
@@ -141,7 +141,7 @@ impl Schedules {
         Ok(out)
     }
 
-    async fn run(&self, entry: &Entry) -> crate::error::Result<Ticked> {
+    async fn run(&self, entry: &ScheduleEntry) -> crate::error::Result<Ticked> {
         let prepared: Prepared = match self.runner.prepare(&entry.target, Trigger::Schedule).await {
             Ok(p) => p,
             Err(RunError::Store(e)) => return Err(e.into()),
@@ -240,7 +240,7 @@ mod tests {
             text: Some("Post the digest".into()),
             ..ScheduleConfig::default()
         });
-        let e = Entry::new(&cfg, &cfg.schedules[0]).expect("entry");
+        let e = ScheduleEntry::new(&cfg, &cfg.schedules[0]).expect("entry");
         // 2026-07-01 12:00 UTC: Lisbon is UTC+1, so 09:00 there was 08:00 UTC.
         let noon = Utc
             .with_ymd_and_hms(2026, 7, 1, 12, 0, 0)

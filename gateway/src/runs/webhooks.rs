@@ -1,6 +1,6 @@
 //! `POST /hooks/<name>`: a `[[webhooks]]` entry's signed requests, each a run
 //! under `webhook-system`. Signed as the Standard Webhooks specification
-//! says (README.md, "Webhooks"): `webhook-id` (the delivery's id, taken
+//! says (docs/runs.md): `webhook-id` (the delivery's id, taken
 //! once), `webhook-timestamp` (Unix seconds, at most five minutes off) and
 //! `webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<raw
 //! body>">` — a space-separated list during a secret's rotation, any one
@@ -52,7 +52,7 @@ pub const MAX_DELIVERY_CHARS: usize = 200;
 
 /// Why a request was refused before it ran; each is one status.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Refusal {
+pub enum WebhookRefusal {
     #[error("no webhook is named `{0}`")]
     Unknown(String),
     #[error("request body is larger than {MAX_BODY_BYTES} bytes")]
@@ -73,28 +73,28 @@ pub enum Refusal {
     Unavailable(String),
 }
 
-impl Refusal {
+impl WebhookRefusal {
     pub fn status(&self) -> StatusCode {
         match self {
-            Refusal::Unknown(_) => StatusCode::NOT_FOUND,
-            Refusal::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            Refusal::Unsigned(_) | Refusal::Stale => StatusCode::UNAUTHORIZED,
-            Refusal::Repeated(_) => StatusCode::CONFLICT,
-            Refusal::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
-            Refusal::Bad(_) => StatusCode::BAD_REQUEST,
-            Refusal::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            WebhookRefusal::Unknown(_) => StatusCode::NOT_FOUND,
+            WebhookRefusal::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            WebhookRefusal::Unsigned(_) | WebhookRefusal::Stale => StatusCode::UNAUTHORIZED,
+            WebhookRefusal::Repeated(_) => StatusCode::CONFLICT,
+            WebhookRefusal::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
+            WebhookRefusal::Bad(_) => StatusCode::BAD_REQUEST,
+            WebhookRefusal::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 }
 
-impl IntoResponse for Refusal {
+impl IntoResponse for WebhookRefusal {
     fn into_response(self) -> Response {
         let mut res = (
             self.status(),
             Json(serde_json::json!({ "error": self.to_string() })),
         )
             .into_response();
-        if let Refusal::TooMany(secs) = self {
+        if let WebhookRefusal::TooMany(secs) = self {
             res.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
@@ -138,14 +138,19 @@ pub fn sign(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> Result<Strin
 /// clock (`now`, Unix seconds): each `v1` signature of the list in constant
 /// time over `"<id>.<timestamp>.<body>"` (one valid is enough), then the
 /// timestamp's age, then the id's form.
-pub fn verify(key: &[u8], headers: &HeaderMap, body: &[u8], now: i64) -> Result<Signed, Refusal> {
+pub fn verify(
+    key: &[u8],
+    headers: &HeaderMap,
+    body: &[u8],
+    now: i64,
+) -> Result<Signed, WebhookRefusal> {
     let text = |name: &'static str, missing: &'static str| {
         headers
             .get(name)
-            .ok_or(Refusal::Unsigned(missing))?
+            .ok_or(WebhookRefusal::Unsigned(missing))?
             .to_str()
             .map(str::trim)
-            .map_err(|_| Refusal::Unsigned(missing))
+            .map_err(|_| WebhookRefusal::Unsigned(missing))
     };
     let signatures = text(
         SIGNATURE,
@@ -156,8 +161,8 @@ pub fn verify(key: &[u8], headers: &HeaderMap, body: &[u8], now: i64) -> Result<
         "missing or unreadable webhook-timestamp header (Unix seconds)",
     )?;
     let delivery = text(ID, "missing or unreadable webhook-id header")?;
-    let expected =
-        mac(key, delivery, timestamp, body).map_err(|_| Refusal::Unsigned("invalid signature"))?;
+    let expected = mac(key, delivery, timestamp, body)
+        .map_err(|_| WebhookRefusal::Unsigned("invalid signature"))?;
     let holds = signatures
         .split(' ')
         .filter_map(|s| s.split_once(','))
@@ -165,19 +170,19 @@ pub fn verify(key: &[u8], headers: &HeaderMap, body: &[u8], now: i64) -> Result<
         .filter_map(|(_, b64)| BASE64.decode(b64).ok())
         .any(|given| expected.clone().verify_slice(&given).is_ok());
     if !holds {
-        return Err(Refusal::Unsigned("invalid signature"));
+        return Err(WebhookRefusal::Unsigned("invalid signature"));
     }
     let at: i64 = timestamp
         .parse()
-        .map_err(|_| Refusal::Unsigned("webhook-timestamp is not Unix seconds"))?;
+        .map_err(|_| WebhookRefusal::Unsigned("webhook-timestamp is not Unix seconds"))?;
     if at.abs_diff(now) > TOLERANCE_SECS.unsigned_abs() {
-        return Err(Refusal::Stale);
+        return Err(WebhookRefusal::Stale);
     }
     if delivery.is_empty()
         || delivery.chars().count() > MAX_DELIVERY_CHARS
         || delivery.chars().any(char::is_control)
     {
-        return Err(Refusal::Bad(format!(
+        return Err(WebhookRefusal::Bad(format!(
             "webhook-id must be 1 to {MAX_DELIVERY_CHARS} printable characters"
         )));
     }
@@ -244,43 +249,43 @@ async fn accept(
     name: &str,
     headers: &HeaderMap,
     body: Body,
-) -> Result<Accepted, Refusal> {
+) -> Result<Accepted, WebhookRefusal> {
     let services = hooks.runner.services();
     let cfg = services.config();
     let hook = cfg
         .webhook(name)
-        .ok_or_else(|| Refusal::Unknown(name.into()))?;
+        .ok_or_else(|| WebhookRefusal::Unknown(name.into()))?;
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
-        return Err(Refusal::TooLarge);
+        return Err(WebhookRefusal::TooLarge);
     }
     let body = read_limited(body).await?;
     let now = services.clock().now_ms().div_euclid(1000);
     let key = hook.key().map_err(|e| {
         tracing::error!(webhook = %hook.name, error = %e, "webhook: unreadable secret");
-        Refusal::Unsigned("invalid signature")
+        WebhookRefusal::Unsigned("invalid signature")
     })?;
     let signed = verify(&key, headers, &body, now)?;
     // Only signed requests count against the limit, so forged ones cannot
     // use up the sender's.
     hooks.limiter.check_key(&hook.name).map_err(|not_until| {
         let wait = not_until.wait_time_from(hooks.clock.now());
-        Refusal::TooMany((wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1))
+        WebhookRefusal::TooMany((wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1))
     })?;
     let payload = String::from_utf8(body.to_vec())
-        .map_err(|_| Refusal::Bad("the request body is not UTF-8 text".into()))?;
+        .map_err(|_| WebhookRefusal::Bad("the request body is not UTF-8 text".into()))?;
     let target = cfg.webhook_target(hook);
     let store = |e: memory::StoreError| {
         tracing::error!(error = %e, "webhook: store unavailable");
-        Refusal::Unavailable("the request could not be stored; send it again".into())
+        WebhookRefusal::Unavailable("the request could not be stored; send it again".into())
     };
     let prepared = match hooks.runner.prepare(&target, Trigger::Webhook).await {
         Ok(p) => p,
         Err(RunError::Store(e)) => return Err(store(e)),
-        Err(e) => return Err(Refusal::Unavailable(e.to_string())),
+        Err(e) => return Err(WebhookRefusal::Unavailable(e.to_string())),
     };
     // Spent only by a request that runs: a refused one may be sent again.
     if !services
@@ -295,7 +300,7 @@ async fn accept(
         .await
         .map_err(store)?
     {
-        return Err(Refusal::Repeated(signed.delivery));
+        return Err(WebhookRefusal::Repeated(signed.delivery));
     }
     let start = Start {
         by: signed.delivery,
@@ -308,16 +313,16 @@ async fn accept(
     })
 }
 
-async fn read_limited(body: Body) -> Result<Bytes, Refusal> {
+async fn read_limited(body: Body) -> Result<Bytes, WebhookRefusal> {
     match Limited::new(body, MAX_BODY_BYTES).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e)
             if e.downcast_ref::<http_body_util::LengthLimitError>()
                 .is_some() =>
         {
-            Err(Refusal::TooLarge)
+            Err(WebhookRefusal::TooLarge)
         }
-        Err(e) => Err(Refusal::Bad(format!(
+        Err(e) => Err(WebhookRefusal::Bad(format!(
             "could not read the request body: {e}"
         ))),
     }
@@ -428,19 +433,22 @@ mod tests {
         ];
         for (what, sig, ts, id, body) in cases {
             let got = verify(&k, &headers(&sig, ts, id), body, now);
-            assert!(matches!(got, Err(Refusal::Unsigned(_))), "{what}: {got:?}");
+            assert!(
+                matches!(got, Err(WebhookRefusal::Unsigned(_))),
+                "{what}: {got:?}"
+            );
         }
         // Signed, but too old or too far ahead.
         for ts in [now - TOLERANCE_SECS - 1, now + TOLERANCE_SECS + 1] {
             let sig = sign(SPEC_SECRET, SPEC_ID, ts, body).unwrap();
             assert_eq!(
                 verify(&k, &headers(&sig, ts, SPEC_ID), body, now),
-                Err(Refusal::Stale)
+                Err(WebhookRefusal::Stale)
             );
         }
         assert!(matches!(
             verify(&k, &HeaderMap::new(), body, now),
-            Err(Refusal::Unsigned(_))
+            Err(WebhookRefusal::Unsigned(_))
         ));
     }
 

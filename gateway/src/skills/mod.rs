@@ -21,7 +21,7 @@ pub mod review;
 pub mod skill_md;
 
 use crate::config::{EmbeddingsConfig, SkillsConfig};
-use crate::embeddings::{Client, EmbedError, Kind};
+use crate::embeddings::{Client, EmbedAs, EmbedError};
 use crate::error::Result;
 use dashmap::DashMap;
 use memory::skill::{self, steps, Correction, SkillRefusal, SkillRevision, SkillStatus};
@@ -149,7 +149,10 @@ impl TaskVectors {
         }
         for chunk in missing.chunks(self.batch.max(1)) {
             // Both sides of a comparison are requests: embedded alike, as queries.
-            let vectors = self.client.embed(chunk, Kind::Query, self.timeout).await?;
+            let vectors = self
+                .client
+                .embed(chunk, EmbedAs::Query, self.timeout)
+                .await?;
             for (t, v) in chunk.iter().zip(vectors) {
                 let v = Arc::new(v);
                 self.cache.insert(t.to_string(), v.clone());

@@ -55,7 +55,7 @@ struct Common {
     total: i64,
 }
 
-/// The visibility key a record is read under (README.md, "Scopes, and which
+/// The visibility key a record is read under (docs/memory.md, "Scopes, and which
 /// wins"): org policy, an agent's notes, a person's records with one agent, a
 /// person's records with every agent.
 pub(super) fn vis_key(scope: Scope, agent: &str, owner: Option<&str>) -> String {

@@ -40,17 +40,18 @@ pub use delegations::{Delegation, DelegationChange, KeyHolder};
 pub use jobs::Jobs;
 pub use messages::{Answer, ConversationView, LiveSize, NewMessage, Opened, Opening, ViewOf};
 pub use pairing::{
-    ApiKey, Decision, Identity, NewPairingCode, PairingRequest, RequestStatus, User, UserStatus,
+    ApiKey, Identity, NewPairingCode, PairingDecision, PairingRequest, RequestStatus, User,
+    UserStatus,
 };
 pub(crate) use records::SubjectRuleRun;
 pub use records::{RecordFilter, RetrievalScope, Retrieved, Supersession, FORGOTTEN_LINE};
 pub use retention::{Erasure, ERASED};
-pub use retire::{MergeInto, MergeOutcome, Refusal, Retirement};
+pub use retire::{MergeInto, MergeOutcome, RetireRefusal, Retirement};
 pub use revisions::{NewRevision, RevisionMeta};
 pub use role_memory::{ProposalDecision, RoleMemory};
 pub use runs::{NewRun, Runs};
 pub use sessions::DashboardSession;
-pub use skills::{Curator, NewCorrection, NewProposal, Skills};
+pub use skills::{Curator, NewCorrection, NewProposal, SkillStore};
 pub use tombstones::FORGOTTEN;
 pub use vectors::{reciprocal_rank_fusion, Embed, QueryVector, Unembedded, RECENT_WINDOW};
 
@@ -290,8 +291,8 @@ impl Db {
     }
 
     /// Skills, their revisions and the corrections they came from.
-    pub fn skills(&self) -> Skills<'_> {
-        Skills { db: self }
+    pub fn skills(&self) -> SkillStore<'_> {
+        SkillStore { db: self }
     }
 
     /// Automated runs and the webhook deliveries taken.

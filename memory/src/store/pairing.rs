@@ -64,7 +64,7 @@ pub struct NewPairingCode<'a> {
 
 /// An admin's answer to a pending request: approve with a role, or deny.
 #[derive(Debug, Clone, Copy)]
-pub struct Decision<'a> {
+pub struct PairingDecision<'a> {
     pub request: &'a PairingRequest,
     /// `Some(role)` approves, `None` denies.
     pub role: Option<Role>,
@@ -255,7 +255,7 @@ impl Identity<'_> {
     /// Decide a pending request in one transaction: mark it approved (pairing
     /// the requester with the role and linking their identity) or denied, and
     /// audit it. False, with nothing written, when it was no longer pending.
-    pub async fn decide_pairing(&self, d: &Decision<'_>) -> Result<bool> {
+    pub async fn decide_pairing(&self, d: &PairingDecision<'_>) -> Result<bool> {
         let req = d.request;
         let (status, action, detail) = match d.role {
             Some(role) => (

@@ -56,7 +56,7 @@ pub struct RetrievalScope {
 }
 
 impl RetrievalScope {
-    /// The read rule (README.md, "Scopes, and which wins"): active records
+    /// The read rule (docs/memory.md, "Scopes, and which wins"): active records
     /// only; org policy; this agent's notes; the speaker's own personal records
     /// (in a group thread only how they want to be served); nobody else's
     /// personal memory, ever.
@@ -1043,7 +1043,7 @@ impl Records<'_> {
     /// Every active record `scope` reads that is the same for every speaker
     /// of its agent — org policy and the agent's notes — oldest first, at
     /// most `limit`: the standing part of a model's prompt, which a server's
-    /// prompt cache keeps from turn to turn (README.md, "`[turn]`"). Fails
+    /// prompt cache keeps from turn to turn (docs/configuration.md, `turn.standing_notes_chars`). Fails
     /// closed like [`Records::retrieve`]; every row is checked against the scope.
     pub async fn standing_notes(
         &self,

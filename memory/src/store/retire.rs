@@ -14,7 +14,7 @@ use sqlx::AnyConnection;
 
 /// Why a proposed retirement was not applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub enum RetireRefusal {
     /// A record cannot retire itself.
     SameRecord,
     /// One of the two records does not exist in the organisation.
@@ -29,15 +29,15 @@ pub enum Refusal {
     Vetoed,
 }
 
-impl Refusal {
+impl RetireRefusal {
     pub fn as_str(self) -> &'static str {
         match self {
-            Refusal::SameRecord => "same record",
-            Refusal::Missing => "missing record",
-            Refusal::NotActive => "not active",
-            Refusal::OtherPlace => "different agent, scope or owner",
-            Refusal::Newer => "the retired record is newer",
-            Refusal::Vetoed => "vetoed by an undo",
+            RetireRefusal::SameRecord => "same record",
+            RetireRefusal::Missing => "missing record",
+            RetireRefusal::NotActive => "not active",
+            RetireRefusal::OtherPlace => "different agent, scope or owner",
+            RetireRefusal::Newer => "the retired record is newer",
+            RetireRefusal::Vetoed => "vetoed by an undo",
         }
     }
 }
@@ -49,7 +49,7 @@ pub enum Retirement {
     Retired {
         revision: i64,
     },
-    Refused(Refusal),
+    Refused(RetireRefusal),
 }
 
 /// The record a merge keeps.
@@ -67,7 +67,7 @@ pub struct MergeOutcome {
     /// The surviving record; `None` when nothing was merged (and no record was written).
     pub into: Option<i64>,
     pub retired: Vec<i64>,
-    pub refused: Vec<(i64, Refusal)>,
+    pub refused: Vec<(i64, RetireRefusal)>,
 }
 
 /// Take SQLite's write lock before the first read of a transaction (a no-op write).
@@ -90,31 +90,31 @@ async fn retire_on(conn: &mut AnyConnection, r: &Replacement<'_>) -> Result<Reti
     let (org, retired, replacing) = (r.org, r.retired, r.replacing);
     use Retirement::Refused;
     if retired == replacing {
-        return Ok(Refused(Refusal::SameRecord));
+        return Ok(Refused(RetireRefusal::SameRecord));
     }
     let (Some(old), Some(new)) = (
         fetch(conn, org, retired).await?,
         fetch(conn, org, replacing).await?,
     ) else {
-        return Ok(Refused(Refusal::Missing));
+        return Ok(Refused(RetireRefusal::Missing));
     };
     if old.status != Status::Active || new.status != Status::Active {
-        return Ok(Refused(Refusal::NotActive));
+        return Ok(Refused(RetireRefusal::NotActive));
     }
     if old.agent != new.agent || old.scope != new.scope || old.owner != new.owner {
-        return Ok(Refused(Refusal::OtherPlace));
+        return Ok(Refused(RetireRefusal::OtherPlace));
     }
     if old.said_at > new.said_at {
-        return Ok(Refused(Refusal::Newer));
+        return Ok(Refused(RetireRefusal::Newer));
     }
     if vetoed(&mut *conn, org, retired, replacing).await? {
-        return Ok(Refused(Refusal::Vetoed));
+        return Ok(Refused(RetireRefusal::Vetoed));
     }
     // Conditional, so two replicas racing on PostgreSQL retire it once.
     let text = "UPDATE memory_records SET status = $1 WHERE org = $2 AND id = $3 AND status = $4";
     let retire = sql!(text, Status::Superseded, org, retired, Status::Active);
     if retire.exec(&mut *conn).await? == 0 {
-        return Ok(Refused(Refusal::NotActive));
+        return Ok(Refused(RetireRefusal::NotActive));
     }
     fulltext::unindex(conn, retired).await?;
     super::vectors::drop_vector(conn, retired).await?;
@@ -201,7 +201,10 @@ impl Records<'_> {
         let mut out = MergeOutcome::default();
         if vetoes > 0 {
             tx.rollback().await?;
-            out.refused = members.iter().map(|m| (*m, Refusal::Vetoed)).collect();
+            out.refused = members
+                .iter()
+                .map(|m| (*m, RetireRefusal::Vetoed))
+                .collect();
             return Ok(out);
         }
         for m in members {

@@ -1,4 +1,4 @@
-//! Work roles and the role tier (README.md, "Roles and role memory").
+//! Work roles and the role tier (docs/memory.md, "Roles and role memory").
 //!
 //! A person holds any number of work roles (`analyst`, `sre`, …), apart from
 //! their authority (admin/user); administrators set them and grant

@@ -16,7 +16,7 @@ const CORRECTION: &str = "SELECT id, org, agent, conversation, message_id, task_
 
 /// Skills of every agent of an organisation (`db.skills()`).
 #[derive(Clone, Copy)]
-pub struct Skills<'a> {
+pub struct SkillStore<'a> {
     pub(super) db: &'a Db,
 }
 
@@ -60,7 +60,7 @@ pub type Curated = std::result::Result<SkillRevision, SkillRefusal>;
 /// Who acts, when (approvals, rejections, rollbacks).
 pub type Curator<'a> = Act<'a>;
 
-impl Skills<'_> {
+impl SkillStore<'_> {
     /// Keep a correction; `None` when that message was kept already.
     pub async fn record_correction(&self, c: &NewCorrection<'_>) -> Result<Option<Correction>> {
         let text = "INSERT INTO skill_corrections (org, agent, conversation, message_id, \
