@@ -1,4 +1,4 @@
-//! Oversight that cannot become surveillance (README "Oversight and the two
+//! Oversight that cannot become surveillance (docs/memory.md, "Oversight and the two
 //! promises"): an administrator reads one person's individual records only
 //! with a reason, which is audited and shown to the person; the person tier
 //! is never shown to anyone but its owner; no admin route or command
