@@ -1661,13 +1661,16 @@ fn architecture_md_names_only_what_exists() {
     let root = workspace_root();
     let sources = workspace_sources();
     let defined = Defined::of(&sources, Some(&root));
-    let doc = fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
-    let missing = missing_names(&doc, &defined, Some(&root));
-    assert!(
-        missing.is_empty(),
-        "ARCHITECTURE.md names what the code does not have:\n{}",
-        missing.join("\n")
-    );
+    // ARCHITECTURE.md, and its long form.
+    for file in ["ARCHITECTURE.md", "docs/architecture.md"] {
+        let doc = fs::read_to_string(root.join(file)).expect(file);
+        let missing = missing_names(&doc, &defined, Some(&root));
+        assert!(
+            missing.is_empty(),
+            "{file} names what the code does not have:\n{}",
+            missing.join("\n")
+        );
+    }
 }
 
 #[test]
