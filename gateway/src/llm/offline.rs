@@ -1278,10 +1278,18 @@ pub fn transient(clause: &str) -> bool {
     const STARTS: &[&str] = &[
         "from", "starting", "of", "since", "ab", "seit", "desde", "partir",
     ];
-    if !first_person(clause) {
+    let words = words_of(clause);
+    // "We had a team lunch": the speaker's group's one-off is as passing as
+    // their own ("we" is no speaker for personal memory, so only here).
+    let ours = words.first().is_some_and(|w| {
+        [
+            "we", "we've", "wir", "nosotros", "nous", "nós", "noi", "wij",
+        ]
+        .contains(&w.as_str())
+    });
+    if !first_person(clause) && !ours {
         return false;
     }
-    let words = words_of(clause);
     let act = words.iter().any(|w| ONE_OFF_ACTS.contains(&w.as_str()));
     let now = ONLY_NOW.iter().any(|marker| {
         let m: Vec<&str> = marker.split(' ').collect();
@@ -1898,10 +1906,10 @@ mod tests {
         .into_iter()
         .filter(|said| !statements(said).is_empty() || !asks(said))
         .collect();
-        assert_eq!(
-            missed,
-            ["We had a team lunch for 180 EUR. Which cost center do I use?"]
-        );
+        assert!(missed.is_empty(), "{missed:?}");
+        // What the team does for good is no one-off.
+        assert!(!transient("We use the billing_v3 schema for the invoice export"));
+        assert!(transient("We met the auditors this morning"));
     }
 
     #[test]
