@@ -1754,17 +1754,50 @@ impl TurnLoop {
             .map(|p| p.name))
     }
 
+    /// The language the speaker asked to be answered in, when the answers
+    /// table has it (`prompts::answers::named`).
+    async fn reply_language(
+        &self,
+        t: &Turn<'_>,
+        user: &str,
+    ) -> Result<Option<&'static prompts::answers::Language>> {
+        let asked = self
+            .parts
+            .db
+            .records()
+            .live_on_subject(
+                t.org(),
+                t.agent(),
+                memory::Scope::Personal,
+                Some(user),
+                offline::ANSWER_IN_SUBJECT,
+            )
+            .await?;
+        Ok(asked
+            .iter()
+            .find_map(context::reply_language)
+            .and_then(|name| prompts::answers::named(&name)))
+    }
+
     /// Yes/no to the newest "Remember this?" batch the speaker was asked here.
     async fn answer_proposal(&self, t: &Turn<'_>, text: &str) -> Result<Option<Reply>> {
         // A yes or no in the person's language is steward's to answer, in
         // that language (`prompts::answers`); a button's is English.
-        let (batch, yes, said_in) = match (t.msg.answer, prompts::answers::read(text)) {
+        let Some(author) = t.principal.user_id() else {
+            return Ok(None);
+        };
+        let read = match t.msg.answer {
+            Some(_) => None,
+            None if prompts::answers::read(text).is_none() => return Ok(None),
+            None => {
+                let preferred = self.reply_language(t, author).await?;
+                prompts::answers::read_preferring(text, preferred)
+            }
+        };
+        let (batch, yes, said_in) = match (t.msg.answer, read) {
             (Some((batch, yes)), _) => (Some(batch), yes, prompts::answers::english()),
             (None, Some(a)) => (None, a.yes, a.language),
             (None, None) => return Ok(None),
-        };
-        let Some(author) = t.principal.user_id() else {
-            return Ok(None);
         };
         let mut pending = self
             .parts

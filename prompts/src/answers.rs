@@ -144,6 +144,15 @@ pub fn opens_with(answer: &str) -> Option<bool> {
     read(first).map(|a| a.yes)
 }
 
+/// [`read`], in `preferred` first when it reads `text`: "ja" from a person
+/// who asked for Dutch is Dutch, not the table's first reader of "ja".
+pub fn read_preferring(text: &str, preferred: Option<&'static Language>) -> Option<YesNo> {
+    let words = words(text);
+    preferred
+        .and_then(|language| language.read(&words).map(|yes| YesNo { yes, language }))
+        .or_else(|| read(text))
+}
+
 /// `text` as a yes or a no to "Remember this?", in the first language of the
 /// table that reads it; `None` for anything else.
 pub fn read(text: &str) -> Option<YesNo> {
@@ -162,6 +171,21 @@ mod tests {
 
     fn answer(text: &str) -> Option<(bool, &'static str)> {
         read(text).map(|a| (a.yes, a.language.code))
+    }
+
+    #[test]
+    fn a_word_two_languages_share_is_read_in_the_persons_own() {
+        let dutch = named("Dutch");
+        assert_eq!(read("ja").map(|a| a.language.code), Some("de"));
+        assert_eq!(
+            read_preferring("ja", dutch).map(|a| a.language.code),
+            Some("nl")
+        );
+        // A word the preferred language does not have is read as before.
+        assert_eq!(
+            read_preferring("oui", dutch).map(|a| a.language.code),
+            Some("fr")
+        );
     }
 
     #[test]

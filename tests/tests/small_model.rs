@@ -1295,3 +1295,21 @@ async fn an_answer_from_the_neighbouring_note_is_replaced_by_the_note_asked_abou
         "Memory says: Always use example_archive for the monthly digest (Memory reference: 2)"
     );
 }
+
+/// "ja" is German, Dutch and Swedish: from a person who asked to be answered
+/// in Dutch it is Dutch, and so is the receipt.
+#[tokio::test]
+async fn a_yes_two_languages_share_is_answered_in_the_persons_own() {
+    let fake = FakeLlm::start().await;
+    let h = harness(&fake).await;
+    h.pair("222", Role::User).await;
+    h.dm("222", "Could you always answer me in Dutch?").await;
+    h.dm("222", "yes").await;
+    let asked = h
+        .dm("222", "Can you please keep your answers short from now on?")
+        .await;
+    assert!(asked.contains("Remember this?"), "{asked}");
+    let saved = h.dm("222", "ja").await;
+    assert!(saved.starts_with("Opgeslagen: "), "{saved}");
+    assert!(fake.received_for(TEXT).is_empty());
+}

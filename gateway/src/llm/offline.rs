@@ -1908,7 +1908,9 @@ mod tests {
         .collect();
         assert!(missed.is_empty(), "{missed:?}");
         // What the team does for good is no one-off.
-        assert!(!transient("We use the billing_v3 schema for the invoice export"));
+        assert!(!transient(
+            "We use the billing_v3 schema for the invoice export"
+        ));
         assert!(transient("We met the auditors this morning"));
     }
 
