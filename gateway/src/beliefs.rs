@@ -1,6 +1,8 @@
 //! Belief revision (docs/models.md, "Belief revision and consolidation"): after a
 //! live or confirmed write, the judge may
-//! retire records on the same topic that the subject rule missed.
+//! retire agent notes on the same topic that the subject rule missed. A
+//! person's own records it never retires: what it finds conflicting is
+//! asked of the person with the proposal ([`Beliefs::conflicts`]).
 //!
 //! The judge only proposes. Candidates are active records in the new record's
 //! own place (organisation, agent, scope, owner) that share its words, said no
@@ -50,6 +52,17 @@ pub fn same_topic(new: &str, old: &str) -> bool {
         >= SHARED_WORDS_TO_JUDGE
 }
 
+/// Whether two of a person's records are of one kind and one family of
+/// subjects ("prefer:tea", "prefer:coffee"): "Prefers coffee" may replace
+/// "Prefers tea" though they share no word, so the judge is shown it (and
+/// the person asked, never the record retired unasked).
+pub fn same_family(new: &memory::MemoryRecord, old: &memory::MemoryRecord) -> bool {
+    let family = |subject: &str| subject.split_once(':').map(|(f, _)| f.to_string());
+    new.scope.is_personal()
+        && new.kind == old.kind
+        && family(&new.subject).is_some_and(|f| !f.is_empty() && Some(f) == family(&old.subject))
+}
+
 #[derive(Debug, thiserror::Error)]
 enum BeliefError {
     #[error(transparent)]
@@ -69,6 +82,68 @@ impl Beliefs {
         Beliefs { db, judge }
     }
 
+    /// The live records the judge says `new` replaces, with its reasons;
+    /// empty without a judge or candidates.
+    async fn verdict(
+        &self,
+        new: &memory::MemoryRecord,
+    ) -> Result<Vec<(memory::MemoryRecord, String)>, BeliefError> {
+        let Some(judge) = self.judge.clone() else {
+            return Ok(Vec::new());
+        };
+        let candidates: Vec<_> = self
+            .db
+            .records()
+            .related_active(new, JUDGE_CANDIDATES)
+            .await?
+            .into_iter()
+            .map(|(r, _)| r)
+            .filter(|r| r.said_at <= new.said_at && r.id != new.id)
+            .filter(|r| same_topic(&new.content, &r.content) || same_family(new, r))
+            .collect();
+        if candidates.is_empty() {
+            return Ok(Vec::new());
+        }
+        let verdict = judge.judge(new, &candidates).await?;
+        Ok(verdict
+            .into_iter()
+            .filter_map(|v| match candidates.iter().find(|c| c.id == v.id) {
+                Some(c) => Some((c.clone(), v.reason)),
+                None => {
+                    tracing::warn!(
+                        id = v.id,
+                        "judge named a record outside its candidates; ignored"
+                    );
+                    None
+                }
+            })
+            .collect())
+    }
+
+    /// A person's own live records the judge says the proposal `id`
+    /// conflicts with: asked of the person with the proposal, never retired
+    /// by the judge (docs/memory.md, "Contradictions are asked"). Best
+    /// effort: a judge that fails proposes nothing.
+    pub async fn conflicts(&self, org: &str, id: i64) -> Vec<memory::MemoryRecord> {
+        let found = async {
+            let new = self.db.records().get(org, id).await?;
+            if !new.scope.is_personal() {
+                return Ok(Vec::new());
+            }
+            Ok::<_, BeliefError>(
+                self.verdict(&new)
+                    .await?
+                    .into_iter()
+                    .map(|(r, _)| r)
+                    .collect(),
+            )
+        };
+        found.await.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, record = id, "conflict check skipped");
+            Vec::new()
+        })
+    }
+
     async fn try_revise(&self, record: &Activated<'_>) -> Result<Vec<i64>, BeliefError> {
         let (org, now) = (record.org, record.now);
         let Some(judge) = self.judge.clone() else {
@@ -79,44 +154,14 @@ impl Beliefs {
             return Ok(Vec::new());
         }
         let new = self.db.records().get(org, record.id).await?;
-        if new.status != Status::Active
-            || !matches!(
-                new.scope,
-                Scope::AgentNotes | Scope::Personal | Scope::Person
-            )
-        {
+        // A person's own records are never replaced by a judge: what it
+        // finds is asked of them with the proposal (`conflicts`).
+        if new.status != Status::Active || new.scope != Scope::AgentNotes {
             return Ok(Vec::new());
         }
-        let candidates: Vec<_> = self
-            .db
-            .records()
-            .related_active(&new, JUDGE_CANDIDATES)
-            .await?
-            .into_iter()
-            .map(|(r, _)| r)
-            .filter(|r| r.said_at <= new.said_at)
-            .filter(|r| same_topic(&new.content, &r.content))
-            .collect();
-        if candidates.is_empty() {
-            return Ok(Vec::new());
-        }
-        let verdict = judge.judge(&new, &candidates).await?;
         let mut retired = Vec::new();
-        for v in verdict {
-            if !candidates.iter().any(|c| c.id == v.id) {
-                tracing::warn!(
-                    id = v.id,
-                    "judge named a record outside its candidates; ignored"
-                );
-                continue;
-            }
-            // An administrator reads revisions: a person's own records keep
-            // the judge's words (which quote them) out of the reason.
-            let reason = if new.scope.is_personal() {
-                PERSONAL_REVISION
-            } else {
-                v.reason.as_str()
-            };
+        for (old, reason) in self.verdict(&new).await? {
+            let reason = reason.as_str();
             let meta = RevisionMeta {
                 via: Via::BeliefRevision.as_str(),
                 cause: record.cause.as_str(),
@@ -128,16 +173,16 @@ impl Beliefs {
             match self
                 .db
                 .records()
-                .retire(org, v.id, new.id, &meta, now)
+                .retire(org, old.id, new.id, &meta, now)
                 .await?
             {
                 Retirement::Retired { revision } => {
-                    tracing::info!(retired = v.id, by = new.id, revision, "belief revision");
-                    retired.push(v.id);
+                    tracing::info!(retired = old.id, by = new.id, revision, "belief revision");
+                    retired.push(old.id);
                 }
                 Retirement::Refused(why) => {
                     tracing::info!(
-                        retired = v.id,
+                        retired = old.id,
                         by = new.id,
                         refused = why.as_str(),
                         "belief revision refused"

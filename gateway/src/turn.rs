@@ -43,6 +43,7 @@ use memory::{
     Candidate, Cause, Db, ItemChannel, MessageAuthor, NewRecord, Principal, Status, SystemPrincipal,
 };
 use pairing::{PairOutcome, Pairing};
+use prompts::answers::Choice;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -67,6 +68,40 @@ pub fn nothing_on(person: &str) -> String {
 }
 const PAIR_HINT: &str =
     "Hi! I don't know you yet. Send /pair to request access; an administrator will approve it.";
+
+/// What a conflict question says of the third answer; the dashboard offers
+/// it as a button beside yes and no.
+pub const KEEPS_BOTH: &str = "both keeps both";
+
+/// How the audit names what a proposal was asked as conflicting with
+/// (`memory.conflict`, detail "with:3,5").
+const CONFLICTS_WITH: &str = "with:";
+
+/// "Remember this?" for a record that conflicts with ones the person keeps:
+/// both values and the three answers (docs/memory.md, "Contradictions are
+/// asked").
+fn conflict_question(content: &str, conflicts: &[memory::MemoryRecord]) -> String {
+    let kept: Vec<String> = conflicts
+        .iter()
+        .map(|c| format!("#{}: “{}”", c.id, sanitize(&c.content)))
+        .collect();
+    format!(
+        "{content} (it conflicts with {}: yes replaces it, {KEEPS_BOTH}, no keeps only what you have)",
+        kept.join(", ")
+    )
+}
+
+/// The receipt's line for records a yes replaced.
+fn replaced(conflicts: &[memory::MemoryRecord]) -> String {
+    let ids: Vec<String> = conflicts.iter().map(|c| format!("#{}", c.id)).collect();
+    format!("It replaces {}.", ids.join(", "))
+}
+
+/// The receipt's line for records kept beside the new one.
+fn beside(conflicts: &[memory::MemoryRecord]) -> String {
+    let ids: Vec<String> = conflicts.iter().map(|c| format!("#{}", c.id)).collect();
+    format!("Kept beside {}.", ids.join(", "))
+}
 
 /// The rate limiters' clock: the newest message time seen. Platforms stamp
 /// messages themselves, so replayed transcripts are limited as they happened.
@@ -1177,6 +1212,20 @@ impl TurnLoop {
                     owner,
                     status,
                 } => {
+                    // A person's own record that conflicts with one they keep
+                    // is asked with both, whatever asked it kept (an explicit
+                    // "remember that", auto-keep): never replaced unasked.
+                    let conflicts = if scope.is_personal() {
+                        self.live_conflicts(t, scope, owner.as_deref(), (&item.subject, &content))
+                            .await?
+                    } else {
+                        Vec::new()
+                    };
+                    let status = if conflicts.is_empty() {
+                        status
+                    } else {
+                        Status::Pending
+                    };
                     let pending = status == Status::Pending;
                     let rec = NewRecord::said(
                         t.org(),
@@ -1203,16 +1252,20 @@ impl TurnLoop {
                     .batch(Some(t.message_id))
                     .author(t.principal.author_id())
                     .on_behalf_of(t.msg.on_behalf_of.clone());
-                    // A new value on a subject names the live one it replaces.
-                    let replaces = self
-                        .replaces(
+                    // A new value on a subject names the live one it replaces
+                    // (a person's own: the conflicts, asked below).
+                    let replaces = if scope.is_personal() {
+                        None
+                    } else {
+                        self.replaces(
                             t.org(),
                             t.agent(),
                             scope,
                             rec.owner.as_deref(),
                             (&rec.subject, &rec.content),
                         )
-                        .await?;
+                        .await?
+                    };
                     let run = format!("turn:{}", t.message_id);
                     let dedupe = if pending {
                         // Already known, or declined before: do not ask again. One
@@ -1249,12 +1302,16 @@ impl TurnLoop {
                     };
                     match written {
                         Written::Skipped => self.parts.metrics.duplicate(Duplicate::Record),
-                        Written::Stored { .. } if pending => {
+                        Written::Stored { id, .. } if pending => {
                             self.parts.metrics.policy(PolicyOutcome::Proposed);
-                            parts.question.push(match &replaces {
-                                Some(old) => format!("{} ({old})", rec.content),
-                                None => rec.content.clone(),
-                            });
+                            let conflicts = self.with_judged(t, id, conflicts).await?;
+                            parts
+                                .question
+                                .push(match (&replaces, conflicts.as_slice()) {
+                                    (_, [_, ..]) => conflict_question(&rec.content, &conflicts),
+                                    (Some(old), []) => format!("{} ({old})", rec.content),
+                                    (None, []) => rec.content.clone(),
+                                });
                             parts.batch = Some(t.message_id);
                         }
                         Written::Stored { id, .. } if status == Status::Active => {
@@ -1308,6 +1365,132 @@ impl TurnLoop {
 
     /// "replaces #7: “old text”" when a record of `content` on `subject`
     /// would supersede a live record with other words in its place.
+    /// What the proposal `rec` was asked as conflicting with, still live:
+    /// the records the judge named (audited with the question) and those on
+    /// its subject.
+    async fn asked_conflicts(
+        &self,
+        t: &Turn<'_>,
+        rec: &memory::MemoryRecord,
+    ) -> Result<Vec<memory::MemoryRecord>> {
+        if !rec.scope.is_personal() {
+            return Ok(Vec::new());
+        }
+        let mut out = self
+            .live_conflicts(
+                t,
+                rec.scope,
+                rec.owner.as_deref(),
+                (&rec.subject, &rec.content),
+            )
+            .await?;
+        let asked = self
+            .parts
+            .db
+            .audit()
+            .about(t.org(), "memory.conflict", &format!("record:{}", rec.id))
+            .await?;
+        let ids = asked
+            .iter()
+            .filter_map(|e| e.detail.strip_prefix(CONFLICTS_WITH))
+            .flat_map(|ids| ids.split(','))
+            .filter_map(|id| id.parse::<i64>().ok());
+        for id in ids {
+            if out.iter().any(|o| o.id == id) {
+                continue;
+            }
+            let old = self.parts.db.records().get(t.org(), id).await?;
+            // Only the person's own live records: the audit names ids, and a
+            // record may have been forgotten or replaced since.
+            if old.status == Status::Active && old.owner == rec.owner && old.scope == rec.scope {
+                out.push(old);
+            }
+        }
+        Ok(out)
+    }
+
+    /// A yes to a conflict question: the records it was asked with that the
+    /// subject rule did not retire (the judge's) are retired by the new one,
+    /// on the person's word.
+    async fn replace_on_consent(
+        &self,
+        t: &Turn<'_>,
+        rec: &memory::MemoryRecord,
+        conflicts: &[memory::MemoryRecord],
+        run: &str,
+    ) -> Result<()> {
+        let meta = memory::store::RevisionMeta {
+            via: "consent",
+            cause: Cause::Live.as_str(),
+            run_id: run,
+            reason: crate::beliefs::PERSONAL_REVISION,
+            model: None,
+            prompt_version: None,
+        };
+        for old in conflicts.iter().filter(|o| o.subject != rec.subject) {
+            self.parts
+                .db
+                .records()
+                .retire(t.org(), old.id, rec.id, &meta, t.now)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// The speaker's live records on `subject` that say something else than
+    /// `content`: what a new record of theirs would replace.
+    async fn live_conflicts(
+        &self,
+        t: &Turn<'_>,
+        scope: memory::Scope,
+        owner: Option<&str>,
+        (subject, content): (&str, &str),
+    ) -> Result<Vec<memory::MemoryRecord>> {
+        let live = self
+            .parts
+            .db
+            .records()
+            .live_on_subject(t.org(), t.agent(), scope, owner, subject)
+            .await?;
+        Ok(live
+            .into_iter()
+            .filter(|old| old.content != content)
+            .collect())
+    }
+
+    /// `conflicts` of the proposal `id` and what the judge finds it
+    /// conflicts with among the person's records, audited
+    /// (`memory.conflict`), so a yes replaces exactly what was shown.
+    async fn with_judged(
+        &self,
+        t: &Turn<'_>,
+        id: i64,
+        mut conflicts: Vec<memory::MemoryRecord>,
+    ) -> Result<Vec<memory::MemoryRecord>> {
+        for judged in self.parts.beliefs.conflicts(t.org(), id).await {
+            if !conflicts.iter().any(|c| c.id == judged.id) {
+                conflicts.push(judged);
+            }
+        }
+        if !conflicts.is_empty() {
+            let ids: Vec<String> = conflicts.iter().map(|c| c.id.to_string()).collect();
+            let by = t.principal.author_id().unwrap_or_else(|| "unpaired".into());
+            self.parts
+                .db
+                .audit()
+                .append(
+                    t.org(),
+                    &by,
+                    "memory.conflict",
+                    &format!("record:{id}"),
+                    &format!("{CONFLICTS_WITH}{}", ids.join(",")),
+                    t.now,
+                )
+                .await?;
+        }
+        Ok(conflicts)
+    }
+
     async fn replaces(
         &self,
         org: &str,
@@ -1794,11 +1977,13 @@ impl TurnLoop {
                 prompts::answers::read_preferring(text, preferred)
             }
         };
-        let (batch, yes, said_in) = match (t.msg.answer, read) {
-            (Some((batch, yes)), _) => (Some(batch), yes, prompts::answers::english()),
-            (None, Some(a)) => (None, a.yes, a.language),
+        let (batch, choice, said_in) = match (t.msg.answer, read) {
+            (Some((batch, true)), _) => (Some(batch), Choice::Yes, prompts::answers::english()),
+            (Some((batch, false)), _) => (Some(batch), Choice::No, prompts::answers::english()),
+            (None, Some(a)) => (None, a.choice, a.language),
             (None, None) => return Ok(None),
         };
+        let yes = choice != Choice::No;
         let mut pending = self
             .parts
             .db
@@ -1865,6 +2050,20 @@ impl TurnLoop {
                 )
                 .await?;
             let run = format!("turn:{}", t.message_id);
+            let conflicts = self.asked_conflicts(t, &rec).await?;
+            if choice == Choice::Both {
+                for old in &conflicts {
+                    let keep = memory::store::KeepBeside {
+                        org: t.org(),
+                        old: old.id,
+                        new: rec.id,
+                        actor: author,
+                        run_id: &run,
+                        now: t.now,
+                    };
+                    self.parts.db.records().keep_beside(&keep).await?;
+                }
+            }
             self.parts
                 .db
                 .records()
@@ -1877,12 +2076,19 @@ impl TurnLoop {
                     self.parts.beliefs.as_ref(),
                 )
                 .await?;
+            if choice == Choice::Yes {
+                self.replace_on_consent(t, &rec, &conflicts, &run).await?;
+            }
             self.parts.metrics.policy(PolicyOutcome::Written);
             let kept = said_in.receipt(crate::learning::place(rec.scope), rec.id);
-            parts.receipts.push(match replaces {
-                Some(old) => format!("{kept} It {old}."),
-                None => kept,
-            });
+            parts
+                .receipts
+                .push(match (choice, conflicts.as_slice(), replaces) {
+                    (Choice::Both, [_, ..], _) => format!("{kept} {}", beside(&conflicts)),
+                    (_, [_, ..], _) => format!("{kept} {}", replaced(&conflicts)),
+                    (_, [], Some(old)) => format!("{kept} It {old}."),
+                    (_, [], None) => kept,
+                });
         }
         if !yes {
             parts.notes.push(said_in.declined.into());

@@ -21,6 +21,8 @@ pub struct Language {
     names: Vec<String>,
     /// "Memory says:" in this language.
     pub memory_says: &'static str,
+    /// Keep both: the new record beside the one it conflicts with.
+    both: Vec<Vec<String>>,
 }
 
 impl Language {
@@ -32,12 +34,16 @@ impl Language {
             .replace("{id}", &id.to_string())
     }
 
-    /// Whether `words` answer yes (`Some(true)`) or no in this language.
-    fn read(&self, words: &[String]) -> Option<bool> {
-        [(true, &self.yes), (false, &self.no)]
-            .into_iter()
-            .find(|(_, answers)| self.answers_with(answers, words))
-            .map(|(yes, _)| yes)
+    /// What `words` answer in this language.
+    fn read(&self, words: &[String]) -> Option<Choice> {
+        [
+            (Choice::Both, &self.both),
+            (Choice::Yes, &self.yes),
+            (Choice::No, &self.no),
+        ]
+        .into_iter()
+        .find(|(_, answers)| self.answers_with(answers, words))
+        .map(|(choice, _)| choice)
     }
 
     /// `words` open with one of `answers`, and what follows is courtesy or
@@ -52,11 +58,34 @@ impl Language {
     }
 }
 
-/// A yes or a no, and the language it was said in.
+/// An answer to "Remember this?".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    /// Keep it (replacing what it conflicts with).
+    Yes,
+    /// Keep nothing new.
+    No,
+    /// Keep it beside what it conflicts with.
+    Both,
+}
+
+/// A yes, a no or a "both", and the language it was said in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct YesNo {
+    /// Whether the new record is kept (a yes or a "both").
     pub yes: bool,
+    pub choice: Choice,
     pub language: &'static Language,
+}
+
+impl YesNo {
+    fn of(choice: Choice, language: &'static Language) -> YesNo {
+        YesNo {
+            yes: choice != Choice::No,
+            choice,
+            language,
+        }
+    }
 }
 
 /// The words of a reply as the table compares them: lower case, punctuation
@@ -92,7 +121,7 @@ fn parse(text: &'static str) -> Vec<Language> {
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .filter_map(|line| {
             let f: Vec<&'static str> = line.split(" | ").map(str::trim).collect();
-            let [code, yes, no, courtesy, receipt, declined, nothing_waiting, names, memory_says] =
+            let [code, yes, no, courtesy, receipt, declined, nothing_waiting, names, memory_says, both] =
                 f[..]
             else {
                 return None;
@@ -107,6 +136,7 @@ fn parse(text: &'static str) -> Vec<Language> {
                 nothing_waiting,
                 names: names.split(',').map(|n| n.trim().to_lowercase()).collect(),
                 memory_says,
+                both: phrases(both),
             })
         })
         .collect()
@@ -149,7 +179,7 @@ pub fn opens_with(answer: &str) -> Option<bool> {
 pub fn read_preferring(text: &str, preferred: Option<&'static Language>) -> Option<YesNo> {
     let words = words(text);
     preferred
-        .and_then(|language| language.read(&words).map(|yes| YesNo { yes, language }))
+        .and_then(|language| language.read(&words).map(|c| YesNo::of(c, language)))
         .or_else(|| read(text))
 }
 
@@ -162,7 +192,7 @@ pub fn read(text: &str) -> Option<YesNo> {
     }
     LANGUAGES
         .iter()
-        .find_map(|language| language.read(&words).map(|yes| YesNo { yes, language }))
+        .find_map(|language| language.read(&words).map(|c| YesNo::of(c, language)))
 }
 
 #[cfg(test)]
@@ -189,6 +219,28 @@ mod tests {
     }
 
     #[test]
+    fn both_keeps_both_in_every_language() {
+        for (said, code) in [
+            ("both", "en"),
+            ("Beide, bitte", "de"),
+            ("los dos", "es"),
+            ("両方", "ja"),
+        ] {
+            let a = read(said).unwrap_or_else(|| panic!("{said}"));
+            assert_eq!(
+                (a.choice, a.yes, a.language.code),
+                (Choice::Both, true, code),
+                "{said}"
+            );
+        }
+        assert_eq!(read("yes").map(|a| a.choice), Some(Choice::Yes));
+        assert_eq!(
+            read("nein").map(|a| (a.choice, a.yes)),
+            Some((Choice::No, false))
+        );
+    }
+
+    #[test]
     fn every_line_of_the_table_has_every_field() {
         let lines = crate::answers_text()
             .text
@@ -205,7 +257,7 @@ mod tests {
                 l.code
             );
             assert!(
-                !l.memory_says.is_empty() && !l.names.is_empty(),
+                !l.memory_says.is_empty() && !l.names.is_empty() && !l.both.is_empty(),
                 "{}",
                 l.code
             );

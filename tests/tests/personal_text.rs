@@ -60,8 +60,9 @@ async fn no_administrators_read_without_a_reason_holds_a_persons_words() {
             .key;
         let app = app(AppState::new(h.services.clone()));
 
-        // 1. Ana keeps a fact, then a newer one on the same topic: the judge
-        // retires the first, with a reason that quotes it.
+        // 1. Ana keeps a fact, then says a newer one on the same topic: the
+        // judge names the first (its reason quotes it), she is asked, and
+        // her yes retires it.
         let fact = |subject: &str, content: &str| {
             Answer::Json(json!({"items": [{
                 "channel": "personal", "kind": "fact",
@@ -86,8 +87,12 @@ async fn no_administrators_read_without_a_reason_holds_a_persons_words() {
                 "reason": "replaced: 'my kneecap surgery is on Friday'"
             }]})),
         );
-        h.dm("222", "remember that my kneecap operation is on Monday")
-            .await;
+        let asked = h.dm("222", "My kneecap operation is on Monday").await;
+        assert!(
+            asked.contains(&format!("it conflicts with #{first}")),
+            "{name}: {asked}"
+        );
+        h.dm("222", "yes").await;
         let revisions = h.db().records().revisions(&h.org).await.unwrap();
         assert_eq!(
             fake.received_for("belief_revision").len(),

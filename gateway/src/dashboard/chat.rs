@@ -38,6 +38,10 @@ pub(super) async fn page(screen: Screen) -> Page {
 fn template(history: &[StoredMessage], pending: &[MemoryRecord], csrf: &str) -> Markup {
     let skip = history.len().saturating_sub(PAGE_ROWS as usize);
     let batch = pending.first().and_then(|r| r.batch);
+    // A conflict question has a third answer: keep both (typed, as in chat).
+    let conflicted = history
+        .last()
+        .is_some_and(|m| m.author == "agent" && m.text.contains(crate::turn::KEEPS_BOTH));
     html! {
         section.chat {
             // Newest first in the document; the stylesheet stacks it bottom-up,
@@ -64,6 +68,9 @@ fn template(history: &[StoredMessage], pending: &[MemoryRecord], csrf: &str) -> 
                     }
                     div.buttons {
                         (view::action("/dashboard/chat/answer", csrf, &[("batch", &batch.to_string()), ("answer", "yes")], "Yes, remember", "primary"))
+                        @if conflicted {
+                            (view::action("/dashboard/chat", csrf, &[("text", "both"), ("nonce", &auth::random_hex(16))], "Keep both", "secondary"))
+                        }
                         (view::action("/dashboard/chat/answer", csrf, &[("batch", &batch.to_string()), ("answer", "no")], "No", "secondary"))
                     }
                 }

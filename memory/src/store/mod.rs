@@ -44,7 +44,9 @@ pub use pairing::{
     UserStatus,
 };
 pub(crate) use records::SubjectRuleRun;
-pub use records::{RecordFilter, RetrievalScope, Retrieved, Supersession, FORGOTTEN_LINE};
+pub use records::{
+    KeepBeside, RecordFilter, RetrievalScope, Retrieved, Supersession, FORGOTTEN_LINE,
+};
 pub use retention::{Erasure, ERASED};
 pub use retire::{MergeInto, MergeOutcome, RetireRefusal, Retirement};
 pub use revisions::{NewRevision, RevisionMeta};

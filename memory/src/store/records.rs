@@ -649,6 +649,21 @@ fn fuse(
         .collect()
 }
 
+/// A record kept beside one it conflicts with ([`Records::keep_beside`]).
+#[derive(Debug, Clone, Copy)]
+pub struct KeepBeside<'a> {
+    pub org: &'a str,
+    /// The record kept before.
+    pub old: i64,
+    /// The new one, kept too.
+    pub new: i64,
+    /// Who chose (the person's stored id).
+    pub actor: &'a str,
+    /// The turn that asked (`turn:<message id>`).
+    pub run_id: &'a str,
+    pub now: i64,
+}
+
 impl Records<'_> {
     /// Insert a record and index its words. Returns its id.
     pub(crate) async fn insert_new(&self, r: &NewRecord) -> Result<i64> {
@@ -826,6 +841,61 @@ impl Records<'_> {
         tx.commit().await?;
         self.db.written();
         Ok(changed == 1)
+    }
+
+    /// The person chose to keep `new` beside `old`, which it conflicts with
+    /// ("both" to a "Remember this?"): a revision of the pair, undone by
+    /// `actor` as it is written, so neither the subject rule nor a judge ever
+    /// retires `old` for `new` (a veto, as an undo leaves). Audited
+    /// `memory.keep_both`. Returns the revision's id.
+    pub async fn keep_beside(&self, keep: &KeepBeside<'_>) -> Result<i64> {
+        let KeepBeside {
+            org,
+            old,
+            new,
+            actor,
+            run_id,
+            now,
+        } = *keep;
+        let mut tx = self.db.pool.begin().await?;
+        let record = fetch(&mut tx, org, new)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("memory record {new}")))?;
+        let revision = NewRevision {
+            org,
+            agent: &record.agent,
+            retired_id: old,
+            replacing_id: new,
+            meta: RevisionMeta {
+                via: "consent",
+                cause: "live",
+                run_id,
+                reason: "kept beside it on the person's word",
+                model: None,
+                prompt_version: None,
+            },
+            created_at: now,
+        };
+        let id = insert_revision(&mut *tx, &revision).await?;
+        let text =
+            "UPDATE memory_revisions SET undone_at = $1, undone_by = $2 WHERE org = $3 AND id = $4";
+        sql!(text, now, actor, org, id).exec(&mut *tx).await?;
+        let by = Act {
+            org,
+            actor,
+            at: now,
+        };
+        let target = format!("record:{new}");
+        by.audit(
+            &mut *tx,
+            "memory.keep_both",
+            &target,
+            &format!("beside record {old}"),
+        )
+        .await?;
+        tx.commit().await?;
+        self.db.written();
+        Ok(id)
     }
 
     /// Move an individual-tier record to the person tier (`org/{org}/user/{user}`),
