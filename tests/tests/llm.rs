@@ -826,8 +826,8 @@ async fn the_judge_cannot_retire_a_newer_record_or_another_place() {
             {"id": 1, "reason": "hostile"}, {"id": 2, "reason": "hostile"}, {"id": other, "reason": "hostile"}
         ]})),
     );
-    h.dm("222", "remember that I read the wiki at the office")
-        .await;
+    // Asked (a person's records are judged when they are asked "Remember this?").
+    h.dm("222", "I read the wiki at the office").await;
     let judged = fake.received_for("belief_revision");
     let last = judged
         .last()
