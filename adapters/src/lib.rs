@@ -7,6 +7,7 @@
 
 pub mod discord;
 pub mod retry;
+pub mod slack;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -34,11 +35,11 @@ impl ConversationKind {
 pub struct Inbound {
     pub org: String,
     pub agent: String,
-    /// `discord`, `teams`, `dashboard`, `api`, `cli`, …
+    /// `discord`, `slack`, `teams`, `dashboard`, `api`, `cli`, …
     pub channel: String,
     pub conversation: String,
     pub kind: ConversationKind,
-    /// The stored user id (`discord:<snowflake>`, `teams:<id>`, `admin`, …);
+    /// The stored user id (`discord:<snowflake>`, `slack:<team>:<user>`, `teams:<id>`, `admin`, …);
     /// `None` for a sender the platform let in without an identity.
     pub sender: Option<String>,
     /// Display name as the platform gave it: shown, never trusted.

@@ -5,6 +5,7 @@
 
 use crate::channels::discord::section::DiscordConfig;
 use crate::channels::section::{Section, TargetForm};
+use crate::channels::slack::section::SlackConfig;
 use crate::channels::teams::section::TeamsConfig;
 use figment::providers::{Env, Format, Serialized, Toml};
 use figment::Figment;
@@ -51,13 +52,20 @@ pub struct Config {
     /// `[discord]`: the Discord channel (`channels::discord`).
     #[validate(nested)]
     pub discord: DiscordConfig,
+    /// `[slack]`: the Slack channel (`channels::slack`).
+    #[validate(nested)]
+    pub slack: SlackConfig,
 }
 
 impl Config {
     /// Each channel's section with its key (its channel's name), in the
     /// keys' order. A channel with a section has its line here.
     pub fn sections(&self) -> Vec<(&'static str, &dyn Section)> {
-        vec![("discord", &self.discord), ("teams", &self.teams)]
+        vec![
+            ("discord", &self.discord),
+            ("slack", &self.slack),
+            ("teams", &self.teams),
+        ]
     }
 
     /// How runs name the conversations of each channel that takes their
@@ -65,6 +73,7 @@ impl Config {
     fn targets() -> Vec<(&'static str, TargetForm)> {
         [
             ("discord", DiscordConfig::target()),
+            ("slack", SlackConfig::target()),
             ("teams", TeamsConfig::target()),
         ]
         .into_iter()
@@ -1540,7 +1549,7 @@ mod tests {
         );
         assert_eq!(
             e,
-            "invalid configuration: schedules[0].agent: `nobody` is not an agent of this server (server.agent, discord.agent, teams.agent or [agents.<id>])"
+            "invalid configuration: schedules[0].agent: `nobody` is not an agent of this server (server.agent, discord.agent, slack.agent, teams.agent or [agents.<id>])"
         );
     }
 

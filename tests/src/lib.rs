@@ -4,6 +4,7 @@
 
 pub mod dashboard;
 pub mod fake_discord;
+pub mod fake_slack;
 pub mod fake_llm;
 
 use adapters::{ConversationKind, Inbound, Reply};

@@ -1596,10 +1596,10 @@ async fn the_settings_page_lists_each_channel_and_whether_it_is_on() {
     ] {
         assert!(!body.contains(secret), "{secret} shown");
     }
-    // Without their sections, Discord and Teams are listed as off.
+    // Without their sections, Discord, Slack and Teams are listed as off.
     let (_h, mut c, _) = signed_in().await;
     let body = c.get("/dashboard/settings").await.body;
-    for name in ["discord", "teams"] {
+    for name in ["discord", "slack", "teams"] {
         let off = row(&body, name);
         assert!(off.contains(">off<") && !off.contains("agent: "), "{off}");
     }

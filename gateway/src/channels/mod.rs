@@ -14,6 +14,7 @@ pub mod api;
 pub mod dashboard_chat;
 pub mod discord;
 pub mod section;
+pub mod slack;
 pub mod teams;
 
 use crate::config::{Config, ConfigError};
@@ -26,6 +27,7 @@ use std::net::SocketAddr;
 pub fn all() -> &'static [&'static dyn Channel] {
     &[
         &teams::Teams,
+        &slack::Slack,
         &discord::Discord,
         &dashboard_chat::DashboardChat,
         &api::Api,
@@ -42,8 +44,8 @@ pub fn named(name: &str) -> Option<&'static dyn Channel> {
 pub struct ConversationRef {
     pub org: String,
     pub agent: String,
-    /// The channel's own id of it: a Discord channel id, a Teams
-    /// conversation id, `dashboard:admin`, `api:<user>[/<thread>]`.
+    /// The channel's own id of it: a Discord channel id, a Slack channel
+    /// (`C…`, or `C…:<thread ts>`), a Teams conversation id, `dashboard:admin`, `api:<user>[/<thread>]`.
     pub conversation: String,
 }
 
@@ -183,7 +185,7 @@ mod tests {
     fn every_section_is_named_after_its_channel() {
         let cfg = Config::default();
         let keys: Vec<&str> = cfg.sections().into_iter().map(|(key, _)| key).collect();
-        assert_eq!(keys, ["discord", "teams"]);
+        assert_eq!(keys, ["discord", "slack", "teams"]);
         for key in keys {
             assert!(named(key).is_some(), "no channel `{key}`");
         }
