@@ -35,13 +35,15 @@
 //! Only this module knows Slack's JSON; the turn loop sees an [`Inbound`].
 
 use crate::discord::split_message;
-use crate::retry::{self, retry_after, retryable_status, Failure, LongWait, RetryError, RetryPolicy};
+use crate::retry::{
+    self, retry_after, retryable_status, Failure, LongWait, RetryError, RetryPolicy,
+};
 use crate::{ConversationKind, Inbound, Reply, TurnHandler};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing;
 use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -179,7 +181,7 @@ where
 {
     let shared = Arc::new(Shared { settings, handler });
     Router::new()
-        .route(EVENTS_PATH, post(receive))
+        .route(EVENTS_PATH, routing::post(receive))
         .with_state(shared)
 }
 
@@ -219,17 +221,14 @@ async fn receive(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bo
     // 3. The event.
     let event: SlackPushEvent = match serde_json::from_slice(&body) {
         Ok(e) => e,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                &format!("not a Slack event: {e}"),
-            )
-        }
+        Err(e) => return error(StatusCode::BAD_REQUEST, &format!("not a Slack event: {e}")),
     };
     match event {
-        SlackPushEvent::UrlVerification(v) => Json(json!({ "challenge": v.challenge })).into_response(),
+        SlackPushEvent::UrlVerification(v) => {
+            Json(json!({ "challenge": v.challenge })).into_response()
+        }
         SlackPushEvent::AppRateLimited(r) => {
-            tracing::warn!(team = %r.team_id.0, "Slack is dropping this app's events for a minute (app_rate_limited)");
+            tracing::warn!(team = %r.team_id, "Slack is dropping this app's events for a minute (app_rate_limited)");
             StatusCode::OK.into_response()
         }
         SlackPushEvent::EventCallback(callback) => {
@@ -263,7 +262,11 @@ fn too_large(limit: usize) -> Response {
 /// Check `X-Slack-Signature` against `v0:{X-Slack-Request-Timestamp}:{body}`
 /// signed with `secret`, in constant time, and that the timestamp is within
 /// five minutes of now (slack-morphism's verifier does both).
-pub fn verify_signature(secret: &str, headers: &HeaderMap, body: &[u8]) -> Result<(), &'static str> {
+pub fn verify_signature(
+    secret: &str,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<(), &'static str> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let signature = header(SlackEventSignatureVerifier::SLACK_SIGNED_HASH_HEADER)
         .ok_or("missing X-Slack-Signature header")?;
@@ -331,7 +334,7 @@ impl Turn {
         bot: Option<&str>,
         via: Via<'_>,
     ) -> Option<Turn> {
-        let (origin, content, user, bot_id, profile, mention) = match via {
+        let (origin, channel, content, user, bot_id, profile, mention) = match via {
             Via::Message(m) => {
                 // Only what a person wrote: no edits, deletions, joins or bots.
                 let written = match &m.subtype {
@@ -346,6 +349,7 @@ impl Turn {
                 }
                 (
                     &m.origin,
+                    m.origin.channel.as_ref(),
                     m.content.as_ref(),
                     m.sender.user.as_ref(),
                     m.sender.bot_id.as_ref(),
@@ -353,7 +357,16 @@ impl Turn {
                     false,
                 )
             }
-            Via::Mention(m) => (&m.origin, Some(&m.content), Some(&m.user), None, None, true),
+            // Its channel is a field of its own, not of the origin.
+            Via::Mention(m) => (
+                &m.origin,
+                Some(&m.channel),
+                Some(&m.content),
+                Some(&m.user),
+                None,
+                None,
+                true,
+            ),
         };
         if bot_id.is_some() {
             return None;
@@ -362,7 +375,7 @@ impl Turn {
         if user.is_empty() || bot == Some(user) {
             return None;
         }
-        let channel = origin.channel.as_ref()?.0.clone();
+        let channel = channel?.0.clone();
         let direct = match origin.channel_type.as_ref() {
             Some(t) => t.0 == "im",
             None => channel.starts_with('D'),
@@ -387,7 +400,12 @@ impl Turn {
             None => channel.clone(),
         };
         let sender_name = profile
-            .and_then(|p| p.display_name.clone().filter(|n| !n.is_empty()).or(p.real_name.clone()))
+            .and_then(|p| {
+                p.display_name
+                    .clone()
+                    .filter(|n| !n.is_empty())
+                    .or(p.real_name.clone())
+            })
             .unwrap_or_else(|| user.to_string());
         let inbound = Inbound {
             org: settings.org_for(team),
@@ -468,8 +486,9 @@ fn mentions(text: &str, bot: &str) -> bool {
     text.contains(&format!("<@{bot}>")) || text.contains(&format!("<@{bot}|"))
 }
 
-static LINK: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"<((?:https?|mailto):[^|>]*)(?:\|[^>]*)?>").expect("constant regex"));
+static LINK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"<((?:https?|mailto):[^|>]*)(?:\|[^>]*)?>").expect("constant regex")
+});
 static CHANNEL_REF: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"<#[A-Z0-9]+\|([^>]*)>").expect("constant regex"));
 
@@ -664,7 +683,10 @@ mod tests {
         let sig = format!("v0={}", hex_of(&mac.finalize().into_bytes()));
         let mut h = HeaderMap::new();
         h.insert("x-slack-signature", HeaderValue::from_str(&sig).unwrap());
-        h.insert("x-slack-request-timestamp", HeaderValue::from_str(ts).unwrap());
+        h.insert(
+            "x-slack-request-timestamp",
+            HeaderValue::from_str(ts).unwrap(),
+        );
         h
     }
 
@@ -688,22 +710,34 @@ mod tests {
         // Signed for one timestamp, sent with another.
         let mut moved = signed("secret", &now, body);
         let later = (Utc::now().timestamp() + 1).to_string();
-        moved.insert("x-slack-request-timestamp", HeaderValue::from_str(&later).unwrap());
+        moved.insert(
+            "x-slack-request-timestamp",
+            HeaderValue::from_str(&later).unwrap(),
+        );
         assert!(verify_signature("secret", &moved, body).is_err());
     }
 
     #[test]
     fn the_bots_mention_links_and_escapes_are_read_as_typed() {
         assert_eq!(
-            clean_text("<@UBOT> @notes: The report uses example_orders", Some("UBOT")),
+            clean_text(
+                "<@UBOT> @notes: The report uses example_orders",
+                Some("UBOT")
+            ),
             "@notes: The report uses example_orders"
         );
         assert_eq!(
-            clean_text("hi <@UBOT|steward> and <@UANA> &lt;b&gt; &amp;amp;", Some("UBOT")),
+            clean_text(
+                "hi <@UBOT|steward> and <@UANA> &lt;b&gt; &amp;amp;",
+                Some("UBOT")
+            ),
             "hi and <@UANA> <b> &amp;"
         );
         assert_eq!(
-            clean_text("see <https://example.com/a|example.com> in <#C1|general>", None),
+            clean_text(
+                "see <https://example.com/a|example.com> in <#C1|general>",
+                None
+            ),
             "see https://example.com/a in #general"
         );
     }
@@ -714,6 +748,87 @@ mod tests {
             escape("<!channel> <@U1> a & b"),
             "&lt;!channel&gt; &lt;@U1&gt; a &amp; b"
         );
+    }
+
+    fn envelope(event: serde_json::Value) -> Option<Turn> {
+        let v = json!({
+            "token": "t", "team_id": "T1", "api_app_id": "A1", "type": "event_callback",
+            "event_id": "Ev1", "event_time": 1_767_603_600,
+            "authorizations": [{"team_id": "T1", "user_id": "UBOT", "is_bot": true}],
+            "event": event
+        });
+        let mut settings = SlackSettings::new("s", "xoxb-t", SLACK_API).unwrap();
+        settings.team_orgs.insert("T1".into(), "acme".into());
+        match serde_json::from_value(v).unwrap() {
+            SlackPushEvent::EventCallback(c) => Turn::of(&settings, c),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn direct_messages_mentions_and_channel_lines_become_turns() {
+        let dm = envelope(
+            json!({"type": "message", "user": "U1", "text": "hi &amp; bye",
+            "ts": "1767603600.000100", "channel": "D1", "channel_type": "im",
+            "user_profile": {"display_name": "Ana", "real_name": "Ana B"}}),
+        )
+        .unwrap();
+        assert_eq!((dm.channel.as_str(), dm.thread_ts.as_deref()), ("D1", None));
+        let m = &dm.inbound;
+        assert_eq!(
+            (m.org.as_str(), m.conversation.as_str(), m.kind, m.mentioned),
+            ("acme", "D1", ConversationKind::Direct, true)
+        );
+        assert_eq!(m.sender.as_deref(), Some("slack:T1:U1"));
+        assert_eq!(
+            (m.sender_name.as_str(), m.text.as_str()),
+            ("Ana", "hi & bye")
+        );
+        assert_eq!(m.platform_id.as_deref(), Some("D1/1767603600.000100"));
+
+        let mention = envelope(json!({"type": "app_mention", "user": "U1",
+            "text": "<@UBOT> @notes: x", "ts": "1767603601.000100", "channel": "C1"}))
+        .unwrap();
+        assert_eq!(mention.thread_ts.as_deref(), Some("1767603601.000100"));
+        assert_eq!(mention.inbound.conversation, "C1:1767603601.000100");
+        assert_eq!(mention.inbound.kind, ConversationKind::Group);
+        assert_eq!(mention.inbound.text, "@notes: x");
+
+        // The `message` twin of that mention is the same message; a line
+        // of a thread that names nobody is read, not addressed.
+        let twin = envelope(json!({"type": "message", "user": "U1",
+            "text": "<@UBOT> @notes: x", "ts": "1767603601.000100", "channel": "C1",
+            "channel_type": "channel"}))
+        .unwrap();
+        assert_eq!(twin.inbound.platform_id, mention.inbound.platform_id);
+        assert!(twin.inbound.mentioned);
+        let line = envelope(json!({"type": "message", "user": "U2", "text": "lunch?",
+            "ts": "1767603602.000100", "thread_ts": "1767603601.000100", "channel": "C1",
+            "channel_type": "channel"}))
+        .unwrap();
+        assert!(!line.inbound.mentioned);
+        assert_eq!(line.inbound.conversation, "C1:1767603601.000100");
+    }
+
+    #[test]
+    fn bots_edits_and_the_bots_own_lines_are_no_turns() {
+        for event in [
+            json!({"type": "message", "user": "UBOT", "bot_id": "B1", "text": "answer",
+                "ts": "1.1", "channel": "D1", "channel_type": "im"}),
+            json!({"type": "message", "user": "UBOT", "text": "answer",
+                "ts": "1.1", "channel": "D1", "channel_type": "im"}),
+            json!({"type": "message", "subtype": "bot_message", "bot_id": "B2",
+                "text": "deploy", "ts": "1.2", "channel": "C1", "channel_type": "channel"}),
+            json!({"type": "message", "subtype": "message_changed", "hidden": true,
+                "ts": "1.3", "channel": "D1", "channel_type": "im",
+                "message": {"user": "U1", "text": "edited", "ts": "1.0"}}),
+            json!({"type": "message", "user": "U1", "text": "<@UBOT>",
+                "ts": "1.4", "channel": "D1", "channel_type": "im"}),
+            json!({"type": "reaction_added", "user": "U1", "reaction": "+1",
+                "item": {"type": "message", "channel": "C1", "ts": "1.1"}, "event_ts": "1.5"}),
+        ] {
+            assert!(envelope(event.clone()).is_none(), "{event}");
+        }
     }
 
     #[test]

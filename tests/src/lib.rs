@@ -4,8 +4,8 @@
 
 pub mod dashboard;
 pub mod fake_discord;
-pub mod fake_slack;
 pub mod fake_llm;
+pub mod fake_slack;
 
 use adapters::{ConversationKind, Inbound, Reply};
 use chrono::{DateTime, Duration, TimeZone, Utc};
