@@ -1512,12 +1512,14 @@ mod tests {
             "discord:0",
             "discord:abc",
             "teams:",
+            "slack:#general",
+            "slack:C1:later",
             "pigeon",
             "api:someone",
         ] {
             assert_eq!(
                 bad.parse::<Deliver>(),
-                Err(format!("`{bad}` is not a delivery target (none, dashboard, discord:<channel id>, teams:<channel>)"))
+                Err(format!("`{bad}` is not a delivery target (none, dashboard, discord:<channel id>, slack:<channel id>, teams:<channel>)"))
             );
         }
         let mut c = Config::default();
@@ -1534,14 +1536,27 @@ mod tests {
             needs(&c, "teams:ops"),
             "`teams:ops` needs the Teams channel (teams.security_token)"
         );
+        assert_eq!(
+            needs(&c, "slack:C0GENERAL"),
+            "`slack:C0GENERAL` needs the Slack channel (slack.signing_secret_env)"
+        );
         c.discord.token = Some("token".into());
+        c.slack.signing_secret_env = Some("SLACK_SIGNING_SECRET".into());
+        c.slack.bot_token_env = Some("SLACK_BOT_TOKEN".into());
         c.teams.security_token = Some("token".into());
         assert_eq!(
             needs(&c, "teams:ops"),
             "`teams:ops` needs a Workflows webhook for `ops` (teams.workflows)"
         );
         c.teams.workflows = [("ops".to_string(), "https://example.com/hook".to_string())].into();
-        for fine in ["discord:123", "teams:ops", "dashboard", "none"] {
+        for fine in [
+            "discord:123",
+            "slack:C0GENERAL",
+            "slack:C0GENERAL:1767603600.000100",
+            "teams:ops",
+            "dashboard",
+            "none",
+        ] {
             assert_eq!(needs(&c, fine), "", "{fine}");
         }
         let e = refusal(

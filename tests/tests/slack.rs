@@ -650,3 +650,68 @@ async fn deliver_posts_into_the_conversations_channel_or_thread() {
             .is_err()
     );
 }
+
+/// A scheduled run with `deliver = "slack:<channel id>"` posts its answer
+/// into that channel through `chat.postMessage`.
+#[tokio::test]
+async fn a_scheduled_run_is_delivered_into_a_slack_channel() {
+    use chrono::TimeZone;
+    use memory::run::RunOutcome;
+    use steward::clock::ManualClock;
+    use steward::runs::schedules::{Schedules, Ticked};
+    use steward::runs::Runner;
+    secrets_in_the_environment();
+    let fake = FakeSlack::start(TOKEN, []).await;
+    let cfg = Config::from_toml(&format!(
+        r#"
+[slack]
+signing_secret_env = "{SECRET_ENV}"
+bot_token_env = "{TOKEN_ENV}"
+api_base = "{}"
+[[schedules]]
+name = "digest"
+cron = "0 * * * *"
+text = "Post the weekly digest"
+deliver = "slack:{GENERAL}"
+"#,
+        fake.api_base
+    ))
+    .unwrap();
+    let at = |h: u32, m: u32| {
+        chrono::Utc
+            .with_ymd_and_hms(2026, 1, 5, h, m, 0)
+            .single()
+            .unwrap()
+            .timestamp_millis()
+    };
+    let clock = ManualClock::at(at(9, 45));
+    let services = steward::with_db(Db::in_memory().await.unwrap(), cfg)
+        .with_clock(std::sync::Arc::new(clock.clone()));
+    let h = Harness::from_services(services);
+    h.pair("111", Role::Admin).await;
+    assert!(h
+        .dm(
+            "111",
+            "@notes: The weekly digest lists example_orders by region"
+        )
+        .await
+        .contains("Written"));
+    let schedules = Schedules::new(Runner::new(&h.services), at(9, 45));
+    clock.set(at(10, 0) + 5_000);
+    let ticked = schedules.tick(at(10, 0) + 5_000).await.unwrap();
+    let [Ticked::Ran(run)] = ticked.as_slice() else {
+        panic!("{ticked:?}");
+    };
+    assert_eq!(run.outcome, RunOutcome::Answered, "{run:?}");
+    assert_eq!(run.deliver, format!("slack:{GENERAL}"));
+    let posted = fake.next_post().await;
+    assert_eq!(
+        (posted.channel.as_str(), posted.thread_ts.as_deref()),
+        (GENERAL, None)
+    );
+    assert!(
+        posted.shown().contains("example_orders"),
+        "{}",
+        posted.shown()
+    );
+}

@@ -561,7 +561,7 @@ pub enum SkillsCommand {
         #[arg(long)]
         agent: Option<String>,
         /// Where the answer goes: `dashboard` (its Runs page), `none`,
-        /// `discord:<channel id>` or `teams:<channel>`.
+        /// `discord:<channel id>`, `slack:<channel id>` or `teams:<channel>`.
         #[arg(long, default_value = "dashboard")]
         deliver: crate::config::Deliver,
     },

@@ -1,7 +1,8 @@
-//! `[slack]`: the Slack channel's settings. Its two secrets are never in
-//! the file: the section names the environment variables that hold them.
+//! `[slack]`: the Slack channel's settings, and what a run may deliver to
+//! through `chat.postMessage` (`slack:<channel id>`). Its two secrets are
+//! never in the file: the section names the environment variables that hold them.
 
-use crate::channels::section::Section;
+use crate::channels::section::{Section, TargetForm};
 use serde::{Deserialize, Serialize};
 use smart_default::SmartDefault;
 use std::collections::BTreeMap;
@@ -111,5 +112,26 @@ impl Section for SlackConfig {
             }
         }
         Ok(())
+    }
+
+    /// `slack:<channel id>`: posted in that Slack channel (`C…`), or in a
+    /// thread of it (`C…:<thread ts>`).
+    fn target() -> Option<TargetForm> {
+        Some(TargetForm {
+            placeholder: "<channel id>",
+            parse: |written| {
+                let written = written.trim();
+                adapters::slack::parse_conversation(written).map(|_| written.to_string())
+            },
+        })
+    }
+
+    fn check_target(&self, target: &str, _channel: &str) -> Result<(), String> {
+        match self.signing_secret_env {
+            None => Err(format!(
+                "`{target}` needs the Slack channel (slack.signing_secret_env)"
+            )),
+            Some(_) => Ok(()),
+        }
     }
 }
