@@ -666,7 +666,7 @@ pub fn parse_conversation(conversation: &str) -> Option<(&str, Option<&str>)> {
     };
     let id = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric());
     let ts = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit() || c == '.');
-    (id(channel) && thread.map_or(true, ts)).then_some((channel, thread))
+    (id(channel) && thread.is_none_or(ts)).then_some((channel, thread))
 }
 
 #[cfg(test)]

@@ -42,6 +42,9 @@ fn now() -> String {
     chrono::Utc::now().timestamp().to_string()
 }
 
+/// Request headers, by name.
+type Headers = Vec<(&'static str, String)>;
+
 struct Slack {
     h: Harness,
     fake: FakeSlack,
@@ -325,7 +328,7 @@ async fn a_bad_signature_or_a_stale_timestamp_is_401_and_nothing_is_stored() {
             ("x-slack-signature", sign(SECRET, t, &body)),
         ]
     };
-    let attempts: Vec<(&str, Vec<u8>, Vec<(&str, String)>)> = vec![
+    let attempts: Vec<(&str, Vec<u8>, Headers)> = vec![
         ("unsigned", body.clone(), vec![]),
         (
             "no timestamp",
