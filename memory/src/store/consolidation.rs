@@ -30,7 +30,7 @@ impl Records<'_> {
         run_id: &str,
         now: i64,
     ) -> Result<()> {
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let text = "INSERT INTO consolidation_seen (org, record_id, seen_at, run_id) VALUES ($1, $2, $3, $4) \
                     ON CONFLICT (org, record_id) DO UPDATE SET seen_at = excluded.seen_at, run_id = excluded.run_id";
         for id in ids {

@@ -577,7 +577,7 @@ impl Records<'_> {
         let (total,): (i64,) = sql!("SELECT COUNT(*) FROM memory_fts")
             .one(&self.db.pool)
             .await?;
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         sql!("DELETE FROM memory_fts_common").exec(&mut *tx).await?;
         let text = "INSERT INTO memory_fts_common (token, docs) VALUES ('', $1)";
         sql!(text, total).exec(&mut *tx).await?;

@@ -687,7 +687,7 @@ async fn store_batch(pool: &AnyPool, batch: &[Job]) -> Result<Vec<Option<i64>>> 
             Work::Archive(_) => &[],
         })
         .collect();
-    let mut tx = pool.begin().await?;
+    let mut tx = super::begin(pool).await?;
     let fresh = mark_batch_seen(&mut tx, &lines).await?;
     let kept: Vec<&QueuedLine> = lines
         .iter()

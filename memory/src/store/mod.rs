@@ -620,6 +620,56 @@ pub(super) fn best_first<T>(
     items
 }
 
+/// Statements and transactions run by this process, on every [`Db`] (the
+/// statement-count guard reads them around a turn: `tests/tests/statements.rs`).
+static STATEMENTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static TRANSACTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many statements and transactions this process has run so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StatementCount {
+    /// Statements sent (each a round trip: on SQLite a hand-off to the
+    /// connection's thread and back, on PostgreSQL a message and its answer).
+    pub statements: u64,
+    /// Transactions begun (each adds two round trips: its begin and its end).
+    pub transactions: u64,
+}
+
+impl StatementCount {
+    /// What ran since `before`.
+    pub fn since(self, before: StatementCount) -> StatementCount {
+        StatementCount {
+            statements: self.statements - before.statements,
+            transactions: self.transactions - before.transactions,
+        }
+    }
+
+    /// Round trips to the database: every statement, and each transaction's
+    /// begin and commit.
+    pub fn round_trips(self) -> u64 {
+        self.statements + 2 * self.transactions
+    }
+}
+
+/// The statements and transactions this process has run (see [`StatementCount`]).
+pub fn statement_count() -> StatementCount {
+    use std::sync::atomic::Ordering::Relaxed;
+    StatementCount {
+        statements: STATEMENTS.load(Relaxed),
+        transactions: TRANSACTIONS.load(Relaxed),
+    }
+}
+
+fn counted() {
+    STATEMENTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Begin a transaction on `pool` (counted, see [`statement_count`]).
+pub(crate) async fn begin(pool: &AnyPool) -> Result<Transaction<'static, Any>> {
+    TRANSACTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Ok(pool.begin().await?)
+}
+
 /// A query being written: its text and the values bound to it, numbered
 /// `$1, $2, …` in both dialects. (sqlx's `QueryBuilder<Any>` writes `?`, which
 /// PostgreSQL rejects: launchbadge/sqlx#3000.) Rows decode with `FromRow`.
@@ -710,6 +760,7 @@ impl<'q> Sql<'q> {
         E: Executor<'c, Database = Any>,
     {
         let (text, args) = self.parts()?;
+        counted();
         Ok(sqlx::query_as_with(&text, args).fetch_all(exec).await?)
     }
 
@@ -720,6 +771,7 @@ impl<'q> Sql<'q> {
         E: Executor<'c, Database = Any>,
     {
         let (text, args) = self.parts()?;
+        counted();
         Ok(sqlx::query_as_with(&text, args)
             .fetch_optional(exec)
             .await?)
@@ -741,6 +793,7 @@ impl<'q> Sql<'q> {
         E: Executor<'c, Database = Any>,
     {
         let (text, args) = self.parts()?;
+        counted();
         Ok(sqlx::query_as_with(&text, args).fetch_one(exec).await?)
     }
 
@@ -750,7 +803,7 @@ impl<'q> Sql<'q> {
     /// already, or never held). First, because it takes SQLite's write lock:
     /// of two racing writers, one changes nothing.
     pub(crate) async fn exec_first(self, pool: &AnyPool) -> Result<Option<Transaction<'_, Any>>> {
-        let mut tx = pool.begin().await?;
+        let mut tx = begin(pool).await?;
         Ok((self.exec(&mut *tx).await? > 0).then_some(tx))
     }
 
@@ -760,6 +813,7 @@ impl<'q> Sql<'q> {
         E: Executor<'c, Database = Any>,
     {
         let (text, args) = self.parts()?;
+        counted();
         Ok(sqlx::query_with(&text, args)
             .execute(exec)
             .await?

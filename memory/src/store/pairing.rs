@@ -154,7 +154,7 @@ impl Identity<'_> {
         actor: &str,
         now: i64,
     ) -> Result<Option<Vec<String>>> {
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let text = "UPDATE users SET status = $1, updated_at = $2 WHERE org = $3 AND user_id = $4";
         let revoke = sql!(text, UserStatus::Revoked, now, org, user_id);
         if revoke.exec(&mut *tx).await? == 0 {

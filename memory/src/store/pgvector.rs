@@ -423,7 +423,7 @@ where
     let Some(candidates) = candidates else {
         return q.all(&db.pool).await;
     };
-    let mut tx = db.pool.begin().await?;
+    let mut tx = super::begin(&db.pool).await?;
     sql!(
         "SELECT set_config('hnsw.ef_search', $1, true), set_config('enable_sort', 'off', true)",
         candidates.clamp(1, MOST_CANDIDATES).to_string()

@@ -683,7 +683,7 @@ impl Records<'_> {
         run_id: &str,
         now: i64,
     ) -> Result<(i64, Supersession)> {
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let out = insert_active_on(&mut tx, r, cause, run_id, now).await?;
         tx.commit().await?;
         self.db.written();
@@ -692,7 +692,7 @@ impl Records<'_> {
 
     /// Insert many records in one transaction (imports, benchmarks). Returns their ids.
     pub(crate) async fn insert_new_many(&self, records: &[NewRecord]) -> Result<Vec<i64>> {
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let mut ids = Vec::with_capacity(records.len());
         for r in records {
             ids.push(insert_on(&mut tx, r).await?);
@@ -718,7 +718,7 @@ impl Records<'_> {
             .enumerate()
             .map(|(at, r)| crate::screen::screen(r).map_err(|refusal| refusal.at(at)))
             .collect::<Result<Vec<_>>>()?;
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let mut out = Vec::with_capacity(records.len());
         for r in &screened {
             if find_same_on(&mut tx, &self.db.tombstone_key, r, &[Status::Active])
@@ -765,7 +765,7 @@ impl Records<'_> {
     /// and keyed tombstones of its text and source message kept, so nothing of
     /// it can be read back or guessed while the same item is still not relearned.
     pub async fn forget_record(&self, org: &str, id: i64) -> Result<()> {
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let rec = fetch(&mut tx, org, id)
             .await?
             .ok_or_else(|| StoreError::NotFound(format!("memory record {id}")))?;
@@ -806,7 +806,7 @@ impl Records<'_> {
         &self,
         run: &SubjectRuleRun<'_>,
     ) -> Result<Supersession> {
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let out = activate_on(&mut tx, run).await?;
         tx.commit().await?;
         self.db.written();
@@ -818,7 +818,7 @@ impl Records<'_> {
     /// was already undone.
     pub async fn undo_revision(&self, org: &str, id: i64, actor: &str, now: i64) -> Result<bool> {
         let rev = self.revision(org, id).await?;
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let text = "UPDATE memory_revisions SET undone_at = $1, undone_by = $2 WHERE org = $3 AND id = $4 AND undone_at IS NULL";
         let changed = sql!(text, now, actor, org, id).exec(&mut *tx).await?;
         if changed == 1 {
@@ -902,7 +902,7 @@ impl Records<'_> {
     /// read by every agent of the org. `content` is the re-sanitised text.
     pub async fn move_to_person_tier(&self, org: &str, id: i64, content: &str) -> Result<()> {
         let content = &crate::screen::screen_text("", content).map_err(|r| r.at(0))?;
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let text = "UPDATE memory_records SET scope = $1, agent = $2, content = $3 WHERE org = $4 AND id = $5 AND scope = $6";
         let q = sql!(
             text,
@@ -1226,7 +1226,7 @@ impl Records<'_> {
     pub async fn index_pending(&self) -> Result<u64> {
         let mut done = 0;
         loop {
-            let mut tx = self.db.pool.begin().await?;
+            let mut tx = super::begin(&self.db.pool).await?;
             let text = "SELECT record_id, org FROM memory_fts_pending ORDER BY record_id LIMIT $1";
             let ids: Vec<(i64, String)> = sql!(text, PENDING_BATCH).all(&mut *tx).await?;
             if ids.is_empty() {

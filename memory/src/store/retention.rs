@@ -18,7 +18,7 @@ impl Db {
     /// outright, the text of every line they sent replaced by [`ERASED`]. Returns
     /// the counts and the archives that held their lines (to be rewritten).
     pub async fn erase_person(&self, org: &str, user: &str) -> Result<Erasure> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = super::begin(&self.pool).await?;
         let owned = Owned {
             org,
             owner: user,
@@ -87,7 +87,7 @@ impl Records<'_> {
 
     /// Delete a person's person-tier records outright. Returns how many.
     pub async fn delete_person_tier(&self, org: &str, owner: &str) -> Result<u64> {
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let owned = Owned {
             org,
             owner,

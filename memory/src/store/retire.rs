@@ -142,7 +142,7 @@ impl Records<'_> {
         meta: &RevisionMeta<'_>,
         now: i64,
     ) -> Result<Retirement> {
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         lock(&mut tx, org, retired).await?;
         let replacement = Replacement {
             org,
@@ -168,7 +168,7 @@ impl Records<'_> {
         meta: &RevisionMeta<'_>,
         now: i64,
     ) -> Result<MergeOutcome> {
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let survivor = match into {
             MergeInto::New(rec) => {
                 if rec.org != org || rec.status != Status::Active {

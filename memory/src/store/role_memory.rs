@@ -583,7 +583,7 @@ impl RoleMemory<'_> {
         }
         let content = self.clean(p.org, p.content).await?;
         let hash = content_hash(&content);
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let text = "INSERT INTO role_proposals (org, role, kind, content, content_hash, status, \
                     proposed_by, on_behalf_of, source_record, proposed_at) \
                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id";
@@ -685,7 +685,7 @@ impl RoleMemory<'_> {
         if e.status != ProposalStatus::Expired {
             return Ok(());
         }
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let text = "UPDATE role_proposals SET status = $1 WHERE org = $2 AND id = $3 AND status IN ($4, $5)";
         let q = sql!(
             text,
@@ -736,7 +736,7 @@ impl RoleMemory<'_> {
             return Err(RoleError::NotManager(actor.to_string(), e.role));
         }
         Self::bound(&e, seen)?;
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let text = "UPDATE role_proposals SET status = $1, accepted_by = $2, accepted_hash = $3, \
                     accepted_at = $4 WHERE org = $5 AND id = $6 AND status = $7 AND content_hash = $3";
         let q = sql!(
@@ -788,7 +788,7 @@ impl RoleMemory<'_> {
                 current: e.content_hash,
             });
         }
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let text = "UPDATE role_proposals SET status = $1, confirmed_by = $2, confirmed_at = $3 \
                     WHERE org = $4 AND id = $5 AND status = $6 AND content_hash = $7";
         let q = sql!(
@@ -897,7 +897,7 @@ impl RoleMemory<'_> {
             at: now,
         };
         let hash = content_hash(&content);
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let text = "UPDATE role_proposals SET content = $1, content_hash = $2, status = $3, \
                     accepted_by = NULL, accepted_hash = NULL, accepted_at = NULL \
                     WHERE org = $4 AND id = $5";
@@ -935,7 +935,7 @@ impl RoleMemory<'_> {
                 expected: "an active entry",
             });
         };
-        let mut tx: Transaction<'_, Any> = self.db.pool.begin().await?;
+        let mut tx: Transaction<'_, Any> = super::begin(&self.db.pool).await?;
         let text =
             "UPDATE memory_records SET status = $1 WHERE org = $2 AND id = $3 AND status = $4";
         let q = sql!(text, Status::Superseded, org, record, Status::Active);

@@ -33,7 +33,7 @@ impl Runs<'_> {
     /// Record a run as started; its conversation is `run:<name>/<id>`.
     /// Audited as `run.start`.
     pub async fn start(&self, r: &NewRun<'_>) -> Result<Run> {
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let (skill, skill_rev) = r.skill.unwrap_or(("", 0));
         let text = "INSERT INTO runs (org, agent, name, trigger, principal, skill, skill_rev, \
              started_by, conversation, deliver, outcome, error, started_at) \
@@ -93,7 +93,7 @@ impl Runs<'_> {
         error: &str,
         at: i64,
     ) -> Result<Run> {
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let text = "UPDATE runs SET outcome = $1, error = $2, finished_at = $3 \
              WHERE org = $4 AND id = $5";
         sql!(text, outcome, error, at, org, id)

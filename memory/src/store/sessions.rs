@@ -40,7 +40,7 @@ impl Identity<'_> {
 
     /// Replace the stored admin token and end every session of the organisation.
     pub async fn reset_dashboard_token(&self, org: &str, token_hash: &str, now: i64) -> Result<()> {
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let text = "INSERT INTO dashboard_tokens (org, token_hash, created_at) VALUES ($1, $2, $3) \
                     ON CONFLICT (org) DO UPDATE SET token_hash = excluded.token_hash, created_at = excluded.created_at";
         sql!(text, org, token_hash, now).exec(&mut *tx).await?;
@@ -53,7 +53,7 @@ impl Identity<'_> {
 
     /// Record a new session; expired sessions of the organisation are removed on the way.
     pub async fn create_dashboard_session(&self, s: &DashboardSession) -> Result<()> {
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let expired = "DELETE FROM dashboard_sessions WHERE org = $1 AND expires_at <= $2";
         sql!(expired, &s.org, s.created_at).exec(&mut *tx).await?;
         let text = "INSERT INTO dashboard_sessions (id_hash, org, csrf, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)";

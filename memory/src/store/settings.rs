@@ -23,7 +23,7 @@ impl Identity<'_> {
         actor: &str,
         now: i64,
     ) -> Result<()> {
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let text = "INSERT INTO person_settings (org, user_id, auto_keep, updated_at) \
                     VALUES ($1, $2, $3, $4) \
                     ON CONFLICT (org, user_id) DO UPDATE SET auto_keep = $3, updated_at = $4";

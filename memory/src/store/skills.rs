@@ -127,7 +127,7 @@ impl SkillStore<'_> {
 
     /// Draft a proposal (see [`NewProposal`]); audited as `skill.propose`.
     pub async fn propose(&self, p: &NewProposal<'_>) -> Result<SkillRevision> {
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let text = "INSERT INTO skills (org, agent, slug, active_id, created_at) \
                     VALUES ($1, $2, $3, 0, $4) ON CONFLICT DO NOTHING";
         sql!(text, p.org, p.agent, p.slug, p.at)
@@ -205,7 +205,7 @@ impl SkillStore<'_> {
     /// still the one in force. The caller checked the approver's authority
     /// (`skill::decide_curation`). Audited as `skill.approve`.
     pub async fn approve(&self, who: Curator<'_>, id: i64, hash: &str) -> Result<Curated> {
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let r = self.revision_in(&mut tx, who.org, id).await?;
         let skill = lock_skill(&mut tx, who.org, r.skill_id).await?;
         if r.status != SkillStatus::Proposed {
@@ -240,7 +240,7 @@ impl SkillStore<'_> {
 
     /// Decline a proposed revision. Audited as `skill.reject`.
     pub async fn reject(&self, who: Curator<'_>, id: i64) -> Result<Curated> {
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let r = self.revision_in(&mut tx, who.org, id).await?;
         let skill = lock_skill(&mut tx, who.org, r.skill_id).await?;
         if r.status != SkillStatus::Proposed {
@@ -263,7 +263,7 @@ impl SkillStore<'_> {
         skill_id: i64,
         to: Option<i64>,
     ) -> Result<Curated> {
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let skill = lock_skill(&mut tx, who.org, skill_id).await?;
         let target = match to {
             Some(id) => {
@@ -329,7 +329,7 @@ impl SkillStore<'_> {
         id: i64,
         why: &str,
     ) -> Result<Option<SkillRevision>> {
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let r = self.revision_in(&mut tx, who.org, id).await?;
         let skill = lock_skill(&mut tx, who.org, r.skill_id).await?;
         if skill.active_id != id {

@@ -169,7 +169,7 @@ impl Db {
     /// becomes keyed digests, its subject and content cleared. Run at connect;
     /// returns how many.
     pub(super) async fn convert_legacy_tombstones(&self) -> Result<u64> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = super::begin(&self.pool).await?;
         let text = format!("{} WHERE status = $1 AND content LIKE $2", super::RECORD);
         let old: Vec<MemoryRecord> = sql!(text, crate::Status::Deleted, format!("{LEGACY}%"))
             .all(&mut *tx)

@@ -667,7 +667,7 @@ impl Records<'_> {
                 }
             }
         }
-        let mut tx = self.db.pool.begin().await?;
+        let mut tx = super::begin(&self.db.pool).await?;
         let mut seq = 0;
         if self.db.backend == Backend::Sqlite {
             // A write first: SQLite takes its write lock before any read here.
