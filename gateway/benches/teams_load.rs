@@ -24,6 +24,10 @@
 //! `STEWARD_LOAD_SET_<NAME>=v` serves with the setting `STEWARD_<NAME>=v`.
 //! `STEWARD_LOAD_KEEP=DIR` copies the killed server's store files (database,
 //! write-ahead log) to DIR before they are read.
+//! `STEWARD_LOAD_POSTGRES_URL=postgres://…` serves from PostgreSQL instead:
+//! schema `steward_load` of that server, dropped and seeded afresh each run
+//! (`STEWARD_LOAD_SEEDED` is SQLite's); the PostgreSQL server's own CPU (every
+//! process named `postgres` on this machine) is printed a turn too.
 //! The server's rate limits are raised (the users send far more than 20 a
 //! minute each); the limiter still runs on every turn.
 
@@ -101,12 +105,12 @@ fn user_id(u: usize) -> String {
 /// With `keep`, a backup of it is written there (`Db::backup_to`: a copy of
 /// the file just after closing it was once found corrupt).
 async fn seed(
-    url: &str,
+    store: &Store,
     records: usize,
     users: usize,
     keep: Option<&std::path::Path>,
 ) -> Result<(), String> {
-    let db = Db::connect(url).await.map_err(|e| e.to_string())?;
+    let db = store.fresh().await?;
     let started = Instant::now();
     for chunk in (0..records).collect::<Vec<_>>().chunks(5_000) {
         let recs: Vec<NewRecord> = chunk.iter().map(|&i| note(i)).collect();
@@ -202,6 +206,79 @@ fn serve(dir: &std::path::Path, url: &str) -> Result<(Child, String), String> {
     };
     std::thread::spawn(move || for _ in lines {});
     Ok((child, base))
+}
+
+/// Where the served store lives: a SQLite file, or a schema of a PostgreSQL server.
+enum Store {
+    Sqlite { url: String },
+    Postgres { server: String },
+}
+
+/// The schema of the PostgreSQL server the benchmark serves from.
+const SCHEMA: &str = "steward_load";
+
+impl Store {
+    /// The URL `steward serve` is given.
+    fn url(&self) -> String {
+        match self {
+            Store::Sqlite { url } => url.clone(),
+            Store::Postgres { server } => {
+                let sep = if server.contains('?') { '&' } else { '?' };
+                format!("{server}{sep}options=-c%20search_path%3D{SCHEMA}%2Cpublic")
+            }
+        }
+    }
+
+    /// The store, empty (PostgreSQL: its schema dropped and made again).
+    async fn fresh(&self) -> Result<Db, String> {
+        match self {
+            Store::Sqlite { url } => Db::connect(url).await,
+            Store::Postgres { server } => Db::connect_fresh_schema(server, SCHEMA).await,
+        }
+        .map_err(|e| e.to_string())
+    }
+
+    /// The store as the server left it.
+    async fn open(&self) -> Result<Db, String> {
+        match self {
+            Store::Sqlite { url } => Db::connect(url).await,
+            Store::Postgres { server } => Db::connect_kept_schema(server, SCHEMA).await,
+        }
+        .map_err(|e| e.to_string())
+    }
+}
+
+/// CPU ticks (user + system) of every process named `postgres` on this
+/// machine: the PostgreSQL server's share of a turn (other clients of the
+/// same server count too: run it alone).
+fn postgres_ticks() -> u64 {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut ticks = 0;
+    for entry in dir.flatten() {
+        let path = entry.path();
+        let named =
+            std::fs::read_to_string(path.join("comm")).is_ok_and(|c| c.trim() == "postgres");
+        if !named {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(path.join("stat")) else {
+            continue;
+        };
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let field = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        ticks += field(11) + field(12);
+    }
+    ticks
 }
 
 /// User `u`'s own channel thread.
@@ -473,18 +550,26 @@ async fn run() -> Result<bool, String> {
     let users = env_or("STEWARD_LOAD_USERS", 1024).max(connections);
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let file = dir.path().join("load.db");
-    let url = format!("sqlite:{}", file.display());
+    let store = match std::env::var("STEWARD_LOAD_POSTGRES_URL") {
+        Ok(server) if !server.trim().is_empty() => Store::Postgres { server },
+        _ => Store::Sqlite {
+            url: format!("sqlite:{}", file.display()),
+        },
+    };
+    let url = store.url();
     // A seeded store kept from an earlier run of the same build and settings
     // (`STEWARD_LOAD_SEEDED`): seeding 100k records takes a minute.
     let kept = std::env::var_os("STEWARD_LOAD_SEEDED").map(std::path::PathBuf::from);
-    match &kept {
+    match (&store, &kept) {
         // A backup, never opened since: the file is the whole store.
-        Some(path) if path.exists() => {
+        (Store::Sqlite { .. }, Some(path)) if path.exists() => {
             std::fs::copy(path, &file)
                 .map_err(|e| format!("copy {} to {}: {e}", path.display(), file.display()))?;
         }
-        _ => seed(&url, records, users, kept.as_deref()).await?,
+        (Store::Sqlite { .. }, _) => seed(&store, records, users, kept.as_deref()).await?,
+        (Store::Postgres { .. }, _) => seed(&store, records, users, None).await?,
     }
+    let postgres = matches!(store, Store::Postgres { .. });
 
     let (mut server, addr) = serve(dir.path(), &url)?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -504,6 +589,7 @@ async fn run() -> Result<bool, String> {
         .collect();
     let usage_before = Usage::of(server.id());
     let generator_before = Usage::of(std::process::id());
+    let postgres_before = postgres.then(postgres_ticks);
     let mut ticks = vec![Tick::of(server.id())];
     let end = started + Duration::from_secs(seconds as u64);
     let mut next = started + Duration::from_secs(WINDOW_SECS);
@@ -522,6 +608,7 @@ async fn run() -> Result<bool, String> {
     let usage = Usage::of(server.id())
         .zip(usage_before)
         .map(|(after, before)| after.since(before));
+    let postgres_used = postgres_before.map(|before| postgres_ticks().saturating_sub(before));
     // Killed mid-load: whatever was acknowledged must already be stored.
     stop.store(true, Ordering::Relaxed);
     let window = started.elapsed();
@@ -568,7 +655,7 @@ async fn run() -> Result<bool, String> {
         }
     }
     // Every acknowledged message is stored where a reader finds it.
-    let db = Db::connect(&url).await.map_err(|e| e.to_string())?;
+    let db = store.open().await?;
     let mut by_user: BTreeMap<usize, Vec<String>> = BTreeMap::new();
     for (u, marker) in &all.acked {
         by_user.entry(*u).or_default().push(marker.clone());
@@ -610,7 +697,8 @@ async fn run() -> Result<bool, String> {
     let n = all.acked.len();
     let secs = window.as_secs_f64();
     println!(
-        "teams_load: {connections} connections, {users} users, {records} records, {secs:.1} s"
+        "teams_load: {connections} connections, {users} users, {records} records, {secs:.1} s, {}",
+        if postgres { "PostgreSQL" } else { "SQLite" }
     );
     println!(
         "acknowledged turns: {n} ({:.0}/s); late acknowledgements {}; rate-limited {}; store unavailable {}; non-2xx {:?}",
@@ -679,6 +767,12 @@ async fn run() -> Result<bool, String> {
             u.voluntary as f64 / n as f64,
             u.involuntary as f64 / n as f64
         );
+        if let Some(ticks) = postgres_used {
+            println!(
+                "PostgreSQL server per turn: {:.3} ms CPU (user + system, every `postgres` process)",
+                per_turn_ms(ticks)
+            );
+        }
         if let Some(g) = generator {
             println!(
                 "load generator per turn: {:.3} ms user + {:.3} ms system CPU",
