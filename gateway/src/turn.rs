@@ -281,6 +281,11 @@ struct Turn<'a> {
     /// A secret steward itself shows this once (`/apikey`): put into the
     /// reply as it is sent, after the screen, and never stored.
     shown_once: std::sync::OnceLock<String>,
+    /// What the turn's first read told of the speaker (none for system runs).
+    known: Option<Known>,
+    /// What the turn writes besides its reply lines, stored with them by the
+    /// group commit (audit entries, the skills it followed).
+    writes: std::sync::Mutex<memory::store::TurnWrites>,
 }
 
 /// What [`TurnLoop::run`] takes beside the message and its principal.
@@ -293,6 +298,35 @@ struct RunParts<'a> {
     /// The message's line when it was stored already (a retry of a message
     /// whose turn never finished): it is answered, not stored again.
     stored: Option<i64>,
+    /// What the turn's first read told of the speaker.
+    known: Option<Known>,
+}
+
+/// What a turn's first read (`Conversations::opening`) told of the speaker
+/// besides who they are, so the turn reads none of it again: the work
+/// roles they hold, the agent's skills generation, and whether steward's
+/// promises are owed to them (approved with `/pair`, not yet promised).
+#[derive(Debug, Clone, Default)]
+struct Known {
+    roles: Vec<String>,
+    skill_generation: Option<i64>,
+    promises_owed: bool,
+}
+
+/// The audit actions a turn's first read asks about its speaker: approved
+/// through `/pair`, and promised (`TurnLoop::first_contact`).
+const APPROVED: &str = "pairing.approve";
+const PROMISED: &str = "oversight.promised";
+
+impl Known {
+    fn of(o: &memory::store::Opened) -> Known {
+        let audited = |a: &str| o.audited.iter().any(|x| x == a);
+        Known {
+            roles: o.roles.clone(),
+            skill_generation: o.skill_generation,
+            promises_owed: audited(APPROVED) && !audited(PROMISED),
+        }
+    }
 }
 
 impl Turn<'_> {
@@ -508,8 +542,10 @@ impl TurnLoop {
                 platform_id: seen.as_deref(),
                 stored_id: msg.sender.as_deref(),
                 view: Some(self.view_of(msg)),
+                audited: &[APPROVED, PROMISED],
             })
             .await;
+        let first_read = opened.as_ref().ok().map(Known::of);
         let (known, view, stored) = match opened {
             Ok(o) if o.seen => {
                 self.parts.metrics.duplicate(Duplicate::Message);
@@ -614,6 +650,7 @@ impl TurnLoop {
                     view,
                     procedure: None,
                     stored,
+                    known: first_read,
                 },
             ),
         )
@@ -658,6 +695,7 @@ impl TurnLoop {
             view: None,
             procedure,
             stored: None,
+            known: None,
         };
         crate::llm::budget::per_turn(
             self.parts.cfg.llm.turn_token_budget,
@@ -681,6 +719,7 @@ impl TurnLoop {
             view,
             procedure,
             stored,
+            known,
         } = parts;
         // 5. Store with the sender id and the role it was sent with, and spend
         // its id in the same transaction (a racing redelivery stores nothing).
@@ -732,6 +771,8 @@ impl TurnLoop {
             live: std::sync::OnceLock::new(),
             procedure,
             shown_once: std::sync::OnceLock::new(),
+            known,
+            writes: Default::default(),
         };
         let mut replies = self.steps(&turn).await?;
         self.first_contact(&turn, &mut replies).await?;
@@ -749,10 +790,11 @@ impl TurnLoop {
             .iter()
             .map(|r| line_of(msg, MessageAuthor::Agent, &r.text, now))
             .collect();
+        let writes = std::mem::take(&mut *turn.writes.lock().unwrap_or_else(|e| e.into_inner()));
         self.parts
             .db
             .conversations()
-            .insert_replies(&lines, message_id)
+            .insert_answer(&lines, message_id, writes)
             .await?;
         // What steward shows once reaches the person, and only them.
         if let Some(secret) = turn.shown_once.get() {
@@ -762,7 +804,22 @@ impl TurnLoop {
         }
         // 10. Trim when the history passes its budget. A failed trim loses nothing:
         // the slice stays live and is tried again on the next turn.
-        let live = turn.live.get().map(|size| memory::store::LiveSize {
+        // The size the reply read, or else the one the turn's first read
+        // brought (a turn answered by a receipt reads no conversation),
+        // with this message added: the trim check reads nothing again.
+        let read = match turn.live.get() {
+            Some(size) => Some(*size),
+            None => turn
+                .view
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+                .map(|v| memory::store::LiveSize {
+                    messages: v.live.messages + 1,
+                    chars: v.live.chars + msg.text.chars().count() as i64,
+                }),
+        };
+        let live = read.map(|size| memory::store::LiveSize {
             messages: size.messages + replies.len() as i64,
             chars: size.chars
                 + replies
@@ -1521,32 +1578,38 @@ impl TurnLoop {
         let Some(first) = replies.first_mut() else {
             return Ok(());
         };
-        let audit = self.parts.db.audit();
-        if t.msg.on_behalf_of.is_some()
-            || audit
-                .about(t.org(), "pairing.approve", user)
-                .await?
-                .is_empty()
-            || !audit
-                .about(t.org(), "oversight.promised", user)
-                .await?
-                .is_empty()
-        {
+        if t.msg.on_behalf_of.is_some() {
+            return Ok(());
+        }
+        // The turn's first read said whether they are owed (a system run's
+        // or a turn without it reads the audit log here).
+        let owed = match &t.known {
+            Some(k) => k.promises_owed,
+            None => {
+                let audit = self.parts.db.audit();
+                !audit.about(t.org(), APPROVED, user).await?.is_empty()
+                    && audit.about(t.org(), PROMISED, user).await?.is_empty()
+            }
+        };
+        if !owed {
             return Ok(());
         }
         if !first.text.contains(crate::oversight::KEEP_PROMISE) {
             first.text.push_str(&crate::commands::promises());
         }
-        audit
-            .append(
-                t.org(),
-                user,
-                "oversight.promised",
-                user,
-                "first contact",
-                t.now,
-            )
-            .await?;
+        // Audited in the transaction that stores the reply.
+        t.writes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .audit
+            .push(memory::store::AuditRow {
+                org: t.org().to_string(),
+                actor: user.to_string(),
+                action: PROMISED.into(),
+                target: user.to_string(),
+                detail: "first contact".into(),
+                at: t.now,
+            });
         Ok(())
     }
 
@@ -1669,9 +1732,11 @@ impl TurnLoop {
 
     /// The work roles the speaker holds now (none for system principals and unpaired senders).
     async fn roles_now(&self, t: &Turn<'_>) -> Result<Vec<String>> {
-        Ok(match t.principal.user_id() {
-            Some(user) => self.parts.db.role_memory().roles_of(t.org(), user).await?,
-            None => Vec::new(),
+        Ok(match (t.principal.user_id(), &t.known) {
+            // Read with the turn's first read, this turn.
+            (Some(_), Some(known)) => known.roles.clone(),
+            (Some(user), None) => self.parts.db.role_memory().roles_of(t.org(), user).await?,
+            (None, _) => Vec::new(),
         })
     }
 
@@ -1714,9 +1779,10 @@ impl TurnLoop {
         let followed = match t.procedure {
             Some(skill) => vec![crate::skills::InForce::standing(skill.clone())],
             None => {
+                let generation = t.known.as_ref().and_then(|k| k.skill_generation);
                 self.parts
                     .skills
-                    .for_request(t.org(), t.agent(), asked)
+                    .for_request_at(t.org(), t.agent(), asked, generation)
                     .await?
             }
         };
@@ -1778,10 +1844,15 @@ impl TurnLoop {
         };
         let responded = self.parts.responder.respond(&ctx).await;
         let actor = t.principal.author_id().unwrap_or_else(|| "unpaired".into());
-        self.parts
+        let uses = self
+            .parts
             .skills
-            .record_uses(t.org(), &actor, t.message_id, &followed, t.now)
-            .await?;
+            .uses(t.org(), &actor, t.message_id, &followed, t.now);
+        {
+            let mut writes = t.writes.lock().unwrap_or_else(|e| e.into_inner());
+            writes.skill_uses.extend(uses.skill_uses);
+            writes.audit.extend(uses.audit);
+        }
         for s in &followed {
             self.parts.metrics.skill_used(&s.revision.slug);
         }

@@ -2097,6 +2097,7 @@ async fn a_turns_first_read_answers_seen_sender_and_view_at_once(db: Db) {
                     platform_id,
                     stored_id,
                     view,
+                    audited: &[],
                 })
                 .await
                 .unwrap()
@@ -2136,6 +2137,7 @@ async fn a_turns_first_read_answers_seen_sender_and_view_at_once(db: Db) {
             platform_id: Some("teams:1/m1"),
             stored_id: None,
             view: None,
+            audited: &[],
         }
     };
     let elsewhere = pairing.open_turn(&other_channel).await.unwrap();
@@ -2145,6 +2147,55 @@ async fn a_turns_first_read_answers_seen_sender_and_view_at_once(db: Db) {
     );
     let stranger = open(None, Some("teams:404"), Some(view)).await;
     assert!(!stranger.seen && stranger.user.is_none());
+    assert!(stranger.roles.is_empty() && stranger.audited.is_empty());
+    // The same read brings what the turn would otherwise read apart: the
+    // sender's roles, the agent's skills generation, and which of the audit
+    // actions asked about the log holds about the sender.
+    for role in ["oncall", "billing"] {
+        db.role_memory()
+            .change(
+                "o",
+                "teams:1",
+                memory::role_memory::RoleChange::Add(role),
+                "test",
+                2,
+            )
+            .await
+            .unwrap();
+    }
+    db.audit()
+        .append("o", "test", "pairing.approve", "teams:1", "", 2)
+        .await
+        .unwrap();
+    let asked = ["pairing.approve", "oversight.promised"];
+    let full = pairing
+        .open_turn(&Opening {
+            org: "o",
+            channel: "teams",
+            platform_id: Some("teams:1/m7"),
+            stored_id: Some("teams:1"),
+            view: Some(view),
+            audited: &asked,
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        full.roles,
+        db.role_memory().roles_of("o", "teams:1").await.unwrap()
+    );
+    assert_eq!(full.roles, ["billing", "oncall"]);
+    assert_eq!(
+        full.skill_generation,
+        Some(db.skills().generation("o", "default").await.unwrap())
+    );
+    assert_eq!(full.audited, ["pairing.approve"]);
+    assert_eq!(
+        full.view,
+        open(Some("teams:1/m7"), Some("teams:1"), Some(view))
+            .await
+            .view,
+        "the view is the same whatever else is asked"
+    );
     pairing.revoke("o", "teams:1", "test", 2).await.unwrap();
     assert!(
         open(None, Some("teams:1"), None).await.user.is_none(),

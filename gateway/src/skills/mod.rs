@@ -354,10 +354,22 @@ impl Skills {
     /// One read of the agent's generation a turn; the skills themselves are
     /// read again only when it moved.
     pub async fn for_request(&self, org: &str, agent: &str, text: &str) -> Result<Vec<InForce>> {
+        self.for_request_at(org, agent, text, None).await
+    }
+
+    /// [`Skills::for_request`] when the agent's generation was read already
+    /// (`generation`: a turn's first read brings it): no read of it here.
+    pub async fn for_request_at(
+        &self,
+        org: &str,
+        agent: &str,
+        text: &str,
+        generation: Option<i64>,
+    ) -> Result<Vec<InForce>> {
         if !self.cfg.enabled || self.cfg.per_turn == 0 {
             return Ok(Vec::new());
         }
-        let shelf = self.shelf(org, agent).await?;
+        let shelf = self.shelf(org, agent, generation).await?;
         if shelf.is_empty() {
             return Ok(Vec::new());
         }
@@ -365,8 +377,11 @@ impl Skills {
         Ok(matching(&shelf, &asked, self.cfg.per_turn))
     }
 
-    async fn shelf(&self, org: &str, agent: &str) -> Result<Arc<Vec<InForce>>> {
-        let generation = self.db.skills().generation(org, agent).await?;
+    async fn shelf(&self, org: &str, agent: &str, known: Option<i64>) -> Result<Arc<Vec<InForce>>> {
+        let generation = match known {
+            Some(g) => g,
+            None => self.db.skills().generation(org, agent).await?,
+        };
         let key = (org.to_string(), agent.to_string());
         if let Some(s) = self.shelves.get(&key) {
             if s.generation == generation {
@@ -390,6 +405,38 @@ impl Skills {
             },
         );
         Ok(skills)
+    }
+
+    /// What noting that the turn of `message_id` followed these revisions
+    /// writes (the uses and their audit entries), for the group commit to
+    /// store with the turn's reply (`Conversations::insert_answer`).
+    pub fn uses(
+        &self,
+        org: &str,
+        actor: &str,
+        message_id: i64,
+        used: &[InForce],
+        at: i64,
+    ) -> memory::store::TurnWrites {
+        let mut writes = memory::store::TurnWrites::default();
+        for s in used {
+            let r = &s.revision;
+            writes.skill_uses.push(memory::store::SkillUse {
+                org: org.to_string(),
+                message_id,
+                revision_id: r.id,
+                at,
+            });
+            writes.audit.push(memory::store::AuditRow {
+                org: org.to_string(),
+                actor: actor.to_string(),
+                action: "skill.use".into(),
+                target: format!("skill:{}/{}", r.agent, r.slug),
+                detail: format!("rev {} (revision {}) in turn {message_id}", r.rev, r.id),
+                at,
+            });
+        }
+        writes
     }
 
     /// Note that the turn of `message_id` followed these revisions.

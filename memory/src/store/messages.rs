@@ -71,13 +71,16 @@ impl Conversations<'_> {
                 o.org,
                 view,
                 i64::MAX,
-                Some((o.channel, o.platform_id, o.stored_id)),
+                Some((o.channel, o.platform_id, o.stored_id, o.audited)),
             )
             .await?;
         let mut opened = Opened {
             seen: false,
             user: None,
             view: None,
+            roles: Vec::new(),
+            skill_generation: o.view.is_some().then_some(0),
+            audited: Vec::new(),
         };
         let mut read = ConversationView::default();
         let mut summaries: Vec<(i64, String)> = Vec::new();
@@ -98,9 +101,23 @@ impl Conversations<'_> {
                     }
                     _ => None,
                 };
+            } else if row.0 == ROLES_PART {
+                opened.roles.extend(row.2);
+            } else if row.0 == SKILLS_PART {
+                if o.view.is_some() {
+                    opened.skill_generation = Some(row.1);
+                }
+            } else if row.0 == AUDITED_PART {
+                opened.audited.extend(row.2);
             } else {
                 read.take(o.org, view, row, &mut summaries);
             }
+        }
+        opened.roles.sort_unstable();
+        opened.roles.dedup();
+        if opened.user.is_none() {
+            opened.roles.clear();
+            opened.audited.clear();
         }
         if ask {
             opened.view = Some(read.finish(summaries));
@@ -142,12 +159,26 @@ impl Conversations<'_> {
     /// they answer, in one transaction: a retry of that message finds all of
     /// them or none ([`Conversations::answer_of`]). Returns once committed.
     pub async fn insert_replies(&self, lines: &[NewMessage<'_>], reply_to: i64) -> Result<()> {
-        if lines.is_empty() {
+        self.insert_answer(lines, reply_to, TurnWrites::default())
+            .await
+    }
+
+    /// [`Conversations::insert_replies`], with what else the turn writes
+    /// (`writes`: its audit entries, the skills it followed) in the same
+    /// transaction of the group commit: no transaction of their own, and a
+    /// crash keeps the reply and them, or neither.
+    pub async fn insert_answer(
+        &self,
+        lines: &[NewMessage<'_>],
+        reply_to: i64,
+        writes: TurnWrites,
+    ) -> Result<()> {
+        if lines.is_empty() && writes.is_empty() {
             return Ok(());
         }
         self.db
             .lines
-            .replies(&self.db.writer, lines, reply_to)
+            .replies(&self.db.writer, lines, reply_to, writes)
             .await
             .map(|_| ())
     }
@@ -262,13 +293,14 @@ impl Conversations<'_> {
     }
 
     /// The rows of a conversation's view (parts 0–2), and with `opening`
-    /// (channel, platform id, stored id) the turn's first answers (part 3).
+    /// (channel, platform id, stored id, audit actions asked about) the
+    /// turn's first answers (parts 3–6).
     async fn view_rows(
         &self,
         org: &str,
         v: &ViewOf<'_>,
         before: i64,
-        opening: Option<(&str, Option<&str>, Option<&str>)>,
+        opening: Option<(&str, Option<&str>, Option<&str>, &[&str])>,
     ) -> Result<Vec<ViewRow>> {
         // Parts told apart by `part`; the shapes padded to one, with typed
         // NULLs (PostgreSQL types an untyped NULL of a subquery as text).
@@ -297,13 +329,34 @@ impl Conversations<'_> {
             v.lines.max(0),
             v.summaries.max(0)
         );
+        // The roles that user holds (as `RoleMemory::roles_of`), the agent's
+        // skills generation (as `Skills::generation`), and which of the
+        // actions `audited` the audit log holds about that user.
+        let more = " UNION ALL SELECT CAST(4 AS BIGINT), CAST(0 AS BIGINT), ur.role, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS BIGINT) \
+                      FROM identities i JOIN users u ON u.org = i.org AND u.user_id = i.user_id AND u.status = $10 \
+                      JOIN user_roles ur ON ur.org = u.org AND ur.user_id = u.user_id \
+                      WHERE i.org = $1 AND i.stored_id = $9 \
+                    UNION ALL SELECT CAST(5 AS BIGINT), generation, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS BIGINT) \
+                      FROM skill_generations WHERE org = $1 AND agent = $2";
         let q = match opening {
-            Some((channel, platform_id, stored_id)) => q
-                .push(first)
-                .arg(channel)
-                .arg(platform_id)
-                .arg(stored_id)
-                .arg(UserStatus::Active),
+            Some((channel, platform_id, stored_id, audited)) => {
+                let q = q
+                    .push(first)
+                    .arg(channel)
+                    .arg(platform_id)
+                    .arg(stored_id)
+                    .arg(UserStatus::Active)
+                    .push(more);
+                if audited.is_empty() {
+                    q
+                } else {
+                    q.push(" UNION ALL SELECT DISTINCT CAST(6 AS BIGINT), CAST(0 AS BIGINT), a.action, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS BIGINT) \
+                      FROM identities i JOIN audit_log a ON a.org = i.org AND a.target = i.user_id \
+                      WHERE i.org = $1 AND i.stored_id = $9 AND a.action IN (")
+                        .bind_list(audited.iter().copied())
+                        .push(")")
+                }
+            }
             None => q,
         };
         q.all(&self.db.pool).await
@@ -383,6 +436,11 @@ type ViewRow = (
 
 /// The part of `Db::view_rows` that answers the turn's first questions.
 const OPENING_PART: i64 = 3;
+/// The parts of `Db::view_rows` with the sender's roles, the agent's skills
+/// generation, and the audit actions asked about found for the sender.
+const ROLES_PART: i64 = 4;
+const SKILLS_PART: i64 = 5;
+const AUDITED_PART: i64 = 6;
 
 /// A view that reads nothing (an opening that does not ask for one).
 const NO_VIEW: ViewOf<'static> = ViewOf {
@@ -414,6 +472,9 @@ pub struct Opening<'a> {
     pub stored_id: Option<&'a str>,
     /// The conversation's view, when the turn will want it.
     pub view: Option<ViewOf<'a>>,
+    /// Audit actions whose entries about the sender's user the turn needs to
+    /// know of (e.g. `pairing.approve`): [`Opened::audited`] says which exist.
+    pub audited: &'a [&'a str],
 }
 
 /// The answers of [`Db::opening`].
@@ -422,6 +483,14 @@ pub struct Opened {
     pub seen: bool,
     pub user: Option<User>,
     pub view: Option<ConversationView>,
+    /// The work roles the user holds now, sorted (as `RoleMemory::roles_of`;
+    /// none without a user).
+    pub roles: Vec<String>,
+    /// The view's agent's skills generation (as `Skills::generation`), when
+    /// a view was asked for.
+    pub skill_generation: Option<i64>,
+    /// Which of [`Opening::audited`] the audit log holds about the user.
+    pub audited: Vec<String>,
 }
 
 impl ConversationView {
@@ -491,11 +560,48 @@ struct QueuedLine {
     reply_to: Option<i64>,
 }
 
+/// What a turn writes besides its lines, stored with its reply by the group
+/// commit ([`Conversations::insert_answer`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnWrites {
+    /// Audit entries (as `AuditTrail::append`).
+    pub audit: Vec<AuditRow>,
+    /// The skill revisions the turn followed (as `Skills::record_uses`).
+    pub skill_uses: Vec<SkillUse>,
+}
+
+/// A turn of `message_id` followed skill revision `revision_id`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillUse {
+    pub org: String,
+    pub message_id: i64,
+    pub revision_id: i64,
+    pub at: i64,
+}
+
+impl TurnWrites {
+    pub fn is_empty(&self) -> bool {
+        self.audit.is_empty() && self.skill_uses.is_empty()
+    }
+}
+
+/// One audit entry to append (see `AuditTrail::append`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditRow {
+    pub org: String,
+    pub actor: String,
+    pub action: String,
+    pub target: String,
+    pub detail: String,
+    pub at: i64,
+}
+
 /// What a queued job writes.
 enum Work {
     Line(QueuedLine),
-    /// A turn's reply lines, stored together (a crash keeps all or none).
-    Replies(Vec<QueuedLine>),
+    /// A turn's reply lines, stored together (a crash keeps all or none),
+    /// with the turn's other writes.
+    Replies(Vec<QueuedLine>, Box<TurnWrites>),
     Archive(QueuedArchive),
 }
 
@@ -553,12 +659,14 @@ impl Lines {
         pool: &AnyPool,
         lines: &[NewMessage<'_>],
         reply_to: i64,
+        writes: TurnWrites,
     ) -> Result<Option<i64>> {
         let lines = lines
             .iter()
             .map(|m| queued(m, None, Some(reply_to)))
             .collect();
-        self.queue(pool, Work::Replies(lines)).await
+        self.queue(pool, Work::Replies(lines, Box::new(writes)))
+            .await
     }
 
     /// Queue the archive of a slice ([`Db::archive_slice`]) and wait until
@@ -683,7 +791,7 @@ async fn store_batch(pool: &AnyPool, batch: &[Job]) -> Result<Vec<Option<i64>>> 
         .iter()
         .flat_map(|job| match &job.work {
             Work::Line(line) => std::slice::from_ref(line),
-            Work::Replies(lines) => lines.as_slice(),
+            Work::Replies(lines, _) => lines.as_slice(),
             Work::Archive(_) => &[],
         })
         .collect();
@@ -704,7 +812,7 @@ async fn store_batch(pool: &AnyPool, batch: &[Job]) -> Result<Vec<Option<i64>>> 
                 _ => None,
             },
             // Reply lines spend no platform id: each is stored; the first's id.
-            Work::Replies(lines) => {
+            Work::Replies(lines, writes) => {
                 let mut first = None;
                 for _ in lines {
                     if fresh.next() == Some(true) {
@@ -712,6 +820,7 @@ async fn store_batch(pool: &AnyPool, batch: &[Job]) -> Result<Vec<Option<i64>>> 
                         first = first.or(id);
                     }
                 }
+                turn_writes_in(&mut tx, writes).await?;
                 first
             }
             // After the lines: their ids are past any slice's last line.
@@ -720,6 +829,24 @@ async fn store_batch(pool: &AnyPool, batch: &[Job]) -> Result<Vec<Option<i64>>> 
     }
     tx.commit().await?;
     Ok(ids)
+}
+
+/// A turn's other writes, in its reply's transaction: a statement per
+/// entry, and none for a turn that has none (most turns).
+async fn turn_writes_in(conn: &mut AnyConnection, writes: &TurnWrites) -> Result<()> {
+    for a in &writes.audit {
+        let by = super::Act {
+            org: &a.org,
+            actor: &a.actor,
+            at: a.at,
+        };
+        by.audit(&mut *conn, &a.action, &a.target, &a.detail)
+            .await?;
+    }
+    for u in &writes.skill_uses {
+        super::skills::record_use(&mut *conn, u).await?;
+    }
+    Ok(())
 }
 
 /// Mark the platform ids of `lines` seen; per line, whether it is to be

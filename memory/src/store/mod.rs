@@ -38,7 +38,10 @@ pub use archives::{Archive, NewArchive};
 pub use audit::{Act, AuditTrail};
 pub use delegations::{Delegation, DelegationChange, KeyHolder};
 pub use jobs::Jobs;
-pub use messages::{Answer, ConversationView, LiveSize, NewMessage, Opened, Opening, ViewOf};
+pub use messages::{
+    Answer, AuditRow, ConversationView, LiveSize, NewMessage, Opened, Opening, SkillUse,
+    TurnWrites, ViewOf,
+};
 pub use pairing::{
     ApiKey, Identity, NewPairingCode, PairingDecision, PairingRequest, RequestStatus, User,
     UserStatus,

@@ -3,7 +3,7 @@
 //! the agent's generation in the same transaction and is audited there.
 
 use super::audit::Act;
-use super::{Db, Result, StoreError};
+use super::{Db, Result, SkillUse, StoreError};
 use crate::skill::{Correction, Skill, SkillRefusal, SkillRevision, SkillStatus};
 use sqlx::{Any, Transaction};
 
@@ -406,10 +406,13 @@ impl SkillStore<'_> {
         at: i64,
     ) -> Result<()> {
         for id in revisions {
-            let text = "INSERT INTO skill_uses (org, message_id, revision_id, at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING";
-            sql!(text, org, message_id, *id, at)
-                .exec(&self.db.pool)
-                .await?;
+            let used = SkillUse {
+                org: org.to_string(),
+                message_id,
+                revision_id: *id,
+                at,
+            };
+            record_use(&self.db.pool, &used).await?;
         }
         Ok(())
     }
@@ -511,4 +514,17 @@ async fn audit_skill(
 ) -> Result<()> {
     let target = format!("skill:{}/{}", skill.agent, skill.slug);
     who.audit(&mut **tx, action, &target, detail).await
+}
+
+/// Note one use of a skill revision, on a pool or inside a transaction (the
+/// group commit stores a turn's with its reply: `Conversations::insert_answer`).
+pub(super) async fn record_use<'c, E>(exec: E, u: &SkillUse) -> Result<()>
+where
+    E: sqlx::Executor<'c, Database = Any>,
+{
+    let text = "INSERT INTO skill_uses (org, message_id, revision_id, at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING";
+    sql!(text, u.org.as_str(), u.message_id, u.revision_id, u.at)
+        .exec(exec)
+        .await
+        .map(|_| ())
 }
