@@ -583,11 +583,12 @@ pub fn promises(sentence: &str) -> bool {
         .filter(|w| !w.is_empty())
         .collect();
     let text = words.join(" ");
-    let opens = PROMISE_OPENINGS.iter().any(|o| {
-        let o = o.trim_end();
-        text == o || text.starts_with(&format!("{o} ")) || text.contains(&format!(" {o} "))
-    });
-    opens && PROMISE_OF_LATER.iter().any(|p| text.contains(p))
+    // What is promised for later first: most sentences promise nothing.
+    PROMISE_OF_LATER.iter().any(|p| text.contains(p))
+        && PROMISE_OPENINGS.iter().any(|o| {
+            let o = o.trim_end();
+            text == o || text.starts_with(&format!("{o} ")) || text.contains(&format!(" {o} "))
+        })
 }
 
 /// A model's answer without its promises to remember or to serve the person

@@ -286,11 +286,13 @@ pub const MAX_RULE_CHARS: usize = 240;
 /// as a step ("Leave refunds out"); `None` when it is not a correction.
 pub fn read_correction(text: &str) -> Option<String> {
     let t = text.trim();
+    let lower = t.to_lowercase();
+    // A line that opens as no correction does is none, and is screened no
+    // further (the screens normalise and fold every word).
+    let (opening, reading) = OPENINGS.iter().find(|(o, _)| lower.starts_with(o))?;
     if !passes_screens(t) {
         return None;
     }
-    let lower = t.to_lowercase();
-    let (opening, reading) = OPENINGS.iter().find(|(o, _)| lower.starts_with(o))?;
     // Openings are ASCII, so the byte length is the same in `t`.
     let rest = t.get(opening.len()..)?.trim();
     let rest = rest
