@@ -66,14 +66,7 @@ impl Conversations<'_> {
             Some(v) => (v, true),
             None => (&NO_VIEW, false),
         };
-        let rows = self
-            .view_rows(
-                o.org,
-                view,
-                i64::MAX,
-                Some((o.channel, o.platform_id, o.stored_id, o.audited)),
-            )
-            .await?;
+        let rows = self.view_rows(o.org, view, i64::MAX, Some(o)).await?;
         let mut opened = Opened {
             seen: false,
             user: None,
@@ -293,14 +286,14 @@ impl Conversations<'_> {
     }
 
     /// The rows of a conversation's view (parts 0–2), and with `opening`
-    /// (channel, platform id, stored id, audit actions asked about) the
-    /// turn's first answers (parts 3–6).
+    /// (its channel, platform id, stored id and audit actions asked about)
+    /// the turn's first answers (parts 3–6).
     async fn view_rows(
         &self,
         org: &str,
         v: &ViewOf<'_>,
         before: i64,
-        opening: Option<(&str, Option<&str>, Option<&str>, &[&str])>,
+        opening: Option<&Opening<'_>>,
     ) -> Result<Vec<ViewRow>> {
         // Parts told apart by `part`; the shapes padded to one, with typed
         // NULLs (PostgreSQL types an untyped NULL of a subquery as text).
@@ -339,21 +332,21 @@ impl Conversations<'_> {
                     UNION ALL SELECT CAST(5 AS BIGINT), generation, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS BIGINT) \
                       FROM skill_generations WHERE org = $1 AND agent = $2";
         let q = match opening {
-            Some((channel, platform_id, stored_id, audited)) => {
+            Some(o) => {
                 let q = q
                     .push(first)
-                    .arg(channel)
-                    .arg(platform_id)
-                    .arg(stored_id)
+                    .arg(o.channel)
+                    .arg(o.platform_id)
+                    .arg(o.stored_id)
                     .arg(UserStatus::Active)
                     .push(more);
-                if audited.is_empty() {
+                if o.audited.is_empty() {
                     q
                 } else {
                     q.push(" UNION ALL SELECT DISTINCT CAST(6 AS BIGINT), CAST(0 AS BIGINT), a.action, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS BIGINT) \
                       FROM identities i JOIN audit_log a ON a.org = i.org AND a.target = i.user_id \
                       WHERE i.org = $1 AND i.stored_id = $9 AND a.action IN (")
-                        .bind_list(audited.iter().copied())
+                        .bind_list(o.audited.iter().copied())
                         .push(")")
                 }
             }
@@ -567,16 +560,7 @@ pub struct TurnWrites {
     /// Audit entries (as `AuditTrail::append`).
     pub audit: Vec<AuditRow>,
     /// The skill revisions the turn followed (as `Skills::record_uses`).
-    pub skill_uses: Vec<SkillUse>,
-}
-
-/// A turn of `message_id` followed skill revision `revision_id`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SkillUse {
-    pub org: String,
-    pub message_id: i64,
-    pub revision_id: i64,
-    pub at: i64,
+    pub skill_uses: Vec<super::skills::SkillUse>,
 }
 
 impl TurnWrites {

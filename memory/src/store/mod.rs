@@ -39,8 +39,7 @@ pub use audit::{Act, AuditTrail};
 pub use delegations::{Delegation, DelegationChange, KeyHolder};
 pub use jobs::Jobs;
 pub use messages::{
-    Answer, AuditRow, ConversationView, LiveSize, NewMessage, Opened, Opening, SkillUse,
-    TurnWrites, ViewOf,
+    Answer, AuditRow, ConversationView, LiveSize, NewMessage, Opened, Opening, TurnWrites, ViewOf,
 };
 pub use pairing::{
     ApiKey, Identity, NewPairingCode, PairingDecision, PairingRequest, RequestStatus, User,
@@ -56,7 +55,7 @@ pub use revisions::{NewRevision, RevisionMeta};
 pub use role_memory::{ProposalDecision, RoleMemory};
 pub use runs::{NewRun, Runs};
 pub use sessions::DashboardSession;
-pub use skills::{Curator, NewCorrection, NewProposal, SkillStore};
+pub use skills::{Curator, NewCorrection, NewProposal, SkillStore, SkillUse};
 pub use tombstones::FORGOTTEN;
 pub use vectors::{reciprocal_rank_fusion, Embed, QueryVector, Unembedded, RECENT_WINDOW};
 

@@ -3,7 +3,7 @@
 //! the agent's generation in the same transaction and is audited there.
 
 use super::audit::Act;
-use super::{Db, Result, SkillUse, StoreError};
+use super::{Db, Result, StoreError};
 use crate::skill::{Correction, Skill, SkillRefusal, SkillRevision, SkillStatus};
 use sqlx::{Any, Transaction};
 
@@ -514,6 +514,15 @@ async fn audit_skill(
 ) -> Result<()> {
     let target = format!("skill:{}/{}", skill.agent, skill.slug);
     who.audit(&mut **tx, action, &target, detail).await
+}
+
+/// A turn of `message_id` followed skill revision `revision_id`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillUse {
+    pub org: String,
+    pub message_id: i64,
+    pub revision_id: i64,
+    pub at: i64,
 }
 
 /// Note one use of a skill revision, on a pool or inside a transaction (the
