@@ -1,5 +1,5 @@
-//! `steward serve` with a Discord token, a Teams security token and the
-//! dashboard all configured: three channels at once against one memory.
+//! `steward serve` with a Discord token, a Slack app, a Teams security token
+//! and the dashboard all configured: four channels at once against one memory.
 
 use chrono::{TimeZone, Utc};
 use memory::Role;
@@ -8,6 +8,7 @@ use steward::http::{serve, AppState};
 use steward::workers::{self, CancellationToken};
 use steward::Config;
 use steward_tests::fake_discord::{FakeDiscord, FakeUser};
+use steward_tests::fake_slack::{self, FakeSlack, Workspace};
 use steward_tests::teams_signer::{new_token, sign};
 use steward_tests::Harness;
 use tokio::sync::oneshot;
@@ -19,17 +20,27 @@ const GENERAL: u64 = 1_180_000_000_000_000_101;
 
 const DASHBOARD_TOKEN: &str = "all-channels-dashboard-token-42";
 
+/// The variables `[slack]` names (set by this binary's one test) and their values.
+const SLACK_SECRET_ENV: &str = "ALL_CHANNELS_SLACK_SIGNING_SECRET";
+const SLACK_TOKEN_ENV: &str = "ALL_CHANNELS_SLACK_BOT_TOKEN";
+const SLACK_SECRET: &str = "all-channels-slack-signing-secret";
+const SLACK_TOKEN: &str = "xoxb-all-channels-bot-token";
+
 #[tokio::test]
-async fn one_memory_serves_discord_teams_and_the_dashboard_at_once() {
+async fn one_memory_serves_discord_slack_teams_and_the_dashboard_at_once() {
     let start = Utc
         .with_ymd_and_hms(2026, 1, 5, 9, 0, 0)
         .single()
         .expect("date");
     let fake = FakeDiscord::start(TOKEN, FakeUser::new(BOT, "steward").bot(), start).await;
+    let slack = FakeSlack::start(SLACK_TOKEN, []).await;
+    std::env::set_var(SLACK_SECRET_ENV, SLACK_SECRET);
+    std::env::set_var(SLACK_TOKEN_ENV, SLACK_TOKEN);
     let teams_token = new_token();
     let cfg = Config::from_toml(&format!(
-        "[discord]\ntoken = \"{TOKEN}\"\napi_base = \"{}\"\n[teams]\nsecurity_token = \"{teams_token}\"\n[dashboard]\nadmin_token = \"{DASHBOARD_TOKEN}\"\n",
-        fake.base_url()
+        "[discord]\ntoken = \"{TOKEN}\"\napi_base = \"{}\"\n[slack]\nsigning_secret_env = \"{SLACK_SECRET_ENV}\"\nbot_token_env = \"{SLACK_TOKEN_ENV}\"\napi_base = \"{}\"\n[teams]\nsecurity_token = \"{teams_token}\"\n[dashboard]\nadmin_token = \"{DASHBOARD_TOKEN}\"\n",
+        fake.base_url(),
+        slack.api_base
     ))
     .expect("config");
     let h = Harness::with_config(cfg).await;
@@ -41,6 +52,17 @@ async fn one_memory_serves_discord_teams_and_the_dashboard_at_once() {
     p.add_user("default", "teams:aad-bob", "Bob", Role::User, "test", 1)
         .await
         .expect("pair");
+    let acme = Workspace::new("T0ACME");
+    p.add_user(
+        "default",
+        &acme.stored("U0CAROL"),
+        "Carol",
+        Role::User,
+        "test",
+        1,
+    )
+    .await
+    .expect("pair");
 
     // The HTTP server (API, Teams webhook, dashboard) on a real socket, with Discord beside it.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -101,6 +123,38 @@ async fn one_memory_serves_discord_teams_and_the_dashboard_at_once() {
             .unwrap_or_default()
             .contains("example_orders"),
         "{answer}"
+    );
+
+    // … so is a Slack user, answered in their direct message …
+    let ts = format!("{}.000100", Utc::now().timestamp());
+    let event = acme.dm(
+        "Ev0CAROL",
+        "U0CAROL",
+        "D0CAROL",
+        &ts,
+        "Produce the daily report",
+    );
+    let body = serde_json::to_vec(&event).expect("json");
+    let at = Utc::now().timestamp().to_string();
+    let resp = client
+        .post(format!("http://{addr}/slack/events"))
+        .header("x-slack-request-timestamp", &at)
+        .header(
+            "x-slack-signature",
+            fake_slack::sign(SLACK_SECRET, &at, &body),
+        )
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("slack request");
+    assert_eq!(resp.status(), 200);
+    let posted = slack.next_post().await;
+    assert_eq!(posted.channel, "D0CAROL");
+    assert!(
+        posted.shown().contains("example_orders"),
+        "{}",
+        posted.shown()
     );
 
     // … and the dashboard is served by the same process.
