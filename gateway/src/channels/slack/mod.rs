@@ -50,16 +50,13 @@ impl Channel for Slack {
 
     fn settings(&self, cfg: &Config) -> Vec<SettingRow> {
         let s = &cfg.slack;
-        let name = |n: &Option<String>| n.clone().unwrap_or_else(|| "(unset)".into());
         vec![
             SettingRow::new("events", format!("POST {}", slack::EVENTS_PATH)),
+            // Not the variables' names either: a secret pasted where a name
+            // belongs must not show here.
             SettingRow::new(
                 "secrets",
-                format!(
-                    "signing secret from ${}, bot token from ${}",
-                    name(&s.signing_secret_env),
-                    name(&s.bot_token_env)
-                ),
+                "signing secret and bot token from the environment variables slack.signing_secret_env and slack.bot_token_env name",
             ),
             SettingRow::new("web api", s.api_base.clone()),
             SettingRow::new("agent", s.agent.as_deref().unwrap_or(&cfg.server.agent)),
