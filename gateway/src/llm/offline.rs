@@ -968,8 +968,26 @@ fn without_standing(body: &str) -> Option<String> {
     )
 }
 
+/// `s` without the request form it opens with, followed by a space or a
+/// comma ("per favore, …", "please, …").
+fn strip_request_form(s: &str) -> Option<&str> {
+    strip_any(s, REQUEST_FORMS).or_else(|| {
+        REQUEST_FORMS.iter().find_map(|form| {
+            let form = form.strip_suffix(' ')?;
+            strip_ci(s, form)?.strip_prefix(',')
+        })
+    })
+}
+
+/// Standing markers in languages written without spaces ("以后", "今後"),
+/// found anywhere.
+const CJK_STANDING: &[&str] = &["以后", "今后", "总是", "一直", "今後", "これから", "いつも"];
+
 /// Whether `s` holds a standing marker anywhere ("… sempre in italiano").
 fn has_standing(s: &str) -> bool {
+    if CJK_STANDING.iter().any(|m| s.contains(m)) {
+        return true;
+    }
     let words = words_of(s);
     STANDING.iter().any(|marker| {
         let m: Vec<&str> = marker.split(' ').collect();
@@ -1110,12 +1128,17 @@ fn asked_language(body: &str) -> Option<String> {
 fn standing_request(s: &str, question: bool) -> Option<Candidate> {
     let mut rest = s.trim_start_matches(['¿', '¡']).trim();
     let mut asked = false;
-    while let Some(r) = strip_any(rest, REQUEST_FORMS) {
+    while let Some(r) = strip_request_form(rest) {
         rest = r.trim_start_matches([',', ' ']);
         asked = true;
     }
+    // Said outright, for good: "Antworte mir bitte ab sofort auf Englisch".
     if !asked && !question {
-        return None;
+        let lang = has_standing(rest).then(|| asked_language(rest)).flatten();
+        return lang.map(|lang| {
+            let said = format!("Wants answers in {lang}");
+            personal_item("preference", ANSWER_IN_SUBJECT, said)
+        });
     }
     let mut rest = clean(rest);
     while let Some(r) = COURTESY_ENDS.iter().find_map(|e| {
@@ -1474,6 +1497,15 @@ mod tests {
             ),
             ("中文回答我好吗？", "Wants answers in 中文"),
             (
+                "Schreib mir ab jetzt immer auf Französisch",
+                "Wants answers in Französisch",
+            ),
+            (
+                "Bitte, antworte mir immer auf Spanisch",
+                "Wants answers in Spanisch",
+            ),
+            ("今後は日本語で答えてください", "Wants answers in 日本語"),
+            (
                 "¿Te importaría contestarme siempre en inglés?",
                 "Wants answers in Inglés",
             ),
@@ -1496,6 +1528,7 @@ mod tests {
             "Can you send me the report?",
             "Is the digest always at 10?",
             "Did the build run at 10:00 today?",
+            "I answered Ben in French yesterday",
         ] {
             assert!(
                 extract(said).iter().all(|c| c.channel == ItemChannel::Task),
