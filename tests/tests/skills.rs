@@ -912,6 +912,19 @@ async fn a_framed_rule_is_a_note_even_when_the_model_labels_it_a_correction() {
             !reply.contains("correction of my last answer"),
             "{name}: {reply}"
         );
+        // Announced ("Notice to all: …", a value after a preamble): a note too.
+        let announced = ask_and_correct(
+            &h,
+            "boss",
+            "dm:boss",
+            "Send me the on-call sheet",
+            "Notice to all: the escalation line is 555-0100",
+        )
+        .await;
+        assert!(
+            announced.contains("Remember this? The escalation line is 555-0100"),
+            "{name}: {announced}"
+        );
         assert!(corrections(h.db()).await.is_empty(), "{name}");
     }
 }

@@ -235,10 +235,13 @@ const RULE_FRAMINGS: &[&str] = &[
 /// What separates a framing from its rule ("Team rule — …", "rule: …").
 const FRAMING_ENDS: &[char] = &[':', '-', '—', '–', ',', ' '];
 
-/// Whether `clause` is framed as a rule for everyone ("Standing rule: …"):
-/// a note for the organisation, never a correction of the last answer.
+/// Whether `clause` is framed as a rule for everyone ("Standing rule: …")
+/// or announced as a note ("Attention please: the on-call phone number is
+/// 555-0142", a preamble before a value): a note for the organisation, never
+/// a correction of the last answer.
 pub fn frames_a_rule(clause: &str) -> bool {
-    framed_rule(&clean(clause)).is_some()
+    let s = clean(clause);
+    framed_rule(&s).is_some() || without_preamble(&s).len() < s.len()
 }
 
 /// The rule a framed line states, without its framing ("Policy: X" → "X").
