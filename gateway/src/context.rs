@@ -392,9 +392,9 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
     // in a question with no value beyond the message's answers nothing, and
     // the rules answer.
     let asked_words = memory::grounding::content_words(message);
-    let adds_a_value = memory::grounding::content_words(&said).iter().any(|w| {
-        w.chars().any(|c| c.is_ascii_digit() || ".#_".contains(c)) && !asked_words.contains(w)
-    });
+    let adds_a_value = memory::grounding::content_words(&said)
+        .iter()
+        .any(|w| is_value(w) && !asked_words.contains(w));
     let asks_back = said.trim_end().ends_with(['?', '？']);
     if asks_back && !adds_a_value && found.iter().any(|r| r.hits >= GROUNDING_MIN_HITS) {
         return String::new();
@@ -673,7 +673,7 @@ pub fn cite(answer: String, found: &[Retrieved], shared: bool) -> String {
         return answer;
     }
     let said = memory::grounding::content_words(&answer);
-    let value = |w: &String| w.chars().any(|c| c.is_ascii_digit() || ".#_".contains(c));
+    let value = |w: &String| is_value(w);
     let used: Vec<String> = found
         .iter()
         .filter(|r| !(shared && r.record.scope.is_personal()))
@@ -689,6 +689,13 @@ pub fn cite(answer: String, found: &[Retrieved], shared: bool) -> String {
     }
     let sep = if answer.contains('\n') { "\n" } else { " " };
     format!("{answer}{sep}({CITATION} {})", used.join(", "))
+}
+
+/// Whether a content word is a value a note is kept for: it holds a digit,
+/// `.`, `_` or `#` (a host, an amount, a table, a time, a channel).
+fn is_value(word: &str) -> bool {
+    word.chars()
+        .any(|c| c.is_ascii_digit() || ".#_".contains(c))
 }
 
 /// How [`grounded`] opens the line with a note's own text, in English (the
@@ -725,9 +732,7 @@ pub fn grounded(
 ) -> String {
     let said = memory::grounding::content_words(&answer);
     let asked = memory::grounding::content_words(message);
-    let value = |w: &String| {
-        w.chars().any(|c| c.is_ascii_digit() || ".#_".contains(c)) && !asked.contains(w)
-    };
+    let value = |w: &String| is_value(w) && !asked.contains(w);
     let (said_days, asked_days) = (days_named(&said), days_named(&asked));
     let left_out: Vec<&Retrieved> = best
         .iter()
@@ -778,9 +783,7 @@ pub fn grounded(
     // "over 500 EUR") is the model's own comparison: a small one gets it
     // wrong, and the note says it plainly. A yes or no about the note's own
     // words ("Yes, deploys need a reviewer") stands, with the note under it.
-    let about_another_value = asked
-        .iter()
-        .any(|w| w.chars().any(|c| c.is_ascii_digit() || ".#_".contains(c)) && !words.contains(w));
+    let about_another_value = asked.iter().any(|w| is_value(w) && !words.contains(w));
     let judged = about_another_value && prompts::answers::opens_with(&answer).is_some();
     if own_value || other_day || judged {
         return format!("{memory_says} {text}");

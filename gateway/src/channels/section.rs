@@ -55,3 +55,18 @@ pub trait Section {
         Ok(())
     }
 }
+
+/// A section's organisations as [`Section::orgs`] lists them: its
+/// `default_org` and each entry of its by-platform-id map, under their keys
+/// (`slack.default_org`, `slack.team_orgs.T1`).
+pub fn org_keys<'a>(
+    channel: &str,
+    default_org: Option<&'a String>,
+    (map, by_id): (&str, &'a std::collections::BTreeMap<String, String>),
+) -> Vec<(String, &'a String)> {
+    let default = default_org.map(|o| (format!("{channel}.default_org"), o));
+    let by_id = by_id
+        .iter()
+        .map(|(id, o)| (format!("{channel}.{map}.{id}"), o));
+    default.into_iter().chain(by_id).collect()
+}

@@ -28,15 +28,11 @@ impl Section for DiscordConfig {
     }
 
     fn orgs(&self) -> Vec<(String, &String)> {
-        let default = self
-            .default_org
-            .iter()
-            .map(|o| ("discord.default_org".to_string(), o));
-        let guilds = self
-            .guild_orgs
-            .iter()
-            .map(|(g, o)| (format!("discord.guild_orgs.{g}"), o));
-        default.chain(guilds).collect()
+        crate::channels::section::org_keys(
+            "discord",
+            self.default_org.as_ref(),
+            ("guild_orgs", &self.guild_orgs),
+        )
     }
 
     fn check(&self) -> Result<(), String> {

@@ -55,15 +55,11 @@ impl Section for SlackConfig {
     }
 
     fn orgs(&self) -> Vec<(String, &String)> {
-        let default = self
-            .default_org
-            .iter()
-            .map(|o| ("slack.default_org".to_string(), o));
-        let teams = self
-            .team_orgs
-            .iter()
-            .map(|(t, o)| (format!("slack.team_orgs.{t}"), o));
-        default.chain(teams).collect()
+        crate::channels::section::org_keys(
+            "slack",
+            self.default_org.as_ref(),
+            ("team_orgs", &self.team_orgs),
+        )
     }
 
     fn check(&self) -> Result<(), String> {
