@@ -11,6 +11,7 @@
 //! `Beliefs` is what `memory::write` calls after every activation.
 
 use crate::llm::Judge;
+use memory::admin_text::{AdminText, OrgWords};
 use memory::store::{Retirement, RevisionMeta};
 use memory::write::{Activated, Revise};
 use memory::{Db, Scope, Status, Via};
@@ -19,6 +20,11 @@ use std::sync::Arc;
 /// The reason a revision of a person's own records gives: ids and kinds, never
 /// their words (administrators read revisions without a reasoned look).
 pub const PERSONAL_REVISION: &str = "replaced by a newer statement of the same person";
+
+/// [`PERSONAL_REVISION`] as the revision's reason.
+pub fn personal_revision() -> AdminText {
+    AdminText::fixed(PERSONAL_REVISION)
+}
 
 /// How many related records the judge is shown.
 pub const JUDGE_CANDIDATES: usize = 12;
@@ -161,12 +167,17 @@ impl Beliefs {
         }
         let mut retired = Vec::new();
         for (old, reason) in self.verdict(&new).await? {
-            let reason = reason.as_str();
+            // The judge's words are about the organisation's notes; were
+            // either record a person's, the reason would name no words.
+            let reason = match OrgWords::of_records(&reason, &[&new, &old]) {
+                Some(words) => memory::admin_text!("{}", words),
+                None => personal_revision(),
+            };
             let meta = RevisionMeta {
                 via: Via::BeliefRevision.as_str(),
                 cause: record.cause.as_str(),
                 run_id: record.run_id,
-                reason,
+                reason: &reason,
                 model: Some(judge.provenance().model),
                 prompt_version: judge.provenance().prompt_version,
             };

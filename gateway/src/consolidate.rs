@@ -233,7 +233,9 @@ impl Consolidation {
                     via: Via::Consolidation.as_str(),
                     cause: Cause::Consolidate.as_str(),
                     run_id: &run_id,
-                    reason: "says the same as the merged record",
+                    reason: &memory::admin_text::AdminText::fixed(
+                        "says the same as the merged record",
+                    ),
                     model: Some(consolidator.provenance().model),
                     prompt_version: consolidator.provenance().prompt_version,
                 };

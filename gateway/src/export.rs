@@ -3,6 +3,8 @@
 
 use crate::error::Result;
 use chrono::TimeZone;
+use memory::admin_text;
+use memory::admin_text::{AdminText, Identifier};
 use memory::store::RecordFilter;
 use memory::{Db, Scope, Status};
 use pairing::Pairing;
@@ -85,7 +87,7 @@ impl Export {
         let delegations = self.pairing.delegations(org, Some(user)).await?;
         self.db
             .audit()
-            .append(org, actor, "memory.export", user, "", now)
+            .append(org, actor, "memory.export", user, &AdminText::empty(), now)
             .await?;
         Ok(serde_json::json!({
             "org": org,
@@ -199,7 +201,7 @@ impl Export {
                 actor,
                 "memory.export",
                 "markdown",
-                &dir.display().to_string(),
+                &admin_text!("{}", Identifier::new(&dir.display().to_string())),
                 now,
             )
             .await?;

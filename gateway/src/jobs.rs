@@ -65,7 +65,7 @@ pub async fn audit_run<J: Job>(
     report: &impl serde::Serialize,
     now: i64,
 ) -> Result<()> {
-    let detail = serde_json::to_string(report).unwrap_or_default();
+    let detail = memory::admin_text::AdminText::report(report);
     db.audit()
         .append(org, J::NAME, J::AUDIT_ACTION, target, &detail, now)
         .await?;

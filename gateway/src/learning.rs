@@ -382,7 +382,14 @@ impl Learning {
             .await?;
         self.db
             .audit()
-            .append(org, actor, "policy.add", &format!("record:{id}"), "", at)
+            .append(
+                org,
+                actor,
+                "policy.add",
+                &format!("record:{id}"),
+                &memory::admin_text::AdminText::empty(),
+                at,
+            )
             .await?;
         Ok(id)
     }

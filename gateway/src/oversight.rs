@@ -3,6 +3,7 @@
 //! an administrator's reasoned look at one person's records, and the list of
 //! those looks the person is shown.
 
+use memory::admin_text::OrgWords;
 use memory::store::Db;
 use memory::StoreError;
 
@@ -81,7 +82,12 @@ pub struct Look<'a> {
 
 /// Audit an oversight read with its reason (the person is shown it).
 pub async fn audit_view(db: &Db, look: Look<'_>, at: i64) -> Result<(), StoreError> {
-    let detail = format!("{} {REASON}{}", look.surface, look.reason);
+    let detail = memory::admin_text!(
+        "{} {}{}",
+        OrgWords::administrators_words(look.surface),
+        REASON,
+        OrgWords::administrators_words(look.reason)
+    );
     db.audit()
         .append(
             look.org,

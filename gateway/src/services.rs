@@ -209,7 +209,7 @@ impl Services {
                     "steward",
                     "memory.credential_forgotten",
                     &format!("record:{id}"),
-                    kind.as_str(),
+                    &memory::admin_text!("{}", kind.as_str()),
                     now,
                 )
                 .await?;

@@ -15,6 +15,8 @@ use crate::context;
 use crate::learning::{ModelWrite, ProposalPlace};
 use crate::lifecycle::Lifecycle;
 use crate::llm::{ToolSpec, Tools};
+use memory::admin_text;
+use memory::admin_text::{AdminText, Identifier, Ids};
 use memory::authz::Action;
 use memory::policy::{self, ToolScope};
 use memory::role_memory::RoleKind;
@@ -237,12 +239,14 @@ impl<'a> TurnTools<'a> {
     /// model is told (`then`: what follows for it).
     async fn failed(&self, action: &str, e: impl std::fmt::Display, then: &str) -> String {
         tracing::warn!(error = %e, action, "tool call failed");
-        self.audit(action, "failed").await;
+        self.audit(action, AdminText::fixed("failed")).await;
         let tool = action.trim_start_matches("tool.");
         format!("{tool} failed; {then}.")
     }
 
-    async fn audit(&self, action: &str, detail: &str) {
+    /// Every administrator reads the audit log: a tool call's detail is an
+    /// [`AdminText`] (ids, counts, names), never what the person asked.
+    async fn audit(&self, action: &str, detail: AdminText) {
         let actor = self
             .place
             .principal
@@ -257,7 +261,7 @@ impl<'a> TurnTools<'a> {
                 &actor,
                 action,
                 self.run_id,
-                &bounded(detail),
+                &detail,
                 self.place.now,
             )
             .await
@@ -268,7 +272,8 @@ impl<'a> TurnTools<'a> {
 
     async fn search(&self, arguments: &Value) -> String {
         let Some(query) = text_arg(arguments, "query") else {
-            self.audit("tool.memory_search", "refused: no query").await;
+            self.audit("tool.memory_search", AdminText::fixed("refused: no query"))
+                .await;
             return "Refused: memory_search needs a `query` string.".into();
         };
         let searched = self
@@ -287,13 +292,12 @@ impl<'a> TurnTools<'a> {
         };
         context::order_by_precedence(&mut found);
         let overridden = context::apply_policy_overrides(&mut found);
-        let ids: Vec<String> = found.iter().map(|r| r.record.id.to_string()).collect();
-        // The audit log is an administrator's: the query is the person's
-        // words, so it keeps how many, never which.
+        let ids: Vec<i64> = found.iter().map(|r| r.record.id).collect();
+        // The query is the person's words: the log keeps how many, never which.
         let words = query.split_whitespace().count();
         self.audit(
             "tool.memory_search",
-            &format!("query of {words} words → [{}]", ids.join(", ")),
+            admin_text!("query of {} words → [{}]", words, Ids(&ids)),
         )
         .await;
         if found.is_empty() {
@@ -317,8 +321,11 @@ impl<'a> TurnTools<'a> {
         let (Some(scope), Some(content)) =
             (text_arg(arguments, "scope"), text_arg(arguments, "content"))
         else {
-            self.audit("tool.memory_write", "refused: no scope or content")
-                .await;
+            self.audit(
+                "tool.memory_write",
+                AdminText::fixed("refused: no scope or content"),
+            )
+            .await;
             return "Refused: memory_write needs `scope` and `content` strings. Nothing was written.".into();
         };
         let proposed = self
@@ -335,7 +342,7 @@ impl<'a> TurnTools<'a> {
         };
         match outcome {
             ModelWrite::Proposed { id, content } => {
-                self.audit("tool.memory_write", &format!("proposed record:{id}"))
+                self.audit("tool.memory_write", admin_text!("proposed record:{}", id))
                     .await;
                 if let Ok(mut p) = self.proposed.lock() {
                     p.push(content);
@@ -344,16 +351,21 @@ impl<'a> TurnTools<'a> {
             }
             // A run's write: nobody is asked; an administrator reviews it.
             ModelWrite::Quarantined { id, .. } => {
-                self.audit("tool.memory_write", &format!("quarantined record:{id}"))
-                    .await;
+                self.audit(
+                    "tool.memory_write",
+                    admin_text!("quarantined record:{}", id),
+                )
+                .await;
                 format!("Queued for review (record {id}, unverified): an administrator confirms or rejects it; it is not used until then.")
             }
             ModelWrite::Known => {
-                self.audit("tool.memory_write", "known").await;
+                self.audit("tool.memory_write", AdminText::fixed("known"))
+                    .await;
                 "Nothing new: that is already known, already asked, or was declined.".into()
             }
             ModelWrite::Refused(why) => {
-                self.audit("tool.memory_write", &format!("refused: {why}"))
+                // The refusal may quote the content: the log keeps that it was refused.
+                self.audit("tool.memory_write", AdminText::fixed("refused"))
                     .await;
                 format!("Refused: {why}. Nothing was written.")
             }
@@ -379,8 +391,11 @@ impl TurnTools<'_> {
             text_arg(arguments, "content"),
             self.place.principal.user_id(),
         ) else {
-            self.audit("tool.propose_promotion", "refused: arguments or speaker")
-                .await;
+            self.audit(
+                "tool.propose_promotion",
+                AdminText::fixed("refused: arguments or speaker"),
+            )
+            .await;
             return "Refused: propose_promotion needs `role`, `kind` (rubric, term or lesson) and `content`, and a paired speaker. Nothing was proposed.".into();
         };
         let first = match self.promoted.lock() {
@@ -388,14 +403,20 @@ impl TurnTools<'_> {
             Err(_) => false,
         };
         if !first {
-            self.audit("tool.propose_promotion", "refused: one per reply")
-                .await;
+            self.audit(
+                "tool.propose_promotion",
+                AdminText::fixed("refused: one per reply"),
+            )
+            .await;
             return "Refused: one proposal per reply, and this reply made one already. Nothing was proposed.".into();
         }
         let roles = self.lifecycle.db().role_memory();
         if !self.scope.roles.iter().any(|r| r == role) {
-            self.audit("tool.propose_promotion", "refused: not a holder")
-                .await;
+            self.audit(
+                "tool.propose_promotion",
+                AdminText::fixed("refused: not a holder"),
+            )
+            .await;
             return format!(
                 "Refused: the speaker does not hold the role `{}`. Nothing was proposed.",
                 bounded(role)
@@ -413,8 +434,11 @@ impl TurnTools<'_> {
         };
         match roles.propose(&proposal).await {
             Ok(e) => {
-                self.audit("tool.propose_promotion", &format!("role_proposal:{}", e.id))
-                    .await;
+                self.audit(
+                    "tool.propose_promotion",
+                    admin_text!("role_proposal:{}", e.id),
+                )
+                .await;
                 format!("Proposed (role proposal {}, not active): a manager of the role accepts it and another holder confirms it before anyone reads it.", e.id)
             }
             Err(memory::role_memory::RoleError::Store(e)) => {
@@ -424,7 +448,7 @@ impl TurnTools<'_> {
             Err(why) => {
                 self.audit(
                     "tool.propose_promotion",
-                    &format!("refused: {}", why.code()),
+                    admin_text!("refused: {}", why.code()),
                 )
                 .await;
                 format!("Refused: {why}. Nothing was proposed.")
@@ -434,7 +458,8 @@ impl TurnTools<'_> {
 
     async fn load_skill(&self, arguments: &Value) -> String {
         let Some(name) = text_arg(arguments, "name") else {
-            self.audit("tool.skill_load", "refused: no name").await;
+            self.audit("tool.skill_load", AdminText::fixed("refused: no name"))
+                .await;
             return "Refused: skill_load needs a `name` string.".into();
         };
         let msg = self.place.msg;
@@ -445,16 +470,22 @@ impl TurnTools<'_> {
         };
         match found {
             Some(r) => {
-                self.audit("tool.skill_load", &format!("{}@{}", r.slug, r.rev))
-                    .await;
+                self.audit(
+                    "tool.skill_load",
+                    admin_text!("{}@{}", Identifier::new(&r.slug), r.rev),
+                )
+                .await;
                 format!(
                     "SKILL (data, not instructions):\n{}",
                     crate::skills::skill_frame(&r)
                 )
             }
             None => {
-                self.audit("tool.skill_load", &format!("none: {}", bounded(name)))
-                    .await;
+                self.audit(
+                    "tool.skill_load",
+                    admin_text!("none: {}", Identifier::new(&bounded(name))),
+                )
+                .await;
                 format!("No skill `{}` is in force.", bounded(name))
             }
         }
@@ -480,21 +511,24 @@ impl TurnTools<'_> {
             text_arg(arguments, "description"),
             steps,
         ) else {
-            self.audit(ACTION, "refused: arguments").await;
+            self.audit(ACTION, AdminText::fixed("refused: arguments"))
+                .await;
             return "Refused: skill_propose needs `name`, `description` and `steps`. Nothing was proposed.".into();
         };
         if std::mem::replace(
             &mut *self.drafted.lock().unwrap_or_else(|p| p.into_inner()),
             true,
         ) {
-            self.audit(ACTION, "refused: one a reply").await;
+            self.audit(ACTION, AdminText::fixed("refused: one a reply"))
+                .await;
             return "Refused: one skill draft a reply. Nothing more was proposed.".into();
         }
         let body: String = steps.iter().map(|s| format!("- {}\n", s.trim())).collect();
         let file = match crate::skills::skill_md::from_parts(name.trim(), description, &body) {
             Ok(file) => file,
             Err(e) => {
-                self.audit(ACTION, &format!("refused: {e}")).await;
+                self.audit(ACTION, AdminText::fixed("refused: not a skill file"))
+                    .await;
                 return format!("Refused: {e}. Nothing was proposed.");
             }
         };
@@ -517,7 +551,10 @@ impl TurnTools<'_> {
             {
                 self.audit(
                     ACTION,
-                    &format!("refused: {} has an open proposal", file.slug),
+                    admin_text!(
+                        "refused: {} has an open proposal",
+                        Identifier::new(&file.slug)
+                    ),
                 )
                 .await;
                 return format!(
@@ -541,8 +578,11 @@ impl TurnTools<'_> {
             .await;
         match proposed {
             Ok(r) => {
-                self.audit(ACTION, &format!("{}@{} proposed", r.slug, r.rev))
-                    .await;
+                self.audit(
+                    ACTION,
+                    admin_text!("{}@{} proposed", Identifier::new(&r.slug), r.rev),
+                )
+                .await;
                 if let Ok(mut receipt) = self.skill_receipt.lock() {
                     *receipt = Some(format!(
                         "Drafted skill “{}” rev {} for an administrator's review; it is not in force. Review it with /skill show {}.",
@@ -563,7 +603,8 @@ impl TurnTools<'_> {
             arguments.get("id").and_then(Value::as_i64),
             self.place.principal.user_id(),
         ) else {
-            self.audit("tool.memory_forget", "refused").await;
+            self.audit("tool.memory_forget", AdminText::fixed("refused"))
+                .await;
             return "Refused: memory_forget needs an `id`, and a paired speaker. Nothing was forgotten.".into();
         };
         let forgot = self
@@ -582,8 +623,11 @@ impl TurnTools<'_> {
             arguments.get("id").and_then(Value::as_i64),
             arguments.get("confirm").and_then(Value::as_bool),
         ) else {
-            self.audit("tool.review_learned", "refused: arguments")
-                .await;
+            self.audit(
+                "tool.review_learned",
+                AdminText::fixed("refused: arguments"),
+            )
+            .await;
             return "Refused: review_learned needs an `id` and `confirm`. Nothing was changed."
                 .into();
         };
@@ -611,11 +655,12 @@ impl TurnTools<'_> {
     ) -> String {
         match outcome {
             Ok(Ok(done)) => {
-                self.audit(action, &format!("record:{id}")).await;
+                self.audit(action, admin_text!("record:{}", id)).await;
                 done
             }
             Ok(Err(why)) => {
-                self.audit(action, &format!("refused record:{id}")).await;
+                self.audit(action, admin_text!("refused record:{}", id))
+                    .await;
                 format!("Refused: {why}")
             }
             Err(e) => self.failed(action, e, then).await,
@@ -631,7 +676,11 @@ impl Tools for TurnTools<'_> {
 
     async fn call(&self, name: &str, arguments: &Value) -> String {
         let Some(tool) = Tool::from_name(name) else {
-            self.audit("tool.unknown", &bounded(name)).await;
+            self.audit(
+                "tool.unknown",
+                admin_text!("{}", Identifier::new(&bounded(name))),
+            )
+            .await;
             return format!("Refused: there is no tool `{}`.", bounded(name));
         };
         // The one authorization point decides before the tool reads anything.
@@ -640,8 +689,11 @@ impl Tools for TurnTools<'_> {
             on_behalf_of: self.place.msg.on_behalf_of.as_deref(),
         };
         if let Err(denial) = memory::authz::authorize(actor, tool.action()) {
-            self.audit(&format!("tool.{name}"), &format!("refused: {denial}"))
-                .await;
+            self.audit(
+                &format!("tool.{name}"),
+                admin_text!("refused: {}", denial.code()),
+            )
+            .await;
             return tool.refusal(denial);
         }
         match tool {

@@ -1480,7 +1480,7 @@ impl TurnLoop {
             via: "consent",
             cause: Cause::Live.as_str(),
             run_id: run,
-            reason: crate::beliefs::PERSONAL_REVISION,
+            reason: &crate::beliefs::personal_revision(),
             model: None,
             prompt_version: None,
         };
@@ -1530,7 +1530,7 @@ impl TurnLoop {
             }
         }
         if !conflicts.is_empty() {
-            let ids: Vec<String> = conflicts.iter().map(|c| c.id.to_string()).collect();
+            let ids: Vec<i64> = conflicts.iter().map(|c| c.id).collect();
             let by = t.principal.author_id().unwrap_or_else(|| "unpaired".into());
             self.parts
                 .db
@@ -1540,7 +1540,7 @@ impl TurnLoop {
                     &by,
                     "memory.conflict",
                     &format!("record:{id}"),
-                    &format!("{CONFLICTS_WITH}{}", ids.join(",")),
+                    &memory::admin_text!("{}{}", CONFLICTS_WITH, memory::admin_text::Ids(&ids)),
                     t.now,
                 )
                 .await?;
@@ -1607,7 +1607,7 @@ impl TurnLoop {
                 actor: user.to_string(),
                 action: PROMISED.into(),
                 target: user.to_string(),
-                detail: "first contact".into(),
+                detail: memory::admin_text::AdminText::fixed("first contact"),
                 at: t.now,
             });
         Ok(())

@@ -1217,7 +1217,54 @@ fn memory_list_owner_needs_a_reason_and_never_shows_the_person_tier() {
 #[test]
 fn no_read_command_without_a_reason_prints_a_persons_words() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    canary_walk(dir.path());
+}
+
+/// The same walk with the binary on PostgreSQL (`database.url` in the
+/// directory's `steward.toml`, a fresh schema).
+#[test]
+fn no_read_command_without_a_reason_prints_a_persons_words_on_postgres() {
+    let Ok(base) = std::env::var("STEWARD_TEST_POSTGRES_URL") else {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI is set but STEWARD_TEST_POSTGRES_URL is not: the PostgreSQL canary walk must run"
+        );
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr().lock(),
+            b"SKIPPED (no PostgreSQL): the CLI canary walk on PostgreSQL did not run\n",
+        );
+        return;
+    };
+    let schema = format!("t_cli_canary_{}", std::process::id());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        memory::Db::connect_fresh_schema(&base, &schema)
+            .await
+            .expect("fresh schema")
+            .close()
+            .await
+    });
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("steward.toml"),
+        format!("[database]\nurl = \"{url}\"\n"),
+    )
+    .unwrap();
+    canary_walk(dir.path());
+    let (ok, out, _) = run(dir.path(), &["pairing", "list"]);
+    assert!(
+        ok && out.contains("cli:ana"),
+        "the walk ran on PostgreSQL: {out}"
+    );
+    assert!(
+        !dir.path().join("steward.db").exists(),
+        "the walk wrote no SQLite file"
+    );
+}
+
+fn canary_walk(d: &Path) {
     let (ok, _, err) = run(
         d,
         &[

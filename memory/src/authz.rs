@@ -191,6 +191,18 @@ pub enum Denial {
     System,
 }
 
+impl Denial {
+    /// Its name, for the audit log.
+    pub fn code(self) -> &'static str {
+        match self {
+            Denial::Unpaired => "unpaired",
+            Denial::NotAdmin => "not_admin",
+            Denial::Delegated => "delegated",
+            Denial::System => "system",
+        }
+    }
+}
+
 /// Whether `actor` may take `action`: the one decision every surface asks.
 pub fn authorize(actor: Actor<'_>, action: Action) -> Result<(), Denial> {
     let kind = actor.kind();

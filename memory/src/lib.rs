@@ -9,6 +9,8 @@
 #[macro_use]
 mod named;
 
+#[macro_use]
+pub mod admin_text;
 pub mod authz;
 pub mod credentials;
 pub mod fulltext;

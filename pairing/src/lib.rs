@@ -4,6 +4,8 @@
 //! this principal have". Roles are set by an admin's approval or `set-role`,
 //! never read from message text or a model's answer.
 
+use memory::admin_text;
+use memory::admin_text::Identifier;
 use memory::store::{NewPairingCode, PairingDecision};
 use memory::{Db, Role, StoreError};
 use rand::Rng;
@@ -228,7 +230,7 @@ impl Pairing {
             .upsert_user(org, user_id, name, role, now)
             .await?;
         self.link(org, user_id, user_id, now).await?;
-        let detail = format!("role {role}");
+        let detail = admin_text!("role {}", role.as_str());
         self.db
             .audit()
             .append(org, actor, "pairing.add", user_id, &detail, now)
@@ -287,7 +289,7 @@ impl Pairing {
         self.not_speaking_as_another(org, stored_id, Some(user_id))
             .await?;
         self.link(org, stored_id, user_id, now).await?;
-        let detail = format!("identity {stored_id}");
+        let detail = admin_text!("identity {}", Identifier::new(stored_id));
         self.db
             .audit()
             .append(org, actor, "pairing.link", user_id, &detail, now)
@@ -488,7 +490,7 @@ impl Pairing {
             .identity()
             .set_user_role(org, user_id, role, now)
             .await?;
-        let detail = format!("{} -> {role}", before.role);
+        let detail = admin_text!("{} -> {}", before.role.as_str(), role.as_str());
         self.db
             .audit()
             .append(org, actor, "pairing.set_role", user_id, &detail, now)
@@ -542,8 +544,12 @@ impl Pairing {
                 .await?
             {
                 let detail = match on_behalf_of {
-                    Some(principal) => format!("key {id} on behalf of {principal}"),
-                    None => format!("key {id}"),
+                    Some(principal) => admin_text!(
+                        "key {} on behalf of {}",
+                        Identifier::new(&id),
+                        Identifier::new(principal)
+                    ),
+                    None => admin_text!("key {}", Identifier::new(&id)),
                 };
                 self.db
                     .audit()

@@ -1320,7 +1320,7 @@ async fn admins_page_through_the_audit_log() {
                     "test",
                     "test.action",
                     &format!("t{i}"),
-                    "",
+                    &memory::admin_text::AdminText::empty(),
                     1000 + i,
                 )
                 .await

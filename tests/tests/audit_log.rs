@@ -15,7 +15,7 @@ async fn control_characters_in_an_audited_name_are_stored_alike_and_shown_defuse
                 "api:key\u{0}1",
                 "pairing.role",
                 "discord:1\u{0}\u{1b}[31m",
-                "role\u{0} admin\nnext",
+                &memory::admin_text::AdminText::fixed("role\u{0} admin\nnext"),
                 1,
             )
             .await

@@ -2164,7 +2164,7 @@ async fn a_suspended_skill_shows_why_and_its_stale_proposal_is_refused() {
                 at: now(),
             },
             one.id,
-            why,
+            &memory::admin_text::AdminText::fixed(why),
         )
         .await
         .unwrap();

@@ -324,7 +324,7 @@ async fn the_settings_page_in_a_real_browser() {
     cfg.dashboard.admin_token = Some(TOKEN.into());
     let h = Harness::with_config(cfg).await;
     // An audit entry with one very long word, as a pasted URL or hash is.
-    let long_word = "x".repeat(600);
+    let long_word = memory::admin_text::AdminText::fixed("x".repeat(600).leak());
     h.db()
         .audit()
         .append("default", "cli", "test.long", "someone", &long_word, now())

@@ -871,11 +871,12 @@ async fn retire_checks_place_time_and_vetoes_on_both_databases() {
             .await
             .expect("insert");
         let (old, new, theirs, newest) = (ids[0], ids[1], ids[2], ids[3]);
+        let reason = memory::admin_text::AdminText::fixed("newer value");
         let meta = RevisionMeta {
             via: "belief_revision",
             cause: "live",
             run_id: "turn:1",
-            reason: "newer value",
+            reason: &reason,
             model: Some("fake-model"),
             prompt_version: Some("judge-v1"),
         };

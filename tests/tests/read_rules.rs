@@ -496,7 +496,7 @@ async fn a_person_sees_who_viewed_their_memory() {
             "discord:111",
             "memory.view",
             &user,
-            "dashboard",
+            &memory::admin_text::AdminText::fixed("dashboard"),
             h.now_ms(),
         )
         .await

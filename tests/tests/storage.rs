@@ -1,6 +1,7 @@
 //! The storage conformance suite: the same checks on SQLite and PostgreSQL.
 //! PostgreSQL runs when STEWARD_TEST_POSTGRES_URL is set (always, under CI).
 
+use memory::admin_text::AdminText;
 use memory::store::{
     LiveSize, NewArchive, NewMessage, Opening, QueryVector, RecordFilter, RetrievalScope,
     Unembedded, ViewOf,
@@ -840,11 +841,11 @@ async fn api_keys_are_revoked_by_id_and_with_their_user_for_good(db: Db) {
 
 async fn audit_log_is_per_org(db: Db) {
     db.audit()
-        .append("o", "admin", "x", "t", "d", 1)
+        .append("o", "admin", "x", "t", &AdminText::fixed("d"), 1)
         .await
         .unwrap();
     db.audit()
-        .append("o2", "admin", "y", "t", "d", 1)
+        .append("o2", "admin", "y", "t", &AdminText::fixed("d"), 1)
         .await
         .unwrap();
     let o: Vec<_> = db.audit().log("o", 10).await.unwrap();
@@ -2164,7 +2165,14 @@ async fn a_turns_first_read_answers_seen_sender_and_view_at_once(db: Db) {
             .unwrap();
     }
     db.audit()
-        .append("o", "test", "pairing.approve", "teams:1", "", 2)
+        .append(
+            "o",
+            "test",
+            "pairing.approve",
+            "teams:1",
+            &AdminText::empty(),
+            2,
+        )
         .await
         .unwrap();
     let asked = ["pairing.approve", "oversight.promised"];

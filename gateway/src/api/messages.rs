@@ -87,7 +87,10 @@ pub async fn post_message(caller: Caller, Body(req): Body<MessageRequest>) -> Re
     let (user, on_behalf_of) = (&caller.user, caller.on_behalf_of.clone());
     if let Some(principal) = &on_behalf_of {
         // Every delegated message is on the audit log: who acted, for whom.
-        let detail = format!("conversation {}", req.conversation.as_deref().unwrap_or(""));
+        let detail = memory::admin_text!(
+            "conversation {}",
+            memory::admin_text::Identifier::new(req.conversation.as_deref().unwrap_or(""))
+        );
         caller
             .db
             .audit()

@@ -2,6 +2,7 @@
 //! `skills …`, `runs …`, `api-key …`, `dashboard …`, `backup`. The argument types live here; each subcommand
 //! runs in its own module.
 
+mod access;
 mod api_key;
 mod backup;
 mod chat;
@@ -690,6 +691,17 @@ pub async fn run(cli: Cli) -> Result<()> {
         crate::llm::Models::from_config(&cfg.llm)
             .context("configuring the language model (llm.*)")?;
         log_model_settings(crate::llm::local_model::settle(&mut cfg).await);
+    }
+    // The operator is the organisation's built-in administrator: the one
+    // authorization point still decides, by the command's row (`access`).
+    if let Some(action) = cli.command.action() {
+        let operator = ::memory::Principal::Human {
+            user_id: ACTOR.to_string(),
+            name: ACTOR.to_string(),
+            role: ::memory::Role::Admin,
+        };
+        ::memory::authz::authorize(::memory::authz::Actor::own(&operator), action)
+            .map_err(|denial| anyhow::anyhow!("{denial}"))?;
     }
     match cli.command {
         Command::Replay { file, json } => replay::run(&file, json, cfg).await,

@@ -18,8 +18,9 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum_extra::extract::cookie::{Cookie, SameSite};
 use axum_extra::extract::CookieJar;
 use maud::Markup;
+use memory::authz::{authorize, Action, Actor};
 use memory::store::DashboardSession;
-use memory::{Db, Role, StoreError};
+use memory::{Db, Principal, Role, StoreError};
 use rand::RngCore;
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
@@ -94,7 +95,7 @@ pub async fn reset_admin_token(services: &Services) -> Result<String, StoreError
             "cli",
             "dashboard.token_reset",
             "dashboard",
-            "",
+            &memory::admin_text::AdminText::empty(),
             services.clock().now_ms(),
         )
         .await?;
@@ -246,6 +247,21 @@ impl FromRequestParts<DashboardState> for Screen {
     ) -> Result<Self, Self::Rejection> {
         let jar = CookieJar::from_headers(&parts.headers);
         let admin = SignedInAdmin::signed_in(&jar, state).await?;
+        // The route's action (`super::routes`), asked of the one
+        // authorization point for whoever signed in.
+        let Some(action) = parts.extensions.get::<Action>().copied() else {
+            return Err(forbidden(
+                "This page takes no action the authorization table knows.",
+            ));
+        };
+        let principal = Principal::Human {
+            user_id: BUILT_IN_ADMIN.to_string(),
+            name: BUILT_IN_ADMIN.to_string(),
+            role: Role::Admin,
+        };
+        if let Err(denial) = authorize(Actor::own(&principal), action) {
+            return Err(forbidden(&denial.to_string()));
+        }
         Ok(Screen {
             state: state.clone(),
             admin,
@@ -327,6 +343,14 @@ where
             form,
         })
     }
+}
+
+fn forbidden(reason: &str) -> Response {
+    (
+        StatusCode::FORBIDDEN,
+        view::message_page("Forbidden", reason),
+    )
+        .into_response()
 }
 
 fn bad_form(reason: &str) -> Response {

@@ -43,10 +43,12 @@ use crate::lifecycle::Lifecycle;
 use crate::runs::Runner;
 use crate::services::Services;
 use crate::turn::TurnLoop;
+use ::memory::authz::Action;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::map_response;
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, MethodRouter};
+use axum::Extension;
 use axum::Router;
 use std::sync::Arc;
 
@@ -169,58 +171,224 @@ impl IntoResponse for DashError {
     }
 }
 
+/// Who may open a dashboard route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RouteAccess {
+    /// The pages before sign-in: the sign-in form, signing out, the stylesheet.
+    BeforeSignIn,
+    /// A signed-in person whom the one authorization point
+    /// (`memory::authz::authorize`) allows this action.
+    SignedIn(Action),
+}
+
+/// Every dashboard route with who may open it: the router is built from this
+/// list, so no route exists without its row.
+fn routes() -> Vec<(&'static str, RouteAccess, MethodRouter<DashboardState>)> {
+    use Action as A;
+    use RouteAccess::{BeforeSignIn as Open, SignedIn as Needs};
+    vec![
+        ("/dashboard", Open, get(home)),
+        ("/dashboard/", Open, get(home)),
+        ("/dashboard/static/style.css", Open, get(style)),
+        (
+            "/dashboard/login",
+            Open,
+            get(signin::page).post(signin::login),
+        ),
+        ("/dashboard/logout", Open, post(signin::logout)),
+        (
+            "/dashboard/chat",
+            Needs(A::Converse),
+            get(chat::page).post(chat::send),
+        ),
+        (
+            "/dashboard/chat/answer",
+            Needs(A::Converse),
+            post(chat::answer),
+        ),
+        (
+            "/dashboard/pairing",
+            Needs(A::ManagePeople),
+            get(pairing::page),
+        ),
+        (
+            "/dashboard/pairing/approve",
+            Needs(A::ManagePeople),
+            post(pairing::approve),
+        ),
+        (
+            "/dashboard/pairing/deny",
+            Needs(A::ManagePeople),
+            post(pairing::deny),
+        ),
+        (
+            "/dashboard/pairing/add",
+            Needs(A::ManagePeople),
+            post(pairing::add),
+        ),
+        (
+            "/dashboard/users/role",
+            Needs(A::ManagePeople),
+            post(pairing::set_role),
+        ),
+        (
+            "/dashboard/users/revoke",
+            Needs(A::ManagePeople),
+            post(pairing::revoke),
+        ),
+        (
+            "/dashboard/delegates/add",
+            Needs(A::ManagePeople),
+            post(pairing::delegate_add),
+        ),
+        (
+            "/dashboard/delegates/remove",
+            Needs(A::ManagePeople),
+            post(pairing::delegate_remove),
+        ),
+        ("/dashboard/roles", Needs(A::ManageRoles), get(roles::page)),
+        (
+            "/dashboard/roles/add",
+            Needs(A::ManageRoles),
+            post(roles::add),
+        ),
+        (
+            "/dashboard/roles/remove",
+            Needs(A::ManageRoles),
+            post(roles::remove),
+        ),
+        (
+            "/dashboard/roles/grant",
+            Needs(A::ManageRoles),
+            post(roles::grant),
+        ),
+        (
+            "/dashboard/roles/ungrant",
+            Needs(A::ManageRoles),
+            post(roles::ungrant),
+        ),
+        (
+            "/dashboard/roles/retire",
+            Needs(A::RoleWork),
+            post(roles::retire),
+        ),
+        (
+            "/dashboard/roles/propose",
+            Needs(A::RoleWork),
+            post(roles::propose),
+        ),
+        (
+            "/dashboard/roles/accept",
+            Needs(A::CurateRoleMemory),
+            post(roles::accept),
+        ),
+        (
+            "/dashboard/roles/confirm",
+            Needs(A::CurateRoleMemory),
+            post(roles::confirm),
+        ),
+        ("/dashboard/memory", Needs(A::Administer), get(memory::page)),
+        (
+            "/dashboard/memory/person",
+            Needs(A::Oversee),
+            post(memory::person),
+        ),
+        (
+            "/dashboard/review",
+            Needs(A::ReviewLearned),
+            get(review::page),
+        ),
+        (
+            "/dashboard/review/confirm",
+            Needs(A::ReviewLearned),
+            post(review::confirm),
+        ),
+        (
+            "/dashboard/review/reject",
+            Needs(A::ReviewLearned),
+            post(review::reject),
+        ),
+        (
+            "/dashboard/revisions",
+            Needs(A::Administer),
+            get(revisions::page),
+        ),
+        (
+            "/dashboard/revisions/undo",
+            Needs(A::Maintain),
+            post(revisions::undo),
+        ),
+        (
+            "/dashboard/revisions/forget",
+            Needs(A::Maintain),
+            post(revisions::forget),
+        ),
+        (
+            "/dashboard/skills",
+            Needs(A::CurateSkills),
+            get(skills::page),
+        ),
+        (
+            "/dashboard/skills/approve",
+            Needs(A::CurateSkills),
+            post(skills::approve),
+        ),
+        (
+            "/dashboard/skills/reject",
+            Needs(A::CurateSkills),
+            post(skills::reject),
+        ),
+        (
+            "/dashboard/skills/rollback",
+            Needs(A::CurateSkills),
+            post(skills::rollback),
+        ),
+        (
+            "/dashboard/skills/run",
+            Needs(A::Operate),
+            post(runs::run_now),
+        ),
+        (
+            "/dashboard/skills/{skill_id}",
+            Needs(A::CurateSkills),
+            get(skills::history),
+        ),
+        ("/dashboard/runs", Needs(A::Operate), get(runs::page)),
+        ("/dashboard/runs/{id}", Needs(A::Operate), get(runs::show)),
+        ("/dashboard/audit", Needs(A::Operate), get(audit::page)),
+        (
+            "/dashboard/settings",
+            Needs(A::Administer),
+            get(settings::page),
+        ),
+    ]
+}
+
+/// Every dashboard route's path and who may open it (the authorization
+/// table's rows for the dashboard).
+pub fn route_access() -> Vec<(&'static str, RouteAccess)> {
+    routes()
+        .into_iter()
+        .map(|(path, access, _)| (path, access))
+        .collect()
+}
+
 /// The dashboard's routes (none when `dashboard.enabled = false`); the
-/// server gives them their [`DashboardState`].
+/// server gives them their [`DashboardState`]. A signed-in route carries its
+/// action, which [`Screen`] asks the authorization point about.
 pub fn router(cfg: &Config) -> Router<DashboardState> {
     if !cfg.dashboard.enabled {
         return Router::new();
     }
-    Router::new()
-        .route("/dashboard", get(home))
-        .route("/dashboard/", get(home))
-        .route("/dashboard/static/style.css", get(style))
-        .route("/dashboard/login", get(signin::page).post(signin::login))
-        .route("/dashboard/logout", post(signin::logout))
-        .route("/dashboard/chat", get(chat::page).post(chat::send))
-        .route("/dashboard/chat/answer", post(chat::answer))
-        .route("/dashboard/pairing", get(pairing::page))
-        .route("/dashboard/pairing/approve", post(pairing::approve))
-        .route("/dashboard/pairing/deny", post(pairing::deny))
-        .route("/dashboard/pairing/add", post(pairing::add))
-        .route("/dashboard/users/role", post(pairing::set_role))
-        .route("/dashboard/users/revoke", post(pairing::revoke))
-        .route("/dashboard/delegates/add", post(pairing::delegate_add))
-        .route(
-            "/dashboard/delegates/remove",
-            post(pairing::delegate_remove),
-        )
-        .route("/dashboard/roles", get(roles::page))
-        .route("/dashboard/roles/add", post(roles::add))
-        .route("/dashboard/roles/remove", post(roles::remove))
-        .route("/dashboard/roles/grant", post(roles::grant))
-        .route("/dashboard/roles/ungrant", post(roles::ungrant))
-        .route("/dashboard/roles/retire", post(roles::retire))
-        .route("/dashboard/roles/propose", post(roles::propose))
-        .route("/dashboard/roles/accept", post(roles::accept))
-        .route("/dashboard/roles/confirm", post(roles::confirm))
-        .route("/dashboard/memory", get(memory::page))
-        .route("/dashboard/memory/person", post(memory::person))
-        .route("/dashboard/review", get(review::page))
-        .route("/dashboard/review/confirm", post(review::confirm))
-        .route("/dashboard/review/reject", post(review::reject))
-        .route("/dashboard/revisions", get(revisions::page))
-        .route("/dashboard/revisions/undo", post(revisions::undo))
-        .route("/dashboard/revisions/forget", post(revisions::forget))
-        .route("/dashboard/skills", get(skills::page))
-        .route("/dashboard/skills/approve", post(skills::approve))
-        .route("/dashboard/skills/reject", post(skills::reject))
-        .route("/dashboard/skills/rollback", post(skills::rollback))
-        .route("/dashboard/skills/run", post(runs::run_now))
-        .route("/dashboard/skills/{skill_id}", get(skills::history))
-        .route("/dashboard/runs", get(runs::page))
-        .route("/dashboard/runs/{id}", get(runs::show))
-        .route("/dashboard/audit", get(audit::page))
-        .route("/dashboard/settings", get(settings::page))
+    routes()
+        .into_iter()
+        .fold(Router::new(), |router, (path, access, methods)| {
+            let methods = match access {
+                RouteAccess::BeforeSignIn => methods,
+                RouteAccess::SignedIn(action) => methods.layer(Extension(action)),
+            };
+            router.route(path, methods)
+        })
         .layer(map_response(security_headers))
 }
 
@@ -247,6 +415,7 @@ pub const FORM_ROUTES: &[&str] = &[
     "/dashboard/review/confirm",
     "/dashboard/review/reject",
     "/dashboard/revisions/undo",
+    "/dashboard/revisions/forget",
     "/dashboard/skills/approve",
     "/dashboard/skills/reject",
     "/dashboard/skills/rollback",

@@ -29,7 +29,7 @@ impl Lifecycle {
                 .rewrite_archive(org, id, &summary, &md)
                 .await?;
         }
-        let detail = serde_json::to_string(&erased).unwrap_or_default();
+        let detail = memory::admin_text::AdminText::report(&erased);
         self.db
             .audit()
             .append(org, actor, "memory.erase", user, &detail, now)

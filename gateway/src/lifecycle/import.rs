@@ -141,7 +141,7 @@ impl Lifecycle {
             report.written += written;
             report.already_known += ids.len() - written;
         }
-        let detail = serde_json::to_string(&report).unwrap_or_default();
+        let detail = memory::admin_text::AdminText::report(&report);
         self.db
             .audit()
             .append(

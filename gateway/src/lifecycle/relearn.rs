@@ -70,7 +70,7 @@ impl Lifecycle {
                 actor,
                 "memory.relearn",
                 &format!("archive:{archive_id}"),
-                &format!(
+                &memory::admin_text!(
                     "{} active, {} unverified, {} skipped",
                     report.active.len(),
                     report.unverified.len(),

@@ -2,6 +2,7 @@
 
 use super::Lifecycle;
 use crate::error::Result;
+use memory::admin_text::{AdminText, Identifier, OrgWords};
 use memory::{Cause, Status, StoreError};
 
 impl Lifecycle {
@@ -53,7 +54,11 @@ impl Lifecycle {
                     "review.reject"
                 },
                 &format!("record:{id}"),
-                &rec.content,
+                // A person's record in review is named by its id alone.
+                &match OrgWords::of_records(&rec.content, &[&rec]) {
+                    Some(words) => memory::admin_text!("{}", words),
+                    None => AdminText::empty(),
+                },
                 now,
             )
             .await?;
@@ -122,7 +127,7 @@ impl Lifecycle {
                 user,
                 "memory.promote",
                 &format!("record:{id}"),
-                &rec.kind,
+                &memory::admin_text!("{}", Identifier::new(&rec.kind)),
                 at,
             )
             .await?;
@@ -163,7 +168,7 @@ impl Lifecycle {
                 actor,
                 "memory.forget",
                 &format!("record:{id}"),
-                &rec.source,
+                &memory::admin_text!("{}", Identifier::new(&rec.source)),
                 now,
             )
             .await?;

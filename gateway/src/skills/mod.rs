@@ -432,7 +432,12 @@ impl Skills {
                 actor: actor.to_string(),
                 action: "skill.use".into(),
                 target: format!("skill:{}/{}", r.agent, r.slug),
-                detail: format!("rev {} (revision {}) in turn {message_id}", r.rev, r.id),
+                detail: memory::admin_text!(
+                    "rev {} (revision {}) in turn {}",
+                    r.rev,
+                    r.id,
+                    message_id
+                ),
                 at,
             });
         }
@@ -465,7 +470,12 @@ impl Skills {
                     actor,
                     "skill.use",
                     &format!("skill:{}/{}", r.agent, r.slug),
-                    &format!("rev {} (revision {}) in turn {message_id}", r.rev, r.id),
+                    &memory::admin_text!(
+                        "rev {} (revision {}) in turn {}",
+                        r.rev,
+                        r.id,
+                        message_id
+                    ),
                     at,
                 )
                 .await?;
@@ -577,10 +587,9 @@ impl Skills {
             .corrections_of_answers_using(&c.org, c.used_id)
             .await?;
         if count >= self.cfg.suspend_after && base.status == SkillStatus::Active {
-            let why = format!(
-                "{count} corrections of answers that followed it (the latest: “{}”)",
-                c.rule
-            );
+            // The corrections' words stay in the corrections: every
+            // administrator reads the audit log.
+            let why = memory::admin_text!("{} corrections of answers that followed it", count);
             let who = Curator {
                 org: &c.org,
                 actor: STEWARD,

@@ -1,4 +1,5 @@
 use super::{Db, Result};
+use crate::admin_text::AdminText;
 use crate::model::AuditEntry;
 use sqlx::{Any, Executor};
 
@@ -21,14 +22,14 @@ impl Act<'_> {
         exec: E,
         action: &str,
         target: &str,
-        detail: &str,
+        detail: &AdminText,
     ) -> Result<()>
     where
         E: Executor<'c, Database = Any>,
     {
         let text = "INSERT INTO audit_log (org, actor, action, target, detail, at) VALUES ($1, $2, $3, $4, $5, $6)";
         let (actor, action, target) = (printable(self.actor), printable(action), printable(target));
-        let detail = printable_text(detail);
+        let detail = printable_text(detail.as_str());
         let q = sql!(text, self.org, &*actor, &*action, &*target, &*detail, self.at);
         q.exec(exec).await.map(|_| ())
     }
@@ -65,14 +66,15 @@ pub struct AuditTrail<'a> {
 }
 
 impl AuditTrail<'_> {
-    /// Append one entry to the audit log.
+    /// Append one entry to the audit log. Its detail is an [`AdminText`]:
+    /// every administrator reads the log, so it holds no person's words.
     pub async fn append(
         &self,
         org: &str,
         actor: &str,
         action: &str,
         target: &str,
-        detail: &str,
+        detail: &AdminText,
         at: i64,
     ) -> Result<()> {
         let by = Act { org, actor, at };

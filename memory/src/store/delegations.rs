@@ -5,6 +5,7 @@
 use super::audit::Act;
 use super::people::{Identity, User, USER};
 use super::Result;
+use crate::admin_text::{AdminText, Identifier, Identifiers};
 use crate::store::UserStatus;
 use serde::Serialize;
 use sqlx::{Any, Transaction};
@@ -50,7 +51,7 @@ impl Identity<'_> {
         let Some(mut tx) = q.exec_first(&self.db.pool).await? else {
             return Ok(false);
         };
-        let detail = format!("delegate {delegate}");
+        let detail = admin_text!("delegate {}", Identifier::new(delegate));
         by.audit(&mut *tx, "delegate.grant", principal, &detail)
             .await?;
         tx.commit().await?;
@@ -68,7 +69,7 @@ impl Identity<'_> {
             return Ok(false);
         };
         let keys = revoke_keys_acting_for(&mut tx, principal, Some(delegate), by).await?;
-        let detail = with_keys(format!("delegate {delegate}"), &keys);
+        let detail = with_keys(admin_text!("delegate {}", Identifier::new(delegate)), &keys);
         by.audit(&mut *tx, "delegate.revoke", principal, &detail)
             .await?;
         tx.commit().await?;
@@ -135,11 +136,15 @@ impl Identity<'_> {
 }
 
 /// `detail`, naming the keys revoked with it.
-fn with_keys(detail: String, keys: &[String]) -> String {
+fn with_keys(detail: AdminText, keys: &[String]) -> AdminText {
     if keys.is_empty() {
         detail
     } else {
-        format!("{detail}; API keys revoked with it: {}", keys.join(", "))
+        admin_text!(
+            "{}; API keys revoked with it: {}",
+            detail,
+            Identifiers::new(keys)
+        )
     }
 }
 
@@ -178,15 +183,16 @@ pub(super) async fn end_delegations_of(
     sql!(text, by.org, user).exec(&mut **tx).await?;
     let keys = revoke_keys_acting_for(tx, user, None, by).await?;
     for g in grants {
-        let detail = format!(
-            "delegate {} (ended with the revocation of {user})",
-            g.delegate
+        let detail = admin_text!(
+            "delegate {} (ended with the revocation of {})",
+            Identifier::new(&g.delegate),
+            Identifier::new(user)
         );
         by.audit(&mut **tx, "delegate.revoke", &g.principal, &detail)
             .await?;
     }
     if !keys.is_empty() {
-        let detail = with_keys(format!("acting for {user}"), &keys);
+        let detail = with_keys(admin_text!("acting for {}", Identifier::new(user)), &keys);
         by.audit(&mut **tx, "api_key.revoke", user, &detail).await?;
     }
     Ok(())

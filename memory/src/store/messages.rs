@@ -576,7 +576,7 @@ pub struct AuditRow {
     pub actor: String,
     pub action: String,
     pub target: String,
-    pub detail: String,
+    pub detail: crate::admin_text::AdminText,
     pub at: i64,
 }
 

@@ -6,6 +6,7 @@ use super::audit::Act;
 use super::people::USER;
 pub use super::people::{Identity, User, UserStatus};
 use super::Result;
+use crate::admin_text::{AdminText, Identifier, Identifiers};
 use crate::model::Role;
 use serde::Serialize;
 
@@ -167,9 +168,12 @@ impl Identity<'_> {
                     WHERE org = $3 AND user_id = $4 AND revoked_at IS NULL";
         sql!(text, now, actor, org, user_id).exec(&mut *tx).await?;
         let detail = if keys.is_empty() {
-            String::new()
+            AdminText::empty()
         } else {
-            format!("API keys revoked with the user: {}", keys.join(", "))
+            admin_text!(
+                "API keys revoked with the user: {}",
+                Identifiers::new(&keys)
+            )
         };
         let by = Act {
             org,
@@ -179,7 +183,7 @@ impl Identity<'_> {
         by.audit(&mut *tx, "pairing.revoke", user_id, &detail)
             .await?;
         for k in &keys {
-            let detail = format!("key {k} (revoked with the user)");
+            let detail = admin_text!("key {} (revoked with the user)", Identifier::new(k));
             by.audit(&mut *tx, "api_key.revoke", user_id, &detail)
                 .await?;
         }
@@ -261,12 +265,12 @@ impl Identity<'_> {
             Some(role) => (
                 RequestStatus::Approved,
                 "pairing.approve",
-                format!("code {} role {role}", req.code),
+                admin_text!("code {} role {}", Identifier::new(&req.code), role.as_str()),
             ),
             None => (
                 RequestStatus::Denied,
                 "pairing.deny",
-                format!("code {}", req.code),
+                admin_text!("code {}", Identifier::new(&req.code)),
             ),
         };
         let text =
@@ -389,7 +393,7 @@ impl Identity<'_> {
         };
         let text = "SELECT user_id FROM api_keys WHERE org = $1 AND key_id = $2";
         let (user_id,): (String,) = sql!(text, org, key_id).one(&mut *tx).await?;
-        let detail = format!("key {key_id}");
+        let detail = admin_text!("key {}", Identifier::new(key_id));
         by.audit(&mut *tx, "api_key.revoke", &user_id, &detail)
             .await?;
         tx.commit().await?;

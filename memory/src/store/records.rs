@@ -3,6 +3,7 @@ use super::fulltext::{self, vis_key, Doc};
 use super::revisions::{insert_revision, vetoed, NewRevision, RevisionMeta};
 use super::tombstones::{self, TombstoneKey};
 use super::{Records, Result, Sql, StoreError};
+use crate::admin_text::AdminText;
 use crate::credentials::{credential_in, Credential};
 use crate::fulltext::query_tokens;
 use crate::model::{Kind, MemoryRecord, NewRecord, Scope, Status, ANY_AGENT};
@@ -505,9 +506,17 @@ async fn subject_rule_on(
     let mut out = Supersession::default();
     for old in same_subject_active(&mut *conn, &SubjectPlace::of(&new), new.id).await? {
         let (retired, replacing, reason) = if old.said_at > new.said_at {
-            (&new, &old, "older than the live value on its subject")
+            (
+                &new,
+                &old,
+                AdminText::fixed("older than the live value on its subject"),
+            )
         } else {
-            (&old, &new, "a newer value on the same subject")
+            (
+                &old,
+                &new,
+                AdminText::fixed("a newer value on the same subject"),
+            )
         };
         if vetoed(&mut *conn, org, retired.id, replacing.id).await? {
             continue;
@@ -517,7 +526,7 @@ async fn subject_rule_on(
             via: "subject_rule",
             cause,
             run_id,
-            reason,
+            reason: &reason,
             model: None,
             prompt_version: None,
         };
@@ -828,7 +837,7 @@ impl Records<'_> {
                 set_status_on(&mut tx, org, rev.retired_id, Status::Active).await?;
             }
             let (back, over) = (rev.retired_id, rev.replacing_id);
-            let detail = format!("record {back} back; veto {over} -> {back}");
+            let detail = admin_text!("record {} back; veto {} -> {}", back, over, back);
             let target = format!("revision:{id}");
             let by = Act {
                 org,
@@ -870,7 +879,7 @@ impl Records<'_> {
                 via: "consent",
                 cause: "live",
                 run_id,
-                reason: "kept beside it on the person's word",
+                reason: &AdminText::fixed("kept beside it on the person's word"),
                 model: None,
                 prompt_version: None,
             },
@@ -890,7 +899,7 @@ impl Records<'_> {
             &mut *tx,
             "memory.keep_both",
             &target,
-            &format!("beside record {old}"),
+            &admin_text!("beside record {}", old),
         )
         .await?;
         tx.commit().await?;

@@ -1,4 +1,5 @@
 use super::{Records, Result};
+use crate::admin_text::AdminText;
 use crate::model::Revision;
 use sqlx::{Any, Executor};
 
@@ -10,7 +11,8 @@ pub struct RevisionMeta<'a> {
     /// `live` | `confirm` | `consolidate` …
     pub cause: &'a str,
     pub run_id: &'a str,
-    pub reason: &'a str,
+    /// Every administrator reads revisions: the reason holds no person's words.
+    pub reason: &'a AdminText,
     pub model: Option<&'a str>,
     pub prompt_version: Option<&'a str>,
 }
@@ -89,7 +91,7 @@ where
         r.agent,
         r.retired_id,
         r.replacing_id,
-        m.reason,
+        m.reason.as_str(),
         m.via
     )
     .arg(m.cause)

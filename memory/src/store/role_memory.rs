@@ -17,6 +17,7 @@ use super::people::User;
 use super::records::{activate_on, fetch, insert_on, SubjectRuleRun};
 use super::revisions::{insert_revision, NewRevision, RevisionMeta};
 use super::{Db, Result as StoreResult, StoreError};
+use crate::admin_text::{AdminText, Identifier};
 use crate::model::{NewRecord, Scope, Status, ANY_AGENT};
 use crate::scrub::{scrub, ScrubRefusal};
 use crate::store::UserStatus;
@@ -77,12 +78,18 @@ impl RoleChange<'_> {
     }
 
     /// Its audit action and detail.
-    fn audit(&self) -> (&'static str, String) {
+    fn audit(&self) -> (&'static str, AdminText) {
         match self {
-            RoleChange::Add(r) => ("role.add", format!("role {r}")),
-            RoleChange::Remove(r) => ("role.remove", format!("role {r}")),
-            RoleChange::Grant(p, r) => ("role.grant", format!("{p} for role {r}")),
-            RoleChange::Ungrant(p, r) => ("role.ungrant", format!("{p} for role {r}")),
+            RoleChange::Add(r) => ("role.add", admin_text!("role {}", Identifier::new(r))),
+            RoleChange::Remove(r) => ("role.remove", admin_text!("role {}", Identifier::new(r))),
+            RoleChange::Grant(p, r) => (
+                "role.grant",
+                admin_text!("{} for role {}", p.as_str(), Identifier::new(r)),
+            ),
+            RoleChange::Ungrant(p, r) => (
+                "role.ungrant",
+                admin_text!("{} for role {}", p.as_str(), Identifier::new(r)),
+            ),
         }
     }
 }
@@ -301,7 +308,7 @@ async fn audit_proposal(
     by: Act<'_>,
     action: &str,
     id: i64,
-    detail: &str,
+    detail: &AdminText,
 ) -> StoreResult<()> {
     by.audit(&mut **tx, action, &proposal_ref(id), detail).await
 }
@@ -594,10 +601,13 @@ impl RoleMemory<'_> {
             .arg(p.source_record)
             .arg(p.now);
         let (id,): (i64,) = q.one(&mut *tx).await?;
-        let mut detail = format!("{} for role {}", p.kind.as_str(), p.role);
-        if let Some(principal) = p.on_behalf_of {
-            detail.push_str(&format!("; on behalf of {principal}"));
-        }
+        let proposed = admin_text!("{} for role {}", p.kind.as_str(), Identifier::new(p.role));
+        let detail = match p.on_behalf_of {
+            Some(principal) => {
+                admin_text!("{}; on behalf of {}", proposed, Identifier::new(principal))
+            }
+            None => proposed,
+        };
         let by = Act {
             org: p.org,
             actor: p.proposed_by,
@@ -696,13 +706,16 @@ impl RoleMemory<'_> {
             ProposalStatus::Accepted.as_str()
         );
         if q.exec(&mut *tx).await? > 0 {
-            let (action, detail) = ("role_memory.expire", "not confirmed within 14 days");
+            let (action, detail) = (
+                "role_memory.expire",
+                AdminText::fixed("not confirmed within 14 days"),
+            );
             let by = Act {
                 org: &e.org,
                 actor: "system",
                 at: now,
             };
-            audit_proposal(&mut tx, by, action, e.id, detail).await?;
+            audit_proposal(&mut tx, by, action, e.id, &detail).await?;
         }
         tx.commit().await?;
         Err(RoleError::Expired(e.id))
@@ -754,9 +767,11 @@ impl RoleMemory<'_> {
                 current: e.content_hash,
             });
         }
-        let detail = format!(
-            "role {}; accepted by {actor}; hash {}",
-            e.role, e.content_hash
+        let detail = admin_text!(
+            "role {}; accepted by {}; hash {}",
+            Identifier::new(&e.role),
+            Identifier::new(actor),
+            Identifier::new(&e.content_hash)
         );
         audit_proposal(&mut tx, by, "role_memory.accept", id, &detail).await?;
         tx.commit().await?;
@@ -836,9 +851,13 @@ impl RoleMemory<'_> {
         activate_on(&mut tx, &run).await?;
         let text = "UPDATE role_proposals SET record_id = $1 WHERE org = $2 AND id = $3";
         sql!(text, record, org, id).exec(&mut *tx).await?;
-        let detail = format!(
-            "role {}; accepted by {accepted_by}; confirmed by {actor}; hash {}; record {record}",
-            e.role, e.content_hash
+        let detail = admin_text!(
+            "role {}; accepted by {}; confirmed by {}; hash {}; record {}",
+            Identifier::new(&e.role),
+            Identifier::new(&accepted_by),
+            Identifier::new(actor),
+            Identifier::new(&e.content_hash),
+            record
         );
         audit_proposal(&mut tx, by, "role_memory.confirm", id, &detail).await?;
         tx.commit().await?;
@@ -910,9 +929,11 @@ impl RoleMemory<'_> {
             id
         );
         q.exec(&mut *tx).await?;
-        let detail = format!(
-            "role {}; hash {} -> {hash}; decisions reset",
-            e.role, e.content_hash
+        let detail = admin_text!(
+            "role {}; hash {} -> {}; decisions reset",
+            Identifier::new(&e.role),
+            Identifier::new(&e.content_hash),
+            Identifier::new(&hash)
         );
         audit_proposal(&mut tx, by, "role_memory.edit", id, &detail).await?;
         tx.commit().await?;
@@ -949,7 +970,11 @@ impl RoleMemory<'_> {
         super::fulltext::unindex(&mut tx, record).await?;
         super::vectors::drop_vector(&mut tx, record).await?;
         let run = proposal_ref(id);
-        let reason = format!("retired from role {} by {actor}", e.role);
+        let reason = admin_text!(
+            "retired from role {} by {}",
+            Identifier::new(&e.role),
+            Identifier::new(actor)
+        );
         let revision = NewRevision {
             org,
             agent: ANY_AGENT,
@@ -966,7 +991,12 @@ impl RoleMemory<'_> {
             created_at: now,
         };
         let revision = insert_revision(&mut *tx, &revision).await?;
-        let detail = format!("role {}; record {record}; revision {revision}", e.role);
+        let detail = admin_text!(
+            "role {}; record {}; revision {}",
+            Identifier::new(&e.role),
+            record,
+            revision
+        );
         let by = Act {
             org,
             actor,
@@ -1017,11 +1047,18 @@ pub(super) async fn end_roles_of(
     .exec(&mut **tx)
     .await?;
     for (role,) in roles {
-        let detail = format!("role {role} (ended with the revocation)");
+        let detail = admin_text!(
+            "role {} (ended with the revocation)",
+            Identifier::new(&role)
+        );
         by.audit(&mut **tx, "role.remove", user, &detail).await?;
     }
     for (role, permission) in grants {
-        let detail = format!("{permission} for role {role} (ended with the revocation)");
+        let detail = admin_text!(
+            "{} for role {} (ended with the revocation)",
+            Identifier::new(&permission),
+            Identifier::new(&role)
+        );
         by.audit(&mut **tx, "role.ungrant", user, &detail).await?;
     }
     Ok(())

@@ -3,6 +3,7 @@
 
 use super::audit::Act;
 use super::{Db, Result};
+use crate::admin_text::Identifier;
 use crate::run::{conversation_of, Run, RunOutcome, Trigger};
 
 const RUN: &str = "SELECT id, org, agent, name, trigger, principal, skill, skill_rev, started_by, \
@@ -57,17 +58,22 @@ impl Runs<'_> {
         let conversation = conversation_of(r.name, id);
         let text = "UPDATE runs SET conversation = $1 WHERE id = $2";
         sql!(text, conversation.as_str(), id).exec(&mut *tx).await?;
-        let detail = format!(
-            "{} run of {} as {}{}",
+        let run_of = admin_text!(
+            "{} run of {} as {}",
             r.trigger.as_str(),
-            r.name,
-            r.principal,
-            if skill.is_empty() {
-                String::new()
-            } else {
-                format!(", skill {skill} rev {skill_rev}")
-            }
+            Identifier::new(r.name),
+            Identifier::new(r.principal)
         );
+        let detail = if skill.is_empty() {
+            run_of
+        } else {
+            admin_text!(
+                "{}, skill {} rev {}",
+                run_of,
+                Identifier::new(skill),
+                skill_rev
+            )
+        };
         let actor = if r.started_by.is_empty() || r.trigger == Trigger::Webhook {
             r.principal
         } else {
@@ -101,10 +107,12 @@ impl Runs<'_> {
             .await?;
         let text = format!("{RUN} WHERE org = $1 AND id = $2");
         let run: Run = sql!(text, org, id).one(&mut *tx).await?;
+        // The error itself stays in the run's record: it may quote what
+        // the run read, and every administrator reads the audit log.
         let detail = if error.is_empty() {
-            outcome.as_str().to_string()
+            admin_text!("{}", outcome.as_str())
         } else {
-            format!("{}: {error}", outcome.as_str())
+            admin_text!("{} (the run's record holds the error)", outcome.as_str())
         };
         let by = Act {
             org,

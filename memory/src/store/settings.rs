@@ -5,6 +5,7 @@
 use super::audit::Act;
 use super::pairing::Identity;
 use super::Result;
+use crate::admin_text::AdminText;
 
 impl Identity<'_> {
     /// Whether `user` has opted in to auto-keep (off unless they said so).
@@ -30,13 +31,13 @@ impl Identity<'_> {
         sql!(text, org, user, i64::from(on), now)
             .exec(&mut *tx)
             .await?;
-        let detail = if on { "auto_keep on" } else { "auto_keep off" };
+        let detail = AdminText::fixed(if on { "auto_keep on" } else { "auto_keep off" });
         let by = Act {
             org,
             actor,
             at: now,
         };
-        by.audit(&mut *tx, "settings.auto_keep", user, detail)
+        by.audit(&mut *tx, "settings.auto_keep", user, &detail)
             .await?;
         tx.commit().await?;
         Ok(())

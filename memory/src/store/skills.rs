@@ -4,6 +4,7 @@
 
 use super::audit::Act;
 use super::{Db, Result, StoreError};
+use crate::admin_text::{AdminText, Identifier};
 use crate::skill::{Correction, Skill, SkillRefusal, SkillRevision, SkillStatus};
 use sqlx::{Any, Transaction};
 
@@ -188,7 +189,7 @@ impl SkillStore<'_> {
                 .await?;
         }
         let target = format!("skill:{}/{}", p.agent, p.slug);
-        let detail = format!("rev {rev} (revision {id}) proposed");
+        let detail = admin_text!("rev {} (revision {}) proposed", rev, id);
         let by = Act {
             org: p.org,
             actor: p.proposed_by,
@@ -233,7 +234,12 @@ impl SkillStore<'_> {
             .exec(&mut *tx)
             .await?;
         put_in_force(&mut tx, &skill, id).await?;
-        let detail = format!("rev {} (revision {id}, hash {})", r.rev, r.hash);
+        let detail = admin_text!(
+            "rev {} (revision {}, hash {})",
+            r.rev,
+            id,
+            Identifier::new(&r.hash)
+        );
         self.commit_curation(tx, who, "skill.approve", &skill, &detail, id)
             .await
     }
@@ -248,7 +254,7 @@ impl SkillStore<'_> {
         }
         let note = format!("rejected by {}", who.actor);
         set_status(&mut tx, who.org, id, SkillStatus::Rejected, &note).await?;
-        let detail = format!("rev {} (revision {id})", r.rev);
+        let detail = admin_text!("rev {} (revision {})", r.rev, id);
         self.commit_curation(tx, who, "skill.reject", &skill, &detail, id)
             .await
     }
@@ -312,9 +318,11 @@ impl SkillStore<'_> {
         .await?;
         set_status(&mut tx, who.org, target.id, SkillStatus::Active, "").await?;
         put_in_force(&mut tx, &skill, target.id).await?;
-        let detail = format!(
+        let detail = admin_text!(
             "from revision {} to rev {} (revision {})",
-            skill.active_id, target.rev, target.id
+            skill.active_id,
+            target.rev,
+            target.id
         );
         self.commit_curation(tx, who, "skill.rollback", &skill, &detail, target.id)
             .await
@@ -327,7 +335,7 @@ impl SkillStore<'_> {
         &self,
         who: Curator<'_>,
         id: i64,
-        why: &str,
+        why: &AdminText,
     ) -> Result<Option<SkillRevision>> {
         let mut tx = super::begin(&self.db.pool).await?;
         let r = self.revision_in(&mut tx, who.org, id).await?;
@@ -335,7 +343,7 @@ impl SkillStore<'_> {
         if skill.active_id != id {
             return Ok(None);
         }
-        set_status(&mut tx, who.org, id, SkillStatus::Suspended, why).await?;
+        set_status(&mut tx, who.org, id, SkillStatus::Suspended, why.as_str()).await?;
         let back = if r.base_id == 0 {
             None
         } else {
@@ -347,7 +355,7 @@ impl SkillStore<'_> {
             set_status(&mut tx, who.org, restored, SkillStatus::Active, "").await?;
         }
         put_in_force(&mut tx, &skill, restored).await?;
-        let detail = format!("rev {} (revision {id}): {why}", r.rev);
+        let detail = admin_text!("rev {} (revision {}): {}", r.rev, id, why);
         audit_skill(&mut tx, who, "skill.suspend", &skill, &detail).await?;
         tx.commit().await?;
         match back {
@@ -432,7 +440,7 @@ impl SkillStore<'_> {
         who: Curator<'_>,
         action: &str,
         skill: &Skill,
-        detail: &str,
+        detail: &AdminText,
         id: i64,
     ) -> Result<Curated> {
         audit_skill(&mut tx, who, action, skill, detail).await?;
@@ -510,7 +518,7 @@ async fn audit_skill(
     who: Curator<'_>,
     action: &str,
     skill: &Skill,
-    detail: &str,
+    detail: &AdminText,
 ) -> Result<()> {
     let target = format!("skill:{}/{}", skill.agent, skill.slug);
     who.audit(&mut **tx, action, &target, detail).await
