@@ -117,6 +117,8 @@ named_enum! {
     pub enum Action {
         /// Send a message and be answered (the turn decides what it may learn).
         Converse,
+        /// End one's own signed-in session (the dashboard's sign-out).
+        SignOut,
         /// Read, forget or promote one's own records; `/memory`, auto-keep.
         OwnMemory,
         /// Make, list and revoke one's own API keys (in one's own name).
@@ -159,7 +161,7 @@ impl Action {
     /// What the action needs of its actor.
     pub fn needs(self) -> Capability {
         match self {
-            Action::Converse | Action::LoadSkill => Capability::Anyone,
+            Action::Converse | Action::LoadSkill | Action::SignOut => Capability::Anyone,
             Action::OwnMemory | Action::RoleWork => Capability::Paired,
             Action::OwnKeys | Action::OwnDelegations | Action::CurateRoleMemory => {
                 Capability::OwnName

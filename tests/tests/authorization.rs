@@ -419,3 +419,97 @@ async fn a_person_makes_their_own_key_in_private() {
         assert!(!refused.contains("stw_"), "{name}");
     }
 }
+
+/// The dashboard's and the command line's rows of the authorization table.
+/// The dashboard's router is built from `dashboard::route_access`'s list, so
+/// no route exists without a row: only the pages before sign-in take no
+/// action, and every form is a row. The command line's rows are an
+/// exhaustive match (`Command::action`): what an operator types maps to the
+/// action its surface would need anywhere else.
+#[test]
+fn every_dashboard_route_and_cli_command_is_classified() {
+    use steward::dashboard::{route_access, RouteAccess, FORM_ROUTES};
+    let rows = route_access();
+    let open: Vec<&str> = rows
+        .iter()
+        .filter(|(_, access)| *access == RouteAccess::BeforeSignIn)
+        .map(|(path, _)| *path)
+        .collect();
+    assert_eq!(
+        open,
+        [
+            "/dashboard",
+            "/dashboard/",
+            "/dashboard/static/style.css",
+            "/dashboard/login",
+        ]
+    );
+    for form in FORM_ROUTES {
+        assert!(rows.iter().any(|(path, _)| path == form), "{form}");
+    }
+    let action_of = |path: &str| rows.iter().find(|(p, _)| *p == path).map(|(_, a)| *a);
+    for (path, action) in [
+        ("/dashboard/chat", Action::Converse),
+        ("/dashboard/memory/person", Action::Oversee),
+        ("/dashboard/pairing/approve", Action::ManagePeople),
+        ("/dashboard/skills/approve", Action::CurateSkills),
+        ("/dashboard/revisions/undo", Action::Maintain),
+    ] {
+        assert_eq!(
+            action_of(path),
+            Some(RouteAccess::SignedIn(action)),
+            "{path}"
+        );
+    }
+
+    use clap::Parser;
+    let action = |argv: &str| {
+        steward::cli::Cli::try_parse_from(argv.split_whitespace())
+            .unwrap_or_else(|e| panic!("{argv}: {e}"))
+            .command
+            .action()
+    };
+    for (argv, want) in [
+        ("steward serve", None),
+        ("steward replay t.jsonl", None),
+        ("steward backup b.db", None),
+        ("steward chat", Some(Action::Converse)),
+        ("steward pairing approve ABCD", Some(Action::ManagePeople)),
+        (
+            "steward pairing grant cli:a role_memory.manage --role support",
+            Some(Action::ManageRoles),
+        ),
+        ("steward memory list", Some(Action::Administer)),
+        (
+            "steward memory list --owner cli:a --reason r",
+            Some(Action::Oversee),
+        ),
+        (
+            "steward memory search vpn --as cli:a --reason r",
+            Some(Action::Oversee),
+        ),
+        (
+            "steward memory archives show 1 --reason r",
+            Some(Action::Oversee),
+        ),
+        (
+            "steward memory review confirm 1",
+            Some(Action::ReviewLearned),
+        ),
+        (
+            "steward memory policy add text",
+            Some(Action::WriteOperational),
+        ),
+        ("steward memory revisions undo 1", Some(Action::Maintain)),
+        ("steward memory forget 1", Some(Action::Maintain)),
+        (
+            "steward skills approve 1 --hash abcdefgh",
+            Some(Action::CurateSkills),
+        ),
+        ("steward runs list", Some(Action::Operate)),
+        ("steward api-key list", Some(Action::ManageKeys)),
+        ("steward dashboard reset-token", Some(Action::Administer)),
+    ] {
+        assert_eq!(action(argv), want, "{argv}");
+    }
+}

@@ -466,6 +466,13 @@ async fn corrections_of_answers_that_followed_a_skill_revise_it_then_suspend_it(
         let r1 = h.db().skills().revision("default", rev1.id).await.unwrap();
         assert_eq!(r1.status, SkillStatus::Suspended, "{name}");
         assert!(r1.note.contains("3 corrections"), "{name}: {}", r1.note);
+        // The suspension names how many corrections, never what Bo said: the
+        // note and the audit log are every administrator's to read.
+        let log = h.db().audit().log("default", 100).await.unwrap();
+        let suspension = log.iter().find(|e| e.action == "skill.suspend").unwrap();
+        for said in [&r1.note, &suspension.detail] {
+            assert!(!said.contains("sort it by date"), "{name}: {said}");
+        }
         let listed = h.dm("boss", "/skills").await;
         assert!(
             listed.contains("Suspended") && listed.contains("3 corrections"),

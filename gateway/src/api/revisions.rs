@@ -77,7 +77,11 @@ pub async fn undo(admin: Admin, Path(id): Path<i64>) -> Reply<Undone> {
         .lifecycle
         .undo(admin.org(), id, admin.id(), admin.now)
         .await?;
-    let message = undo.message(id, |r| format!("DELETE /api/v1/memory/{r} retires it"));
+    let message = undo
+        .message(id, |r| {
+            memory::admin_text!("DELETE /api/v1/memory/{} retires it", r)
+        })
+        .to_string();
     let rival = undo.rival().map(|r| r.id);
     Ok(Json(match undo {
         Undo::AlreadyUndone => Undone {

@@ -369,7 +369,9 @@ async fn revisions(ctx: &Ctx, action: Option<RevisionAction>) -> Result<()> {
                 .await?;
             println!(
                 "{}",
-                undo.message(id, |r| format!("`steward memory forget {r}` retires it"))
+                undo.message(id, |r| {
+                    ::memory::admin_text!("`steward memory forget {}` retires it", r)
+                })
             );
         }
         Some(RevisionAction::Undo {

@@ -174,7 +174,7 @@ impl IntoResponse for DashError {
 /// Who may open a dashboard route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RouteAccess {
-    /// The pages before sign-in: the sign-in form, signing out, the stylesheet.
+    /// The pages before sign-in: the sign-in form and the stylesheet.
     BeforeSignIn,
     /// A signed-in person whom the one authorization point
     /// (`memory::authz::authorize`) allows this action.
@@ -195,7 +195,7 @@ fn routes() -> Vec<(&'static str, RouteAccess, MethodRouter<DashboardState>)> {
             Open,
             get(signin::page).post(signin::login),
         ),
-        ("/dashboard/logout", Open, post(signin::logout)),
+        ("/dashboard/logout", Needs(A::SignOut), post(signin::logout)),
         (
             "/dashboard/chat",
             Needs(A::Converse),

@@ -110,7 +110,11 @@ pub(super) async fn undo(sent: Submitted<UndoForm>) -> Page {
         Err(e) => return Err(e.into()),
     };
     let done = matches!(undo, Undo::Undone { .. });
-    let text = undo.message(id, |r| format!("retire it with “Forget #{r}” below"));
+    let text = undo
+        .message(id, |r| {
+            ::memory::admin_text!("retire it with “Forget #{}” below", r)
+        })
+        .to_string();
     sent.done(done, text, to)
 }
 

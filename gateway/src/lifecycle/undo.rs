@@ -4,6 +4,8 @@
 
 use super::Lifecycle;
 use crate::error::Result;
+use memory::admin_text;
+use memory::admin_text::{AdminText, OrgWords};
 use memory::{MemoryRecord, Status};
 
 /// What an undo did.
@@ -31,41 +33,44 @@ impl Undo {
         }
     }
 
-    /// What the admin is told; `forget` is how their surface names forgetting
-    /// a record (`steward memory forget 12`, "the Forget button").
-    pub fn message(&self, revision: i64, forget: impl Fn(i64) -> String) -> String {
+    /// What the admin is told (an [`AdminText`]: an administrator reads it
+    /// without a reason); `forget` is how their surface names forgetting a
+    /// record (`steward memory forget 12`, "the Forget button").
+    pub fn message(&self, revision: i64, forget: impl Fn(i64) -> AdminText) -> AdminText {
         let Undo::Undone { back, replacing } = self else {
-            return format!("Revision {revision} was already undone.");
+            return admin_text!("Revision {} was already undone.", revision);
         };
-        let over = replacing.as_ref().map(|r| r.id);
-        let veto = over
-            .map(|o| format!("; #{o} may not replace it again"))
-            .unwrap_or_default();
-        let mut text = if back.status == Status::Active {
-            format!("Undone: record #{} is active again{veto}.", back.id)
+        let veto = match replacing {
+            Some(r) => admin_text!("; #{} may not replace it again", r.id),
+            None => AdminText::empty(),
+        };
+        let undone = if back.status == Status::Active {
+            admin_text!("Undone: record #{} is active again{}.", back.id, veto)
         } else {
-            format!(
-                "Undone: record #{} stays {} (it changed since){veto}.",
+            admin_text!(
+                "Undone: record #{} stays {} (it changed since){}.",
                 back.id,
-                back.status.as_str()
+                back.status.as_str(),
+                veto
             )
         };
-        if let Some(r) = self.rival() {
-            // An administrator reads this: a person's own subject is their words.
-            let on = if back.scope.is_personal() {
-                String::new()
-            } else {
-                format!(" on “{}”", back.subject)
-            };
-            text.push_str(&format!(
-                " Records #{} and #{} are now both active{on} and say different things; if #{} is wrong, {}.",
-                back.id,
-                r.id,
-                r.id,
-                forget(r.id)
-            ));
-        }
-        text
+        let Some(r) = self.rival() else {
+            return undone;
+        };
+        // A person's own subject is their words: named only for the organisation's records.
+        let on = match OrgWords::of_records(&back.subject, &[&back.written]) {
+            Some(subject) => admin_text!(" on “{}”", subject),
+            None => AdminText::empty(),
+        };
+        admin_text!(
+            "{} Records #{} and #{} are now both active{} and say different things; if #{} is wrong, {}.",
+            undone,
+            back.id,
+            r.id,
+            on,
+            r.id,
+            forget(r.id)
+        )
     }
 }
 
