@@ -114,10 +114,11 @@ impl Export {
         let mut files = 0;
         let mut days: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for a in self.db.conversations().archives(org, None).await? {
-            if a.conversation_kind == adapters::ConversationKind::Direct.as_str() {
-                continue;
+            // A person's direct conversation gives no words without a look.
+            if let Some(words) = a.words(None) {
+                let markdown = words.markdown().to_string();
+                days.entry(day(a.started_at)).or_default().push(markdown);
             }
-            days.entry(day(a.started_at)).or_default().push(a.markdown);
         }
         for (d, parts) in &days {
             write(

@@ -80,8 +80,13 @@ pub struct Look<'a> {
     pub reason: &'a str,
 }
 
-/// Audit an oversight read with its reason (the person is shown it).
-pub async fn audit_view(db: &Db, look: Look<'_>, at: i64) -> Result<(), StoreError> {
+/// Audit an oversight read with its reason (the person is shown it); its
+/// proof opens a direct conversation's archive (`Archive::words`).
+pub async fn audit_view(
+    db: &Db,
+    look: Look<'_>,
+    at: i64,
+) -> Result<memory::store::AuditedLook, StoreError> {
     let detail = memory::admin_text!(
         "{} {}{}",
         OrgWords::administrators_words(look.surface),
@@ -89,7 +94,7 @@ pub async fn audit_view(db: &Db, look: Look<'_>, at: i64) -> Result<(), StoreErr
         OrgWords::administrators_words(look.reason)
     );
     db.audit()
-        .append(
+        .append_look(
             look.org,
             look.actor,
             look.looked.action(),
@@ -136,7 +141,7 @@ pub async fn direct_person(
     db: &Db,
     archive: &memory::store::Archive,
 ) -> Result<Option<String>, StoreError> {
-    if archive.conversation_kind != adapters::ConversationKind::Direct.as_str() {
+    if !archive.is_direct() {
         return Ok(None);
     }
     let lines = db

@@ -1459,10 +1459,23 @@ async fn a_trimmed_slice_is_summarised_by_the_model_with_lines_as_data() {
         .archive(&h.org, trimmed.archive_id)
         .await
         .expect("archive");
-    assert_eq!(
-        archive.summary,
-        "discord:111 asked where the VPN runbook is."
-    );
+    // A direct conversation's words open only to an audited look.
+    assert!(archive.words(None).is_none());
+    let look = h
+        .db()
+        .audit()
+        .append_look(
+            &h.org,
+            "test",
+            "archive.view",
+            "discord:111",
+            &memory::admin_text::AdminText::fixed("test reason: the summary"),
+            h.now_ms(),
+        )
+        .await
+        .expect("audited");
+    let summary = archive.words(Some(&look)).expect("words").summary();
+    assert_eq!(summary, "discord:111 asked where the VPN runbook is.");
     let asked = &fake.received_for("slice_summary")[0];
     assert_eq!(
         asked.body["response_format"]["json_schema"]["name"],
@@ -1492,11 +1505,8 @@ async fn a_trimmed_slice_is_summarised_by_the_model_with_lines_as_data() {
         .archive(&h.org, trimmed.archive_id)
         .await
         .expect("archive");
-    assert!(
-        archive.summary.contains("messages from"),
-        "{}",
-        archive.summary
-    );
+    let summary = archive.words(Some(&look)).expect("words").summary();
+    assert!(summary.contains("messages from"), "{summary}");
 }
 
 // --- history -------------------------------------------------------------------

@@ -1,7 +1,8 @@
 //! A person's words reach an administrator only through a reasoned look the
 //! person is shown. The side doors an attacker found — a revision's reason
 //! quoting a replaced record, a model's search query in the audit log, a
-//! direct conversation's topics in the archive list, an undo message naming
+//! direct conversation's topics or a model's summary of it in the archive
+//! list, an undo message naming
 //! a record's subject — each carry ids and kinds now. Canary words are said
 //! through real turns (a model over the wire, on both databases), then every
 //! administrator's read of the API without a reason is searched for them.
@@ -31,7 +32,7 @@ const DASHBOARD_PAGES: &[&str] = &[
 ];
 
 /// Words only Ana said, each through another side door.
-const CANARIES: [&str; 3] = ["kneecap", "serology", "melancholy"];
+const CANARIES: [&str; 4] = ["kneecap", "serology", "melancholy", "insomnia"];
 
 async fn call(app: &axum::Router, method: &str, path: &str, key: &str) -> (StatusCode, Value) {
     steward_tests::call_api(app, method, path, key, None).await
@@ -113,6 +114,13 @@ async fn no_administrators_read_without_a_reason_holds_a_persons_words() {
         h.dm("222", "what did the serology say?").await;
 
         // 3. Her direct conversation is archived, its topics her words.
+        let lines = h
+            .db()
+            .conversations()
+            .history("default", "default", "dm:222")
+            .await
+            .unwrap();
+        let last_line = lines.last().map_or(0, |m| m.id);
         let archived = h
             .db()
             .conversations()
@@ -123,17 +131,11 @@ async fn no_administrators_read_without_a_reason_holds_a_persons_words() {
                 conversation: "dm:222",
                 conversation_kind: "direct",
                 first_id: 1,
-                last_id: i64::MAX,
+                last_id: last_line,
                 started_at: 1,
                 ended_at: 2,
                 trust: "mixed",
-                summary: &steward::lifecycle::summarize(
-                    &h.db()
-                        .conversations()
-                        .history("default", "default", "dm:222")
-                        .await
-                        .unwrap(),
-                ),
+                summary: &steward::lifecycle::summarize(&lines),
                 markdown: "# Ana\n\nfeeling melancholy",
                 created_at: 3,
                 created_by: "operator",
@@ -141,7 +143,31 @@ async fn no_administrators_read_without_a_reason_holds_a_persons_words() {
             .await
             .unwrap()
             .expect("archived");
-        let _ = archived;
+        // 4. Its next slice, summarised by a model in its own words (no
+        // "Topics:" to cut at).
+        fake.push(TEXT, Answer::Content("You're welcome.".into()));
+        h.dm("222", "thanks").await;
+        h.db()
+            .conversations()
+            .archive_slice(&NewArchive {
+                org: "default",
+                agent: "default",
+                channel: "discord",
+                conversation: "dm:222",
+                conversation_kind: "direct",
+                first_id: last_line + 1,
+                last_id: i64::MAX,
+                started_at: 3,
+                ended_at: 4,
+                trust: "mixed",
+                summary: "Ana said her insomnia is back since the move.",
+                markdown: "# Ana\n\ninsomnia again",
+                created_at: 3,
+                created_by: "operator",
+            })
+            .await
+            .unwrap()
+            .expect("archived");
 
         // Every administrator's read without path parameters, no reason.
         let (s, doc) = call(&app, "GET", "/api/v1/openapi.json", &admin_key).await;

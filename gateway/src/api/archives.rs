@@ -31,15 +31,21 @@ pub struct ArchiveOut {
     pub markdown: Option<String>,
 }
 
-/// `a` as the API shows it; `with_markdown` once the read was allowed (a
-/// person's direct conversation: with a reason, audited). Without that read,
-/// a direct conversation's summary keeps no topics: they are the person's words.
-fn out(a: Archive, with_markdown: bool) -> ArchiveOut {
-    let direct = a.conversation_kind == adapters::ConversationKind::Direct.as_str();
-    let summary = if direct && !with_markdown {
-        crate::lifecycle::without_topics(&a.summary).to_string()
-    } else {
-        a.summary
+/// What the archive list says of a person's direct conversation in place of
+/// its summary: the summary is their words.
+pub const DIRECT_SUMMARY_WITHHELD: &str =
+    "A person's direct conversation: its summary is read with a reason (GET /api/v1/archives/{id}?reason=…).";
+
+/// `a` as the API shows it, with its Markdown when `with_markdown`. A
+/// person's direct conversation shows its words only after `look`, an
+/// audited reasoned read.
+fn out(a: Archive, look: Option<&memory::store::AuditedLook>, with_markdown: bool) -> ArchiveOut {
+    let (summary, markdown) = match a.words(look) {
+        Some(words) => (
+            words.summary().to_string(),
+            with_markdown.then(|| words.markdown().to_string()),
+        ),
+        None => (DIRECT_SUMMARY_WITHHELD.to_string(), None),
     };
     ArchiveOut {
         id: a.id,
@@ -53,7 +59,7 @@ fn out(a: Archive, with_markdown: bool) -> ArchiveOut {
         summary,
         created_at: at(a.created_at),
         created_by: a.created_by,
-        markdown: with_markdown.then_some(a.markdown),
+        markdown,
     }
 }
 
@@ -75,7 +81,7 @@ pub async fn list(admin: Admin, Query(q): Query<ArchiveQuery>) -> Reply<Page<Arc
         let archives = db.conversations();
         archives.archives_before(org, conversation, before, n).await
     };
-    let page = wire::newest_by_id(&q, read, |a| a.id, |a| out(a, false));
+    let page = wire::newest_by_id(&q, read, |a| a.id, |a| out(a, None, false));
     Ok(Json(page.await?))
 }
 
@@ -114,9 +120,10 @@ pub async fn show(
             surface: &surface,
             reason,
         };
-        oversight::audit_view(db, look, admin.now).await?;
+        let look = oversight::audit_view(db, look, admin.now).await?;
+        return Ok(Json(out(a, Some(&look), true)));
     }
-    Ok(Json(out(a, true)))
+    Ok(Json(out(a, None, true)))
 }
 
 /// What a relearn did.

@@ -572,6 +572,7 @@ async fn archives(ctx: &Ctx, action: Option<ArchiveAction>) -> Result<()> {
         Some(ArchiveAction::Show { id, reason }) => {
             let db = services.db();
             let a = db.conversations().archive(org, id).await?;
+            let mut audited = None;
             if let Some(person) = oversight::direct_person(db, &a).await? {
                 let Some(reason) = policy::oversight_reason(reason.as_deref()) else {
                     bail!("archive {id} is {person}'s direct conversation: give --reason TEXT (audited, shown to them)");
@@ -585,9 +586,12 @@ async fn archives(ctx: &Ctx, action: Option<ArchiveAction>) -> Result<()> {
                     surface: &surface,
                     reason,
                 };
-                audit_view(db, look, ctx.now_ms()).await?;
+                audited = Some(audit_view(db, look, ctx.now_ms()).await?);
             }
-            println!("{}", a.markdown)
+            match a.words(audited.as_ref()) {
+                Some(words) => println!("{}", words.markdown()),
+                None => bail!("archive {id} is a person's direct conversation: give --reason TEXT (audited, shown to them)"),
+            }
         }
     }
     Ok(())

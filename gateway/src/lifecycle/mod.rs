@@ -21,7 +21,7 @@ mod undo;
 pub use expire::{ExpireReport, EXPIRE_SLOT_MS, RETENTION_DAYS};
 pub use import::{ImportError, ImportPlace, ImportReport};
 pub use relearn::RelearnReport;
-pub use summary::{summarize, without_topics};
+pub use summary::summarize;
 pub use trim::TrimReport;
 pub use undo::Undo;
 

@@ -19,15 +19,8 @@ fn spoken(m: &StoredMessage) -> bool {
 }
 
 /// A deterministic summary of a slice (the offline model's).
-/// Where the words of a summary start: what oversight without a reason does not show.
+/// Where the words of a summary start.
 const TOPICS: &str = " Topics: ";
-
-/// A direct conversation's summary as an administrator may read it without
-/// a reason: its counts, times and speakers, never its topics (the person's
-/// words).
-pub fn without_topics(summary: &str) -> &str {
-    summary.split_once(TOPICS).map_or(summary, |(head, _)| head)
-}
 
 pub fn summarize(slice: &[StoredMessage]) -> String {
     let (Some(first), Some(last)) = (slice.first(), slice.last()) else {

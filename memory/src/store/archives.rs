@@ -3,7 +3,8 @@ use crate::model::StoredMessage;
 use serde::Serialize;
 use sqlx::AnyConnection;
 
-/// One trimmed slice of a conversation.
+/// One trimmed slice of a conversation. Its words (summary and transcript)
+/// are an [`ArchiveWords`], read through [`Archive::words`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct Archive {
     pub id: i64,
@@ -16,14 +17,63 @@ pub struct Archive {
     pub ended_at: i64,
     /// `admin` only when everyone in the slice may author operational knowledge.
     pub trust: String,
-    pub summary: String,
-    pub markdown: String,
+    /// People's words: never serialised with the rest (`Archive::words`).
+    #[sqlx(flatten)]
+    #[serde(skip)]
+    words: ArchiveWords,
     pub created_at: i64,
     pub created_by: String,
     /// The archive's lines are its conversation's lines with ids in
     /// `first_id..=last_id` (0 and 0: none).
     pub first_id: i64,
     pub last_id: i64,
+}
+
+/// What an archive says — its summary and its transcript as Markdown: the
+/// words of the people in the conversation. Neither `Serialize` nor
+/// `Display`, and no field a surface can reach: [`Archive::words`] gives
+/// them, a person's direct conversation only after an [`AuditedLook`].
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ArchiveWords {
+    summary: String,
+    markdown: String,
+}
+
+impl ArchiveWords {
+    pub fn summary(&self) -> &str {
+        &self.summary
+    }
+
+    pub fn markdown(&self) -> &str {
+        &self.markdown
+    }
+}
+
+/// Proof that an administrator's reasoned look was written to the audit log
+/// (`AuditTrail::append_look`), the only way to make one: what opens a
+/// person's direct conversation.
+#[derive(Debug)]
+pub struct AuditedLook(());
+
+impl AuditedLook {
+    pub(super) fn written() -> Self {
+        AuditedLook(())
+    }
+}
+
+impl Archive {
+    /// Whether this is a slice of a person's direct conversation: anything
+    /// but a group conversation (`adapters::ConversationKind`) is one.
+    pub fn is_direct(&self) -> bool {
+        self.conversation_kind != "group"
+    }
+
+    /// The archive's words: a group conversation's to whoever may read
+    /// archives; a direct conversation's (the person's words) only with a
+    /// reasoned look audited first.
+    pub fn words(&self, look: Option<&AuditedLook>) -> Option<&ArchiveWords> {
+        (!self.is_direct() || look.is_some()).then_some(&self.words)
+    }
 }
 
 /// A slice about to be archived: the oldest live lines of a conversation, up

@@ -81,6 +81,22 @@ impl AuditTrail<'_> {
         by.audit(&self.db.pool, action, target, detail).await
     }
 
+    /// [`append`](Self::append) for an administrator's reasoned look at a
+    /// person's data: its proof opens what the look was for
+    /// (`Archive::words`).
+    pub async fn append_look(
+        &self,
+        org: &str,
+        actor: &str,
+        action: &str,
+        target: &str,
+        detail: &AdminText,
+        at: i64,
+    ) -> Result<super::archives::AuditedLook> {
+        self.append(org, actor, action, target, detail, at).await?;
+        Ok(super::archives::AuditedLook::written())
+    }
+
     /// Audit entries of one action about one target, oldest first.
     pub async fn about(&self, org: &str, action: &str, target: &str) -> Result<Vec<AuditEntry>> {
         let text = format!("{SELECT} WHERE org = $1 AND action = $2 AND target = $3 ORDER BY id");

@@ -34,7 +34,7 @@ mod skills;
 mod tombstones;
 mod vectors;
 
-pub use archives::{Archive, NewArchive};
+pub use archives::{Archive, ArchiveWords, AuditedLook, NewArchive};
 pub use audit::{Act, AuditTrail};
 pub use delegations::{Delegation, DelegationChange, KeyHolder};
 pub use jobs::Jobs;
