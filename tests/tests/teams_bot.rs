@@ -70,7 +70,10 @@ async fn start_on(db: Db, mut cfg: Config) -> Bot {
     };
     cfg.teams_bot.app_id = Some(APP_ID.into());
     cfg.teams_bot.app_password_env = Some(PASSWORD_ENV.into());
-    cfg.teams_bot.openid_metadata_url = fake.openid_metadata_url.clone();
+    // A test that names another metadata document keeps it.
+    if cfg.teams_bot.openid_metadata_url == adapters::teams_bot::OPENID_METADATA {
+        cfg.teams_bot.openid_metadata_url = fake.openid_metadata_url.clone();
+    }
     cfg.teams_bot.token_endpoint = fake.token_endpoint.clone();
     let services = steward::with_db(db, cfg).with_clock(Arc::new(clock.clone()));
     let h = Harness::from_services(services);
@@ -766,6 +769,34 @@ async fn a_429_from_the_connector_is_waited_out_and_the_answer_arrives() {
         waited >= Duration::from_millis(950),
         "Retry-After: 1 was not waited out ({waited:?})"
     );
+}
+
+/// With no signing key to check a token against (the metadata cannot be
+/// fetched), a request is 503 with `Retry-After`, never taken on trust.
+#[tokio::test]
+async fn without_the_signing_keys_a_request_is_503_and_nothing_is_stored() {
+    let mut cfg = Config::default();
+    // Nothing listens there (the discard port): the keys cannot be fetched.
+    cfg.teams_bot.openid_metadata_url =
+        "http://127.0.0.1:9/v1/.well-known/openidconfiguration".into();
+    let b = start(cfg).await;
+    let admin = Person::new("Ada", 1);
+    b.pair(&admin, Role::Admin).await;
+    let activity = b
+        .fake
+        .personal(&admin, "@notes: The daily report uses example_orders");
+    let resp = b
+        .client
+        .post(format!("{}/api/messages", b.base))
+        .header("authorization", b.fake.bearer())
+        .json(&activity)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 503);
+    assert_eq!(resp.headers()["retry-after"], "30");
+    assert_eq!(b.fake.metadata_fetches(), 0);
+    b.assert_nothing_happened("no keys").await;
 }
 
 #[tokio::test]
