@@ -649,6 +649,13 @@ async fn a_person_is_one_identity_through_the_bot_and_the_webhook() {
 /// open; where it has not been, nothing is posted and the run says why.
 #[tokio::test]
 async fn a_run_is_delivered_proactively_to_conversations_the_bot_is_in() {
+    for (name, db) in both_dbs().await {
+        println!("on {name}");
+        run_delivered_on(db).await;
+    }
+}
+
+async fn run_delivered_on(db: Db) {
     use memory::run::RunOutcome;
     use steward::runs::schedules::{Schedules, Ticked};
     use steward::runs::Runner;
@@ -667,7 +674,7 @@ deliver = "teams_bot:{GENERAL}"
 "#
     ))
     .unwrap();
-    let b = start(cfg).await;
+    let b = start_on(db, cfg).await;
     let admin = Person::new("Ada", 1);
     b.pair(&admin, Role::Admin).await;
     b.say(
