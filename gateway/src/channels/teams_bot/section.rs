@@ -146,3 +146,35 @@ impl Section for TeamsBotConfig {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(id: Option<&str>, env: Option<&str>, file: Option<&str>) -> TeamsBotConfig {
+        TeamsBotConfig {
+            app_id: id.map(str::to_string),
+            app_password_env: env.map(str::to_string),
+            app_password_file: file.map(str::to_string),
+            ..TeamsBotConfig::default()
+        }
+    }
+
+    #[test]
+    fn the_app_needs_its_password_from_one_place_and_never_the_password_itself() {
+        let id = Some("9a7f3c2e-5b1d-4e8a-b6c4-0d2e1f3a5b7c");
+        let refused = |c: TeamsBotConfig| c.check().err().unwrap_or_default();
+        assert!(with(None, None, None).check().is_ok(), "off");
+        assert!(with(id, Some("TEAMS_APP_PASSWORD"), None).check().is_ok());
+        assert!(with(id, None, Some("/run/secrets/teams")).check().is_ok());
+        assert!(refused(with(id, None, None)).starts_with("teams_bot.app_password_env: required"));
+        assert!(refused(with(id, Some("A"), Some("/f"))).contains("not both"));
+        assert!(refused(with(None, Some("A"), None)).starts_with("teams_bot.app_id: required"));
+        assert!(refused(with(id, Some("Zq8~x3Tq.secret"), None))
+            .starts_with("teams_bot.app_password_env: the NAME"));
+        assert!(refused(with(Some(" "), Some("A"), None)).starts_with("teams_bot.app_id"));
+        let mut c = with(id, Some("A"), None);
+        c.token_endpoint = "login.microsoftonline.com/x".into();
+        assert!(refused(c).starts_with("teams_bot.token_endpoint"));
+    }
+}
