@@ -409,6 +409,38 @@ impl FakeBotFramework {
         a
     }
 
+    /// `person` writes in group chat `chat` (`19:…@thread.v2`), mentioning
+    /// the bot or not.
+    pub fn group_chat(&self, person: &Person, chat: &str, text: &str, mention: bool) -> Value {
+        let mut a = self.envelope("message", &activity_id());
+        a["from"] = person.account();
+        a["conversation"] = json!({
+            "isGroup": true,
+            "conversationType": "groupChat",
+            "tenantId": TENANT,
+            "id": chat
+        });
+        a["textFormat"] = json!("plain");
+        a["channelData"] = json!({"tenant": {"id": TENANT}});
+        if mention {
+            a["text"] = json!(format!("<at>steward</at> {text}"));
+            a["entities"] = json!([{
+                "type": "mention",
+                "text": "<at>steward</at>",
+                "mentioned": {"id": bot_id(), "name": "steward"}
+            }]);
+        } else {
+            a["text"] = json!(text);
+        }
+        a
+    }
+
+    /// Forget every connector token handed out (as a revocation would): the
+    /// next post with one is refused 401.
+    pub fn revoke_tokens(&self) {
+        self.state.tokens.lock().expect("tokens").clear();
+    }
+
     /// The bot added to the team whose general channel is `channel`.
     pub fn bot_added(&self, channel: &str) -> Value {
         let mut a = self.envelope("conversationUpdate", &activity_id());

@@ -337,6 +337,66 @@ async fn a_mention_in_a_channel_is_answered_in_its_thread() {
     );
 }
 
+/// In a group chat the bot answers when mentioned, in the chat, and reads
+/// the other lines it is sent without answering them.
+#[tokio::test]
+async fn a_group_chat_is_answered_when_the_bot_is_mentioned() {
+    let b = start(Config::default()).await;
+    let (admin, bob) = (Person::new("Ada", 1), Person::new("Bob", 3));
+    b.pair(&admin, Role::Admin).await;
+    b.pair(&bob, Role::User).await;
+    let chat = "19:c0ffee@thread.v2";
+    b.send(&b.fake.group_chat(
+        &admin,
+        chat,
+        "@notes: The daily report uses example_orders",
+        true,
+    ))
+    .await;
+    let receipt = b.fake.next_message().await;
+    assert_eq!(receipt.conversation, chat);
+    assert!(
+        receipt.text().starts_with("Written: agent_notes"),
+        "{}",
+        receipt.text()
+    );
+    b.send(&b.fake.group_chat(&bob, chat, "who wants lunch?", false))
+        .await;
+    let before = b.fake.posted().len();
+    b.send(
+        &b.fake
+            .group_chat(&bob, chat, "Produce today's daily report", true),
+    )
+    .await;
+    let answer = b.fake.next_message().await;
+    assert!(
+        answer.text().contains("example_orders"),
+        "{}",
+        answer.text()
+    );
+    assert_eq!(
+        b.fake.posted().len(),
+        before + 2,
+        "the unmentioned line got neither typing nor an answer"
+    );
+}
+
+/// A connector token revoked before it expires: the post is refused 401,
+/// a new token is fetched and the answer arrives.
+#[tokio::test]
+async fn a_revoked_connector_token_is_replaced_and_the_answer_arrives() {
+    let b = start(Config::default()).await;
+    let ana = Person::new("Ana", 4);
+    b.pair(&ana, Role::User).await;
+    b.say(&ana, "hello").await;
+    assert_eq!(b.fake.token_requests(), 1);
+    b.fake.revoke_tokens();
+    let answer = b.say(&ana, "hello again").await;
+    assert!(!answer.text().is_empty());
+    assert_eq!(b.fake.token_requests(), 2);
+    assert!(b.fake.statuses().iter().any(|(s, _)| *s == 401));
+}
+
 /// Every token the Bot Framework would not have sent is refused with a 401
 /// before the activity is read, and nothing is stored or posted; a token a
 /// few minutes past its expiry is within the allowed clock skew.
