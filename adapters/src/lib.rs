@@ -3,7 +3,7 @@
 //! [`Reply`] values the adapter renders in its platform's format.
 //!
 //! Architecture Invariant: platform types (serenity models, Teams Activity
-//! JSON, HTTP details) stay in this crate; nothing past `Inbound` knows them.
+//! JSON, Bot Framework tokens, HTTP details) stay in this crate; nothing past `Inbound` knows them.
 
 pub mod discord;
 pub mod retry;
@@ -153,6 +153,7 @@ pub trait TurnHandler: Send + Sync {
 }
 
 pub mod teams;
+pub mod teams_bot;
 
 #[cfg(test)]
 mod tests {

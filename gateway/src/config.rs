@@ -7,6 +7,7 @@ use crate::channels::discord::section::DiscordConfig;
 use crate::channels::section::{Section, TargetForm};
 use crate::channels::slack::section::SlackConfig;
 use crate::channels::teams::section::TeamsConfig;
+use crate::channels::teams_bot::section::TeamsBotConfig;
 use figment::providers::{Env, Format, Serialized, Toml};
 use figment::Figment;
 use serde::{Deserialize, Serialize};
@@ -55,6 +56,9 @@ pub struct Config {
     /// `[slack]`: the Slack channel (`channels::slack`).
     #[validate(nested)]
     pub slack: SlackConfig,
+    /// `[teams_bot]`: Teams as a Bot Framework bot (`channels::teams_bot`).
+    #[validate(nested)]
+    pub teams_bot: TeamsBotConfig,
 }
 
 impl Config {
@@ -65,6 +69,7 @@ impl Config {
             ("discord", &self.discord),
             ("slack", &self.slack),
             ("teams", &self.teams),
+            ("teams_bot", &self.teams_bot),
         ]
     }
 
@@ -75,6 +80,7 @@ impl Config {
             ("discord", DiscordConfig::target()),
             ("slack", SlackConfig::target()),
             ("teams", TeamsConfig::target()),
+            ("teams_bot", TeamsBotConfig::target()),
         ]
         .into_iter()
         .filter_map(|(key, form)| Some((key, form?)))
@@ -1503,6 +1509,10 @@ mod tests {
             ("dashboard", "dashboard"),
             ("discord:123", "discord:123"),
             (" teams: 19:abc@thread.tacv2 ", "teams:19:abc@thread.tacv2"),
+            (
+                "teams_bot:19:abc@thread.tacv2;messageid=1767603600000",
+                "teams_bot:19:abc@thread.tacv2;messageid=1767603600000",
+            ),
         ] {
             let d: Deliver = text.parse().expect(text);
             assert_eq!(d.to_string(), shown);
@@ -1514,12 +1524,14 @@ mod tests {
             "teams:",
             "slack:#general",
             "slack:C1:later",
+            "teams_bot:",
+            "teams_bot:a:1 two words",
             "pigeon",
             "api:someone",
         ] {
             assert_eq!(
                 bad.parse::<Deliver>(),
-                Err(format!("`{bad}` is not a delivery target (none, dashboard, discord:<channel id>, slack:<channel id>, teams:<channel>)"))
+                Err(format!("`{bad}` is not a delivery target (none, dashboard, discord:<channel id>, slack:<channel id>, teams:<channel>, teams_bot:<conversation id>)"))
             );
         }
         let mut c = Config::default();
@@ -1540,6 +1552,11 @@ mod tests {
             needs(&c, "slack:C0GENERAL"),
             "`slack:C0GENERAL` needs the Slack channel (slack.signing_secret_env)"
         );
+        assert_eq!(
+            needs(&c, "teams_bot:a:1xyz"),
+            "`teams_bot:a:1xyz` needs the Teams bot (teams_bot.app_id)"
+        );
+        c.teams_bot.app_id = Some("00000000-0000-0000-0000-00000000b07".into());
         c.discord.token = Some("token".into());
         c.slack.signing_secret_env = Some("SLACK_SIGNING_SECRET".into());
         c.slack.bot_token_env = Some("SLACK_BOT_TOKEN".into());
@@ -1554,6 +1571,7 @@ mod tests {
             "slack:C0GENERAL",
             "slack:C0GENERAL:1767603600.000100",
             "teams:ops",
+            "teams_bot:a:1xyz",
             "dashboard",
             "none",
         ] {
@@ -1564,7 +1582,7 @@ mod tests {
         );
         assert_eq!(
             e,
-            "invalid configuration: schedules[0].agent: `nobody` is not an agent of this server (server.agent, discord.agent, slack.agent, teams.agent or [agents.<id>])"
+            "invalid configuration: schedules[0].agent: `nobody` is not an agent of this server (server.agent, discord.agent, slack.agent, teams.agent, teams_bot.agent or [agents.<id>])"
         );
     }
 

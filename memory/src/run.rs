@@ -75,7 +75,7 @@ pub struct RunStart {
     /// Its conversation, `run:<name>/<id>`: its lines are stored there.
     pub conversation: String,
     /// Where its answer goes: `none`, `dashboard`, `discord:<channel id>`,
-    /// `slack:<channel id>`, `teams:<channel>`.
+    /// `slack:<channel id>`, `teams:<channel>`, `teams_bot:<conversation id>`.
     pub deliver: String,
 }
 

@@ -3,6 +3,7 @@
 //! of services outside this machine.
 
 pub mod dashboard;
+pub mod fake_bot_framework;
 pub mod fake_discord;
 pub mod fake_llm;
 pub mod fake_slack;

@@ -1,5 +1,6 @@
-//! `steward serve` with a Discord token, a Slack app, a Teams security token
-//! and the dashboard all configured: four channels at once against one memory.
+//! `steward serve` with a Discord token, a Slack app, a Teams bot, a Teams
+//! security token and the dashboard all configured: five channels at once
+//! against one memory.
 
 use chrono::{TimeZone, Utc};
 use memory::Role;
@@ -7,6 +8,7 @@ use serde_json::json;
 use steward::http::{serve, AppState};
 use steward::workers::{self, CancellationToken};
 use steward::Config;
+use steward_tests::fake_bot_framework::{self, FakeBotFramework, Person};
 use steward_tests::fake_discord::{FakeDiscord, FakeUser};
 use steward_tests::fake_slack::{self, FakeSlack, Workspace};
 use steward_tests::teams_signer::{new_token, sign};
@@ -26,6 +28,9 @@ const SLACK_TOKEN_ENV: &str = "ALL_CHANNELS_SLACK_BOT_TOKEN";
 const SLACK_SECRET: &str = "all-channels-slack-signing-secret";
 const SLACK_TOKEN: &str = "xoxb-all-channels-bot-token";
 
+/// The variable `[teams_bot]` names (set by this binary's one test).
+const TEAMS_BOT_PASSWORD_ENV: &str = "ALL_CHANNELS_TEAMS_APP_PASSWORD";
+
 #[tokio::test]
 async fn one_memory_serves_discord_slack_teams_and_the_dashboard_at_once() {
     let start = Utc
@@ -36,11 +41,16 @@ async fn one_memory_serves_discord_slack_teams_and_the_dashboard_at_once() {
     let slack = FakeSlack::start(SLACK_TOKEN, []).await;
     std::env::set_var(SLACK_SECRET_ENV, SLACK_SECRET);
     std::env::set_var(SLACK_TOKEN_ENV, SLACK_TOKEN);
+    let bot_framework = FakeBotFramework::start(|| Utc::now().timestamp_millis()).await;
+    std::env::set_var(TEAMS_BOT_PASSWORD_ENV, fake_bot_framework::APP_PASSWORD);
     let teams_token = new_token();
     let cfg = Config::from_toml(&format!(
-        "[discord]\ntoken = \"{TOKEN}\"\napi_base = \"{}\"\n[slack]\nsigning_secret_env = \"{SLACK_SECRET_ENV}\"\nbot_token_env = \"{SLACK_TOKEN_ENV}\"\napi_base = \"{}\"\n[teams]\nsecurity_token = \"{teams_token}\"\n[dashboard]\nadmin_token = \"{DASHBOARD_TOKEN}\"\n",
+        "[discord]\ntoken = \"{TOKEN}\"\napi_base = \"{}\"\n[slack]\nsigning_secret_env = \"{SLACK_SECRET_ENV}\"\nbot_token_env = \"{SLACK_TOKEN_ENV}\"\napi_base = \"{}\"\n[teams]\nsecurity_token = \"{teams_token}\"\n[teams_bot]\napp_id = \"{}\"\napp_password_env = \"{TEAMS_BOT_PASSWORD_ENV}\"\nopenid_metadata_url = \"{}\"\ntoken_endpoint = \"{}\"\n[dashboard]\nadmin_token = \"{DASHBOARD_TOKEN}\"\n",
         fake.base_url(),
-        slack.api_base
+        slack.api_base,
+        fake_bot_framework::APP_ID,
+        bot_framework.openid_metadata_url,
+        bot_framework.token_endpoint,
     ))
     .expect("config");
     let h = Harness::with_config(cfg).await;
@@ -123,6 +133,29 @@ async fn one_memory_serves_discord_slack_teams_and_the_dashboard_at_once() {
             .unwrap_or_default()
             .contains("example_orders"),
         "{answer}"
+    );
+
+    // … Bob again, in his personal chat with the Teams bot: the same
+    // person as through the webhook …
+    let bob = Person {
+        name: "Bob".into(),
+        aad: "aad-bob".into(),
+    };
+    let activity = bot_framework.personal(&bob, "Produce the daily report");
+    let resp = client
+        .post(format!("http://{addr}/api/messages"))
+        .header("authorization", bot_framework.bearer())
+        .json(&activity)
+        .send()
+        .await
+        .expect("Bot Framework request");
+    assert_eq!(resp.status(), 200);
+    let posted = bot_framework.next_message().await;
+    assert_eq!(posted.conversation, bob.chat());
+    assert!(
+        posted.text().contains("example_orders"),
+        "{}",
+        posted.text()
     );
 
     // … so is a Slack user, answered in their direct message …

@@ -1,6 +1,7 @@
-//! Bounded fuzzing of the three parsers that take text from outside: the API
-//! body, the Teams activity (signed, so it reaches the parser) and the replay
-//! transcript. Whatever arrives, the answer is a clear 2xx/4xx or a line-named
+//! Bounded fuzzing of the parsers that take text from outside: the API
+//! body, the Teams webhook's activity (signed, so it reaches the parser), the
+//! Teams bot's activity (with a good token, so it reaches the parser) and
+//! the replay transcript. Whatever arrives, the answer is a clear 2xx/4xx or a line-named
 //! error — never a 5xx, never a panic. proptest shrinks a failure to its
 //! smallest input; the case count bounds the run inside `.ci/run`, and a fixed
 //! seed makes every run try the same inputs.
@@ -163,6 +164,84 @@ fn the_teams_activity_parser_never_answers_5xx() {
                 let req = Request::post("/teams/default")
                     .header("content-type", "application/json")
                     .header("authorization", sign(&body, &token))
+                    .body(Body::from(body.clone()))
+                    .unwrap();
+                router.clone().oneshot(req).await.unwrap().status()
+            });
+            prop_assert!(
+                status_is_clear(status),
+                "{status} for {:?}",
+                String::from_utf8_lossy(&body)
+            );
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// A Teams bot activity at `service_url` (so its token admits it) whose
+/// fields are replaced by hostile values, or raw bytes and wrong types.
+fn bot_activity(service_url: String) -> impl Strategy<Value = Vec<u8>> {
+    let base = move |kind: String, text: String, id: String, aad: String, conv: String| {
+        json!({
+            "type": kind,
+            "id": id,
+            "timestamp": text,
+            "serviceUrl": service_url,
+            "channelId": "msteams",
+            "from": {"id": format!("29:{aad}"), "name": aad, "aadObjectId": aad},
+            "recipient": {"id": "28:bot", "name": "steward"},
+            "conversation": {"conversationType": aad, "id": conv},
+            "text": format!("<at>steward</at> {text}"),
+            "entities": [{"type": "mention", "mentioned": {"id": "28:bot"}}],
+            "channelData": {"tenant": {"id": conv}}
+        })
+        .to_string()
+        .into_bytes()
+    };
+    prop_oneof![
+        proptest::collection::vec(any::<u8>(), 0..300),
+        (
+            prop_oneof![
+                Just("message".to_string()),
+                Just("conversationUpdate".to_string()),
+                hostile_text()
+            ],
+            hostile_text(),
+            hostile_text(),
+            hostile_text(),
+            hostile_text()
+        )
+            .prop_map(move |(k, t, i, a, c)| base(k, t, i, a, c)),
+        (hostile_text(), any::<i64>()).prop_map(|(t, n)| {
+            let v: Value = json!({"type": n, "text": t, "from": [n], "conversation": t});
+            v.to_string().into_bytes()
+        }),
+    ]
+}
+
+#[test]
+fn the_teams_bot_activity_parser_never_answers_5xx() {
+    use steward_tests::fake_bot_framework::{FakeBotFramework, APP_ID, APP_PASSWORD};
+    const PASSWORD_ENV: &str = "FUZZ_TEAMS_BOT_APP_PASSWORD";
+    std::env::set_var(PASSWORD_ENV, APP_PASSWORD);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (router, fake) = rt.block_on(async {
+        let fake = FakeBotFramework::start(|| chrono::Utc::now().timestamp_millis()).await;
+        let mut cfg = Config::default();
+        cfg.teams_bot.app_id = Some(APP_ID.into());
+        cfg.teams_bot.app_password_env = Some(PASSWORD_ENV.into());
+        cfg.teams_bot.openid_metadata_url = fake.openid_metadata_url.clone();
+        cfg.teams_bot.token_endpoint = fake.token_endpoint.clone();
+        let h = Harness::with_config(cfg).await;
+        (app(AppState::new(h.services.clone())), fake)
+    });
+    let mut runner = runner();
+    runner
+        .run(&bot_activity(fake.service_url.clone()), |body| {
+            let status = rt.block_on(async {
+                let req = Request::post("/api/messages")
+                    .header("content-type", "application/json")
+                    .header("authorization", fake.bearer())
                     .body(Body::from(body.clone()))
                     .unwrap();
                 router.clone().oneshot(req).await.unwrap().status()

@@ -153,7 +153,8 @@ pub struct RunRequest {
     #[schema(pattern = "^[A-Za-z0-9._-]{1,64}$")]
     pub agent: Option<String>,
     /// Where the answer goes: `dashboard` (default), `none`,
-    /// `discord:<channel id>`, `slack:<channel id>` or `teams:<channel>` (a configured channel).
+    /// `discord:<channel id>`, `slack:<channel id>`, `teams:<channel>` or
+    /// `teams_bot:<conversation id>` (a configured channel).
     #[schema(example = "dashboard")]
     pub deliver: Option<String>,
 }

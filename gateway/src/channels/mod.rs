@@ -16,6 +16,7 @@ pub mod discord;
 pub mod section;
 pub mod slack;
 pub mod teams;
+pub mod teams_bot;
 
 use crate::config::{Config, ConfigError};
 use crate::services::Services;
@@ -27,6 +28,7 @@ use std::net::SocketAddr;
 pub fn all() -> &'static [&'static dyn Channel] {
     &[
         &teams::Teams,
+        &teams_bot::TeamsBot,
         &slack::Slack,
         &discord::Discord,
         &dashboard_chat::DashboardChat,
@@ -45,7 +47,8 @@ pub struct ConversationRef {
     pub org: String,
     pub agent: String,
     /// The channel's own id of it: a Discord channel id, a Slack channel
-    /// (`C…`, or `C…:<thread ts>`), a Teams conversation id, `dashboard:admin`, `api:<user>[/<thread>]`.
+    /// (`C…`, or `C…:<thread ts>`), a Teams conversation id (the webhook's
+    /// and the bot's), `dashboard:admin`, `api:<user>[/<thread>]`.
     pub conversation: String,
 }
 
@@ -185,7 +188,7 @@ mod tests {
     fn every_section_is_named_after_its_channel() {
         let cfg = Config::default();
         let keys: Vec<&str> = cfg.sections().into_iter().map(|(key, _)| key).collect();
-        assert_eq!(keys, ["discord", "slack", "teams"]);
+        assert_eq!(keys, ["discord", "slack", "teams", "teams_bot"]);
         for key in keys {
             assert!(named(key).is_some(), "no channel `{key}`");
         }

@@ -562,7 +562,8 @@ pub enum SkillsCommand {
         #[arg(long)]
         agent: Option<String>,
         /// Where the answer goes: `dashboard` (its Runs page), `none`,
-        /// `discord:<channel id>`, `slack:<channel id>` or `teams:<channel>`.
+        /// `discord:<channel id>`, `slack:<channel id>`, `teams:<channel>` or
+        /// `teams_bot:<conversation id>`.
         #[arg(long, default_value = "dashboard")]
         deliver: crate::config::Deliver,
     },

@@ -12,6 +12,7 @@ macro_rules! sql {
     };
 }
 
+mod addresses;
 mod archives;
 mod audit;
 mod consolidation;
@@ -258,7 +259,8 @@ pub struct Records<'a> {
 }
 
 /// Conversation lines (the group commit, seen platform ids, history
-/// windows, `messages.rs`) and their archives (`archives.rs`).
+/// windows, `messages.rs`), their archives (`archives.rs`) and where a
+/// channel reaches each conversation (`addresses.rs`).
 #[derive(Clone, Copy)]
 pub struct Conversations<'a> {
     pub(super) db: &'a Db,
@@ -580,6 +582,7 @@ const TABLES: &[&str] = &[
     "api_keys",
     "archives",
     "audit_log",
+    "channel_addresses",
     "consolidation_seen",
     "dashboard_sessions",
     "dashboard_tokens",
