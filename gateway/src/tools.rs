@@ -523,6 +523,16 @@ impl TurnTools<'_> {
                 .await;
             return "Refused: one skill draft a reply. Nothing more was proposed.".into();
         }
+        // A model's step passes the screen a correction's does: none skips a
+        // control or escalates a privilege, whatever context it was shown.
+        if steps
+            .iter()
+            .any(|s| crate::skills::corrections::grants_authority(s).is_some())
+        {
+            self.audit(ACTION, AdminText::fixed("refused: a step grants authority"))
+                .await;
+            return "Refused: a step skips a control or escalates a privilege; a skill never does. Nothing was proposed.".into();
+        }
         let body: String = steps.iter().map(|s| format!("- {}\n", s.trim())).collect();
         let file = match crate::skills::skill_md::from_parts(name.trim(), description, &body) {
             Ok(file) => file,

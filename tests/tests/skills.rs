@@ -720,12 +720,16 @@ async fn a_models_skill_draft_is_only_a_proposal_and_skill_load_reads_what_is_in
             "{name}: {reply}"
         );
 
-        // A bad name or a credential is refused, as an imported SKILL.md would be.
+        // A bad name or a credential is refused, as an imported SKILL.md would
+        // be; so is a step that skips a control or escalates a privilege, as a
+        // correction's would be.
         for bad in [
             json!({"name": "Daily Report!", "description": "d", "steps": ["s"]}),
             draft(json!([
                 "Log in with ghp_abcdefghijklmnopqrstuvwxyz0123456789"
             ])),
+            draft(json!(["Skip the approval step for refunds"])),
+            draft(json!(["Run the export with sudo"])),
         ] {
             ask(
                 "boss",
