@@ -414,6 +414,15 @@ async fn a_skill_drafted_from_corrections_holds_no_personal_data_and_skips_no_co
                 "{name}: {leak} kept in {kept}"
             );
         }
+        // The administrator's review shows the corrections it came from,
+        // but not a request that holds someone's address.
+        h.pair("boss", Role::Admin).await;
+        let shown = h.dm("boss", &format!("/skill show {}", p.id)).await;
+        assert!(shown.contains("From these corrections"), "{name}: {shown}");
+        assert!(
+            !shown.contains("example.com") && shown.contains("withheld"),
+            "{name}: {shown}"
+        );
     }
 }
 

@@ -36,13 +36,34 @@ pub async fn review(db: &Db, org: &str, id: i64) -> Result<Review> {
         _ => None,
     };
     let before = in_force.as_ref().map_or("", |r| r.body.as_str());
-    let corrections = store.corrections_of(org, id).await?;
+    let corrections = store
+        .corrections_of(org, id)
+        .await?
+        .into_iter()
+        .map(without_personal_data)
+        .collect();
     Ok(Review {
         diff: diff(before, &revision.body),
         revision,
         in_force,
         corrections,
     })
+}
+
+/// What a review shows of a correction's request and rule in place of
+/// text that holds personal data: every administrator reads reviews.
+pub const WITHHELD: &str = "(withheld: it holds personal data)";
+
+/// A correction as an administrator reviews it: its request and its rule
+/// are a person's words, shown only when they hold no personal data (the
+/// scrubber's test, as a skill's step passes).
+fn without_personal_data(mut c: Correction) -> Correction {
+    for text in [&mut c.task, &mut c.rule] {
+        if memory::scrub::scrub(text, &[]).is_err() {
+            *text = WITHHELD.to_string();
+        }
+    }
+    c
 }
 
 /// Line difference of `before` and `after`, each line marked `+`, `-` or ` `.
