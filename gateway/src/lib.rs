@@ -20,6 +20,7 @@ pub mod jobs;
 pub mod learning;
 pub mod lifecycle;
 pub mod llm;
+pub mod mcp;
 pub mod metrics;
 pub mod oversight;
 pub mod replay;

@@ -22,6 +22,7 @@ const JOB_RUNS: &str = "steward_job_runs_total";
 const SKILL_USES: &str = "steward_skill_uses_total";
 const RUNS: &str = "steward_runs_total";
 const RUN_SECONDS: &str = "steward_run_duration_seconds";
+const EXTERNAL_TOOL_CALLS: &str = "steward_external_tool_calls_total";
 
 /// Histogram buckets, in seconds: a deterministic turn takes milliseconds,
 /// one with a local model tens of seconds.
@@ -290,6 +291,18 @@ impl Metrics {
         self.count(
             REFUSALS,
             vec![Label::from_static_parts("reason", reason.as_str())],
+            1,
+        );
+    }
+
+    /// A model's call of an external tool (`server/name`) ended with `outcome`.
+    pub fn external_tool_call(&self, tool: &str, outcome: &'static str) {
+        self.count(
+            EXTERNAL_TOOL_CALLS,
+            vec![
+                Label::new("tool", tool.to_string()),
+                Label::from_static_parts("outcome", outcome),
+            ],
             1,
         );
     }

@@ -42,6 +42,8 @@ pub struct Services {
     embeddings: Embeddings,
     skills: Arc<Skills>,
     turns: Arc<TurnLoop>,
+    /// The MCP servers and their approved tools, once started (`with_mcp`).
+    mcp: Option<Arc<crate::mcp::Mcp>>,
 }
 
 impl Services {
@@ -106,6 +108,7 @@ impl Services {
             ),
             skills: skills.clone(),
             metrics: metrics.clone(),
+            mcp: mcp.clone(),
         }));
         Services {
             consolidation: Arc::new(Consolidation::new(
@@ -119,6 +122,7 @@ impl Services {
             lifecycle,
             skills,
             turns,
+            mcp,
             db,
             pairing,
             cfg,
@@ -134,12 +138,30 @@ impl Services {
             roles: roles.metered(&self.metrics),
             ..self.models
         };
-        Self::assemble(self.db, self.cfg, models, self.clock, self.metrics)
+        Self::assemble(self.db, self.cfg, models, self.clock, self.metrics, self.mcp)
     }
 
     /// The same services on another clock (replay, tests).
     pub fn with_clock(self, clock: Arc<dyn Clock>) -> Self {
-        Self::assemble(self.db, self.cfg, self.models, clock, self.metrics)
+        Self::assemble(self.db, self.cfg, self.models, clock, self.metrics, self.mcp)
+    }
+
+    /// These services with the MCP servers of `[mcp]` connected and their
+    /// tools listed (`steward serve`; tests).
+    pub async fn with_mcp(self) -> Self {
+        let mcp = crate::mcp::Mcp::start(
+            &self.cfg,
+            self.db.clone(),
+            self.metrics.clone(),
+            self.clock.clone(),
+        )
+        .await;
+        Self::assemble(self.db, self.cfg, self.models, self.clock, self.metrics, Some(mcp))
+    }
+
+    /// The MCP servers, when started.
+    pub fn mcp(&self) -> Option<&Arc<crate::mcp::Mcp>> {
+        self.mcp.as_ref()
     }
 
     /// The turn loop: every inbound message of every channel.

@@ -382,6 +382,8 @@ pub struct TurnParts {
     pub commands: Commands,
     pub skills: Arc<Skills>,
     pub metrics: Metrics,
+    /// External tools (`crate::mcp`), when servers are started.
+    pub mcp: Option<Arc<crate::mcp::Mcp>>,
 }
 
 pub struct TurnLoop {
@@ -938,6 +940,13 @@ impl TurnLoop {
         // 6. Commands and answers to "Remember this?".
         if let Some(r) = self.parts.commands.run(&t.asker(), text).await? {
             return Ok(vec![t.reply(r)]);
+        }
+        if let Some(mcp) = self.parts.mcp.as_ref().filter(|m| m.configured()) {
+            let (roles, run) = (self.roles_now(t).await?, format!("turn:{}", t.message_id));
+            let place = self.tool_place(t, &roles, &run);
+            if let Some(r) = mcp.answer_waiting(place, text).await? {
+                return Ok(vec![t.reply(r)]);
+            }
         }
         if let Some(reply) = self.answer_proposal(t, text).await? {
             return Ok(vec![reply]);
@@ -1730,6 +1739,26 @@ impl TurnLoop {
         Ok((standing, overridden))
     }
 
+    /// Where and for whom the turn calls external tools.
+    fn tool_place<'t>(
+        &self,
+        t: &'t Turn<'_>,
+        work_roles: &'t [String],
+        run: &'t str,
+    ) -> crate::mcp::TurnPlace<'t> {
+        crate::mcp::TurnPlace {
+            org: t.org(),
+            agent: t.agent(),
+            conversation: &t.msg.conversation,
+            principal: &t.principal,
+            on_behalf_of: t.msg.on_behalf_of.as_deref(),
+            work_roles,
+            message_id: t.message_id,
+            run,
+            now: t.now,
+        }
+    }
+
     /// The work roles the speaker holds now (none for system principals and unpaired senders).
     async fn roles_now(&self, t: &Turn<'_>) -> Result<Vec<String>> {
         Ok(match (t.principal.user_id(), &t.known) {
@@ -1814,6 +1843,15 @@ impl TurnLoop {
             },
             &run,
         );
+        // Approved external tools for this speaker's role (`crate::mcp`).
+        let external = match self.parts.mcp.as_ref().filter(|m| m.configured()) {
+            Some(mcp) => Some(mcp.for_turn(&tools, self.tool_place(t, &scope.roles, &run)).await?),
+            None => None,
+        };
+        let offered: &dyn crate::llm::Tools = match &external {
+            Some(e) => e,
+            None => &tools,
+        };
         // "What did I ask you …?" is about the conversation itself.
         let about_their_words = asks_what_they_said(text);
         let shown: &[memory::StoredMessage] = match self.parts.cfg.turn.history_for {
@@ -1839,7 +1877,7 @@ impl TurnLoop {
             shared: t.shared(),
             overridden: &overridden,
             prompt: &prompt,
-            tools: Some(&tools),
+            tools: Some(offered),
             skills: &skills,
         };
         let responded = self.parts.responder.respond(&ctx).await;
@@ -1858,6 +1896,8 @@ impl TurnLoop {
         }
         // A skill the model drafted is reported by steward, whatever the model said.
         parts.receipts.extend(tools.skill_receipt());
+        // A call that waits for the speaker's yes is asked by steward.
+        parts.notes.extend(external.iter().flat_map(|e| e.questions()));
         // What the model proposed is asked, whether or not it then answered.
         let proposed = tools.proposed();
         if !proposed.is_empty() {

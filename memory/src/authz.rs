@@ -133,12 +133,17 @@ named_enum! {
         RoleWork,
         /// Read a skill in force.
         LoadSkill,
+        /// Call an approved external tool (MCP): only a paired person, and
+        /// only a tool approved for their role (the tool's approval decides that).
+        CallExternalTool,
         /// Approve or deny pairing requests; add, link, revoke users; set roles.
         ManagePeople,
         /// Grant and remove work roles.
         ManageRoles,
         /// Draft, approve, reject and roll back skills.
         CurateSkills,
+        /// Approve, reject and suspend external tools (MCP).
+        CurateTools,
         /// Confirm or reject a quarantined record (the review queue).
         ReviewLearned,
         /// Write and retire organisation policy and operational notes.
@@ -162,13 +167,14 @@ impl Action {
     pub fn needs(self) -> Capability {
         match self {
             Action::Converse | Action::LoadSkill | Action::SignOut => Capability::Anyone,
-            Action::OwnMemory | Action::RoleWork => Capability::Paired,
+            Action::OwnMemory | Action::RoleWork | Action::CallExternalTool => Capability::Paired,
             Action::OwnKeys | Action::OwnDelegations | Action::CurateRoleMemory => {
                 Capability::OwnName
             }
             Action::ManagePeople
             | Action::ManageRoles
             | Action::CurateSkills
+            | Action::CurateTools
             | Action::ReviewLearned
             | Action::WriteOperational
             | Action::ManageKeys

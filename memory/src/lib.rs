@@ -13,6 +13,7 @@ mod named;
 pub mod admin_text;
 pub mod authz;
 pub mod credentials;
+pub mod external_tool;
 pub mod fulltext;
 pub mod grounding;
 pub mod model;

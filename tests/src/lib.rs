@@ -7,6 +7,7 @@ pub mod fake_bot_framework;
 pub mod fake_discord;
 pub mod fake_llm;
 pub mod fake_slack;
+pub mod mcp_fixture;
 
 use adapters::{ConversationKind, Inbound, Reply};
 use chrono::{DateTime, Duration, TimeZone, Utc};

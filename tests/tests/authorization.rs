@@ -369,7 +369,8 @@ fn every_chat_command_and_tool_is_classified() {
         assert_eq!(command.action(), action, "{command:?}");
     }
     // Every tool a model is offered is a `Tool`, and every `Tool` is offered.
-    let mut offered: Vec<&str> = steward::tools::specs().iter().map(|s| s.name).collect();
+    let specs = steward::tools::specs();
+    let mut offered: Vec<&str> = specs.iter().map(|s| s.name.as_ref()).collect();
     offered.sort();
     let mut classified: Vec<&str> = Tool::VARIANTS.iter().map(|t| t.name()).collect();
     classified.sort();

@@ -16,6 +16,9 @@ fn config_keys() -> BTreeSet<String> {
     };
     cfg.agents.insert("it".into(), agent);
     cfg.schedules.push(Default::default());
+    let mut server = steward::config::McpServerConfig::default();
+    server.headers.push(Default::default());
+    cfg.mcp.servers.push(server);
     cfg.webhooks.push(Default::default());
     cfg.llm.temperature = Some(0.0);
     cfg.memory.quarantine_learned_facts = Some(false);
@@ -34,7 +37,25 @@ fn config_keys() -> BTreeSet<String> {
                     keys.extend(fields(item).iter().map(|k| format!("{section}[].{k}")));
                 }
             }
-            Value::Object(_) => keys.extend(fields(inner).iter().map(|k| format!("{section}.{k}"))),
+            Value::Object(table) => {
+                for (k, v) in table {
+                    keys.insert(format!("{section}.{k}"));
+                    // A list of tables inside a section (`[[mcp.servers]]`),
+                    // and one inside those (`headers`): `section.list[].key`.
+                    for item in v.as_array().into_iter().flatten() {
+                        for (field, inner) in item.as_object().into_iter().flatten() {
+                            keys.insert(format!("{section}.{k}[].{field}"));
+                            for deeper in inner.as_array().into_iter().flatten() {
+                                keys.extend(
+                                    fields(deeper)
+                                        .iter()
+                                        .map(|d| format!("{section}.{k}[].{field}[].{d}")),
+                                );
+                            }
+                        }
+                    }
+                }
+            }
             _ => panic!("`{section}` is not a section"),
         }
     }

@@ -28,6 +28,7 @@ mod roles;
 mod runs;
 mod search;
 mod skills;
+mod tools;
 mod wire;
 
 pub use auth::ADMIN_ONLY;
@@ -117,6 +118,7 @@ impl ApiState {
         (name = "review", description = "The review queue of quarantined records (admin)"),
         (name = "policy", description = "Org-wide policy memory (admin)"),
         (name = "archives", description = "Session archives and relearning (admin)"),
+        (name = "tools", description = "External tools (MCP): listings, approval for roles, rejection, suspension (admin)"),
         (name = "skills", description = "Skills: review, approval, rejection, rollback, and running one now (admin)"),
         (name = "runs", description = "Automated runs: schedules, webhooks and skills run on demand (admin)"),
         (name = "audit", description = "The audit log (admin)"),
@@ -189,6 +191,11 @@ fn routes() -> Vec<UtoipaMethodRouter<ApiState>> {
         routes!(skills::reject),
         routes!(skills::rollback),
         routes!(skills::run),
+        routes!(tools::list),
+        routes!(tools::show),
+        routes!(tools::approve),
+        routes!(tools::reject),
+        routes!(tools::suspend),
         routes!(runs::list),
         routes!(runs::show),
         routes!(audit::list),

@@ -15,6 +15,7 @@ mod roles;
 mod runs;
 mod serve;
 mod skills;
+mod tools;
 
 use crate::config::Config;
 use crate::services::Services;
@@ -81,6 +82,9 @@ pub enum Command {
     /// Skills: review, approve, reject, roll back, run now, export and import SKILL.md.
     #[command(subcommand)]
     Skills(SkillsCommand),
+    /// External tools (MCP): list, show, approve, reject, suspend.
+    #[command(subcommand)]
+    Tools(ToolsCommand),
     /// Automated runs: schedules, webhooks and skills run on demand.
     #[command(subcommand)]
     Runs(RunsCommand),
@@ -499,6 +503,55 @@ fn skill_status_names() -> PossibleValuesParser {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum ToolsCommand {
+    /// Tool listings, newest first.
+    List {
+        /// Only listings with this status (proposed, approved, rejected, suspended).
+        #[arg(long)]
+        status: Option<String>,
+        /// Print a JSON array of listings.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One listing as an approval shows it: its description escaped, what the
+    /// screen found, its input schema and its hash.
+    Show {
+        /// The listing's id.
+        id: i64,
+        /// Print the listing as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a proposed listing for roles (audited as `tool.approve`).
+    Approve {
+        /// The listing's id.
+        id: i64,
+        /// The hash `show` printed (8 characters of it at least): approves that listing only.
+        #[arg(long)]
+        hash: String,
+        /// A role that may be offered it (`admin`, `user` or a work role); repeat for more.
+        #[arg(long = "role", required = true)]
+        roles: Vec<String>,
+        /// Each call waits for the speaker's yes to the arguments shown.
+        #[arg(long)]
+        confirm: bool,
+    },
+    /// Decline a proposed listing (audited as `tool.reject`).
+    Reject {
+        /// The listing's id.
+        id: i64,
+    },
+    /// Take a listing out of use (audited as `tool.suspend`).
+    Suspend {
+        /// The listing's id.
+        id: i64,
+        /// Why, for the audit log.
+        #[arg(long, default_value = "suspended by the operator")]
+        reason: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 pub enum SkillsCommand {
     /// Skill revisions, newest first.
     List {
@@ -706,7 +759,11 @@ pub async fn run(cli: Cli) -> Result<()> {
     }
     match cli.command {
         Command::Replay { file, json } => replay::run(&file, json, cfg).await,
-        Command::Serve => serve::run(open(cfg).await?).await,
+        Command::Serve => {
+            // The MCP servers start with `serve` only: their tools are listed now.
+            let services = open(cfg).await?.as_ref().clone().with_mcp().await;
+            serve::run(Arc::new(services)).await
+        }
         Command::Chat {
             as_,
             reason,
@@ -722,6 +779,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Pairing(cmd) => pairing::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::Memory(cmd) => memory::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::Skills(cmd) => skills::run(&Ctx::open(cfg, org).await?, cmd).await,
+        Command::Tools(cmd) => tools::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::Runs(cmd) => runs::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::ApiKey(cmd) => api_key::run(&Ctx::open(cfg, org).await?, cmd).await,
         Command::Delegate(cmd) => delegate::run(&Ctx::open(cfg, org).await?, cmd).await,

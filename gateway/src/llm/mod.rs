@@ -86,8 +86,9 @@ pub struct ReplyContext<'a> {
 /// A tool offered to a model: its name, what it does, and the JSON schema of its arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {
-    pub name: &'static str,
-    pub description: &'static str,
+    /// Steward's own tools' names are fixed; an external tool's is its listing's.
+    pub name: std::borrow::Cow<'static, str>,
+    pub description: std::borrow::Cow<'static, str>,
     pub parameters: serde_json::Value,
 }
 
@@ -106,7 +107,7 @@ pub trait Tools: Send + Sync {
 
 impl std::fmt::Debug for dyn Tools + '_ {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let names: Vec<&str> = self.specs().iter().map(|s| s.name).collect();
+        let names: Vec<String> = self.specs().into_iter().map(|s| s.name.into_owned()).collect();
         f.debug_tuple("Tools").field(&names).finish()
     }
 }

@@ -701,16 +701,18 @@ impl OpenAi {
             // model writes anyway is still governed like one, unless tools
             // are off altogether.
             let turn_tools = tools.filter(|_| self.tools != ToolsMode::Off);
-            let names: Vec<&str> = turn_tools
-                .map(|t| t.specs().iter().map(|s| s.name).collect())
+            let names: Vec<String> = turn_tools
+                .map(|t| t.specs().into_iter().map(|s| s.name.into_owned()).collect())
                 .unwrap_or_default();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
             let parsed = text_calls::parse(&text, &names);
             if let Some(t) = turn_tools {
                 run_text_calls(t, &parsed).await;
             }
             return answered(parsed);
         };
-        let names: Vec<&str> = tools.specs().iter().map(|s| s.name).collect();
+        let specs = tools.specs();
+        let names: Vec<&str> = specs.iter().map(|s| s.name.as_ref()).collect();
         for round in 0..self.max_tool_rounds {
             let reply = match self
                 .exchange(

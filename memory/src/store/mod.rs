@@ -17,6 +17,7 @@ mod archives;
 mod audit;
 mod consolidation;
 mod delegations;
+mod external_tools;
 mod fulltext;
 mod jobs;
 mod messages;
@@ -38,6 +39,9 @@ mod vectors;
 pub use archives::{Archive, ArchiveWords, AuditedLook, NewArchive};
 pub use audit::{Act, AuditTrail};
 pub use delegations::{Delegation, DelegationChange, KeyHolder};
+pub use external_tools::{
+    ExternalTools, NewWaitingCall, ToolDecided, ToolGrant, ToolListing, WaitingCall, WaitingOutcome,
+};
 pub use jobs::Jobs;
 pub use messages::{
     Answer, AuditRow, ConversationView, LiveSize, NewMessage, Opened, Opening, TurnWrites, ViewOf,
@@ -304,6 +308,10 @@ impl Db {
     /// Automated runs and the webhook deliveries taken.
     pub fn runs(&self) -> Runs<'_> {
         Runs { db: self }
+    }
+
+    pub fn external_tools(&self) -> ExternalTools<'_> {
+        ExternalTools { db: self }
     }
 
     /// Connect to `url` and apply migrations.
@@ -879,6 +887,8 @@ text_enum! {
     crate::skill::SkillStatus => |s| s.parse().ok(),
     crate::run::Trigger => |s| s.parse().ok(),
     crate::run::RunOutcome => |s| s.parse().ok(),
+    crate::external_tool::ExternalToolStatus => |s| s.parse().ok(),
+    external_tools::WaitingOutcome => |s| s.parse().ok(),
 }
 
 /// The records one person owns in an organisation (of one scope, when

@@ -1,0 +1,405 @@
+//! External tools' listings (`external_tool::ExternalTool`) and the calls
+//! waiting for a speaker's yes. Every change of a listing's status is audited
+//! in its own transaction.
+
+use super::audit::Act;
+use super::{Db, Result};
+use crate::external_tool::{ExternalTool, ExternalToolRefusal, ExternalToolStatus};
+
+const LISTING: &str = "SELECT id, org, agent, server, name, description, input_schema, hash, \
+     status, finding, roles, confirm, decided_by, decided_at, note, created_at FROM external_tools";
+const CALL: &str = "SELECT id, org, agent, conversation, sender, tool_id, arguments, \
+     arguments_hash, batch, expires_at FROM external_tool_calls";
+
+/// External tools of every agent of an organisation (`db.external_tools()`).
+#[derive(Clone, Copy)]
+pub struct ExternalTools<'a> {
+    pub(super) db: &'a Db,
+}
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    id: i64,
+    org: String,
+    agent: String,
+    server: String,
+    name: String,
+    description: String,
+    input_schema: String,
+    hash: String,
+    #[sqlx(try_from = "String")]
+    status: ExternalToolStatus,
+    finding: String,
+    roles: String,
+    confirm: i64,
+    decided_by: Option<String>,
+    decided_at: Option<i64>,
+    note: String,
+    created_at: i64,
+}
+
+impl From<Row> for ExternalTool {
+    fn from(r: Row) -> Self {
+        ExternalTool {
+            id: r.id,
+            org: r.org,
+            agent: r.agent,
+            server: r.server,
+            name: r.name,
+            description: r.description,
+            input_schema: r.input_schema,
+            hash: r.hash,
+            status: r.status,
+            finding: r.finding,
+            roles: r.roles,
+            confirm: r.confirm != 0,
+            decided_by: r.decided_by,
+            decided_at: r.decided_at,
+            note: r.note,
+            created_at: r.created_at,
+        }
+    }
+}
+
+/// A tool as its server lists it now.
+#[derive(Debug, Clone)]
+pub struct ToolListing<'a> {
+    pub org: &'a str,
+    pub agent: &'a str,
+    pub server: &'a str,
+    pub name: &'a str,
+    pub description: &'a str,
+    /// The input schema as JSON text.
+    pub input_schema: &'a str,
+    pub at: i64,
+}
+
+/// What an approval says: who may be offered the tool, and whether each
+/// call waits for the speaker's yes.
+#[derive(Debug, Clone)]
+pub struct ToolGrant<'a> {
+    pub id: i64,
+    /// The hash (or 8 characters of it at least) of the listing shown.
+    pub hash: &'a str,
+    pub roles: &'a [String],
+    pub confirm: bool,
+}
+
+/// A decision's answer: the listing as it stands after, or why it was refused.
+pub type ToolDecided = std::result::Result<ExternalTool, ExternalToolRefusal>;
+
+/// A call that waits for its speaker's yes.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct WaitingCall {
+    pub id: i64,
+    pub org: String,
+    pub agent: String,
+    pub conversation: String,
+    pub sender: String,
+    pub tool_id: i64,
+    /// The arguments shown, JSON text: the call runs with exactly these.
+    pub arguments: String,
+    pub arguments_hash: String,
+    /// The message the question was asked at.
+    pub batch: i64,
+    pub expires_at: i64,
+}
+
+/// A call about to be asked.
+#[derive(Debug, Clone)]
+pub struct NewWaitingCall<'a> {
+    pub org: &'a str,
+    pub agent: &'a str,
+    pub conversation: &'a str,
+    pub sender: &'a str,
+    pub tool_id: i64,
+    pub arguments: &'a str,
+    pub arguments_hash: &'a str,
+    pub batch: i64,
+    pub expires_at: i64,
+    pub at: i64,
+}
+
+named_enum! {
+    /// What became of a call that waited for a yes. Stored by name.
+    pub enum WaitingOutcome {
+        Asked,
+        Run,
+        Declined,
+        Lapsed,
+    }
+}
+
+fn target(t: &ExternalTool) -> String {
+    format!("tool:{}/{}", t.server, t.name)
+}
+
+impl ExternalTools<'_> {
+    /// Keep what a server lists now: a listing seen before is that listing;
+    /// a new one is a proposal (with what the screen found in its
+    /// description), and any approved or proposed listing of the same tool
+    /// with another hash is suspended — a changed tool waits for a new
+    /// approval. Audited as `tool.listed` and `tool.changed`.
+    pub async fn observe(&self, l: &ToolListing<'_>) -> Result<ExternalTool> {
+        let hash = crate::external_tool::listing_hash(
+            l.server,
+            l.name,
+            l.description,
+            l.input_schema,
+        );
+        let text = format!(
+            "{LISTING} WHERE org = $1 AND agent = $2 AND server = $3 AND name = $4 AND hash = $5"
+        );
+        let known: Option<Row> = sql!(text, l.org, l.agent, l.server, l.name, &hash)
+            .opt(&self.db.pool)
+            .await?;
+        if let Some(row) = known {
+            return Ok(row.into());
+        }
+        let mut tx = super::begin(&self.db.pool).await?;
+        let finding = crate::external_tool::screen_description(l.description).unwrap_or_default();
+        let text = "INSERT INTO external_tools (org, agent, server, name, description, \
+             input_schema, hash, status, finding, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING";
+        sql!(
+            text,
+            l.org,
+            l.agent,
+            l.server,
+            l.name,
+            l.description,
+            l.input_schema,
+            &hash,
+            ExternalToolStatus::Proposed,
+            &finding,
+            l.at
+        )
+        .exec(&mut *tx)
+        .await?;
+        let text = "UPDATE external_tools SET status = $1, note = $2 WHERE org = $3 AND agent = $4 \
+             AND server = $5 AND name = $6 AND hash <> $7 AND status IN ($8, $9)";
+        let changed = sql!(
+            text,
+            ExternalToolStatus::Suspended,
+            "changed by its server: the new listing waits for approval",
+            l.org,
+            l.agent,
+            l.server,
+            l.name,
+            &hash,
+            ExternalToolStatus::Approved,
+            ExternalToolStatus::Proposed
+        )
+        .exec(&mut *tx)
+        .await?;
+        let by = Act {
+            org: l.org,
+            actor: "steward",
+            at: l.at,
+        };
+        let what = format!("tool:{}/{}", l.server, l.name);
+        let detail = if finding.is_empty() {
+            format!("hash {hash}")
+        } else {
+            format!("hash {hash}; description {finding}")
+        };
+        by.audit(&mut *tx, "tool.listed", &what, &detail).await?;
+        if changed > 0 {
+            by.audit(&mut *tx, "tool.changed", &what, "earlier listing suspended")
+                .await?;
+        }
+        tx.commit().await?;
+        let text = format!(
+            "{LISTING} WHERE org = $1 AND agent = $2 AND server = $3 AND name = $4 AND hash = $5"
+        );
+        let row: Row = sql!(text, l.org, l.agent, l.server, l.name, &hash)
+            .found(&self.db.pool, what)
+            .await?;
+        Ok(row.into())
+    }
+
+    /// Every listing of an organisation, newest first (of one status, when given).
+    pub async fn list(
+        &self,
+        org: &str,
+        status: Option<ExternalToolStatus>,
+    ) -> Result<Vec<ExternalTool>> {
+        let q = sql!(format!("{LISTING} WHERE org = $1"), org)
+            .and_eq("status", status)
+            .push(" ORDER BY id DESC");
+        let rows: Vec<Row> = q.all(&self.db.pool).await?;
+        Ok(rows.into_iter().map(Into::into).collect())
+    }
+
+    /// The approved listings of an agent: what a turn may offer.
+    pub async fn approved(&self, org: &str, agent: &str) -> Result<Vec<ExternalTool>> {
+        let text = format!("{LISTING} WHERE org = $1 AND agent = $2 AND status = $3 ORDER BY id");
+        let rows: Vec<Row> = sql!(text, org, agent, ExternalToolStatus::Approved)
+            .all(&self.db.pool)
+            .await?;
+        Ok(rows.into_iter().map(Into::into).collect())
+    }
+
+    /// One listing.
+    pub async fn listing(&self, org: &str, id: i64) -> Result<ExternalTool> {
+        let text = format!("{LISTING} WHERE org = $1 AND id = $2");
+        let row: Row = sql!(text, org, id)
+            .found(&self.db.pool, format!("tool listing {id}"))
+            .await?;
+        Ok(row.into())
+    }
+
+    /// Approve a proposed listing, if it is still the one whose hash the
+    /// approver saw, for `roles`. The caller checked the approver's
+    /// authority (`authz::Action::CurateTools`). Audited as `tool.approve`.
+    pub async fn approve(&self, who: Act<'_>, grant: &ToolGrant<'_>) -> Result<ToolDecided> {
+        let t = self.listing(who.org, grant.id).await?;
+        if t.status != ExternalToolStatus::Proposed {
+            return Ok(Err(ExternalToolRefusal::NotProposed(t.id, t.status)));
+        }
+        let named = grant.hash.to_ascii_lowercase();
+        if named.len() < 8 || !t.hash.starts_with(&named) {
+            return Ok(Err(ExternalToolRefusal::StaleHash {
+                id: t.id,
+                hash: t.hash,
+            }));
+        }
+        let roles = match crate::external_tool::check_roles(grant.roles) {
+            Ok(r) => r,
+            Err(refusal) => return Ok(Err(refusal)),
+        };
+        let mut tx = super::begin(&self.db.pool).await?;
+        let text = "UPDATE external_tools SET status = $1, roles = $2, confirm = $3, \
+             decided_by = $4, decided_at = $5, note = '' WHERE org = $6 AND id = $7 AND status = $8";
+        let moved = sql!(
+            text,
+            ExternalToolStatus::Approved,
+            &roles,
+            i64::from(grant.confirm),
+            who.actor,
+            who.at,
+            who.org,
+            t.id,
+            ExternalToolStatus::Proposed
+        )
+        .exec(&mut *tx)
+        .await?;
+        if moved == 0 {
+            // Another decision came first.
+            let now = self.listing(who.org, t.id).await?;
+            return Ok(Err(ExternalToolRefusal::NotProposed(now.id, now.status)));
+        }
+        let detail = format!(
+            "listing {} (hash {}) for {roles}{}",
+            t.id,
+            t.hash,
+            if grant.confirm {
+                ", each call confirmed"
+            } else {
+                ""
+            }
+        );
+        who.audit(&mut *tx, "tool.approve", &target(&t), &detail)
+            .await?;
+        tx.commit().await?;
+        Ok(Ok(self.listing(who.org, t.id).await?))
+    }
+
+    /// Decline a proposed listing. Audited as `tool.reject`.
+    pub async fn reject(&self, who: Act<'_>, id: i64) -> Result<ToolDecided> {
+        self.decide(who, id, ExternalToolStatus::Rejected, "tool.reject", "")
+            .await
+    }
+
+    /// Take an approved or proposed listing out of use. Audited as `tool.suspend`.
+    pub async fn suspend(&self, who: Act<'_>, id: i64, why: &str) -> Result<ToolDecided> {
+        self.decide(who, id, ExternalToolStatus::Suspended, "tool.suspend", why)
+            .await
+    }
+
+    async fn decide(
+        &self,
+        who: Act<'_>,
+        id: i64,
+        to: ExternalToolStatus,
+        action: &str,
+        why: &str,
+    ) -> Result<ToolDecided> {
+        let t = self.listing(who.org, id).await?;
+        let allowed = match to {
+            ExternalToolStatus::Rejected => t.status == ExternalToolStatus::Proposed,
+            _ => matches!(
+                t.status,
+                ExternalToolStatus::Proposed | ExternalToolStatus::Approved
+            ),
+        };
+        if !allowed {
+            return Ok(Err(match to {
+                ExternalToolStatus::Rejected => ExternalToolRefusal::NotProposed(id, t.status),
+                _ => ExternalToolRefusal::NotInUse(id, t.status),
+            }));
+        }
+        let mut tx = super::begin(&self.db.pool).await?;
+        let text = "UPDATE external_tools SET status = $1, decided_by = $2, decided_at = $3, \
+             note = $4 WHERE org = $5 AND id = $6";
+        sql!(text, to, who.actor, who.at, why, who.org, id)
+            .exec(&mut *tx)
+            .await?;
+        let detail = format!("listing {id} (hash {}){}", t.hash, if why.is_empty() { String::new() } else { format!(": {why}") });
+        who.audit(&mut *tx, action, &target(&t), &detail).await?;
+        tx.commit().await?;
+        Ok(Ok(self.listing(who.org, id).await?))
+    }
+
+    /// Keep a call that waits for its speaker's yes.
+    pub async fn ask(&self, c: &NewWaitingCall<'_>) -> Result<i64> {
+        let text = "INSERT INTO external_tool_calls (org, agent, conversation, sender, tool_id, \
+             arguments, arguments_hash, batch, status, expires_at, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id";
+        let (id,): (i64,) = sql!(
+            text,
+            c.org,
+            c.agent,
+            c.conversation,
+            c.sender,
+            c.tool_id,
+            c.arguments,
+            c.arguments_hash,
+            c.batch,
+            WaitingOutcome::Asked,
+            c.expires_at,
+            c.at
+        )
+        .one(&self.db.pool)
+        .await?;
+        Ok(id)
+    }
+
+    /// The calls `sender` was asked about here and has not answered, unexpired, newest first.
+    pub async fn waiting(
+        &self,
+        org: &str,
+        agent: &str,
+        conversation: &str,
+        sender: &str,
+        now: i64,
+    ) -> Result<Vec<WaitingCall>> {
+        let text = format!(
+            "{CALL} WHERE org = $1 AND agent = $2 AND conversation = $3 AND sender = $4 \
+             AND status = $5 AND expires_at > $6 ORDER BY id DESC"
+        );
+        sql!(text, org, agent, conversation, sender, WaitingOutcome::Asked, now)
+            .all(&self.db.pool)
+            .await
+    }
+
+    /// Settle a waiting call; false when it was settled already (a
+    /// replica or a retry came first).
+    pub async fn settle(&self, org: &str, id: i64, outcome: WaitingOutcome) -> Result<bool> {
+        let text = "UPDATE external_tool_calls SET status = $1 WHERE org = $2 AND id = $3 AND status = $4";
+        let moved = sql!(text, outcome, org, id, WaitingOutcome::Asked)
+            .exec(&self.db.pool)
+            .await?;
+        Ok(moved > 0)
+    }
+}
