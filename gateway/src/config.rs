@@ -1324,6 +1324,16 @@ impl Config {
         if let Some(url) = v.pointer_mut("/database/url") {
             *url = serde_json::Value::String(memory::store::without_password(&self.database.url));
         }
+        // An MCP server's URL may carry a user and password; its headers are
+        // read from elsewhere and only where is shown.
+        for (i, server) in self.mcp.servers.iter().enumerate() {
+            if let (Some(url), Some(shown)) = (
+                &server.url,
+                v.pointer_mut(&format!("/mcp/servers/{i}/url")),
+            ) {
+                *shown = serde_json::Value::String(memory::store::without_password(url));
+            }
+        }
         v
     }
 

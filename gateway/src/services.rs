@@ -52,7 +52,7 @@ impl Services {
     pub fn new(db: Db, cfg: Arc<Config>, models: Models) -> Self {
         let metrics = Metrics::new();
         let models = models.metered(&metrics);
-        Self::assemble(db, cfg, models, Arc::new(SystemClock), metrics)
+        Self::assemble(db, cfg, models, Arc::new(SystemClock), metrics, None)
     }
 
     /// Build every service from its parts; each gets only what it needs.
@@ -62,6 +62,7 @@ impl Services {
         models: Models,
         clock: Arc<dyn Clock>,
         metrics: Metrics,
+        mcp: Option<Arc<crate::mcp::Mcp>>,
     ) -> Self {
         // Every search of this database gets the query's vector, when on.
         let (db, embeddings) = Embeddings::attach(db, &cfg.embeddings);

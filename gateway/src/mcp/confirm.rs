@@ -48,6 +48,20 @@ impl Mcp {
         for w in older {
             store.settle(place.org, w.id, WaitingOutcome::Lapsed).await?;
         }
+        // A yes answers the question asked at the speaker's previous line
+        // here, nothing older: one passed over has lapsed.
+        let previous = self
+            .db
+            .conversations()
+            .previous_line_of(place.org, place.agent, place.conversation, speaker, place.message_id)
+            .await?
+            .map(|(id, _)| id);
+        if previous != Some(newest.batch) {
+            store
+                .settle(place.org, newest.id, WaitingOutcome::Lapsed)
+                .await?;
+            return Ok(None);
+        }
         let tool = store.listing(place.org, newest.tool_id).await?;
         if read.choice == Choice::No {
             store
