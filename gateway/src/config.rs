@@ -431,7 +431,10 @@ impl McpConfig {
             }
             match s.transport {
                 McpTransport::Stdio if s.command.as_deref().is_none_or(str::is_empty) => {
-                    return Err((key("command"), "a stdio server needs the command that starts it".into()))
+                    return Err((
+                        key("command"),
+                        "a stdio server needs the command that starts it".into(),
+                    ))
                 }
                 McpTransport::Http if s.url.as_deref().is_none_or(str::is_empty) => {
                     return Err((key("url"), "an http server needs its url".into()))
@@ -1327,10 +1330,9 @@ impl Config {
         // An MCP server's URL may carry a user and password; its headers are
         // read from elsewhere and only where is shown.
         for (i, server) in self.mcp.servers.iter().enumerate() {
-            if let (Some(url), Some(shown)) = (
-                &server.url,
-                v.pointer_mut(&format!("/mcp/servers/{i}/url")),
-            ) {
+            if let (Some(url), Some(shown)) =
+                (&server.url, v.pointer_mut(&format!("/mcp/servers/{i}/url")))
+            {
                 *shown = serde_json::Value::String(memory::store::without_password(url));
             }
         }

@@ -139,12 +139,26 @@ impl Services {
             roles: roles.metered(&self.metrics),
             ..self.models
         };
-        Self::assemble(self.db, self.cfg, models, self.clock, self.metrics, self.mcp)
+        Self::assemble(
+            self.db,
+            self.cfg,
+            models,
+            self.clock,
+            self.metrics,
+            self.mcp,
+        )
     }
 
     /// The same services on another clock (replay, tests).
     pub fn with_clock(self, clock: Arc<dyn Clock>) -> Self {
-        Self::assemble(self.db, self.cfg, self.models, clock, self.metrics, self.mcp)
+        Self::assemble(
+            self.db,
+            self.cfg,
+            self.models,
+            clock,
+            self.metrics,
+            self.mcp,
+        )
     }
 
     /// These services with the MCP servers of `[mcp]` connected and their
@@ -157,7 +171,14 @@ impl Services {
             self.clock.clone(),
         )
         .await;
-        Self::assemble(self.db, self.cfg, self.models, self.clock, self.metrics, Some(mcp))
+        Self::assemble(
+            self.db,
+            self.cfg,
+            self.models,
+            self.clock,
+            self.metrics,
+            Some(mcp),
+        )
     }
 
     /// The MCP servers, when started.

@@ -1845,7 +1845,10 @@ impl TurnLoop {
         );
         // Approved external tools for this speaker's role (`crate::mcp`).
         let external = match self.parts.mcp.as_ref().filter(|m| m.configured()) {
-            Some(mcp) => Some(mcp.for_turn(&tools, self.tool_place(t, &scope.roles, &run)).await?),
+            Some(mcp) => Some(
+                mcp.for_turn(&tools, self.tool_place(t, &scope.roles, &run))
+                    .await?,
+            ),
             None => None,
         };
         let offered: &dyn crate::llm::Tools = match &external {
@@ -1897,7 +1900,9 @@ impl TurnLoop {
         // A skill the model drafted is reported by steward, whatever the model said.
         parts.receipts.extend(tools.skill_receipt());
         // A call that waits for the speaker's yes is asked by steward.
-        parts.notes.extend(external.iter().flat_map(|e| e.questions()));
+        parts
+            .notes
+            .extend(external.iter().flat_map(|e| e.questions()));
         // What the model proposed is asked, whether or not it then answered.
         let proposed = tools.proposed();
         if !proposed.is_empty() {

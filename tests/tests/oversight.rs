@@ -574,6 +574,12 @@ const API_ROUTES: &[(&str, &str, Reach)] = &[
     ("post", "/api/v1/skills/{id}/reject", Reach::Change),
     ("post", "/api/v1/skills/{id}/rollback", Reach::Change),
     ("post", "/api/v1/skills/{slug}/run", Reach::Change),
+    // External tools' listings: what servers list, never anyone's memory.
+    ("get", "/api/v1/tools", Reach::NoPersonalMemory),
+    ("get", "/api/v1/tools/{id}", Reach::NoPersonalMemory),
+    ("post", "/api/v1/tools/{id}/approve", Reach::Change),
+    ("post", "/api/v1/tools/{id}/reject", Reach::Change),
+    ("post", "/api/v1/tools/{id}/suspend", Reach::Change),
     ("get", "/api/v1/runs", Reach::NoPersonalMemory),
     ("get", "/api/v1/runs/{id}", Reach::NoPersonalMemory),
     ("get", "/api/v1/audit", Reach::NoPersonalMemory),
@@ -716,6 +722,12 @@ const CLI_COMMANDS: &[(&str, CliReach)] = &[
     ("skills rollback", CliReach::Change),
     ("skills run", CliReach::Change),
     ("skills show", CliReach::NoPersonalMemory),
+    ("tools", CliReach::NoPersonalMemory),
+    ("tools approve", CliReach::Change),
+    ("tools list", CliReach::NoPersonalMemory),
+    ("tools reject", CliReach::Change),
+    ("tools show", CliReach::NoPersonalMemory),
+    ("tools suspend", CliReach::Change),
 ];
 
 /// Every command path of the real clap tree, e.g. `memory archives show`.

@@ -46,7 +46,9 @@ pub async fn list(admin: Admin, Query(q): Query<ToolsQuery>) -> Reply<Page<Exter
     responses((status = 200, body = ExternalTool)))]
 pub async fn show(admin: Admin, Path(id): Path<i64>) -> Reply<ExternalTool> {
     admin.may(Action::CurateTools)?;
-    Ok(Json(admin.db.external_tools().listing(admin.org(), id).await?))
+    Ok(Json(
+        admin.db.external_tools().listing(admin.org(), id).await?,
+    ))
 }
 
 /// An approval of a tool listing: the hash shown, who may be offered it, and
@@ -76,9 +78,9 @@ pub struct ToolSuspension {
 fn answer(r: Result<ExternalTool, ExternalToolRefusal>) -> Reply<ExternalTool> {
     match r {
         Ok(t) => Ok(Json(t)),
-        Err(
-            why @ (ExternalToolRefusal::NoRoles | ExternalToolRefusal::BadRole(_)),
-        ) => Err(ApiError::bad_request(why.to_string())),
+        Err(why @ (ExternalToolRefusal::NoRoles | ExternalToolRefusal::BadRole(_))) => {
+            Err(ApiError::bad_request(why.to_string()))
+        }
         Err(why) => Err(ApiError::conflict(why.to_string())),
     }
 }
@@ -109,7 +111,13 @@ pub async fn approve(
         roles: &body.roles,
         confirm: body.confirm,
     };
-    answer(admin.db.external_tools().approve(act(&admin), &grant).await?)
+    answer(
+        admin
+            .db
+            .external_tools()
+            .approve(act(&admin), &grant)
+            .await?,
+    )
 }
 
 /// Decline proposed listing `id`. Audited.
@@ -133,6 +141,15 @@ pub async fn suspend(
     Body(body): Body<ToolSuspension>,
 ) -> Reply<ExternalTool> {
     admin.may(Action::CurateTools)?;
-    let why = body.reason.as_deref().unwrap_or("suspended by an administrator");
-    answer(admin.db.external_tools().suspend(act(&admin), id, why).await?)
+    let why = body
+        .reason
+        .as_deref()
+        .unwrap_or("suspended by an administrator");
+    answer(
+        admin
+            .db
+            .external_tools()
+            .suspend(act(&admin), id, why)
+            .await?,
+    )
 }

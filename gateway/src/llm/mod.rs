@@ -107,7 +107,11 @@ pub trait Tools: Send + Sync {
 
 impl std::fmt::Debug for dyn Tools + '_ {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let names: Vec<String> = self.specs().into_iter().map(|s| s.name.into_owned()).collect();
+        let names: Vec<String> = self
+            .specs()
+            .into_iter()
+            .map(|s| s.name.into_owned())
+            .collect();
         f.debug_tuple("Tools").field(&names).finish()
     }
 }

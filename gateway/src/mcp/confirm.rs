@@ -15,7 +15,10 @@ use serde_json::Value;
 pub fn shown_arguments(arguments: &Value) -> String {
     let text = arguments.to_string();
     let masked = memory::credentials::masked(&text);
-    let shown: String = memory::sanitize::sanitize(&masked).chars().take(300).collect();
+    let shown: String = memory::sanitize::sanitize(&masked)
+        .chars()
+        .take(300)
+        .collect();
     shown
 }
 
@@ -40,20 +43,34 @@ impl Mcp {
         };
         let store = self.db.external_tools();
         let waiting = store
-            .waiting(place.org, place.agent, place.conversation, speaker, place.now)
+            .waiting(
+                place.org,
+                place.agent,
+                place.conversation,
+                speaker,
+                place.now,
+            )
             .await?;
         let Some((newest, older)) = waiting.split_first() else {
             return Ok(None);
         };
         for w in older {
-            store.settle(place.org, w.id, WaitingOutcome::Lapsed).await?;
+            store
+                .settle(place.org, w.id, WaitingOutcome::Lapsed)
+                .await?;
         }
         // A yes answers the question asked at the speaker's previous line
         // here, nothing older: one passed over has lapsed.
         let previous = self
             .db
             .conversations()
-            .previous_line_of(place.org, place.agent, place.conversation, speaker, place.message_id)
+            .previous_line_of(
+                place.org,
+                place.agent,
+                place.conversation,
+                speaker,
+                place.message_id,
+            )
             .await?
             .map(|(id, _)| id);
         if previous != Some(newest.batch) {
@@ -92,7 +109,8 @@ impl Mcp {
         };
         // Approved then is not enough: it must be approved now, for them.
         if tool.status != ExternalToolStatus::Approved || !tool.offered_to(role, place.work_roles) {
-            self.record(&record(CallEnd::Refused, Default::default())).await;
+            self.record(&record(CallEnd::Refused, Default::default()))
+                .await;
             return Ok(Some(format!(
                 "`{}` is no longer approved for you, so I did not run it.",
                 tool.name

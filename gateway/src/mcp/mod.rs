@@ -15,7 +15,7 @@
 mod confirm;
 mod offer;
 
-pub use offer::{ExternalTurnTools, TurnPlace};
+pub use offer::ExternalTurnTools;
 
 use crate::config::{McpConfig, McpServerConfig, McpTransport};
 use crate::metrics::Metrics;
@@ -32,6 +32,23 @@ use std::num::NonZeroU32;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, RwLock};
+
+/// Where and for whom one turn calls tools.
+#[derive(Debug, Clone, Copy)]
+pub struct TurnPlace<'a> {
+    pub org: &'a str,
+    pub agent: &'a str,
+    pub conversation: &'a str,
+    pub principal: &'a memory::Principal,
+    pub on_behalf_of: Option<&'a str>,
+    /// The work roles the speaker holds now.
+    pub work_roles: &'a [String],
+    /// The turn's message id: a confirmation is asked at it.
+    pub message_id: i64,
+    /// The turn's run id (`turn:<message id>`), on every audit entry.
+    pub run: &'a str,
+    pub now: i64,
+}
 
 /// Why a server could not be reached or listed.
 #[derive(Debug, thiserror::Error)]
@@ -138,11 +155,7 @@ impl Mcp {
                 });
             match connected {
                 Ok(client) => {
-                    let c = Arc::new(Connected {
-                        org,
-                        agent,
-                        client,
-                    });
+                    let c = Arc::new(Connected { org, agent, client });
                     hub.servers.write().await.insert(server.name.clone(), c);
                     if let Err(e) = hub.sync(&server.name).await {
                         tracing::error!(error = %e, "MCP server's tools not listed");
@@ -166,10 +179,14 @@ impl Mcp {
         let Some(c) = self.servers.read().await.get(server).cloned() else {
             return Ok(Vec::new());
         };
-        let listed = c.client.list_all_tools().await.map_err(|e| McpError::Server {
-            server: server.into(),
-            why: format!("tools/list failed: {e}"),
-        })?;
+        let listed = c
+            .client
+            .list_all_tools()
+            .await
+            .map_err(|e| McpError::Server {
+                server: server.into(),
+                why: format!("tools/list failed: {e}"),
+            })?;
         let now = self.clock.now_ms();
         let mut kept = Vec::new();
         for tool in listed {
@@ -268,7 +285,14 @@ impl Mcp {
         if let Err(e) = self
             .db
             .audit()
-            .append(call.org, call.speaker, "tool.call", call.run, &detail, call.at)
+            .append(
+                call.org,
+                call.speaker,
+                "tool.call",
+                call.run,
+                &detail,
+                call.at,
+            )
             .await
         {
             tracing::warn!(error = %e, "external tool call not audited");
@@ -423,7 +447,11 @@ pub fn escaped(text: &str) -> String {
 /// One listing on one line: id, status, server/name, roles, hash prefix.
 pub fn review_line(t: &ExternalTool) -> String {
     let roles = if t.roles.is_empty() { "-" } else { &t.roles };
-    let flag = if t.finding.is_empty() { "" } else { " [screen: see show]" };
+    let flag = if t.finding.is_empty() {
+        ""
+    } else {
+        " [screen: see show]"
+    };
     format!(
         "#{} {} {}/{} roles:{roles}{} hash:{}{flag}",
         t.id,
@@ -475,7 +503,9 @@ mod tests {
         assert_eq!(lines[2], WITHHELD);
         assert!(!shown.contains("<|im_start|>"), "{shown}");
         let long = screen_result(&"x".repeat(5_000), 100);
-        assert!(long.starts_with(&"x".repeat(100)) && long.ends_with("[cut: the result was longer]"));
+        assert!(
+            long.starts_with(&"x".repeat(100)) && long.ends_with("[cut: the result was longer]")
+        );
         assert_eq!(long.lines().next().map(|l| l.chars().count()), Some(100));
     }
 

@@ -2,30 +2,13 @@
 //! the speaker's role, each call authorised, checked against the approved
 //! schema, limited and audited, or asked first when its approval says so.
 
-use super::{arguments_hash, timed, CallEnd, Mcp, Recorded};
+use super::{arguments_hash, timed, CallEnd, Mcp, Recorded, TurnPlace};
 use crate::llm::{ToolSpec, Tools};
 use memory::authz::{Action, Actor};
 use memory::external_tool::ExternalTool;
 use memory::Principal;
 use serde_json::Value;
 use std::sync::Mutex;
-
-/// Where and for whom one turn calls tools.
-#[derive(Debug, Clone, Copy)]
-pub struct TurnPlace<'a> {
-    pub org: &'a str,
-    pub agent: &'a str,
-    pub conversation: &'a str,
-    pub principal: &'a Principal,
-    pub on_behalf_of: Option<&'a str>,
-    /// The work roles the speaker holds now.
-    pub work_roles: &'a [String],
-    /// The turn's message id: a confirmation is asked at it.
-    pub message_id: i64,
-    /// The turn's run id (`turn:<message id>`), on every audit entry.
-    pub run: &'a str,
-    pub now: i64,
-}
 
 /// One approved listing offered this turn, its schema compiled.
 struct Offered {
@@ -67,7 +50,11 @@ impl Mcp {
         };
         let allowed = memory::authz::authorize(actor, Action::CallExternalTool).is_ok();
         if let (Some(role), true, true) = (role_of(place.principal), allowed, self.configured()) {
-            let own: Vec<String> = inner.specs().into_iter().map(|s| s.name.into_owned()).collect();
+            let own: Vec<String> = inner
+                .specs()
+                .into_iter()
+                .map(|s| s.name.into_owned())
+                .collect();
             let connected: Vec<String> = self.servers.read().await.keys().cloned().collect();
             for tool in self
                 .db
@@ -77,7 +64,10 @@ impl Mcp {
             {
                 let clash = own.contains(&tool.name)
                     || offered.iter().any(|o: &Offered| o.tool.name == tool.name);
-                if !tool.offered_to(role, place.work_roles) || clash || !connected.contains(&tool.server) {
+                if !tool.offered_to(role, place.work_roles)
+                    || clash
+                    || !connected.contains(&tool.server)
+                {
                     continue;
                 }
                 let Ok(schema) = serde_json::from_str::<Value>(&tool.input_schema) else {
@@ -144,7 +134,10 @@ impl ExternalTurnTools<'_> {
             at: self.place.now,
         };
         let valid = match jsonschema::validator_for(&o.schema) {
-            Ok(v) => v.iter_errors(arguments).map(|e| e.to_string()).collect::<Vec<_>>(),
+            Ok(v) => v
+                .iter_errors(arguments)
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>(),
             Err(e) => vec![format!("its approved schema is not usable: {e}")],
         };
         if !valid.is_empty() {
@@ -158,7 +151,10 @@ impl ExternalTurnTools<'_> {
                 memory::sanitize::sanitize(&why)
             );
         }
-        if !self.hub.within_rate(&format!("{}|{speaker}", self.place.org)) {
+        if !self
+            .hub
+            .within_rate(&format!("{}|{speaker}", self.place.org))
+        {
             self.hub
                 .record(&record(CallEnd::RateLimited, Default::default()))
                 .await;

@@ -141,12 +141,8 @@ impl ExternalTools<'_> {
     /// with another hash is suspended — a changed tool waits for a new
     /// approval. Audited as `tool.listed` and `tool.changed`.
     pub async fn observe(&self, l: &ToolListing<'_>) -> Result<ExternalTool> {
-        let hash = crate::external_tool::listing_hash(
-            l.server,
-            l.name,
-            l.description,
-            l.input_schema,
-        );
+        let hash =
+            crate::external_tool::listing_hash(l.server, l.name, l.description, l.input_schema);
         let text = format!(
             "{LISTING} WHERE org = $1 AND agent = $2 AND server = $3 AND name = $4 AND hash = $5"
         );
@@ -176,7 +172,8 @@ impl ExternalTools<'_> {
         )
         .exec(&mut *tx)
         .await?;
-        let text = "UPDATE external_tools SET status = $1, note = $2 WHERE org = $3 AND agent = $4 \
+        let text =
+            "UPDATE external_tools SET status = $1, note = $2 WHERE org = $3 AND agent = $4 \
              AND server = $5 AND name = $6 AND hash <> $7 AND status IN ($8, $9)";
         let changed = sql!(
             text,
@@ -345,7 +342,15 @@ impl ExternalTools<'_> {
         sql!(text, to, who.actor, who.at, why, who.org, id)
             .exec(&mut *tx)
             .await?;
-        let detail = format!("listing {id} (hash {}){}", t.hash, if why.is_empty() { String::new() } else { format!(": {why}") });
+        let detail = format!(
+            "listing {id} (hash {}){}",
+            t.hash,
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(": {why}")
+            }
+        );
         who.audit(&mut *tx, action, &target(&t), &detail).await?;
         tx.commit().await?;
         Ok(Ok(self.listing(who.org, id).await?))
@@ -388,15 +393,24 @@ impl ExternalTools<'_> {
             "{CALL} WHERE org = $1 AND agent = $2 AND conversation = $3 AND sender = $4 \
              AND status = $5 AND expires_at > $6 ORDER BY id DESC"
         );
-        sql!(text, org, agent, conversation, sender, WaitingOutcome::Asked, now)
-            .all(&self.db.pool)
-            .await
+        sql!(
+            text,
+            org,
+            agent,
+            conversation,
+            sender,
+            WaitingOutcome::Asked,
+            now
+        )
+        .all(&self.db.pool)
+        .await
     }
 
     /// Settle a waiting call; false when it was settled already (a
     /// replica or a retry came first).
     pub async fn settle(&self, org: &str, id: i64, outcome: WaitingOutcome) -> Result<bool> {
-        let text = "UPDATE external_tool_calls SET status = $1 WHERE org = $2 AND id = $3 AND status = $4";
+        let text =
+            "UPDATE external_tool_calls SET status = $1 WHERE org = $2 AND id = $3 AND status = $4";
         let moved = sql!(text, outcome, org, id, WaitingOutcome::Asked)
             .exec(&self.db.pool)
             .await?;
