@@ -7,7 +7,9 @@
 //!
 //! A tool in the file: `{"name", "description", "input_schema", "reply"}`,
 //! where `reply` is `{"text": "…"}` (`{args}` in it becomes the arguments'
-//! JSON), `{"repeat": "…", "times": N}` (a big result) or `{"hang": true}`.
+//! JSON), `{"repeat": "…", "times": N}` (a big result) or `{"hang": true}`;
+//! `"notify_changed": true` beside the text sends `tools/list_changed` after
+//! the call.
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InitializeResult,
@@ -69,7 +71,7 @@ impl ServerHandler for Fixture {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         if let Ok(mut f) = std::fs::OpenOptions::new()
@@ -95,6 +97,10 @@ impl ServerHandler for Fixture {
             (None, Some(r)) => r.repeat(reply["times"].as_u64().unwrap_or(1) as usize),
             _ => String::new(),
         };
+        if reply["notify_changed"] == true {
+            // `notifications/tools/list_changed`, as a server does after changing its tools.
+            let _ = context.peer.notify_tool_list_changed().await;
+        }
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
     }
 }

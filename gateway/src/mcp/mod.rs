@@ -115,6 +115,8 @@ pub struct Mcp {
     metrics: Metrics,
     servers: RwLock<HashMap<String, Arc<Connected>>>,
     per_person: DefaultKeyedRateLimiter<String>,
+    /// How many listings were taken (each `sync`): what waits for a re-list watches it.
+    listed: tokio::sync::watch::Sender<u64>,
 }
 
 impl Mcp {
@@ -135,6 +137,7 @@ impl Mcp {
             metrics,
             servers: RwLock::new(HashMap::new()),
             per_person: RateLimiter::keyed(Quota::per_minute(per_minute)),
+            listed: tokio::sync::watch::channel(0).0,
         });
         let (tx, rx) = mpsc::unbounded_channel();
         for server in &cfg.mcp.servers {
@@ -203,7 +206,14 @@ impl Mcp {
             kept.push(self.db.external_tools().observe(&listing).await?);
         }
         tracing::info!(server, tools = kept.len(), "MCP server's tools listed");
+        self.listed.send_modify(|n| *n += 1);
         Ok(kept)
+    }
+
+    /// Moves each time a server's tools were listed and kept (at start, and
+    /// after each `tools/list_changed`).
+    pub fn listings(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.listed.subscribe()
     }
 
     /// Stop every server (a stdio one's process ends with its connection).
