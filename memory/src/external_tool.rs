@@ -101,7 +101,7 @@ pub fn screen_description(description: &str) -> Option<String> {
 /// Why an approval, a rejection or a suspension is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExternalToolRefusal {
-    #[error("tool listing {0} is not waiting for approval (it is {1})")]
+    #[error("tool listing {0} is not waiting for approval (it is {1}); a proposed or suspended listing is approved")]
     NotProposed(i64, ExternalToolStatus),
     #[error("tool listing {id} is not the one shown (its hash is {hash}); look at it again before approving")]
     StaleHash { id: i64, hash: String },

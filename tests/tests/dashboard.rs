@@ -25,6 +25,7 @@ const PAGES: &[&str] = &[
     "/dashboard/review",
     "/dashboard/revisions",
     "/dashboard/skills",
+    "/dashboard/tools",
     "/dashboard/runs",
     "/dashboard/audit",
     "/dashboard/settings",

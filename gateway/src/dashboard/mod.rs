@@ -29,6 +29,7 @@ mod runs;
 mod settings;
 mod signin;
 mod skills;
+mod tools;
 mod view;
 
 pub use auth::{
@@ -322,6 +323,22 @@ fn routes() -> Vec<(&'static str, RouteAccess, MethodRouter<DashboardState>)> {
             "/dashboard/revisions/forget",
             Needs(A::Maintain),
             post(revisions::forget),
+        ),
+        ("/dashboard/tools", Needs(A::CurateTools), get(tools::page)),
+        (
+            "/dashboard/tools/approve",
+            Needs(A::CurateTools),
+            post(tools::approve),
+        ),
+        (
+            "/dashboard/tools/reject",
+            Needs(A::CurateTools),
+            post(tools::reject),
+        ),
+        (
+            "/dashboard/tools/suspend",
+            Needs(A::CurateTools),
+            post(tools::suspend),
         ),
         (
             "/dashboard/skills",

@@ -41,13 +41,14 @@ pub const REVIEW: Tab = Tab::new("/dashboard/review", "Review");
 pub const REVISIONS: Tab = Tab::new("/dashboard/revisions", "Revisions");
 pub const ROLES: Tab = Tab::new("/dashboard/roles", "Roles");
 pub const SKILLS: Tab = Tab::new("/dashboard/skills", "Skills");
+pub const TOOLS: Tab = Tab::new("/dashboard/tools", "Tools");
 pub const RUNS: Tab = Tab::new("/dashboard/runs", "Runs");
 pub const AUDIT: Tab = Tab::new("/dashboard/audit", "Audit log");
 pub const SETTINGS: Tab = Tab::new("/dashboard/settings", "Settings");
 
 /// The pages in the navigation bar, in order.
 pub const NAV: &[Tab] = &[
-    CHAT, PAIRING, ROLES, MEMORY, REVIEW, REVISIONS, SKILLS, RUNS, AUDIT, SETTINGS,
+    CHAT, PAIRING, ROLES, MEMORY, REVIEW, REVISIONS, SKILLS, TOOLS, RUNS, AUDIT, SETTINGS,
 ];
 
 /// A signed-in page `tab` in the layout (its forms carry `csrf`), showing

@@ -130,6 +130,31 @@ named_enum! {
     }
 }
 
+/// Suspend every approved or proposed listing of `l`'s tool but the one
+/// with `hash`: a server lists one version of a tool at a time.
+async fn suspend_others(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    l: &ToolListing<'_>,
+    hash: &str,
+) -> Result<u64> {
+    let text = "UPDATE external_tools SET status = $1, note = $2 WHERE org = $3 AND agent = $4 \
+         AND server = $5 AND name = $6 AND hash <> $7 AND status IN ($8, $9)";
+    sql!(
+        text,
+        ExternalToolStatus::Suspended,
+        "changed by its server: the listing it lists now waits for approval",
+        l.org,
+        l.agent,
+        l.server,
+        l.name,
+        hash,
+        ExternalToolStatus::Approved,
+        ExternalToolStatus::Proposed
+    )
+    .exec(&mut **tx)
+    .await
+}
+
 fn target(t: &ExternalTool) -> String {
     format!("tool:{}/{}", t.server, t.name)
 }
@@ -150,6 +175,21 @@ impl ExternalTools<'_> {
             .opt(&self.db.pool)
             .await?;
         if let Some(row) = known {
+            // A server back at a listing seen before: any other approved one
+            // of the tool is not what it lists now.
+            let mut tx = super::begin(&self.db.pool).await?;
+            let changed = suspend_others(&mut tx, l, &hash).await?;
+            if changed > 0 {
+                let by = Act {
+                    org: l.org,
+                    actor: "steward",
+                    at: l.at,
+                };
+                let what = format!("tool:{}/{}", l.server, l.name);
+                by.audit(&mut *tx, "tool.changed", &what, "earlier listing suspended")
+                    .await?;
+            }
+            tx.commit().await?;
             return Ok(row.into());
         }
         let mut tx = super::begin(&self.db.pool).await?;
@@ -172,23 +212,7 @@ impl ExternalTools<'_> {
         )
         .exec(&mut *tx)
         .await?;
-        let text =
-            "UPDATE external_tools SET status = $1, note = $2 WHERE org = $3 AND agent = $4 \
-             AND server = $5 AND name = $6 AND hash <> $7 AND status IN ($8, $9)";
-        let changed = sql!(
-            text,
-            ExternalToolStatus::Suspended,
-            "changed by its server: the new listing waits for approval",
-            l.org,
-            l.agent,
-            l.server,
-            l.name,
-            &hash,
-            ExternalToolStatus::Approved,
-            ExternalToolStatus::Proposed
-        )
-        .exec(&mut *tx)
-        .await?;
+        let changed = suspend_others(&mut tx, l, &hash).await?;
         let by = Act {
             org: l.org,
             actor: "steward",
@@ -251,7 +275,9 @@ impl ExternalTools<'_> {
     /// authority (`authz::Action::CurateTools`). Audited as `tool.approve`.
     pub async fn approve(&self, who: Act<'_>, grant: &ToolGrant<'_>) -> Result<ToolDecided> {
         let t = self.listing(who.org, grant.id).await?;
-        if t.status != ExternalToolStatus::Proposed {
+        // A suspended listing is approved again only by its hash, as a proposed one.
+        let waiting = [ExternalToolStatus::Proposed, ExternalToolStatus::Suspended];
+        if !waiting.contains(&t.status) {
             return Ok(Err(ExternalToolRefusal::NotProposed(t.id, t.status)));
         }
         let named = grant.hash.to_ascii_lowercase();
@@ -277,7 +303,7 @@ impl ExternalTools<'_> {
             who.at,
             who.org,
             t.id,
-            ExternalToolStatus::Proposed
+            t.status
         )
         .exec(&mut *tx)
         .await?;
@@ -286,6 +312,23 @@ impl ExternalTools<'_> {
             let now = self.listing(who.org, t.id).await?;
             return Ok(Err(ExternalToolRefusal::NotProposed(now.id, now.status)));
         }
+        // One approved listing of a tool at a time.
+        let text =
+            "UPDATE external_tools SET status = $1, note = $2 WHERE org = $3 AND agent = $4 \
+             AND server = $5 AND name = $6 AND id <> $7 AND status = $8";
+        sql!(
+            text,
+            ExternalToolStatus::Suspended,
+            format!("replaced by listing {}", t.id),
+            who.org,
+            &t.agent,
+            &t.server,
+            &t.name,
+            t.id,
+            ExternalToolStatus::Approved
+        )
+        .exec(&mut *tx)
+        .await?;
         let detail = format!(
             "listing {} (hash {}) for {roles}{}",
             t.id,
