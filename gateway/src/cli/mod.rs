@@ -502,12 +502,20 @@ fn skill_status_names() -> PossibleValuesParser {
     )
 }
 
+fn tool_status_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        ::memory::external_tool::ExternalToolStatus::VARIANTS
+            .iter()
+            .map(|s| s.as_str()),
+    )
+}
+
 #[derive(Debug, Subcommand)]
 pub enum ToolsCommand {
     /// Tool listings, newest first.
     List {
-        /// Only listings with this status (proposed, approved, rejected, suspended).
-        #[arg(long)]
+        /// Only listings with this status.
+        #[arg(long, value_parser = tool_status_names())]
         status: Option<String>,
         /// Print a JSON array of listings.
         #[arg(long)]
