@@ -7,7 +7,7 @@
 use super::{
     ApiKeyCommand, ArchiveAction, Command, DashboardCommand, DelegateCommand, MemoryCommand,
     PairingCommand, PolicyAction, ReviewAction, RevisionAction, RoleCommand, RunsCommand,
-    SkillsCommand,
+    SkillsCommand, ToolsCommand,
 };
 use memory::authz::Action;
 
@@ -22,6 +22,13 @@ impl Command {
             Command::Pairing(cmd) => cmd.action(),
             Command::Memory(cmd) => cmd.action(),
             Command::Skills(cmd) => cmd.action(),
+            Command::Tools(
+                ToolsCommand::List { .. }
+                | ToolsCommand::Show { .. }
+                | ToolsCommand::Approve { .. }
+                | ToolsCommand::Reject { .. }
+                | ToolsCommand::Suspend { .. },
+            ) => Action::CurateTools,
             Command::Runs(RunsCommand::List { .. } | RunsCommand::Show { .. }) => Action::Operate,
             Command::ApiKey(
                 ApiKeyCommand::Create { .. }

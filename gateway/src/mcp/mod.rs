@@ -282,15 +282,17 @@ impl Mcp {
 
     /// Audit and count one call.
     async fn record(&self, call: &Recorded<'_>) {
-        let detail = format!(
+        use memory::admin_text::Identifier;
+        // Names and hashes only: the arguments are the speaker's, never shown here.
+        let detail = memory::admin_text!(
             "{}/{} listing {} (hash {}) arguments {} → {} in {} ms",
-            call.tool.server,
-            call.tool.name,
+            Identifier::new(&call.tool.server),
+            Identifier::new(&call.tool.name),
             call.tool.id,
-            &call.tool.hash[..12.min(call.tool.hash.len())],
-            &call.arguments_hash[..12.min(call.arguments_hash.len())],
+            Identifier::new(&call.tool.hash[..12.min(call.tool.hash.len())]),
+            Identifier::new(&call.arguments_hash[..12.min(call.arguments_hash.len())]),
             call.end.as_str(),
-            call.took.as_millis()
+            u64::try_from(call.took.as_millis()).unwrap_or(u64::MAX)
         );
         if let Err(e) = self
             .db

@@ -110,7 +110,10 @@ impl ExternalTurnTools<'_> {
                 &self.speaker(),
                 "tool.call",
                 self.place.run,
-                &format!("refused: `{shown}` is not offered to this speaker"),
+                &memory::admin_text!(
+                    "refused: `{}` is not offered to this speaker",
+                    memory::admin_text::Identifier::new(&shown)
+                ),
                 self.place.now,
             )
             .await

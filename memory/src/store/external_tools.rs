@@ -4,6 +4,7 @@
 
 use super::audit::Act;
 use super::{Db, Result};
+use crate::admin_text::{AdminText, Identifier, Identifiers, OrgWords};
 use crate::external_tool::{ExternalTool, ExternalToolRefusal, ExternalToolStatus};
 
 const LISTING: &str = "SELECT id, org, agent, server, name, description, input_schema, hash, \
@@ -186,8 +187,13 @@ impl ExternalTools<'_> {
                     at: l.at,
                 };
                 let what = format!("tool:{}/{}", l.server, l.name);
-                by.audit(&mut *tx, "tool.changed", &what, "earlier listing suspended")
-                    .await?;
+                by.audit(
+                    &mut *tx,
+                    "tool.changed",
+                    &what,
+                    &AdminText::fixed("earlier listing suspended"),
+                )
+                .await?;
             }
             tx.commit().await?;
             return Ok(row.into());
@@ -219,15 +225,21 @@ impl ExternalTools<'_> {
             at: l.at,
         };
         let what = format!("tool:{}/{}", l.server, l.name);
-        let detail = if finding.is_empty() {
-            format!("hash {hash}")
+        let flagged = if finding.is_empty() {
+            ""
         } else {
-            format!("hash {hash}; description {finding}")
+            "; the screen flagged its description"
         };
+        let detail = admin_text!("hash {}{}", Identifier::new(&hash), flagged);
         by.audit(&mut *tx, "tool.listed", &what, &detail).await?;
         if changed > 0 {
-            by.audit(&mut *tx, "tool.changed", &what, "earlier listing suspended")
-                .await?;
+            by.audit(
+                &mut *tx,
+                "tool.changed",
+                &what,
+                &AdminText::fixed("earlier listing suspended"),
+            )
+            .await?;
         }
         tx.commit().await?;
         let text = format!(
@@ -329,15 +341,17 @@ impl ExternalTools<'_> {
         )
         .exec(&mut *tx)
         .await?;
-        let detail = format!(
-            "listing {} (hash {}) for {roles}{}",
+        let confirmed = if grant.confirm {
+            ", each call confirmed"
+        } else {
+            ""
+        };
+        let detail = admin_text!(
+            "listing {} (hash {}) for {}{}",
             t.id,
-            t.hash,
-            if grant.confirm {
-                ", each call confirmed"
-            } else {
-                ""
-            }
+            Identifier::new(&t.hash),
+            Identifiers::new(grant.roles),
+            confirmed
         );
         who.audit(&mut *tx, "tool.approve", &target(&t), &detail)
             .await?;
@@ -385,14 +399,12 @@ impl ExternalTools<'_> {
         sql!(text, to, who.actor, who.at, why, who.org, id)
             .exec(&mut *tx)
             .await?;
-        let detail = format!(
-            "listing {id} (hash {}){}",
-            t.hash,
-            if why.is_empty() {
-                String::new()
-            } else {
-                format!(": {why}")
-            }
+        // The reason is an administrator's own words (or steward's fixed ones).
+        let detail = admin_text!(
+            "listing {} (hash {}): {}",
+            id,
+            Identifier::new(&t.hash),
+            OrgWords::administrators_words(why)
         );
         who.audit(&mut *tx, action, &target(&t), &detail).await?;
         tx.commit().await?;
