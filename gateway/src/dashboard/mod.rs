@@ -437,6 +437,9 @@ pub const FORM_ROUTES: &[&str] = &[
     "/dashboard/skills/reject",
     "/dashboard/skills/rollback",
     "/dashboard/skills/run",
+    "/dashboard/tools/approve",
+    "/dashboard/tools/reject",
+    "/dashboard/tools/suspend",
     "/dashboard/memory/person",
 ];
 
