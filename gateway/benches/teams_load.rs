@@ -22,6 +22,10 @@
 //! `valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.out`; the server is
 //! then stopped with SIGINT instead (callgrind writes its profile on exit).
 //! `STEWARD_LOAD_SET_<NAME>=v` serves with the setting `STEWARD_<NAME>=v`.
+//! `STEWARD_LOAD_TURNS=N` sends N turns in all (shared among the connections)
+//! and ends when they are answered, `STEWARD_LOAD_SECONDS` (then an hour) at
+//! most: a fixed amount of work, for counting instructions under callgrind
+//! (`gateway/benches/turn_instructions.sh`).
 //! `STEWARD_LOAD_KEEP=DIR` copies the killed server's store files (database,
 //! write-ahead log) to DIR before they are read.
 //! `STEWARD_LOAD_POSTGRES_URL=postgres://…` serves from PostgreSQL instead:
@@ -348,6 +352,7 @@ async fn worker(
     records: usize,
     run_started: Instant,
     stop: Arc<AtomicBool>,
+    quota: Option<usize>,
 ) -> Tally {
     let mut tally = Tally::default();
     let Ok(key) = STANDARD.decode(TOKEN) else {
@@ -365,7 +370,7 @@ async fn worker(
     let mine: Vec<usize> = (w..users).step_by(workers).collect();
     let mut seq = 0usize;
     let mut rng = (w as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    while !stop.load(Ordering::Relaxed) {
+    while !stop.load(Ordering::Relaxed) && quota.is_none_or(|q| seq < q) {
         seq += 1;
         rng ^= rng << 13;
         rng ^= rng >> 7;
@@ -544,7 +549,15 @@ fn percentile(sorted: &[u32], p: f64) -> f64 {
 }
 
 async fn run() -> Result<bool, String> {
-    let seconds = env_or("STEWARD_LOAD_SECONDS", 60);
+    // A fixed number of turns, for counting instructions (callgrind is slow:
+    // the time limit is then an hour unless set).
+    let turns = std::env::var("STEWARD_LOAD_TURNS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok());
+    let seconds = env_or(
+        "STEWARD_LOAD_SECONDS",
+        if turns.is_some() { 3600 } else { 60 },
+    );
     let connections = env_or("STEWARD_LOAD_CONNECTIONS", 32).max(1);
     let records = env_or("STEWARD_LOAD_RECORDS", 100_000);
     let users = env_or("STEWARD_LOAD_USERS", 1024).max(connections);
@@ -584,6 +597,7 @@ async fn run() -> Result<bool, String> {
                 records,
                 started,
                 stop.clone(),
+                turns.map(|n| n / connections + usize::from(w < n % connections)),
             ))
         })
         .collect();
@@ -592,13 +606,20 @@ async fn run() -> Result<bool, String> {
     let postgres_before = postgres.then(postgres_ticks);
     let mut ticks = vec![Tick::of(server.id())];
     let end = started + Duration::from_secs(seconds as u64);
-    let mut next = started + Duration::from_secs(WINDOW_SECS);
-    while next <= end {
-        tokio::time::sleep_until(next.into()).await;
-        ticks.push(Tick::of(server.id()));
-        next += Duration::from_secs(WINDOW_SECS);
+    if turns.is_some() {
+        // Until every connection has sent its share (or the time is up).
+        while Instant::now() < end && !workers.iter().all(|w| w.is_finished()) {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    } else {
+        let mut next = started + Duration::from_secs(WINDOW_SECS);
+        while next <= end {
+            tokio::time::sleep_until(next.into()).await;
+            ticks.push(Tick::of(server.id()));
+            next += Duration::from_secs(WINDOW_SECS);
+        }
+        tokio::time::sleep_until(end.into()).await;
     }
-    tokio::time::sleep_until(end.into()).await;
     // The load generator's own CPU shares the machine with the server's.
     let generator = Usage::of(std::process::id())
         .zip(generator_before)
