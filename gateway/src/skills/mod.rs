@@ -783,6 +783,10 @@ fn corrected_exchange(history: &[StoredMessage]) -> Option<(&StoredMessage, &Sto
 /// words): a small model often answers the fact and drops the frame's
 /// steps, and the person must still see what an administrator approved.
 pub fn with_steps(answer: String, followed: &[SkillRevision]) -> String {
+    // Most turns follow no skill: the answer's terms are then not needed.
+    if followed.is_empty() {
+        return answer;
+    }
     let said = terms(&answer);
     let mut out = answer;
     for r in followed {
