@@ -6,6 +6,7 @@
 use super::{Extractor, LlmError, ReplyContext, Responder};
 use memory::store::Retrieved;
 use memory::{Candidate, ItemChannel};
+use std::sync::OnceLock;
 
 #[derive(Debug, Default, Clone, Copy)]
 pub struct OfflineExtractor;
@@ -988,14 +989,18 @@ const CJK_STANDING: &[&str] = &["以后", "今后", "总是", "一直", "今後"
 
 /// Whether `s` holds a standing marker anywhere ("… sempre in italiano").
 fn has_standing(s: &str) -> bool {
-    if CJK_STANDING.iter().any(|m| s.contains(m)) {
+    // The CJK markers hold no ASCII: an ASCII text holds none of them.
+    if !s.is_ascii() && CJK_STANDING.iter().any(|m| s.contains(m)) {
         return true;
     }
     let words = words_of(s);
-    STANDING.iter().any(|marker| {
-        let m: Vec<&str> = marker.split(' ').collect();
-        (0..words.len()).any(|i| opens_with(&words[i..], &m))
-    })
+    standing_words().iter().any(|m| (0..words.len()).any(|i| opens_with(&words[i..], m)))
+}
+
+/// [`STANDING`]'s markers cut into words, once a process.
+fn standing_words() -> &'static [Vec<&'static str>] {
+    static WORDS: OnceLock<Vec<Vec<&'static str>>> = OnceLock::new();
+    WORDS.get_or_init(|| STANDING.iter().map(|m| m.split(' ').collect()).collect())
 }
 
 /// Verbs of answering and writing, as word starts, in the languages the rules know.
