@@ -709,6 +709,15 @@ fn sentences(line: &str) -> Vec<&str> {
 
 /// Lower case, letters and digits only: how an echoed line is recognised.
 fn normalised(text: &str) -> String {
+    // An ASCII text (nearly every answer) needs no Unicode tables, and its
+    // letters lower-case to ASCII: the same result, a fraction of the work.
+    if text.is_ascii() {
+        return text
+            .bytes()
+            .filter(u8::is_ascii_alphanumeric)
+            .map(|b| char::from(b.to_ascii_lowercase()))
+            .collect();
+    }
     text.chars()
         .filter(|c| c.is_alphanumeric())
         .flat_map(char::to_lowercase)
@@ -933,6 +942,25 @@ fn without_unshown_citations(line: &str, shown: &[i64]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_ascii_text_is_normalised_as_by_the_unicode_tables() {
+        let unicode = |t: &str| -> String {
+            t.chars()
+                .filter(|c| c.is_alphanumeric())
+                .flat_map(char::to_lowercase)
+                .collect()
+        };
+        for text in [
+            "The Daily REPORT uses example_orders (Memory reference: 12)!",
+            "db-01.internal:5432 / #OPS @Ana ~`^\t\n",
+            "",
+        ] {
+            assert!(text.is_ascii());
+            assert_eq!(normalised(text), unicode(text), "{text}");
+        }
+        assert_eq!(normalised("Größe İ ΣΑ 5"), unicode("Größe İ ΣΑ 5"));
+    }
 
     #[test]
     fn a_promise_to_remember_or_to_serve_from_now_on_is_not_shown() {
