@@ -1,11 +1,11 @@
 //! Context assembly: precedence (docs/memory.md, "Scopes, and which wins"), and
 //! memory as data behind a fixed prefix.
 
+use aho_corasick::AhoCorasick;
 use chrono::{Datelike, Weekday};
 use memory::policy::ANSWER_IN_SUBJECT;
 use memory::sanitize::sanitize;
 use memory::store::Retrieved;
-use aho_corasick::AhoCorasick;
 use memory::{Kind, Principal, Scope};
 use std::sync::{Arc, Mutex, OnceLock};
 

@@ -994,7 +994,9 @@ fn has_standing(s: &str) -> bool {
         return true;
     }
     let words = words_of(s);
-    standing_words().iter().any(|m| (0..words.len()).any(|i| opens_with(&words[i..], m)))
+    standing_words()
+        .iter()
+        .any(|m| (0..words.len()).any(|i| opens_with(&words[i..], m)))
 }
 
 /// [`STANDING`]'s markers cut into words, once a process.
