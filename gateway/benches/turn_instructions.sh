@@ -12,15 +12,15 @@
 #   gateway/benches/turn_instructions.sh                                # this build
 #   STEWARD_LOAD_BIN=/path/to/other/steward gateway/benches/turn_instructions.sh
 #
-# TURNS_SMALL (200), TURNS_LARGE (1000), TURNS_TOP (30 functions),
+# TURNS_SMALL (100), TURNS_LARGE (500), TURNS_TOP (30 functions),
 # TURNS_OUT (the directory the profiles are kept in; a fresh one by default),
 # and teams_load's own knobs (STEWARD_LOAD_CONNECTIONS, default 8 here;
 # STEWARD_LOAD_RECORDS, STEWARD_LOAD_USERS; STEWARD_LOAD_SEEDED=FILE, by default
 # seeded in TURNS_OUT for the two runs).
 set -euo pipefail
 
-small=${TURNS_SMALL:-200}
-large=${TURNS_LARGE:-1000}
+small=${TURNS_SMALL:-100}
+large=${TURNS_LARGE:-500}
 top=${TURNS_TOP:-30}
 out=${TURNS_OUT:-$(mktemp -d /tmp/turn-instructions.XXXXXX)}
 mkdir -p "$out"
