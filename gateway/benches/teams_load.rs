@@ -342,6 +342,13 @@ struct Tally {
     failed: BTreeMap<u16, usize>,
 }
 
+/// When a worker stops sending: when the run's `flag` is set, or after its
+/// share of `STEWARD_LOAD_TURNS` (`after`).
+struct Until {
+    flag: Arc<AtomicBool>,
+    after: Option<usize>,
+}
+
 /// One keep-alive connection sending until `stop`; worker `w` of `workers`
 /// speaks as the users `u ≡ w (mod workers)`.
 async fn worker(
@@ -351,8 +358,7 @@ async fn worker(
     users: usize,
     records: usize,
     run_started: Instant,
-    stop: Arc<AtomicBool>,
-    quota: Option<usize>,
+    stop: Until,
 ) -> Tally {
     let mut tally = Tally::default();
     let Ok(key) = STANDARD.decode(TOKEN) else {
@@ -370,7 +376,7 @@ async fn worker(
     let mine: Vec<usize> = (w..users).step_by(workers).collect();
     let mut seq = 0usize;
     let mut rng = (w as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    while !stop.load(Ordering::Relaxed) && quota.is_none_or(|q| seq < q) {
+    while !stop.flag.load(Ordering::Relaxed) && stop.after.is_none_or(|n| seq < n) {
         seq += 1;
         rng ^= rng << 13;
         rng ^= rng >> 7;
@@ -596,8 +602,10 @@ async fn run() -> Result<bool, String> {
                 users,
                 records,
                 started,
-                stop.clone(),
-                turns.map(|n| n / connections + usize::from(w < n % connections)),
+                Until {
+                    flag: stop.clone(),
+                    after: turns.map(|n| n / connections + usize::from(w < n % connections)),
+                },
             ))
         })
         .collect();
