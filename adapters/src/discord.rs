@@ -67,7 +67,6 @@ pub const CHANNEL: &str = "discord";
 /// Custom ids of the "Remember this?" buttons: `steward:remember:<batch>:yes|no`.
 const ANSWER_PREFIX: &str = "steward:remember:";
 
-const TURN_FAILED: &str = "Something went wrong on my side; please try again shortly.";
 const NOTHING_TO_SAY: &str = "I have nothing to add to that.";
 
 /// How the Discord channel connects and where its messages belong.
@@ -242,11 +241,7 @@ impl EventHandler for Bot {
                 if !addressed {
                     return;
                 }
-                vec![Reply {
-                    conversation: msg.channel_id.to_string(),
-                    text: TURN_FAILED.into(),
-                    proposal: None,
-                }]
+                vec![Reply::turn_failed(msg.channel_id.to_string())]
             }
         };
         for chunk in chunks(&replies) {
@@ -363,11 +358,7 @@ impl Bot {
             Ok(r) => r,
             Err(e) => {
                 tracing::error!(error = %e, interaction = %id, "turn failed for a Discord interaction");
-                vec![Reply {
-                    conversation: channel.to_string(),
-                    text: TURN_FAILED.into(),
-                    proposal: None,
-                }]
+                vec![Reply::turn_failed(channel.to_string())]
             }
         };
         let mut parts = chunks(&replies);

@@ -133,6 +133,21 @@ pub struct Reply {
     pub proposal: Option<i64>,
 }
 
+/// What a person is told when their turn failed: one wording on every channel.
+pub const TURN_FAILED: &str =
+    "Sorry, something went wrong while answering. Your message was received; please try again.";
+
+impl Reply {
+    /// The apology a channel sends in `conversation` when the turn failed.
+    pub fn turn_failed(conversation: impl Into<String>) -> Reply {
+        Reply {
+            conversation: conversation.into(),
+            text: TURN_FAILED.into(),
+            proposal: None,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct TurnFailed(pub String);

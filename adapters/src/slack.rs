@@ -81,9 +81,6 @@ const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
 /// Per-request timeout of a Web API call.
 const POST_TIMEOUT: Duration = Duration::from_secs(15);
 
-const TURN_FAILED: &str =
-    "Sorry, something went wrong while answering. Your message was received; please try again.";
-
 /// The Web API `error` codes worth another try: Slack's side, not the request.
 const RETRYABLE_ERRORS: &[&str] = &[
     "ratelimited",
@@ -449,11 +446,7 @@ impl Turn {
                 if !addressed {
                     return;
                 }
-                vec![Reply {
-                    conversation: channel.clone(),
-                    text: TURN_FAILED.into(),
-                    proposal: None,
-                }]
+                vec![Reply::turn_failed(channel.clone())]
             }
         };
         let text = replies

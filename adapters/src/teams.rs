@@ -20,7 +20,7 @@
 use crate::retry::{
     self, retry_after, retryable_status, Failure, LongWait, RetryError, RetryPolicy,
 };
-use crate::{ConversationKind, Inbound, Reply, TurnHandler};
+use crate::{ConversationKind, Inbound, Reply, TurnHandler, TURN_FAILED};
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -54,8 +54,6 @@ const ACK_WITH_WORKFLOW: &str =
     "Working on it — I'll post the full answer to this channel in a moment.";
 const ACK_WITHOUT_WORKFLOW: &str = "Working on it, but this is taking longer than Teams waits for an answer, so the reply will not appear here. Your message was received; please ask again in a minute.";
 const EMPTY_MENTION: &str = "Mention me followed by a question or a command (for example `pair`).";
-const TURN_FAILED: &str =
-    "Sorry, something went wrong while answering. Your message was received; please try again.";
 
 #[derive(Debug, thiserror::Error)]
 pub enum TeamsError {

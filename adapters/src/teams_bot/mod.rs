@@ -76,9 +76,6 @@ pub const MESSAGE_LIMIT: usize = 10_000;
 /// Per-request timeout of every call the bot makes.
 const CALL_TIMEOUT: Duration = Duration::from_secs(15);
 
-const TURN_FAILED: &str =
-    "Sorry, something went wrong while answering. Your message was received; please try again.";
-
 /// Milliseconds since the epoch, by the clock the rest of steward reads.
 pub type NowMs = Arc<dyn Fn() -> i64 + Send + Sync>;
 
@@ -712,11 +709,7 @@ impl Turn {
                 if !addressed {
                     return;
                 }
-                vec![Reply {
-                    conversation: conversation.clone(),
-                    text: TURN_FAILED.into(),
-                    proposal: None,
-                }]
+                vec![Reply::turn_failed(conversation.clone())]
             }
         };
         // The answer comes after the typing indicator, never before it.
