@@ -146,7 +146,7 @@ impl TurnLoop {
             )
             .await?;
         let run = format!("turn:{}", t.message_id);
-        let conflicts = self.asked_conflicts(t, &rec).await?;
+        let conflicts = self.asked_conflicts(t, rec).await?;
         if answer.choice == Choice::Both {
             for old in &conflicts {
                 let keep = memory::store::KeepBeside {
@@ -173,7 +173,7 @@ impl TurnLoop {
             )
             .await?;
         if answer.choice == Choice::Yes {
-            self.replace_on_consent(t, &rec, &conflicts, &run).await?;
+            self.replace_on_consent(t, rec, &conflicts, &run).await?;
         }
         self.parts.metrics.policy(PolicyOutcome::Written);
         let kept = answer

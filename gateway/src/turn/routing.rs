@@ -154,6 +154,45 @@ impl TurnLoop {
         Ok(())
     }
 
+    /// The record `item` is written as, from this turn's message: a pending
+    /// one (a proposal) expires unanswered after `memory.proposal_ttl_hours`.
+    fn record_of(
+        &self,
+        t: &Turn<'_>,
+        item: &Candidate,
+        content: String,
+        decided: Decided,
+    ) -> NewRecord {
+        let Decided {
+            scope,
+            owner,
+            status,
+        } = decided;
+        let pending = status == Status::Pending;
+        NewRecord::said(
+            t.org(),
+            t.agent(),
+            scope,
+            &item.kind,
+            &item.subject,
+            content,
+            t.now,
+        )
+        .owner(owner)
+        .status(status)
+        .source(format!(
+            "{}:{}:message:{}",
+            if pending { "proposal" } else { "live" },
+            t.msg.channel,
+            t.message_id
+        ))
+        .expires_at(pending.then(|| t.now + self.parts.cfg.memory.proposal_ttl_hours * 3_600_000))
+        .conversation(Some(t.msg.conversation.clone()))
+        .batch(Some(t.message_id))
+        .author(t.principal.author_id())
+        .on_behalf_of(t.msg.on_behalf_of.clone())
+    }
+
     /// A decided item written as the policy said: a person's record that
     /// conflicts with one they keep is asked with both, whatever asked it
     /// kept (an explicit "remember that", auto-keep), never replaced
@@ -183,28 +222,12 @@ impl TurnLoop {
             Status::Pending
         };
         let pending = status == Status::Pending;
-        let rec = NewRecord::said(
-            t.org(),
-            t.agent(),
+        let decided = Decided {
             scope,
-            &item.kind,
-            &item.subject,
-            content,
-            t.now,
-        )
-        .owner(owner)
-        .status(status)
-        .source(format!(
-            "{}:{}:message:{}",
-            if pending { "proposal" } else { "live" },
-            t.msg.channel,
-            t.message_id
-        ))
-        .expires_at(pending.then(|| t.now + self.parts.cfg.memory.proposal_ttl_hours * 3_600_000))
-        .conversation(Some(t.msg.conversation.clone()))
-        .batch(Some(t.message_id))
-        .author(t.principal.author_id())
-        .on_behalf_of(t.msg.on_behalf_of.clone());
+            owner,
+            status,
+        };
+        let rec = self.record_of(t, item, content, decided);
         // A new value on a subject names the live one it replaces
         // (a person's own: the conflicts, asked below).
         let replaces = if scope.is_personal() {
