@@ -551,6 +551,9 @@ const PROMISE_OPENINGS: &[&str] = &[
     "i'm going to",
     "i shall",
     "from now on i",
+    "puedo",
+    "posso",
+    "je peux",
     "ich werde",
     "werde ich",
     "ich kann",
@@ -591,6 +594,20 @@ const PROMISE_OF_LATER: &[&str] = &[
     "in the future",
     "all my answers",
     "all future",
+    // Carrying on as asked is a promise about later too ("I will continue
+    // to answer your questions in English").
+    "continue to",
+    "continue answering",
+    "continue replying",
+    "keep answering",
+    "keep replying",
+    "keep responding",
+    "weiterhin",
+    "continuaré",
+    "seguiré",
+    "continuerai",
+    "continuarei",
+    "continuerò",
     "every answer",
     "merke",
     "speicher",
@@ -960,6 +977,20 @@ mod tests {
             assert_eq!(normalised(text), unicode(text), "{text}");
         }
         assert_eq!(normalised("Größe İ ΣΑ 5"), unicode("Größe İ ΣΑ 5"));
+    }
+
+    #[test]
+    fn carrying_on_as_asked_is_a_promise_too() {
+        // Written for this test: a model saying it will go on serving a way.
+        for promise in [
+            "Of course, I will continue to write to you in Greek.",
+            "Sure! I'll keep replying with short summaries.",
+            "Claro, puedo responderte siempre en gallego.",
+        ] {
+            assert!(promises(promise), "{promise}");
+        }
+        assert!(!promises("The export will continue to run at 02:00."));
+        assert!(!promises("I can see the rota: Kim is on call."));
     }
 
     #[test]
