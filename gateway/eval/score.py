@@ -148,6 +148,12 @@ def joined_of_said(w, wholes):
     return False
 
 
+def is_cjk(c):
+    """A character of a script written without spaces between words."""
+    return ("\u3040" <= c <= "\u30ff" or "\u3400" <= c <= "\u4dbf" or "\u4e00" <= c <= "\u9fff"
+            or "\uac00" <= c <= "\ud7af" or "\uf900" <= c <= "\ufaff")
+
+
 def supported(w, said, wholes=()):
     if w in said:
         return True
@@ -527,7 +533,12 @@ def score(args, events, replay, log_turns, log_tail, wall, rc):
         said_words = support_set(basis)
         wholes = {w for line in basis for w in words(line)}
         missing = []
+        # Chinese and Japanese have no spaces: a word of theirs is supported
+        # when the author's lines hold it anywhere ("日本語" in "これからは日本語で…").
+        said_text = fold(" ".join(basis))
         for w in content_words(r["content"]):
+            if any(is_cjk(c) for c in w) and w in said_text:
+                continue
             if not supported(w, said_words, wholes) and w not in missing:
                 missing.append(w)
         r["_unsupported"] = missing

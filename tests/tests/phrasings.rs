@@ -2,7 +2,7 @@
 //! with a title, leave asked to change every reply, a reply language asked
 //! for good in the yes/no table's other languages, a romanised yes, a model
 //! that promises to carry on, and a question that shares only "go" with a
-//! routing note. Every phrasing here was written for these tests, none
+//! routing note or one word with it. Every phrasing here was written for these tests, none
 //! taken from an evaluation transcript.
 
 use memory::{Role, Status};
@@ -102,17 +102,26 @@ async fn a_reply_language_asked_for_good_in_turkish_is_asked_and_kept_on_evet() 
 }
 
 #[tokio::test]
-async fn a_question_sharing_only_go_with_a_routing_note_is_not_answered_from_it() {
+async fn a_question_sharing_one_word_or_only_go_with_a_routing_note_is_not_answered_from_it() {
     for (name, db) in both_dbs().await {
         let h = Harness::on(db, steward::Config::default());
         h.pair("111", Role::Admin).await;
         h.pair("222", Role::User).await;
         h.dm("111", "@notes: Badge requests go to #security-desk.")
             .await;
-        let reply = h.dm("222", "Where does a broken kettle go?").await;
-        assert!(!reply.contains("#security-desk"), "{name}: {reply}");
-        // The note still answers what it is about.
+        h.dm("111", "@notes: Toner orders are placed in #office-supplies.")
+            .await;
+        for unrelated in ["Where does a broken kettle go?", "Who handles chair orders?"] {
+            let reply = h.dm("222", unrelated).await;
+            assert!(
+                !reply.contains("#security-desk") && !reply.contains("#office-supplies"),
+                "{name}: {unrelated}: {reply}"
+            );
+        }
+        // The notes still answer what they are about.
         let reply = h.dm("222", "Where do badge requests go?").await;
         assert!(reply.contains("#security-desk"), "{name}: {reply}");
+        let reply = h.dm("222", "Where are toner orders placed?").await;
+        assert!(reply.contains("#office-supplies"), "{name}: {reply}");
     }
 }

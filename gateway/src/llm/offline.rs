@@ -1556,12 +1556,25 @@ pub fn best_matches(memory: &[Retrieved]) -> Vec<&Retrieved> {
         .collect()
 }
 
+/// Words of a message a note must share before the rules answer with it,
+/// when the message has that many: one shared word ("requests" in "Where do
+/// monitor requests go?" and "Laptop requests go to #it-hardware") is a
+/// neighbour, not the note the question is about.
+pub const ANSWER_MIN_HITS: usize = 2;
+
 fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
     let matches = best_matches(ctx.memory);
     if matches.is_empty() {
         return NOTHING_IN_MEMORY.into();
     }
     let best = matches[0].hits;
+    // A note found by meaning (embeddings) carries no shared words to count.
+    let needed = memory::fulltext::query_tokens(ctx.text)
+        .len()
+        .min(ANSWER_MIN_HITS);
+    if best > 0 && (best as usize) < needed {
+        return NOTHING_IN_MEMORY.into();
+    }
     let lines: Vec<String> = matches
         .into_iter()
         .map(|r| {
