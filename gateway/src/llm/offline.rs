@@ -1556,11 +1556,36 @@ pub fn best_matches(memory: &[Retrieved]) -> Vec<&Retrieved> {
         .collect()
 }
 
-/// Words of a message a note must share before the rules answer with it,
-/// when the message has that many: one shared word ("requests" in "Where do
-/// monitor requests go?" and "Laptop requests go to #it-hardware") is a
-/// neighbour, not the note the question is about.
-pub const ANSWER_MIN_HITS: usize = 2;
+/// Each word of `text` as the index reads it: its token, or `None` for a
+/// stopword or noise (which separates no compound).
+fn token_sequence(text: &str) -> Vec<Option<String>> {
+    text.split_whitespace()
+        .map(|w| memory::fulltext::query_tokens(w).into_iter().next())
+        .collect()
+}
+
+/// Whether a note that shares one word with the message is about another
+/// thing of that kind: both name it with a different word before it
+/// ("monitor requests" asked, "Laptop requests go to #it-hardware" kept).
+/// Such a note is a neighbour, not the answer.
+fn another_of_its_kind(message: &str, note: &str) -> bool {
+    let (asked, kept) = (token_sequence(message), token_sequence(note));
+    let mut shared: Vec<&String> = asked
+        .iter()
+        .flatten()
+        .filter(|t| kept.iter().flatten().any(|k| k == *t))
+        .collect();
+    shared.dedup();
+    let [word] = shared.as_slice() else {
+        return false;
+    };
+    let before = |seq: &[Option<String>]| {
+        seq.windows(2)
+            .find(|pair| pair[1].as_ref() == Some(*word))
+            .and_then(|pair| pair[0].clone())
+    };
+    matches!((before(&asked), before(&kept)), (Some(a), Some(b)) if a != b)
+}
 
 fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
     let matches = best_matches(ctx.memory);
@@ -1568,11 +1593,11 @@ fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
         return NOTHING_IN_MEMORY.into();
     }
     let best = matches[0].hits;
-    // A note found by meaning (embeddings) carries no shared words to count.
-    let needed = memory::fulltext::query_tokens(ctx.text)
-        .len()
-        .min(ANSWER_MIN_HITS);
-    if best > 0 && (best as usize) < needed {
+    let matches: Vec<&Retrieved> = matches
+        .into_iter()
+        .filter(|r| !(r.hits == 1 && another_of_its_kind(ctx.text, &r.record.content)))
+        .collect();
+    if matches.is_empty() {
         return NOTHING_IN_MEMORY.into();
     }
     let lines: Vec<String> = matches
@@ -1633,6 +1658,18 @@ mod tests {
         let c = one("Could you treat me as a beginner from now on?");
         assert_ne!(c.subject, "name", "{c:?}");
         assert_eq!(sentences("Ask Dr. Alves. He knows."), ["Ask Dr. Alves.", "He knows."]);
+    }
+
+    /// Written for this test: a note naming another thing of the kind asked
+    /// about is a neighbour; one sharing the thing itself answers.
+    #[test]
+    fn a_note_on_another_thing_of_the_kind_asked_is_a_neighbour() {
+        let note = "Visitor badges are printed at the front desk.";
+        assert!(!another_of_its_kind("Where are parking badges printed?", note));
+        assert!(another_of_its_kind("Who hands out parking badges?", note));
+        assert!(!another_of_its_kind("Who hands out visitor badges?", note));
+        assert!(!another_of_its_kind("Who hands out the badges?", note));
+        assert!(!another_of_its_kind("How do I connect to the VPN?", "The VPN endpoint is vpn.example.com."));
     }
 
     /// Phrasings written for this test: leave asked ("is it ok if you …") for
