@@ -878,6 +878,53 @@ pub fn grounded(
     format!("{answer}\n{memory_says} {text}")
 }
 
+/// `answer` without the sentences that state a value (a host, a channel, an
+/// amount, a time: see [`is_value`]) of a note `given` whole to the model
+/// when the search for the `message` found no record at all (`found`: none
+/// sharing a word with it, none near it in meaning): the message is about
+/// none of them, and a small model that names the nearest note's channel
+/// for a question no note covers ("Where does the coffee machine request
+/// go?" answered "#facilities" from "Printer problems go to #facilities")
+/// states an unrelated note as the answer. Empty when nothing else is left:
+/// the rules answer then.
+pub fn without_unrelated_values(
+    answer: String,
+    message: &str,
+    found: &[Retrieved],
+    given: &[Retrieved],
+) -> String {
+    if found.iter().any(|r| r.hits > 0 || r.similarity.is_some()) {
+        return answer;
+    }
+    let asked = memory::grounding::content_words(message);
+    let noted: Vec<String> = given
+        .iter()
+        .flat_map(|r| memory::grounding::content_words(&r.record.content))
+        .filter(|w| is_value(w) && !asked.contains(w))
+        .collect();
+    if noted.is_empty() {
+        return answer;
+    }
+    let states_a_note = |sentence: &str| {
+        memory::grounding::content_words(sentence)
+            .iter()
+            .any(|w| noted.contains(w))
+    };
+    let kept: Vec<String> = answer
+        .lines()
+        .map(|line| {
+            sentences(line)
+                .into_iter()
+                .filter(|s| !states_a_note(s))
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    kept.join("\n")
+}
+
 /// The days of the week `words` name, in English, Portuguese, Spanish,
 /// French, German, Italian or Dutch ("sexta-feira", "Fridays" and "viernes"
 /// all name Friday).
@@ -1199,6 +1246,30 @@ mod tests {
                 MEMORY_SAYS
             ),
             guess
+        );
+    }
+
+    #[test]
+    fn a_value_from_a_note_the_search_did_not_find_is_not_stated() {
+        // Written for this test.
+        let kiosk = found(1, "Lost keycards are reported at kiosk K-7.");
+        let mut nothing_found = kiosk.clone();
+        nothing_found.hits = 0;
+        let asked = "Who fixes the dishwasher?";
+        let answer = "The dishwasher is fixed at kiosk K-7. Ask the front desk otherwise.";
+        assert_eq!(
+            without_unrelated_values(answer.into(), asked, &[], &[nothing_found]),
+            "Ask the front desk otherwise."
+        );
+        assert_eq!(
+            without_unrelated_values("Kiosk K-7.".into(), asked, &[], &[kiosk.clone()]),
+            ""
+        );
+        // A note the search found answers: nothing is taken out.
+        let lost = "Report a lost keycard at kiosk K-7.";
+        assert_eq!(
+            without_unrelated_values(lost.into(), "Where do I report lost keycards?", &[kiosk.clone()], &[kiosk]),
+            lost
         );
     }
 

@@ -1945,6 +1945,7 @@ impl TurnLoop {
             .and_then(|name| prompts::answers::named(&name))
             .map_or(context::MEMORY_SAYS, |l| l.memory_says);
         let scrubbed = scrubbed.map(|a| {
+            let a = context::without_unrelated_values(a, text, &found, &citable);
             if a.is_empty() {
                 a
             } else {

@@ -125,3 +125,30 @@ async fn a_question_sharing_one_word_or_only_go_with_a_routing_note_is_not_answe
         assert!(reply.contains("#office-supplies"), "{name}: {reply}");
     }
 }
+
+#[tokio::test]
+async fn a_models_answer_from_a_note_the_question_is_not_about_is_not_shown() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    let h = Harness::with_config(fake.config()).await;
+    h.pair("111", Role::Admin).await;
+    h.pair("222", Role::User).await;
+    h.dm("111", "@notes: Badge requests go to #security-desk.")
+        .await;
+    // A small model names the only channel it was given for a question no note covers.
+    fake.push(
+        TEXT,
+        Answer::Content("Broken kettles go to the #security-desk channel.".into()),
+    );
+    let reply = h.dm("222", "Where does a broken kettle go?").await;
+    assert!(!reply.contains("#security-desk"), "{reply}");
+    assert!(!reply.contains("Memory reference"), "{reply}");
+    // The note still answers what it is about, cited.
+    fake.push(
+        TEXT,
+        Answer::Content("Badge requests go to #security-desk.".into()),
+    );
+    let reply = h.dm("222", "Where do badge requests go?").await;
+    assert!(reply.contains("#security-desk"), "{reply}");
+    assert!(reply.contains("Memory reference: 1"), "{reply}");
+}
