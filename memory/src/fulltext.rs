@@ -200,8 +200,13 @@ mod tests {
     #[test]
     fn where_a_thing_goes_is_no_subject() {
         // Written for this test: "go" would tie a question to every routing note.
-        assert_eq!(query_tokens("Where does a broken kettle go?"), ["broken", "kettl"]);
-        assert!(!document_tokens("", "Badge requests go to #security-desk").contains(&"go".to_string()));
+        assert_eq!(
+            query_tokens("Where does a broken kettle go?"),
+            ["broken", "kettl"]
+        );
+        assert!(
+            !document_tokens("", "Badge requests go to #security-desk").contains(&"go".to_string())
+        );
     }
 
     #[test]

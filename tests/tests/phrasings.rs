@@ -30,7 +30,10 @@ async fn a_name_with_a_title_is_asked_and_a_romanised_yes_keeps_it() {
     let h = Harness::with_config(fake.config()).await;
     h.pair("222", Role::User).await;
     let asked = h
-        .dm("222", "Would you address me as Prof. Lindqvist going forward?")
+        .dm(
+            "222",
+            "Would you address me as Prof. Lindqvist going forward?",
+        )
         .await;
     assert_eq!(
         asked,
@@ -50,8 +53,11 @@ async fn leave_asked_for_every_reply_is_proposed_after_the_answer_and_never_prom
     let h = Harness::with_config(fake.config()).await;
     h.pair("111", Role::Admin).await;
     h.pair("222", Role::User).await;
-    h.dm("111", "@notes: The badge desk is staffed by Kim until 16:00.")
-        .await;
+    h.dm(
+        "111",
+        "@notes: The badge desk is staffed by Kim until 16:00.",
+    )
+    .await;
     fake.push(
         TEXT,
         Answer::Content(
@@ -109,9 +115,15 @@ async fn a_question_sharing_one_word_or_only_go_with_a_routing_note_is_not_answe
         h.pair("222", Role::User).await;
         h.dm("111", "@notes: Badge requests go to #security-desk.")
             .await;
-        h.dm("111", "@notes: Toner orders are placed in #office-supplies.")
-            .await;
-        for unrelated in ["Where does a broken kettle go?", "Who handles chair orders?"] {
+        h.dm(
+            "111",
+            "@notes: Toner orders are placed in #office-supplies.",
+        )
+        .await;
+        for unrelated in [
+            "Where does a broken kettle go?",
+            "Who handles chair orders?",
+        ] {
             let reply = h.dm("222", unrelated).await;
             assert!(
                 !reply.contains("#security-desk") && !reply.contains("#office-supplies"),

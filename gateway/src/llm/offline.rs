@@ -1053,7 +1053,17 @@ fn strip_request_form(s: &str) -> Option<&str> {
 /// Standing markers in languages written without spaces ("以后", "今後"),
 /// found anywhere.
 const CJK_STANDING: &[&str] = &[
-    "以后", "今后", "总是", "一直", "始终", "以後", "今後", "これから", "いつも", "常に", "ずっと",
+    "以后",
+    "今后",
+    "总是",
+    "一直",
+    "始终",
+    "以後",
+    "今後",
+    "これから",
+    "いつも",
+    "常に",
+    "ずっと",
 ];
 
 /// Whether `s` holds a standing marker anywhere ("… sempre in italiano").
@@ -1076,11 +1086,51 @@ fn standing_words() -> &'static [Vec<&'static str>] {
 
 /// Verbs of answering and writing, as word starts, in the languages the rules know.
 const REPLY_VERBS: &[&str] = &[
-    "answer", "reply", "repl", "respond", "write", "speak", "talk", "antwort", "schreib", "sprich",
-    "sprech", "contest", "escrib", "habl", "répond", "repond", "écri", "ecri", "parl", "rispond",
-    "scriv", "fala", "escrev", "antwoord", "spreek", "schrijf", "odpowiad", "odpisuj", "pisz",
-    "mów", "отвеча", "ответь", "пиши", "напиши", "говори", "cevap", "yanıt", "yanit", "yaz",
-    "konuş", "svara", "svarar", "skriv", "prata", "tala",
+    "answer",
+    "reply",
+    "repl",
+    "respond",
+    "write",
+    "speak",
+    "talk",
+    "antwort",
+    "schreib",
+    "sprich",
+    "sprech",
+    "contest",
+    "escrib",
+    "habl",
+    "répond",
+    "repond",
+    "écri",
+    "ecri",
+    "parl",
+    "rispond",
+    "scriv",
+    "fala",
+    "escrev",
+    "antwoord",
+    "spreek",
+    "schrijf",
+    "odpowiad",
+    "odpisuj",
+    "pisz",
+    "mów",
+    "отвеча",
+    "ответь",
+    "пиши",
+    "напиши",
+    "говори",
+    "cevap",
+    "yanıt",
+    "yanit",
+    "yaz",
+    "konuş",
+    "svara",
+    "svarar",
+    "skriv",
+    "prata",
+    "tala",
 ];
 
 /// Languages a reply may be asked in, by their English and their own names
@@ -1365,7 +1415,8 @@ fn of_every_reply(s: &str) -> bool {
     ];
     let words = words_of(s);
     words.iter().enumerate().any(|(i, w)| {
-        REPLIES.contains(&w.as_str()) && (i == 1 || (i > 0 && YOUR.contains(&words[i - 1].as_str())))
+        REPLIES.contains(&w.as_str())
+            && (i == 1 || (i > 0 && YOUR.contains(&words[i - 1].as_str())))
     })
 }
 
@@ -1652,12 +1703,19 @@ mod tests {
             ),
         ] {
             let c = one(said);
-            assert_eq!((c.subject.as_str(), c.content.as_str()), ("name", kept), "{said}");
+            assert_eq!(
+                (c.subject.as_str(), c.content.as_str()),
+                ("name", kept),
+                "{said}"
+            );
         }
         // A lower-case "as …" names no one.
         let c = one("Could you treat me as a beginner from now on?");
         assert_ne!(c.subject, "name", "{c:?}");
-        assert_eq!(sentences("Ask Dr. Alves. He knows."), ["Ask Dr. Alves.", "He knows."]);
+        assert_eq!(
+            sentences("Ask Dr. Alves. He knows."),
+            ["Ask Dr. Alves.", "He knows."]
+        );
     }
 
     /// Written for this test: a note naming another thing of the kind asked
@@ -1665,11 +1723,17 @@ mod tests {
     #[test]
     fn a_note_on_another_thing_of_the_kind_asked_is_a_neighbour() {
         let note = "Visitor badges are printed at the front desk.";
-        assert!(!another_of_its_kind("Where are parking badges printed?", note));
+        assert!(!another_of_its_kind(
+            "Where are parking badges printed?",
+            note
+        ));
         assert!(another_of_its_kind("Who hands out parking badges?", note));
         assert!(!another_of_its_kind("Who hands out visitor badges?", note));
         assert!(!another_of_its_kind("Who hands out the badges?", note));
-        assert!(!another_of_its_kind("How do I connect to the VPN?", "The VPN endpoint is vpn.example.com."));
+        assert!(!another_of_its_kind(
+            "How do I connect to the VPN?",
+            "The VPN endpoint is vpn.example.com."
+        ));
     }
 
     /// Phrasings written for this test: leave asked ("is it ok if you …") for
