@@ -886,11 +886,13 @@ pub fn grounded(
 /// for a question no note covers ("Where does the coffee machine request
 /// go?" answered "#facilities" from "Printer problems go to #facilities")
 /// states an unrelated note as the answer. Empty when nothing else is left:
-/// the rules answer then.
+/// the rules answer then. A record the model's own `memory_search` returned
+/// (`searched`) is evidence it looked up, and stays.
 pub fn without_unrelated_values(
     answer: String,
     message: &str,
     found: &[Retrieved],
+    searched: &[i64],
     given: &[Retrieved],
 ) -> String {
     if found.iter().any(|r| r.hits > 0 || r.similarity.is_some()) {
@@ -899,6 +901,7 @@ pub fn without_unrelated_values(
     let asked = memory::grounding::content_words(message);
     let noted: Vec<String> = given
         .iter()
+        .filter(|r| !searched.contains(&r.record.id))
         .flat_map(|r| memory::grounding::content_words(&r.record.content))
         .filter(|w| is_value(w) && !asked.contains(w))
         .collect();
@@ -1258,13 +1261,19 @@ mod tests {
         let asked = "Who fixes the dishwasher?";
         let answer = "The dishwasher is fixed at kiosk K-7. Ask the front desk otherwise.";
         assert_eq!(
-            without_unrelated_values(answer.into(), asked, &[], &[nothing_found]),
+            without_unrelated_values(answer.into(), asked, &[], &[], &[nothing_found.clone()]),
             "Ask the front desk otherwise."
+        );
+        // What the model looked up with memory_search is its evidence.
+        assert_eq!(
+            without_unrelated_values(answer.into(), asked, &[], &[1], &[nothing_found]),
+            answer
         );
         assert_eq!(
             without_unrelated_values(
                 "Kiosk K-7.".into(),
                 asked,
+                &[],
                 &[],
                 std::slice::from_ref(&kiosk)
             ),
@@ -1277,6 +1286,7 @@ mod tests {
                 lost.into(),
                 "Where do I report lost keycards?",
                 std::slice::from_ref(&kiosk),
+                &[],
                 std::slice::from_ref(&kiosk)
             ),
             lost

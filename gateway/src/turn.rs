@@ -1944,8 +1944,9 @@ impl TurnLoop {
             .find_map(|r| context::reply_language(&r.record))
             .and_then(|name| prompts::answers::named(&name))
             .map_or(context::MEMORY_SAYS, |l| l.memory_says);
+        let searched = tools.searched();
         let scrubbed = scrubbed.map(|a| {
-            let a = context::without_unrelated_values(a, text, &found, &citable);
+            let a = context::without_unrelated_values(a, text, &found, &searched, &citable);
             if a.is_empty() {
                 a
             } else {
