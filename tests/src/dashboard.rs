@@ -1,12 +1,20 @@
 //! Dashboard test helpers: a cookie-keeping in-process client for `oneshot`
 //! tests, a real server on 127.0.0.1, and a `chromedriver` driving a real
-//! headless Chromium for the end-to-end test.
+//! headless Chromium for the end-to-end test; and what the in-process page
+//! tests share: a signed-in session on a harness, records and skill proposals
+//! written straight to the store, and a snapshot of everything an action
+//! could change.
 
+use crate::Harness;
 use adapters::{ConversationKind, Inbound};
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use axum::Router;
 use http_body_util::BodyExt;
+use memory::skill::SkillRevision;
+use memory::store::{NewCorrection, NewProposal};
+use memory::write::RawWrites;
+use memory::{Db, NewRecord, Scope, Status};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -307,4 +315,163 @@ impl Drop for Chromedriver {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+// ---------------------------------------------------------------- page tests
+
+pub async fn setup() -> (Harness, Client) {
+    let h = Harness::with_config(config()).await;
+    let c = Client::new(h.services.clone());
+    (h, c)
+}
+
+pub async fn signed_in() -> (Harness, Client, String) {
+    let (h, mut c) = setup().await;
+    c.sign_in(TOKEN).await;
+    let csrf = c.csrf().await;
+    (h, c, csrf)
+}
+
+pub fn now() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+pub fn rec(
+    scope: Scope,
+    owner: Option<&str>,
+    subject: &str,
+    content: &str,
+    status: Status,
+) -> NewRecord {
+    let kind = if scope.is_personal() {
+        "preference"
+    } else {
+        "procedure"
+    };
+    NewRecord {
+        kind: kind.into(),
+        status,
+        ..crate::record("default", scope, owner, subject, content, now())
+    }
+}
+
+/// An active agent note on `subject`, activated so the subject rule applies.
+pub async fn note(db: &Db, subject: &str, content: &str) -> i64 {
+    let id = db
+        .records()
+        .insert_record(&rec(
+            Scope::AgentNotes,
+            None,
+            subject,
+            content,
+            Status::Pending,
+        ))
+        .await
+        .unwrap();
+    db.records()
+        .activate_kept(
+            "default",
+            id,
+            memory::Cause::Live,
+            "test",
+            now(),
+            &memory::write::NoRevision,
+        )
+        .await
+        .unwrap();
+    id
+}
+
+pub async fn status_of(db: &Db, id: i64) -> Status {
+    db.records().get("default", id).await.unwrap().status
+}
+
+// ---------------------------------------------------------------- skills
+
+/// Message ids for corrections (unique per organisation).
+pub static NEXT_MESSAGE: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(10_000);
+
+/// A proposal of `slug` for the default agent with `body`, drafted (as the
+/// learning loop does) from corrections `(sender, task, rule)` kept first.
+pub async fn propose_skill(
+    db: &Db,
+    slug: &str,
+    body: &str,
+    corrections: &[(&str, &str, &str)],
+) -> SkillRevision {
+    let mut ids = Vec::new();
+    let mut evidence = Vec::new();
+    for (i, (sender, task, rule)) in corrections.iter().enumerate() {
+        let message_id = NEXT_MESSAGE.fetch_add(2, std::sync::atomic::Ordering::SeqCst);
+        let conversation = format!("discord:dm:{i}");
+        let kept = db
+            .skills()
+            .record_correction(&NewCorrection {
+                org: "default",
+                agent: "default",
+                conversation: &conversation,
+                message_id,
+                task_message_id: message_id - 1,
+                sender,
+                task,
+                rule,
+                used_id: 0,
+                at: now(),
+            })
+            .await
+            .unwrap()
+            .expect("a new correction");
+        ids.push(kept.id);
+        evidence.push(message_id);
+    }
+    db.skills()
+        .propose(&NewProposal {
+            org: "default",
+            agent: "default",
+            slug,
+            description: "How to answer requests for the daily report, as people corrected it.",
+            body,
+            evidence: &evidence,
+            corrections: &ids,
+            proposed_by: "corrections (latest by discord:333)",
+            at: now(),
+        })
+        .await
+        .unwrap()
+}
+
+pub const REPORT_V1: &str = "When asked for the daily report:\n\n- Leave refunds out";
+
+pub const REPORT_V2: &str =
+    "When asked for the daily report:\n\n- Leave refunds out\n- Group it by region";
+
+pub async fn in_force(db: &Db) -> Vec<(String, i64)> {
+    db.skills()
+        .active("default", "default")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.slug, r.rev))
+        .collect()
+}
+
+/// The text of the notice on `page`, and whether it reports success.
+pub fn flash(page: &str) -> Option<(bool, String)> {
+    let at = page.find("id=\"flash\"")?;
+    let head = &page[..at];
+    let ok = head[head.rfind('<')?..].contains("ok");
+    let rest = &page[at..];
+    let text = &rest[rest.find('>')? + 1..];
+    Some((ok, text[..text.find("</div>")?].to_string()))
+}
+
+/// Approve `r` from the dashboard with the hash it shows; panics unless it worked.
+pub async fn approve_skill(c: &mut Client, csrf: &str, r: &SkillRevision) {
+    let page = c
+        .post_and_follow(
+            "/dashboard/skills/approve",
+            &[("csrf", csrf), ("id", &r.id.to_string()), ("hash", &r.hash)],
+        )
+        .await;
+    assert_eq!(flash(&page.body).map(|f| f.0), Some(true), "{}", page.body);
 }

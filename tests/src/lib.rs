@@ -2,12 +2,16 @@
 //! in-memory SQLite, or a fresh PostgreSQL schema), plus the wire-level fakes
 //! of services outside this machine.
 
+pub mod api;
 pub mod dashboard;
 pub mod fake_bot_framework;
 pub mod fake_discord;
 pub mod fake_llm;
 pub mod fake_slack;
 pub mod mcp_fixture;
+pub mod openai;
+pub mod retrieval;
+pub mod small_model;
 
 use adapters::{ConversationKind, Inbound, Reply};
 use chrono::{DateTime, Duration, TimeZone, Utc};

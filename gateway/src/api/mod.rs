@@ -221,7 +221,7 @@ fn api() -> OpenApiRouter<ApiState> {
 /// Every component schema each route gives, by name, as its own handler's
 /// types give it (a name comes once per route that uses it). The document
 /// keeps one schema a name, so two types under one name would document one
-/// with the other's body: `tests/tests/api.rs` checks none do.
+/// with the other's body: `tests/tests/api_contract.rs` checks none do.
 pub fn route_schemas() -> Vec<(String, serde_json::Value)> {
     routes()
         .into_iter()

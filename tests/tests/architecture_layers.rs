@@ -1,0 +1,481 @@
+//! Architecture invariants that hold over the sources themselves.
+//!
+//! The sources are read as Rust (`syn`), not as text: an import is every leaf
+//! of a `use` tree (groups, renames, `self`, globs), a path is every path in
+//! code, in types, in attributes' parsed paths and in macro bodies (scanned as
+//! tokens), each resolved against the module it is written in (`crate::`,
+//! `self::`, `super::`, a child module, and what the crate's own `use` items,
+//! re-exports included, make a name stand for). So `use crate::{turn::X}`,
+//! `use super::super::turn`, `crate::TurnLoop` (a re-export) and an inline
+//! `crate::turn::X` in a function body are the same import of `crate::turn`.
+//! Comments and string literals name nothing. Every finding carries its file
+//! and line, and every rule has a positive control: a small in-memory source
+//! that breaks it, which the rule must report.
+
+// The resolver is included whole (`architecture/resolver.rs`); not every
+// file uses all of it.
+#![allow(dead_code)]
+
+use proc_macro2::{Spacing, TokenStream, TokenTree};
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use syn::visit::{self, Visit};
+
+include!("architecture/resolver.rs");
+
+// --- module layering of the gateway --------------------------------------------
+
+/// The gateway's library crate as parsed (not its `main.rs`).
+fn gateway_crate(sources: &[Source]) -> Crate {
+    let lib: Vec<Source> = sources
+        .iter()
+        .filter(|s| s.rel.starts_with("gateway/src/") && s.rel.ends_with(".rs"))
+        .filter(|s| s.rel != "gateway/src/main.rs")
+        .map(|s| source(&s.rel, &s.text))
+        .collect();
+    Crate::new(lib.iter().map(parse_file).collect())
+}
+
+/// Which files implement `TurnLoop` (inherent or trait impls), with lines.
+fn turn_loop_impls(krate: &Crate) -> Vec<String> {
+    let mut out = Vec::new();
+    for file in &krate.files {
+        for (name, line) in &file.impls {
+            if name == "TurnLoop" {
+                out.push(format!("{}:{line}", file.rel));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_turn_loop_is_one_type_in_one_folder() {
+    let krate = gateway_crate(&workspace_sources());
+    let found = turn_loop_impls(&krate);
+    assert!(!found.is_empty(), "found `impl TurnLoop`");
+    let elsewhere: Vec<&String> = found
+        .iter()
+        .filter(|f| !f.starts_with("gateway/src/turn/"))
+        .collect();
+    assert!(
+        elsewhere.is_empty(),
+        "TurnLoop is implemented only in gateway/src/turn/: {elsewhere:#?}"
+    );
+}
+
+#[test]
+fn the_turn_loop_check_catches_an_impl_elsewhere() {
+    let krate = Crate::new(
+        [
+            source("gateway/src/lib.rs", "pub mod turn; pub mod x; pub mod y;"),
+            source(
+                "gateway/src/turn.rs",
+                "pub struct TurnLoop; impl TurnLoop {}",
+            ),
+            source(
+                "gateway/src/x.rs",
+                "use crate::{turn::TurnLoop};\nimpl TurnLoop { fn more(&self) {} }",
+            ),
+            source(
+                "gateway/src/y.rs",
+                "\n\nimpl Drop for crate::turn::TurnLoop { fn drop(&mut self) {} }",
+            ),
+        ]
+        .iter()
+        .map(parse_file)
+        .collect(),
+    );
+    assert_eq!(
+        turn_loop_impls(&krate),
+        [
+            "gateway/src/turn.rs:1",
+            "gateway/src/x.rs:2",
+            "gateway/src/y.rs:3"
+        ]
+    );
+}
+
+/// `(importer prefix, forbidden module)`: the services never reach back into
+/// the loop, the models never know the loop, the dashboard never imports the
+/// HTTP server that mounts it. A path is forbidden when it resolves into the
+/// module; a glob import when it imports the module's contents or a module
+/// above it (which brings its name into scope).
+const FORBIDDEN: &[(&str, &str)] = &[
+    ("gateway/src/llm/", "crate::turn"),
+    ("gateway/src/llm/", "crate::consolidate"),
+    ("gateway/src/lifecycle/", "crate::turn"),
+    ("gateway/src/learning.rs", "crate::turn"),
+    ("gateway/src/beliefs.rs", "crate::turn"),
+    ("gateway/src/consolidate.rs", "crate::turn"),
+    ("gateway/src/export.rs", "crate::turn"),
+    ("gateway/src/commands.rs", "crate::turn"),
+    ("gateway/src/jobs.rs", "crate::turn"),
+    ("gateway/src/dashboard/", "crate::http"),
+    ("gateway/src/dashboard/", "crate::api"),
+    // The loop is one member of the services, not their locator; channels and
+    // workers sit above it.
+    ("gateway/src/turn/", "crate::services"),
+    ("gateway/src/turn/", "crate::channels"),
+    ("gateway/src/turn/", "crate::workers"),
+    // A channel knows the services, not the HTTP app or the pages that mount it.
+    ("gateway/src/channels/", "crate::http"),
+    ("gateway/src/channels/", "crate::dashboard"),
+    // The providers implement the model traits; choosing among them is `roles`'.
+    ("gateway/src/llm/openai.rs", "crate::llm::roles"),
+    ("gateway/src/llm/offline.rs", "crate::llm::roles"),
+];
+
+/// Where the files of `krate` import what `FORBIDDEN` keeps from them.
+fn layering_violations(krate: &Crate) -> Vec<String> {
+    let mut out = Vec::new();
+    for file in &krate.files {
+        for (prefix, module) in FORBIDDEN.iter().filter(|(p, _)| file.rel.starts_with(p)) {
+            for r in &file.refs {
+                let path = krate.resolve(&r.module, &r.written, r.global);
+                let forbidden = segments(module);
+                // `use crate::turn::*`, or `use crate::*` (which brings `turn` in).
+                let hit = path.starts_with(&forbidden) || (r.glob && forbidden.starts_with(&path));
+                if hit {
+                    let glob = if r.glob { "::*" } else { "" };
+                    out.push(format!(
+                        "{}:{} names {module} (`{}{glob}`, below {prefix})",
+                        file.rel,
+                        r.line,
+                        joined(&r.written)
+                    ));
+                }
+            }
+        }
+    }
+    out.dedup();
+    out
+}
+
+#[test]
+fn services_models_and_pages_do_not_import_what_sits_above_them() {
+    let krate = gateway_crate(&workspace_sources());
+    // The resolver sees the real imports: `services.rs` does import the loop.
+    let services = krate
+        .files
+        .iter()
+        .find(|f| f.rel == "gateway/src/services.rs")
+        .expect("gateway/src/services.rs");
+    assert!(services.refs.iter().any(
+        |r| krate.resolve(&r.module, &r.written, r.global) == segments("crate::turn::TurnLoop")
+    ));
+    let broken = layering_violations(&krate);
+    assert!(broken.is_empty(), "{broken:#?}");
+}
+
+/// The gateway's modules, as `lib.rs` declares them, plus `extra` files.
+fn gateway_with(extra: &[Source]) -> Crate {
+    let lib = source(
+        "gateway/src/lib.rs",
+        "pub mod beliefs; pub mod commands; pub mod consolidate; pub mod dashboard;
+         pub mod export; pub mod http; pub mod jobs; pub mod learning; pub mod lifecycle;
+         pub mod llm; pub mod turn; pub mod api; pub mod services; pub mod channels;
+         pub mod workers;
+         pub use turn::TurnLoop;",
+    );
+    let llm = source(
+        "gateway/src/llm/mod.rs",
+        "pub mod roles; pub use roles::Models;",
+    );
+    let mut files = vec![parse_file(&lib), parse_file(&llm)];
+    files.extend(extra.iter().map(parse_file));
+    Crate::new(files)
+}
+
+#[test]
+fn the_layering_check_catches_every_rule_grouped_or_inline() {
+    for (prefix, module) in FORBIDDEN {
+        let file = if prefix.ends_with('/') {
+            format!("{prefix}x.rs")
+        } else {
+            prefix.to_string()
+        };
+        let (head, tail) = module.split_once("::").expect("a crate path");
+        let grouped = format!("use {head}::{{error, {tail}::{{self as m, Thing}}}};");
+        let inline = format!("fn f() {{\n    let _ = {module}::Thing::new();\n}}");
+        let in_macro =
+            format!("fn f() {{\n    tracing::info!(\"{{:?}}\", {module}::Thing::new());\n}}");
+        for (form, text, line) in [
+            ("grouped", grouped, 1),
+            ("inline", inline, 2),
+            ("macro", in_macro, 2),
+        ] {
+            let found = layering_violations(&gateway_with(&[source(&file, &text)]));
+            assert!(
+                found
+                    .iter()
+                    .any(|f| f.starts_with(&format!("{file}:{line} names {module}"))),
+                "{form} form of {module} in {file} not reported: {found:#?}\n{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_layering_check_resolves_relative_paths_renames_globs_and_reexports() {
+    let cases = [
+        ("gateway/src/llm/openai.rs", "use super::roles::Models;"),
+        ("gateway/src/llm/openai.rs", "use super::{budget, roles};"),
+        ("gateway/src/llm/openai.rs", "use super::Models;"),
+        ("gateway/src/llm/openai.rs", "use crate::llm::*;"),
+        (
+            "gateway/src/llm/offline.rs",
+            "fn f() { let _ = super::roles::Models::new(); }",
+        ),
+        ("gateway/src/lifecycle/trim.rs", "use super::super::turn;"),
+        ("gateway/src/lifecycle/trim.rs", "use crate::TurnLoop;"),
+        (
+            "gateway/src/jobs.rs",
+            "use crate::turn as t; fn f(_: t::TurnLoop) {}",
+        ),
+        ("gateway/src/jobs.rs", "use crate::turn::*;"),
+        ("gateway/src/jobs.rs", "use crate::*;"),
+        (
+            "gateway/src/jobs.rs",
+            "mod inner { fn f(_: &super::super::turn::TurnLoop) {} }",
+        ),
+        (
+            "gateway/src/dashboard/chat.rs",
+            "use crate::{http::{AppState}};",
+        ),
+    ];
+    for (file, text) in cases {
+        let found = layering_violations(&gateway_with(&[source(file, text)]));
+        assert!(!found.is_empty(), "not reported: {file}: {text}");
+    }
+    let fine = [
+        (
+            "gateway/src/llm/openai.rs",
+            "use super::budget; use crate::config::LlmConfig;",
+        ),
+        ("gateway/src/llm/openai.rs", "mod tests { use super::*; }"),
+        (
+            "gateway/src/jobs.rs",
+            "// use crate::turn::TurnLoop;\nconst S: &str = \"crate::turn\";",
+        ),
+        (
+            "gateway/src/jobs.rs",
+            "fn turn() {} fn f() { turn(); let turn = 1; }",
+        ),
+        (
+            "gateway/src/dashboard/chat.rs",
+            "use crate::turn::TurnLoop;",
+        ),
+    ];
+    for (file, text) in fine {
+        let found = layering_violations(&gateway_with(&[source(file, text)]));
+        assert!(found.is_empty(), "{file}: {text}: {found:#?}");
+    }
+}
+
+/// Files of the loop and the front-ends that must read time from the
+/// injected `Clock`.
+const CLOCKED: &[&str] = &[
+    "gateway/src/turn/",
+    "gateway/src/jobs.rs",
+    "gateway/src/lifecycle/",
+    "gateway/src/api/",
+    "gateway/src/dashboard/",
+    "gateway/src/cli/",
+    "gateway/src/channels/",
+];
+
+/// Where the non-test code of `CLOCKED` files reads the wall clock
+/// (`Utc::now`, `Local::now`, `SystemTime::now`, however imported).
+fn wall_clock_reads(krate: &Crate) -> Vec<String> {
+    let mut out = Vec::new();
+    for file in krate
+        .files
+        .iter()
+        .filter(|f| CLOCKED.iter().any(|c| f.rel.starts_with(c)))
+    {
+        for r in file.refs.iter().filter(|r| !r.test && !r.glob) {
+            let path = krate.resolve(&r.module, &r.written, r.global);
+            let n = path.len();
+            if n >= 2
+                && path[n - 1] == "now"
+                && ["Utc", "Local", "SystemTime"].contains(&path[n - 2].as_str())
+            {
+                out.push(format!("{}:{} reads {}", file.rel, r.line, joined(&path)));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_loop_reads_no_wall_clock() {
+    let found = wall_clock_reads(&gateway_crate(&workspace_sources()));
+    assert!(
+        found.is_empty(),
+        "the loop reads the injected Clock, never the wall clock:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_wall_clock_check_catches_a_read_grouped_or_inline() {
+    let found = wall_clock_reads(&gateway_with(&[
+        source(
+            "gateway/src/turn/mod.rs",
+            "use chrono::{DateTime, Utc};\nfn f() -> DateTime<Utc> { Utc::now() }",
+        ),
+        source(
+            "gateway/src/jobs.rs",
+            "fn f() {\n    let _ = chrono::Utc::now();\n    let _ = std::time::SystemTime::now();\n}",
+        ),
+        source(
+            "gateway/src/lifecycle/trim.rs",
+            "use std::time::{SystemTime as Wall};\nfn f() { let _ = Wall::now(); }\n\
+             #[cfg(test)]\nmod tests { fn t() { let _ = chrono::Utc::now(); } }\n\
+             #[test]\nfn u() { let _ = chrono::Utc::now(); }",
+        ),
+        source("gateway/src/lifecycle/x.rs", "fn f() { tracing::info!(\"{}\", chrono::Local::now()); }"),
+        source("gateway/src/http.rs", "fn f() { let _ = chrono::Utc::now(); }"),
+    ]));
+    assert_eq!(
+        found,
+        [
+            "gateway/src/turn/mod.rs:2 reads chrono::Utc::now",
+            "gateway/src/jobs.rs:2 reads chrono::Utc::now",
+            "gateway/src/jobs.rs:3 reads std::time::SystemTime::now",
+            "gateway/src/lifecycle/trim.rs:2 reads std::time::SystemTime::now",
+            "gateway/src/lifecycle/x.rs:1 reads chrono::Local::now",
+        ]
+    );
+}
+
+// --- no import circles ----------------------------------------------------------
+
+/// The files of `krate` that import each other in a loop, each loop once as
+/// `a.rs -> b.rs -> a.rs`: an import (outside tests) of a path that resolves
+/// into another file's module is an arrow to that file (the file of the
+/// longest module the path starts with), unless that file is a submodule of
+/// the importer's.
+fn import_circles(krate: &Crate) -> Vec<String> {
+    let files: Vec<(&str, &[String])> = krate
+        .files
+        .iter()
+        .map(|f| (f.rel.as_str(), f.module.as_slice()))
+        .collect();
+    let file_of = |path: &[String]| {
+        files
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, module))| path.starts_with(module))
+            .max_by_key(|(_, (_, module))| module.len())
+            .map(|(i, _)| i)
+    };
+    let mut arrows: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+    for (i, file) in krate.files.iter().enumerate() {
+        for r in file.refs.iter().filter(|r| !r.test) {
+            let path = krate.resolve(&r.module, &r.written, r.global);
+            if path.first().map(String::as_str) != Some("crate") {
+                continue;
+            }
+            // A module uses its own submodules (a router its handlers): an
+            // arrow into the file's own subtree is no arrow back.
+            let below = |j: &usize| files[*j].1.starts_with(files[i].1);
+            if let Some(j) = file_of(&path).filter(|j| *j != i && !below(j)) {
+                if !arrows[i].contains(&j) {
+                    arrows[i].push(j);
+                }
+            }
+        }
+    }
+    // A loop through `start` whose other files all come after it: each loop once.
+    fn back_to(
+        start: usize,
+        at: usize,
+        arrows: &[Vec<usize>],
+        path: &mut Vec<usize>,
+        out: &mut Vec<Vec<usize>>,
+    ) {
+        for &next in &arrows[at] {
+            if next == start {
+                let mut found = path.clone();
+                found.push(start);
+                out.push(found);
+            } else if next > start && !path.contains(&next) && path.len() < 8 {
+                path.push(next);
+                back_to(start, next, arrows, path, out);
+                path.pop();
+            }
+        }
+    }
+    let mut loops = Vec::new();
+    for start in 0..files.len() {
+        back_to(start, start, &arrows, &mut vec![start], &mut loops);
+    }
+    let mut out: Vec<String> = loops
+        .into_iter()
+        .map(|l| {
+            l.iter()
+                .map(|&i| files[i].0)
+                .collect::<Vec<_>>()
+                .join(" -> ")
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn no_two_files_import_each_other_in_a_loop() {
+    let sources = workspace_sources();
+    let crates = Crate::all(&sources);
+    let libraries: Vec<&Crate> = crates
+        .iter()
+        .filter(|c| c.files.iter().any(|f| f.rel.ends_with("/src/lib.rs")))
+        .collect();
+    assert!(libraries.len() >= 5, "read the workspace's libraries");
+    let circles: Vec<String> = libraries.iter().flat_map(|c| import_circles(c)).collect();
+    assert!(circles.is_empty(), "{circles:#?}");
+}
+
+#[test]
+fn the_circle_check_catches_a_loop_grouped_inline_or_through_a_third_file() {
+    let krate = Crate::new(
+        [
+            source(
+                "gateway/src/lib.rs",
+                "pub mod a; pub mod b; pub mod c; pub mod d; pub mod e; pub mod f; pub mod g;",
+            ),
+            source(
+                "gateway/src/a.rs",
+                "use crate::{b::B, e::E};\npub struct A;",
+            ),
+            source(
+                "gateway/src/b.rs",
+                "pub struct B;\nfn f() -> super::a::A { crate::a::A }",
+            ),
+            source("gateway/src/c.rs", "pub struct C(crate::d::D);"),
+            // A parent uses its child, the child its parent: no loop.
+            source("gateway/src/g/mod.rs", "mod h; pub struct G(h::H);"),
+            source("gateway/src/g/h.rs", "pub struct H;\nfn k(_: super::G) {}"),
+            source("gateway/src/d.rs", "pub struct D;\nuse super::f::F;"),
+            source("gateway/src/f.rs", "pub struct F;\nfn g(_: crate::c::C) {}"),
+            // A test module may import what imports its file.
+            source(
+                "gateway/src/e.rs",
+                "pub struct E;\n#[cfg(test)]\nmod tests { use crate::a::A; }",
+            ),
+        ]
+        .iter()
+        .map(parse_file)
+        .collect(),
+    );
+    assert_eq!(
+        import_circles(&krate),
+        [
+            "gateway/src/a.rs -> gateway/src/b.rs -> gateway/src/a.rs",
+            "gateway/src/c.rs -> gateway/src/d.rs -> gateway/src/f.rs -> gateway/src/c.rs",
+        ]
+    );
+}
