@@ -1,0 +1,33 @@
+//! The steward gateway's core: the configuration, the turn loop and the
+//! services it calls (models, learning, skills, tools, MCP, lifecycle), the
+//! jobs and workers, the clock and the metrics. It names no channel, page or
+//! route: the channels, web and binary crates sit above it.
+
+pub mod asker;
+pub mod beliefs;
+pub mod clock;
+pub mod commands;
+pub mod config;
+pub mod consolidate;
+pub mod context;
+pub mod embeddings;
+pub mod error;
+pub mod export;
+pub mod jobs;
+pub mod learning;
+pub mod lifecycle;
+pub mod llm;
+pub mod mcp;
+pub mod metrics;
+pub mod oversight;
+pub mod role_commands;
+pub mod services;
+pub mod skills;
+pub mod tools;
+#[path = "../../src/turn.rs"]
+pub mod turn;
+pub mod workers;
+
+pub use config::Config;
+pub use services::Services;
+pub use turn::TurnLoop;
