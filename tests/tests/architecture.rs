@@ -88,7 +88,7 @@ fn workspace_sources() -> Vec<Source> {
     assert!(
         sources
             .iter()
-            .filter(|s| s.rel.starts_with("gateway/src/"))
+            .filter(|s| s.rel.starts_with("gateway/core/src/"))
             .count()
             > 10,
         "found the gateway's sources"
@@ -718,15 +718,32 @@ fn the_storage_check_catches_a_stray_query() {
 
 // --- module layering of the gateway --------------------------------------------
 
-/// The gateway's library crate as parsed (not its `main.rs`).
-fn gateway_crate(sources: &[Source]) -> Crate {
+/// The gateway's library crates, one a layer, lowest first.
+const GATEWAY_LIBRARIES: &[&str] = &[
+    "gateway/core/src/",
+    "gateway/channels/src/",
+    "gateway/web/src/",
+    "gateway/src/",
+];
+
+/// The gateway's library crate whose sources are below `dir`, as parsed
+/// (not the binary's `main.rs`).
+fn gateway_crate(sources: &[Source], dir: &str) -> Crate {
     let lib: Vec<Source> = sources
         .iter()
-        .filter(|s| s.rel.starts_with("gateway/src/") && s.rel.ends_with(".rs"))
+        .filter(|s| s.rel.starts_with(dir) && s.rel.ends_with(".rs"))
         .filter(|s| s.rel != "gateway/src/main.rs")
         .map(|s| source(&s.rel, &s.text))
         .collect();
     Crate::new(lib.iter().map(parse_file).collect())
+}
+
+/// Every library crate of the gateway, as parsed.
+fn gateway_crates(sources: &[Source]) -> Vec<Crate> {
+    GATEWAY_LIBRARIES
+        .iter()
+        .map(|dir| gateway_crate(sources, dir))
+        .collect()
 }
 
 /// Which files implement `TurnLoop` (inherent or trait impls), with lines.
@@ -744,16 +761,18 @@ fn turn_loop_impls(krate: &Crate) -> Vec<String> {
 
 #[test]
 fn the_turn_loop_is_one_type_in_one_file() {
-    let krate = gateway_crate(&workspace_sources());
-    let found = turn_loop_impls(&krate);
+    let found: Vec<String> = gateway_crates(&workspace_sources())
+        .iter()
+        .flat_map(turn_loop_impls)
+        .collect();
     assert!(!found.is_empty(), "found `impl TurnLoop`");
     let elsewhere: Vec<&String> = found
         .iter()
-        .filter(|f| !f.starts_with("gateway/src/turn.rs:"))
+        .filter(|f| !f.starts_with("gateway/core/src/turn.rs:"))
         .collect();
     assert!(
         elsewhere.is_empty(),
-        "TurnLoop is implemented only in gateway/src/turn.rs: {elsewhere:#?}"
+        "TurnLoop is implemented only in gateway/core/src/turn.rs: {elsewhere:#?}"
     );
 }
 
@@ -761,9 +780,12 @@ fn the_turn_loop_is_one_type_in_one_file() {
 fn the_turn_loop_check_catches_an_impl_elsewhere() {
     let krate = Crate::new(
         [
-            source("gateway/src/lib.rs", "pub mod turn; pub mod x; pub mod y;"),
             source(
-                "gateway/src/turn.rs",
+                "gateway/core/src/lib.rs",
+                "pub mod turn; pub mod x; pub mod y;",
+            ),
+            source(
+                "gateway/core/src/turn.rs",
                 "pub struct TurnLoop; impl TurnLoop {}",
             ),
             source(
@@ -782,41 +804,38 @@ fn the_turn_loop_check_catches_an_impl_elsewhere() {
     assert_eq!(
         turn_loop_impls(&krate),
         [
-            "gateway/src/turn.rs:1",
+            "gateway/core/src/turn.rs:1",
             "gateway/src/x.rs:2",
             "gateway/src/y.rs:3"
         ]
     );
 }
 
-/// `(importer prefix, forbidden module)`: the services never reach back into
-/// the loop, the models never know the loop, the dashboard never imports the
-/// HTTP server that mounts it. A path is forbidden when it resolves into the
-/// module; a glob import when it imports the module's contents or a module
-/// above it (which brings its name into scope).
+/// `(importer prefix, forbidden module)`, inside one crate (Cargo keeps a
+/// lower crate from naming an upper one: `LAYERS`): the services never reach
+/// back into the loop, the models never know the loop, the dashboard never
+/// imports the HTTP server that mounts it. A path is forbidden when it
+/// resolves into the module; a glob import when it imports the module's
+/// contents or a module above it (which brings its name into scope).
 const FORBIDDEN: &[(&str, &str)] = &[
-    ("gateway/src/llm/", "crate::turn"),
-    ("gateway/src/llm/", "crate::consolidate"),
-    ("gateway/src/lifecycle/", "crate::turn"),
-    ("gateway/src/learning.rs", "crate::turn"),
-    ("gateway/src/beliefs.rs", "crate::turn"),
-    ("gateway/src/consolidate.rs", "crate::turn"),
-    ("gateway/src/export.rs", "crate::turn"),
-    ("gateway/src/commands.rs", "crate::turn"),
-    ("gateway/src/jobs.rs", "crate::turn"),
-    ("gateway/src/dashboard/", "crate::http"),
-    ("gateway/src/dashboard/", "crate::api"),
-    // The loop is one member of the services, not their locator; channels and
-    // workers sit above it.
-    ("gateway/src/turn.rs", "crate::services"),
-    ("gateway/src/turn.rs", "crate::channels"),
-    ("gateway/src/turn.rs", "crate::workers"),
-    // A channel knows the services, not the HTTP app or the pages that mount it.
-    ("gateway/src/channels/", "crate::http"),
-    ("gateway/src/channels/", "crate::dashboard"),
+    ("gateway/core/src/llm/", "crate::turn"),
+    ("gateway/core/src/llm/", "crate::consolidate"),
+    ("gateway/core/src/lifecycle/", "crate::turn"),
+    ("gateway/core/src/learning.rs", "crate::turn"),
+    ("gateway/core/src/beliefs.rs", "crate::turn"),
+    ("gateway/core/src/consolidate.rs", "crate::turn"),
+    ("gateway/core/src/export.rs", "crate::turn"),
+    ("gateway/core/src/commands.rs", "crate::turn"),
+    ("gateway/core/src/jobs.rs", "crate::turn"),
+    ("gateway/web/src/dashboard/", "crate::http"),
+    ("gateway/web/src/dashboard/", "crate::api"),
+    // The loop is one member of the services, not their locator; the workers
+    // sit above it.
+    ("gateway/core/src/turn.rs", "crate::services"),
+    ("gateway/core/src/turn.rs", "crate::workers"),
     // The providers implement the model traits; choosing among them is `roles`'.
-    ("gateway/src/llm/openai.rs", "crate::llm::roles"),
-    ("gateway/src/llm/offline.rs", "crate::llm::roles"),
+    ("gateway/core/src/llm/openai.rs", "crate::llm::roles"),
+    ("gateway/core/src/llm/offline.rs", "crate::llm::roles"),
 ];
 
 /// Where the files of `krate` import what `FORBIDDEN` keeps from them.
@@ -847,17 +866,18 @@ fn layering_violations(krate: &Crate) -> Vec<String> {
 
 #[test]
 fn services_models_and_pages_do_not_import_what_sits_above_them() {
-    let krate = gateway_crate(&workspace_sources());
+    let crates = gateway_crates(&workspace_sources());
+    let krate = &crates[0];
     // The resolver sees the real imports: `services.rs` does import the loop.
     let services = krate
         .files
         .iter()
-        .find(|f| f.rel == "gateway/src/services.rs")
-        .expect("gateway/src/services.rs");
+        .find(|f| f.rel == "gateway/core/src/services.rs")
+        .expect("gateway/core/src/services.rs");
     assert!(services.refs.iter().any(
         |r| krate.resolve(&r.module, &r.written, r.global) == segments("crate::turn::TurnLoop")
     ));
-    let broken = layering_violations(&krate);
+    let broken: Vec<String> = crates.iter().flat_map(layering_violations).collect();
     assert!(broken.is_empty(), "{broken:#?}");
 }
 
@@ -872,7 +892,7 @@ fn gateway_with(extra: &[Source]) -> Crate {
          pub use turn::TurnLoop;",
     );
     let llm = source(
-        "gateway/src/llm/mod.rs",
+        "gateway/core/src/llm/mod.rs",
         "pub mod roles; pub use roles::Models;",
     );
     let mut files = vec![parse_file(&lib), parse_file(&llm)];
@@ -912,28 +932,37 @@ fn the_layering_check_catches_every_rule_grouped_or_inline() {
 #[test]
 fn the_layering_check_resolves_relative_paths_renames_globs_and_reexports() {
     let cases = [
-        ("gateway/src/llm/openai.rs", "use super::roles::Models;"),
-        ("gateway/src/llm/openai.rs", "use super::{budget, roles};"),
-        ("gateway/src/llm/openai.rs", "use super::Models;"),
-        ("gateway/src/llm/openai.rs", "use crate::llm::*;"),
         (
-            "gateway/src/llm/offline.rs",
+            "gateway/core/src/llm/openai.rs",
+            "use super::roles::Models;",
+        ),
+        (
+            "gateway/core/src/llm/openai.rs",
+            "use super::{budget, roles};",
+        ),
+        ("gateway/core/src/llm/openai.rs", "use super::Models;"),
+        ("gateway/core/src/llm/openai.rs", "use crate::llm::*;"),
+        (
+            "gateway/core/src/llm/offline.rs",
             "fn f() { let _ = super::roles::Models::new(); }",
         ),
-        ("gateway/src/lifecycle/trim.rs", "use super::super::turn;"),
-        ("gateway/src/lifecycle/trim.rs", "use crate::TurnLoop;"),
         (
-            "gateway/src/jobs.rs",
+            "gateway/core/src/lifecycle/trim.rs",
+            "use super::super::turn;",
+        ),
+        ("gateway/core/src/lifecycle/trim.rs", "use crate::TurnLoop;"),
+        (
+            "gateway/core/src/jobs.rs",
             "use crate::turn as t; fn f(_: t::TurnLoop) {}",
         ),
-        ("gateway/src/jobs.rs", "use crate::turn::*;"),
-        ("gateway/src/jobs.rs", "use crate::*;"),
+        ("gateway/core/src/jobs.rs", "use crate::turn::*;"),
+        ("gateway/core/src/jobs.rs", "use crate::*;"),
         (
-            "gateway/src/jobs.rs",
+            "gateway/core/src/jobs.rs",
             "mod inner { fn f(_: &super::super::turn::TurnLoop) {} }",
         ),
         (
-            "gateway/src/dashboard/chat.rs",
+            "gateway/web/src/dashboard/chat.rs",
             "use crate::{http::{AppState}};",
         ),
     ];
@@ -943,20 +972,23 @@ fn the_layering_check_resolves_relative_paths_renames_globs_and_reexports() {
     }
     let fine = [
         (
-            "gateway/src/llm/openai.rs",
+            "gateway/core/src/llm/openai.rs",
             "use super::budget; use crate::config::LlmConfig;",
         ),
-        ("gateway/src/llm/openai.rs", "mod tests { use super::*; }"),
         (
-            "gateway/src/jobs.rs",
+            "gateway/core/src/llm/openai.rs",
+            "mod tests { use super::*; }",
+        ),
+        (
+            "gateway/core/src/jobs.rs",
             "// use crate::turn::TurnLoop;\nconst S: &str = \"crate::turn\";",
         ),
         (
-            "gateway/src/jobs.rs",
+            "gateway/core/src/jobs.rs",
             "fn turn() {} fn f() { turn(); let turn = 1; }",
         ),
         (
-            "gateway/src/dashboard/chat.rs",
+            "gateway/web/src/dashboard/chat.rs",
             "use crate::turn::TurnLoop;",
         ),
     ];
@@ -969,13 +1001,13 @@ fn the_layering_check_resolves_relative_paths_renames_globs_and_reexports() {
 /// Files of the loop and the front-ends that must read time from the
 /// injected `Clock`.
 const CLOCKED: &[&str] = &[
-    "gateway/src/turn.rs",
-    "gateway/src/jobs.rs",
-    "gateway/src/lifecycle/",
-    "gateway/src/api/",
-    "gateway/src/dashboard/",
+    "gateway/core/src/turn.rs",
+    "gateway/core/src/jobs.rs",
+    "gateway/core/src/lifecycle/",
+    "gateway/web/src/api/",
+    "gateway/web/src/dashboard/",
     "gateway/src/cli/",
-    "gateway/src/channels/",
+    "gateway/channels/src/",
 ];
 
 /// Where the non-test code of `CLOCKED` files reads the wall clock
@@ -1003,7 +1035,10 @@ fn wall_clock_reads(krate: &Crate) -> Vec<String> {
 
 #[test]
 fn the_loop_reads_no_wall_clock() {
-    let found = wall_clock_reads(&gateway_crate(&workspace_sources()));
+    let found: Vec<String> = gateway_crates(&workspace_sources())
+        .iter()
+        .flat_map(wall_clock_reads)
+        .collect();
     assert!(
         found.is_empty(),
         "the loop reads the injected Clock, never the wall clock:\n{}",
@@ -1015,30 +1050,30 @@ fn the_loop_reads_no_wall_clock() {
 fn the_wall_clock_check_catches_a_read_grouped_or_inline() {
     let found = wall_clock_reads(&gateway_with(&[
         source(
-            "gateway/src/turn.rs",
+            "gateway/core/src/turn.rs",
             "use chrono::{DateTime, Utc};\nfn f() -> DateTime<Utc> { Utc::now() }",
         ),
         source(
-            "gateway/src/jobs.rs",
+            "gateway/core/src/jobs.rs",
             "fn f() {\n    let _ = chrono::Utc::now();\n    let _ = std::time::SystemTime::now();\n}",
         ),
         source(
-            "gateway/src/lifecycle/trim.rs",
+            "gateway/core/src/lifecycle/trim.rs",
             "use std::time::{SystemTime as Wall};\nfn f() { let _ = Wall::now(); }\n\
              #[cfg(test)]\nmod tests { fn t() { let _ = chrono::Utc::now(); } }\n\
              #[test]\nfn u() { let _ = chrono::Utc::now(); }",
         ),
-        source("gateway/src/lifecycle/x.rs", "fn f() { tracing::info!(\"{}\", chrono::Local::now()); }"),
-        source("gateway/src/http.rs", "fn f() { let _ = chrono::Utc::now(); }"),
+        source("gateway/core/src/lifecycle/x.rs", "fn f() { tracing::info!(\"{}\", chrono::Local::now()); }"),
+        source("gateway/web/src/http.rs", "fn f() { let _ = chrono::Utc::now(); }"),
     ]));
     assert_eq!(
         found,
         [
-            "gateway/src/turn.rs:2 reads chrono::Utc::now",
-            "gateway/src/jobs.rs:2 reads chrono::Utc::now",
-            "gateway/src/jobs.rs:3 reads std::time::SystemTime::now",
-            "gateway/src/lifecycle/trim.rs:2 reads std::time::SystemTime::now",
-            "gateway/src/lifecycle/x.rs:1 reads chrono::Local::now",
+            "gateway/core/src/turn.rs:2 reads chrono::Utc::now",
+            "gateway/core/src/jobs.rs:2 reads chrono::Utc::now",
+            "gateway/core/src/jobs.rs:3 reads std::time::SystemTime::now",
+            "gateway/core/src/lifecycle/trim.rs:2 reads std::time::SystemTime::now",
+            "gateway/core/src/lifecycle/x.rs:1 reads chrono::Local::now",
         ]
     );
 }
@@ -1046,7 +1081,14 @@ fn the_wall_clock_check_catches_a_read_grouped_or_inline() {
 // --- raw record writes ---------------------------------------------------------
 
 /// Crates whose `src/` never writes records around the write entry point.
-const NO_RAW_WRITES: &[&str] = &["gateway/src/", "pairing/src/", "adapters/src/"];
+const NO_RAW_WRITES: &[&str] = &[
+    "gateway/core/src/",
+    "gateway/channels/src/",
+    "gateway/web/src/",
+    "gateway/src/",
+    "pairing/src/",
+    "adapters/src/",
+];
 
 /// Where the sources of `NO_RAW_WRITES` name `RawWrites` (the trait of raw
 /// record writes, behind memory's feature `fixtures`), glob-import its module
@@ -1092,7 +1134,7 @@ fn only_tests_and_benchmarks_write_records_raw() {
 fn the_raw_write_check_catches_the_trait_and_the_feature() {
     let mut found = raw_write_violations(&[
         source(
-            "gateway/src/learning.rs",
+            "gateway/core/src/learning.rs",
             "use memory::{Db, write::{RawWrites, Revise}};",
         ),
         source(
@@ -1103,7 +1145,7 @@ fn the_raw_write_check_catches_the_trait_and_the_feature() {
             "adapters/src/lib.rs",
             "#[cfg(feature = \"fixtures\")]\nfn f() {}\nfn g() -> bool { cfg!(feature = \"fixtures\") }",
         ),
-        source("gateway/src/jobs.rs", "use memory::write as w;\nuse w::*;"),
+        source("gateway/core/src/jobs.rs", "use memory::write as w;\nuse w::*;"),
         source("gateway/benches/turn.rs", "use memory::write::RawWrites;"),
         source("tests/src/lib.rs", "use memory::write::RawWrites;"),
         source("memory/src/write.rs", "pub trait RawWrites {}"),
@@ -1115,8 +1157,8 @@ fn the_raw_write_check_catches_the_trait_and_the_feature() {
         [
             "adapters/src/lib.rs:1 names the feature fixtures",
             "adapters/src/lib.rs:3 names the feature fixtures",
-            "gateway/src/jobs.rs:2 imports memory::write::*",
-            "gateway/src/learning.rs:1 names RawWrites",
+            "gateway/core/src/jobs.rs:2 imports memory::write::*",
+            "gateway/core/src/learning.rs:1 names RawWrites",
             "pairing/src/lib.rs:2 names RawWrites",
         ]
     );
@@ -2101,6 +2143,214 @@ fn the_name_check_catches_a_repeat_in_items_and_macro_bodies() {
         [
             "Approval: a/src/lib.rs:1, b/src/x.rs:3",
             "Kind: a/src/lib.rs:3, b/src/x.rs:2"
+        ]
+    );
+}
+
+// --- the crates' layers --------------------------------------------------------
+
+/// Each workspace member (by package name) and the workspace crates its
+/// `[dependencies]` name: exactly these. A crate depends only on crates
+/// below it, so an upper module named from below is a compile error; the
+/// rules left in `FORBIDDEN` are those inside one crate.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("steward-prompts", &[]),
+    ("steward-memory", &["steward-prompts"]),
+    ("steward-pairing", &["steward-memory"]),
+    ("steward-adapters", &[]),
+    (
+        "steward-core",
+        &[
+            "steward-adapters",
+            "steward-memory",
+            "steward-pairing",
+            "steward-prompts",
+        ],
+    ),
+    (
+        "steward-channels",
+        &["steward-adapters", "steward-core", "steward-memory"],
+    ),
+    (
+        "steward-web",
+        &[
+            "steward-adapters",
+            "steward-channels",
+            "steward-core",
+            "steward-memory",
+            "steward-pairing",
+        ],
+    ),
+    (
+        "steward",
+        &[
+            "steward-adapters",
+            "steward-channels",
+            "steward-core",
+            "steward-memory",
+            "steward-pairing",
+            "steward-prompts",
+            "steward-web",
+        ],
+    ),
+    (
+        "steward-tests",
+        &[
+            "steward",
+            "steward-adapters",
+            "steward-memory",
+            "steward-pairing",
+        ],
+    ),
+];
+
+/// memory's feature of raw record writes: no member's `[dependencies]` turn
+/// it on, only test targets' `[dev-dependencies]`.
+const FIXTURES_FEATURE: &str = "fixtures";
+
+fn toml_of(src: &Source) -> toml::Table {
+    src.text
+        .parse()
+        .unwrap_or_else(|e| panic!("{}: {e}", src.rel))
+}
+
+/// Where the members' manifests in `sources` depart from `LAYERS`: a
+/// workspace crate named that the layer does not list, one listed that is
+/// not named, a member `LAYERS` does not know, and a production dependency
+/// that turns on memory's `fixtures`.
+fn layer_violations(sources: &[Source]) -> Vec<String> {
+    let root = sources
+        .iter()
+        .find(|s| s.rel == "Cargo.toml")
+        .map(toml_of)
+        .expect("the workspace manifest");
+    let workspace = &root["workspace"];
+    let shared = workspace["dependencies"]
+        .as_table()
+        .expect("[workspace.dependencies]");
+    let package_of = |key: &str, entry: &toml::Value| -> String {
+        let inherited = entry.get("workspace").and_then(|w| w.as_bool()) == Some(true);
+        let entry = if inherited {
+            shared.get(key).unwrap_or(entry)
+        } else {
+            entry
+        };
+        entry
+            .get("package")
+            .and_then(|p| p.as_str())
+            .unwrap_or(key)
+            .to_string()
+    };
+    let features_of = |key: &str, entry: &toml::Value| -> Vec<String> {
+        let mut out = Vec::new();
+        for e in [Some(entry), shared.get(key)].into_iter().flatten() {
+            if let Some(list) = e.get("features").and_then(|f| f.as_array()) {
+                out.extend(list.iter().filter_map(|f| f.as_str()).map(String::from));
+            }
+        }
+        out
+    };
+    let members: Vec<&str> = workspace["members"]
+        .as_array()
+        .expect("[workspace] members")
+        .iter()
+        .filter_map(|m| m.as_str())
+        .collect();
+    let mut manifests = Vec::new();
+    for dir in &members {
+        let rel = format!("{dir}/Cargo.toml");
+        let Some(src) = sources.iter().find(|s| s.rel == rel) else {
+            return vec![format!("{rel}: no manifest")];
+        };
+        let manifest = toml_of(src);
+        let name = manifest["package"]["name"]
+            .as_str()
+            .expect("package.name")
+            .to_string();
+        manifests.push((rel, name, manifest));
+    }
+    let ours: HashSet<&str> = manifests.iter().map(|(_, n, _)| n.as_str()).collect();
+    let mut out = Vec::new();
+    for (rel, name, manifest) in &manifests {
+        let Some((_, allowed)) = LAYERS.iter().find(|(member, _)| member == name) else {
+            out.push(format!("{rel}: {name} has no layer"));
+            continue;
+        };
+        let deps = manifest.get("dependencies").and_then(|d| d.as_table());
+        let mut named: Vec<String> = Vec::new();
+        for (key, entry) in deps.into_iter().flatten() {
+            let package = package_of(key, entry);
+            if package == "steward-memory"
+                && features_of(key, entry)
+                    .iter()
+                    .any(|f| f == FIXTURES_FEATURE)
+            {
+                out.push(format!(
+                    "{rel}: {name} turns on memory's {FIXTURES_FEATURE}"
+                ));
+            }
+            if ours.contains(package.as_str()) {
+                named.push(package);
+            }
+        }
+        named.sort();
+        let mut expected: Vec<String> = allowed
+            .iter()
+            .filter(|d| ours.contains(*d))
+            .map(|d| d.to_string())
+            .collect();
+        expected.sort();
+        for extra in named.iter().filter(|d| !expected.contains(d)) {
+            out.push(format!("{rel}: {name} depends on {extra}"));
+        }
+        for missing in expected.iter().filter(|d| !named.contains(d)) {
+            out.push(format!("{rel}: {name} does not depend on {missing}"));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_crates_depend_on_each_other_only_downwards() {
+    let sources = workspace_sources();
+    let found = layer_violations(&sources);
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn the_layer_check_catches_an_upward_dependency_and_the_fixtures_feature() {
+    let manifest = |rel: &str, name: &str, deps: &str| {
+        source(
+            rel,
+            &format!("[package]\nname = \"{name}\"\n\n[dependencies]\n{deps}"),
+        )
+    };
+    let found = layer_violations(&[
+        source(
+            "Cargo.toml",
+            "[workspace]\nmembers = [\"memory\", \"gateway/core\", \"gateway/web\", \"x\"]\n\
+             [workspace.dependencies]\n\
+             memory = { package = \"steward-memory\", path = \"memory\" }\n\
+             steward-core = { path = \"gateway/core\" }\n\
+             web = { package = \"steward-web\", path = \"gateway/web\" }\n\
+             tokio = \"1\"\n",
+        ),
+        manifest("memory/Cargo.toml", "steward-memory", ""),
+        manifest(
+            "gateway/core/Cargo.toml",
+            "steward-core",
+            "memory = { workspace = true, features = [\"fixtures\"] }\nweb.workspace = true\ntokio.workspace = true\n",
+        ),
+        manifest("gateway/web/Cargo.toml", "steward-web", "steward-core.workspace = true\n"),
+        manifest("x/Cargo.toml", "steward-x", ""),
+    ]);
+    assert_eq!(
+        found,
+        [
+            "gateway/core/Cargo.toml: steward-core turns on memory's fixtures",
+            "gateway/core/Cargo.toml: steward-core depends on steward-web",
+            "gateway/web/Cargo.toml: steward-web does not depend on steward-memory",
+            "x/Cargo.toml: steward-x has no layer",
         ]
     );
 }
