@@ -2189,7 +2189,6 @@ const LAYERS: &[(&str, &[&str])] = &[
             "steward-core",
             "steward-memory",
             "steward-pairing",
-            "steward-prompts",
             "steward-web",
         ],
     ),
