@@ -24,7 +24,6 @@ pub mod role_commands;
 pub mod services;
 pub mod skills;
 pub mod tools;
-#[path = "../../src/turn.rs"]
 pub mod turn;
 pub mod workers;
 

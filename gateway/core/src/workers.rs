@@ -1,6 +1,6 @@
 //! What `steward serve` runs in the background beside the HTTP server: the
 //! jobs and the embeddings worker (`Services::workers`), the channels'
-//! connections (`crate::channels`) and the metrics listener, each a
+//! connections (the channels crate, above this one) and the metrics listener, each a
 //! [`Worker`]. `serve` starts them from one list ([`start`]) and stops them
 //! as one ([`Running::stop`]).
 

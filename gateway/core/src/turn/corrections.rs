@@ -1,0 +1,145 @@
+//! Step 7b: a correction of the previous answer is a skill's evidence, not memory.
+
+use super::{Result, Turn, TurnLoop};
+use crate::llm::offline;
+use crate::skills::{CorrectionAt, Learned};
+use adapters::Reply;
+use memory::authz::Action;
+use memory::{Candidate, ItemChannel};
+
+impl TurnLoop {
+    /// A paired person's correction of the previous answer, or an
+    /// administrator's "make this a skill" (`/learn`): kept as a skill's
+    /// evidence and answered with what it led to. `None` for other lines.
+    pub(super) async fn learn_skill(&self, t: &Turn<'_>, text: &str) -> Result<Option<Reply>> {
+        if !self.parts.skills.enabled() || t.principal.user_id().is_none() {
+            return Ok(None);
+        }
+        let lower = text.trim_end_matches(['.', '!']).to_lowercase();
+        if lower == "/learn" || lower == "make this a skill" {
+            if let Err(denial) = memory::authz::authorize(t.asker().actor(), Action::CurateSkills) {
+                return Ok(Some(t.reply(match denial {
+                    memory::authz::Denial::NotAdmin => "Only administrators turn corrections into skills; your corrections are kept for them to review.".to_string(),
+                    other => format!("Refused: {other}. Nothing was drafted."),
+                })));
+            }
+            let drafted = self
+                .parts
+                .skills
+                .learn_now(t.org(), t.agent(), &t.msg.conversation, t.now)
+                .await?;
+            return Ok(Some(t.reply(match drafted {
+                Some(r) => format!(
+                    "Drafted skill “{}” rev {} from the corrections of this kind of request. Review it with /skill show {}.",
+                    r.slug, r.rev, r.id
+                ),
+                None => "There is no correction in this conversation to learn from yet.".into(),
+            })));
+        }
+        let Some(rule) = crate::skills::corrections::read_correction(text) else {
+            return Ok(None);
+        };
+        self.keep_correction(t, text, &rule).await
+    }
+
+    /// The extractor model labelled `clause` of a paired person's line a
+    /// correction: kept as a skill's evidence only when the line passes the
+    /// rules' screens (`corrections::read_labelled`). `None` otherwise.
+    pub(super) async fn learn_labelled(
+        &self,
+        t: &Turn<'_>,
+        text: &str,
+        clause: &str,
+    ) -> Result<Option<Reply>> {
+        if !self.parts.skills.enabled() || t.principal.user_id().is_none() {
+            return Ok(None);
+        }
+        let Some(rule) = crate::skills::corrections::read_labelled(text, clause) else {
+            return Ok(None);
+        };
+        self.keep_correction(t, text, &rule).await
+    }
+
+    /// `rule`, read from `text`, kept as a correction of the previous answer
+    /// and answered with what it led to; `None` when it corrects nothing.
+    pub(super) async fn keep_correction(
+        &self,
+        t: &Turn<'_>,
+        text: &str,
+        rule: &str,
+    ) -> Result<Option<Reply>> {
+        let (history, _) = self.conversation(t).await?;
+        let learned = self
+            .parts
+            .skills
+            .observe_rule(
+                &CorrectionAt {
+                    org: t.org(),
+                    agent: t.agent(),
+                    conversation: &t.msg.conversation,
+                    principal: &t.principal,
+                    message_id: t.message_id,
+                    text,
+                    history: &history,
+                    now: t.now,
+                },
+                rule,
+            )
+            .await?;
+        let Some(learned) = learned else {
+            return Ok(None);
+        };
+        let noted = format!("Thanks, noted as a correction of my last answer: {rule}.");
+        let next = match learned {
+            Learned::Noted => String::new(),
+            Learned::Proposed(r) if t.principal.is_human_admin() => format!(
+                "\nCorrections like this one are now skill proposal “{}” rev {}. Review it with /skill show {}.",
+                r.slug, r.rev, r.id
+            ),
+            Learned::Proposed(r) => format!(
+                "\nCorrections like this one are now a proposed procedure (“{}”) for an administrator to review.",
+                r.slug
+            ),
+            Learned::Suspended(r) => format!(
+                "\nThe procedure “{}” rev {} I followed was corrected too often, so I stopped following it; an administrator will review it.",
+                r.slug, r.rev
+            ),
+        };
+        Ok(Some(t.reply(format!("{noted}{next}"))))
+    }
+
+    /// A correction whose subject no pattern named ("Correction: deploys now
+    /// happen only before 14:00") takes the subject of the live agent note
+    /// it shares the most words with (two at least), so it supersedes that
+    /// note under the subject rule. Other items are kept as they are.
+    pub(super) async fn correction_subject(
+        &self,
+        t: &Turn<'_>,
+        item: &Candidate,
+    ) -> Result<Candidate> {
+        let unkeyed = item.channel == ItemChannel::Operational
+            && item.kind == "correction"
+            && item.subject.starts_with(offline::UNKEYED);
+        if !unkeyed {
+            return Ok(item.clone());
+        }
+        let scope = self.retrieval_scope(t).await?;
+        let found = self
+            .parts
+            .db
+            .records()
+            .retrieve(&scope, &item.content, 5)
+            .await?;
+        let note = found
+            .into_iter()
+            .filter(|r| r.record.scope == memory::Scope::AgentNotes && r.hits >= 2)
+            .max_by_key(|r| r.hits);
+        Ok(match note {
+            Some(r) => Candidate {
+                subject: r.record.written.subject,
+                ..item.clone()
+            },
+            None => item.clone(),
+        })
+    }
+}

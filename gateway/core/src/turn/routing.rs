@@ -1,0 +1,509 @@
+//! Step 8: what a message carries for memory, decided by policy and written, asked or refused.
+
+use super::{strip_ci, ReplyParts, Result, Turn, TurnLoop};
+use crate::learning::receipt;
+use crate::llm::offline;
+use crate::metrics::{Duplicate, PolicyOutcome};
+use adapters::Reply;
+use memory::policy::{self, Decision, DropReason, ExtractionRule, Origin};
+use memory::sanitize::sanitize;
+use memory::terms::terms;
+use memory::write::{Activation, Dedupe, Written};
+use memory::{Candidate, Cause, ItemChannel, NewRecord, Status};
+
+/// What a conflict question says of the third answer; the dashboard offers
+/// it as a button beside yes and no.
+pub const KEEPS_BOTH: &str = "both keeps both";
+
+/// How the audit names what a proposal was asked as conflicting with
+/// (`memory.conflict`, detail "with:3,5").
+pub(super) const CONFLICTS_WITH: &str = "with:";
+
+/// "Remember this?" for a record that conflicts with ones the person keeps:
+/// both values and the three answers (docs/memory.md, "Contradictions are
+/// asked").
+pub(super) fn conflict_question(content: &str, conflicts: &[memory::MemoryRecord]) -> String {
+    let kept: Vec<String> = conflicts
+        .iter()
+        .map(|c| format!("#{}: “{}”", c.id, sanitize(&c.content)))
+        .collect();
+    format!(
+        "{content} (it conflicts with {}: yes replaces it, {KEEPS_BOTH}, no keeps only what you have)",
+        kept.join(", ")
+    )
+}
+
+/// The receipt's line for records a yes replaced.
+pub(super) fn replaced(conflicts: &[memory::MemoryRecord]) -> String {
+    let ids: Vec<String> = conflicts.iter().map(|c| format!("#{}", c.id)).collect();
+    format!("It replaces {}.", ids.join(", "))
+}
+
+/// The receipt's line for records kept beside the new one.
+pub(super) fn beside(conflicts: &[memory::MemoryRecord]) -> String {
+    let ids: Vec<String> = conflicts.iter().map(|c| format!("#{}", c.id)).collect();
+    format!("Kept beside {}.", ids.join(", "))
+}
+
+impl TurnLoop {
+    /// The speaker's previous line here, from the conversation the turn
+    /// read first when it holds one, else from the store.
+    pub(super) async fn previous_text(&self, t: &Turn<'_>) -> Result<Option<String>> {
+        let Some(author) = t.principal.user_id() else {
+            return Ok(None);
+        };
+        let seen = t
+            .view
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .and_then(|v| {
+                v.recent
+                    .iter()
+                    .find(|m| m.sender.as_deref() == Some(author))
+                    .map(|m| m.text.clone())
+            });
+        if seen.is_some() {
+            return Ok(seen);
+        }
+        Ok(self
+            .parts
+            .db
+            .conversations()
+            .previous_line_of(
+                t.org(),
+                t.agent(),
+                &t.msg.conversation,
+                author,
+                t.message_id,
+            )
+            .await?
+            .map(|(_, text)| text))
+    }
+
+    /// Apply the write policy to each item and record what happened in `parts`.
+    pub(super) async fn route(
+        &self,
+        t: &Turn<'_>,
+        items: &[Candidate],
+        origin: Origin,
+        parts: &mut ReplyParts,
+    ) -> Result<()> {
+        // The operator's per-agent auto_keep is the ceiling: implicit items
+        // are kept without asking only when the person opted in too.
+        let mut settings = self.parts.learning.policy(t.agent()).clone();
+        if settings.auto_keep {
+            let person = match t.principal.user_id() {
+                Some(user) => {
+                    self.parts
+                        .db
+                        .identity()
+                        .person_auto_keep(t.org(), user)
+                        .await?
+                }
+                None => false,
+            };
+            settings.auto_keep = policy::auto_keeps(settings.auto_keep, person);
+        }
+        let settings = &settings;
+        for item in items {
+            let content = sanitize(&item.content);
+            if content.is_empty() {
+                continue;
+            }
+            let resolved = self.correction_subject(t, item).await?;
+            let item = &resolved;
+            match policy::decide(&t.principal, item, origin, settings) {
+                Decision::Execute => {}
+                Decision::Drop(reason) => {
+                    self.parts.metrics.policy(PolicyOutcome::Dropped);
+                    // Told: what needs an admin, and what is never kept. A user
+                    // `memory.write_access` lists is not told it needs an admin:
+                    // the model's `memory_write` may ask them "Remember this?".
+                    let may_write = policy::writes_agent_notes(&t.principal, settings);
+                    let told = match reason {
+                        DropReason::NeedsAdmin => !may_write,
+                        DropReason::Credential(_) => true,
+                        _ => false,
+                    };
+                    if told && !parts.notes.iter().any(|n| n == reason.explain()) {
+                        parts.notes.push(reason.explain().into());
+                    }
+                }
+                Decision::Write {
+                    scope,
+                    owner,
+                    status,
+                } => {
+                    // A person's own record that conflicts with one they keep
+                    // is asked with both, whatever asked it kept (an explicit
+                    // "remember that", auto-keep): never replaced unasked.
+                    let conflicts = if scope.is_personal() {
+                        self.live_conflicts(t, scope, owner.as_deref(), (&item.subject, &content))
+                            .await?
+                    } else {
+                        Vec::new()
+                    };
+                    let status = if conflicts.is_empty() {
+                        status
+                    } else {
+                        Status::Pending
+                    };
+                    let pending = status == Status::Pending;
+                    let rec = NewRecord::said(
+                        t.org(),
+                        t.agent(),
+                        scope,
+                        &item.kind,
+                        &item.subject,
+                        content,
+                        t.now,
+                    )
+                    .owner(owner)
+                    .status(status)
+                    .source(format!(
+                        "{}:{}:message:{}",
+                        if pending { "proposal" } else { "live" },
+                        t.msg.channel,
+                        t.message_id
+                    ))
+                    .expires_at(
+                        pending
+                            .then(|| t.now + self.parts.cfg.memory.proposal_ttl_hours * 3_600_000),
+                    )
+                    .conversation(Some(t.msg.conversation.clone()))
+                    .batch(Some(t.message_id))
+                    .author(t.principal.author_id())
+                    .on_behalf_of(t.msg.on_behalf_of.clone());
+                    // A new value on a subject names the live one it replaces
+                    // (a person's own: the conflicts, asked below).
+                    let replaces = if scope.is_personal() {
+                        None
+                    } else {
+                        self.replaces(
+                            t.org(),
+                            t.agent(),
+                            scope,
+                            rec.owner.as_deref(),
+                            (&rec.subject, &rec.content),
+                        )
+                        .await?
+                    };
+                    let run = format!("turn:{}", t.message_id);
+                    let dedupe = if pending {
+                        // Already known, or declined before: do not ask again. One
+                        // still pending from an earlier turn has lapsed: ask again.
+                        Dedupe::SkipIfAny(&[Status::Active, Status::Rejected])
+                    } else {
+                        Dedupe::ReuseActive
+                    };
+                    let written = self
+                        .parts
+                        .db
+                        .records()
+                        .write(
+                            &rec,
+                            dedupe,
+                            Activation::Run {
+                                cause: Cause::Live,
+                                run_id: &run,
+                            },
+                            self.parts.beliefs.as_ref(),
+                        )
+                        .await;
+                    let written = match memory::write::split_refusal(written)? {
+                        Ok(written) => written,
+                        // What memory never keeps: the person is told why.
+                        Err(refusal) => {
+                            self.parts.metrics.policy(PolicyOutcome::Refused);
+                            let why = refusal.to_string();
+                            if !parts.notes.contains(&why) {
+                                parts.notes.push(why);
+                            }
+                            continue;
+                        }
+                    };
+                    match written {
+                        Written::Skipped => self.parts.metrics.duplicate(Duplicate::Record),
+                        Written::Stored { id, .. } if pending => {
+                            self.parts.metrics.policy(PolicyOutcome::Proposed);
+                            let conflicts = self.with_judged(t, id, conflicts).await?;
+                            parts
+                                .question
+                                .push(match (&replaces, conflicts.as_slice()) {
+                                    (_, [_, ..]) => conflict_question(&rec.content, &conflicts),
+                                    (Some(old), []) => format!("{} ({old})", rec.content),
+                                    (None, []) => rec.content.clone(),
+                                });
+                            parts.batch = Some(t.message_id);
+                        }
+                        Written::Stored { id, .. } if status == Status::Active => {
+                            self.parts.metrics.policy(PolicyOutcome::Written);
+                            parts.receipts.push(match &replaces {
+                                Some(old) => format!("{} It {old}.", receipt(scope, id)),
+                                None => receipt(scope, id),
+                            });
+                        }
+                        // Quarantined: kept for review, no receipt.
+                        Written::Stored { .. } => {
+                            self.parts.metrics.policy(PolicyOutcome::Quarantined)
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// "replaces #7: “old text”" when a record of `content` on `subject`
+    /// would supersede a live record with other words in its place.
+    /// What the proposal `rec` was asked as conflicting with, still live:
+    /// the records the judge named (audited with the question) and those on
+    /// its subject.
+    pub(super) async fn asked_conflicts(
+        &self,
+        t: &Turn<'_>,
+        rec: &memory::MemoryRecord,
+    ) -> Result<Vec<memory::MemoryRecord>> {
+        if !rec.scope.is_personal() {
+            return Ok(Vec::new());
+        }
+        let mut out = self
+            .live_conflicts(
+                t,
+                rec.scope,
+                rec.owner.as_deref(),
+                (&rec.subject, &rec.content),
+            )
+            .await?;
+        let asked = self
+            .parts
+            .db
+            .audit()
+            .about(t.org(), "memory.conflict", &format!("record:{}", rec.id))
+            .await?;
+        let ids = asked
+            .iter()
+            .filter_map(|e| e.detail.strip_prefix(CONFLICTS_WITH))
+            .flat_map(|ids| ids.split(','))
+            .filter_map(|id| id.parse::<i64>().ok());
+        for id in ids {
+            if out.iter().any(|o| o.id == id) {
+                continue;
+            }
+            let old = self.parts.db.records().get(t.org(), id).await?;
+            // Only the person's own live records: the audit names ids, and a
+            // record may have been forgotten or replaced since.
+            if old.status == Status::Active && old.owner == rec.owner && old.scope == rec.scope {
+                out.push(old);
+            }
+        }
+        Ok(out)
+    }
+
+    /// A yes to a conflict question: the records it was asked with that the
+    /// subject rule did not retire (the judge's) are retired by the new one,
+    /// on the person's word.
+    pub(super) async fn replace_on_consent(
+        &self,
+        t: &Turn<'_>,
+        rec: &memory::MemoryRecord,
+        conflicts: &[memory::MemoryRecord],
+        run: &str,
+    ) -> Result<()> {
+        let meta = memory::store::RevisionMeta {
+            via: "consent",
+            cause: Cause::Live.as_str(),
+            run_id: run,
+            reason: &crate::beliefs::personal_revision(),
+            model: None,
+            prompt_version: None,
+        };
+        for old in conflicts.iter().filter(|o| o.subject != rec.subject) {
+            self.parts
+                .db
+                .records()
+                .retire(t.org(), old.id, rec.id, &meta, t.now)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// The speaker's live records on `subject` that say something else than
+    /// `content`: what a new record of theirs would replace.
+    pub(super) async fn live_conflicts(
+        &self,
+        t: &Turn<'_>,
+        scope: memory::Scope,
+        owner: Option<&str>,
+        (subject, content): (&str, &str),
+    ) -> Result<Vec<memory::MemoryRecord>> {
+        let live = self
+            .parts
+            .db
+            .records()
+            .live_on_subject(t.org(), t.agent(), scope, owner, subject)
+            .await?;
+        Ok(live
+            .into_iter()
+            .filter(|old| old.content != content)
+            .collect())
+    }
+
+    /// `conflicts` of the proposal `id` and what the judge finds it
+    /// conflicts with among the person's records, audited
+    /// (`memory.conflict`), so a yes replaces exactly what was shown.
+    pub(super) async fn with_judged(
+        &self,
+        t: &Turn<'_>,
+        id: i64,
+        mut conflicts: Vec<memory::MemoryRecord>,
+    ) -> Result<Vec<memory::MemoryRecord>> {
+        for judged in self.parts.beliefs.conflicts(t.org(), id).await {
+            if !conflicts.iter().any(|c| c.id == judged.id) {
+                conflicts.push(judged);
+            }
+        }
+        if !conflicts.is_empty() {
+            let ids: Vec<i64> = conflicts.iter().map(|c| c.id).collect();
+            let by = t.principal.author_id().unwrap_or_else(|| "unpaired".into());
+            self.parts
+                .db
+                .audit()
+                .append(
+                    t.org(),
+                    &by,
+                    "memory.conflict",
+                    &format!("record:{id}"),
+                    &memory::admin_text!("{}{}", CONFLICTS_WITH, memory::admin_text::Ids(&ids)),
+                    t.now,
+                )
+                .await?;
+        }
+        Ok(conflicts)
+    }
+
+    pub(super) async fn replaces(
+        &self,
+        org: &str,
+        agent: &str,
+        scope: memory::Scope,
+        owner: Option<&str>,
+        (subject, content): (&str, &str),
+    ) -> Result<Option<String>> {
+        let live = self
+            .parts
+            .db
+            .records()
+            .live_on_subject(org, agent, scope, owner, subject)
+            .await?;
+        Ok(live
+            .into_iter()
+            .find(|old| old.content != content)
+            .map(|old| format!("replaces #{}: “{}”", old.id, sanitize(&old.content))))
+    }
+}
+
+/// What step 8 left for the reply ([`TurnLoop::read_for_memory`]).
+pub(super) enum Routed {
+    /// Answer the message (step 9), with what was kept or asked beside it.
+    Answer,
+    /// The receipts, question or refusal in the reply parts are the answer.
+    Render,
+    /// This reply is the whole answer.
+    Reply(Reply),
+}
+
+impl TurnLoop {
+    /// Step 8: what the message carries for memory, extracted and routed by
+    /// policy into `parts` (receipts, a question, refusals). A message holding
+    /// a credential is never read for memory.
+    pub(super) async fn read_for_memory(
+        &self,
+        t: &Turn<'_>,
+        text: &str,
+        parts: &mut ReplyParts,
+    ) -> Result<Routed> {
+        let explicit = ["remember that ", "please remember that ", "remember: "]
+            .iter()
+            .find_map(|p| strip_ci(text, p));
+        let credential = match memory::credentials::credential_in(text) {
+            Some(kind) => Some(kind),
+            // One completed across the speaker's two lines ("the deploy
+            // password is", then "hunter22") is one too; only a line that is
+            // a bare value can complete one, so no other line reads the one before.
+            None if memory::credentials::may_complete(text) => self
+                .previous_text(t)
+                .await?
+                .and_then(|before| memory::credentials::credential_across(&before, text)),
+            None => None,
+        };
+        if credential.is_none() && memory::credentials::asks_for_credential(text) {
+            return Ok(Routed::Reply(t.reply(policy::CREDENTIAL_NOT_KEPT)));
+        }
+        if let Some(kind) = credential {
+            // A message holding a credential is never read for memory (nor sent
+            // to an extractor); the person is told it was not kept.
+            self.parts.metrics.policy(PolicyOutcome::Dropped);
+            parts.notes.push(policy::credential_refusal(kind).into());
+            if !offline::asks(text) {
+                return Ok(Routed::Render);
+            }
+        } else if policy::extraction(&t.principal) == ExtractionRule::Read {
+            let (items, origin) = match explicit {
+                Some(rest) => {
+                    let mut items: Vec<Candidate> = self
+                        .parts
+                        .learning
+                        .extract(rest)
+                        .await
+                        .into_iter()
+                        .filter(|c| c.channel != ItemChannel::Task)
+                        .collect();
+                    if items.is_empty() && !rest.is_empty() {
+                        items.push(Candidate {
+                            channel: ItemChannel::Personal,
+                            kind: "fact".into(),
+                            subject: format!(
+                                "fact:{}",
+                                terms(rest)
+                                    .into_iter()
+                                    .take(3)
+                                    .collect::<Vec<_>>()
+                                    .join(" ")
+                            ),
+                            content: rest.trim_end_matches('.').to_string(),
+                        });
+                    }
+                    (items, Origin::Explicit)
+                }
+                None => {
+                    let read = self.parts.learning.read(text).await;
+                    // The same extraction call labels a correction the
+                    // rules missed (7b): kept as a skill's evidence, not
+                    // memory, when it passes the rules' screens.
+                    if let Some(clause) = &read.correction {
+                        if let Some(reply) = self.learn_labelled(t, text, clause).await? {
+                            return Ok(Routed::Reply(reply));
+                        }
+                    }
+                    (read.items, Origin::Implicit)
+                }
+            };
+            self.route(t, &items, origin, parts).await?;
+            // A statement that was kept or asked about is answered by its receipt or
+            // question. A message that asks or requests anything is answered from
+            // memory, the notes, receipts and question added to the answer, never
+            // instead of it: the rules decide that, not an extractor's labels.
+            // A statement that was refused (an operational change by a regular
+            // user) is answered by the refusal: a model asked to answer it only
+            // repeats the claim back.
+            let kept = !parts.receipts.is_empty() || !parts.question.is_empty();
+            let refused = !parts.notes.is_empty();
+            if (kept || refused) && !offline::asks(text) {
+                return Ok(Routed::Render);
+            }
+        }
+        Ok(Routed::Answer)
+    }
+}
