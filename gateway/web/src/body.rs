@@ -2,7 +2,7 @@
 //! `server.max_body_bytes` (every route's body goes through [`ReadBy`];
 //! handlers that read one whole use [`read_body`]).
 
-use crate::api::error::error_response;
+use crate::error::error_response;
 use axum::body::{Body, Bytes, HttpBody};
 use axum::http::StatusCode;
 use axum::response::Response;

@@ -448,7 +448,7 @@ async fn not_found(State(cfg): State<Arc<Config>>, request: Request) -> Response
 }
 
 fn error(status: StatusCode, reason: &str) -> Response {
-    crate::api::error_response(status, reason)
+    crate::error::error_response(status, reason)
 }
 
 #[cfg(test)]

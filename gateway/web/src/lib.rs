@@ -1,8 +1,10 @@
 //! steward's web layer: the HTTP app and server (`http`), the REST API
-//! (`api`), the dashboard (`dashboard`) and bodies read under a deadline
-//! (`body`), over the core's services and the channels' routes.
+//! (`api`), the dashboard (`dashboard`), bodies read under a deadline
+//! (`body`) and the JSON error all of them answer with (`error`), over the
+//! core's services and the channels' routes.
 
 pub mod api;
 pub mod body;
 pub mod dashboard;
+pub mod error;
 pub mod http;

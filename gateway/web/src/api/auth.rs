@@ -3,8 +3,8 @@
 //! the per-key rate limit. [`Caller`] is any active key, [`Admin`] an admin's
 //! key (403 otherwise); both are checked before the body is read.
 
-use super::error::ApiError;
 use super::ApiState;
+use crate::error::ApiError;
 use axum::extract::FromRequestParts;
 use axum::http::header;
 use axum::http::request::Parts;

@@ -3,8 +3,8 @@
 //! grants nothing: delegation is never passed on.
 
 use super::auth::Caller;
-use super::error::{ApiError, ErrorBody};
 use super::wire::{at, Body, Path, Reply};
+use crate::error::{ApiError, ErrorBody};
 use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};

@@ -5,8 +5,8 @@
 //! `pairing::Pairing`.
 
 use super::auth::{Admin, Caller};
-use super::error::{ApiError, ErrorBody};
 use super::wire::{at, page_by_key, page_query, Body, Page, Path, Query, Reply};
+use crate::error::{ApiError, ErrorBody};
 use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};

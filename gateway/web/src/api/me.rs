@@ -3,10 +3,10 @@
 //! Another person's record is answered as one that does not exist.
 
 use super::auth::Caller;
-use super::error::{ApiError, ErrorBody};
 use super::memory::{export_of, records_page, Forgotten, Record};
 use super::search::{ranked, SearchResults, Searched};
 use super::wire::{self, page_query, Body, Path, Query, Reply};
+use crate::error::{ApiError, ErrorBody};
 use axum::Json;
 use memory::policy::PromotionRefusal;
 use memory::store::RecordFilter;

@@ -5,8 +5,8 @@
 //! `/api/v1/me` (`me.rs`).
 
 use super::auth::{Admin, Caller};
-use super::error::{ApiError, ErrorBody};
 use super::wire::{self, at, iso_times, page_query, Page, PageAsk, Path, Query, Reply};
+use crate::error::{ApiError, ErrorBody};
 use axum::Json;
 use chrono::{DateTime, Utc};
 use memory::policy::{self, Oversight};

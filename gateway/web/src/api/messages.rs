@@ -2,8 +2,8 @@
 //! paired user, in a conversation of their own.
 
 use super::auth::Caller;
-use super::error::{ApiError, ErrorBody};
 use super::wire::{self, Body, Reply};
+use crate::error::{ApiError, ErrorBody};
 use adapters::{ConversationKind, Inbound};
 use axum::http::StatusCode;
 use axum::Json;

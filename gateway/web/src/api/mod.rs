@@ -15,7 +15,6 @@ mod archives;
 mod audit;
 mod auth;
 mod delegates;
-pub(crate) mod error;
 mod keys;
 mod me;
 mod memory;
@@ -31,8 +30,8 @@ mod skills;
 mod tools;
 mod wire;
 
+pub use crate::error::{error_response, ApiError, ErrorBody};
 pub use auth::ADMIN_ONLY;
-pub use error::{error_response, ApiError, ErrorBody};
 
 use axum::extract::State;
 use axum::http::{header, HeaderValue};

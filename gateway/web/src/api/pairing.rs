@@ -4,9 +4,9 @@
 //! dashboard admin keeps its role, as on the dashboard.
 
 use super::auth::Admin;
-use super::error::{ApiError, ErrorBody};
 use super::wire::{at, page_by_key, page_query, Body, Page, Path, Query, Reply};
 use crate::dashboard::BUILT_IN_ADMIN;
+use crate::error::{ApiError, ErrorBody};
 use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};

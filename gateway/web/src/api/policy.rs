@@ -2,10 +2,10 @@
 //! learned; the record cap applies), retire.
 
 use super::auth::Admin;
-use super::error::{ApiError, ErrorBody};
 use super::memory::{records_page, Record};
 use super::revisions::NewestQuery;
 use super::wire::{Body, Page, Path, Query, Reply};
+use crate::error::{ApiError, ErrorBody};
 use axum::http::StatusCode;
 use axum::Json;
 use memory::store::RecordFilter;

@@ -3,10 +3,10 @@
 //! the lifecycle's review, as on the dashboard. Audited.
 
 use super::auth::Admin;
-use super::error::{ApiError, ErrorBody};
 use super::memory::{records_page, Record};
 use super::revisions::NewestQuery;
 use super::wire::{Page, Path, Query, Reply};
+use crate::error::{ApiError, ErrorBody};
 use axum::Json;
 use memory::store::RecordFilter;
 use memory::Status;

@@ -8,9 +8,9 @@
 //! the scrubber refuses).
 
 use super::auth::{Admin, Caller};
-use super::error::{ApiError, ErrorBody};
 use super::wire::{at, Body, Path, Reply};
 use super::ApiState;
+use crate::error::{ApiError, ErrorBody};
 use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};

@@ -3,8 +3,8 @@
 //! Starting one is `POST /api/v1/skills/{slug}/run` (`skills.rs`).
 
 use super::auth::Admin;
-use super::error::ApiError;
 use super::wire::{self, at, page_query, Page, Path, Query, Reply};
+use crate::error::ApiError;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use memory::run::{Run, RunOutcome, RunStart};

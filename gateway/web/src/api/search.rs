@@ -3,11 +3,11 @@
 //! search (`GET /api/v1/memory/search`) is here too.
 
 use super::auth::Admin;
-use super::error::{ApiError, ErrorBody};
 use super::memory::reason_required;
 use super::memory::Record;
 use super::wire::{self, Query, Reply};
 use super::ApiState;
+use crate::error::{ApiError, ErrorBody};
 use axum::Json;
 use memory::policy::{self, Oversight};
 use memory::store::RetrievalScope;

@@ -4,9 +4,9 @@
 //! skill in force now as a standing procedure.
 
 use super::auth::Admin;
-use super::error::{ApiError, ErrorBody};
 use super::runs::{self, RunOut};
 use super::wire::{self, page_query, Body, OptionalBody, Page, Path, Query, Reply};
+use crate::error::{ApiError, ErrorBody};
 use axum::http::StatusCode;
 use axum::Json;
 use channels::runs::RunError;

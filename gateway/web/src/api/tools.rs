@@ -4,8 +4,8 @@
 //! `authz::Action::CurateTools` and audited by the store.
 
 use super::auth::Admin;
-use super::error::{ApiError, ErrorBody};
 use super::wire::{self, page_query, Body, Page, Path, Query, Reply};
+use crate::error::{ApiError, ErrorBody};
 use axum::Json;
 use memory::authz::Action;
 use memory::external_tool::{ExternalTool, ExternalToolRefusal, ExternalToolStatus};

@@ -2,8 +2,8 @@
 //! within `server.max_body_bytes`, a query, a path), one page of a list, and
 //! times as ISO-8601.
 
-use super::error::ApiError;
 use super::ApiState;
+use crate::error::ApiError;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};

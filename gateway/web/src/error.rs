@@ -1,5 +1,7 @@
-//! The API's one error: a status and `{"error": "..."}`, from every failure
-//! the services report (store, pairing, turn, export).
+//! The web layer's one error: a status and `{"error": "..."}`, from every
+//! failure the services report (store, pairing, turn, export). The REST API
+//! answers with it, and so do bodies read under a deadline (`body`) and the
+//! server's own refusals (`http`).
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
