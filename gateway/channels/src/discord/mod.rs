@@ -1,4 +1,4 @@
-//! The Discord channel: `[discord]` settings (`section.rs`) to the adapter's
+//! The Discord channel: `[discord]` settings (`steward_core::config::discord`, read here as `section`) to the adapter's
 //! [`DiscordSettings`], its gateway connection as a worker of `steward
 //! serve`, and delivery to a channel through the REST API. The adapter
 //! (`adapters::discord`) does the Discord work.

@@ -1,5 +1,5 @@
 //! The Slack channel: the Events API route (`adapters::slack`) on the turn
-//! loop from the `[slack]` section of the configuration (`section.rs`), whose
+//! loop from the `[slack]` section of the configuration (`steward_core::config::slack`, read here as `section`), whose
 //! signing secret and bot token are read from the environment variables it
 //! names, and delivery into a channel or thread through `chat.postMessage`.
 

@@ -1,5 +1,5 @@
 //! The Teams channel: the outgoing webhook (`adapters::teams`) on the turn
-//! loop from the `[teams]` section of the configuration (`section.rs`), and
+//! loop from the `[teams]` section of the configuration (`steward_core::config::teams`, read here as `section`), and
 //! delivery to a channel through its Workflows webhook.
 
 pub use steward_core::config::teams as section;

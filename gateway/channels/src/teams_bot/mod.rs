@@ -1,6 +1,6 @@
 //! The Teams bot channel: the Bot Framework route (`adapters::teams_bot`) on
 //! the turn loop from the `[teams_bot]` section of the configuration
-//! (`section.rs`), whose app password is read from the environment variable
+//! (`steward_core::config::teams_bot`, read here as `section`), whose app password is read from the environment variable
 //! or the file it names; conversation references kept in the database
 //! (`memory`'s `channel_addresses`), so answers and runs reach any
 //! conversation the bot is in; delivery through the connector.
