@@ -5,6 +5,8 @@
 //! Architecture Invariant: platform types (serenity models, Teams Activity
 //! JSON, Bot Framework tokens, HTTP details) stay in this crate; nothing past `Inbound` knows them.
 
+// The 100-line limit is for production code; a test reads top to bottom.
+#![cfg_attr(test, allow(clippy::too_many_lines))]
 pub mod discord;
 pub mod retry;
 pub mod slack;

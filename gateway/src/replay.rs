@@ -76,7 +76,10 @@ struct PairEvent {
     role: Role,
     name: Option<String>,
     org: Option<String>,
-    agent: Option<String>,
+    /// Accepted like every event's `agent`, and unused: a pairing is the
+    /// organisation's, not one agent's.
+    #[serde(rename = "agent")]
+    _agent: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -405,279 +408,15 @@ async fn replay_events(
     services: &Services,
     events: Vec<(usize, Event)>,
 ) -> Result<ReplayOutput, ReplayError> {
-    let turns = services.turns();
-    let loop_clock = services.clock().clone();
-    let default_org = services.config().server.org.clone();
-    let default_agent = services.config().server.agent.clone();
-    let org_of = |o: &Option<String>| o.clone().unwrap_or_else(|| default_org.clone());
-    let agent_of = |a: &Option<String>| a.clone().unwrap_or_else(|| default_agent.clone());
-    let mut clock = Utc
-        .with_ymd_and_hms(2026, 1, 1, 0, 0, 0)
-        .single()
-        .unwrap_or_default();
-    // An event without a time comes a second after the one before, never past the latest time.
-    let mut tick = |at: &Option<DateTime<Utc>>| {
-        clock = at.unwrap_or_else(|| (clock + chrono::Duration::seconds(1)).min(latest_time()));
-        loop_clock.follow(clock.timestamp_millis());
-        clock
-    };
-    let mut orgs: Vec<String> = vec![default_org.clone()];
-    let mut replies = Vec::new();
+    let mut replayer = Replayer::new(services);
     for (line, event) in events {
         let started = std::time::Instant::now();
         let what = event.name();
         // A failure names the line it came from, whatever failed.
-        let applied: Result<(), ReplayError> = async {
-            match event {
-                Event::Pair(p) => {
-                    let org = org_of(&p.org);
-                    let at = tick(&None).timestamp_millis();
-                    let stored = format!("{}:{}", p.channel, p.user);
-                    let name = p.name.clone().unwrap_or_else(|| stored.clone());
-                    services
-                        .pairing()
-                        .add_user(&org, &stored, &name, p.role, "replay", at)
-                        .await?;
-                    let _ = agent_of(&p.agent);
-                    orgs.push(org);
-                }
-                Event::Msg(m) => {
-                    let org = org_of(&m.org);
-                    let msg = Inbound {
-                        org: org.clone(),
-                        agent: agent_of(&m.agent),
-                        channel: m.channel.clone(),
-                        conversation: m.conversation.clone(),
-                        kind: m.kind,
-                        sender: m.sender.as_ref().map(|s| format!("{}:{s}", m.channel)),
-                        sender_name: m.name.clone().or(m.sender.clone()).unwrap_or_default(),
-                        text: m.text.clone(),
-                        platform_id: m.id.clone(),
-                        at: tick(&m.at),
-                        mentioned: m.mention,
-                        answer: None,
-                        on_behalf_of: None,
-                    };
-                    replies.extend(
-                        turns
-                            .handle(&msg)
-                            .await?
-                            .into_iter()
-                            .map(ReplyRow::of(line)),
-                    );
-                    orgs.push(org);
-                }
-                Event::System(s) => {
-                    let org = org_of(&s.org);
-                    let who = SystemPrincipal::parse(&s.principal).ok_or(ReplayError::Line {
-                        line,
-                        reason: "unknown system principal".into(),
-                    })?;
-                    let msg = Inbound {
-                        org: org.clone(),
-                        agent: agent_of(&s.agent),
-                        channel: "system".into(),
-                        conversation: s.conversation.clone(),
-                        kind: ConversationKind::Direct,
-                        sender: None,
-                        sender_name: s.principal.clone(),
-                        text: s.text.clone(),
-                        platform_id: None,
-                        at: tick(&s.at),
-                        mentioned: true,
-                        answer: None,
-                        on_behalf_of: None,
-                    };
-                    replies.extend(
-                        turns
-                            .system_turn(&msg, who)
-                            .await?
-                            .into_iter()
-                            .map(ReplyRow::of(line)),
-                    );
-                    orgs.push(org);
-                }
-                Event::Run(r) => {
-                    let org = org_of(&r.org);
-                    tick(&r.at);
-                    let target = RunTarget {
-                        name: r.name.clone(),
-                        org: org.clone(),
-                        agent: agent_of(&r.agent),
-                        procedure: match (&r.skill, &r.text) {
-                            (Some(slug), _) => Procedure::Skill(slug.clone()),
-                            (None, text) => Procedure::Text(text.clone().unwrap_or_default()),
-                        },
-                        deliver: Deliver::None,
-                    };
-                    let runner = Runner::new(services);
-                    match runner.prepare(&target, r.trigger).await {
-                        Err(RunError::Store(e)) => return Err(e.into()),
-                        Err(refused) => replies.push(ReplyRow {
-                            conversation: format!("run:{}", r.name),
-                            text: format!("Refused: {refused}"),
-                            line,
-                        }),
-                        Ok(prepared) => {
-                            let start = Start {
-                                by: "replay".into(),
-                                payload: r.payload.clone(),
-                            };
-                            let run = runner.run_now(&prepared, &start).await?;
-                            let lines = runner.lines(&run).await?;
-                            replies.extend(
-                                lines
-                                    .into_iter()
-                                    .filter(|m| m.written_by() == MessageAuthor::Agent)
-                                    .map(|m| ReplyRow {
-                                        conversation: run.conversation.clone(),
-                                        text: m.text,
-                                        line,
-                                    }),
-                            );
-                        }
-                    }
-                    orgs.push(org);
-                }
-                Event::Tool(t) => {
-                    let org = org_of(&t.org);
-                    let at = tick(&t.at).timestamp_millis();
-                    let principal = match SystemPrincipal::parse(&t.as_) {
-                        Some(sp) => Principal::System(sp),
-                        None => match services.pairing().resolve(&org, &t.as_).await? {
-                            Some(u) => Principal::Human {
-                                user_id: u.user_id,
-                                name: u.name,
-                                role: u.role,
-                            },
-                            None => Principal::Unpaired,
-                        },
-                    };
-                    let outcome = services
-                        .learning()
-                        .memory_write(
-                            &org,
-                            &agent_of(&t.agent),
-                            &principal,
-                            &t.scope,
-                            &t.content,
-                            at,
-                        )
-                        .await?;
-                    replies.push(ReplyRow {
-                        conversation: format!("tool:{}", t.name),
-                        text: outcome.unwrap_or_else(|refusal| format!("Refused: {refusal}")),
-                        line,
-                    });
-                    orgs.push(org);
-                }
-                Event::Roles(r) => {
-                    let org = org_of(&r.org);
-                    let at = tick(&None).timestamp_millis();
-                    let user = paired_id(services, &org, &r.as_).await?;
-                    let roles = services.db().role_memory();
-                    use memory::role_memory::{Permission, RoleChange};
-                    let changes = (r.add.iter().map(|role| RoleChange::Add(role)))
-                        .chain(r.remove.iter().map(|role| RoleChange::Remove(role)))
-                        .chain(
-                            r.grant
-                                .iter()
-                                .map(|role| RoleChange::Grant(Permission::RoleMemoryManage, role)),
-                        );
-                    for change in changes {
-                        roles.change(&org, &user, change, "replay", at).await?;
-                    }
-                }
-                Event::Curate(c) => {
-                    let org = org_of(&c.org);
-                    let at = tick(&None).timestamp_millis();
-                    let by = paired_id(services, &org, &c.by).await?;
-                    let accept = paired_id(services, &org, &c.accept).await?;
-                    let confirm = paired_id(services, &org, &c.confirm).await?;
-                    let roles = services.db().role_memory();
-                    let entry = roles
-                        .propose(&memory::store::role_memory::NewRoleProposal {
-                            org: &org,
-                            role: &c.role,
-                            kind: c.kind,
-                            content: &c.text,
-                            proposed_by: &by,
-                            on_behalf_of: None,
-                            source_record: None,
-                            now: at,
-                        })
-                        .await?;
-                    use memory::role_memory::CurationStep::{Accept, Confirm};
-                    for (step, actor) in [(Accept, &accept), (Confirm, &confirm)] {
-                        roles.decide(step, &org, entry.id, actor, None, at).await?;
-                    }
-                    orgs.push(org);
-                }
-                Event::Undo(u) => {
-                    let org = org_of(&u.org);
-                    let at = tick(&None).timestamp_millis();
-                    services
-                        .db()
-                        .records()
-                        .undo_revision(&org, u.revision, "replay", at)
-                        .await?;
-                }
-                Event::Review(r) => {
-                    let org = org_of(&r.org);
-                    let at = tick(&None).timestamp_millis();
-                    let (id, confirm) = match (r.confirm, r.reject) {
-                        (Some(id), _) => (id, true),
-                        (_, Some(id)) => (id, false),
-                        _ => return Ok(()),
-                    };
-                    if let Err(reason) = services
-                        .lifecycle()
-                        .review(&org, id, confirm, "replay", at)
-                        .await?
-                    {
-                        return Err(ReplayError::Line { line, reason });
-                    }
-                }
-                Event::Trim(t) => {
-                    let org = org_of(&t.org);
-                    let at = tick(&None).timestamp_millis();
-                    services
-                        .lifecycle()
-                        .trim_now(&org, &agent_of(&t.agent), &t.conversation, at)
-                        .await?;
-                    orgs.push(org);
-                }
-                Event::Relearn(t) => {
-                    let org = org_of(&t.org);
-                    let at = tick(&None).timestamp_millis();
-                    let agent = agent_of(&t.agent);
-                    let archives = services
-                        .db()
-                        .conversations()
-                        .archives(&org, Some(&t.conversation))
-                        .await?;
-                    if archives.is_empty() {
-                        return Err(ReplayError::Line {
-                            line,
-                            reason: format!(
-                                "conversation {} has no archive to relearn (trim it first)",
-                                t.conversation
-                            ),
-                        });
-                    }
-                    for a in archives.into_iter().filter(|a| a.agent == agent) {
-                        services
-                            .lifecycle()
-                            .relearn(&org, a.id, "replay", at)
-                            .await?;
-                    }
-                    orgs.push(org);
-                }
-            }
-            Ok(())
-        }
-        .await;
-        applied.map_err(|e| e.at_line(line))?;
+        replayer
+            .apply(line, event)
+            .await
+            .map_err(|e| e.at_line(line))?;
         // Per-event timing for evaluation scripts (`STEWARD_LOG=steward=info`).
         tracing::info!(
             line,
@@ -686,55 +425,379 @@ async fn replay_events(
             "replay event"
         );
     }
-    orgs.sort();
-    orgs.dedup();
-    let mut memory = Vec::new();
-    let mut revisions = Vec::new();
-    let mut skills = Vec::new();
-    for org in &orgs {
-        skills.extend(
-            services
-                .db()
-                .skills()
-                .list(org, None)
-                .await?
-                .into_iter()
-                .map(|r| SkillRow {
-                    id: r.id,
-                    slug: r.slug,
-                    rev: r.rev,
-                    status: r.status.to_string(),
-                    proposed_by: r.proposed_by,
-                    approved_by: r.approved_by,
-                    description: r.description,
-                    body: r.body,
-                }),
-        );
-        memory.extend(
-            services
-                .db()
-                .records()
-                .list(org, &RecordFilter::default())
-                .await?
-                .into_iter()
-                .map(MemoryRow::from),
-        );
-        revisions.extend(
-            services
-                .db()
-                .records()
-                .revisions(org)
-                .await?
-                .into_iter()
-                .map(RevisionRow::from),
-        );
+    replayer.output().await
+}
+
+/// A replay under way: the organisations it touched, the replies so far, and
+/// the transcript's clock.
+struct Replayer<'s> {
+    services: &'s Services,
+    default_org: String,
+    default_agent: String,
+    clock: DateTime<Utc>,
+    orgs: Vec<String>,
+    replies: Vec<ReplyRow>,
+}
+
+impl<'s> Replayer<'s> {
+    fn new(services: &'s Services) -> Self {
+        let default_org = services.config().server.org.clone();
+        Replayer {
+            services,
+            default_agent: services.config().server.agent.clone(),
+            clock: Utc
+                .with_ymd_and_hms(2026, 1, 1, 0, 0, 0)
+                .single()
+                .unwrap_or_default(),
+            orgs: vec![default_org.clone()],
+            default_org,
+            replies: Vec::new(),
+        }
     }
-    Ok(ReplayOutput {
-        replies,
-        memory,
-        revisions,
-        skills,
-    })
+
+    fn org_of(&self, o: &Option<String>) -> String {
+        o.clone().unwrap_or_else(|| self.default_org.clone())
+    }
+
+    fn agent_of(&self, a: &Option<String>) -> String {
+        a.clone().unwrap_or_else(|| self.default_agent.clone())
+    }
+
+    /// The event's time; one without a time comes a second after the one
+    /// before, never past the latest time. The loop's clock follows it.
+    fn tick(&mut self, at: &Option<DateTime<Utc>>) -> DateTime<Utc> {
+        self.clock =
+            at.unwrap_or_else(|| (self.clock + chrono::Duration::seconds(1)).min(latest_time()));
+        self.services.clock().follow(self.clock.timestamp_millis());
+        self.clock
+    }
+
+    async fn apply(&mut self, line: usize, event: Event) -> Result<(), ReplayError> {
+        match event {
+            Event::Pair(p) => self.pair(p).await,
+            Event::Msg(m) => self.message(line, m).await,
+            Event::System(s) => self.system(line, s).await,
+            Event::Run(r) => self.run(line, r).await,
+            Event::Tool(t) => self.tool(line, t).await,
+            Event::Roles(r) => self.roles(r).await,
+            Event::Curate(c) => self.curate(c).await,
+            Event::Undo(u) => {
+                let org = self.org_of(&u.org);
+                let at = self.tick(&None).timestamp_millis();
+                self.services
+                    .db()
+                    .records()
+                    .undo_revision(&org, u.revision, "replay", at)
+                    .await?;
+                Ok(())
+            }
+            Event::Review(r) => self.review(line, r).await,
+            Event::Trim(t) => {
+                let org = self.org_of(&t.org);
+                let at = self.tick(&None).timestamp_millis();
+                self.services
+                    .lifecycle()
+                    .trim_now(&org, &self.agent_of(&t.agent), &t.conversation, at)
+                    .await?;
+                self.orgs.push(org);
+                Ok(())
+            }
+            Event::Relearn(t) => self.relearn(line, t).await,
+        }
+    }
+
+    async fn pair(&mut self, p: PairEvent) -> Result<(), ReplayError> {
+        let org = self.org_of(&p.org);
+        let at = self.tick(&None).timestamp_millis();
+        let stored = format!("{}:{}", p.channel, p.user);
+        let name = p.name.clone().unwrap_or_else(|| stored.clone());
+        self.services
+            .pairing()
+            .add_user(&org, &stored, &name, p.role, "replay", at)
+            .await?;
+        self.orgs.push(org);
+        Ok(())
+    }
+
+    async fn message(&mut self, line: usize, m: MsgEvent) -> Result<(), ReplayError> {
+        let org = self.org_of(&m.org);
+        let msg = Inbound {
+            org: org.clone(),
+            agent: self.agent_of(&m.agent),
+            channel: m.channel.clone(),
+            conversation: m.conversation.clone(),
+            kind: m.kind,
+            sender: m.sender.as_ref().map(|s| format!("{}:{s}", m.channel)),
+            sender_name: m.name.clone().or(m.sender.clone()).unwrap_or_default(),
+            text: m.text.clone(),
+            platform_id: m.id.clone(),
+            at: self.tick(&m.at),
+            mentioned: m.mention,
+            answer: None,
+            on_behalf_of: None,
+        };
+        let replies = self.services.turns().handle(&msg).await?;
+        self.replies
+            .extend(replies.into_iter().map(ReplyRow::of(line)));
+        self.orgs.push(org);
+        Ok(())
+    }
+
+    async fn system(&mut self, line: usize, s: SystemEvent) -> Result<(), ReplayError> {
+        let org = self.org_of(&s.org);
+        let who = SystemPrincipal::parse(&s.principal).ok_or(ReplayError::Line {
+            line,
+            reason: "unknown system principal".into(),
+        })?;
+        let msg = Inbound {
+            org: org.clone(),
+            agent: self.agent_of(&s.agent),
+            channel: "system".into(),
+            conversation: s.conversation.clone(),
+            kind: ConversationKind::Direct,
+            sender: None,
+            sender_name: s.principal.clone(),
+            text: s.text.clone(),
+            platform_id: None,
+            at: self.tick(&s.at),
+            mentioned: true,
+            answer: None,
+            on_behalf_of: None,
+        };
+        let replies = self.services.turns().system_turn(&msg, who).await?;
+        self.replies
+            .extend(replies.into_iter().map(ReplyRow::of(line)));
+        self.orgs.push(org);
+        Ok(())
+    }
+
+    async fn run(&mut self, line: usize, r: RunEvent) -> Result<(), ReplayError> {
+        let org = self.org_of(&r.org);
+        self.tick(&r.at);
+        let target = RunTarget {
+            name: r.name.clone(),
+            org: org.clone(),
+            agent: self.agent_of(&r.agent),
+            procedure: match (&r.skill, &r.text) {
+                (Some(slug), _) => Procedure::Skill(slug.clone()),
+                (None, text) => Procedure::Text(text.clone().unwrap_or_default()),
+            },
+            deliver: Deliver::None,
+        };
+        let runner = Runner::new(self.services);
+        match runner.prepare(&target, r.trigger).await {
+            Err(RunError::Store(e)) => return Err(e.into()),
+            Err(refused) => self.replies.push(ReplyRow {
+                conversation: format!("run:{}", r.name),
+                text: format!("Refused: {refused}"),
+                line,
+            }),
+            Ok(prepared) => {
+                let start = Start {
+                    by: "replay".into(),
+                    payload: r.payload.clone(),
+                };
+                let run = runner.run_now(&prepared, &start).await?;
+                let lines = runner.lines(&run).await?;
+                self.replies.extend(
+                    lines
+                        .into_iter()
+                        .filter(|m| m.written_by() == MessageAuthor::Agent)
+                        .map(|m| ReplyRow {
+                            conversation: run.conversation.clone(),
+                            text: m.text,
+                            line,
+                        }),
+                );
+            }
+        }
+        self.orgs.push(org);
+        Ok(())
+    }
+
+    async fn tool(&mut self, line: usize, t: ToolEvent) -> Result<(), ReplayError> {
+        let org = self.org_of(&t.org);
+        let at = self.tick(&t.at).timestamp_millis();
+        let principal = match SystemPrincipal::parse(&t.as_) {
+            Some(sp) => Principal::System(sp),
+            None => match self.services.pairing().resolve(&org, &t.as_).await? {
+                Some(u) => Principal::Human {
+                    user_id: u.user_id,
+                    name: u.name,
+                    role: u.role,
+                },
+                None => Principal::Unpaired,
+            },
+        };
+        let outcome = self
+            .services
+            .learning()
+            .memory_write(
+                &org,
+                &self.agent_of(&t.agent),
+                &principal,
+                &t.scope,
+                &t.content,
+                at,
+            )
+            .await?;
+        self.replies.push(ReplyRow {
+            conversation: format!("tool:{}", t.name),
+            text: outcome.unwrap_or_else(|refusal| format!("Refused: {refusal}")),
+            line,
+        });
+        self.orgs.push(org);
+        Ok(())
+    }
+
+    async fn roles(&mut self, r: RolesEvent) -> Result<(), ReplayError> {
+        use memory::role_memory::{Permission, RoleChange};
+        let org = self.org_of(&r.org);
+        let at = self.tick(&None).timestamp_millis();
+        let user = paired_id(self.services, &org, &r.as_).await?;
+        let roles = self.services.db().role_memory();
+        let changes = (r.add.iter().map(|role| RoleChange::Add(role)))
+            .chain(r.remove.iter().map(|role| RoleChange::Remove(role)))
+            .chain(
+                r.grant
+                    .iter()
+                    .map(|role| RoleChange::Grant(Permission::RoleMemoryManage, role)),
+            );
+        for change in changes {
+            roles.change(&org, &user, change, "replay", at).await?;
+        }
+        Ok(())
+    }
+
+    async fn curate(&mut self, c: CurateEvent) -> Result<(), ReplayError> {
+        use memory::role_memory::CurationStep::{Accept, Confirm};
+        let org = self.org_of(&c.org);
+        let at = self.tick(&None).timestamp_millis();
+        let by = paired_id(self.services, &org, &c.by).await?;
+        let accept = paired_id(self.services, &org, &c.accept).await?;
+        let confirm = paired_id(self.services, &org, &c.confirm).await?;
+        let roles = self.services.db().role_memory();
+        let entry = roles
+            .propose(&memory::store::role_memory::NewRoleProposal {
+                org: &org,
+                role: &c.role,
+                kind: c.kind,
+                content: &c.text,
+                proposed_by: &by,
+                on_behalf_of: None,
+                source_record: None,
+                now: at,
+            })
+            .await?;
+        for (step, actor) in [(Accept, &accept), (Confirm, &confirm)] {
+            roles.decide(step, &org, entry.id, actor, None, at).await?;
+        }
+        self.orgs.push(org);
+        Ok(())
+    }
+
+    async fn review(&mut self, line: usize, r: ReviewEvent) -> Result<(), ReplayError> {
+        let org = self.org_of(&r.org);
+        let at = self.tick(&None).timestamp_millis();
+        let (id, confirm) = match (r.confirm, r.reject) {
+            (Some(id), _) => (id, true),
+            (_, Some(id)) => (id, false),
+            _ => return Ok(()),
+        };
+        match self
+            .services
+            .lifecycle()
+            .review(&org, id, confirm, "replay", at)
+            .await?
+        {
+            Ok(_) => Ok(()),
+            Err(reason) => Err(ReplayError::Line { line, reason }),
+        }
+    }
+
+    async fn relearn(&mut self, line: usize, t: ConversationEvent) -> Result<(), ReplayError> {
+        let org = self.org_of(&t.org);
+        let at = self.tick(&None).timestamp_millis();
+        let agent = self.agent_of(&t.agent);
+        let archives = self
+            .services
+            .db()
+            .conversations()
+            .archives(&org, Some(&t.conversation))
+            .await?;
+        if archives.is_empty() {
+            return Err(ReplayError::Line {
+                line,
+                reason: format!(
+                    "conversation {} has no archive to relearn (trim it first)",
+                    t.conversation
+                ),
+            });
+        }
+        for a in archives.into_iter().filter(|a| a.agent == agent) {
+            self.services
+                .lifecycle()
+                .relearn(&org, a.id, "replay", at)
+                .await?;
+        }
+        self.orgs.push(org);
+        Ok(())
+    }
+
+    /// The replies, and the memory, revisions and skills of every
+    /// organisation the replay touched.
+    async fn output(mut self) -> Result<ReplayOutput, ReplayError> {
+        self.orgs.sort();
+        self.orgs.dedup();
+        let services = self.services;
+        let mut memory = Vec::new();
+        let mut revisions = Vec::new();
+        let mut skills = Vec::new();
+        for org in &self.orgs {
+            skills.extend(
+                services
+                    .db()
+                    .skills()
+                    .list(org, None)
+                    .await?
+                    .into_iter()
+                    .map(|r| SkillRow {
+                        id: r.id,
+                        slug: r.slug,
+                        rev: r.rev,
+                        status: r.status.to_string(),
+                        proposed_by: r.proposed_by,
+                        approved_by: r.approved_by,
+                        description: r.description,
+                        body: r.body,
+                    }),
+            );
+            memory.extend(
+                services
+                    .db()
+                    .records()
+                    .list(org, &RecordFilter::default())
+                    .await?
+                    .into_iter()
+                    .map(MemoryRow::from),
+            );
+            revisions.extend(
+                services
+                    .db()
+                    .records()
+                    .revisions(org)
+                    .await?
+                    .into_iter()
+                    .map(RevisionRow::from),
+            );
+        }
+        Ok(ReplayOutput {
+            replies: self.replies,
+            memory,
+            revisions,
+            skills,
+        })
+    }
 }
 
 #[cfg(test)]

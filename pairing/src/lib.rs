@@ -4,6 +4,8 @@
 //! this principal have". Roles are set by an admin's approval or `set-role`,
 //! never read from message text or a model's answer.
 
+// The 100-line limit is for production code; a test reads top to bottom.
+#![cfg_attr(test, allow(clippy::too_many_lines))]
 use memory::admin_text;
 use memory::admin_text::Identifier;
 use memory::store::{NewPairingCode, PairingDecision};

@@ -97,7 +97,9 @@ fn path(p: &Path) -> String {
 async fn harness(fake: &FakeLlm, db: Db, server: McpServerConfig) -> Harness {
     let mut cfg: Config = fake.config();
     cfg.mcp.servers = vec![server];
-    cfg.mcp.call_timeout_ms = 1_000;
+    // Long enough for a 10 MB result on a loaded machine (it must be cut, not
+    // timed out); a hang still ends at it.
+    cfg.mcp.call_timeout_ms = 5_000;
     cfg.mcp.max_result_chars = 2_000;
     cfg.pairing.group_policy = steward::config::GroupPolicy::Open;
     let services = steward::with_db(db, cfg).with_mcp().await;
@@ -431,7 +433,10 @@ async fn a_hostile_server_changes_nothing_it_should_not() {
             "{name}: {} chars",
             result.chars().count()
         );
-        assert!(result.contains("[cut: the result was longer]"), "{name}");
+        assert!(
+            result.contains("[cut: the result was longer]"),
+            "{name}: {result}"
+        );
 
         fake.clear_received();
         fake.push(TEXT, Answer::tool("slow", json!({"topic": "x"})));
@@ -440,7 +445,7 @@ async fn a_hostile_server_changes_nothing_it_should_not() {
         assert!(reply.contains("did not answer"), "{name}: {reply}");
         let result = &fake.received_for(TEXT)[1].tool_results()[0].1;
         assert!(
-            result.contains("did not answer within 1000 ms"),
+            result.contains("did not answer within 5000 ms"),
             "{name}: {result}"
         );
 

@@ -15,7 +15,7 @@
 use crate::error::Result;
 use crate::jobs::{self, Job, Schedule};
 use crate::llm::roles::normalised;
-use crate::llm::Consolidator;
+use crate::llm::{Consolidator, MergeGroup};
 use memory::sanitize::sanitize;
 use memory::store::{MergeInto, RevisionMeta};
 use memory::{Cause, Db, MemoryRecord, NewRecord, Via};
@@ -78,7 +78,6 @@ impl Consolidation {
 
     /// One consolidation run in `org`.
     pub async fn distill(&self, org: &str, now: i64) -> Result<DistillReport> {
-        let consolidator = self.consolidator.clone();
         let mut report = DistillReport {
             run_id: format!("consolidate:{now}"),
             ..Default::default()
@@ -104,34 +103,7 @@ impl Consolidation {
             }
             recs.insert(u.id, u.clone());
         }
-        // Batches: connected records, oldest new record first, split evenly to at most 40.
-        let mut visited: HashSet<i64> = HashSet::new();
-        let mut alone: Vec<i64> = Vec::new();
-        let mut chunks: Vec<Vec<i64>> = Vec::new();
-        for &start in &unseen_ids {
-            if !visited.insert(start) {
-                continue;
-            }
-            let mut order = Vec::new();
-            let mut queue = VecDeque::from([start]);
-            while let Some(id) = queue.pop_front() {
-                order.push(id);
-                for &n in adj.get(&id).into_iter().flatten() {
-                    if visited.insert(n) {
-                        queue.push_back(n);
-                    }
-                }
-            }
-            let parts = order.len().div_ceil(MAX_RECORDS_PER_CALL);
-            let size = order.len().div_ceil(parts.max(1)).max(1);
-            for c in order.chunks(size) {
-                if c.len() >= 2 && c.iter().any(|id| unseen_ids.contains(id)) {
-                    chunks.push(c.to_vec());
-                } else {
-                    alone.extend(c.iter().filter(|id| unseen_ids.contains(id)));
-                }
-            }
-        }
+        let (chunks, alone) = batches(&unseen_ids, &adj);
         // A new record sharing no words with anything has nothing to merge with.
         if !alone.is_empty() {
             self.db
@@ -139,20 +111,7 @@ impl Consolidation {
                 .mark_consolidation_seen(org, &alone, &run_id, now)
                 .await?;
         }
-        // Calls: batches of one place packed together up to 40 records.
-        let mut calls: Vec<Vec<i64>> = Vec::new();
-        for c in chunks {
-            let same_place = |a: &[i64]| {
-                let p = |id: &i64| recs.get(id).map(place);
-                a.first().and_then(p) == c.first().and_then(p)
-            };
-            match calls.last_mut() {
-                Some(last) if same_place(last) && last.len() + c.len() <= MAX_RECORDS_PER_CALL => {
-                    last.extend(c)
-                }
-                _ => calls.push(c),
-            }
-        }
+        let mut calls = packed(chunks, &recs);
         if calls.len() > MAX_CALLS_PER_RUN {
             let shown: HashSet<i64> = calls[..MAX_CALLS_PER_RUN]
                 .iter()
@@ -171,7 +130,7 @@ impl Consolidation {
             let batch: Vec<MemoryRecord> =
                 ids.iter().filter_map(|id| recs.get(id).cloned()).collect();
             report.shown += batch.len();
-            let groups = match consolidator.consolidate(&batch).await {
+            let groups = match self.consolidator.consolidate(&batch).await {
                 Ok(g) => g,
                 Err(e) => {
                     report.failed_calls += 1;
@@ -183,82 +142,18 @@ impl Consolidation {
             let mut seen: Vec<i64> = ids.clone();
             let mut used: HashSet<i64> = HashSet::new();
             for g in groups {
-                let mut members: Vec<&MemoryRecord> = Vec::new();
-                for id in &g.ids {
-                    if let Some(r) = batch.iter().find(|r| r.id == *id) {
-                        if !members.iter().any(|m| m.id == r.id) {
-                            members.push(r);
-                        }
-                    }
-                }
-                let one_place = members.windows(2).all(|w| place(w[0]) == place(w[1]));
-                if members.len() < 2
-                    || members.len() != g.ids.len()
-                    || !one_place
-                    || members.iter().any(|m| used.contains(&m.id))
-                {
+                let Some(members) = members_of(&g, &batch, &used) else {
                     tracing::warn!(ids = ?g.ids, "consolidation group refused: unknown, repeated or mixed-place records");
                     continue;
-                }
+                };
                 used.extend(members.iter().map(|m| m.id));
-                let merged = sanitize(&g.merged);
-                let Some(newest) = members.iter().max_by_key(|r| (r.said_at, r.id)) else {
-                    continue;
-                };
-                if merged.is_empty() {
-                    continue;
-                }
-                let into = if normalised(&newest.content) == normalised(&merged) {
-                    MergeInto::Existing(newest.id)
-                } else {
-                    // The merged record says what its newest member said, when it said it.
-                    MergeInto::New(Box::new(
-                        NewRecord::said(
-                            org,
-                            &newest.agent,
-                            newest.scope,
-                            &newest.kind,
-                            &newest.subject,
-                            merged,
-                            newest.said_at,
-                        )
-                        .owner(newest.owner.clone())
-                        .source(format!("consolidation:{run_id}"))
-                        .recorded_at(now)
-                        .author(newest.author.clone()),
-                    ))
-                };
-                let member_ids: Vec<i64> = members.iter().map(|m| m.id).collect();
-                let meta = RevisionMeta {
-                    via: Via::Consolidation.as_str(),
-                    cause: Cause::Consolidate.as_str(),
+                let run = Run {
+                    org,
                     run_id: &run_id,
-                    reason: &memory::admin_text::AdminText::fixed(
-                        "says the same as the merged record",
-                    ),
-                    model: Some(consolidator.provenance().model),
-                    prompt_version: consolidator.provenance().prompt_version,
+                    now,
                 };
-                let out = self
-                    .db
-                    .records()
-                    .merge(org, &into, &member_ids, &meta, now)
-                    .await;
-                let out = match memory::write::split_refusal(out)? {
-                    Ok(out) => out,
-                    Err(refusal) => {
-                        tracing::warn!(ids = ?g.ids, %refusal, "consolidation group refused: the merged text is one memory never keeps");
-                        report.refused += member_ids.len();
-                        continue;
-                    }
-                };
-                report.refused += out.refused.len();
-                if let Some(into) = out.into {
+                if let Some(into) = self.merge(&run, &g, &members, &mut report).await? {
                     seen.push(into);
-                    report.merges.push(Merge {
-                        into,
-                        retired: out.retired,
-                    });
                 }
             }
             self.db
@@ -270,6 +165,73 @@ impl Consolidation {
             jobs::audit_run::<Self>(&self.db, org, &run_id, &report, now).await?;
         }
         Ok(report)
+    }
+
+    /// Merges one group the model named into its newest member's place: the
+    /// record it merged into, when the merge was kept.
+    async fn merge(
+        &self,
+        run: &Run<'_>,
+        g: &MergeGroup,
+        members: &[&MemoryRecord],
+        report: &mut DistillReport,
+    ) -> Result<Option<i64>> {
+        let merged = sanitize(&g.merged);
+        let Some(newest) = members.iter().max_by_key(|r| (r.said_at, r.id)) else {
+            return Ok(None);
+        };
+        if merged.is_empty() {
+            return Ok(None);
+        }
+        let into = if normalised(&newest.content) == normalised(&merged) {
+            MergeInto::Existing(newest.id)
+        } else {
+            // The merged record says what its newest member said, when it said it.
+            MergeInto::New(Box::new(
+                NewRecord::said(
+                    run.org,
+                    &newest.agent,
+                    newest.scope,
+                    &newest.kind,
+                    &newest.subject,
+                    merged,
+                    newest.said_at,
+                )
+                .owner(newest.owner.clone())
+                .source(format!("consolidation:{}", run.run_id))
+                .recorded_at(run.now)
+                .author(newest.author.clone()),
+            ))
+        };
+        let member_ids: Vec<i64> = members.iter().map(|m| m.id).collect();
+        let meta = RevisionMeta {
+            via: Via::Consolidation.as_str(),
+            cause: Cause::Consolidate.as_str(),
+            run_id: run.run_id,
+            reason: &memory::admin_text::AdminText::fixed("says the same as the merged record"),
+            model: Some(self.consolidator.provenance().model),
+            prompt_version: self.consolidator.provenance().prompt_version,
+        };
+        let out = self
+            .db
+            .records()
+            .merge(run.org, &into, &member_ids, &meta, run.now)
+            .await;
+        let out = match memory::write::split_refusal(out)? {
+            Ok(out) => out,
+            Err(refusal) => {
+                tracing::warn!(ids = ?g.ids, %refusal, "consolidation group refused: the merged text is one memory never keeps");
+                report.refused += member_ids.len();
+                return Ok(None);
+            }
+        };
+        report.refused += out.refused.len();
+        Ok(out.into.inspect(|&into| {
+            report.merges.push(Merge {
+                into,
+                retired: out.retired,
+            })
+        }))
     }
 }
 
@@ -295,4 +257,89 @@ impl Job for Consolidation {
     fn failed(report: &DistillReport) -> bool {
         report.failed_calls > 0
     }
+}
+
+/// Where and when a consolidation run writes.
+struct Run<'a> {
+    org: &'a str,
+    run_id: &'a str,
+    now: i64,
+}
+
+/// Batches of connected records (`adj`), oldest new record first, each split
+/// evenly to at most `MAX_RECORDS_PER_CALL`; and the new records left alone
+/// (sharing no words with anything, nothing to merge with).
+fn batches(
+    unseen_ids: &BTreeSet<i64>,
+    adj: &BTreeMap<i64, BTreeSet<i64>>,
+) -> (Vec<Vec<i64>>, Vec<i64>) {
+    let mut visited: HashSet<i64> = HashSet::new();
+    let mut alone: Vec<i64> = Vec::new();
+    let mut chunks: Vec<Vec<i64>> = Vec::new();
+    for &start in unseen_ids {
+        if !visited.insert(start) {
+            continue;
+        }
+        let mut order = Vec::new();
+        let mut queue = VecDeque::from([start]);
+        while let Some(id) = queue.pop_front() {
+            order.push(id);
+            for &n in adj.get(&id).into_iter().flatten() {
+                if visited.insert(n) {
+                    queue.push_back(n);
+                }
+            }
+        }
+        let parts = order.len().div_ceil(MAX_RECORDS_PER_CALL);
+        let size = order.len().div_ceil(parts.max(1)).max(1);
+        for c in order.chunks(size) {
+            if c.len() >= 2 && c.iter().any(|id| unseen_ids.contains(id)) {
+                chunks.push(c.to_vec());
+            } else {
+                alone.extend(c.iter().filter(|id| unseen_ids.contains(id)));
+            }
+        }
+    }
+    (chunks, alone)
+}
+
+/// Calls: batches of one place packed together up to `MAX_RECORDS_PER_CALL`.
+fn packed(chunks: Vec<Vec<i64>>, recs: &HashMap<i64, MemoryRecord>) -> Vec<Vec<i64>> {
+    let mut calls: Vec<Vec<i64>> = Vec::new();
+    for c in chunks {
+        let same_place = |a: &[i64]| {
+            let p = |id: &i64| recs.get(id).map(place);
+            a.first().and_then(p) == c.first().and_then(p)
+        };
+        match calls.last_mut() {
+            Some(last) if same_place(last) && last.len() + c.len() <= MAX_RECORDS_PER_CALL => {
+                last.extend(c)
+            }
+            _ => calls.push(c),
+        }
+    }
+    calls
+}
+
+/// The records of `batch` a group names, when it names at least two, each
+/// once, all known, all in one place and none merged already (`used`).
+fn members_of<'b>(
+    g: &MergeGroup,
+    batch: &'b [MemoryRecord],
+    used: &HashSet<i64>,
+) -> Option<Vec<&'b MemoryRecord>> {
+    let mut members: Vec<&MemoryRecord> = Vec::new();
+    for id in &g.ids {
+        if let Some(r) = batch.iter().find(|r| r.id == *id) {
+            if !members.iter().any(|m| m.id == r.id) {
+                members.push(r);
+            }
+        }
+    }
+    let one_place = members.windows(2).all(|w| place(w[0]) == place(w[1]));
+    let refused = members.len() < 2
+        || members.len() != g.ids.len()
+        || !one_place
+        || members.iter().any(|m| used.contains(&m.id));
+    (!refused).then_some(members)
 }

@@ -542,37 +542,11 @@ impl TurnTools<'_> {
                 return format!("Refused: {e}. Nothing was proposed.");
             }
         };
+        if let Some(refusal) = self.open_elsewhere(&file.slug, user).await {
+            return refusal;
+        }
         let msg = self.place.msg;
         let store = self.lifecycle.db().skills();
-        // An open draft is revised only by its own drafter's model.
-        let open = match store.named(&msg.org, &file.slug).await {
-            Ok(skills) => skills.into_iter().find(|s| s.agent == msg.agent),
-            Err(e) => return self.failed(ACTION, e, "nothing was proposed").await,
-        };
-        if let Some(skill) = open {
-            let revisions = match store.revisions_of(&msg.org, skill.id).await {
-                Ok(r) => r,
-                Err(e) => return self.failed(ACTION, e, "nothing was proposed").await,
-            };
-            let by = drafted_for(user);
-            if revisions
-                .iter()
-                .any(|r| r.status == memory::skill::SkillStatus::Proposed && r.proposed_by != by)
-            {
-                self.audit(
-                    ACTION,
-                    admin_text!(
-                        "refused: {} has an open proposal",
-                        Identifier::new(&file.slug)
-                    ),
-                )
-                .await;
-                return format!(
-                    "Refused: `{}` already has a proposal waiting for an administrator. Nothing was proposed.",
-                    file.slug
-                );
-            }
-        }
         let proposed = store
             .propose(&memory::store::NewProposal {
                 org: &msg.org,
@@ -606,6 +580,39 @@ impl TurnTools<'_> {
             }
             Err(e) => self.failed(ACTION, e, "nothing was proposed").await,
         }
+    }
+
+    /// The refusal when the skill `slug` has a proposal waiting that another
+    /// drafter opened: an open draft is revised only by its own drafter's model.
+    async fn open_elsewhere(&self, slug: &str, user: &str) -> Option<String> {
+        const ACTION: &str = "tool.skill_propose";
+        let msg = self.place.msg;
+        let store = self.lifecycle.db().skills();
+        let open = match store.named(&msg.org, slug).await {
+            Ok(skills) => skills.into_iter().find(|s| s.agent == msg.agent),
+            Err(e) => return Some(self.failed(ACTION, e, "nothing was proposed").await),
+        };
+        if let Some(skill) = open {
+            let revisions = match store.revisions_of(&msg.org, skill.id).await {
+                Ok(r) => r,
+                Err(e) => return Some(self.failed(ACTION, e, "nothing was proposed").await),
+            };
+            let by = drafted_for(user);
+            if revisions
+                .iter()
+                .any(|r| r.status == memory::skill::SkillStatus::Proposed && r.proposed_by != by)
+            {
+                self.audit(
+                    ACTION,
+                    admin_text!("refused: {} has an open proposal", Identifier::new(slug)),
+                )
+                .await;
+                return Some(format!(
+                    "Refused: `{slug}` already has a proposal waiting for an administrator. Nothing was proposed."
+                ));
+            }
+        }
+        None
     }
 
     async fn forget(&self, arguments: &Value) -> String {

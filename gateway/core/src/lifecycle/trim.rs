@@ -168,92 +168,116 @@ impl Lifecycle {
         else {
             return Ok(None);
         };
-        let mut learned = Vec::new();
-        if policy::trim_learns(self.learning.policy(&first.agent), current) {
-            let run_id = format!("trim:{archive_id}");
-            for speaker in policy::speakers(slice) {
-                // The operator's auto_keep is the ceiling: a trim learns from
-                // a person's lines only when they opted in too, as a live turn does.
-                let identity = self.db.identity();
-                if !identity.person_auto_keep(&first.org, &speaker).await? {
-                    continue;
-                }
-                let authority = policy::stored_authority(slice, &speaker, current);
-                // Each line alone: a directive is read with its author's messages only.
-                for m in policy::lines_of(slice, &speaker) {
-                    for item in self.learning.extract(&m.text).await {
-                        let source = format!("trim:archive:{archive_id}:message:{}", m.id);
-                        if let Some((id, _)) = self
-                            .learning
-                            .learn_line(
-                                &authority,
-                                &item,
-                                Origin::Implicit,
-                                m,
-                                &source,
-                                Cause::Live,
-                                &run_id,
-                                now,
-                            )
-                            .await?
-                        {
-                            learned.push(id);
-                        }
-                    }
-                }
-            }
-            let placed = match policy::summary_placement(slice, current) {
-                // A summary kept in someone's own memory needs their opt-in too.
-                Some(Decision::Write {
-                    owner: Some(ref person),
-                    ..
-                }) if !self
-                    .db
-                    .identity()
-                    .person_auto_keep(&first.org, person)
-                    .await? =>
-                {
-                    None
-                }
-                placed => placed,
+        let learned = if policy::trim_learns(self.learning.policy(&first.agent), current) {
+            let archive = Archived {
+                id: archive_id,
+                summary: &summary,
             };
-            if let Some(Decision::Write {
-                scope,
-                owner,
-                status,
-            }) = placed
-            {
-                let rec = NewRecord::said(
-                    &first.org,
-                    &first.agent,
-                    scope,
-                    "summary",
-                    format!("summary:{}:{archive_id}", first.conversation),
-                    capped(&summary),
-                    last.said_at,
-                )
-                .owner(owner.clone())
-                .status(status)
-                .source(format!("trim:archive:{archive_id}:summary"))
-                .recorded_at(now)
-                .conversation(Some(first.conversation.clone()))
-                .author(owner);
-                // Kept as it is: a summary retires nothing and asks no judge.
-                let written = self
-                    .db
-                    .records()
-                    .write(&rec, Dedupe::Never, Activation::None, &NoRevision)
-                    .await;
-                // A summary memory would not keep (it quotes a credential or
-                // an instruction) is left to the archive.
-                learned.extend(split_refusal(written)?.ok().and_then(|w| w.id()));
-            }
-        }
+            self.learn_from(slice, current, &archive, now).await?
+        } else {
+            Vec::new()
+        };
         Ok(Some(TrimReport {
             archive_id,
             trust: trust.as_str().to_string(),
             learned,
         }))
+    }
+
+    /// What a trim that learns keeps from `slice`: each speaker's lines
+    /// (only of those who opted in to auto-keep, as a live turn does) and
+    /// the summary where the policy places it. The ids kept.
+    async fn learn_from(
+        &self,
+        slice: &[StoredMessage],
+        current: Option<&Principal>,
+        archive: &Archived<'_>,
+        now: i64,
+    ) -> Result<Vec<i64>> {
+        let (Some(first), Some(last)) = (slice.first(), slice.last()) else {
+            return Ok(Vec::new());
+        };
+        let (archive_id, summary) = (archive.id, archive.summary);
+        let mut learned = Vec::new();
+        let run_id = format!("trim:{archive_id}");
+        for speaker in policy::speakers(slice) {
+            // The operator's auto_keep is the ceiling: a trim learns from
+            // a person's lines only when they opted in too, as a live turn does.
+            let identity = self.db.identity();
+            if !identity.person_auto_keep(&first.org, &speaker).await? {
+                continue;
+            }
+            let authority = policy::stored_authority(slice, &speaker, current);
+            // Each line alone: a directive is read with its author's messages only.
+            for m in policy::lines_of(slice, &speaker) {
+                for item in self.learning.extract(&m.text).await {
+                    let source = format!("trim:archive:{archive_id}:message:{}", m.id);
+                    if let Some((id, _)) = self
+                        .learning
+                        .learn_line(
+                            &authority,
+                            &item,
+                            Origin::Implicit,
+                            m,
+                            &source,
+                            Cause::Live,
+                            &run_id,
+                            now,
+                        )
+                        .await?
+                    {
+                        learned.push(id);
+                    }
+                }
+            }
+        }
+        let placed = match policy::summary_placement(slice, current) {
+            // A summary kept in someone's own memory needs their opt-in too.
+            Some(Decision::Write {
+                owner: Some(ref person),
+                ..
+            }) if !self
+                .db
+                .identity()
+                .person_auto_keep(&first.org, person)
+                .await? =>
+            {
+                None
+            }
+            placed => placed,
+        };
+        if let Some(Decision::Write {
+            scope,
+            owner,
+            status,
+        }) = placed
+        {
+            let rec = NewRecord::said(
+                &first.org,
+                &first.agent,
+                scope,
+                "summary",
+                format!("summary:{}:{archive_id}", first.conversation),
+                capped(summary),
+                last.said_at,
+            )
+            .owner(owner.clone())
+            .status(status)
+            .source(format!("trim:archive:{archive_id}:summary"))
+            .recorded_at(now)
+            .conversation(Some(first.conversation.clone()))
+            .author(owner);
+            // Kept as it is: a summary retires nothing and asks no judge.
+            let written = self
+                .db
+                .records()
+                .write(&rec, Dedupe::Never, Activation::None, &NoRevision)
+                .await;
+            // A summary memory would not keep (it quotes a credential or
+            // an instruction) is left to the archive.
+            learned.extend(split_refusal(written)?.ok().and_then(|w| w.id()));
+        }
+        Ok(learned)
     }
 }
 
@@ -265,4 +289,10 @@ fn capped(summary: &str) -> String {
         Some((cut, _)) => format!("{}…", &s[..cut]),
         None => s,
     }
+}
+
+/// An archive a trim wrote: its id and the summary it keeps.
+struct Archived<'a> {
+    id: i64,
+    summary: &'a str,
 }

@@ -6,8 +6,9 @@ use crate::context;
 use crate::learning::ProposalPlace;
 use crate::llm::{offline, LlmError, ReplyContext};
 use crate::tools::TurnTools;
+use memory::skill::SkillRevision;
 use memory::store::{RetrievalScope, Retrieved};
-use memory::MessageAuthor;
+use memory::{MessageAuthor, StoredMessage};
 
 /// The answer in place of a model's about another person that no memory it
 /// was shown supports (`TurnLoop::unknown_person`).
@@ -63,6 +64,23 @@ pub(super) fn asks_what_they_said(text: &str) -> bool {
     words
         .windows(3)
         .any(|w| matches!(w[0], "did" | "have" | "had") && w[1] == "i" && SAID.contains(&w[2]))
+}
+
+/// What the reply reads, gathered once ([`TurnLoop::gather`]).
+struct Gathered {
+    scope: RetrievalScope,
+    /// The conversation's live lines.
+    history: Vec<StoredMessage>,
+    /// The memory found for the message, in precedence order.
+    found: Vec<Retrieved>,
+    /// Records an org policy overrides.
+    overridden: Vec<context::Overridden>,
+    /// The skills the answer follows, and their revisions.
+    followed: Vec<crate::skills::InForce>,
+    skills: Vec<SkillRevision>,
+    prompt: context::Prompt,
+    /// What the answer may cite: the records found and the standing notes.
+    citable: Vec<Retrieved>,
 }
 
 impl TurnLoop {
@@ -201,12 +219,117 @@ impl TurnLoop {
         })
     }
 
+    /// Step 9: the answer from memory. What the reply reads is gathered
+    /// ([`TurnLoop::gather`]), the model answers with the tools the speaker
+    /// may use, and its answer passes the screens ([`TurnLoop::screen`]);
+    /// an answer with nothing a person may see is the rules' instead.
     pub(super) async fn answer(
         &self,
         t: &Turn<'_>,
         text: &str,
         parts: &mut ReplyParts,
     ) -> Result<String> {
+        let read = self.gather(t, text).await?;
+        let run = format!("turn:{}", t.message_id);
+        let tools = TurnTools::new(
+            &self.parts.lifecycle,
+            &read.scope,
+            ProposalPlace {
+                msg: t.msg,
+                principal: &t.principal,
+                batch: t.message_id,
+                now: t.now,
+                expires_at: t.now + self.parts.cfg.memory.proposal_ttl_hours * 3_600_000,
+            },
+            &run,
+        );
+        // Approved external tools for this speaker's role (`crate::mcp`).
+        let external = match self.parts.mcp.as_ref().filter(|m| m.configured()) {
+            Some(mcp) => Some(
+                mcp.for_turn(&tools, self.tool_place(t, &read.scope.roles, &run))
+                    .await?,
+            ),
+            None => None,
+        };
+        let offered: &dyn crate::llm::Tools = match &external {
+            Some(e) => e,
+            None => &tools,
+        };
+        let shown = self.shown_history(t, text, &read.history);
+        let ctx = ReplyContext {
+            principal: &t.principal,
+            text,
+            memory: &read.found,
+            history: shown,
+            shared: t.shared(),
+            overridden: &read.overridden,
+            prompt: &read.prompt,
+            tools: Some(offered),
+            skills: &read.skills,
+        };
+        let responded = self.parts.responder.respond(&ctx).await;
+        self.record_skill_uses(t, &read.followed);
+        // A skill the model drafted is reported by steward, whatever the model said.
+        parts.receipts.extend(tools.skill_receipt());
+        // A call that waits for the speaker's yes is asked by steward.
+        parts
+            .notes
+            .extend(external.iter().flat_map(|e| e.questions()));
+        // What the model proposed is asked, whether or not it then answered.
+        let proposed = tools.proposed();
+        if !proposed.is_empty() {
+            // The rules may have asked the same statement already: asked once.
+            for p in proposed {
+                if !parts.question.contains(&p) {
+                    parts.question.push(p);
+                }
+            }
+            parts.batch = Some(t.message_id);
+        }
+        let screened = self.screen(t, text, responded, &read, parts);
+        let answer = match screened {
+            Ok(answer) if !answer.is_empty() => {
+                self.checked(t, text, answer, &read.citable, shown).await?
+            }
+            // An answer with nothing a person may see (only a tool call, JSON,
+            // an imitated receipt): the rules answer from the same memory.
+            Ok(_) | Err(LlmError::Invalid(_)) => {
+                tracing::warn!(
+                    "the model's answer had no text to show; answered from memory by the rules"
+                );
+                offline::respond(&ctx)
+            }
+            // The model failed (down, too slow, out of budget): what memory
+            // holds on the question is still the answer a person needs.
+            Err(e) => match offline::respond_if_known(&ctx) {
+                Some(answer) => {
+                    tracing::warn!(error = %e, "responder failed; answered from memory by the rules");
+                    answer
+                }
+                None => {
+                    tracing::warn!(error = %e, "responder failed");
+                    return Ok(
+                        "I can't answer right now; your message is saved. Please try again shortly."
+                            .into(),
+                    );
+                }
+            },
+        };
+        // The approved procedure is shown even when a model left its steps out.
+        let answer = crate::skills::with_steps(answer, &read.skills);
+        // Two active records on one subject (an undo brought one back): say so.
+        Ok(
+            match context::disagreement_note(&context::disagreements(&read.found)) {
+                Some(note) => format!("{answer}\n\n{note}"),
+                None => answer,
+            },
+        )
+    }
+
+    /// What the reply reads for `text`: the memory found for it (a follow-up
+    /// with none of its own is read with the speaker's previous line), the
+    /// standing notes, the skills it follows, the conversation and the prompt.
+    async fn gather(&self, t: &Turn<'_>, text: &str) -> Result<Gathered> {
         let scope = self.retrieval_scope(t).await?;
         let (history, previous) = self.conversation(t).await?;
         // A run's webhook payload is data for the reply, never the request:
@@ -239,8 +362,7 @@ impl TurnLoop {
                     .await?
             }
         };
-        let skills: Vec<memory::skill::SkillRevision> =
-            followed.iter().map(|s| s.revision.clone()).collect();
+        let skills: Vec<SkillRevision> = followed.iter().map(|s| s.revision.clone()).collect();
         let prompt = context::assemble(
             t.org(),
             t.agent(),
@@ -254,36 +376,39 @@ impl TurnLoop {
                 standing_overridden: &standing_overridden,
             },
         );
-        let run = format!("turn:{}", t.message_id);
-        let tools = TurnTools::new(
-            &self.parts.lifecycle,
-            &scope,
-            ProposalPlace {
-                msg: t.msg,
-                principal: &t.principal,
-                batch: t.message_id,
-                now: t.now,
-                expires_at: t.now + self.parts.cfg.memory.proposal_ttl_hours * 3_600_000,
-            },
-            &run,
-        );
-        // Approved external tools for this speaker's role (`crate::mcp`).
-        let external = match self.parts.mcp.as_ref().filter(|m| m.configured()) {
-            Some(mcp) => Some(
-                mcp.for_turn(&tools, self.tool_place(t, &scope.roles, &run))
-                    .await?,
-            ),
-            None => None,
-        };
-        let offered: &dyn crate::llm::Tools = match &external {
-            Some(e) => e,
-            None => &tools,
-        };
-        // "What did I ask you …?" is about the conversation itself.
-        let about_their_words = asks_what_they_said(text);
-        let shown: &[memory::StoredMessage] = match self.parts.cfg.turn.history_for {
-            HistoryFor::Every => &history,
-            HistoryFor::FollowUps if about_their_words => &history,
+        // What the answer shows is cited, found for the message or given whole.
+        let citable: Vec<Retrieved> = found
+            .iter()
+            .chain(
+                standing
+                    .iter()
+                    .filter(|s| !found.iter().any(|f| f.record.id == s.record.id)),
+            )
+            .cloned()
+            .collect();
+        Ok(Gathered {
+            scope,
+            history,
+            found,
+            overridden,
+            followed,
+            skills,
+            prompt,
+            citable,
+        })
+    }
+
+    /// The conversation lines the model is shown for `text` (`turn.history_for`).
+    fn shown_history<'h>(
+        &self,
+        t: &Turn<'_>,
+        text: &str,
+        history: &'h [StoredMessage],
+    ) -> &'h [StoredMessage] {
+        match self.parts.cfg.turn.history_for {
+            HistoryFor::Every => history,
+            // "What did I ask you …?" is about the conversation itself.
+            HistoryFor::FollowUps if asks_what_they_said(text) => history,
             HistoryFor::FollowUps if !follows_up(text) => &[],
             // A follow-up is read with the exchange it follows: the speaker's
             // previous line and what came after it, not the whole window.
@@ -295,50 +420,39 @@ impl TurnLoop {
                     .unwrap_or(0);
                 &history[from..]
             }
-        };
-        let ctx = ReplyContext {
-            principal: &t.principal,
-            text,
-            memory: &found,
-            history: shown,
-            shared: t.shared(),
-            overridden: &overridden,
-            prompt: &prompt,
-            tools: Some(offered),
-            skills: &skills,
-        };
-        let responded = self.parts.responder.respond(&ctx).await;
+        }
+    }
+
+    /// The skills the answer followed, written with the turn and counted.
+    fn record_skill_uses(&self, t: &Turn<'_>, followed: &[crate::skills::InForce]) {
         let actor = t.principal.author_id().unwrap_or_else(|| "unpaired".into());
         let uses = self
             .parts
             .skills
-            .uses(t.org(), &actor, t.message_id, &followed, t.now);
+            .uses(t.org(), &actor, t.message_id, followed, t.now);
         {
             let mut writes = t.writes.lock().unwrap_or_else(|e| e.into_inner());
             writes.skill_uses.extend(uses.skill_uses);
             writes.audit.extend(uses.audit);
         }
-        for s in &followed {
+        for s in followed {
             self.parts.metrics.skill_used(&s.revision.slug);
         }
-        // A skill the model drafted is reported by steward, whatever the model said.
-        parts.receipts.extend(tools.skill_receipt());
-        // A call that waits for the speaker's yes is asked by steward.
-        parts
-            .notes
-            .extend(external.iter().flat_map(|e| e.questions()));
-        // What the model proposed is asked, whether or not it then answered.
-        let proposed = tools.proposed();
-        if !proposed.is_empty() {
-            // The rules may have asked the same statement already: asked once.
-            for p in proposed {
-                if !parts.question.contains(&p) {
-                    parts.question.push(p);
-                }
-            }
-            parts.batch = Some(t.message_id);
-        }
-        let scrubbed = responded.map(|a| context::scrub_answer(&a, text, &prompt, &found));
+    }
+
+    /// The screens a model's answer passes before a person sees it: no
+    /// prompt or credential echoed, no promise to remember that the turn did
+    /// not keep, values that match the note, and the citation.
+    fn screen(
+        &self,
+        t: &Turn<'_>,
+        text: &str,
+        responded: std::result::Result<String, LlmError>,
+        read: &Gathered,
+        parts: &ReplyParts,
+    ) -> std::result::Result<String, LlmError> {
+        let scrubbed =
+            responded.map(|a| context::scrub_answer(&a, text, &read.prompt, &read.found));
         // A promise to remember is the turn's to keep (its receipt, or its
         // "Remember this?"): the model's is not shown to a person as one.
         let asked = !parts.question.is_empty();
@@ -350,80 +464,48 @@ impl TurnLoop {
                 a
             }
         });
-        let best = offline::best_matches(&found);
-        // What the answer shows is cited, found for the message or given whole.
-        let citable: Vec<Retrieved> = found
-            .iter()
-            .chain(
-                standing
-                    .iter()
-                    .filter(|s| !found.iter().any(|f| f.record.id == s.record.id)),
-            )
-            .cloned()
-            .collect();
+        let best = offline::best_matches(&read.found);
         // What memory says is opened in the speaker's reply language.
-        let memory_says = citable
+        let memory_says = read
+            .citable
             .iter()
             .filter(|r| !(t.shared() && r.record.scope.is_personal()))
             .find_map(|r| context::reply_language(&r.record))
             .and_then(|name| prompts::answers::named(&name))
             .map_or(context::MEMORY_SAYS, |l| l.memory_says);
-        let scrubbed = scrubbed.map(|a| {
+        scrubbed.map(|a| {
             if a.is_empty() {
                 a
             } else {
                 let a = context::grounded(a, text, &best, t.shared(), memory_says);
-                context::cite(a, &citable, t.shared())
+                context::cite(a, &read.citable, t.shared())
             }
-        });
-        let answer = match scrubbed {
-            Ok(answer) if !answer.is_empty() => {
-                match self.unknown_person(t, text, &answer, &citable).await? {
-                    Some(name) => nothing_on(&name),
-                    // What the speaker said, asked of a model shown none of
-                    // their lines and none of their memory, is a guess (the
-                    // real model answered Ben "You asked me to remind me about
-                    // the VPN endpoint"): the rules answer.
-                    None if shown.is_empty()
-                        && about_their_words
-                        && !context::cites(&answer)
-                        && !citable.iter().any(|r| r.record.scope.is_personal()) =>
-                    {
-                        offline::NOTHING_IN_MEMORY.to_string()
-                    }
-                    None => answer,
-                }
-            }
-            // An answer with nothing a person may see (only a tool call, JSON,
-            // an imitated receipt): the rules answer from the same memory.
-            Ok(_) | Err(LlmError::Invalid(_)) => {
-                tracing::warn!(
-                    "the model's answer had no text to show; answered from memory by the rules"
-                );
-                offline::respond(&ctx)
-            }
-            // The model failed (down, too slow, out of budget): what memory
-            // holds on the question is still the answer a person needs.
-            Err(e) => match offline::respond_if_known(&ctx) {
-                Some(answer) => {
-                    tracing::warn!(error = %e, "responder failed; answered from memory by the rules");
-                    answer
-                }
-                None => {
-                    tracing::warn!(error = %e, "responder failed");
-                    return Ok(
-                        "I can't answer right now; your message is saved. Please try again shortly."
-                            .into(),
-                    );
-                }
-            },
-        };
-        // The approved procedure is shown even when a model left its steps out.
-        let answer = crate::skills::with_steps(answer, &skills);
-        // Two active records on one subject (an undo brought one back): say so.
+        })
+    }
+
+    /// A screened `answer`, unless it guesses: about a person no memory it
+    /// was shown supports, or about what the speaker said when it was shown
+    /// none of their lines and none of their memory (the real model answered
+    /// Ben "You asked me to remind me about the VPN endpoint"): the rules
+    /// answer those.
+    async fn checked(
+        &self,
+        t: &Turn<'_>,
+        text: &str,
+        answer: String,
+        citable: &[Retrieved],
+        shown: &[StoredMessage],
+    ) -> Result<String> {
         Ok(
-            match context::disagreement_note(&context::disagreements(&found)) {
-                Some(note) => format!("{answer}\n\n{note}"),
+            match self.unknown_person(t, text, &answer, citable).await? {
+                Some(name) => nothing_on(&name),
+                None if shown.is_empty()
+                    && asks_what_they_said(text)
+                    && !context::cites(&answer)
+                    && !citable.iter().any(|r| r.record.scope.is_personal()) =>
+                {
+                    offline::NOTHING_IN_MEMORY.to_string()
+                }
                 None => answer,
             },
         )

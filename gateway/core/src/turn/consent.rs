@@ -10,6 +10,13 @@ use prompts::answers::Choice;
 /// A yes or no to a "Remember this?" the speaker passed over.
 pub const LAPSED: &str = "That question lapsed when you wrote again, so nothing was saved. Tell me again if you want me to remember it.";
 
+/// A yes, no or both, the language it was said in, and who said it.
+struct Answer<'a> {
+    choice: Choice,
+    said_in: &'static prompts::answers::Language,
+    author: &'a str,
+}
+
 impl TurnLoop {
     /// Yes/no to the newest "Remember this?" batch the speaker was asked here.
     pub(super) async fn answer_proposal(&self, t: &Turn<'_>, text: &str) -> Result<Option<Reply>> {
@@ -33,6 +40,40 @@ impl TurnLoop {
             (None, None) => return Ok(None),
         };
         let yes = choice != Choice::No;
+        let pending = match self.answered_proposals(t, author, batch, said_in).await? {
+            Ok(pending) => pending,
+            Err(reply) => return Ok(Some(reply)),
+        };
+        let mut parts = ReplyParts::default();
+        for rec in pending {
+            if yes {
+                let answer = Answer {
+                    choice,
+                    said_in,
+                    author,
+                };
+                self.keep_consented(t, &rec, &answer, &mut parts).await?;
+            } else {
+                self.parts.db.records().reject(t.org(), rec.id).await?;
+            }
+        }
+        if !yes {
+            parts.notes.push(said_in.declined.into());
+        }
+        Ok(Some(self.render(t, parts)))
+    }
+
+    /// The proposals a yes or no answers (`batch`: the question a button
+    /// names), or the reply when it answers none: a typed answer answers the
+    /// question asked at the speaker's previous line here, nothing older,
+    /// and one passed over has lapsed.
+    async fn answered_proposals(
+        &self,
+        t: &Turn<'_>,
+        author: &str,
+        batch: Option<i64>,
+        said_in: &'static prompts::answers::Language,
+    ) -> Result<std::result::Result<Vec<memory::MemoryRecord>, Reply>> {
         let mut pending = self
             .parts
             .db
@@ -62,87 +103,91 @@ impl TurnLoop {
                     for rec in &pending {
                         self.parts.db.records().lapse(t.org(), rec.id).await?;
                     }
-                    return Ok(Some(t.reply(LAPSED)));
+                    return Ok(Err(t.reply(LAPSED)));
                 }
             }
             None => {}
         }
         if pending.is_empty() {
-            return Ok(Some(t.reply(if batch.is_some() {
+            return Ok(Err(t.reply(if batch.is_some() {
                 "That question was not asked to you, or it has expired."
             } else {
                 said_in.nothing_waiting
             })));
         }
-        let mut parts = ReplyParts::default();
-        for rec in pending {
-            if !yes {
-                self.parts.db.records().reject(t.org(), rec.id).await?;
-                continue;
-            }
-            // Authority is checked again at consent time: a role, or who
-            // `memory.write_access` lists, may have changed since.
-            let settings = self.parts.learning.policy(&rec.agent);
-            if let Consent::Refuse(reason) = policy::consent(&t.principal, rec.scope, settings) {
-                self.parts.metrics.policy(PolicyOutcome::Refused);
-                self.parts.db.records().reject(t.org(), rec.id).await?;
-                parts.notes.push(reason.explain().into());
-                continue;
-            }
-            let replaces = self
-                .replaces(
-                    t.org(),
-                    &rec.agent,
-                    rec.scope,
-                    rec.owner.as_deref(),
-                    (&rec.subject, &rec.content),
-                )
-                .await?;
-            let run = format!("turn:{}", t.message_id);
-            let conflicts = self.asked_conflicts(t, &rec).await?;
-            if choice == Choice::Both {
-                for old in &conflicts {
-                    let keep = memory::store::KeepBeside {
-                        org: t.org(),
-                        old: old.id,
-                        new: rec.id,
-                        actor: author,
-                        run_id: &run,
-                        now: t.now,
-                    };
-                    self.parts.db.records().keep_beside(&keep).await?;
-                }
-            }
-            self.parts
-                .db
-                .records()
-                .activate_kept(
-                    t.org(),
-                    rec.id,
-                    Cause::Live,
-                    &run,
-                    t.now,
-                    self.parts.beliefs.as_ref(),
-                )
-                .await?;
-            if choice == Choice::Yes {
-                self.replace_on_consent(t, &rec, &conflicts, &run).await?;
-            }
-            self.parts.metrics.policy(PolicyOutcome::Written);
-            let kept = said_in.receipt(crate::learning::place(rec.scope), rec.id);
-            parts
-                .receipts
-                .push(match (choice, conflicts.as_slice(), replaces) {
-                    (Choice::Both, [_, ..], _) => format!("{kept} {}", beside(&conflicts)),
-                    (_, [_, ..], _) => format!("{kept} {}", replaced(&conflicts)),
-                    (_, [], Some(old)) => format!("{kept} It {old}."),
-                    (_, [], None) => kept,
-                });
+        Ok(Ok(pending))
+    }
+
+    /// A yes (or "both") to `rec`: kept if the speaker may still keep it,
+    /// with what it replaces or is kept beside, and its receipt in `parts`.
+    async fn keep_consented(
+        &self,
+        t: &Turn<'_>,
+        rec: &memory::MemoryRecord,
+        answer: &Answer<'_>,
+        parts: &mut ReplyParts,
+    ) -> Result<()> {
+        // Authority is checked again at consent time: a role, or who
+        // `memory.write_access` lists, may have changed since.
+        let settings = self.parts.learning.policy(&rec.agent);
+        if let Consent::Refuse(reason) = policy::consent(&t.principal, rec.scope, settings) {
+            self.parts.metrics.policy(PolicyOutcome::Refused);
+            self.parts.db.records().reject(t.org(), rec.id).await?;
+            parts.notes.push(reason.explain().into());
+            return Ok(());
         }
-        if !yes {
-            parts.notes.push(said_in.declined.into());
+        let replaces = self
+            .replaces(
+                t.org(),
+                &rec.agent,
+                rec.scope,
+                rec.owner.as_deref(),
+                (&rec.subject, &rec.content),
+            )
+            .await?;
+        let run = format!("turn:{}", t.message_id);
+        let conflicts = self.asked_conflicts(t, rec).await?;
+        if answer.choice == Choice::Both {
+            for old in &conflicts {
+                let keep = memory::store::KeepBeside {
+                    org: t.org(),
+                    old: old.id,
+                    new: rec.id,
+                    actor: answer.author,
+                    run_id: &run,
+                    now: t.now,
+                };
+                self.parts.db.records().keep_beside(&keep).await?;
+            }
         }
-        Ok(Some(self.render(t, parts)))
+        self.parts
+            .db
+            .records()
+            .activate_kept(
+                t.org(),
+                rec.id,
+                Cause::Live,
+                &run,
+                t.now,
+                self.parts.beliefs.as_ref(),
+            )
+            .await?;
+        if answer.choice == Choice::Yes {
+            self.replace_on_consent(t, rec, &conflicts, &run).await?;
+        }
+        self.parts.metrics.policy(PolicyOutcome::Written);
+        let kept = answer
+            .said_in
+            .receipt(crate::learning::place(rec.scope), rec.id);
+        parts
+            .receipts
+            .push(match (answer.choice, conflicts.as_slice(), replaces) {
+                (Choice::Both, [_, ..], _) => format!("{kept} {}", beside(&conflicts)),
+                (_, [_, ..], _) => format!("{kept} {}", replaced(&conflicts)),
+                (_, [], Some(old)) => format!("{kept} It {old}."),
+                (_, [], None) => kept,
+            });
+        Ok(())
     }
 }
 

@@ -45,6 +45,13 @@ pub(super) fn beside(conflicts: &[memory::MemoryRecord]) -> String {
     format!("Kept beside {}.", ids.join(", "))
 }
 
+/// What the policy decided for an item it lets be written.
+struct Decided {
+    scope: memory::Scope,
+    owner: Option<String>,
+    status: Status,
+}
+
 impl TurnLoop {
     /// The speaker's previous line here, from the conversation the turn
     /// read first when it holds one, else from the store.
@@ -135,122 +142,163 @@ impl TurnLoop {
                     owner,
                     status,
                 } => {
-                    // A person's own record that conflicts with one they keep
-                    // is asked with both, whatever asked it kept (an explicit
-                    // "remember that", auto-keep): never replaced unasked.
-                    let conflicts = if scope.is_personal() {
-                        self.live_conflicts(t, scope, owner.as_deref(), (&item.subject, &content))
-                            .await?
-                    } else {
-                        Vec::new()
-                    };
-                    let status = if conflicts.is_empty() {
-                        status
-                    } else {
-                        Status::Pending
-                    };
-                    let pending = status == Status::Pending;
-                    let rec = NewRecord::said(
-                        t.org(),
-                        t.agent(),
+                    let decided = Decided {
                         scope,
-                        &item.kind,
-                        &item.subject,
-                        content,
-                        t.now,
-                    )
-                    .owner(owner)
-                    .status(status)
-                    .source(format!(
-                        "{}:{}:message:{}",
-                        if pending { "proposal" } else { "live" },
-                        t.msg.channel,
-                        t.message_id
-                    ))
-                    .expires_at(
-                        pending
-                            .then(|| t.now + self.parts.cfg.memory.proposal_ttl_hours * 3_600_000),
-                    )
-                    .conversation(Some(t.msg.conversation.clone()))
-                    .batch(Some(t.message_id))
-                    .author(t.principal.author_id())
-                    .on_behalf_of(t.msg.on_behalf_of.clone());
-                    // A new value on a subject names the live one it replaces
-                    // (a person's own: the conflicts, asked below).
-                    let replaces = if scope.is_personal() {
-                        None
-                    } else {
-                        self.replaces(
-                            t.org(),
-                            t.agent(),
-                            scope,
-                            rec.owner.as_deref(),
-                            (&rec.subject, &rec.content),
-                        )
-                        .await?
+                        owner,
+                        status,
                     };
-                    let run = format!("turn:{}", t.message_id);
-                    let dedupe = if pending {
-                        // Already known, or declined before: do not ask again. One
-                        // still pending from an earlier turn has lapsed: ask again.
-                        Dedupe::SkipIfAny(&[Status::Active, Status::Rejected])
-                    } else {
-                        Dedupe::ReuseActive
-                    };
-                    let written = self
-                        .parts
-                        .db
-                        .records()
-                        .write(
-                            &rec,
-                            dedupe,
-                            Activation::Run {
-                                cause: Cause::Live,
-                                run_id: &run,
-                            },
-                            self.parts.beliefs.as_ref(),
-                        )
-                        .await;
-                    let written = match memory::write::split_refusal(written)? {
-                        Ok(written) => written,
-                        // What memory never keeps: the person is told why.
-                        Err(refusal) => {
-                            self.parts.metrics.policy(PolicyOutcome::Refused);
-                            let why = refusal.to_string();
-                            if !parts.notes.contains(&why) {
-                                parts.notes.push(why);
-                            }
-                            continue;
-                        }
-                    };
-                    match written {
-                        Written::Skipped => self.parts.metrics.duplicate(Duplicate::Record),
-                        Written::Stored { id, .. } if pending => {
-                            self.parts.metrics.policy(PolicyOutcome::Proposed);
-                            let conflicts = self.with_judged(t, id, conflicts).await?;
-                            parts
-                                .question
-                                .push(match (&replaces, conflicts.as_slice()) {
-                                    (_, [_, ..]) => conflict_question(&rec.content, &conflicts),
-                                    (Some(old), []) => format!("{} ({old})", rec.content),
-                                    (None, []) => rec.content.clone(),
-                                });
-                            parts.batch = Some(t.message_id);
-                        }
-                        Written::Stored { id, .. } if status == Status::Active => {
-                            self.parts.metrics.policy(PolicyOutcome::Written);
-                            parts.receipts.push(match &replaces {
-                                Some(old) => format!("{} It {old}.", receipt(scope, id)),
-                                None => receipt(scope, id),
-                            });
-                        }
-                        // Quarantined: kept for review, no receipt.
-                        Written::Stored { .. } => {
-                            self.parts.metrics.policy(PolicyOutcome::Quarantined)
-                        }
-                    }
+                    self.write_decided(t, item, content, decided, parts).await?;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// The record `item` is written as, from this turn's message: a pending
+    /// one (a proposal) expires unanswered after `memory.proposal_ttl_hours`.
+    fn record_of(
+        &self,
+        t: &Turn<'_>,
+        item: &Candidate,
+        content: String,
+        decided: Decided,
+    ) -> NewRecord {
+        let Decided {
+            scope,
+            owner,
+            status,
+        } = decided;
+        let pending = status == Status::Pending;
+        NewRecord::said(
+            t.org(),
+            t.agent(),
+            scope,
+            &item.kind,
+            &item.subject,
+            content,
+            t.now,
+        )
+        .owner(owner)
+        .status(status)
+        .source(format!(
+            "{}:{}:message:{}",
+            if pending { "proposal" } else { "live" },
+            t.msg.channel,
+            t.message_id
+        ))
+        .expires_at(pending.then(|| t.now + self.parts.cfg.memory.proposal_ttl_hours * 3_600_000))
+        .conversation(Some(t.msg.conversation.clone()))
+        .batch(Some(t.message_id))
+        .author(t.principal.author_id())
+        .on_behalf_of(t.msg.on_behalf_of.clone())
+    }
+
+    /// A decided item written as the policy said: a person's record that
+    /// conflicts with one they keep is asked with both, whatever asked it
+    /// kept (an explicit "remember that", auto-keep), never replaced
+    /// unasked; a new value on a subject names the live one it replaces.
+    async fn write_decided(
+        &self,
+        t: &Turn<'_>,
+        item: &Candidate,
+        content: String,
+        decided: Decided,
+        parts: &mut ReplyParts,
+    ) -> Result<()> {
+        let Decided {
+            scope,
+            owner,
+            status,
+        } = decided;
+        let conflicts = if scope.is_personal() {
+            self.live_conflicts(t, scope, owner.as_deref(), (&item.subject, &content))
+                .await?
+        } else {
+            Vec::new()
+        };
+        let status = if conflicts.is_empty() {
+            status
+        } else {
+            Status::Pending
+        };
+        let pending = status == Status::Pending;
+        let decided = Decided {
+            scope,
+            owner,
+            status,
+        };
+        let rec = self.record_of(t, item, content, decided);
+        // A new value on a subject names the live one it replaces
+        // (a person's own: the conflicts, asked below).
+        let replaces = if scope.is_personal() {
+            None
+        } else {
+            self.replaces(
+                t.org(),
+                t.agent(),
+                scope,
+                rec.owner.as_deref(),
+                (&rec.subject, &rec.content),
+            )
+            .await?
+        };
+        let run = format!("turn:{}", t.message_id);
+        let dedupe = if pending {
+            // Already known, or declined before: do not ask again. One
+            // still pending from an earlier turn has lapsed: ask again.
+            Dedupe::SkipIfAny(&[Status::Active, Status::Rejected])
+        } else {
+            Dedupe::ReuseActive
+        };
+        let written = self
+            .parts
+            .db
+            .records()
+            .write(
+                &rec,
+                dedupe,
+                Activation::Run {
+                    cause: Cause::Live,
+                    run_id: &run,
+                },
+                self.parts.beliefs.as_ref(),
+            )
+            .await;
+        let written = match memory::write::split_refusal(written)? {
+            Ok(written) => written,
+            // What memory never keeps: the person is told why.
+            Err(refusal) => {
+                self.parts.metrics.policy(PolicyOutcome::Refused);
+                let why = refusal.to_string();
+                if !parts.notes.contains(&why) {
+                    parts.notes.push(why);
+                }
+                return Ok(());
+            }
+        };
+        match written {
+            Written::Skipped => self.parts.metrics.duplicate(Duplicate::Record),
+            Written::Stored { id, .. } if pending => {
+                self.parts.metrics.policy(PolicyOutcome::Proposed);
+                let conflicts = self.with_judged(t, id, conflicts).await?;
+                parts
+                    .question
+                    .push(match (&replaces, conflicts.as_slice()) {
+                        (_, [_, ..]) => conflict_question(&rec.content, &conflicts),
+                        (Some(old), []) => format!("{} ({old})", rec.content),
+                        (None, []) => rec.content.clone(),
+                    });
+                parts.batch = Some(t.message_id);
+            }
+            Written::Stored { id, .. } if status == Status::Active => {
+                self.parts.metrics.policy(PolicyOutcome::Written);
+                parts.receipts.push(match &replaces {
+                    Some(old) => format!("{} It {old}.", receipt(scope, id)),
+                    None => receipt(scope, id),
+                });
+            }
+            // Quarantined: kept for review, no receipt.
+            Written::Stored { .. } => self.parts.metrics.policy(PolicyOutcome::Quarantined),
         }
         Ok(())
     }

@@ -61,10 +61,19 @@ fn state_of(e: &RoleEntry) -> &'static str {
 }
 
 fn template(people: &[Person], memory: &[(String, Vec<RoleEntry>)], csrf: &str) -> Markup {
+    html! {
+        (people_roles(people, csrf))
+        (draft_form(csrf))
+        (role_memory(memory, csrf))
+    }
+}
+
+/// Each paired person's roles and the roles they manage, with their buttons.
+fn people_roles(people: &[Person], csrf: &str) -> Markup {
     let intro = html! {
         p.muted { "Work roles say what someone does (analyst, sre, …), not what they may administer. Everyone holding a role reads its memory in every conversation, with any agent; an entry becomes active only when a manager of the role (role_memory.manage) accepts it and a different person holding the role confirms the same text. Proposals wait at most 14 days." }
     };
-    let table = view::Table {
+    view::Table {
         class: "people-roles",
         head: &["Person", "Roles", "Manages", "Change"],
         none: "Nobody is paired yet.",
@@ -104,8 +113,12 @@ fn template(people: &[Person], memory: &[(String, Vec<RoleEntry>)], csrf: &str) 
                 }
             }
         }
-    });
-    let roles = html! {
+    })
+}
+
+/// Each role's entries, with the steps of curation they wait for.
+fn role_memory(memory: &[(String, Vec<RoleEntry>)], csrf: &str) -> Markup {
+    html! {
         @for (role, entries) in memory {
             (view::Table {
                 class: "role-memory",
@@ -144,8 +157,12 @@ fn template(people: &[Person], memory: &[(String, Vec<RoleEntry>)], csrf: &str) 
                 }
             }))
         }
-    };
-    let draft = html! {
+    }
+}
+
+/// The built-in admin's form to propose an entry.
+fn draft_form(csrf: &str) -> Markup {
+    html! {
         section.card.draft-role-entry {
             h2 { "Draft a proposal" }
             p.muted { "As the built-in admin: a manager of the role accepts it and a holder confirms it before anyone reads it. No names, ids or personal data." }
@@ -163,11 +180,6 @@ fn template(people: &[Person], memory: &[(String, Vec<RoleEntry>)], csrf: &str) 
                 button.primary type="submit" { "Propose" }
             }
         }
-    };
-    html! {
-        (table)
-        (draft)
-        (roles)
     }
 }
 

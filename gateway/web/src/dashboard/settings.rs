@@ -98,7 +98,46 @@ fn template(cfg: &Config) -> Markup {
             }
         },
     );
-    let channels = view::Table {
+    html! {
+        section.card {
+            p {
+                "The configuration this server runs with: embedded defaults, then steward.toml, then STEWARD_<SECTION>__<KEY> variables. Secrets are never shown; a set one reads "
+                code { (steward_core::config::REDACTED) } ". Changing a setting takes a restart."
+            }
+            p {
+                "Managed elsewhere: "
+                a href="/dashboard/memory?scope=org_policy" { "org policy" }
+                " (here, and " code { "steward memory policy" } "), API keys ("
+                code { "steward api-key list|create|revoke" } "), session archives ("
+                code { "steward memory archives" } ")."
+            }
+        }
+        (channels(cfg))
+        (per_agent)
+        @for (name, list) in &sections {
+            (view::Table {
+                class: "settings",
+                head: &["Setting", "Value"],
+                none: "Nothing set.",
+            }
+            .card(html! { h2 { "[" (name) "]" } }, list, |r| html! {
+                tr id={ "setting-" (r.key) } {
+                    td { code { (r.key) } }
+                    td.value {
+                        @match &r.value {
+                            Some(v) => (v),
+                            None => span.muted { "unset" },
+                        }
+                    }
+                }
+            }))
+        }
+    }
+}
+
+/// Each channel, on or off, with its settings when on.
+fn channels(cfg: &Config) -> Markup {
+    view::Table {
         class: "channels",
         head: &["Channel", "On", "Details"],
         none: "No channels.",
@@ -127,40 +166,5 @@ fn template(cfg: &Config) -> Markup {
                 }
             }
         },
-    );
-    html! {
-        section.card {
-            p {
-                "The configuration this server runs with: embedded defaults, then steward.toml, then STEWARD_<SECTION>__<KEY> variables. Secrets are never shown; a set one reads "
-                code { (steward_core::config::REDACTED) } ". Changing a setting takes a restart."
-            }
-            p {
-                "Managed elsewhere: "
-                a href="/dashboard/memory?scope=org_policy" { "org policy" }
-                " (here, and " code { "steward memory policy" } "), API keys ("
-                code { "steward api-key list|create|revoke" } "), session archives ("
-                code { "steward memory archives" } ")."
-            }
-        }
-        (channels)
-        (per_agent)
-        @for (name, list) in &sections {
-            (view::Table {
-                class: "settings",
-                head: &["Setting", "Value"],
-                none: "Nothing set.",
-            }
-            .card(html! { h2 { "[" (name) "]" } }, list, |r| html! {
-                tr id={ "setting-" (r.key) } {
-                    td { code { (r.key) } }
-                    td.value {
-                        @match &r.value {
-                            Some(v) => (v),
-                            None => span.muted { "unset" },
-                        }
-                    }
-                }
-            }))
-        }
-    }
+    )
 }
