@@ -14,13 +14,14 @@ TRANSCRIPT is a `steward replay` transcript whose msg lines may carry, beside
 "msg", an "expect" object (and any line may carry a "note" string, dropped):
 
     {"msg":{...},"expect":{"facts":["sales_2025"],"forbidden":["Lisbon"],
-                           "saves":"Portuguese"|["short","Lisbon"]|null,
+                           "saves":"Portuguese"|["short","Lisbon"]|[["polsk","Polish"]]|null,
                            "asks":true|false,"stores":false}}
 
   facts      the reply to this line shows every one (a question answered)
   forbidden  the reply shows none of them (another person's data, a retired value)
   saves      text: the reply has a receipt "(id: N)" for each text and record N's
              content contains it, and no receipted record is something else;
+             an item that is a list is its wordings, one of which must show;
              null: the reply has no receipt
   asks       whether the reply ends with "Remember this? ... reply yes or no"
   stores     false: no receipt, no "Remember this?", and no record said at this
@@ -145,6 +146,12 @@ def joined_of_said(w, wholes):
                 return True
             ok.add(end + 1)
     return False
+
+
+def is_cjk(c):
+    """A character of a script written without spaces between words."""
+    return ("\u3040" <= c <= "\u30ff" or "\u3400" <= c <= "\u4dbf" or "\u4e00" <= c <= "\u9fff"
+            or "\uac00" <= c <= "\ud7af" or "\uf900" <= c <= "\ufaff")
 
 
 def supported(w, said, wholes=()):
@@ -439,8 +446,12 @@ def score(args, events, replay, log_turns, log_tail, wall, rc):
                 want = [want] if isinstance(want, str) else list(want)
                 recs = [by_id.get(i) for i in ids]
                 unknown = [i for i, r in zip(ids, recs) if r is None]
-                missing = [w for w in want if not any(r and shows(r["content"], w) for r in recs)]
-                other = [r for r in recs if r and not any(shows(r["content"], w) for w in want)]
+                # An item may be a list of its wordings (["polsk", "Polish"]): one of them shows.
+                alts = [[w] if isinstance(w, str) else list(w) for w in want]
+                def holds(r, a):
+                    return r is not None and any(shows(r["content"], w) for w in a)
+                missing = [a[0] if len(a) == 1 else a for a in alts if not any(holds(r, a) for r in recs)]
+                other = [r for r in recs if r and not any(holds(r, a) for a in alts)]
                 reasons = []
                 if not ids:
                     reasons.append(f"no receipt (expected {want})")
@@ -522,7 +533,12 @@ def score(args, events, replay, log_turns, log_tail, wall, rc):
         said_words = support_set(basis)
         wholes = {w for line in basis for w in words(line)}
         missing = []
+        # Chinese and Japanese have no spaces: a word of theirs is supported
+        # when the author's lines hold it anywhere ("日本語" in "これからは日本語で…").
+        said_text = fold(" ".join(basis))
         for w in content_words(r["content"]):
+            if any(is_cjk(c) for c in w) and w in said_text:
+                continue
             if not supported(w, said_words, wholes) and w not in missing:
                 missing.append(w)
         r["_unsupported"] = missing

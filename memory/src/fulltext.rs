@@ -29,6 +29,10 @@ const STOPWORDS: &[&str] = &[
     "my", "mine", "is", "at", "in", "on", "of", "to", "an", "it", "be", "do", "we", "us", "im",
     "or", "as", "by", "so", "if", "no", "up", "am", "he", "its", "i'm", "what's", "whats", "know",
     "remember", "today", "todays", "produce", "make", "tell", "use", "uses", "used", "using",
+    // Verbs of going say where a thing is sent, not what it is: "Where does
+    // the coffee machine request go?" shares no subject with "Printer
+    // problems go to #facilities".
+    "go", "goes", "went", "gone", "going",
 ];
 
 static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
@@ -191,6 +195,18 @@ mod tests {
             );
         }
         assert!(q.contains(&"quot".to_string()), "{q:?}");
+    }
+
+    #[test]
+    fn where_a_thing_goes_is_no_subject() {
+        // Written for this test: "go" would tie a question to every routing note.
+        assert_eq!(
+            query_tokens("Where does a broken kettle go?"),
+            ["broken", "kettl"]
+        );
+        assert!(
+            !document_tokens("", "Badge requests go to #security-desk").contains(&"go".to_string())
+        );
     }
 
     #[test]

@@ -480,9 +480,10 @@ pub fn check_agent_id(id: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// 1 to [`MAX_AGENT_ID_CHARS`] letters, digits, `-`, `_` or `.`.
+/// 1 to [`MAX_AGENT_ID_CHARS`] ASCII letters, digits, `-`, `_` or `.` (the
+/// API documents the same pattern).
 fn is_plain_id(id: &str) -> bool {
-    let plain = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | '.');
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
     !id.is_empty() && id.chars().count() <= MAX_AGENT_ID_CHARS && id.chars().all(plain)
 }
 

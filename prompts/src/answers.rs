@@ -271,6 +271,19 @@ mod tests {
 
     /// The answers this table was written for (tuned on).
     #[test]
+    fn a_romanised_russian_yes_or_no_is_read() {
+        assert_eq!(
+            read("da").map(|a| (a.yes, a.language.code)),
+            Some((true, "ru"))
+        );
+        assert_eq!(read("Da!").map(|a| a.yes), Some(true));
+        assert_eq!(
+            read("net").map(|a| (a.yes, a.language.code)),
+            Some((false, "ru"))
+        );
+    }
+
+    #[test]
     fn yes_and_no_are_read_in_many_languages() {
         for (text, yes, code) in [
             ("yes", true, "en"),

@@ -551,6 +551,9 @@ const PROMISE_OPENINGS: &[&str] = &[
     "i'm going to",
     "i shall",
     "from now on i",
+    "puedo",
+    "posso",
+    "je peux",
     "ich werde",
     "werde ich",
     "ich kann",
@@ -591,6 +594,20 @@ const PROMISE_OF_LATER: &[&str] = &[
     "in the future",
     "all my answers",
     "all future",
+    // Carrying on as asked is a promise about later too ("I will continue
+    // to answer your questions in English").
+    "continue to",
+    "continue answering",
+    "continue replying",
+    "keep answering",
+    "keep replying",
+    "keep responding",
+    "weiterhin",
+    "continuaré",
+    "seguiré",
+    "continuerai",
+    "continuarei",
+    "continuerò",
     "every answer",
     "merke",
     "speicher",
@@ -861,6 +878,56 @@ pub fn grounded(
     format!("{answer}\n{memory_says} {text}")
 }
 
+/// `answer` without the sentences that state a value (a host, a channel, an
+/// amount, a time: see [`is_value`]) of a note `given` whole to the model
+/// when the search for the `message` found no record at all (`found`: none
+/// sharing a word with it, none near it in meaning): the message is about
+/// none of them, and a small model that names the nearest note's channel
+/// for a question no note covers ("Where does the coffee machine request
+/// go?" answered "#facilities" from "Printer problems go to #facilities")
+/// states an unrelated note as the answer. Empty when nothing else is left:
+/// the rules answer then. A record the model's own `memory_search` returned
+/// (`searched`) is evidence it looked up, and stays.
+pub fn without_unrelated_values(
+    answer: String,
+    message: &str,
+    found: &[Retrieved],
+    searched: &[i64],
+    given: &[Retrieved],
+) -> String {
+    if found.iter().any(|r| r.hits > 0 || r.similarity.is_some()) {
+        return answer;
+    }
+    let asked = memory::grounding::content_words(message);
+    let noted: Vec<String> = given
+        .iter()
+        .filter(|r| !searched.contains(&r.record.id))
+        .flat_map(|r| memory::grounding::content_words(&r.record.content))
+        .filter(|w| is_value(w) && !asked.contains(w))
+        .collect();
+    if noted.is_empty() {
+        return answer;
+    }
+    let states_a_note = |sentence: &str| {
+        memory::grounding::content_words(sentence)
+            .iter()
+            .any(|w| noted.contains(w))
+    };
+    let kept: Vec<String> = answer
+        .lines()
+        .map(|line| {
+            sentences(line)
+                .into_iter()
+                .filter(|s| !states_a_note(s))
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    kept.join("\n")
+}
+
 /// The days of the week `words` name, in English, Portuguese, Spanish,
 /// French, German, Italian or Dutch ("sexta-feira", "Fridays" and "viernes"
 /// all name Friday).
@@ -960,6 +1027,20 @@ mod tests {
             assert_eq!(normalised(text), unicode(text), "{text}");
         }
         assert_eq!(normalised("Größe İ ΣΑ 5"), unicode("Größe İ ΣΑ 5"));
+    }
+
+    #[test]
+    fn carrying_on_as_asked_is_a_promise_too() {
+        // Written for this test: a model saying it will go on serving a way.
+        for promise in [
+            "Of course, I will continue to write to you in Greek.",
+            "Sure! I'll keep replying with short summaries.",
+            "Claro, puedo responderte siempre en gallego.",
+        ] {
+            assert!(promises(promise), "{promise}");
+        }
+        assert!(!promises("The export will continue to run at 02:00."));
+        assert!(!promises("I can see the rota: Kim is on call."));
     }
 
     #[test]
@@ -1168,6 +1249,47 @@ mod tests {
                 MEMORY_SAYS
             ),
             guess
+        );
+    }
+
+    #[test]
+    fn a_value_from_a_note_the_search_did_not_find_is_not_stated() {
+        // Written for this test.
+        let kiosk = found(1, "Lost keycards are reported at kiosk K-7.");
+        let mut nothing_found = kiosk.clone();
+        nothing_found.hits = 0;
+        let asked = "Who fixes the dishwasher?";
+        let answer = "The dishwasher is fixed at kiosk K-7. Ask the front desk otherwise.";
+        assert_eq!(
+            without_unrelated_values(answer.into(), asked, &[], &[], &[nothing_found.clone()]),
+            "Ask the front desk otherwise."
+        );
+        // What the model looked up with memory_search is its evidence.
+        assert_eq!(
+            without_unrelated_values(answer.into(), asked, &[], &[1], &[nothing_found]),
+            answer
+        );
+        assert_eq!(
+            without_unrelated_values(
+                "Kiosk K-7.".into(),
+                asked,
+                &[],
+                &[],
+                std::slice::from_ref(&kiosk)
+            ),
+            ""
+        );
+        // A note the search found answers: nothing is taken out.
+        let lost = "Report a lost keycard at kiosk K-7.";
+        assert_eq!(
+            without_unrelated_values(
+                lost.into(),
+                "Where do I report lost keycards?",
+                std::slice::from_ref(&kiosk),
+                &[],
+                std::slice::from_ref(&kiosk)
+            ),
+            lost
         );
     }
 

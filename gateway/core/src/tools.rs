@@ -196,6 +196,9 @@ pub struct TurnTools<'a> {
     /// What steward itself tells the person of a draft that was made: the
     /// model's own words about it are not a receipt.
     skill_receipt: Mutex<Option<String>>,
+    /// The records `memory_search` returned this reply: what the model
+    /// looked up is evidence for its answer, whatever the message said.
+    searched: Mutex<Vec<i64>>,
 }
 
 fn text_arg<'v>(arguments: &'v Value, key: &str) -> Option<&'v str> {
@@ -222,7 +225,13 @@ impl<'a> TurnTools<'a> {
             promoted: Mutex::new(false),
             drafted: Mutex::new(false),
             skill_receipt: Mutex::new(None),
+            searched: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The records the model's `memory_search` calls returned this reply.
+    pub fn searched(&self) -> Vec<i64> {
+        self.searched.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
     /// The skill draft the model made this reply, as steward reports it.
@@ -293,6 +302,9 @@ impl<'a> TurnTools<'a> {
         context::order_by_precedence(&mut found);
         let overridden = context::apply_policy_overrides(&mut found);
         let ids: Vec<i64> = found.iter().map(|r| r.record.id).collect();
+        if let Ok(mut searched) = self.searched.lock() {
+            searched.extend(&ids);
+        }
         // The query is the person's words: the log keeps how many, never which.
         let words = query.split_whitespace().count();
         self.audit(

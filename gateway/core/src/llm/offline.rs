@@ -41,6 +41,24 @@ fn split_ci<'a>(s: &'a str, seps: &[&'static str]) -> Option<(&'a str, &'static 
         .map(|(i, sep)| (s[..i].trim(), sep, s[i + sep.len()..].trim()))
 }
 
+/// Titles written with a period that does not end a sentence ("Dr. Rossi",
+/// "Mme. Dubois"), lower case without the period, in the languages the rules know.
+const TITLES: &[&str] = &[
+    "dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "sra", "srta", "dra", "mme", "mlle", "hr",
+    "fr", "frau", "dott", "sig", "ing", "mag",
+];
+
+/// Whether `current` (a sentence so far, its `.` just added) ends with a
+/// title's abbreviation: the name that follows belongs to the same sentence.
+fn ends_with_title(current: &str) -> bool {
+    let word = current
+        .trim_end_matches('.')
+        .rsplit(|c: char| !c.is_alphabetic())
+        .next()
+        .unwrap_or("");
+    TITLES.contains(&word.to_lowercase().as_str())
+}
+
 fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in text.lines() {
@@ -48,8 +66,9 @@ fn sentences(text: &str) -> Vec<String> {
         let mut chars = line.chars().peekable();
         while let Some(c) = chars.next() {
             current.push(c);
-            let ends =
-                matches!(c, '.' | '!' | '?') && chars.peek().is_none_or(|n| n.is_whitespace());
+            let ends = matches!(c, '.' | '!' | '?')
+                && chars.peek().is_none_or(|n| n.is_whitespace())
+                && !(c == '.' && ends_with_title(&current));
             if ends {
                 let s = current.trim().to_string();
                 if !s.is_empty() {
@@ -475,7 +494,7 @@ fn personal(s: &str) -> Option<Candidate> {
             return Some(personal_item("fact", format!("fact:{head}"), said));
         }
     }
-    if let Some(name) = strip_any(s, &["call me ", "please call me "]) {
+    if let Some(name) = strip_any(s, &["call me ", "please call me "]).or_else(|| named_as(s)) {
         let name = object(name);
         let said = format!("Wants to be called {name}");
         // How to address them: a preference, given to every reply.
@@ -526,6 +545,20 @@ fn personal(s: &str) -> Option<Candidate> {
         return Some(personal_item("preference", format!("always:{head}"), said));
     }
     None
+}
+
+/// The name in a request to be addressed by one, known by its shape: a verb
+/// of at most two words, then "me as", then a capitalised name ("address me
+/// as Dr. Rossi", "refer to me as Kim"). `None` for anything else ("treat
+/// me as a beginner" names no one).
+fn named_as(s: &str) -> Option<&str> {
+    let lower = s.to_lowercase();
+    let at = lower.find(" me as ")?;
+    let verb = &s[..at];
+    let name = s[at + " me as ".len()..].trim_start();
+    let verb_words = verb.split_whitespace().count();
+    let capitalised = name.chars().next().is_some_and(char::is_uppercase);
+    ((1..=2).contains(&verb_words) && capitalised && !first_person(verb)).then_some(name)
 }
 
 /// Greetings and thanks that open a message: never memory themselves.
@@ -840,6 +873,22 @@ const REQUEST_FORMS: &[&str] = &[
     "kun je ",
     "zou je ",
     "wil je ",
+    // Asking leave: "is it okay if you …", "would it be possible to …".
+    "is it okay if you ",
+    "is it ok if you ",
+    "would it be okay if you ",
+    "would it be ok if you ",
+    "would it be possible to ",
+    "would it be possible for you to ",
+    "is it possible to ",
+    "is it possible for you to ",
+    "würdest du ",
+    "würden sie ",
+    "ist es möglich, ",
+    "podrías por favor ",
+    "est-ce que tu peux ",
+    "est-ce que vous pouvez ",
+    "est-ce que vous pourriez ",
 ];
 
 /// Courtesy that may close a request ("…, please"): not part of what is asked.
@@ -892,6 +941,22 @@ const STANDING: &[&str] = &[
     "altijd",
     "voortaan",
     "vanaf nu",
+    "zawsze",
+    "od teraz",
+    "od tej pory",
+    "всегда",
+    "впредь",
+    "отныне",
+    "с этого момента",
+    "с этих пор",
+    "hep",
+    "her zaman",
+    "bundan sonra",
+    "artık",
+    "alltid",
+    "från och med nu",
+    "hädanefter",
+    "framöver",
 ];
 
 /// Asking for information, not a way of being served: "Could you tell me if
@@ -920,7 +985,9 @@ const ASKS_FOR_INFORMATION: &[&str] = &[
 
 /// The lower-case words of `s` (letters, digits, apostrophes and hyphens).
 fn words_of(s: &str) -> Vec<String> {
+    // Turkish "İ" lower-cases to "i" and a combining dot: "İspanyolca" is "ispanyolca".
     s.to_lowercase()
+        .replace("i\u{307}", "i")
         .replace('’', "'")
         .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
         .filter(|w| !w.is_empty())
@@ -985,7 +1052,19 @@ fn strip_request_form(s: &str) -> Option<&str> {
 
 /// Standing markers in languages written without spaces ("以后", "今後"),
 /// found anywhere.
-const CJK_STANDING: &[&str] = &["以后", "今后", "总是", "一直", "今後", "これから", "いつも"];
+const CJK_STANDING: &[&str] = &[
+    "以后",
+    "今后",
+    "总是",
+    "一直",
+    "始终",
+    "以後",
+    "今後",
+    "これから",
+    "いつも",
+    "常に",
+    "ずっと",
+];
 
 /// Whether `s` holds a standing marker anywhere ("… sempre in italiano").
 fn has_standing(s: &str) -> bool {
@@ -1007,9 +1086,51 @@ fn standing_words() -> &'static [Vec<&'static str>] {
 
 /// Verbs of answering and writing, as word starts, in the languages the rules know.
 const REPLY_VERBS: &[&str] = &[
-    "answer", "reply", "repl", "respond", "write", "speak", "talk", "antwort", "schreib", "sprich",
-    "sprech", "contest", "escrib", "habl", "répond", "repond", "écri", "ecri", "parl", "rispond",
-    "scriv", "fala", "escrev", "antwoord", "spreek", "schrijf",
+    "answer",
+    "reply",
+    "repl",
+    "respond",
+    "write",
+    "speak",
+    "talk",
+    "antwort",
+    "schreib",
+    "sprich",
+    "sprech",
+    "contest",
+    "escrib",
+    "habl",
+    "répond",
+    "repond",
+    "écri",
+    "ecri",
+    "parl",
+    "rispond",
+    "scriv",
+    "fala",
+    "escrev",
+    "antwoord",
+    "spreek",
+    "schrijf",
+    "odpowiad",
+    "odpisuj",
+    "pisz",
+    "mów",
+    "отвеча",
+    "ответь",
+    "пиши",
+    "напиши",
+    "говори",
+    "cevap",
+    "yanıt",
+    "yanit",
+    "yaz",
+    "konuş",
+    "svara",
+    "svarar",
+    "skriv",
+    "prata",
+    "tala",
 ];
 
 /// Languages a reply may be asked in, by their English and their own names
@@ -1093,8 +1214,48 @@ const LANGUAGES: &[&str] = &[
     "chino",
     "chinois",
     "cinese",
+    "angielsk",
+    "niemiecku",
+    "francusku",
+    "hiszpańsku",
+    "русск",
+    "английск",
+    "немецк",
+    "французск",
+    "испанск",
+    "итальянск",
+    "португальск",
+    "ingilizce",
+    "almanca",
+    "fransızca",
+    "ispanyolca",
+    "engelska",
+    "tyska",
+    "franska",
+    "spanska",
     "日本語",
     "中文",
+    "英文",
+    "英语",
+    "英語",
+    "德语",
+    "德文",
+    "ドイツ語",
+    "法语",
+    "法文",
+    "フランス語",
+    "西班牙语",
+    "スペイン語",
+    "葡萄牙语",
+    "ポルトガル語",
+    "意大利语",
+    "イタリア語",
+    "俄语",
+    "ロシア語",
+    "汉语",
+    "中国語",
+    "日语",
+    "日文",
 ];
 
 /// The language `body` asks to be answered in ("answer me in French",
@@ -1117,13 +1278,16 @@ fn asked_language(body: &str) -> Option<String> {
     {
         return None;
     }
+    // A word, or its part after a hyphen ("по-русски": "in Russian").
     let lang = words
         .iter()
+        .flat_map(|w| std::iter::once(w.as_str()).chain(w.split('-').skip(1)))
         .find(|w| LANGUAGES.iter().any(|l| w.starts_with(l)))?;
     // As written ("Deutsch", "español"), capitalised like the rules' other records.
     let said = body
         .split(|c: char| !(c.is_alphanumeric() || c == '-'))
-        .find(|w| w.to_lowercase() == *lang)
+        .flat_map(|w| std::iter::once(w).chain(w.split('-').skip(1)))
+        .find(|w| w.to_lowercase().replace("i\u{307}", "i") == *lang)
         .unwrap_or(lang);
     Some(capitalise(said))
 }
@@ -1174,7 +1338,7 @@ fn standing_request(s: &str, question: bool) -> Option<Candidate> {
     // alone ("Is it always at 10?") asks for information.
     let body = match standing {
         Some(body) if asked => body,
-        None if asked && with_the_speaker(&rest) => rest.clone(),
+        None if asked && (with_the_speaker(&rest) || of_every_reply(&rest)) => rest.clone(),
         _ => return None,
     };
     let lower = body.to_lowercase();
@@ -1220,6 +1384,40 @@ fn with_the_speaker(s: &str) -> bool {
     ];
     let words = words_of(s);
     (0..words.len()).any(|i| WITH_ME.iter().any(|m| opens_with(&words[i..], m)))
+}
+
+/// The agent's replies named in the plural ("keep replies under three
+/// sentences", "make your answers shorter"), in the languages the rules know:
+/// a request about every reply is standing, as "always" makes one. The
+/// replies are the agent's when "your" (or its like) names them, or when
+/// they are what the verb opening the request acts on; "send me the survey
+/// answers" names someone else's.
+fn of_every_reply(s: &str) -> bool {
+    const YOUR: &[&str] = &[
+        "your", "deine", "ihre", "tus", "sus", "tes", "vos", "tue", "suas", "tuas", "je", "jouw",
+        "twoje", "свои", "твои", "dina",
+    ];
+    const REPLIES: &[&str] = &[
+        "replies",
+        "answers",
+        "responses",
+        "respuestas",
+        "réponses",
+        "reponses",
+        "risposte",
+        "respostas",
+        "odpowiedzi",
+        "ответы",
+        "cevaplar",
+        "cevapları",
+        "yanıtlar",
+        "svaren",
+    ];
+    let words = words_of(s);
+    words.iter().enumerate().any(|(i, w)| {
+        REPLIES.contains(&w.as_str())
+            && (i == 1 || (i > 0 && YOUR.contains(&words[i - 1].as_str())))
+    })
 }
 
 /// Whether `s` states something for everyone, not for the speaker alone.
@@ -1409,12 +1607,50 @@ pub fn best_matches(memory: &[Retrieved]) -> Vec<&Retrieved> {
         .collect()
 }
 
+/// Each word of `text` as the index reads it: its token, or `None` for a
+/// stopword or noise (which separates no compound).
+fn token_sequence(text: &str) -> Vec<Option<String>> {
+    text.split_whitespace()
+        .map(|w| memory::fulltext::query_tokens(w).into_iter().next())
+        .collect()
+}
+
+/// Whether a note that shares one word with the message is about another
+/// thing of that kind: both name it with a different word before it
+/// ("monitor requests" asked, "Laptop requests go to #it-hardware" kept).
+/// Such a note is a neighbour, not the answer.
+fn another_of_its_kind(message: &str, note: &str) -> bool {
+    let (asked, kept) = (token_sequence(message), token_sequence(note));
+    let mut shared: Vec<&String> = asked
+        .iter()
+        .flatten()
+        .filter(|t| kept.iter().flatten().any(|k| k == *t))
+        .collect();
+    shared.dedup();
+    let [word] = shared.as_slice() else {
+        return false;
+    };
+    let before = |seq: &[Option<String>]| {
+        seq.windows(2)
+            .find(|pair| pair[1].as_ref() == Some(*word))
+            .and_then(|pair| pair[0].clone())
+    };
+    matches!((before(&asked), before(&kept)), (Some(a), Some(b)) if a != b)
+}
+
 fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
     let matches = best_matches(ctx.memory);
     if matches.is_empty() {
         return NOTHING_IN_MEMORY.into();
     }
     let best = matches[0].hits;
+    let matches: Vec<&Retrieved> = matches
+        .into_iter()
+        .filter(|r| !(r.hits == 1 && another_of_its_kind(ctx.text, &r.record.content)))
+        .collect();
+    if matches.is_empty() {
+        return NOTHING_IN_MEMORY.into();
+    }
     let lines: Vec<String> = matches
         .into_iter()
         .map(|r| {
@@ -1446,6 +1682,106 @@ fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Phrasings written for this test, none taken from a transcript: a
+    /// title's period ends no sentence, and "<verb> me as <Name>" names how
+    /// the speaker is addressed.
+    #[test]
+    fn a_name_with_a_title_is_how_the_speaker_is_addressed() {
+        for (said, kept) in [
+            (
+                "Would you address me as Prof. Lindqvist going forward?",
+                "Wants to be called Prof. Lindqvist",
+            ),
+            (
+                "Can you refer to me as Ms. Okafor from now on?",
+                "Wants to be called Ms. Okafor",
+            ),
+            (
+                "Please always refer to me as Mme. Dubois",
+                "Wants to be called Mme. Dubois",
+            ),
+        ] {
+            let c = one(said);
+            assert_eq!(
+                (c.subject.as_str(), c.content.as_str()),
+                ("name", kept),
+                "{said}"
+            );
+        }
+        // A lower-case "as …" names no one.
+        let c = one("Could you treat me as a beginner from now on?");
+        assert_ne!(c.subject, "name", "{c:?}");
+        assert_eq!(
+            sentences("Ask Dr. Alves. He knows."),
+            ["Ask Dr. Alves.", "He knows."]
+        );
+    }
+
+    /// Written for this test: a note naming another thing of the kind asked
+    /// about is a neighbour; one sharing the thing itself answers.
+    #[test]
+    fn a_note_on_another_thing_of_the_kind_asked_is_a_neighbour() {
+        let note = "Visitor badges are printed at the front desk.";
+        assert!(!another_of_its_kind(
+            "Where are parking badges printed?",
+            note
+        ));
+        assert!(another_of_its_kind("Who hands out parking badges?", note));
+        assert!(!another_of_its_kind("Who hands out visitor badges?", note));
+        assert!(!another_of_its_kind("Who hands out the badges?", note));
+        assert!(!another_of_its_kind(
+            "How do I connect to the VPN?",
+            "The VPN endpoint is vpn.example.com."
+        ));
+    }
+
+    /// Phrasings written for this test: leave asked ("is it ok if you …") for
+    /// every reply is a standing request; a one-off favour is not.
+    #[test]
+    fn asking_leave_to_change_every_reply_is_a_preference() {
+        for (said, kept) in [
+            (
+                "Is it ok if you make your responses a bit shorter?",
+                "Wants you to make your responses a bit shorter",
+            ),
+            (
+                "Would it be possible to number your answers for me?",
+                "Wants you to number your answers for me",
+            ),
+        ] {
+            let c = one(said);
+            assert_eq!(c.channel, ItemChannel::Personal, "{said}");
+            assert_eq!(c.content, kept, "{said}");
+        }
+        for once in [
+            "Is it ok if you book a room for me?",
+            "Would it be possible to send me the survey answers?",
+        ] {
+            assert!(asks(once), "{once}");
+            assert!(statements(once).is_empty(), "{once}");
+        }
+    }
+
+    /// Phrasings written for this test: a standing reply language in every
+    /// language of the yes/no table the rules had no words for.
+    #[test]
+    fn a_reply_language_asked_for_good_in_the_tables_other_languages() {
+        for (said, lang) in [
+            ("Artık bana Almanca cevap ver", "Almanca"),
+            ("Od teraz odpisuj mi po angielsku", "Angielsku"),
+            ("Впредь пиши мне по-немецки", "Немецки"),
+            ("Skriv alltid till mig på engelska", "Engelska"),
+            ("以后请用德语回复我", "德语"),
+            ("これからはフランス語で返信してください", "フランス語"),
+        ] {
+            let c = one(said);
+            assert_eq!(c.subject, ANSWER_IN_SUBJECT, "{said}");
+            assert_eq!(c.content, format!("Wants answers in {lang}"), "{said}");
+        }
+        // Without a standing marker it is this answer's language only.
+        assert!(extract("Skriv till mig på engelska").is_empty());
+    }
 
     /// Phrasings written for these tests, none taken from the evaluation's
     /// held-out transcripts: the shape is read, not the words.

@@ -286,7 +286,9 @@ impl TurnLoop {
             }
             parts.batch = Some(t.message_id);
         }
-        let screened = self.screen(t, text, responded, &read, parts);
+        // The records the model found with its own `memory_search`.
+        let searched = tools.searched();
+        let screened = self.screen(t, text, responded, &read, &searched, parts);
         let answer = match screened {
             Ok(answer) if !answer.is_empty() => {
                 self.checked(t, text, answer, &read.citable, shown).await?
@@ -449,6 +451,7 @@ impl TurnLoop {
         text: &str,
         responded: std::result::Result<String, LlmError>,
         read: &Gathered,
+        searched: &[i64],
         parts: &ReplyParts,
     ) -> std::result::Result<String, LlmError> {
         let scrubbed =
@@ -474,6 +477,8 @@ impl TurnLoop {
             .and_then(|name| prompts::answers::named(&name))
             .map_or(context::MEMORY_SAYS, |l| l.memory_says);
         scrubbed.map(|a| {
+            let a =
+                context::without_unrelated_values(a, text, &read.found, searched, &read.citable);
             if a.is_empty() {
                 a
             } else {

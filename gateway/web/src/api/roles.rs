@@ -36,6 +36,7 @@ pub struct PersonRoles {
 #[serde(deny_unknown_fields)]
 pub struct NewRole {
     /// Lower-case letters, digits and hyphens, at most 32 characters.
+    #[schema(pattern = "^[a-z0-9-]{1,32}$")]
     pub role: String,
 }
 
@@ -44,6 +45,8 @@ pub struct NewRole {
 #[serde(deny_unknown_fields)]
 pub struct NewPermission {
     pub permission: Permission,
+    /// Lower-case letters, digits and hyphens, at most 32 characters.
+    #[schema(pattern = "^[a-z0-9-]{1,32}$")]
     pub role: String,
 }
 
@@ -168,8 +171,8 @@ pub async fn add_role(
 /// Take a work role from a person (admin): their next turn no longer reads
 /// its memory. Audited (`role.remove`).
 #[utoipa::path(delete, operation_id = "user_roles_remove", path = "/api/v1/users/{user}/roles/{role}", tag = "roles",
-    params(("user" = String, Path, description = "The paired user's id"), ("role" = String, Path, description = "The role")),
-    responses((status = 200, body = PersonRoles)))]
+    params(("user" = String, Path, description = "The paired user's id"), ("role" = String, Path, description = "The role: lower-case letters, digits and hyphens", pattern = "^[a-z0-9-]{1,32}$")),
+    responses((status = 200, body = PersonRoles), (status = 422, body = ErrorBody, description = "`invalid_role`")))]
 pub async fn remove_role(
     admin: Admin,
     Path((user, role)): Path<(String, String)>,
@@ -193,8 +196,8 @@ pub async fn grant(
 
 /// Withdraw a permission granted for one role (admin). Audited (`role.ungrant`).
 #[utoipa::path(delete, operation_id = "user_grants_remove", path = "/api/v1/users/{user}/grants/{role}", tag = "roles",
-    params(("user" = String, Path, description = "The paired user's id"), ("role" = String, Path, description = "The role")),
-    responses((status = 200, body = PersonRoles)))]
+    params(("user" = String, Path, description = "The paired user's id"), ("role" = String, Path, description = "The role: lower-case letters, digits and hyphens", pattern = "^[a-z0-9-]{1,32}$")),
+    responses((status = 200, body = PersonRoles), (status = 422, body = ErrorBody, description = "`invalid_role`")))]
 pub async fn ungrant(
     admin: Admin,
     Path((user, role)): Path<(String, String)>,
@@ -237,8 +240,8 @@ async fn may_see(caller: &Caller, role: &str) -> Result<(), ApiError> {
 
 /// A role's proposals and entries: for its holders, its managers and administrators.
 #[utoipa::path(get, operation_id = "role_memory_list", path = "/api/v1/roles/{role}/memory", tag = "role_memory",
-    params(("role" = String, Path, description = "The role")),
-    responses((status = 200, body = Entries), (status = 403, body = ErrorBody, description = "`not_a_holder`")))]
+    params(("role" = String, Path, description = "The role: lower-case letters, digits and hyphens", pattern = "^[a-z0-9-]{1,32}$")),
+    responses((status = 200, body = Entries), (status = 403, body = ErrorBody, description = "`not_a_holder`"), (status = 422, body = ErrorBody, description = "`invalid_role`")))]
 pub async fn list(caller: Caller, Path(role): Path<String>) -> Reply<Entries> {
     memory::role_memory::valid_role(&role)?;
     may_see(&caller, &role).await?;
@@ -257,11 +260,11 @@ pub async fn list(caller: Caller, Path(role): Path<String>) -> Reply<Entries> {
 /// until accepted and confirmed; a delegated key's proposal carries
 /// `on_behalf_of`. Audited (`role_memory.propose`).
 #[utoipa::path(post, operation_id = "role_memory_propose", path = "/api/v1/roles/{role}/memory", tag = "role_memory",
-    params(("role" = String, Path, description = "The role")),
+    params(("role" = String, Path, description = "The role: lower-case letters, digits and hyphens", pattern = "^[a-z0-9-]{1,32}$")),
     request_body = NewEntry,
     responses((status = 201, body = RoleEntryOut),
         (status = 403, body = ErrorBody, description = "`may_not_propose`, `not_a_holder`, `not_your_record`"),
-        (status = 422, body = ErrorBody, description = "The scrubber refused the text (`holds_email`, …)")))]
+        (status = 422, body = ErrorBody, description = "`invalid_role`, or the scrubber refused the text (`holds_email`, …)")))]
 pub async fn propose(
     caller: Caller,
     Path(role): Path<String>,

@@ -21,10 +21,24 @@ impl<T: DeserializeOwned> FromRequest<ApiState> for Body<T> {
 
     async fn from_request(req: Request, state: &ApiState) -> Result<Self, Response> {
         let bytes = crate::body::read_body(req.into_body(), &state.cfg.server).await?;
-        serde_json::from_slice(&bytes).map(Body).map_err(|e| {
-            ApiError::bad_request(format!("malformed request body: {e}")).into_response()
-        })
+        json_object(&bytes)
+            .map(Body)
+            .map_err(IntoResponse::into_response)
     }
+}
+
+/// `bytes` as `T`, from one JSON object: serde would also read a struct from
+/// an array of its fields in order, a form no body here is documented in.
+fn json_object<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let malformed =
+        |e: serde_json::Error| ApiError::bad_request(format!("malformed request body: {e}"));
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(malformed)?;
+    if !value.is_object() {
+        return Err(ApiError::bad_request(
+            "malformed request body: expected a JSON object".to_string(),
+        ));
+    }
+    T::deserialize(value).map_err(malformed)
 }
 
 /// A query string (400 with the reason when it does not fit `T`).
@@ -252,13 +266,13 @@ impl<T: DeserializeOwned + Default> FromRequest<ApiState> for OptionalBody<T> {
 
     async fn from_request(req: Request, state: &ApiState) -> Result<Self, Response> {
         let bytes = crate::body::read_body(req.into_body(), &state.cfg.server).await?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
+        // Left out, or `null` (how a client says "no body" in JSON).
+        let text = std::str::from_utf8(&bytes).map(str::trim);
+        if bytes.iter().all(u8::is_ascii_whitespace) || text == Ok("null") {
             return Ok(OptionalBody(T::default()));
         }
-        serde_json::from_slice(&bytes)
+        json_object(&bytes)
             .map(OptionalBody)
-            .map_err(|e| {
-                ApiError::bad_request(format!("malformed request body: {e}")).into_response()
-            })
+            .map_err(IntoResponse::into_response)
     }
 }
