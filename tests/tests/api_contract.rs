@@ -26,9 +26,11 @@ fn gateway_sources() -> Vec<(String, String)> {
             }
         }
     }
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../gateway/src");
+    let gateway = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../gateway");
     let mut out = Vec::new();
-    walk(&root, &mut out);
+    for layer in ["src", "core/src", "channels/src", "web/src"] {
+        walk(&gateway.join(layer), &mut out);
+    }
     out
 }
 

@@ -26,15 +26,24 @@ include!("architecture/resolver.rs");
 
 // --- module layering of the gateway --------------------------------------------
 
-/// The gateway's library crate as parsed (not its `main.rs`).
-fn gateway_crate(sources: &[Source]) -> Crate {
+/// The gateway's library crate whose sources are below `dir`, as parsed
+/// (not the binary's `main.rs`).
+fn gateway_crate(sources: &[Source], dir: &str) -> Crate {
     let lib: Vec<Source> = sources
         .iter()
-        .filter(|s| s.rel.starts_with("gateway/src/") && s.rel.ends_with(".rs"))
+        .filter(|s| s.rel.starts_with(dir) && s.rel.ends_with(".rs"))
         .filter(|s| s.rel != "gateway/src/main.rs")
         .map(|s| source(&s.rel, &s.text))
         .collect();
     Crate::new(lib.iter().map(parse_file).collect())
+}
+
+/// Every library crate of the gateway, as parsed.
+fn gateway_crates(sources: &[Source]) -> Vec<Crate> {
+    GATEWAY_LIBRARIES
+        .iter()
+        .map(|dir| gateway_crate(sources, dir))
+        .collect()
 }
 
 /// Which files implement `TurnLoop` (inherent or trait impls), with lines.
@@ -52,16 +61,18 @@ fn turn_loop_impls(krate: &Crate) -> Vec<String> {
 
 #[test]
 fn the_turn_loop_is_one_type_in_one_folder() {
-    let krate = gateway_crate(&workspace_sources());
-    let found = turn_loop_impls(&krate);
+    let found: Vec<String> = gateway_crates(&workspace_sources())
+        .iter()
+        .flat_map(turn_loop_impls)
+        .collect();
     assert!(!found.is_empty(), "found `impl TurnLoop`");
     let elsewhere: Vec<&String> = found
         .iter()
-        .filter(|f| !f.starts_with("gateway/src/turn/"))
+        .filter(|f| !f.starts_with("gateway/core/src/turn/"))
         .collect();
     assert!(
         elsewhere.is_empty(),
-        "TurnLoop is implemented only in gateway/src/turn/: {elsewhere:#?}"
+        "TurnLoop is implemented only in gateway/core/src/turn/: {elsewhere:#?}"
     );
 }
 
@@ -69,9 +80,12 @@ fn the_turn_loop_is_one_type_in_one_folder() {
 fn the_turn_loop_check_catches_an_impl_elsewhere() {
     let krate = Crate::new(
         [
-            source("gateway/src/lib.rs", "pub mod turn; pub mod x; pub mod y;"),
             source(
-                "gateway/src/turn.rs",
+                "gateway/core/src/lib.rs",
+                "pub mod turn; pub mod x; pub mod y;",
+            ),
+            source(
+                "gateway/core/src/turn.rs",
                 "pub struct TurnLoop; impl TurnLoop {}",
             ),
             source(
@@ -90,41 +104,38 @@ fn the_turn_loop_check_catches_an_impl_elsewhere() {
     assert_eq!(
         turn_loop_impls(&krate),
         [
-            "gateway/src/turn.rs:1",
+            "gateway/core/src/turn.rs:1",
             "gateway/src/x.rs:2",
             "gateway/src/y.rs:3"
         ]
     );
 }
 
-/// `(importer prefix, forbidden module)`: the services never reach back into
-/// the loop, the models never know the loop, the dashboard never imports the
-/// HTTP server that mounts it. A path is forbidden when it resolves into the
-/// module; a glob import when it imports the module's contents or a module
-/// above it (which brings its name into scope).
+/// `(importer prefix, forbidden module)`, inside one crate (Cargo keeps a
+/// lower crate from naming an upper one: `LAYERS`): the services never reach
+/// back into the loop, the models never know the loop, the dashboard never
+/// imports the HTTP server that mounts it. A path is forbidden when it
+/// resolves into the module; a glob import when it imports the module's
+/// contents or a module above it (which brings its name into scope).
 const FORBIDDEN: &[(&str, &str)] = &[
-    ("gateway/src/llm/", "crate::turn"),
-    ("gateway/src/llm/", "crate::consolidate"),
-    ("gateway/src/lifecycle/", "crate::turn"),
-    ("gateway/src/learning.rs", "crate::turn"),
-    ("gateway/src/beliefs.rs", "crate::turn"),
-    ("gateway/src/consolidate.rs", "crate::turn"),
-    ("gateway/src/export.rs", "crate::turn"),
-    ("gateway/src/commands.rs", "crate::turn"),
-    ("gateway/src/jobs.rs", "crate::turn"),
-    ("gateway/src/dashboard/", "crate::http"),
-    ("gateway/src/dashboard/", "crate::api"),
-    // The loop is one member of the services, not their locator; channels and
-    // workers sit above it.
-    ("gateway/src/turn/", "crate::services"),
-    ("gateway/src/turn/", "crate::channels"),
-    ("gateway/src/turn/", "crate::workers"),
-    // A channel knows the services, not the HTTP app or the pages that mount it.
-    ("gateway/src/channels/", "crate::http"),
-    ("gateway/src/channels/", "crate::dashboard"),
+    ("gateway/core/src/llm/", "crate::turn"),
+    ("gateway/core/src/llm/", "crate::consolidate"),
+    ("gateway/core/src/lifecycle/", "crate::turn"),
+    ("gateway/core/src/learning.rs", "crate::turn"),
+    ("gateway/core/src/beliefs.rs", "crate::turn"),
+    ("gateway/core/src/consolidate.rs", "crate::turn"),
+    ("gateway/core/src/export.rs", "crate::turn"),
+    ("gateway/core/src/commands.rs", "crate::turn"),
+    ("gateway/core/src/jobs.rs", "crate::turn"),
+    ("gateway/web/src/dashboard/", "crate::http"),
+    ("gateway/web/src/dashboard/", "crate::api"),
+    // The loop is one member of the services, not their locator; the workers
+    // sit above it.
+    ("gateway/core/src/turn/", "crate::services"),
+    ("gateway/core/src/turn/", "crate::workers"),
     // The providers implement the model traits; choosing among them is `roles`'.
-    ("gateway/src/llm/openai.rs", "crate::llm::roles"),
-    ("gateway/src/llm/offline.rs", "crate::llm::roles"),
+    ("gateway/core/src/llm/openai.rs", "crate::llm::roles"),
+    ("gateway/core/src/llm/offline.rs", "crate::llm::roles"),
 ];
 
 /// Where the files of `krate` import what `FORBIDDEN` keeps from them.
@@ -155,17 +166,18 @@ fn layering_violations(krate: &Crate) -> Vec<String> {
 
 #[test]
 fn services_models_and_pages_do_not_import_what_sits_above_them() {
-    let krate = gateway_crate(&workspace_sources());
+    let crates = gateway_crates(&workspace_sources());
+    let krate = &crates[0];
     // The resolver sees the real imports: `services.rs` does import the loop.
     let services = krate
         .files
         .iter()
-        .find(|f| f.rel == "gateway/src/services.rs")
-        .expect("gateway/src/services.rs");
+        .find(|f| f.rel == "gateway/core/src/services.rs")
+        .expect("gateway/core/src/services.rs");
     assert!(services.refs.iter().any(
         |r| krate.resolve(&r.module, &r.written, r.global) == segments("crate::turn::TurnLoop")
     ));
-    let broken = layering_violations(&krate);
+    let broken: Vec<String> = crates.iter().flat_map(layering_violations).collect();
     assert!(broken.is_empty(), "{broken:#?}");
 }
 
@@ -180,7 +192,7 @@ fn gateway_with(extra: &[Source]) -> Crate {
          pub use turn::TurnLoop;",
     );
     let llm = source(
-        "gateway/src/llm/mod.rs",
+        "gateway/core/src/llm/mod.rs",
         "pub mod roles; pub use roles::Models;",
     );
     let mut files = vec![parse_file(&lib), parse_file(&llm)];
@@ -220,28 +232,37 @@ fn the_layering_check_catches_every_rule_grouped_or_inline() {
 #[test]
 fn the_layering_check_resolves_relative_paths_renames_globs_and_reexports() {
     let cases = [
-        ("gateway/src/llm/openai.rs", "use super::roles::Models;"),
-        ("gateway/src/llm/openai.rs", "use super::{budget, roles};"),
-        ("gateway/src/llm/openai.rs", "use super::Models;"),
-        ("gateway/src/llm/openai.rs", "use crate::llm::*;"),
         (
-            "gateway/src/llm/offline.rs",
+            "gateway/core/src/llm/openai.rs",
+            "use super::roles::Models;",
+        ),
+        (
+            "gateway/core/src/llm/openai.rs",
+            "use super::{budget, roles};",
+        ),
+        ("gateway/core/src/llm/openai.rs", "use super::Models;"),
+        ("gateway/core/src/llm/openai.rs", "use crate::llm::*;"),
+        (
+            "gateway/core/src/llm/offline.rs",
             "fn f() { let _ = super::roles::Models::new(); }",
         ),
-        ("gateway/src/lifecycle/trim.rs", "use super::super::turn;"),
-        ("gateway/src/lifecycle/trim.rs", "use crate::TurnLoop;"),
         (
-            "gateway/src/jobs.rs",
+            "gateway/core/src/lifecycle/trim.rs",
+            "use super::super::turn;",
+        ),
+        ("gateway/core/src/lifecycle/trim.rs", "use crate::TurnLoop;"),
+        (
+            "gateway/core/src/jobs.rs",
             "use crate::turn as t; fn f(_: t::TurnLoop) {}",
         ),
-        ("gateway/src/jobs.rs", "use crate::turn::*;"),
-        ("gateway/src/jobs.rs", "use crate::*;"),
+        ("gateway/core/src/jobs.rs", "use crate::turn::*;"),
+        ("gateway/core/src/jobs.rs", "use crate::*;"),
         (
-            "gateway/src/jobs.rs",
+            "gateway/core/src/jobs.rs",
             "mod inner { fn f(_: &super::super::turn::TurnLoop) {} }",
         ),
         (
-            "gateway/src/dashboard/chat.rs",
+            "gateway/web/src/dashboard/chat.rs",
             "use crate::{http::{AppState}};",
         ),
     ];
@@ -251,20 +272,23 @@ fn the_layering_check_resolves_relative_paths_renames_globs_and_reexports() {
     }
     let fine = [
         (
-            "gateway/src/llm/openai.rs",
+            "gateway/core/src/llm/openai.rs",
             "use super::budget; use crate::config::LlmConfig;",
         ),
-        ("gateway/src/llm/openai.rs", "mod tests { use super::*; }"),
         (
-            "gateway/src/jobs.rs",
+            "gateway/core/src/llm/openai.rs",
+            "mod tests { use super::*; }",
+        ),
+        (
+            "gateway/core/src/jobs.rs",
             "// use crate::turn::TurnLoop;\nconst S: &str = \"crate::turn\";",
         ),
         (
-            "gateway/src/jobs.rs",
+            "gateway/core/src/jobs.rs",
             "fn turn() {} fn f() { turn(); let turn = 1; }",
         ),
         (
-            "gateway/src/dashboard/chat.rs",
+            "gateway/web/src/dashboard/chat.rs",
             "use crate::turn::TurnLoop;",
         ),
     ];
@@ -277,13 +301,13 @@ fn the_layering_check_resolves_relative_paths_renames_globs_and_reexports() {
 /// Files of the loop and the front-ends that must read time from the
 /// injected `Clock`.
 const CLOCKED: &[&str] = &[
-    "gateway/src/turn/",
-    "gateway/src/jobs.rs",
-    "gateway/src/lifecycle/",
-    "gateway/src/api/",
-    "gateway/src/dashboard/",
+    "gateway/core/src/turn/",
+    "gateway/core/src/jobs.rs",
+    "gateway/core/src/lifecycle/",
+    "gateway/web/src/api/",
+    "gateway/web/src/dashboard/",
     "gateway/src/cli/",
-    "gateway/src/channels/",
+    "gateway/channels/src/",
 ];
 
 /// Where the non-test code of `CLOCKED` files reads the wall clock
@@ -311,7 +335,10 @@ fn wall_clock_reads(krate: &Crate) -> Vec<String> {
 
 #[test]
 fn the_loop_reads_no_wall_clock() {
-    let found = wall_clock_reads(&gateway_crate(&workspace_sources()));
+    let found: Vec<String> = gateway_crates(&workspace_sources())
+        .iter()
+        .flat_map(wall_clock_reads)
+        .collect();
     assert!(
         found.is_empty(),
         "the loop reads the injected Clock, never the wall clock:\n{}",
@@ -323,30 +350,30 @@ fn the_loop_reads_no_wall_clock() {
 fn the_wall_clock_check_catches_a_read_grouped_or_inline() {
     let found = wall_clock_reads(&gateway_with(&[
         source(
-            "gateway/src/turn/mod.rs",
+            "gateway/core/src/turn/mod.rs",
             "use chrono::{DateTime, Utc};\nfn f() -> DateTime<Utc> { Utc::now() }",
         ),
         source(
-            "gateway/src/jobs.rs",
+            "gateway/core/src/jobs.rs",
             "fn f() {\n    let _ = chrono::Utc::now();\n    let _ = std::time::SystemTime::now();\n}",
         ),
         source(
-            "gateway/src/lifecycle/trim.rs",
+            "gateway/core/src/lifecycle/trim.rs",
             "use std::time::{SystemTime as Wall};\nfn f() { let _ = Wall::now(); }\n\
              #[cfg(test)]\nmod tests { fn t() { let _ = chrono::Utc::now(); } }\n\
              #[test]\nfn u() { let _ = chrono::Utc::now(); }",
         ),
-        source("gateway/src/lifecycle/x.rs", "fn f() { tracing::info!(\"{}\", chrono::Local::now()); }"),
-        source("gateway/src/http.rs", "fn f() { let _ = chrono::Utc::now(); }"),
+        source("gateway/core/src/lifecycle/x.rs", "fn f() { tracing::info!(\"{}\", chrono::Local::now()); }"),
+        source("gateway/web/src/http.rs", "fn f() { let _ = chrono::Utc::now(); }"),
     ]));
     assert_eq!(
         found,
         [
-            "gateway/src/turn/mod.rs:2 reads chrono::Utc::now",
-            "gateway/src/jobs.rs:2 reads chrono::Utc::now",
-            "gateway/src/jobs.rs:3 reads std::time::SystemTime::now",
-            "gateway/src/lifecycle/trim.rs:2 reads std::time::SystemTime::now",
-            "gateway/src/lifecycle/x.rs:1 reads chrono::Local::now",
+            "gateway/core/src/turn/mod.rs:2 reads chrono::Utc::now",
+            "gateway/core/src/jobs.rs:2 reads chrono::Utc::now",
+            "gateway/core/src/jobs.rs:3 reads std::time::SystemTime::now",
+            "gateway/core/src/lifecycle/trim.rs:2 reads std::time::SystemTime::now",
+            "gateway/core/src/lifecycle/x.rs:1 reads chrono::Local::now",
         ]
     );
 }
@@ -479,3 +506,11 @@ fn the_circle_check_catches_a_loop_grouped_inline_or_through_a_third_file() {
         ]
     );
 }
+
+/// The gateway's library crates, one a layer, lowest first.
+const GATEWAY_LIBRARIES: &[&str] = &[
+    "gateway/core/src/",
+    "gateway/channels/src/",
+    "gateway/web/src/",
+    "gateway/src/",
+];

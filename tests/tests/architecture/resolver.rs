@@ -72,7 +72,7 @@ fn workspace_sources() -> Vec<Source> {
     assert!(
         sources
             .iter()
-            .filter(|s| s.rel.starts_with("gateway/src/"))
+            .filter(|s| s.rel.starts_with("gateway/core/src/"))
             .count()
             > 10,
         "found the gateway's sources"
