@@ -514,3 +514,208 @@ const GATEWAY_LIBRARIES: &[&str] = &[
     "gateway/web/src/",
     "gateway/src/",
 ];
+
+/// Each workspace member (by package name) and the workspace crates its
+/// `[dependencies]` name: exactly these. A crate depends only on crates
+/// below it, so an upper module named from below is a compile error; the
+/// rules left in `FORBIDDEN` are those inside one crate.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("steward-prompts", &[]),
+    ("steward-memory", &["steward-prompts"]),
+    ("steward-pairing", &["steward-memory"]),
+    ("steward-adapters", &[]),
+    (
+        "steward-core",
+        &[
+            "steward-adapters",
+            "steward-memory",
+            "steward-pairing",
+            "steward-prompts",
+        ],
+    ),
+    (
+        "steward-channels",
+        &["steward-adapters", "steward-core", "steward-memory"],
+    ),
+    (
+        "steward-web",
+        &[
+            "steward-adapters",
+            "steward-channels",
+            "steward-core",
+            "steward-memory",
+            "steward-pairing",
+        ],
+    ),
+    (
+        "steward",
+        &[
+            "steward-adapters",
+            "steward-channels",
+            "steward-core",
+            "steward-memory",
+            "steward-pairing",
+            "steward-web",
+        ],
+    ),
+    (
+        "steward-tests",
+        &[
+            "steward",
+            "steward-adapters",
+            "steward-memory",
+            "steward-pairing",
+        ],
+    ),
+];
+
+/// memory's feature of raw record writes: no member's `[dependencies]` turn
+/// it on, only test targets' `[dev-dependencies]`.
+const FIXTURES_FEATURE: &str = "fixtures";
+
+fn toml_of(src: &Source) -> toml::Table {
+    src.text
+        .parse()
+        .unwrap_or_else(|e| panic!("{}: {e}", src.rel))
+}
+
+/// Where the members' manifests in `sources` depart from `LAYERS`: a
+/// workspace crate named that the layer does not list, one listed that is
+/// not named, a member `LAYERS` does not know, and a production dependency
+/// that turns on memory's `fixtures`.
+fn layer_violations(sources: &[Source]) -> Vec<String> {
+    let root = sources
+        .iter()
+        .find(|s| s.rel == "Cargo.toml")
+        .map(toml_of)
+        .expect("the workspace manifest");
+    let workspace = &root["workspace"];
+    let shared = workspace["dependencies"]
+        .as_table()
+        .expect("[workspace.dependencies]");
+    let package_of = |key: &str, entry: &toml::Value| -> String {
+        let inherited = entry.get("workspace").and_then(|w| w.as_bool()) == Some(true);
+        let entry = if inherited {
+            shared.get(key).unwrap_or(entry)
+        } else {
+            entry
+        };
+        entry
+            .get("package")
+            .and_then(|p| p.as_str())
+            .unwrap_or(key)
+            .to_string()
+    };
+    let features_of = |key: &str, entry: &toml::Value| -> Vec<String> {
+        let mut out = Vec::new();
+        for e in [Some(entry), shared.get(key)].into_iter().flatten() {
+            if let Some(list) = e.get("features").and_then(|f| f.as_array()) {
+                out.extend(list.iter().filter_map(|f| f.as_str()).map(String::from));
+            }
+        }
+        out
+    };
+    let members: Vec<&str> = workspace["members"]
+        .as_array()
+        .expect("[workspace] members")
+        .iter()
+        .filter_map(|m| m.as_str())
+        .collect();
+    let mut manifests = Vec::new();
+    for dir in &members {
+        let rel = format!("{dir}/Cargo.toml");
+        let Some(src) = sources.iter().find(|s| s.rel == rel) else {
+            return vec![format!("{rel}: no manifest")];
+        };
+        let manifest = toml_of(src);
+        let name = manifest["package"]["name"]
+            .as_str()
+            .expect("package.name")
+            .to_string();
+        manifests.push((rel, name, manifest));
+    }
+    let ours: HashSet<&str> = manifests.iter().map(|(_, n, _)| n.as_str()).collect();
+    let mut out = Vec::new();
+    for (rel, name, manifest) in &manifests {
+        let Some((_, allowed)) = LAYERS.iter().find(|(member, _)| member == name) else {
+            out.push(format!("{rel}: {name} has no layer"));
+            continue;
+        };
+        let deps = manifest.get("dependencies").and_then(|d| d.as_table());
+        let mut named: Vec<String> = Vec::new();
+        for (key, entry) in deps.into_iter().flatten() {
+            let package = package_of(key, entry);
+            if package == "steward-memory"
+                && features_of(key, entry)
+                    .iter()
+                    .any(|f| f == FIXTURES_FEATURE)
+            {
+                out.push(format!(
+                    "{rel}: {name} turns on memory's {FIXTURES_FEATURE}"
+                ));
+            }
+            if ours.contains(package.as_str()) {
+                named.push(package);
+            }
+        }
+        named.sort();
+        let mut expected: Vec<String> = allowed
+            .iter()
+            .filter(|d| ours.contains(*d))
+            .map(|d| d.to_string())
+            .collect();
+        expected.sort();
+        for extra in named.iter().filter(|d| !expected.contains(d)) {
+            out.push(format!("{rel}: {name} depends on {extra}"));
+        }
+        for missing in expected.iter().filter(|d| !named.contains(d)) {
+            out.push(format!("{rel}: {name} does not depend on {missing}"));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_crates_depend_on_each_other_only_downwards() {
+    let sources = workspace_sources();
+    let found = layer_violations(&sources);
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn the_layer_check_catches_an_upward_dependency_and_the_fixtures_feature() {
+    let manifest = |rel: &str, name: &str, deps: &str| {
+        source(
+            rel,
+            &format!("[package]\nname = \"{name}\"\n\n[dependencies]\n{deps}"),
+        )
+    };
+    let found = layer_violations(&[
+        source(
+            "Cargo.toml",
+            "[workspace]\nmembers = [\"memory\", \"gateway/core\", \"gateway/web\", \"x\"]\n\
+             [workspace.dependencies]\n\
+             memory = { package = \"steward-memory\", path = \"memory\" }\n\
+             steward-core = { path = \"gateway/core\" }\n\
+             web = { package = \"steward-web\", path = \"gateway/web\" }\n\
+             tokio = \"1\"\n",
+        ),
+        manifest("memory/Cargo.toml", "steward-memory", ""),
+        manifest(
+            "gateway/core/Cargo.toml",
+            "steward-core",
+            "memory = { workspace = true, features = [\"fixtures\"] }\nweb.workspace = true\ntokio.workspace = true\n",
+        ),
+        manifest("gateway/web/Cargo.toml", "steward-web", "steward-core.workspace = true\n"),
+        manifest("x/Cargo.toml", "steward-x", ""),
+    ]);
+    assert_eq!(
+        found,
+        [
+            "gateway/core/Cargo.toml: steward-core turns on memory's fixtures",
+            "gateway/core/Cargo.toml: steward-core depends on steward-web",
+            "gateway/web/Cargo.toml: steward-web does not depend on steward-memory",
+            "x/Cargo.toml: steward-x has no layer",
+        ]
+    );
+}
