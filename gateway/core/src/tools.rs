@@ -48,6 +48,9 @@ pub enum Tool {
     MemoryWrite,
 }
 
+/// The audit action of a model's skill draft.
+const SKILL_PROPOSE: &str = "tool.skill_propose";
+
 impl Tool {
     /// The tool a model named, if steward offers it.
     pub fn from_name(name: &str) -> Option<Tool> {
@@ -507,7 +510,6 @@ impl TurnTools<'_> {
     /// rules, lengths, no credential, sanitised), proposed — never approved,
     /// never in force — with the turn's message as its evidence.
     async fn propose_skill(&self, arguments: &Value) -> String {
-        const ACTION: &str = "tool.skill_propose";
         // A draft at once is an administrator's act in their own name, as
         // `/learn` is (`Tool::action`): a regular user's corrections become a
         // proposal only through the loop, and a run drafts nothing.
@@ -523,7 +525,7 @@ impl TurnTools<'_> {
             text_arg(arguments, "description"),
             steps,
         ) else {
-            self.audit(ACTION, AdminText::fixed("refused: arguments"))
+            self.audit(SKILL_PROPOSE, AdminText::fixed("refused: arguments"))
                 .await;
             return "Refused: skill_propose needs `name`, `description` and `steps`. Nothing was proposed.".into();
         };
@@ -531,7 +533,7 @@ impl TurnTools<'_> {
             &mut *self.drafted.lock().unwrap_or_else(|p| p.into_inner()),
             true,
         ) {
-            self.audit(ACTION, AdminText::fixed("refused: one a reply"))
+            self.audit(SKILL_PROPOSE, AdminText::fixed("refused: one a reply"))
                 .await;
             return "Refused: one skill draft a reply. Nothing more was proposed.".into();
         }
@@ -541,15 +543,18 @@ impl TurnTools<'_> {
             .iter()
             .any(|s| crate::skills::corrections::grants_authority(s).is_some())
         {
-            self.audit(ACTION, AdminText::fixed("refused: a step grants authority"))
-                .await;
+            self.audit(
+                SKILL_PROPOSE,
+                AdminText::fixed("refused: a step grants authority"),
+            )
+            .await;
             return "Refused: a step skips a control or escalates a privilege; a skill never does. Nothing was proposed.".into();
         }
         let body: String = steps.iter().map(|s| format!("- {}\n", s.trim())).collect();
         let file = match crate::skills::skill_md::from_parts(name.trim(), description, &body) {
             Ok(file) => file,
             Err(e) => {
-                self.audit(ACTION, AdminText::fixed("refused: not a skill file"))
+                self.audit(SKILL_PROPOSE, AdminText::fixed("refused: not a skill file"))
                     .await;
                 return format!("Refused: {e}. Nothing was proposed.");
             }
@@ -575,7 +580,7 @@ impl TurnTools<'_> {
         match proposed {
             Ok(r) => {
                 self.audit(
-                    ACTION,
+                    SKILL_PROPOSE,
                     admin_text!("{}@{} proposed", Identifier::new(&r.slug), r.rev),
                 )
                 .await;
@@ -590,24 +595,23 @@ impl TurnTools<'_> {
                     r.slug, r.rev
                 )
             }
-            Err(e) => self.failed(ACTION, e, "nothing was proposed").await,
+            Err(e) => self.failed(SKILL_PROPOSE, e, "nothing was proposed").await,
         }
     }
 
     /// The refusal when the skill `slug` has a proposal waiting that another
     /// drafter opened: an open draft is revised only by its own drafter's model.
     async fn open_elsewhere(&self, slug: &str, user: &str) -> Option<String> {
-        const ACTION: &str = "tool.skill_propose";
         let msg = self.place.msg;
         let store = self.lifecycle.db().skills();
         let open = match store.named(&msg.org, slug).await {
             Ok(skills) => skills.into_iter().find(|s| s.agent == msg.agent),
-            Err(e) => return Some(self.failed(ACTION, e, "nothing was proposed").await),
+            Err(e) => return Some(self.failed(SKILL_PROPOSE, e, "nothing was proposed").await),
         };
         if let Some(skill) = open {
             let revisions = match store.revisions_of(&msg.org, skill.id).await {
                 Ok(r) => r,
-                Err(e) => return Some(self.failed(ACTION, e, "nothing was proposed").await),
+                Err(e) => return Some(self.failed(SKILL_PROPOSE, e, "nothing was proposed").await),
             };
             let by = drafted_for(user);
             if revisions
@@ -615,7 +619,7 @@ impl TurnTools<'_> {
                 .any(|r| r.status == memory::skill::SkillStatus::Proposed && r.proposed_by != by)
             {
                 self.audit(
-                    ACTION,
+                    SKILL_PROPOSE,
                     admin_text!("refused: {} has an open proposal", Identifier::new(slug)),
                 )
                 .await;

@@ -1,6 +1,7 @@
 //! Step 6: answers to "Remember this?" (yes, no, both) in the speaker's language.
 
-use super::{beside, replaced, ReplyParts, Result, Turn, TurnLoop};
+use super::routing::{beside, replaced};
+use super::{ReplyParts, Result, Turn, TurnLoop};
 use crate::metrics::PolicyOutcome;
 use adapters::Reply;
 use memory::policy::{self, Consent};

@@ -1,6 +1,7 @@
 //! Step 4: the speaker's principal, from the pairing store only; and what steward promises a person it meets.
 
-use super::{Result, Turn, TurnLoop, APPROVED, PROMISED};
+use super::redelivery::{APPROVED, PROMISED};
+use super::{Result, Turn, TurnLoop};
 use crate::config::{DmPolicy, GroupPolicy};
 use adapters::{ConversationKind, Inbound, Reply};
 use memory::Principal;

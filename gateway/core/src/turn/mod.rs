@@ -65,10 +65,10 @@ pub use directives::OPERATIONAL_NOT_ON_BEHALF;
 use identity::Gate;
 pub use identity::IDENTITY_UNAVAILABLE;
 use limits::RateLimits;
-use redelivery::{seen_key, InFlight, Known, Opened, APPROVED, PROMISED};
+use redelivery::{seen_key, InFlight, Known, Opened};
 use reply::ReplyParts;
+use routing::Routed;
 pub use routing::KEEPS_BOTH;
-use routing::{beside, replaced, Routed};
 
 /// What became of one inbound message ([`TurnLoop::take`]). The API answers
 /// with a status from it; a chat channel shows [`Outcome::into_replies`].
