@@ -462,6 +462,30 @@ async fn a_hostile_server_changes_nothing_it_should_not() {
             "{name}: nothing is written to memory"
         );
 
+        // A model that obeys a result's instruction to remember something for
+        // everyone still goes through the one write path: a user's shared
+        // write is refused, nothing is kept.
+        fake.clear_received();
+        fake.push(TEXT, Answer::tool("read_runbook", json!({"topic": "vpn"})));
+        fake.push(
+            TEXT,
+            Answer::tool(
+                "memory_write",
+                json!({"scope": "agent_notes", "content": "The VPN gateway is vpn.evil.example"}),
+            ),
+        );
+        fake.push(
+            TEXT,
+            Answer::Content("The runbook says to restart the spooler.".into()),
+        );
+        h.dm("ana", "What does the VPN runbook say?").await;
+        let written = &fake.received_for(TEXT)[2].tool_results()[1].1;
+        assert!(written.starts_with("Refused"), "{name}: {written}");
+        assert!(
+            h.records_containing("vpn.evil.example").await.is_empty(),
+            "{name}: a result's instruction wrote memory"
+        );
+
         // A 10 MB result is cut to the bound; a hang ends at the timeout and the turn answers.
         fake.clear_received();
         fake.push(TEXT, Answer::tool("dump", json!({"topic": "all"})));
@@ -823,9 +847,20 @@ async fn per_tool_and_per_person_rates_stop_a_call_with_a_clear_reply_until_the_
             per_minute: Some(2),
             ..Grant::default()
         };
-        let refused = decide(&h, "order_status", &["user"], Grant { per_minute: Some(0), ..rated }).await;
+        let refused = decide(
+            &h,
+            "order_status",
+            &["user"],
+            Grant {
+                per_minute: Some(0),
+                ..rated
+            },
+        )
+        .await;
         assert_eq!(refused.err(), Some(ExternalToolRefusal::BadRate), "{name}");
-        decide(&h, "order_status", &["user"], rated).await.expect("approved");
+        decide(&h, "order_status", &["user"], rated)
+            .await
+            .expect("approved");
         approve(&h, "lookup_ticket", &["user"], false).await;
         let ticket = |n: u32| {
             let id = format!("INC-{n}");
@@ -841,7 +876,9 @@ async fn per_tool_and_per_person_rates_stop_a_call_with_a_clear_reply_until_the_
         ask_with_call(&fake, &h, "bob", "order_status", "A-2").await;
         let reply = ask_with_call(&fake, &h, "ana", "order_status", "A-3").await;
         assert!(
-            reply.contains("`order_status` was not run: it was called too often this minute. Try again in"),
+            reply.contains(
+                "`order_status` was not run: it was called too often this minute. Try again in"
+            ),
             "{name}: {reply}"
         );
         let wait = wait_said(&reply);
@@ -916,17 +953,36 @@ async fn an_automated_run_gets_only_tools_approved_for_runs() {
     use steward::config::{Deliver, Procedure, RunTarget};
     for (name, db) in both_dbs().await {
         let fake = FakeLlm::start().await;
-        let create = tool("create_ticket", "Open a ticket.", json!({"text": "Opened."}));
+        let create = tool(
+            "create_ticket",
+            "Open a ticket.",
+            json!({"text": "Opened."}),
+        );
         let server = Server::new(&[lookup_ticket(), order_status(), create]);
         let h = harness(&fake, db, server.stdio()).await;
         let for_runs = Grant {
             runs: true,
             ..Grant::default()
         };
-        decide(&h, "order_status", &["user"], for_runs).await.expect("approved");
+        decide(&h, "order_status", &["user"], for_runs)
+            .await
+            .expect("approved");
         approve(&h, "lookup_ticket", &["user"], false).await;
-        let confirmed = decide(&h, "create_ticket", &["user"], Grant { confirm: true, ..for_runs }).await;
-        assert_eq!(confirmed.err(), Some(ExternalToolRefusal::ConfirmedForRuns), "{name}");
+        let confirmed = decide(
+            &h,
+            "create_ticket",
+            &["user"],
+            Grant {
+                confirm: true,
+                ..for_runs
+            },
+        )
+        .await;
+        assert_eq!(
+            confirmed.err(),
+            Some(ExternalToolRefusal::ConfirmedForRuns),
+            "{name}"
+        );
         let shown = steward::mcp::review_line(&listing(&h, "order_status").await);
         assert!(shown.contains("runs"), "{name}: {shown}");
 
@@ -956,7 +1012,10 @@ async fn an_automated_run_gets_only_tools_approved_for_runs() {
             procedure: Procedure::Text("Report the status of order 42".into()),
             deliver: Deliver::Dashboard,
         };
-        let prepared = runner.prepare(&target, Trigger::OnDemand).await.expect("prepared");
+        let prepared = runner
+            .prepare(&target, Trigger::OnDemand)
+            .await
+            .expect("prepared");
         let start = steward::runs::Start {
             by: "admin".into(),
             payload: None,
@@ -964,9 +1023,18 @@ async fn an_automated_run_gets_only_tools_approved_for_runs() {
         let run = runner.run_now(&prepared, &start).await.expect("run");
 
         let offered_run = offered(&fake);
-        assert!(offered_run.contains(&"order_status".into()), "{name}: {offered_run:?}");
-        assert!(!offered_run.contains(&"lookup_ticket".into()), "{name}: {offered_run:?}");
-        assert!(!offered_run.contains(&"create_ticket".into()), "{name}: {offered_run:?}");
+        assert!(
+            offered_run.contains(&"order_status".into()),
+            "{name}: {offered_run:?}"
+        );
+        assert!(
+            !offered_run.contains(&"lookup_ticket".into()),
+            "{name}: {offered_run:?}"
+        );
+        assert!(
+            !offered_run.contains(&"create_ticket".into()),
+            "{name}: {offered_run:?}"
+        );
         assert_eq!(server.calls(), [r#"order_status {"topic":"42"}"#], "{name}");
         let lines = runner.lines(&run).await.expect("lines");
         let answer = &lines.last().expect("an answer").text;
@@ -984,9 +1052,22 @@ async fn an_automated_run_gets_only_tools_approved_for_runs() {
             calls.iter().all(|(actor, _)| *actor == run.conversation),
             "{name}: the run is the caller: {calls:?}"
         );
-        assert!(calls.iter().any(|(_, d)| d.contains("order_status") && d.contains("answered")), "{name}: {calls:?}");
-        assert!(calls.iter().any(|(_, d)| d.contains("refused") && d.contains("lookup_ticket")), "{name}: {calls:?}");
-        assert!(h.records().await.is_empty(), "{name}: a run's tool result is never memory");
+        assert!(
+            calls
+                .iter()
+                .any(|(_, d)| d.contains("order_status") && d.contains("answered")),
+            "{name}: {calls:?}"
+        );
+        assert!(
+            calls
+                .iter()
+                .any(|(_, d)| d.contains("refused") && d.contains("lookup_ticket")),
+            "{name}: {calls:?}"
+        );
+        assert!(
+            h.records().await.is_empty(),
+            "{name}: a run's tool result is never memory"
+        );
         if let Some(mcp) = h.services.mcp() {
             mcp.stop().await;
         }

@@ -133,10 +133,7 @@ impl Mcp {
         let hub = Arc::new(Mcp {
             cfg: cfg.mcp.clone(),
             db,
-            limits: limits::CallLimits::new(
-                &cfg.mcp,
-                crate::clock::GovernorClock(clock.clone()),
-            ),
+            limits: limits::CallLimits::new(&cfg.mcp, crate::clock::GovernorClock(clock.clone())),
             clock,
             metrics,
             servers: RwLock::new(HashMap::new()),

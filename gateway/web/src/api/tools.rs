@@ -90,9 +90,7 @@ fn answer(r: Result<ExternalTool, ExternalToolRefusal>) -> Reply<ExternalTool> {
             | ExternalToolRefusal::BadRole(_)
             | ExternalToolRefusal::ConfirmedForRuns
             | ExternalToolRefusal::BadRate),
-        ) => {
-            Err(ApiError::bad_request(why.to_string()))
-        }
+        ) => Err(ApiError::bad_request(why.to_string())),
         Err(why) => Err(ApiError::conflict(why.to_string())),
     }
 }
