@@ -172,6 +172,27 @@ async fn decide(
         .expect("store")
 }
 
+/// A model that answers with the tool results it was given, joined.
+fn echo_results(prefix: &'static str, joint: &'static str) -> Answer {
+    Answer::From(Arc::new(move |body: &Value| {
+        let results: Vec<String> = body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == "tool")
+            .filter_map(|m| m["content"].as_str().map(str::to_string))
+            .collect();
+        Answer::Content(format!("{prefix}{}", results.join(joint)))
+    }))
+}
+
+/// Stop the harness's MCP servers (a stdio server's process ends with them).
+async fn stop(h: &Harness) {
+    if let Some(mcp) = h.services.mcp() {
+        mcp.stop().await;
+    }
+}
+
 /// The tools the model was offered in the last reply request.
 fn offered(fake: &FakeLlm) -> Vec<String> {
     fake.received_for(TEXT)
@@ -332,9 +353,7 @@ async fn an_approved_tool_is_offered_by_role_and_its_answer_reaches_the_person()
         fake.push(TEXT, Answer::Content("Hello.".into()));
         h.dm("ana", "What is the state of INC-43?").await;
         assert!(!offered(&fake).contains(&"lookup_ticket".into()), "{name}");
-        if let Some(mcp) = h.services.mcp() {
-            mcp.stop().await;
-        }
+        stop(&h).await;
     }
 }
 
@@ -388,9 +407,7 @@ async fn a_confirmation_required_call_runs_only_after_yes_to_the_arguments_shown
         let no = h.dm("ana", "no").await;
         assert!(no.contains("did not run `create_ticket`"), "{name}: {no}");
         assert_eq!(server.calls().len(), 1, "{name}: {:?}", server.calls());
-        if let Some(mcp) = h.services.mcp() {
-            mcp.stop().await;
-        }
+        stop(&h).await;
     }
 }
 
@@ -435,16 +452,7 @@ async fn a_hostile_server_changes_nothing_it_should_not() {
         }
 
         // Results are data: screened before the model or the person sees them.
-        let echo = Answer::From(Arc::new(|body: &Value| {
-            let results: Vec<String> = body["messages"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|m| m["role"] == "tool")
-                .filter_map(|m| m["content"].as_str().map(str::to_string))
-                .collect();
-            Answer::Content(format!("Here it is: {}", results.join(" ")))
-        }));
+        let echo = echo_results("Here it is: ", " ");
         fake.push(
             TEXT,
             Answer::tool("read_runbook", json!({"topic": "printer"})),
@@ -936,9 +944,7 @@ async fn per_tool_and_per_person_rates_stop_a_call_with_a_clear_reply_until_the_
             "{name}: {:?}",
             server.calls()
         );
-        if let Some(mcp) = h.services.mcp() {
-            mcp.stop().await;
-        }
+        stop(&h).await;
     }
 }
 
@@ -986,16 +992,7 @@ async fn an_automated_run_gets_only_tools_approved_for_runs() {
         let shown = steward::mcp::review_line(&listing(&h, "order_status").await);
         assert!(shown.contains("runs"), "{name}: {shown}");
 
-        let echo = Answer::From(Arc::new(|body: &Value| {
-            let results: Vec<String> = body["messages"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|m| m["role"] == "tool")
-                .filter_map(|m| m["content"].as_str().map(str::to_string))
-                .collect();
-            Answer::Content(format!("Report: {}", results.join(" | ")))
-        }));
+        let echo = echo_results("Report: ", " | ");
         fake.push(
             TEXT,
             Answer::ToolCalls(vec![
@@ -1068,8 +1065,6 @@ async fn an_automated_run_gets_only_tools_approved_for_runs() {
             h.records().await.is_empty(),
             "{name}: a run's tool result is never memory"
         );
-        if let Some(mcp) = h.services.mcp() {
-            mcp.stop().await;
-        }
+        stop(&h).await;
     }
 }
