@@ -1068,3 +1068,96 @@ async fn an_automated_run_gets_only_tools_approved_for_runs() {
         stop(&h).await;
     }
 }
+
+/// `steward replay` starts the MCP server of an `mcp` line and approves its
+/// listings on `approve_tool` lines, so a scored transcript
+/// (`gateway/eval/transcripts/tools.jsonl`) can have a model call an
+/// approved tool: its answer reaches the person, a tool approved for admins
+/// only is not offered to a user, and a line approving a tool no server
+/// lists fails naming it.
+#[tokio::test]
+async fn replay_starts_a_transcripts_mcp_server_and_approves_its_tools() {
+    let fake = FakeLlm::start().await;
+    let refund = tool(
+        "refund_order",
+        "Refund an order.",
+        json!({"text": "Refunded."}),
+    );
+    let mcp = json!({"mcp": {
+        "name": "shop",
+        "command": env!("CARGO_BIN_EXE_mcp_fixture"),
+        "tools": [order_status(), refund],
+    }});
+    let lines = [
+        mcp.to_string(),
+        r#"{"pair":{"channel":"discord","user":"222","role":"user","name":"Ben"}}"#.into(),
+        r#"{"approve_tool":{"name":"order_status","roles":["user"]}}"#.into(),
+        r#"{"approve_tool":{"name":"refund_order","roles":["admin"]}}"#.into(),
+        r#"{"msg":{"channel":"discord","conversation":"d2","sender":"222","text":"Where is order 4711?"}}"#.into(),
+    ];
+    fake.push(TEXT, Answer::tool("order_status", json!({"topic": "4711"})));
+    fake.push(TEXT, echo_results("Status: ", " "));
+    let out = steward::replay::replay(&lines.join("\n"), fake.config())
+        .await
+        .expect("replayed");
+    let reply = &out.replies.last().expect("a reply").text;
+    assert!(reply.contains("shipped on Monday"), "{reply}");
+    let offered_ben = offered(&fake);
+    assert!(
+        offered_ben.contains(&"order_status".into()),
+        "{offered_ben:?}"
+    );
+    assert!(
+        !offered_ben.contains(&"refund_order".into()),
+        "{offered_ben:?}"
+    );
+
+    let unknown = [
+        mcp.to_string(),
+        r#"{"approve_tool":{"name":"delete_everything","roles":["user"]}}"#.into(),
+    ];
+    let err = steward::replay::replay(&unknown.join("\n"), fake.config())
+        .await
+        .expect_err("no such listing");
+    assert!(
+        err.to_string().starts_with("line 2:") && err.to_string().contains("delete_everything"),
+        "{err}"
+    );
+}
+
+/// A small model's tool call written as text is governed as a structured
+/// one: an approved tool's call reaches the server with its arguments; a
+/// call of a tool not offered to the speaker never does, and the person
+/// never sees the JSON.
+#[tokio::test]
+async fn a_tool_call_written_as_text_is_governed_as_a_structured_one() {
+    for (name, db) in both_dbs().await {
+        let fake = FakeLlm::start().await;
+        let refund = tool(
+            "refund_order",
+            "Refund an order.",
+            json!({"text": "Refunded."}),
+        );
+        let server = Server::new(&[order_status(), refund]);
+        let h = harness(&fake, db, server.stdio()).await;
+        approve(&h, "order_status", &["user"], false).await;
+        approve(&h, "refund_order", &["admin"], false).await;
+        let written = |tool: &str| {
+            format!(
+                "<tool_call>{{\"name\": \"{tool}\", \"arguments\": {{\"topic\": \"4711\"}}}}</tool_call>"
+            )
+        };
+        for tool in ["order_status", "refund_order"] {
+            fake.push(TEXT, Answer::Content(written(tool)));
+            fake.push(TEXT, Answer::Content("Done looking.".into()));
+            let reply = h.dm("ana", "Order 4711, please").await;
+            assert!(!reply.contains("tool_call"), "{name}: {reply}");
+        }
+        assert_eq!(
+            server.calls(),
+            [r#"order_status {"topic":"4711"}"#],
+            "{name}: the refund is not offered to a user"
+        );
+        stop(&h).await;
+    }
+}
