@@ -698,6 +698,15 @@ async fn the_tools_routes_are_an_administrators_and_bound_to_the_hash() {
     )
     .await;
     assert_eq!(s, axum::http::StatusCode::BAD_REQUEST, "{body}");
+    // A run has no one to answer a confirmation; a rate is 1 or more.
+    for bad in [
+        json!({"hash": hash, "roles": ["user"], "confirm": true, "runs": true}),
+        json!({"hash": hash, "roles": ["user"], "calls_per_minute": 0}),
+    ] {
+        let (s, body) =
+            steward_tests::call_api(&router, "POST", &approve, &admin_key, Some(bad)).await;
+        assert_eq!(s, axum::http::StatusCode::BAD_REQUEST, "{body}");
+    }
     let (s, body) = steward_tests::call_api(
         &router,
         "POST",
