@@ -572,6 +572,7 @@ async fn an_expired_session_opens_nothing() {
             id_hash: sha256(&id),
             csrf: "ef".repeat(32),
             token_hash: sha256(TOKEN),
+            user_id: "admin".into(),
             created_at: now() - 20_000,
             expires_at: now() - 10_000,
         })
@@ -591,6 +592,7 @@ async fn an_expired_session_opens_nothing() {
             id_hash: sha256(&live),
             csrf: "ef".repeat(32),
             token_hash: sha256(TOKEN),
+            user_id: "admin".into(),
             created_at: now(),
             expires_at: now() + 60_000,
         })
