@@ -227,7 +227,16 @@ async fn authorize(
         return (StatusCode::BAD_REQUEST, "unknown client or redirect_uri").into_response();
     }
     let state = get("state");
-    let refuse = |why: &str| back(&s.redirect_uri, &[("error", "invalid_request"), ("error_description", why), ("state", state)]);
+    let refuse = |why: &str| {
+        back(
+            &s.redirect_uri,
+            &[
+                ("error", "invalid_request"),
+                ("error_description", why),
+                ("state", state),
+            ],
+        )
+    };
     if get("response_type") != "code" || !get("scope").split(' ').any(|x| x == "openid") {
         return refuse("response_type=code and the openid scope are required");
     }
@@ -269,12 +278,16 @@ fn client_of(headers: &HeaderMap, form: &HashMap<String, String>) -> Option<(Str
         let decoded = String::from_utf8(STANDARD.decode(basic).ok()?).ok()?;
         let (id, secret) = decoded.split_once(':')?;
         let unescape = |x: &str| -> Option<String> {
-            let pairs: Vec<(String, String)> = serde_urlencoded::from_str(&format!("v={x}")).ok()?;
+            let pairs: Vec<(String, String)> =
+                serde_urlencoded::from_str(&format!("v={x}")).ok()?;
             pairs.into_iter().next().map(|(_, v)| v)
         };
         return Some((unescape(id)?, unescape(secret)?));
     }
-    Some((form.get("client_id")?.clone(), form.get("client_secret")?.clone()))
+    Some((
+        form.get("client_id")?.clone(),
+        form.get("client_secret")?.clone(),
+    ))
 }
 
 async fn token(
@@ -304,7 +317,11 @@ async fn token(
         return token_error(&s, "invalid_grant", "code_verifier is missing (PKCE)");
     };
     if URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes())) != grant.challenge {
-        return token_error(&s, "invalid_grant", "code_verifier does not match the challenge (PKCE)");
+        return token_error(
+            &s,
+            "invalid_grant",
+            "code_verifier does not match the challenge (PKCE)",
+        );
     }
     let id_token = id_token(&s, &grant);
     s.issued.lock().unwrap().push(code);

@@ -90,7 +90,7 @@ async fn every_page_and_form_without_a_session_goes_to_sign_in_and_changes_nothi
     let code = pair_request(&h.turns, "555").await;
     let before = snapshot(&h).await;
     let home = c.get("/dashboard").await;
-    assert_eq!(home.location.as_deref(), Some("/dashboard/chat"));
+    assert_eq!(home.location.as_deref(), Some("/dashboard/login"));
     for page in PAGES {
         let a = c.get(page).await;
         assert_eq!(a.status, StatusCode::SEE_OTHER, "{page}");

@@ -95,7 +95,11 @@ impl Http {
     }
 
     async fn send(&mut self, req: reqwest::RequestBuilder) -> Answer {
-        let cookie: Vec<String> = self.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let cookie: Vec<String> = self
+            .cookies
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         let resp = req
             .header("cookie", cookie.join("; "))
             .send()
@@ -177,8 +181,16 @@ async fn forged_wrong_expired_and_replayed_sign_ins_are_refused_and_a_paired_per
             let mut http = Http::new();
             s.fake.tamper_next(tamper);
             let refused = http.sign_in(&s).await;
-            assert_eq!(refused.status, StatusCode::UNAUTHORIZED, "{name} {tamper:?}");
-            assert!(refused.body.contains(why), "{name} {tamper:?}: {}", refused.body);
+            assert_eq!(
+                refused.status,
+                StatusCode::UNAUTHORIZED,
+                "{name} {tamper:?}"
+            );
+            assert!(
+                refused.body.contains(why),
+                "{name} {tamper:?}: {}",
+                refused.body
+            );
             signed_out(&s, &mut http).await;
         }
         let issued = s.fake.issued();
@@ -186,9 +198,15 @@ async fn forged_wrong_expired_and_replayed_sign_ins_are_refused_and_a_paired_per
         // The authorization request carried state, nonce and an S256 challenge.
         let asked = s.fake.authorizations();
         let last = asked.last().expect("asked");
-        assert_eq!(last.get("code_challenge_method").map(String::as_str), Some("S256"));
+        assert_eq!(
+            last.get("code_challenge_method").map(String::as_str),
+            Some("S256")
+        );
         for key in ["state", "nonce", "code_challenge"] {
-            assert!(last.get(key).is_some_and(|v| v.len() >= 16), "{name}: {key} in {last:?}");
+            assert!(
+                last.get(key).is_some_and(|v| v.len() >= 16),
+                "{name}: {key} in {last:?}"
+            );
         }
 
         // A state that does not match: 400, and the code is never redeemed.
@@ -218,8 +236,15 @@ async fn forged_wrong_expired_and_replayed_sign_ins_are_refused_and_a_paired_per
         http.cookies.insert("steward_oidc".into(), parts.join("."));
         let refused = http.get(&callback).await;
         assert_eq!(refused.status, StatusCode::UNAUTHORIZED, "{name}");
-        assert!(refused.body.contains("refused to redeem"), "{name}: {}", refused.body);
-        assert!(s.fake.refusals().last().expect("refused").contains("PKCE"), "{name}");
+        assert!(
+            refused.body.contains("refused to redeem"),
+            "{name}: {}",
+            refused.body
+        );
+        assert!(
+            s.fake.refusals().last().expect("refused").contains("PKCE"),
+            "{name}"
+        );
         signed_out(&s, &mut http).await;
 
         // A paired person signs in, and lands on their own memory.
@@ -229,7 +254,10 @@ async fn forged_wrong_expired_and_replayed_sign_ins_are_refused_and_a_paired_per
         let signed = http.get(&callback).await;
         assert_eq!(signed.status, StatusCode::OK, "{name}: {}", signed.body);
         assert!(signed.body.contains("Welcome, Ana"), "{name}");
-        assert!(!http.cookies.contains_key("steward_oidc"), "{name}: one callback per start");
+        assert!(
+            !http.cookies.contains_key("steward_oidc"),
+            "{name}: one callback per start"
+        );
         let home = http.get(&format!("{}/dashboard", s.base)).await;
         assert_eq!(home.location.as_deref(), Some("/dashboard/me"), "{name}");
         let me = http.get(&format!("{}/dashboard/me", s.base)).await;
@@ -242,7 +270,11 @@ async fn forged_wrong_expired_and_replayed_sign_ins_are_refused_and_a_paired_per
         let refused = replay.get(&callback).await;
         assert_eq!(refused.status, StatusCode::UNAUTHORIZED, "{name}");
         assert!(
-            s.fake.refusals().last().expect("refused").contains("already redeemed"),
+            s.fake
+                .refusals()
+                .last()
+                .expect("refused")
+                .contains("already redeemed"),
             "{name}"
         );
         signed_out(&s, &mut replay).await;
@@ -296,7 +328,11 @@ async fn a_regular_user_gets_403_on_every_admin_page_and_a_revoked_one_is_signed
             .await;
         assert_eq!(post.status, StatusCode::FORBIDDEN, "{name}");
         let pairing = s.h.services.pairing();
-        assert!(pairing.resolve("default", "discord:777").await.unwrap().is_none());
+        assert!(pairing
+            .resolve("default", "discord:777")
+            .await
+            .unwrap()
+            .is_none());
         // Revoked: the session opens nothing any more.
         let at = s.h.now_ms();
         pairing
@@ -304,7 +340,11 @@ async fn a_regular_user_gets_403_on_every_admin_page_and_a_revoked_one_is_signed
             .await
             .expect("revoke");
         let after = http.get(&format!("{}/dashboard/me", s.base)).await;
-        assert_eq!(after.location.as_deref(), Some("/dashboard/login"), "{name}");
+        assert_eq!(
+            after.location.as_deref(),
+            Some("/dashboard/login"),
+            "{name}"
+        );
     }
 }
 
@@ -343,14 +383,24 @@ async fn in_a_real_browser_a_user_sees_only_their_own_memory_and_a_second_admin_
             (ana.as_str(), "Ana prefers answers in French"),
             ("discord:999", "Dee is planning project Falcon"),
         ] {
-            let r = rec(Scope::Personal, Some(owner), "preference", content, Status::Active);
+            let r = rec(
+                Scope::Personal,
+                Some(owner),
+                "preference",
+                content,
+                Status::Active,
+            );
             records.insert_record(&r).await.expect("insert");
         }
         // The built-in admin looks at Ana's memory, with a reason she is shown.
         let mut admin = dashboard::Client::new(s.h.services.clone());
         admin.sign_in(dashboard::TOKEN).await;
         let csrf = admin.csrf().await;
-        let look = [("csrf", csrf.as_str()), ("user", ana.as_str()), ("reason", "audit ticket 42")];
+        let look = [
+            ("csrf", csrf.as_str()),
+            ("user", ana.as_str()),
+            ("reason", "audit ticket 42"),
+        ];
         admin.post("/dashboard/memory/person", &look).await;
         let code = pair_request(&s.h.turns, "555").await;
 
@@ -373,32 +423,67 @@ async fn walk(c: Browser, s: Stage, name: &'static str, code: String) {
     let base = s.base.clone();
     // Ana, a regular user, signs in through the provider.
     s.fake.log_in_as(Some(Person::new(ANA, "Ana")));
-    c.goto(&format!("{base}/dashboard/login")).await.expect("open");
+    c.goto(&format!("{base}/dashboard/login"))
+        .await
+        .expect("open");
     click(&c, "a#oidc").await;
     wait_for(&c, "section.promises").await;
-    assert_eq!(c.current_url().await.expect("url").path(), "/dashboard/me", "{name}");
+    assert_eq!(
+        c.current_url().await.expect("url").path(),
+        "/dashboard/me",
+        "{name}"
+    );
     let text = page_text(&c).await;
     shot(&c, &format!("oidc-01-user-memory-{name}")).await;
     for promise in steward::oversight::PROMISES {
-        assert!(text.contains(promise), "{name}: the promise {promise:?} in {text}");
+        assert!(
+            text.contains(promise),
+            "{name}: the promise {promise:?} in {text}"
+        );
     }
     assert!(text.contains("Ana prefers answers in French"), "{name}");
-    assert!(text.contains("audit ticket 42"), "{name}: viewed_by and its reason");
+    assert!(
+        text.contains("audit ticket 42"),
+        "{name}: viewed_by and its reason"
+    );
     assert!(!text.contains("Falcon"), "{name}: another person's record");
     // Her navigation has no admin page, and an admin page is refused.
     let nav = wait_for(&c, "nav").await.text().await.expect("nav");
-    assert!(!nav.contains("Pairing") && !nav.contains("Audit"), "{name}: {nav}");
-    c.goto(&format!("{base}/dashboard/memory?scope=people")).await.expect("open");
+    assert!(
+        !nav.contains("Pairing") && !nav.contains("Audit"),
+        "{name}: {nav}"
+    );
+    c.goto(&format!("{base}/dashboard/memory?scope=people"))
+        .await
+        .expect("open");
     let text = page_text(&c).await;
-    assert!(text.contains("Forbidden") && !text.contains("Falcon"), "{name}: {text}");
-    c.goto(&format!("{base}/dashboard/pairing")).await.expect("open");
-    assert!(page_text(&c).await.contains("only administrators"), "{name}");
+    assert!(
+        text.contains("Forbidden") && !text.contains("Falcon"),
+        "{name}: {text}"
+    );
+    c.goto(&format!("{base}/dashboard/pairing"))
+        .await
+        .expect("open");
+    assert!(
+        page_text(&c).await.contains("only administrators"),
+        "{name}"
+    );
     shot(&c, &format!("oidc-02-user-forbidden-{name}")).await;
     // She forgets her own record from her page.
     c.goto(&format!("{base}/dashboard/me")).await.expect("open");
     click(&c, "table.mine button.danger").await;
-    assert!(wait_for(&c, "#flash.ok").await.text().await.unwrap().contains("Forgotten"));
-    assert!(!page_text(&c).await.contains("Ana prefers answers in French"), "{name}");
+    assert!(wait_for(&c, "#flash.ok")
+        .await
+        .text()
+        .await
+        .unwrap()
+        .contains("Forgotten"));
+    assert!(
+        !page_text(&c)
+            .await
+            .contains("Ana prefers answers in French"),
+        "{name}"
+    );
     click(&c, "form[action='/dashboard/logout'] button").await;
     wait_for(&c, "a#oidc").await;
 
@@ -406,18 +491,30 @@ async fn walk(c: Browser, s: Stage, name: &'static str, code: String) {
     s.fake.log_in_as(Some(Person::new(BO, "Bo")));
     click(&c, "a#oidc").await;
     wait_for(&c, "form.compose").await;
-    c.goto(&format!("{base}/dashboard/pairing")).await.expect("open");
+    c.goto(&format!("{base}/dashboard/pairing"))
+        .await
+        .expect("open");
     click(&c, &format!("tr#request-{code} button.primary")).await;
-    assert!(wait_for(&c, "#flash.ok").await.text().await.unwrap().contains("discord:555"));
+    assert!(wait_for(&c, "#flash.ok")
+        .await
+        .text()
+        .await
+        .unwrap()
+        .contains("discord:555"));
     shot(&c, &format!("oidc-03-second-admin-{name}")).await;
     let log = s.h.db().audit().log("default", 50).await.expect("audit");
     let approved = log
         .iter()
         .find(|e| e.action.starts_with("pairing.") && e.target.contains("555"))
         .unwrap_or_else(|| panic!("{name}: no pairing entry in {log:?}"));
-    assert_eq!(approved.actor, format!("teams:{BO}"), "{name}: audited under Bo's id");
+    assert_eq!(
+        approved.actor,
+        format!("teams:{BO}"),
+        "{name}: audited under Bo's id"
+    );
     assert!(
-        log.iter().any(|e| e.action == "dashboard.sign_in" && e.actor == format!("teams:{BO}")),
+        log.iter()
+            .any(|e| e.action == "dashboard.sign_in" && e.actor == format!("teams:{BO}")),
         "{name}"
     );
 }

@@ -101,7 +101,10 @@ impl OidcConfig {
         }
         let channel = self.channel.trim();
         if channel.is_empty() || channel.contains(':') || channel.contains(char::is_whitespace) {
-            return bad("channel", "a channel name like teams, without `:` or spaces");
+            return bad(
+                "channel",
+                "a channel name like teams, without `:` or spaces",
+            );
         }
         Ok(())
     }
@@ -109,8 +112,9 @@ impl OidcConfig {
     /// The client secret, read from where the section says.
     pub fn client_secret(&self) -> Result<String, String> {
         let secret = match (&self.client_secret_env, &self.client_secret_file) {
-            (Some(name), _) => std::env::var(name)
-                .map_err(|_| format!("oidc.client_secret_env: the environment variable {name} is not set"))?,
+            (Some(name), _) => std::env::var(name).map_err(|_| {
+                format!("oidc.client_secret_env: the environment variable {name} is not set")
+            })?,
             (None, Some(path)) => std::fs::read_to_string(path)
                 .map_err(|e| format!("oidc.client_secret_file: cannot read {path}: {e}"))?,
             (None, None) => return Err("oidc.client_secret_env: not set".into()),
@@ -120,5 +124,101 @@ impl OidcConfig {
             return Err("oidc: the client secret is empty".into());
         }
         Ok(secret)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn on() -> OidcConfig {
+        OidcConfig {
+            issuer: Some("https://login.example.com/tenant/v2.0".into()),
+            client_id: "app".into(),
+            client_secret_env: Some("OIDC_CLIENT_SECRET".into()),
+            redirect_url: "https://steward.example.com/dashboard/oidc/callback".into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn off_by_default_and_each_missing_or_wrong_key_is_named() {
+        assert!(!OidcConfig::default().enabled());
+        assert_eq!(OidcConfig::default().check(), Ok(()));
+        assert_eq!(on().check(), Ok(()));
+        let refused = |c: OidcConfig, key: &str| {
+            let e = c.check().expect_err(key);
+            assert!(e.starts_with(&format!("oidc.{key}:")), "{e}");
+        };
+        refused(
+            OidcConfig {
+                issuer: Some("login.example.com".into()),
+                ..on()
+            },
+            "issuer",
+        );
+        refused(
+            OidcConfig {
+                client_id: " ".into(),
+                ..on()
+            },
+            "client_id",
+        );
+        refused(
+            OidcConfig {
+                redirect_url: String::new(),
+                ..on()
+            },
+            "redirect_url",
+        );
+        refused(
+            OidcConfig {
+                client_secret_env: None,
+                ..on()
+            },
+            "client_secret_env",
+        );
+        refused(
+            OidcConfig {
+                client_secret_env: Some("s3cr3t value!".into()),
+                ..on()
+            },
+            "client_secret_env",
+        );
+        refused(
+            OidcConfig {
+                client_secret_file: Some("/run/x".into()),
+                ..on()
+            },
+            "client_secret_file",
+        );
+        refused(
+            OidcConfig {
+                channel: "teams:x".into(),
+                ..on()
+            },
+            "channel",
+        );
+    }
+
+    #[test]
+    fn the_secret_is_read_from_its_file_and_an_unreadable_one_is_a_clear_error() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("secret");
+        std::fs::write(&path, "  hunter2-but-longer\n").expect("write");
+        let c = OidcConfig {
+            client_secret_env: None,
+            client_secret_file: Some(path.display().to_string()),
+            ..on()
+        };
+        assert_eq!(c.client_secret().as_deref(), Ok("hunter2-but-longer"));
+        let gone = OidcConfig {
+            client_secret_file: Some(dir.path().join("nope").display().to_string()),
+            ..c
+        };
+        assert!(gone
+            .client_secret()
+            .unwrap_err()
+            .contains("oidc.client_secret_file: cannot read"));
     }
 }

@@ -4,9 +4,9 @@
 //! admin's conversation is `dashboard:admin` (where runs deliver); each other
 //! person has their own (`dashboard:<their id>`), which nobody else sees.
 
+use super::auth::SignedIn;
 use super::auth::{self, Screen, Submitted};
 use super::view::{self, CHAT};
-use super::auth::SignedIn;
 use super::{DashboardState, Page, BUILT_IN_ADMIN, CHAT_CONVERSATION, PAGE_ROWS};
 use adapters::{ConversationKind, Inbound, TurnHandler};
 use axum::response::{IntoResponse, Redirect};
@@ -175,7 +175,11 @@ async fn run_turn<T>(sent: Submitted<T>, msg: Inbound) -> Page {
     let history = state
         .db()
         .conversations()
-        .history(state.org(), &state.cfg.server.agent, &conversation(&sent.who))
+        .history(
+            state.org(),
+            &state.cfg.server.agent,
+            &conversation(&sent.who),
+        )
         .await?;
     let shown: Vec<&str> = history
         .iter()

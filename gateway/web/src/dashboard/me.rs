@@ -19,7 +19,10 @@ pub(super) async fn page(screen: Screen) -> Page {
 }
 
 /// The signed-in person's own memory: the promises, the looks, the records.
-pub(super) async fn own_memory(state: &DashboardState, who: &SignedIn) -> Result<Markup, DashError> {
+pub(super) async fn own_memory(
+    state: &DashboardState,
+    who: &SignedIn,
+) -> Result<Markup, DashError> {
     let db = state.db();
     let filter = RecordFilter {
         scopes: vec![Scope::Personal, Scope::Person],

@@ -124,6 +124,12 @@ impl DashboardState {
         &self.pairing
     }
 
+    /// The name the sign-in page's "Sign in with …" button gives the
+    /// identity provider, when sign-in through one is configured and usable.
+    fn oidc_button(&self) -> Option<&str> {
+        matches!(self.oidc, Some(Ok(_))).then_some(self.cfg.oidc.provider_name.as_str())
+    }
+
     /// The time now, from the injected clock.
     fn now_ms(&self) -> i64 {
         self.clock.now_ms()
@@ -202,8 +208,16 @@ fn routes() -> Vec<(&'static str, RouteAccess, MethodRouter<DashboardState>)> {
         (oidc::CALLBACK_PATH, Open, get(oidc::callback)),
         ("/dashboard/logout", Needs(A::SignOut), post(signin::logout)),
         ("/dashboard/me", Needs(A::OwnMemory), get(me::page)),
-        ("/dashboard/me/forget", Needs(A::OwnMemory), post(me::forget)),
-        ("/dashboard/me/promote", Needs(A::OwnMemory), post(me::promote)),
+        (
+            "/dashboard/me/forget",
+            Needs(A::OwnMemory),
+            post(me::forget),
+        ),
+        (
+            "/dashboard/me/promote",
+            Needs(A::OwnMemory),
+            post(me::promote),
+        ),
         (
             "/dashboard/chat",
             Needs(A::Converse),

@@ -119,8 +119,16 @@ pub(super) struct Provider {
 pub(super) type Configured = Option<Result<Arc<Provider>, String>>;
 
 /// The provider `cfg` configures, if any.
-pub(super) fn configure(cfg: &OidcConfig, clock: Arc<dyn steward_core::clock::Clock>) -> Configured {
-    let issuer = cfg.issuer.as_ref()?.trim().trim_end_matches('/').to_string();
+pub(super) fn configure(
+    cfg: &OidcConfig,
+    clock: Arc<dyn steward_core::clock::Clock>,
+) -> Configured {
+    let issuer = cfg
+        .issuer
+        .as_ref()?
+        .trim()
+        .trim_end_matches('/')
+        .to_string();
     let provider = (|| {
         let secret = cfg.client_secret()?;
         // The provider's answers are read as they are: a redirect is never followed.
@@ -253,19 +261,22 @@ impl Provider {
         let bad = |what: &str, e: oauth2::url::ParseError| {
             Refusal::Unusable(format!("the {what} is not a URL: {e}"))
         };
-        Ok(oauth2::Client::new(ClientId::new(self.cfg.client_id.trim().into()))
-            .set_client_secret(ClientSecret::new(self.secret.clone()))
-            .set_auth_uri(
-                AuthUrl::new(d.authorization_endpoint.clone())
-                    .map_err(|e| bad("authorization endpoint", e))?,
-            )
-            .set_token_uri(
-                TokenUrl::new(d.token_endpoint.clone()).map_err(|e| bad("token endpoint", e))?,
-            )
-            .set_redirect_uri(
-                RedirectUrl::new(self.cfg.redirect_url.trim().into())
-                    .map_err(|e| bad("oidc.redirect_url", e))?,
-            ))
+        Ok(
+            oauth2::Client::new(ClientId::new(self.cfg.client_id.trim().into()))
+                .set_client_secret(ClientSecret::new(self.secret.clone()))
+                .set_auth_uri(
+                    AuthUrl::new(d.authorization_endpoint.clone())
+                        .map_err(|e| bad("authorization endpoint", e))?,
+                )
+                .set_token_uri(
+                    TokenUrl::new(d.token_endpoint.clone())
+                        .map_err(|e| bad("token endpoint", e))?,
+                )
+                .set_redirect_uri(
+                    RedirectUrl::new(self.cfg.redirect_url.trim().into())
+                        .map_err(|e| bad("oidc.redirect_url", e))?,
+                ),
+        )
     }
 }
 
@@ -287,14 +298,6 @@ fn pending_cookie(value: String, secure: bool) -> Cookie<'static> {
         .path("/dashboard/oidc")
         .secure(secure)
         .build()
-}
-
-/// What the sign-in page offers when a provider is configured: its button.
-pub(super) fn button(state: &DashboardState) -> Option<String> {
-    match &state.oidc {
-        Some(Ok(p)) => Some(p.cfg.provider_name.clone()),
-        _ => None,
-    }
 }
 
 /// `GET /dashboard/oidc/start`: off to the provider.
@@ -388,7 +391,9 @@ async fn person(
 ) -> Result<pairing::User, Refusal> {
     let p = provider(state)?;
     if let Some(error) = back.error {
-        let why = back.error_description.map_or(error.clone(), |d| format!("{error}: {d}"));
+        let why = back
+            .error_description
+            .map_or(error.clone(), |d| format!("{error}: {d}"));
         return Err(Refusal::Provider(why));
     }
     let mut parts = pending.unwrap_or_default().split('.');

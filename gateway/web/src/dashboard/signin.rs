@@ -152,7 +152,7 @@ fn template(error: Option<&str>, provider: Option<&str>) -> Html<String> {
 }
 
 pub(super) async fn page(State(state): State<DashboardState>) -> Html<String> {
-    template(None, super::oidc::button(&state).as_deref())
+    template(None, state.oidc_button())
 }
 
 #[derive(Debug, Deserialize)]
@@ -171,7 +171,7 @@ pub(super) async fn login(
         return Ok((
             StatusCode::TOO_MANY_REQUESTS,
             [(header::RETRY_AFTER, wait.to_string())],
-            template(Some(TOO_MANY_ATTEMPTS), super::oidc::button(&state).as_deref()),
+            template(Some(TOO_MANY_ATTEMPTS), state.oidc_button()),
         )
             .into_response());
     }
@@ -181,7 +181,7 @@ pub(super) async fn login(
             tracing::warn!("dashboard sign-in refused: wrong admin token");
             (
                 StatusCode::UNAUTHORIZED,
-                template(Some("That is not the admin token."), super::oidc::button(&state).as_deref()),
+                template(Some("That is not the admin token."), state.oidc_button()),
             )
                 .into_response()
         }
@@ -189,7 +189,7 @@ pub(super) async fn login(
             StatusCode::UNAUTHORIZED,
             template(
                 Some("No admin token exists yet: start the server with `steward serve` (it prints one) or set dashboard.admin_token."),
-                super::oidc::button(&state).as_deref(),
+                state.oidc_button(),
             ),
         )
             .into_response(),
