@@ -136,7 +136,7 @@ impl Http {
     }
 
     /// Start at steward, log in at the provider: the callback URL it sends back to.
-    async fn to_provider_and_back(&mut self, s: &Stage) -> String {
+    async fn via_the_provider(&mut self, s: &Stage) -> String {
         let start = self.get(&format!("{}/dashboard/oidc/start", s.base)).await;
         assert_eq!(start.status, StatusCode::SEE_OTHER, "{}", start.body);
         let at_provider = start.location.expect("to the provider");
@@ -147,7 +147,7 @@ impl Http {
 
     /// The whole flow: what steward's callback answers.
     async fn sign_in(&mut self, s: &Stage) -> Answer {
-        let callback = self.to_provider_and_back(s).await;
+        let callback = self.via_the_provider(s).await;
         self.get(&callback).await
     }
 }
@@ -211,7 +211,7 @@ async fn forged_wrong_expired_and_replayed_sign_ins_are_refused_and_a_paired_per
 
         // A state that does not match: 400, and the code is never redeemed.
         let mut http = Http::new();
-        let callback = http.to_provider_and_back(&s).await;
+        let callback = http.via_the_provider(&s).await;
         let forged = callback.replace("state=", "state=x");
         let refused = http.get(&forged).await;
         assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{name}");
@@ -219,7 +219,7 @@ async fn forged_wrong_expired_and_replayed_sign_ins_are_refused_and_a_paired_per
         signed_out(&s, &mut http).await;
         // A callback in a browser that never started (a forged login link): 400.
         let mut other = Http::new();
-        let callback = Http::new().to_provider_and_back(&s).await;
+        let callback = Http::new().via_the_provider(&s).await;
         let refused = other.get(&callback).await;
         assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{name}");
         signed_out(&s, &mut other).await;
@@ -228,7 +228,7 @@ async fn forged_wrong_expired_and_replayed_sign_ins_are_refused_and_a_paired_per
         // Without the verifier the challenge was made from, the provider
         // refuses the code (PKCE), and steward signs nobody in.
         let mut http = Http::new();
-        let callback = http.to_provider_and_back(&s).await;
+        let callback = http.via_the_provider(&s).await;
         let pending = http.cookies.get("steward_oidc").expect("pending").clone();
         let mut parts: Vec<&str> = pending.split('.').collect();
         let other_verifier = "A".repeat(43);
@@ -249,7 +249,7 @@ async fn forged_wrong_expired_and_replayed_sign_ins_are_refused_and_a_paired_per
 
         // A paired person signs in, and lands on their own memory.
         let mut http = Http::new();
-        let callback = http.to_provider_and_back(&s).await;
+        let callback = http.via_the_provider(&s).await;
         let pending = http.cookies.get("steward_oidc").expect("pending").clone();
         let signed = http.get(&callback).await;
         assert_eq!(signed.status, StatusCode::OK, "{name}: {}", signed.body);
