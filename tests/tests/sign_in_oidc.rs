@@ -291,7 +291,8 @@ async fn forged_wrong_expired_and_replayed_sign_ins_are_refused_and_a_paired_per
 }
 
 #[tokio::test]
-async fn a_regular_user_gets_403_on_every_admin_page_and_a_revoked_one_is_signed_out() {
+async fn a_regular_user_gets_403_on_every_admin_page_manages_their_own_keys_and_is_signed_out_when_revoked(
+) {
     for (name, db) in both_dbs().await {
         let s = stage(db).await;
         s.fake.log_in_as(Some(Person::new(ANA, "Ana")));
@@ -333,6 +334,47 @@ async fn a_regular_user_gets_403_on_every_admin_page_and_a_revoked_one_is_signed
             .await
             .unwrap()
             .is_none());
+        // Her own keys and delegations are hers to manage.
+        let keys_url = format!("{}/dashboard/me/keys", s.base);
+        assert_eq!(http.get(&keys_url).await.status, StatusCode::OK, "{name}");
+        let made = http
+            .post(&format!("{keys_url}/create"), &[("csrf", &csrf)])
+            .await;
+        assert!(made.body.contains("stw_"), "{name}: the secret, shown once");
+        let ana = format!("teams:{ANA}");
+        let keys = pairing.api_keys("default", Some(&ana)).await.unwrap();
+        assert_eq!(keys.len(), 1, "{name}");
+        let id = keys[0].key_id.clone();
+        assert!(
+            !http.get(&keys_url).await.body.contains("stw_"),
+            "{name}: never again"
+        );
+        http.post(
+            &format!("{keys_url}/revoke"),
+            &[("csrf", &csrf), ("id", &id)],
+        )
+        .await;
+        let keys = pairing.api_keys("default", Some(&ana)).await.unwrap();
+        assert!(keys[0].revoked_at.is_some(), "{name}");
+        let bo = format!("teams:{BO}");
+        let add = format!("{}/dashboard/me/delegates/add", s.base);
+        http.post(&add, &[("csrf", &csrf), ("delegate", &bo)]).await;
+        let grants = pairing.delegations("default", Some(&ana)).await.unwrap();
+        assert_eq!(
+            (grants[0].principal.as_str(), grants[0].delegate.as_str()),
+            (ana.as_str(), bo.as_str())
+        );
+        let remove = format!("{}/dashboard/me/delegates/remove", s.base);
+        http.post(&remove, &[("csrf", &csrf), ("delegate", &bo)])
+            .await;
+        assert!(
+            pairing
+                .delegations("default", Some(&ana))
+                .await
+                .unwrap()
+                .is_empty(),
+            "{name}"
+        );
         // Revoked: the session opens nothing any more.
         let at = s.h.now_ms();
         pairing

@@ -27,6 +27,7 @@ mod chat;
 mod me;
 mod memory;
 mod oidc;
+mod own_keys;
 mod pairing;
 mod review;
 mod revisions;
@@ -217,6 +218,27 @@ fn routes() -> Vec<(&'static str, RouteAccess, MethodRouter<DashboardState>)> {
             "/dashboard/me/promote",
             Needs(A::OwnMemory),
             post(me::promote),
+        ),
+        ("/dashboard/me/keys", Needs(A::OwnKeys), get(own_keys::page)),
+        (
+            "/dashboard/me/keys/create",
+            Needs(A::OwnKeys),
+            post(own_keys::create),
+        ),
+        (
+            "/dashboard/me/keys/revoke",
+            Needs(A::OwnKeys),
+            post(own_keys::revoke),
+        ),
+        (
+            "/dashboard/me/delegates/add",
+            Needs(A::OwnDelegations),
+            post(own_keys::delegate_add),
+        ),
+        (
+            "/dashboard/me/delegates/remove",
+            Needs(A::OwnDelegations),
+            post(own_keys::delegate_remove),
         ),
         (
             "/dashboard/chat",
@@ -435,6 +457,10 @@ pub const FORM_ROUTES: &[&str] = &[
     "/dashboard/logout",
     "/dashboard/me/forget",
     "/dashboard/me/promote",
+    "/dashboard/me/keys/create",
+    "/dashboard/me/keys/revoke",
+    "/dashboard/me/delegates/add",
+    "/dashboard/me/delegates/remove",
     "/dashboard/chat",
     "/dashboard/chat/answer",
     "/dashboard/pairing/approve",

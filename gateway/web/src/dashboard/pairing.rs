@@ -194,6 +194,16 @@ fn outcome<F, T>(
     result: Result<T, PairingError>,
     said: impl FnOnce(T, &F) -> String,
 ) -> Page {
+    outcome_at(sent, result, said, PAIRING.path)
+}
+
+/// [`outcome`], its notice shown on the page at `to`.
+pub(super) fn outcome_at<F, T>(
+    sent: Submitted<F>,
+    result: Result<T, PairingError>,
+    said: impl FnOnce(T, &F) -> String,
+    to: &str,
+) -> Page {
     let (ok, text) = match result {
         Ok(v) => (true, said(v, &sent.form)),
         Err(
@@ -208,7 +218,7 @@ fn outcome<F, T>(
         ) => (false, e.to_string()),
         Err(other) => return Err(DashError::from(other)),
     };
-    sent.done(ok, text, PAIRING.path)
+    sent.done(ok, text, to)
 }
 
 /// The role a form names, or the notice why it names none.
@@ -285,7 +295,7 @@ pub(super) async fn revoke(sent: Submitted<UserForm>) -> Page {
     })
 }
 
-/// The grant a delegate form names, made or ended by the built-in admin now.
+/// The grant a delegate form names, made or ended by the signed-in administrator now.
 fn grant_of(sent: &Submitted<DelegateForm>) -> DelegationChange<'_> {
     DelegationChange {
         principal: &sent.form.principal,

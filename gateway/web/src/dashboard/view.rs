@@ -35,6 +35,7 @@ impl Tab {
 }
 
 pub const ME: Tab = Tab::new("/dashboard/me", "Your memory");
+pub const KEYS: Tab = Tab::new("/dashboard/me/keys", "Your keys");
 pub const CHAT: Tab = Tab::new("/dashboard/chat", "Chat");
 pub const PAIRING: Tab = Tab::new("/dashboard/pairing", "Pairing");
 pub const MEMORY: Tab = Tab::new("/dashboard/memory", "Memory");
@@ -50,7 +51,7 @@ pub const SETTINGS: Tab = Tab::new("/dashboard/settings", "Settings");
 /// The pages in the navigation bar, in order; each person sees those their
 /// role may open ([`Viewer::may_open`]).
 pub const NAV: &[Tab] = &[
-    ME, CHAT, PAIRING, ROLES, MEMORY, REVIEW, REVISIONS, SKILLS, TOOLS, RUNS, AUDIT, SETTINGS,
+    ME, KEYS, CHAT, PAIRING, ROLES, MEMORY, REVIEW, REVISIONS, SKILLS, TOOLS, RUNS, AUDIT, SETTINGS,
 ];
 
 /// Who a signed-in page is for: the organisation, the session's CSRF token
