@@ -215,6 +215,12 @@ pub async fn serve(services: Arc<Services>) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
+    serve_on(listener, services)
+}
+
+/// Serve `app` on `listener` (bound first when the configuration must name
+/// the address, as an identity provider's callback does); returns its address.
+pub fn serve_on(listener: tokio::net::TcpListener, services: Arc<Services>) -> SocketAddr {
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move {
         let app = app(AppState::new(services)).into_make_service_with_connect_info::<SocketAddr>();

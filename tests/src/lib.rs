@@ -7,6 +7,7 @@ pub mod dashboard;
 pub mod fake_bot_framework;
 pub mod fake_discord;
 pub mod fake_llm;
+pub mod fake_oidc;
 pub mod fake_slack;
 pub mod mcp_fixture;
 pub mod openai;

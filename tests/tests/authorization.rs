@@ -443,6 +443,8 @@ fn every_dashboard_route_and_cli_command_is_classified() {
             "/dashboard/",
             "/dashboard/static/style.css",
             "/dashboard/login",
+            "/dashboard/oidc/start",
+            "/dashboard/oidc/callback",
         ]
     );
     for form in FORM_ROUTES {

@@ -90,7 +90,7 @@ async fn every_page_and_form_without_a_session_goes_to_sign_in_and_changes_nothi
     let code = pair_request(&h.turns, "555").await;
     let before = snapshot(&h).await;
     let home = c.get("/dashboard").await;
-    assert_eq!(home.location.as_deref(), Some("/dashboard/chat"));
+    assert_eq!(home.location.as_deref(), Some("/dashboard/login"));
     for page in PAGES {
         let a = c.get(page).await;
         assert_eq!(a.status, StatusCode::SEE_OTHER, "{page}");
@@ -572,6 +572,7 @@ async fn an_expired_session_opens_nothing() {
             id_hash: sha256(&id),
             csrf: "ef".repeat(32),
             token_hash: sha256(TOKEN),
+            user_id: "admin".into(),
             created_at: now() - 20_000,
             expires_at: now() - 10_000,
         })
@@ -591,6 +592,7 @@ async fn an_expired_session_opens_nothing() {
             id_hash: sha256(&live),
             csrf: "ef".repeat(32),
             token_hash: sha256(TOKEN),
+            user_id: "admin".into(),
             created_at: now(),
             expires_at: now() + 60_000,
         })

@@ -35,6 +35,7 @@ fn session(org: &str, id: &str, expires_at: i64) -> DashboardSession {
         id_hash: id.into(),
         csrf: format!("csrf-{id}"),
         token_hash: "t1".into(),
+        user_id: "admin".into(),
         created_at: 100,
         expires_at,
     }

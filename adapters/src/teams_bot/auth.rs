@@ -14,6 +14,7 @@
 
 use super::NowMs;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -93,12 +94,20 @@ impl Verified {
     }
 }
 
-/// The claims read from a token besides those `jsonwebtoken` checks.
+/// The claims read from a token besides those `jsonwebtoken` checks: its
+/// times, and the rest as the caller reads them.
 #[derive(Debug, Deserialize)]
-struct Claims {
+struct Claims<C> {
     exp: i64,
     #[serde(default)]
     nbf: Option<i64>,
+    #[serde(flatten)]
+    rest: C,
+}
+
+/// What the Bot Framework's token says of the activity it came with.
+#[derive(Debug, Deserialize)]
+struct BotClaims {
     #[serde(default)]
     serviceurl: Option<String>,
 }
@@ -180,7 +189,21 @@ impl TokenValidator {
         if !scheme.eq_ignore_ascii_case("Bearer") {
             return Err(TokenRefusal::NotBearer);
         }
-        let token = token.trim();
+        let (claims, endorsements) = self.decode::<BotClaims>(token.trim()).await?;
+        Ok(Verified {
+            service_url: claims.serviceurl,
+            endorsements,
+        })
+    }
+
+    /// Check a JWT's signature (RS256, a published key), issuer, audience,
+    /// expiry and not-before (with [`CLOCK_SKEW_SECS`]) and read its claims
+    /// as `C`, with the channels its key endorses. The Bot Framework's
+    /// tokens and an OpenID Connect provider's ID tokens are both read here.
+    pub async fn decode<C: DeserializeOwned>(
+        &self,
+        token: &str,
+    ) -> Result<(C, Vec<String>), TokenRefusal> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| TokenRefusal::Malformed)?;
         if header.alg != Algorithm::RS256 {
             return Err(TokenRefusal::Algorithm);
@@ -194,7 +217,7 @@ impl TokenValidator {
         rules.set_required_spec_claims(&["exp", "iss", "aud"]);
         rules.set_issuer(&[&self.rules.issuer]);
         rules.set_audience(&[&self.rules.app_id]);
-        let claims = jsonwebtoken::decode::<Claims>(token, &key.key, &rules)
+        let claims = jsonwebtoken::decode::<Claims<C>>(token, &key.key, &rules)
             .map_err(|e| {
                 use jsonwebtoken::errors::ErrorKind;
                 match e.kind() {
@@ -219,10 +242,7 @@ impl TokenValidator {
         {
             return Err(TokenRefusal::NotYetValid);
         }
-        Ok(Verified {
-            service_url: claims.serviceurl,
-            endorsements: key.endorsements.clone(),
-        })
+        Ok((claims.rest, key.endorsements.clone()))
     }
 
     /// The signing key `kid`: from the cache, or fetched when the cache is

@@ -5,6 +5,7 @@
 //! channels crate reads it, this crate knows no channel.
 
 pub mod discord;
+pub mod oidc;
 pub mod section;
 pub mod slack;
 pub mod teams;
@@ -69,6 +70,8 @@ pub struct Config {
     /// `[teams_bot]`: Teams as a Bot Framework bot (`channels::teams_bot`).
     #[validate(nested)]
     pub teams_bot: TeamsBotConfig,
+    /// `[oidc]`: people sign in to the dashboard through an OpenID Connect provider.
+    pub oidc: oidc::OidcConfig,
 }
 
 impl Config {
@@ -1203,6 +1206,7 @@ impl Config {
             return bad("server.listen", "not a socket address like 127.0.0.1:8080");
         }
         self.dashboard.check()?;
+        self.oidc.check().map_err(ConfigError::Invalid)?;
         self.metrics.check(&self.server)?;
         self.embeddings.check()?;
         for (_, section) in self.sections() {

@@ -11,8 +11,11 @@ pub struct DashboardSession {
     pub id_hash: String,
     /// The form token every state-changing request of this session must carry.
     pub csrf: String,
-    /// SHA-256 (hex) of the admin token the session signed in with.
+    /// SHA-256 (hex) of the admin token the session signed in with; empty
+    /// for a person signed in through the identity provider.
     pub token_hash: String,
+    /// The paired user the session is: the built-in admin, or a person.
+    pub user_id: String,
     pub created_at: i64,
     pub expires_at: i64,
 }
@@ -56,13 +59,14 @@ impl Identity<'_> {
         let mut tx = super::begin(&self.db.pool).await?;
         let expired = "DELETE FROM dashboard_sessions WHERE org = $1 AND expires_at <= $2";
         sql!(expired, &s.org, s.created_at).exec(&mut *tx).await?;
-        let text = "INSERT INTO dashboard_sessions (id_hash, org, csrf, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)";
+        let text = "INSERT INTO dashboard_sessions (id_hash, org, csrf, token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)";
         let q = sql!(
             text,
             &s.id_hash,
             &s.org,
             &s.csrf,
             &s.token_hash,
+            &s.user_id,
             s.created_at,
             s.expires_at
         );
@@ -78,7 +82,7 @@ impl Identity<'_> {
         id_hash: &str,
         now: i64,
     ) -> Result<Option<DashboardSession>> {
-        let text = "SELECT id_hash, org, csrf, token_hash, created_at, expires_at FROM dashboard_sessions \
+        let text = "SELECT id_hash, org, csrf, token_hash, user_id, created_at, expires_at FROM dashboard_sessions \
                     WHERE org = $1 AND id_hash = $2 AND expires_at > $3";
         sql!(text, org, id_hash, now).opt(&self.db.pool).await
     }

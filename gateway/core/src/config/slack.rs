@@ -42,7 +42,7 @@ pub struct SlackConfig {
 }
 
 /// Whether `name` reads as the name of an environment variable.
-fn env_name(name: &str) -> bool {
+pub(crate) fn env_name(name: &str) -> bool {
     name.chars()
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')

@@ -38,7 +38,7 @@ pub(crate) fn random_hex(bytes: usize) -> String {
     hex::encode(buf)
 }
 
-fn same(a: &str, b: &str) -> bool {
+pub(crate) fn same(a: &str, b: &str) -> bool {
     a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }
 
@@ -156,6 +156,18 @@ pub(crate) async fn sign_in(state: &DashboardState, token: &str) -> Result<SignI
     if token.is_empty() || !same(&hash(token), &expected) {
         return Ok(SignIn::Refused);
     }
+    Ok(SignIn::Ok(
+        open_session(state, BUILT_IN_ADMIN, &expected).await?,
+    ))
+}
+
+/// A new session of `user_id` (signed in with the admin token of hash
+/// `token_hash`, or `""` through the identity provider), and its cookie.
+pub(crate) async fn open_session(
+    state: &DashboardState,
+    user_id: &str,
+    token_hash: &str,
+) -> Result<Cookie<'static>, StoreError> {
     let cfg = &state.cfg.dashboard;
     let id = random_hex(32);
     let now = state.now_ms();
@@ -167,12 +179,13 @@ pub(crate) async fn sign_in(state: &DashboardState, token: &str) -> Result<SignI
             org: state.org().to_string(),
             id_hash: hash(&id),
             csrf: random_hex(32),
-            token_hash: expected,
+            token_hash: token_hash.to_string(),
+            user_id: user_id.to_string(),
             created_at: now,
             expires_at: now.saturating_add(hours.saturating_mul(3_600_000)),
         })
         .await?;
-    Ok(SignIn::Ok(session_cookie(id, cfg.secure_cookie)))
+    Ok(session_cookie(id, cfg.secure_cookie))
 }
 
 /// `steward_session=…; HttpOnly; SameSite=Strict; Path=/dashboard` (and `Secure`).
@@ -191,50 +204,91 @@ fn to_sign_in() -> Response {
     Redirect::to("/dashboard/login").into_response()
 }
 
-/// A signed-in dashboard browser.
+/// A signed-in dashboard browser: its session and the paired person it is,
+/// with the role the pairing store gives them now.
 #[derive(Debug, Clone)]
-pub struct SignedInAdmin {
+pub struct SignedIn {
     pub session: DashboardSession,
+    pub user: ::pairing::User,
 }
 
-impl SignedInAdmin {
+impl SignedIn {
     /// The session's CSRF token, for the forms of a page.
     pub fn csrf(&self) -> &str {
         &self.session.csrf
     }
 
-    /// The browser whose `jar` holds the cookie of a live session, signed in
-    /// with the current admin token; otherwise off to sign in.
-    async fn signed_in(jar: &CookieJar, state: &DashboardState) -> Result<SignedInAdmin, Response> {
+    /// The signed-in person's stored user id: what their actions are audited under.
+    pub fn user_id(&self) -> &str {
+        &self.user.user_id
+    }
+
+    /// The signed-in person as the authorization point sees them.
+    pub fn principal(&self) -> Principal {
+        Principal::Human {
+            user_id: self.user.user_id.clone(),
+            name: self.user.name.clone(),
+            role: self.user.role,
+        }
+    }
+
+    /// Who a change made now in `state`'s organisation is by: this person.
+    pub fn act<'a>(&'a self, state: &'a DashboardState) -> ::pairing::Act<'a> {
+        ::pairing::Act {
+            org: state.org(),
+            actor: self.user_id(),
+            at: state.now_ms(),
+        }
+    }
+
+    /// The browser whose `jar` holds the cookie of a live session of a
+    /// person paired and active now; otherwise off to sign in. The built-in
+    /// admin's session lives only as long as the admin token it signed in
+    /// with; a person's as long as their pairing, with the role it has now.
+    pub(super) async fn signed_in(
+        jar: &CookieJar,
+        state: &DashboardState,
+    ) -> Result<SignedIn, Response> {
         let Some(id) = jar.get(SESSION_COOKIE).map(|c| c.value().to_string()) else {
             return Err(to_sign_in());
         };
+        let unavailable = |e: DashError| e.into_response();
         let session = state
             .db()
             .identity()
             .dashboard_session(state.org(), &hash(&id), state.now_ms())
             .await
-            .map_err(|e| DashError::from(e).into_response())?;
+            .map_err(|e| unavailable(e.into()))?;
         let Some(session) = session else {
             return Err(to_sign_in());
         };
-        // A session lives only as long as the token it signed in with.
-        let expected = expected_token_hash(&state.cfg, state.db())
-            .await
-            .map_err(|e| DashError::from(e).into_response())?;
-        match expected {
-            Some(h) if same(&h, &session.token_hash) => Ok(SignedInAdmin { session }),
-            _ => Err(to_sign_in()),
+        if session.user_id == BUILT_IN_ADMIN {
+            let expected = expected_token_hash(&state.cfg, state.db())
+                .await
+                .map_err(|e| unavailable(e.into()))?;
+            if !expected.is_some_and(|h| same(&h, &session.token_hash)) {
+                return Err(to_sign_in());
+            }
+            // Whoever holds the token is the built-in admin, paired as such.
+            admin_user(state.pairing(), state.org(), state.now_ms())
+                .await
+                .map_err(unavailable)?;
         }
+        let user = match state.pairing().user(state.org(), &session.user_id).await {
+            Ok(u) if u.status == ::pairing::UserStatus::Active => u,
+            Ok(_) | Err(::pairing::PairingError::UnknownUser(_)) => return Err(to_sign_in()),
+            Err(e) => return Err(unavailable(e.into())),
+        };
+        Ok(SignedIn { session, user })
     }
 }
 
 /// A page request from a signed-in browser: the state the page reads, the
-/// admin whose session its forms carry, and the cookies holding the notice
+/// person whose session its forms carry, and the cookies holding the notice
 /// the page shows.
 pub struct Screen {
     pub state: DashboardState,
-    pub admin: SignedInAdmin,
+    pub who: SignedIn,
     pub jar: CookieJar,
 }
 
@@ -246,7 +300,7 @@ impl FromRequestParts<DashboardState> for Screen {
         state: &DashboardState,
     ) -> Result<Self, Self::Rejection> {
         let jar = CookieJar::from_headers(&parts.headers);
-        let admin = SignedInAdmin::signed_in(&jar, state).await?;
+        let who = SignedIn::signed_in(&jar, state).await?;
         // The route's action (`super::routes`), asked of the one
         // authorization point for whoever signed in.
         let Some(action) = parts.extensions.get::<Action>().copied() else {
@@ -254,17 +308,12 @@ impl FromRequestParts<DashboardState> for Screen {
                 "This page takes no action the authorization table knows.",
             ));
         };
-        let principal = Principal::Human {
-            user_id: BUILT_IN_ADMIN.to_string(),
-            name: BUILT_IN_ADMIN.to_string(),
-            role: Role::Admin,
-        };
-        if let Err(denial) = authorize(Actor::own(&principal), action) {
+        if let Err(denial) = authorize(Actor::own(&who.principal()), action) {
             return Err(forbidden(&denial.to_string()));
         }
         Ok(Screen {
             state: state.clone(),
-            admin,
+            who,
             jar,
         })
     }
@@ -276,8 +325,11 @@ impl Screen {
     pub fn show(self, tab: Tab, content: Markup) -> Page {
         Ok(view::render(
             self.jar,
-            self.state.org(),
-            self.admin.csrf(),
+            &view::Viewer {
+                org: self.state.org(),
+                csrf: self.who.csrf(),
+                who: &self.who.user,
+            },
             tab,
             content,
         ))
@@ -289,7 +341,7 @@ impl Screen {
 /// state it acts on and the cookies its outcome's notice goes into.
 pub struct Submitted<T> {
     pub state: DashboardState,
-    pub admin: SignedInAdmin,
+    pub who: SignedIn,
     pub jar: CookieJar,
     pub form: T,
 }
@@ -322,7 +374,7 @@ where
             .find(|(k, _)| k == "csrf")
             .map(|(_, v)| v.as_str());
         match given {
-            Some(t) if same(t, page.admin.csrf()) => {}
+            Some(t) if same(t, page.who.csrf()) => {}
             _ => {
                 return Err((
                     StatusCode::FORBIDDEN,
@@ -338,7 +390,7 @@ where
             .map_err(|e| bad_form(&format!("malformed form: {e}")))?;
         Ok(Submitted {
             state: page.state,
-            admin: page.admin,
+            who: page.who,
             jar: page.jar,
             form,
         })

@@ -1,7 +1,10 @@
-//! The chat page: the admin's conversation with the agent, the pending
-//! "Remember this?" proposal, and sending a message or an answer through the
-//! turn loop as the built-in `admin` on channel `dashboard`.
+//! The chat page: the signed-in person's conversation with the agent, the
+//! pending "Remember this?" proposal, and sending a message or an answer
+//! through the turn loop as that person on channel `dashboard`. The built-in
+//! admin's conversation is `dashboard:admin` (where runs deliver); each other
+//! person has their own (`dashboard:<their id>`), which nobody else sees.
 
+use super::auth::SignedIn;
 use super::auth::{self, Screen, Submitted};
 use super::view::{self, CHAT};
 use super::{DashboardState, Page, BUILT_IN_ADMIN, CHAT_CONVERSATION, PAGE_ROWS};
@@ -17,7 +20,7 @@ pub(super) async fn page(screen: Screen) -> Page {
     let history = state
         .db()
         .conversations()
-        .history(state.org(), agent, CHAT_CONVERSATION)
+        .history(state.org(), agent, &conversation(&screen.who))
         .await?;
     let pending = state
         .db()
@@ -25,12 +28,12 @@ pub(super) async fn page(screen: Screen) -> Page {
         .pending_proposals(
             state.org(),
             agent,
-            CHAT_CONVERSATION,
-            BUILT_IN_ADMIN,
+            &conversation(&screen.who),
+            screen.who.user_id(),
             state.now_ms(),
         )
         .await?;
-    let content = template(&history, &pending, screen.admin.csrf());
+    let content = template(&history, &pending, screen.who.csrf());
     screen.show(CHAT, content)
 }
 
@@ -78,7 +81,7 @@ fn template(history: &[StoredMessage], pending: &[MemoryRecord], csrf: &str) -> 
             form.compose method="post" action="/dashboard/chat" {
                 (view::csrf_field(csrf))
                 input type="hidden" name="nonce" value=(auth::random_hex(16));
-                input id="text" name="text" type="text" autocomplete="off" required autofocus placeholder="Message steward as the admin…";
+                input id="text" name="text" type="text" autocomplete="off" required autofocus placeholder="Message steward…";
                 button.primary type="submit" { "Send" }
             }
         }
@@ -99,7 +102,7 @@ pub(super) async fn send(sent: Submitted<ChatForm>) -> Page {
     if text.is_empty() {
         return sent.done(false, "Type a message first.", CHAT.path);
     }
-    let mut msg = message(&sent.state, text);
+    let mut msg = message(&sent.state, &sent.who, text);
     let nonce = sent.form.nonce.trim();
     if (16..=64).contains(&nonce.len()) && nonce.bytes().all(|b| b.is_ascii_hexdigit()) {
         msg.platform_id = Some(format!("form:{nonce}"));
@@ -119,22 +122,31 @@ pub(super) async fn answer(sent: Submitted<AnswerForm>) -> Page {
         "no" => false,
         _ => return sent.done(false, "Answer yes or no.", CHAT.path),
     };
-    let mut msg = message(&sent.state, if yes { "yes" } else { "no" });
+    let mut msg = message(&sent.state, &sent.who, if yes { "yes" } else { "no" });
     msg.answer = Some((sent.form.batch, yes));
     run_turn(sent, msg).await
 }
 
-/// `text` from the built-in admin in the dashboard conversation.
-fn message(state: &DashboardState, text: &str) -> Inbound {
+/// The signed-in person's dashboard conversation.
+fn conversation(who: &SignedIn) -> String {
+    if who.user_id() == BUILT_IN_ADMIN {
+        CHAT_CONVERSATION.to_string()
+    } else {
+        format!("dashboard:{}", who.user_id())
+    }
+}
+
+/// `text` from the signed-in person in their dashboard conversation.
+fn message(state: &DashboardState, who: &SignedIn, text: &str) -> Inbound {
     let server = &state.cfg.server;
     Inbound {
         org: server.org.clone(),
         agent: server.agent.clone(),
         channel: "dashboard".into(),
-        conversation: CHAT_CONVERSATION.into(),
+        conversation: conversation(who),
         kind: ConversationKind::Direct,
-        sender: Some(BUILT_IN_ADMIN.into()),
-        sender_name: "Dashboard admin".into(),
+        sender: Some(who.user_id().into()),
+        sender_name: who.user.name.clone(),
         text: text.into(),
         platform_id: None,
         at: state.clock.now_utc(),
@@ -149,7 +161,6 @@ fn message(state: &DashboardState, text: &str) -> Inbound {
 /// comes back as a notice.
 async fn run_turn<T>(sent: Submitted<T>, msg: Inbound) -> Page {
     let state = &sent.state;
-    auth::admin_user(state.pairing(), state.org(), state.now_ms()).await?;
     let replies = match TurnHandler::handle(state.turns.as_ref(), msg).await {
         Ok(r) => r,
         Err(e) => {
@@ -164,7 +175,11 @@ async fn run_turn<T>(sent: Submitted<T>, msg: Inbound) -> Page {
     let history = state
         .db()
         .conversations()
-        .history(state.org(), &state.cfg.server.agent, CHAT_CONVERSATION)
+        .history(
+            state.org(),
+            &state.cfg.server.agent,
+            &conversation(&sent.who),
+        )
         .await?;
     let shown: Vec<&str> = history
         .iter()

@@ -6,7 +6,7 @@
 
 use super::auth::{Screen, Submitted};
 use super::view::{self, MEMORY};
-use super::{Page, BUILT_IN_ADMIN};
+use super::Page;
 use axum::extract::Query;
 use maud::{html, Markup};
 use memory::policy::{self, Oversight};
@@ -53,11 +53,14 @@ fn status_choices() -> impl Iterator<Item = &'static str> {
 pub(super) async fn page(screen: Screen, Query(mq): Query<MemoryQuery>) -> Page {
     let state = &screen.state;
     let content = match mq.scope.as_deref().unwrap_or("agent_notes") {
-        "mine" => mine(state).await?,
+        "mine" => html! {
+            (tabs("mine"))
+            (super::me::own_memory(state, &screen.who).await?)
+        },
         "people" => {
             let owners = state.db().records().personal_owners(state.org()).await?;
             let users = state.pairing().users(state.org()).await?;
-            people(owners, &users, screen.admin.csrf())
+            people(owners, &users, screen.who.csrf())
         }
         other => {
             let scope = match Scope::parse(other) {
@@ -149,12 +152,12 @@ pub(super) async fn person(sent: Submitted<PersonForm>) -> Page {
         );
     };
     let Submitted {
-        state, admin, jar, ..
+        state, who, jar, ..
     } = sent;
     let db = state.db();
     let look = Look {
         org: state.org(),
-        actor: BUILT_IN_ADMIN,
+        actor: who.user_id(),
         looked: Looked::Memory,
         person: &user,
         surface: "dashboard person page",
@@ -172,7 +175,7 @@ pub(super) async fn person(sent: Submitted<PersonForm>) -> Page {
         .into_iter()
         .filter(|r| policy::oversight_shows(r.scope, Oversight::Reasoned))
         .collect();
-    let who = match state.pairing().user(state.org(), &user).await {
+    let described = match state.pairing().user(state.org(), &user).await {
         Ok(u) => format!("{} · {} · {}", u.name, u.role, u.status),
         Err(PairingError::UnknownUser(_)) => "not paired".into(),
         Err(e) => return Err(e.into()),
@@ -181,44 +184,12 @@ pub(super) async fn person(sent: Submitted<PersonForm>) -> Page {
         (tabs("people"))
         section.card {
             h2 { "Personal memory of " code { (user) } }
-            p.muted { (who) ". This view was recorded in the audit log with your reason, and " (user) " is shown it." }
+            p.muted { (described) ". This view was recorded in the audit log with your reason, and " (user) " is shown it." }
             p.muted { "Reason: " (reason) }
             (records_table(&records, true))
         }
     };
-    Screen { state, admin, jar }.show(MEMORY, content)
-}
-
-/// The signed-in administrator's own memory, as `/memory` shows it to
-/// anyone: both their tiers, steward's two promises, and who looked and why.
-async fn mine(state: &super::DashboardState) -> Result<Markup, super::DashError> {
-    let db = state.db();
-    let filter = RecordFilter {
-        scopes: vec![Scope::Personal, Scope::Person],
-        owner: Some(BUILT_IN_ADMIN.to_string()),
-        status: Some(Status::Active),
-        ..Default::default()
-    };
-    let records = state.browse(&filter).await?;
-    let views = steward_core::oversight::views(db, state.org(), BUILT_IN_ADMIN).await?;
-    Ok(html! {
-        (tabs("mine"))
-        section.card.promises {
-            h2 { "Your memory" }
-            @for p in steward_core::oversight::PROMISES {
-                p.promise { (p) }
-            }
-            @for v in &views {
-                p.muted {
-                    (v.looked.told()) " " (v.who)
-                    @if let Some(how) = &v.acted_as { " " (how) }
-                    " on " (view::date(v.at_ms)) "."
-                    @if let Some(r) = &v.reason { " Reason: " (r) }
-                }
-            }
-            (records_table(&records, true))
-        }
-    })
+    Screen { state, who, jar }.show(MEMORY, content)
 }
 
 fn tabs(active: &str) -> Markup {

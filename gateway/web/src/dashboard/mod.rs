@@ -1,5 +1,7 @@
 //! The web dashboard (docs/channels.md, "The web dashboard"), served by the same axum
-//! server under `/dashboard`: admin sign-in, chat as the built-in `admin`, pairing
+//! server under `/dashboard`: sign-in (the built-in admin with its token,
+//! each paired person through the identity provider, `oidc`), each person's
+//! own memory (`me`) and chat, and for administrators pairing
 //! requests and paired users, the memory browser, the review queue of
 //! quarantined records, revisions with undo, skills (approval bound to the
 //! content shown, rollback, run now), automated runs with their lines, the
@@ -12,15 +14,20 @@
 //!
 //! Architecture Invariant: like the other adapters, this module is the only
 //! code that knows the dashboard's wire format (forms, cookies); its chat
-//! reaches the turn loop as an [`adapters::Inbound`] from `admin` on channel
-//! `dashboard`, whose authority the pairing store resolves like anyone's.
+//! reaches the turn loop as an [`adapters::Inbound`] from the signed-in
+//! person on channel `dashboard`, whose authority the pairing store resolves
+//! like anyone's; every page and action is authorized for that person's role
+//! now, and audited under their stored id.
 //! Personal memory is shown only on a person's page, and opening it is
 //! audited (`memory.view`).
 
 mod audit;
 mod auth;
 mod chat;
+mod me;
 mod memory;
+mod oidc;
+mod own_keys;
 mod pairing;
 mod review;
 mod revisions;
@@ -33,7 +40,7 @@ mod tools;
 mod view;
 
 pub use auth::{
-    ensure_admin_token, ensure_admin_user, reset_admin_token, AdminToken, Screen, SignedInAdmin,
+    ensure_admin_token, ensure_admin_user, reset_admin_token, AdminToken, Screen, SignedIn,
     Submitted,
 };
 pub use signin::TOO_MANY_ATTEMPTS;
@@ -79,6 +86,8 @@ pub struct DashboardState {
     runner: Runner,
     /// Sign-in attempts per client and in all.
     sign_in: Arc<signin::SignInLimits>,
+    /// Sign-in through the identity provider (`[oidc]`), when configured.
+    oidc: oidc::Configured,
 }
 
 impl DashboardState {
@@ -91,6 +100,7 @@ impl DashboardState {
                 cfg.dashboard.sign_in_global_per_minute,
                 services.clock().clone(),
             )),
+            oidc: oidc::configure(&cfg.oidc, services.clock().clone()),
             cfg: cfg.clone(),
             clock: services.clock().clone(),
             db: services.db().clone(),
@@ -115,19 +125,15 @@ impl DashboardState {
         &self.pairing
     }
 
+    /// The name the sign-in page's "Sign in with …" button gives the
+    /// identity provider, when sign-in through one is configured and usable.
+    fn oidc_button(&self) -> Option<&str> {
+        matches!(self.oidc, Some(Ok(_))).then_some(self.cfg.oidc.provider_name.as_str())
+    }
+
     /// The time now, from the injected clock.
     fn now_ms(&self) -> i64 {
         self.clock.now_ms()
-    }
-
-    /// Who a change made from the dashboard is by: its built-in admin, in its
-    /// organisation, now.
-    fn act(&self) -> ::pairing::Act<'_> {
-        ::pairing::Act {
-            org: self.org(),
-            actor: BUILT_IN_ADMIN,
-            at: self.now_ms(),
-        }
     }
 
     /// The records of the organisation that `filter` lets through, a page of
@@ -199,7 +205,41 @@ fn routes() -> Vec<(&'static str, RouteAccess, MethodRouter<DashboardState>)> {
             Open,
             get(signin::page).post(signin::login),
         ),
+        ("/dashboard/oidc/start", Open, get(oidc::start)),
+        (oidc::CALLBACK_PATH, Open, get(oidc::callback)),
         ("/dashboard/logout", Needs(A::SignOut), post(signin::logout)),
+        ("/dashboard/me", Needs(A::OwnMemory), get(me::page)),
+        (
+            "/dashboard/me/forget",
+            Needs(A::OwnMemory),
+            post(me::forget),
+        ),
+        (
+            "/dashboard/me/promote",
+            Needs(A::OwnMemory),
+            post(me::promote),
+        ),
+        ("/dashboard/me/keys", Needs(A::OwnKeys), get(own_keys::page)),
+        (
+            "/dashboard/me/keys/create",
+            Needs(A::OwnKeys),
+            post(own_keys::create),
+        ),
+        (
+            "/dashboard/me/keys/revoke",
+            Needs(A::OwnKeys),
+            post(own_keys::revoke),
+        ),
+        (
+            "/dashboard/me/delegates/add",
+            Needs(A::OwnDelegations),
+            post(own_keys::delegate_add),
+        ),
+        (
+            "/dashboard/me/delegates/remove",
+            Needs(A::OwnDelegations),
+            post(own_keys::delegate_remove),
+        ),
         (
             "/dashboard/chat",
             Needs(A::Converse),
@@ -415,6 +455,12 @@ pub fn router(cfg: &Config) -> Router<DashboardState> {
 /// Every routed POST path, for tests that try each one without a CSRF token.
 pub const FORM_ROUTES: &[&str] = &[
     "/dashboard/logout",
+    "/dashboard/me/forget",
+    "/dashboard/me/promote",
+    "/dashboard/me/keys/create",
+    "/dashboard/me/keys/revoke",
+    "/dashboard/me/delegates/add",
+    "/dashboard/me/delegates/remove",
     "/dashboard/chat",
     "/dashboard/chat/answer",
     "/dashboard/pairing/approve",
@@ -446,8 +492,18 @@ pub const FORM_ROUTES: &[&str] = &[
     "/dashboard/memory/person",
 ];
 
-async fn home() -> Redirect {
-    Redirect::to("/dashboard/chat")
+/// Where `/dashboard` leads: an administrator to the chat, anyone else
+/// signed in to their own memory, and a stranger to sign in.
+async fn home(
+    axum::extract::State(state): axum::extract::State<DashboardState>,
+    jar: axum_extra::extract::CookieJar,
+) -> Response {
+    match SignedIn::signed_in(&jar, &state).await {
+        Ok(who) if who.user.role == ::memory::Role::Admin => Redirect::to(view::CHAT.path),
+        Ok(_) => Redirect::to(view::ME.path),
+        Err(to_sign_in) => return to_sign_in,
+    }
+    .into_response()
 }
 
 async fn style() -> Response {

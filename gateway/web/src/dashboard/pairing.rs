@@ -18,8 +18,8 @@ pub(super) async fn page(screen: Screen) -> Page {
     let users = p.users(state.org()).await?;
     let delegations = p.delegations(state.org(), None).await?;
     let content = html! {
-        (template(&pending, &users, screen.admin.csrf()))
-        (delegations_card(&delegations, &users, screen.admin.csrf()))
+        (template(&pending, &users, screen.who.csrf()))
+        (delegations_card(&delegations, &users, screen.who.csrf()))
     };
     screen.show(PAIRING, content)
 }
@@ -194,6 +194,16 @@ fn outcome<F, T>(
     result: Result<T, PairingError>,
     said: impl FnOnce(T, &F) -> String,
 ) -> Page {
+    outcome_at(sent, result, said, PAIRING.path)
+}
+
+/// [`outcome`], its notice shown on the page at `to`.
+pub(super) fn outcome_at<F, T>(
+    sent: Submitted<F>,
+    result: Result<T, PairingError>,
+    said: impl FnOnce(T, &F) -> String,
+    to: &str,
+) -> Page {
     let (ok, text) = match result {
         Ok(v) => (true, said(v, &sent.form)),
         Err(
@@ -208,7 +218,7 @@ fn outcome<F, T>(
         ) => (false, e.to_string()),
         Err(other) => return Err(DashError::from(other)),
     };
-    sent.done(ok, text, PAIRING.path)
+    sent.done(ok, text, to)
 }
 
 /// The role a form names, or the notice why it names none.
@@ -221,7 +231,7 @@ pub(super) async fn approve(sent: Submitted<CodeForm>) -> Page {
         Ok(r) => r,
         Err(e) => return sent.done(false, e, PAIRING.path),
     };
-    let (pairing, Act { org, actor, at }) = (sent.state.pairing(), sent.state.act());
+    let (pairing, Act { org, actor, at }) = (sent.state.pairing(), sent.who.act(&sent.state));
     let result = pairing.approve(org, &sent.form.code, role, actor, at).await;
     outcome(sent, result, |u, _| {
         format!(
@@ -237,7 +247,7 @@ pub(super) async fn add(sent: Submitted<AddForm>) -> Page {
         Ok(r) => r,
         Err(e) => return sent.done(false, e, PAIRING.path),
     };
-    let (pairing, Act { org, actor, at }) = (sent.state.pairing(), sent.state.act());
+    let (pairing, Act { org, actor, at }) = (sent.state.pairing(), sent.who.act(&sent.state));
     let (identity, name) = (&sent.form.identity, Some(sent.form.name.as_str()));
     let result = pairing
         .pair_directly(org, identity, name, role, actor, at)
@@ -248,7 +258,7 @@ pub(super) async fn add(sent: Submitted<AddForm>) -> Page {
 }
 
 pub(super) async fn deny(sent: Submitted<CodeForm>) -> Page {
-    let (pairing, Act { org, actor, at }) = (sent.state.pairing(), sent.state.act());
+    let (pairing, Act { org, actor, at }) = (sent.state.pairing(), sent.who.act(&sent.state));
     let result = pairing.deny(org, &sent.form.code, actor, at).await;
     outcome(sent, result, |r, _| {
         format!("Denied pairing request {} from {}.", r.code, r.stored_id)
@@ -261,7 +271,7 @@ pub(super) async fn set_role(sent: Submitted<UserForm>) -> Page {
         (false, Err(e)) => return sent.done(false, e, PAIRING.path),
         (false, Ok(r)) => r,
     };
-    let (pairing, Act { org, actor, at }) = (sent.state.pairing(), sent.state.act());
+    let (pairing, Act { org, actor, at }) = (sent.state.pairing(), sent.who.act(&sent.state));
     let result = pairing
         .set_role(org, &sent.form.user, role, actor, at)
         .await;
@@ -274,7 +284,7 @@ pub(super) async fn revoke(sent: Submitted<UserForm>) -> Page {
     if sent.form.user == BUILT_IN_ADMIN {
         return sent.done(false, KEEP_BUILT_IN, PAIRING.path);
     }
-    let (pairing, Act { org, actor, at }) = (sent.state.pairing(), sent.state.act());
+    let (pairing, Act { org, actor, at }) = (sent.state.pairing(), sent.who.act(&sent.state));
     let result = pairing.revoke(org, &sent.form.user, actor, at).await;
     outcome(sent, result, |keys, form| match keys.len() {
         0 => format!("Revoked: {} is no longer paired.", form.user),
@@ -285,12 +295,12 @@ pub(super) async fn revoke(sent: Submitted<UserForm>) -> Page {
     })
 }
 
-/// The grant a delegate form names, made or ended by the built-in admin now.
+/// The grant a delegate form names, made or ended by the signed-in administrator now.
 fn grant_of(sent: &Submitted<DelegateForm>) -> DelegationChange<'_> {
     DelegationChange {
         principal: &sent.form.principal,
         delegate: &sent.form.delegate,
-        by: sent.state.act(),
+        by: sent.who.act(&sent.state),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::auth::{Screen, Submitted};
 use super::view::{self, REVIEW};
-use super::{Page, BUILT_IN_ADMIN};
+use super::Page;
 use maud::{html, Markup};
 use memory::store::RecordFilter;
 use memory::{MemoryRecord, Status};
@@ -16,7 +16,7 @@ pub(super) async fn page(screen: Screen) -> Page {
         ..Default::default()
     };
     let records = state.browse(&filter).await?;
-    let content = template(&records, screen.admin.csrf());
+    let content = template(&records, screen.who.csrf());
     screen.show(REVIEW, content)
 }
 
@@ -73,7 +73,7 @@ async fn decide(sent: Submitted<IdForm>, confirm: bool) -> Page {
             state.org(),
             sent.form.id,
             confirm,
-            BUILT_IN_ADMIN,
+            sent.who.user_id(),
             state.now_ms(),
         )
         .await?;

@@ -3,7 +3,7 @@
 
 use super::auth::{Screen, Submitted};
 use super::view::{self, REVISIONS};
-use super::{Page, BUILT_IN_ADMIN, PAGE_ROWS};
+use super::{Page, PAGE_ROWS};
 use maud::{html, Markup};
 use memory::{MemoryRecord, Revision, Status, StoreError};
 use serde::Deserialize;
@@ -31,7 +31,7 @@ pub(super) async fn page(screen: Screen) -> Page {
             }
         }
     }
-    let content = template(&revs, &records, screen.admin.csrf());
+    let content = template(&revs, &records, screen.who.csrf());
     screen.show(REVISIONS, content)
 }
 
@@ -100,7 +100,7 @@ pub(super) async fn undo(sent: Submitted<UndoForm>) -> Page {
     let id = sent.form.id;
     let undo = match state
         .lifecycle
-        .undo(state.org(), id, BUILT_IN_ADMIN, state.now_ms())
+        .undo(state.org(), id, sent.who.user_id(), state.now_ms())
         .await
     {
         Ok(u) => u,
@@ -134,7 +134,7 @@ pub(super) async fn forget(sent: Submitted<UndoForm>) -> Page {
     }
     state
         .lifecycle
-        .forget(state.org(), id, BUILT_IN_ADMIN, state.now_ms())
+        .forget(state.org(), id, sent.who.user_id(), state.now_ms())
         .await?;
     sent.done(true, format!("Forgotten: record #{id} is deleted."), to)
 }

@@ -8,7 +8,7 @@
 
 use super::auth::{Screen, Submitted};
 use super::view::{self, ROLES};
-use super::{Page, BUILT_IN_ADMIN};
+use super::Page;
 use maud::{html, Markup};
 use memory::role_memory::{
     CurationStep, Permission, ProposalStatus, RoleChange, RoleEntry, RoleError, RoleGrant, RoleKind,
@@ -48,7 +48,7 @@ pub(super) async fn page(screen: Screen) -> Page {
         };
         memory.push((role, entries));
     }
-    let content = template(&people, &memory, screen.admin.csrf());
+    let content = template(&people, &memory, screen.who.csrf());
     screen.show(ROLES, content)
 }
 
@@ -228,7 +228,7 @@ pub(super) async fn propose(sent: Submitted<DraftForm>) -> Page {
             role: &role,
             kind,
             content: &f.content,
-            proposed_by: BUILT_IN_ADMIN,
+            proposed_by: sent.who.user_id(),
             on_behalf_of: None,
             source_record: None,
             now: state.now_ms(),
@@ -245,12 +245,12 @@ pub(super) async fn confirm(sent: Submitted<DecisionForm>) -> Page {
     decide(sent, CurationStep::Confirm, "Confirmed").await
 }
 
-/// Take `step` as the admin, bound to the hash the page showed.
+/// Take `step` as the signed-in person, bound to the hash the page showed.
 async fn decide(sent: Submitted<DecisionForm>, step: CurationStep, done: &str) -> Page {
     let (state, f) = (&sent.state, &sent.form);
     let (org, now) = (state.org(), state.now_ms());
     let r = state.db().role_memory();
-    let result = r.decide(step, org, f.id, BUILT_IN_ADMIN, Some(&f.hash), now);
+    let result = r.decide(step, org, f.id, sent.who.user_id(), Some(&f.hash), now);
     let result = result.await;
     stepped(sent, result, done)
 }
@@ -301,12 +301,12 @@ pub(super) async fn ungrant(sent: Submitted<RoleForm>) -> Page {
     change(sent, withdrawn, text).await
 }
 
-/// Make `change` to the form's person as the built-in admin; `done` is the notice.
+/// Make `change` to the form's person as the signed-in administrator; `done` is the notice.
 async fn change(sent: Submitted<RoleForm>, change: RoleChange<'_>, done: String) -> Page {
     let state = &sent.state;
     let r = state.db().role_memory();
     let (org, now) = (state.org(), state.now_ms());
-    let result = r.change(org, &sent.form.user, change, BUILT_IN_ADMIN, now);
+    let result = r.change(org, &sent.form.user, change, sent.who.user_id(), now);
     let result = result.await;
     notice(sent, result, done)
 }
@@ -317,7 +317,7 @@ pub(super) async fn retire(sent: Submitted<IdForm>) -> Page {
     let result = state
         .db()
         .role_memory()
-        .retire(state.org(), id, BUILT_IN_ADMIN, state.now_ms())
+        .retire(state.org(), id, sent.who.user_id(), state.now_ms())
         .await;
     match result {
         Ok(revision) => sent.done(

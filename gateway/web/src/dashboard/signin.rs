@@ -99,7 +99,7 @@ impl SignInLimits {
     /// seconds to wait when either allowance is used up. The client's own
     /// allowance goes first, so one client past its limit spends nothing of
     /// the others'.
-    fn check(&self, peer: Peer) -> Result<(), u64> {
+    pub(super) fn check(&self, peer: Peer) -> Result<(), u64> {
         if self.per_client.len() > CLIENTS_KEPT {
             self.per_client.retain_recent();
         }
@@ -118,14 +118,19 @@ impl SignInLimits {
     }
 }
 
-/// The sign-in form, with what went wrong the last time.
-fn template(error: Option<&str>) -> Html<String> {
+/// The sign-in form, with what went wrong the last time, and the identity
+/// provider's button when one is configured (`provider`, its name).
+fn template(error: Option<&str>, provider: Option<&str>) -> Html<String> {
     Html(
         view::bare(
             "Sign in",
             html! {
                 div.card.signin {
                     h1 { "Sign in" }
+                    @if let Some(name) = provider {
+                        p { a.button.primary id="oidc" href="/dashboard/oidc/start" { "Sign in with " (name) } }
+                        p.muted { "Sign in as yourself with the account you use with steward in chat. Administrators may also use the admin token:" }
+                    }
                     p.muted {
                         "Use the admin token that " code { "steward serve" }
                         " printed when it generated one, or the " code { "dashboard.admin_token" }
@@ -146,8 +151,8 @@ fn template(error: Option<&str>) -> Html<String> {
     )
 }
 
-pub(super) async fn page() -> Html<String> {
-    template(None)
+pub(super) async fn page(State(state): State<DashboardState>) -> Html<String> {
+    template(None, state.oidc_button())
 }
 
 #[derive(Debug, Deserialize)]
@@ -166,7 +171,7 @@ pub(super) async fn login(
         return Ok((
             StatusCode::TOO_MANY_REQUESTS,
             [(header::RETRY_AFTER, wait.to_string())],
-            template(Some(TOO_MANY_ATTEMPTS)),
+            template(Some(TOO_MANY_ATTEMPTS), state.oidc_button()),
         )
             .into_response());
     }
@@ -176,15 +181,16 @@ pub(super) async fn login(
             tracing::warn!("dashboard sign-in refused: wrong admin token");
             (
                 StatusCode::UNAUTHORIZED,
-                template(Some("That is not the admin token.")),
+                template(Some("That is not the admin token."), state.oidc_button()),
             )
                 .into_response()
         }
         SignIn::NoToken => (
             StatusCode::UNAUTHORIZED,
-            template(Some(
-                "No admin token exists yet: start the server with `steward serve` (it prints one) or set dashboard.admin_token.",
-            )),
+            template(
+                Some("No admin token exists yet: start the server with `steward serve` (it prints one) or set dashboard.admin_token."),
+                state.oidc_button(),
+            ),
         )
             .into_response(),
     })
@@ -195,13 +201,13 @@ pub(super) struct NoFields {}
 
 pub(super) async fn logout(
     Submitted {
-        state, admin, jar, ..
+        state, who, jar, ..
     }: Submitted<NoFields>,
 ) -> Page {
     state
         .db()
         .identity()
-        .delete_dashboard_session(state.org(), &admin.session.id_hash)
+        .delete_dashboard_session(state.org(), &who.session.id_hash)
         .await?;
     let gone = auth::session_cookie(String::new(), false);
     Ok((jar.remove(gone), Redirect::to("/dashboard/login")).into_response())

@@ -6,17 +6,17 @@
 //! Approving names the hash of the content the page showed, so what comes
 //! into force is exactly what the admin read; a proposal revised in between
 //! is refused, never approved unseen. Every act goes through the `Skills`
-//! service as the built-in admin's principal, resolved by the pairing store
-//! like anyone's.
+//! service as the signed-in administrator's principal, resolved by the
+//! pairing store like anyone's.
 
-use super::auth::{self, Screen, Submitted};
+use super::auth::{Screen, Submitted};
 use super::view::{self, RUNS, SKILLS};
-use super::{DashError, DashboardState, Page, BUILT_IN_ADMIN, PAGE_ROWS};
+use super::{DashError, Page, PAGE_ROWS};
 use axum::extract::Path;
 use axum::http::StatusCode;
 use maud::{html, Markup};
 use memory::skill::{Correction, SkillRefusal, SkillRevision, SkillStatus};
-use memory::{Principal, StoreError};
+use memory::StoreError;
 use serde::Deserialize;
 use steward_core::error::TurnError;
 use steward_core::skills::review::{self, Review};
@@ -51,7 +51,7 @@ pub(super) async fn page(screen: Screen) -> Page {
         &active,
         &suspended,
         state.skills.enabled(),
-        screen.admin.csrf(),
+        screen.who.csrf(),
     );
     screen.show(SKILLS, content)
 }
@@ -217,7 +217,7 @@ pub(super) async fn history(screen: Screen, Path(skill_id): Path<i64>) -> Page {
         .into_iter()
         .find(|s| s.id == skill_id)
         .map_or(0, |s| s.active_id);
-    let content = history_template(&revisions, in_force, screen.admin.csrf());
+    let content = history_template(&revisions, in_force, screen.who.csrf());
     screen.show(SKILLS, content)
 }
 
@@ -287,22 +287,6 @@ pub(super) struct RollbackForm {
     to: i64,
 }
 
-/// The built-in admin as the pairing store resolves it (paired first if it
-/// must be, as the chat page does).
-async fn admin(state: &DashboardState) -> Result<Principal, DashError> {
-    auth::admin_user(state.pairing(), state.org(), state.now_ms()).await?;
-    Ok(
-        match state.pairing().resolve(state.org(), BUILT_IN_ADMIN).await? {
-            Some(u) => Principal::Human {
-                user_id: u.user_id,
-                name: u.name,
-                role: u.role,
-            },
-            None => Principal::Unpaired,
-        },
-    )
-}
-
 /// What an act on the `Skills` service led to, as the notice says it.
 enum Outcome {
     Done(String),
@@ -346,7 +330,7 @@ fn finish<T>(sent: Submitted<T>, outcome: Outcome, to: &str) -> Page {
 
 pub(super) async fn approve(sent: Submitted<ApproveForm>) -> Page {
     let state = &sent.state;
-    let principal = admin(state).await?;
+    let principal = sent.who.principal();
     let id = sent.form.id;
     let result = state
         .skills
@@ -366,7 +350,7 @@ pub(super) async fn approve(sent: Submitted<ApproveForm>) -> Page {
 
 pub(super) async fn reject(sent: Submitted<IdForm>) -> Page {
     let state = &sent.state;
-    let principal = admin(state).await?;
+    let principal = sent.who.principal();
     let id = sent.form.id;
     let result = state
         .skills
@@ -397,7 +381,7 @@ pub(super) async fn rollback(sent: Submitted<RollbackForm>) -> Page {
         let text = format!("{} rev {} is already in force.", target.slug, target.rev);
         return sent.done(false, text, &back);
     }
-    let principal = admin(state).await?;
+    let principal = sent.who.principal();
     let result = state
         .skills
         .rollback(

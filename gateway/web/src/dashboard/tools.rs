@@ -6,12 +6,11 @@
 
 use super::auth::{Screen, Submitted};
 use super::view::{self, TOOLS};
-use super::{DashError, DashboardState, Page, BUILT_IN_ADMIN, PAGE_ROWS};
+use super::{Page, PAGE_ROWS};
 use maud::{html, Markup};
 use memory::authz::{Action, Actor};
 use memory::external_tool::{ExternalTool, ExternalToolStatus};
 use memory::store::{Act, ToolDecided, ToolGrant};
-use memory::Principal;
 use serde::Deserialize;
 use steward_core::mcp::{escaped, review_line};
 
@@ -31,7 +30,7 @@ pub(super) async fn page(screen: Screen) -> Page {
     );
     let mut out_of_use = of(ExternalToolStatus::Suspended);
     out_of_use.extend(of(ExternalToolStatus::Rejected));
-    let content = template(&waiting, &approved, &out_of_use, screen.admin.csrf());
+    let content = template(&waiting, &approved, &out_of_use, screen.who.csrf());
     screen.show(TOOLS, content)
 }
 
@@ -128,24 +127,14 @@ pub(super) struct IdForm {
     id: i64,
 }
 
-/// The built-in admin's stored id, once the one authorization point let it
-/// curate tools (else why not).
-async fn curator(state: &DashboardState) -> Result<Result<String, String>, DashError> {
-    super::auth::admin_user(state.pairing(), state.org(), state.now_ms()).await?;
-    let principal = match state.pairing().resolve(state.org(), BUILT_IN_ADMIN).await? {
-        Some(u) => Principal::Human {
-            user_id: u.user_id,
-            name: u.name,
-            role: u.role,
-        },
-        None => Principal::Unpaired,
-    };
-    Ok(
-        match memory::authz::authorize(Actor::own(&principal), Action::CurateTools) {
-            Ok(()) => Ok(principal.author_id().unwrap_or_default()),
-            Err(denial) => Err(format!("Refused: {denial}.")),
-        },
-    )
+/// The signed-in administrator's stored id, once the one authorization
+/// point let them curate tools (else why not).
+fn curator(who: &super::auth::SignedIn) -> Result<String, String> {
+    let principal = who.principal();
+    match memory::authz::authorize(Actor::own(&principal), Action::CurateTools) {
+        Ok(()) => Ok(principal.author_id().unwrap_or_default()),
+        Err(denial) => Err(format!("Refused: {denial}.")),
+    }
 }
 
 fn finish<T>(sent: Submitted<T>, decided: ToolDecided, what: &str) -> Page {
@@ -159,7 +148,7 @@ fn finish<T>(sent: Submitted<T>, decided: ToolDecided, what: &str) -> Page {
 }
 
 pub(super) async fn approve(sent: Submitted<ApproveForm>) -> Page {
-    let actor = match curator(&sent.state).await? {
+    let actor = match curator(&sent.who) {
         Ok(actor) => actor,
         Err(why) => return sent.done(false, why, TOOLS.path),
     };
@@ -196,7 +185,7 @@ pub(super) async fn approve(sent: Submitted<ApproveForm>) -> Page {
 }
 
 pub(super) async fn reject(sent: Submitted<IdForm>) -> Page {
-    let actor = match curator(&sent.state).await? {
+    let actor = match curator(&sent.who) {
         Ok(actor) => actor,
         Err(why) => return sent.done(false, why, TOOLS.path),
     };
@@ -215,7 +204,7 @@ pub(super) async fn reject(sent: Submitted<IdForm>) -> Page {
 }
 
 pub(super) async fn suspend(sent: Submitted<IdForm>) -> Page {
-    let actor = match curator(&sent.state).await? {
+    let actor = match curator(&sent.who) {
         Ok(actor) => actor,
         Err(why) => return sent.done(false, why, TOOLS.path),
     };

@@ -34,6 +34,8 @@ impl Tab {
     }
 }
 
+pub const ME: Tab = Tab::new("/dashboard/me", "Your memory");
+pub const KEYS: Tab = Tab::new("/dashboard/me/keys", "Your keys");
 pub const CHAT: Tab = Tab::new("/dashboard/chat", "Chat");
 pub const PAIRING: Tab = Tab::new("/dashboard/pairing", "Pairing");
 pub const MEMORY: Tab = Tab::new("/dashboard/memory", "Memory");
@@ -46,16 +48,46 @@ pub const RUNS: Tab = Tab::new("/dashboard/runs", "Runs");
 pub const AUDIT: Tab = Tab::new("/dashboard/audit", "Audit log");
 pub const SETTINGS: Tab = Tab::new("/dashboard/settings", "Settings");
 
-/// The pages in the navigation bar, in order.
+/// The pages in the navigation bar, in order; each person sees those their
+/// role may open ([`Viewer::may_open`]).
 pub const NAV: &[Tab] = &[
-    CHAT, PAIRING, ROLES, MEMORY, REVIEW, REVISIONS, SKILLS, TOOLS, RUNS, AUDIT, SETTINGS,
+    ME, KEYS, CHAT, PAIRING, ROLES, MEMORY, REVIEW, REVISIONS, SKILLS, TOOLS, RUNS, AUDIT, SETTINGS,
 ];
 
-/// A signed-in page `tab` in the layout (its forms carry `csrf`), showing
-/// (and clearing) the pending notice.
-pub fn render(jar: CookieJar, org: &str, csrf: &str, tab: Tab, content: Markup) -> Response {
+/// Who a signed-in page is for: the organisation, the session's CSRF token
+/// its forms carry, and the person.
+pub struct Viewer<'a> {
+    pub org: &'a str,
+    pub csrf: &'a str,
+    pub who: &'a pairing::User,
+}
+
+impl Viewer<'_> {
+    /// Whether the one authorization point lets this person open `tab`'s
+    /// route (`super::route_access`): a tab they may not open is not shown.
+    pub fn may_open(&self, tab: Tab) -> bool {
+        let principal = memory::Principal::Human {
+            user_id: self.who.user_id.clone(),
+            name: self.who.name.clone(),
+            role: self.who.role,
+        };
+        super::route_access()
+            .into_iter()
+            .find(|(path, _)| *path == tab.path)
+            .is_some_and(|(_, access)| match access {
+                super::RouteAccess::BeforeSignIn => true,
+                super::RouteAccess::SignedIn(action) => {
+                    memory::authz::authorize(memory::authz::Actor::own(&principal), action).is_ok()
+                }
+            })
+    }
+}
+
+/// A signed-in page `tab` in the layout (its forms carry the viewer's CSRF
+/// token), showing (and clearing) the pending notice.
+pub fn render(jar: CookieJar, viewer: &Viewer<'_>, tab: Tab, content: Markup) -> Response {
     let (jar, flash) = take_flash(jar);
-    let page = layout(tab, org, csrf, flash.as_ref(), content);
+    let page = layout(tab, viewer, flash.as_ref(), content);
     (jar, Html(page.into_string())).into_response()
 }
 
@@ -99,7 +131,8 @@ fn head(title: &str) -> Markup {
 }
 
 /// A signed-in page: navigation, the notice, the content.
-fn layout(active: Tab, org: &str, csrf: &str, flash: Option<&Flash>, content: Markup) -> Markup {
+fn layout(active: Tab, viewer: &Viewer<'_>, flash: Option<&Flash>, content: Markup) -> Markup {
+    let (org, csrf) = (viewer.org, viewer.csrf);
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -107,14 +140,15 @@ fn layout(active: Tab, org: &str, csrf: &str, flash: Option<&Flash>, content: Ma
             body {
                 header.topbar {
                     div.topbar-inner {
-                        a.brand href="/dashboard/chat" { "steward" }
+                        a.brand href="/dashboard" { "steward" }
                         nav {
-                            @for tab in NAV {
+                            @for tab in NAV.iter().filter(|t| viewer.may_open(**t)) {
                                 a.active[*tab == active] href=(tab.path) { (tab.title) }
                             }
                         }
                         div.who {
                             span.org { "org " b { (org) } }
+                            span.person { code { (viewer.who.user_id) } " · " (viewer.who.role) }
                             form.inline method="post" action="/dashboard/logout" {
                                 (csrf_field(csrf))
                                 button.link type="submit" { "Sign out" }
