@@ -162,7 +162,15 @@ pub fn language(code: &str) -> Option<&'static Language> {
 /// The language a reply-language preference names ("Portuguese", "português").
 pub fn named(name: &str) -> Option<&'static Language> {
     let name = name.trim().to_lowercase();
-    LANGUAGES.iter().find(|l| l.names.contains(&name))
+    LANGUAGES
+        .iter()
+        .find(|l| l.names.contains(&name))
+        .or_else(|| {
+            // What another language calls it ("inglese", "английский").
+            let (_, code, _) =
+                crate::lexicon::language_names().find(|(n, _, _)| name.starts_with(n))?;
+            language(code)
+        })
 }
 
 /// Whether `answer` opens with a yes or a no ("No, claims of 900 EUR …",

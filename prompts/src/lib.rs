@@ -4,6 +4,7 @@
 // The 100-line limit is for production code; a test reads top to bottom.
 #![cfg_attr(test, allow(clippy::too_many_lines))]
 pub mod answers;
+pub mod lexicon;
 
 /// One prompt text and its version id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -646,3 +646,55 @@ async fn a_yes_two_languages_share_is_answered_in_the_persons_own() {
     assert!(saved.starts_with("Opgeslagen: "), "{saved}");
     assert!(fake.received_for(TEXT).is_empty());
 }
+
+/// The lexicon's classes on the wire (docs/models.md, "Every language the
+/// same way"): a model that would promise each time, and steward instead
+/// proposing what was asked — a reply language asked in Danish and answered
+/// "ja" in Danish, a name asked for after "Actually,", a reply language said
+/// with what one prefers — and a one-off act in a language that drops its
+/// pronouns never proposed. Each phrased for this test.
+#[tokio::test]
+async fn requests_in_the_lexicons_languages_are_proposed_and_yes_is_read_in_the_language_asked_for()
+{
+    let fake = FakeLlm::start().await;
+    fake.always(
+        TEXT,
+        Answer::Content("Selvfølgelig, det vil jeg altid gøre.".into()),
+    );
+    let h = harness(&fake).await;
+    h.pair("222", Role::User).await;
+    let asked = h
+        .dm("222", "Kunne du fremover skrive til mig på dansk?")
+        .await;
+    assert!(
+        asked.contains("Remember this? Wants answers in Dansk"),
+        "{asked}"
+    );
+    // "ja" is German first in the table; answering a question about Danish it is Danish.
+    let yes = h.dm("222", "ja").await;
+    assert!(yes.starts_with("Gemt: "), "{yes}");
+    assert_eq!(receipted(&h, &yes).await.content, "Wants answers in Dansk");
+
+    for (said, kept) in [
+        ("Actually, please call me Rikke", "Wants to be called Rikke"),
+        ("Preferirei risposte in tedesco", "Wants answers in Tedesco"),
+    ] {
+        let asked = h.dm("222", said).await;
+        assert!(
+            asked.contains(&format!("Remember this? {kept}")),
+            "{said}: {asked}"
+        );
+        let saved = h.dm("222", "yes").await;
+        assert_eq!(receipted(&h, &saved).await.content, kept, "{said}");
+    }
+    fake.clear_received();
+    let reply = h
+        .dm(
+            "222",
+            "Comprei hoje um teclado por 40 EUR. Onde fica a impressora?",
+        )
+        .await;
+    assert!(!reply.contains("Remember this?"), "{reply}");
+    assert!(fake.received_for("memory_items").is_empty());
+    assert!(!texts(&h).await.iter().any(|t| t.contains("teclado")));
+}

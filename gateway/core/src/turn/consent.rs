@@ -30,7 +30,12 @@ impl TurnLoop {
             Some(_) => None,
             None if prompts::answers::read(text).is_none() => return Ok(None),
             None => {
-                let preferred = self.reply_language(t, author).await?;
+                // "ja" answering "Remember this? Wants answers in dansk" is
+                // Danish: the language asked for first, then the one kept.
+                let preferred = match self.asked_reply_language(t, author).await? {
+                    Some(asked) => Some(asked),
+                    None => self.reply_language(t, author).await?,
+                };
                 prompts::answers::read_preferring(text, preferred)
             }
         };
@@ -68,6 +73,25 @@ impl TurnLoop {
     /// names), or the reply when it answers none: a typed answer answers the
     /// question asked at the speaker's previous line here, nothing older,
     /// and one passed over has lapsed.
+    /// The reply language a "Remember this?" waiting for the speaker here
+    /// asks for, when the answers table has it.
+    async fn asked_reply_language(
+        &self,
+        t: &Turn<'_>,
+        author: &str,
+    ) -> Result<Option<&'static prompts::answers::Language>> {
+        let pending = self
+            .parts
+            .db
+            .records()
+            .pending_proposals(t.org(), t.agent(), &t.msg.conversation, author, t.now)
+            .await?;
+        Ok(pending
+            .iter()
+            .find_map(crate::context::reply_language)
+            .and_then(|name| prompts::answers::named(&name)))
+    }
+
     async fn answered_proposals(
         &self,
         t: &Turn<'_>,

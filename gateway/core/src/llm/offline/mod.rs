@@ -6,7 +6,10 @@
 use super::{Extractor, LlmError, ReplyContext, Responder};
 use memory::store::Retrieved;
 use memory::{Candidate, ItemChannel};
-use std::sync::OnceLock;
+use prompts::lexicon::Class;
+use words::words_of;
+
+mod words;
 
 #[derive(Debug, Default, Clone, Copy)]
 pub struct OfflineExtractor;
@@ -264,8 +267,22 @@ pub fn frames_a_rule(clause: &str) -> bool {
     framed_rule(&s).is_some() || without_preamble(&s).len() < s.len()
 }
 
-/// The rule a framed line states, without its framing ("Policy: X" → "X").
+/// The rule a framed line states, without its framing ("Policy: X" → "X"):
+/// a framing the list names, or any short head before a colon or a dash
+/// that names a rule or everyone in a language of the lexicon ("Quick rule
+/// for the team: …", "Regel für alle: …", "Para todos — …").
 fn framed_rule(s: &str) -> Option<&str> {
+    listed_framing(s).or_else(|| {
+        let (head, _, rest) = split_ci(s, &[": ", " — ", " – ", " - "])?;
+        let short = (1..=5).contains(&head.split_whitespace().count());
+        let names = words::holds(Class::Rule, head) || words::holds(Class::Everyone, head);
+        let framed = short && names && !first_person(head) && !holds_value(head);
+        (framed && rest.split_whitespace().count() >= 3).then_some(rest.trim())
+    })
+}
+
+/// The rule a line states after a framing of [`RULE_FRAMINGS`].
+fn listed_framing(s: &str) -> Option<&str> {
     RULE_FRAMINGS.iter().find_map(|framing| {
         let head = s.get(..framing.len())?;
         let rest = &s[framing.len()..];
@@ -494,7 +511,10 @@ fn personal(s: &str) -> Option<Candidate> {
             return Some(personal_item("fact", format!("fact:{head}"), said));
         }
     }
-    if let Some(name) = strip_any(s, &["call me ", "please call me "]).or_else(|| named_as(s)) {
+    if let Some(name) = strip_any(s, &["call me ", "please call me "])
+        .or_else(|| named_as(s))
+        .or_else(|| called(s))
+    {
         let name = object(name);
         let said = format!("Wants to be called {name}");
         // How to address them: a preference, given to every reply.
@@ -559,6 +579,39 @@ fn named_as(s: &str) -> Option<&str> {
     let verb_words = verb.split_whitespace().count();
     let capitalised = name.chars().next().is_some_and(char::is_uppercase);
     ((1..=2).contains(&verb_words) && capitalised && !first_person(verb)).then_some(name)
+}
+
+/// The name a speaker asks to be called, in any language of the lexicon
+/// ("call me Bo", "passar a me chamar de Bia", "kald mig Mette"): the
+/// capitalised words after a phrase of naming, wherever it stands.
+fn called(s: &str) -> Option<&str> {
+    let tokens: Vec<(usize, &str)> = s
+        .split_whitespace()
+        .map(|t| (t.as_ptr() as usize - s.as_ptr() as usize, t))
+        .collect();
+    let words: Vec<String> = tokens
+        .iter()
+        .map(|(_, t)| {
+            t.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
+                .to_lowercase()
+                .replace('’', "'")
+        })
+        .collect();
+    let (at, len) = words::find(Class::Naming, &words)?;
+    // Courtesy between the phrase and the name ("nenn mich bitte Kalle").
+    let skip = words[at + len..]
+        .iter()
+        .take_while(|w| words::is_word(Class::Courtesy, w) || words::is_word(Class::Request, w))
+        .count();
+    let name: Vec<&(usize, &str)> = tokens[at + len + skip..]
+        .iter()
+        .take(3)
+        .take_while(|(_, t)| t.chars().next().is_some_and(char::is_uppercase))
+        .collect();
+    let (first, _) = name.first()?;
+    let (last, t) = name.last()?;
+    let end = last + t.len();
+    Some(s[*first..end].trim_end_matches(['.', ',', '!', '?', ';', ':']))
 }
 
 /// Greetings and thanks that open a message: never memory themselves.
@@ -653,20 +706,16 @@ pub fn clauses(text: &str) -> Vec<String> {
     out
 }
 
-/// Words a speaker uses of themselves, in the languages the rules know.
-const FIRST_PERSON: &[&str] = &[
-    "i", "i'm", "i’m", "im", "i've", "i'd", "i'll", "me", "my", "mine", "myself", "eu", "meu",
-    "minha", "comigo", "yo", "mi", "mí", "conmigo", "je", "j'ai", "moi", "mon", "ma", "mes", "ich",
-    "mich", "mir", "mein", "meine", "io", "mio", "mia",
-];
-
 /// Whether a clause is said by the speaker of themselves ("I …", "my …",
 /// "call me …", "responde-me …").
 pub fn first_person(clause: &str) -> bool {
-    clause
-        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
-        .flat_map(|w| w.split('-'))
-        .any(|w| FIRST_PERSON.contains(&w.to_lowercase().as_str()))
+    // "我们", "私たち" are "we": the speaker's group, not the speaker.
+    let unspaced = clause.replace("我们", "").replace("私たち", "");
+    words::holds_unspaced(Class::Speaker, &unspaced)
+        || clause
+            .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+            .flat_map(|w| w.split('-'))
+            .any(|w| words::is_word(Class::Speaker, &w.to_lowercase().replace('’', "'")))
 }
 
 /// Whether a clause asks or requests something (a question, "show me …",
@@ -720,8 +769,16 @@ fn classify(sentence: &str) -> Option<Candidate> {
     }
     // A rule framed for everyone ("Policy: …"), whoever says it: the write
     // policy decides who may keep it.
-    if let Some(rule) = framed_rule(&s) {
-        return operational(rule, Some("rule"));
+    // A question is asked, whatever frames it ("Question for the team: …?").
+    if let Some(rule) = framed_rule(&s).filter(|_| !question) {
+        // "Update for everyone: …" corrects the note on its subject.
+        let head = s.strip_suffix(rule).unwrap_or_default();
+        let kind = if says_changed(head, rule) {
+            "correction"
+        } else {
+            "rule"
+        };
+        return operational(rule, Some(kind));
     }
     // Asked, not stated: "Could you always answer me in French?".
     if let Some(standing) = standing_request(&s, question) {
@@ -770,9 +827,35 @@ fn classify(sentence: &str) -> Option<Candidate> {
         return operational(&s, None).or_else(|| personal(&s));
     }
     let stated = without_preamble(&s);
+    // A value said to have changed ("Small correction, the build server is
+    // ci-runner-08 now", "Update for everyone: …") corrects the note on its
+    // subject, whatever pattern keys it.
+    let changed = says_changed(&s[..s.len() - stated.len()], stated);
     personal(stated)
-        .or_else(|| operational(stated, None))
+        .or_else(|| operational(stated, changed.then_some("correction")))
         .or_else(|| valued_statement(stated))
+}
+
+/// Whether a statement says its value changed: its preamble holds a word of
+/// change ("Small correction, …", "Update for everyone: …"), or the
+/// statement holds one outside a standing phrase ("… is at 09:45 now", not
+/// "from now on"), and it names a value.
+fn says_changed(preamble: &str, stated: &str) -> bool {
+    if !holds_value(stated) || first_person(stated) {
+        return false;
+    }
+    if !preamble.is_empty() && words::holds(Class::Changed, preamble) {
+        return true;
+    }
+    let words = words_of(stated);
+    let standing: Vec<(usize, usize)> = words::find_all(Class::Standing, &words)
+        .into_iter()
+        .map(|(at, len)| (at, at + len))
+        .collect();
+    words::find_all(Class::Changed, &words)
+        .into_iter()
+        .any(|(at, _)| !standing.iter().any(|&(a, e)| a <= at && at < e))
+        || words::holds_unspaced(Class::Changed, stated)
 }
 
 /// Whether `s` names a value a note is kept for: a word holding a digit, an
@@ -834,131 +917,6 @@ fn valued_statement(s: &str) -> Option<Candidate> {
     operational(rest, Some(VALUED_KIND))
 }
 
-/// How a person asks the agent for something, in the languages the rules
-/// know ("could you", "bitte", "¿puedes"): read off before what is asked.
-const REQUEST_FORMS: &[&str] = &[
-    "please ",
-    "kindly ",
-    "could you ",
-    "can you ",
-    "would you mind ",
-    "do you mind ",
-    "would you ",
-    "will you ",
-    "bitte ",
-    "kannst du ",
-    "könntest du ",
-    "können sie ",
-    "könnten sie ",
-    "por favor, ",
-    "por favor ",
-    "puedes ",
-    "podrías ",
-    "podrias ",
-    "¿puedes ",
-    "pourriez-vous ",
-    "pouvez-vous ",
-    "peux-tu ",
-    "pourrais-tu ",
-    "s'il te plaît, ",
-    "s'il vous plaît, ",
-    "você pode ",
-    "voce pode ",
-    "podes ",
-    "poderia ",
-    "pode ",
-    "potresti ",
-    "puoi ",
-    "per favore ",
-    "kun je ",
-    "zou je ",
-    "wil je ",
-    // Asking leave: "is it okay if you …", "would it be possible to …".
-    "is it okay if you ",
-    "is it ok if you ",
-    "would it be okay if you ",
-    "would it be ok if you ",
-    "would it be possible to ",
-    "would it be possible for you to ",
-    "is it possible to ",
-    "is it possible for you to ",
-    "würdest du ",
-    "würden sie ",
-    "ist es möglich, ",
-    "podrías por favor ",
-    "est-ce que tu peux ",
-    "est-ce que vous pouvez ",
-    "est-ce que vous pourriez ",
-];
-
-/// Courtesy that may close a request ("…, please"): not part of what is asked.
-const COURTESY_ENDS: &[&str] = &[
-    " please",
-    " bitte",
-    " por favor",
-    " s'il vous plaît",
-    " s'il te plaît",
-    " per favore",
-    " alsjeblieft",
-    " thanks",
-];
-
-/// Words that make an instruction standing, not one-off ("always", "from now
-/// on", "immer", "siempre", "toujours", "sempre", …), as lower-case words.
-const STANDING: &[&str] = &[
-    "always",
-    "from now on",
-    "going forward",
-    "from here on",
-    "in future",
-    "in the future",
-    "every time",
-    "each time",
-    "by default",
-    "immer",
-    "ab jetzt",
-    "von nun an",
-    "ab sofort",
-    "künftig",
-    "in zukunft",
-    "jedes mal",
-    "siempre",
-    "de ahora en adelante",
-    "a partir de ahora",
-    "cada vez",
-    "toujours",
-    "désormais",
-    "dorénavant",
-    "à partir de maintenant",
-    "à chaque fois",
-    "sempre",
-    "a partir de agora",
-    "de agora em diante",
-    "daqui em diante",
-    "d'ora in poi",
-    "da ora in poi",
-    "ogni volta",
-    "altijd",
-    "voortaan",
-    "vanaf nu",
-    "zawsze",
-    "od teraz",
-    "od tej pory",
-    "всегда",
-    "впредь",
-    "отныне",
-    "с этого момента",
-    "с этих пор",
-    "hep",
-    "her zaman",
-    "bundan sonra",
-    "artık",
-    "alltid",
-    "från och med nu",
-    "hädanefter",
-    "framöver",
-];
-
 /// Asking for information, not a way of being served: "Could you tell me if
 /// deploys always need a reviewer?" is a question.
 const ASKS_FOR_INFORMATION: &[&str] = &[
@@ -983,27 +941,11 @@ const ASKS_FOR_INFORMATION: &[&str] = &[
     "whether ",
 ];
 
-/// The lower-case words of `s` (letters, digits, apostrophes and hyphens).
-fn words_of(s: &str) -> Vec<String> {
-    // Turkish "İ" lower-cases to "i" and a combining dot: "İspanyolca" is "ispanyolca".
-    s.to_lowercase()
-        .replace("i\u{307}", "i")
-        .replace('’', "'")
-        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
-/// Whether `words` open with the words `m`.
-fn opens_with(words: &[String], m: &[&str]) -> bool {
-    words.len() >= m.len() && words.iter().zip(m).all(|(w, m)| w == m)
-}
-
 /// `body` without its standing marker, when one stands where a standing
 /// request puts it: among its first three words ("always give me …",
 /// "responderme siempre en …", "mir ab jetzt immer …") or at its end
-/// ("… short from now on"). `None` without one.
+/// ("… short from now on"). A condition on every reply ("… when you answer
+/// me") is standing too, and stays in what is asked. `None` without either.
 fn without_standing(body: &str) -> Option<String> {
     // The text as said, a token a word: compared lower case without the
     // punctuation around it ("on," is "on"), kept as written.
@@ -1016,21 +958,13 @@ fn without_standing(body: &str) -> Option<String> {
                 .replace('’', "'")
         })
         .collect();
-    let mut found = None;
-    for marker in STANDING {
-        let m: Vec<&str> = marker.split(' ').collect();
-        for at in (0..words.len()).filter(|&i| opens_with(&words[i..], &m)) {
-            let end = at + m.len();
-            if at < 3 || end == words.len() {
-                found = Some((at, end));
-                break;
-            }
-        }
-        if found.is_some() {
-            break;
-        }
-    }
-    let (at, end) = found?;
+    let marker = words::find_all(Class::Standing, &words)
+        .into_iter()
+        .map(|(at, len)| (at, at + len))
+        .find(|&(at, end)| at < 3 || end == words.len());
+    let Some((at, end)) = marker else {
+        return of_each_reply(&words).then(|| clean(body));
+    };
     let kept: Vec<&str> = said[..at].iter().chain(&said[end..]).copied().collect();
     Some(
         kept.join(" ")
@@ -1039,257 +973,37 @@ fn without_standing(body: &str) -> Option<String> {
     )
 }
 
-/// `s` without the request form it opens with, followed by a space or a
-/// comma ("per favore, …", "please, …").
-fn strip_request_form(s: &str) -> Option<&str> {
-    strip_any(s, REQUEST_FORMS).or_else(|| {
-        REQUEST_FORMS.iter().find_map(|form| {
-            let form = form.strip_suffix(' ')?;
-            strip_ci(s, form)?.strip_prefix(',')
+/// "When you answer me", "wenn du mir antwortest": a condition on every
+/// reply — a "when" phrase with a word of replying among the three words after it.
+fn of_each_reply(words: &[String]) -> bool {
+    words::find_all(Class::When, words)
+        .into_iter()
+        .any(|(at, len)| {
+            words[at + len..]
+                .iter()
+                .take(3)
+                .any(|w| words::starts_like(Class::Reply, w))
         })
-    })
 }
 
-/// Standing markers in languages written without spaces ("以后", "今後"),
-/// found anywhere.
-const CJK_STANDING: &[&str] = &[
-    "以后",
-    "今后",
-    "总是",
-    "一直",
-    "始终",
-    "以後",
-    "今後",
-    "これから",
-    "いつも",
-    "常に",
-    "ずっと",
-];
-
-/// Whether `s` holds a standing marker anywhere ("… sempre in italiano").
+/// Whether `s` holds a standing marker anywhere ("… sempre in italiano"),
+/// or a condition on every reply.
 fn has_standing(s: &str) -> bool {
-    // The CJK markers hold no ASCII: an ASCII text holds none of them.
-    if !s.is_ascii() && CJK_STANDING.iter().any(|m| s.contains(m)) {
-        return true;
-    }
-    let words = words_of(s);
-    standing_words()
-        .iter()
-        .any(|m| (0..words.len()).any(|i| opens_with(&words[i..], m)))
+    words::holds(Class::Standing, s) || of_each_reply(&words_of(s))
 }
-
-/// [`STANDING`]'s markers cut into words, once a process.
-fn standing_words() -> &'static [Vec<&'static str>] {
-    static WORDS: OnceLock<Vec<Vec<&'static str>>> = OnceLock::new();
-    WORDS.get_or_init(|| STANDING.iter().map(|m| m.split(' ').collect()).collect())
-}
-
-/// Verbs of answering and writing, as word starts, in the languages the rules know.
-const REPLY_VERBS: &[&str] = &[
-    "answer",
-    "reply",
-    "repl",
-    "respond",
-    "write",
-    "speak",
-    "talk",
-    "antwort",
-    "schreib",
-    "sprich",
-    "sprech",
-    "contest",
-    "escrib",
-    "habl",
-    "répond",
-    "repond",
-    "écri",
-    "ecri",
-    "parl",
-    "rispond",
-    "scriv",
-    "fala",
-    "escrev",
-    "antwoord",
-    "spreek",
-    "schrijf",
-    "odpowiad",
-    "odpisuj",
-    "pisz",
-    "mów",
-    "отвеча",
-    "ответь",
-    "пиши",
-    "напиши",
-    "говори",
-    "cevap",
-    "yanıt",
-    "yanit",
-    "yaz",
-    "konuş",
-    "svara",
-    "svarar",
-    "skriv",
-    "prata",
-    "tala",
-];
-
-/// Languages a reply may be asked in, by their English and their own names
-/// (and a few others'), as word starts.
-const LANGUAGES: &[&str] = &[
-    "english",
-    "inglés",
-    "ingles",
-    "anglais",
-    "englisch",
-    "inglese",
-    "engels",
-    "inglês",
-    "french",
-    "français",
-    "francais",
-    "francés",
-    "frances",
-    "französisch",
-    "francese",
-    "frans",
-    "francês",
-    "german",
-    "deutsch",
-    "alemán",
-    "aleman",
-    "allemand",
-    "tedesco",
-    "duits",
-    "alemão",
-    "spanish",
-    "español",
-    "espanol",
-    "espagnol",
-    "spanisch",
-    "spagnolo",
-    "spaans",
-    "espanhol",
-    "portuguese",
-    "português",
-    "portugues",
-    "portugais",
-    "portugiesisch",
-    "portoghese",
-    "portugees",
-    "italian",
-    "italiano",
-    "italien",
-    "italienisch",
-    "italiaans",
-    "dutch",
-    "nederlands",
-    "néerlandais",
-    "niederländisch",
-    "olandese",
-    "japanese",
-    "japonais",
-    "japanisch",
-    "japonés",
-    "giapponese",
-    "russian",
-    "russisch",
-    "ruso",
-    "russe",
-    "russo",
-    "polish",
-    "polski",
-    "polsku",
-    "polnisch",
-    "polaco",
-    "turkish",
-    "türkçe",
-    "turkce",
-    "türkisch",
-    "turco",
-    "swedish",
-    "svenska",
-    "schwedisch",
-    "chinese",
-    "chinesisch",
-    "chino",
-    "chinois",
-    "cinese",
-    "angielsk",
-    "niemiecku",
-    "francusku",
-    "hiszpańsku",
-    "русск",
-    "английск",
-    "немецк",
-    "французск",
-    "испанск",
-    "итальянск",
-    "португальск",
-    "ingilizce",
-    "almanca",
-    "fransızca",
-    "ispanyolca",
-    "engelska",
-    "tyska",
-    "franska",
-    "spanska",
-    "日本語",
-    "中文",
-    "英文",
-    "英语",
-    "英語",
-    "德语",
-    "德文",
-    "ドイツ語",
-    "法语",
-    "法文",
-    "フランス語",
-    "西班牙语",
-    "スペイン語",
-    "葡萄牙语",
-    "ポルトガル語",
-    "意大利语",
-    "イタリア語",
-    "俄语",
-    "ロシア語",
-    "汉语",
-    "中国語",
-    "日语",
-    "日文",
-];
 
 /// The language `body` asks to be answered in ("answer me in French",
-/// "responderme en español"), as the speaker wrote it.
+/// "responderme en español", "用中文回答"), as the speaker wrote it: a word
+/// of replying and the name of a language, in any language of the lexicon.
 fn asked_language(body: &str) -> Option<String> {
-    // Written without spaces: a language's name and a verb of answering anywhere.
-    const CJK_REPLY_VERBS: &[&str] = &["答え", "回答", "返事", "返信", "回复", "答复", "说"];
-    if let Some(lang) = LANGUAGES
-        .iter()
-        .find(|l| l.chars().all(|c| c > '\u{2e80}') && body.contains(*l))
-    {
-        if CJK_REPLY_VERBS.iter().any(|v| body.contains(v)) {
-            return Some((*lang).to_string());
-        }
-    }
-    let words = words_of(body);
-    if !words
-        .iter()
-        .any(|w| REPLY_VERBS.iter().any(|v| w.starts_with(v)))
-    {
+    let replying = words::holds_unspaced(Class::Reply, body)
+        || words_of(body)
+            .iter()
+            .any(|w| words::starts_like(Class::Reply, w));
+    if !replying {
         return None;
     }
-    // A word, or its part after a hyphen ("по-русски": "in Russian").
-    let lang = words
-        .iter()
-        .flat_map(|w| std::iter::once(w.as_str()).chain(w.split('-').skip(1)))
-        .find(|w| LANGUAGES.iter().any(|l| w.starts_with(l)))?;
-    // As written ("Deutsch", "español"), capitalised like the rules' other records.
-    let said = body
-        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
-        .flat_map(|w| std::iter::once(w).chain(w.split('-').skip(1)))
-        .find(|w| w.to_lowercase().replace("i\u{307}", "i") == *lang)
-        .unwrap_or(lang);
-    Some(capitalise(said))
+    words::language_named(body).map(|lang| capitalise(&lang))
 }
 
 /// A request that the agent serve the speaker a certain way from now on: a
@@ -1302,24 +1016,29 @@ fn asked_language(body: &str) -> Option<String> {
 fn standing_request(s: &str, question: bool) -> Option<Candidate> {
     let mut rest = s.trim_start_matches(['¿', '¡']).trim();
     let mut asked = false;
-    while let Some(r) = strip_request_form(rest) {
-        rest = r.trim_start_matches([',', ' ']);
+    // The language of the first request form: what is asked in another
+    // language than English is kept as said.
+    let mut asked_in = "en";
+    while let Some((r, code)) = words::strip_opening(Class::Request, rest) {
+        if !asked {
+            asked_in = code;
+        }
+        rest = r;
         asked = true;
     }
-    // Said outright, for good: "Antworte mir bitte ab sofort auf Englisch".
+    // Said outright, for good ("Antworte mir bitte ab sofort auf Englisch"),
+    // or as what the speaker prefers ("Preferirei risposte in inglese").
     if !asked && !question {
-        let lang = has_standing(rest).then(|| asked_language(rest)).flatten();
+        let lang = (has_standing(rest) || words::holds(Class::Prefer, rest))
+            .then(|| asked_language(rest))
+            .flatten();
         return lang.map(|lang| {
             let said = format!("Wants answers in {lang}");
             personal_item("preference", ANSWER_IN_SUBJECT, said)
         });
     }
     let mut rest = clean(rest);
-    while let Some(r) = COURTESY_ENDS.iter().find_map(|e| {
-        rest.to_lowercase()
-            .ends_with(e)
-            .then(|| clean(&rest[..rest.len() - e.len()]))
-    }) {
+    while let Some(r) = words::strip_closing(Class::Courtesy, &rest).map(clean) {
         rest = r;
     }
     let standing = without_standing(&rest);
@@ -1327,7 +1046,11 @@ fn standing_request(s: &str, question: bool) -> Option<Candidate> {
     // possible to always answer me in Dutch?", "Ti dispiace rispondermi
     // sempre in italiano?"): for the speaker, for good — a standing marker
     // anywhere, or the speaker named.
-    if has_standing(&rest) || first_person(&rest) || !rest.is_ascii() {
+    if has_standing(&rest)
+        || first_person(&rest)
+        || words::holds(Class::Prefer, &rest)
+        || !rest.is_ascii()
+    {
         if let Some(lang) = asked_language(&rest) {
             let said = format!("Wants answers in {lang}");
             return Some(personal_item("preference", ANSWER_IN_SUBJECT, said));
@@ -1338,7 +1061,12 @@ fn standing_request(s: &str, question: bool) -> Option<Candidate> {
     // alone ("Is it always at 10?") asks for information.
     let body = match standing {
         Some(body) if asked => body,
-        None if asked && (with_the_speaker(&rest) || of_every_reply(&rest)) => rest.clone(),
+        // Asking to be called something is for good by what it asks.
+        None if asked
+            && (with_the_speaker(&rest) || of_every_reply(&rest) || called(&rest).is_some()) =>
+        {
+            rest.clone()
+        }
         _ => return None,
     };
     let lower = body.to_lowercase();
@@ -1360,7 +1088,10 @@ fn standing_request(s: &str, question: bool) -> Option<Candidate> {
     }
     let head = key_terms(&body, 2);
     // "Would you mind always using metric units?": what they prefer, as said.
-    let said = if words_of(&body).first().is_some_and(|w| w.ends_with("ing")) {
+    let said = if asked_in != "en" {
+        // Asked in another language: kept as said, not half translated.
+        capitalise(&clean(s.trim_start_matches(['¿', '¡'])))
+    } else if words_of(&body).first().is_some_and(|w| w.ends_with("ing")) {
         format!("Prefers {}", clean(&rest))
     } else {
         format!("Wants you to {}", clean(&rest))
@@ -1372,18 +1103,7 @@ fn standing_request(s: &str, question: bool) -> Option<Candidate> {
 /// "… avec moi", "… mit mir"): the way they are served, not a one-off task
 /// ("send me the report" is one).
 fn with_the_speaker(s: &str) -> bool {
-    const WITH_ME: &[&[&str]] = &[
-        &["with", "me"],
-        &["avec", "moi"],
-        &["mit", "mir"],
-        &["con", "me"],
-        &["conmigo"],
-        &["comigo"],
-        &["met", "mij"],
-        &["met", "me"],
-    ];
-    let words = words_of(s);
-    (0..words.len()).any(|i| WITH_ME.iter().any(|m| opens_with(&words[i..], m)))
+    words::find(Class::WithMe, &words_of(s)).is_some()
 }
 
 /// The agent's replies named in the plural ("keep replies under three
@@ -1440,72 +1160,6 @@ fn for_everyone(s: &str) -> bool {
 /// paying, booking — or a time that is only now (today, yesterday, this
 /// morning), unless that time starts something ("from today").
 pub fn transient(clause: &str) -> bool {
-    const ONE_OFF_ACTS: &[&str] = &[
-        "spent",
-        "bought",
-        "paid",
-        "ordered",
-        "booked",
-        "purchased",
-        "expensed",
-        "had",
-        "met",
-        "attended",
-        "missed",
-        "lost",
-        "received",
-        "ausgegeben",
-        "gekauft",
-        "bezahlt",
-        "gebucht",
-        "bestellt",
-        "gasté",
-        "gaste",
-        "compré",
-        "compre",
-        "pagué",
-        "pague",
-        "reservé",
-        "dépensé",
-        "depense",
-        "acheté",
-        "achete",
-        "payé",
-        "paye",
-        "gastei",
-        "comprei",
-        "paguei",
-        "reservei",
-        "speso",
-        "comprato",
-        "pagato",
-        "prenotato",
-        "uitgegeven",
-        "gekocht",
-        "betaald",
-    ];
-    const ONLY_NOW: &[&str] = &[
-        "today",
-        "tonight",
-        "yesterday",
-        "this morning",
-        "this afternoon",
-        "this evening",
-        "right now",
-        "just now",
-        "heute",
-        "gestern",
-        "hoy",
-        "ayer",
-        "aujourd'hui",
-        "hier",
-        "hoje",
-        "ontem",
-        "oggi",
-        "ieri",
-        "vandaag",
-        "gisteren",
-    ];
     const STARTS: &[&str] = &[
         "from", "starting", "of", "since", "ab", "seit", "desde", "partir",
     ];
@@ -1518,16 +1172,15 @@ pub fn transient(clause: &str) -> bool {
         ]
         .contains(&w.as_str())
     });
-    if !first_person(clause) && !ours {
+    if !first_person(clause) && !ours && !words::speakers_act(&words, clause) {
         return false;
     }
-    let act = words.iter().any(|w| ONE_OFF_ACTS.contains(&w.as_str()));
-    let now = ONLY_NOW.iter().any(|marker| {
-        let m: Vec<&str> = marker.split(' ').collect();
-        (0..words.len()).any(|i| {
-            opens_with(&words[i..], &m) && !(i > 0 && STARTS.contains(&words[i - 1].as_str()))
-        })
-    });
+    let act = words::find(Class::OneOff, &words).is_some()
+        || words::holds_unspaced(Class::OneOff, clause);
+    let now = words::find_all(Class::OnlyNow, &words)
+        .into_iter()
+        .any(|(i, _)| !(i > 0 && STARTS.contains(&words[i - 1].as_str())))
+        || words::holds_unspaced(Class::OnlyNow, clause);
     act || now
 }
 
@@ -1859,9 +1512,10 @@ mod tests {
                 "Could you please be brief with me?",
                 "Wants you to be brief with me",
             ),
+            // Asked in another language than English: kept as said.
             (
                 "Pouvez-vous toujours me vouvoyer ?",
-                "Wants you to toujours me vouvoyer",
+                "Pouvez-vous toujours me vouvoyer",
             ),
         ] {
             let items = extract(said);
@@ -2151,6 +1805,120 @@ mod tests {
         ] {
             preference(said, kept);
         }
+    }
+
+    /// The lexicon's classes read every language of its table: one
+    /// standing request a language, each phrased for this test (none is in
+    /// a transcript), kept with the language it asks for or as said.
+    #[test]
+    fn a_standing_request_is_read_in_every_language_of_the_lexicon() {
+        for (said, kept) in [
+            (
+                "Could you always keep replies under five lines?",
+                "five lines",
+            ),
+            (
+                "Kannst du mir künftig immer auf Englisch antworten?",
+                "Englisch",
+            ),
+            ("¿Podrías escribirme siempre en inglés?", "Inglés"),
+            ("Tu pourrais désormais me répondre en anglais ?", "Anglais"),
+            ("Poderia daqui em diante responder em inglês?", "Inglês"),
+            ("Potresti d'ora in avanti rispondere in tedesco?", "Tedesco"),
+            ("Kun je vanaf nu in het Engels antwoorden?", "Engels"),
+            ("これからは英語で答えてください", "英語"),
+            ("Можешь впредь отвечать по-немецки?", "Немецки"),
+            ("Czy możesz zawsze odpisywać po niemiecku?", "Niemiecku"),
+            ("Lütfen bundan böyle İngilizce yanıt ver", "İngilizce"),
+            ("Kunde du framöver svara på engelska?", "Engelska"),
+            ("请以后用英语回复", "英语"),
+            ("Kunne du fremover skrive til mig på engelsk?", "Engelsk"),
+        ] {
+            preference(said, kept);
+        }
+    }
+
+    /// What a person prefers, the name they are called by, and a condition
+    /// on every reply are standing without a standing word.
+    #[test]
+    fn preferring_naming_and_each_reply_are_standing_by_their_shape() {
+        for (said, kept) in [
+            (
+                "Jeg foretrækker svar på engelsk",
+                "Wants answers in Engelsk",
+            ),
+            (
+                "Я бы предпочла ответы по-немецки",
+                "Wants answers in Немецки",
+            ),
+            (
+                "Please use metric units when you reply to me",
+                "metric units",
+            ),
+            ("Fortan nenn mich bitte Kalle", "Wants to be called Kalle"),
+            ("Kald mig Søs", "Wants to be called Søs"),
+            ("Could you call me Dr. Ng?", "Wants to be called Dr. Ng"),
+            ("By the way, call me Rob", "Wants to be called Rob"),
+        ] {
+            preference(said, kept);
+        }
+    }
+
+    /// A one-off act or a time that is only now, in the lexicon's languages.
+    #[test]
+    fn one_off_events_are_read_in_the_lexicon_s_languages() {
+        for said in [
+            "Jeg købte frokost til 90 DKK",
+            "Jag har tandläkare i dag",
+            "Kupiłem dziś monitor za 900 zł",
+            "Сегодня я заплатил за такси",
+            "我今天买了一个键盘",
+        ] {
+            assert!(transient(said), "{said}");
+            assert!(statements(said).is_empty(), "{said}");
+        }
+        assert!(!transient("Jeg arbejder i Aarhus"), "a lasting fact");
+    }
+
+    /// A short head naming a rule or everyone frames a rule in any language
+    /// of the lexicon; a value said to have changed is a correction. Each
+    /// phrased for this test.
+    #[test]
+    fn framings_and_changes_are_read_by_their_classes() {
+        for (said, kept) in [
+            (
+                "Regel für alle: Urlaubsanträge gehen an hr_leave",
+                "Urlaubsanträge gehen an hr_leave",
+            ),
+            (
+                "Politique de l'équipe : les congés passent par leave_portal",
+                "Les congés passent par leave_portal",
+            ),
+            (
+                "Dla wszystkich: faktury trafiają do invoices_pl",
+                "Faktury trafiają do invoices_pl",
+            ),
+        ] {
+            rule(said, kept);
+        }
+        let q = one("Question for the team: is the build server ci-runner-04?");
+        assert_eq!(q.channel, ItemChannel::Task, "{q:?}");
+        for said in [
+            "Heads-up, the VPN gateway is vpn-04.example.com now",
+            "Rettelse: frokosten starter 12:30",
+            "Kleines Update, das Standup ist jetzt um 09:15",
+            "Update for the team: release builds use rel_branch_2",
+        ] {
+            let c = one(said);
+            assert_eq!(
+                (c.channel, c.kind.as_str()),
+                (ItemChannel::Operational, "correction"),
+                "{said}: {c:?}"
+            );
+        }
+        // "From now on" is standing, no change of value.
+        let c = one("From now on, releases are tagged in release_log");
+        assert_ne!(c.kind, "correction", "{c:?}");
     }
 
     /// An operational rule from `said`, stored as `kept` (its framing dropped).
