@@ -54,6 +54,13 @@ bin=${STEWARD_BIN:-${CARGO_TARGET_DIR:-$root/target}/release/steward}
 if [ ! -x "$bin" ]; then
   (cd "$root" && cargo build --release -p steward)
 fi
+# A transcript with an `mcp` line starts the tests' MCP server, `mcp_fixture`,
+# which replay looks for beside the steward binary: build it in that profile.
+fixture="$(dirname "$bin")/mcp_fixture"
+if [ ! -x "$fixture" ] && grep -lq '^{"mcp"' "${transcripts[@]}"; then
+  profile=(); [ "$(basename "$(dirname "$bin")")" = release ] && profile=(--release)
+  (cd "$root" && cargo build "${profile[@]}" -p steward-tests --bin mcp_fixture)
+fi
 
 started_server=0
 stop() { if [ "$started_server" = 1 ] && [ "${KEEP_SERVER:-0}" != 1 ]; then "$local_models/stop.sh" || true; fi; }

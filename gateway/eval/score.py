@@ -67,7 +67,7 @@ ASK = re.compile(r"Remember this\?.*reply yes or no\s*$", re.S)
 # A tool call written as text, JSON, or the prompt's frame markup copied back
 # (a reply showing "<<<memory:3 agent_notes: …>>>" shows the wrapping, not an answer).
 RAW_MARKS = ("```json", "<tool_call>", '{"name"', '"arguments"', "<<<", ">>>")
-EVENT_KEYS = {"pair", "msg", "system", "run", "tool", "trim", "relearn", "undo", "review", "roles", "curate"}
+EVENT_KEYS = {"pair", "msg", "system", "run", "tool", "trim", "relearn", "undo", "review", "roles", "curate", "mcp", "approve_tool"}
 DEFAULT_MODEL_ID = "qwen2.5-coder-1.5b-instruct"
 
 # Words a record's content may hold without its author having said them:

@@ -18,6 +18,8 @@ use memory::{
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+mod mcp;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     #[error("line {line}: {reason}")]
@@ -66,6 +68,11 @@ enum Event {
     /// A role-memory entry through both curation steps: proposed, accepted
     /// by a manager, confirmed by another current holder.
     Curate(CurateEvent),
+    /// An MCP server the replay starts before the first line (`replay/mcp.rs`).
+    Mcp(mcp::McpEvent),
+    /// An external tool's listing approved, as `steward tools approve` does.
+    #[serde(rename = "approve_tool")]
+    ApproveTool(mcp::ApproveToolEvent),
 }
 
 #[derive(Debug, Deserialize)]
@@ -115,6 +122,8 @@ impl Event {
             Event::Review(_) => "review",
             Event::Roles(_) => "roles",
             Event::Curate(_) => "curate",
+            Event::Mcp(_) => "mcp",
+            Event::ApproveTool(_) => "approve_tool",
         }
     }
 }
@@ -390,9 +399,22 @@ fn parse(input: &str) -> Result<Vec<(usize, Event)>, ReplayError> {
 pub async fn replay(input: &str, mut cfg: Config) -> Result<ReplayOutput, ReplayError> {
     let events = parse(input)?;
     cfg.database.url = "sqlite::memory:".into();
+    // The `mcp` lines' tools files live as long as the replay.
+    let dir = tempfile::tempdir().map_err(|e| ReplayError::Line {
+        line: 0,
+        reason: format!("no temporary directory for MCP servers: {e}"),
+    })?;
+    mcp::configure(&mut cfg, dir.path(), &events)?;
     let db = Db::in_memory().await?;
-    let services = crate::with_db(db, cfg).with_clock(Arc::new(ManualClock::default()));
-    replay_events(&services, events).await
+    let mut services = crate::with_db(db, cfg).with_clock(Arc::new(ManualClock::default()));
+    if !services.config().mcp.servers.is_empty() {
+        services = services.with_mcp().await;
+    }
+    let out = replay_events(&services, events).await;
+    if let Some(hub) = services.mcp() {
+        hub.stop().await;
+    }
+    out
 }
 
 /// Run a transcript on the database `services` holds (the storage suite uses this
@@ -503,6 +525,9 @@ impl<'s> Replayer<'s> {
                 Ok(())
             }
             Event::Relearn(t) => self.relearn(line, t).await,
+            // Started before the first line (`replay`).
+            Event::Mcp(_) => Ok(()),
+            Event::ApproveTool(a) => self.approve_tool(line, a).await,
         }
     }
 

@@ -275,6 +275,16 @@ fn tools_are_shown_escaped_and_approved_only_by_the_hash_shown() {
         ],
     );
     assert!(!ok && err.contains("not the one shown"), "{err}");
+    // A run has no one to answer a confirmation; a rate is 1 or more.
+    let hash = &listed.hash[..12];
+    let approve = ["tools", "approve", &id, "--hash", hash, "--role", "user"];
+    let (ok, _, err) = run(d, &[&approve[..], &["--confirm", "--runs"]].concat());
+    assert!(
+        !ok && err.contains("not approved for automated runs"),
+        "{err}"
+    );
+    let (ok, _, err) = run(d, &[&approve[..], &["--per-minute", "0"]].concat());
+    assert!(!ok && err.contains("--per-minute"), "{err}");
     let (ok, out, err) = run(
         d,
         &[

@@ -50,6 +50,10 @@ pub struct ExternalTool {
     pub roles: String,
     /// Whether each call waits for the speaker's yes.
     pub confirm: bool,
+    /// Whether automated runs (docs/runs.md) are offered it too.
+    pub runs: bool,
+    /// Calls of it a minute, all speakers together (0: `[mcp] tool_calls_per_minute`).
+    pub calls_per_minute: u32,
     pub decided_by: Option<String>,
     pub decided_at: Option<i64>,
     pub note: String,
@@ -73,6 +77,12 @@ impl ExternalTool {
                 .role_list()
                 .iter()
                 .any(|r| *r == role || work_roles.iter().any(|w| w == r))
+    }
+
+    /// Whether an automated run may be offered it (never one whose calls
+    /// wait for a yes: a run has no one to answer).
+    pub fn offered_to_runs(&self) -> bool {
+        self.status == ExternalToolStatus::Approved && self.runs && !self.confirm
     }
 }
 
@@ -111,6 +121,10 @@ pub enum ExternalToolRefusal {
     BadRole(String),
     #[error("tool listing {0} is {1}; only an approved or proposed one is suspended")]
     NotInUse(i64, ExternalToolStatus),
+    #[error("a tool whose calls wait for the speaker's yes is not approved for automated runs: no one is there to answer")]
+    ConfirmedForRuns,
+    #[error("calls a minute is 1 to 100000")]
+    BadRate,
 }
 
 /// Check the roles an approval names.

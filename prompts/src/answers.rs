@@ -185,16 +185,38 @@ pub fn opens_with(answer: &str) -> Option<bool> {
 /// [`read`], in `preferred` first when it reads `text`: "ja" from a person
 /// who asked for Dutch is Dutch, not the table's first reader of "ja".
 pub fn read_preferring(text: &str, preferred: Option<&'static Language>) -> Option<YesNo> {
-    let words = words(text);
+    let answer = answer_of(text);
+    let words = words(answer);
     preferred
         .and_then(|language| language.read(&words).map(|c| YesNo::of(c, language)))
         .or_else(|| read(text))
 }
 
+/// What answers in `text`: the whole of it, or — when it opens with an
+/// answer and a comma or a stop — that answer, if at most two words without
+/// a number follow ("yes, do", "ja, passt so", "да, запомни"). More words
+/// may ask something else ("no, answer me in German"): then the whole text
+/// is read, and reads as no answer.
+fn answer_of(text: &str) -> &str {
+    let Some((head, tail)) = text.split_once([',', '.', '!', ';', '—', '、', '，', '。'])
+    else {
+        return text;
+    };
+    let tail_words = words(tail);
+    let short = tail_words.len() <= 2 && !tail.chars().any(|c| c.is_ascii_digit());
+    let answers =
+        !words(head).is_empty() && LANGUAGES.iter().any(|l| l.read(&words(head)).is_some());
+    if short && answers && LANGUAGES.iter().all(|l| l.read(&words(text)).is_none()) {
+        head
+    } else {
+        text
+    }
+}
+
 /// `text` as a yes or a no to "Remember this?", in the first language of the
 /// table that reads it; `None` for anything else.
 pub fn read(text: &str) -> Option<YesNo> {
-    let words = words(text);
+    let words = words(answer_of(text));
     if words.is_empty() {
         return None;
     }
@@ -206,6 +228,28 @@ pub fn read(text: &str) -> Option<YesNo> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An answer with a short word after it is that answer; a longer tail
+    /// may ask something else. Phrased for this test.
+    #[test]
+    fn an_answer_with_a_short_tail_is_that_answer() {
+        for (text, yes) in [
+            ("yes, go ahead", true),
+            ("ja, klingt gut", true),
+            ("sí, guárdalo", true),
+            ("nee, hoeft niet", false),
+            ("нет, не нужно", false),
+        ] {
+            assert_eq!(read(text).map(|a| a.yes), Some(yes), "{text}");
+        }
+        for text in [
+            "no, answer me in German instead",
+            "yes, 14 days",
+            "yes and no",
+        ] {
+            assert_eq!(read(text), None, "{text}");
+        }
+    }
 
     fn answer(text: &str) -> Option<(bool, &'static str)> {
         read(text).map(|a| (a.yes, a.language.code))

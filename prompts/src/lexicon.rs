@@ -41,11 +41,13 @@ pub enum Class {
     Rule,
     /// Words naming everyone, the team ("everyone", "alle").
     Everyone,
+    /// The speaker's possessive, opening what they say of theirs ("my").
+    Mine,
 }
 
 impl Class {
     /// Every class, in the file's order.
-    pub const ALL: [Class; 14] = [
+    pub const ALL: [Class; 15] = [
         Class::Request,
         Class::Courtesy,
         Class::Standing,
@@ -60,6 +62,7 @@ impl Class {
         Class::Changed,
         Class::Rule,
         Class::Everyone,
+        Class::Mine,
     ];
 }
 
@@ -83,6 +86,7 @@ struct Row {
     changed: Vec<String>,
     rule: Vec<String>,
     everyone: Vec<String>,
+    mine: Vec<String>,
     names: BTreeMap<String, Vec<String>>,
 }
 
@@ -119,6 +123,7 @@ impl Lexicon {
             Class::Changed => &r.changed,
             Class::Rule => &r.rule,
             Class::Everyone => &r.everyone,
+            Class::Mine => &r.mine,
         }
     }
 

@@ -412,6 +412,11 @@ pub struct McpConfig {
     #[default = 10]
     #[validate(range(min = 1, max = 10_000))]
     pub calls_per_minute: u32,
+    /// Calls of one tool a minute, all speakers together, unless its
+    /// approval names its own rate.
+    #[default = 60]
+    #[validate(range(min = 1, max = 100_000))]
+    pub tool_calls_per_minute: u32,
     /// How long a "Run … ? yes/no" waits for its answer, in minutes.
     #[default = 10]
     #[validate(range(min = 1, max = 1_440))]

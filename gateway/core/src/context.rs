@@ -898,6 +898,12 @@ pub fn without_unrelated_values(
     if found.iter().any(|r| r.hits > 0 || r.similarity.is_some()) {
         return answer;
     }
+    // A search in the notes' words finds nothing for a message in another
+    // language ("Até quanto posso gastar sem aprovação?" about an English
+    // note): no evidence that it is about none of them.
+    if written_apart(message, given) {
+        return answer;
+    }
     let asked = memory::grounding::content_words(message);
     let noted: Vec<String> = given
         .iter()
@@ -926,6 +932,20 @@ pub fn without_unrelated_values(
         .filter(|line| !line.trim().is_empty())
         .collect();
     kept.join("\n")
+}
+
+/// Whether `message`, its language detected reliably (`whatlang`), is
+/// written in another language than the notes `given` read as.
+fn written_apart(message: &str, given: &[Retrieved]) -> bool {
+    let Some(asked) = whatlang::detect(message).filter(whatlang::Info::is_reliable) else {
+        return false;
+    };
+    let notes: String = given
+        .iter()
+        .map(|r| r.record.content.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    whatlang::detect(&notes).is_some_and(|noted| noted.lang() != asked.lang())
 }
 
 /// The days of the week `words` name, in English, Portuguese, Spanish,
@@ -1278,6 +1298,19 @@ mod tests {
                 std::slice::from_ref(&kiosk)
             ),
             ""
+        );
+        // Asked in another language, the notes' words are not searched for:
+        // that the search found nothing says nothing (written for this test).
+        let pt = "A perda de um cartão de acesso deve ser comunicada onde, por favor?";
+        assert_eq!(
+            without_unrelated_values(
+                "No quiosque K-7.".into(),
+                pt,
+                &[],
+                &[],
+                std::slice::from_ref(&kiosk)
+            ),
+            "No quiosque K-7."
         );
         // A note the search found answers: nothing is taken out.
         let lost = "Report a lost keycard at kiosk K-7.";

@@ -543,6 +543,12 @@ pub enum ToolsCommand {
         /// Each call waits for the speaker's yes to the arguments shown.
         #[arg(long)]
         confirm: bool,
+        /// Automated runs (schedules, webhooks, on demand) may call it too.
+        #[arg(long)]
+        runs: bool,
+        /// Calls of it a minute, all speakers together (default `[mcp] tool_calls_per_minute`).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        per_minute: Option<u32>,
     },
     /// Decline a proposed listing (audited as `tool.reject`).
     Reject {

@@ -54,12 +54,16 @@ pub(super) async fn run(ctx: &Ctx, cmd: ToolsCommand) -> Result<()> {
             hash,
             roles,
             confirm,
+            runs,
+            per_minute,
         } => {
             let grant = ToolGrant {
                 id,
                 hash: &hash,
                 roles: &roles,
                 confirm,
+                runs,
+                calls_per_minute: per_minute,
             };
             done("approved", store.approve(who, &grant).await?)
         }

@@ -8,7 +8,8 @@ use crate::admin_text::{AdminText, Identifier, Identifiers, OrgWords};
 use crate::external_tool::{ExternalTool, ExternalToolRefusal, ExternalToolStatus};
 
 const LISTING: &str = "SELECT id, org, agent, server, name, description, input_schema, hash, \
-     status, finding, roles, confirm, decided_by, decided_at, note, created_at FROM external_tools";
+     status, finding, roles, confirm, runs, calls_per_minute, decided_by, decided_at, note, created_at \
+     FROM external_tools";
 const CALL: &str = "SELECT id, org, agent, conversation, sender, tool_id, arguments, \
      arguments_hash, batch, expires_at FROM external_tool_calls";
 
@@ -33,6 +34,8 @@ struct Row {
     finding: String,
     roles: String,
     confirm: i64,
+    runs: i64,
+    calls_per_minute: i64,
     decided_by: Option<String>,
     decided_at: Option<i64>,
     note: String,
@@ -54,6 +57,8 @@ impl From<Row> for ExternalTool {
             finding: r.finding,
             roles: r.roles,
             confirm: r.confirm != 0,
+            runs: r.runs != 0,
+            calls_per_minute: u32::try_from(r.calls_per_minute).unwrap_or(0),
             decided_by: r.decided_by,
             decided_at: r.decided_at,
             note: r.note,
@@ -75,8 +80,8 @@ pub struct ToolListing<'a> {
     pub at: i64,
 }
 
-/// What an approval says: who may be offered the tool, and whether each
-/// call waits for the speaker's yes.
+/// What an approval says: who may be offered the tool, whether each call
+/// waits for the speaker's yes, whether runs may call it, and its rate.
 #[derive(Debug, Clone)]
 pub struct ToolGrant<'a> {
     pub id: i64,
@@ -84,6 +89,10 @@ pub struct ToolGrant<'a> {
     pub hash: &'a str,
     pub roles: &'a [String],
     pub confirm: bool,
+    /// Automated runs may call it too (docs/runs.md).
+    pub runs: bool,
+    /// Calls of it a minute, all speakers together; `None`: `[mcp] tool_calls_per_minute`.
+    pub calls_per_minute: Option<u32>,
 }
 
 /// A decision's answer: the listing as it stands after, or why it was refused.
@@ -303,14 +312,26 @@ impl ExternalTools<'_> {
             Ok(r) => r,
             Err(refusal) => return Ok(Err(refusal)),
         };
+        if grant.runs && grant.confirm {
+            return Ok(Err(ExternalToolRefusal::ConfirmedForRuns));
+        }
+        if grant
+            .calls_per_minute
+            .is_some_and(|n| !(1..=100_000).contains(&n))
+        {
+            return Ok(Err(ExternalToolRefusal::BadRate));
+        }
         let mut tx = super::begin(&self.db.pool).await?;
-        let text = "UPDATE external_tools SET status = $1, roles = $2, confirm = $3, \
-             decided_by = $4, decided_at = $5, note = '' WHERE org = $6 AND id = $7 AND status = $8";
+        let text = "UPDATE external_tools SET status = $1, roles = $2, confirm = $3, runs = $4, \
+             calls_per_minute = $5, decided_by = $6, decided_at = $7, note = '' \
+             WHERE org = $8 AND id = $9 AND status = $10";
         let moved = sql!(
             text,
             ExternalToolStatus::Approved,
             &roles,
             i64::from(grant.confirm),
+            i64::from(grant.runs),
+            i64::from(grant.calls_per_minute.unwrap_or(0)),
             who.actor,
             who.at,
             who.org,
@@ -346,12 +367,17 @@ impl ExternalTools<'_> {
         } else {
             ""
         };
+        let runs = if grant.runs { ", and runs" } else { "" };
+        // 0: `[mcp] tool_calls_per_minute`.
+        let rate = grant.calls_per_minute.unwrap_or(0);
         let detail = admin_text!(
-            "listing {} (hash {}) for {}{}",
+            "listing {} (hash {}) for {}{}{}; calls a minute: {}",
             t.id,
             Identifier::new(&t.hash),
             Identifiers::new(grant.roles),
-            confirmed
+            runs,
+            confirmed,
+            rate
         );
         who.audit(&mut *tx, "tool.approve", &target(&t), &detail)
             .await?;

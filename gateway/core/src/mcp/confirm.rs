@@ -116,6 +116,11 @@ impl Mcp {
                 tool.name
             )));
         }
+        if let Err(limited) = self.within_rate(&tool, &format!("{}|{speaker}", place.org)) {
+            self.record(&record(CallEnd::RateLimited, Default::default()))
+                .await;
+            return Ok(Some(limited.explained(&tool.name)));
+        }
         let ((end, result), took) = timed(self.run(&tool, &arguments)).await;
         self.record(&record(end, took)).await;
         Ok(Some(result))

@@ -2,8 +2,9 @@
 //! steward connects to with the official SDK (`rmcp`), each tool they list
 //! kept as a listing an administrator approves (`memory::external_tool`), and
 //! the calls a model makes of approved tools, governed here: offered only to
-//! the roles of the approval, arguments checked against the approved schema,
-//! a per-person rate limit, a timeout, a bounded result screened for
+//! the roles of the approval (and to automated runs when it says so),
+//! arguments checked against the approved schema, per-person and per-tool
+//! rate limits (`limits.rs`), a timeout, a bounded result screened for
 //! credentials and personal data and framed as data, each call audited and
 //! counted. A call whose approval asks for confirmation waits for the
 //! speaker's yes to the exact arguments shown (`confirm.rs`).
@@ -13,13 +14,14 @@
 //! says changes that.
 
 mod confirm;
+mod limits;
 mod offer;
 
+pub use limits::Limited;
 pub use offer::ExternalTurnTools;
 
 use crate::config::{McpConfig, McpServerConfig, McpTransport};
 use crate::metrics::Metrics;
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use memory::external_tool::ExternalTool;
 use memory::store::ToolListing;
 use memory::Db;
@@ -28,7 +30,6 @@ use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::num::NonZeroU32;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, RwLock};
@@ -114,7 +115,7 @@ pub struct Mcp {
     clock: Arc<dyn crate::clock::Clock>,
     metrics: Metrics,
     servers: RwLock<HashMap<String, Arc<Connected>>>,
-    per_person: DefaultKeyedRateLimiter<String>,
+    limits: limits::CallLimits,
     /// How many listings were taken (each `sync`): what waits for a re-list watches it.
     listed: tokio::sync::watch::Sender<u64>,
 }
@@ -129,14 +130,13 @@ impl Mcp {
         metrics: Metrics,
         clock: Arc<dyn crate::clock::Clock>,
     ) -> Arc<Mcp> {
-        let per_minute = NonZeroU32::new(cfg.mcp.calls_per_minute).unwrap_or(NonZeroU32::MIN);
         let hub = Arc::new(Mcp {
             cfg: cfg.mcp.clone(),
             db,
+            limits: limits::CallLimits::new(&cfg.mcp, crate::clock::GovernorClock(clock.clone())),
             clock,
             metrics,
             servers: RwLock::new(HashMap::new()),
-            per_person: RateLimiter::keyed(Quota::per_minute(per_minute)),
             listed: tokio::sync::watch::channel(0).0,
         });
         let (tx, rx) = mpsc::unbounded_channel();
@@ -228,9 +228,10 @@ impl Mcp {
         self.servers.read().await.get(server).cloned()
     }
 
-    /// Whether `person` may make another call now.
-    fn within_rate(&self, person: &str) -> bool {
-        self.per_person.check_key(&person.to_string()).is_ok()
+    /// Let one call of `tool` by `person` (`org|speaker`) through, or say
+    /// which rate it is over.
+    fn within_rate(&self, tool: &ExternalTool, person: &str) -> Result<(), Limited> {
+        self.limits.check(tool, person)
     }
 
     /// Run one call of an approved listing with arguments already checked:
@@ -464,12 +465,17 @@ pub fn review_line(t: &ExternalTool) -> String {
     } else {
         " [screen: see show]"
     };
+    let rate = match t.calls_per_minute {
+        0 => String::new(),
+        n => format!(" {n}/min"),
+    };
     format!(
-        "#{} {} {}/{} roles:{roles}{} hash:{}{flag}",
+        "#{} {} {}/{} roles:{roles}{}{}{rate} hash:{}{flag}",
         t.id,
         t.status,
         escaped(&t.server),
         escaped(&t.name),
+        if t.runs { " +runs" } else { "" },
         if t.confirm { " (confirmed calls)" } else { "" },
         &t.hash[..12.min(t.hash.len())]
     )

@@ -23,16 +23,38 @@ pub struct ExternalTurnTools<'a> {
     hub: &'a Mcp,
     place: TurnPlace<'a>,
     offered: Vec<Offered>,
-    /// "Run … ? yes/no" questions this reply asks.
-    questions: Mutex<Vec<String>>,
+    /// What steward says under this reply itself: the "Run … ? yes/no"
+    /// questions it asks, and each call a rate limit stopped.
+    notes: Mutex<Vec<String>>,
 }
 
-/// What the speaker may be offered: a paired person's role (`admin`, `user`)
-/// and work roles; nothing for an unpaired sender or an automated run.
-fn role_of(principal: &Principal) -> Option<&'static str> {
-    match principal {
-        Principal::Human { role, .. } => Some(role.as_str()),
-        Principal::System(_) | Principal::Unpaired => None,
+/// Whom a turn's external tools are offered to.
+#[derive(Clone, Copy)]
+enum Offeree<'p> {
+    /// A paired person (or a delegate acting as one): by their role
+    /// (`admin`, `user`) and work roles, if authorised to call tools at all.
+    Person(&'p str),
+    /// An automated run (a system principal): the listings approved for runs.
+    Run,
+}
+
+/// Whom `place` offers tools to; nobody for an unpaired sender, or a
+/// person not authorised to call tools (`authz::Action::CallExternalTool`).
+fn offeree<'p>(place: &TurnPlace<'p>) -> Option<Offeree<'p>> {
+    match place.principal {
+        Principal::Human { role, .. } => {
+            let actor = Actor {
+                principal: place.principal,
+                on_behalf_of: place.on_behalf_of,
+            };
+            memory::authz::authorize(actor, Action::CallExternalTool)
+                .is_ok()
+                .then_some(Offeree::Person(role.as_str()))
+        }
+        // A run's authority is the approval's `runs`, not a role: authz
+        // grants a system principal nothing of a paired person's.
+        Principal::System(_) => Some(Offeree::Run),
+        Principal::Unpaired => None,
     }
 }
 
@@ -44,12 +66,7 @@ impl Mcp {
         place: TurnPlace<'a>,
     ) -> Result<ExternalTurnTools<'a>, memory::StoreError> {
         let mut offered = Vec::new();
-        let actor = Actor {
-            principal: place.principal,
-            on_behalf_of: place.on_behalf_of,
-        };
-        let allowed = memory::authz::authorize(actor, Action::CallExternalTool).is_ok();
-        if let (Some(role), true, true) = (role_of(place.principal), allowed, self.configured()) {
+        if let (Some(who), true) = (offeree(&place), self.configured()) {
             let own: Vec<String> = inner
                 .specs()
                 .into_iter()
@@ -64,10 +81,11 @@ impl Mcp {
             {
                 let clash = own.contains(&tool.name)
                     || offered.iter().any(|o: &Offered| o.tool.name == tool.name);
-                if !tool.offered_to(role, place.work_roles)
-                    || clash
-                    || !connected.contains(&tool.server)
-                {
+                let allowed = match who {
+                    Offeree::Person(role) => tool.offered_to(role, place.work_roles),
+                    Offeree::Run => tool.offered_to_runs(),
+                };
+                if !allowed || clash || !connected.contains(&tool.server) {
                     continue;
                 }
                 let Ok(schema) = serde_json::from_str::<Value>(&tool.input_schema) else {
@@ -81,22 +99,31 @@ impl Mcp {
             hub: self,
             place,
             offered,
-            questions: Mutex::new(Vec::new()),
+            notes: Mutex::new(Vec::new()),
         })
     }
 }
 
 impl ExternalTurnTools<'_> {
-    /// The confirmations this reply asks, one a line.
-    pub fn questions(&self) -> Vec<String> {
-        self.questions.lock().map(|q| q.clone()).unwrap_or_default()
+    /// What this reply says beside the model's answer, one a line: the
+    /// confirmations it asks and the calls a rate limit stopped.
+    pub fn notes(&self) -> Vec<String> {
+        self.notes.lock().map(|q| q.clone()).unwrap_or_default()
     }
 
+    fn note(&self, line: String) {
+        if let Ok(mut n) = self.notes.lock() {
+            n.push(line);
+        }
+    }
+
+    /// Who the audit names as the caller: the person, or the run itself
+    /// (its conversation `run:<name>/<id>`, docs/runs.md).
     fn speaker(&self) -> String {
-        self.place
-            .principal
-            .author_id()
-            .unwrap_or_else(|| "unpaired".into())
+        match self.place.principal {
+            Principal::System(_) => self.place.conversation.to_string(),
+            p => p.author_id().unwrap_or_else(|| "unpaired".into()),
+        }
     }
 
     async fn refuse_unoffered(&self, name: &str) -> String {
@@ -154,15 +181,17 @@ impl ExternalTurnTools<'_> {
                 memory::sanitize::sanitize(&why)
             );
         }
-        if !self
+        if let Err(limited) = self
             .hub
-            .within_rate(&format!("{}|{speaker}", self.place.org))
+            .within_rate(&o.tool, &format!("{}|{speaker}", self.place.org))
         {
             self.hub
                 .record(&record(CallEnd::RateLimited, Default::default()))
                 .await;
-            return "Refused: too many tool calls for this person this minute. Nothing was run."
-                .into();
+            // Steward says so under the reply, whatever the model makes of it.
+            let told = limited.explained(&o.tool.name);
+            self.note(told.clone());
+            return format!("Refused: {told} Nothing was run; tell the person.");
         }
         if o.tool.confirm {
             return self.ask(o, arguments, &hash, &speaker).await;
@@ -209,9 +238,7 @@ impl ExternalTurnTools<'_> {
         if end != CallEnd::Asked {
             return format!("{} failed; answer without it.", o.tool.name);
         }
-        if let Ok(mut q) = self.questions.lock() {
-            q.push(super::confirm::question(&o.tool.name, &shown));
-        }
+        self.note(super::confirm::question(&o.tool.name, &shown));
         format!(
             "Not run yet: the speaker is asked to confirm `{}` with these arguments; it runs only after their yes. Tell them you asked.",
             o.tool.name

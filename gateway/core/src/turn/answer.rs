@@ -271,10 +271,9 @@ impl TurnLoop {
         self.record_skill_uses(t, &read.followed);
         // A skill the model drafted is reported by steward, whatever the model said.
         parts.receipts.extend(tools.skill_receipt());
-        // A call that waits for the speaker's yes is asked by steward.
-        parts
-            .notes
-            .extend(external.iter().flat_map(|e| e.questions()));
+        // A call that waits for the speaker's yes is asked by steward, and
+        // one a rate limit stopped is said by steward.
+        parts.notes.extend(external.iter().flat_map(|e| e.notes()));
         // What the model proposed is asked, whether or not it then answered.
         let proposed = tools.proposed();
         if !proposed.is_empty() {

@@ -64,6 +64,13 @@ pub struct ToolApproval {
     /// Each call asks the speaker "Run … ? yes/no" first.
     #[serde(default)]
     pub confirm: bool,
+    /// Automated runs may call it too (not with `confirm`: a run has no one to answer).
+    #[serde(default)]
+    pub runs: bool,
+    /// Calls of it a minute, all speakers together (1 to 100000); default `[mcp] tool_calls_per_minute`.
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 100000)]
+    pub calls_per_minute: Option<u32>,
 }
 
 /// Why a listing is suspended.
@@ -78,9 +85,12 @@ pub struct ToolSuspension {
 fn answer(r: Result<ExternalTool, ExternalToolRefusal>) -> Reply<ExternalTool> {
     match r {
         Ok(t) => Ok(Json(t)),
-        Err(why @ (ExternalToolRefusal::NoRoles | ExternalToolRefusal::BadRole(_))) => {
-            Err(ApiError::bad_request(why.to_string()))
-        }
+        Err(
+            why @ (ExternalToolRefusal::NoRoles
+            | ExternalToolRefusal::BadRole(_)
+            | ExternalToolRefusal::ConfirmedForRuns
+            | ExternalToolRefusal::BadRate),
+        ) => Err(ApiError::bad_request(why.to_string())),
         Err(why) => Err(ApiError::conflict(why.to_string())),
     }
 }
@@ -110,6 +120,8 @@ pub async fn approve(
         hash: &body.hash,
         roles: &body.roles,
         confirm: body.confirm,
+        runs: body.runs,
+        calls_per_minute: body.calls_per_minute,
     };
     answer(
         admin

@@ -176,6 +176,10 @@ pub(super) async fn approve(sent: Submitted<ApproveForm>) -> Page {
         hash: sent.form.hash.trim(),
         roles: &roles,
         confirm: sent.form.confirm.is_some(),
+        // The page approves for people; runs and a tool's own rate are set
+        // with the CLI or the API (docs/tools.md).
+        runs: false,
+        calls_per_minute: None,
     };
     let who = Act {
         org: sent.state.org(),

@@ -499,7 +499,8 @@ fn personal(s: &str) -> Option<Candidate> {
     let s = strip_ci(s, "please ").unwrap_or(s);
     if let Some(lang) = strip_any(s, ANSWER_IN) {
         let lang = object(lang);
-        if !lang.is_empty() {
+        // "Answer me in bullet points" names no language.
+        if words::language_named(&lang).is_some() {
             let said = format!("Wants answers in {}", capitalise(&lang));
             return Some(personal_item("preference", ANSWER_IN_SUBJECT, said));
         }
@@ -564,7 +565,54 @@ fn personal(s: &str) -> Option<Candidate> {
         let said = format!("Wants you to always {what}");
         return Some(personal_item("preference", format!("always:{head}"), said));
     }
-    None
+    preferred(s).or_else(|| possessed(s))
+}
+
+/// What the speaker prefers, said in another language of the lexicon
+/// ("Prefiro respostas curtas", "Wolałabym, żebyś …"): kept as said.
+/// English has its own openings above, with what follows normalised.
+fn preferred(s: &str) -> Option<Candidate> {
+    let (what, code) = words::strip_opening(Class::Prefer, s)?;
+    if code == "en" || what.is_empty() {
+        return None;
+    }
+    let head = key_terms(what, 1);
+    let said = capitalise(&clean(s));
+    Some(personal_item("preference", format!("prefer:{head}"), said))
+}
+
+/// Something of the speaker's with a value, said with their possessive
+/// opening the statement or following a comma ("My desk is in room 4.12",
+/// "I moved, my desk is in room 2.07 now"): a fact about them, on the
+/// subject of the thing they named, so a new value conflicts with the old
+/// and is asked as a contradiction. Kept from the possessive on, as said.
+fn possessed(s: &str) -> Option<Candidate> {
+    let from = std::iter::once(s)
+        .chain(s.match_indices(", ").map(|(i, sep)| &s[i + sep.len()..]))
+        .find(|part| {
+            let words = words_of(part);
+            words::find(Class::Mine, &words).is_some_and(|(at, _)| at == 0)
+        })?;
+    let words = words_of(from);
+    let (_, len) = words::find(Class::Mine, &words)?;
+    if !holds_value(from) || words.len() < len + 2 {
+        return None;
+    }
+    let thing = words[len..]
+        .iter()
+        .take(2)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let head = key_terms(&thing, 1);
+    if head.is_empty() {
+        return None;
+    }
+    Some(personal_item(
+        "fact",
+        format!("fact:{head}"),
+        capitalise(&clean(from)),
+    ))
 }
 
 /// The name in a request to be addressed by one, known by its shape: a verb
@@ -1063,7 +1111,10 @@ fn standing_request(s: &str, question: bool) -> Option<Candidate> {
         Some(body) if asked => body,
         // Asking to be called something is for good by what it asks.
         None if asked
-            && (with_the_speaker(&rest) || of_every_reply(&rest) || called(&rest).is_some()) =>
+            && (with_the_speaker(&rest)
+                || of_every_reply(&rest)
+                || called(&rest).is_some()
+                || replies_to_speaker(&rest)) =>
         {
             rest.clone()
         }
@@ -1097,6 +1148,20 @@ fn standing_request(s: &str, question: bool) -> Option<Candidate> {
         format!("Wants you to {}", clean(&rest))
     };
     Some(personal_item("preference", format!("always:{head}"), said))
+}
+
+/// A request for how the agent replies to the speaker: a word of replying
+/// next to the speaker's own ("answer me in bullet points", "отвечать мне
+/// по пунктам", "mir kurz antworten"). Not when a colon introduces what is
+/// to be answered ("answer me this: …").
+fn replies_to_speaker(s: &str) -> bool {
+    let words = words_of(s);
+    !s.contains(':')
+        && words.windows(2).any(|w| {
+            (words::starts_like(Class::Reply, &w[0]) && words::is_word(Class::Speaker, &w[1]))
+                || (words::is_word(Class::Speaker, &w[0])
+                    && words::starts_like(Class::Reply, &w[1]))
+        })
 }
 
 /// How the agent is with the speaker, said in the request ("… with me",
@@ -1919,6 +1984,35 @@ mod tests {
         // "From now on" is standing, no change of value.
         let c = one("From now on, releases are tagged in release_log");
         assert_ne!(c.kind, "correction", "{c:?}");
+    }
+
+    /// A fact of the speaker's with a value, opened by their possessive, is
+    /// theirs on the subject of the thing named; a preference said in
+    /// another language is kept as said; how to reply to the speaker is
+    /// standing. Each phrased for this test.
+    #[test]
+    fn possessions_preferences_and_replies_to_the_speaker_are_read_by_class() {
+        let a = one("My locker is number 118");
+        let b = one("Good news, my locker is number 240 now");
+        assert_eq!(
+            (a.channel, a.kind.as_str()),
+            (ItemChannel::Personal, "fact"),
+            "{a:?}"
+        );
+        assert_eq!(a.subject, b.subject, "one subject: a new value conflicts");
+        assert_eq!(b.content, "My locker is number 240 now");
+        for (said, kept) in [
+            (
+                "Prefiero respuestas cortas y directas",
+                "Prefiero respuestas cortas y directas",
+            ),
+            ("Pode me responder em tópicos?", "tópicos"),
+            ("Could you answer me in bullet points?", "bullet points"),
+        ] {
+            preference(said, kept);
+        }
+        let c = one("Can you answer me this: where is the printer?");
+        assert_eq!(c.channel, ItemChannel::Task, "{c:?}");
     }
 
     /// An operational rule from `said`, stored as `kept` (its framing dropped).
