@@ -13,6 +13,8 @@
 #   STEWARD_LOAD_BIN=/path/to/other/steward gateway/benches/turn_instructions.sh
 #
 # TURNS_SMALL (100), TURNS_LARGE (500), TURNS_TOP (30 functions),
+# TURNS_BENCH (a teams_load binary built before, run instead of `cargo bench`:
+# to measure two builds in one sitting while the tree changes),
 # TURNS_OUT (the directory the profiles are kept in; a fresh one by default),
 # and teams_load's own knobs (STEWARD_LOAD_CONNECTIONS, default 8 here;
 # STEWARD_LOAD_RECORDS, STEWARD_LOAD_USERS; STEWARD_LOAD_SEEDED=FILE, by default
@@ -34,7 +36,7 @@ for n in "$small" "$large"; do
     [ -n "${TURNS_ANNOTATE_ONLY:-}" ] && break
     STEWARD_LOAD_TURNS=$n \
         STEWARD_LOAD_WRAP="valgrind --tool=callgrind --callgrind-out-file=$out/callgrind.$n" \
-        cargo bench -p steward --bench teams_load 2>"$out/stderr.$n" | tee "$out/stdout.$n"
+        ${TURNS_BENCH:-cargo bench -p steward --bench teams_load} 2>"$out/stderr.$n" | tee "$out/stdout.$n"
 done
 for n in "$small" "$large"; do
     for mode in no yes; do
