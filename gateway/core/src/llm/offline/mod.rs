@@ -1336,9 +1336,10 @@ fn token_sequence(text: &str) -> Vec<Option<String>> {
 /// Whether a note that shares one word with the message is about another
 /// thing of that kind: both name it with a different word before it
 /// ("monitor requests" asked, "Laptop requests go to #it-hardware" kept).
-/// Such a note is a neighbour, not the answer.
-fn another_of_its_kind(message: &str, note: &str) -> bool {
-    let (asked, kept) = (token_sequence(message), token_sequence(note));
+/// Such a note is a neighbour, not the answer. `asked` is the message's
+/// [`token_sequence`], made once for every note a reply weighs.
+fn another_of_its_kind(asked: &[Option<String>], note: &str) -> bool {
+    let kept = token_sequence(note);
     let mut shared: Vec<&String> = asked
         .iter()
         .flatten()
@@ -1353,7 +1354,7 @@ fn another_of_its_kind(message: &str, note: &str) -> bool {
             .find(|pair| pair[1].as_ref() == Some(*word))
             .and_then(|pair| pair[0].clone())
     };
-    matches!((before(&asked), before(&kept)), (Some(a), Some(b)) if a != b)
+    matches!((before(asked), before(&kept)), (Some(a), Some(b)) if a != b)
 }
 
 fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
@@ -1362,9 +1363,10 @@ fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
         return NOTHING_IN_MEMORY.into();
     }
     let best = matches[0].hits;
+    let asked = token_sequence(ctx.text);
     let matches: Vec<&Retrieved> = matches
         .into_iter()
-        .filter(|r| !(r.hits == 1 && another_of_its_kind(ctx.text, &r.record.content)))
+        .filter(|r| !(r.hits == 1 && another_of_its_kind(&asked, &r.record.content)))
         .collect();
     if matches.is_empty() {
         return NOTHING_IN_MEMORY.into();
@@ -1442,14 +1444,23 @@ mod tests {
     fn a_note_on_another_thing_of_the_kind_asked_is_a_neighbour() {
         let note = "Visitor badges are printed at the front desk.";
         assert!(!another_of_its_kind(
-            "Where are parking badges printed?",
+            &token_sequence("Where are parking badges printed?"),
             note
         ));
-        assert!(another_of_its_kind("Who hands out parking badges?", note));
-        assert!(!another_of_its_kind("Who hands out visitor badges?", note));
-        assert!(!another_of_its_kind("Who hands out the badges?", note));
+        assert!(another_of_its_kind(
+            &token_sequence("Who hands out parking badges?"),
+            note
+        ));
         assert!(!another_of_its_kind(
-            "How do I connect to the VPN?",
+            &token_sequence("Who hands out visitor badges?"),
+            note
+        ));
+        assert!(!another_of_its_kind(
+            &token_sequence("Who hands out the badges?"),
+            note
+        ));
+        assert!(!another_of_its_kind(
+            &token_sequence("How do I connect to the VPN?"),
             "The VPN endpoint is vpn.example.com."
         ));
     }
