@@ -59,7 +59,9 @@ fi
 fixture="$(dirname "$bin")/mcp_fixture"
 if [ ! -x "$fixture" ] && grep -lq '^{"mcp"' "${transcripts[@]}"; then
   profile=(); [ "$(basename "$(dirname "$bin")")" = release ] && profile=(--release)
-  (cd "$root" && cargo build "${profile[@]}" -p steward-tests --bin mcp_fixture)
+  # The tests' crate builds its library with raw writes (`memory/fixtures`), which
+  # only its test targets turn on: ask for it here.
+  (cd "$root" && cargo build "${profile[@]}" -p steward-tests --features memory/fixtures --bin mcp_fixture)
 fi
 
 started_server=0
