@@ -202,11 +202,10 @@ fn answer_of(text: &str) -> &str {
     else {
         return text;
     };
-    let tail_words = words(tail);
-    let short = tail_words.len() <= 2 && !tail.chars().any(|c| c.is_ascii_digit());
-    let answers =
-        !words(head).is_empty() && LANGUAGES.iter().any(|l| l.read(&words(head)).is_some());
-    if short && answers && LANGUAGES.iter().all(|l| l.read(&words(text)).is_none()) {
+    let short = words(tail).len() <= 2 && !tail.chars().any(|c| c.is_ascii_digit());
+    let reads = |words: &[String]| LANGUAGES.iter().any(|l| l.read(words).is_some());
+    let head_words = words(head);
+    if short && !head_words.is_empty() && reads(&head_words) && !reads(&words(text)) {
         head
     } else {
         text

@@ -582,11 +582,19 @@ impl TurnLoop {
                 offline::ANSWER_IN_SUBJECT,
             )
             .await?;
-        Ok(asked
-            .iter()
-            .find_map(context::reply_language)
-            .and_then(|name| prompts::answers::named(&name)))
+        Ok(language_asked_for(&asked))
     }
+}
+
+/// The language a reply-language preference among `records` asks for, when
+/// the answers table has it.
+pub(super) fn language_asked_for(
+    records: &[memory::MemoryRecord],
+) -> Option<&'static prompts::answers::Language> {
+    records
+        .iter()
+        .find_map(context::reply_language)
+        .and_then(|name| prompts::answers::named(&name))
 }
 
 #[cfg(test)]

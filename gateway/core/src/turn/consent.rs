@@ -86,10 +86,7 @@ impl TurnLoop {
             .records()
             .pending_proposals(t.org(), t.agent(), &t.msg.conversation, author, t.now)
             .await?;
-        Ok(pending
-            .iter()
-            .find_map(crate::context::reply_language)
-            .and_then(|name| prompts::answers::named(&name)))
+        Ok(super::answer::language_asked_for(&pending))
     }
 
     async fn answered_proposals(

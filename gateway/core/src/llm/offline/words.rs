@@ -61,10 +61,11 @@ fn phrases(class: Class) -> &'static Phrases {
         .map_or(&EMPTY, |(_, p)| p)
 }
 
-/// Where a phrase of `class` stands in `words`: its first word and its length.
-pub(super) fn find(class: Class, words: &[String]) -> Option<(usize, usize)> {
+/// Every place a phrase of `class` stands in `words`, in order: its first
+/// word and its length (the longest phrase there).
+fn places<'w>(class: Class, words: &'w [String]) -> impl Iterator<Item = (usize, usize)> + 'w {
     let spaced = &phrases(class).spaced;
-    (0..words.len()).find_map(|at| {
+    (0..words.len()).filter_map(move |at| {
         spaced
             .iter()
             .find(|p| !p.is_empty() && opens_with(&words[at..], p))
@@ -72,28 +73,19 @@ pub(super) fn find(class: Class, words: &[String]) -> Option<(usize, usize)> {
     })
 }
 
+/// Where a phrase of `class` first stands in `words`.
+pub(super) fn find(class: Class, words: &[String]) -> Option<(usize, usize)> {
+    places(class, words).next()
+}
+
 /// Every place a phrase of `class` stands in `words`.
 pub(super) fn find_all(class: Class, words: &[String]) -> Vec<(usize, usize)> {
-    let spaced = &phrases(class).spaced;
-    (0..words.len())
-        .filter_map(|at| {
-            spaced
-                .iter()
-                .find(|p| !p.is_empty() && opens_with(&words[at..], p))
-                .map(|p| (at, p.len()))
-        })
-        .collect()
+    places(class, words).collect()
 }
 
 /// Whether `s` holds a phrase of `class`, in any language of the lexicon.
 pub(super) fn holds(class: Class, s: &str) -> bool {
-    // The unspaced languages' phrases hold no ASCII: an ASCII text holds none.
-    (!s.is_ascii()
-        && phrases(class)
-            .unspaced
-            .iter()
-            .any(|p| s.contains(p.as_str())))
-        || find(class, &words_of(s)).is_some()
+    holds_unspaced(class, s) || find(class, &words_of(s)).is_some()
 }
 
 /// Whether `word` starts like a phrase of `class` ("antwortest" is of
@@ -109,18 +101,23 @@ pub(super) fn starts_like(class: Class, word: &str) -> bool {
 /// language that drops its pronouns, whose forms say the speaker acted
 /// ("comprei", "kupiłem").
 pub(super) fn speakers_act(words: &[String], s: &str) -> bool {
-    lexicon::lexicons()
-        .iter()
-        .filter(|l| l.pro_drop)
-        .flat_map(|l| l.phrases(Class::OneOff).iter().map(move |p| (p, l.spaced)))
-        .any(|(p, spaced)| {
-            if spaced {
-                let p = words_of(p);
-                (0..words.len()).any(|at| opens_with(&words[at..], &p))
-            } else {
-                s.contains(p.as_str())
+    // Cut into words once a process, not once a clause.
+    static ACTS: LazyLock<(Vec<Vec<String>>, Vec<String>)> = LazyLock::new(|| {
+        let mut acts = (Vec::new(), Vec::new());
+        for l in lexicon::lexicons().iter().filter(|l| l.pro_drop) {
+            for p in l.phrases(Class::OneOff) {
+                if l.spaced {
+                    acts.0.push(words_of(p));
+                } else {
+                    acts.1.push(p.clone());
+                }
             }
-        })
+        }
+        acts
+    });
+    let (spaced, unspaced) = &*ACTS;
+    (0..words.len()).any(|at| spaced.iter().any(|p| opens_with(&words[at..], p)))
+        || unspaced.iter().any(|p| s.contains(p.as_str()))
 }
 
 /// Whether `word` is a one-word phrase of `class` ("mig" is the speaker).
@@ -167,9 +164,8 @@ pub(super) fn strip_closing(class: Class, s: &str) -> Option<&str> {
     if lower.len() != s.len() {
         return None;
     }
-    phrases(class).spaced.iter().find_map(|p| {
-        let p = p.join(" ");
-        let before = lower.strip_suffix(p.as_str())?;
+    lexicon::phrases(class).find_map(|(p, spaced)| {
+        let before = lower.strip_suffix(p).filter(|_| spaced)?;
         before
             .ends_with([' ', ','])
             .then(|| s[..before.len()].trim_end_matches([',', ' ']))
