@@ -394,6 +394,13 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
     let mut lines = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     for line in answer.lines() {
+        // A note the model was given, quoted whole as its answer: the note is
+        // the answer (asked in another language than the notes, a small model
+        // answers so; nothing else in the answer is read).
+        if let Some(note) = quoted_note(line, prompt, found) {
+            lines.push(note.to_string());
+            continue;
+        }
         // The turn's context repeated back (a line opening with a frame, real
         // or made up): data the person never asked for.
         let echo = CONTEXT_LINES.iter().any(|l| line.trim().starts_with(l));
@@ -434,6 +441,30 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
         return String::new();
     }
     text
+}
+
+/// The text of the one memory frame `line` is, when it quotes a note the
+/// model was given word for word (`<<<memory:4 agent_notes: …>>>`; the reply
+/// stops at the frame's close, `llm::openai`, so the close may be missing):
+/// a standing note, or a record found for the message that is not personal.
+/// A frame of a record not given, or with another text, is made up: `None`.
+fn quoted_note<'a>(line: &'a str, prompt: &Prompt, found: &[Retrieved]) -> Option<&'a str> {
+    let frame = line.trim().strip_prefix("<<<memory:")?;
+    let frame = frame.strip_suffix(">>>").unwrap_or(frame);
+    let (id, rest) = frame.split_once(' ')?;
+    let id: i64 = id.parse().ok()?;
+    let (_, text) = rest.split_once(": ")?;
+    let said = normalised(text);
+    let given = prompt
+        .standing
+        .iter()
+        .any(|(s, note)| *s == id && *note == said)
+        || found.iter().any(|r| {
+            r.record.id == id
+                && !r.record.scope.is_personal()
+                && normalised(&sanitize(&r.record.content)) == said
+        });
+    (given && !said.is_empty()).then_some(text.trim())
 }
 
 /// Each language's "memory says" in lower case, as [`scrub_answer`] compares
@@ -934,10 +965,16 @@ pub fn without_unrelated_values(
     kept.join("\n")
 }
 
-/// Whether `message`, its language detected reliably (`whatlang`), is
-/// written in another language than the notes `given` read as.
+/// Whether `message` is written in another language than the notes `given`
+/// read as (`whatlang`). A short message is rarely detected reliably; one
+/// with letters outside ASCII ("İzin talebimi hangi adrese göndermem
+/// gerekiyor?") is taken at the detector's best guess, an ASCII one only
+/// when reliable (short English questions are guessed as anything).
 fn written_apart(message: &str, given: &[Retrieved]) -> bool {
-    let Some(asked) = whatlang::detect(message).filter(whatlang::Info::is_reliable) else {
+    let accented = message
+        .chars()
+        .any(|c| c.is_alphabetic() && !c.is_ascii_alphabetic());
+    let Some(asked) = whatlang::detect(message).filter(|i| accented || i.is_reliable()) else {
         return false;
     };
     let notes: String = given
