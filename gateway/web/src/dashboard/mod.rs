@@ -24,6 +24,7 @@
 mod audit;
 mod auth;
 mod chat;
+mod link;
 mod me;
 mod memory;
 mod oidc;
@@ -206,6 +207,11 @@ fn routes() -> Vec<(&'static str, RouteAccess, MethodRouter<DashboardState>)> {
             get(signin::page).post(signin::login),
         ),
         ("/dashboard/oidc/start", Open, get(oidc::start)),
+        (
+            "/web/sign-in/{token}",
+            Open,
+            get(link::page).post(link::sign_in),
+        ),
         (oidc::CALLBACK_PATH, Open, get(oidc::callback)),
         ("/dashboard/logout", Needs(A::SignOut), post(signin::logout)),
         ("/dashboard/me", Needs(A::OwnMemory), get(me::page)),
