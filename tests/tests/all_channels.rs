@@ -713,7 +713,7 @@ fn newest_answer(page: &str) -> String {
 
 /// The script's steps, as each channel carries them out.
 impl World {
-    /// 1a. The newcomer asks for a pairing code in private: the code.
+    /// Step 1a: The newcomer asks for a pairing code in private: the code.
     async fn pair_request(&mut self, via: Via) -> String {
         let asked = match via {
             Via::Discord => {
@@ -740,7 +740,7 @@ impl World {
         code_in(&asked)
     }
 
-    /// 1b. An administrator approves the code, where they speak to steward.
+    /// Step 1b: An administrator approves the code, where they speak to steward.
     async fn approve(&mut self, via: Via, code: &str) -> String {
         let approve = format!("/pair approve {code}");
         match via {
@@ -766,7 +766,7 @@ impl World {
         }
     }
 
-    /// 2. The administrator teaches with `@notes:`: the receipt.
+    /// Step 2: The administrator teaches with `@notes:`: the receipt.
     async fn admin_notes(&mut self, via: Via, text: &str) -> String {
         match via {
             Via::Discord => {
@@ -783,7 +783,7 @@ impl World {
         }
     }
 
-    /// 3. The newcomer asks in a thread of a shared channel, mentioning
+    /// Step 3: The newcomer asks in a thread of a shared channel, mentioning
     /// steward: the answer, checked to be in that thread.
     async fn ask_in_thread(&mut self, via: Via, text: &str) -> String {
         match via {
@@ -832,7 +832,7 @@ impl World {
         }
     }
 
-    /// 4a. The newcomer states a preference (in private where the channel
+    /// Step 4a: The newcomer states a preference (in private where the channel
     /// has it): steward's question.
     async fn prefer(&mut self, via: Via, text: &str) -> String {
         match via {
@@ -847,7 +847,7 @@ impl World {
         }
     }
 
-    /// 4b. … and says yes: steward's answer.
+    /// Step 4b: … and says yes: steward's answer.
     async fn yes(&mut self, via: Via) -> String {
         match via {
             Via::Dashboard => {
@@ -873,7 +873,7 @@ impl World {
         }
     }
 
-    /// 5. Where a run of this channel is delivered.
+    /// Step 5: Where a run of this channel is delivered.
     fn deliver(&self, via: Via) -> Deliver {
         let to = |channel: &str, conversation: String| Deliver::Channel {
             channel: channel.into(),
@@ -888,7 +888,7 @@ impl World {
         }
     }
 
-    /// 5. What the run's delivery showed, where it was delivered.
+    /// Step 5: What the run's delivery showed, where it was delivered.
     async fn delivered(&mut self, via: Via, run: i64) -> String {
         match via {
             Via::Discord => self.discord.message_in(GENERAL).await.content().to_string(),
