@@ -225,6 +225,7 @@ fn routes() -> Vec<(&'static str, RouteAccess, MethodRouter<DashboardState>)> {
             Needs(A::OwnMemory),
             post(me::promote),
         ),
+        ("/dashboard/me/share", Needs(A::RoleWork), post(me::share)),
         ("/dashboard/me/keys", Needs(A::OwnKeys), get(own_keys::page)),
         (
             "/dashboard/me/keys/create",
@@ -463,6 +464,7 @@ pub const FORM_ROUTES: &[&str] = &[
     "/dashboard/logout",
     "/dashboard/me/forget",
     "/dashboard/me/promote",
+    "/dashboard/me/share",
     "/dashboard/me/keys/create",
     "/dashboard/me/keys/revoke",
     "/dashboard/me/delegates/add",
