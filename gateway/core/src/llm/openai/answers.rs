@@ -296,7 +296,6 @@ impl Extractor for OpenAi {
     }
 }
 
-
 #[async_trait::async_trait]
 impl Judge for OpenAi {
     fn provenance(&self) -> Provenance<'_> {

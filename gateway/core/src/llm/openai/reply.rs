@@ -2,62 +2,79 @@
 //! calls written as text), then the text.
 
 use super::*;
+use crate::llm::ToolSpec;
 
 impl OpenAi {
-    /// Whether this reply offers tools, and which.
-    fn offered(&self, tools: Option<&dyn Tools>) -> Option<Value> {
-        let tools = tools?;
+    /// The tools this reply offers: none when tools are off (or the server
+    /// refused them); with `llm.tools = "external"` only the approved external
+    /// tools, never steward's own.
+    fn offered_specs(&self, tools: &dyn Tools) -> Vec<ToolSpec> {
         let off = match self.tools {
             ToolsMode::Off => true,
             ToolsMode::On => false,
-            ToolsMode::Auto => self.tools_unsupported.load(Ordering::Relaxed),
+            ToolsMode::Auto | ToolsMode::External => self.tools_unsupported.load(Ordering::Relaxed),
         };
         if off || self.max_tool_rounds == 0 {
-            return None;
+            return Vec::new();
         }
-        let specs: Vec<Value> = tools
-            .specs()
-            .into_iter()
-            .map(|s| {
-                json!({
-                    "type": "function",
-                    "function": {"name": s.name, "description": s.description, "parameters": s.parameters}
-                })
-            })
-            .collect();
-        (!specs.is_empty()).then_some(Value::Array(specs))
+        let mut specs = tools.specs();
+        if self.tools == ToolsMode::External {
+            specs.retain(|s| external(&s.name));
+        }
+        specs
+    }
+
+    /// The tools a call written as text may name: those the reply may use,
+    /// offered or not (a server that does not honour `tools`), none when
+    /// tools are off altogether.
+    fn text_call_names(&self, tools: &dyn Tools) -> Vec<String> {
+        let names = tools.specs().into_iter().map(|s| s.name.into_owned());
+        match self.tools {
+            ToolsMode::Off => Vec::new(),
+            ToolsMode::External => names.filter(|n| external(n)).collect(),
+            ToolsMode::Auto | ToolsMode::On => names.collect(),
+        }
     }
 
     /// The reply: up to `llm.max_tool_rounds` rounds of tool calls, each
     /// answered with `role: tool` messages, then the model's text. The last
     /// request offers no tools, so the model must answer. Calls written as
-    /// text ([`text_calls`]) are run like real ones when they name an offered
-    /// tool; the person never sees them.
+    /// text ([`text_calls`]) are run like real ones when they name a tool the
+    /// reply may use; the person never sees them.
     async fn reply_with_tools(
         &self,
         mut messages: Vec<Value>,
         tools: Option<&dyn Tools>,
     ) -> Result<String, LlmError> {
-        let offered = self.offered(tools);
-        let (Some(spec), Some(tools)) = (offered, tools) else {
+        let Some(tools) = tools else {
             let text = self
                 .call("reply", self.max_output_tokens, &messages, None)
                 .await?;
-            // Not offered (a server that does not honour them): a call the
-            // model writes anyway is still governed like one, unless tools
-            // are off altogether.
-            let turn_tools = tools.filter(|_| self.tools != ToolsMode::Off);
-            let names: Vec<String> = turn_tools
-                .map(|t| t.specs().into_iter().map(|s| s.name.into_owned()).collect())
-                .unwrap_or_default();
+            return answered(text_calls::parse(&text, &[]));
+        };
+        let specs = self.offered_specs(tools);
+        if specs.is_empty() {
+            // Nothing offered: one call. A call the model writes anyway (a
+            // server that does not honour tools) is still governed like one.
+            let text = self
+                .call("reply", self.max_output_tokens, &messages, None)
+                .await?;
+            let names = self.text_call_names(tools);
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
             let parsed = text_calls::parse(&text, &names);
-            if let Some(t) = turn_tools {
-                run_text_calls(t, &parsed).await;
-            }
-            return answered(parsed);
-        };
-        let specs = tools.specs();
+            return self.after_text_calls(messages, &text, parsed, tools).await;
+        }
+        let spec = Value::Array(
+            specs
+                .iter()
+                .map(|s| {
+                    json!({
+                        "type": "function",
+                        "function": {"name": s.name, "description": s.description, "parameters": s.parameters}
+                    })
+                })
+                .collect(),
+        );
         let names: Vec<&str> = specs.iter().map(|s| s.name.as_ref()).collect();
         for round in 0..self.max_tool_rounds {
             let reply = match self
@@ -73,7 +90,7 @@ impl OpenAi {
                 Ok(reply) => reply,
                 Err(LlmError::Rejected(why))
                     if round == 0
-                        && self.tools == ToolsMode::Auto
+                        && matches!(self.tools, ToolsMode::Auto | ToolsMode::External)
                         && why.to_lowercase().contains("tool") =>
                 {
                     tracing::warn!(error = %why, "the model server does not take tools; replying without them from now on");
@@ -87,22 +104,22 @@ impl OpenAi {
             };
             if reply.tool_calls.is_empty() {
                 // Calls written as text are run (a proposal is asked); the
-                // answer is the text beside them. A model that wrote only
-                // calls is not asked again (a second call for one message):
-                // the turn answers from the same memory by the rules.
+                // answer is the text beside them, or, after an external
+                // tool, the model's answer with its result.
                 let text = text_of(reply)?;
                 let parsed = text_calls::parse(&text, &names);
                 if !parsed.calls.is_empty() && self.tools == ToolsMode::Auto {
                     // Offered tools, the model wrote a call in its text: the
                     // server does not honour them, and the offer only invites
-                    // calls (answer tokens) instead of answers.
+                    // calls (answer tokens) instead of answers. Approved
+                    // external tools (`external`) stay offered: only they do
+                    // what the person asks.
                     tracing::warn!(
                         "the model writes tool calls as text; replying without tools from now on"
                     );
                     self.tools_unsupported.store(true, Ordering::Relaxed);
                 }
-                run_text_calls(tools, &parsed).await;
-                return answered(parsed);
+                return self.after_text_calls(messages, &text, parsed, tools).await;
             }
             tracing::info!(
                 round = round + 1,
@@ -116,10 +133,18 @@ impl OpenAi {
                 "tool_calls": echoed
             }));
             for (i, call) in reply.tool_calls.iter().enumerate() {
-                let result = if i < MAX_CALLS_PER_ROUND {
-                    tools.call(&call.function.name, &call.arguments()).await
-                } else {
+                let name = call.function.name.as_str();
+                let result = if i >= MAX_CALLS_PER_ROUND {
                     format!("Refused: at most {MAX_CALLS_PER_ROUND} tool calls per answer.")
+                } else if names.contains(&name) {
+                    tools.call(name, &call.arguments()).await
+                } else {
+                    // Not offered this reply (a memory tool under
+                    // `external`): never run.
+                    format!(
+                        "Refused: there is no tool `{}` you may call.",
+                        chars(&sanitize(name), 64)
+                    )
                 };
                 messages.push(json!({
                     "role": "tool",
@@ -137,6 +162,40 @@ impl OpenAi {
         run_text_calls(tools, &parsed).await;
         answered(parsed)
     }
+
+    /// The answer once the calls written as text in `text` ran. A call of an
+    /// external tool is what the person asked for, and its result is the
+    /// answer's source: the model is asked once more, without tools, with the
+    /// results as data (a second call only then; a memory tool's call is
+    /// answered by the text beside it, as before).
+    async fn after_text_calls(
+        &self,
+        mut messages: Vec<Value>,
+        text: &str,
+        parsed: text_calls::Parsed,
+        tools: &dyn Tools,
+    ) -> Result<String, LlmError> {
+        let results = run_text_calls(tools, &parsed).await;
+        if !parsed.calls.iter().any(|c| external(&c.name)) {
+            return answered(parsed);
+        }
+        messages.push(json!({"role": "assistant", "content": text}));
+        messages.push(json!({
+            "role": "user",
+            "content": format!(
+                "{results}\nAnswer the message above from these results, in plain words. Do not write a tool call."
+            )
+        }));
+        let again = self
+            .call("reply", self.max_output_tokens, &messages, None)
+            .await?;
+        answered(text_calls::parse(&again, &[]))
+    }
+}
+
+/// Whether a tool is an external one (MCP, `crate::mcp`), not steward's own.
+fn external(name: &str) -> bool {
+    crate::tools::Tool::from_name(name).is_none()
 }
 
 /// Run the calls a model wrote as text (at most [`MAX_CALLS_PER_ROUND`]);
