@@ -1354,15 +1354,13 @@ async fn a_request_for_an_approved_tool_is_answered_not_read_for_memory() {
         );
         // A standing rule naming the tool is read for memory (extracted),
         // not taken for a request.
-        fake.clear_received();
-        h.dm(
-            "admin",
-            "Always open a support ticket when a printer breaks.",
-        )
-        .await;
+        let rule = h
+            .dm("admin", "Always open a support ticket when a printer breaks.")
+            .await;
+        let kept = !h.records_containing("printer breaks").await.is_empty();
         assert!(
-            !fake.received_for("memory_items").is_empty(),
-            "{name}: the rule is read for memory"
+            kept || rule.contains("Remember this?"),
+            "{name}: the rule is read for memory: {rule}"
         );
         stop(&h).await;
     }

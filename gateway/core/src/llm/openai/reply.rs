@@ -136,7 +136,9 @@ impl OpenAi {
                 let name = call.function.name.as_str();
                 let result = if i >= MAX_CALLS_PER_ROUND {
                     format!("Refused: at most {MAX_CALLS_PER_ROUND} tool calls per answer.")
-                } else if names.contains(&name) {
+                } else if names.contains(&name) || external(name) {
+                    // An external tool not offered is refused (and
+                    // audited) by the turn's tools.
                     tools.call(name, &call.arguments()).await
                 } else {
                     // Not offered this reply (a memory tool under
