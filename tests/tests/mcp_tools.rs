@@ -1420,3 +1420,52 @@ async fn a_call_carries_the_organisation_and_speaker_only_when_its_approval_says
         stop(&h).await;
     }
 }
+
+/// Over `POST /api/v1/messages` a turn whose tool call a rate stopped is a
+/// 200: the message was taken and answered, and the reply says which call
+/// was not run and when to try again (docs/tools.md); the call never
+/// reaches the server. (A 429 there means the message was not taken.)
+#[tokio::test]
+async fn an_api_turn_whose_tool_call_was_rate_limited_is_answered_with_the_line() {
+    let fake = FakeLlm::start().await;
+    let server = Server::new(&[lookup_ticket()]);
+    let h = harness(&fake, Db::in_memory().await.unwrap(), server.stdio()).await;
+    let once = Grant {
+        per_minute: Some(1),
+        ..Grant::default()
+    };
+    decide(&h, "lookup_ticket", &["user"], once)
+        .await
+        .expect("approved");
+    let key = h
+        .services
+        .pairing()
+        .create_api_key(ORG, "discord:ana", "test", 1)
+        .await
+        .unwrap()
+        .key;
+    let router = app(AppState::new(h.services.clone()));
+    let mut replies = Vec::new();
+    for id in ["INC-1", "INC-2"] {
+        fake.push(TEXT, Answer::tool("lookup_ticket", json!({ "id": id })));
+        fake.push(TEXT, Answer::Content("Checked.".into()));
+        let (s, body) = steward_tests::call_api(
+            &router,
+            "POST",
+            "/api/v1/messages",
+            &key,
+            Some(json!({ "text": format!("Look up ticket {id}") })),
+        )
+        .await;
+        assert_eq!(s, axum::http::StatusCode::OK, "{body}");
+        replies.push(body["replies"][0]["text"].as_str().unwrap_or_default().to_string());
+    }
+    assert!(!replies[0].contains("was not run"), "{}", replies[0]);
+    assert!(
+        replies[1].contains("`lookup_ticket` was not run") && replies[1].contains("Try again in"),
+        "{}",
+        replies[1]
+    );
+    assert_eq!(server.calls(), [r#"lookup_ticket {"id":"INC-1"}"#]);
+    stop(&h).await;
+}

@@ -67,7 +67,7 @@ pub(super) struct GroupAnswer {
 #[serde(deny_unknown_fields)]
 pub(super) struct SummaryAnswer {
     #[schemars(length(max = MAX_SUMMARY_CHARS))]
-    summary: String,
+    pub(super) summary: String,
 }
 
 /// The schema OpenAI's strict structured output accepts for `T`: one
