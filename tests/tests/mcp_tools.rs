@@ -1355,7 +1355,10 @@ async fn a_request_for_an_approved_tool_is_answered_not_read_for_memory() {
         // A standing rule naming the tool is read for memory (extracted),
         // not taken for a request.
         let rule = h
-            .dm("admin", "Always open a support ticket when a printer breaks.")
+            .dm(
+                "admin",
+                "Always open a support ticket when a printer breaks.",
+            )
             .await;
         let kept = !h.records_containing("printer breaks").await.is_empty();
         assert!(
@@ -1458,7 +1461,12 @@ async fn an_api_turn_whose_tool_call_was_rate_limited_is_answered_with_the_line(
         )
         .await;
         assert_eq!(s, axum::http::StatusCode::OK, "{body}");
-        replies.push(body["replies"][0]["text"].as_str().unwrap_or_default().to_string());
+        replies.push(
+            body["replies"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+        );
     }
     assert!(!replies[0].contains("was not run"), "{}", replies[0]);
     assert!(

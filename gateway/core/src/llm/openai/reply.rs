@@ -64,17 +64,7 @@ impl OpenAi {
             let parsed = text_calls::parse(&text, &names);
             return self.after_text_calls(messages, &text, parsed, tools).await;
         }
-        let spec = Value::Array(
-            specs
-                .iter()
-                .map(|s| {
-                    json!({
-                        "type": "function",
-                        "function": {"name": s.name, "description": s.description, "parameters": s.parameters}
-                    })
-                })
-                .collect(),
-        );
+        let spec = specs_json(&specs);
         let names: Vec<&str> = specs.iter().map(|s| s.name.as_ref()).collect();
         for round in 0..self.max_tool_rounds {
             let reply = match self
@@ -126,34 +116,7 @@ impl OpenAi {
                 calls = reply.tool_calls.len(),
                 "model called tools"
             );
-            let echoed: Vec<Value> = reply.tool_calls.iter().map(ToolCallBody::echo).collect();
-            messages.push(json!({
-                "role": "assistant",
-                "content": reply.content,
-                "tool_calls": echoed
-            }));
-            for (i, call) in reply.tool_calls.iter().enumerate() {
-                let name = call.function.name.as_str();
-                let result = if i >= MAX_CALLS_PER_ROUND {
-                    format!("Refused: at most {MAX_CALLS_PER_ROUND} tool calls per answer.")
-                } else if names.contains(&name) || external(name) {
-                    // An external tool not offered is refused (and
-                    // audited) by the turn's tools.
-                    tools.call(name, &call.arguments()).await
-                } else {
-                    // Not offered this reply (a memory tool under
-                    // `external`): never run.
-                    format!(
-                        "Refused: there is no tool `{}` you may call.",
-                        chars(&sanitize(name), 64)
-                    )
-                };
-                messages.push(json!({
-                    "role": "tool",
-                    "tool_call_id": call.id,
-                    "content": chars(&result, MAX_TOOL_RESULT_CHARS)
-                }));
-            }
+            answer_calls(&mut messages, &reply, tools, &names).await;
         }
         // The rounds are spent: the answer now, without tools. A call still
         // written as text is governed like the others, and never shown.
@@ -192,6 +155,52 @@ impl OpenAi {
             .call("reply", self.max_output_tokens, &messages, None)
             .await?;
         answered(text_calls::parse(&again, &[]))
+    }
+}
+
+/// The tools offered, as the request's `tools`.
+fn specs_json(specs: &[ToolSpec]) -> Value {
+    Value::Array(
+        specs
+            .iter()
+            .map(|s| {
+                json!({
+                    "type": "function",
+                    "function": {"name": s.name, "description": s.description, "parameters": s.parameters}
+                })
+            })
+            .collect(),
+    )
+}
+
+/// Run one round of the structured calls of `reply` (at most
+/// [`MAX_CALLS_PER_ROUND`]) and add it and their results to `messages`. A call of a tool not offered
+/// (`names`) is refused: an external one by the turn's tools, which audit
+/// it; one of steward's own (a memory tool under `external`) here, never run.
+async fn answer_calls(messages: &mut Vec<Value>, reply: &Reply, tools: &dyn Tools, names: &[&str]) {
+    let echoed: Vec<Value> = reply.tool_calls.iter().map(ToolCallBody::echo).collect();
+    messages.push(json!({
+        "role": "assistant",
+        "content": reply.content,
+        "tool_calls": echoed
+    }));
+    for (i, call) in reply.tool_calls.iter().enumerate() {
+        let name = call.function.name.as_str();
+        let result = if i >= MAX_CALLS_PER_ROUND {
+            format!("Refused: at most {MAX_CALLS_PER_ROUND} tool calls per answer.")
+        } else if names.contains(&name) || external(name) {
+            tools.call(name, &call.arguments()).await
+        } else {
+            format!(
+                "Refused: there is no tool `{}` you may call.",
+                chars(&sanitize(name), 64)
+            )
+        };
+        messages.push(json!({
+            "role": "tool",
+            "tool_call_id": call.id,
+            "content": chars(&result, MAX_TOOL_RESULT_CHARS)
+        }));
     }
 }
 
