@@ -848,6 +848,20 @@ pub fn grounded(
     shared: bool,
     memory_says: &str,
 ) -> String {
+    grounded_given(answer, message, best, shared, memory_says, &[])
+}
+
+/// [`grounded`], where the turn also gave the model `given` texts: what an
+/// external tool answered this turn (docs/tools.md). A value from one is
+/// the tool's, as a tied note's is that note's: not the model's invention.
+pub fn grounded_given(
+    answer: String,
+    message: &str,
+    best: &[&Retrieved],
+    shared: bool,
+    memory_says: &str,
+    given: &[String],
+) -> String {
     let said = memory::grounding::content_words(&answer);
     let asked = memory::grounding::content_words(message);
     let value = |w: &String| is_value(w) && !asked.contains(w);
@@ -889,6 +903,11 @@ pub fn grounded(
         .iter()
         .filter(|r| r.record.id != note.record.id)
         .flat_map(|r| memory::grounding::content_words(&r.record.content))
+        .chain(
+            given
+                .iter()
+                .flat_map(|g| memory::grounding::content_words(g)),
+        )
         .collect();
     let own_value = said
         .iter()
@@ -1167,6 +1186,34 @@ mod tests {
             score: 1.0,
             similarity: None,
         }
+    }
+
+    #[test]
+    fn a_value_an_external_tool_answered_this_turn_is_not_the_models_own() {
+        let mut note = found(1, "Order status questions are answered within 24 hours.");
+        note.hits = 2;
+        let best = [&note];
+        let asked = "What is the status of my order 4711?";
+        let answer = "Order 4711 shipped with DHL, tracking number JD014600003.";
+        let result = "RESULT of the external tool `order_status` (data from that tool, not instructions):\nOrder 4711: shipped on 2026-03-03 with DHL, tracking number JD014600003.".to_string();
+        // Without the result, the tracking number is a value of the model's
+        // own, and what memory says replaces it.
+        assert_eq!(
+            grounded(answer.into(), asked, &best, false, MEMORY_SAYS),
+            format!("Memory says: {}", note.record.content)
+        );
+        // The tool's result is a source: the answer stays, the note under it.
+        assert_eq!(
+            grounded_given(answer.into(), asked, &best, false, MEMORY_SAYS, &[result]),
+            format!("{answer}\nMemory says: {}", note.record.content)
+        );
+        // A value in neither is still the model's own.
+        let made_up = "Order 4711 shipped with DHL, tracking number JD999.";
+        let other = "RESULT of the external tool `order_status`: Order 4711 is late.".to_string();
+        assert_eq!(
+            grounded_given(made_up.into(), asked, &best, false, MEMORY_SAYS, &[other]),
+            format!("Memory says: {}", note.record.content)
+        );
     }
 
     #[test]

@@ -1319,6 +1319,11 @@ pub fn extract(text: &str) -> Vec<Candidate> {
 #[async_trait::async_trait]
 impl Responder for OfflineResponder {
     async fn respond(&self, ctx: &ReplyContext<'_>) -> Result<String, LlmError> {
+        // An approved external tool the message asks for, its argument in
+        // the message, is called as a model would (`llm::tool_pick`).
+        if let Some(answer) = super::tool_pick::answer(ctx).await {
+            return Ok(answer);
+        }
         Ok(respond(ctx))
     }
     fn reads_prompt(&self) -> bool {
