@@ -14,6 +14,7 @@
 use crate::context;
 use crate::learning::{ModelWrite, ProposalPlace};
 use crate::lifecycle::Lifecycle;
+pub use crate::llm::Tool;
 use crate::llm::{ToolSpec, Tools};
 use memory::admin_text;
 use memory::admin_text::{AdminText, Identifier, Ids};
@@ -31,37 +32,10 @@ const SEARCH_LIMIT: i64 = 10;
 /// Longest query or detail kept in the audit log, in characters.
 const AUDIT_CHARS: usize = 200;
 
-/// Every tool steward offers a model, each one action of the one
-/// authorization point (`memory::authz`): [`Tool::action`] is an exhaustive
-/// match, so a tool cannot be offered unclassified.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray, strum::EnumString, strum::IntoStaticStr,
-)]
-#[strum(serialize_all = "snake_case")]
-pub enum Tool {
-    MemorySearch,
-    MemoryForget,
-    ReviewLearned,
-    ProposePromotion,
-    SkillLoad,
-    SkillPropose,
-    MemoryWrite,
-}
-
 /// The audit action of a model's skill draft.
 const SKILL_PROPOSE: &str = "tool.skill_propose";
 
 impl Tool {
-    /// The tool a model named, if steward offers it.
-    pub fn from_name(name: &str) -> Option<Tool> {
-        name.parse().ok()
-    }
-
-    /// Its name, as offered to a model.
-    pub fn name(self) -> &'static str {
-        self.into()
-    }
-
     /// What the model is told when the authorization point says no.
     fn refusal(self, denial: memory::authz::Denial) -> String {
         use memory::authz::Denial;

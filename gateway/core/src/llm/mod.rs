@@ -93,6 +93,35 @@ pub struct ToolSpec {
     pub parameters: serde_json::Value,
 }
 
+/// Every tool steward offers a model, each one action of the one
+/// authorization point (`memory::authz`): `Tool::action` (`crate::tools`) is an
+/// exhaustive match, so a tool cannot be offered unclassified.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray, strum::EnumString, strum::IntoStaticStr,
+)]
+#[strum(serialize_all = "snake_case")]
+pub enum Tool {
+    MemorySearch,
+    MemoryForget,
+    ReviewLearned,
+    ProposePromotion,
+    SkillLoad,
+    SkillPropose,
+    MemoryWrite,
+}
+
+impl Tool {
+    /// The tool a model named, if steward offers it.
+    pub fn from_name(name: &str) -> Option<Tool> {
+        name.parse().ok()
+    }
+
+    /// Its name, as offered to a model.
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+}
+
 /// The tools of one turn, built by the turn loop for its speaker and scope.
 /// A provider that supports tool calls offers `specs` and runs each call the
 /// model makes through `call`; what `call` returns goes back to the model as

@@ -6,14 +6,31 @@ use super::{ReplyContext, ToolSpec};
 pub use memory::terms::terms;
 use serde_json::{Map, Value};
 
-/// Words that make a message a standing rule, not a request to run a tool
-/// now ("Always open a ticket when …").
-const STANDING: [&str; 5] = ["always", "whenever", "from now on", "every time", "never"];
-
-/// Whether `text` says it stands (a rule about a tool, read for memory).
+/// Whether `text` says it stands, in any language of the lexicon ("Always
+/// open a ticket when …", "Ab sofort …": `prompts/texts/lexicon.toml`'s
+/// standing class, "whenever" and "never"): a rule about a tool, read
+/// for memory, not a request to run it now.
 pub fn standing(text: &str) -> bool {
+    use prompts::lexicon::{phrases, Class};
     let lower = text.to_lowercase();
-    STANDING.iter().any(|w| lower.contains(w))
+    // Words joined by single spaces and bounded by them: phrases match whole.
+    let spaced = format!(
+        " {} ",
+        lower
+            .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    spaced.contains(" never ")
+        || spaced.contains(" whenever ")
+        || phrases(Class::Standing).any(|(p, is_spaced)| {
+            if is_spaced {
+                spaced.contains(&format!(" {p} "))
+            } else {
+                lower.contains(p)
+            }
+        })
 }
 
 /// Whether a message's terms (`said`: `memory::terms::terms`, no
@@ -43,7 +60,7 @@ pub fn pick(text: &str, specs: &[ToolSpec]) -> Option<(String, Value)> {
     let said = terms(text);
     specs
         .iter()
-        .filter(|s| crate::tools::Tool::from_name(&s.name).is_none())
+        .filter(|s| super::Tool::from_name(&s.name).is_none())
         .filter(|s| asks_for(&said, &s.name, &s.description))
         .find_map(|s| Some((s.name.to_string(), arguments(text, &s.parameters)?)))
 }
