@@ -134,7 +134,7 @@ impl Phrases {
             longest_word: one_word.iter().map(String::len).max().unwrap_or(0),
             one_word,
             spaced,
-            unspaced: Unspaced::new(&unspaced),
+            unspaced: Unspaced::new(unspaced.as_slice()),
             longest_whole: whole.iter().map(String::len).max().unwrap_or(0),
             whole,
             openings,
@@ -147,9 +147,9 @@ impl Phrases {
         self.by_first
             .get(first.as_ref())?
             .iter()
-            .map(|&i| &self.spaced[i])
-            .find(|p| opens_with(words, p))
-            .map(Vec::len)
+            .map(|&i| self.spaced[i].as_slice())
+            .find(|&p| opens_with(words, p))
+            .map(<[String]>::len)
     }
 }
 
@@ -165,7 +165,7 @@ fn phrases(class: Class) -> &'static Phrases {
     CLASSES
         .iter()
         .find(|(c, _)| *c == class)
-        .map_or(&EMPTY, |(_, p)| p)
+        .map_or(&*EMPTY, |(_, p)| p)
 }
 
 /// Every place a phrase of `class` stands in `words`, in order: its first
@@ -210,30 +210,35 @@ pub(super) fn starts_like(class: Class, word: &str) -> bool {
 /// language that drops its pronouns, whose forms say the speaker acted
 /// ("comprei", "kupiłem").
 pub(super) fn speakers_act<S: AsRef<str>>(words: &[S], s: &str) -> bool {
-    // Indexed once a process, as a class is.
-    static ACTS: LazyLock<(Vec<Vec<String>>, HashMap<String, Vec<usize>>, Unspaced)> =
-        LazyLock::new(|| {
-            let (mut spaced, mut unspaced) = (Vec::new(), Vec::new());
-            for l in lexicon::lexicons().iter().filter(|l| l.pro_drop) {
-                for p in l.phrases(Class::OneOff) {
-                    if l.spaced {
-                        spaced.push(words_of(p));
-                    } else {
-                        unspaced.push(p.clone());
-                    }
+    /// The acts, indexed once a process as a class is.
+    struct Acts {
+        spaced: Vec<Vec<String>>,
+        by_first: HashMap<String, Vec<usize>>,
+        unspaced: Unspaced,
+    }
+    static ACTS: LazyLock<Acts> = LazyLock::new(|| {
+        let (mut spaced, mut unspaced) = (Vec::new(), Vec::new());
+        for l in lexicon::lexicons().iter().filter(|l| l.pro_drop) {
+            for p in l.phrases(Class::OneOff) {
+                if l.spaced {
+                    spaced.push(words_of(p));
+                } else {
+                    unspaced.push(p.clone());
                 }
             }
-            let index = by_first(&spaced);
-            (spaced, index, Unspaced::new(&unspaced))
-        });
-    let (spaced, index, unspaced) = &*ACTS;
+        }
+        Acts {
+            by_first: by_first(&spaced),
+            spaced,
+            unspaced: Unspaced::new(unspaced.as_slice()),
+        }
+    });
+    let acts = &*ACTS;
     (0..words.len()).any(|at| {
-        index.get(words[at].as_ref()).is_some_and(|found| {
-            found
-                .iter()
-                .any(|&i| opens_with(&words[at..], &spaced[i]))
-        })
-    }) || unspaced.in_text(s)
+        acts.by_first
+            .get(words[at].as_ref())
+            .is_some_and(|found| found.iter().any(|&i| opens_with(&words[at..], acts.spaced[i].as_slice())))
+    }) || acts.unspaced.in_text(s)
 }
 
 /// Whether `word` is a one-word phrase of `class` ("mig" is the speaker).
