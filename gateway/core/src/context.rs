@@ -419,7 +419,12 @@ impl<'t> Reading<'t> {
 /// own when none is left). An answer of citations alone says nothing. Lines that only repeat
 /// the context, the `message` or the `prompt`'s instructions go too. Empty:
 /// nothing to show.
-pub fn scrub_answer(answer: &str, read: &Reading<'_>, prompt: &Prompt, found: &[Retrieved]) -> String {
+pub fn scrub_answer(
+    answer: &str,
+    read: &Reading<'_>,
+    prompt: &Prompt,
+    found: &[Retrieved],
+) -> String {
     // A model's own citations are not believed (steward cites from what
     // the answer shows): only one of a record found for the message stays.
     let shown: Vec<i64> = found.iter().map(|r| r.record.id).collect();
@@ -1219,7 +1224,13 @@ mod tests {
             MEMORY_SAYS,
         );
         assert_eq!(shown, sev2.record.content);
-        let other = grounded("It is an outage.".into(), &Reading::new(asked, &[]), &best, false, MEMORY_SAYS);
+        let other = grounded(
+            "It is an outage.".into(),
+            &Reading::new(asked, &[]),
+            &best,
+            false,
+            MEMORY_SAYS,
+        );
         assert_eq!(
             other,
             format!("It is an outage.\nMemory says: {}", sev2.record.content)
@@ -1227,7 +1238,13 @@ mod tests {
         // An answer with a value of the note's own is left as it is.
         let whole = "Page the on-call SRE within 15 minutes.";
         assert_eq!(
-            grounded(whole.into(), &Reading::new(asked, &[]), &best, false, MEMORY_SAYS),
+            grounded(
+                whole.into(),
+                &Reading::new(asked, &[]),
+                &best,
+                false,
+                MEMORY_SAYS
+            ),
             whole
         );
         // A value of the other note the message matches as well is that
@@ -1237,7 +1254,13 @@ mod tests {
         let tie = [&sev2, &freeze];
         let neighbour = "Page the on-call SRE within 15 minutes.";
         assert_eq!(
-            grounded(neighbour.into(), &Reading::new(asked, &[]), &tie, false, MEMORY_SAYS),
+            grounded(
+                neighbour.into(),
+                &Reading::new(asked, &[]),
+                &tie,
+                false,
+                MEMORY_SAYS
+            ),
             format!("{neighbour}\nMemory says: {}", freeze.record.content)
         );
     }
@@ -1255,7 +1278,13 @@ mod tests {
         let wrong =
             "A on-call rotation é publicada em #ops-oncall todos os fins de semana às 16:00.";
         assert_eq!(
-            grounded(wrong.into(), &Reading::new(asked, &[]), &best, false, MEMORY_SAYS),
+            grounded(
+                wrong.into(),
+                &Reading::new(asked, &[]),
+                &best,
+                false,
+                MEMORY_SAYS
+            ),
             format!("{wrong}\nMemory says: {}", note.record.content)
         );
         // The day named in the reply's language, or in English, is the note's.
@@ -1265,7 +1294,13 @@ mod tests {
             "It is published in #ops-oncall on Fridays at 16:00.",
         ] {
             assert_eq!(
-                grounded(right.into(), &Reading::new(asked, &[]), &best, false, MEMORY_SAYS),
+                grounded(
+                    right.into(),
+                    &Reading::new(asked, &[]),
+                    &best,
+                    false,
+                    MEMORY_SAYS
+                ),
                 right
             );
         }
@@ -1292,7 +1327,9 @@ mod tests {
         note.hits = 3;
         let best = [&note];
         let asked = "Do expense claims of 900 EUR need any approval?";
-        let says = |answer: &str, lead: &str| grounded(answer.into(), &Reading::new(asked, &[]), &best, false, lead);
+        let says = |answer: &str, lead: &str| {
+            grounded(answer.into(), &Reading::new(asked, &[]), &best, false, lead)
+        };
         let alone = format!("Memory says: {}", note.record.content);
         // What the real model answered: a no where the note says otherwise.
         assert_eq!(
@@ -1315,7 +1352,12 @@ mod tests {
             format!("{lead} {}", note.record.content)
         );
         // The cited record sits under the note, never under the wrong sentence.
-        let cited = cite(alone.clone(), &Reading::new("", &[]), &[note.clone()], false);
+        let cited = cite(
+            alone.clone(),
+            &Reading::new("", &[]),
+            &[note.clone()],
+            false,
+        );
         assert_eq!(cited, format!("{alone} (Memory reference: 1)"));
         // An answer with the note's value stands as written.
         let right = "Yes: claims over 500 EUR need the team lead's approval.";
@@ -1353,12 +1395,24 @@ mod tests {
         let asked = "Who fixes the dishwasher?";
         let answer = "The dishwasher is fixed at kiosk K-7. Ask the front desk otherwise.";
         assert_eq!(
-            without_unrelated_values(answer.into(), &Reading::new(asked, &[]), &[], &[], &[nothing_found.clone()]),
+            without_unrelated_values(
+                answer.into(),
+                &Reading::new(asked, &[]),
+                &[],
+                &[],
+                &[nothing_found.clone()]
+            ),
             "Ask the front desk otherwise."
         );
         // What the model looked up with memory_search is its evidence.
         assert_eq!(
-            without_unrelated_values(answer.into(), &Reading::new(asked, &[]), &[], &[1], &[nothing_found]),
+            without_unrelated_values(
+                answer.into(),
+                &Reading::new(asked, &[]),
+                &[],
+                &[1],
+                &[nothing_found]
+            ),
             answer
         );
         assert_eq!(
@@ -1526,7 +1580,12 @@ mod tests {
             "Ben works from the city office."
         );
         assert_eq!(
-            cite("Only before 15:00.".into(), &Reading::new("", &[]), &standing, false),
+            cite(
+                "Only before 15:00.".into(),
+                &Reading::new("", &[]),
+                &standing,
+                false
+            ),
             "Only before 15:00. (Memory reference: 2)"
         );
         // Without standing notes, the retrieved ones are the context.
@@ -1560,7 +1619,10 @@ mod tests {
         let asked = "I bought a new monitor for 230 EUR. Who signs off expenses over 500 EUR?";
         // What the real model wrote for a person who reads Italian.
         let echoed = "SPEAKER'S REPLY:\nIl monitor ha un prezzo di 230 EUR. Chi firma le spese che superano 500 EUR?";
-        assert_eq!(scrub_answer(echoed, &Reading::new(asked, &[]), &prompt, &memory), "");
+        assert_eq!(
+            scrub_answer(echoed, &Reading::new(asked, &[]), &prompt, &memory),
+            ""
+        );
         assert_eq!(
             scrub_answer(
                 "ANSWER: The team lead signs them off.",
@@ -1643,9 +1705,17 @@ mod tests {
             );
         }
         assert_eq!(
-            cite("It is pg-staging-04.internal.".into(), &Reading::new("", &[]), &memory, false),
+            cite(
+                "It is pg-staging-04.internal.".into(),
+                &Reading::new("", &[]),
+                &memory,
+                false
+            ),
             "It is pg-staging-04.internal. (Memory reference: 3)"
         );
-        assert_eq!(cite("Hello.".into(), &Reading::new("", &[]), &memory, false), "Hello.");
+        assert_eq!(
+            cite("Hello.".into(), &Reading::new("", &[]), &memory, false),
+            "Hello."
+        );
     }
 }

@@ -25,11 +25,7 @@ fn lowered(s: &str) -> Cow<'_, str> {
         }
     } else {
         // Turkish "İ" lower-cases to "i" and a combining dot: "İspanyolca" is "ispanyolca".
-        Cow::Owned(
-            s.to_lowercase()
-                .replace("i\u{307}", "i")
-                .replace('’', "'"),
-        )
+        Cow::Owned(s.to_lowercase().replace("i\u{307}", "i").replace('’', "'"))
     }
 }
 
@@ -235,9 +231,11 @@ pub(super) fn speakers_act<S: AsRef<str>>(words: &[S], s: &str) -> bool {
     });
     let acts = &*ACTS;
     (0..words.len()).any(|at| {
-        acts.by_first
-            .get(words[at].as_ref())
-            .is_some_and(|found| found.iter().any(|&i| opens_with(&words[at..], acts.spaced[i].as_slice())))
+        acts.by_first.get(words[at].as_ref()).is_some_and(|found| {
+            found
+                .iter()
+                .any(|&i| opens_with(&words[at..], acts.spaced[i].as_slice()))
+        })
     }) || acts.unspaced.in_text(s)
 }
 
