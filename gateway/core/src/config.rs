@@ -681,6 +681,13 @@ pub struct DashboardConfig {
     #[default = 60]
     #[validate(range(min = 1, max = 1_000_000))]
     pub sign_in_global_per_minute: u32,
+    /// The dashboard's address as people open it (`https://steward.example.com`):
+    /// `/web` sends sign-in links to it, and is off without it.
+    pub public_url: Option<String>,
+    /// How long a `/web` sign-in link may wait for its one use, in minutes.
+    #[default = 10]
+    #[validate(range(min = 1, max = 1_440))]
+    pub sign_in_link_minutes: i64,
 }
 
 impl DashboardConfig {
@@ -694,6 +701,13 @@ impl DashboardConfig {
                     "dashboard.admin_token: must be at least {} characters (or unset, to have one generated)",
                     Self::MIN_TOKEN_CHARS
                 )));
+            }
+        }
+        if let Some(url) = &self.public_url {
+            if !(url.starts_with("https://") || url.starts_with("http://")) {
+                return Err(ConfigError::Invalid(
+                    "dashboard.public_url: must be an http(s) URL, such as https://steward.example.com".into(),
+                ));
             }
         }
         Ok(())
@@ -799,7 +813,9 @@ pub struct LlmConfig {
     /// Run memory consolidation in the background of `serve` (first after 5 minutes).
     #[default = true]
     pub auto_consolidate: bool,
-    /// Whether replies offer the model tools (`memory_search`, `memory_write`, `memory_forget`).
+    /// Whether replies offer the model tools (`memory_search`, `memory_write`,
+    /// `memory_forget`, and the approved external tools): `external` offers
+    /// only the approved external ones.
     #[default(ToolsMode::Auto)]
     pub tools: ToolsMode,
     /// Rounds of tool calls one reply may make before the model must answer in text.
@@ -850,6 +866,11 @@ pub enum ToolsMode {
     On,
     /// Never offer them.
     Off,
+    /// Offer only the external tools an administrator approved (MCP,
+    /// docs/tools.md), never steward's own memory tools: what a small local
+    /// model gets (`llm.preset`). A reply with none approved for its speaker
+    /// offers nothing and stays one model call.
+    External,
 }
 
 #[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq, Validate)]
