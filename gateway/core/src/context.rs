@@ -921,7 +921,7 @@ pub fn grounded_given(
     let said = memory::grounding::content_words(&answer);
     let asked = read.asked();
     let value = |w: &String| is_value(w) && !asked.contains(w);
-    let (said_days, asked_days) = (days_named(&said), days_named(&asked));
+    let (said_days, asked_days) = (days_named(&said), days_named(asked));
     let left_out: Vec<&Retrieved> = best
         .iter()
         .copied()
