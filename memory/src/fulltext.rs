@@ -13,6 +13,8 @@
 //! - Stopwords and one-letter Latin noise are dropped.
 
 use rust_stemmers::{Algorithm, Stemmer};
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
 /// At most this many distinct tokens of a query are searched for: a turn's
@@ -55,20 +57,54 @@ fn is_joiner(c: char) -> bool {
 
 /// One word: lower-cased, possessive dropped, stemmed when it is plain letters.
 fn word_token(word: &str) -> Option<String> {
-    let lower = word.to_lowercase();
+    // An ASCII word lower-cases to the same without the Unicode tables.
+    let lower = if word.is_ascii() {
+        word.to_ascii_lowercase()
+    } else {
+        word.to_lowercase()
+    };
     let lower = lower
         .strip_suffix("'s")
         .or_else(|| lower.strip_suffix("’s"))
         .unwrap_or(&lower);
     let lower: String = lower.chars().filter(|c| c.is_alphanumeric()).collect();
-    if lower.chars().count() < 2 || STOPWORDS.contains(&lower.as_str()) {
+    if lower.chars().count() < 2 || STOPS.contains(lower.as_str()) {
         return None;
     }
     if lower.chars().all(|c| c.is_alphabetic()) {
-        Some(STEMMER.stem(&lower).into_owned())
+        Some(stem(&lower))
     } else {
         Some(lower)
     }
+}
+
+/// [`STOPWORDS`] as a set: every word of every query and record is looked up.
+static STOPS: LazyLock<HashSet<&str>> = LazyLock::new(|| STOPWORDS.iter().copied().collect());
+
+/// Stems kept on each thread before the memo starts afresh.
+const STEMS_KEPT: usize = 8192;
+
+thread_local! {
+    /// Stems already made on this thread: a turn stems the message for its
+    /// search and the offline answer again, and the same words recur from
+    /// turn to turn; the Snowball stemmer costs some thousand instructions
+    /// a word, a look-up a few dozen.
+    static STEMS: RefCell<HashMap<String, String>> = RefCell::new(HashMap::new());
+}
+
+/// `word`'s Snowball English stem.
+fn stem(word: &str) -> String {
+    STEMS.with_borrow_mut(|stems| {
+        if let Some(stem) = stems.get(word) {
+            return stem.clone();
+        }
+        let stem = STEMMER.stem(word).into_owned();
+        if stems.len() >= STEMS_KEPT {
+            stems.clear();
+        }
+        stems.insert(word.to_string(), stem.clone());
+        stem
+    })
 }
 
 /// Tokens of `text`, in order, repeats kept (the index counts them).

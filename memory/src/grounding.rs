@@ -13,6 +13,9 @@
 //! what the person asked to be remembered. What it refuses is an item most
 //! of whose content words appear nowhere in what was said.
 
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
 /// Words that normalise a statement about the speaker ("The user prefers …",
 /// "Wants answers in …"): they are never evidence of an added claim.
 const FRAME: &[&str] = &[
@@ -140,9 +143,12 @@ impl Grounding<'_> {
 /// whole (`sales_2025`, `pg-staging-04.internal`, `16:00`, `#ops-oncall`),
 /// frame words left out.
 pub fn content_words(text: &str) -> Vec<String> {
+    // A set, not the list: this runs over every word of the message, the
+    // answer and each record a turn shows.
+    static FRAMING: LazyLock<HashSet<&str>> = LazyLock::new(|| FRAME.iter().copied().collect());
     words(text)
         .into_iter()
-        .filter(|w| !FRAME.contains(&w.as_str()))
+        .filter(|w| !FRAMING.contains(w.as_str()))
         .collect()
 }
 
@@ -155,7 +161,13 @@ fn words(text: &str) -> Vec<String> {
     })
     .map(|w| {
         let w = w.trim_matches(|c: char| matches!(c, '.' | ':' | '-' | '\'' | '’' | '/'));
-        without_all(without_all(w, "'s"), "’s").to_lowercase()
+        let w = without_all(without_all(w, "'s"), "’s");
+        // An ASCII word lower-cases to the same without the Unicode tables.
+        if w.is_ascii() {
+            w.to_ascii_lowercase()
+        } else {
+            w.to_lowercase()
+        }
     })
     .filter(|w| !w.is_empty())
     .collect()

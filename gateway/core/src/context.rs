@@ -7,6 +7,7 @@ use memory::policy::ANSWER_IN_SUBJECT;
 use memory::sanitize::sanitize;
 use memory::store::Retrieved;
 use memory::{Kind, Principal, Scope};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 fn rank(scope: Scope) -> u8 {
@@ -359,6 +360,56 @@ pub fn reply_language(r: &memory::MemoryRecord) -> Option<String> {
     (!lang.is_empty()).then(|| lang.to_string())
 }
 
+/// What a turn's reply checks ([`scrub_answer`], [`without_unrelated_values`],
+/// [`grounded`], [`cite`]) read of the message and of the records: the
+/// message's content words (`memory::grounding::content_words`) made once,
+/// and each record's made when first asked for, not once a check.
+pub struct Reading<'t> {
+    message: &'t str,
+    asked: Vec<String>,
+    records: &'t [Retrieved],
+    words: Vec<OnceLock<Vec<String>>>,
+}
+
+impl<'t> Reading<'t> {
+    /// The reading of `message`, with the `records` the checks may look at
+    /// (any other record is read when asked for, and not kept).
+    pub fn new(message: &'t str, records: &'t [Retrieved]) -> Reading<'t> {
+        Reading {
+            message,
+            asked: memory::grounding::content_words(message),
+            records,
+            words: records.iter().map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// The message as the speaker wrote it.
+    pub fn message(&self) -> &'t str {
+        self.message
+    }
+
+    /// The message's content words.
+    fn asked(&self) -> &[String] {
+        &self.asked
+    }
+
+    /// `r`'s content words.
+    fn words_of(&self, r: &Retrieved) -> std::borrow::Cow<'_, [String]> {
+        let kept = self
+            .records
+            .iter()
+            .position(|k| k.record.id == r.record.id && k.record.content == r.record.content);
+        match kept {
+            Some(at) => std::borrow::Cow::Borrowed(
+                self.words[at]
+                    .get_or_init(|| memory::grounding::content_words(&r.record.content))
+                    .as_slice(),
+            ),
+            None => std::borrow::Cow::Owned(memory::grounding::content_words(&r.record.content)),
+        }
+    }
+}
+
 /// A model's answer as the person may see it. Receipts, "Remember this?"
 /// questions and citations are the turn's to write, from what it committed
 /// and showed: a model that imitates them (a small one copies the history's
@@ -368,7 +419,12 @@ pub fn reply_language(r: &memory::MemoryRecord) -> Option<String> {
 /// own when none is left). An answer of citations alone says nothing. Lines that only repeat
 /// the context, the `message` or the `prompt`'s instructions go too. Empty:
 /// nothing to show.
-pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retrieved]) -> String {
+pub fn scrub_answer(
+    answer: &str,
+    read: &Reading<'_>,
+    prompt: &Prompt,
+    found: &[Retrieved],
+) -> String {
     // A model's own citations are not believed (steward cites from what
     // the answer shows): only one of a record found for the message stays.
     let shown: Vec<i64> = found.iter().map(|r| r.record.id).collect();
@@ -389,7 +445,7 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
     } else {
         Vec::new()
     };
-    let asked = normalised(message);
+    let asked = normalised(read.message());
     let instructions = prompt.policy.normalised.as_str();
     let mut lines = Vec::new();
     let mut seen: Vec<String> = Vec::new();
@@ -432,7 +488,7 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
     // over 500 EUR?" into the reply language and stopped): a reply ending
     // in a question with no value beyond the message's answers nothing, and
     // the rules answer.
-    let asked_words = memory::grounding::content_words(message);
+    let asked_words = read.asked();
     let adds_a_value = memory::grounding::content_words(&said)
         .iter()
         .any(|w| is_value(w) && !asked_words.contains(w));
@@ -786,7 +842,7 @@ pub fn cites(answer: &str) -> bool {
 /// values (a word holding a digit, `.`, `_` or `#`: a host, a table, a
 /// time) or three of its words. In a group thread personal records are never
 /// cited.
-pub fn cite(answer: String, found: &[Retrieved], shared: bool) -> String {
+pub fn cite(answer: String, read: &Reading<'_>, found: &[Retrieved], shared: bool) -> String {
     if cites(&answer) {
         return answer;
     }
@@ -796,7 +852,7 @@ pub fn cite(answer: String, found: &[Retrieved], shared: bool) -> String {
         .iter()
         .filter(|r| !(shared && r.record.scope.is_personal()))
         .filter(|r| {
-            let words = memory::grounding::content_words(&r.record.content);
+            let words = read.words_of(r);
             let shared_words: Vec<&String> = words.iter().filter(|w| said.contains(w)).collect();
             shared_words.iter().any(|w| value(w)) || shared_words.len() >= 3
         })
@@ -843,12 +899,12 @@ pub const GROUNDING_MIN_HITS: i64 = 2;
 /// group thread personal records are never shown.
 pub fn grounded(
     answer: String,
-    message: &str,
+    read: &Reading<'_>,
     best: &[&Retrieved],
     shared: bool,
     memory_says: &str,
 ) -> String {
-    grounded_given(answer, message, best, shared, memory_says, &[])
+    grounded_given(answer, read, best, shared, memory_says, &[])
 }
 
 /// [`grounded`], where the turn also gave the model `given` texts: what an
@@ -856,16 +912,16 @@ pub fn grounded(
 /// the tool's, as a tied note's is that note's: not the model's invention.
 pub fn grounded_given(
     answer: String,
-    message: &str,
+    read: &Reading<'_>,
     best: &[&Retrieved],
     shared: bool,
     memory_says: &str,
     given: &[String],
 ) -> String {
     let said = memory::grounding::content_words(&answer);
-    let asked = memory::grounding::content_words(message);
+    let asked = read.asked();
     let value = |w: &String| is_value(w) && !asked.contains(w);
-    let (said_days, asked_days) = (days_named(&said), days_named(&asked));
+    let (said_days, asked_days) = (days_named(&said), days_named(asked));
     let left_out: Vec<&Retrieved> = best
         .iter()
         .copied()
@@ -873,7 +929,7 @@ pub fn grounded_given(
         .filter(|r| r.hits >= GROUNDING_MIN_HITS)
         .filter(|r| !(shared && r.record.scope.is_personal()))
         .filter(|r| {
-            let words = memory::grounding::content_words(&r.record.content);
+            let words = read.words_of(r);
             let values: Vec<&String> = words.iter().filter(|w| value(w)).collect();
             // A day is a value in any language: a small model translating
             // "every Friday" into Portuguese wrote "todos os fins de semana".
@@ -902,7 +958,7 @@ pub fn grounded_given(
     let neighbours: Vec<String> = best
         .iter()
         .filter(|r| r.record.id != note.record.id)
-        .flat_map(|r| memory::grounding::content_words(&r.record.content))
+        .flat_map(|r| read.words_of(r).into_owned())
         .chain(
             given
                 .iter()
@@ -940,7 +996,7 @@ pub fn grounded_given(
 /// (`searched`) is evidence it looked up, and stays.
 pub fn without_unrelated_values(
     answer: String,
-    message: &str,
+    read: &Reading<'_>,
     found: &[Retrieved],
     searched: &[i64],
     given: &[Retrieved],
@@ -951,14 +1007,14 @@ pub fn without_unrelated_values(
     // A search in the notes' words finds nothing for a message in another
     // language ("Até quanto posso gastar sem aprovação?" about an English
     // note): no evidence that it is about none of them.
-    if written_apart(message, given) {
+    if written_apart(read.message(), given) {
         return answer;
     }
-    let asked = memory::grounding::content_words(message);
+    let asked = read.asked();
     let noted: Vec<String> = given
         .iter()
         .filter(|r| !searched.contains(&r.record.id))
-        .flat_map(|r| memory::grounding::content_words(&r.record.content))
+        .flat_map(|r| read.words_of(r).into_owned())
         .filter(|w| is_value(w) && !asked.contains(w))
         .collect();
     if noted.is_empty() {
@@ -1008,7 +1064,13 @@ fn written_apart(message: &str, given: &[Retrieved]) -> bool {
 /// French, German, Italian or Dutch ("sexta-feira", "Fridays" and "viernes"
 /// all name Friday).
 fn days_named(words: &[String]) -> Vec<Weekday> {
-    static NAMES: OnceLock<Vec<(Weekday, String)>> = OnceLock::new();
+    /// Each name with the day it names and its place in the table (the
+    /// first name a word starts with names its day), and the longest name.
+    struct Names {
+        days: HashMap<String, (usize, Weekday)>,
+        longest: usize,
+    }
+    static NAMES: OnceLock<Names> = OnceLock::new();
     let names = NAMES.get_or_init(|| {
         use chrono::{Locale, NaiveDate};
         let locales = [
@@ -1025,20 +1087,35 @@ fn days_named(words: &[String]) -> Vec<Weekday> {
         let week = NaiveDate::from_ymd_opt(2024, 1, 1)
             .into_iter()
             .flat_map(|monday| monday.iter_days().take(7));
-        week.flat_map(|day| {
-            locales.iter().map(move |l| {
-                let name = day.format_localized("%A", *l).to_string().to_lowercase();
-                // "segunda-feira" is said "segunda" too.
-                let short = name.split('-').next().unwrap_or_default().to_string();
-                (day.weekday(), short)
+        let mut days = HashMap::new();
+        for (at, day, name) in week
+            .flat_map(|day| {
+                locales.iter().map(move |l| {
+                    let name = day.format_localized("%A", *l).to_string().to_lowercase();
+                    // "segunda-feira" is said "segunda" too.
+                    let short = name.split('-').next().unwrap_or_default().to_string();
+                    (day.weekday(), short)
+                })
             })
-        })
-        .collect()
+            .enumerate()
+            .map(|(at, (day, name))| (at, day, name))
+        {
+            days.entry(name).or_insert((at, day));
+        }
+        let longest = days.keys().map(String::len).max().unwrap_or(0);
+        Names { days, longest }
     });
+    // Each word's starts looked up, not every name compared with each word.
     words
         .iter()
-        .filter_map(|w| names.iter().find(|(_, n)| w.starts_with(n.as_str())))
-        .map(|(d, _)| *d)
+        .filter_map(|w| {
+            w.char_indices()
+                .map(|(i, c)| i + c.len_utf8())
+                .take_while(|&end| end <= names.longest)
+                .filter_map(|end| names.days.get(&w[..end]))
+                .min_by_key(|(at, _)| *at)
+        })
+        .map(|(_, d)| *d)
         .collect()
 }
 
@@ -1199,19 +1276,39 @@ mod tests {
         // Without the result, the tracking number is a value of the model's
         // own, and what memory says replaces it.
         assert_eq!(
-            grounded(answer.into(), asked, &best, false, MEMORY_SAYS),
+            grounded(
+                answer.into(),
+                &Reading::new(asked, &[]),
+                &best,
+                false,
+                MEMORY_SAYS
+            ),
             format!("Memory says: {}", note.record.content)
         );
         // The tool's result is a source: the answer stays, the note under it.
         assert_eq!(
-            grounded_given(answer.into(), asked, &best, false, MEMORY_SAYS, &[result]),
+            grounded_given(
+                answer.into(),
+                &Reading::new(asked, &[]),
+                &best,
+                false,
+                MEMORY_SAYS,
+                &[result]
+            ),
             format!("{answer}\nMemory says: {}", note.record.content)
         );
         // A value in neither is still the model's own.
         let made_up = "Order 4711 shipped with DHL, tracking number JD999.";
         let other = "RESULT of the external tool `order_status`: Order 4711 is late.".to_string();
         assert_eq!(
-            grounded_given(made_up.into(), asked, &best, false, MEMORY_SAYS, &[other]),
+            grounded_given(
+                made_up.into(),
+                &Reading::new(asked, &[]),
+                &best,
+                false,
+                MEMORY_SAYS,
+                &[other]
+            ),
             format!("Memory says: {}", note.record.content)
         );
     }
@@ -1225,13 +1322,19 @@ mod tests {
         // What the real model answered: the question's own value, the rest left out.
         let shown = grounded(
             "SEV2 means a customer-facing outage in one region.".into(),
-            asked,
+            &Reading::new(asked, &[]),
             &best,
             false,
             MEMORY_SAYS,
         );
         assert_eq!(shown, sev2.record.content);
-        let other = grounded("It is an outage.".into(), asked, &best, false, MEMORY_SAYS);
+        let other = grounded(
+            "It is an outage.".into(),
+            &Reading::new(asked, &[]),
+            &best,
+            false,
+            MEMORY_SAYS,
+        );
         assert_eq!(
             other,
             format!("It is an outage.\nMemory says: {}", sev2.record.content)
@@ -1239,7 +1342,13 @@ mod tests {
         // An answer with a value of the note's own is left as it is.
         let whole = "Page the on-call SRE within 15 minutes.";
         assert_eq!(
-            grounded(whole.into(), asked, &best, false, MEMORY_SAYS),
+            grounded(
+                whole.into(),
+                &Reading::new(asked, &[]),
+                &best,
+                false,
+                MEMORY_SAYS
+            ),
             whole
         );
         // A value of the other note the message matches as well is that
@@ -1249,7 +1358,13 @@ mod tests {
         let tie = [&sev2, &freeze];
         let neighbour = "Page the on-call SRE within 15 minutes.";
         assert_eq!(
-            grounded(neighbour.into(), asked, &tie, false, MEMORY_SAYS),
+            grounded(
+                neighbour.into(),
+                &Reading::new(asked, &[]),
+                &tie,
+                false,
+                MEMORY_SAYS
+            ),
             format!("{neighbour}\nMemory says: {}", freeze.record.content)
         );
     }
@@ -1267,7 +1382,13 @@ mod tests {
         let wrong =
             "A on-call rotation é publicada em #ops-oncall todos os fins de semana às 16:00.";
         assert_eq!(
-            grounded(wrong.into(), asked, &best, false, MEMORY_SAYS),
+            grounded(
+                wrong.into(),
+                &Reading::new(asked, &[]),
+                &best,
+                false,
+                MEMORY_SAYS
+            ),
             format!("{wrong}\nMemory says: {}", note.record.content)
         );
         // The day named in the reply's language, or in English, is the note's.
@@ -1277,7 +1398,13 @@ mod tests {
             "It is published in #ops-oncall on Fridays at 16:00.",
         ] {
             assert_eq!(
-                grounded(right.into(), asked, &best, false, MEMORY_SAYS),
+                grounded(
+                    right.into(),
+                    &Reading::new(asked, &[]),
+                    &best,
+                    false,
+                    MEMORY_SAYS
+                ),
                 right
             );
         }
@@ -1286,7 +1413,7 @@ mod tests {
         assert_eq!(
             grounded(
                 "Yes, at 16:00.".into(),
-                on_friday,
+                &Reading::new(on_friday, &[]),
                 &best,
                 false,
                 MEMORY_SAYS
@@ -1304,7 +1431,9 @@ mod tests {
         note.hits = 3;
         let best = [&note];
         let asked = "Do expense claims of 900 EUR need any approval?";
-        let says = |answer: &str, lead: &str| grounded(answer.into(), asked, &best, false, lead);
+        let says = |answer: &str, lead: &str| {
+            grounded(answer.into(), &Reading::new(asked, &[]), &best, false, lead)
+        };
         let alone = format!("Memory says: {}", note.record.content);
         // What the real model answered: a no where the note says otherwise.
         assert_eq!(
@@ -1327,7 +1456,12 @@ mod tests {
             format!("{lead} {}", note.record.content)
         );
         // The cited record sits under the note, never under the wrong sentence.
-        let cited = cite(alone.clone(), &[note.clone()], false);
+        let cited = cite(
+            alone.clone(),
+            &Reading::new("", &[]),
+            &[note.clone()],
+            false,
+        );
         assert_eq!(cited, format!("{alone} (Memory reference: 1)"));
         // An answer with the note's value stands as written.
         let right = "Yes: claims over 500 EUR need the team lead's approval.";
@@ -1347,7 +1481,7 @@ mod tests {
         assert_eq!(
             grounded(
                 guess.into(),
-                asked,
+                &Reading::new(asked, &[]),
                 &[&laptops, &badges],
                 false,
                 MEMORY_SAYS
@@ -1365,18 +1499,30 @@ mod tests {
         let asked = "Who fixes the dishwasher?";
         let answer = "The dishwasher is fixed at kiosk K-7. Ask the front desk otherwise.";
         assert_eq!(
-            without_unrelated_values(answer.into(), asked, &[], &[], &[nothing_found.clone()]),
+            without_unrelated_values(
+                answer.into(),
+                &Reading::new(asked, &[]),
+                &[],
+                &[],
+                &[nothing_found.clone()]
+            ),
             "Ask the front desk otherwise."
         );
         // What the model looked up with memory_search is its evidence.
         assert_eq!(
-            without_unrelated_values(answer.into(), asked, &[], &[1], &[nothing_found]),
+            without_unrelated_values(
+                answer.into(),
+                &Reading::new(asked, &[]),
+                &[],
+                &[1],
+                &[nothing_found]
+            ),
             answer
         );
         assert_eq!(
             without_unrelated_values(
                 "Kiosk K-7.".into(),
-                asked,
+                &Reading::new(asked, &[]),
                 &[],
                 &[],
                 std::slice::from_ref(&kiosk)
@@ -1389,7 +1535,7 @@ mod tests {
         assert_eq!(
             without_unrelated_values(
                 "No quiosque K-7.".into(),
-                pt,
+                &Reading::new(pt, &[]),
                 &[],
                 &[],
                 std::slice::from_ref(&kiosk)
@@ -1401,7 +1547,7 @@ mod tests {
         assert_eq!(
             without_unrelated_values(
                 lost.into(),
-                "Where do I report lost keycards?",
+                &Reading::new("Where do I report lost keycards?", &[]),
                 std::slice::from_ref(&kiosk),
                 &[],
                 std::slice::from_ref(&kiosk)
@@ -1501,7 +1647,7 @@ mod tests {
         assert_eq!(
             scrub_answer(
                 "The staging database is pg-staging-04.internal. Deploys happen only before 15:00.",
-                "When do deploys happen?",
+                &Reading::new("When do deploys happen?", &[]),
                 &second,
                 &asked,
             ),
@@ -1510,7 +1656,7 @@ mod tests {
         assert_eq!(
             scrub_answer(
                 "The staging database is pg-staging-04.internal.",
-                "When do deploys happen?",
+                &Reading::new("When do deploys happen?", &[]),
                 &second,
                 &asked
             ),
@@ -1520,7 +1666,7 @@ mod tests {
         assert_eq!(
             scrub_answer(
                 "The staging database is pg-staging-04.internal.",
-                "Where is staging?",
+                &Reading::new("Where is staging?", &[]),
                 &second,
                 &[]
             ),
@@ -1531,14 +1677,19 @@ mod tests {
         assert_eq!(
             scrub_answer(
                 "Ben works from the city office. Memory reference: 2",
-                "Where does Ben work?",
+                &Reading::new("Where does Ben work?", &[]),
                 &second,
                 &[]
             ),
             "Ben works from the city office."
         );
         assert_eq!(
-            cite("Only before 15:00.".into(), &standing, false),
+            cite(
+                "Only before 15:00.".into(),
+                &Reading::new("", &[]),
+                &standing,
+                false
+            ),
             "Only before 15:00. (Memory reference: 2)"
         );
         // Without standing notes, the retrieved ones are the context.
@@ -1572,11 +1723,14 @@ mod tests {
         let asked = "I bought a new monitor for 230 EUR. Who signs off expenses over 500 EUR?";
         // What the real model wrote for a person who reads Italian.
         let echoed = "SPEAKER'S REPLY:\nIl monitor ha un prezzo di 230 EUR. Chi firma le spese che superano 500 EUR?";
-        assert_eq!(scrub_answer(echoed, asked, &prompt, &memory), "");
+        assert_eq!(
+            scrub_answer(echoed, &Reading::new(asked, &[]), &prompt, &memory),
+            ""
+        );
         assert_eq!(
             scrub_answer(
                 "ANSWER: The team lead signs them off.",
-                asked,
+                &Reading::new(asked, &[]),
                 &prompt,
                 &memory
             ),
@@ -1587,7 +1741,7 @@ mod tests {
         assert_eq!(
             scrub_answer(
                 "Which office do you mean?",
-                "Where is the office?",
+                &Reading::new("Where is the office?", &[]),
                 &prompt,
                 &nothing
             ),
@@ -1649,15 +1803,23 @@ mod tests {
             ),
         ] {
             assert_eq!(
-                scrub_answer(answer, "Where is the staging database?", &prompt, &memory),
+                scrub_answer(answer, &Reading::new("Where is the staging database?", &[]), &prompt, &memory),
                 shown,
                 "{answer}"
             );
         }
         assert_eq!(
-            cite("It is pg-staging-04.internal.".into(), &memory, false),
+            cite(
+                "It is pg-staging-04.internal.".into(),
+                &Reading::new("", &[]),
+                &memory,
+                false
+            ),
             "It is pg-staging-04.internal. (Memory reference: 3)"
         );
-        assert_eq!(cite("Hello.".into(), &memory, false), "Hello.");
+        assert_eq!(
+            cite("Hello.".into(), &Reading::new("", &[]), &memory, false),
+            "Hello."
+        );
     }
 }

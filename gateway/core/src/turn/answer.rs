@@ -463,8 +463,10 @@ impl TurnLoop {
         (searched, results): (&[i64], &[String]),
         parts: &ReplyParts,
     ) -> std::result::Result<String, LlmError> {
+        // The message and the records are read once for every check below.
+        let words = context::Reading::new(text, &read.citable);
         let scrubbed =
-            responded.map(|a| context::scrub_answer(&a, text, &read.prompt, &read.found));
+            responded.map(|a| context::scrub_answer(&a, &words, &read.prompt, &read.found));
         // A promise to remember is the turn's to keep (its receipt, or its
         // "Remember this?"): the model's is not shown to a person as one.
         let asked = !parts.question.is_empty();
@@ -487,12 +489,12 @@ impl TurnLoop {
             .map_or(context::MEMORY_SAYS, |l| l.memory_says);
         scrubbed.map(|a| {
             let a =
-                context::without_unrelated_values(a, text, &read.found, searched, &read.citable);
+                context::without_unrelated_values(a, &words, &read.found, searched, &read.citable);
             if a.is_empty() {
                 a
             } else {
-                let a = context::grounded_given(a, text, &best, t.shared(), memory_says, results);
-                context::cite(a, &read.citable, t.shared())
+                let a = context::grounded_given(a, &words, &best, t.shared(), memory_says, results);
+                context::cite(a, &words, &read.citable, t.shared())
             }
         })
     }

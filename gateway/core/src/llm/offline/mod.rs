@@ -758,12 +758,12 @@ pub fn clauses(text: &str) -> Vec<String> {
 /// "call me …", "responde-me …").
 pub fn first_person(clause: &str) -> bool {
     // "我们", "私たち" are "we": the speaker's group, not the speaker.
-    let unspaced = clause.replace("我们", "").replace("私たち", "");
-    words::holds_unspaced(Class::Speaker, &unspaced)
+    let unspaced = || clause.replace("我们", "").replace("私たち", "");
+    (!clause.is_ascii() && words::holds_unspaced(Class::Speaker, &unspaced()))
         || clause
             .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
             .flat_map(|w| w.split('-'))
-            .any(|w| words::is_word(Class::Speaker, &w.to_lowercase().replace('’', "'")))
+            .any(|w| words::is_word_as_said(Class::Speaker, w))
 }
 
 /// Whether a clause asks or requests something (a question, "show me …",
