@@ -1497,7 +1497,7 @@ mod tests {
         ] {
             let c = label(said);
             assert!(
-                !c.as_ref().is_some_and(|c| c.kind == "preference"),
+                c.as_ref().is_none_or(|c| c.kind != "preference"),
                 "{said}: {c:?}"
             );
         }
