@@ -1,4 +1,3 @@
-
 use super::*;
 use axum::http::HeaderValue;
 use hmac::{Hmac, Mac};

@@ -1,4 +1,3 @@
-
 use super::learn::corrected_exchange;
 use super::*;
 use memory::skill::SkillStatus;
