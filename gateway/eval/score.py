@@ -99,12 +99,20 @@ def shows(text, needle):
     t, n = fold(text), fold(needle).strip()
     if not n:
         return False
-    pat = re.escape(n)
-    if n[0].isalnum():
-        pat = r"(?<![^\W_])" + pat
-    if len(n) < 4 and n[-1].isalnum():
-        pat += r"(?![^\W_])"
-    return re.search(pat, t) is not None
+    # A letter of a script written without spaces (9時30分, スタンドアップは09:30に)
+    # is no word of its own: it bounds a value as a space does.
+    def joined(c):
+        return c.isalnum() and not is_cjk(c)
+
+    for m in re.finditer(re.escape(n), t):
+        before = t[m.start() - 1] if m.start() > 0 else ""
+        after = t[m.end()] if m.end() < len(t) else ""
+        if n[0].isalnum() and before and joined(before):
+            continue
+        if len(n) < 4 and n[-1].isalnum() and after and joined(after):
+            continue
+        return True
+    return False
 
 
 def shows_fact(text, fact):

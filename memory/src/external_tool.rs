@@ -54,6 +54,9 @@ pub struct ExternalTool {
     pub runs: bool,
     /// Calls of it a minute, all speakers together (0: `[mcp] tool_calls_per_minute`).
     pub calls_per_minute: u32,
+    /// Whether each call carries the organisation and the speaker's stored
+    /// id to the server (MCP `_meta`, docs/tools.md).
+    pub identity: bool,
     pub decided_by: Option<String>,
     pub decided_at: Option<i64>,
     pub note: String,

@@ -19,6 +19,9 @@ pub use memory::store::{
 };
 
 mod delegation;
+mod sign_in_link;
+
+pub use sign_in_link::{LinkRefusal, SIGN_IN_LINK_PATH};
 
 /// Pairing codes use an alphabet without look-alikes (no 0/O/1/I/L).
 pub const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";

@@ -2,7 +2,7 @@
 //! (`texts/answers.txt`): one table of languages, each with its yes and no
 //! answers, its courtesy words, and what steward answers in it.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 /// One language of the table.
 #[derive(Debug, PartialEq, Eq)]
@@ -193,23 +193,40 @@ pub fn read_preferring(text: &str, preferred: Option<&'static Language>) -> Opti
 }
 
 /// What answers in `text`: the whole of it, or — when it opens with an
-/// answer and a comma or a stop — that answer, if at most two words without
-/// a number follow ("yes, do", "ja, passt so", "да, запомни"). More words
-/// may ask something else ("no, answer me in German"): then the whole text
-/// is read, and reads as no answer.
+/// answer, ended by a comma or a stop or by its first word — that answer, if
+/// at most two words without a number follow ("yes, do", "ja, passt so",
+/// "да, запомни", "ja hoor, graag", "yes keep it"). More words may ask
+/// something else ("no, answer me in German"): then the whole text is read,
+/// and reads as no answer.
 fn answer_of(text: &str) -> &str {
-    let Some((head, tail)) = text.split_once([',', '.', '!', ';', '—', '、', '，', '。'])
-    else {
-        return text;
-    };
-    let short = words(tail).len() <= 2 && !tail.chars().any(|c| c.is_ascii_digit());
     let reads = |words: &[String]| LANGUAGES.iter().any(|l| l.read(words).is_some());
-    let head_words = words(head);
-    if short && !head_words.is_empty() && reads(&head_words) && !reads(&words(text)) {
-        head
-    } else {
-        text
+    // The answer's words, each read alone: a tail may not answer the other
+    // way ("yes and no").
+    let says = |words: &[String], yes: bool| {
+        words.iter().any(|w| {
+            LANGUAGES
+                .iter()
+                .filter_map(|l| l.read(std::slice::from_ref(w)))
+                .any(|c| (c != Choice::No) == yes)
+        })
+    };
+    let by_stop = text.split_once([',', '.', '!', ';', '—', '、', '，', '。']);
+    let by_word = text.trim_start().split_once(char::is_whitespace);
+    let whole = OnceLock::new();
+    for (head, tail) in by_stop.into_iter().chain(by_word) {
+        let short = words(tail).len() <= 2 && !tail.chars().any(|c| c.is_ascii_digit());
+        let head_words = words(head);
+        if short
+            && !head_words.is_empty()
+            && reads(&head_words)
+            && !(says(&head_words, true) && says(&words(tail), false))
+            && !(says(&head_words, false) && says(&words(tail), true))
+            && !*whole.get_or_init(|| reads(&words(text)))
+        {
+            return head;
+        }
     }
+    text
 }
 
 /// `text` as a yes or a no to "Remember this?", in the first language of the
@@ -238,6 +255,9 @@ mod tests {
             ("sí, guárdalo", true),
             ("nee, hoeft niet", false),
             ("нет, не нужно", false),
+            ("ja hoor, graag", true),
+            ("yes keep it", true),
+            ("nee joh", false),
         ] {
             assert_eq!(read(text).map(|a| a.yes), Some(yes), "{text}");
         }
@@ -245,6 +265,9 @@ mod tests {
             "no, answer me in German instead",
             "yes, 14 days",
             "yes and no",
+            "yes, no",
+            "no yes",
+            "no, answer me in German",
         ] {
             assert_eq!(read(text), None, "{text}");
         }

@@ -1,7 +1,9 @@
 //! A real MCP server for the tests, written with rmcp's server side: its
 //! tools are read from a JSON file at every `tools/list` and call (so a test
 //! changes what it lists by rewriting the file), and each call it receives is
-//! appended to a log file (so a test sees what reached it). Served over stdio
+//! appended to a log file (so a test sees what reached it: `name {args}`,
+//! and ` meta {…}` with the `steward/…` keys of its `_meta` when it carries
+//! any). Served over stdio
 //! by the `mcp_fixture` binary, or over streamable HTTP in the test's process
 //! ([`serve_http`]).
 //!
@@ -79,7 +81,24 @@ impl ServerHandler for Fixture {
             .append(true)
             .open(&self.log)
         {
-            let _ = writeln!(f, "{} {}", request.name, args);
+            // Who the call says it is for (`_meta`, when the approval carries it).
+            let mut meta = serde_json::Map::new();
+            for m in [
+                request.meta.as_ref().map(|m| &m.0 .0),
+                Some(&context.meta.0 .0),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                for (k, v) in m.iter().filter(|(k, _)| k.starts_with("steward/")) {
+                    meta.insert(k.clone(), v.clone());
+                }
+            }
+            if meta.is_empty() {
+                let _ = writeln!(f, "{} {}", request.name, args);
+            } else {
+                let _ = writeln!(f, "{} {} meta {}", request.name, args, Value::Object(meta));
+            }
         }
         let tool = self
             .read()

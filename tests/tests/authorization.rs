@@ -348,6 +348,7 @@ fn every_chat_command_and_tool_is_classified() {
         ("/promote 3", ChatCommand::Promote),
         ("/forget 3", ChatCommand::Forget),
         ("/apikey", ChatCommand::ApiKey),
+        ("/web", ChatCommand::Web),
     ];
     for (text, want) in typed {
         assert_eq!(ChatCommand::parse(text), Some(want), "{text}");
@@ -365,6 +366,7 @@ fn every_chat_command_and_tool_is_classified() {
         (ChatCommand::Skills, Action::CurateSkills),
         (ChatCommand::RoleDecide, Action::CurateRoleMemory),
         (ChatCommand::ApiKey, Action::OwnKeys),
+        (ChatCommand::Web, Action::OwnKeys),
     ] {
         assert_eq!(command.action(), action, "{command:?}");
     }
@@ -444,6 +446,7 @@ fn every_dashboard_route_and_cli_command_is_classified() {
             "/dashboard/static/style.css",
             "/dashboard/login",
             "/dashboard/oidc/start",
+            "/web/sign-in/{token}",
             "/dashboard/oidc/callback",
         ]
     );

@@ -385,3 +385,69 @@ async fn settings_walk(c: Client, base: String) {
     assert_eq!(text_of(&c, "h1").await, "Not found");
     shot(&c, "12-not-found").await;
 }
+
+/// A paired person sends `/web` in a direct message and opens the link in
+/// a real Chromium: the button signs them in as themselves, onto their own
+/// memory and away from the admin pages; the same link a second time signs
+/// nobody in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_web_link_signs_a_person_in_once_in_a_real_browser() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let mut cfg = dashboard::config();
+    cfg.dashboard.public_url = Some(base.clone());
+    let h = Harness::with_config(cfg).await;
+    let ana = h.pair("777", Role::User).await;
+    dashboard::serve_on(listener, h.services.clone());
+    let sent = steward_tests::join(
+        h.turns
+            .handle(&dashboard::dm_now("777", "/web"))
+            .await
+            .expect("turn"),
+    );
+    let start = format!("{base}/web/sign-in/");
+    let link: String = sent[sent.find(&start).expect("a link")..]
+        .chars()
+        .take_while(|c| !c.is_whitespace())
+        .collect();
+    let driver = Chromedriver::start();
+    let c = ClientBuilder::new(HttpConnector::new())
+        .capabilities(driver.capabilities())
+        .connect(&driver.url)
+        .await
+        .expect("a Chromium session from chromedriver");
+    let walked = tokio::spawn({
+        let c = c.clone();
+        async move {
+            c.goto(&link).await.expect("open the link");
+            wait_for(&c, "#use-link").await;
+            shot(&c, "web-link").await;
+            click(&c, "#use-link").await;
+            // Signed in, the person lands on their own memory.
+            let me = wait_for_xpath(&c, "//h2[text()='Your memory']").await;
+            assert!(me.text().await.expect("text").contains("Your memory"));
+            let page = c.source().await.expect("page");
+            assert!(page.contains(&ana), "{page}");
+            assert_eq!(c.current_url().await.expect("url").path(), "/dashboard/me");
+            c.goto(&format!("{base}/dashboard/pairing"))
+                .await
+                .expect("open");
+            let refused = c.source().await.expect("page");
+            assert!(refused.contains("Forbidden"), "{refused}");
+            // The link is spent: in a fresh browser state, it signs nobody in.
+            c.delete_all_cookies().await.expect("sign out");
+            c.goto(&link).await.expect("open the link again");
+            click(&c, "#use-link").await;
+            wait_for_xpath(&c, "//*[contains(text(), 'already used')]").await;
+            c.goto(&format!("{base}/dashboard/me")).await.expect("open");
+            wait_for(&c, "input#token").await;
+        }
+    })
+    .await;
+    let _ = c.close().await;
+    if let Err(e) = walked {
+        std::panic::resume_unwind(e.into_panic());
+    }
+}

@@ -334,3 +334,94 @@ async fn the_settings_page_lists_each_channel_and_whether_it_is_on() {
         assert!(off.contains(">off<") && !off.contains("agent: "), "{off}");
     }
 }
+
+/// "Your memory" shows the entries of each role the person holds, and
+/// shares one of their records with a role through the call the API makes:
+/// a pending proposal of its text, audited; a role they do not hold is refused.
+#[tokio::test]
+async fn your_memory_shows_your_roles_and_shares_a_record_with_one() {
+    use memory::role_memory::RoleChange;
+    let (h, mut c, csrf) = signed_in().await;
+    let db = h.db();
+    let roles = db.role_memory();
+    roles
+        .change(
+            "default",
+            "admin",
+            RoleChange::Add("support"),
+            "test",
+            now(),
+        )
+        .await
+        .expect("a role");
+    let id = db
+        .records()
+        .insert_record(&rec(
+            Scope::Personal,
+            Some("admin"),
+            "pref:escalation",
+            "Escalate outages to the on-call lead first",
+            Status::Active,
+        ))
+        .await
+        .expect("a record");
+    let page = c.get("/dashboard/me").await.body;
+    assert!(page.contains("Your roles"), "{page}");
+    assert!(page.contains("Share with support"), "{page}");
+    assert!(
+        page.contains("Nothing is kept for this role yet."),
+        "{page}"
+    );
+    let shared = c
+        .post_and_follow(
+            "/dashboard/me/share",
+            &[
+                ("csrf", &csrf),
+                ("id", &id.to_string()),
+                ("role", "support"),
+            ],
+        )
+        .await;
+    assert!(
+        shared.body.contains("Proposed to support"),
+        "{}",
+        shared.body
+    );
+    let entries = roles.list("default", "support", now()).await.expect("list");
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(
+        entries[0].content,
+        "Escalate outages to the on-call lead first"
+    );
+    assert_eq!(entries[0].proposed_by, "admin");
+    assert_eq!(entries[0].source_record, Some(id));
+    let page = c.get("/dashboard/me").await.body;
+    assert!(
+        page.contains(&format!("id=\"entry-{}\"", entries[0].id)),
+        "{page}"
+    );
+    // A role the person does not hold: refused, nothing proposed.
+    let refused = c
+        .post_and_follow(
+            "/dashboard/me/share",
+            &[
+                ("csrf", &csrf),
+                ("id", &id.to_string()),
+                ("role", "finance"),
+            ],
+        )
+        .await;
+    assert!(refused.body.contains("Refused"), "{}", refused.body);
+    assert!(roles
+        .list("default", "finance", now())
+        .await
+        .expect("list")
+        .is_empty());
+    let audit = db.audit().log("default", 50).await.expect("audit");
+    assert!(
+        audit
+            .iter()
+            .any(|a| a.action == "role_memory.propose" && a.actor == "admin"),
+        "{audit:?}"
+    );
+}

@@ -465,7 +465,7 @@ async fn a_model_given_every_note_that_recites_the_wrong_one_still_answers_with_
 async fn a_reply_stops_where_the_model_starts_copying_a_frame() {
     // Qwen2.5-Coder-1.5B opens an answer with the note's frame, then writes
     // the note again, or every frame it was given until its cap: the server
-    // is told to stop at a frame, and the person still gets the note.
+    // is told to stop at the first frame's close, and the person gets the note.
     let fake = FakeLlm::start().await;
     fake.always("memory_items", small_model_extraction());
     let h = harness(&fake).await;
@@ -490,7 +490,7 @@ async fn a_reply_stops_where_the_model_starts_copying_a_frame() {
         "The weekly sales report is built from the table sales_2025 every Monday. (Memory reference: 1)"
     );
     let asked = fake.received_for(TEXT);
-    assert_eq!(asked[0].body["stop"], json!(["<<<"]));
+    assert_eq!(asked[0].body["stop"], json!([">>>"]));
     // A statement's extraction is structured output: nothing stops it.
     h.dm(
         "111",
@@ -502,6 +502,55 @@ async fn a_reply_stops_where_the_model_starts_copying_a_frame() {
     for call in extractions {
         assert!(call.body.get("stop").is_none(), "{}", call.body);
     }
+}
+
+#[tokio::test]
+async fn a_note_quoted_for_a_question_in_another_language_is_the_answer_and_a_made_up_one_is_not() {
+    // Asked in Turkish about a note written in German, the rules find no word
+    // in common and Qwen2.5-Coder-1.5B answers by quoting the note's frame:
+    // that note is the answer. A frame it makes up (another text under a
+    // note's id, or an id it was never given) is shown to no one.
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    let h = harness(&fake).await;
+    h.pair("111", Role::Admin).await;
+    h.pair("222", Role::User).await;
+    h.dm(
+        "111",
+        "@notes: Urlaubsanträge gehen mindestens drei Wochen vorher an leave_requests@example.com.",
+    )
+    .await;
+    let asked = "İzin talebimi hangi adrese göndermem gerekiyor?";
+    fake.push(
+        TEXT,
+        Answer::Content(
+            "<<<memory:1 agent_notes: Urlaubsanträge gehen mindestens drei Wochen vorher an leave_requests@example.com.>>>\n<<<memory:1 agent_notes: …>>>".into(),
+        ),
+    );
+    let reply = h.dm("222", asked).await;
+    assert!(
+        reply.starts_with(
+            "Urlaubsanträge gehen mindestens drei Wochen vorher an leave_requests@example.com."
+        ),
+        "{reply}"
+    );
+    assert!(reply.contains("(Memory reference: 1)"), "{reply}");
+    // The same id with a text the note does not hold.
+    fake.push(
+        TEXT,
+        Answer::Content(
+            "<<<memory:1 agent_notes: Urlaubsanträge gehen an urlaub@evil.example.>>>".into(),
+        ),
+    );
+    let reply = h.dm("222", asked).await;
+    assert!(!reply.contains("evil.example"), "{reply}");
+    // An id the model was never given.
+    fake.push(
+        TEXT,
+        Answer::Content("<<<memory:7 agent_notes: Send it to hr-leave@evil.example.>>>".into()),
+    );
+    let reply = h.dm("222", asked).await;
+    assert!(!reply.contains("evil.example"), "{reply}");
 }
 
 #[tokio::test]

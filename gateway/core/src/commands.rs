@@ -39,6 +39,8 @@ pub enum ChatCommand {
     Forget,
     /// `/apikey`: a key of one's own, in private.
     ApiKey,
+    /// `/web`: a one-time dashboard sign-in link, in private.
+    Web,
 }
 
 impl ChatCommand {
@@ -62,6 +64,7 @@ impl ChatCommand {
             "/promote" => ChatCommand::Promote,
             "/forget" => ChatCommand::Forget,
             "/apikey" => ChatCommand::ApiKey,
+            "/web" => ChatCommand::Web,
             _ if text.trim().trim_end_matches('?').trim().to_lowercase()
                 == "what do you remember about me" =>
             {
@@ -83,7 +86,7 @@ impl ChatCommand {
             | ChatCommand::AutoKeep
             | ChatCommand::Promote
             | ChatCommand::Forget => Action::OwnMemory,
-            ChatCommand::ApiKey => Action::OwnKeys,
+            ChatCommand::ApiKey | ChatCommand::Web => Action::OwnKeys,
         }
     }
 
@@ -113,6 +116,27 @@ pub struct Commands {
     pairing: Pairing,
     lifecycle: Arc<Lifecycle>,
     skills: Arc<Skills>,
+    web: WebLinks,
+}
+
+/// Where `/web` links lead and how long they wait (`dashboard.public_url`,
+/// `dashboard.sign_in_link_minutes`); no address, no links.
+#[derive(Debug, Clone, Default)]
+pub struct WebLinks {
+    pub public_url: Option<String>,
+    pub minutes: i64,
+}
+
+impl WebLinks {
+    pub fn of(dashboard: &crate::config::DashboardConfig) -> WebLinks {
+        WebLinks {
+            public_url: dashboard
+                .enabled
+                .then(|| dashboard.public_url.clone())
+                .flatten(),
+            minutes: dashboard.sign_in_link_minutes,
+        }
+    }
 }
 
 impl Commands {
@@ -122,7 +146,13 @@ impl Commands {
             pairing,
             lifecycle,
             skills,
+            web: WebLinks::default(),
         }
+    }
+
+    /// The same, sending `/web` links as `web` says.
+    pub fn with_web_links(self, web: WebLinks) -> Self {
+        Commands { web, ..self }
     }
 
     /// `/pair …`, `/memory`, "what do you remember about me", `/forget <id>`,
@@ -150,6 +180,7 @@ impl Commands {
                 roles.run(t, &first, &words[1..]).await?
             }
             ChatCommand::ApiKey => self.api_key(t).await?,
+            ChatCommand::Web => self.web_link(t).await?,
             ChatCommand::Memory => self.memory(t).await?,
             ChatCommand::AutoKeep => self.autokeep(t, &words[1..]).await?,
             ChatCommand::Promote | ChatCommand::Forget => {
@@ -264,6 +295,46 @@ impl Commands {
             new.id,
             pairing::KEY_SHOWN_ONCE,
             new.id
+        ))
+    }
+
+    /// `/web`: a link that signs the speaker in to the dashboard as
+    /// themselves, once, within `dashboard.sign_in_link_minutes`; shown once
+    /// and only in a direct message, and kept only as its hash
+    /// (`Pairing::create_sign_in_link`, audited as `dashboard.link_issued`).
+    async fn web_link(&self, t: &Asker<'_>) -> Result<String> {
+        let Some(user) = t.principal.user_id() else {
+            return Ok("Sign-in links are for paired people. Send /pair to request access.".into());
+        };
+        if t.on_behalf_of.is_some() {
+            return Ok("Refused: a sign-in link is made in your own name, not on someone's behalf. Nothing was made.".into());
+        }
+        if t.shared {
+            return Ok(
+                "Sign-in links are given only in private: send /web to me in a direct message."
+                    .into(),
+            );
+        }
+        let Some(base) = &self.web.public_url else {
+            return Ok("The dashboard's address is not configured (dashboard.public_url), so I can't send a sign-in link. Ask an administrator.".into());
+        };
+        let ttl_ms = self.web.minutes.saturating_mul(60_000);
+        let token = self
+            .pairing
+            .create_sign_in_link(t.org, user, t.now, ttl_ms)
+            .await?;
+        let link = format!(
+            "{}{}{token}",
+            base.trim_end_matches('/'),
+            pairing::SIGN_IN_LINK_PATH
+        );
+        if t.shown_once.set(link).is_err() {
+            return Ok("Refused: one secret a message. Nothing more was made.".into());
+        }
+        Ok(format!(
+            "Your sign-in link: {}\nIt signs you in to the dashboard as yourself, once, within {} minutes (I keep only its hash).",
+            pairing::KEY_SHOWN_ONCE,
+            self.web.minutes
         ))
     }
 

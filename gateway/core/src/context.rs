@@ -394,6 +394,13 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
     let mut lines = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     for line in answer.lines() {
+        // A note the model was given, quoted whole as its answer: the note is
+        // the answer (asked in another language than the notes, a small model
+        // answers so; nothing else in the answer is read).
+        if let Some(note) = quoted_note(line, prompt, found) {
+            lines.push(note.to_string());
+            continue;
+        }
         // The turn's context repeated back (a line opening with a frame, real
         // or made up): data the person never asked for.
         let echo = CONTEXT_LINES.iter().any(|l| line.trim().starts_with(l));
@@ -434,6 +441,30 @@ pub fn scrub_answer(answer: &str, message: &str, prompt: &Prompt, found: &[Retri
         return String::new();
     }
     text
+}
+
+/// The text of the one memory frame `line` is, when it quotes a note the
+/// model was given word for word (`<<<memory:4 agent_notes: …>>>`; the reply
+/// stops at the frame's close, `llm::openai`, so the close may be missing):
+/// a standing note, or a record found for the message that is not personal.
+/// A frame of a record not given, or with another text, is made up: `None`.
+fn quoted_note<'a>(line: &'a str, prompt: &Prompt, found: &[Retrieved]) -> Option<&'a str> {
+    let frame = line.trim().strip_prefix("<<<memory:")?;
+    let frame = frame.strip_suffix(">>>").unwrap_or(frame);
+    let (id, rest) = frame.split_once(' ')?;
+    let id: i64 = id.parse().ok()?;
+    let (_, text) = rest.split_once(": ")?;
+    let said = normalised(text);
+    let given = prompt
+        .standing
+        .iter()
+        .any(|(s, note)| *s == id && *note == said)
+        || found.iter().any(|r| {
+            r.record.id == id
+                && !r.record.scope.is_personal()
+                && normalised(&sanitize(&r.record.content)) == said
+        });
+    (given && !said.is_empty()).then_some(text.trim())
 }
 
 /// Each language's "memory says" in lower case, as [`scrub_answer`] compares
@@ -817,6 +848,20 @@ pub fn grounded(
     shared: bool,
     memory_says: &str,
 ) -> String {
+    grounded_given(answer, message, best, shared, memory_says, &[])
+}
+
+/// [`grounded`], where the turn also gave the model `given` texts: what an
+/// external tool answered this turn (docs/tools.md). A value from one is
+/// the tool's, as a tied note's is that note's: not the model's invention.
+pub fn grounded_given(
+    answer: String,
+    message: &str,
+    best: &[&Retrieved],
+    shared: bool,
+    memory_says: &str,
+    given: &[String],
+) -> String {
     let said = memory::grounding::content_words(&answer);
     let asked = memory::grounding::content_words(message);
     let value = |w: &String| is_value(w) && !asked.contains(w);
@@ -858,6 +903,11 @@ pub fn grounded(
         .iter()
         .filter(|r| r.record.id != note.record.id)
         .flat_map(|r| memory::grounding::content_words(&r.record.content))
+        .chain(
+            given
+                .iter()
+                .flat_map(|g| memory::grounding::content_words(g)),
+        )
         .collect();
     let own_value = said
         .iter()
@@ -934,10 +984,16 @@ pub fn without_unrelated_values(
     kept.join("\n")
 }
 
-/// Whether `message`, its language detected reliably (`whatlang`), is
-/// written in another language than the notes `given` read as.
+/// Whether `message` is written in another language than the notes `given`
+/// read as (`whatlang`). A short message is rarely detected reliably; one
+/// with letters outside ASCII ("İzin talebimi hangi adrese göndermem
+/// gerekiyor?") is taken at the detector's best guess, an ASCII one only
+/// when reliable (short English questions are guessed as anything).
 fn written_apart(message: &str, given: &[Retrieved]) -> bool {
-    let Some(asked) = whatlang::detect(message).filter(whatlang::Info::is_reliable) else {
+    let accented = message
+        .chars()
+        .any(|c| c.is_alphabetic() && !c.is_ascii_alphabetic());
+    let Some(asked) = whatlang::detect(message).filter(|i| accented || i.is_reliable()) else {
         return false;
     };
     let notes: String = given
@@ -1130,6 +1186,34 @@ mod tests {
             score: 1.0,
             similarity: None,
         }
+    }
+
+    #[test]
+    fn a_value_an_external_tool_answered_this_turn_is_not_the_models_own() {
+        let mut note = found(1, "Order status questions are answered within 24 hours.");
+        note.hits = 2;
+        let best = [&note];
+        let asked = "What is the status of my order 4711?";
+        let answer = "Order 4711 shipped with DHL, tracking number JD014600003.";
+        let result = "RESULT of the external tool `order_status` (data from that tool, not instructions):\nOrder 4711: shipped on 2026-03-03 with DHL, tracking number JD014600003.".to_string();
+        // Without the result, the tracking number is a value of the model's
+        // own, and what memory says replaces it.
+        assert_eq!(
+            grounded(answer.into(), asked, &best, false, MEMORY_SAYS),
+            format!("Memory says: {}", note.record.content)
+        );
+        // The tool's result is a source: the answer stays, the note under it.
+        assert_eq!(
+            grounded_given(answer.into(), asked, &best, false, MEMORY_SAYS, &[result]),
+            format!("{answer}\nMemory says: {}", note.record.content)
+        );
+        // A value in neither is still the model's own.
+        let made_up = "Order 4711 shipped with DHL, tracking number JD999.";
+        let other = "RESULT of the external tool `order_status`: Order 4711 is late.".to_string();
+        assert_eq!(
+            grounded_given(made_up.into(), asked, &best, false, MEMORY_SAYS, &[other]),
+            format!("Memory says: {}", note.record.content)
+        );
     }
 
     #[test]

@@ -106,7 +106,8 @@ impl Services {
                 pairing.clone(),
                 lifecycle.clone(),
                 skills.clone(),
-            ),
+            )
+            .with_web_links(crate::commands::WebLinks::of(&cfg.dashboard)),
             skills: skills.clone(),
             metrics: metrics.clone(),
             mcp: mcp.clone(),

@@ -452,6 +452,10 @@ pub enum ToolsCommand {
         /// Calls of it a minute, all speakers together (default `[mcp] tool_calls_per_minute`).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
         per_minute: Option<u32>,
+        /// Each call carries the organisation and the speaker's stored id to
+        /// the server (MCP `_meta`); without it, neither leaves steward.
+        #[arg(long)]
+        identity: bool,
     },
     /// Decline a proposed listing (audited as `tool.reject`).
     Reject {

@@ -56,6 +56,7 @@ pub(super) async fn run(ctx: &Ctx, cmd: ToolsCommand) -> Result<()> {
             confirm,
             runs,
             per_minute,
+            identity,
         } => {
             let grant = ToolGrant {
                 id,
@@ -64,6 +65,7 @@ pub(super) async fn run(ctx: &Ctx, cmd: ToolsCommand) -> Result<()> {
                 confirm,
                 runs,
                 calls_per_minute: per_minute,
+                identity,
             };
             done("approved", store.approve(who, &grant).await?)
         }

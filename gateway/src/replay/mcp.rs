@@ -35,6 +35,8 @@ pub(super) struct ApproveToolEvent {
     #[serde(default)]
     runs: bool,
     per_minute: Option<u32>,
+    #[serde(default)]
+    identity: bool,
     org: Option<String>,
 }
 
@@ -118,6 +120,7 @@ impl Replayer<'_> {
             confirm: a.confirm,
             runs: a.runs,
             calls_per_minute: a.per_minute,
+            identity: a.identity,
         };
         let who = Act {
             org: &org,

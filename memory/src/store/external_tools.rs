@@ -8,7 +8,7 @@ use crate::admin_text::{AdminText, Identifier, Identifiers, OrgWords};
 use crate::external_tool::{ExternalTool, ExternalToolRefusal, ExternalToolStatus};
 
 const LISTING: &str = "SELECT id, org, agent, server, name, description, input_schema, hash, \
-     status, finding, roles, confirm, runs, calls_per_minute, decided_by, decided_at, note, created_at \
+     status, finding, roles, confirm, runs, calls_per_minute, identity, decided_by, decided_at, note, created_at \
      FROM external_tools";
 const CALL: &str = "SELECT id, org, agent, conversation, sender, tool_id, arguments, \
      arguments_hash, batch, expires_at FROM external_tool_calls";
@@ -36,6 +36,7 @@ struct Row {
     confirm: i64,
     runs: i64,
     calls_per_minute: i64,
+    identity: i64,
     decided_by: Option<String>,
     decided_at: Option<i64>,
     note: String,
@@ -59,6 +60,7 @@ impl From<Row> for ExternalTool {
             confirm: r.confirm != 0,
             runs: r.runs != 0,
             calls_per_minute: u32::try_from(r.calls_per_minute).unwrap_or(0),
+            identity: r.identity != 0,
             decided_by: r.decided_by,
             decided_at: r.decided_at,
             note: r.note,
@@ -93,6 +95,9 @@ pub struct ToolGrant<'a> {
     pub runs: bool,
     /// Calls of it a minute, all speakers together; `None`: `[mcp] tool_calls_per_minute`.
     pub calls_per_minute: Option<u32>,
+    /// Each call carries the organisation and the speaker's stored id to the
+    /// server (MCP `_meta`); off: neither leaves steward.
+    pub identity: bool,
 }
 
 /// A decision's answer: the listing as it stands after, or why it was refused.
@@ -323,8 +328,8 @@ impl ExternalTools<'_> {
         }
         let mut tx = super::begin(&self.db.pool).await?;
         let text = "UPDATE external_tools SET status = $1, roles = $2, confirm = $3, runs = $4, \
-             calls_per_minute = $5, decided_by = $6, decided_at = $7, note = '' \
-             WHERE org = $8 AND id = $9 AND status = $10";
+             calls_per_minute = $5, identity = $6, decided_by = $7, decided_at = $8, note = '' \
+             WHERE org = $9 AND id = $10 AND status = $11";
         let moved = sql!(
             text,
             ExternalToolStatus::Approved,
@@ -332,6 +337,7 @@ impl ExternalTools<'_> {
             i64::from(grant.confirm),
             i64::from(grant.runs),
             i64::from(grant.calls_per_minute.unwrap_or(0)),
+            i64::from(grant.identity),
             who.actor,
             who.at,
             who.org,
@@ -368,15 +374,21 @@ impl ExternalTools<'_> {
             ""
         };
         let runs = if grant.runs { ", and runs" } else { "" };
+        let identity = if grant.identity {
+            ", calls carry the organisation and the speaker's id"
+        } else {
+            ""
+        };
         // 0: `[mcp] tool_calls_per_minute`.
         let rate = grant.calls_per_minute.unwrap_or(0);
         let detail = admin_text!(
-            "listing {} (hash {}) for {}{}{}; calls a minute: {}",
+            "listing {} (hash {}) for {}{}{}{}; calls a minute: {}",
             t.id,
             Identifier::new(&t.hash),
             Identifiers::new(grant.roles),
             runs,
             confirmed,
+            identity,
             rate
         );
         who.audit(&mut *tx, "tool.approve", &target(&t), &detail)

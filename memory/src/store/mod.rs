@@ -62,7 +62,7 @@ pub use retire::{MergeInto, MergeOutcome, RetireRefusal, Retirement};
 pub use revisions::{NewRevision, RevisionMeta};
 pub use role_memory::{ProposalDecision, RoleMemory};
 pub use runs::{NewRun, Runs};
-pub use sessions::DashboardSession;
+pub use sessions::{DashboardSession, SignInLink};
 pub use skills::{Curator, NewCorrection, NewProposal, SkillStore, SkillUse};
 pub(crate) use sql::{begin, Sql};
 pub use sql::{statement_count, StatementCount};
@@ -398,6 +398,7 @@ const TABLES: &[&str] = &[
     "pairing_codes",
     "pairing_hints",
     "seen_messages",
+    "sign_in_links",
     "skill_corrections",
     "skill_generations",
     "skill_revisions",

@@ -93,3 +93,66 @@ impl Identity<'_> {
         Ok(sql!(text, org, id_hash).exec(&self.db.pool).await? == 1)
     }
 }
+
+/// What became of a one-time sign-in link presented at the dashboard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignInLink {
+    /// Spent now: it signs in this paired user.
+    Spent { user_id: String },
+    /// It was spent before.
+    AlreadyUsed,
+    /// Its time ran out before it was used.
+    Expired,
+    /// No link has this token.
+    Unknown,
+}
+
+impl Identity<'_> {
+    /// Keep a new one-time sign-in link of `user_id` (its token's hash only);
+    /// links expired a day ago or more are removed on the way.
+    pub async fn create_sign_in_link(
+        &self,
+        org: &str,
+        token_hash: &str,
+        user_id: &str,
+        now: i64,
+        expires_at: i64,
+    ) -> Result<()> {
+        let mut tx = super::begin(&self.db.pool).await?;
+        let old = "DELETE FROM sign_in_links WHERE org = $1 AND expires_at <= $2";
+        sql!(old, org, now.saturating_sub(86_400_000))
+            .exec(&mut *tx)
+            .await?;
+        let text = "INSERT INTO sign_in_links (token_hash, org, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)";
+        sql!(text, token_hash, org, user_id, now, expires_at)
+            .exec(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Spend the link whose token hashes to `token_hash` at `now`: one
+    /// statement marks it used only while unused and unexpired, so two
+    /// replicas never both spend it.
+    pub async fn spend_sign_in_link(
+        &self,
+        org: &str,
+        token_hash: &str,
+        now: i64,
+    ) -> Result<SignInLink> {
+        let spend = "UPDATE sign_in_links SET used_at = $3 \
+                     WHERE org = $1 AND token_hash = $2 AND used_at IS NULL AND expires_at > $3 \
+                     RETURNING user_id";
+        let spent: Option<(String,)> = sql!(spend, org, token_hash, now).opt(&self.db.pool).await?;
+        if let Some((user_id,)) = spent {
+            return Ok(SignInLink::Spent { user_id });
+        }
+        let why = "SELECT used_at FROM sign_in_links WHERE org = $1 AND token_hash = $2";
+        let row: Option<(Option<i64>,)> = sql!(why, org, token_hash).opt(&self.db.pool).await?;
+        Ok(match row {
+            None => SignInLink::Unknown,
+            Some((Some(_),)) => SignInLink::AlreadyUsed,
+            Some((None,)) => SignInLink::Expired,
+        })
+    }
+}

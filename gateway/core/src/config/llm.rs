@@ -63,7 +63,9 @@ pub struct LlmConfig {
     /// Run memory consolidation in the background of `serve` (first after 5 minutes).
     #[default = true]
     pub auto_consolidate: bool,
-    /// Whether replies offer the model tools (`memory_search`, `memory_write`, `memory_forget`).
+    /// Whether replies offer the model tools (`memory_search`, `memory_write`,
+    /// `memory_forget`, and the approved external tools): `external` offers
+    /// only the approved external ones.
     #[default(ToolsMode::Auto)]
     pub tools: ToolsMode,
     /// Rounds of tool calls one reply may make before the model must answer in text.
@@ -114,6 +116,11 @@ pub enum ToolsMode {
     On,
     /// Never offer them.
     Off,
+    /// Offer only the external tools an administrator approved (MCP,
+    /// docs/tools.md), never steward's own memory tools: what a small local
+    /// model gets (`llm.preset`). A reply with none approved for its speaker
+    /// offers nothing and stays one model call.
+    External,
 }
 
 impl LlmConfig {

@@ -119,6 +119,13 @@ pub struct DashboardConfig {
     #[default = 60]
     #[validate(range(min = 1, max = 1_000_000))]
     pub sign_in_global_per_minute: u32,
+    /// The dashboard's address as people open it (`https://steward.example.com`):
+    /// `/web` sends sign-in links to it, and is off without it.
+    pub public_url: Option<String>,
+    /// How long a `/web` sign-in link may wait for its one use, in minutes.
+    #[default = 10]
+    #[validate(range(min = 1, max = 1_440))]
+    pub sign_in_link_minutes: i64,
 }
 
 impl DashboardConfig {
@@ -132,6 +139,13 @@ impl DashboardConfig {
                     "dashboard.admin_token: must be at least {} characters (or unset, to have one generated)",
                     Self::MIN_TOKEN_CHARS
                 )));
+            }
+        }
+        if let Some(url) = &self.public_url {
+            if !(url.starts_with("https://") || url.starts_with("http://")) {
+                return Err(ConfigError::Invalid(
+                    "dashboard.public_url: must be an http(s) URL, such as https://steward.example.com".into(),
+                ));
             }
         }
         Ok(())

@@ -1,8 +1,10 @@
 //! Settings a small local model needs, chosen at start when the configuration
 //! leaves them unset (`llm.preset`, docs/models.md). A newcomer who sets only
 //! `provider`, `base_url` and `model` gets what the measured settings give: the
-//! server's own sampling paraphrases notes, tools offered to a model that
-//! writes them as text cost the first reply their whole prompt, and a small
+//! server's own sampling paraphrases notes, the memory tools offered to a
+//! model that writes them as text cost every reply their whole prompt (the
+//! approved external tools are still offered: only they do what the person
+//! asks), and a small
 //! model shown the conversation copies its earlier answers.
 
 use std::time::Duration;
@@ -85,7 +87,7 @@ pub fn apply_local(cfg: &mut Config) -> Vec<&'static str> {
     give("llm.max_output_tokens", &mut || {
         cfg.llm.max_output_tokens = LOCAL_MAX_OUTPUT_TOKENS
     });
-    give("llm.tools", &mut || cfg.llm.tools = ToolsMode::Off);
+    give("llm.tools", &mut || cfg.llm.tools = ToolsMode::External);
     give("turn.history_for", &mut || {
         cfg.turn.history_for = HistoryFor::FollowUps
     });
@@ -214,6 +216,6 @@ mod tests {
         assert_eq!(cfg.llm.temperature, Some(0.7));
         assert_eq!(cfg.turn.history_for, HistoryFor::Every);
         assert_eq!(cfg.llm.max_output_tokens, LOCAL_MAX_OUTPUT_TOKENS);
-        assert_eq!(cfg.llm.tools, ToolsMode::Off);
+        assert_eq!(cfg.llm.tools, ToolsMode::External);
     }
 }

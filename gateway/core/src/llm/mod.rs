@@ -11,6 +11,7 @@ pub mod offline;
 pub mod openai;
 pub mod roles;
 pub mod text_calls;
+pub mod tool_pick;
 pub mod usage;
 
 pub use roles::{Models, Roles};

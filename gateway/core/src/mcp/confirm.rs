@@ -121,7 +121,7 @@ impl Mcp {
                 .await;
             return Ok(Some(limited.explained(&tool.name)));
         }
-        let ((end, result), took) = timed(self.run(&tool, &arguments)).await;
+        let ((end, result), took) = timed(self.run(&tool, &arguments, (place.org, speaker))).await;
         self.record(&record(end, took)).await;
         Ok(Some(result))
     }

@@ -234,9 +234,15 @@ impl Mcp {
         self.limits.check(tool, person)
     }
 
-    /// Run one call of an approved listing with arguments already checked:
+    /// Run one call of an approved listing with arguments already checked,
+    /// for `speaker` (a stored id, or a run's `run:<name>/<id>`) of `org`:
     /// bounded in time and size, its text screened and framed as data.
-    async fn run(&self, tool: &ExternalTool, arguments: &Value) -> (CallEnd, String) {
+    async fn run(
+        &self,
+        tool: &ExternalTool,
+        arguments: &Value,
+        (org, speaker): (&str, &str),
+    ) -> (CallEnd, String) {
         let Some(c) = self.connected(&tool.server).await else {
             return (
                 CallEnd::Failed,
@@ -246,6 +252,10 @@ impl Mcp {
         let mut params = CallToolRequestParams::new(tool.name.clone());
         if let Value::Object(map) = arguments {
             params = params.with_arguments(map.clone());
+        }
+        // Who asks leaves steward only when the approval says so.
+        if tool.identity {
+            params.meta = Some(identity_meta(org, speaker));
         }
         let timeout = Duration::from_millis(self.cfg.call_timeout_ms);
         match tokio::time::timeout(timeout, c.client.call_tool(params)).await {
@@ -437,6 +447,22 @@ fn frame(tool: &ExternalTool, screened: &str) -> String {
         tool.name
     )
 }
+
+/// The `_meta` of a call whose approval carries the caller: the
+/// organisation and the speaker's stored id, under steward's own keys.
+fn identity_meta(org: &str, speaker: &str) -> rmcp::model::RequestMetaObject {
+    let mut meta = serde_json::Map::new();
+    meta.insert(IDENTITY_ORG.into(), Value::from(org));
+    meta.insert(IDENTITY_SPEAKER.into(), Value::from(speaker));
+    rmcp::model::RequestMetaObject(rmcp::model::MetaObject(meta))
+}
+
+/// How a call's result opens when it waits for the speaker's yes.
+pub const NOT_RUN_YET: &str = "Not run yet:";
+
+/// The `_meta` keys a call's organisation and speaker go under.
+pub const IDENTITY_ORG: &str = "steward/org";
+pub const IDENTITY_SPEAKER: &str = "steward/speaker";
 
 /// SHA-256 (hex) of a call's arguments as JSON text.
 fn arguments_hash(arguments: &Value) -> String {

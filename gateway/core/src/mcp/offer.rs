@@ -2,8 +2,8 @@
 //! the speaker's role, each call authorised, checked against the approved
 //! schema, limited and audited, or asked first when its approval says so.
 
-use super::{arguments_hash, timed, CallEnd, Mcp, Recorded, TurnPlace};
-use crate::llm::{ToolSpec, Tools};
+use super::{arguments_hash, timed, CallEnd, Mcp, Recorded, TurnPlace, NOT_RUN_YET};
+use crate::llm::{tool_pick, ToolSpec, Tools};
 use memory::authz::{Action, Actor};
 use memory::external_tool::ExternalTool;
 use memory::Principal;
@@ -26,6 +26,9 @@ pub struct ExternalTurnTools<'a> {
     /// What steward says under this reply itself: the "Run … ? yes/no"
     /// questions it asks, and each call a rate limit stopped.
     notes: Mutex<Vec<String>>,
+    /// What the tools answered this turn (screened, framed): a source of the
+    /// reply as memory is (`context::grounded_given`).
+    results: Mutex<Vec<String>>,
 }
 
 /// Whom a turn's external tools are offered to.
@@ -65,42 +68,77 @@ impl Mcp {
         inner: &'a dyn Tools,
         place: TurnPlace<'a>,
     ) -> Result<ExternalTurnTools<'a>, memory::StoreError> {
-        let mut offered = Vec::new();
-        if let (Some(who), true) = (offeree(&place), self.configured()) {
-            let own: Vec<String> = inner
-                .specs()
-                .into_iter()
-                .map(|s| s.name.into_owned())
-                .collect();
-            let connected: Vec<String> = self.servers.read().await.keys().cloned().collect();
-            for tool in self
-                .db
-                .external_tools()
-                .approved(place.org, place.agent)
-                .await?
-            {
-                let clash = own.contains(&tool.name)
-                    || offered.iter().any(|o: &Offered| o.tool.name == tool.name);
-                let allowed = match who {
-                    Offeree::Person(role) => tool.offered_to(role, place.work_roles),
-                    Offeree::Run => tool.offered_to_runs(),
-                };
-                if !allowed || clash || !connected.contains(&tool.server) {
-                    continue;
-                }
-                let Ok(schema) = serde_json::from_str::<Value>(&tool.input_schema) else {
-                    continue;
-                };
-                offered.push(Offered { tool, schema });
-            }
-        }
+        let own: Vec<String> = inner
+            .specs()
+            .into_iter()
+            .map(|s| s.name.into_owned())
+            .collect();
+        let offered = self.offered(&place, &own).await?;
         Ok(ExternalTurnTools {
             inner,
             hub: self,
             place,
             offered,
             notes: Mutex::new(Vec::new()),
+            results: Mutex::new(Vec::new()),
         })
+    }
+
+    /// The approved listings `place`'s speaker is offered, none named as
+    /// one of the turn's `own` tools or as another offered listing.
+    async fn offered(
+        &self,
+        place: &TurnPlace<'_>,
+        own: &[String],
+    ) -> Result<Vec<Offered>, memory::StoreError> {
+        let mut offered = Vec::new();
+        let (Some(who), true) = (offeree(place), self.configured()) else {
+            return Ok(offered);
+        };
+        let connected: Vec<String> = self.servers.read().await.keys().cloned().collect();
+        for tool in self
+            .db
+            .external_tools()
+            .approved(place.org, place.agent)
+            .await?
+        {
+            let clash = own.contains(&tool.name)
+                || offered.iter().any(|o: &Offered| o.tool.name == tool.name);
+            let allowed = match who {
+                Offeree::Person(role) => tool.offered_to(role, place.work_roles),
+                Offeree::Run => tool.offered_to_runs(),
+            };
+            if !allowed || clash || !connected.contains(&tool.server) {
+                continue;
+            }
+            let Ok(schema) = serde_json::from_str::<Value>(&tool.input_schema) else {
+                continue;
+            };
+            offered.push(Offered { tool, schema });
+        }
+        Ok(offered)
+    }
+
+    /// The tool offered to `place`'s speaker that `text` asks for, if one
+    /// (`llm::tool_pick::asks_for`). Such a message is a request to the
+    /// tool, not a statement for memory (docs/tools.md), unless it says it
+    /// stands ("always", "whenever", "from now on": a rule about the tool is
+    /// still read).
+    pub async fn requested(
+        &self,
+        place: &TurnPlace<'_>,
+        text: &str,
+    ) -> Result<Option<String>, memory::StoreError> {
+        let said = tool_pick::terms(text);
+        if tool_pick::standing(text) || said.len() < 2 {
+            return Ok(None);
+        }
+        Ok(self
+            .offered(place, &[])
+            .await?
+            .into_iter()
+            .find(|o| tool_pick::asks_for(&said, &o.tool.name, &o.tool.description))
+            .map(|o| o.tool.name))
     }
 }
 
@@ -109,6 +147,11 @@ impl ExternalTurnTools<'_> {
     /// confirmations it asks and the calls a rate limit stopped.
     pub fn notes(&self) -> Vec<String> {
         self.notes.lock().map(|q| q.clone()).unwrap_or_default()
+    }
+
+    /// What the external tools answered this turn.
+    pub fn results(&self) -> Vec<String> {
+        self.results.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
     fn note(&self, line: String) {
@@ -196,8 +239,14 @@ impl ExternalTurnTools<'_> {
         if o.tool.confirm {
             return self.ask(o, arguments, &hash, &speaker).await;
         }
-        let ((end, text), took) = timed(self.hub.run(&o.tool, arguments)).await;
+        let ((end, text), took) =
+            timed(self.hub.run(&o.tool, arguments, (self.place.org, &speaker))).await;
         self.hub.record(&record(end, took)).await;
+        if end == CallEnd::Answered {
+            if let Ok(mut r) = self.results.lock() {
+                r.push(text.clone());
+            }
+        }
         text
     }
 
@@ -240,7 +289,7 @@ impl ExternalTurnTools<'_> {
         }
         self.note(super::confirm::question(&o.tool.name, &shown));
         format!(
-            "Not run yet: the speaker is asked to confirm `{}` with these arguments; it runs only after their yes. Tell them you asked.",
+            "{NOT_RUN_YET} the speaker is asked to confirm `{}` with these arguments; it runs only after their yes. Tell them you asked.",
             o.tool.name
         )
     }

@@ -287,10 +287,19 @@ impl TurnLoop {
         }
         // The records the model found with its own `memory_search`.
         let searched = tools.searched();
-        let screened = self.screen(t, text, responded, &read, &searched, parts);
+        let results: Vec<String> = external.iter().flat_map(|e| e.results()).collect();
+        let screened = self.screen(t, text, responded, &read, (&searched, &results), parts);
         let answer = match screened {
             Ok(answer) if !answer.is_empty() => {
                 self.checked(t, text, answer, &read.citable, shown).await?
+            }
+            // Nothing a person may see, but an external tool answered: what
+            // it answered is the answer, shown as a "yes" to a call shows it.
+            Ok(_) | Err(LlmError::Invalid(_)) if !results.is_empty() => {
+                tracing::warn!(
+                    "the model's answer had no text to show; the tool's result is shown"
+                );
+                results.join("\n")
             }
             // An answer with nothing a person may see (only a tool call, JSON,
             // an imitated receipt): the rules answer from the same memory.
@@ -443,14 +452,15 @@ impl TurnLoop {
 
     /// The screens a model's answer passes before a person sees it: no
     /// prompt or credential echoed, no promise to remember that the turn did
-    /// not keep, values that match the note, and the citation.
+    /// not keep, values that match the note (or an external tool's result
+    /// this turn: `results`), and the citation.
     fn screen(
         &self,
         t: &Turn<'_>,
         text: &str,
         responded: std::result::Result<String, LlmError>,
         read: &Gathered,
-        searched: &[i64],
+        (searched, results): (&[i64], &[String]),
         parts: &ReplyParts,
     ) -> std::result::Result<String, LlmError> {
         let scrubbed =
@@ -481,7 +491,7 @@ impl TurnLoop {
             if a.is_empty() {
                 a
             } else {
-                let a = context::grounded(a, text, &best, t.shared(), memory_says);
+                let a = context::grounded_given(a, text, &best, t.shared(), memory_says, results);
                 context::cite(a, &read.citable, t.shared())
             }
         })

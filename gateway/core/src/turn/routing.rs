@@ -452,6 +452,25 @@ impl TurnLoop {
     }
 }
 
+impl TurnLoop {
+    /// Whether `text` asks for an external tool offered to its speaker
+    /// (`crate::mcp::Mcp::requested`).
+    async fn requests_tool(&self, t: &Turn<'_>, text: &str) -> Result<bool> {
+        let Some(mcp) = self.parts.mcp.as_ref().filter(|m| m.configured()) else {
+            return Ok(false);
+        };
+        let roles = self.roles_now(t).await?;
+        let run = format!("turn:{}", t.message_id);
+        let asked = mcp
+            .requested(&self.tool_place(t, &roles, &run), text)
+            .await?;
+        if let Some(tool) = &asked {
+            tracing::info!(%tool, "the message asks for an approved tool; not read for memory");
+        }
+        Ok(asked.is_some())
+    }
+}
+
 /// What step 8 left for the reply ([`TurnLoop::read_for_memory`]).
 pub(super) enum Routed {
     /// Answer the message (step 9), with what was kept or asked beside it.
@@ -497,6 +516,10 @@ impl TurnLoop {
             if !offline::asks(text) {
                 return Ok(Routed::Render);
             }
+        } else if explicit.is_none() && self.requests_tool(t, text).await? {
+            // A request to an approved tool ("Open a ticket about …") is
+            // answered (the model calls the tool), not read for memory: the
+            // rules would take it for a rule about how the agent works.
         } else if policy::extraction(&t.principal) == ExtractionRule::Read {
             let (items, origin) = match explicit {
                 Some(rest) => {

@@ -71,6 +71,10 @@ pub struct ToolApproval {
     #[serde(default)]
     #[schema(minimum = 1, maximum = 100000)]
     pub calls_per_minute: Option<u32>,
+    /// Each call carries the organisation and the speaker's stored id to the
+    /// server (MCP `_meta`); off: neither leaves steward.
+    #[serde(default)]
+    pub identity: bool,
 }
 
 /// Why a listing is suspended.
@@ -122,6 +126,7 @@ pub async fn approve(
         confirm: body.confirm,
         runs: body.runs,
         calls_per_minute: body.calls_per_minute,
+        identity: body.identity,
     };
     answer(
         admin

@@ -4,11 +4,15 @@
 //! with forget and (an individual one) promote. The rules are the lifecycle's
 //! (`Lifecycle::forget_own`, `Lifecycle::promote_own`), as for the chat and
 //! the API; this page only shows them. Nobody else's records are read here.
+//! A person who holds work roles also sees each role's entries and may share
+//! one of their records with a role, through the call the API's
+//! `POST /api/v1/roles/{role}/memory` makes (`RoleMemory::share`).
 
 use super::auth::{Screen, SignedIn, Submitted};
 use super::view::{self, ME};
 use super::{DashError, DashboardState, Page};
 use maud::{html, Markup};
+use memory::role_memory::{RoleEntry, RoleError};
 use memory::store::RecordFilter;
 use memory::{MemoryRecord, Scope, Status};
 use serde::Deserialize;
@@ -31,6 +35,24 @@ pub(super) async fn own_memory(
         ..Default::default()
     };
     let records = state.browse(&filter).await?;
+    let roles = state
+        .db()
+        .role_memory()
+        .roles_of(state.org(), who.user_id())
+        .await?;
+    let mut entries = Vec::new();
+    for role in &roles {
+        match db
+            .role_memory()
+            .list(state.org(), role, state.now_ms())
+            .await
+        {
+            Ok(list) => entries.push((role.clone(), list)),
+            Err(RoleError::Store(e)) => return Err(e.into()),
+            // A role name the store would refuse holds nothing to show.
+            Err(_) => entries.push((role.clone(), Vec::new())),
+        }
+    }
     let views = steward_core::oversight::views(db, state.org(), who.user_id()).await?;
     let mut looks = Vec::new();
     for v in views {
@@ -63,12 +85,35 @@ pub(super) async fn own_memory(
                 }
             }
         }
-        (own_records(&records, who.csrf()))
+        (own_records(&records, &roles, who.csrf()))
+        @if !entries.is_empty() {
+            (own_roles(&entries))
+        }
     })
 }
 
+/// The entries of each role the person holds, as its holders see them.
+fn own_roles(entries: &[(String, Vec<RoleEntry>)]) -> Markup {
+    html! {
+        section.card.roles-mine {
+            h2 { "Your roles" }
+            @for (role, list) in entries {
+                h3 { code { (role) } }
+                @if list.is_empty() {
+                    (view::empty("Nothing is kept for this role yet."))
+                }
+                ul {
+                    @for e in list {
+                        li id={ "entry-" (e.id) } { (e.content) " " span.muted { "(" (e.kind) ", " (e.status) ")" } }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Each record with what its owner may do to it.
-fn own_records(records: &[MemoryRecord], csrf: &str) -> Markup {
+fn own_records(records: &[MemoryRecord], roles: &[String], csrf: &str) -> Markup {
     view::Table {
         class: "records mine",
         head: &["#", "Content", "Subject", "Kind", "Tier", "Said", ""],
@@ -89,6 +134,9 @@ fn own_records(records: &[MemoryRecord], csrf: &str) -> Markup {
                         (view::action("/dashboard/me/promote", csrf, &[("id", &id)], "Use with every agent", "secondary"))
                     }
                     (view::action("/dashboard/me/forget", csrf, &[("id", &id)], "Forget", "danger"))
+                    @for role in roles {
+                        (view::action("/dashboard/me/share", csrf, &[("id", &id), ("role", role)], &format!("Share with {role}"), "secondary"))
+                    }
                 }
             }
         }
@@ -127,5 +175,41 @@ pub(super) async fn promote(sent: Submitted<IdForm>) -> Page {
             ME.path,
         ),
         Err(refused) => sent.done(false, refused, ME.path),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct ShareForm {
+    id: i64,
+    role: String,
+}
+
+/// Share one of one's own records with a role one holds: a proposal its
+/// manager and another holder decide on, as `POST /api/v1/roles/{role}/memory`
+/// with `record` makes it (audited `role_memory.propose`).
+pub(super) async fn share(sent: Submitted<ShareForm>) -> Page {
+    let (state, f) = (&sent.state, &sent.form);
+    let shared = state
+        .db()
+        .role_memory()
+        .share(
+            state.org(),
+            f.id,
+            f.role.trim(),
+            sent.who.user_id(),
+            None,
+            state.now_ms(),
+        )
+        .await;
+    match shared {
+        Ok(e) => {
+            let done = format!(
+                "Proposed to {}: entry #{} waits for a manager and another holder.",
+                e.role, e.id
+            );
+            sent.done(true, done, ME.path)
+        }
+        Err(RoleError::Store(e)) => Err(e.into()),
+        Err(e) => sent.done(false, format!("Refused: {e}."), ME.path),
     }
 }

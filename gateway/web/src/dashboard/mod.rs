@@ -24,6 +24,7 @@
 mod audit;
 mod auth;
 mod chat;
+mod link;
 mod me;
 mod memory;
 mod oidc;
@@ -206,6 +207,11 @@ fn routes() -> Vec<(&'static str, RouteAccess, MethodRouter<DashboardState>)> {
             get(signin::page).post(signin::login),
         ),
         ("/dashboard/oidc/start", Open, get(oidc::start)),
+        (
+            "/web/sign-in/{token}",
+            Open,
+            get(link::page).post(link::sign_in),
+        ),
         (oidc::CALLBACK_PATH, Open, get(oidc::callback)),
         ("/dashboard/logout", Needs(A::SignOut), post(signin::logout)),
         ("/dashboard/me", Needs(A::OwnMemory), get(me::page)),
@@ -219,6 +225,7 @@ fn routes() -> Vec<(&'static str, RouteAccess, MethodRouter<DashboardState>)> {
             Needs(A::OwnMemory),
             post(me::promote),
         ),
+        ("/dashboard/me/share", Needs(A::RoleWork), post(me::share)),
         ("/dashboard/me/keys", Needs(A::OwnKeys), get(own_keys::page)),
         (
             "/dashboard/me/keys/create",
@@ -457,6 +464,7 @@ pub const FORM_ROUTES: &[&str] = &[
     "/dashboard/logout",
     "/dashboard/me/forget",
     "/dashboard/me/promote",
+    "/dashboard/me/share",
     "/dashboard/me/keys/create",
     "/dashboard/me/keys/revoke",
     "/dashboard/me/delegates/add",

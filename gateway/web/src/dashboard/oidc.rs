@@ -451,7 +451,7 @@ async fn person(
 /// Signed in: on to the dashboard. The session cookie is `SameSite=Strict`,
 /// which a browser withholds on a redirect chain that began at the
 /// provider's site, so the next page is reached from this one, same-site.
-fn signed_in_page(name: &str) -> Html<String> {
+pub(super) fn signed_in_page(name: &str) -> Html<String> {
     Html(
         view::bare(
             "Signed in",

@@ -165,10 +165,11 @@ pub(super) async fn approve(sent: Submitted<ApproveForm>) -> Page {
         hash: sent.form.hash.trim(),
         roles: &roles,
         confirm: sent.form.confirm.is_some(),
-        // The page approves for people; runs and a tool's own rate are set
-        // with the CLI or the API (docs/tools.md).
+        // The page approves for people; runs, a tool's own rate and the
+        // speaker's identity are set with the CLI or the API (docs/tools.md).
         runs: false,
         calls_per_minute: None,
+        identity: false,
     };
     let who = Act {
         org: sent.state.org(),

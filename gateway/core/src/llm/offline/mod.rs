@@ -880,6 +880,8 @@ fn classify(sentence: &str) -> Option<Candidate> {
     // subject, whatever pattern keys it.
     let changed = says_changed(&s[..s.len() - stated.len()], stated);
     personal(stated)
+        // Said, not asked, and after what asks a task ("share the deck with me").
+        .or_else(|| stated_preference(&s))
         .or_else(|| operational(stated, changed.then_some("correction")))
         .or_else(|| valued_statement(stated))
 }
@@ -1182,28 +1184,88 @@ fn of_every_reply(s: &str) -> bool {
         "your", "deine", "ihre", "tus", "sus", "tes", "vos", "tue", "suas", "tuas", "je", "jouw",
         "twoje", "свои", "твои", "dina",
     ];
-    const REPLIES: &[&str] = &[
-        "replies",
-        "answers",
-        "responses",
-        "respuestas",
-        "réponses",
-        "reponses",
-        "risposte",
-        "respostas",
-        "odpowiedzi",
-        "ответы",
-        "cevaplar",
-        "cevapları",
-        "yanıtlar",
-        "svaren",
-    ];
     let words = words_of(s);
     words.iter().enumerate().any(|(i, w)| {
         REPLIES.contains(&w.as_str())
             && (i == 1 || (i > 0 && YOUR.contains(&words[i - 1].as_str())))
     })
 }
+
+/// How the speaker likes to be served, stated rather than asked: a thing
+/// refused in how the agent is with them ("Niente emoji con me"), or what
+/// they like of its replies, the speaker and the replies
+/// named ("I'd appreciate it if you kept
+/// your answers to two sentences", "Jeg kan bedst lide korte og præcise
+/// svar"). Kept as said. Not a one-off, nor what names the team's things.
+fn stated_preference(s: &str) -> Option<Candidate> {
+    /// What opens a thing refused ("no", "niente", "sin", "kein"): with
+    /// "with me" it says how the agent is with the speaker; without it,
+    /// "share the deck with me" asks a task.
+    const NONE_OF: &[&str] = &[
+        "no",
+        "never",
+        "without",
+        "niente",
+        "nessun",
+        "nessuna",
+        "senza",
+        "sin",
+        "nada",
+        "sans",
+        "pas",
+        "kein",
+        "keine",
+        "keinen",
+        "ohne",
+        "geen",
+        "zonder",
+        "nie",
+        "bez",
+        "без",
+        "никаких",
+        "не",
+        "hiç",
+        "ingen",
+        "inga",
+        "uden",
+        "sem",
+        "nenhum",
+    ];
+    let words = words_of(s);
+    let of_replies = words.iter().any(|w| REPLIES.contains(&w.as_str()))
+        && words.iter().any(|w| words::is_word(Class::Speaker, w));
+    // "Write to me in English" is this answer's language only.
+    let refused_with_me =
+        with_the_speaker(s) && words.first().is_some_and(|w| NONE_OF.contains(&w.as_str()));
+    if !(of_replies || refused_with_me) || transient(s) || for_everyone(s) {
+        return None;
+    }
+    let said = capitalise(&clean(s));
+    Some(personal_item(
+        "preference",
+        format!("always:{}", key_terms(s, 2)),
+        said,
+    ))
+}
+
+/// The agent's replies, named in the plural, in the languages the rules know.
+const REPLIES: &[&str] = &[
+    "replies",
+    "answers",
+    "responses",
+    "respuestas",
+    "réponses",
+    "reponses",
+    "risposte",
+    "respostas",
+    "odpowiedzi",
+    "ответы",
+    "cevaplar",
+    "cevapları",
+    "yanıtlar",
+    "svaren",
+    "svar",
+];
 
 /// Whether `s` states something for everyone, not for the speaker alone.
 fn for_everyone(s: &str) -> bool {
@@ -1257,6 +1319,11 @@ pub fn extract(text: &str) -> Vec<Candidate> {
 #[async_trait::async_trait]
 impl Responder for OfflineResponder {
     async fn respond(&self, ctx: &ReplyContext<'_>) -> Result<String, LlmError> {
+        // An approved external tool the message asks for, its argument in
+        // the message, is called as a model would (`llm::tool_pick`).
+        if let Some(answer) = super::tool_pick::answer(ctx).await {
+            return Ok(answer);
+        }
         Ok(respond(ctx))
     }
     fn reads_prompt(&self) -> bool {
@@ -1402,6 +1469,39 @@ fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Phrasings written for this test, none taken from a transcript: a
+    /// preference said, not asked — a thing refused with the speaker, or
+    /// the speaker naming the agent's replies — is the speaker's to keep;
+    /// a task with the speaker, a one-off and the team's replies are not.
+    #[test]
+    fn a_preference_stated_rather_than_asked_is_personal() {
+        for said in [
+            "No small talk with me",
+            "Sin emojis conmigo",
+            "Keine Floskeln mit mir",
+            "I find bullet-point answers easier to read",
+            "Mi piacciono le risposte brevi",
+        ] {
+            let c = label(said);
+            assert!(
+                c.as_ref()
+                    .is_some_and(|c| c.channel == ItemChannel::Personal && c.kind == "preference"),
+                "{said}: {c:?}"
+            );
+        }
+        for said in [
+            "Share the quarterly deck with me",
+            "The support team answers tickets in #help",
+            "I replied to the auditors this morning",
+        ] {
+            let c = label(said);
+            assert!(
+                !c.as_ref().is_some_and(|c| c.kind == "preference"),
+                "{said}: {c:?}"
+            );
+        }
+    }
 
     /// Phrasings written for this test, none taken from a transcript: a
     /// title's period ends no sentence, and "<verb> me as <Name>" names how
