@@ -9,16 +9,68 @@ use crate::config::{Deliver, Procedure, RunTarget};
 use crate::runs::{RunError, Runner, Start};
 use crate::services::Services;
 use crate::Config;
-use adapters::{ConversationKind, Inbound, Reply};
-use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
+use adapters::{ConversationKind, Inbound};
+use chrono::{DateTime, TimeZone, Utc};
 use memory::store::RecordFilter;
-use memory::{
-    Db, MemoryRecord, MessageAuthor, Principal, Revision, RevisionChange, Role, SystemPrincipal,
-};
-use serde::{Deserialize, Serialize};
+use memory::{Db, MessageAuthor, Principal, SystemPrincipal};
+use serde::Deserialize;
 use std::sync::Arc;
 
 mod mcp;
+mod output;
+mod transcript;
+
+pub use output::{MemoryRow, ReplayOutput, ReplyRow, RevisionRow, SkillRow};
+use transcript::{
+    latest_time, parse, ConversationEvent, CurateEvent, MsgEvent, PairEvent, ReviewEvent,
+    RolesEvent, RunEvent, SystemEvent, ToolEvent, UndoEvent,
+};
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+enum Event {
+    Pair(PairEvent),
+    Msg(MsgEvent),
+    System(SystemEvent),
+    /// An automated run, as `steward serve` starts one (a schedule's slot, a
+    /// webhook delivery, a skill run on demand), delivered nowhere.
+    Run(RunEvent),
+    Tool(ToolEvent),
+    Trim(ConversationEvent),
+    Relearn(ConversationEvent),
+    Undo(UndoEvent),
+    Review(ReviewEvent),
+    /// Work roles and `role_memory.manage` grants, as an admin sets them.
+    Roles(RolesEvent),
+    /// A role-memory entry through both curation steps: proposed, accepted
+    /// by a manager, confirmed by another current holder.
+    Curate(CurateEvent),
+    /// An MCP server the replay starts before the first line (`replay/mcp.rs`).
+    Mcp(mcp::McpEvent),
+    /// An external tool's listing approved, as `steward tools approve` does.
+    #[serde(rename = "approve_tool")]
+    ApproveTool(mcp::ApproveToolEvent),
+}
+
+impl Event {
+    fn name(&self) -> &'static str {
+        match self {
+            Event::Pair(_) => "pair",
+            Event::Msg(_) => "msg",
+            Event::System(_) => "system",
+            Event::Run(_) => "run",
+            Event::Tool(_) => "tool",
+            Event::Trim(_) => "trim",
+            Event::Relearn(_) => "relearn",
+            Event::Undo(_) => "undo",
+            Event::Review(_) => "review",
+            Event::Roles(_) => "roles",
+            Event::Curate(_) => "curate",
+            Event::Mcp(_) => "mcp",
+            Event::ApproveTool(_) => "approve_tool",
+        }
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
@@ -49,350 +101,12 @@ impl ReplayError {
     }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "lowercase", deny_unknown_fields)]
-enum Event {
-    Pair(PairEvent),
-    Msg(MsgEvent),
-    System(SystemEvent),
-    /// An automated run, as `steward serve` starts one (a schedule's slot, a
-    /// webhook delivery, a skill run on demand), delivered nowhere.
-    Run(RunEvent),
-    Tool(ToolEvent),
-    Trim(ConversationEvent),
-    Relearn(ConversationEvent),
-    Undo(UndoEvent),
-    Review(ReviewEvent),
-    /// Work roles and `role_memory.manage` grants, as an admin sets them.
-    Roles(RolesEvent),
-    /// A role-memory entry through both curation steps: proposed, accepted
-    /// by a manager, confirmed by another current holder.
-    Curate(CurateEvent),
-    /// An MCP server the replay starts before the first line (`replay/mcp.rs`).
-    Mcp(mcp::McpEvent),
-    /// An external tool's listing approved, as `steward tools approve` does.
-    #[serde(rename = "approve_tool")]
-    ApproveTool(mcp::ApproveToolEvent),
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PairEvent {
-    channel: String,
-    user: String,
-    role: Role,
-    name: Option<String>,
-    org: Option<String>,
-    /// Accepted like every event's `agent`, and unused: a pairing is the
-    /// organisation's, not one agent's.
-    #[serde(rename = "agent")]
-    _agent: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MsgEvent {
-    channel: String,
-    conversation: String,
-    #[serde(default = "direct")]
-    kind: ConversationKind,
-    sender: Option<String>,
-    name: Option<String>,
-    text: String,
-    at: Option<DateTime<Utc>>,
-    #[serde(default)]
-    mention: bool,
-    /// The platform's message id, for redelivery tests.
-    id: Option<String>,
-    org: Option<String>,
-    agent: Option<String>,
-}
-
-impl Event {
-    fn name(&self) -> &'static str {
-        match self {
-            Event::Pair(_) => "pair",
-            Event::Msg(_) => "msg",
-            Event::System(_) => "system",
-            Event::Run(_) => "run",
-            Event::Tool(_) => "tool",
-            Event::Trim(_) => "trim",
-            Event::Relearn(_) => "relearn",
-            Event::Undo(_) => "undo",
-            Event::Review(_) => "review",
-            Event::Roles(_) => "roles",
-            Event::Curate(_) => "curate",
-            Event::Mcp(_) => "mcp",
-            Event::ApproveTool(_) => "approve_tool",
-        }
-    }
-}
-
 /// The user id of a paired identity (`discord:222`), or the line fails.
 async fn paired_id(services: &Services, org: &str, identity: &str) -> Result<String, ReplayError> {
     match services.pairing().resolve(org, identity).await? {
         Some(u) => Ok(u.user_id),
         None => Err(ReplayError::NotPaired(identity.to_string())),
     }
-}
-
-fn direct() -> ConversationKind {
-    ConversationKind::Direct
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SystemEvent {
-    principal: String,
-    conversation: String,
-    text: String,
-    at: Option<DateTime<Utc>>,
-    org: Option<String>,
-    agent: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RunEvent {
-    /// The schedule's or webhook's name (a skill's slug on demand).
-    name: String,
-    trigger: memory::run::Trigger,
-    /// An approved skill to follow, or an instruction: exactly one.
-    skill: Option<String>,
-    text: Option<String>,
-    /// A webhook's body.
-    payload: Option<String>,
-    at: Option<DateTime<Utc>>,
-    org: Option<String>,
-    agent: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ToolEvent {
-    name: String,
-    #[serde(rename = "as")]
-    as_: String,
-    scope: String,
-    content: String,
-    at: Option<DateTime<Utc>>,
-    org: Option<String>,
-    agent: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ConversationEvent {
-    conversation: String,
-    org: Option<String>,
-    agent: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RolesEvent {
-    /// The person, as paired (`discord:222`).
-    #[serde(rename = "as")]
-    as_: String,
-    #[serde(default)]
-    add: Vec<String>,
-    #[serde(default)]
-    remove: Vec<String>,
-    /// Roles whose memory they may accept (`role_memory.manage`).
-    #[serde(default)]
-    grant: Vec<String>,
-    org: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CurateEvent {
-    role: String,
-    kind: memory::store::role_memory::RoleKind,
-    text: String,
-    /// Who proposes, accepts and confirms it, as paired (`discord:222`).
-    by: String,
-    accept: String,
-    confirm: String,
-    org: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct UndoEvent {
-    revision: i64,
-    org: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ReviewEvent {
-    confirm: Option<i64>,
-    reject: Option<i64>,
-    org: Option<String>,
-}
-
-/// One reply, as the replay contract prints it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReplyRow {
-    pub conversation: String,
-    pub text: String,
-    /// The transcript line (1-based) whose event gave this reply.
-    #[serde(default)]
-    pub line: usize,
-}
-
-/// One memory record, as the replay contract prints it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MemoryRow {
-    pub id: i64,
-    pub scope: String,
-    pub owner: Option<String>,
-    pub subject: String,
-    pub content: String,
-    pub kind: String,
-    pub status: String,
-    pub source: String,
-    pub said_at: String,
-    pub recorded_at: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, derive_more::Deref)]
-pub struct RevisionRow {
-    pub id: i64,
-    #[serde(flatten)]
-    #[deref]
-    pub change: RevisionChange,
-    pub undone: bool,
-}
-
-/// One skill revision, as the replay contract prints it (only when the
-/// replay made any: corrections, `/learn`, a model's `skill_propose`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SkillRow {
-    pub id: i64,
-    pub slug: String,
-    pub rev: i64,
-    pub status: String,
-    pub proposed_by: String,
-    pub approved_by: Option<String>,
-    pub description: String,
-    pub body: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReplayOutput {
-    pub replies: Vec<ReplyRow>,
-    pub memory: Vec<MemoryRow>,
-    pub revisions: Vec<RevisionRow>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub skills: Vec<SkillRow>,
-}
-
-fn rfc3339(ms: i64) -> String {
-    Utc.timestamp_millis_opt(ms)
-        .single()
-        .map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true))
-        .unwrap_or_default()
-}
-
-impl ReplyRow {
-    fn of(line: usize) -> impl Fn(Reply) -> ReplyRow {
-        move |r| ReplyRow {
-            conversation: r.conversation,
-            text: r.text,
-            line,
-        }
-    }
-}
-
-impl From<MemoryRecord> for MemoryRow {
-    fn from(MemoryRecord { id, written: r }: MemoryRecord) -> Self {
-        MemoryRow {
-            id,
-            scope: r.scope.as_str().into(),
-            owner: r.owner,
-            subject: r.subject,
-            content: r.content,
-            kind: r.kind,
-            status: r.status.as_str().into(),
-            source: r.source,
-            said_at: rfc3339(r.said_at),
-            recorded_at: rfc3339(r.recorded_at),
-        }
-    }
-}
-
-impl From<Revision> for RevisionRow {
-    fn from(r: Revision) -> Self {
-        RevisionRow {
-            id: r.id,
-            undone: r.undone_at.is_some(),
-            change: r.change,
-        }
-    }
-}
-
-/// The earliest time a transcript may name (and the latest, below): outside
-/// them the loop's millisecond arithmetic has no meaning.
-fn replay_epoch() -> DateTime<Utc> {
-    DateTime::<Utc>::UNIX_EPOCH
-}
-
-fn latest_time() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(9999, 12, 31, 23, 59, 59)
-        .single()
-        .unwrap_or(DateTime::<Utc>::MAX_UTC)
-}
-
-fn parse(input: &str) -> Result<Vec<(usize, Event)>, ReplayError> {
-    let mut events = Vec::new();
-    for (i, line) in input.lines().enumerate() {
-        let line_no = i + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let event: Event = serde_json::from_str(line).map_err(|e| ReplayError::Line {
-            line: line_no,
-            reason: e.to_string(),
-        })?;
-        let bad = |reason: &str| ReplayError::Line {
-            line: line_no,
-            reason: reason.into(),
-        };
-        let at = match &event {
-            Event::Msg(m) => m.at,
-            Event::System(s) => s.at,
-            Event::Run(r) => r.at,
-            Event::Tool(t) => t.at,
-            _ => None,
-        };
-        if at.is_some_and(|at| !(replay_epoch()..=latest_time()).contains(&at)) {
-            return Err(bad("`at` must lie between 1970-01-01 and 9999-12-31"));
-        }
-        match &event {
-            Event::System(s) if SystemPrincipal::parse(&s.principal).is_none() => {
-                return Err(bad(
-                    "unknown system principal (cron-system, sop-system, webhook-system, delegated)",
-                ))
-            }
-            Event::Run(r) if r.skill.is_some() == r.text.is_some() => {
-                return Err(bad("a run needs exactly one of skill or text"))
-            }
-            Event::Run(r) if r.payload.is_some() && r.trigger != memory::run::Trigger::Webhook => {
-                return Err(bad("only a webhook run has a payload"))
-            }
-            Event::Tool(t) if t.name != "memory_write" => {
-                return Err(bad("unknown tool (memory_write)"))
-            }
-            Event::Review(r) if r.confirm.is_some() == r.reject.is_some() => {
-                return Err(bad("review needs exactly one of confirm or reject"))
-            }
-            _ => {}
-        }
-        events.push((line_no, event));
-    }
-    Ok(events)
 }
 
 /// Run a transcript on a fresh in-memory database.
@@ -826,17 +540,4 @@ impl<'s> Replayer<'s> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unknown_kinds_and_bad_lines_name_the_line() {
-        let e = parse("{\"pair\":{\"channel\":\"discord\",\"user\":\"1\",\"role\":\"admin\"}}\n{\"dance\":{}}").unwrap_err();
-        assert!(e.to_string().starts_with("line 2:"), "{e}");
-        let e = parse("{not json").unwrap_err();
-        assert!(e.to_string().starts_with("line 1:"), "{e}");
-        let e = parse("{\"pair\":{\"channel\":\"discord\",\"user\":\"1\",\"role\":\"boss\"}}")
-            .unwrap_err();
-        assert!(e.to_string().contains("line 1"), "{e}");
-    }
-}
+mod tests;

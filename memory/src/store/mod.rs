@@ -15,6 +15,7 @@ macro_rules! sql {
 mod addresses;
 mod archives;
 mod audit;
+mod connect;
 mod consolidation;
 mod delegations;
 mod external_tools;
@@ -33,11 +34,13 @@ mod runs;
 mod sessions;
 mod settings;
 mod skills;
+mod sql;
 mod tombstones;
 mod vectors;
 
 pub use archives::{Archive, ArchiveWords, AuditedLook, NewArchive};
 pub use audit::{Act, AuditTrail};
+pub use connect::without_password;
 pub use delegations::{Delegation, DelegationChange, KeyHolder};
 pub use external_tools::{
     ExternalTools, NewWaitingCall, ToolDecided, ToolGrant, ToolListing, WaitingCall, WaitingOutcome,
@@ -61,19 +64,18 @@ pub use role_memory::{ProposalDecision, RoleMemory};
 pub use runs::{NewRun, Runs};
 pub use sessions::{DashboardSession, SignInLink};
 pub use skills::{Curator, NewCorrection, NewProposal, SkillStore, SkillUse};
+pub(crate) use sql::{begin, Sql};
+pub use sql::{statement_count, StatementCount};
 pub use tombstones::FORGOTTEN;
 pub use vectors::{reciprocal_rank_fusion, Embed, QueryVector, Unembedded, RECENT_WINDOW};
 
 use crate::model::{Kind, Role, Scope, Status};
+use sqlx::any::AnyRow;
 use sqlx::any::AnyTypeInfo;
-use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow};
 use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
 use sqlx::migrate::Migrator;
-use sqlx::{
-    Any, AnyPool, Arguments, Connection, Database, Encode, Executor, FromRow, Transaction, Type,
-};
-use std::time::Duration;
+use sqlx::{Any, AnyPool, Database, Encode, FromRow, Type};
 
 /// A checkpoint copies every page the write-ahead log holds back into the
 /// file. At SQLite's default of 1,000 pages the index leaves each group
@@ -161,97 +163,6 @@ pub struct Db {
     tombstone_key: tombstones::TombstoneKey,
 }
 
-/// One connection to `url` before the pool is made, so that an unreachable
-/// server says why (refused, unknown host, bad password) instead of the
-/// pool's "timed out".
-async fn reach(url: &str) -> Result<()> {
-    use sqlx::Connection;
-    let what = without_password(url);
-    let tried = tokio::time::timeout(Duration::from_secs(10), sqlx::AnyConnection::connect(url))
-        .await
-        .ok();
-    match tried {
-        None => Err(StoreError::Unreachable {
-            what,
-            reason: "no answer within 10 s".into(),
-        }),
-        Some(Err(e)) => Err(StoreError::Unreachable {
-            what,
-            reason: e.to_string(),
-        }),
-        Some(Ok(conn)) => {
-            let _ = conn.close().await;
-            Ok(())
-        }
-    }
-}
-
-/// `url` without the password of its user info, for messages and logs.
-pub fn without_password(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let userinfo = &url[scheme + 3..at];
-            let user = userinfo.split(':').next().unwrap_or_default();
-            format!("{}{user}{}", &url[..scheme + 3], &url[at..])
-        }
-        _ => url.to_string(),
-    }
-}
-
-/// A PostgreSQL connection idle this long is pinged before it is lent.
-const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
-
-/// How the pools of [`Db::connect`] are made: `max` connections, each
-/// SQLite one reading the file through a memory map.
-fn pool_options(backend: Backend, max: u32) -> AnyPoolOptions {
-    AnyPoolOptions::new()
-        .max_connections(max)
-        .min_connections(if max == 1 { 1 } else { 0 })
-        .idle_timeout(if max == 1 {
-            None
-        } else {
-            Some(Duration::from_secs(300))
-        })
-        .max_lifetime(if max == 1 {
-            None
-        } else {
-            Some(Duration::from_secs(1800))
-        })
-        .acquire_timeout(Duration::from_secs(10))
-        // sqlx pings each connection before lending it. A SQLite connection
-        // is a file handle that cannot go stale, and its ping is one more
-        // hand-off to the connection's thread and back for every statement.
-        // A PostgreSQL connection can be cut by the server, so one that has
-        // been idle is still checked; one that answered moments ago is lent
-        // as it is (the ping was one of a search's four round trips).
-        .test_before_acquire(false)
-        .before_acquire(move |conn, meta| {
-            Box::pin(async move {
-                if backend == Backend::Postgres && meta.idle_for >= PING_AFTER_IDLE {
-                    conn.ping().await?;
-                }
-                Ok(true)
-            })
-        })
-        .after_connect(move |conn, _| {
-            Box::pin(async move {
-                if backend == Backend::Sqlite {
-                    // No memory map (`mmap_size` stays 0): in WAL mode a
-                    // connection forgets its pages whenever another one has
-                    // committed, which under load is before nearly every
-                    // transaction, and with a map SQLite then unmaps the
-                    // whole file (a TLB shootdown on every core) and faults
-                    // each page in again. Reading with a system call and a
-                    // copy costs less: teams_load, alternated, ~2,180 turns/s
-                    // without the map against ~1,915 with it, 0.70 ms of CPU
-                    // a turn against 0.83.
-                    conn.execute(SQLITE_CHECKPOINT).await?;
-                }
-                Ok(())
-            })
-        })
-}
-
 /// Memory records: the write path (`write.rs`), retrieval, supersession,
 /// revisions, retirement, consolidation's marks and the records' vectors.
 /// Declared here, beside the `Db` that hands it out, because its methods
@@ -312,128 +223,6 @@ impl Db {
 
     pub fn external_tools(&self) -> ExternalTools<'_> {
         ExternalTools { db: self }
-    }
-
-    /// Connect to `url` and apply migrations.
-    ///
-    /// `sqlite:steward.db` (created if missing), `sqlite::memory:` (one private
-    /// database), or `postgres://…`.
-    pub async fn connect(url: &str) -> Result<Db> {
-        sqlx::any::install_default_drivers();
-        let (backend, url, max) =
-            if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-                (Backend::Postgres, url.to_string(), 8)
-            } else if let Some(rest) = url.strip_prefix("sqlite:") {
-                if rest
-                    .split('?')
-                    .next()
-                    .is_none_or(|path| path.trim().is_empty())
-                {
-                    // Each connection would open its own empty database: "no such table" later.
-                    return Err(StoreError::NoSqliteFile(url.to_string()));
-                }
-                if rest.contains(":memory:") {
-                    // Each SQLite in-memory connection is its own database: keep exactly one.
-                    (Backend::Sqlite, url.to_string(), 1)
-                } else if rest.contains('?') {
-                    (Backend::Sqlite, url.to_string(), 4)
-                } else {
-                    (Backend::Sqlite, format!("{url}?mode=rwc"), 4)
-                }
-            } else {
-                return Err(StoreError::UnsupportedUrl(url.to_string()));
-            };
-        if backend == Backend::Postgres {
-            reach(&url).await?;
-        }
-        let pool = pool_options(backend, max).connect(&url).await?;
-        let mut db = Db {
-            writer: pool.clone(),
-            pool,
-            backend,
-            common: Default::default(),
-            lines: Default::default(),
-            vectors: Default::default(),
-            pgvector: Default::default(),
-            embedder: None,
-            tombstone_key: Default::default(),
-        };
-        match backend {
-            Backend::Sqlite => {
-                if max > 1 {
-                    sqlx::query("PRAGMA journal_mode=WAL")
-                        .execute(&db.pool)
-                        .await?;
-                }
-                SQLITE_MIGRATIONS.run(&db.pool).await?;
-            }
-            Backend::Postgres => POSTGRES_MIGRATIONS.run(&db.pool).await?,
-        }
-        // On a SQLite file the group commit of conversation lines has a
-        // connection of its own (opened once the file is in WAL mode). SQLite
-        // lets one connection write at a time anyway, and a commit waits for
-        // its sync (milliseconds here): on a shared connection that wait held
-        // one of the readers. Alone, its page cache also stays warm, as only
-        // other connections' commits reset a connection's cache.
-        if backend == Backend::Sqlite && max > 1 {
-            db.writer = pool_options(backend, 1).connect(&url).await?;
-        }
-        db.tombstone_key = tombstones::TombstoneKey::load(&db.pool).await?;
-        db.convert_legacy_tombstones().await?;
-        db.records().index_pending().await?;
-        Ok(db)
-    }
-
-    /// A database in schema `schema` of the PostgreSQL server at `url`, dropped
-    /// and created empty first, then migrated (tests and benchmarks that must
-    /// not share rows). `schema` is letters, digits and `_`.
-    pub async fn connect_fresh_schema(url: &str, schema: &str) -> Result<Db> {
-        Self::connect_in_schema(url, schema, true).await
-    }
-
-    /// A database in schema `schema` of the PostgreSQL server at `url`, created
-    /// when missing and otherwise kept as it is, then migrated (benchmarks
-    /// that search a store filled by an earlier run).
-    pub async fn connect_kept_schema(url: &str, schema: &str) -> Result<Db> {
-        Self::connect_in_schema(url, schema, false).await
-    }
-
-    async fn connect_in_schema(url: &str, schema: &str, fresh: bool) -> Result<Db> {
-        let plain = !schema.is_empty()
-            && schema
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && !schema.starts_with(|c: char| c.is_ascii_digit());
-        if !plain || !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-            return Err(StoreError::UnsupportedUrl(format!(
-                "{url} (schema {schema})"
-            )));
-        }
-        let admin = sqlx::PgPool::connect(url).await?;
-        let made = async {
-            if fresh {
-                sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-                    .execute(&admin)
-                    .await?;
-            }
-            sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
-                .execute(&admin)
-                .await
-        }
-        .await;
-        admin.close().await;
-        made?;
-        let sep = if url.contains('?') { '&' } else { '?' };
-        // `public` after it: extensions (pgvector) live there.
-        Db::connect(&format!(
-            "{url}{sep}options=-c%20search_path%3D{schema}%2Cpublic"
-        ))
-        .await
-    }
-
-    /// A fresh private in-memory SQLite database (replay, tests).
-    pub async fn in_memory() -> Result<Db> {
-        Db::connect("sqlite::memory:").await
     }
 
     pub fn backend(&self) -> Backend {
@@ -632,207 +421,6 @@ pub(super) fn best_first<T>(
     items.sort_by(order);
     items.truncate(limit);
     items
-}
-
-/// Statements and transactions run by this process, on every [`Db`] (the
-/// statement-count guard reads them around a turn: `tests/tests/statements.rs`).
-static STATEMENTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-static TRANSACTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// How many statements and transactions this process has run so far.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StatementCount {
-    /// Statements sent (each a round trip: on SQLite a hand-off to the
-    /// connection's thread and back, on PostgreSQL a message and its answer).
-    pub statements: u64,
-    /// Transactions begun (each adds two round trips: its begin and its end).
-    pub transactions: u64,
-}
-
-impl StatementCount {
-    /// What ran since `before`.
-    pub fn since(self, before: StatementCount) -> StatementCount {
-        StatementCount {
-            statements: self.statements - before.statements,
-            transactions: self.transactions - before.transactions,
-        }
-    }
-
-    /// Round trips to the database: every statement, and each transaction's
-    /// begin and commit.
-    pub fn round_trips(self) -> u64 {
-        self.statements + 2 * self.transactions
-    }
-}
-
-/// The statements and transactions this process has run (see [`StatementCount`]).
-pub fn statement_count() -> StatementCount {
-    use std::sync::atomic::Ordering::Relaxed;
-    StatementCount {
-        statements: STATEMENTS.load(Relaxed),
-        transactions: TRANSACTIONS.load(Relaxed),
-    }
-}
-
-fn counted() {
-    STATEMENTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// Begin a transaction on `pool` (counted, see [`statement_count`]).
-pub(crate) async fn begin(pool: &AnyPool) -> Result<Transaction<'static, Any>> {
-    TRANSACTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    Ok(pool.begin().await?)
-}
-
-/// A query being written: its text and the values bound to it, numbered
-/// `$1, $2, …` in both dialects. (sqlx's `QueryBuilder<Any>` writes `?`, which
-/// PostgreSQL rejects: launchbadge/sqlx#3000.) Rows decode with `FromRow`.
-pub(crate) struct Sql<'q> {
-    text: String,
-    args: AnyArguments<'q>,
-    /// The first value that failed to encode; reported when the query runs.
-    failed: Option<BoxDynError>,
-}
-
-impl<'q> Sql<'q> {
-    pub(crate) fn new(text: impl Into<String>) -> Self {
-        Sql {
-            text: text.into(),
-            args: AnyArguments::default(),
-            failed: None,
-        }
-    }
-
-    /// Bind the next value: the one the text names as `$n`, n = values bound so far + 1.
-    pub(crate) fn arg<T>(mut self, value: T) -> Self
-    where
-        T: 'q + Encode<'q, Any> + Type<Any>,
-    {
-        if let Err(e) = self.args.add(value) {
-            self.failed.get_or_insert(e);
-        }
-        self
-    }
-
-    /// How many values are bound so far (the last `$n`).
-    pub(crate) fn len(&self) -> usize {
-        self.args.len()
-    }
-
-    /// Append literal SQL text.
-    pub(crate) fn push(mut self, text: &str) -> Self {
-        self.text.push_str(text);
-        self
-    }
-
-    /// Append a placeholder and bind `value` to it.
-    pub(crate) fn bind<T>(self, value: T) -> Self
-    where
-        T: 'q + Encode<'q, Any> + Type<Any>,
-    {
-        let n = self.args.len() + 1;
-        self.push(&format!("${n}")).arg(value)
-    }
-
-    /// Append ` AND {column} = $n` bound to `value`, when there is one.
-    pub(crate) fn and_eq<T>(self, column: &str, value: Option<T>) -> Self
-    where
-        T: 'q + Encode<'q, Any> + Type<Any>,
-    {
-        match value {
-            Some(v) => self.push(&format!(" AND {column} = ")).bind(v),
-            None => self,
-        }
-    }
-
-    /// Append `$a, $b, …`, one placeholder for each of `values`.
-    pub(crate) fn bind_list<T, I>(mut self, values: I) -> Self
-    where
-        I: IntoIterator<Item = T>,
-        T: 'q + Encode<'q, Any> + Type<Any>,
-    {
-        for (i, v) in values.into_iter().enumerate() {
-            if i > 0 {
-                self = self.push(", ");
-            }
-            self = self.bind(v);
-        }
-        self
-    }
-
-    fn parts(self) -> Result<(String, AnyArguments<'q>)> {
-        match self.failed {
-            Some(e) => Err(StoreError::Database(sqlx::Error::Encode(e))),
-            None => Ok((self.text, self.args)),
-        }
-    }
-
-    /// Every row, decoded.
-    pub(crate) async fn all<'c, T, E>(self, exec: E) -> Result<Vec<T>>
-    where
-        T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
-        E: Executor<'c, Database = Any>,
-    {
-        let (text, args) = self.parts()?;
-        counted();
-        Ok(sqlx::query_as_with(&text, args).fetch_all(exec).await?)
-    }
-
-    /// The first row, if any, decoded.
-    pub(crate) async fn opt<'c, T, E>(self, exec: E) -> Result<Option<T>>
-    where
-        T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
-        E: Executor<'c, Database = Any>,
-    {
-        let (text, args) = self.parts()?;
-        counted();
-        Ok(sqlx::query_as_with(&text, args)
-            .fetch_optional(exec)
-            .await?)
-    }
-
-    /// The first row, decoded, or `NotFound(what)`.
-    pub(crate) async fn found<'c, T, E>(self, exec: E, what: String) -> Result<T>
-    where
-        T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
-        E: Executor<'c, Database = Any>,
-    {
-        self.opt(exec).await?.ok_or(StoreError::NotFound(what))
-    }
-
-    /// Exactly one row, decoded.
-    pub(crate) async fn one<'c, T, E>(self, exec: E) -> Result<T>
-    where
-        T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
-        E: Executor<'c, Database = Any>,
-    {
-        let (text, args) = self.parts()?;
-        counted();
-        Ok(sqlx::query_as_with(&text, args).fetch_one(exec).await?)
-    }
-
-    /// Run a conditional write as the first statement of a new transaction:
-    /// the transaction, to finish (its audit entry) and commit, when it
-    /// changed a row; `None`, nothing written, when it changed none (held
-    /// already, or never held). First, because it takes SQLite's write lock:
-    /// of two racing writers, one changes nothing.
-    pub(crate) async fn exec_first(self, pool: &AnyPool) -> Result<Option<Transaction<'_, Any>>> {
-        let mut tx = begin(pool).await?;
-        Ok((self.exec(&mut *tx).await? > 0).then_some(tx))
-    }
-
-    /// Run a statement; how many rows it changed.
-    pub(crate) async fn exec<'c, E>(self, exec: E) -> Result<u64>
-    where
-        E: Executor<'c, Database = Any>,
-    {
-        let (text, args) = self.parts()?;
-        counted();
-        Ok(sqlx::query_with(&text, args)
-            .execute(exec)
-            .await?
-            .rows_affected())
-    }
 }
 
 /// Stored enums: bound to a query as their name (`scope = $3` with a
