@@ -416,6 +416,8 @@ struct Patterns {
     verb: Regex,
     /// A few words, then ` is VALUE` or `: VALUE`.
     words_verb: Regex,
+    /// ` VALUE` right after a password's label ("…, password seagull-88.").
+    adjacent: Regex,
 }
 
 fn patterns() -> Option<&'static Patterns> {
@@ -435,6 +437,7 @@ fn patterns() -> Option<&'static Patterns> {
                 words_verb: Regex::new(&format!(
                     r#"(?i)^(?P<w>(?:\s+[^\s:=?!]*[^\s:=?!.,;]){{1,6}}?)(?:\s+(?:{VERBS})\s*:?\s+|\s*[:：=]\s*)(?:["'«“„`](?P<q>[^"'»”`]{{3,128}})["'»”`]|(?P<v>\S+))"#
                 ))?,
+                adjacent: Regex::new(r"^\s+(?P<v>\S+)")?,
             })
         };
         build()
@@ -525,6 +528,18 @@ pub(super) fn found(text: &str, out: &mut Vec<Found>) {
             } else {
                 value(&caps, true)
             }
+        } else if let Some(caps) = p.adjacent.captures(rest).filter(|c| {
+            // A password's value with nothing between ("password seagull-88",
+            // "pin 4417"): a word with a digit, a symbol or an inner capital,
+            // holding a letter unless the label is a PIN's ("Passwords 2026
+            // are rotated" names a year).
+            kind == Credential::Password
+                && !lower.starts_with("secret")
+                && c.name("v").is_some_and(|v| {
+                    lower.starts_with("pin") || v.as_str().chars().any(char::is_alphabetic)
+                })
+        }) {
+            value(&caps, true)
         } else {
             None
         };

@@ -372,6 +372,29 @@ mod tests {
         ),
     ];
 
+    /// A password's value right after its label, nothing between: an
+    /// administrator's `@notes:` kept "…, password seagull-88." and a model
+    /// told it (issue 46's held-out transcripts). Phrased for this test.
+    #[test]
+    fn a_value_right_after_a_password_label_is_one() {
+        for text in [
+            "Guest wifi on floor 2 is OfficeGuest, password kestrel-41.",
+            "door pin 7302",
+            "VPN passphrase Blue#Otter for the contractors",
+        ] {
+            assert_eq!(credential_in(text), Some(Credential::Password), "{text}");
+        }
+        for text in [
+            "Passwords 2026 are rotated every quarter",
+            "The password manager is 1Password",
+            "password reset requests go to the IT desk",
+            "the token budget 5000 is per turn",
+            "Secret Santa 2026 is on Friday",
+        ] {
+            assert_eq!(credential_in(text), None, "{text}");
+        }
+    }
+
     #[test]
     fn every_pattern_finds_its_credential() {
         for (kind, texts) in FOUND {
