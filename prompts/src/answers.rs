@@ -2,7 +2,7 @@
 //! (`texts/answers.txt`): one table of languages, each with its yes and no
 //! answers, its courtesy words, and what steward answers in it.
 
-use std::sync::{LazyLock, OnceLock};
+use std::sync::LazyLock;
 
 /// One language of the table.
 #[derive(Debug, PartialEq, Eq)]
@@ -212,7 +212,10 @@ fn answer_of(text: &str) -> &str {
     };
     let by_stop = text.split_once([',', '.', '!', ';', '—', '、', '，', '。']);
     let by_word = text.trim_start().split_once(char::is_whitespace);
-    let whole = OnceLock::new();
+    // The whole text read as an answer ("no thank you") is that answer.
+    if reads(&words(text)) {
+        return text;
+    }
     for (head, tail) in by_stop.into_iter().chain(by_word) {
         let short = words(tail).len() <= 2 && !tail.chars().any(|c| c.is_ascii_digit());
         let head_words = words(head);
@@ -221,7 +224,6 @@ fn answer_of(text: &str) -> &str {
             && reads(&head_words)
             && !(says(&head_words, true) && says(&words(tail), false))
             && !(says(&head_words, false) && says(&words(tail), true))
-            && !*whole.get_or_init(|| reads(&words(text)))
         {
             return head;
         }
