@@ -129,8 +129,16 @@ impl DashboardState {
 
     /// The sign-in page's "Sign in with …" buttons: each identity provider
     /// configured and usable.
-    fn oidc_buttons(&self) -> Vec<&oidc::Configured> {
-        self.oidc.iter().filter(|c| c.usable()).collect()
+    fn oidc_buttons(&self) -> Vec<signin::ProviderButton> {
+        self.oidc
+            .iter()
+            .filter(|c| c.usable())
+            .map(|c| signin::ProviderButton {
+                id: c.button_id(),
+                href: c.start_url(),
+                name: c.name.clone(),
+            })
+            .collect()
     }
 
     /// The time now, from the injected clock.

@@ -2,7 +2,6 @@
 //! client and in all), and signing out.
 
 use super::auth::{self, SignIn, Submitted};
-use super::oidc::Configured;
 use super::{view, DashboardState, Page};
 use axum::extract::connect_info::ConnectInfo;
 use axum::extract::{FromRequestParts, State};
@@ -119,9 +118,16 @@ impl SignInLimits {
     }
 }
 
+/// A "Sign in with …" button: its element id, where it goes, what it names.
+pub(super) struct ProviderButton {
+    pub(super) id: String,
+    pub(super) href: String,
+    pub(super) name: String,
+}
+
 /// The sign-in form, with what went wrong the last time, and a button for
 /// each identity provider configured.
-fn template(error: Option<&str>, providers: &[&Configured]) -> Html<String> {
+fn template(error: Option<&str>, providers: &[ProviderButton]) -> Html<String> {
     Html(
         view::bare(
             "Sign in",
@@ -129,7 +135,7 @@ fn template(error: Option<&str>, providers: &[&Configured]) -> Html<String> {
                 div.card.signin {
                     h1 { "Sign in" }
                     @for p in providers {
-                        p { a.button.primary id=(p.button_id()) href=(p.start_url()) { "Sign in with " (p.name) } }
+                        p { a.button.primary id=(p.id) href=(p.href) { "Sign in with " (p.name) } }
                     }
                     @if !providers.is_empty() {
                         p.muted { "Sign in as yourself with the account you use with steward in chat. Administrators may also use the admin token:" }
