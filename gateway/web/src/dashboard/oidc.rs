@@ -154,16 +154,20 @@ impl Claimed {
     }
 }
 
+/// An OpenID Connect provider: its issuer, which claims are the person,
+/// its discovery document once fetched, and its ID tokens' check.
+struct OpenId {
+    issuer: String,
+    claimed: Claimed,
+    discovery: Mutex<Option<Discovery>>,
+    validator: TokenValidator,
+}
+
 /// How a provider tells steward who signed in.
 enum Flow {
     /// OpenID Connect (Entra ID, Sign in with Slack): endpoints from the
     /// discovery document, and an ID token checked by `validator`.
-    OpenId {
-        issuer: String,
-        claimed: Claimed,
-        discovery: Mutex<Option<Discovery>>,
-        validator: TokenValidator,
-    },
+    OpenId(Box<OpenId>),
     /// Discord: OAuth 2.0 at configured endpoints, then `users/@me` with
     /// the access token.
     Discord {
@@ -269,12 +273,12 @@ fn provider_of(
             };
             let clock = clock.clone();
             let now: adapters::teams_bot::NowMs = Arc::new(move || clock.now_ms());
-            Flow::OpenId {
+            Flow::OpenId(Box::new(OpenId {
                 validator: TokenValidator::new(rules, http.clone(), now),
                 issuer,
                 claimed,
                 discovery: Mutex::new(None),
-            }
+            }))
         }
     };
     Ok(Arc::new(Provider {
@@ -392,10 +396,8 @@ impl Provider {
     /// The authorization and token endpoints.
     async fn endpoints(&self) -> Result<(String, String), Refusal> {
         match &self.flow {
-            Flow::OpenId {
-                issuer, discovery, ..
-            } => {
-                let d = self.discovery(issuer, discovery).await?;
+            Flow::OpenId(o) => {
+                let d = self.discovery(&o.issuer, &o.discovery).await?;
                 Ok((d.authorization_endpoint, d.token_endpoint))
             }
             Flow::Discord {
@@ -425,13 +427,12 @@ impl Provider {
     /// The stored id of the person `answer` (the token endpoint's) names.
     async fn stored_id(&self, answer: &TokenAnswer, nonce: &str) -> Result<String, Refusal> {
         match &self.flow {
-            Flow::OpenId {
-                claimed, validator, ..
-            } => {
+            Flow::OpenId(o) => {
                 let id_token = answer.extra_fields().id_token.as_deref().ok_or_else(|| {
                     Refusal::Exchange("the answer holds no ID token (id_token)".into())
                 })?;
-                let (claims, _) = validator
+                let (claims, _) = o
+                    .validator
                     .decode::<IdClaims>(id_token)
                     .await
                     .map_err(Refusal::Token)?;
@@ -439,7 +440,7 @@ impl Provider {
                     Some(n) if same(n, nonce) => {}
                     _ => return Err(Refusal::Nonce),
                 }
-                claimed.stored_id(&claims)
+                o.claimed.stored_id(&claims)
             }
             Flow::Discord { user, .. } => self.discord_user(user, answer.access_token()).await,
         }
@@ -534,7 +535,7 @@ async fn begin(state: &DashboardState, id: Option<&str>) -> Result<(String, Stri
         .authorize_url(CsrfToken::new_random)
         .set_pkce_challenge(challenge);
     let ask = match p.flow {
-        Flow::OpenId { .. } => ask
+        Flow::OpenId(_) => ask
             .add_scope(Scope::new("openid".into()))
             .add_scope(Scope::new("profile".into()))
             .add_extra_param("nonce", &nonce),
