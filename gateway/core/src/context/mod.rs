@@ -11,28 +11,21 @@ mod scrub;
 mod text;
 mod unpromised;
 
-use cite::*;
 pub use cite::{cite, cites, CITATION};
-use grounded::*;
 pub use grounded::{
     grounded, grounded_given, without_unrelated_values, GROUNDING_MIN_HITS, MEMORY_SAYS,
 };
 use language::*;
-use precedence::*;
 pub use precedence::{
     apply_policy_overrides, disagreement_note, disagreements, order_by_precedence, Overridden,
 };
-use prompt::*;
 pub use prompt::{
     assemble, instruction_of, memory_frame, payload_frame, reply_language, Prompt, PromptParts,
     PAYLOAD_CHARS,
 };
 pub use reading::Reading;
-use reading::*;
 pub use scrub::scrub_answer;
-use scrub::*;
 use text::*;
-use unpromised::*;
 pub use unpromised::{promises, unpromised, ASKED_FIRST, NOT_PROMISED};
 
 use aho_corasick::AhoCorasick;

@@ -11,13 +11,13 @@ use super::*;
 /// other record as data, sanitised again at injection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prompt {
-    text: String,
+    pub(super) text: String,
     /// The policy the text opens with (where it ends the standing notes begin).
-    policy: Arc<Policy>,
+    pub(super) policy: Arc<Policy>,
     /// Where the standing part ends and the turn's context begins.
-    fixed: usize,
+    pub(super) fixed: usize,
     /// The records in the standing notes: id and text, normalised.
-    standing: Vec<(i64, String)>,
+    pub(super) standing: Vec<(i64, String)>,
 }
 
 impl Prompt {
@@ -64,8 +64,8 @@ pub struct PromptParts<'a> {
 /// compares an answer's lines with it.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct Policy {
-    text: String,
-    normalised: String,
+    pub(super) text: String,
+    pub(super) normalised: String,
 }
 
 /// The policy of `agent` in `org`: the same for every turn, so made once a

@@ -8,10 +8,10 @@ use super::*;
 /// message's content words (`memory::grounding::content_words`) made once,
 /// and each record's made when first asked for, not once a check.
 pub struct Reading<'t> {
-    message: &'t str,
-    asked: Vec<String>,
-    records: &'t [Retrieved],
-    words: Vec<OnceLock<Vec<String>>>,
+    pub(super) message: &'t str,
+    pub(super) asked: Vec<String>,
+    pub(super) records: &'t [Retrieved],
+    pub(super) words: Vec<OnceLock<Vec<String>>>,
 }
 
 impl<'t> Reading<'t> {
@@ -32,12 +32,12 @@ impl<'t> Reading<'t> {
     }
 
     /// The message's content words.
-    fn asked(&self) -> &[String] {
+    pub(super) fn asked(&self) -> &[String] {
         &self.asked
     }
 
     /// `r`'s content words.
-    fn words_of(&self, r: &Retrieved) -> std::borrow::Cow<'_, [String]> {
+    pub(super) fn words_of(&self, r: &Retrieved) -> std::borrow::Cow<'_, [String]> {
         let kept = self
             .records
             .iter()

@@ -1,7 +1,5 @@
 //! Text helpers of the reply checks: sentences, normalised text, values.
 
-use super::*;
-
 /// `line` cut after each `.`, `!` or `?` that a space follows.
 pub(super) fn sentences(line: &str) -> Vec<&str> {
     let mut out = Vec::new();

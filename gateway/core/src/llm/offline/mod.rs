@@ -16,7 +16,6 @@ use operational::*;
 pub use operational::{corrects_a_fact, frames_a_rule, UNKEYED, VALUED_KIND};
 pub use personal::transient;
 use personal::*;
-use respond::*;
 pub use respond::{best_matches, respond, respond_if_known, NOTHING_IN_MEMORY};
 use standing::*;
 use text::*;

@@ -1,6 +1,7 @@
 //! The offline rules' unit tests: what each rule makes of a statement, and the
 //! answers from memory.
 
+use super::respond::*;
 use super::*;
 
 /// Phrasings written for this test, none taken from a transcript: a
