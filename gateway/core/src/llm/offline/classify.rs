@@ -113,6 +113,7 @@ pub(super) fn classify(sentence: &str) -> Option<Candidate> {
         .or_else(|| stated_preference(&s))
         .or_else(|| operational(stated, changed.then_some("correction")))
         .or_else(|| valued_statement(stated))
+        .or_else(|| standing_statement(stated))
 }
 
 /// Extract candidate items from a message.

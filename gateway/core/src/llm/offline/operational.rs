@@ -351,13 +351,25 @@ pub(super) fn without_preamble(s: &str) -> &str {
     let framed = (1..=5).contains(&head_words)
         && !holds_value(head)
         && !first_person(head)
-        && holds_value(rest)
+        && (holds_value(rest) || words::holds(Class::Standing, rest))
         && rest.split_whitespace().count() >= 3;
     if framed {
         rest
     } else {
         s
     }
+}
+
+/// A standing rule stated rather than asked, naming no value ("Hazmat
+/// shipments always need a sign-off from compliance"): a standing word of
+/// the lexicon in a statement of four words or more, not said of the
+/// speaker. An administrator is asked to keep it; anyone else is told
+/// changes need one (the write policy decides, not this label).
+pub(super) fn standing_statement(s: &str) -> Option<Candidate> {
+    if first_person(s) || s.split_whitespace().count() < 4 || !words::holds(Class::Standing, s) {
+        return None;
+    }
+    operational(s, Some("rule"))
 }
 
 /// The kind of a note [`valued_statement`] reads: what an `@notes:` text

@@ -190,6 +190,9 @@ pub(super) fn named_as(s: &str) -> Option<&str> {
 /// ("call me Bo", "passar a me chamar de Bia", "kald mig Mette"): the
 /// capitalised words after a phrase of naming, wherever it stands.
 pub(super) fn called(s: &str) -> Option<&str> {
+    if let Some(name) = called_unspaced(s) {
+        return Some(name);
+    }
     let tokens: Vec<(usize, &str)> = s
         .split_whitespace()
         .map(|t| (t.as_ptr() as usize - s.as_ptr() as usize, t))
@@ -203,6 +206,15 @@ pub(super) fn called(s: &str) -> Option<&str> {
         })
         .collect();
     let (at, len) = words::find(Class::Naming, &words)?;
+    // A phrase that does not name the speaker ("go by", "be called") names
+    // them only after they spoke of themselves ("I go by Sam"): "client
+    // files can go by WeTransfer now" calls no one anything.
+    let names_speaker = words[at..at + len]
+        .iter()
+        .any(|w| words::is_word(Class::Speaker, w));
+    if !names_speaker && !words[..at].iter().any(|w| words::is_word(Class::Speaker, w)) {
+        return None;
+    }
     // Courtesy between the phrase and the name ("nenn mich bitte Kalle").
     let skip = words[at + len..]
         .iter()
@@ -217,6 +229,47 @@ pub(super) fn called(s: &str) -> Option<&str> {
     let (last, t) = name.last()?;
     let end = last + t.len();
     Some(s[*first..end].trim_end_matches(['.', ',', '!', '?', ';', ':']))
+}
+
+/// The name asked for in a language written without spaces: quoted
+/// ("「ハル」と呼んでください"), else the word the phrase is joined to — before
+/// a phrase that opens with a particle ("ケンって呼んで"), after one that does
+/// not ("叫我小王吧").
+fn called_unspaced(s: &str) -> Option<&str> {
+    let at = words::find_unspaced(Class::Naming, s)?;
+    let quoted = [('「', '」'), ('『', '』'), ('“', '”'), ('"', '"')]
+        .iter()
+        .find_map(|&(open, close)| {
+            let start = s.find(open)? + open.len_utf8();
+            let len = s[start..].find(close)?;
+            Some(s[start..start + len].trim())
+        });
+    if let Some(name) = quoted.filter(|n| !n.is_empty() && n.chars().count() <= 20) {
+        return Some(name);
+    }
+    // Hiragana is the script of particles and endings; a name is written in
+    // katakana, kanji or letters.
+    let hiragana = |c: char| ('\u{3041}'..='\u{309f}').contains(&c);
+    let part_of_name = |c: char| c.is_alphanumeric() && !hiragana(c);
+    let phrase = &s[at.clone()];
+    let name = if phrase.starts_with(hiragana) {
+        let before = &s[..at.start];
+        let start = before
+            .char_indices()
+            .rev()
+            .take_while(|&(_, c)| part_of_name(c))
+            .last()
+            .map_or(before.len(), |(i, _)| i);
+        &before[start..]
+    } else {
+        let after = &s[at.end..];
+        let end = after
+            .char_indices()
+            .find(|&(_, c)| !part_of_name(c) || "吧就呢啊".contains(c))
+            .map_or(after.len(), |(i, _)| i);
+        &after[..end]
+    };
+    (!name.is_empty()).then_some(name)
 }
 
 /// Whether a clause asks the agent to serve the speaker a certain way

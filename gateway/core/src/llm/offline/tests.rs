@@ -248,6 +248,10 @@ fn a_preference_asked_in_any_shape_is_the_speakers() {
     }
 }
 
+fn one_opt(text: &str) -> Option<Candidate> {
+    extract(text).into_iter().next()
+}
+
 fn one(text: &str) -> Candidate {
     let mut v = extract(text);
     assert_eq!(v.len(), 1, "{text}: {v:?}");
@@ -569,8 +573,40 @@ fn preferring_naming_and_each_reply_are_standing_by_their_shape() {
         ("Kald mig Søs", "Wants to be called Søs"),
         ("Could you call me Dr. Ng?", "Wants to be called Dr. Ng"),
         ("By the way, call me Rob", "Wants to be called Rob"),
+        ("I go by Sam these days", "Wants to be called Sam"),
     ] {
         preference(said, kept);
+    }
+}
+
+/// A name asked for in a language written without spaces: quoted, or the
+/// word the phrase of naming is joined to, before it or after it.
+#[test]
+fn a_name_is_asked_for_without_spaces_too() {
+    for (said, kept) in [
+        (
+            "これからは「ハル」と呼んでください。",
+            "Wants to be called ハル",
+        ),
+        ("ケンって呼んで", "Wants to be called ケン"),
+        ("以后叫我小王吧", "Wants to be called 小王"),
+    ] {
+        preference(said, kept);
+    }
+    // A host is no pronoun: "io" of "returns.nordhaul.io" is not Italian "io".
+    assert!(!first_person("the returns portal is returns.nordhaul.io"));
+    // "go by" and "be called" name the speaker only when they speak of themselves.
+    for said in [
+        "update your notes: client files can go by WeTransfer now",
+        "The new printer will be called Gutenberg",
+    ] {
+        assert!(
+            !extract(said)
+                .iter()
+                .any(|c| c.content.starts_with("Wants to be called")),
+            "{said}: {:?}",
+            extract(said)
+        );
     }
 }
 
@@ -750,6 +786,28 @@ fn held_out_standing_rules() {
             "{said}: {c:?}"
         );
     }
+}
+
+/// A standing rule stated with no value to key it, its framing dropped.
+#[test]
+fn a_standing_rule_without_a_value_is_operational() {
+    for (said, kept) in [
+        (
+            "Just so you know, hazmat shipments always need a sign-off from compliance before they leave.",
+            "Hazmat shipments always need a sign-off from compliance before they leave",
+        ),
+        (
+            "Heads up: going forward visitors sign in at the front desk",
+            "Going forward visitors sign in at the front desk",
+        ),
+    ] {
+        let c = one(said);
+        assert_eq!(c.channel, ItemChannel::Operational, "{said}: {c:?}");
+        assert_eq!(c.content, kept, "{said}");
+    }
+    // Of the speaker, it is theirs: no rule for everyone.
+    assert!(one_opt("I always forget my badge on Mondays")
+        .is_none_or(|c| c.channel != ItemChannel::Operational));
 }
 
 #[test]

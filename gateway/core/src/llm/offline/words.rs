@@ -84,6 +84,11 @@ impl Unspaced {
     fn in_text(&self, s: &str) -> bool {
         self.any.as_ref().is_some_and(|any| any.is_match(s))
     }
+
+    /// Where the first phrase stands in `s`: its byte range.
+    fn first_in(&self, s: &str) -> Option<std::ops::Range<usize>> {
+        self.any.as_ref()?.find(s).map(|m| m.range())
+    }
 }
 
 /// `spaced` (phrases cut into words) indexed by their first word, in order.
@@ -259,6 +264,15 @@ pub(super) fn is_word_as_said(class: Class, word: &str) -> bool {
 /// Whether `s` holds an unspaced phrase of `class` ("答え", "回复").
 pub(super) fn holds_unspaced(class: Class, s: &str) -> bool {
     !s.is_ascii() && phrases(class).unspaced.in_text(s)
+}
+
+/// Where an unspaced phrase of `class` first stands in `s` ("と呼んで" in
+/// "ケンと呼んでください"): its byte range.
+pub(super) fn find_unspaced(class: Class, s: &str) -> Option<std::ops::Range<usize>> {
+    if s.is_ascii() {
+        return None;
+    }
+    phrases(class).unspaced.first_in(s)
 }
 
 /// `s` without the phrase of `class` it opens with, when a space or a comma
