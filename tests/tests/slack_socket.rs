@@ -287,7 +287,7 @@ async fn a_mention_in_a_channel_is_answered_in_its_thread() {
         .await
         .expect("delivered in Socket Mode");
     let run = s.fake.next_post().await;
-    assert_eq!((run.channel.as_str(), run.thread_ts), (GENERAL, None));
+    assert_eq!((run.channel.as_str(), run.thread_ts.as_deref()), (GENERAL, None));
     assert_eq!(run.shown(), "Nightly run done");
     s.stop().await;
 }
