@@ -277,7 +277,10 @@ async fn receive(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bo
     // 2. The signature and its timestamp over the raw bytes, before any parsing.
     let Ingress::Events { signing_secret } = &settings.ingress else {
         // Socket Mode settings have no secret to check a signature with.
-        return error(StatusCode::UNAUTHORIZED, "this app takes its events over Socket Mode");
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "this app takes its events over Socket Mode",
+        );
     };
     if let Err(reason) = verify_signature(signing_secret.expose_secret(), &headers, &body) {
         tracing::warn!(reason, "Slack request refused");

@@ -522,7 +522,10 @@ async fn connections_open(State(state): State<Arc<FakeState>>, headers: HeaderMa
     state.tickets.lock().expect("tickets").insert(n);
     state.seen(Seen::Opened(n));
     let url = format!("{}/link/?ticket={n}&app_id=A0STEWARD", state.ws_base);
-    answer(&state, Json(json!({"ok": true, "url": url})).into_response())
+    answer(
+        &state,
+        Json(json!({"ok": true, "url": url})).into_response(),
+    )
 }
 
 /// The websocket `apps.connections.open` pointed at: each URL opens once.
@@ -611,7 +614,9 @@ fn took(
                     state.outstanding.lock().expect("outstanding").remove(id);
                     let _ = acks.send(id.into());
                 }
-                None => eprintln!("FAKE SLACK: a Socket Mode frame that is no acknowledgement: {text}"),
+                None => {
+                    eprintln!("FAKE SLACK: a Socket Mode frame that is no acknowledgement: {text}")
+                }
             }
             true
         }

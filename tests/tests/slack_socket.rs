@@ -135,7 +135,10 @@ impl Socket {
     /// Stop the worker as `serve` does on ctrl-c: it ends cleanly.
     async fn stop(mut self) {
         if let Some(running) = self.running.take() {
-            running.stop().await.expect("the Slack worker stops cleanly");
+            running
+                .stop()
+                .await
+                .expect("the Slack worker stops cleanly");
         }
         self.assert_acknowledged_before_answered();
     }
@@ -173,7 +176,10 @@ async fn direct_messages_over_socket_mode_are_acknowledged_then_answered() {
             )
             .await
             .shown();
-        assert!(taught.starts_with("Written: agent_notes"), "{name}: {taught}");
+        assert!(
+            taught.starts_with("Written: agent_notes"),
+            "{name}: {taught}"
+        );
         // An unpaired person asks for a code in private; the admin approves it.
         let asked = s.dm(&conn, "U0NEW", "D0NEW", "pair").await.shown();
         let code: String = asked
@@ -183,7 +189,12 @@ async fn direct_messages_over_socket_mode_are_acknowledged_then_answered() {
             .unwrap_or_else(|| panic!("{name}: no code in {asked:?}"))
             .to_string();
         let approved = s
-            .dm(&conn, "U0ADMIN", "D0ADMIN", &format!("/pair approve {code}"))
+            .dm(
+                &conn,
+                "U0ADMIN",
+                "D0ADMIN",
+                &format!("/pair approve {code}"),
+            )
             .await
             .shown();
         assert!(approved.contains("paired as user"), "{name}: {approved}");
@@ -201,10 +212,7 @@ async fn direct_messages_over_socket_mode_are_acknowledged_then_answered() {
             "{name}"
         );
         // "Remember this?" and its yes.
-        let question = s
-            .dm(&conn, "U0NEW", "D0NEW", "I prefer tea")
-            .await
-            .shown();
+        let question = s.dm(&conn, "U0NEW", "D0NEW", "I prefer tea").await.shown();
         assert!(question.contains("Remember this?"), "{name}: {question}");
         s.dm(&conn, "U0NEW", "D0NEW", "yes").await;
         let kept = s.h.records_containing("tea").await;
@@ -262,7 +270,11 @@ async fn a_mention_in_a_channel_is_answered_in_its_thread() {
     let answer = s.fake.next_post().await;
     assert_eq!(answer.channel, GENERAL);
     assert_eq!(answer.thread_ts.as_deref(), Some(root.as_str()));
-    assert!(answer.shown().contains("example_orders"), "{}", answer.shown());
+    assert!(
+        answer.shown().contains("example_orders"),
+        "{}",
+        answer.shown()
+    );
     assert_eq!(s.fake.posted().len(), 2, "nothing posted for the button");
     assert_eq!(
         s.people(&format!("{GENERAL}:{root}")).await,
@@ -287,7 +299,10 @@ async fn a_mention_in_a_channel_is_answered_in_its_thread() {
         .await
         .expect("delivered in Socket Mode");
     let run = s.fake.next_post().await;
-    assert_eq!((run.channel.as_str(), run.thread_ts.as_deref()), (GENERAL, None));
+    assert_eq!(
+        (run.channel.as_str(), run.thread_ts.as_deref()),
+        (GENERAL, None)
+    );
     assert_eq!(run.shown(), "Nightly run done");
     s.stop().await;
 }
@@ -350,7 +365,12 @@ async fn a_refresh_requested_disconnect_is_followed_by_a_new_connection_that_kee
     let second = s.fake.connection().await;
     assert_eq!(second.n, 2, "a new connection, from apps.connections.open");
     let answer = s
-        .dm(&second, "U0ADMIN", "D0ADMIN", "Produce today's daily report")
+        .dm(
+            &second,
+            "U0ADMIN",
+            "D0ADMIN",
+            "Produce today's daily report",
+        )
         .await
         .shown();
     assert!(answer.contains("example_orders"), "{answer}");

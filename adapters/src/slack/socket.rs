@@ -296,7 +296,9 @@ async fn frame_in(
                     tracing::warn!(error = %e, "a Slack Socket Mode envelope steward does not read; acknowledged and ignored");
                     acknowledge(socket, &other.envelope_id).await?;
                 }
-                Err(_) => tracing::warn!(error = %e, "a Slack Socket Mode frame that is no envelope; ignored"),
+                Err(_) => {
+                    tracing::warn!(error = %e, "a Slack Socket Mode frame that is no envelope; ignored")
+                }
             }
             return Ok(Read::Other);
         }
@@ -356,8 +358,12 @@ async fn open(settings: &SlackSettings) -> Result<Socket, Ended> {
         .bytes()
         .await
         .map_err(|e| Ended::lost(format!("apps.connections.open: {e}"), false))?;
-    let answer: ApiAnswer = serde_json::from_slice(&body)
-        .map_err(|e| Ended::lost(format!("apps.connections.open: not Slack's answer: {e}"), false))?;
+    let answer: ApiAnswer = serde_json::from_slice(&body).map_err(|e| {
+        Ended::lost(
+            format!("apps.connections.open: not Slack's answer: {e}"),
+            false,
+        )
+    })?;
     if !answer.ok {
         let error = answer.error.unwrap_or_else(|| "unknown_error".into());
         if matches!(

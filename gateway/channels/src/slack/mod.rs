@@ -12,9 +12,9 @@ use super::{Channel, Delivered, Delivery, DeliveryError, Outbound, SettingRow};
 use adapters::slack::{self, SlackSettings};
 use adapters::TurnHandler;
 use axum::Router;
+use section::SlackMode;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use section::SlackMode;
 use std::time::Duration;
 use steward_core::config::{Config, ConfigError};
 use steward_core::services::Services;
@@ -48,10 +48,9 @@ impl Channel for Slack {
 
     fn announce(&self, cfg: &Config, addr: SocketAddr) -> Option<String> {
         Some(match cfg.slack.mode {
-            SlackMode::Events => format!(
-                "Slack Events API: POST http://{addr}{}",
-                slack::EVENTS_PATH
-            ),
+            SlackMode::Events => {
+                format!("Slack Events API: POST http://{addr}{}", slack::EVENTS_PATH)
+            }
             SlackMode::Socket => format!(
                 "Slack Socket Mode: connecting through {}/apps.connections.open",
                 cfg.slack.api_base.trim_end_matches('/')
@@ -160,7 +159,9 @@ pub fn settings(cfg: &Config) -> Result<Option<SlackSettings>, ConfigError> {
     })?;
     let bot_token = secret("slack.bot_token_env", token_env)?;
     let made = match (s.mode, s.signing_secret_env.as_deref()) {
-        (SlackMode::Socket, _) => SlackSettings::socket_mode(&app_token(s)?, &bot_token, &s.api_base),
+        (SlackMode::Socket, _) => {
+            SlackSettings::socket_mode(&app_token(s)?, &bot_token, &s.api_base)
+        }
         (SlackMode::Events, Some(secret_env)) => SlackSettings::new(
             &secret("slack.signing_secret_env", secret_env)?,
             &bot_token,
