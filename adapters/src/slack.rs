@@ -11,9 +11,10 @@
 //! an event `400`.
 //!
 //! Slack waits three seconds for the `200` that acknowledges an event and
-//! sends it again when none comes (`X-Slack-Retry-Num`). So every event is
-//! acknowledged at once and its turn runs in its own task; the answer is
-//! posted afterwards with the Web API's `chat.postMessage`, in the thread the
+//! sends it again when none comes (`X-Slack-Retry-Num`). So every event's
+//! turn runs in its own task and the event is acknowledged as soon as its
+//! message is stored (milliseconds; never before, so a crash loses nothing
+//! Slack would not send again); the answer is posted afterwards with the Web API's `chat.postMessage`, in the thread the
 //! message came from, with the bot token, retried when Slack answers 429
 //! (waiting its `Retry-After`) or 5xx.
 //!
@@ -33,8 +34,9 @@
 //! [`crate::retry`], as every other outbound call, against a base URL a test
 //! can point at a fake.
 //!
-//! Both ways in end in one function, [`take`]: an event callback, already
-//! acknowledged, becomes a turn that runs in its own task.
+//! Both ways in end in one function, [`take`]: an event callback becomes a
+//! turn that runs in its own task, and says when the event may be
+//! acknowledged.
 //!
 //! Only this module knows Slack's JSON; the turn loop sees an [`Inbound`].
 
@@ -42,7 +44,7 @@ use crate::discord::split_message;
 use crate::retry::{
     self, retry_after, retryable_status, Failure, LongWait, RetryError, RetryPolicy,
 };
-use crate::{ConversationKind, Inbound, Reply, TurnHandler};
+use crate::{ConversationKind, Inbound, Reply, Stored, StoredWait, TurnHandler};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -65,6 +67,7 @@ use slack_morphism::{SlackChannelId, SlackMessageContent, SlackTs};
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
+use tokio::sync::oneshot;
 
 pub mod socket;
 
@@ -303,27 +306,48 @@ async fn receive(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bo
             let retry = headers
                 .get("x-slack-retry-num")
                 .and_then(|v| v.to_str().ok());
-            take(&shared, callback, retry);
+            // Acknowledged once the message is stored (`take`).
+            if let Some(Taken { stored, acked }) = take(&shared, callback, retry) {
+                stored.wait().await;
+                let _ = acked.send(());
+            }
             StatusCode::OK.into_response()
         }
     }
 }
 
-/// An event callback Slack has been (or is being) told was received — the
-/// Events API's `200`, Socket Mode's acknowledgement — however it came:
-/// its turn runs in a task of its own and its answer is posted when done. A
-/// redelivery (`retry`: Slack's count, when it says) is a message already
-/// known by its channel and `ts`, answered once ([`Turn::run`]).
-fn take(shared: &Arc<Shared>, callback: SlackPushEventCallback, retry: Option<&str>) {
+/// An event callback, however it came (the Events API's POST, a Socket Mode
+/// envelope): its turn runs in a task of its own — a dropped connection
+/// never cuts it short — and its answer is posted when done. What it
+/// returns is told once the message is stored, or once the turn ended
+/// without storing it; the event is acknowledged then and never before (the
+/// Events API's `200`, Socket Mode's acknowledgement): Slack sends an
+/// unacknowledged event again, so a crash before the store loses nothing.
+/// `None`: an event that is no turn, to acknowledge at once. A redelivery
+/// (`retry`: Slack's count, when it says) is a message already known by its
+/// channel and `ts`, answered once ([`Turn::run`]).
+fn take(
+    shared: &Arc<Shared>,
+    callback: SlackPushEventCallback,
+    retry: Option<&str>,
+) -> Option<Taken> {
     let event_id = callback.event_id.0.clone();
     match Turn::of(&shared.settings, callback) {
         Some(turn) => {
             tracing::debug!(event = %event_id, retry = ?retry, "Slack event taken");
-            // A dropped connection never cuts a turn short.
+            let (stored, taken) = Stored::pair();
+            let (acked, answer) = oneshot::channel();
             let shared = shared.clone();
-            tokio::spawn(async move { turn.run(&shared).await });
+            tokio::spawn(async move { turn.run(&shared, stored, answer).await });
+            Some(Taken {
+                stored: taken,
+                acked,
+            })
         }
-        None => tracing::debug!(event = %event_id, "Slack event ignored"),
+        None => {
+            tracing::debug!(event = %event_id, "Slack event ignored");
+            None
+        }
     }
 }
 
@@ -358,6 +382,14 @@ pub fn verify_signature(
             }
             _ => "invalid Slack signature",
         })
+}
+
+/// A turn [`take`] started: told when its message is stored; its answer is
+/// posted only once `acked` is told (or dropped: the connection that would
+/// have carried the acknowledgement is gone, and Slack sends the event again).
+struct Taken {
+    stored: StoredWait,
+    acked: oneshot::Sender<()>,
 }
 
 /// One message to answer: the turn, and where its answer goes.
@@ -510,14 +542,14 @@ impl Turn {
 
     /// Run the turn and post its answer. A redelivery of a message already
     /// answered gets nothing: its answer was posted once.
-    async fn run(self, shared: &Shared) {
+    async fn run(self, shared: &Shared, stored: Stored, acked: oneshot::Receiver<()>) {
         let Turn {
             inbound,
             channel,
             thread_ts,
         } = self;
         let addressed = inbound.mentioned;
-        let replies = match shared.handler.handle_new(inbound).await {
+        let replies = match shared.handler.handle_new_acked(inbound, stored).await {
             Ok(replies) => replies,
             Err(e) => {
                 tracing::error!(error = %e, "turn failed for a Slack message");
@@ -533,6 +565,8 @@ impl Turn {
             .filter(|t| !t.trim().is_empty())
             .collect::<Vec<_>>()
             .join("\n\n");
+        // Never an answer to an event Slack has not been told was received.
+        let _ = acked.await;
         if let Err(e) = post(&shared.settings, &channel, thread_ts.as_deref(), &text).await {
             tracing::error!(error = %e, channel, "a Slack answer was not delivered (it is stored)");
         }

@@ -5,12 +5,13 @@
 //! the app-level token `xapp-…`), connects, and waits for Slack's `hello`.
 //! Slack then sends each event as an envelope (`events_api`: an
 //! `envelope_id` and, as `payload`, the event callback the Events API would
-//! have POSTed). Every envelope is acknowledged at once — `{"envelope_id":
-//! …}` written to the socket before its turn starts, as the HTTP path
-//! answers `200` first — and its payload goes to the same
-//! [`super::take`] as an HTTP event: the same turns, the same answers posted
-//! with `chat.postMessage`, a redelivery (`retry_attempt` > 0, the same
-//! message) answered once.
+//! have POSTed). Its payload goes to the same [`super::take`] as an HTTP
+//! event: the same turns, the same answers posted with `chat.postMessage`, a
+//! redelivery (`retry_attempt` > 0, the same message) answered once. The
+//! envelope is acknowledged (`{"envelope_id": …}` written to the socket) as
+//! soon as its message is stored, as the HTTP path answers `200` then, and
+//! its answer is posted only after that; the connection keeps reading
+//! meanwhile. Envelopes that are no turn are acknowledged at once.
 //!
 //! Slack closes a connection now and then, saying so first (`disconnect`,
 //! reason `refresh_requested`, `warning`, …): steward opens a new one at
@@ -28,7 +29,7 @@
 //! listener module), so the few envelope fields steward reads are [`Frame`]
 //! here. The websocket is tokio-tungstenite's.
 
-use super::{take, ApiAnswer, Ingress, Shared, SlackError, SlackSettings};
+use super::{take, ApiAnswer, Ingress, Shared, SlackError, SlackSettings, Taken};
 use crate::retry::retry_after;
 use crate::TurnHandler;
 use backon::{BackoffBuilder, ExponentialBackoff, ExponentialBuilder};
@@ -42,6 +43,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
@@ -173,9 +175,18 @@ where
     let mut greeted = false;
     let mut ping = tokio::time::interval_at(Instant::now() + PING_EVERY, PING_EVERY);
     let mut heard = Instant::now();
+    // Envelopes whose messages are stored, to acknowledge on this connection.
+    let (to_ack, mut stored) = mpsc::unbounded_channel::<Ack>();
     loop {
         let frame = tokio::select! {
             frame = socket.next() => frame,
+            Some((envelope_id, acked)) = stored.recv() => {
+                if let Err(e) = acknowledge(&mut socket, &envelope_id).await {
+                    return Ended::lost(format!("cannot acknowledge: {e}"), greeted);
+                }
+                let _ = acked.send(());
+                continue;
+            }
             _ = ping.tick() => {
                 if let Err(e) = socket.send(Message::Ping(Vec::new().into())).await {
                     return Ended::lost(format!("cannot ping: {e}"), greeted);
@@ -207,7 +218,7 @@ where
             Some(Err(e)) => return Ended::lost(e.to_string(), greeted),
             None => return Ended::lost("the connection closed", greeted),
         };
-        match frame_in(shared, &mut socket, &text).await {
+        match frame_in(shared, &mut socket, &to_ack, &text).await {
             Ok(Read::Hello) => greeted = true,
             Ok(Read::Disconnect(reason)) => {
                 let _ = socket.close(None).await;
@@ -218,6 +229,9 @@ where
         }
     }
 }
+
+/// An envelope to acknowledge, and the turn waiting to post its answer until it is.
+type Ack = (String, oneshot::Sender<()>);
 
 /// What a text frame was, for the connection.
 enum Read {
@@ -268,10 +282,13 @@ struct Acknowledgement<'a> {
     envelope_id: &'a str,
 }
 
-/// Handle one text frame: an envelope is acknowledged first, then taken.
+/// Handle one text frame: an envelope's turn is started, and the envelope
+/// acknowledged once its message is stored (through `to_ack`); any other
+/// envelope is acknowledged at once.
 async fn frame_in(
     shared: &Arc<Shared>,
     socket: &mut Socket,
+    to_ack: &mpsc::UnboundedSender<Ack>,
     text: &str,
 ) -> Result<Read, tokio_tungstenite::tungstenite::Error> {
     let frame = match serde_json::from_str::<Frame>(text) {
@@ -309,14 +326,24 @@ async fn frame_in(
         retry_attempt,
         retry_reason,
     } = *frame;
-    acknowledge(socket, &envelope_id).await?;
     let retry = (retry_attempt > 0).then(|| {
         format!(
             "{retry_attempt} ({})",
             retry_reason.as_deref().unwrap_or("no reason given")
         )
     });
-    take(shared, payload, retry.as_deref());
+    match take(shared, payload, retry.as_deref()) {
+        Some(Taken { stored, acked }) => {
+            let to_ack = to_ack.clone();
+            tokio::spawn(async move {
+                stored.wait().await;
+                // A connection gone by now takes no acknowledgement: Slack
+                // sends the envelope again, and it is answered once.
+                let _ = to_ack.send((envelope_id, acked));
+            });
+        }
+        None => acknowledge(socket, &envelope_id).await?,
+    }
     Ok(Read::Other)
 }
 
