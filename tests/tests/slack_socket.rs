@@ -307,9 +307,9 @@ async fn a_mention_in_a_channel_is_answered_in_its_thread() {
     s.stop().await;
 }
 
-/// The connection drops after an envelope was taken; Slack sends it again
-/// on the next connection (`retry_attempt` 1): acknowledged again, answered
-/// once.
+/// An envelope is acknowledged once its message is stored; the connection
+/// drops after it was answered, and Slack sends it again on the next
+/// connection (`retry_attempt` 1): acknowledged again, answered once.
 #[tokio::test]
 async fn an_envelope_redelivered_after_a_dropped_connection_is_answered_once() {
     let s = start(APP_TOKEN).await;
@@ -325,6 +325,14 @@ async fn an_envelope_redelivered_after_a_dropped_connection_is_answered_once() {
         "@notes: The weekly report uses example_weekly",
     );
     s.deliver(&first, &id, payload.clone(), 0).await;
+    // Acknowledged only once stored: a crash after the acknowledgement loses nothing.
+    assert_eq!(
+        s.people("D0ADMIN").await,
+        [(
+            Some(s.ws.stored("U0ADMIN")),
+            "@notes: The weekly report uses example_weekly".to_string()
+        )]
+    );
     let receipt = s.fake.next_post().await.shown();
     assert!(receipt.starts_with("Written: agent_notes"), "{receipt}");
     first.drop_connection();
