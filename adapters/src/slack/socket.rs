@@ -412,3 +412,51 @@ async fn open(settings: &SlackSettings) -> Result<Socket, Ended> {
         .map_err(|e| Ended::lost(format!("cannot connect the websocket: {e}"), false))?;
     Ok(socket)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Slack's URLs are `wss://`: the TLS client (rustls, webpki roots, the
+    /// one crypto provider in the tree) builds, and a server that is no TLS
+    /// server is a connection error, which the loop retries — not a panic
+    /// that would end the channel.
+    #[tokio::test]
+    async fn a_wss_url_is_dialled_over_tls_and_a_failed_handshake_is_an_error() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            // Accept, read the ClientHello, answer with what no TLS server says.
+            let (mut conn, _) = listener.accept().await.unwrap();
+            let mut hello = [0u8; 5];
+            let _ = tokio::io::AsyncReadExt::read(&mut conn, &mut hello).await;
+            let _ =
+                tokio::io::AsyncWriteExt::write_all(&mut conn, b"HTTP/1.1 400 Bad\r\n\r\n").await;
+            hello
+        });
+        let dialled =
+            tokio_tungstenite::connect_async(format!("wss://127.0.0.1:{}/link", addr.port())).await;
+        assert!(dialled.is_err(), "no TLS server, no connection");
+        // A TLS record (handshake, 0x16) reached the server: TLS was spoken.
+        assert_eq!(server.await.unwrap()[0], 0x16);
+    }
+
+    /// A `Retry-After` from Slack is waited out when longer than the
+    /// backoff's wait, within the cap.
+    #[test]
+    fn slacks_retry_after_wins_over_a_shorter_backoff_within_a_minute() {
+        let settings =
+            SlackSettings::socket_mode("xapp-1-A0-1-x", "xoxb-t", super::super::SLACK_API).unwrap();
+        let mut backoff = backoff_from(&settings);
+        assert_eq!(
+            next_wait(&mut backoff, Some(Duration::from_secs(30))),
+            Duration::from_secs(30)
+        );
+        assert_eq!(
+            next_wait(&mut backoff, Some(Duration::from_secs(3600))),
+            MAX_RECONNECT_WAIT
+        );
+        let own = next_wait(&mut backoff, None);
+        assert!(own >= settings.reconnect_backoff && own <= MAX_RECONNECT_WAIT);
+    }
+}
