@@ -1,5 +1,6 @@
-//! Slack through the Events API over HTTP (set up as docs/channels.md,
-//! "Slack", describes).
+//! Slack through the Events API over HTTP, or through Socket Mode
+//! ([`socket`]) for a deployment without a public URL (set up as
+//! docs/channels.md, "Slack", describes).
 //!
 //! Slack POSTs every event the app subscribes to to `/slack/events`, signed:
 //! `X-Slack-Signature: v0=<hex>` is the HMAC-SHA256 of
@@ -10,9 +11,10 @@
 //! an event `400`.
 //!
 //! Slack waits three seconds for the `200` that acknowledges an event and
-//! sends it again when none comes (`X-Slack-Retry-Num`). So every event is
-//! acknowledged at once and its turn runs in its own task; the answer is
-//! posted afterwards with the Web API's `chat.postMessage`, in the thread the
+//! sends it again when none comes (`X-Slack-Retry-Num`). So every event's
+//! turn runs in its own task and the event is acknowledged as soon as its
+//! message is stored (milliseconds; never before, so a crash loses nothing
+//! Slack would not send again); the answer is posted afterwards with the Web API's `chat.postMessage`, in the thread the
 //! message came from, with the bot token, retried when Slack answers 429
 //! (waiting its `Retry-After`) or 5xx.
 //!
@@ -32,13 +34,17 @@
 //! [`crate::retry`], as every other outbound call, against a base URL a test
 //! can point at a fake.
 //!
+//! Both ways in end in one function, [`take`]: an event callback becomes a
+//! turn that runs in its own task, and says when the event may be
+//! acknowledged.
+//!
 //! Only this module knows Slack's JSON; the turn loop sees an [`Inbound`].
 
 use crate::discord::split_message;
 use crate::retry::{
     self, retry_after, retryable_status, Failure, LongWait, RetryError, RetryPolicy,
 };
-use crate::{ConversationKind, Inbound, Reply, Stored, TurnHandler};
+use crate::{ConversationKind, Inbound, Reply, Stored, StoredWait, TurnHandler};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -61,6 +67,9 @@ use slack_morphism::{SlackChannelId, SlackMessageContent, SlackTs};
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
+use tokio::sync::oneshot;
+
+pub mod socket;
 
 /// The channel name stored with Slack messages.
 pub const CHANNEL: &str = "slack";
@@ -96,17 +105,32 @@ pub enum SlackError {
     EmptySecret,
     #[error("the bot token is empty")]
     EmptyToken,
+    #[error("the app-level token is empty")]
+    EmptyAppToken,
+    #[error("the app-level token does not start with `xapp-`: it is not an app-level token")]
+    NotAnAppToken,
+    #[error("these settings are for the Events API, not Socket Mode (no app-level token)")]
+    NotSocketMode,
     #[error("the Web API base URL `{0}` is not an http(s) URL")]
     NotAnApiBase(String),
     #[error("cannot build the HTTP client for Web API calls: {0}")]
     Client(#[from] reqwest::Error),
 }
 
-/// Everything the Slack endpoint needs besides the turn loop. Its secrets
-/// (the signing secret, the bot token) never print.
+/// How Slack's events reach steward, with the secret that way needs.
+#[derive(Debug)]
+enum Ingress {
+    /// The Events API: POSTed to [`EVENTS_PATH`], signed with the signing secret.
+    Events { signing_secret: SecretString },
+    /// Socket Mode: a websocket opened with the app-level token (`xapp-…`).
+    Socket { app_token: SecretString },
+}
+
+/// Everything the Slack channel needs besides the turn loop. Its secrets
+/// (the signing secret or app-level token, the bot token) never print.
 #[derive(Debug)]
 pub struct SlackSettings {
-    signing_secret: SecretString,
+    ingress: Ingress,
     bot_token: SecretString,
     /// The Web API's root (`https://slack.com/api`), without a trailing `/`.
     api_base: String,
@@ -123,6 +147,9 @@ pub struct SlackSettings {
     pub post_attempts: u32,
     /// Wait before the second attempt when Slack sends no `Retry-After`; doubles after each further one.
     pub post_backoff: Duration,
+    /// Socket Mode: wait before reconnecting after a failed or closed
+    /// connection; doubles after each further failure, up to a minute.
+    pub reconnect_backoff: Duration,
 }
 
 impl SlackSettings {
@@ -133,10 +160,45 @@ impl SlackSettings {
         bot_token: &str,
         api_base: &str,
     ) -> Result<SlackSettings, SlackError> {
-        let (secret, token) = (signing_secret.trim(), bot_token.trim());
+        let secret = signing_secret.trim();
         if secret.is_empty() {
             return Err(SlackError::EmptySecret);
         }
+        let ingress = Ingress::Events {
+            signing_secret: secret.to_string().into(),
+        };
+        SlackSettings::with(ingress, bot_token, api_base)
+    }
+
+    /// Settings for Socket Mode: the connection opened with the app-level
+    /// token (`xapp-…`), answers posted with the bot token, both through the
+    /// Web API at `api_base`.
+    pub fn socket_mode(
+        app_token: &str,
+        bot_token: &str,
+        api_base: &str,
+    ) -> Result<SlackSettings, SlackError> {
+        let app_token = app_token.trim();
+        if app_token.is_empty() {
+            return Err(SlackError::EmptyAppToken);
+        }
+        // A bot token here would be refused by Slack on every reconnection;
+        // said once, at start.
+        if !app_token.starts_with("xapp-") {
+            return Err(SlackError::NotAnAppToken);
+        }
+        let ingress = Ingress::Socket {
+            app_token: app_token.to_string().into(),
+        };
+        SlackSettings::with(ingress, bot_token, api_base)
+    }
+
+    fn with(
+        ingress: Ingress,
+        bot_token: &str,
+        api_base: &str,
+    ) -> Result<SlackSettings, SlackError> {
+        let token = bot_token.trim();
         if token.is_empty() {
             return Err(SlackError::EmptyToken);
         }
@@ -145,7 +207,7 @@ impl SlackSettings {
             return Err(SlackError::NotAnApiBase(base.into()));
         }
         Ok(SlackSettings {
-            signing_secret: secret.to_string().into(),
+            ingress,
             bot_token: token.to_string().into(),
             api_base: base.to_string(),
             client: reqwest::Client::builder().timeout(POST_TIMEOUT).build()?,
@@ -155,7 +217,13 @@ impl SlackSettings {
             max_body_bytes: 64 * 1024,
             post_attempts: 5,
             post_backoff: Duration::from_millis(500),
+            reconnect_backoff: Duration::from_secs(1),
         })
+    }
+
+    /// Whether these settings take events through Socket Mode.
+    pub fn is_socket_mode(&self) -> bool {
+        matches!(self.ingress, Ingress::Socket { .. })
     }
 
     fn org_for(&self, team: &str) -> String {
@@ -210,8 +278,14 @@ async fn receive(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bo
         }
     };
     // 2. The signature and its timestamp over the raw bytes, before any parsing.
-    if let Err(reason) = verify_signature(settings.signing_secret.expose_secret(), &headers, &body)
-    {
+    let Ingress::Events { signing_secret } = &settings.ingress else {
+        // Socket Mode settings have no secret to check a signature with.
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "this app takes its events over Socket Mode",
+        );
+    };
+    if let Err(reason) = verify_signature(signing_secret.expose_secret(), &headers, &body) {
         tracing::warn!(reason, "Slack request refused");
         return error(StatusCode::UNAUTHORIZED, reason);
     }
@@ -231,25 +305,48 @@ async fn receive(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bo
         SlackPushEvent::EventCallback(callback) => {
             let retry = headers
                 .get("x-slack-retry-num")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string);
-            let event_id = callback.event_id.0.clone();
-            match Turn::of(settings, callback) {
-                Some(turn) => {
-                    tracing::debug!(event = %event_id, retry = ?retry, "Slack event taken");
-                    // Acknowledged once the message is stored, answered when
-                    // the turn is done: Slack sends an unacknowledged event
-                    // again, so a crash before the store loses nothing. The
-                    // turn runs in its own task: a dropped connection never
-                    // cuts it short.
-                    let (stored, taken) = Stored::pair();
-                    let shared = shared.clone();
-                    tokio::spawn(async move { turn.run(&shared, stored).await });
-                    taken.wait().await;
-                }
-                None => tracing::debug!(event = %event_id, "Slack event ignored"),
+                .and_then(|v| v.to_str().ok());
+            // Acknowledged once the message is stored (`take`).
+            if let Some(Taken { stored, acked }) = take(&shared, callback, retry) {
+                stored.wait().await;
+                let _ = acked.send(());
             }
             StatusCode::OK.into_response()
+        }
+    }
+}
+
+/// An event callback, however it came (the Events API's POST, a Socket Mode
+/// envelope): its turn runs in a task of its own — a dropped connection
+/// never cuts it short — and its answer is posted when done. What it
+/// returns is told once the message is stored, or once the turn ended
+/// without storing it; the event is acknowledged then and never before (the
+/// Events API's `200`, Socket Mode's acknowledgement): Slack sends an
+/// unacknowledged event again, so a crash before the store loses nothing.
+/// `None`: an event that is no turn, to acknowledge at once. A redelivery
+/// (`retry`: Slack's count, when it says) is a message already known by its
+/// channel and `ts`, answered once ([`Turn::run`]).
+fn take(
+    shared: &Arc<Shared>,
+    callback: SlackPushEventCallback,
+    retry: Option<&str>,
+) -> Option<Taken> {
+    let event_id = callback.event_id.0.clone();
+    match Turn::of(&shared.settings, callback) {
+        Some(turn) => {
+            tracing::debug!(event = %event_id, retry = ?retry, "Slack event taken");
+            let (stored, taken) = Stored::pair();
+            let (acked, answer) = oneshot::channel();
+            let shared = shared.clone();
+            tokio::spawn(async move { turn.run(&shared, stored, answer).await });
+            Some(Taken {
+                stored: taken,
+                acked,
+            })
+        }
+        None => {
+            tracing::debug!(event = %event_id, "Slack event ignored");
+            None
         }
     }
 }
@@ -285,6 +382,14 @@ pub fn verify_signature(
             }
             _ => "invalid Slack signature",
         })
+}
+
+/// A turn [`take`] started: told when its message is stored; its answer is
+/// posted only once `acked` is told (or dropped: the connection that would
+/// have carried the acknowledgement is gone, and Slack sends the event again).
+struct Taken {
+    stored: StoredWait,
+    acked: oneshot::Sender<()>,
 }
 
 /// One message to answer: the turn, and where its answer goes.
@@ -437,7 +542,7 @@ impl Turn {
 
     /// Run the turn and post its answer. A redelivery of a message already
     /// answered gets nothing: its answer was posted once.
-    async fn run(self, shared: &Shared, stored: Stored) {
+    async fn run(self, shared: &Shared, stored: Stored, acked: oneshot::Receiver<()>) {
         let Turn {
             inbound,
             channel,
@@ -460,6 +565,8 @@ impl Turn {
             .filter(|t| !t.trim().is_empty())
             .collect::<Vec<_>>()
             .join("\n\n");
+        // Never an answer to an event Slack has not been told was received.
+        let _ = acked.await;
         if let Err(e) = post(&shared.settings, &channel, thread_ts.as_deref(), &text).await {
             tracing::error!(error = %e, channel, "a Slack answer was not delivered (it is stored)");
         }

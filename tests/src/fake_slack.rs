@@ -3,20 +3,29 @@
 //! the Events API sends them, and a fake of the Web API's `chat.postMessage`
 //! that answers as Slack does (`{"ok":true,…}`, `invalid_auth`, 429 with
 //! `Retry-After` when scripted) and records what each post would show.
+//!
+//! For Socket Mode it also answers `apps.connections.open` (the app-level
+//! token checked as Slack checks it: `invalid_auth` otherwise) with the URL
+//! of a real websocket on the same port, one use per URL, that says `hello`
+//! and then sends the envelopes a test gives it, takes acknowledgements and
+//! records, in one order with the posts, what was sent, acknowledged and
+//! posted ([`Seen`]): a post made while an envelope was still unacknowledged
+//! says so.
 
-use axum::extract::State;
+use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use hmac::{Hmac, Mac};
 use serde_json::{json, Value};
 use sha2::Sha256;
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, Mutex as AsyncMutex};
+use tokio::sync::{mpsc, oneshot, Mutex as AsyncMutex};
 
 /// `X-Slack-Signature` for `body` sent at `timestamp` (Unix seconds).
 pub fn sign(secret: &str, timestamp: &str, body: &[u8]) -> String {
@@ -210,6 +219,102 @@ pub struct Answered {
     pub at: Instant,
 }
 
+/// What the fake saw, in the order it saw it, over the Web API and the
+/// Socket Mode connections together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seen {
+    /// `apps.connections.open` gave out the connection numbered so.
+    Opened(u32),
+    /// `apps.connections.open` refused the app-level token.
+    Refused,
+    /// An envelope sent over a connection.
+    Sent(String),
+    /// Its acknowledgement, received.
+    Acked(String),
+    /// A message posted (`chat.postMessage`, its `ts`), and the envelopes
+    /// sent but not yet acknowledged when it came.
+    Posted { ts: String, unacked: Vec<String> },
+}
+
+/// What a test has a connection do.
+enum Out {
+    Frame(String),
+    /// Drop the TCP connection, without a close frame (a network failure).
+    Drop,
+}
+
+/// One Socket Mode connection steward opened, as the test drives it.
+pub struct Connection {
+    /// Its number: 1 for the first `apps.connections.open`, and so on.
+    pub n: u32,
+    out: mpsc::UnboundedSender<Out>,
+    acks: AsyncMutex<mpsc::UnboundedReceiver<String>>,
+    ended: AsyncMutex<Option<oneshot::Receiver<()>>>,
+    state: Arc<FakeState>,
+}
+
+impl Connection {
+    /// Send `payload` (an event callback, as [`Workspace::dm`] makes) in an
+    /// `events_api` envelope; `retry_attempt` > 0 for a redelivery.
+    pub fn send_event(&self, envelope_id: &str, payload: Value, retry_attempt: u32) {
+        let envelope = json!({
+            "envelope_id": envelope_id,
+            "type": "events_api",
+            "payload": payload,
+            "accepts_response_payload": false,
+            "retry_attempt": retry_attempt,
+            "retry_reason": if retry_attempt > 0 { "timeout" } else { "" },
+        });
+        self.state.seen(Seen::Sent(envelope_id.into()));
+        self.state
+            .outstanding
+            .lock()
+            .expect("outstanding")
+            .insert(envelope_id.into());
+        let _ = self.out.send(Out::Frame(envelope.to_string()));
+    }
+
+    /// Send any frame as it is (a kind of envelope steward does not read).
+    pub fn send_raw(&self, frame: Value) {
+        let _ = self.out.send(Out::Frame(frame.to_string()));
+    }
+
+    /// Warn that Slack will close this connection, as it does before a
+    /// refresh (`refresh_requested`) and other planned closes.
+    pub fn disconnect(&self, reason: &str) {
+        let frame = json!({
+            "type": "disconnect",
+            "reason": reason,
+            "debug_info": {"host": "applink-fake"}
+        });
+        let _ = self.out.send(Out::Frame(frame.to_string()));
+    }
+
+    /// Drop the connection without a word, as a network failure does.
+    pub fn drop_connection(&self) {
+        let _ = self.out.send(Out::Drop);
+    }
+
+    /// The envelope id of the next acknowledgement on this connection.
+    pub async fn acked(&self) -> String {
+        let mut rx = self.acks.lock().await;
+        tokio::time::timeout(Duration::from_secs(60), rx.recv())
+            .await
+            .expect("no envelope was acknowledged")
+            .expect("the connection ended without an acknowledgement")
+    }
+
+    /// Waits until the connection has ended (steward closed it, or it was dropped).
+    pub async fn ended(&self) {
+        let Some(rx) = self.ended.lock().await.take() else {
+            return;
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(60), rx)
+            .await
+            .expect("the connection did not end");
+    }
+}
+
 struct FakeState {
     token: String,
     script: Mutex<VecDeque<Scripted>>,
@@ -217,20 +322,70 @@ struct FakeState {
     posted: Mutex<Vec<Posted>>,
     next_ts: AtomicU64,
     tx: mpsc::UnboundedSender<Posted>,
+    /// The app-level token `apps.connections.open` accepts.
+    app_token: Mutex<String>,
+    /// `ws://…` of this server.
+    ws_base: String,
+    connections: AtomicU32,
+    /// The connection numbers given out and not yet used.
+    tickets: Mutex<BTreeSet<u32>>,
+    seen: Mutex<Vec<Seen>>,
+    /// Envelopes sent and not yet acknowledged.
+    outstanding: Mutex<BTreeSet<String>>,
+    /// Each live connection's way to read what has already arrived.
+    syncs: Mutex<Vec<mpsc::UnboundedSender<oneshot::Sender<()>>>>,
+    opened_tx: mpsc::UnboundedSender<Connection>,
+    refused_tx: mpsc::UnboundedSender<()>,
 }
 
-/// Slack's Web API on 127.0.0.1 (`chat.postMessage`), for the bot token `token`.
+impl FakeState {
+    fn seen(&self, what: Seen) {
+        self.seen.lock().expect("seen").push(what);
+    }
+
+    /// Have every live connection read the acknowledgements already
+    /// received, so a post is judged against everything steward sent before it.
+    async fn read_pending_acks(&self) {
+        let syncs: Vec<_> = self.syncs.lock().expect("syncs").clone();
+        for sync in syncs {
+            let (tx, rx) = oneshot::channel();
+            if sync.send(tx).is_ok() {
+                let _ = rx.await;
+            }
+        }
+    }
+}
+
+/// Slack's Web API on 127.0.0.1 (`chat.postMessage`, `apps.connections.open`)
+/// for the bot token `token`, and its Socket Mode websocket.
 pub struct FakeSlack {
     /// The Web API root to configure (`slack.api_base`).
     pub api_base: String,
     state: Arc<FakeState>,
     received: AsyncMutex<mpsc::UnboundedReceiver<Posted>>,
+    opened: AsyncMutex<mpsc::UnboundedReceiver<Connection>>,
+    refused: AsyncMutex<mpsc::UnboundedReceiver<()>>,
     server: tokio::task::JoinHandle<()>,
 }
 
 impl FakeSlack {
     pub async fn start(token: &str, script: impl IntoIterator<Item = Scripted>) -> FakeSlack {
+        FakeSlack::start_with_app_token(token, "", script).await
+    }
+
+    /// A fake whose `apps.connections.open` accepts the app-level token `app_token`.
+    pub async fn start_with_app_token(
+        token: &str,
+        app_token: &str,
+        script: impl IntoIterator<Item = Scripted>,
+    ) -> FakeSlack {
         let (tx, rx) = mpsc::unbounded_channel();
+        let (opened_tx, opened) = mpsc::unbounded_channel();
+        let (refused_tx, refused) = mpsc::unbounded_channel();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind fake Slack");
+        let addr = listener.local_addr().expect("local addr");
         let state = Arc::new(FakeState {
             token: token.into(),
             script: Mutex::new(script.into_iter().collect()),
@@ -238,13 +393,20 @@ impl FakeSlack {
             posted: Mutex::new(Vec::new()),
             next_ts: AtomicU64::new(1_767_700_000_000_100),
             tx,
+            app_token: Mutex::new(app_token.into()),
+            ws_base: format!("ws://{addr}"),
+            connections: AtomicU32::new(0),
+            tickets: Mutex::new(BTreeSet::new()),
+            seen: Mutex::new(Vec::new()),
+            outstanding: Mutex::new(BTreeSet::new()),
+            syncs: Mutex::new(Vec::new()),
+            opened_tx,
+            refused_tx,
         });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind fake Slack");
-        let addr = listener.local_addr().expect("local addr");
         let app = Router::new()
             .route("/api/chat.postMessage", post(post_message))
+            .route("/api/apps.connections.open", post(connections_open))
+            .route("/link/", get(link))
             .fallback(unknown_method)
             .with_state(state.clone());
         let server = tokio::spawn(async move {
@@ -254,8 +416,38 @@ impl FakeSlack {
             api_base: format!("http://{addr}/api"),
             state,
             received: AsyncMutex::new(rx),
+            opened: AsyncMutex::new(opened),
+            refused: AsyncMutex::new(refused),
             server,
         }
+    }
+
+    /// The next Socket Mode connection steward opens, once `hello` was sent on it.
+    pub async fn connection(&self) -> Connection {
+        let mut rx = self.opened.lock().await;
+        tokio::time::timeout(Duration::from_secs(60), rx.recv())
+            .await
+            .expect("steward opened no Socket Mode connection")
+            .expect("fake Slack stopped")
+    }
+
+    /// Waits for the next `apps.connections.open` refused for its token.
+    pub async fn refused(&self) {
+        let mut rx = self.refused.lock().await;
+        tokio::time::timeout(Duration::from_secs(60), rx.recv())
+            .await
+            .expect("no app-level token was refused")
+            .expect("fake Slack stopped");
+    }
+
+    /// From now on `apps.connections.open` accepts `app_token` (and only it).
+    pub fn accept_app_token(&self, app_token: &str) {
+        *self.state.app_token.lock().expect("app token") = app_token.into();
+    }
+
+    /// Everything seen so far, in order.
+    pub fn seen(&self) -> Vec<Seen> {
+        self.state.seen.lock().expect("seen").clone()
     }
 
     /// Script more answers (after those not yet used).
@@ -311,16 +503,134 @@ async fn unknown_method(State(state): State<Arc<FakeState>>) -> Response {
     answer(&state, resp)
 }
 
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+}
+
+/// `apps.connections.open`: a one-use websocket URL for the app-level token.
+async fn connections_open(State(state): State<Arc<FakeState>>, headers: HeaderMap) -> Response {
+    let expected = state.app_token.lock().expect("app token").clone();
+    if expected.is_empty() || bearer(&headers) != Some(expected.as_str()) {
+        state.seen(Seen::Refused);
+        let _ = state.refused_tx.send(());
+        return answer(&state, not_ok("invalid_auth"));
+    }
+    let n = state.connections.fetch_add(1, Ordering::Relaxed) + 1;
+    state.tickets.lock().expect("tickets").insert(n);
+    state.seen(Seen::Opened(n));
+    let url = format!("{}/link/?ticket={n}&app_id=A0STEWARD", state.ws_base);
+    answer(
+        &state,
+        Json(json!({"ok": true, "url": url})).into_response(),
+    )
+}
+
+/// The websocket `apps.connections.open` pointed at: each URL opens once.
+async fn link(
+    State(state): State<Arc<FakeState>>,
+    Query(query): Query<HashMap<String, String>>,
+    ws: WebSocketUpgrade,
+) -> Response {
+    let ticket = query.get("ticket").and_then(|t| t.parse::<u32>().ok());
+    let Some(n) = ticket.filter(|n| state.tickets.lock().expect("tickets").remove(n)) else {
+        return (StatusCode::UNAUTHORIZED, "unknown or used connection URL").into_response();
+    };
+    ws.on_upgrade(move |socket| socket_session(socket, state, n))
+}
+
+/// One Socket Mode connection: `hello`, then the test's frames out and
+/// steward's acknowledgements in.
+async fn socket_session(mut socket: WebSocket, state: Arc<FakeState>, n: u32) {
+    let hello = json!({
+        "type": "hello",
+        "num_connections": 1,
+        "debug_info": {"host": "applink-fake", "build_number": 1, "approximate_connection_time": 18060},
+        "connection_info": {"app_id": "A0STEWARD"}
+    });
+    if socket
+        .send(WsMessage::Text(hello.to_string().into()))
+        .await
+        .is_err()
+    {
+        return;
+    }
+    let (out, mut out_rx) = mpsc::unbounded_channel();
+    let (ack_tx, acks) = mpsc::unbounded_channel();
+    let (ended_tx, ended) = oneshot::channel();
+    let (sync_tx, mut sync_rx) = mpsc::unbounded_channel::<oneshot::Sender<()>>();
+    state.syncs.lock().expect("syncs").push(sync_tx);
+    let _ = state.opened_tx.send(Connection {
+        n,
+        out,
+        acks: AsyncMutex::new(acks),
+        ended: AsyncMutex::new(Some(ended)),
+        state: state.clone(),
+    });
+    loop {
+        tokio::select! {
+            frame = out_rx.recv() => match frame {
+                Some(Out::Frame(text)) => {
+                    if socket.send(WsMessage::Text(text.into())).await.is_err() {
+                        break;
+                    }
+                }
+                Some(Out::Drop) | None => break,
+            },
+            incoming = socket.recv() => {
+                if !took(&state, &ack_tx, incoming) {
+                    break;
+                }
+            }
+            Some(done) = sync_rx.recv() => {
+                // What has already arrived is read now (a zero timeout polls once).
+                while let Ok(incoming) = tokio::time::timeout(Duration::ZERO, socket.recv()).await {
+                    if !took(&state, &ack_tx, incoming) {
+                        break;
+                    }
+                }
+                let _ = done.send(());
+            }
+        }
+    }
+    let _ = ended_tx.send(());
+}
+
+/// One frame from steward: an acknowledgement is recorded. `false` when the
+/// connection has ended.
+fn took(
+    state: &FakeState,
+    acks: &mpsc::UnboundedSender<String>,
+    incoming: Option<Result<WsMessage, axum::Error>>,
+) -> bool {
+    match incoming {
+        Some(Ok(WsMessage::Text(text))) => {
+            let frame: Value = serde_json::from_str(&text).unwrap_or_default();
+            match frame["envelope_id"].as_str() {
+                Some(id) => {
+                    state.seen(Seen::Acked(id.into()));
+                    state.outstanding.lock().expect("outstanding").remove(id);
+                    let _ = acks.send(id.into());
+                }
+                None => {
+                    eprintln!("FAKE SLACK: a Socket Mode frame that is no acknowledgement: {text}")
+                }
+            }
+            true
+        }
+        Some(Ok(WsMessage::Close(_))) | Some(Err(_)) | None => false,
+        Some(Ok(_)) => true,
+    }
+}
+
 async fn post_message(
     State(state): State<Arc<FakeState>>,
     headers: HeaderMap,
     body: String,
 ) -> Response {
-    let bearer = headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    if bearer != Some(state.token.as_str()) {
+    if bearer(&headers) != Some(state.token.as_str()) {
         return answer(&state, not_ok("invalid_auth"));
     }
     let json_body = headers
@@ -367,6 +677,18 @@ async fn post_message(
     if let Some(t) = &thread_ts {
         message["thread_ts"] = json!(t);
     }
+    state.read_pending_acks().await;
+    let unacked = state
+        .outstanding
+        .lock()
+        .expect("outstanding")
+        .iter()
+        .cloned()
+        .collect();
+    state.seen(Seen::Posted {
+        ts: ts.clone(),
+        unacked,
+    });
     let posted = Posted {
         channel: channel.into(),
         text: text.into(),

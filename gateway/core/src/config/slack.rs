@@ -1,6 +1,8 @@
-//! `[slack]`: the Slack channel's settings, and what a run may deliver to
-//! through `chat.postMessage` (`slack:<channel id>`). Its two secrets are
-//! never in the file: the section names the environment variables that hold them.
+//! `[slack]`: the Slack channel's settings — how its events arrive (the
+//! Events API over HTTP, or Socket Mode) — and what a run may deliver to
+//! through `chat.postMessage` (`slack:<channel id>`). Its secrets are never in
+//! the file: the section names the environment variables (or, for the
+//! app-level token, the file) that hold them.
 
 use crate::config::section::{Section, TargetForm};
 use serde::{Deserialize, Serialize};
@@ -8,16 +10,44 @@ use smart_default::SmartDefault;
 use std::collections::BTreeMap;
 use validator::Validate;
 
-/// The Slack channel (Events API over HTTP). Off unless `signing_secret_env` is set.
+/// How Slack's events reach steward (docs/channels.md, "Slack").
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SlackMode {
+    /// The Events API: Slack POSTs each event, signed, to `/slack/events`.
+    #[default]
+    Events,
+    /// Socket Mode: steward opens a websocket to Slack with the app-level
+    /// token; no public URL is needed.
+    Socket,
+}
+
+/// The Slack channel. Off unless `signing_secret_env` (Events API) or the
+/// app-level token (`mode = "socket"`) is set.
 #[derive(Debug, Clone, SmartDefault, Serialize, Deserialize, PartialEq, Validate)]
 #[serde(deny_unknown_fields, default)]
 pub struct SlackConfig {
+    /// How events arrive: `events` (HTTP, the default) or `socket`.
+    pub mode: SlackMode,
     /// NAME of the environment variable holding the app's signing secret
-    /// (Basic Information → App Credentials); the channel is on when it is set.
+    /// (Basic Information → App Credentials); with `mode = "events"`, the
+    /// channel is on when it is set.
     pub signing_secret_env: Option<String>,
     /// NAME of the environment variable holding the bot token (`xoxb-…`,
-    /// OAuth & Permissions); required with `signing_secret_env`.
+    /// OAuth & Permissions); required when the channel is on.
     pub bot_token_env: Option<String>,
+    /// NAME of the environment variable holding the app-level token
+    /// (`xapp-…`, Basic Information → App-Level Tokens, scope
+    /// `connections:write`); with `mode = "socket"`, the channel is on when
+    /// it (or `app_token_file`) is set.
+    pub app_token_env: Option<String>,
+    /// Path of a file holding the app-level token (a mounted secret), instead.
+    pub app_token_file: Option<String>,
+    /// Socket Mode: wait before reconnecting after a connection failed or
+    /// closed, doubling after each further failure (at most a minute).
+    #[default = 1000]
+    #[validate(range(min = 1, max = 60_000))]
+    pub reconnect_backoff_ms: u64,
     /// The Web API's root; a test points it at a fake.
     #[default(adapters::slack::SLACK_API.to_string())]
     pub api_base: String,
@@ -39,6 +69,75 @@ pub struct SlackConfig {
     #[default = 500]
     #[validate(range(min = 1, max = 60_000))]
     pub post_backoff_ms: u64,
+}
+
+impl SlackConfig {
+    /// Whether the channel is on: the Events API's signing secret, or the
+    /// app-level token in Socket Mode, is configured.
+    pub fn on(&self) -> bool {
+        match self.mode {
+            SlackMode::Events => self.signing_secret_env.is_some(),
+            SlackMode::Socket => self.app_token_env.is_some() || self.app_token_file.is_some(),
+        }
+    }
+
+    /// The secrets each mode needs, and none it would ignore.
+    fn check_mode(&self) -> Result<(), String> {
+        let bad = |key: &str, why: &str| Err(format!("slack.{key}: {why}"));
+        let app_token = self.app_token_env.is_some() || self.app_token_file.is_some();
+        match self.mode {
+            SlackMode::Events => {
+                if app_token {
+                    let key = if self.app_token_env.is_some() {
+                        "app_token_env"
+                    } else {
+                        "app_token_file"
+                    };
+                    return bad(
+                        key,
+                        "the app-level token is for Socket Mode: set slack.mode = \"socket\" too",
+                    );
+                }
+                match (&self.signing_secret_env, &self.bot_token_env) {
+                    (Some(_), None) => bad(
+                        "bot_token_env",
+                        "required with slack.signing_secret_env (the answers are posted with the bot token)",
+                    ),
+                    (None, Some(_)) => bad(
+                        "signing_secret_env",
+                        "required with slack.bot_token_env (the channel is on only when it is set)",
+                    ),
+                    _ => Ok(()),
+                }
+            }
+            SlackMode::Socket => {
+                if self.signing_secret_env.is_some() {
+                    // Slack sends no Request URL traffic to an app in Socket Mode.
+                    return bad(
+                        "signing_secret_env",
+                        "not used with slack.mode = \"socket\" (Socket Mode events are not signed): remove it",
+                    );
+                }
+                if self.app_token_env.is_some() && self.app_token_file.is_some() {
+                    return bad(
+                        "app_token_file",
+                        "set either slack.app_token_env or slack.app_token_file, not both",
+                    );
+                }
+                match (app_token, &self.bot_token_env) {
+                    (false, _) => bad(
+                        "app_token_env",
+                        "required with slack.mode = \"socket\" (or slack.app_token_file): the connection is opened with the app-level token (xapp-…)",
+                    ),
+                    (true, None) => bad(
+                        "bot_token_env",
+                        "required with slack.mode = \"socket\" (the answers are posted with the bot token)",
+                    ),
+                    (true, Some(_)) => Ok(()),
+                }
+            }
+        }
+    }
 }
 
 /// Whether `name` reads as the name of an environment variable.
@@ -67,6 +166,7 @@ impl Section for SlackConfig {
         for (key, name) in [
             ("signing_secret_env", &self.signing_secret_env),
             ("bot_token_env", &self.bot_token_env),
+            ("app_token_env", &self.app_token_env),
         ] {
             if name.as_deref().is_some_and(|n| !env_name(n)) {
                 return bad(
@@ -75,21 +175,14 @@ impl Section for SlackConfig {
                 );
             }
         }
-        match (&self.signing_secret_env, &self.bot_token_env) {
-            (Some(_), None) => {
-                return bad(
-                    "slack.bot_token_env".into(),
-                    "required with slack.signing_secret_env (the answers are posted with the bot token)",
-                )
-            }
-            (None, Some(_)) => {
-                return bad(
-                    "slack.signing_secret_env".into(),
-                    "required with slack.bot_token_env (the channel is on only when it is set)",
-                )
-            }
-            _ => {}
+        if self
+            .app_token_file
+            .as_deref()
+            .is_some_and(|p| p.trim().is_empty())
+        {
+            return bad("slack.app_token_file".into(), "must not be empty");
         }
+        self.check_mode()?;
         let base = self.api_base.trim();
         if !(base.starts_with("https://") || base.starts_with("http://")) {
             return bad("slack.api_base".into(), "not an http(s) URL");
@@ -123,11 +216,11 @@ impl Section for SlackConfig {
     }
 
     fn check_target(&self, target: &str, _channel: &str) -> Result<(), String> {
-        match self.signing_secret_env {
-            None => Err(format!(
-                "`{target}` needs the Slack channel (slack.signing_secret_env)"
-            )),
-            Some(_) => Ok(()),
+        if self.on() {
+            return Ok(());
         }
+        Err(format!(
+            "`{target}` needs the Slack channel (slack.signing_secret_env, or slack.app_token_env with slack.mode = \"socket\")"
+        ))
     }
 }

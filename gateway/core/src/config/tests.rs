@@ -274,7 +274,7 @@ fn delivery_targets_read_print_and_refuse_in_the_channels_words() {
     );
     assert_eq!(
         needs(&c, "slack:C0GENERAL"),
-        "`slack:C0GENERAL` needs the Slack channel (slack.signing_secret_env)"
+        "`slack:C0GENERAL` needs the Slack channel (slack.signing_secret_env, or slack.app_token_env with slack.mode = \"socket\")"
     );
     assert_eq!(
         needs(&c, "teams_bot:a:1xyz"),
@@ -314,4 +314,42 @@ fn delivery_targets_read_print_and_refuse_in_the_channels_words() {
 fn retired_setting_warns() {
     let c = Config::from_toml("[memory]\nquarantine_learned_facts = true").expect("accepted");
     assert!(c.warnings()[0].contains("retired"));
+}
+
+#[test]
+fn slack_socket_mode_needs_the_app_token_and_the_bot_token_and_no_signing_secret() {
+    let socket = |rest: &str| format!("[slack]\nmode = \"socket\"\n{rest}");
+    assert!(
+        refusal(&socket("bot_token_env = \"SLACK_BOT_TOKEN\""))
+            .contains("slack.app_token_env: required"),
+        "{}",
+        refusal(&socket("bot_token_env = \"SLACK_BOT_TOKEN\""))
+    );
+    assert!(refusal(&socket("app_token_env = \"SLACK_APP_TOKEN\""))
+        .contains("slack.bot_token_env: required with slack.mode = \"socket\""));
+    assert!(refusal(&socket(
+        "app_token_env = \"SLACK_APP_TOKEN\"\napp_token_file = \"/run/secrets/slack\"\nbot_token_env = \"B\""
+    ))
+    .contains("not both"));
+    assert!(refusal(&socket(
+        "app_token_env = \"A\"\nbot_token_env = \"B\"\nsigning_secret_env = \"S\""
+    ))
+    .contains("slack.signing_secret_env: not used with slack.mode = \"socket\""));
+    assert!(refusal(&socket(
+        "app_token_env = \"xapp-1-A0-secret\"\nbot_token_env = \"B\""
+    ))
+    .contains("slack.app_token_env: the NAME of an environment variable"));
+    // The app-level token without Socket Mode would be ignored: refused.
+    assert!(refusal(
+        "[slack]\nsigning_secret_env = \"S\"\nbot_token_env = \"B\"\napp_token_env = \"A\""
+    )
+    .contains("slack.app_token_env: the app-level token is for Socket Mode"));
+    assert!(refusal("[slack]\nmode = \"websocket\"").contains("mode"));
+    let on = Config::from_toml(&socket(
+        "app_token_file = \"/run/secrets/slack\"\nbot_token_env = \"B\"",
+    ))
+    .expect("a valid Socket Mode section");
+    assert!(on.slack.on());
+    assert_eq!(on.slack.mode, crate::config::slack::SlackMode::Socket);
+    assert!(!Config::default().slack.on());
 }
