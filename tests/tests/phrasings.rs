@@ -300,7 +300,11 @@ async fn a_reply_language_a_yes_and_a_question_are_read_in_every_added_language(
         let user = format!("3{i:02}");
         h.pair(&user, Role::User).await;
         let answered = h.dm(&user, s.question).await;
-        assert!(!answered.contains("Remember this?"), "{}: {answered}", s.question);
+        assert!(
+            !answered.contains("Remember this?"),
+            "{}: {answered}",
+            s.question
+        );
         let asked = h.dm(&user, s.said).await;
         assert_eq!(
             asked,
