@@ -35,7 +35,24 @@ pub(super) fn corrected_exchange(
         .iter()
         .rev()
         .find(|m| m.written_by() != MessageAuthor::Agent)?;
-    (task.written_by() == MessageAuthor::Person && task.sender.is_some()).then_some((task, answer))
+    (task.written_by() == MessageAuthor::Person && task.sender.is_some() && !states(&task.text))
+        .then_some((task, answer))
+}
+
+/// Whether a person's line told the assistant something rather than asked
+/// for something: an `@`-directive, or a statement the rules read as one to
+/// remember. The assistant's line after it is a receipt or a "Remember
+/// this?", not an answer, so the next line corrects nothing (an
+/// administrator's "going forward, laptop requests go through IT-REQ" said
+/// after a note is another note).
+fn states(text: &str) -> bool {
+    use crate::llm::offline;
+    let text = text.trim_start();
+    text.starts_with('@')
+        || (!offline::asks(text)
+            && offline::statements(text)
+                .iter()
+                .any(|c| offline::label(c).is_some()))
 }
 
 impl Skills {

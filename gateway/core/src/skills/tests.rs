@@ -208,4 +208,27 @@ fn only_a_persons_request_answered_just_before_is_corrected() {
     assert!(corrected_exchange(&unpaired).is_none());
     // The line before is not an answer.
     assert!(corrected_exchange(&asked[..1]).is_none());
+    // A statement kept or asked about was answered by its receipt or its
+    // "Remember this?": there is no answer to correct.
+    let said = |text: &str| {
+        let mut told = [line(1, "person", Some("u")), line(2, "agent", None)];
+        told[0].text = text.into();
+        told
+    };
+    for statement in [
+        "@notes: remote staff connect through vpn-gw2.corp.example.net",
+        "Just so everybody knows: the all-hands is in the Aurora room.",
+        "I prefer short answers.",
+    ] {
+        assert!(
+            corrected_exchange(&said(statement)).is_none(),
+            "{statement}"
+        );
+    }
+    for request in [
+        "Which VPN host do I use?",
+        "Draft the release notes for v2",
+    ] {
+        assert!(corrected_exchange(&said(request)).is_some(), "{request}");
+    }
 }
