@@ -154,6 +154,38 @@ impl Reply {
 #[error("{0}")]
 pub struct TurnFailed(pub String);
 
+/// Told once an inbound message is stored, or once its turn ended without
+/// storing it (a redelivery, a refusal, a failure): what a platform that
+/// acknowledges a message before it answers (Slack, the Teams bot) waits for.
+/// The platform sends an unacknowledged message again, so an acknowledgement
+/// that never runs ahead of the store loses nothing to a crash.
+#[derive(Debug)]
+pub struct Stored(tokio::sync::oneshot::Sender<()>);
+
+/// The acknowledging side of [`Stored`].
+#[derive(Debug)]
+pub struct StoredWait(tokio::sync::oneshot::Receiver<()>);
+
+impl Stored {
+    /// A signal and what waits for it.
+    pub fn pair() -> (Stored, StoredWait) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        (Stored(tx), StoredWait(rx))
+    }
+
+    /// The message is stored (dropping it says the turn ended without).
+    pub fn done(self) {
+        let _ = self.0.send(());
+    }
+}
+
+impl StoredWait {
+    /// Until the message is stored or its turn has ended.
+    pub async fn wait(self) {
+        let _ = self.0.await;
+    }
+}
+
 /// The turn loop, as an adapter sees it.
 #[async_trait::async_trait]
 pub trait TurnHandler: Send + Sync {
@@ -166,6 +198,19 @@ pub trait TurnHandler: Send + Sync {
     /// itself (Discord), which must not post it twice.
     async fn handle_new(&self, msg: Inbound) -> Result<Vec<Reply>, TurnFailed> {
         self.handle(msg).await
+    }
+
+    /// As [`TurnHandler::handle_new`], telling `stored` as soon as the
+    /// message is stored, before it is answered: for a platform that
+    /// acknowledges first and posts the answer after (Slack, the Teams bot).
+    async fn handle_new_acked(
+        &self,
+        msg: Inbound,
+        stored: Stored,
+    ) -> Result<Vec<Reply>, TurnFailed> {
+        let out = self.handle_new(msg).await;
+        stored.done();
+        out
     }
 }
 

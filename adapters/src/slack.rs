@@ -38,7 +38,7 @@ use crate::discord::split_message;
 use crate::retry::{
     self, retry_after, retryable_status, Failure, LongWait, RetryError, RetryPolicy,
 };
-use crate::{ConversationKind, Inbound, Reply, TurnHandler};
+use crate::{ConversationKind, Inbound, Reply, Stored, TurnHandler};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -237,10 +237,15 @@ async fn receive(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bo
             match Turn::of(settings, callback) {
                 Some(turn) => {
                     tracing::debug!(event = %event_id, retry = ?retry, "Slack event taken");
-                    // Acknowledged now; answered when the turn is done. A
-                    // dropped connection never cuts a turn short.
+                    // Acknowledged once the message is stored, answered when
+                    // the turn is done: Slack sends an unacknowledged event
+                    // again, so a crash before the store loses nothing. The
+                    // turn runs in its own task: a dropped connection never
+                    // cuts it short.
+                    let (stored, taken) = Stored::pair();
                     let shared = shared.clone();
-                    tokio::spawn(async move { turn.run(&shared).await });
+                    tokio::spawn(async move { turn.run(&shared, stored).await });
+                    taken.wait().await;
                 }
                 None => tracing::debug!(event = %event_id, "Slack event ignored"),
             }
@@ -432,14 +437,14 @@ impl Turn {
 
     /// Run the turn and post its answer. A redelivery of a message already
     /// answered gets nothing: its answer was posted once.
-    async fn run(self, shared: &Shared) {
+    async fn run(self, shared: &Shared, stored: Stored) {
         let Turn {
             inbound,
             channel,
             thread_ts,
         } = self;
         let addressed = inbound.mentioned;
-        let replies = match shared.handler.handle_new(inbound).await {
+        let replies = match shared.handler.handle_new_acked(inbound, stored).await {
             Ok(replies) => replies,
             Err(e) => {
                 tracing::error!(error = %e, "turn failed for a Slack message");

@@ -1,6 +1,14 @@
-//! Load benchmark: signed Microsoft Teams outgoing-webhook turns against a
-//! real `steward serve` (this build's binary, embedded defaults: the offline
-//! model, no model server) on a SQLite file seeded with 100k memory records.
+//! Load benchmark: signed Microsoft Teams outgoing-webhook turns (or, with
+//! `STEWARD_LOAD_CHANNEL=slack`, signed Slack Events API direct messages)
+//! against a real `steward serve` (this build's binary, embedded defaults:
+//! the offline model, no model server) on a SQLite file seeded with 100k
+//! memory records.
+//!
+//! Teams answers in the HTTP response, so an acknowledgement is an answered
+//! turn. Slack is acknowledged with an empty `200` once the message is
+//! stored, and answered afterwards through `chat.postMessage`: the benchmark
+//! serves a fake of that Web API call and counts the answers posted to it
+//! (answered turns) beside the acknowledgements.
 //!
 //! N keep-alive connections (one task each, on one thread) post signed
 //! activities — every one a distinct message id and text, from distinct paired
@@ -49,7 +57,7 @@ use sha2::Sha256;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitCode, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use steward::turn::IDENTITY_UNAVAILABLE;
@@ -59,6 +67,141 @@ const ORG: &str = "default";
 const AGENT: &str = "default";
 /// The security token Teams would show (base64 of 32 bytes).
 const TOKEN: &str = "c3Rld2FyZC1sb2FkLWJlbmNobWFyay1zZWNyZXQta2V5ISE=";
+/// The Slack app's signing secret and bot token the served steward is given.
+const SLACK_SECRET: &str = "steward-load-benchmark-slack-signing-secret";
+const SLACK_TOKEN: &str = "xoxb-load-benchmark";
+/// The Slack workspace every load user is in.
+const SLACK_TEAM: &str = "TLOAD";
+
+/// The platform the load speaks (`STEWARD_LOAD_CHANNEL`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Platform {
+    /// Signed outgoing-webhook activities, answered in the response.
+    Teams,
+    /// Signed Events API direct messages, answered through `chat.postMessage`.
+    Slack,
+}
+
+impl Platform {
+    fn from_env() -> Result<Platform, String> {
+        match std::env::var("STEWARD_LOAD_CHANNEL").as_deref() {
+            Err(_) | Ok("" | "teams") => Ok(Platform::Teams),
+            Ok("slack") => Ok(Platform::Slack),
+            Ok(other) => Err(format!(
+                "STEWARD_LOAD_CHANNEL={other}: `teams` (the default) or `slack`"
+            )),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Platform::Teams => "teams",
+            Platform::Slack => "slack",
+        }
+    }
+
+    /// User `u`'s stored id.
+    fn user_id(self, u: usize) -> String {
+        match self {
+            Platform::Teams => format!("teams:aad-load-{u}"),
+            Platform::Slack => format!("slack:{SLACK_TEAM}:U{u}"),
+        }
+    }
+
+    /// User `u`'s own conversation: a Teams channel thread, a Slack direct message.
+    fn conversation_of(self, u: usize) -> String {
+        match self {
+            Platform::Teams => format!("19:load@thread.tacv2;messageid={u}"),
+            Platform::Slack => format!("D{u}"),
+        }
+    }
+
+    /// User `u`'s message `text`, the `seq`th of worker `w` (each user is
+    /// one worker's), signed as the platform signs it.
+    fn request(
+        self,
+        addr: &str,
+        u: usize,
+        (w, seq): (usize, usize),
+        text: &str,
+    ) -> Result<hyper::Request<Full<Bytes>>, String> {
+        let request = hyper::Request::post(match self {
+            Platform::Teams => format!("http://{addr}/teams/{AGENT}"),
+            Platform::Slack => format!("http://{addr}/slack/events"),
+        })
+        .header("host", addr)
+        .header("content-type", "application/json");
+        let request = match self {
+            Platform::Teams => {
+                let body = activity(self, u, &format!("load-{w}-{seq}"), text);
+                let key = STANDARD.decode(TOKEN).map_err(|e| e.to_string())?;
+                request
+                    .header("authorization", sign(&key, &body))
+                    .body(Full::new(Bytes::from(body)))
+            }
+            Platform::Slack => {
+                let now = chrono::Utc::now().timestamp().to_string();
+                let body = slack_event(u, seq, text);
+                let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(SLACK_SECRET.as_bytes()) else {
+                    return Err("the Slack signing key".into());
+                };
+                mac.update(format!("v0:{now}:").as_bytes());
+                mac.update(&body);
+                request
+                    .header(
+                        "x-slack-signature",
+                        format!("v0={}", hex::encode(mac.finalize().into_bytes())),
+                    )
+                    .header("x-slack-request-timestamp", now)
+                    .body(Full::new(Bytes::from(body)))
+            }
+        };
+        request.map_err(|e| e.to_string())
+    }
+}
+
+/// A Slack Events API callback: user `u`'s direct message `text`, the
+/// `seq`th of its worker (a message is known by its channel and `ts`).
+fn slack_event(u: usize, seq: usize, text: &str) -> Vec<u8> {
+    let now = chrono::Utc::now().timestamp();
+    serde_json::to_vec(&serde_json::json!({
+        "token": "load", "team_id": SLACK_TEAM, "api_app_id": "ALOAD",
+        "type": "event_callback", "event_id": format!("EvLOAD{u}x{seq}"),
+        "event_time": now,
+        "authorizations": [{"team_id": SLACK_TEAM, "user_id": "UBOT", "is_bot": true}],
+        "event": {
+            "type": "message", "user": format!("U{u}"), "text": text,
+            "ts": format!("{now}.{:06}", seq % 1_000_000),
+            "channel": format!("D{u}"), "channel_type": "im",
+        }
+    }))
+    .unwrap_or_default()
+}
+
+/// A fake of Slack's Web API `chat.postMessage` on 127.0.0.1: the answers
+/// posted to it are counted (answered turns). Its base URL and the count.
+async fn fake_slack_api() -> Result<(String, Arc<AtomicUsize>), String> {
+    let posted = Arc::new(AtomicUsize::new(0));
+    let counted = posted.clone();
+    let app = axum::Router::new().route(
+        "/api/chat.postMessage",
+        axum::routing::post(move || {
+            let counted = counted.clone();
+            async move {
+                counted.fetch_add(1, Ordering::Relaxed);
+                axum::Json(serde_json::json!({"ok": true, "channel": "D0", "ts": "1.000001"}))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| e.to_string())?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Ok((format!("http://{addr}/api"), posted))
+}
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -102,16 +245,13 @@ fn note(i: usize) -> NewRecord {
     .source("bench")
 }
 
-fn user_id(u: usize) -> String {
-    format!("teams:aad-load-{u}")
-}
-
 /// The store the server will open: `records` notes (through the import path:
 /// dedupe and the subject rule), the common-token list, `users` paired users.
 /// With `keep`, a backup of it is written there (`Db::backup_to`: a copy of
 /// the file just after closing it was once found corrupt).
 async fn seed(
     store: &Store,
+    platform: Platform,
     records: usize,
     users: usize,
     keep: Option<&std::path::Path>,
@@ -131,7 +271,7 @@ async fn seed(
         pairing
             .add_user(
                 ORG,
-                &user_id(u),
+                &platform.user_id(u),
                 &format!("Load {u}"),
                 Role::User,
                 "bench",
@@ -152,8 +292,13 @@ async fn seed(
     kept
 }
 
-/// `steward serve` on `url` with the Teams webhook on; the child and its address.
-fn serve(dir: &std::path::Path, url: &str) -> Result<(Child, String), String> {
+/// `steward serve` on `url` with the Teams webhook on, and Slack when
+/// `slack_api` (the fake Web API's base) is given; the child and its address.
+fn serve(
+    dir: &std::path::Path,
+    url: &str,
+    slack_api: Option<&str>,
+) -> Result<(Child, String), String> {
     // Another build's binary, to compare two in one sitting.
     let bin = std::env::var("STEWARD_LOAD_BIN")
         .unwrap_or_else(|_| env!("CARGO_BIN_EXE_steward").to_string());
@@ -180,6 +325,13 @@ fn serve(dir: &std::path::Path, url: &str) -> Result<(Child, String), String> {
         if let Some(name) = k.strip_prefix("STEWARD_LOAD_SET_") {
             c.env(format!("STEWARD_{name}"), v);
         }
+    }
+    if let Some(api) = slack_api {
+        c.env("STEWARD_SLACK__SIGNING_SECRET_ENV", "LOAD_SLACK_SIGNING_SECRET")
+            .env("LOAD_SLACK_SIGNING_SECRET", SLACK_SECRET)
+            .env("STEWARD_SLACK__BOT_TOKEN_ENV", "LOAD_SLACK_BOT_TOKEN")
+            .env("LOAD_SLACK_BOT_TOKEN", SLACK_TOKEN)
+            .env("STEWARD_SLACK__API_BASE", api);
     }
     let mut child = c
         .arg("serve")
@@ -287,13 +439,8 @@ fn postgres_ticks() -> u64 {
     ticks
 }
 
-/// User `u`'s own channel thread.
-fn conversation_of(u: usize) -> String {
-    format!("19:load@thread.tacv2;messageid={u}")
-}
-
 /// A Teams `message` activity from user `u` in their own channel thread.
-fn activity(u: usize, id: &str, text: &str) -> Vec<u8> {
+fn activity(platform: Platform, u: usize, id: &str, text: &str) -> Vec<u8> {
     let aad = format!("aad-load-{u}");
     serde_json::to_vec(&serde_json::json!({
         "type": "message",
@@ -305,7 +452,7 @@ fn activity(u: usize, id: &str, text: &str) -> Vec<u8> {
         "conversation": {
             "isGroup": true,
             "conversationType": "channel",
-            "id": conversation_of(u),
+            "id": platform.conversation_of(u),
         },
         "textFormat": "plain",
         "text": format!("<at>steward</at> {text}"),
@@ -354,6 +501,7 @@ struct Until {
 /// One keep-alive connection sending until `stop`; worker `w` of `workers`
 /// speaks as the users `u ≡ w (mod workers)`.
 async fn worker(
+    platform: Platform,
     addr: String,
     w: usize,
     workers: usize,
@@ -363,9 +511,6 @@ async fn worker(
     stop: Until,
 ) -> Tally {
     let mut tally = Tally::default();
-    let Ok(key) = STANDARD.decode(TOKEN) else {
-        return tally;
-    };
     let Ok(stream) = tokio::net::TcpStream::connect(&addr).await else {
         return tally;
     };
@@ -387,14 +532,7 @@ async fn worker(
         let (a, b) = subject_words(rng as usize % records.max(1));
         let marker = format!("load {w}x{seq}");
         let text = format!("Produce the {a} {b} report ({marker})");
-        let body = activity(u, &format!("load-{w}-{seq}"), &text);
-        let auth = sign(&key, &body);
-        let Ok(req) = hyper::Request::post(format!("http://{addr}/teams/{AGENT}"))
-            .header("host", &addr)
-            .header("content-type", "application/json")
-            .header("authorization", auth)
-            .body(Full::new(Bytes::from(body)))
-        else {
+        let Ok(req) = platform.request(&addr, u, (w, seq), &text) else {
             break;
         };
         let started = Instant::now();
@@ -411,6 +549,7 @@ async fn worker(
             continue;
         }
         let body = body.to_bytes();
+        // Slack's acknowledgement is empty: its answer is posted after.
         let reply: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
         let said = reply["text"].as_str().unwrap_or_default();
         if said == IDENTITY_UNAVAILABLE {
@@ -566,6 +705,7 @@ async fn run() -> Result<bool, String> {
         "STEWARD_LOAD_SECONDS",
         if turns.is_some() { 3600 } else { 60 },
     );
+    let platform = Platform::from_env()?;
     let connections = env_or("STEWARD_LOAD_CONNECTIONS", 32).max(1);
     let records = env_or("STEWARD_LOAD_RECORDS", 100_000);
     let users = env_or("STEWARD_LOAD_USERS", 1024).max(connections);
@@ -587,17 +727,28 @@ async fn run() -> Result<bool, String> {
             std::fs::copy(path, &file)
                 .map_err(|e| format!("copy {} to {}: {e}", path.display(), file.display()))?;
         }
-        (Store::Sqlite { .. }, _) => seed(&store, records, users, kept.as_deref()).await?,
-        (Store::Postgres { .. }, _) => seed(&store, records, users, None).await?,
+        (Store::Sqlite { .. }, _) => {
+            seed(&store, platform, records, users, kept.as_deref()).await?
+        }
+        (Store::Postgres { .. }, _) => seed(&store, platform, records, users, None).await?,
     }
     let postgres = matches!(store, Store::Postgres { .. });
 
-    let (mut server, addr) = serve(dir.path(), &url)?;
+    let slack_api = match platform {
+        Platform::Slack => Some(fake_slack_api().await?),
+        Platform::Teams => None,
+    };
+    let (mut server, addr) = serve(
+        dir.path(),
+        &url,
+        slack_api.as_ref().map(|(base, _)| base.as_str()),
+    )?;
     let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
     let workers: Vec<_> = (0..connections)
         .map(|w| {
             tokio::spawn(worker(
+                platform,
                 addr.clone(),
                 w,
                 connections,
@@ -640,6 +791,11 @@ async fn run() -> Result<bool, String> {
         .zip(usage_before)
         .map(|(after, before)| after.since(before));
     let postgres_used = postgres_before.map(|before| postgres_ticks().saturating_sub(before));
+    // Slack: the answers posted so far (the rest of the acknowledged turns
+    // are still being answered when the server is killed).
+    let answered = slack_api
+        .as_ref()
+        .map(|(_, posted)| posted.load(Ordering::Relaxed));
     // Killed mid-load: whatever was acknowledged must already be stored.
     stop.store(true, Ordering::Relaxed);
     let window = started.elapsed();
@@ -694,7 +850,7 @@ async fn run() -> Result<bool, String> {
     let mut missing = Vec::new();
     for (u, markers) in &by_user {
         // Where a reader finds them: the live history, else an archive.
-        let conversation = conversation_of(*u);
+        let conversation = platform.conversation_of(*u);
         let mut lines = db
             .conversations()
             .history(ORG, AGENT, &conversation)
@@ -728,7 +884,8 @@ async fn run() -> Result<bool, String> {
     let n = all.acked.len();
     let secs = window.as_secs_f64();
     println!(
-        "teams_load: {connections} connections, {users} users, {records} records, {secs:.1} s, {}",
+        "teams_load: {} turns, {connections} connections, {users} users, {records} records, {secs:.1} s, {}",
+        platform.name(),
         if postgres { "PostgreSQL" } else { "SQLite" }
     );
     println!(
@@ -739,6 +896,12 @@ async fn run() -> Result<bool, String> {
         all.unavailable,
         all.failed
     );
+    if let Some(answered) = answered {
+        println!(
+            "answered turns (posted with chat.postMessage before the kill): {answered} ({:.0}/s)",
+            answered as f64 / secs
+        );
+    }
     println!(
         "latency ms: p50 {:.2}  p95 {:.2}  p99 {:.2}  max {:.2}",
         percentile(&all.latencies_us, 0.50),

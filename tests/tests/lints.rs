@@ -117,3 +117,115 @@ fn the_exception_check_catches_an_allow_without_a_reason() {
                 //! a module doc is no reason\n#[allow(clippy::too_many_lines)]\nfn b() {}";
     assert_eq!(unexplained_allows(text), [2, 9]);
 }
+
+// --- files a reader can hold ----------------------------------------------------
+
+/// Production lines a source file may hold: past this it is split into a
+/// folder of modules, each named for what it does (issue 47).
+const PRODUCTION_LINES: usize = 800;
+
+/// Lines a test file may hold (tests are read a test at a time, but a file
+/// past this is split by what its tests test).
+const TEST_FILE_LINES: usize = 1_200;
+
+/// Files allowed past their limit, each with its reason. None today: a file
+/// added here says why it cannot be split.
+const TOO_LONG_ALLOWED: &[(&str, &str)] = &[];
+
+/// The lines of `text` outside its `#[cfg(test)]` modules (`mod tests { … }`
+/// as rustfmt lays it out: the module closes on a `}` at its own indentation).
+fn production_lines(text: &str) -> usize {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut counted = 0;
+    let mut i = 0;
+    while i < lines.len() {
+        let opens_test_module = lines[i].trim() == "#[cfg(test)]"
+            && lines.get(i + 1).is_some_and(|next| {
+                let t = next.trim_start();
+                let t = t.strip_prefix("pub ").unwrap_or(t);
+                t.starts_with("mod ") && t.ends_with('{')
+            });
+        if opens_test_module {
+            let open = lines[i + 1];
+            let close = format!("{}}}", &open[..open.len() - open.trim_start().len()]);
+            i += 2;
+            while i < lines.len() && lines[i] != close {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        counted += 1;
+        i += 1;
+    }
+    counted
+}
+
+/// Whether `rel` (a path from the workspace root, `/`-separated) holds test
+/// or bench code: a `tests.rs`, a file under a `tests/` or `benches/`
+/// directory (benches are harnesses, never shipped).
+fn is_test_file(rel: &str) -> bool {
+    let parts: Vec<&str> = rel.split('/').collect();
+    parts.last() == Some(&"tests.rs")
+        || parts[..parts.len() - 1]
+            .iter()
+            .any(|d| *d == "tests" || *d == "benches")
+}
+
+/// The files of `root` past their limit: `(path, lines, limit)`.
+fn too_long(root: &Path) -> Vec<(String, usize, usize)> {
+    let mut files = Vec::new();
+    for member in members(root) {
+        rust_files(&root.join(member), &mut files);
+    }
+    files.sort();
+    files.dedup();
+    let mut found = Vec::new();
+    for file in files {
+        let rel = file
+            .strip_prefix(root)
+            .expect("a member lives in the workspace")
+            .to_string_lossy()
+            .replace('\\', "/");
+        let text = fs::read_to_string(&file).expect("a source file");
+        let (lines, limit) = if is_test_file(&rel) {
+            (text.lines().count(), TEST_FILE_LINES)
+        } else {
+            (production_lines(&text), PRODUCTION_LINES)
+        };
+        if lines > limit && !TOO_LONG_ALLOWED.iter().any(|(f, _)| *f == rel) {
+            found.push((rel, lines, limit));
+        }
+    }
+    found
+}
+
+#[test]
+fn no_source_file_holds_more_than_800_production_lines_nor_a_test_file_more_than_1200() {
+    let root = workspace_root();
+    let found = too_long(&root);
+    assert!(
+        found.is_empty(),
+        "split these files by what they do (path, lines, limit): {found:#?}"
+    );
+    for (file, reason) in TOO_LONG_ALLOWED {
+        assert!(
+            root.join(file).exists(),
+            "{file} is allowed long ({reason}) but is gone"
+        );
+    }
+}
+
+#[test]
+fn the_length_check_counts_production_lines_and_knows_test_files() {
+    let text = "//! a module\nfn a() {}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    \
+                mod inner {\n    }\n\n    #[test]\n    fn t() {}\n}\n\nfn b() {}\n\
+                #[cfg(test)]\nmod more;\n";
+    // Counted: the module doc, `a`, two blanks, `b`, and `#[cfg(test)] mod more;`.
+    assert_eq!(production_lines(text), 7);
+    assert!(is_test_file("gateway/core/src/context/tests.rs"));
+    assert!(is_test_file("tests/tests/mcp_tools/main.rs"));
+    assert!(is_test_file("gateway/benches/teams_load.rs"));
+    assert!(!is_test_file("gateway/core/src/llm/offline/mod.rs"));
+    assert!(!is_test_file("gateway/core/src/tests_support.rs"));
+}

@@ -172,3 +172,66 @@ fn timestamps_and_conversations_read_back() {
     assert_eq!(parse_conversation("C1:x"), None);
     assert_eq!(parse_conversation(""), None);
 }
+
+/// A turn loop that stops before storing its message until the test lets it.
+struct StoresWhenLet {
+    reached: std::sync::Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+    gate: tokio::sync::Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
+}
+
+#[async_trait::async_trait]
+impl TurnHandler for StoresWhenLet {
+    async fn handle(&self, _: Inbound) -> Result<Vec<Reply>, crate::TurnFailed> {
+        Ok(Vec::new())
+    }
+
+    async fn handle_new_acked(
+        &self,
+        _: Inbound,
+        stored: Stored,
+    ) -> Result<Vec<Reply>, crate::TurnFailed> {
+        if let Some(reached) = self.reached.lock().unwrap().take() {
+            let _ = reached.send(());
+        }
+        if let Some(gate) = self.gate.lock().await.take() {
+            let _ = gate.await;
+        }
+        stored.done();
+        Ok(Vec::new())
+    }
+}
+
+#[tokio::test]
+async fn an_event_is_acknowledged_only_once_its_message_is_stored() {
+    use tower::ServiceExt;
+    let (reached_tx, reached) = tokio::sync::oneshot::channel();
+    let (let_store, gate) = tokio::sync::oneshot::channel();
+    let handler = Arc::new(StoresWhenLet {
+        reached: std::sync::Mutex::new(Some(reached_tx)),
+        gate: tokio::sync::Mutex::new(Some(gate)),
+    });
+    let settings = SlackSettings::new("secret", "xoxb-t", "http://127.0.0.1:9").unwrap();
+    let app: Router = router(settings, handler);
+    let body = serde_json::to_vec(&json!({
+        "token": "t", "team_id": "T1", "api_app_id": "A1", "type": "event_callback",
+        "event_id": "Ev1", "event_time": 1_767_603_600,
+        "authorizations": [{"team_id": "T1", "user_id": "UBOT", "is_bot": true}],
+        "event": {"type": "message", "user": "U1", "text": "hello", "ts": "1767603600.000100",
+            "channel": "D1", "channel_type": "im"}
+    }))
+    .unwrap();
+    let mut request = axum::http::Request::post(EVENTS_PATH)
+        .body(Body::from(body.clone()))
+        .unwrap();
+    *request.headers_mut() = signed("secret", &Utc::now().timestamp().to_string(), &body);
+    let mut ack = Box::pin(app.oneshot(request));
+    // The turn has begun and not stored its message: no acknowledgement yet
+    // (Slack would not send the event again, and a crash now would lose it).
+    tokio::select! {
+        biased;
+        _ = &mut ack => panic!("acknowledged before its message was stored"),
+        _ = reached => {}
+    }
+    let_store.send(()).unwrap();
+    assert_eq!(ack.await.unwrap().status(), StatusCode::OK);
+}

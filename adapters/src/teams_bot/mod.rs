@@ -31,7 +31,7 @@ pub mod connector;
 
 use crate::discord::split_message;
 use crate::teams::{channel_of, clean_text};
-use crate::{ConversationKind, Inbound, Reply, TurnHandler};
+use crate::{ConversationKind, Inbound, Reply, Stored, TurnHandler};
 use auth::{TokenRefusal, TokenRules, TokenValidator, Verified};
 use axum::body::Body;
 use axum::extract::State;
@@ -461,10 +461,14 @@ async fn receive(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bo
             bot.keep(&org, &address).await;
             match Turn::of(&bot.settings, org, address, activity) {
                 Some(turn) => {
-                    // Acknowledged now; answered when the turn is done. A
-                    // dropped connection never cuts a turn short.
+                    // Acknowledged once the message is stored, answered when
+                    // the turn is done: a crash never leaves an acknowledged
+                    // activity unstored. The turn runs in its own task: a
+                    // dropped connection never cuts it short.
+                    let (stored, taken) = Stored::pair();
                     let shared = shared.clone();
-                    tokio::spawn(async move { turn.run(&shared).await });
+                    tokio::spawn(async move { turn.run(&shared, stored).await });
+                    taken.wait().await;
                 }
                 None => tracing::debug!("a Teams message with nothing to answer; ignored"),
             }
@@ -680,7 +684,7 @@ impl Turn {
 
     /// Run the turn, typing meanwhile, and post its answer. A redelivery of
     /// a message already answered gets nothing: its answer was posted once.
-    async fn run(self, shared: &Shared) {
+    async fn run(self, shared: &Shared, stored: Stored) {
         let Turn {
             inbound,
             address,
@@ -702,7 +706,7 @@ impl Turn {
                 }
             })
         });
-        let replies = match shared.handler.handle_new(inbound).await {
+        let replies = match shared.handler.handle_new_acked(inbound, stored).await {
             Ok(replies) => replies,
             Err(e) => {
                 tracing::error!(error = %e, "turn failed for a Teams bot message");

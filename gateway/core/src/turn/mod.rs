@@ -38,7 +38,7 @@ use crate::lifecycle::Lifecycle;
 use crate::llm::Responder;
 use crate::metrics::Metrics;
 use crate::skills::Skills;
-use adapters::{ConversationKind, Inbound, Reply, TurnFailed, TurnHandler};
+use adapters::{ConversationKind, Inbound, Reply, Stored, TurnFailed, TurnHandler};
 use memory::skill::SkillRevision;
 use memory::store::{ConversationView, NewMessage};
 use memory::{Db, MessageAuthor, Principal, SystemPrincipal};
@@ -160,6 +160,8 @@ struct RunParts<'a> {
     stored: Option<i64>,
     /// What the turn's first read told of the speaker.
     known: Option<Known>,
+    /// Told once the message is stored (a platform acknowledges it then).
+    on_stored: Option<Stored>,
 }
 
 impl Turn<'_> {
@@ -248,7 +250,15 @@ impl TurnHandler for TurnLoop {
     }
 
     async fn handle_new(&self, msg: Inbound) -> std::result::Result<Vec<Reply>, TurnFailed> {
-        match TurnLoop::take(self, &msg).await {
+        self.handle_new_acked(msg, Stored::pair().0).await
+    }
+
+    async fn handle_new_acked(
+        &self,
+        msg: Inbound,
+        stored: Stored,
+    ) -> std::result::Result<Vec<Reply>, TurnFailed> {
+        match TurnLoop::take_acked(self, &msg, Some(stored)).await {
             Ok(Outcome::Again(_)) => Ok(Vec::new()),
             Ok(outcome) => Ok(outcome.into_replies()),
             Err(e) => {
@@ -272,8 +282,14 @@ impl TurnLoop {
     /// Run one inbound message through the loop: what became of it. Its
     /// latency is counted by channel.
     pub async fn take(&self, msg: &Inbound) -> Result<Outcome> {
+        self.take_acked(msg, None).await
+    }
+
+    /// [`TurnLoop::take`], telling `on_stored` once the message is stored
+    /// (step 5), or dropping it when the turn ends without storing it.
+    async fn take_acked(&self, msg: &Inbound, on_stored: Option<Stored>) -> Result<Outcome> {
         let started = std::time::Instant::now();
-        let out = self.take_message(msg).await;
+        let out = self.take_message(msg, on_stored).await;
         self.parts.metrics.turn(&msg.channel, started.elapsed());
         out
     }
@@ -284,7 +300,7 @@ impl TurnLoop {
         self.take(msg).await.map(Outcome::into_replies)
     }
 
-    async fn take_message(&self, msg: &Inbound) -> Result<Outcome> {
+    async fn take_message(&self, msg: &Inbound, on_stored: Option<Stored>) -> Result<Outcome> {
         // 1. Text and ids as every database stores them alike (no NUL).
         let normalised = msg.normalised();
         let msg = normalised.as_ref().unwrap_or(msg);
@@ -351,6 +367,7 @@ impl TurnLoop {
                     procedure: None,
                     stored,
                     known: first_read,
+                    on_stored,
                 },
             ),
         )
@@ -377,6 +394,7 @@ impl TurnLoop {
             procedure,
             stored: None,
             known: None,
+            on_stored: None,
         };
         crate::llm::budget::per_turn(
             self.parts.cfg.llm.turn_token_budget,
@@ -401,6 +419,7 @@ impl TurnLoop {
             procedure,
             stored,
             known,
+            on_stored,
         } = parts;
         // 5. Store with the sender id and the role it was sent with, and spend
         // its id in the same transaction (a racing redelivery stores nothing).
@@ -412,6 +431,9 @@ impl TurnLoop {
                 None => return Ok(Outcome::refused(Refused::InProgress)),
             },
         };
+        if let Some(stored) = on_stored {
+            stored.done();
+        }
         if msg.kind == ConversationKind::Group
             && self.parts.cfg.turn.require_mention
             && !msg.mentioned

@@ -1,0 +1,172 @@
+//! Grounding an answer in memory: values the notes given do not hold are not
+//! shown as theirs.
+
+use super::*;
+
+/// How [`grounded`] opens the line with a note's own text, in English (the
+/// reply language's own is `prompts::answers`' "memory says"). A model's line
+/// opening so, in any of those languages, is an imitation (copied from an
+/// earlier reply it was shown), and [`scrub_answer`] drops it: only steward
+/// says what memory says.
+pub const MEMORY_SAYS: &str = "Memory says:";
+
+/// Words of the message a record must hold before [`grounded`] shows it.
+pub const GROUNDING_MIN_HITS: i64 = 2;
+
+/// `answer` checked against the note the message is about: the one record of
+/// `best` (the records that answer the message best) whose values (a word
+/// holding a digit, `.`, `_` or `#`: a host, an amount, a table, a time; or a
+/// day of the week) the answer shows none of. A small model paraphrases a
+/// note ("a reviewer" for "a second reviewer … before 15:00"): the note
+/// follows on a line opened by `memory_says` (the reply language's "Memory
+/// says:"). Where the answer says something else instead — a value of its
+/// own, another day, or a yes or no about a value the note does not hold
+/// ("No, claims of 900 EUR need no approval" under "over 500 EUR need
+/// approval") — it contradicts the note or judges it, and is not shown: the
+/// note is, so a citation never sits under the wrong value. A value the `message` itself holds answers nothing ("What does
+/// SEV2 mean?" answered "SEV2 means an outage" leaves out "within 15
+/// minutes"). Two or more notes left out: which one the message is about is
+/// unknown, and none is shown (a third, unrelated note helps nobody). In a
+/// group thread personal records are never shown.
+pub fn grounded(
+    answer: String,
+    read: &Reading<'_>,
+    best: &[&Retrieved],
+    shared: bool,
+    memory_says: &str,
+) -> String {
+    grounded_given(answer, read, best, shared, memory_says, &[])
+}
+
+/// [`grounded`], where the turn also gave the model `given` texts: what an
+/// external tool answered this turn (docs/tools.md). A value from one is
+/// the tool's, as a tied note's is that note's: not the model's invention.
+pub fn grounded_given(
+    answer: String,
+    read: &Reading<'_>,
+    best: &[&Retrieved],
+    shared: bool,
+    memory_says: &str,
+    given: &[String],
+) -> String {
+    let said = memory::grounding::content_words(&answer);
+    let asked = read.asked();
+    let value = |w: &String| is_value(w) && !asked.contains(w);
+    let (said_days, asked_days) = (days_named(&said), days_named(asked));
+    let left_out: Vec<&Retrieved> = best
+        .iter()
+        .copied()
+        // One shared word ("Deploy reminders help me") is a neighbour, not the answer.
+        .filter(|r| r.hits >= GROUNDING_MIN_HITS)
+        .filter(|r| !(shared && r.record.scope.is_personal()))
+        .filter(|r| {
+            let words = read.words_of(r);
+            let values: Vec<&String> = words.iter().filter(|w| value(w)).collect();
+            // A day is a value in any language: a small model translating
+            // "every Friday" into Portuguese wrote "todos os fins de semana".
+            let days: Vec<Weekday> = days_named(&words)
+                .into_iter()
+                .filter(|d| !asked_days.contains(d))
+                .collect();
+            (!values.is_empty() && !values.iter().any(|v| said.contains(*v)))
+                || (!days.is_empty() && !days.iter().any(|d| said_days.contains(d)))
+        })
+        .filter(|r| !answer.contains(sanitize(&r.record.content).as_str()))
+        .collect();
+    let [note] = left_out.as_slice() else {
+        return answer;
+    };
+    let text = sanitize(&note.record.content);
+    // An answer that is part of the note it left out says nothing the note
+    // does not: the note alone, said once.
+    let part = normalised(answer.trim().trim_end_matches('.'));
+    if !part.is_empty() && normalised(&text).contains(&part) {
+        return text;
+    }
+    let words = memory::grounding::content_words(&text);
+    // A value from another note that answers the message as well (a tie) is
+    // that note's answer, not the model's invention: the note follows it.
+    let neighbours: Vec<String> = best
+        .iter()
+        .filter(|r| r.record.id != note.record.id)
+        .flat_map(|r| read.words_of(r).into_owned())
+        .chain(
+            given
+                .iter()
+                .flat_map(|g| memory::grounding::content_words(g)),
+        )
+        .collect();
+    let own_value = said
+        .iter()
+        .any(|w| value(w) && !words.contains(w) && !neighbours.contains(w));
+    let note_days = days_named(&words);
+    let other_day = said_days
+        .iter()
+        .any(|d| !asked_days.contains(d) && !note_days.contains(d));
+    // A yes or no about a value the note does not hold ("900 EUR" under
+    // "over 500 EUR") is the model's own comparison: a small one gets it
+    // wrong, and the note says it plainly. A yes or no about the note's own
+    // words ("Yes, deploys need a reviewer") stands, with the note under it.
+    let about_another_value = asked.iter().any(|w| is_value(w) && !words.contains(w));
+    let judged = about_another_value && prompts::answers::opens_with(&answer).is_some();
+    if own_value || other_day || judged {
+        return format!("{memory_says} {text}");
+    }
+    format!("{answer}\n{memory_says} {text}")
+}
+
+/// `answer` without the sentences that state a value (a host, a channel, an
+/// amount, a time: see [`is_value`]) of a note `given` whole to the model
+/// when the search for the `message` found no record at all (`found`: none
+/// sharing a word with it, none near it in meaning): the message is about
+/// none of them, and a small model that names the nearest note's channel
+/// for a question no note covers ("Where does the coffee machine request
+/// go?" answered "#facilities" from "Printer problems go to #facilities")
+/// states an unrelated note as the answer. Empty when nothing else is left:
+/// the rules answer then. A record the model's own `memory_search` returned
+/// (`searched`) is evidence it looked up, and stays.
+pub fn without_unrelated_values(
+    answer: String,
+    read: &Reading<'_>,
+    found: &[Retrieved],
+    searched: &[i64],
+    given: &[Retrieved],
+) -> String {
+    if found.iter().any(|r| r.hits > 0 || r.similarity.is_some()) {
+        return answer;
+    }
+    // A search in the notes' words finds nothing for a message in another
+    // language ("Até quanto posso gastar sem aprovação?" about an English
+    // note): no evidence that it is about none of them.
+    if written_apart(read.message(), given) {
+        return answer;
+    }
+    let asked = read.asked();
+    let noted: Vec<String> = given
+        .iter()
+        .filter(|r| !searched.contains(&r.record.id))
+        .flat_map(|r| read.words_of(r).into_owned())
+        .filter(|w| is_value(w) && !asked.contains(w))
+        .collect();
+    if noted.is_empty() {
+        return answer;
+    }
+    let states_a_note = |sentence: &str| {
+        memory::grounding::content_words(sentence)
+            .iter()
+            .any(|w| noted.contains(w))
+    };
+    let kept: Vec<String> = answer
+        .lines()
+        .map(|line| {
+            sentences(line)
+                .into_iter()
+                .filter(|s| !states_a_note(s))
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    kept.join("\n")
+}

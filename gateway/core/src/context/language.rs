@@ -1,0 +1,83 @@
+//! Language in the reply checks: messages written apart from the notes, the
+//! days of the week named.
+
+use super::*;
+
+/// Whether `message` is written in another language than the notes `given`
+/// read as (`whatlang`). A short message is rarely detected reliably; one
+/// with letters outside ASCII ("İzin talebimi hangi adrese göndermem
+/// gerekiyor?") is taken at the detector's best guess, an ASCII one only
+/// when reliable (short English questions are guessed as anything).
+pub(super) fn written_apart(message: &str, given: &[Retrieved]) -> bool {
+    let accented = message
+        .chars()
+        .any(|c| c.is_alphabetic() && !c.is_ascii_alphabetic());
+    let Some(asked) = whatlang::detect(message).filter(|i| accented || i.is_reliable()) else {
+        return false;
+    };
+    let notes: String = given
+        .iter()
+        .map(|r| r.record.content.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    whatlang::detect(&notes).is_some_and(|noted| noted.lang() != asked.lang())
+}
+
+/// The days of the week `words` name, in English, Portuguese, Spanish,
+/// French, German, Italian or Dutch ("sexta-feira", "Fridays" and "viernes"
+/// all name Friday).
+pub(super) fn days_named(words: &[String]) -> Vec<Weekday> {
+    /// Each name with the day it names and its place in the table (the
+    /// first name a word starts with names its day), and the longest name.
+    struct Names {
+        days: HashMap<String, (usize, Weekday)>,
+        longest: usize,
+    }
+    static NAMES: OnceLock<Names> = OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        use chrono::{Locale, NaiveDate};
+        let locales = [
+            Locale::en_US,
+            Locale::pt_PT,
+            Locale::pt_BR,
+            Locale::es_ES,
+            Locale::fr_FR,
+            Locale::de_DE,
+            Locale::it_IT,
+            Locale::nl_NL,
+        ];
+        // 2024-01-01 was a Monday: a week of dates gives each day's name.
+        let week = NaiveDate::from_ymd_opt(2024, 1, 1)
+            .into_iter()
+            .flat_map(|monday| monday.iter_days().take(7));
+        let mut days = HashMap::new();
+        for (at, day, name) in week
+            .flat_map(|day| {
+                locales.iter().map(move |l| {
+                    let name = day.format_localized("%A", *l).to_string().to_lowercase();
+                    // "segunda-feira" is said "segunda" too.
+                    let short = name.split('-').next().unwrap_or_default().to_string();
+                    (day.weekday(), short)
+                })
+            })
+            .enumerate()
+            .map(|(at, (day, name))| (at, day, name))
+        {
+            days.entry(name).or_insert((at, day));
+        }
+        let longest = days.keys().map(String::len).max().unwrap_or(0);
+        Names { days, longest }
+    });
+    // Each word's starts looked up, not every name compared with each word.
+    words
+        .iter()
+        .filter_map(|w| {
+            w.char_indices()
+                .map(|(i, c)| i + c.len_utf8())
+                .take_while(|&end| end <= names.longest)
+                .filter_map(|end| names.days.get(&w[..end]))
+                .min_by_key(|(at, _)| *at)
+        })
+        .map(|(_, d)| *d)
+        .collect()
+}

@@ -1,0 +1,121 @@
+//! What the rules make of a message: its statements, each clause classified and
+//! labelled as a candidate.
+
+use super::*;
+
+/// A personal item (said about the speaker).
+pub(super) fn personal_item(kind: &str, subject: impl Into<String>, content: String) -> Candidate {
+    item(ItemChannel::Personal, kind, subject.into(), content)
+}
+
+pub(super) fn item(
+    channel: ItemChannel,
+    kind: &str,
+    subject: String,
+    content: String,
+) -> Candidate {
+    Candidate {
+        channel,
+        kind: kind.into(),
+        subject,
+        content,
+    }
+}
+
+/// The clauses of `text` that may carry something to remember: not
+/// questions, requests or greetings. Empty: no extraction is needed.
+pub fn statements(text: &str) -> Vec<String> {
+    clauses(text)
+        .into_iter()
+        .filter(|c| !is_request(c) && !transient(c))
+        .collect()
+}
+
+/// What the rules make of one clause the speaker said, when they recognise
+/// it: its channel, kind, subject and normalised text.
+pub fn label(clause: &str) -> Option<Candidate> {
+    classify(clause).filter(|c| c.channel != ItemChannel::Task)
+}
+
+/// Classify one sentence. `None` for chit-chat.
+pub(super) fn classify(sentence: &str) -> Option<Candidate> {
+    let question = sentence.trim_end().ends_with(['?', '？']);
+    let s = clean(sentence.trim_end().trim_end_matches(['?', '？']));
+    if s.is_empty() || transient(&s) {
+        return None;
+    }
+    // A rule framed for everyone ("Policy: …"), whoever says it: the write
+    // policy decides who may keep it.
+    // A question is asked, whatever frames it ("Question for the team: …?").
+    if let Some(rule) = framed_rule(&s).filter(|_| !question) {
+        // "Update for everyone: …" corrects the note on its subject.
+        let head = s.strip_suffix(rule).unwrap_or_default();
+        let kind = if says_changed(head, rule) {
+            "correction"
+        } else {
+            "rule"
+        };
+        return operational(rule, Some(kind));
+    }
+    // Asked, not stated: "Could you always answer me in French?".
+    if let Some(standing) = standing_request(&s, question) {
+        return Some(standing);
+    }
+    if let Some(rest) = strip_any(&s, DIRECTIVES) {
+        let rest = rest.trim_start_matches([',', ' ']);
+        if serves_speaker(rest) {
+            return personal(rest);
+        }
+        return operational(rest, Some("rule"));
+    }
+    let lower = s.to_ascii_lowercase();
+    // "Please draft …" asks as "draft …" does.
+    let bare = lower.strip_prefix("please ").unwrap_or(&lower);
+    if question
+        || TASK_STARTS
+            .iter()
+            .any(|t| lower.starts_with(t) || bare.starts_with(t))
+    {
+        return Some(item(
+            ItemChannel::Task,
+            "task",
+            String::new(),
+            capitalise(&s),
+        ));
+    }
+    // "daily report please" asks too, unless the rest is about the speaker
+    // ("call me Bo, please" is theirs to keep).
+    let rest = lower
+        .strip_suffix(" please")
+        .map(|r| r.trim_end_matches(','))
+        .filter(|r| !r.trim().is_empty());
+    if let Some(rest) = rest {
+        if personal(rest).is_none() {
+            return Some(item(
+                ItemChannel::Task,
+                "task",
+                String::new(),
+                capitalise(&s),
+            ));
+        }
+    }
+    // Personal first: "always use X" is operational, "please always answer briefly" is personal.
+    if lower.starts_with("always use ") || lower.starts_with("use ") {
+        return operational(&s, None).or_else(|| personal(&s));
+    }
+    let stated = without_preamble(&s);
+    // A value said to have changed ("Small correction, the build server is
+    // ci-runner-08 now", "Update for everyone: …") corrects the note on its
+    // subject, whatever pattern keys it.
+    let changed = says_changed(&s[..s.len() - stated.len()], stated);
+    personal(stated)
+        // Said, not asked, and after what asks a task ("share the deck with me").
+        .or_else(|| stated_preference(&s))
+        .or_else(|| operational(stated, changed.then_some("correction")))
+        .or_else(|| valued_statement(stated))
+}
+
+/// Extract candidate items from a message.
+pub fn extract(text: &str) -> Vec<Candidate> {
+    clauses(text).iter().filter_map(|s| classify(s)).collect()
+}

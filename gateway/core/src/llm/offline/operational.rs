@@ -1,0 +1,378 @@
+//! Operational statements: rules framed for everyone, corrections, changed
+//! values, valued notes.
+
+use super::*;
+
+pub(super) const TASK_STARTS: &[&str] = &[
+    "produce ",
+    "make ",
+    "create ",
+    "generate ",
+    "run ",
+    "show ",
+    "give ",
+    "list ",
+    "send ",
+    "tell me",
+    "find ",
+    "get ",
+    "build ",
+    "prepare ",
+    "write ",
+    "fetch ",
+    "check ",
+    "summarise ",
+    "summarize ",
+    "draft ",
+    "compile ",
+    "can you",
+    "could you",
+    "would you",
+    "will you",
+    "please remind",
+    "please help",
+    "please tell",
+    "remind me",
+    "help me",
+    "explain ",
+    "translate ",
+    "describe ",
+    "look up ",
+    "ignore ",
+    "disregard ",
+    "forget all",
+    "forget everything",
+    "forget your",
+    "print ",
+    "repeat ",
+    "output ",
+    "pretend ",
+    "act as ",
+    "what ",
+    "what's ",
+    "how ",
+    "when ",
+    "where ",
+    "who ",
+    "why ",
+    "which ",
+    "is ",
+    "are ",
+    "do ",
+    "does ",
+    "did ",
+    "should ",
+];
+
+/// Openings of a standing instruction: for everyone, unless what follows
+/// asks how the speaker alone is served ("From now on, answer me in …").
+pub(super) const DIRECTIVES: &[&str] = &[
+    "from now on,",
+    "from now on",
+    "going forward,",
+    "going forward",
+    "make sure you ",
+    "make sure to ",
+    "be sure to ",
+];
+
+/// Framings that make what follows a rule for everyone, whatever it says
+/// ("rule: …", "Policy: …", "Please remember for everyone: …", "Team rule —
+/// …"): operational, and kept without the framing. Longest first.
+pub(super) const RULE_FRAMINGS: &[&str] = &[
+    "please remember for everyone",
+    "please note for everyone",
+    "remember for everyone",
+    "note for everyone",
+    "note to everyone",
+    "note for the team",
+    "reminder for everyone",
+    "reminder to everyone",
+    "reminder for the team",
+    "for everyone:",
+    "rule of thumb for everyone",
+    "rule of thumb",
+    "standing rule",
+    "house rule",
+    "team rule",
+    "team policy",
+    "new rule",
+    "new policy",
+    "rule:",
+    "policy:",
+    "regel:",
+    "norma:",
+    "règle :",
+    "règle:",
+    "regra:",
+    "regola:",
+];
+
+/// What separates a framing from its rule ("Team rule — …", "rule: …").
+pub(super) const FRAMING_ENDS: &[char] = &[':', '-', '—', '–', ',', ' '];
+
+/// Whether `clause` is framed as a rule for everyone ("Standing rule: …")
+/// or announced as a note ("Attention please: the on-call phone number is
+/// 555-0142", a preamble before a value): a note for the organisation, never
+/// a correction of the last answer.
+pub fn frames_a_rule(clause: &str) -> bool {
+    let s = clean(clause);
+    framed_rule(&s).is_some() || without_preamble(&s).len() < s.len()
+}
+
+/// The rule a framed line states, without its framing ("Policy: X" → "X"):
+/// a framing the list names, or any short head before a colon or a dash
+/// that names a rule or everyone in a language of the lexicon ("Quick rule
+/// for the team: …", "Regel für alle: …", "Para todos — …").
+pub(super) fn framed_rule(s: &str) -> Option<&str> {
+    listed_framing(s).or_else(|| {
+        let (head, _, rest) = split_ci(s, &[": ", " — ", " – ", " - "])?;
+        let short = (1..=5).contains(&head.split_whitespace().count());
+        let names = words::holds(Class::Rule, head) || words::holds(Class::Everyone, head);
+        let framed = short && names && !first_person(head) && !holds_value(head);
+        (framed && rest.split_whitespace().count() >= 3).then_some(rest.trim())
+    })
+}
+
+/// The rule a line states after a framing of [`RULE_FRAMINGS`].
+pub(super) fn listed_framing(s: &str) -> Option<&str> {
+    RULE_FRAMINGS.iter().find_map(|framing| {
+        let head = s.get(..framing.len())?;
+        let rest = &s[framing.len()..];
+        // A whole framing: "Team rules are in the wiki" is not "Team rule".
+        let whole = framing.ends_with(':') || rest.starts_with(FRAMING_ENDS);
+        if !head.eq_ignore_ascii_case(framing) || !whole {
+            return None;
+        }
+        let rest = rest.trim_start_matches(FRAMING_ENDS);
+        (!rest.is_empty()).then_some(rest)
+    })
+}
+
+/// The opening of a subject the rules made from a statement's words, not
+/// from a pattern they recognise (a model's subject is better than it).
+pub const UNKEYED: &str = "rule:";
+
+/// Openings that mark a correction of what the agent knows ("Correction: …",
+/// "Actually, …"); what follows is read as the new value on its subject.
+pub(super) const CORRECTIONS: &[&str] = &[
+    "correction:",
+    "correction,",
+    "correction -",
+    "actually,",
+    "actually ",
+    "update:",
+    "fyi,",
+    "fyi:",
+];
+
+/// Whether `text` opens as a correction of what the agent knows
+/// ("Correction: …", "Actually, …"): memory's, never a skill's.
+pub fn corrects_a_fact(text: &str) -> bool {
+    strip_any(text.trim(), CORRECTIONS).is_some()
+}
+
+/// Ways of saying a thing's value changed: "X moved to Y", "X is now Y".
+pub(super) const CHANGES: &[&str] = &[
+    " has moved to ",
+    " moved to ",
+    " has been moved to ",
+    " is now hosted at ",
+    " is now hosted on ",
+    " is now at ",
+    " is now on ",
+    " now lives at ",
+    " now lives on ",
+    " now runs on ",
+    " changed to ",
+    " has changed to ",
+    " is now ",
+];
+
+/// Operational statements without a directive prefix.
+pub(super) fn operational(s: &str, kind_if_unknown: Option<&str>) -> Option<Candidate> {
+    let corrected = strip_any(s, CORRECTIONS);
+    // "Correction: …" is operational whatever follows; its subject is found
+    // among the live notes when no pattern names it.
+    let kind_if_unknown = kind_if_unknown.or(corrected.map(|_| "correction"));
+    let s = corrected.unwrap_or(s);
+    let content = capitalise(&clean(s));
+    if let Some((thing, _, value)) = split_ci(s, CHANGES) {
+        let key = thing_key(thing);
+        if !key.is_empty() && !value.is_empty() && key.split(' ').count() <= 6 {
+            return Some(item(ItemChannel::Operational, "correction", key, content));
+        }
+    }
+    if let Some(rest) = strip_any(s, &["always use ", "use "]) {
+        if let Some((x, _, y)) =
+            split_ci(rest, &[" instead of ", " rather than ", ", not ", " not "])
+        {
+            let mut pair = [thing_key(x), thing_key(&clean(y))];
+            pair.sort();
+            return Some(item(
+                ItemChannel::Operational,
+                "rule",
+                format!("use:{}|{}", pair[0], pair[1]),
+                content,
+            ));
+        }
+        // "Always use example_orders for the weekly digest": a rule about the digest.
+        if let Some((_, _, y)) = split_ci(rest, &[" for ", " when building ", " to build "]) {
+            let key = thing_key(&clean(y));
+            let serves_speaker = ["me", "us", "you", "myself"].contains(&key.as_str());
+            if !key.is_empty() && !serves_speaker && key.split(' ').count() <= 6 {
+                return Some(item(ItemChannel::Operational, "procedure", key, content));
+            }
+        }
+    }
+    for (seps, kind) in [
+        (
+            &[
+                " is produced from ",
+                " is built from ",
+                " is generated from ",
+                " comes from ",
+            ][..],
+            "procedure",
+        ),
+        (
+            &[
+                " is hosted at ",
+                " is hosted on ",
+                " lives at ",
+                " is at ",
+                " runs on ",
+            ][..],
+            "hostname",
+        ),
+        (
+            &[" should use ", " must use ", " uses ", " reads from "][..],
+            "procedure",
+        ),
+    ] {
+        if let Some((thing, _, value)) = split_ci(s, seps) {
+            let key = thing_key(thing);
+            if !key.is_empty() && !value.is_empty() && key.split(' ').count() <= 6 {
+                return Some(item(ItemChannel::Operational, kind, key, content));
+            }
+        }
+    }
+    kind_if_unknown.map(|kind| {
+        let key = key_terms(s, 3);
+        item(
+            ItemChannel::Operational,
+            kind,
+            format!("{UNKEYED}{key}"),
+            content,
+        )
+    })
+}
+
+/// Where a stated preference's object ends: "Portuguese from now on, I read it faster".
+pub(super) const OBJECT_ENDS: &[&str] = &[
+    ",",
+    ";",
+    " from now on",
+    " going forward",
+    " from today",
+    " please",
+    " because",
+    " since",
+    " as i ",
+    " when ",
+    " so i ",
+    " so that ",
+    " if you ",
+];
+
+/// `what` up to where the object of a preference ends.
+pub(super) fn object(what: &str) -> String {
+    let lower = what.to_lowercase();
+    let end = OBJECT_ENDS
+        .iter()
+        .filter_map(|e| lower.find(e))
+        .min()
+        .unwrap_or(what.len());
+    clean(what.get(..end).unwrap_or(what))
+}
+
+/// Whether a statement says its value changed: its preamble holds a word of
+/// change ("Small correction, …", "Update for everyone: …"), or the
+/// statement holds one outside a standing phrase ("… is at 09:45 now", not
+/// "from now on"), and it names a value.
+pub(super) fn says_changed(preamble: &str, stated: &str) -> bool {
+    if !holds_value(stated) || first_person(stated) {
+        return false;
+    }
+    if !preamble.is_empty() && words::holds(Class::Changed, preamble) {
+        return true;
+    }
+    let words = words_of(stated);
+    let standing: Vec<(usize, usize)> = words::find_all(Class::Standing, &words)
+        .into_iter()
+        .map(|(at, len)| (at, at + len))
+        .collect();
+    words::find_all(Class::Changed, &words)
+        .into_iter()
+        .any(|(at, _)| !standing.iter().any(|&(a, e)| a <= at && at < e))
+        || words::holds_unspaced(Class::Changed, stated)
+}
+
+/// Whether `s` names a value a note is kept for: a word holding a digit, an
+/// `_`, an inner `.` or `-` with a digit, or opening with `#` (a table, a
+/// host, a channel, a time, an amount).
+pub(super) fn holds_value(s: &str) -> bool {
+    s.split_whitespace().any(|w| {
+        let w = w.trim_matches(|c: char| !(c.is_alphanumeric() || "#_".contains(c)));
+        w.chars().any(|c| c.is_ascii_digit())
+            || w.contains('_')
+            || (w.starts_with('#') && w.len() > 1)
+            || (w.contains('.') && w.len() > 4)
+    })
+}
+
+/// What separates a preamble from what it frames.
+pub(super) const PREAMBLE_ENDS: &[&str] = &[": ", ", ", " — ", " – ", " - ", " that "];
+
+/// `s` without a short preamble that frames what follows ("Heads up, …",
+/// "FYI all: …", "Just so everyone knows, …", "Please note that …"): read
+/// by its shape, not from a list — at most five words before the first `:`,
+/// `,`, dash or "that", naming no value and not the speaker, before a
+/// statement of three words or more that names one.
+pub(super) fn without_preamble(s: &str) -> &str {
+    // "Correction: …" is a framing of its own (`operational` reads it).
+    if strip_any(s, CORRECTIONS).is_some() {
+        return s;
+    }
+    let Some((head, _, rest)) = split_ci(s, PREAMBLE_ENDS) else {
+        return s;
+    };
+    let head_words = head.split_whitespace().count();
+    let framed = (1..=5).contains(&head_words)
+        && !holds_value(head)
+        && !first_person(head)
+        && holds_value(rest)
+        && rest.split_whitespace().count() >= 3;
+    if framed {
+        rest
+    } else {
+        s
+    }
+}
+
+/// The kind of a note [`valued_statement`] reads: what an `@notes:` text
+/// the patterns do not key is, too.
+pub const VALUED_KIND: &str = "note";
+
+/// A statement about the team's work that the patterns do not key, known by
+/// what it holds: not said of the speaker, naming a value ("The on-call
+/// handover happens at 09:30"). An administrator is asked to keep it as a
+/// note; anyone else is told operational changes need one (the write policy
+/// decides, not this label).
+pub(super) fn valued_statement(s: &str) -> Option<Candidate> {
+    if first_person(s) || !holds_value(s) || s.split_whitespace().count() < 3 {
+        return None;
+    }
+    let rest = strip_any(s, DIRECTIVES).map_or(s, |r| r.trim_start_matches([',', ' ']));
+    operational(rest, Some(VALUED_KIND))
+}

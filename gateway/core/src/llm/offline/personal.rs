@@ -1,0 +1,266 @@
+//! Personal statements: what the speaker says of themselves, prefers, has, and is called.
+
+use super::*;
+
+/// Asking to be answered in a language, in a few languages.
+pub(super) const ANSWER_IN: &[&str] = &[
+    "answer me in ",
+    "answer me always in ",
+    "always answer me in ",
+    "always reply in ",
+    "always answer in ",
+    "reply in ",
+    "reply to me in ",
+    "respond in ",
+    "respond to me in ",
+    "answer in ",
+    "talk to me in ",
+    "write to me in ",
+    "speak to me in ",
+    "responde-me em ",
+    "responde-me sempre em ",
+    "responda-me em ",
+    "responda-me sempre em ",
+    "responde em ",
+    "responda em ",
+    "fala comigo em ",
+    "respóndeme en ",
+    "respondeme en ",
+    "respóndeme siempre en ",
+    "responde en ",
+    "contesta en ",
+    "contéstame en ",
+    "réponds-moi en ",
+    "répondez-moi en ",
+    "antworte mir auf ",
+    "antworte mir immer auf ",
+    "antworte auf ",
+    "rispondimi in ",
+    "rispondi in ",
+];
+
+/// "I work from Lisbon" as said of the speaker: "Works from Lisbon".
+pub(super) const FIRST_PERSON_VERBS: &[(&str, &str)] = &[
+    ("i work ", "Works "),
+    ("i live ", "Lives "),
+    ("i manage ", "Manages "),
+    ("i lead ", "Leads "),
+    ("i own ", "Owns "),
+    ("i report to ", "Reports to "),
+    ("i sit ", "Sits "),
+    ("i'm based ", "Based "),
+    ("i am based ", "Based "),
+];
+
+pub(super) fn personal(s: &str) -> Option<Candidate> {
+    let s = strip_ci(s, "please ").unwrap_or(s);
+    if let Some(lang) = strip_any(s, ANSWER_IN) {
+        let lang = object(lang);
+        // "Answer me in bullet points" names no language.
+        if words::language_named(&lang).is_some() {
+            let said = format!("Wants answers in {}", capitalise(&lang));
+            return Some(personal_item("preference", ANSWER_IN_SUBJECT, said));
+        }
+    }
+    for (opening, says) in FIRST_PERSON_VERBS {
+        if let Some(rest) = strip_ci(s, opening) {
+            let said = format!("{says}{}", clean(rest));
+            let head = key_terms(rest, 2);
+            return Some(personal_item("fact", format!("fact:{head}"), said));
+        }
+    }
+    if let Some(name) = strip_any(s, &["call me ", "please call me "])
+        .or_else(|| named_as(s))
+        .or_else(|| called(s))
+    {
+        let name = object(name);
+        let said = format!("Wants to be called {name}");
+        // How to address them: a preference, given to every reply.
+        return Some(personal_item("preference", "name", said));
+    }
+    if let Some(name) = strip_any(s, &["my name is "]) {
+        let name = object(name);
+        let said = format!("Their name is {name}");
+        return Some(personal_item("identity", "name", said));
+    }
+    if let Some(what) = strip_any(s, &["i am ", "i'm ", "i’m "]) {
+        let what = clean(what);
+        let lower = what.to_ascii_lowercase();
+        if lower.starts_with("your ")
+            || lower.starts_with("the ")
+            || lower.starts_with("a ")
+            || lower.starts_with("an ")
+        {
+            let shown = strip_ci(&what, "your ")
+                .map(|r| format!("the {r}"))
+                .unwrap_or(what.clone());
+            let said = format!("Introduced themselves as {shown}");
+            return Some(personal_item("role_claim", "role", said));
+        }
+        let said = format!("Said they are {what}");
+        return Some(personal_item("identity", "identity", said));
+    }
+    if let Some(what) = strip_any(
+        s,
+        &[
+            "i prefer ",
+            "i'd prefer ",
+            "i would prefer ",
+            "i'd rather ",
+            "i would rather ",
+            "i like ",
+        ],
+    ) {
+        let what = object(what);
+        let head = key_terms(&what, 1);
+        let said = format!("Prefers {what}");
+        return Some(personal_item("preference", format!("prefer:{head}"), said));
+    }
+    if let Some(what) = strip_any(s, &["please always ", "always "]) {
+        let what = clean(what);
+        let head = key_terms(&what, 2);
+        let said = format!("Wants you to always {what}");
+        return Some(personal_item("preference", format!("always:{head}"), said));
+    }
+    preferred(s).or_else(|| possessed(s))
+}
+
+/// What the speaker prefers, said in another language of the lexicon
+/// ("Prefiro respostas curtas", "Wolałabym, żebyś …"): kept as said.
+/// English has its own openings above, with what follows normalised.
+pub(super) fn preferred(s: &str) -> Option<Candidate> {
+    let (what, code) = words::strip_opening(Class::Prefer, s)?;
+    if code == "en" || what.is_empty() {
+        return None;
+    }
+    let head = key_terms(what, 1);
+    let said = capitalise(&clean(s));
+    Some(personal_item("preference", format!("prefer:{head}"), said))
+}
+
+/// Something of the speaker's with a value, said with their possessive
+/// opening the statement or following a comma ("My desk is in room 4.12",
+/// "I moved, my desk is in room 2.07 now"): a fact about them, on the
+/// subject of the thing they named, so a new value conflicts with the old
+/// and is asked as a contradiction. Kept from the possessive on, as said.
+pub(super) fn possessed(s: &str) -> Option<Candidate> {
+    let from = std::iter::once(s)
+        .chain(s.match_indices(", ").map(|(i, sep)| &s[i + sep.len()..]))
+        .find(|part| {
+            let words = words_of(part);
+            words::find(Class::Mine, &words).is_some_and(|(at, _)| at == 0)
+        })?;
+    let words = words_of(from);
+    let (_, len) = words::find(Class::Mine, &words)?;
+    if !holds_value(from) || words.len() < len + 2 {
+        return None;
+    }
+    let thing = words[len..]
+        .iter()
+        .take(2)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let head = key_terms(&thing, 1);
+    if head.is_empty() {
+        return None;
+    }
+    Some(personal_item(
+        "fact",
+        format!("fact:{head}"),
+        capitalise(&clean(from)),
+    ))
+}
+
+/// The name in a request to be addressed by one, known by its shape: a verb
+/// of at most two words, then "me as", then a capitalised name ("address me
+/// as Dr. Rossi", "refer to me as Kim"). `None` for anything else ("treat
+/// me as a beginner" names no one).
+pub(super) fn named_as(s: &str) -> Option<&str> {
+    let lower = s.to_lowercase();
+    let at = lower.find(" me as ")?;
+    let verb = &s[..at];
+    let name = s[at + " me as ".len()..].trim_start();
+    let verb_words = verb.split_whitespace().count();
+    let capitalised = name.chars().next().is_some_and(char::is_uppercase);
+    ((1..=2).contains(&verb_words) && capitalised && !first_person(verb)).then_some(name)
+}
+
+/// The name a speaker asks to be called, in any language of the lexicon
+/// ("call me Bo", "passar a me chamar de Bia", "kald mig Mette"): the
+/// capitalised words after a phrase of naming, wherever it stands.
+pub(super) fn called(s: &str) -> Option<&str> {
+    let tokens: Vec<(usize, &str)> = s
+        .split_whitespace()
+        .map(|t| (t.as_ptr() as usize - s.as_ptr() as usize, t))
+        .collect();
+    let words: Vec<String> = tokens
+        .iter()
+        .map(|(_, t)| {
+            t.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
+                .to_lowercase()
+                .replace('’', "'")
+        })
+        .collect();
+    let (at, len) = words::find(Class::Naming, &words)?;
+    // Courtesy between the phrase and the name ("nenn mich bitte Kalle").
+    let skip = words[at + len..]
+        .iter()
+        .take_while(|w| words::is_word(Class::Courtesy, w) || words::is_word(Class::Request, w))
+        .count();
+    let name: Vec<&(usize, &str)> = tokens[at + len + skip..]
+        .iter()
+        .take(3)
+        .take_while(|(_, t)| t.chars().next().is_some_and(char::is_uppercase))
+        .collect();
+    let (first, _) = name.first()?;
+    let (last, t) = name.last()?;
+    let end = last + t.len();
+    Some(s[*first..end].trim_end_matches(['.', ',', '!', '?', ';', ':']))
+}
+
+/// Whether a clause asks the agent to serve the speaker a certain way
+/// ("answer me in …", "call me …"): such an instruction is personal, even
+/// with "from now on".
+pub(super) fn serves_speaker(s: &str) -> bool {
+    let s = strip_ci(s, "please ").unwrap_or(s);
+    // "always cc the on-call engineer" is how the agent works for everyone;
+    // "always answer me briefly" how it serves the speaker.
+    let about_speaker = first_person(s) || s.to_lowercase().contains("your ");
+    personal(s).is_some_and(|c| {
+        c.subject == ANSWER_IN_SUBJECT
+            || c.subject == "name"
+            || (c.kind == "preference" && about_speaker)
+    })
+}
+
+/// What happens once ("I spent 740 EUR on a conference ticket", "I have a
+/// meeting with the auditors today"): a speaker's one-off event serves the
+/// question at hand and is no memory (README.md, "What the assistant
+/// remembers"). A first-person clause with a verb of a one-off act — buying,
+/// paying, booking — or a time that is only now (today, yesterday, this
+/// morning), unless that time starts something ("from today").
+pub fn transient(clause: &str) -> bool {
+    const STARTS: &[&str] = &[
+        "from", "starting", "of", "since", "ab", "seit", "desde", "partir",
+    ];
+    let words = words_of(clause);
+    // "We had a team lunch": the speaker's group's one-off is as passing as
+    // their own ("we" is no speaker for personal memory, so only here).
+    let ours = words.first().is_some_and(|w| {
+        [
+            "we", "we've", "wir", "nosotros", "nous", "nós", "noi", "wij",
+        ]
+        .contains(&w.as_str())
+    });
+    if !first_person(clause) && !ours && !words::speakers_act(&words, clause) {
+        return false;
+    }
+    let act = words::find(Class::OneOff, &words).is_some()
+        || words::holds_unspaced(Class::OneOff, clause);
+    let now = words::find_all(Class::OnlyNow, &words)
+        .into_iter()
+        .any(|(i, _)| !(i > 0 && STARTS.contains(&words[i - 1].as_str())))
+        || words::holds_unspaced(Class::OnlyNow, clause);
+    act || now
+}

@@ -1,0 +1,139 @@
+//! The rules' answer from memory: the best-matching records, and notes about
+//! another thing of a kind.
+
+use super::*;
+
+/// Answer from the best-matching memory: the record that shares the most
+/// words with the request, most authoritative first on ties; with none, the
+/// record nearest in meaning (embeddings on).
+pub fn respond(ctx: &ReplyContext<'_>) -> String {
+    let from_memory = respond_from_memory(ctx);
+    if ctx.skills.is_empty() {
+        return from_memory;
+    }
+    // What memory says answers first (a question about the task is answered
+    // by its facts); then the approved procedure for this kind of request.
+    let mut out: Vec<String> = Vec::new();
+    if !from_memory.starts_with(NOTHING_IN_MEMORY) {
+        out.push(from_memory);
+    }
+    out.extend(
+        ctx.skills
+            .iter()
+            .map(memory::skill::SkillRevision::procedure),
+    );
+    out.join("\n\n")
+}
+
+/// The answer when memory holds nothing on what is asked.
+pub const NOTHING_IN_MEMORY: &str = "I don't have anything in memory about that yet.";
+
+/// The rules' answer from memory, or `None` when memory holds nothing on the
+/// message (a failed model then has nothing better to offer than an apology).
+pub fn respond_if_known(ctx: &ReplyContext<'_>) -> Option<String> {
+    let answer = respond(ctx);
+    (!answer.starts_with(NOTHING_IN_MEMORY)).then_some(answer)
+}
+
+/// The records that answer a message best, as the rules read them: those
+/// sharing the most words with it, else the nearest by meaning; at most 3.
+pub fn best_matches(memory: &[Retrieved]) -> Vec<&Retrieved> {
+    let best = memory
+        .iter()
+        .filter(|r| r.hits > 0)
+        .max_by_key(|r| r.hits)
+        .map(|r| r.hits)
+        .unwrap_or(0);
+    let nearest = memory
+        .iter()
+        .filter_map(|r| r.similarity)
+        .max_by(f64::total_cmp);
+    if best == 0 && nearest.is_none() {
+        return Vec::new();
+    }
+    memory
+        .iter()
+        .filter(|r| {
+            if best > 0 {
+                r.hits == best
+            } else {
+                r.similarity == nearest
+            }
+        })
+        .take(3)
+        .collect()
+}
+
+/// Each word of `text` as the index reads it: its token, or `None` for a
+/// stopword or noise (which separates no compound).
+pub(super) fn token_sequence(text: &str) -> Vec<Option<String>> {
+    text.split_whitespace()
+        .map(|w| memory::fulltext::query_tokens(w).into_iter().next())
+        .collect()
+}
+
+/// Whether a note that shares one word with the message is about another
+/// thing of that kind: both name it with a different word before it
+/// ("monitor requests" asked, "Laptop requests go to #it-hardware" kept).
+/// Such a note is a neighbour, not the answer. `asked` is the message's
+/// [`token_sequence`], made once for every note a reply weighs.
+pub(super) fn another_of_its_kind(asked: &[Option<String>], note: &str) -> bool {
+    let kept = token_sequence(note);
+    let mut shared: Vec<&String> = asked
+        .iter()
+        .flatten()
+        .filter(|t| kept.iter().flatten().any(|k| k == *t))
+        .collect();
+    shared.dedup();
+    let [word] = shared.as_slice() else {
+        return false;
+    };
+    let before = |seq: &[Option<String>]| {
+        seq.windows(2)
+            .find(|pair| pair[1].as_ref() == Some(*word))
+            .and_then(|pair| pair[0].clone())
+    };
+    matches!((before(asked), before(&kept)), (Some(a), Some(b)) if a != b)
+}
+
+pub(super) fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
+    let matches = best_matches(ctx.memory);
+    if matches.is_empty() {
+        return NOTHING_IN_MEMORY.into();
+    }
+    let best = matches[0].hits;
+    let asked = token_sequence(ctx.text);
+    let matches: Vec<&Retrieved> = matches
+        .into_iter()
+        .filter(|r| !(r.hits == 1 && another_of_its_kind(&asked, &r.record.content)))
+        .collect();
+    if matches.is_empty() {
+        return NOTHING_IN_MEMORY.into();
+    }
+    let lines: Vec<String> = matches
+        .into_iter()
+        .map(|r| {
+            let cite = !ctx.shared || !r.record.scope.is_personal();
+            let text = memory::sanitize::sanitize(&r.record.content);
+            if cite {
+                format!("{text} (Memory reference: {})", r.record.id)
+            } else {
+                text
+            }
+        })
+        .collect();
+    let mut out = lines.join("\n");
+    for o in ctx.overridden {
+        if ctx
+            .memory
+            .iter()
+            .any(|r| r.record.id == o.policy && r.hits == best)
+        {
+            out.push_str(&format!(
+                "\n(Organisation policy {} overrides agent note {}.)",
+                o.policy, o.note
+            ));
+        }
+    }
+    out
+}

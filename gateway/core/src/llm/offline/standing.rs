@@ -1,0 +1,317 @@
+//! Standing requests and stated preferences: how the speaker asks to be served
+//! from now on.
+
+use super::*;
+
+/// Asking for information, not a way of being served: "Could you tell me if
+/// deploys always need a reviewer?" is a question.
+pub(super) const ASKS_FOR_INFORMATION: &[&str] = &[
+    "tell ",
+    "show ",
+    "explain ",
+    "find ",
+    "check ",
+    "list ",
+    "look ",
+    "let me know",
+    "confirm ",
+    "remind ",
+    "what ",
+    "where ",
+    "who ",
+    "when ",
+    "why ",
+    "how ",
+    "which ",
+    "if ",
+    "whether ",
+];
+
+/// `body` without its standing marker, when one stands where a standing
+/// request puts it: among its first three words ("always give me …",
+/// "responderme siempre en …", "mir ab jetzt immer …") or at its end
+/// ("… short from now on"). A condition on every reply ("… when you answer
+/// me") is standing too, and stays in what is asked. `None` without either.
+pub(super) fn without_standing(body: &str) -> Option<String> {
+    // The text as said, a token a word: compared lower case without the
+    // punctuation around it ("on," is "on"), kept as written.
+    let said: Vec<&str> = body.split_whitespace().collect();
+    let words: Vec<String> = said
+        .iter()
+        .map(|w| {
+            w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''))
+                .to_lowercase()
+                .replace('’', "'")
+        })
+        .collect();
+    let marker = words::find_all(Class::Standing, &words)
+        .into_iter()
+        .map(|(at, len)| (at, at + len))
+        .find(|&(at, end)| at < 3 || end == words.len());
+    let Some((at, end)) = marker else {
+        return of_each_reply(&words).then(|| clean(body));
+    };
+    let kept: Vec<&str> = said[..at].iter().chain(&said[end..]).copied().collect();
+    Some(
+        kept.join(" ")
+            .trim_matches(|c: char| c == ',' || c.is_whitespace())
+            .to_string(),
+    )
+}
+
+/// "When you answer me", "wenn du mir antwortest": a condition on every
+/// reply — a "when" phrase with a word of replying among the three words after it.
+pub(super) fn of_each_reply(words: &[String]) -> bool {
+    words::find_all(Class::When, words)
+        .into_iter()
+        .any(|(at, len)| {
+            words[at + len..]
+                .iter()
+                .take(3)
+                .any(|w| words::starts_like(Class::Reply, w))
+        })
+}
+
+/// Whether `s` holds a standing marker anywhere ("… sempre in italiano"),
+/// or a condition on every reply.
+pub(super) fn has_standing(s: &str) -> bool {
+    words::holds(Class::Standing, s) || of_each_reply(&words_of(s))
+}
+
+/// The language `body` asks to be answered in ("answer me in French",
+/// "responderme en español", "用中文回答"), as the speaker wrote it: a word
+/// of replying and the name of a language, in any language of the lexicon.
+pub(super) fn asked_language(body: &str) -> Option<String> {
+    let replying = words::holds_unspaced(Class::Reply, body)
+        || words_of(body)
+            .iter()
+            .any(|w| words::starts_like(Class::Reply, w));
+    if !replying {
+        return None;
+    }
+    words::language_named(body).map(|lang| capitalise(&lang))
+}
+
+/// A request that the agent serve the speaker a certain way from now on: a
+/// request form ("could you", "bitte", "¿puedes") and a standing marker
+/// ("always", "from now on", "immer", "siempre") around what is asked —
+/// "Could you always answer me in French?", "Can you please keep your
+/// answers short from now on?", "Bitte antworte mir immer auf Deutsch".
+/// A personal preference, or a rule when what is asked is about the team's
+/// work ("Could you always use example_orders for the weekly digest?").
+pub(super) fn standing_request(s: &str, question: bool) -> Option<Candidate> {
+    let mut rest = s.trim_start_matches(['¿', '¡']).trim();
+    let mut asked = false;
+    // The language of the first request form: what is asked in another
+    // language than English is kept as said.
+    let mut asked_in = "en";
+    while let Some((r, code)) = words::strip_opening(Class::Request, rest) {
+        if !asked {
+            asked_in = code;
+        }
+        rest = r;
+        asked = true;
+    }
+    // Said outright, for good ("Antworte mir bitte ab sofort auf Englisch"),
+    // or as what the speaker prefers ("Preferirei risposte in inglese").
+    if !asked && !question {
+        let lang = (has_standing(rest) || words::holds(Class::Prefer, rest))
+            .then(|| asked_language(rest))
+            .flatten();
+        return lang.map(|lang| {
+            let said = format!("Wants answers in {lang}");
+            personal_item("preference", ANSWER_IN_SUBJECT, said)
+        });
+    }
+    let mut rest = clean(rest);
+    while let Some(r) = words::strip_closing(Class::Courtesy, &rest).map(clean) {
+        rest = r;
+    }
+    let standing = without_standing(&rest);
+    // A reply language asked for, however the question is put ("Would it be
+    // possible to always answer me in Dutch?", "Ti dispiace rispondermi
+    // sempre in italiano?"): for the speaker, for good — a standing marker
+    // anywhere, or the speaker named.
+    if has_standing(&rest)
+        || first_person(&rest)
+        || words::holds(Class::Prefer, &rest)
+        || !rest.is_ascii()
+    {
+        if let Some(lang) = asked_language(&rest) {
+            let said = format!("Wants answers in {lang}");
+            return Some(personal_item("preference", ANSWER_IN_SUBJECT, said));
+        }
+    }
+    // Anything else must be asked of the agent ("could you", "peux-tu"), for
+    // good or as how the agent is with the speaker ("… avec moi"): a question
+    // alone ("Is it always at 10?") asks for information.
+    let body = match standing {
+        Some(body) if asked => body,
+        // Asking to be called something is for good by what it asks.
+        None if asked
+            && (with_the_speaker(&rest)
+                || of_every_reply(&rest)
+                || called(&rest).is_some()
+                || replies_to_speaker(&rest)) =>
+        {
+            rest.clone()
+        }
+        _ => return None,
+    };
+    let lower = body.to_lowercase();
+    if body.is_empty() || ASKS_FOR_INFORMATION.iter().any(|a| lower.starts_with(a)) {
+        return None;
+    }
+    if let Some(lang) = asked_language(&body) {
+        let said = format!("Wants answers in {lang}");
+        return Some(personal_item("preference", ANSWER_IN_SUBJECT, said));
+    }
+    if let Some(c) = personal(&body).filter(|c| c.kind == "preference" || c.subject == "name") {
+        return Some(c);
+    }
+    if for_everyone(&body) {
+        return operational(&body, Some("rule"));
+    }
+    if let Some(rule) = operational(&body, None) {
+        return Some(rule);
+    }
+    let head = key_terms(&body, 2);
+    // "Would you mind always using metric units?": what they prefer, as said.
+    let said = if asked_in != "en" {
+        // Asked in another language: kept as said, not half translated.
+        capitalise(&clean(s.trim_start_matches(['¿', '¡'])))
+    } else if words_of(&body).first().is_some_and(|w| w.ends_with("ing")) {
+        format!("Prefers {}", clean(&rest))
+    } else {
+        format!("Wants you to {}", clean(&rest))
+    };
+    Some(personal_item("preference", format!("always:{head}"), said))
+}
+
+/// A request for how the agent replies to the speaker: a word of replying
+/// next to the speaker's own ("answer me in bullet points", "отвечать мне
+/// по пунктам", "mir kurz antworten"). Not when a colon introduces what is
+/// to be answered ("answer me this: …").
+pub(super) fn replies_to_speaker(s: &str) -> bool {
+    let words = words_of(s);
+    !s.contains(':')
+        && words.windows(2).any(|w| {
+            (words::starts_like(Class::Reply, &w[0]) && words::is_word(Class::Speaker, &w[1]))
+                || (words::is_word(Class::Speaker, &w[0])
+                    && words::starts_like(Class::Reply, &w[1]))
+        })
+}
+
+/// How the agent is with the speaker, said in the request ("… with me",
+/// "… avec moi", "… mit mir"): the way they are served, not a one-off task
+/// ("send me the report" is one).
+pub(super) fn with_the_speaker(s: &str) -> bool {
+    words::find(Class::WithMe, &words_of(s)).is_some()
+}
+
+/// The agent's replies named in the plural ("keep replies under three
+/// sentences", "make your answers shorter"), in the languages the rules know:
+/// a request about every reply is standing, as "always" makes one. The
+/// replies are the agent's when "your" (or its like) names them, or when
+/// they are what the verb opening the request acts on; "send me the survey
+/// answers" names someone else's.
+pub(super) fn of_every_reply(s: &str) -> bool {
+    const YOUR: &[&str] = &[
+        "your", "deine", "ihre", "tus", "sus", "tes", "vos", "tue", "suas", "tuas", "je", "jouw",
+        "twoje", "свои", "твои", "dina",
+    ];
+    let words = words_of(s);
+    words.iter().enumerate().any(|(i, w)| {
+        REPLIES.contains(&w.as_str())
+            && (i == 1 || (i > 0 && YOUR.contains(&words[i - 1].as_str())))
+    })
+}
+
+/// How the speaker likes to be served, stated rather than asked: a thing
+/// refused in how the agent is with them ("Niente emoji con me"), or what
+/// they like of its replies, the speaker and the replies
+/// named ("I'd appreciate it if you kept
+/// your answers to two sentences", "Jeg kan bedst lide korte og præcise
+/// svar"). Kept as said. Not a one-off, nor what names the team's things.
+pub(super) fn stated_preference(s: &str) -> Option<Candidate> {
+    /// What opens a thing refused ("no", "niente", "sin", "kein"): with
+    /// "with me" it says how the agent is with the speaker; without it,
+    /// "share the deck with me" asks a task.
+    const NONE_OF: &[&str] = &[
+        "no",
+        "never",
+        "without",
+        "niente",
+        "nessun",
+        "nessuna",
+        "senza",
+        "sin",
+        "nada",
+        "sans",
+        "pas",
+        "kein",
+        "keine",
+        "keinen",
+        "ohne",
+        "geen",
+        "zonder",
+        "nie",
+        "bez",
+        "без",
+        "никаких",
+        "не",
+        "hiç",
+        "ingen",
+        "inga",
+        "uden",
+        "sem",
+        "nenhum",
+    ];
+    let words = words_of(s);
+    let of_replies = words.iter().any(|w| REPLIES.contains(&w.as_str()))
+        && words.iter().any(|w| words::is_word(Class::Speaker, w));
+    // "Write to me in English" is this answer's language only.
+    let refused_with_me =
+        with_the_speaker(s) && words.first().is_some_and(|w| NONE_OF.contains(&w.as_str()));
+    if !(of_replies || refused_with_me) || transient(s) || for_everyone(s) {
+        return None;
+    }
+    let said = capitalise(&clean(s));
+    Some(personal_item(
+        "preference",
+        format!("always:{}", key_terms(s, 2)),
+        said,
+    ))
+}
+
+/// The agent's replies, named in the plural, in the languages the rules know.
+pub(super) const REPLIES: &[&str] = &[
+    "replies",
+    "answers",
+    "responses",
+    "respuestas",
+    "réponses",
+    "reponses",
+    "risposte",
+    "respostas",
+    "odpowiedzi",
+    "ответы",
+    "cevaplar",
+    "cevapları",
+    "yanıtlar",
+    "svaren",
+    "svar",
+];
+
+/// Whether `s` states something for everyone, not for the speaker alone.
+pub(super) fn for_everyone(s: &str) -> bool {
+    let words = words_of(s);
+    words
+        .iter()
+        .any(|w| ["everyone", "everyone's", "everybody", "team", "team's"].contains(&w.as_str()))
+        || s.split_whitespace().any(|w| {
+            // An identifier (a table, a host, a channel) is the team's, not a taste.
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+            w.contains('_') || w.contains('@') || (w.contains('.') && w.len() > 4)
+        })
+}

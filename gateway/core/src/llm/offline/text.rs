@@ -1,0 +1,235 @@
+//! Text helpers of the rules: prefixes, sentences and clauses, greetings, keys
+//! made of words.
+
+use super::*;
+
+/// Case-insensitive ASCII prefix strip that keeps the remainder's case.
+pub(super) fn strip_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = s.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| s[prefix.len()..].trim_start())
+}
+
+pub(super) fn strip_any<'a>(s: &'a str, prefixes: &[&str]) -> Option<&'a str> {
+    prefixes.iter().find_map(|p| strip_ci(s, p))
+}
+
+/// Split `s` at the first of `seps` (ASCII, case-insensitive): (before, sep, after).
+pub(super) fn split_ci<'a>(
+    s: &'a str,
+    seps: &[&'static str],
+) -> Option<(&'a str, &'static str, &'a str)> {
+    let lower = s.to_ascii_lowercase();
+    seps.iter()
+        .filter_map(|sep| lower.find(sep).map(|i| (i, *sep)))
+        .min_by_key(|(i, _)| *i)
+        .map(|(i, sep)| (s[..i].trim(), sep, s[i + sep.len()..].trim()))
+}
+
+/// Titles written with a period that does not end a sentence ("Dr. Rossi",
+/// "Mme. Dubois"), lower case without the period, in the languages the rules know.
+pub(super) const TITLES: &[&str] = &[
+    "dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "sra", "srta", "dra", "mme", "mlle", "hr",
+    "fr", "frau", "dott", "sig", "ing", "mag",
+];
+
+/// Whether `current` (a sentence so far, its `.` just added) ends with a
+/// title's abbreviation: the name that follows belongs to the same sentence.
+pub(super) fn ends_with_title(current: &str) -> bool {
+    let word = current
+        .trim_end_matches('.')
+        .rsplit(|c: char| !c.is_alphabetic())
+        .next()
+        .unwrap_or("");
+    TITLES.contains(&word.to_lowercase().as_str())
+}
+
+pub(super) fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut current = String::new();
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            current.push(c);
+            let ends = matches!(c, '.' | '!' | '?')
+                && chars.peek().is_none_or(|n| n.is_whitespace())
+                && !(c == '.' && ends_with_title(&current));
+            if ends {
+                let s = current.trim().to_string();
+                if !s.is_empty() {
+                    out.push(s);
+                }
+                current.clear();
+            }
+        }
+        let s = current.trim().to_string();
+        if !s.is_empty() {
+            out.push(s);
+        }
+    }
+    out
+}
+
+pub(super) fn clean(s: &str) -> String {
+    s.trim()
+        .trim_end_matches(['.', '!', ',', ';'])
+        .trim()
+        .to_string()
+}
+
+/// `s` with its first letter upper case.
+pub fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// A subject key for "the <thing>": lower case, articles and possessives dropped.
+pub(super) fn thing_key(thing: &str) -> String {
+    let mut words: Vec<String> = thing
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '-')
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    while words.first().is_some_and(|w| {
+        ["the", "our", "my", "your", "a", "an", "this", "that", "all"].contains(&w.as_str())
+    }) {
+        words.remove(0);
+    }
+    // "the weekly digest always uses …" is about the weekly digest.
+    while words.last().is_some_and(|w| {
+        ["always", "now", "still", "usually", "also", "only", "never"].contains(&w.as_str())
+    }) {
+        words.pop();
+    }
+    words.join(" ")
+}
+
+pub(super) fn key_terms(s: &str, n: usize) -> String {
+    memory::terms::terms(s)
+        .into_iter()
+        .take(n)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Greetings and thanks that open a message: never memory themselves.
+pub(super) const GREETINGS: &[&str] = &[
+    "hi,",
+    "hi!",
+    "hi ",
+    "hello,",
+    "hello!",
+    "hello ",
+    "hey,",
+    "hey!",
+    "hey ",
+    "thanks!",
+    "thanks,",
+    "thanks.",
+    "thank you!",
+    "thank you,",
+    "thank you.",
+    "good morning,",
+    "good morning!",
+    "good afternoon,",
+    "morning all,",
+    "morning,",
+    "ok,",
+    "ok so",
+    "okay,",
+];
+
+/// A greeting-only clause ("Thanks!", "hello"): nothing to remember or answer.
+pub(super) fn is_greeting(clause: &str) -> bool {
+    let t = clause
+        .trim()
+        .trim_end_matches(['.', '!', ','])
+        .to_lowercase();
+    matches!(
+        t.as_str(),
+        "hi" | "hello"
+            | "hey"
+            | "thanks"
+            | "thank you"
+            | "thx"
+            | "ok"
+            | "okay"
+            | "cool"
+            | "great"
+            | "good morning"
+            | "morning"
+            | "good afternoon"
+            | "bye"
+            | "cheers"
+    )
+}
+
+/// `s` without an opening greeting ("Hi, I prefer …" → "I prefer …").
+pub(super) fn without_greeting(s: &str) -> &str {
+    let mut s = s.trim();
+    while let Some(rest) = strip_any(s, GREETINGS) {
+        if rest.len() == s.len() {
+            break;
+        }
+        s = rest.trim_start_matches([',', '!', ' ']);
+    }
+    s
+}
+
+/// Where one sentence holds two statements: "I prefer short answers and I work from Lisbon".
+pub(super) const CLAUSE_BREAKS: &[&str] = &["; ", ", and i ", " and i ", ", but ", " but i "];
+
+/// The clauses of `text`: its sentences, split where one holds two
+/// statements, without opening greetings. Questions keep their `?`.
+pub fn clauses(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for sentence in sentences(text) {
+        let mut rest = without_greeting(&sentence).to_string();
+        while let Some((before, sep, after)) = split_ci(&rest, CLAUSE_BREAKS) {
+            if !before.is_empty() {
+                out.push(before.to_string());
+            }
+            // " and I work …" keeps its "I".
+            rest = if sep.trim_end().ends_with(" i") {
+                format!("I {after}")
+            } else {
+                after.to_string()
+            };
+        }
+        let rest = rest.trim();
+        if !rest.is_empty() && !is_greeting(rest) {
+            out.push(rest.to_string());
+        }
+    }
+    out
+}
+
+/// Whether a clause is said by the speaker of themselves ("I …", "my …",
+/// "call me …", "responde-me …").
+pub fn first_person(clause: &str) -> bool {
+    // "我们", "私たち" are "we": the speaker's group, not the speaker.
+    let unspaced = || clause.replace("我们", "").replace("私たち", "");
+    (!clause.is_ascii() && words::holds_unspaced(Class::Speaker, &unspaced()))
+        || clause
+            .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+            .flat_map(|w| w.split('-'))
+            .any(|w| words::is_word_as_said(Class::Speaker, w))
+}
+
+/// Whether a clause asks or requests something (a question, "show me …",
+/// "can you …"): it is answered, and never read for memory.
+pub(super) fn is_request(clause: &str) -> bool {
+    matches!(classify(clause), Some(c) if c.channel == ItemChannel::Task)
+}
+
+/// Whether `text` asks or requests anything: then it is answered, whatever
+/// else it holds.
+pub fn asks(text: &str) -> bool {
+    clauses(text).iter().any(|c| is_request(c))
+}
