@@ -327,11 +327,14 @@ fn serve(
         }
     }
     if let Some(api) = slack_api {
-        c.env("STEWARD_SLACK__SIGNING_SECRET_ENV", "LOAD_SLACK_SIGNING_SECRET")
-            .env("LOAD_SLACK_SIGNING_SECRET", SLACK_SECRET)
-            .env("STEWARD_SLACK__BOT_TOKEN_ENV", "LOAD_SLACK_BOT_TOKEN")
-            .env("LOAD_SLACK_BOT_TOKEN", SLACK_TOKEN)
-            .env("STEWARD_SLACK__API_BASE", api);
+        c.env(
+            "STEWARD_SLACK__SIGNING_SECRET_ENV",
+            "LOAD_SLACK_SIGNING_SECRET",
+        )
+        .env("LOAD_SLACK_SIGNING_SECRET", SLACK_SECRET)
+        .env("STEWARD_SLACK__BOT_TOKEN_ENV", "LOAD_SLACK_BOT_TOKEN")
+        .env("LOAD_SLACK_BOT_TOKEN", SLACK_TOKEN)
+        .env("STEWARD_SLACK__API_BASE", api);
     }
     let mut child = c
         .arg("serve")

@@ -9,6 +9,14 @@
 //! with `iss`, `aud`, `exp`, `iat`, `nonce`, `sub`, `oid` and `name`). A
 //! [`Tamper`] makes the next ID token wrong in one way, as a forger or a
 //! misconfigured provider would.
+//!
+//! [`FakeOidc::start_slack`] is Sign in with Slack instead: its issuer is
+//! the server's root (as `https://slack.com`'s is), its endpoints are at
+//! Slack's paths (`/openid/connect/authorize`, `/api/openid.connect.token`,
+//! `/openid/connect/keys`), its ID tokens carry
+//! `https://slack.com/team_id` and `https://slack.com/user_id`, and its
+//! token endpoint answers as Slack's Web API does: `200` with `"ok": true`,
+//! or `200` with `"ok": false` and the error.
 
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -27,6 +35,9 @@ use std::sync::{Arc, Mutex};
 /// The application registered with the provider in these tests.
 pub const CLIENT_ID: &str = "5c1f0e2a-7d4b-4c3e-9a8f-1b2c3d4e5f60";
 pub const CLIENT_SECRET: &str = "oidc-test-client-secret-0123456789";
+/// The Slack app's client id and secret (Basic Information → App Credentials).
+pub const SLACK_CLIENT_ID: &str = "3141592653.5897932384";
+pub const SLACK_CLIENT_SECRET: &str = "slack-test-client-secret-26433832";
 
 const KID: &str = "oidc-key-1";
 
@@ -46,19 +57,41 @@ fn forger_key() -> EncodingKey {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Person {
     pub sub: String,
-    /// Entra ID's object id (the Teams `aadObjectId`).
-    pub oid: String,
+    /// Entra ID's object id (the Teams `aadObjectId`); none at Slack.
+    pub oid: Option<String>,
     pub name: String,
+    /// At Slack: the workspace (team) id; `sub` is the user id.
+    pub slack_team: Option<String>,
 }
 
 impl Person {
     pub fn new(oid: &str, name: &str) -> Person {
         Person {
             sub: format!("sub-{oid}"),
-            oid: oid.into(),
+            oid: Some(oid.into()),
             name: name.into(),
+            slack_team: None,
         }
     }
+
+    /// A Slack user `user` of workspace `team`.
+    pub fn slack(team: &str, user: &str, name: &str) -> Person {
+        Person {
+            sub: user.into(),
+            oid: None,
+            name: name.into(),
+            slack_team: Some(team.into()),
+        }
+    }
+}
+
+/// Which provider the fake is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flavour {
+    /// Entra ID (or any OpenID Connect provider) under `/tenant`.
+    Entra,
+    /// Sign in with Slack at the root.
+    Slack,
 }
 
 /// One way the next ID token is wrong.
@@ -86,6 +119,8 @@ struct Grant {
 }
 
 struct FakeState {
+    flavour: Flavour,
+    client: (&'static str, &'static str),
     issuer: String,
     redirect_uri: String,
     now_secs: Box<dyn Fn() -> i64 + Send + Sync>,
@@ -121,14 +156,36 @@ impl FakeOidc {
         redirect_uri: &str,
         now_secs: impl Fn() -> i64 + Send + Sync + 'static,
     ) -> FakeOidc {
+        FakeOidc::start_as(Flavour::Entra, redirect_uri, Box::new(now_secs)).await
+    }
+
+    /// Sign in with Slack, for the app [`SLACK_CLIENT_ID`].
+    pub async fn start_slack(
+        redirect_uri: &str,
+        now_secs: impl Fn() -> i64 + Send + Sync + 'static,
+    ) -> FakeOidc {
+        FakeOidc::start_as(Flavour::Slack, redirect_uri, Box::new(now_secs)).await
+    }
+
+    async fn start_as(
+        flavour: Flavour,
+        redirect_uri: &str,
+        now_secs: Box<dyn Fn() -> i64 + Send + Sync>,
+    ) -> FakeOidc {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind the fake identity provider");
-        let issuer = format!("http://{}/tenant", listener.local_addr().expect("addr"));
+        let root = format!("http://{}", listener.local_addr().expect("addr"));
+        let (issuer, client) = match flavour {
+            Flavour::Entra => (format!("{root}/tenant"), (CLIENT_ID, CLIENT_SECRET)),
+            Flavour::Slack => (root, (SLACK_CLIENT_ID, SLACK_CLIENT_SECRET)),
+        };
         let state = Arc::new(FakeState {
+            flavour,
+            client,
             issuer: issuer.clone(),
             redirect_uri: redirect_uri.into(),
-            now_secs: Box::new(now_secs),
+            now_secs,
             person: Mutex::new(None),
             tamper: Mutex::new(None),
             codes: Mutex::new(HashMap::new()),
@@ -137,11 +194,15 @@ impl FakeOidc {
             refusals: Mutex::new(Vec::new()),
             issued: Mutex::new(Vec::new()),
         });
+        let (prefix, [authorize_path, token_path, keys_path]) = paths(flavour);
         let app = Router::new()
-            .route("/tenant/.well-known/openid-configuration", get(discovery))
-            .route("/tenant/keys", get(keys))
-            .route("/tenant/authorize", get(authorize))
-            .route("/tenant/token", post(token))
+            .route(
+                &format!("{prefix}/.well-known/openid-configuration"),
+                get(discovery),
+            )
+            .route(&format!("{prefix}{keys_path}"), get(keys))
+            .route(&format!("{prefix}{authorize_path}"), get(authorize))
+            .route(&format!("{prefix}{token_path}"), post(token))
             .with_state(state.clone());
         let server = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -179,13 +240,29 @@ impl FakeOidc {
     }
 }
 
+/// The path under the issuer, and the authorization, token and keys endpoints' paths.
+fn paths(flavour: Flavour) -> (&'static str, [&'static str; 3]) {
+    match flavour {
+        Flavour::Entra => ("/tenant", ["/authorize", "/token", "/keys"]),
+        Flavour::Slack => (
+            "",
+            [
+                "/openid/connect/authorize",
+                "/api/openid.connect.token",
+                "/openid/connect/keys",
+            ],
+        ),
+    }
+}
+
 async fn discovery(State(s): State<Arc<FakeState>>) -> Json<Value> {
     let i = &s.issuer;
+    let (_, [authorize, token, keys]) = paths(s.flavour);
     Json(json!({
         "issuer": i,
-        "authorization_endpoint": format!("{i}/authorize"),
-        "token_endpoint": format!("{i}/token"),
-        "jwks_uri": format!("{i}/keys"),
+        "authorization_endpoint": format!("{i}{authorize}"),
+        "token_endpoint": format!("{i}{token}"),
+        "jwks_uri": format!("{i}{keys}"),
         "response_types_supported": ["code"],
         "subject_types_supported": ["pairwise"],
         "id_token_signing_alg_values_supported": ["RS256"],
@@ -203,7 +280,7 @@ async fn keys() -> Json<Value> {
     Json(json!({ "keys": [v] }))
 }
 
-fn random() -> String {
+pub(crate) fn random() -> String {
     use rand::RngCore;
     let mut b = [0u8; 24];
     rand::thread_rng().fill_bytes(&mut b);
@@ -211,7 +288,7 @@ fn random() -> String {
 }
 
 /// Back to `redirect` with `params`.
-fn back(redirect: &str, params: &[(&str, &str)]) -> Response {
+pub(crate) fn back(redirect: &str, params: &[(&str, &str)]) -> Response {
     let query = serde_urlencoded::to_string(params).expect("query");
     Redirect::to(&format!("{redirect}?{query}")).into_response()
 }
@@ -223,7 +300,7 @@ async fn authorize(
     s.authorizations.lock().unwrap().push(q.clone());
     let get = |k: &str| q.get(k).map(String::as_str).unwrap_or_default();
     // A wrong client or redirect URI is never redirected to (RFC 6749, 4.1.2.1).
-    if get("client_id") != CLIENT_ID || get("redirect_uri") != s.redirect_uri {
+    if get("client_id") != s.client.0 || get("redirect_uri") != s.redirect_uri {
         return (StatusCode::BAD_REQUEST, "unknown client or redirect_uri").into_response();
     }
     let state = get("state");
@@ -261,6 +338,10 @@ async fn authorize(
 
 fn token_error(s: &FakeState, error: &str, why: &str) -> Response {
     s.refusals.lock().unwrap().push(format!("{error}: {why}"));
+    if s.flavour == Flavour::Slack {
+        // Slack's Web API: every answer `200`, a refusal `"ok": false`.
+        return Json(json!({ "ok": false, "error": error })).into_response();
+    }
     (
         StatusCode::BAD_REQUEST,
         Json(json!({ "error": error, "error_description": why })),
@@ -269,7 +350,10 @@ fn token_error(s: &FakeState, error: &str, why: &str) -> Response {
 }
 
 /// `client_secret_basic` (each part form-urlencoded, RFC 6749 2.3.1) or `client_secret_post`.
-fn client_of(headers: &HeaderMap, form: &HashMap<String, String>) -> Option<(String, String)> {
+pub(crate) fn client_of(
+    headers: &HeaderMap,
+    form: &HashMap<String, String>,
+) -> Option<(String, String)> {
     if let Some(basic) = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -296,7 +380,7 @@ async fn token(
     Form(form): Form<HashMap<String, String>>,
 ) -> Response {
     match client_of(&headers, &form) {
-        Some((id, secret)) if id == CLIENT_ID && secret == CLIENT_SECRET => {}
+        Some((id, secret)) if id == s.client.0 && secret == s.client.1 => {}
         _ => return token_error(&s, "invalid_client", "client authentication failed"),
     }
     if form.get("grant_type").map(String::as_str) != Some("authorization_code") {
@@ -325,6 +409,15 @@ async fn token(
     }
     let id_token = id_token(&s, &grant);
     s.issued.lock().unwrap().push(code);
+    if s.flavour == Flavour::Slack {
+        return Json(json!({
+            "ok": true,
+            "access_token": format!("xoxp-{}", random()),
+            "token_type": "Bearer",
+            "id_token": id_token,
+        }))
+        .into_response();
+    }
     Json(json!({
         "access_token": random(),
         "token_type": "Bearer",
@@ -340,15 +433,23 @@ fn id_token(s: &FakeState, grant: &Grant) -> String {
     let tamper = s.tamper.lock().unwrap().take();
     let mut claims = json!({
         "iss": s.issuer,
-        "aud": CLIENT_ID,
+        "aud": s.client.0,
         "iat": now,
         "nbf": now,
         "exp": now + 3600,
         "sub": grant.person.sub,
-        "oid": grant.person.oid,
         "name": grant.person.name,
         "nonce": grant.nonce,
     });
+    if let Some(oid) = &grant.person.oid {
+        claims["oid"] = json!(oid);
+    }
+    if let Some(team) = &grant.person.slack_team {
+        claims["auth_time"] = json!(now);
+        claims["https://slack.com/user_id"] = json!(grant.person.sub);
+        claims["https://slack.com/team_id"] = json!(team);
+        claims["https://slack.com/team_name"] = json!(format!("Workspace {team}"));
+    }
     let mut signing = signing_key();
     match tamper {
         None => {}

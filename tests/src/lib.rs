@@ -6,6 +6,7 @@ pub mod api;
 pub mod dashboard;
 pub mod fake_bot_framework;
 pub mod fake_discord;
+pub mod fake_discord_oauth;
 pub mod fake_llm;
 pub mod fake_oidc;
 pub mod fake_slack;

@@ -185,3 +185,207 @@ async fn the_api_and_the_dashboard_ask_the_same_question() {
         assert!(kept.body.contains("Kept beside #"), "{name}: {}", kept.body);
     }
 }
+
+/// A direct message from `discord:<user>` stamped now: the dashboard reads
+/// which questions wait by the wall clock.
+async fn say(h: &Harness, user: &str, text: &str) -> String {
+    steward_tests::join(h.send(dashboard::dm_now(user, text)).await)
+}
+
+/// A browser signed in as `user` (a paired stored id) through a one-time
+/// sign-in link, as `/web` gives one.
+async fn signed_in_as(h: &Harness, user: &str) -> (Client, String) {
+    let token = h
+        .services
+        .pairing()
+        .create_sign_in_link(&h.org, user, dashboard::now(), 10 * 60_000)
+        .await
+        .expect("a sign-in link");
+    let mut c = Client::new(h.services.clone());
+    let signed = c.post(&format!("/web/sign-in/{token}"), &[]).await;
+    assert_eq!(signed.status, 200, "{}", signed.body);
+    let me = c.get("/dashboard/me").await;
+    let csrf = dashboard::field_value(&me.body, "csrf").expect("csrf");
+    (c, csrf)
+}
+
+/// The question (batch) the proposal whose text contains `text` was asked in.
+async fn question_of(h: &Harness, text: &str) -> String {
+    let asked = h.records_containing(text).await;
+    let pending = asked
+        .iter()
+        .find(|r| r.status == Status::Pending)
+        .unwrap_or_else(|| panic!("no pending {text} in {asked:?}"));
+    pending.batch.expect("a batch").to_string()
+}
+
+#[tokio::test]
+async fn your_memory_shows_only_your_questions_and_answers_them_as_chat_does() {
+    for (name, db) in both_dbs().await {
+        let h = Harness::on(db, dashboard::config());
+        let ana = h.pair("222", Role::User).await;
+        let cy = h.pair("333", Role::User).await;
+        say(&h, "222", "Call me Bo").await;
+        let bo = receipt_id(&say(&h, "222", "yes").await);
+        say(&h, "222", "Call me Robert").await;
+        say(&h, "333", "Call me Cy").await;
+        let cy_kept = receipt_id(&say(&h, "333", "yes").await);
+        say(&h, "333", "Call me Cyrus").await;
+        let (robert_q, cyrus_q) = (
+            question_of(&h, "Robert").await,
+            question_of(&h, "Cyrus").await,
+        );
+
+        // Ana sees her question, both texts, three answers; not Cy's.
+        let (mut c, csrf) = signed_in_as(&h, &ana).await;
+        let page = c.get("/dashboard/me").await.body;
+        assert!(page.contains("Questions waiting for you"), "{name}: {page}");
+        assert!(
+            page.contains(&format!("id=\"question-{robert_q}\"")),
+            "{name}"
+        );
+        assert!(page.contains("Wants to be called Robert"), "{name}");
+        assert!(
+            page.contains(&format!("#{bo}, said")),
+            "{name}: the kept one named"
+        );
+        for answer in ["Keep the new", "Keep the old", "Keep both"] {
+            assert!(page.contains(answer), "{name}: {answer}");
+        }
+        assert!(!page.contains("Cyrus") && !page.contains(&format!("question-{cyrus_q}")));
+
+        // Cy's question cannot be answered from Ana's session.
+        for answer in ["new", "old", "both"] {
+            let refused = c
+                .post(
+                    "/dashboard/me/question",
+                    &[("csrf", &csrf), ("batch", &cyrus_q), ("answer", answer)],
+                )
+                .await;
+            assert_eq!(refused.status, 404, "{name}: {}", refused.body);
+        }
+        let cyrus = h.records_containing("Cyrus").await;
+        assert_eq!(cyrus[0].status, Status::Pending, "{name}: untouched");
+        assert_eq!(status(&h, cy_kept).await, Status::Active, "{name}");
+        // Nor without the session's CSRF token.
+        let forged = c
+            .post(
+                "/dashboard/me/question",
+                &[("batch", robert_q.as_str()), ("answer", "new")],
+            )
+            .await;
+        assert_eq!(forged.status, 403, "{name}");
+
+        // "Keep both": both texts kept, the question gone, the choice audited.
+        let kept = c
+            .post_and_follow(
+                "/dashboard/me/question",
+                &[("csrf", &csrf), ("batch", &robert_q), ("answer", "both")],
+            )
+            .await
+            .body;
+        assert!(
+            kept.contains(&format!("Kept beside #{bo}.")),
+            "{name}: {kept}"
+        );
+        assert!(!kept.contains(&format!("question-{robert_q}")), "{name}");
+        assert!(!kept.contains("Questions waiting for you"), "{name}");
+        let mine = kept
+            .split("What steward keeps about you")
+            .nth(1)
+            .expect("records");
+        assert!(
+            mine.contains("Wants to be called Robert") && mine.contains("Wants to be called Bo"),
+            "{name}: {mine}"
+        );
+        let audit = h.db().audit().log(&h.org, 50).await.expect("audit");
+        assert!(
+            audit
+                .iter()
+                .any(|e| e.action == "memory.conflict_answer" && e.actor == ana),
+            "{name}: {audit:?}"
+        );
+        assert!(
+            audit
+                .iter()
+                .any(|e| e.action == "memory.keep_both" && e.actor == ana),
+            "{name}"
+        );
+        // Answered: it cannot be answered again.
+        let again = c
+            .post(
+                "/dashboard/me/question",
+                &[("csrf", &csrf), ("batch", &robert_q), ("answer", "new")],
+            )
+            .await;
+        assert_eq!(again.status, 404, "{name}");
+
+        // "Keep the new": the new text replaces both.
+        say(&h, "222", "Call me Rob").await;
+        let rob_q = question_of(&h, "Rob").await;
+        let page = c
+            .post_and_follow(
+                "/dashboard/me/question",
+                &[("csrf", &csrf), ("batch", &rob_q), ("answer", "new")],
+            )
+            .await
+            .body;
+        let mine = page
+            .split("What steward keeps about you")
+            .nth(1)
+            .expect("records");
+        assert!(mine.contains("Wants to be called Rob<"), "{name}: {mine}");
+        assert!(
+            !mine.contains("Wants to be called Bo<") && !mine.contains("Robert"),
+            "{name}: {mine}"
+        );
+        assert_eq!(status(&h, bo).await, Status::Superseded, "{name}");
+
+        // "Keep the old": nothing new kept.
+        say(&h, "222", "Call me Bobby").await;
+        let bobby_q = question_of(&h, "Bobby").await;
+        let page = c
+            .post_and_follow(
+                "/dashboard/me/question",
+                &[("csrf", &csrf), ("batch", &bobby_q), ("answer", "old")],
+            )
+            .await
+            .body;
+        assert!(page.contains("remember that."), "{name}: the answer said");
+        let mine = page
+            .split("What steward keeps about you")
+            .nth(1)
+            .expect("records");
+        assert!(
+            mine.contains("Wants to be called Rob<") && !mine.contains("Bobby"),
+            "{name}"
+        );
+        assert_eq!(
+            h.records_containing("Bobby").await[0].status,
+            Status::Rejected,
+            "{name}"
+        );
+
+        // Cy still has his, on his own page, and answers it there.
+        let (mut cyc, cy_csrf) = signed_in_as(&h, &cy).await;
+        let page = cyc.get("/dashboard/me").await.body;
+        assert!(page.contains(&format!("question-{cyrus_q}")), "{name}");
+        assert!(
+            !page.contains("Robert") && !page.contains("Bobby"),
+            "{name}"
+        );
+        let page = cyc
+            .post_and_follow(
+                "/dashboard/me/question",
+                &[("csrf", &cy_csrf), ("batch", &cyrus_q), ("answer", "new")],
+            )
+            .await
+            .body;
+        let mine = page
+            .split("What steward keeps about you")
+            .nth(1)
+            .expect("records");
+        assert!(mine.contains("Wants to be called Cyrus"), "{name}: {mine}");
+        assert_eq!(status(&h, cy_kept).await, Status::Superseded, "{name}");
+    }
+}

@@ -20,6 +20,7 @@ fn config_keys() -> BTreeSet<String> {
     server.headers.push(Default::default());
     cfg.mcp.servers.push(server);
     cfg.webhooks.push(Default::default());
+    cfg.oidc.providers.push(Default::default());
     cfg.llm.temperature = Some(0.0);
     cfg.memory.quarantine_learned_facts = Some(false);
     let value = serde_json::to_value(&cfg).unwrap();

@@ -3,8 +3,11 @@
 //! real socket: the code flow with PKCE, state and nonce checked, every
 //! wrong ID token refused, an unpaired identity turned away, and a person
 //! who signs in sees their own memory only, while an administrator who signs
-//! in acts — and is audited — under their own stored id. The last test runs
-//! it in a real headless Chromium.
+//! in acts — and is audited — under their own stored id. Beside it, Sign in
+//! with Slack (the same fake as Slack speaks it) and Discord (OAuth 2.0 and
+//! `users/@me`, `tests/src/fake_discord_oauth.rs`) land each person as the
+//! stored id their channel pairs. The last test runs it in a real headless
+//! Chromium.
 
 use fantoccini::{Client as Browser, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -12,15 +15,23 @@ use memory::write::RawWrites;
 use memory::{Db, Role, Scope, Status};
 use reqwest::StatusCode;
 use std::collections::HashMap;
-use steward::config::oidc::OidcConfig;
+use steward::config::oidc::{OidcConfig, ProviderConfig, ProviderKind};
 use steward_tests::dashboard::{self, pair_request, rec, Chromedriver};
-use steward_tests::fake_oidc::{FakeOidc, Person, Tamper, CLIENT_ID, CLIENT_SECRET};
+use steward_tests::fake_discord_oauth::{
+    DiscordUser, FakeDiscordOAuth, DISCORD_CLIENT_ID, DISCORD_CLIENT_SECRET,
+};
+use steward_tests::fake_oidc::{
+    FakeOidc, Person, Tamper, CLIENT_ID, CLIENT_SECRET, SLACK_CLIENT_ID, SLACK_CLIENT_SECRET,
+};
 use steward_tests::{both_dbs, Harness};
 
-/// steward on a real socket with `[oidc]` pointing at a fake provider.
+/// steward on a real socket with `[oidc]` pointing at a fake provider, and
+/// `[[oidc.providers]]` at a fake Slack and a fake Discord.
 struct Stage {
     h: Harness,
     fake: FakeOidc,
+    slack: FakeOidc,
+    discord: FakeDiscordOAuth,
     base: String,
     _secret: tempfile::TempDir,
 }
@@ -28,6 +39,13 @@ struct Stage {
 const ANA: &str = "00000000-0000-0000-0000-0000000000a1";
 const BO: &str = "00000000-0000-0000-0000-0000000000b2";
 const ZED: &str = "00000000-0000-0000-0000-0000000000c3";
+/// Slack: the workspace steward's Slack app serves, and another.
+const ACME: &str = "T0ACME42";
+const OTHER_TEAM: &str = "T0OTHER7";
+const CARO_SLACK: &str = "U0CARO1";
+/// Discord: a paired user and one nobody paired.
+const DEE_DISCORD: u64 = 80_351_110_224_678_912;
+const EVE_DISCORD: u64 = 80_351_110_224_678_999;
 
 async fn stage(db: Db) -> Stage {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -36,7 +54,14 @@ async fn stage(db: Db) -> Stage {
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     let callback = format!("{base}/dashboard/oidc/callback");
     let fake = FakeOidc::start(&callback, || chrono::Utc::now().timestamp()).await;
+    let slack = FakeOidc::start_slack(&callback, || chrono::Utc::now().timestamp()).await;
+    let discord = FakeDiscordOAuth::start(&callback).await;
     let secret = tempfile::tempdir().expect("dir");
+    let file = |name: &str, value: &str| {
+        let path = secret.path().join(name);
+        std::fs::write(&path, format!("{value}\n")).expect("secret file");
+        Some(path.display().to_string())
+    };
     let path = secret.path().join("client_secret");
     std::fs::write(&path, format!("{CLIENT_SECRET}\n")).expect("secret file");
     let mut cfg = dashboard::config();
@@ -48,8 +73,28 @@ async fn stage(db: Db) -> Stage {
         issuer: Some(fake.issuer.clone()),
         client_id: CLIENT_ID.into(),
         client_secret_file: Some(path.display().to_string()),
-        redirect_url: callback,
+        redirect_url: callback.clone(),
         provider_name: "Contoso".into(),
+        providers: vec![
+            ProviderConfig {
+                kind: ProviderKind::Slack,
+                issuer: Some(slack.issuer.clone()),
+                client_id: SLACK_CLIENT_ID.into(),
+                client_secret_file: file("slack_secret", SLACK_CLIENT_SECRET),
+                redirect_url: callback.clone(),
+                ..Default::default()
+            },
+            ProviderConfig {
+                kind: ProviderKind::Discord,
+                client_id: DISCORD_CLIENT_ID.into(),
+                client_secret_file: file("discord_secret", DISCORD_CLIENT_SECRET),
+                redirect_url: callback.clone(),
+                authorization_url: Some(discord.authorization_url()),
+                token_url: Some(discord.token_url()),
+                user_url: Some(discord.user_url()),
+                ..Default::default()
+            },
+        ],
         ..Default::default()
     };
     cfg.oidc.check().expect("a valid [oidc] section");
@@ -57,15 +102,23 @@ async fn stage(db: Db) -> Stage {
     dashboard::serve_on(listener, h.services.clone());
     let at = h.now_ms();
     let pairing = h.services.pairing();
-    for (oid, name, role) in [(ANA, "Ana", Role::User), (BO, "Bo", Role::Admin)] {
+    let people = [
+        (format!("teams:{ANA}"), "Ana", Role::User),
+        (format!("teams:{BO}"), "Bo", Role::Admin),
+        (format!("slack:{ACME}:{CARO_SLACK}"), "Caro", Role::User),
+        (format!("discord:{DEE_DISCORD}"), "Dee", Role::User),
+    ];
+    for (id, name, role) in people {
         pairing
-            .add_user("default", &format!("teams:{oid}"), name, role, "test", at)
+            .add_user("default", &id, name, role, "test", at)
             .await
             .expect("pair");
     }
     Stage {
         h,
         fake,
+        slack,
+        discord,
         base,
         _secret: secret,
     }
@@ -137,12 +190,30 @@ impl Http {
 
     /// Start at steward, log in at the provider: the callback URL it sends back to.
     async fn via_the_provider(&mut self, s: &Stage) -> String {
-        let start = self.get(&format!("{}/dashboard/oidc/start", s.base)).await;
+        let start = format!("{}/dashboard/oidc/start", s.base);
+        self.via(&start, &s.fake.issuer).await
+    }
+
+    /// Start at `start`, log in at the provider at `provider`: the callback URL.
+    async fn via(&mut self, start: &str, provider: &str) -> String {
+        let start = self.get(start).await;
         assert_eq!(start.status, StatusCode::SEE_OTHER, "{}", start.body);
         let at_provider = start.location.expect("to the provider");
-        assert!(at_provider.starts_with(&s.fake.issuer), "{at_provider}");
+        assert!(at_provider.starts_with(provider), "{at_provider}");
         let back = self.get(&at_provider).await;
         back.location.expect("back to steward")
+    }
+
+    /// Through Sign in with Slack: the callback URL.
+    async fn via_slack(&mut self, s: &Stage) -> String {
+        let start = format!("{}/dashboard/oidc/start?provider=slack", s.base);
+        self.via(&start, &s.slack.issuer).await
+    }
+
+    /// Through Discord: the callback URL.
+    async fn via_discord(&mut self, s: &Stage) -> String {
+        let start = format!("{}/dashboard/oidc/start?provider=discord", s.base);
+        self.via(&start, &s.discord.base).await
     }
 
     /// The whole flow: what steward's callback answers.
@@ -286,6 +357,207 @@ async fn forged_wrong_expired_and_replayed_sign_ins_are_refused_and_a_paired_per
         assert_eq!(refused.status, StatusCode::FORBIDDEN, "{name}");
         assert!(refused.body.contains("not paired"), "{name}");
         assert!(refused.body.contains("/pair"), "{name}");
+        signed_out(&s, &mut http).await;
+    }
+}
+
+/// What a signed-in browser's own page says of who they are, and the audit
+/// entry their sign-in wrote.
+async fn signed_in_as(s: &Stage, http: &mut Http, stored: &str, name: &str) {
+    let me = http.get(&format!("{}/dashboard/me", s.base)).await;
+    assert_eq!(me.status, StatusCode::OK, "{name}: {}", me.body);
+    assert!(me.body.contains(stored), "{name}: {}", me.body);
+    let log = s.h.db().audit().log("default", 50).await.expect("audit");
+    assert!(
+        log.iter()
+            .any(|e| e.action == "dashboard.sign_in" && e.actor == stored),
+        "{name}: the sign-in audited under {stored}: {log:?}"
+    );
+}
+
+#[tokio::test]
+async fn slack_and_discord_sign_in_land_as_the_paired_person_and_refuse_the_rest() {
+    for (name, db) in both_dbs().await {
+        let s = stage(db).await;
+        // One button per provider.
+        let mut http = Http::new();
+        let login = http.get(&format!("{}/dashboard/login", s.base)).await;
+        for button in [
+            "id=\"oidc\"",
+            "Sign in with Contoso",
+            "id=\"oidc-slack\"",
+            "Sign in with Slack",
+            "id=\"oidc-discord\"",
+            "Sign in with Discord",
+        ] {
+            assert!(login.body.contains(button), "{name}: {button}");
+        }
+
+        // Sign in with Slack: the workspace and user claims are the Slack
+        // channel's stored id.
+        s.slack
+            .log_in_as(Some(Person::slack(ACME, CARO_SLACK, "Caro")));
+        let callback = http.via_slack(&s).await;
+        let signed = http.get(&callback).await;
+        assert_eq!(signed.status, StatusCode::OK, "{name}: {}", signed.body);
+        assert!(signed.body.contains("Welcome, Caro"), "{name}");
+        signed_in_as(&s, &mut http, &format!("slack:{ACME}:{CARO_SLACK}"), name).await;
+        let asked = s.slack.authorizations();
+        let last = asked.last().expect("asked");
+        assert_eq!(
+            last.get("code_challenge_method").map(String::as_str),
+            Some("S256")
+        );
+        assert!(last.get("nonce").is_some_and(|n| n.len() >= 16), "{name}");
+
+        // The same user id in another workspace is another person, not paired.
+        s.slack
+            .log_in_as(Some(Person::slack(OTHER_TEAM, CARO_SLACK, "Caro")));
+        let mut http = Http::new();
+        let callback = http.via_slack(&s).await;
+        let refused = http.get(&callback).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::FORBIDDEN,
+            "{name}: {}",
+            refused.body
+        );
+        assert!(
+            refused
+                .body
+                .contains(&format!("slack:{OTHER_TEAM}:{CARO_SLACK}"))
+                && refused.body.contains("not paired"),
+            "{name}: {}",
+            refused.body
+        );
+        signed_out(&s, &mut http).await;
+
+        // A forged state at Slack: 400, and the code is never redeemed.
+        s.slack
+            .log_in_as(Some(Person::slack(ACME, CARO_SLACK, "Caro")));
+        let issued = s.slack.issued();
+        let mut http = Http::new();
+        let callback = http.via_slack(&s).await;
+        let refused = http.get(&callback.replace("state=", "state=x")).await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{name}");
+        assert_eq!(s.slack.issued(), issued, "{name}");
+        signed_out(&s, &mut http).await;
+
+        // A code Slack refuses (`200 {"ok": false}`, here a replayed one):
+        // 401, nobody signed in.
+        let mut http = Http::new();
+        let callback = http.via_slack(&s).await;
+        let pending = http.cookies.get("steward_oidc").expect("pending").clone();
+        assert_eq!(http.get(&callback).await.status, StatusCode::OK, "{name}");
+        let mut replay = Http::new();
+        replay.cookies.insert("steward_oidc".into(), pending);
+        let refused = replay.get(&callback).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::UNAUTHORIZED,
+            "{name}: {}",
+            refused.body
+        );
+        assert!(
+            refused.body.contains("refused to redeem"),
+            "{name}: {}",
+            refused.body
+        );
+        assert!(
+            s.slack
+                .refusals()
+                .last()
+                .expect("refused")
+                .contains("already redeemed"),
+            "{name}"
+        );
+        signed_out(&s, &mut replay).await;
+
+        // Discord: OAuth 2.0 with PKCE and state for `identify`, then who
+        // the access token is of.
+        s.discord
+            .log_in_as(Some(DiscordUser::new(DEE_DISCORD, "dee")));
+        let mut http = Http::new();
+        let callback = http.via_discord(&s).await;
+        let signed = http.get(&callback).await;
+        assert_eq!(signed.status, StatusCode::OK, "{name}: {}", signed.body);
+        assert!(signed.body.contains("Welcome, Dee"), "{name}");
+        signed_in_as(&s, &mut http, &format!("discord:{DEE_DISCORD}"), name).await;
+        let asked = s.discord.authorizations();
+        let last = asked.last().expect("asked");
+        assert_eq!(
+            last.get("scope").map(String::as_str),
+            Some("identify"),
+            "{name}"
+        );
+        assert_eq!(
+            last.get("code_challenge_method").map(String::as_str),
+            Some("S256")
+        );
+        assert!(last.get("state").is_some_and(|v| v.len() >= 16), "{name}");
+
+        // A forged state: 400, the code never redeemed.
+        let issued = s.discord.issued();
+        let mut http = Http::new();
+        let callback = http.via_discord(&s).await;
+        let refused = http.get(&callback.replace("state=", "state=x")).await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{name}");
+        assert!(refused.body.contains("state does not match"), "{name}");
+        assert_eq!(s.discord.issued(), issued, "{name}");
+        signed_out(&s, &mut http).await;
+
+        // An access token Discord refuses at users/@me: 401, nobody signed in.
+        s.discord.revoke_next_token();
+        let mut http = Http::new();
+        let callback = http.via_discord(&s).await;
+        let refused = http.get(&callback).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::UNAUTHORIZED,
+            "{name}: {}",
+            refused.body
+        );
+        assert!(
+            refused.body.contains("would not say who you are") && refused.body.contains("401"),
+            "{name}: {}",
+            refused.body
+        );
+        assert_eq!(s.discord.unauthorized(), 1, "{name}");
+        signed_out(&s, &mut http).await;
+
+        // A Discord user nobody paired: 403, told to pair.
+        s.discord
+            .log_in_as(Some(DiscordUser::new(EVE_DISCORD, "eve")));
+        let mut http = Http::new();
+        let callback = http.via_discord(&s).await;
+        let refused = http.get(&callback).await;
+        assert_eq!(refused.status, StatusCode::FORBIDDEN, "{name}");
+        assert!(
+            refused.body.contains(&format!("discord:{EVE_DISCORD}"))
+                && refused.body.contains("/pair"),
+            "{name}: {}",
+            refused.body
+        );
+        signed_out(&s, &mut http).await;
+
+        // A sign-in started at Discord cannot be finished with Slack's
+        // state: the pending cookie names the provider it started at.
+        let mut http = Http::new();
+        let at_discord = http.via_discord(&s).await;
+        let pending = http.cookies.get("steward_oidc").expect("pending").clone();
+        let mut slack = Http::new();
+        let at_slack = slack.via_slack(&s).await;
+        let slack_state = at_slack.split("state=").nth(1).expect("state");
+        let discord_state = at_discord.split("state=").nth(1).expect("state");
+        let mixed = at_slack.replace(slack_state, discord_state);
+        http.cookies.insert("steward_oidc".into(), pending);
+        let refused = http.get(&mixed).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::UNAUTHORIZED,
+            "{name}: {}",
+            refused.body
+        );
         signed_out(&s, &mut http).await;
     }
 }

@@ -461,6 +461,21 @@ impl Records<'_> {
         Ok(all.into_iter().filter(|r| r.batch == newest).collect())
     }
 
+    /// Every unexpired "Remember this?" proposal of `person`'s own memory
+    /// that they were asked, in any conversation, newest question first:
+    /// what their "Your memory" page lists of the questions waiting for them.
+    pub async fn pending_of(&self, org: &str, person: &str, now: i64) -> Result<Vec<MemoryRecord>> {
+        let text = format!(
+            "{SELECT} WHERE org = $1 AND owner = $2 AND author = $3 AND status = $4 \
+             AND expires_at > $5 ORDER BY batch DESC, id"
+        );
+        sql!(text, org, person, person)
+            .arg(Status::Pending)
+            .arg(now)
+            .all(&self.db.pool)
+            .await
+    }
+
     /// The live records a new record on `subject` in this place (org, agent,
     /// scope, owner) would supersede under the subject rule, newest first:
     /// what a correction's question names as the old value.

@@ -225,10 +225,7 @@ fn only_a_persons_request_answered_just_before_is_corrected() {
             "{statement}"
         );
     }
-    for request in [
-        "Which VPN host do I use?",
-        "Draft the release notes for v2",
-    ] {
+    for request in ["Which VPN host do I use?", "Draft the release notes for v2"] {
         assert!(corrected_exchange(&said(request)).is_some(), "{request}");
     }
 }

@@ -1,21 +1,45 @@
-//! Step 6: answers to "Remember this?" (yes, no, both) in the speaker's language.
+//! Step 6: answers to "Remember this?" (yes, no, both) in the speaker's
+//! language — and the same answers given on the person's "Your memory"
+//! page to the contradiction questions waiting for them
+//! ([`TurnLoop::waiting_questions`], [`TurnLoop::answer_waiting`]): one
+//! path keeps, rejects or keeps beside, whichever surface the answer came from.
 
-use super::routing::{beside, replaced};
+use super::routing::{beside, replaced, CONFLICTS_WITH};
 use super::{ReplyParts, Result, Turn, TurnLoop};
 use crate::metrics::PolicyOutcome;
 use adapters::Reply;
 use memory::policy::{self, Consent};
-use memory::Cause;
+use memory::{Cause, MemoryRecord, Principal};
 use prompts::answers::Choice;
 
 /// A yes or no to a "Remember this?" the speaker passed over.
 pub const LAPSED: &str = "That question lapsed when you wrote again, so nothing was saved. Tell me again if you want me to remember it.";
 
-/// A yes, no or both, the language it was said in, and who said it.
+/// A yes, no or both, the language it was said in, who said it and where:
+/// what keeping or turning down a proposal on their word needs.
 struct Answer<'a> {
     choice: Choice,
     said_in: &'static prompts::answers::Language,
     author: &'a str,
+    org: &'a str,
+    /// Checked again at consent time: a role may have changed since.
+    principal: &'a Principal,
+    /// The run the answer's revisions are named after.
+    run: String,
+    now: i64,
+}
+
+/// A contradiction question waiting for a person: the proposals of one
+/// "Remember this?" (a batch), each with the records of theirs it conflicts with.
+#[derive(Debug, Clone)]
+pub struct WaitingQuestion {
+    /// The question's batch: the message it was asked at.
+    pub batch: i64,
+    /// Where it was asked.
+    pub conversation: Option<String>,
+    /// Each proposal, and what it conflicts with (empty for one asked
+    /// beside a conflicting one in the same question).
+    pub proposals: Vec<(MemoryRecord, Vec<MemoryRecord>)>,
 }
 
 impl TurnLoop {
@@ -45,28 +69,141 @@ impl TurnLoop {
             (None, Some(a)) => (None, a.choice, a.language),
             (None, None) => return Ok(None),
         };
-        let yes = choice != Choice::No;
         let pending = match self.answered_proposals(t, author, batch, said_in).await? {
             Ok(pending) => pending,
             Err(reply) => return Ok(Some(reply)),
         };
+        let answer = Answer {
+            choice,
+            said_in,
+            author,
+            org: t.org(),
+            principal: &t.principal,
+            run: format!("turn:{}", t.message_id),
+            now: t.now,
+        };
         let mut parts = ReplyParts::default();
+        self.answer_each(&answer, &pending, &mut parts).await?;
+        Ok(Some(self.render(t, parts)))
+    }
+
+    /// `answer` to each of `pending`: a yes or "both" keeps it, a no turns
+    /// it down. An answer to a contradiction question is audited
+    /// (`memory.conflict_answer`, detail "both with:3,5").
+    async fn answer_each(
+        &self,
+        answer: &Answer<'_>,
+        pending: &[MemoryRecord],
+        parts: &mut ReplyParts,
+    ) -> Result<()> {
         for rec in pending {
-            if yes {
-                let answer = Answer {
-                    choice,
-                    said_in,
-                    author,
+            let conflicts = self.asked_conflicts(answer.org, rec).await?;
+            if !conflicts.is_empty() {
+                let ids: Vec<i64> = conflicts.iter().map(|c| c.id).collect();
+                let said = match answer.choice {
+                    Choice::Yes => "yes",
+                    Choice::No => "no",
+                    Choice::Both => "both",
                 };
-                self.keep_consented(t, &rec, &answer, &mut parts).await?;
+                self.parts
+                    .db
+                    .audit()
+                    .append(
+                        answer.org,
+                        answer.author,
+                        "memory.conflict_answer",
+                        &format!("record:{}", rec.id),
+                        &memory::admin_text!(
+                            "{} {}{}",
+                            said,
+                            CONFLICTS_WITH,
+                            memory::admin_text::Ids(&ids)
+                        ),
+                        answer.now,
+                    )
+                    .await?;
+            }
+            if answer.choice == Choice::No {
+                self.parts.db.records().reject(answer.org, rec.id).await?;
             } else {
-                self.parts.db.records().reject(t.org(), rec.id).await?;
+                self.keep_consented(answer, rec, conflicts, parts).await?;
             }
         }
-        if !yes {
-            parts.notes.push(said_in.declined.into());
+        if answer.choice == Choice::No {
+            parts.notes.push(answer.said_in.declined.into());
         }
-        Ok(Some(self.render(t, parts)))
+        Ok(())
+    }
+
+    /// The contradiction questions waiting for `person`, newest first:
+    /// every unexpired proposal of their own memory they were asked, in any
+    /// conversation, grouped by question, where one conflicts with a record
+    /// they keep. Nobody else's are read.
+    pub async fn waiting_questions(
+        &self,
+        org: &str,
+        person: &str,
+        now: i64,
+    ) -> Result<Vec<WaitingQuestion>> {
+        let pending = self.parts.db.records().pending_of(org, person, now).await?;
+        let mut out: Vec<WaitingQuestion> = Vec::new();
+        for rec in pending {
+            if !rec.scope.is_personal() || rec.owner.as_deref() != Some(person) {
+                continue;
+            }
+            let Some(batch) = rec.batch else { continue };
+            let conflicts = self.asked_conflicts(org, &rec).await?;
+            match out.iter_mut().find(|q| q.batch == batch) {
+                Some(q) => q.proposals.push((rec, conflicts)),
+                None => out.push(WaitingQuestion {
+                    batch,
+                    conversation: rec.conversation.clone(),
+                    proposals: vec![(rec, conflicts)],
+                }),
+            }
+        }
+        out.retain(|q| q.proposals.iter().any(|(_, c)| !c.is_empty()));
+        Ok(out)
+    }
+
+    /// `principal`'s answer to their contradiction question `batch`, given
+    /// on their "Your memory" page: the same keeping, turning down or
+    /// keeping beside as the answer in chat, its revisions in run
+    /// `question:<batch>`. `None` when no such question waits for them (never
+    /// asked to them, answered, or expired); else what the answer did.
+    pub async fn answer_waiting(
+        &self,
+        org: &str,
+        principal: &Principal,
+        batch: i64,
+        choice: Choice,
+        now: i64,
+    ) -> Result<Option<String>> {
+        let Some(person) = principal.user_id() else {
+            return Ok(None);
+        };
+        let Some(question) = self
+            .waiting_questions(org, person, now)
+            .await?
+            .into_iter()
+            .find(|q| q.batch == batch)
+        else {
+            return Ok(None);
+        };
+        let pending: Vec<MemoryRecord> = question.proposals.into_iter().map(|(r, _)| r).collect();
+        let answer = Answer {
+            choice,
+            said_in: prompts::answers::english(),
+            author: person,
+            org,
+            principal,
+            run: format!("question:{batch}"),
+            now,
+        };
+        let mut parts = ReplyParts::default();
+        self.answer_each(&answer, &pending, &mut parts).await?;
+        let said: Vec<String> = parts.receipts.into_iter().chain(parts.notes).collect();
+        Ok(Some(said.join(" ")))
     }
 
     /// The proposals a yes or no answers (`batch`: the question a button
@@ -140,44 +277,45 @@ impl TurnLoop {
         Ok(Ok(pending))
     }
 
-    /// A yes (or "both") to `rec`: kept if the speaker may still keep it,
-    /// with what it replaces or is kept beside, and its receipt in `parts`.
+    /// A yes (or "both") to `rec`, asked with `conflicts`: kept if the
+    /// speaker may still keep it, with what it replaces or is kept beside,
+    /// and its receipt in `parts`.
     async fn keep_consented(
         &self,
-        t: &Turn<'_>,
-        rec: &memory::MemoryRecord,
         answer: &Answer<'_>,
+        rec: &MemoryRecord,
+        conflicts: Vec<MemoryRecord>,
         parts: &mut ReplyParts,
     ) -> Result<()> {
+        let org = answer.org;
         // Authority is checked again at consent time: a role, or who
         // `memory.write_access` lists, may have changed since.
         let settings = self.parts.learning.policy(&rec.agent);
-        if let Consent::Refuse(reason) = policy::consent(&t.principal, rec.scope, settings) {
+        if let Consent::Refuse(reason) = policy::consent(answer.principal, rec.scope, settings) {
             self.parts.metrics.policy(PolicyOutcome::Refused);
-            self.parts.db.records().reject(t.org(), rec.id).await?;
+            self.parts.db.records().reject(org, rec.id).await?;
             parts.notes.push(reason.explain().into());
             return Ok(());
         }
         let replaces = self
             .replaces(
-                t.org(),
+                org,
                 &rec.agent,
                 rec.scope,
                 rec.owner.as_deref(),
                 (&rec.subject, &rec.content),
             )
             .await?;
-        let run = format!("turn:{}", t.message_id);
-        let conflicts = self.asked_conflicts(t, rec).await?;
+        let run = answer.run.as_str();
         if answer.choice == Choice::Both {
             for old in &conflicts {
                 let keep = memory::store::KeepBeside {
-                    org: t.org(),
+                    org,
                     old: old.id,
                     new: rec.id,
                     actor: answer.author,
-                    run_id: &run,
-                    now: t.now,
+                    run_id: run,
+                    now: answer.now,
                 };
                 self.parts.db.records().keep_beside(&keep).await?;
             }
@@ -186,16 +324,17 @@ impl TurnLoop {
             .db
             .records()
             .activate_kept(
-                t.org(),
+                org,
                 rec.id,
                 Cause::Live,
-                &run,
-                t.now,
+                run,
+                answer.now,
                 self.parts.beliefs.as_ref(),
             )
             .await?;
         if answer.choice == Choice::Yes {
-            self.replace_on_consent(t, rec, &conflicts, &run).await?;
+            self.replace_on_consent(org, rec, &conflicts, run, answer.now)
+                .await?;
         }
         self.parts.metrics.policy(PolicyOutcome::Written);
         let kept = answer

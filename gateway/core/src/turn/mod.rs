@@ -60,11 +60,12 @@ mod reply;
 mod routing;
 
 pub use answer::nothing_on;
-pub use consent::LAPSED;
+pub use consent::{WaitingQuestion, LAPSED};
 pub use directives::OPERATIONAL_NOT_ON_BEHALF;
 use identity::Gate;
 pub use identity::IDENTITY_UNAVAILABLE;
 use limits::RateLimits;
+pub use prompts::answers::Choice;
 use redelivery::{seen_key, InFlight, Known, Opened};
 use reply::ReplyParts;
 use routing::Routed;

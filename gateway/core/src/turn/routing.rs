@@ -211,8 +211,13 @@ impl TurnLoop {
             status,
         } = decided;
         let conflicts = if scope.is_personal() {
-            self.live_conflicts(t, scope, owner.as_deref(), (&item.subject, &content))
-                .await?
+            self.live_conflicts(
+                (t.org(), t.agent()),
+                scope,
+                owner.as_deref(),
+                (&item.subject, &content),
+            )
+            .await?
         } else {
             Vec::new()
         };
@@ -310,15 +315,16 @@ impl TurnLoop {
     /// its subject.
     pub(super) async fn asked_conflicts(
         &self,
-        t: &Turn<'_>,
+        org: &str,
         rec: &memory::MemoryRecord,
     ) -> Result<Vec<memory::MemoryRecord>> {
         if !rec.scope.is_personal() {
             return Ok(Vec::new());
         }
+        // In the proposal's own place: the agent it was said to.
         let mut out = self
             .live_conflicts(
-                t,
+                (org, &rec.agent),
                 rec.scope,
                 rec.owner.as_deref(),
                 (&rec.subject, &rec.content),
@@ -328,7 +334,7 @@ impl TurnLoop {
             .parts
             .db
             .audit()
-            .about(t.org(), "memory.conflict", &format!("record:{}", rec.id))
+            .about(org, "memory.conflict", &format!("record:{}", rec.id))
             .await?;
         let ids = asked
             .iter()
@@ -339,7 +345,7 @@ impl TurnLoop {
             if out.iter().any(|o| o.id == id) {
                 continue;
             }
-            let old = self.parts.db.records().get(t.org(), id).await?;
+            let old = self.parts.db.records().get(org, id).await?;
             // Only the person's own live records: the audit names ids, and a
             // record may have been forgotten or replaced since.
             if old.status == Status::Active && old.owner == rec.owner && old.scope == rec.scope {
@@ -354,10 +360,11 @@ impl TurnLoop {
     /// on the person's word.
     pub(super) async fn replace_on_consent(
         &self,
-        t: &Turn<'_>,
+        org: &str,
         rec: &memory::MemoryRecord,
         conflicts: &[memory::MemoryRecord],
         run: &str,
+        now: i64,
     ) -> Result<()> {
         let meta = memory::store::RevisionMeta {
             via: "consent",
@@ -371,7 +378,7 @@ impl TurnLoop {
             self.parts
                 .db
                 .records()
-                .retire(t.org(), old.id, rec.id, &meta, t.now)
+                .retire(org, old.id, rec.id, &meta, now)
                 .await?;
         }
         Ok(())
@@ -381,7 +388,7 @@ impl TurnLoop {
     /// `content`: what a new record of theirs would replace.
     pub(super) async fn live_conflicts(
         &self,
-        t: &Turn<'_>,
+        (org, agent): (&str, &str),
         scope: memory::Scope,
         owner: Option<&str>,
         (subject, content): (&str, &str),
@@ -390,7 +397,7 @@ impl TurnLoop {
             .parts
             .db
             .records()
-            .live_on_subject(t.org(), t.agent(), scope, owner, subject)
+            .live_on_subject(org, agent, scope, owner, subject)
             .await?;
         Ok(live
             .into_iter()

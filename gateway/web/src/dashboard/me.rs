@@ -7,15 +7,22 @@
 //! A person who holds work roles also sees each role's entries and may share
 //! one of their records with a role, through the call the API's
 //! `POST /api/v1/roles/{role}/memory` makes (`RoleMemory::share`).
+//! The contradiction questions waiting for the person (docs/memory.md,
+//! "Contradictions are asked") are listed with both texts and answered
+//! here — keep the new, keep the old, keep both — through the turn loop's
+//! own answer path (`TurnLoop::answer_waiting`), as a yes, no or "both" in chat.
 
 use super::auth::{Screen, SignedIn, Submitted};
 use super::view::{self, ME};
 use super::{DashError, DashboardState, Page};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
 use maud::{html, Markup};
 use memory::role_memory::{RoleEntry, RoleError};
 use memory::store::RecordFilter;
 use memory::{MemoryRecord, Scope, Status};
 use serde::Deserialize;
+use steward_core::turn::{Choice, WaitingQuestion};
 
 pub(super) async fn page(screen: Screen) -> Page {
     let content = own_memory(&screen.state, &screen.who).await?;
@@ -53,6 +60,10 @@ pub(super) async fn own_memory(
             Err(_) => entries.push((role.clone(), Vec::new())),
         }
     }
+    let questions = state
+        .turns
+        .waiting_questions(state.org(), who.user_id(), state.now_ms())
+        .await?;
     let views = steward_core::oversight::views(db, state.org(), who.user_id()).await?;
     let mut looks = Vec::new();
     for v in views {
@@ -85,12 +96,45 @@ pub(super) async fn own_memory(
                 }
             }
         }
+        @if !questions.is_empty() {
+            (waiting(&questions, who.csrf()))
+        }
         (own_records(&records, &roles, who.csrf()))
         @if !entries.is_empty() {
             (own_roles(&entries))
         }
     })
 }
+
+/// The contradiction questions waiting for the person: what they said, what
+/// it conflicts with, and the three answers.
+fn waiting(questions: &[WaitingQuestion], csrf: &str) -> Markup {
+    html! {
+        section.card.questions {
+            h2 { "Questions waiting for you" }
+            p.muted { "You told steward something that conflicts with what it keeps about you. Nothing is replaced until you choose." }
+            @for q in questions {
+                @let batch = q.batch.to_string();
+                div.question id={ "question-" (q.batch) } {
+                    @for (new, kept) in &q.proposals {
+                        p.new { "New: " span.content { (new.content) } " " span.muted { "(said " (view::date(new.said_at)) ")" } }
+                        @for old in kept {
+                            p.old { "Kept: " span.content { (old.content) } " " span.muted { "(#" (old.id) ", said " (view::date(old.said_at)) ")" } }
+                        }
+                    }
+                    div.buttons {
+                        (view::action(QUESTION_PATH, csrf, &[("batch", &batch), ("answer", "new")], "Keep the new", "primary"))
+                        (view::action(QUESTION_PATH, csrf, &[("batch", &batch), ("answer", "old")], "Keep the old", "secondary"))
+                        (view::action(QUESTION_PATH, csrf, &[("batch", &batch), ("answer", "both")], "Keep both", "secondary"))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Where a question's answer is posted.
+pub(super) const QUESTION_PATH: &str = "/dashboard/me/question";
 
 /// The entries of each role the person holds, as its holders see them.
 fn own_roles(entries: &[(String, Vec<RoleEntry>)]) -> Markup {
@@ -211,5 +255,46 @@ pub(super) async fn share(sent: Submitted<ShareForm>) -> Page {
         }
         Err(RoleError::Store(e)) => Err(e.into()),
         Err(e) => sent.done(false, format!("Refused: {e}."), ME.path),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct QuestionForm {
+    batch: i64,
+    answer: String,
+}
+
+/// Answer one of one's own contradiction questions: the new text kept (a
+/// yes), the old one (a no), or both — the turn loop's answer path, audited
+/// `memory.conflict_answer` under the person. A question that is not
+/// waiting for them (another person's, answered, expired) is 404.
+pub(super) async fn question(sent: Submitted<QuestionForm>) -> Page {
+    let choice = match sent.form.answer.as_str() {
+        "new" => Choice::Yes,
+        "old" => Choice::No,
+        "both" => Choice::Both,
+        _ => return sent.done(false, "Choose to keep the new, the old, or both.", ME.path),
+    };
+    let state = &sent.state;
+    let answered = state
+        .turns
+        .answer_waiting(
+            state.org(),
+            &sent.who.principal(),
+            sent.form.batch,
+            choice,
+            state.now_ms(),
+        )
+        .await?;
+    match answered {
+        Some(said) => sent.done(true, said, ME.path),
+        None => Ok((
+            StatusCode::NOT_FOUND,
+            view::message_page(
+                "No such question",
+                "That question is not waiting for you: it was answered, it expired, or it was never asked to you. Nothing was changed.",
+            ),
+        )
+            .into_response()),
     }
 }

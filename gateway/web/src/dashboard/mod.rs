@@ -87,8 +87,9 @@ pub struct DashboardState {
     runner: Runner,
     /// Sign-in attempts per client and in all.
     sign_in: Arc<signin::SignInLimits>,
-    /// Sign-in through the identity provider (`[oidc]`), when configured.
-    oidc: oidc::Configured,
+    /// Sign-in through each identity provider configured (`[oidc]`,
+    /// `[[oidc.providers]]`), in the sign-in page's order.
+    oidc: Arc<Vec<oidc::Configured>>,
 }
 
 impl DashboardState {
@@ -101,7 +102,7 @@ impl DashboardState {
                 cfg.dashboard.sign_in_global_per_minute,
                 services.clock().clone(),
             )),
-            oidc: oidc::configure(&cfg.oidc, services.clock().clone()),
+            oidc: Arc::new(oidc::configure(&cfg.oidc, services.clock())),
             cfg: cfg.clone(),
             clock: services.clock().clone(),
             db: services.db().clone(),
@@ -126,10 +127,18 @@ impl DashboardState {
         &self.pairing
     }
 
-    /// The name the sign-in page's "Sign in with …" button gives the
-    /// identity provider, when sign-in through one is configured and usable.
-    fn oidc_button(&self) -> Option<&str> {
-        matches!(self.oidc, Some(Ok(_))).then_some(self.cfg.oidc.provider_name.as_str())
+    /// The sign-in page's "Sign in with …" buttons: each identity provider
+    /// configured and usable.
+    fn oidc_buttons(&self) -> Vec<signin::ProviderButton> {
+        self.oidc
+            .iter()
+            .filter(|c| c.usable())
+            .map(|c| signin::ProviderButton {
+                id: c.button_id(),
+                href: c.start_url(),
+                name: c.name.clone(),
+            })
+            .collect()
     }
 
     /// The time now, from the injected clock.
@@ -226,6 +235,7 @@ fn routes() -> Vec<(&'static str, RouteAccess, MethodRouter<DashboardState>)> {
             post(me::promote),
         ),
         ("/dashboard/me/share", Needs(A::RoleWork), post(me::share)),
+        (me::QUESTION_PATH, Needs(A::OwnMemory), post(me::question)),
         ("/dashboard/me/keys", Needs(A::OwnKeys), get(own_keys::page)),
         (
             "/dashboard/me/keys/create",
@@ -465,6 +475,7 @@ pub const FORM_ROUTES: &[&str] = &[
     "/dashboard/me/forget",
     "/dashboard/me/promote",
     "/dashboard/me/share",
+    "/dashboard/me/question",
     "/dashboard/me/keys/create",
     "/dashboard/me/keys/revoke",
     "/dashboard/me/delegates/add",

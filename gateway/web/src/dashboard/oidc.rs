@@ -1,17 +1,22 @@
-//! Signing in as oneself through an OpenID Connect provider
-//! (docs/channels.md, "Signing in as yourself"): the authorization code
-//! flow with PKCE (S256), `state` and `nonce`.
+//! Signing in as oneself through an identity provider (docs/channels.md,
+//! "Signing in as yourself"): the authorization code flow with PKCE (S256)
+//! and `state` for every provider, and a `nonce` with OpenID Connect.
 //!
-//! `/dashboard/oidc/start` sends the browser to the provider with a fresh
-//! state, PKCE challenge and nonce, kept in a short-lived cookie of the
-//! browser that started (so a callback from another browser, or a second
-//! one, finds nothing to match). `/dashboard/oidc/callback` checks the state,
-//! redeems the code with the verifier and the client secret, and believes the
-//! ID token only when its signature (a key the provider publishes), issuer,
-//! audience, expiry and nonce hold. The configured claim is the person's
-//! platform identity (`<channel>:<value>`), looked up among paired people
-//! only: an unpaired identity is refused and told to pair in chat. The
-//! session is the dashboard's usual one, of that person.
+//! Each configured provider (`[oidc]` and `[[oidc.providers]]`) is a button.
+//! `/dashboard/oidc/start?provider=<id>` sends the browser to it with a
+//! fresh state, PKCE challenge and nonce, kept with the provider's id in a
+//! short-lived cookie of the browser that started (so a callback from
+//! another browser, or a second one, finds nothing to match).
+//! `/dashboard/oidc/callback` checks the state, redeems the code at that
+//! provider with the verifier and the client secret, and learns who signed
+//! in as the provider's kind says ([`Flow`]): from an ID token believed only
+//! when its signature (a key the provider publishes), issuer, audience,
+//! expiry and nonce hold (OpenID Connect, and Sign in with Slack), or from
+//! Discord's `users/@me` asked with the access token. That is the person's
+//! platform identity (`teams:<oid>`, `slack:<team>:<user>`,
+//! `discord:<id>`), looked up among paired people only: an unpaired identity
+//! is refused and told to pair in chat. The session is the dashboard's usual
+//! one, of that person.
 //!
 //! Built on `oauth2` (the flow) and `jsonwebtoken` through the Teams bot's
 //! token check (`adapters::teams_bot::auth::TokenValidator`, keys cached and
@@ -34,28 +39,31 @@ use oauth2::basic::{
     BasicTokenType,
 };
 use oauth2::{
-    AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointNotSet, EndpointSet,
-    ExtraTokenFields, PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, Scope,
-    StandardRevocableToken, StandardTokenResponse, TokenUrl,
+    AccessToken, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointNotSet,
+    EndpointSet, ExtraTokenFields, PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, Scope,
+    StandardRevocableToken, StandardTokenResponse, TokenResponse, TokenUrl,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-use steward_core::config::oidc::{IdentityClaim, OidcConfig};
+use steward_core::config::oidc::{IdentityClaim, OidcConfig, ProviderConfig, ProviderKind};
 use tokio::sync::Mutex;
 
-/// The cookie holding a started sign-in's state, verifier and nonce.
+/// The cookie holding a started sign-in's state, verifier, nonce, start
+/// time and provider.
 const PENDING_COOKIE: &str = "steward_oidc";
 
 /// How long a started sign-in may take at the provider.
 const PENDING_MS: i64 = 10 * 60 * 1000;
 
-/// The path the provider sends the browser back to.
+/// The path every provider sends the browser back to.
 pub const CALLBACK_PATH: &str = "/dashboard/oidc/callback";
 
-/// The token endpoint's answer: the standard fields and the ID token.
+/// The token endpoint's answer: the standard fields, and the ID token an
+/// OpenID Connect provider adds (Discord sends none).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct IdTokenField {
-    id_token: String,
+    #[serde(default)]
+    id_token: Option<String>,
 }
 
 impl ExtraTokenFields for IdTokenField {}
@@ -92,76 +100,202 @@ struct IdClaims {
     sub: Option<String>,
     #[serde(default)]
     oid: Option<String>,
+    /// Sign in with Slack: the workspace.
+    #[serde(default, rename = "https://slack.com/team_id")]
+    slack_team: Option<String>,
+    /// Sign in with Slack: the person in it.
+    #[serde(default, rename = "https://slack.com/user_id")]
+    slack_user: Option<String>,
 }
 
-impl IdClaims {
-    fn identity(&self, claim: IdentityClaim) -> Option<&str> {
-        let value = match claim {
-            IdentityClaim::Oid => self.oid.as_deref(),
-            IdentityClaim::Sub => self.sub.as_deref(),
-        };
-        value.map(str::trim).filter(|v| !v.is_empty())
+/// A claim's value, when it has one.
+fn present(value: Option<&String>) -> Option<&str> {
+    value.map(|v| v.trim()).filter(|v| !v.is_empty())
+}
+
+/// A Slack id (`T…`, `U…`, `W…`): letters and digits only, so the stored id
+/// `slack:<team>:<user>` cannot be made to read as another.
+fn slack_id(value: Option<&String>) -> Option<&str> {
+    present(value).filter(|v| v.chars().all(|c| c.is_ascii_alphanumeric()))
+}
+
+/// Which of the ID token's claims make the person's stored id.
+#[derive(Debug, Clone)]
+enum Claimed {
+    /// `<channel>:<claim>` (`teams:<oid>` with Entra ID).
+    Claim {
+        claim: IdentityClaim,
+        channel: String,
+    },
+    /// `slack:<team>:<user>`, as the Slack channel stores them.
+    Slack,
+}
+
+impl Claimed {
+    /// The stored id the claims name, or the claim that is missing.
+    fn stored_id(&self, claims: &IdClaims) -> Result<String, Refusal> {
+        match self {
+            Claimed::Claim { claim, channel } => {
+                let value = match claim {
+                    IdentityClaim::Oid => present(claims.oid.as_ref()),
+                    IdentityClaim::Sub => present(claims.sub.as_ref()),
+                };
+                let value = value.ok_or(Refusal::NoIdentity(claim.name()))?;
+                Ok(format!("{channel}:{value}"))
+            }
+            Claimed::Slack => {
+                let team = slack_id(claims.slack_team.as_ref())
+                    .ok_or(Refusal::NoIdentity("https://slack.com/team_id"))?;
+                let user = slack_id(claims.slack_user.as_ref())
+                    .ok_or(Refusal::NoIdentity("https://slack.com/user_id"))?;
+                Ok(adapters::slack::stored_id(team, user))
+            }
+        }
     }
 }
 
-/// The configured provider: its settings, the client secret read at start,
-/// the discovery document once fetched, and the ID token check.
-pub(super) struct Provider {
-    cfg: OidcConfig,
-    secret: String,
-    http: reqwest::Client,
+/// An OpenID Connect provider: its issuer, which claims are the person,
+/// its discovery document once fetched, and its ID tokens' check.
+struct OpenId {
+    issuer: String,
+    claimed: Claimed,
     discovery: Mutex<Option<Discovery>>,
     validator: TokenValidator,
 }
 
-/// Sign-in through the provider as configured: off, on, or configured but
-/// unusable (the reason, shown to whoever tries).
-pub(super) type Configured = Option<Result<Arc<Provider>, String>>;
+/// How a provider tells steward who signed in.
+enum Flow {
+    /// OpenID Connect (Entra ID, Sign in with Slack): endpoints from the
+    /// discovery document, and an ID token checked by `validator`.
+    OpenId(Box<OpenId>),
+    /// Discord: OAuth 2.0 at configured endpoints, then `users/@me` with
+    /// the access token.
+    Discord {
+        authorization: String,
+        token: String,
+        user: String,
+    },
+}
 
-/// The provider `cfg` configures, if any.
+/// A configured provider: its client, the secret read at start, and its flow.
+pub(super) struct Provider {
+    id: String,
+    client_id: String,
+    secret: String,
+    redirect_url: String,
+    http: reqwest::Client,
+    flow: Flow,
+}
+
+/// One button of the sign-in page: a provider as configured, or why it
+/// cannot be used (shown to whoever tries).
+pub(super) struct Configured {
+    pub(super) id: String,
+    pub(super) name: String,
+    provider: Result<Arc<Provider>, String>,
+}
+
+impl Configured {
+    /// Whether its button is shown.
+    pub(super) fn usable(&self) -> bool {
+        self.provider.is_ok()
+    }
+
+    /// Where its button goes.
+    pub(super) fn start_url(&self) -> String {
+        format!("/dashboard/oidc/start?provider={}", self.id)
+    }
+
+    /// Its button's element id: `oidc` for the `[oidc]` section's own.
+    pub(super) fn button_id(&self) -> String {
+        if self.id == steward_core::config::oidc::SECTION_PROVIDER_ID {
+            self.id.clone()
+        } else {
+            format!("oidc-{}", self.id)
+        }
+    }
+}
+
+/// Every provider `cfg` configures, in the sign-in page's order.
 pub(super) fn configure(
     cfg: &OidcConfig,
-    clock: Arc<dyn steward_core::clock::Clock>,
-) -> Configured {
-    let issuer = cfg
-        .issuer
-        .as_ref()?
-        .trim()
-        .trim_end_matches('/')
-        .to_string();
-    let provider = (|| {
-        let secret = cfg.client_secret()?;
-        // The provider's answers are read as they are: a redirect is never followed.
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(std::time::Duration::from_secs(10))
-            .build()
-            .map_err(|e| format!("oidc: no HTTP client: {e}"))?;
-        let rules = TokenRules {
-            app_id: cfg.client_id.trim().to_string(),
-            issuer: issuer.clone(),
-            openid_metadata_url: discovery_url(&issuer),
-        };
-        let now: adapters::teams_bot::NowMs = Arc::new(move || clock.now_ms());
-        Ok(Arc::new(Provider {
-            cfg: cfg.clone(),
-            secret,
-            validator: TokenValidator::new(rules, http.clone(), now),
-            http,
-            discovery: Mutex::new(None),
-        }))
-    })();
-    if let Err(e) = &provider {
-        tracing::error!(error = %e, "sign-in through the identity provider is configured but cannot be used");
-    }
-    Some(provider)
+    clock: &Arc<dyn steward_core::clock::Clock>,
+) -> Vec<Configured> {
+    cfg.in_use()
+        .iter()
+        .map(|p| {
+            let provider = provider_of(p, clock);
+            if let Err(e) = &provider {
+                tracing::error!(provider = %p.id(), error = %e, "sign-in through an identity provider is configured but cannot be used");
+            }
+            Configured {
+                id: p.id(),
+                name: p.name(),
+                provider,
+            }
+        })
+        .collect()
+}
+
+fn provider_of(
+    p: &ProviderConfig,
+    clock: &Arc<dyn steward_core::clock::Clock>,
+) -> Result<Arc<Provider>, String> {
+    let secret = p.client_secret()?;
+    // The provider's answers are read as they are: a redirect is never followed.
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(10))
+        .build()
+        .map_err(|e| format!("oidc: no HTTP client: {e}"))?;
+    let flow = match (p.kind, p.issuer()) {
+        (ProviderKind::Discord, _) => {
+            let [authorization, token, user] = p.discord_urls();
+            Flow::Discord {
+                authorization,
+                token,
+                user,
+            }
+        }
+        (_, None) => return Err(format!("{}: no issuer", p.id())),
+        (kind, Some(issuer)) => {
+            let claimed = match kind {
+                ProviderKind::Slack => Claimed::Slack,
+                _ => Claimed::Claim {
+                    claim: p.claim.unwrap_or(IdentityClaim::Sub),
+                    channel: p.channel.as_deref().unwrap_or_default().trim().to_string(),
+                },
+            };
+            let rules = TokenRules {
+                app_id: p.client_id.trim().to_string(),
+                issuer: issuer.clone(),
+                openid_metadata_url: discovery_url(&issuer),
+            };
+            let clock = clock.clone();
+            let now: adapters::teams_bot::NowMs = Arc::new(move || clock.now_ms());
+            Flow::OpenId(Box::new(OpenId {
+                validator: TokenValidator::new(rules, http.clone(), now),
+                issuer,
+                claimed,
+                discovery: Mutex::new(None),
+            }))
+        }
+    };
+    Ok(Arc::new(Provider {
+        id: p.id(),
+        client_id: p.client_id.trim().to_string(),
+        secret,
+        redirect_url: p.redirect_url.trim().to_string(),
+        http,
+        flow,
+    }))
 }
 
 fn discovery_url(issuer: &str) -> String {
     format!("{issuer}/.well-known/openid-configuration")
 }
 
-/// Why a sign-in through the provider did not happen. Each is a page with
+/// Why a sign-in through a provider did not happen. Each is a page with
 /// its status; nothing is signed in.
 #[derive(Debug, thiserror::Error)]
 enum Refusal {
@@ -181,6 +315,8 @@ enum Refusal {
     Token(TokenRefusal),
     #[error("The identity token was refused: it was not issued for this sign-in (nonce).")]
     Nonce,
+    #[error("The identity provider would not say who you are: {0}.")]
+    Profile(String),
     #[error("The identity token has no `{0}` claim, which is how steward knows who you are.")]
     NoIdentity(&'static str),
     #[error("You ({0}) are not paired with steward yet. Send /pair to steward in a direct message on your chat platform, have an administrator approve the code, then sign in again.")]
@@ -198,12 +334,13 @@ impl Refusal {
             | Refusal::Exchange(_)
             | Refusal::Token(_)
             | Refusal::Nonce
+            | Refusal::Profile(_)
             | Refusal::NoIdentity(_) => StatusCode::UNAUTHORIZED,
         }
     }
 
     fn page(&self, jar: CookieJar) -> Response {
-        tracing::warn!(refusal = %self, "dashboard sign-in through the identity provider refused");
+        tracing::warn!(refusal = %self, "dashboard sign-in through an identity provider refused");
         let title = match self {
             Refusal::Unpaired(_) => "Not paired yet",
             _ => "Not signed in",
@@ -217,14 +354,22 @@ impl Refusal {
     }
 }
 
+/// An answer's body, cut short for a refusal's page.
+fn gist(body: &str) -> String {
+    body.chars().take(200).collect()
+}
+
 impl Provider {
     /// The discovery document: fetched once, again after a failure.
-    async fn discovery(&self) -> Result<Discovery, Refusal> {
-        let mut kept = self.discovery.lock().await;
+    async fn discovery(
+        &self,
+        issuer: &str,
+        kept: &Mutex<Option<Discovery>>,
+    ) -> Result<Discovery, Refusal> {
+        let mut kept = kept.lock().await;
         if let Some(d) = kept.as_ref() {
             return Ok(d.clone());
         }
-        let issuer = self.validator_issuer();
         let url = discovery_url(issuer);
         let unreachable = |e: String| Refusal::Unreachable(format!("{url}: {e}"));
         let resp = self
@@ -248,40 +393,98 @@ impl Provider {
         Ok(d)
     }
 
-    fn validator_issuer(&self) -> &str {
-        self.cfg
-            .issuer
-            .as_deref()
-            .unwrap_or_default()
-            .trim()
-            .trim_end_matches('/')
+    /// The authorization and token endpoints.
+    async fn endpoints(&self) -> Result<(String, String), Refusal> {
+        match &self.flow {
+            Flow::OpenId(o) => {
+                let d = self.discovery(&o.issuer, &o.discovery).await?;
+                Ok((d.authorization_endpoint, d.token_endpoint))
+            }
+            Flow::Discord {
+                authorization,
+                token,
+                ..
+            } => Ok((authorization.clone(), token.clone())),
+        }
     }
 
-    fn client(&self, d: &Discovery) -> Result<Client, Refusal> {
+    async fn client(&self) -> Result<Client, Refusal> {
+        let (authorization, token) = self.endpoints().await?;
         let bad = |what: &str, e: oauth2::url::ParseError| {
             Refusal::Unusable(format!("the {what} is not a URL: {e}"))
         };
-        Ok(
-            oauth2::Client::new(ClientId::new(self.cfg.client_id.trim().into()))
-                .set_client_secret(ClientSecret::new(self.secret.clone()))
-                .set_auth_uri(
-                    AuthUrl::new(d.authorization_endpoint.clone())
-                        .map_err(|e| bad("authorization endpoint", e))?,
-                )
-                .set_token_uri(
-                    TokenUrl::new(d.token_endpoint.clone())
-                        .map_err(|e| bad("token endpoint", e))?,
-                )
-                .set_redirect_uri(
-                    RedirectUrl::new(self.cfg.redirect_url.trim().into())
-                        .map_err(|e| bad("oidc.redirect_url", e))?,
-                ),
-        )
+        Ok(oauth2::Client::new(ClientId::new(self.client_id.clone()))
+            .set_client_secret(ClientSecret::new(self.secret.clone()))
+            .set_auth_uri(
+                AuthUrl::new(authorization).map_err(|e| bad("authorization endpoint", e))?,
+            )
+            .set_token_uri(TokenUrl::new(token).map_err(|e| bad("token endpoint", e))?)
+            .set_redirect_uri(
+                RedirectUrl::new(self.redirect_url.clone()).map_err(|e| bad("redirect_url", e))?,
+            ))
+    }
+
+    /// The stored id of the person `answer` (the token endpoint's) names.
+    async fn stored_id(&self, answer: &TokenAnswer, nonce: &str) -> Result<String, Refusal> {
+        match &self.flow {
+            Flow::OpenId(o) => {
+                let id_token = answer.extra_fields().id_token.as_deref().ok_or_else(|| {
+                    Refusal::Exchange("the answer holds no ID token (id_token)".into())
+                })?;
+                let (claims, _) = o
+                    .validator
+                    .decode::<IdClaims>(id_token)
+                    .await
+                    .map_err(Refusal::Token)?;
+                match claims.nonce.as_deref() {
+                    Some(n) if same(n, nonce) => {}
+                    _ => return Err(Refusal::Nonce),
+                }
+                o.claimed.stored_id(&claims)
+            }
+            Flow::Discord { user, .. } => self.discord_user(user, answer.access_token()).await,
+        }
+    }
+
+    /// `discord:<id>` of the user Discord's `users/@me` says `token` is of.
+    async fn discord_user(&self, url: &str, token: &AccessToken) -> Result<String, Refusal> {
+        #[derive(Deserialize)]
+        struct Me {
+            id: String,
+        }
+        let resp = self
+            .http
+            .get(url)
+            .bearer_auth(token.secret())
+            .send()
+            .await
+            .map_err(|e| Refusal::Unreachable(format!("{url}: {e}")))?;
+        let status = resp.status();
+        let body = resp
+            .text()
+            .await
+            .map_err(|e| Refusal::Unreachable(format!("{url}: {e}")))?;
+        if !status.is_success() {
+            return Err(Refusal::Profile(format!("HTTP {status}: {}", gist(&body))));
+        }
+        let me: Me = serde_json::from_str(&body)
+            .map_err(|e| Refusal::Profile(format!("the answer is not a user: {e}")))?;
+        // A snowflake: digits, as the Discord channel stores them.
+        let id = me.id.trim();
+        if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(Refusal::NoIdentity("id"));
+        }
+        Ok(format!("{}:{id}", adapters::discord::CHANNEL))
     }
 }
 
-fn provider(state: &DashboardState) -> Result<Arc<Provider>, Refusal> {
-    match &state.oidc {
+/// The provider `id`, or the first one configured.
+fn provider(state: &DashboardState, id: Option<&str>) -> Result<Arc<Provider>, Refusal> {
+    let found = match id {
+        Some(id) => state.oidc.iter().find(|c| c.id == id),
+        None => state.oidc.first(),
+    };
+    match found.map(|c| &c.provider) {
         None => Err(Refusal::Off),
         Some(Err(e)) => Err(Refusal::Unusable(e.clone())),
         Some(Ok(p)) => Ok(p.clone()),
@@ -300,9 +503,20 @@ fn pending_cookie(value: String, secure: bool) -> Cookie<'static> {
         .build()
 }
 
-/// `GET /dashboard/oidc/start`: off to the provider.
-pub(super) async fn start(State(state): State<DashboardState>, jar: CookieJar) -> Response {
-    match begin(&state).await {
+/// Which provider a sign-in starts with.
+#[derive(Debug, Deserialize)]
+pub(super) struct Start {
+    provider: Option<String>,
+}
+
+/// `GET /dashboard/oidc/start?provider=<id>`: off to the provider (the
+/// first one configured when none is named).
+pub(super) async fn start(
+    State(state): State<DashboardState>,
+    jar: CookieJar,
+    Query(start): Query<Start>,
+) -> Response {
+    match begin(&state, start.provider.as_deref()).await {
         Ok((url, pending)) => {
             let cookie = pending_cookie(pending, state.cfg.dashboard.secure_cookie);
             (jar.add(cookie), Redirect::to(&url)).into_response()
@@ -312,25 +526,30 @@ pub(super) async fn start(State(state): State<DashboardState>, jar: CookieJar) -
 }
 
 /// The provider's authorization URL, and the pending cookie's value.
-async fn begin(state: &DashboardState) -> Result<(String, String), Refusal> {
-    let p = provider(state)?;
-    let d = p.discovery().await?;
+async fn begin(state: &DashboardState, id: Option<&str>) -> Result<(String, String), Refusal> {
+    let p = provider(state, id)?;
     let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
     let nonce = random_hex(16);
-    let (url, csrf) = p
-        .client(&d)?
+    let client = p.client().await?;
+    let ask = client
         .authorize_url(CsrfToken::new_random)
-        .add_scope(Scope::new("openid".into()))
-        .add_scope(Scope::new("profile".into()))
-        .add_extra_param("nonce", &nonce)
-        .set_pkce_challenge(challenge)
-        .url();
-    // URL-safe values (base64url, hex, digits): none holds a dot.
+        .set_pkce_challenge(challenge);
+    let ask = match p.flow {
+        Flow::OpenId(_) => ask
+            .add_scope(Scope::new("openid".into()))
+            .add_scope(Scope::new("profile".into()))
+            .add_extra_param("nonce", &nonce),
+        // OAuth 2.0 only: who the token is of is asked of `users/@me`.
+        Flow::Discord { .. } => ask.add_scope(Scope::new("identify".into())),
+    };
+    let (url, csrf) = ask.url();
+    // URL-safe values (base64url, hex, digits, a provider id): none holds a dot.
     let pending = format!(
-        "{}.{}.{nonce}.{}",
+        "{}.{}.{nonce}.{}.{}",
         csrf.secret(),
         verifier.secret(),
-        state.now_ms()
+        state.now_ms(),
+        p.id
     );
     Ok((url.to_string(), pending))
 }
@@ -383,64 +602,81 @@ pub(super) async fn callback(
     Ok((jar.add(cookie), signed_in_page(&user.name)).into_response())
 }
 
+/// A started sign-in, as its cookie keeps it.
+struct Pending<'a> {
+    state: &'a str,
+    verifier: &'a str,
+    nonce: &'a str,
+    started: i64,
+    provider: &'a str,
+}
+
+impl Pending<'_> {
+    fn read(value: &str) -> Option<Pending<'_>> {
+        let mut parts = value.split('.');
+        let (Some(state), Some(verifier), Some(nonce), Some(started), Some(provider), None) = (
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+        ) else {
+            return None;
+        };
+        Some(Pending {
+            state,
+            verifier,
+            nonce,
+            started: started.parse().ok()?,
+            provider,
+        })
+    }
+}
+
 /// The paired person the callback `back` signs in, checked step by step.
 async fn person(
     state: &DashboardState,
     pending: Option<&str>,
     back: Callback,
 ) -> Result<pairing::User, Refusal> {
-    let p = provider(state)?;
+    if state.oidc.is_empty() {
+        return Err(Refusal::Off);
+    }
     if let Some(error) = back.error {
         let why = back
             .error_description
             .map_or(error.clone(), |d| format!("{error}: {d}"));
         return Err(Refusal::Provider(why));
     }
-    let mut parts = pending.unwrap_or_default().split('.');
-    let (Some(expected), Some(verifier), Some(nonce), Some(started), None) = (
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-    ) else {
-        return Err(Refusal::State);
-    };
-    let started: i64 = started.parse().map_err(|_| Refusal::State)?;
-    if state.now_ms().saturating_sub(started) > PENDING_MS {
+    let pending = Pending::read(pending.unwrap_or_default()).ok_or(Refusal::State)?;
+    if state.now_ms().saturating_sub(pending.started) > PENDING_MS {
         return Err(Refusal::State);
     }
     let (Some(code), Some(given)) = (back.code, back.state) else {
         return Err(Refusal::State);
     };
-    if expected.is_empty() || !same(&given, expected) {
+    if pending.state.is_empty() || !same(&given, pending.state) {
         return Err(Refusal::State);
     }
-    let d = p.discovery().await?;
+    let p = provider(state, Some(pending.provider))?;
     let answer = p
-        .client(&d)?
+        .client()
+        .await?
         .exchange_code(AuthorizationCode::new(code))
-        .set_pkce_verifier(PkceCodeVerifier::new(verifier.into()))
+        .set_pkce_verifier(PkceCodeVerifier::new(pending.verifier.into()))
         .request_async(&p.http)
         .await
         .map_err(|e| match e {
             oauth2::RequestTokenError::ServerResponse(r) => Refusal::Exchange(r.to_string()),
+            // Sign in with Slack answers a refusal `200 {"ok": false, "error": …}`.
+            oauth2::RequestTokenError::Parse(_, body) => Refusal::Exchange(format!(
+                "the answer is not a token: {}",
+                gist(&String::from_utf8_lossy(&body))
+            )),
             other => Refusal::Exchange(other.to_string()),
         })?;
-    let (claims, _) = p
-        .validator
-        .decode::<IdClaims>(&answer.extra_fields().id_token)
-        .await
-        .map_err(Refusal::Token)?;
-    match claims.nonce.as_deref() {
-        Some(n) if same(n, nonce) => {}
-        _ => return Err(Refusal::Nonce),
-    }
-    let claim = p.cfg.claim;
-    let value = claims
-        .identity(claim)
-        .ok_or(Refusal::NoIdentity(claim.name()))?;
-    let stored = format!("{}:{value}", p.cfg.channel.trim());
+    let stored = p.stored_id(&answer, pending.nonce).await?;
     match state.pairing().resolve(state.org(), &stored).await {
         Ok(Some(user)) => Ok(user),
         Ok(None) => Err(Refusal::Unpaired(stored)),

@@ -118,17 +118,26 @@ impl SignInLimits {
     }
 }
 
-/// The sign-in form, with what went wrong the last time, and the identity
-/// provider's button when one is configured (`provider`, its name).
-fn template(error: Option<&str>, provider: Option<&str>) -> Html<String> {
+/// A "Sign in with …" button: its element id, where it goes, what it names.
+pub(super) struct ProviderButton {
+    pub(super) id: String,
+    pub(super) href: String,
+    pub(super) name: String,
+}
+
+/// The sign-in form, with what went wrong the last time, and a button for
+/// each identity provider configured.
+fn template(error: Option<&str>, providers: &[ProviderButton]) -> Html<String> {
     Html(
         view::bare(
             "Sign in",
             html! {
                 div.card.signin {
                     h1 { "Sign in" }
-                    @if let Some(name) = provider {
-                        p { a.button.primary id="oidc" href="/dashboard/oidc/start" { "Sign in with " (name) } }
+                    @for p in providers {
+                        p { a.button.primary id=(p.id) href=(p.href) { "Sign in with " (p.name) } }
+                    }
+                    @if !providers.is_empty() {
                         p.muted { "Sign in as yourself with the account you use with steward in chat. Administrators may also use the admin token:" }
                     }
                     p.muted {
@@ -152,7 +161,7 @@ fn template(error: Option<&str>, provider: Option<&str>) -> Html<String> {
 }
 
 pub(super) async fn page(State(state): State<DashboardState>) -> Html<String> {
-    template(None, state.oidc_button())
+    template(None, &state.oidc_buttons())
 }
 
 #[derive(Debug, Deserialize)]
@@ -171,7 +180,7 @@ pub(super) async fn login(
         return Ok((
             StatusCode::TOO_MANY_REQUESTS,
             [(header::RETRY_AFTER, wait.to_string())],
-            template(Some(TOO_MANY_ATTEMPTS), state.oidc_button()),
+            template(Some(TOO_MANY_ATTEMPTS), &state.oidc_buttons()),
         )
             .into_response());
     }
@@ -181,7 +190,7 @@ pub(super) async fn login(
             tracing::warn!("dashboard sign-in refused: wrong admin token");
             (
                 StatusCode::UNAUTHORIZED,
-                template(Some("That is not the admin token."), state.oidc_button()),
+                template(Some("That is not the admin token."), &state.oidc_buttons()),
             )
                 .into_response()
         }
@@ -189,7 +198,7 @@ pub(super) async fn login(
             StatusCode::UNAUTHORIZED,
             template(
                 Some("No admin token exists yet: start the server with `steward serve` (it prints one) or set dashboard.admin_token."),
-                state.oidc_button(),
+                &state.oidc_buttons(),
             ),
         )
             .into_response(),
