@@ -5,7 +5,8 @@
 //! routing note or one word with it. Every phrasing here was written for these tests, none
 //! taken from an evaluation transcript.
 
-use memory::{Role, Status};
+use memory::{ItemChannel, Role, Status};
+use steward::llm::offline;
 use steward_tests::fake_llm::{small_model_extraction, Answer, FakeLlm, TEXT};
 use steward_tests::{both_dbs, Harness};
 
@@ -163,4 +164,187 @@ async fn a_models_answer_from_a_note_the_question_is_not_about_is_not_shown() {
     let reply = h.dm("222", "Where do badge requests go?").await;
     assert!(reply.contains("#security-desk"), "{reply}");
     assert!(reply.contains("Memory reference: 1"), "{reply}");
+}
+
+/// A language of the lexicon, read end to end: a reply language asked for
+/// good in it (`said`, the name as shown), a yes in it and the receipt that
+/// answers it, and a question in it.
+struct Spoken {
+    said: &'static str,
+    name: &'static str,
+    yes: &'static str,
+    receipt: &'static str,
+    question: &'static str,
+}
+
+/// Issue 46: a reply language asked for in each language lexicon-v2 added
+/// is labelled personal and said of the speaker (what a real model's item
+/// needs to be kept), is asked as "Remember this?", and a yes in the same
+/// language keeps it with a receipt in that language; a question in it is
+/// answered and never read as a statement. Each phrased for this test.
+#[tokio::test]
+async fn a_reply_language_a_yes_and_a_question_are_read_in_every_added_language() {
+    let h = Harness::new().await;
+    let spoken = [
+        Spoken {
+            said: "Vastaa minulle aina suomeksi",
+            name: "Suomeksi",
+            yes: "Kyllä kiitos",
+            receipt: "Tallennettu: ",
+            question: "Missä tulostin on?",
+        },
+        Spoken {
+            said: "Απάντα μου πάντα στα ελληνικά",
+            name: "Ελληνικά",
+            yes: "Ναι",
+            receipt: "Αποθηκεύτηκε: ",
+            question: "Πού είναι ο εκτυπωτής?",
+        },
+        Spoken {
+            said: "मुझे हमेशा हिंदी में जवाब दो",
+            name: "हिंदी",
+            yes: "हाँ जी",
+            receipt: "सहेजा गया: ",
+            question: "प्रिंटर कहाँ है?",
+        },
+        Spoken {
+            said: "Mujhe hamesha Hindi mein jawab do",
+            name: "Hindi",
+            yes: "haan ji",
+            receipt: "सहेजा गया: ",
+            question: "Printer kahan hai?",
+        },
+        Spoken {
+            said: "Odpovídej mi vždy česky",
+            name: "Česky",
+            yes: "Ano, díky",
+            receipt: "Uloženo: ",
+            question: "Kde je tiskárna?",
+        },
+        Spoken {
+            said: "Відповідай мені завжди українською",
+            name: "Українською",
+            yes: "Так",
+            receipt: "Збережено: ",
+            question: "Де принтер?",
+        },
+        Spoken {
+            said: "앞으로 항상 저한테 한국어로 대답해 주세요",
+            name: "한국어로",
+            yes: "네",
+            receipt: "저장했습니다: ",
+            question: "프린터는 어디에 있어요?",
+        },
+        Spoken {
+            said: "اكتب لي دائما بالعربية",
+            name: "بالعربية",
+            yes: "نعم",
+            receipt: "تم الحفظ: ",
+            question: "أين الطابعة?",
+        },
+        Spoken {
+            said: "Jeg vil at du alltid svarer på norsk",
+            name: "Norsk",
+            yes: "Ja takk",
+            receipt: "Lagret: ",
+            question: "Hvor er skriveren?",
+        },
+        Spoken {
+            said: "Mindig magyarul válaszolj nekem",
+            name: "Magyarul",
+            yes: "Igen, köszönöm",
+            receipt: "Mentve: ",
+            question: "Hol van a nyomtató?",
+        },
+        Spoken {
+            said: "Răspunde-mi întotdeauna în română",
+            name: "Română",
+            yes: "Da, mersi",
+            receipt: "Salvat: ",
+            question: "Unde este imprimanta?",
+        },
+        Spoken {
+            said: "Tolong selalu jawab saya dalam bahasa Indonesia",
+            name: "Indonesia",
+            yes: "Iya, boleh",
+            receipt: "Tersimpan: ",
+            question: "Printernya di mana?",
+        },
+        Spoken {
+            said: "Hãy luôn trả lời tôi bằng tiếng Việt",
+            name: "Việt",
+            yes: "Vâng",
+            receipt: "Đã lưu: ",
+            question: "Máy in ở đâu?",
+        },
+        Spoken {
+            said: "תענה לי תמיד בעברית",
+            name: "בעברית",
+            yes: "כן",
+            receipt: "נשמר: ",
+            question: "איפה המדפסת?",
+        },
+    ];
+    for (i, s) in spoken.iter().enumerate() {
+        let kept = format!("Wants answers in {}", s.name);
+        let label = offline::label(s.said).unwrap_or_else(|| panic!("{}: no label", s.said));
+        assert_eq!(
+            (label.channel, label.content.as_str()),
+            (ItemChannel::Personal, kept.as_str()),
+            "{}",
+            s.said
+        );
+        assert!(offline::first_person(s.said), "{}", s.said);
+        assert!(offline::statements(s.question).is_empty(), "{}", s.question);
+
+        let user = format!("3{i:02}");
+        h.pair(&user, Role::User).await;
+        let answered = h.dm(&user, s.question).await;
+        assert!(
+            !answered.contains("Remember this?"),
+            "{}: {answered}",
+            s.question
+        );
+        let asked = h.dm(&user, s.said).await;
+        assert_eq!(
+            asked,
+            format!("Remember this? {kept} — reply yes or no"),
+            "{}",
+            s.said
+        );
+        let saved = h.dm(&user, s.yes).await;
+        assert!(saved.starts_with(s.receipt), "{}: {saved}", s.yes);
+    }
+    let records = kept(&h).await;
+    for s in &spoken {
+        assert!(
+            records.contains(&format!("Wants answers in {}", s.name)),
+            "{}: {records:?}",
+            s.said
+        );
+    }
+}
+
+/// Words a new language shares with an older one were left out of its row
+/// (`prompts/texts/lexicon.toml`): these statements are not said of the
+/// speaker, and a standing rule's framing is still read, in the languages
+/// whose words they are. Each phrased for this test.
+#[test]
+fn words_another_language_shares_are_not_read_as_the_speaker() {
+    for said in [
+        // Danish and Norwegian "én" is "one", Hungarian "én" is "I".
+        "Der er én printer på 3. sal",
+        // Hungarian "meg" is a verb's prefix, Norwegian "meg" is "me".
+        "A nyomtatót meg kell javítani a 4.12-es teremben",
+        // Portuguese "já" is "already", Czech "já" is "I".
+        "O relatório já está em reports_q3",
+        // Polish "minut" is "minutes", Finnish "minut" is "me".
+        "Spotkanie trwa 30 minut",
+        // Dutch "mei" is "May", Romanian "mei" is "my".
+        "De release is op 5 mei",
+        // Swedish "mera" is "more", Hinglish "mera" is "my".
+        "Backupen tar mera tid på fredagar",
+    ] {
+        assert!(!offline::first_person(said), "{said}");
+    }
 }
