@@ -130,6 +130,12 @@ impl Tool {
 #[async_trait::async_trait]
 pub trait Tools: Send + Sync {
     fn specs(&self) -> Vec<ToolSpec>;
+    /// The external tools among [`Tools::specs`] (`crate::mcp`): none unless
+    /// a server offers this speaker some. Asked first by the offline rules,
+    /// so a turn with none builds no specs.
+    fn external_specs(&self) -> Vec<ToolSpec> {
+        Vec::new()
+    }
     /// Run one call; `arguments` is the model's JSON (an object, or `Null` when
     /// it sent none or invalid JSON). The result is text for the model.
     async fn call(&self, name: &str, arguments: &serde_json::Value) -> String;

@@ -110,7 +110,12 @@ fn arguments(text: &str, schema: &Value) -> Option<Value> {
 /// turn asks the question). `None`: the rules answer from memory.
 pub async fn answer(ctx: &ReplyContext<'_>) -> Option<String> {
     let tools = ctx.tools?;
-    let (name, arguments) = pick(ctx.text, &tools.specs())?;
+    // No external tool offered (most turns): nothing to read the message for.
+    let external = tools.external_specs();
+    if external.is_empty() {
+        return None;
+    }
+    let (name, arguments) = pick(ctx.text, &external)?;
     let result = tools.call(&name, &arguments).await;
     if result.starts_with(crate::mcp::NOT_RUN_YET) {
         return Some(format!("`{name}` runs only after your yes."));
