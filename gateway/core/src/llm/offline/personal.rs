@@ -206,13 +206,15 @@ pub(super) fn called(s: &str) -> Option<&str> {
         })
         .collect();
     let (at, len) = words::find(Class::Naming, &words)?;
-    // A phrase that does not name the speaker ("go by", "be called") names
-    // them only after they spoke of themselves ("I go by Sam"): "client
-    // files can go by WeTransfer now" calls no one anything.
-    let names_speaker = words[at..at + len]
+    // A phrase of naming is the speaker's when it is asked of the agent (it
+    // opens the clause, after courtesy at most: "kall meg Eiki"), names the
+    // speaker ("nenn mich"), or follows their own words ("I go by Sam"):
+    // "client files can go by WeTransfer now" calls no one anything.
+    let asked = words[..at]
         .iter()
-        .any(|w| words::is_word(Class::Speaker, w));
-    if !names_speaker && !words[..at].iter().any(|w| words::is_word(Class::Speaker, w)) {
+        .all(|w| words::is_word(Class::Courtesy, w) || words::is_word(Class::Request, w));
+    let speaker = |w: &String| words::is_word(Class::Speaker, w);
+    if !asked && !words[..at + len].iter().any(speaker) {
         return None;
     }
     // Courtesy between the phrase and the name ("nenn mich bitte Kalle").

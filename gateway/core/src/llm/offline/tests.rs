@@ -574,6 +574,9 @@ fn preferring_naming_and_each_reply_are_standing_by_their_shape() {
         ("Could you call me Dr. Ng?", "Wants to be called Dr. Ng"),
         ("By the way, call me Rob", "Wants to be called Rob"),
         ("I go by Sam these days", "Wants to be called Sam"),
+        // "meg" is not the lexicon's speaker word (it is a Hungarian word too):
+        // a phrase of naming that opens the clause is asked of the agent.
+        ("kall meg Tore, det gjør alle", "Wants to be called Tore"),
     ] {
         preference(said, kept);
     }
