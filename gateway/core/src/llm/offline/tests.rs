@@ -869,6 +869,9 @@ fn first_person_is_said_of_oneself() {
         ("Responde-me sempre em português", true),
         ("He told you in private", false),
         ("The VPN is at vpn.example.com", false),
+        // German "im" ("in the") is no English "I'm" typed without its apostrophe.
+        ("Der im Büro frisst die Etiketten", false),
+        ("Ich drucke im Lager", true),
     ] {
         assert_eq!(first_person(clause), mine, "{clause}");
     }
