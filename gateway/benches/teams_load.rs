@@ -501,18 +501,29 @@ struct Until {
     after: Option<usize>,
 }
 
-/// One keep-alive connection sending until `stop`; worker `w` of `workers`
-/// speaks as the users `u ≡ w (mod workers)`.
-async fn worker(
+/// What every worker of a run shares: the platform, the server's address,
+/// how many workers, users and records, and when the run started.
+#[derive(Clone)]
+struct Run {
     platform: Platform,
     addr: String,
-    w: usize,
     workers: usize,
     users: usize,
     records: usize,
-    run_started: Instant,
-    stop: Until,
-) -> Tally {
+    started: Instant,
+}
+
+/// One keep-alive connection sending until `stop`; worker `w` of `workers`
+/// speaks as the users `u ≡ w (mod workers)`.
+async fn worker(run: Run, w: usize, stop: Until) -> Tally {
+    let Run {
+        platform,
+        addr,
+        workers,
+        users,
+        records,
+        started: run_started,
+    } = run;
     let mut tally = Tally::default();
     let Ok(stream) = tokio::net::TcpStream::connect(&addr).await else {
         return tally;
@@ -751,13 +762,15 @@ async fn run() -> Result<bool, String> {
     let workers: Vec<_> = (0..connections)
         .map(|w| {
             tokio::spawn(worker(
-                platform,
-                addr.clone(),
+                Run {
+                    platform,
+                    addr: addr.clone(),
+                    workers: connections,
+                    users,
+                    records,
+                    started,
+                },
                 w,
-                connections,
-                users,
-                records,
-                started,
                 Until {
                     flag: stop.clone(),
                     after: turns.map(|n| n / connections + usize::from(w < n % connections)),

@@ -221,7 +221,9 @@ pub fn first_person(clause: &str) -> bool {
             // A host, an address or an identifier is one word, no pronoun:
             // the "io" of "returns.nordhaul.io" is not Italian "io".
             .filter(|token| !is_identifier(token))
-            .flat_map(|token| token.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')))
+            .flat_map(|token| {
+                token.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+            })
             .flat_map(|w| w.split('-'))
             .any(|w| words::is_word_as_said(Class::Speaker, w))
 }
@@ -232,9 +234,9 @@ pub fn first_person(clause: &str) -> bool {
 fn is_identifier(token: &str) -> bool {
     let t = token.trim_matches(|c: char| !c.is_alphanumeric());
     let chars: Vec<char> = t.chars().collect();
-    chars.windows(3).any(|w| {
-        w[0].is_alphanumeric() && ".@_/:".contains(w[1]) && w[2].is_alphanumeric()
-    })
+    chars
+        .windows(3)
+        .any(|w| w[0].is_alphanumeric() && ".@_/:".contains(w[1]) && w[2].is_alphanumeric())
 }
 
 /// Whether a clause asks or requests something (a question, "show me …",
