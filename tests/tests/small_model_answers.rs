@@ -728,3 +728,36 @@ async fn an_answer_from_the_neighbouring_note_is_replaced_by_the_note_asked_abou
         "Memory says: Always use example_archive for the monthly digest (Memory reference: 2)"
     );
 }
+
+#[tokio::test]
+async fn a_value_no_note_holds_is_not_shown_as_an_answer() {
+    // What Qwen2.5-Coder-1.5B answered on issue 46's held-out blind_12: a
+    // count no note holds, and another time than the note's.
+    let fake = FakeLlm::start().await;
+    let h = harness(&fake).await;
+    h.pair("111", Role::Admin).await;
+    h.pair("222", Role::User).await;
+    h.dm(
+        "111",
+        "@notes: Copy for the Sunday edition is due Saturday 19:00 at the latest.",
+    )
+    .await;
+    fake.push(
+        TEXT,
+        Answer::Content("The maximum word count for an op-ed is 1000 words.".into()),
+    );
+    let reply = h.dm("222", "What's the max word count for an op-ed?").await;
+    assert!(!reply.contains("1000"), "{reply}");
+    fake.push(
+        TEXT,
+        Answer::Content("Sunday edition copy is due by Saturday at 20:00.".into()),
+    );
+    let reply = h.dm("222", "When is copy for the Sunday edition due?").await;
+    assert!(!reply.contains("20:00"), "{reply}");
+    assert!(reply.contains("Saturday 19:00"), "{reply}");
+    // The note's own value, in the model's words, is the answer.
+    let right = "Sunday edition copy is due Saturday by 19h00.";
+    fake.push(TEXT, Answer::Content(right.into()));
+    let reply = h.dm("222", "When is copy for the Sunday edition due?").await;
+    assert!(reply.starts_with(right), "{reply}");
+}

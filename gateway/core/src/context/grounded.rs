@@ -2,6 +2,7 @@
 //! shown as theirs.
 
 use super::*;
+use std::collections::HashSet;
 
 /// How [`grounded`] opens the line with a note's own text, in English (the
 /// reply language's own is `prompts::answers`' "memory says"). A model's line
@@ -169,4 +170,102 @@ pub fn without_unrelated_values(
         .filter(|line| !line.trim().is_empty())
         .collect();
     kept.join("\n")
+}
+
+/// `answer` without the sentences that state a value nothing the model was
+/// given holds: not the prompt (the policy, the notes and records, the
+/// speaker's preferences), the conversation, the message or a tool's result
+/// (`seen`). A small model invents them ("The maximum word count for an
+/// op-ed is 1000 words", with no note on op-eds; "The print edition is
+/// scheduled for 20:00", the note saying 19:00), and a value said beside a
+/// citation reads as memory's. A number of three digits or more is compared
+/// by its digits ("1200" is "1,200", "19h00" is "19:00"); a host, a channel
+/// or a table by its whole leading part ("gpu-kestrel.lab" of
+/// "gpu-kestrel.lab:8443"). Empty when nothing else is left: the rules
+/// answer then.
+pub fn without_invented_values(answer: String, seen: &[&str]) -> String {
+    let words: HashSet<String> = seen
+        .iter()
+        .flat_map(|t| memory::grounding::content_words(t))
+        .collect();
+    let mut numbers: HashSet<String> = words.iter().map(|w| digits(w)).collect();
+    numbers.extend(seen.iter().flat_map(|t| grouped_numbers(t)));
+    let invented = |w: &String| match made_value(w) {
+        Some(Made::Number(d)) => !numbers.contains(&d),
+        Some(Made::Name) => !words.iter().any(|s| same_name(w, s)),
+        None => false,
+    };
+    let kept: Vec<String> = answer
+        .lines()
+        .map(|line| {
+            sentences(line)
+                .into_iter()
+                .filter(|s| !memory::grounding::content_words(s).iter().any(&invented))
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    kept.join("\n")
+}
+
+/// What kind of made value a word is, if it is one.
+enum Made {
+    /// A number of three digits or more, by its digits.
+    Number(String),
+    /// A host, a channel, a table, a file: letters joined by `.`, `_` or `#`.
+    Name,
+}
+
+fn made_value(word: &str) -> Option<Made> {
+    let d = digits(word);
+    if !d.is_empty() {
+        return (d.len() >= 3).then_some(Made::Number(d));
+    }
+    let dotted = word.split('.').filter(|p| p.chars().count() >= 2).count() >= 2
+        && !word.split('.').any(str::is_empty);
+    let named = word.contains('_') || (word.starts_with('#') && word.chars().count() > 3);
+    (dotted || named).then_some(Made::Name)
+}
+
+fn digits(word: &str) -> String {
+    word.chars().filter(char::is_ascii_digit).collect()
+}
+
+/// Whether `said` names `kept`: the same, or one the other's whole leading
+/// part up to a joiner.
+fn same_name(said: &str, kept: &str) -> bool {
+    let leads = |long: &str, short: &str| {
+        long.strip_prefix(short)
+            .and_then(|rest| rest.chars().next())
+            .is_some_and(|c| ".:/-_@#".contains(c))
+    };
+    said == kept || leads(kept, said) || leads(said, kept)
+}
+
+/// The numbers of `text` written in groups ("1,200", "1.200", "1 200"), by
+/// their digits.
+fn grouped_numbers(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut run = String::new();
+    let mut pending_separator = false;
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            run.push(c);
+            pending_separator = false;
+        } else if !run.is_empty() && !pending_separator && ",. '\u{a0}".contains(c) {
+            pending_separator = true;
+        } else {
+            if run.len() >= 3 {
+                out.push(std::mem::take(&mut run));
+            }
+            run.clear();
+            pending_separator = false;
+        }
+    }
+    if run.len() >= 3 {
+        out.push(run);
+    }
+    out
 }

@@ -13,7 +13,8 @@ mod unpromised;
 
 pub use cite::{cite, cites, CITATION};
 pub use grounded::{
-    grounded, grounded_given, without_unrelated_values, GROUNDING_MIN_HITS, MEMORY_SAYS,
+    grounded, grounded_given, without_invented_values, without_unrelated_values,
+    GROUNDING_MIN_HITS, MEMORY_SAYS,
 };
 use language::*;
 pub use precedence::{

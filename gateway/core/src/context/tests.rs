@@ -661,3 +661,45 @@ fn what_a_model_imitates_is_removed_and_steward_cites() {
         "Hello."
     );
 }
+
+#[test]
+fn a_value_nothing_given_holds_is_not_stated() {
+    let seen = [
+        "<<<memory:3 agent_notes: Invoices up to 1,200 EUR need no approval; the GPU box is gpu-kestrel.lab:8443; print deadline Saturday 19:00.>>>",
+        "What is the max word count for an op-ed, and where is the GPU box?",
+    ];
+    // Invented: a count, another time, a channel no note names.
+    for invented in [
+        "The maximum word count for an op-ed is 1000 words.",
+        "The print edition closes at 20:00 on Saturday.",
+        "Ask in #newsdesk.",
+        "Exports go to sales_2027.",
+    ] {
+        assert_eq!(
+            without_invented_values(format!("{invented} Anything else?"), &seen),
+            "Anything else?",
+            "{invented}"
+        );
+    }
+    // Given: the same number written otherwise, a host's leading part, a
+    // value of the message, and sentences with no value at all.
+    for given in [
+        "Invoices up to 1200 EUR need no approval.",
+        "Invoices up to 1.200 EUR need no approval.",
+        "The deadline is Saturday at 19h00.",
+        "Book it at gpu-kestrel.lab.",
+        "The GPU box answers on port 8443.",
+        "I don't know the word count for an op-ed.",
+    ] {
+        assert_eq!(
+            without_invented_values(given.into(), &seen),
+            given,
+            "{given}"
+        );
+    }
+    // Nothing left: the rules answer.
+    assert_eq!(
+        without_invented_values("It is 1000 words.".into(), &seen),
+        ""
+    );
+}

@@ -487,9 +487,22 @@ impl TurnLoop {
             .find_map(|r| context::reply_language(&r.record))
             .and_then(|name| prompts::answers::named(&name))
             .map_or(context::MEMORY_SAYS, |l| l.memory_says);
+        // Everything the model was given, where a value it states must come from.
+        let seen: Vec<&str> = [read.prompt.fixed(), read.prompt.context(), text]
+            .into_iter()
+            .chain(read.history.iter().map(|m| m.text.as_str()))
+            .chain(results.iter().map(String::as_str))
+            .collect();
         scrubbed.map(|a| {
             let a =
                 context::without_unrelated_values(a, &words, &read.found, searched, &read.citable);
+            // A record the model's own `memory_search` returned is not in
+            // the prompt: its values are not checked against it.
+            let a = if searched.is_empty() {
+                context::without_invented_values(a, &seen)
+            } else {
+                a
+            };
             if a.is_empty() {
                 a
             } else {
