@@ -752,12 +752,16 @@ async fn a_value_no_note_holds_is_not_shown_as_an_answer() {
         TEXT,
         Answer::Content("Sunday edition copy is due by Saturday at 20:00.".into()),
     );
-    let reply = h.dm("222", "When is copy for the Sunday edition due?").await;
+    let reply = h
+        .dm("222", "When is copy for the Sunday edition due?")
+        .await;
     assert!(!reply.contains("20:00"), "{reply}");
     assert!(reply.contains("Saturday 19:00"), "{reply}");
     // The note's own value, in the model's words, is the answer.
     let right = "Sunday edition copy is due Saturday by 19:00.";
     fake.push(TEXT, Answer::Content(right.into()));
-    let reply = h.dm("222", "When is copy for the Sunday edition due?").await;
+    let reply = h
+        .dm("222", "When is copy for the Sunday edition due?")
+        .await;
     assert!(reply.starts_with(right), "{reply}");
 }
