@@ -448,7 +448,9 @@ async fn a_follow_up_carries_the_earlier_turn_and_only_its_own_conversation() {
         .await;
     fake.push(
         TEXT,
-        Answer::Content("The daily report uses example_orders.".into()),
+        // No value of its own: a value no note holds is not shown
+        // (`context::without_invented_values`), and this tests the history.
+        Answer::Content("The daily report uses the orders table.".into()),
     );
     h.dm("222", "Which table is the daily report built from?")
         .await;
@@ -470,7 +472,7 @@ async fn a_follow_up_carries_the_earlier_turn_and_only_its_own_conversation() {
     );
     assert_eq!(
         messages[2]["content"],
-        "The daily report uses example_orders."
+        "The daily report uses the orders table."
     );
     let last = messages[3]["content"].as_str().unwrap_or_default();
     assert!(
