@@ -81,7 +81,8 @@ async fn a_question_beside_a_statement_is_answered_and_only_the_statement_is_rea
     fake.always("memory_items", small_model_extraction());
     fake.push(
         TEXT,
-        Answer::Content("Use vpn.example.com on port 443.".into()),
+        // No value of its own: a value no note holds is not shown.
+        Answer::Content("Use the VPN client from the IT portal.".into()),
     );
     let h = harness(&fake).await;
     h.pair("222", Role::User).await;
@@ -94,7 +95,7 @@ async fn a_question_beside_a_statement_is_answered_and_only_the_statement_is_rea
     // Answer first, the question after it, in the speaker's words (the
     // model's operational label notwithstanding: said of themselves).
     assert!(
-        reply.starts_with("Use vpn.example.com on port 443."),
+        reply.starts_with("Use the VPN client from the IT portal."),
         "{reply}"
     );
     assert!(

@@ -29,6 +29,9 @@ pub struct ExternalTurnTools<'a> {
     /// What the tools answered this turn (screened, framed): a source of the
     /// reply as memory is (`context::grounded_given`).
     results: Mutex<Vec<String>>,
+    /// Every call's answer the model was given this turn, refusals too:
+    /// what a value in its reply may come from (`context::without_invented_values`).
+    answered: Mutex<Vec<String>>,
 }
 
 /// Whom a turn's external tools are offered to.
@@ -81,6 +84,7 @@ impl Mcp {
             offered,
             notes: Mutex::new(Vec::new()),
             results: Mutex::new(Vec::new()),
+            answered: Mutex::new(Vec::new()),
         })
     }
 
@@ -152,6 +156,11 @@ impl ExternalTurnTools<'_> {
     /// What the external tools answered this turn.
     pub fn results(&self) -> Vec<String> {
         self.results.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// What every call of this turn answered the model, refusals too.
+    pub fn answered(&self) -> Vec<String> {
+        self.answered.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
     fn note(&self, line: String) {
@@ -320,12 +329,16 @@ impl Tools for ExternalTurnTools<'_> {
     }
 
     async fn call(&self, name: &str, arguments: &Value) -> String {
-        if let Some(o) = self.offered.iter().find(|o| o.tool.name == name) {
-            return self.call_external(o, arguments).await;
+        let answer = if let Some(o) = self.offered.iter().find(|o| o.tool.name == name) {
+            self.call_external(o, arguments).await
+        } else if crate::tools::Tool::from_name(name).is_some() {
+            self.inner.call(name, arguments).await
+        } else {
+            self.refuse_unoffered(name).await
+        };
+        if let Ok(mut answered) = self.answered.lock() {
+            answered.push(answer.clone());
         }
-        if crate::tools::Tool::from_name(name).is_some() {
-            return self.inner.call(name, arguments).await;
-        }
-        self.refuse_unoffered(name).await
+        answer
     }
 }

@@ -288,7 +288,15 @@ impl TurnLoop {
         // The records the model found with its own `memory_search`.
         let searched = tools.searched();
         let results: Vec<String> = external.iter().flat_map(|e| e.results()).collect();
-        let screened = self.screen(t, text, responded, &read, (&searched, &results), parts);
+        let answered: Vec<String> = external.iter().flat_map(|e| e.answered()).collect();
+        let screened = self.screen(
+            t,
+            text,
+            responded,
+            &read,
+            (&searched, &results, &answered),
+            parts,
+        );
         let answer = match screened {
             Ok(answer) if !answer.is_empty() => {
                 self.checked(t, text, answer, &read.citable, shown).await?
@@ -460,7 +468,7 @@ impl TurnLoop {
         text: &str,
         responded: std::result::Result<String, LlmError>,
         read: &Gathered,
-        (searched, results): (&[i64], &[String]),
+        (searched, results, answered): (&[i64], &[String], &[String]),
         parts: &ReplyParts,
     ) -> std::result::Result<String, LlmError> {
         // The message and the records are read once for every check below.
@@ -491,7 +499,7 @@ impl TurnLoop {
         let seen: Vec<&str> = [read.prompt.fixed(), read.prompt.context(), text]
             .into_iter()
             .chain(read.history.iter().map(|m| m.text.as_str()))
-            .chain(results.iter().map(String::as_str))
+            .chain(answered.iter().map(String::as_str))
             .collect();
         scrubbed.map(|a| {
             let a =
