@@ -505,8 +505,10 @@ impl TurnLoop {
             let a =
                 context::without_unrelated_values(a, &words, &read.found, searched, &read.citable);
             // A record the model's own `memory_search` returned is not in
-            // the prompt: its values are not checked against it.
-            let a = if searched.is_empty() {
+            // the prompt: its values are not checked against it. The
+            // offline rules read no prompt and quote records whole: nothing
+            // to check, and no prompt to read on their hot path.
+            let a = if searched.is_empty() && self.parts.responder.reads_prompt() {
                 context::without_invented_values(a, &seen)
             } else {
                 a
