@@ -64,6 +64,39 @@ pub(super) const TASK_STARTS: &[&str] = &[
     "should ",
 ];
 
+/// What follows a verb that acts on something ("print the …", "run it",
+/// "make sure …"): after one, the opening word is a verb of a request.
+const OBJECT_OPENINGS: &[&str] = &[
+    "the", "a", "an", "me", "us", "it", "them", "this", "that", "these", "those", "my", "our",
+    "your", "all", "some", "any", "every", "out", "up", "sure", "him", "her",
+];
+
+/// Whether a clause that opens like a request ("Print …", "Build …",
+/// "Check-in …") states something of a thing named by its first words:
+/// the word after the opening is no object of it, and "is"/"are" follows
+/// within a few words, before any "if"/"when" ("Print deadline for the
+/// Sunday edition is Saturday 19:00", "Build server is ci-runner-08").
+pub(super) fn opens_with_a_subject(lower: &str) -> bool {
+    let words = words_of(lower);
+    // "What time is standup", "Is the build green": asked.
+    const ASKING: &[&str] = &[
+        "is", "are", "do", "does", "did", "should", "can", "could", "would", "will",
+    ];
+    if words.len() < 3
+        || OBJECT_OPENINGS.contains(&words[1].as_str())
+        || ASKS_WHETHER.contains(&words[0].as_str())
+        || ASKING.contains(&words[0].as_str())
+    {
+        return false;
+    }
+    words
+        .iter()
+        .take(9)
+        .skip(1)
+        .take_while(|w| !ASKS_WHETHER.contains(&w.as_str()))
+        .any(|w| ["is", "are", "was", "were"].contains(&w.as_str()))
+}
+
 /// Openings of a standing instruction: for everyone, unless what follows
 /// asks how the speaker alone is served ("From now on, answer me in …").
 pub(super) const DIRECTIVES: &[&str] = &[

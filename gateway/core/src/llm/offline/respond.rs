@@ -68,7 +68,20 @@ pub fn best_matches(memory: &[Retrieved]) -> Vec<&Retrieved> {
 /// stopword or noise (which separates no compound).
 pub(super) fn token_sequence(text: &str) -> Vec<Option<String>> {
     text.split_whitespace()
-        .map(|w| memory::fulltext::query_tokens(w).into_iter().next())
+        .map(|w| {
+            // A short word in lower case is an article or a preposition in
+            // most languages ("la GPU", "die GPU", "het rooster"): no kind
+            // of thing, as English stopwords are none.
+            let letters = w.trim_matches(|c: char| !c.is_alphanumeric());
+            let function_word = letters.chars().count() <= 3
+                && letters
+                    .chars()
+                    .all(|c| c.is_alphabetic() && c.is_lowercase());
+            if function_word {
+                return None;
+            }
+            memory::fulltext::query_tokens(w).into_iter().next()
+        })
         .collect()
 }
 
@@ -96,10 +109,37 @@ pub(super) fn another_of_its_kind(asked: &[Option<String>], note: &str) -> bool 
     matches!((before(asked), before(&kept)), (Some(a), Some(b)) if a != b)
 }
 
+/// Whether `text` asks what the agent calls the speaker ("hva kaller du meg
+/// igjen?", "¿cómo me llamas?", "私のことは何と呼んでくれる？"): a question
+/// with the speaker's word and a verb of naming, in any language of the lexicon.
+pub(super) fn asks_own_name(text: &str) -> bool {
+    if !text.contains(['?', '？']) {
+        return false;
+    }
+    let words = words_of(text);
+    let naming =
+        words.iter().any(|w| words::names_someone(w)) || words::holds_unspaced(Class::Naming, text);
+    naming && (first_person(text) || words.iter().any(|w| words::is_named(w)))
+}
+
 pub(super) fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
-    let matches = best_matches(ctx.memory);
+    // The name the speaker asked to be called answers "what do you call
+    // me?", whatever words the question shares with it.
+    let name = asks_own_name(ctx.text)
+        .then(|| {
+            // Personal memory here is the speaker's own: no one else's is read.
+            ctx.memory
+                .iter()
+                .find(|r| r.record.scope.is_personal() && r.record.subject == "name")
+        })
+        .flatten();
+    let matches: Vec<&Retrieved> = best_matches(ctx.memory)
+        .into_iter()
+        .filter(|r| name.is_none_or(|n| n.record.id != r.record.id))
+        .collect();
+    let named = name.map(|n| memory::sanitize::sanitize(&n.record.content));
     if matches.is_empty() {
-        return NOTHING_IN_MEMORY.into();
+        return named.unwrap_or_else(|| NOTHING_IN_MEMORY.into());
     }
     let best = matches[0].hits;
     let asked = token_sequence(ctx.text);
@@ -122,7 +162,11 @@ pub(super) fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
             }
         })
         .collect();
-    let mut out = lines.join("\n");
+    let mut out = named
+        .into_iter()
+        .chain(lines)
+        .collect::<Vec<_>>()
+        .join("\n");
     for o in ctx.overridden {
         if ctx
             .memory
