@@ -116,10 +116,13 @@ pub(super) fn asks_own_name(text: &str) -> bool {
     if !text.contains(['?', '？']) {
         return false;
     }
+    // Languages written without spaces drop the pronoun ("何と呼んでくれる？").
+    if words::holds_unspaced(Class::Naming, text) {
+        return true;
+    }
     let words = words_of(text);
-    let naming =
-        words.iter().any(|w| words::names_someone(w)) || words::holds_unspaced(Class::Naming, text);
-    naming && (first_person(text) || words.iter().any(|w| words::is_named(w)))
+    words.iter().any(|w| words::names_someone(w))
+        && (first_person(text) || words.iter().any(|w| words::is_named(w)))
 }
 
 pub(super) fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {

@@ -173,7 +173,7 @@ pub(super) fn standing_request(s: &str, question: bool) -> Option<Candidate> {
         || words::holds(Class::Prefer, &rest)
         || !rest.is_ascii()
     {
-        if let Some(lang) = asked_language(&rest) {
+        if let Some(lang) = asked_language(&rest).filter(|_| !makes_a_thing(&rest)) {
             let said = format!("Wants answers in {lang}");
             return Some(personal_item("preference", ANSWER_IN_SUBJECT, said));
         }
@@ -230,11 +230,19 @@ pub(super) fn standing_request(s: &str, question: bool) -> Option<Candidate> {
 /// to be answered ("answer me this: …").
 pub(super) fn replies_to_speaker(s: &str) -> bool {
     let words = words_of(s);
+    // "write me a summary" makes a thing: a task.
+    let one_off_at = |at: usize| {
+        words[at..]
+            .iter()
+            .take(3)
+            .any(|w| ARTICLES.contains(&w.as_str()))
+    };
     !s.contains(':')
-        && words.windows(2).any(|w| {
-            (words::starts_like(Class::Reply, &w[0]) && words::is_word(Class::Speaker, &w[1]))
+        && words.windows(2).enumerate().any(|(at, w)| {
+            ((words::starts_like(Class::Reply, &w[0]) && words::is_word(Class::Speaker, &w[1]))
                 || (words::is_word(Class::Speaker, &w[0])
-                    && words::starts_like(Class::Reply, &w[1]))
+                    && words::starts_like(Class::Reply, &w[1])))
+                && !one_off_at(at + 2)
         })
 }
 
@@ -362,6 +370,22 @@ const ARTICLES: &[&str] = &[
     "a", "an", "the", "ein", "eine", "einen", "un", "una", "une", "uno", "um", "uma", "een", "ett",
 ];
 
+/// Whether a word of replying in `s` is followed by an article opening a
+/// thing to make ("write me a summary", "write a summary for me in
+/// English"): a one-off task, not how the speaker is answered.
+pub(super) fn makes_a_thing(s: &str) -> bool {
+    let words = words_of(s);
+    words
+        .iter()
+        .position(|w| words::starts_like(Class::Reply, w))
+        .is_some_and(|at| {
+            words[at + 1..]
+                .iter()
+                .take(3)
+                .any(|w| ARTICLES.contains(&w.as_str()))
+        })
+}
+
 /// A request addressed to the agent about how it answers the speaker,
 /// said without a standing word: the reply's language, length, format,
 /// tone or emoji, asked of the agent and for the speaker ("no emojis for me
@@ -389,9 +413,10 @@ pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate>
         return None;
     }
     let unspaced = |class| words::holds_unspaced(class, s);
+    // A verb of replying: the replies named ("answers") are no verb.
     let replying_at = words
         .iter()
-        .position(|w| words::starts_like(Class::Reply, w));
+        .position(|w| words::starts_like(Class::Reply, w) && !REPLIES.contains(&w.as_str()));
     let replying = replying_at.is_some() || unspaced(Class::Reply);
     let refused = words.len() >= 2
         && words
@@ -408,13 +433,8 @@ pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate>
     if !addressed || !for_speaker {
         return None;
     }
-    let makes_a_thing = replying_at.is_some_and(|at| {
-        words[at + 1..]
-            .iter()
-            .take(3)
-            .any(|w| ARTICLES.contains(&w.as_str()))
-    });
-    if replying && !makes_a_thing {
+    let one_off = makes_a_thing(s);
+    if replying && !one_off {
         if let Some(lang) = asked_language(s) {
             let said = format!("Wants answers in {lang}");
             return Some(personal_item("preference", ANSWER_IN_SUBJECT, said));
@@ -422,7 +442,9 @@ pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate>
     }
     let replies = words.iter().any(|w| REPLIES.contains(&w.as_str()));
     let form = words::find(Class::Form, &words).is_some() || unspaced(Class::Form);
-    let of_replies = replies || (form && ((replying && !makes_a_thing) || refused));
+    // The agent's replies: a word of replying says so ("send me the survey
+    // answers" names someone else's).
+    let of_replies = ((replies || form) && replying && !one_off) || (form && refused);
     if !of_replies {
         return None;
     }
