@@ -69,15 +69,9 @@ pub fn best_matches(memory: &[Retrieved]) -> Vec<&Retrieved> {
 pub(super) fn token_sequence(text: &str) -> Vec<Option<String>> {
     text.split_whitespace()
         .map(|w| {
-            // A short word in lower case is an article or a preposition in
-            // most languages ("la GPU", "die GPU", "het rooster"): no kind
-            // of thing, as English stopwords are none.
-            let letters = w.trim_matches(|c: char| !c.is_alphanumeric());
-            let function_word = letters.chars().count() <= 3
-                && letters
-                    .chars()
-                    .all(|c| c.is_alphabetic() && c.is_lowercase());
-            if function_word {
+            // "la GPU", "die GPU", "het rooster": no kind of thing, as
+            // English stopwords are none.
+            if function_word(w) {
                 return None;
             }
             memory::fulltext::query_tokens(w).into_iter().next()
@@ -125,6 +119,36 @@ pub(super) fn asks_own_name(text: &str) -> bool {
         && (first_person(text) || words.iter().any(|w| words::is_named(w)))
 }
 
+/// Whether a note shares a word with the message other than a short
+/// lower-case one ("la", "es", "die": articles and prepositions of the
+/// languages English stopwords do not cover), which matches any note.
+pub(super) fn shares_a_word(asked: &str, note: &str) -> bool {
+    let kept = content_tokens(note);
+    content_tokens(asked).iter().any(|t| kept.contains(t))
+}
+
+/// Whether a word as written is short, lower case and holds a vowel: an
+/// article or a preposition in most languages ("la", "die", "het"), not
+/// an abbreviation typed in lower case ("vpn", "gpu").
+fn function_word(w: &str) -> bool {
+    let letters = w.trim_matches(|c: char| !c.is_alphanumeric());
+    letters.chars().count() <= 3
+        && letters
+            .chars()
+            .all(|c| c.is_alphabetic() && c.is_lowercase())
+        && letters
+            .chars()
+            .any(|c| "aeiouyàáâãäåèéêëìíîïòóôõöùúûüœæø".contains(c))
+}
+
+/// Every token the index reads in `text`, its function words left out.
+fn content_tokens(text: &str) -> Vec<String> {
+    text.split_whitespace()
+        .filter(|w| !function_word(w))
+        .flat_map(memory::fulltext::query_tokens)
+        .collect()
+}
+
 pub(super) fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
     // The name the speaker asked to be called answers "what do you call
     // me?", whatever words the question shares with it.
@@ -148,10 +172,13 @@ pub(super) fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
     let asked = token_sequence(ctx.text);
     let matches: Vec<&Retrieved> = matches
         .into_iter()
-        .filter(|r| !(r.hits == 1 && another_of_its_kind(&asked, &r.record.content)))
+        .filter(|r| {
+            !(r.hits == 1 && another_of_its_kind(&asked, &r.record.content))
+                && (r.hits == 0 || shares_a_word(ctx.text, &r.record.content))
+        })
         .collect();
     if matches.is_empty() {
-        return NOTHING_IN_MEMORY.into();
+        return named.unwrap_or_else(|| NOTHING_IN_MEMORY.into());
     }
     let lines: Vec<String> = matches
         .into_iter()
