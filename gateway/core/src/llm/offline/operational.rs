@@ -222,8 +222,41 @@ pub(super) const CHANGES: &[&str] = &[
     " is now ",
 ];
 
-/// Operational statements without a directive prefix.
+/// Operational statements without a directive prefix. A correction keeps
+/// the new value only: the old one it names (", not B-214") lives in the
+/// revision, so no note carries both.
 pub(super) fn operational(s: &str, kind_if_unknown: Option<&str>) -> Option<Candidate> {
+    operational_as_said(s, kind_if_unknown).map(|mut c| {
+        if c.kind == "correction" {
+            c.content = without_old_value(&c.content);
+        }
+        c
+    })
+}
+
+/// `s` without a ", not <old value>" it names beside the new one ("It's
+/// room B-216, not B-214 — …" → "It's room B-216 — …"): only a value (a
+/// word with a digit, an identifier) is dropped, never a word ("two
+/// reviewers, not one" keeps it).
+pub(super) fn without_old_value(s: &str) -> String {
+    let lower = s.to_ascii_lowercase();
+    let Some(at) = lower.find(", not ") else {
+        return s.to_string();
+    };
+    let rest = &s[at + ", not ".len()..];
+    let end = [" — ", " – ", " - ", ", ", "; "]
+        .iter()
+        .filter_map(|e| rest.find(e))
+        .min()
+        .unwrap_or(rest.len());
+    let old = &rest[..end];
+    if !holds_value(old) || old.split_whitespace().count() > 3 {
+        return s.to_string();
+    }
+    format!("{}{}", &s[..at], &rest[end..])
+}
+
+fn operational_as_said(s: &str, kind_if_unknown: Option<&str>) -> Option<Candidate> {
     let corrected = strip_any(s, CORRECTIONS);
     // "Correction: …" is operational whatever follows; its subject is found
     // among the live notes when no pattern names it.

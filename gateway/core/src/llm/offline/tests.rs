@@ -1030,3 +1030,21 @@ fn asking_ones_own_name_is_read_in_every_language() {
         "Les congés sont validés dans la salle Colbert"
     ));
 }
+
+/// A correction keeps the new value only; the old one it names is dropped
+/// when it is a value, never a word. Phrased for this test.
+#[test]
+fn a_correction_keeps_the_new_value_only() {
+    let c = one("Actually the badge office is in room C-12, not C-10 — they moved last week");
+    assert_eq!(c.kind, "correction", "{c:?}");
+    assert_eq!(
+        c.content,
+        "The badge office is in room C-12 — they moved last week"
+    );
+    assert!(!c.content.contains("C-10"));
+    let words = one("Correction: deploys now need two reviewers, not one");
+    assert!(words.content.contains("not one"), "{words:?}");
+    // A rule that names what not to use keeps it: it is no correction.
+    let rule = one("Always use example_orders, not example_archive");
+    assert!(rule.content.contains("example_archive"), "{rule:?}");
+}
