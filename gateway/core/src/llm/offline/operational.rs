@@ -93,7 +93,9 @@ pub(super) fn opens_with_a_subject(lower: &str) -> bool {
         .iter()
         .take(9)
         .skip(1)
-        .take_while(|w| !ASKS_WHETHER.contains(&w.as_str()))
+        // "of" is an English preposition here ("Print deadline of the …"),
+        // not Dutch "whether".
+        .take_while(|w| *w == "of" || !ASKS_WHETHER.contains(&w.as_str()))
         .any(|w| ["is", "are", "was", "were"].contains(&w.as_str()))
 }
 

@@ -281,7 +281,8 @@ pub(super) fn stated_preference(s: &str) -> Option<Candidate> {
     let words = words_of(s);
     let of_replies = words.iter().any(|w| REPLIES.contains(&w.as_str()))
         && words.iter().any(|w| words::is_word(Class::Speaker, w));
-    // "Write to me in English" is this answer's language only.
+    // A thing refused "with me" ("Niente emoji con me"); "share the deck
+    // with me" opens with no refusal, and asks a task.
     let refused_with_me = with_the_speaker(s)
         && words
             .first()

@@ -976,6 +976,7 @@ fn a_subject_that_opens_like_a_request_is_stated() {
         "Build server for the mobile app is ci-mac-03",
         "Check-in desk for visitors is at gate B7",
         "Print quota for interns is 200 pages a month",
+        "Print deadline of the weekend magazine is Thursday 12:00",
         "Everyone has to submit timesheets in Clockify by Monday 09:00",
     ] {
         let c = one(said);
