@@ -43,11 +43,14 @@ pub enum Class {
     Everyone,
     /// The speaker's possessive, opening what they say of theirs ("my").
     Mine,
+    /// Whole words naming a form of the agent's replies: length, format,
+    /// tone, emoji ("short", "bullet", "formal", "emojis").
+    Form,
 }
 
 impl Class {
     /// Every class, in the file's order.
-    pub const ALL: [Class; 15] = [
+    pub const ALL: [Class; 16] = [
         Class::Request,
         Class::Courtesy,
         Class::Standing,
@@ -63,6 +66,7 @@ impl Class {
         Class::Rule,
         Class::Everyone,
         Class::Mine,
+        Class::Form,
     ];
 }
 
@@ -87,6 +91,7 @@ struct Row {
     rule: Vec<String>,
     everyone: Vec<String>,
     mine: Vec<String>,
+    form: Vec<String>,
     names: BTreeMap<String, Vec<String>>,
 }
 
@@ -124,6 +129,7 @@ impl Lexicon {
             Class::Rule => &r.rule,
             Class::Everyone => &r.everyone,
             Class::Mine => &r.mine,
+            Class::Form => &r.form,
         }
     }
 

@@ -699,3 +699,103 @@ async fn requests_in_the_lexicons_languages_are_proposed_and_yes_is_read_in_the_
     assert!(fake.received_for("memory_items").is_empty());
     assert!(!texts(&h).await.iter().any(|t| t.contains("teclado")));
 }
+
+/// Issue 46: a request about how the agent answers the speaker, asked
+/// without any standing word, is proposed on a model too — the rules read
+/// it before the model's reply, so a model that only says "Of course" or
+/// promises nothing still has it asked, and a "yes" keeps the speaker's
+/// words. Phrased for this test, in words and languages no transcript holds.
+#[tokio::test]
+async fn a_request_about_how_to_answer_without_a_standing_word_is_proposed() {
+    let fake = FakeLlm::start().await;
+    fake.always(TEXT, Answer::Content("Of course.".into()));
+    // An extractor that finds nothing: the rules' reading is not lost to it.
+    fake.always("memory_items", items(json!([])));
+    let h = harness(&fake).await;
+    h.pair("222", Role::User).await;
+    for (said, kept) in [
+        ("No emoticons for me, thanks", "No emoticons for me, thanks"),
+        (
+            "Пиши мне коротко, пожалуйста",
+            "Пиши мне коротко, пожалуйста",
+        ),
+        (
+            "Antworte mir bitte auf Englisch",
+            "Wants answers in Englisch",
+        ),
+    ] {
+        let asked = h.dm("222", said).await;
+        assert!(
+            asked.contains(&format!("Remember this? {kept} — reply yes or no")),
+            "{said}: {asked}"
+        );
+        let yes = h.dm("222", "yes").await;
+        assert_eq!(receipted(&h, &yes).await.content, kept, "{said}");
+    }
+    // A thing to write for the speaker is a task: answered, nothing asked.
+    let task = h
+        .dm("222", "Can you write me a short summary of the release?")
+        .await;
+    assert!(!task.contains("Remember this?"), "{task}");
+}
+
+/// Issue 46: a personal fact that changes — the unit a person works in —
+/// is proposed, and the new one is asked as a contradiction naming the old
+/// (a judge that sees no conflict does not keep both silently); "yes"
+/// replaces it, so the next answer has only the new unit. Phrased for this test.
+#[tokio::test]
+async fn a_changed_unit_at_work_is_asked_as_a_contradiction_and_yes_replaces_it() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", items(json!([])));
+    fake.always("belief_revision", Answer::Json(json!({"retire": []})));
+    let h = harness(&fake).await;
+    h.pair("222", Role::User).await;
+    let asked = h.dm("222", "By the way I'm on the billing team").await;
+    assert!(
+        asked.contains("Remember this? I'm on the billing team — reply yes or no"),
+        "{asked}"
+    );
+    let first = receipted(&h, &h.dm("222", "yes").await).await;
+    let changed = h
+        .dm(
+            "222",
+            "Quick update: I joined the platform squad this month",
+        )
+        .await;
+    assert!(
+        changed.contains(&format!(
+            "I joined the platform squad this month (it conflicts with #{}: “I'm on the billing team”",
+            first.id
+        )),
+        "{changed}"
+    );
+    let yes = h.dm("222", "yes").await;
+    assert!(yes.contains(&format!("It replaces #{}", first.id)), "{yes}");
+    let kept: Vec<String> = active(&h).await.iter().map(|r| r.content.clone()).collect();
+    assert_eq!(kept, vec!["I joined the platform squad this month"]);
+}
+
+/// Issue 46: an administrator's plain statement of a deadline, an
+/// obligation or a limit — its subject opening with a word that is also a
+/// verb of a request ("Print quota …") — is a standing note asked
+/// "Remember this?", not a question answered. Phrased for this test.
+#[tokio::test]
+async fn an_admins_plain_deadline_or_obligation_is_asked_not_answered() {
+    let fake = FakeLlm::start().await;
+    fake.always(TEXT, Answer::Content("Noted.".into()));
+    fake.always("memory_items", items(json!([])));
+    let h = harness(&fake).await;
+    h.pair("111", Role::Admin).await;
+    for said in [
+        "Print quota for interns is 200 pages a month",
+        "Everyone has to submit timesheets in Clockify by Monday 09:00",
+    ] {
+        let asked = h.dm("111", said).await;
+        assert!(
+            asked.contains(&format!("Remember this? {said} — reply yes or no")),
+            "{said}: {asked}"
+        );
+        let yes = h.dm("111", "yes").await;
+        assert!(yes.starts_with("Written: agent_notes updated"), "{yes}");
+    }
+}

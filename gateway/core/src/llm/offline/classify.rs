@@ -61,6 +61,11 @@ pub(super) fn classify(sentence: &str) -> Option<Candidate> {
     if let Some(standing) = standing_request(&s, question) {
         return Some(standing);
     }
+    // Asked of the agent, for how it answers the speaker, without a
+    // standing word ("no emojis for me please", "Отвечай мне по-русски").
+    if let Some(preference) = addressed_preference(&s, question) {
+        return Some(preference);
+    }
     if let Some(rest) = strip_any(&s, DIRECTIVES) {
         let rest = rest.trim_start_matches([',', ' ']);
         if serves_speaker(rest) {
@@ -71,11 +76,10 @@ pub(super) fn classify(sentence: &str) -> Option<Candidate> {
     let lower = s.to_ascii_lowercase();
     // "Please draft …" asks as "draft …" does.
     let bare = lower.strip_prefix("please ").unwrap_or(&lower);
-    if question
-        || TASK_STARTS
-            .iter()
-            .any(|t| lower.starts_with(t) || bare.starts_with(t))
-    {
+    let task_verb = TASK_STARTS
+        .iter()
+        .any(|t| lower.starts_with(t) || bare.starts_with(t));
+    if question || (task_verb && !opens_with_a_subject(&lower)) {
         return Some(item(
             ItemChannel::Task,
             "task",

@@ -64,6 +64,41 @@ pub(super) const TASK_STARTS: &[&str] = &[
     "should ",
 ];
 
+/// What follows a verb that acts on something ("print the …", "run it",
+/// "make sure …"): after one, the opening word is a verb of a request.
+const OBJECT_OPENINGS: &[&str] = &[
+    "the", "a", "an", "me", "us", "it", "them", "this", "that", "these", "those", "my", "our",
+    "your", "all", "some", "any", "every", "out", "up", "sure", "him", "her",
+];
+
+/// Whether a clause that opens like a request ("Print …", "Build …",
+/// "Check-in …") states something of a thing named by its first words:
+/// the word after the opening is no object of it, and "is"/"are" follows
+/// within a few words, before any "if"/"when" ("Print deadline for the
+/// Sunday edition is Saturday 19:00", "Build server is ci-runner-08").
+pub(super) fn opens_with_a_subject(lower: &str) -> bool {
+    let words = words_of(lower);
+    // "What time is standup", "Is the build green": asked.
+    const ASKING: &[&str] = &[
+        "is", "are", "do", "does", "did", "should", "can", "could", "would", "will",
+    ];
+    if words.len() < 3
+        || OBJECT_OPENINGS.contains(&words[1].as_str())
+        || ASKS_WHETHER.contains(&words[0].as_str())
+        || ASKING.contains(&words[0].as_str())
+    {
+        return false;
+    }
+    words
+        .iter()
+        .take(9)
+        .skip(1)
+        // "of" is an English preposition here ("Print deadline of the …"),
+        // not Dutch "whether".
+        .take_while(|w| *w == "of" || !ASKS_WHETHER.contains(&w.as_str()))
+        .any(|w| ["is", "are", "was", "were"].contains(&w.as_str()))
+}
+
 /// Openings of a standing instruction: for everyone, unless what follows
 /// asks how the speaker alone is served ("From now on, answer me in …").
 pub(super) const DIRECTIVES: &[&str] = &[
@@ -189,8 +224,41 @@ pub(super) const CHANGES: &[&str] = &[
     " is now ",
 ];
 
-/// Operational statements without a directive prefix.
+/// Operational statements without a directive prefix. A correction keeps
+/// the new value only: the old one it names (", not B-214") lives in the
+/// revision, so no note carries both.
 pub(super) fn operational(s: &str, kind_if_unknown: Option<&str>) -> Option<Candidate> {
+    operational_as_said(s, kind_if_unknown).map(|mut c| {
+        if c.kind == "correction" {
+            c.content = without_old_value(&c.content);
+        }
+        c
+    })
+}
+
+/// `s` without a ", not <old value>" it names beside the new one ("It's
+/// room B-216, not B-214 — …" → "It's room B-216 — …"): only a value (a
+/// word with a digit, an identifier) is dropped, never a word ("two
+/// reviewers, not one" keeps it).
+pub(super) fn without_old_value(s: &str) -> String {
+    let lower = s.to_ascii_lowercase();
+    let Some(at) = lower.find(", not ") else {
+        return s.to_string();
+    };
+    let rest = &s[at + ", not ".len()..];
+    let end = [" — ", " – ", " - ", ", ", "; "]
+        .iter()
+        .filter_map(|e| rest.find(e))
+        .min()
+        .unwrap_or(rest.len());
+    let old = &rest[..end];
+    if !holds_value(old) || old.split_whitespace().count() > 3 {
+        return s.to_string();
+    }
+    format!("{}{}", &s[..at], &rest[end..])
+}
+
+fn operational_as_said(s: &str, kind_if_unknown: Option<&str>) -> Option<Candidate> {
     let corrected = strip_any(s, CORRECTIONS);
     // "Correction: …" is operational whatever follows; its subject is found
     // among the live notes when no pattern names it.

@@ -65,9 +65,16 @@ pub(super) fn personal(s: &str) -> Option<Candidate> {
     for (opening, says) in FIRST_PERSON_VERBS {
         if let Some(rest) = strip_ci(s, opening) {
             let said = format!("{says}{}", clean(rest));
+            // The unit they work in is one subject, whatever its name.
+            if names_a_unit(rest) {
+                return Some(personal_item("fact", UNIT_SUBJECT, said));
+            }
             let head = key_terms(rest, 2);
             return Some(personal_item("fact", format!("fact:{head}"), said));
         }
+    }
+    if let Some(unit) = belongs(s) {
+        return Some(unit);
     }
     if let Some(name) = strip_any(s, &["call me ", "please call me "])
         .or_else(|| named_as(s))
@@ -318,4 +325,97 @@ pub fn transient(clause: &str) -> bool {
         .any(|(i, _)| !(i > 0 && STARTS.contains(&words[i - 1].as_str())))
         || words::holds_unspaced(Class::OnlyNow, clause);
     act || now
+}
+
+/// The units a person belongs to at work, in the languages the rules know:
+/// a team, a desk, a beat, a department. A person is in one at a time, so
+/// a new one conflicts with the old and is asked as a contradiction.
+const UNITS: &[&str] = &[
+    "team",
+    "desk",
+    "beat",
+    "department",
+    "squad",
+    "unit",
+    "group",
+    "abteilung",
+    "gruppe",
+    "ressort",
+    "equipo",
+    "departamento",
+    "équipe",
+    "equipe",
+    "service",
+    "rubrique",
+    "equipa",
+    "editoria",
+    "squadra",
+    "reparto",
+    "redazione",
+    "afdeling",
+    "avdelning",
+    "avdeling",
+    "zespół",
+    "zespole",
+    "dział",
+    "dziale",
+    "команда",
+    "команде",
+    "команду",
+    "отдел",
+    "отделе",
+    "ekip",
+    "ekibi",
+    "ekibinde",
+    "ekibine",
+    "takım",
+    "takımı",
+    "departman",
+];
+
+/// The subject of the speaker's unit at work: one for all its names.
+pub(super) const UNIT_SUBJECT: &str = "fact:unit";
+
+/// Whether `s` names a unit a person belongs to.
+pub(super) fn names_a_unit(s: &str) -> bool {
+    words_of(s).iter().any(|w| UNITS.contains(&w.as_str()))
+}
+
+/// The speaker's words for another as the object ("update on me", "tell
+/// me"): no subject of what follows.
+const OBJECT_PRONOUNS: &[&str] = &[
+    "me", "mir", "mich", "mi", "moi", "mij", "mig", "meg", "mnie", "мне", "меня", "bana", "beni",
+];
+
+/// The unit the speaker says they are in, joined or moved to ("By the way
+/// I'm on the packaging design team", "update on me: I moved over to the
+/// motion team last week", "Just so you know, I cover the courts beat"):
+/// the speaker the subject among the first words (after a short head
+/// before a colon), a unit named before the next comma. Kept from the
+/// speaker on, as said, on one subject for every unit.
+pub(super) fn belongs(s: &str) -> Option<Candidate> {
+    let s = match s.split_once(": ") {
+        Some((head, rest)) if head.split_whitespace().count() <= 5 => rest,
+        _ => s,
+    };
+    let subject = |t: &str| {
+        let w = t
+            .trim_matches(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+            .to_lowercase()
+            .replace('’', "'");
+        words::is_word(Class::Speaker, &w)
+            && !words::is_word(Class::Mine, &w)
+            && !OBJECT_PRONOUNS.contains(&w.as_str())
+    };
+    let at = s
+        .split_whitespace()
+        .take(6)
+        .find(|t| subject(t))
+        .map(|t| t.as_ptr() as usize - s.as_ptr() as usize)?;
+    let from = &s[at..];
+    let part = clean(from.split(", ").next().unwrap_or(from));
+    if !names_a_unit(&part) || transient(&part) || part.ends_with(['?', '？']) {
+        return None;
+    }
+    Some(personal_item("fact", UNIT_SUBJECT, capitalise(&part)))
 }

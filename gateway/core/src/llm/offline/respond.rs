@@ -68,7 +68,14 @@ pub fn best_matches(memory: &[Retrieved]) -> Vec<&Retrieved> {
 /// stopword or noise (which separates no compound).
 pub(super) fn token_sequence(text: &str) -> Vec<Option<String>> {
     text.split_whitespace()
-        .map(|w| memory::fulltext::query_tokens(w).into_iter().next())
+        .map(|w| {
+            // "la GPU", "die GPU", "het rooster": no kind of thing, as
+            // English stopwords are none.
+            if function_word(w) {
+                return None;
+            }
+            memory::fulltext::query_tokens(w).into_iter().next()
+        })
         .collect()
 }
 
@@ -96,19 +103,82 @@ pub(super) fn another_of_its_kind(asked: &[Option<String>], note: &str) -> bool 
     matches!((before(asked), before(&kept)), (Some(a), Some(b)) if a != b)
 }
 
+/// Whether `text` asks what the agent calls the speaker ("hva kaller du meg
+/// igjen?", "¿cómo me llamas?", "私のことは何と呼んでくれる？"): a question
+/// with the speaker's word and a verb of naming, in any language of the lexicon.
+pub(super) fn asks_own_name(text: &str) -> bool {
+    if !text.contains(['?', '？']) {
+        return false;
+    }
+    // Languages written without spaces drop the pronoun ("何と呼んでくれる？").
+    if words::holds_unspaced(Class::Naming, text) {
+        return true;
+    }
+    let words = words_of(text);
+    words.iter().any(|w| words::names_someone(w))
+        && (first_person(text) || words.iter().any(|w| words::is_named(w)))
+}
+
+/// Whether a note shares a word with the message other than a short
+/// lower-case one ("la", "es", "die": articles and prepositions of the
+/// languages English stopwords do not cover), which matches any note.
+pub(super) fn shares_a_word(asked: &str, note: &str) -> bool {
+    let kept = content_tokens(note);
+    content_tokens(asked).iter().any(|t| kept.contains(t))
+}
+
+/// Whether a word as written is short, lower case and holds a vowel: an
+/// article or a preposition in most languages ("la", "die", "het"), not
+/// an abbreviation typed in lower case ("vpn", "gpu").
+fn function_word(w: &str) -> bool {
+    let letters = w.trim_matches(|c: char| !c.is_alphanumeric());
+    letters.chars().count() <= 3
+        && letters
+            .chars()
+            .all(|c| c.is_alphabetic() && c.is_lowercase())
+        && letters
+            .chars()
+            .any(|c| "aeiouyàáâãäåèéêëìíîïòóôõöùúûüœæø".contains(c))
+}
+
+/// Every token the index reads in `text`, its function words left out.
+fn content_tokens(text: &str) -> Vec<String> {
+    text.split_whitespace()
+        .filter(|w| !function_word(w))
+        .flat_map(memory::fulltext::query_tokens)
+        .collect()
+}
+
 pub(super) fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
-    let matches = best_matches(ctx.memory);
+    // The name the speaker asked to be called answers "what do you call
+    // me?", whatever words the question shares with it.
+    let name = asks_own_name(ctx.text)
+        .then(|| {
+            // Personal memory here is the speaker's own: no one else's is read.
+            ctx.memory
+                .iter()
+                .find(|r| r.record.scope.is_personal() && r.record.subject == "name")
+        })
+        .flatten();
+    let matches: Vec<&Retrieved> = best_matches(ctx.memory)
+        .into_iter()
+        .filter(|r| name.is_none_or(|n| n.record.id != r.record.id))
+        .collect();
+    let named = name.map(|n| memory::sanitize::sanitize(&n.record.content));
     if matches.is_empty() {
-        return NOTHING_IN_MEMORY.into();
+        return named.unwrap_or_else(|| NOTHING_IN_MEMORY.into());
     }
     let best = matches[0].hits;
     let asked = token_sequence(ctx.text);
     let matches: Vec<&Retrieved> = matches
         .into_iter()
-        .filter(|r| !(r.hits == 1 && another_of_its_kind(&asked, &r.record.content)))
+        .filter(|r| {
+            !(r.hits == 1 && another_of_its_kind(&asked, &r.record.content))
+                && (r.hits == 0 || shares_a_word(ctx.text, &r.record.content))
+        })
         .collect();
     if matches.is_empty() {
-        return NOTHING_IN_MEMORY.into();
+        return named.unwrap_or_else(|| NOTHING_IN_MEMORY.into());
     }
     let lines: Vec<String> = matches
         .into_iter()
@@ -122,7 +192,11 @@ pub(super) fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
             }
         })
         .collect();
-    let mut out = lines.join("\n");
+    let mut out = named
+        .into_iter()
+        .chain(lines)
+        .collect::<Vec<_>>()
+        .join("\n");
     for o in ctx.overridden {
         if ctx
             .memory

@@ -59,6 +59,42 @@ pub(super) fn without_standing(body: &str) -> Option<String> {
     )
 }
 
+/// Words that open a clause asking whether or what: a standing word after
+/// one is inside what is asked about ("… if deploys always need …").
+pub(super) const ASKS_WHETHER: &[&str] = &[
+    "if", "whether", "what", "where", "who", "when", "why", "how", "which", "ob", "si", "se", "of",
+    "om", "czy", "ли",
+];
+
+/// `body` without its standing marker when the marker stands anywhere in a
+/// request that names the speaker and asks no "whether" ("Zou je bedragen
+/// voor mij altijd in euro willen noemen?"): the speaker named is who is
+/// served for good. `None` otherwise.
+pub(super) fn standing_for_the_speaker(body: &str) -> Option<String> {
+    let said: Vec<&str> = body.split_whitespace().collect();
+    let words: Vec<String> = said
+        .iter()
+        .map(|w| {
+            w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''))
+                .to_lowercase()
+        })
+        .collect();
+    if !first_person(body) || words.iter().any(|w| ASKS_WHETHER.contains(&w.as_str())) {
+        return None;
+    }
+    let (at, len) = words::find(Class::Standing, &words)?;
+    let kept: Vec<&str> = said[..at]
+        .iter()
+        .chain(&said[at + len..])
+        .copied()
+        .collect();
+    Some(
+        kept.join(" ")
+            .trim_matches(|c: char| c == ',' || c.is_whitespace())
+            .to_string(),
+    )
+}
+
 /// "When you answer me", "wenn du mir antwortest": a condition on every
 /// reply — a "when" phrase with a word of replying among the three words after it.
 pub(super) fn of_each_reply(words: &[String]) -> bool {
@@ -127,7 +163,7 @@ pub(super) fn standing_request(s: &str, question: bool) -> Option<Candidate> {
     while let Some(r) = words::strip_closing(Class::Courtesy, &rest).map(clean) {
         rest = r;
     }
-    let standing = without_standing(&rest);
+    let standing = without_standing(&rest).or_else(|| standing_for_the_speaker(&rest));
     // A reply language asked for, however the question is put ("Would it be
     // possible to always answer me in Dutch?", "Ti dispiace rispondermi
     // sempre in italiano?"): for the speaker, for good — a standing marker
@@ -137,7 +173,7 @@ pub(super) fn standing_request(s: &str, question: bool) -> Option<Candidate> {
         || words::holds(Class::Prefer, &rest)
         || !rest.is_ascii()
     {
-        if let Some(lang) = asked_language(&rest) {
+        if let Some(lang) = asked_language(&rest).filter(|_| !makes_a_thing(&rest)) {
             let said = format!("Wants answers in {lang}");
             return Some(personal_item("preference", ANSWER_IN_SUBJECT, said));
         }
@@ -194,11 +230,19 @@ pub(super) fn standing_request(s: &str, question: bool) -> Option<Candidate> {
 /// to be answered ("answer me this: …").
 pub(super) fn replies_to_speaker(s: &str) -> bool {
     let words = words_of(s);
+    // "write me a summary" makes a thing: a task.
+    let one_off_at = |at: usize| {
+        words[at..]
+            .iter()
+            .take(3)
+            .any(|w| ARTICLES.contains(&w.as_str()))
+    };
     !s.contains(':')
-        && words.windows(2).any(|w| {
-            (words::starts_like(Class::Reply, &w[0]) && words::is_word(Class::Speaker, &w[1]))
+        && words.windows(2).enumerate().any(|(at, w)| {
+            ((words::starts_like(Class::Reply, &w[0]) && words::is_word(Class::Speaker, &w[1]))
                 || (words::is_word(Class::Speaker, &w[0])
-                    && words::starts_like(Class::Reply, &w[1]))
+                    && words::starts_like(Class::Reply, &w[1])))
+                && !one_off_at(at + 2)
         })
 }
 
@@ -234,45 +278,15 @@ pub(super) fn of_every_reply(s: &str) -> bool {
 /// your answers to two sentences", "Jeg kan bedst lide korte og præcise
 /// svar"). Kept as said. Not a one-off, nor what names the team's things.
 pub(super) fn stated_preference(s: &str) -> Option<Candidate> {
-    /// What opens a thing refused ("no", "niente", "sin", "kein"): with
-    /// "with me" it says how the agent is with the speaker; without it,
-    /// "share the deck with me" asks a task.
-    const NONE_OF: &[&str] = &[
-        "no",
-        "never",
-        "without",
-        "niente",
-        "nessun",
-        "nessuna",
-        "senza",
-        "sin",
-        "nada",
-        "sans",
-        "pas",
-        "kein",
-        "keine",
-        "keinen",
-        "ohne",
-        "geen",
-        "zonder",
-        "nie",
-        "bez",
-        "без",
-        "никаких",
-        "не",
-        "hiç",
-        "ingen",
-        "inga",
-        "uden",
-        "sem",
-        "nenhum",
-    ];
     let words = words_of(s);
     let of_replies = words.iter().any(|w| REPLIES.contains(&w.as_str()))
         && words.iter().any(|w| words::is_word(Class::Speaker, w));
-    // "Write to me in English" is this answer's language only.
-    let refused_with_me =
-        with_the_speaker(s) && words.first().is_some_and(|w| NONE_OF.contains(&w.as_str()));
+    // A thing refused "with me" ("Niente emoji con me"); "share the deck
+    // with me" opens with no refusal, and asks a task.
+    let refused_with_me = with_the_speaker(s)
+        && words
+            .first()
+            .is_some_and(|w| REFUSALS.contains(&w.as_str()));
     if !(of_replies || refused_with_me) || transient(s) || for_everyone(s) {
         return None;
     }
@@ -283,6 +297,40 @@ pub(super) fn stated_preference(s: &str) -> Option<Candidate> {
         said,
     ))
 }
+
+/// What opens a thing refused ("no", "niente", "sin", "kein"): with
+/// "with me" it says how the agent is with the speaker; without it,
+/// "share the deck with me" asks a task.
+pub(super) const REFUSALS: &[&str] = &[
+    "no",
+    "never",
+    "without",
+    "niente",
+    "nessun",
+    "nessuna",
+    "senza",
+    "sin",
+    "nada",
+    "sans",
+    "pas",
+    "kein",
+    "keine",
+    "keinen",
+    "ohne",
+    "geen",
+    "zonder",
+    "nie",
+    "bez",
+    "без",
+    "никаких",
+    "не",
+    "hiç",
+    "ingen",
+    "inga",
+    "uden",
+    "sem",
+    "nenhum",
+];
 
 /// The agent's replies, named in the plural, in the languages the rules know.
 pub(super) const REPLIES: &[&str] = &[
@@ -314,4 +362,97 @@ pub(super) fn for_everyone(s: &str) -> bool {
             let w = w.trim_matches(|c: char| !c.is_alphanumeric());
             w.contains('_') || w.contains('@') || (w.contains('.') && w.len() > 4)
         })
+}
+
+/// Articles that open a thing to be made ("write me a summary", "schreib
+/// mir einen Bericht"): what follows a word of replying is then a one-off
+/// task, not how the speaker is answered. Not "en", "et" (prepositions too).
+const ARTICLES: &[&str] = &[
+    "a", "an", "the", "ein", "eine", "einen", "un", "una", "une", "uno", "um", "uma", "een", "ett",
+];
+
+/// Whether a word of replying in `s` is followed by an article opening a
+/// thing to make ("write me a summary", "write a summary for me in
+/// English"): a one-off task, not how the speaker is answered.
+pub(super) fn makes_a_thing(s: &str) -> bool {
+    let words = words_of(s);
+    words
+        .iter()
+        .position(|w| words::starts_like(Class::Reply, w))
+        .is_some_and(|at| {
+            words[at + 1..]
+                .iter()
+                .take(3)
+                .any(|w| ARTICLES.contains(&w.as_str()))
+        })
+}
+
+/// A request addressed to the agent about how it answers the speaker,
+/// said without a standing word: the reply's language, length, format,
+/// tone or emoji, asked of the agent and for the speaker ("no emojis for me
+/// please", "Отвечай мне, пожалуйста, по-русски", "저한테는 짧게 답해 주실 수
+/// 있나요?"). Read by its shape over the lexicon's classes:
+/// - addressed: a question, a request form or courtesy anywhere, or an
+///   opening word of replying or of refusal;
+/// - for the speaker: a word the speaker uses of themselves, or a thing
+///   refused ("bez emoji proszę": the replies refused are theirs);
+/// - a form of reply: a language named with a word of replying, the
+///   agent's replies named, or a word of form with a word of replying or a
+///   refusal — "write me a short summary" makes a thing (an article opens
+///   it), and is a task.
+///
+/// How the speaker wants answers is how they want every answer: a lasting
+/// preference, proposed, never answered as a one-off.
+pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate> {
+    // "answer me this: …" introduces what is asked.
+    if s.contains(':') || for_everyone(s) || transient(s) {
+        return None;
+    }
+    let words = words_of(s);
+    let lower = s.to_lowercase();
+    if ASKS_FOR_INFORMATION.iter().any(|a| lower.starts_with(a)) {
+        return None;
+    }
+    let unspaced = |class| words::holds_unspaced(class, s);
+    // A verb of replying: the replies named ("answers") are no verb.
+    let replying_at = words
+        .iter()
+        .position(|w| words::starts_like(Class::Reply, w) && !REPLIES.contains(&w.as_str()));
+    let replying = replying_at.is_some() || unspaced(Class::Reply);
+    let refused = words.len() >= 2
+        && words
+            .first()
+            .is_some_and(|w| REFUSALS.contains(&w.as_str()));
+    let addressed = question
+        || refused
+        || replying_at == Some(0)
+        || words::find(Class::Request, &words).is_some()
+        || words::find(Class::Courtesy, &words).is_some()
+        || unspaced(Class::Request)
+        || unspaced(Class::Courtesy);
+    let for_speaker = refused || first_person(s) || with_the_speaker(s);
+    if !addressed || !for_speaker {
+        return None;
+    }
+    let one_off = makes_a_thing(s);
+    if replying && !one_off {
+        if let Some(lang) = asked_language(s) {
+            let said = format!("Wants answers in {lang}");
+            return Some(personal_item("preference", ANSWER_IN_SUBJECT, said));
+        }
+    }
+    let replies = words.iter().any(|w| REPLIES.contains(&w.as_str()));
+    let form = words::find(Class::Form, &words).is_some() || unspaced(Class::Form);
+    // The agent's replies: a word of replying says so ("send me the survey
+    // answers" names someone else's).
+    let of_replies = ((replies || form) && replying && !one_off) || (form && refused);
+    if !of_replies {
+        return None;
+    }
+    let said = capitalise(&clean(s));
+    Some(personal_item(
+        "preference",
+        format!("always:{}", key_terms(s, 2)),
+        said,
+    ))
 }

@@ -142,8 +142,14 @@ fn a_reply_language_asked_for_good_in_the_tables_other_languages() {
         assert_eq!(c.subject, ANSWER_IN_SUBJECT, "{said}");
         assert_eq!(c.content, format!("Wants answers in {lang}"), "{said}");
     }
-    // Without a standing marker it is this answer's language only.
-    assert!(extract("Skriv till mig på engelska").is_empty());
+    // Asked without a standing marker it is proposed too, as "write to me
+    // in English" is (the person may say no); a thing to write in a
+    // language is a task.
+    assert_eq!(
+        one("Skriv till mig på engelska").content,
+        "Wants answers in Engelska"
+    );
+    assert!(asks("Can you write a summary for me in English?"));
 }
 
 /// Phrasings written for these tests, none taken from the evaluation's
@@ -875,4 +881,171 @@ fn first_person_is_said_of_oneself() {
     ] {
         assert_eq!(first_person(clause), mine, "{clause}");
     }
+}
+
+/// Phrasings written for this test, in languages and words no transcript
+/// holds: a request addressed to the agent about how it answers the
+/// speaker — language, length, format, tone, emoji — is a lasting
+/// preference without any standing word.
+#[test]
+fn a_request_about_how_to_answer_the_speaker_needs_no_standing_word() {
+    for (said, kept) in [
+        ("No emoticons for me, thanks", "emoticons"),
+        (
+            "No bullet points for me please, I read on my phone",
+            "bullet",
+        ),
+        (
+            "Antworte mir bitte auf Englisch",
+            "Wants answers in Englisch",
+        ),
+        ("Odpowiadaj mi krótko, proszę", "krótko"),
+        ("Kun je mij kort antwoorden?", "kort"),
+        ("Bana kısaca cevap verir misin?", "kısaca"),
+        ("저에게는 반말로 대답해 주세요", "반말로"),
+        ("私には短く答えてください", "短く"),
+        ("Пиши мне коротко, пожалуйста", "коротко"),
+        ("bez emotek proszę", "emotek"),
+        (
+            "Wil je de bedragen voor mij voortaan in dollars geven?",
+            "dollars",
+        ),
+    ] {
+        preference(said, kept);
+    }
+    // A thing to make, a thing to send, an answer to someone else, a
+    // question about replies: tasks and questions, answered.
+    for said in [
+        "Can you write me a short summary of the meeting?",
+        "Could you send me the short version of the report?",
+        "Please reply to the auditors briefly",
+        "Why do you answer me so briefly?",
+        "Kannst du mir einen kurzen Bericht schreiben?",
+    ] {
+        assert!(
+            extract(said).iter().all(|c| c.kind != "preference"),
+            "{said}: {:?}",
+            extract(said)
+        );
+    }
+}
+
+/// The unit a person works in (a team, a desk, a beat, a department) is
+/// one subject, however it is named and whatever verb says it: a new one
+/// conflicts with the old and is asked as a contradiction. Phrased for
+/// this test.
+#[test]
+fn the_speakers_unit_at_work_is_one_subject() {
+    let said = [
+        "FYI I'm now on the payments team",
+        "Quick update: I joined the billing squad last month",
+        "Just so you know, I run the night desk",
+        "Ich bin jetzt in der Abteilung Vertrieb",
+    ];
+    for s in said {
+        let c = one(s);
+        assert_eq!(
+            (c.channel, c.kind.as_str(), c.subject.as_str()),
+            (ItemChannel::Personal, "fact", "fact:unit"),
+            "{s}: {c:?}"
+        );
+    }
+    assert_eq!(
+        one(said[1]).content,
+        "I joined the billing squad last month"
+    );
+    // What the team does, or the speaker's team's meeting, is no unit of theirs.
+    for s in [
+        "The payments team ships on Fridays",
+        "My team meets at 10:00",
+    ] {
+        assert!(
+            extract(s).iter().all(|c| c.subject != "fact:unit"),
+            "{s}: {:?}",
+            extract(s)
+        );
+    }
+}
+
+/// A statement whose subject opens with a word that is also a verb of a
+/// request ("Print deadline …", "Build server …") is a note, kept; the
+/// request itself is still a task. Phrased for this test.
+#[test]
+fn a_subject_that_opens_like_a_request_is_stated() {
+    for said in [
+        "Build server for the mobile app is ci-mac-03",
+        "Check-in desk for visitors is at gate B7",
+        "Print quota for interns is 200 pages a month",
+        "Print deadline of the weekend magazine is Thursday 12:00",
+        "Everyone has to submit timesheets in Clockify by Monday 09:00",
+    ] {
+        let c = one(said);
+        assert_eq!(c.channel, ItemChannel::Operational, "{said}: {c:?}");
+        assert!(!asks(said), "{said} is a statement");
+    }
+    for said in [
+        "Print the report for the board",
+        "Check if the build is green",
+        "Make sure the backup is done",
+        "What time is the standup",
+    ] {
+        assert!(asks(said), "{said}: {:?}", extract(said));
+    }
+}
+
+/// "What do you call me?" in any language of the lexicon: a question with
+/// a verb of naming and the one it names. Phrased for this test.
+#[test]
+fn asking_ones_own_name_is_read_in_every_language() {
+    for asked in [
+        "What do you call me again?",
+        "Wie nennst du mich nochmal?",
+        "Como você me chama?",
+        "Как ты меня называешь?",
+        "Hvad kalder du mig?",
+        "何と呼んでくれますか？",
+    ] {
+        assert!(asks_own_name(asked), "{asked}");
+    }
+    for asked in [
+        "Who called the meeting?",
+        "Call me Bo",
+        "What is the VPN host?",
+    ] {
+        assert!(!asks_own_name(asked), "{asked}");
+    }
+    // An article of another language is no kind of thing: "la GPU" asks
+    // about the GPU the note names.
+    assert!(!another_of_its_kind(
+        &token_sequence("¿Dónde reservo la GPU?"),
+        "The shared GPU box is gpu-kestrel.lab:8443"
+    ));
+    // An abbreviation typed in lower case is a word of its own.
+    assert!(shares_a_word(
+        "what's the vpn address again?",
+        "Remote staff connect through VPN gateway vpn-gw2"
+    ));
+    // Nor does a note match a question by such a word alone.
+    assert!(!shares_a_word(
+        "¿cuál es la contraseña del portal?",
+        "Les congés sont validés dans la salle Colbert"
+    ));
+}
+
+/// A correction keeps the new value only; the old one it names is dropped
+/// when it is a value, never a word. Phrased for this test.
+#[test]
+fn a_correction_keeps_the_new_value_only() {
+    let c = one("Actually the badge office is in room C-12, not C-10 — they moved last week");
+    assert_eq!(c.kind, "correction", "{c:?}");
+    assert_eq!(
+        c.content,
+        "The badge office is in room C-12 — they moved last week"
+    );
+    assert!(!c.content.contains("C-10"));
+    let words = one("Correction: deploys now need two reviewers, not one");
+    assert!(words.content.contains("not one"), "{words:?}");
+    // A rule that names what not to use keeps it: it is no correction.
+    let rule = one("Always use example_orders, not example_archive");
+    assert!(rule.content.contains("example_archive"), "{rule:?}");
 }

@@ -313,6 +313,45 @@ pub(super) fn strip_closing(class: Class, s: &str) -> Option<&str> {
     })
 }
 
+/// The verbs of naming, by their first four letters ("call", "llam",
+/// "kall", "назы"): the first word of each spaced phrase of naming that is
+/// not the speaker's and has four letters or more.
+static NAMING_STEMS: LazyLock<HashSet<String>> = LazyLock::new(|| {
+    lexicon::phrases(Class::Naming)
+        .filter(|(_, spaced)| *spaced)
+        .filter_map(|(phrase, _)| {
+            words_of(phrase)
+                .into_iter()
+                .find(|w| !is_word(Class::Speaker, w) && w.chars().count() >= 4)
+        })
+        .map(|w| w.chars().take(4).collect())
+        .collect()
+});
+
+/// The words that stand beside a verb of naming in its phrases, the one
+/// named ("meg" of "kall meg", "mich" of "nenn mich"): no linking word
+/// ("as", "by", "de").
+static NAMED: LazyLock<HashSet<String>> = LazyLock::new(|| {
+    const LINKING: &[&str] = &["as", "by", "be", "de", "for", "la", "là", "to", "go", "et"];
+    lexicon::phrases(Class::Naming)
+        .filter(|(_, spaced)| *spaced)
+        .flat_map(|(phrase, _)| words_of(phrase))
+        .filter(|w| w.chars().count() <= 5 && !LINKING.contains(&w.as_str()))
+        .collect()
+});
+
+/// Whether `word` is one a phrase of naming names ("meg", "mich", "me").
+pub(super) fn is_named(word: &str) -> bool {
+    NAMED.contains(word)
+}
+
+/// Whether `word` is a form of a verb of naming ("llamas" of "me llames",
+/// "kaller" of "kall meg", "called" of "call me").
+pub(super) fn names_someone(word: &str) -> bool {
+    let stem: String = word.trim_start_matches("m'").chars().take(4).collect();
+    stem.chars().count() == 4 && NAMING_STEMS.contains(&stem)
+}
+
 /// Every language's names of languages: the spaced languages' as a set of
 /// word starts (and the longest in bytes), the others in the file's order.
 struct Names {
