@@ -68,7 +68,7 @@ pub fn best_matches(memory: &[Retrieved]) -> Vec<&Retrieved> {
 /// stopword or noise (which separates no compound).
 pub(super) fn token_sequence(text: &str) -> Vec<Option<String>> {
     text.split_whitespace()
-        .map(|w| memory::fulltext::query_tokens(w).into_iter().next())
+        .map(memory::fulltext::first_token)
         .collect()
 }
 
