@@ -13,8 +13,8 @@
 //! - Stopwords and one-letter Latin noise are dropped.
 
 use rust_stemmers::{Algorithm, Stemmer};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
 /// At most this many distinct tokens of a query are searched for: a turn's
@@ -63,23 +63,30 @@ fn word_token(word: &str) -> Option<String> {
     } else {
         word.to_lowercase()
     };
-    let lower = lower
+    let kept = lower
         .strip_suffix("'s")
         .or_else(|| lower.strip_suffix("’s"))
         .unwrap_or(&lower);
-    let lower: String = lower.chars().filter(|c| c.is_alphanumeric()).collect();
-    if lower.chars().count() < 2 || STOPS.contains(lower.as_str()) {
+    // Most words are letters and digits already: no second copy.
+    let cleaned: String;
+    let word = if kept.chars().all(char::is_alphanumeric) {
+        kept
+    } else {
+        cleaned = kept.chars().filter(|c| c.is_alphanumeric()).collect();
+        &cleaned
+    };
+    if word.chars().nth(1).is_none() || STOPS.contains(word) {
         return None;
     }
-    if lower.chars().all(|c| c.is_alphabetic()) {
-        Some(stem(&lower))
+    if word.chars().all(char::is_alphabetic) {
+        Some(stem(word))
     } else {
-        Some(lower)
+        Some(word.to_string())
     }
 }
 
 /// [`STOPWORDS`] as a set: every word of every query and record is looked up.
-static STOPS: LazyLock<HashSet<&str>> = LazyLock::new(|| STOPWORDS.iter().copied().collect());
+static STOPS: LazyLock<FxHashSet<&str>> = LazyLock::new(|| STOPWORDS.iter().copied().collect());
 
 /// Stems kept on each thread before the memo starts afresh.
 const STEMS_KEPT: usize = 8192;
@@ -89,7 +96,7 @@ thread_local! {
     /// search and the offline answer again, and the same words recur from
     /// turn to turn; the Snowball stemmer costs some thousand instructions
     /// a word, a look-up a few dozen.
-    static STEMS: RefCell<HashMap<String, String>> = RefCell::new(HashMap::new());
+    static STEMS: RefCell<FxHashMap<String, String>> = RefCell::new(FxHashMap::default());
 }
 
 /// `word`'s Snowball English stem.
@@ -160,6 +167,20 @@ pub fn document_tokens(subject: &str, content: &str) -> Vec<String> {
     out
 }
 
+/// The first token of one word (`None` for a stopword or noise), as
+/// [`query_tokens`] would read it first.
+pub fn first_token(word: &str) -> Option<String> {
+    // Most words are ASCII letters between marks ("report,", "(uses"): no
+    // identifier to keep whole, one word to read.
+    if word.is_ascii() {
+        let letters = word.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+        if !letters.is_empty() && letters.bytes().all(|b| b.is_ascii_alphabetic()) {
+            return word_token(letters);
+        }
+    }
+    tokens_with_repeats(word).into_iter().next()
+}
+
 /// The distinct tokens a query searches for, first seen first, at most [`MAX_QUERY_TOKENS`].
 pub fn query_tokens(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -177,6 +198,37 @@ pub fn query_tokens(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_words_first_token_is_the_first_the_analyzer_reads() {
+        for word in [
+            "report,",
+            "(Uses",
+            "it's",
+            "'quoted'",
+            "report.",
+            "-x-",
+            "db-1.example.com.",
+            "example_orders",
+            "café",
+            "Ärger",
+            "日报使用",
+            "x",
+            "the",
+            "42",
+            "v2,",
+            "“Laptop”",
+            "Bob's",
+            "((a))",
+            "",
+        ] {
+            assert_eq!(
+                first_token(word),
+                tokens_with_repeats(word).into_iter().next(),
+                "{word:?}"
+            );
+        }
+    }
 
     #[test]
     fn words_are_stemmed_and_stopwords_dropped() {

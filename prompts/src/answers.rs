@@ -144,6 +144,25 @@ fn parse(text: &'static str) -> Vec<Language> {
 
 static LANGUAGES: LazyLock<Vec<Language>> = LazyLock::new(|| parse(crate::answers_text().text));
 
+/// The first word of every answer in every language: an answer opens with
+/// one, so a message that does not is read no further (most messages).
+static FIRST_WORDS: LazyLock<std::collections::HashSet<&'static str>> = LazyLock::new(|| {
+    LANGUAGES
+        .iter()
+        .flat_map(|l| l.yes.iter().chain(&l.no).chain(&l.both))
+        .filter_map(|answer| answer.first().map(String::as_str))
+        .collect()
+});
+
+/// Whether `text` opens with a word an answer opens with. What [`read`]
+/// reads of it (the whole, or a head cut at a stop or a space) opens with
+/// the same word, and an answer's words open with one of its phrases.
+fn may_answer(text: &str) -> bool {
+    words(text)
+        .first()
+        .is_some_and(|w| FIRST_WORDS.contains(w.as_str()))
+}
+
 /// Every language of the table, in its order (English first).
 pub fn languages() -> &'static [Language] {
     &LANGUAGES
@@ -185,6 +204,9 @@ pub fn opens_with(answer: &str) -> Option<bool> {
 /// [`read`], in `preferred` first when it reads `text`: "ja" from a person
 /// who asked for Dutch is Dutch, not the table's first reader of "ja".
 pub fn read_preferring(text: &str, preferred: Option<&'static Language>) -> Option<YesNo> {
+    if !may_answer(text) {
+        return None;
+    }
     let answer = answer_of(text);
     let words = words(answer);
     preferred
@@ -234,6 +256,9 @@ fn answer_of(text: &str) -> &str {
 /// `text` as a yes or a no to "Remember this?", in the first language of the
 /// table that reads it; `None` for anything else.
 pub fn read(text: &str) -> Option<YesNo> {
+    if !may_answer(text) {
+        return None;
+    }
     let words = words(answer_of(text));
     if words.is_empty() {
         return None;

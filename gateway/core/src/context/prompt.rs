@@ -33,6 +33,21 @@ impl Prompt {
     pub fn context(&self) -> &str {
         self.text[self.fixed..].trim_start()
     }
+
+    /// The prompt of a turn whose responder reads none (the offline rules):
+    /// empty, so no turn formats one only to drop it.
+    pub fn unread() -> &'static Prompt {
+        static UNREAD: std::sync::LazyLock<Prompt> = std::sync::LazyLock::new(|| Prompt {
+            text: String::new(),
+            policy: Arc::new(Policy {
+                text: String::new(),
+                normalised: String::new(),
+            }),
+            fixed: 0,
+            standing: Vec::new(),
+        });
+        &UNREAD
+    }
 }
 
 impl std::fmt::Display for Prompt {

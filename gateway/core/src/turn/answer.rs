@@ -78,7 +78,8 @@ struct Gathered {
     /// The skills the answer follows, and their revisions.
     followed: Vec<crate::skills::InForce>,
     skills: Vec<SkillRevision>,
-    prompt: context::Prompt,
+    /// The prompt, for a responder that reads one (the rules read none).
+    prompt: Option<context::Prompt>,
     /// What the answer may cite: the records found and the standing notes.
     citable: Vec<Retrieved>,
 }
@@ -263,7 +264,10 @@ impl TurnLoop {
             history: shown,
             shared: t.shared(),
             overridden: &read.overridden,
-            prompt: &read.prompt,
+            prompt: read
+                .prompt
+                .as_ref()
+                .unwrap_or_else(|| context::Prompt::unread()),
             tools: Some(offered),
             skills: &read.skills,
         };
@@ -289,14 +293,19 @@ impl TurnLoop {
         let searched = tools.searched();
         let results: Vec<String> = external.iter().flat_map(|e| e.results()).collect();
         let answered: Vec<String> = external.iter().flat_map(|e| e.answered()).collect();
-        let screened = self.screen(
-            t,
-            text,
-            responded,
-            &read,
-            (&searched, &results, &answered),
-            parts,
-        );
+        let screened = match &read.prompt {
+            Some(prompt) => self.screen(
+                t,
+                text,
+                responded,
+                (&read, prompt),
+                (&searched, &results, &answered),
+                parts,
+            ),
+            // The rules quote the records found whole, as they do when they
+            // stand in for a failed model below: no model's words to screen.
+            None => responded,
+        };
         let answer = match screened {
             Ok(answer) if !answer.is_empty() => {
                 self.checked(t, text, answer, &read.citable, shown).await?
@@ -381,19 +390,21 @@ impl TurnLoop {
             }
         };
         let skills: Vec<SkillRevision> = followed.iter().map(|s| s.revision.clone()).collect();
-        let prompt = context::assemble(
-            t.org(),
-            t.agent(),
-            &t.principal,
-            &context::PromptParts {
-                found: &found,
-                overridden: &overridden,
-                previous: &previous,
-                skills: &skills,
-                standing: &standing,
-                standing_overridden: &standing_overridden,
-            },
-        );
+        let prompt = self.parts.responder.reads_prompt().then(|| {
+            context::assemble(
+                t.org(),
+                t.agent(),
+                &t.principal,
+                &context::PromptParts {
+                    found: &found,
+                    overridden: &overridden,
+                    previous: &previous,
+                    skills: &skills,
+                    standing: &standing,
+                    standing_overridden: &standing_overridden,
+                },
+            )
+        });
         // What the answer shows is cited, found for the message or given whole.
         let citable: Vec<Retrieved> = found
             .iter()
@@ -467,14 +478,13 @@ impl TurnLoop {
         t: &Turn<'_>,
         text: &str,
         responded: std::result::Result<String, LlmError>,
-        read: &Gathered,
+        (read, prompt): (&Gathered, &context::Prompt),
         (searched, results, answered): (&[i64], &[String], &[String]),
         parts: &ReplyParts,
     ) -> std::result::Result<String, LlmError> {
         // The message and the records are read once for every check below.
         let words = context::Reading::new(text, &read.citable);
-        let scrubbed =
-            responded.map(|a| context::scrub_answer(&a, &words, &read.prompt, &read.found));
+        let scrubbed = responded.map(|a| context::scrub_answer(&a, &words, prompt, &read.found));
         // A promise to remember is the turn's to keep (its receipt, or its
         // "Remember this?"): the model's is not shown to a person as one.
         let asked = !parts.question.is_empty();
@@ -496,7 +506,7 @@ impl TurnLoop {
             .and_then(|name| prompts::answers::named(&name))
             .map_or(context::MEMORY_SAYS, |l| l.memory_says);
         // Everything the model was given, where a value it states must come from.
-        let seen: Vec<&str> = [read.prompt.fixed(), read.prompt.context(), text]
+        let seen: Vec<&str> = [prompt.fixed(), prompt.context(), text]
             .into_iter()
             .chain(read.history.iter().map(|m| m.text.as_str()))
             .chain(answered.iter().map(String::as_str))
@@ -505,10 +515,8 @@ impl TurnLoop {
             let a =
                 context::without_unrelated_values(a, &words, &read.found, searched, &read.citable);
             // A record the model's own `memory_search` returned is not in
-            // the prompt: its values are not checked against it. The
-            // offline rules read no prompt and quote records whole: nothing
-            // to check, and no prompt to read on their hot path.
-            let a = if searched.is_empty() && self.parts.responder.reads_prompt() {
+            // the prompt: its values are not checked against it.
+            let a = if searched.is_empty() {
                 context::without_invented_values(a, &seen)
             } else {
                 a

@@ -37,8 +37,35 @@ pub fn label(clause: &str) -> Option<Candidate> {
     classify(clause).filter(|c| c.channel != ItemChannel::Task)
 }
 
-/// Classify one sentence. `None` for chit-chat.
+/// Classify one sentence. `None` for chit-chat. A turn asks this of the
+/// same clause several times (its statements, their labels, whether it
+/// asks: steps 7b and 8), and the reading is pure: the last few sentences
+/// read on this thread are remembered.
 pub(super) fn classify(sentence: &str) -> Option<Candidate> {
+    const KEPT: usize = 8;
+    type Read = std::collections::VecDeque<(String, Option<Candidate>)>;
+    thread_local! {
+        static READ: std::cell::RefCell<Read> = const { std::cell::RefCell::new(Read::new()) };
+    }
+    let known = READ.with_borrow(|read| {
+        read.iter()
+            .find(|(s, _)| s == sentence)
+            .map(|(_, c)| c.clone())
+    });
+    if let Some(known) = known {
+        return known;
+    }
+    let read = classify_anew(sentence);
+    READ.with_borrow_mut(|kept| {
+        if kept.len() == KEPT {
+            kept.pop_front();
+        }
+        kept.push_back((sentence.to_string(), read.clone()));
+    });
+    read
+}
+
+fn classify_anew(sentence: &str) -> Option<Candidate> {
     let question = sentence.trim_end().ends_with(['?', '？']);
     let s = clean(sentence.trim_end().trim_end_matches(['?', '？']));
     if s.is_empty() || transient(&s) {

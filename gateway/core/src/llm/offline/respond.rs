@@ -74,7 +74,7 @@ pub(super) fn token_sequence(text: &str) -> Vec<Option<String>> {
             if function_word(w) {
                 return None;
             }
-            memory::fulltext::query_tokens(w).into_iter().next()
+            memory::fulltext::first_token(w)
         })
         .collect()
 }
