@@ -122,9 +122,16 @@ pub(super) fn asks_own_name(text: &str) -> bool {
 /// Whether a note shares a word with the message other than a short
 /// lower-case one ("la", "es", "die": articles and prepositions of the
 /// languages English stopwords do not cover), which matches any note.
-pub(super) fn shares_a_word(asked: &str, note: &str) -> bool {
-    let kept = content_tokens(note);
-    content_tokens(asked).iter().any(|t| kept.contains(t))
+/// `asked` is the message's [`content_tokens`], made once for every note a
+/// reply weighs; the note is read only until a word is shared.
+pub(super) fn shares_a_word(asked: &[String], note: &str) -> bool {
+    note.split_whitespace()
+        .filter(|w| !function_word(w))
+        .any(|w| {
+            memory::fulltext::query_tokens(w)
+                .iter()
+                .any(|t| asked.contains(t))
+        })
 }
 
 /// Whether a word as written is short, lower case and holds a vowel: an
@@ -142,7 +149,7 @@ fn function_word(w: &str) -> bool {
 }
 
 /// Every token the index reads in `text`, its function words left out.
-fn content_tokens(text: &str) -> Vec<String> {
+pub(super) fn content_tokens(text: &str) -> Vec<String> {
     text.split_whitespace()
         .filter(|w| !function_word(w))
         .flat_map(memory::fulltext::query_tokens)
@@ -170,11 +177,12 @@ pub(super) fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
     }
     let best = matches[0].hits;
     let asked = token_sequence(ctx.text);
+    let asked_words = content_tokens(ctx.text);
     let matches: Vec<&Retrieved> = matches
         .into_iter()
         .filter(|r| {
             !(r.hits == 1 && another_of_its_kind(&asked, &r.record.content))
-                && (r.hits == 0 || shares_a_word(ctx.text, &r.record.content))
+                && (r.hits == 0 || shares_a_word(&asked_words, &r.record.content))
         })
         .collect();
     if matches.is_empty() {

@@ -405,14 +405,10 @@ pub(super) fn makes_a_thing(s: &str) -> bool {
 /// preference, proposed, never answered as a one-off.
 pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate> {
     // "answer me this: …" introduces what is asked.
-    if s.contains(':') || for_everyone(s) || transient(s) {
+    if s.contains(':') {
         return None;
     }
     let words = words_of(s);
-    let lower = s.to_lowercase();
-    if ASKS_FOR_INFORMATION.iter().any(|a| lower.starts_with(a)) {
-        return None;
-    }
     let unspaced = |class| words::holds_unspaced(class, s);
     // A verb of replying: the replies named ("answers") are no verb.
     let replying_at = words
@@ -423,6 +419,18 @@ pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate>
         && words
             .first()
             .is_some_and(|w| REFUSALS.contains(&w.as_str()));
+    // Every preference below is of replying or refuses a form: a clause with
+    // neither (most requests) is read no further.
+    if !replying && !refused {
+        return None;
+    }
+    if for_everyone(s) || transient(s) {
+        return None;
+    }
+    let lower = s.to_lowercase();
+    if ASKS_FOR_INFORMATION.iter().any(|a| lower.starts_with(a)) {
+        return None;
+    }
     let addressed = question
         || refused
         || replying_at == Some(0)
