@@ -264,10 +264,7 @@ impl TurnLoop {
             history: shown,
             shared: t.shared(),
             overridden: &read.overridden,
-            prompt: read
-                .prompt
-                .as_ref()
-                .unwrap_or_else(|| context::Prompt::unread()),
+            prompt: read.prompt.as_ref().unwrap_or(context::Prompt::unread()),
             tools: Some(offered),
             skills: &read.skills,
         };
@@ -293,19 +290,14 @@ impl TurnLoop {
         let searched = tools.searched();
         let results: Vec<String> = external.iter().flat_map(|e| e.results()).collect();
         let answered: Vec<String> = external.iter().flat_map(|e| e.answered()).collect();
-        let screened = match &read.prompt {
-            Some(prompt) => self.screen(
-                t,
-                text,
-                responded,
-                (&read, prompt),
-                (&searched, &results, &answered),
-                parts,
-            ),
-            // The rules quote the records found whole, as they do when they
-            // stand in for a failed model below: no model's words to screen.
-            None => responded,
-        };
+        let screened = self.screen(
+            t,
+            text,
+            responded,
+            &read,
+            (&searched, &results, &answered),
+            parts,
+        );
         let answer = match screened {
             Ok(answer) if !answer.is_empty() => {
                 self.checked(t, text, answer, &read.citable, shown).await?
@@ -478,10 +470,15 @@ impl TurnLoop {
         t: &Turn<'_>,
         text: &str,
         responded: std::result::Result<String, LlmError>,
-        (read, prompt): (&Gathered, &context::Prompt),
+        read: &Gathered,
         (searched, results, answered): (&[i64], &[String], &[String]),
         parts: &ReplyParts,
     ) -> std::result::Result<String, LlmError> {
+        // The rules quote the records found whole, as they do when they
+        // stand in for a failed model: no model's words to screen.
+        let Some(prompt) = &read.prompt else {
+            return responded;
+        };
         // The message and the records are read once for every check below.
         let words = context::Reading::new(text, &read.citable);
         let scrubbed = responded.map(|a| context::scrub_answer(&a, &words, prompt, &read.found));
