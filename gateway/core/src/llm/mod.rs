@@ -66,6 +66,9 @@ pub struct Extraction {
 pub struct ReplyContext<'a> {
     pub principal: &'a Principal,
     pub text: &'a str,
+    /// What `memory` was found with: `text`, or a follow-up read with the
+    /// speaker's previous line ("and tell me again?").
+    pub searched_with: &'a str,
     /// Memory the turn may read, most authoritative first.
     pub memory: &'a [Retrieved],
     /// A group thread: no citations of personal memory.

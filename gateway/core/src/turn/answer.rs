@@ -82,6 +82,9 @@ struct Gathered {
     prompt: Option<context::Prompt>,
     /// What the answer may cite: the records found and the standing notes.
     citable: Vec<Retrieved>,
+    /// What memory was found with: the message, or a follow-up read with
+    /// the speaker's previous line.
+    searched_with: Option<String>,
 }
 
 impl TurnLoop {
@@ -252,16 +255,15 @@ impl TurnLoop {
             ),
             None => None,
         };
-        let offered: &dyn crate::llm::Tools = match &external {
-            Some(e) => e,
-            None => &tools,
-        };
-        let shown = self.shown_history(t, text, &read.history);
+        let offered: &dyn crate::llm::Tools = external
+            .as_ref()
+            .map_or(&tools as &dyn crate::llm::Tools, |e| e);
         let ctx = ReplyContext {
             principal: &t.principal,
             text,
+            searched_with: read.searched_with.as_deref().unwrap_or(text),
             memory: &read.found,
-            history: shown,
+            history: self.shown_history(t, text, &read.history),
             shared: t.shared(),
             overridden: &read.overridden,
             prompt: read.prompt.as_ref().unwrap_or(context::Prompt::unread()),
@@ -300,7 +302,8 @@ impl TurnLoop {
         );
         let answer = match screened {
             Ok(answer) if !answer.is_empty() => {
-                self.checked(t, text, answer, &read.citable, shown).await?
+                self.checked(t, text, answer, &read.citable, ctx.history)
+                    .await?
             }
             // Nothing a person may see, but an external tool answered: what
             // it answered is the answer, shown as a "yes" to a call shows it.
@@ -355,6 +358,7 @@ impl TurnLoop {
         // memory and skills are found with the instruction above it.
         let asked = context::instruction_of(text);
         let mut found = self.parts.db.records().retrieve(&scope, asked, 10).await?;
+        let mut searched_with = None;
         // A follow-up ("and the weekly one?") with no memory of its own is read
         // with the speaker's previous line; a new question is not.
         if found.is_empty() && follows_up(text) {
@@ -366,6 +370,7 @@ impl TurnLoop {
             if let Some(before) = previous {
                 let both = format!("{} {text}", before.text);
                 found = self.parts.db.records().retrieve(&scope, &both, 10).await?;
+                searched_with = Some(both);
             }
         }
         context::order_by_precedence(&mut found);
@@ -416,6 +421,7 @@ impl TurnLoop {
             skills,
             prompt,
             citable,
+            searched_with,
         })
     }
 

@@ -176,8 +176,10 @@ pub(super) fn respond_from_memory(ctx: &ReplyContext<'_>) -> String {
         return named.unwrap_or_else(|| NOTHING_IN_MEMORY.into());
     }
     let best = matches[0].hits;
-    let asked = token_sequence(ctx.text);
-    let asked_words = content_tokens(ctx.text);
+    // A note is weighed against what it was found with (a follow-up's
+    // previous line too).
+    let asked = token_sequence(ctx.searched_with);
+    let asked_words = content_tokens(ctx.searched_with);
     let matches: Vec<&Retrieved> = matches
         .into_iter()
         .filter(|r| {
