@@ -157,12 +157,18 @@ pub fn without_unrelated_values(
             .iter()
             .any(|w| noted.contains(w))
     };
+    without_sentences(&answer, states_a_note)
+}
+
+/// `answer` without the sentences `drop` holds, its lines kept apart and
+/// the lines left empty dropped.
+fn without_sentences(answer: &str, drop: impl Fn(&str) -> bool) -> String {
     let kept: Vec<String> = answer
         .lines()
         .map(|line| {
             sentences(line)
                 .into_iter()
-                .filter(|s| !states_a_note(s))
+                .filter(|s| !drop(s))
                 .map(str::trim)
                 .collect::<Vec<_>>()
                 .join(" ")
@@ -195,19 +201,9 @@ pub fn without_invented_values(answer: String, seen: &[&str]) -> String {
         Some(Made::Name) => !words.iter().any(|s| same_name(w, s)),
         None => false,
     };
-    let kept: Vec<String> = answer
-        .lines()
-        .map(|line| {
-            sentences(line)
-                .into_iter()
-                .filter(|s| !memory::grounding::content_words(s).iter().any(&invented))
-                .map(str::trim)
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .filter(|line| !line.trim().is_empty())
-        .collect();
-    kept.join("\n")
+    without_sentences(&answer, |s| {
+        memory::grounding::content_words(s).iter().any(&invented)
+    })
 }
 
 /// What kind of made value a word is, if it is one.

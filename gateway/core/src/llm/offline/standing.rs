@@ -33,17 +33,7 @@ pub(super) const ASKS_FOR_INFORMATION: &[&str] = &[
 /// ("… short from now on"). A condition on every reply ("… when you answer
 /// me") is standing too, and stays in what is asked. `None` without either.
 pub(super) fn without_standing(body: &str) -> Option<String> {
-    // The text as said, a token a word: compared lower case without the
-    // punctuation around it ("on," is "on"), kept as written.
-    let said: Vec<&str> = body.split_whitespace().collect();
-    let words: Vec<String> = said
-        .iter()
-        .map(|w| {
-            w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''))
-                .to_lowercase()
-                .replace('’', "'")
-        })
-        .collect();
+    let (said, words) = said_and_compared(body);
     let marker = words::find_all(Class::Standing, &words)
         .into_iter()
         .map(|(at, len)| (at, at + len))
@@ -51,12 +41,34 @@ pub(super) fn without_standing(body: &str) -> Option<String> {
     let Some((at, end)) = marker else {
         return of_each_reply(&words).then(|| clean(body));
     };
-    let kept: Vec<&str> = said[..at].iter().chain(&said[end..]).copied().collect();
-    Some(
-        kept.join(" ")
-            .trim_matches(|c: char| c == ',' || c.is_whitespace())
-            .to_string(),
-    )
+    Some(without_words(&said, at..end))
+}
+
+/// The text as said, a token a word, and each word as compared: lower case
+/// without the punctuation around it ("on," is "on").
+fn said_and_compared(body: &str) -> (Vec<&str>, Vec<String>) {
+    let said: Vec<&str> = body.split_whitespace().collect();
+    let words = said
+        .iter()
+        .map(|w| {
+            w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''))
+                .to_lowercase()
+                .replace('’', "'")
+        })
+        .collect();
+    (said, words)
+}
+
+/// `said` without the words in `marker`, as written, commas at its ends dropped.
+fn without_words(said: &[&str], marker: std::ops::Range<usize>) -> String {
+    let kept: Vec<&str> = said[..marker.start]
+        .iter()
+        .chain(&said[marker.end..])
+        .copied()
+        .collect();
+    kept.join(" ")
+        .trim_matches(|c: char| c == ',' || c.is_whitespace())
+        .to_string()
 }
 
 /// Words that open a clause asking whether or what: a standing word after
@@ -71,28 +83,12 @@ pub(super) const ASKS_WHETHER: &[&str] = &[
 /// voor mij altijd in euro willen noemen?"): the speaker named is who is
 /// served for good. `None` otherwise.
 pub(super) fn standing_for_the_speaker(body: &str) -> Option<String> {
-    let said: Vec<&str> = body.split_whitespace().collect();
-    let words: Vec<String> = said
-        .iter()
-        .map(|w| {
-            w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''))
-                .to_lowercase()
-        })
-        .collect();
+    let (said, words) = said_and_compared(body);
     if !first_person(body) || words.iter().any(|w| ASKS_WHETHER.contains(&w.as_str())) {
         return None;
     }
     let (at, len) = words::find(Class::Standing, &words)?;
-    let kept: Vec<&str> = said[..at]
-        .iter()
-        .chain(&said[at + len..])
-        .copied()
-        .collect();
-    Some(
-        kept.join(" ")
-            .trim_matches(|c: char| c == ',' || c.is_whitespace())
-            .to_string(),
-    )
+    Some(without_words(&said, at..at + len))
 }
 
 /// "When you answer me", "wenn du mir antwortest": a condition on every
