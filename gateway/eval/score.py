@@ -85,6 +85,7 @@ please ok okay hi hello thanks thank
 prefers prefer preferred preference wants want wanted answers answer answered
 introduced said says say name named is are called call calls user speaker person
 reply replies respond responds response responses language likes like uses use
+times time zone
 """.split())
 
 

@@ -240,12 +240,13 @@ impl Learning {
             return Read::default();
         }
         let clauses: Vec<&str> = said.iter().map(String::as_str).collect();
-        let by_rules: Vec<Candidate> = clauses.iter().filter_map(|c| offline::label(c)).collect();
+        let labelled: Vec<Candidate> = clauses.iter().filter_map(|c| offline::label(c)).collect();
         // Every statement is one the rules know and key: a model has nothing to add.
-        let known = by_rules.len() == clauses.len()
-            && by_rules
+        let known = labelled.len() == clauses.len()
+            && labelled
                 .iter()
                 .all(|c| !c.subject.starts_with(offline::UNKEYED));
+        let by_rules = offline::joined(labelled);
         if known {
             return Read {
                 items: by_rules,

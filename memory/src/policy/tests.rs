@@ -864,3 +864,35 @@ fn only_live_and_confirmed_writes_revise_beliefs() {
         assert_eq!(revises_beliefs(cause), want, "{cause:?}");
     }
 }
+
+/// A claim of a role beside an operational claim from someone without the
+/// role is part of the pose: dropped with it, not offered as a fact. Said
+/// alone, or by an administrator, it is routed as any statement.
+#[test]
+fn a_role_claim_beside_a_refused_change_is_not_kept() {
+    let claim = Candidate {
+        kind: ROLE_CLAIM_KIND.into(),
+        ..item(ItemChannel::Personal)
+    };
+    let change = item(ItemChannel::Operational);
+    let pref = Candidate {
+        kind: "preference".into(),
+        ..item(ItemChannel::Personal)
+    };
+    let settings = PolicySettings::default();
+    let kinds = |author: &Principal, items: &[Candidate]| -> Vec<String> {
+        without_a_pose(author, items, Origin::Implicit, &settings)
+            .map(|c| format!("{:?}/{}", c.channel, c.kind))
+            .collect()
+    };
+    let user = human(Role::User);
+    let admin = human(Role::Admin);
+    let both = [claim.clone(), change.clone(), pref.clone()];
+    assert_eq!(
+        kinds(&user, &both),
+        ["Operational/x", "Personal/preference"]
+    );
+    assert_eq!(kinds(&admin, &both).len(), 3);
+    assert_eq!(kinds(&user, &[claim.clone(), pref]).len(), 2);
+    assert_eq!(kinds(&user, &[claim]), ["Personal/role_claim"]);
+}

@@ -113,7 +113,7 @@ impl TurnLoop {
             settings.auto_keep = policy::auto_keeps(settings.auto_keep, person);
         }
         let settings = &settings;
-        for item in items {
+        for item in policy::without_a_pose(&t.principal, items, origin, settings) {
             let content = sanitize(&item.content);
             if content.is_empty() {
                 continue;

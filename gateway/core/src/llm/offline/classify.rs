@@ -93,6 +93,9 @@ fn classify_anew(sentence: &str) -> Option<Candidate> {
     if let Some(preference) = addressed_preference(&s, question) {
         return Some(preference);
     }
+    if let Some(zone) = time_zone(&s) {
+        return Some(zone);
+    }
     if let Some(rest) = strip_any(&s, DIRECTIVES) {
         let rest = rest.trim_start_matches([',', ' ']);
         if serves_speaker(rest) {
@@ -149,5 +152,35 @@ fn classify_anew(sentence: &str) -> Option<Candidate> {
 
 /// Extract candidate items from a message.
 pub fn extract(text: &str) -> Vec<Candidate> {
-    clauses(text).iter().filter_map(|s| classify(s)).collect()
+    joined(clauses(text).iter().filter_map(|s| classify(s)).collect())
+}
+
+/// The items of one message, a preference keyed by its words alone and the
+/// next such one joined ("could you keep it short with me? long answers
+/// lose me tbh"): a wish and its reason are one thing to remember, asked
+/// once and kept as one record.
+pub fn joined(items: Vec<Candidate>) -> Vec<Candidate> {
+    let by_words = |c: &Candidate| {
+        c.channel == ItemChannel::Personal
+            && c.kind == "preference"
+            && c.subject.starts_with("always:")
+    };
+    let mut out: Vec<Candidate> = Vec::with_capacity(items.len());
+    for item in items {
+        match out.last_mut() {
+            Some(last) if by_words(last) && by_words(&item) => {
+                let reason = item.content.trim_end_matches(['.', '!']);
+                let mut chars = reason.chars();
+                let first = chars.next().map(|c| c.to_lowercase().to_string());
+                // "I" stays capitalised in any language that has it.
+                let reason = match first {
+                    Some(f) if !reason.starts_with("I ") => format!("{f}{}", chars.as_str()),
+                    _ => reason.to_string(),
+                };
+                last.content = format!("{} — {reason}", last.content);
+            }
+            _ => out.push(item),
+        }
+    }
+    out
 }

@@ -11,7 +11,7 @@ mod standing;
 mod text;
 
 use classify::*;
-pub use classify::{extract, label, statements};
+pub use classify::{extract, joined, label, statements};
 use operational::*;
 pub use operational::{corrects_a_fact, frames_a_rule, UNKEYED, VALUED_KIND};
 pub use personal::transient;

@@ -420,7 +420,10 @@ pub(super) fn without_preamble(s: &str) -> &str {
         && !holds_value(head)
         && !first_person(head)
         && (holds_value(rest) || words::holds(Class::Standing, rest))
-        && rest.split_whitespace().count() >= 3;
+        && rest.split_whitespace().count() >= 3
+        // "Nobody else parks there, not even for 5 minutes": a limit
+        // qualifies the head, which is the statement.
+        && !opens_with_a_limit(rest);
     if framed {
         rest
     } else {

@@ -73,8 +73,18 @@ pub(super) fn personal(s: &str) -> Option<Candidate> {
             return Some(personal_item("fact", format!("fact:{head}"), said));
         }
     }
-    if let Some(unit) = belongs(s) {
+    // "I'm the office manager" claims a role (below), "I'm at the Valencia
+    // shop" says where they are.
+    let claims_a_role = strip_any(s, &["i am ", "i'm ", "i’m "]).is_some_and(|what| {
+        ["your ", "the ", "a ", "an "]
+            .iter()
+            .any(|a| strip_ci(what, a).is_some())
+    });
+    if let Some(unit) = belongs(s).filter(|_| !claims_a_role) {
         return Some(unit);
+    }
+    if let Some(manager) = managed_by(s) {
+        return Some(manager);
     }
     if let Some(name) = strip_any(s, &["call me ", "please call me "])
         .or_else(|| named_as(s))
@@ -102,7 +112,7 @@ pub(super) fn personal(s: &str) -> Option<Candidate> {
                 .map(|r| format!("the {r}"))
                 .unwrap_or(what.clone());
             let said = format!("Introduced themselves as {shown}");
-            return Some(personal_item("role_claim", "role", said));
+            return Some(personal_item(memory::policy::ROLE_CLAIM_KIND, "role", said));
         }
         let said = format!("Said they are {what}");
         return Some(personal_item("identity", "identity", said));
@@ -373,12 +383,137 @@ const UNITS: &[&str] = &[
     "departman",
 ];
 
+/// Where a person works: one place at a time, like a team. Nouns only:
+/// "store", "plant", German "laden" are verbs as often. Said with a verb of
+/// being or working (`WORKING`): "I keep backups in the office safe" names
+/// a place, not theirs.
+const WORKPLACES: &[&str] = &[
+    "shop",
+    "branch",
+    "office",
+    "site",
+    "depot",
+    "ward",
+    "clinic",
+    "warehouse",
+    "studio",
+    "campus",
+    "filiale",
+    "standort",
+    "büro",
+    "tienda",
+    "sucursal",
+    "oficina",
+    "sede",
+    "boutique",
+    "agence",
+    "bureau",
+    "magasin",
+    "negozio",
+    "ufficio",
+    "loja",
+    "escritório",
+    "filial",
+    "winkel",
+    "kantoor",
+    "vestiging",
+    "butik",
+    "kontor",
+    "kontoret",
+    "sklep",
+    "sklepie",
+    "biuro",
+    "biurze",
+    "oddział",
+    "oddziale",
+    "магазин",
+    "магазине",
+    "офис",
+    "офисе",
+    "филиал",
+    "филиале",
+    "şube",
+    "şubede",
+    "ofis",
+    "ofiste",
+    "mağaza",
+    "mağazada",
+];
+
+/// "I am", "I work" where a language drops the pronoun ("Jestem w zespole
+/// …", "Trabajo en la tienda de …"): the verb says the speaker is the subject.
+const BEING: &[&str] = &[
+    "jestem",
+    "pracuję",
+    "pracuje",
+    "estoy",
+    "soy",
+    "trabajo",
+    "sono",
+    "lavoro",
+    "estou",
+    "sou",
+    "trabalho",
+    "работаю",
+    "çalışıyorum",
+];
+
 /// The subject of the speaker's unit at work: one for all its names.
 pub(super) const UNIT_SUBJECT: &str = "fact:unit";
 
 /// Whether `s` names a unit a person belongs to.
 pub(super) fn names_a_unit(s: &str) -> bool {
-    words_of(s).iter().any(|w| UNITS.contains(&w.as_str()))
+    words_of(s)
+        .iter()
+        .any(|w| UNITS.contains(&w.as_str()) || WORKPLACES.contains(&w.as_str()))
+}
+
+/// Verbs of being or working somewhere, right after the speaker ("I'm at
+/// the Valencia shop", "I moved to the Madrid shop", "ich bin in der
+/// Filiale Mitte"); in a language that drops the pronoun the verb is the
+/// speaker (`BEING`).
+const WORKING: &[&str] = &[
+    "am",
+    "work",
+    "moved",
+    "transferred",
+    "switched",
+    "joined",
+    "started",
+    "sit",
+    "bin",
+    "arbeite",
+    "sitze",
+    "suis",
+    "travaille",
+    "ben",
+    "werk",
+    "zit",
+    "är",
+    "jobbar",
+    "arbetar",
+    "sitter",
+    "estoy",
+    "trabajo",
+    "sono",
+    "lavoro",
+    "estou",
+    "trabalho",
+    "jestem",
+    "pracuję",
+];
+
+/// Whether the workplace `part` names is the speaker's: a team is, a place
+/// is when a verb of being or working follows the speaker.
+fn works_there(part: &str) -> bool {
+    let words = words_of(&part.replace('’', "'"));
+    if words.iter().any(|w| UNITS.contains(&w.as_str())) {
+        return true;
+    }
+    words
+        .iter()
+        .take(3)
+        .any(|w| WORKING.contains(&w.as_str()) || BEING.contains(&w.as_str()) || w == "i'm")
 }
 
 /// The speaker's words for another as the object ("update on me", "tell
@@ -403,9 +538,10 @@ pub(super) fn belongs(s: &str) -> Option<Candidate> {
             .trim_matches(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
             .to_lowercase()
             .replace('’', "'");
-        words::is_word(Class::Speaker, &w)
-            && !words::is_word(Class::Mine, &w)
-            && !OBJECT_PRONOUNS.contains(&w.as_str())
+        BEING.contains(&w.as_str())
+            || words::is_word(Class::Speaker, &w)
+                && !words::is_word(Class::Mine, &w)
+                && !OBJECT_PRONOUNS.contains(&w.as_str())
     };
     let at = s
         .split_whitespace()
@@ -413,9 +549,206 @@ pub(super) fn belongs(s: &str) -> Option<Candidate> {
         .find(|t| subject(t))
         .map(|t| t.as_ptr() as usize - s.as_ptr() as usize)?;
     let from = &s[at..];
-    let part = clean(from.split(", ").next().unwrap_or(from));
-    if !names_a_unit(&part) || transient(&part) || part.ends_with(['?', '？']) {
+    // Up to the next comma, past a one-word aside ("Я, кстати, в команде
+    // …"): "I moved, my desk is in room 2.07" says no unit of "I moved".
+    let mut end = from.len();
+    let mut segment = 0;
+    for (i, sep) in from.match_indices(", ") {
+        if from[segment..i].split_whitespace().count() > 1 {
+            end = i;
+            break;
+        }
+        segment = i + sep.len();
+    }
+    let part = clean(&from[..end]);
+    if !names_a_unit(&part)
+        || !works_there(&part)
+        || transient(&part)
+        || part.ends_with(['?', '？'])
+    {
         return None;
     }
     Some(personal_item("fact", UNIT_SUBJECT, capitalise(&part)))
+}
+
+/// Who a person reports to, as named at work, in the languages the rules
+/// know; Turkish says "my" in the word ("müdürüm": my manager).
+const MANAGERS: &[&str] = &[
+    "manager",
+    "manager's",
+    "boss",
+    "boss's",
+    "supervisor",
+    "lead",
+    "chef",
+    "chefin",
+    "vorgesetzter",
+    "vorgesetzte",
+    "teamleiter",
+    "teamleiterin",
+    "jefe",
+    "jefa",
+    "responsable",
+    "supérieur",
+    "supérieure",
+    "gestor",
+    "gestora",
+    "chefe",
+    "gerente",
+    "capo",
+    "responsabile",
+    "leidinggevende",
+    "baas",
+    "teamleider",
+    "kierownik",
+    "kierowniczka",
+    "szef",
+    "szefowa",
+    "przełożony",
+    "przełożona",
+    "начальник",
+    "начальница",
+    "руководитель",
+    "менеджер",
+    "müdür",
+    "yönetici",
+    "şef",
+    "amir",
+    "chefen",
+    "närmaste",
+];
+const MANAGERS_THEIRS: &[&str] = &["müdürüm", "yöneticim", "şefim", "amirim"];
+const MANAGERS_UNSPACED: &[&str] = &["上司", "经理", "領導", "领导", "상사", "팀장님", "매니저"];
+
+/// The speaker's manager, named ("my manager's Priya Raman btw", "mein
+/// Chef ist Jonas Weber", "müdürüm Hannah Vogt"): a lasting fact about
+/// them, one subject whoever it names, so a new manager is asked as a
+/// change. A possessive then a word for a manager, then a capitalised name;
+/// where a language writes no spaces, the word with the speaker's.
+pub(super) fn managed_by(s: &str) -> Option<Candidate> {
+    const SUBJECT: &str = "fact:manager";
+    if s.trim_end().ends_with(['?', '？']) {
+        return None;
+    }
+    if !s.is_ascii() && MANAGERS_UNSPACED.iter().any(|m| s.contains(m)) {
+        let theirs =
+            words::holds_unspaced(Class::Speaker, s) || words::holds_unspaced(Class::Mine, s);
+        return theirs.then(|| personal_item("fact", SUBJECT, clean(s)));
+    }
+    let tokens: Vec<&str> = s.split_whitespace().collect();
+    let word = |t: &str| {
+        t.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+            .to_lowercase()
+            .replace('’', "'")
+    };
+    let at = tokens.iter().enumerate().position(|(i, t)| {
+        let w = word(t);
+        MANAGERS_THEIRS.contains(&w.as_str())
+            || (MANAGERS.contains(&w.as_str())
+                && i > 0
+                && (words::is_word(Class::Mine, &word(tokens[i - 1]))
+                    || words::is_word(Class::Speaker, &word(tokens[i - 1]))))
+    })?;
+    // A name follows within three words: capitalised, not a sentence's start.
+    let named = tokens[at + 1..]
+        .iter()
+        .take(3)
+        .any(|t| t.chars().next().is_some_and(char::is_uppercase));
+    if !named {
+        return None;
+    }
+    // Kept from the possessive on, up to the next comma.
+    let first = if MANAGERS_THEIRS.contains(&word(tokens[at]).as_str()) {
+        tokens[at]
+    } else {
+        tokens[at - 1]
+    };
+    let said = &s[first.as_ptr() as usize - s.as_ptr() as usize..];
+    let said = said.split(", ").next().unwrap_or(said);
+    Some(personal_item("fact", SUBJECT, capitalise(&clean(said))))
+}
+
+/// Time zones as people name them, upper case: the zone a person keeps
+/// their times in ("in JST, please", "저는 서울 시간(KST) 기준으로 일해요").
+const TIME_ZONES: &[&str] = &[
+    "UTC", "GMT", "CET", "CEST", "EET", "EEST", "WET", "WEST", "BST", "IST", "JST", "KST", "HKT",
+    "SGT", "AEST", "AEDT", "ACST", "AWST", "NZST", "NZDT", "EST", "EDT", "CST", "CDT", "MST",
+    "MDT", "PST", "PDT", "AKST", "HST", "MSK", "TRT", "BRT", "ART", "SAST", "WIB", "ICT", "PHT",
+    "GST",
+];
+
+/// Words that ask when or what: "could you tell me when standup is in
+/// CET?" asks a time, not a time zone to keep.
+const ASKS_WHEN: &[&str] = &[
+    "when",
+    "what",
+    "what's",
+    "which",
+    "wann",
+    "welche",
+    "quand",
+    "quelle",
+    "quel",
+    "cuándo",
+    "cuando",
+    "qué",
+    "quando",
+    "quale",
+    "que",
+    "wanneer",
+    "welke",
+    "när",
+    "vilken",
+    "kiedy",
+    "który",
+    "która",
+    "когда",
+    "какой",
+    "ne",
+    "hangi",
+    "いつ",
+    "何時",
+    "언제",
+    "몇",
+];
+
+/// The time zone the speaker keeps their times in, said of themselves or
+/// asked of the agent ("I'm on KST", "give me times in CET please",
+/// "時間は日本時間（JST）で教えてもらえますか"): a preference for every
+/// reply that states a time. A question asking a time in a zone is not.
+pub(super) fn time_zone(s: &str) -> Option<Candidate> {
+    let zone = s
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '+' || c == '-'))
+        .find(|t| {
+            // Two capitals open every zone: most words are read no further.
+            let b = t.as_bytes();
+            b.len() >= 3
+                && b[0].is_ascii_uppercase()
+                && b[1].is_ascii_uppercase()
+                && TIME_ZONES.iter().any(|z| {
+                    t.strip_prefix(z).is_some_and(|offset| {
+                        offset.is_empty()
+                            || (offset.starts_with(['+', '-'])
+                                && offset[1..].chars().all(|c| c.is_ascii_digit() || c == ':'))
+                    })
+                })
+        })?;
+    let words = words_of(s);
+    let asks_when = words.iter().any(|w| ASKS_WHEN.contains(&w.as_str()))
+        || ASKS_WHEN.iter().any(|w| !w.is_ascii() && s.contains(w));
+    let addressed = words::find(Class::Request, &words).is_some()
+        || words::holds_unspaced(Class::Request, s)
+        || words::find(Class::Courtesy, &words).is_some()
+        || words::holds_unspaced(Class::Courtesy, s);
+    let theirs = first_person(s) || with_the_speaker(s);
+    // A statement about another's time ("the standup is at 9:00 CET") is
+    // no preference: the speaker or a request must carry it.
+    if asks_when || !(theirs || addressed) || for_everyone(s) || transient(s) {
+        return None;
+    }
+    Some(personal_item(
+        "preference",
+        "time-zone",
+        format!("Wants times in {zone}"),
+    ))
 }

@@ -181,7 +181,7 @@ pub(super) fn standing_request(s: &str, question: bool) -> Option<Candidate> {
         Some(body) if asked => body,
         // Asking to be called something is for good by what it asks.
         None if asked
-            && (with_the_speaker(&rest)
+            && (how_with_the_speaker(&rest)
                 || of_every_reply(&rest)
                 || called(&rest).is_some()
                 || replies_to_speaker(&rest)) =>
@@ -247,6 +247,15 @@ pub(super) fn replies_to_speaker(s: &str) -> bool {
 /// ("send me the report" is one).
 pub(super) fn with_the_speaker(s: &str) -> bool {
     words::find(Class::WithMe, &words_of(s)).is_some()
+}
+
+/// How the agent is with the speaker ("be patient with me", "keep it short
+/// with me"), not a thing shared with them: no article before "with me"
+/// ("share the quarterly deck with me" is a task).
+fn how_with_the_speaker(s: &str) -> bool {
+    let words = words_of(s);
+    words::find(Class::WithMe, &words)
+        .is_some_and(|(at, _)| !words[..at].iter().any(|w| ARTICLES.contains(&w.as_str())))
 }
 
 /// The agent's replies named in the plural ("keep replies under three
@@ -415,9 +424,25 @@ pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate>
         && words
             .first()
             .is_some_and(|w| REFUSALS.contains(&w.as_str()));
-    // Every preference below is of replying or refuses a form: a clause with
-    // neither (most requests) is read no further.
-    if !replying && !refused {
+    // A word of form: whole, or after an elided article ("pas d'emojis").
+    let form = || {
+        words::find(Class::Form, &words).is_some()
+            || unspaced(Class::Form)
+            || words.iter().any(|w| {
+                w.split_once('\'')
+                    .is_some_and(|(_, after)| words::is_word(Class::Form, after))
+            })
+    };
+    // How the agent is with the speaker, in a form ("Mag het wat informeler
+    // met mij?", "could you be more formal with me?"): the form word right
+    // before "with me" — "share the short report with me" names a thing.
+    let with_me = !replying
+        && !refused
+        && words::find(Class::WithMe, &words)
+            .is_some_and(|(at, _)| at > 0 && words::is_word(Class::Form, &words[at - 1]));
+    // Every preference below is of replying, refuses a form or is a form
+    // with the speaker: a clause with none (most requests) is read no further.
+    if !replying && !refused && !with_me {
         return None;
     }
     if for_everyone(s) || transient(s) {
@@ -446,10 +471,10 @@ pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate>
         }
     }
     let replies = words.iter().any(|w| REPLIES.contains(&w.as_str()));
-    let form = words::find(Class::Form, &words).is_some() || unspaced(Class::Form);
+    let form = form();
     // The agent's replies: a word of replying says so ("send me the survey
     // answers" names someone else's).
-    let of_replies = ((replies || form) && replying && !one_off) || (form && refused);
+    let of_replies = ((replies || form) && replying && !one_off) || (form && refused) || with_me;
     if !of_replies {
         return None;
     }

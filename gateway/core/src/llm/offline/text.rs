@@ -51,9 +51,12 @@ pub(super) fn sentences(text: &str) -> Vec<String> {
         let mut chars = line.chars().peekable();
         while let Some(c) = chars.next() {
             current.push(c);
-            let ends = matches!(c, '.' | '!' | '?')
-                && chars.peek().is_none_or(|n| n.is_whitespace())
-                && !(c == '.' && ends_with_title(&current));
+            // A full-width stop ends a sentence where it stands: Chinese and
+            // Japanese put no space after it ("…もらえますか？大阪から…").
+            let ends = matches!(c, '。' | '！' | '？')
+                || (matches!(c, '.' | '!' | '?')
+                    && chars.peek().is_none_or(|n| n.is_whitespace())
+                    && !(c == '.' && ends_with_title(&current)));
             if ends {
                 let s = current.trim().to_string();
                 if !s.is_empty() {
@@ -189,8 +192,8 @@ pub(super) const CLAUSE_BREAKS: &[&str] = &["; ", ", and i ", " and i ", ", but 
 /// statements, without opening greetings. Questions keep their `?`.
 pub fn clauses(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for sentence in sentences(text) {
-        let mut rest = without_greeting(&sentence).to_string();
+    for sentence in sentences(text).iter().flat_map(|s| said_then_asked(s)) {
+        let mut rest = without_greeting(sentence).to_string();
         while let Some((before, sep, after)) = split_ci(&rest, CLAUSE_BREAKS) {
             if !before.is_empty() {
                 out.push(before.to_string());
@@ -203,11 +206,86 @@ pub fn clauses(text: &str) -> Vec<String> {
             };
         }
         let rest = rest.trim();
-        if !rest.is_empty() && !is_greeting(rest) {
-            out.push(rest.to_string());
+        if rest.is_empty() || is_greeting(rest) {
+            continue;
+        }
+        match out.last_mut() {
+            // "Dock 7 is for cold-chain trucks only. Not even for 5 minutes.":
+            // what only limits the statement before it is part of it.
+            Some(last)
+                if opens_with_a_limit(rest)
+                    && words_of(rest).len() <= 6
+                    && !rest.ends_with(['?', '？'])
+                    && !last.ends_with(['?', '？']) =>
+            {
+                let last_end = last.trim_end_matches(['.', '!']).len();
+                last.truncate(last_end);
+                let mut limit = rest.trim_end_matches(['.', '!']).chars();
+                let first = limit.next().map(|c| c.to_lowercase().to_string());
+                last.push_str(" — ");
+                last.push_str(&first.unwrap_or_default());
+                last.push_str(limit.as_str());
+            }
+            _ => out.push(rest.to_string()),
         }
     }
     out
+}
+
+/// Whether `s` opens with a limit ("not even for 5 minutes", "only on
+/// Fridays", "außer montags"): it qualifies what was said before it and
+/// has no subject of its own.
+pub(super) fn opens_with_a_limit(s: &str) -> bool {
+    const LIMITS: &[&str] = &[
+        "not",
+        "even",
+        "only",
+        "except",
+        "unless",
+        "nor",
+        "nicht",
+        "außer",
+        "nur",
+        "niet",
+        "behalve",
+        "alleen",
+        "inte",
+        "utom",
+        "bara",
+        "ni",
+        "sauf",
+        "même",
+        "seulement",
+        "excepto",
+        "salvo",
+        "solo",
+        "sólo",
+        "nemmeno",
+        "neanche",
+        "tranne",
+        "nem",
+        "exceto",
+        "apenas",
+    ];
+    words_of(s)
+        .first()
+        .is_some_and(|w| LIMITS.contains(&w.as_str()))
+}
+
+/// A fact of the speaker's and a question joined by a dash ("I'm on the
+/// facades team — where is the plotter?"): two clauses, the fact first. A
+/// dash inside a question ("Is the plotter — the big one — free?") joins
+/// what it joins.
+fn said_then_asked(sentence: &str) -> Vec<&str> {
+    const DASHES: &[&str] = &[" — ", " – ", " - "];
+    if !sentence.trim_end().ends_with(['?', '？']) {
+        return vec![sentence];
+    }
+    let theirs = |said: &str| label(said).is_some_and(|c| c.channel == ItemChannel::Personal);
+    match split_ci(sentence, DASHES) {
+        Some((said, _, asked)) if !asked.is_empty() && theirs(said) => vec![said, asked],
+        _ => vec![sentence],
+    }
 }
 
 /// Whether a clause is said by the speaker of themselves ("I …", "my …",
