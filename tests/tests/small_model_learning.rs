@@ -799,3 +799,53 @@ async fn an_admins_plain_deadline_or_obligation_is_asked_not_answered() {
         assert!(yes.starts_with("Written: agent_notes updated"), "{yes}");
     }
 }
+
+/// Issue 46: what a person says of themselves beside something else — a
+/// workplace before a question (a dash), their manager, a time zone, a form
+/// right before "with me", a wish with its reason — is proposed on a model
+/// too, once each, after the answer; "yes" keeps the speaker's words. A thing
+/// shared "with me" is a task. Phrased for this test, in words and languages
+/// no transcript holds.
+#[tokio::test]
+async fn what_a_person_says_of_themselves_beside_something_else_is_proposed_once() {
+    let fake = FakeLlm::start().await;
+    fake.always(TEXT, Answer::Content("Sure.".into()));
+    // An extractor that finds nothing: the rules' reading is not lost to it.
+    fake.always("memory_items", items(json!([])));
+    let h = harness(&fake).await;
+    h.pair("111", Role::Admin).await;
+    h.dm("111", "@notes: The label printer queue is LBL-7.")
+        .await;
+    h.pair("222", Role::User).await;
+    for (said, kept) in [
+        (
+            "Trabajo en la sucursal de Triana — ¿cuál es la cola de la impresora de etiquetas?",
+            "Trabajo en la sucursal de Triana",
+        ),
+        ("my boss is Carla Mendes, fyi", "My boss is Carla Mendes"),
+        ("Bitte Zeiten für mich in UTC+2", "Wants times in UTC+2"),
+        (
+            "Kun je wat korter zijn met mij?",
+            "Kun je wat korter zijn met mij",
+        ),
+        (
+            "could you keep it brief with me? long replies tire me out",
+            "Wants you to keep it brief with me — long replies tire me out",
+        ),
+    ] {
+        let asked = h.dm("222", said).await;
+        assert_eq!(
+            asked.matches("Remember this?").count(),
+            1,
+            "{said}: {asked}"
+        );
+        assert!(
+            asked.contains(&format!("Remember this? {kept} — reply yes or no")),
+            "{said}: {asked}"
+        );
+        let yes = h.dm("222", "yes").await;
+        assert_eq!(receipted(&h, &yes).await.content, kept, "{said}");
+    }
+    let task = h.dm("222", "Can you share the short report with me?").await;
+    assert!(!task.contains("Remember this?"), "{task}");
+}
