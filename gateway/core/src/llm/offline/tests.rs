@@ -1209,3 +1209,21 @@ fn a_statement_and_what_qualifies_it_are_one() {
         "a refusal is a request of its own"
     );
 }
+
+/// Phrasings written for this test: a name others call the speaker by, or
+/// Dutch "zeg maar" before a name, is how they want to be called; "zeg
+/// maar" inside a sentence ("so to speak") names no one.
+#[test]
+fn a_name_others_use_is_how_the_speaker_is_called() {
+    for (said, kept) in [
+        (
+            "the whole team calls me Jojo, you can too",
+            "Wants to be called Jojo",
+        ),
+        ("Zeg maar Wim, dat doet iedereen", "Wants to be called Wim"),
+    ] {
+        let c = label(said);
+        assert_eq!(c.map(|c| c.content), Some(kept.to_string()), "{said}");
+    }
+    assert!(label("Ik werk, zeg maar, bij de gemeente").is_none_or(|c| c.subject != "name"));
+}
