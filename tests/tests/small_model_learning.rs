@@ -849,3 +849,47 @@ async fn what_a_person_says_of_themselves_beside_something_else_is_proposed_once
     let task = h.dm("222", "Can you share the short report with me?").await;
     assert!(!task.contains("Remember this?"), "{task}");
 }
+
+/// Issue 46: a regular user's question beside statements the rules do not
+/// know and that are not of themselves — a one-off, a mood — is answered
+/// with one model call: nothing is extracted, asked or refused, whatever an
+/// extractor would have labelled (this one labels every line operational).
+/// An administrator's statements beside a question are still read by the
+/// extractor: they may be rules. (A user's statement with a value in it —
+/// "route 9" — is still read by the rules as a claim and explained.)
+#[tokio::test]
+async fn a_users_question_beside_an_unknown_statement_makes_one_call() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    fake.always(
+        TEXT,
+        Answer::Content("Up to 48 hours before the shift.".into()),
+    );
+    let h = harness(&fake).await;
+    h.pair("111", Role::Admin).await;
+    h.dm(
+        "111",
+        "@notes: Drivers can swap shifts up to 48 hours before the shift starts.",
+    )
+    .await;
+    h.pair("222", Role::User).await;
+    let reply = h
+        .dm(
+            "222",
+            "Rough morning on the ring road, total chaos. How late can I still swap a shift?",
+        )
+        .await;
+    assert!(reply.contains("48 hours"), "{reply}");
+    assert!(!reply.contains("Remember this?"), "{reply}");
+    assert!(!reply.contains("Operational changes"), "{reply}");
+    assert_eq!(fake.received().len(), 1, "{:?}", fake.received());
+    assert!(fake.received_for("memory_items").is_empty());
+    assert_eq!(h.records().await.len(), 1);
+
+    h.dm(
+        "111",
+        "Depot gates lock at 23:00 sharp. When is the next fire drill?",
+    )
+    .await;
+    assert_eq!(fake.received_for("memory_items").len(), 1);
+}

@@ -80,6 +80,16 @@ fn as_said(clause: &str, item: Candidate) -> Candidate {
     }
 }
 
+/// Who reads a message's statements for memory ([`Learning::read`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reader {
+    /// The rules, and the extractor model for the statements they do not know.
+    RulesThenModel,
+    /// The rules, and the extractor model only when a statement they do not
+    /// know is the speaker's of themselves (a fact of theirs the rules miss).
+    RulesThenModelOfTheSpeaker,
+}
+
 /// What [`Learning::read`] found in a message.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Read {
@@ -226,7 +236,7 @@ impl Learning {
     /// wording. Best effort: on failure the message is still answered, and
     /// nothing is learned from it.
     pub async fn extract(&self, text: &str) -> Vec<Candidate> {
-        self.read(text).await.items
+        self.read(text, Reader::RulesThenModel).await.items
     }
 
     /// [`Learning::extract`], and the statement the same model call labelled
@@ -234,7 +244,7 @@ impl Learning {
     /// points at (`memory::grounding`), never the model's wording. Whether
     /// that clause is a correction the skills rules decide
     /// (`skills::corrections::read_labelled`), not the label.
-    pub async fn read(&self, text: &str) -> Read {
+    pub async fn read(&self, text: &str, reader: Reader) -> Read {
         let said = offline::statements(text);
         if said.is_empty() {
             return Read::default();
@@ -247,7 +257,13 @@ impl Learning {
                 .iter()
                 .all(|c| !c.subject.starts_with(offline::UNKEYED));
         let by_rules = offline::joined(labelled);
-        if known {
+        let of_the_speaker = || {
+            clauses.iter().any(|c| {
+                offline::first_person(c)
+                    && offline::label(c).is_none_or(|l| l.subject.starts_with(offline::UNKEYED))
+            })
+        };
+        if known || (reader == Reader::RulesThenModelOfTheSpeaker && !of_the_speaker()) {
             return Read {
                 items: by_rules,
                 correction: None,

@@ -1,7 +1,7 @@
 //! Step 8: what a message carries for memory, decided by policy and written, asked or refused.
 
 use super::{strip_ci, ReplyParts, Result, Turn, TurnLoop};
-use crate::learning::receipt;
+use crate::learning::{receipt, Reader};
 use crate::llm::offline;
 use crate::metrics::{Duplicate, PolicyOutcome};
 use adapters::Reply;
@@ -556,7 +556,23 @@ impl TurnLoop {
                     (items, Origin::Explicit)
                 }
                 None => {
-                    let read = self.parts.learning.read(text).await;
+                    // A question beside statements the rules do not know,
+                    // from someone who may not change the team's notes: the
+                    // reply is its one model call unless a statement is of
+                    // themselves. An extraction call would double the wait
+                    // to find, at most, a claim they may not make or a
+                    // one-off ("Flat tyre this morning, total chaos. Can I
+                    // swap my shift?"), and a small model mislabels the
+                    // question itself (docs/models.md, fifth sitting).
+                    let settings = self.parts.learning.policy(t.agent());
+                    let reader = if offline::asks(text)
+                        && !policy::writes_agent_notes(&t.principal, settings)
+                    {
+                        Reader::RulesThenModelOfTheSpeaker
+                    } else {
+                        Reader::RulesThenModel
+                    };
+                    let read = self.parts.learning.read(text, reader).await;
                     // The same extraction call labels a correction the
                     // rules missed (7b): kept as a skill's evidence, not
                     // memory, when it passes the rules' screens.
