@@ -895,4 +895,10 @@ fn a_role_claim_beside_a_refused_change_is_not_kept() {
     assert_eq!(kinds(&admin, &both).len(), 3);
     assert_eq!(kinds(&user, &[claim.clone(), pref]).len(), 2);
     assert_eq!(kinds(&user, &[claim]), ["Personal/role_claim"]);
+    let who = Candidate {
+        kind: IDENTITY_KIND.into(),
+        ..item(ItemChannel::Personal)
+    };
+    assert_eq!(kinds(&user, &[who.clone(), change]), ["Operational/x"]);
+    assert_eq!(kinds(&user, &[who]), ["Personal/identity"]);
 }

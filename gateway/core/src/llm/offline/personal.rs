@@ -98,7 +98,7 @@ pub(super) fn personal(s: &str) -> Option<Candidate> {
     if let Some(name) = strip_any(s, &["my name is "]) {
         let name = object(name);
         let said = format!("Their name is {name}");
-        return Some(personal_item("identity", "name", said));
+        return Some(personal_item(memory::policy::IDENTITY_KIND, "name", said));
     }
     if let Some(what) = strip_any(s, &["i am ", "i'm ", "i’m "]) {
         let what = clean(what);
@@ -115,7 +115,11 @@ pub(super) fn personal(s: &str) -> Option<Candidate> {
             return Some(personal_item(memory::policy::ROLE_CLAIM_KIND, "role", said));
         }
         let said = format!("Said they are {what}");
-        return Some(personal_item("identity", "identity", said));
+        return Some(personal_item(
+            memory::policy::IDENTITY_KIND,
+            "identity",
+            said,
+        ));
     }
     if let Some(what) = strip_any(
         s,
@@ -649,10 +653,11 @@ pub(super) fn managed_by(s: &str) -> Option<Candidate> {
                 && (words::is_word(Class::Mine, &word(tokens[i - 1]))
                     || words::is_word(Class::Speaker, &word(tokens[i - 1]))))
     })?;
-    // A name follows within three words: capitalised, not a sentence's start.
+    // A name follows within five words ("A minha chefe direta é a Graça
+    // Teixeira"): capitalised, not a sentence's start.
     let named = tokens[at + 1..]
         .iter()
-        .take(3)
+        .take(5)
         .any(|t| t.chars().next().is_some_and(char::is_uppercase));
     if !named {
         return None;

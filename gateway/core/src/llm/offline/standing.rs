@@ -454,12 +454,22 @@ pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate>
     }
     let addressed = question
         || refused
+        || (replying && has_standing(s))
         || replying_at == Some(0)
         || words::find(Class::Request, &words).is_some()
         || words::find(Class::Courtesy, &words).is_some()
         || unspaced(Class::Request)
         || unspaced(Class::Courtesy);
-    let for_speaker = refused || first_person(s) || with_the_speaker(s);
+    // "rispondimi", "respóndeme", "responde-me": the speaker joined to the
+    // verb of replying, as Italian, Spanish and Portuguese write it.
+    let to_the_speaker = || {
+        words.iter().any(|w| {
+            words::starts_like(Class::Reply, w)
+                && ["mi", "me", "-me"].iter().any(|m| w.ends_with(m))
+                && !REPLIES.contains(&w.as_str())
+        })
+    };
+    let for_speaker = refused || first_person(s) || with_the_speaker(s) || to_the_speaker();
     if !addressed || !for_speaker {
         return None;
     }
@@ -474,7 +484,11 @@ pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate>
     let form = form();
     // The agent's replies: a word of replying says so ("send me the survey
     // answers" names someone else's).
-    let of_replies = ((replies || form) && replying && !one_off) || (form && refused) || with_me;
+    // Or replying to the speaker for good, in a way the lexicon does not
+    // name ("Respóndeme siempre en catalán"): a preference, never a rule.
+    let for_good = has_standing(s);
+    let of_replies =
+        ((replies || form || for_good) && replying && !one_off) || (form && refused) || with_me;
     if !of_replies {
         return None;
     }

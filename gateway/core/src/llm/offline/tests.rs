@@ -1227,3 +1227,25 @@ fn a_name_others_use_is_how_the_speaker_is_called() {
     }
     assert!(label("Ik werk, zeg maar, bij de gemeente").is_none_or(|c| c.subject != "name"));
 }
+
+/// Phrasings written for this test: replying to the speaker for good — the
+/// speaker joined to the verb ("scrivimi"), a language the table does not
+/// name — is a preference, never the team's rule; replying to others for
+/// good is a rule.
+#[test]
+fn replying_to_the_speaker_for_good_is_theirs() {
+    for said in [
+        "D'ora in avanti scrivimi in modo semplice, grazie",
+        "Háblame siempre de usted",
+        "From now on, answer me in Basque",
+    ] {
+        let c = label(said);
+        assert!(
+            c.as_ref()
+                .is_some_and(|c| c.channel == ItemChannel::Personal && c.kind == "preference"),
+            "{said}: {c:?}"
+        );
+    }
+    let c = label("From now on reply to suppliers in Basque");
+    assert!(c.is_some_and(|c| c.channel == ItemChannel::Operational));
+}
