@@ -949,6 +949,46 @@ async fn a_framed_rule_is_a_note_even_when_the_model_labels_it_a_correction() {
     }
 }
 
+/// A note corrected in a message whose other sentence the extractor labels
+/// a correction of the last answer ("… HR changed the rota this morning")
+/// is asked as the note's correction; the label does not answer it instead.
+#[tokio::test]
+async fn a_corrected_note_beside_a_labelled_sentence_is_asked_as_the_note() {
+    for (name, db) in both_dbs().await {
+        let fake = FakeLlm::start().await;
+        let h = Harness::on(db, fake.config());
+        h.pair("boss", Role::Admin).await;
+        h.dm("boss", "@notes: The night shift handover is at 22:30.")
+            .await;
+        // The model labels the sentence that is not the correction.
+        fake.always(
+            "memory_items",
+            labelling(|said| {
+                said.lines()
+                    .last()
+                    .unwrap_or_default()
+                    .trim_end_matches('.')
+                    .to_string()
+            }),
+        );
+        let reply = ask_and_correct(
+            &h,
+            "boss",
+            "dm:boss",
+            "When is the night shift handover?",
+            "wait, correction - the night shift handover is 22:00 now. HR changed the rota this morning.",
+        )
+        .await;
+        assert!(reply.contains("Remember this?"), "{name}: {reply}");
+        assert!(reply.contains("22:00"), "{name}: {reply}");
+        assert!(
+            !reply.contains("correction of my last answer"),
+            "{name}: {reply}"
+        );
+        assert!(corrections(h.db()).await.is_empty(), "{name}");
+    }
+}
+
 async fn corrections(db: &Db) -> Vec<memory::skill::Correction> {
     db.skills()
         .corrections_since("default", "default", 0)

@@ -576,7 +576,12 @@ impl TurnLoop {
                     // The same extraction call labels a correction the
                     // rules missed (7b): kept as a skill's evidence, not
                     // memory, when it passes the rules' screens.
-                    if let Some(clause) = &read.correction {
+                    // Unless the message holds memory the rules read: "wait,
+                    // correction - handover is 22:00 now. HR changed the rota
+                    // this morning" corrects a note, and a small model's label
+                    // on its other sentence must not answer it instead.
+                    if let Some(clause) = read.correction.as_ref().filter(|_| read.items.is_empty())
+                    {
                         if let Some(reply) = self.learn_labelled(t, text, clause).await? {
                             return Ok(Routed::Reply(reply));
                         }
