@@ -60,4 +60,6 @@ impl Responder for OfflineResponder {
 }
 
 #[cfg(test)]
+mod speaker_tests;
+#[cfg(test)]
 mod tests;

@@ -1,0 +1,207 @@
+//! The offline rules' unit tests for what a speaker says of themselves
+//! beside something else (issue 46's fifth sitting): a fact before a
+//! question, where they work and who manages them, a time zone, a form
+//! "with me", a wish and its reason, replying to them for good.
+
+use super::tests::one;
+use super::*;
+
+/// Phrasings written for this test, none taken from a transcript: a fact
+/// of the speaker's before a dash and a question is read as a statement,
+/// and a dash inside a question or a full-width stop joins or ends as a
+/// reader expects.
+#[test]
+fn a_fact_beside_a_question_is_its_own_clause() {
+    assert_eq!(
+        clauses("I'm on the billing team — where does the printer queue live?"),
+        [
+            "I'm on the billing team",
+            "where does the printer queue live?"
+        ]
+    );
+    assert_eq!(
+        clauses("Is the plotter — the big one — free after lunch?").len(),
+        1
+    );
+    assert_eq!(
+        clauses("営業チームです。会議は何時ですか？資料はどこ？"),
+        ["営業チームです。", "会議は何時ですか？", "資料はどこ？"]
+    );
+}
+
+/// Phrasings written for this test: where a person works, said in the
+/// first person — with the pronoun, with the verb alone where a language
+/// drops it, after a one-word aside — is one subject with their team;
+/// "I moved, my desk is …" says no workplace of "I moved", and "I'm the
+/// office manager" claims a role.
+#[test]
+fn where_the_speaker_works_is_their_unit() {
+    for said in [
+        "fyi I'm at the Harbour Street branch these days",
+        "Trabajo en la sucursal de Triana",
+        "Jestem w dziale zakupów",
+        "Я, вообще-то, в отделе закупок",
+    ] {
+        let c = label(said);
+        assert_eq!(
+            c.as_ref().map(|c| c.subject.as_str()),
+            Some(UNIT_SUBJECT),
+            "{said}: {c:?}"
+        );
+    }
+    let desk = label("I moved, my desk is in room 3.14 now");
+    assert_eq!(desk.map(|c| c.subject), Some("fact:desk".to_string()));
+    let role = label("I'm the office manager");
+    assert_eq!(
+        role.map(|c| c.kind),
+        Some(memory::policy::ROLE_CLAIM_KIND.to_string())
+    );
+    assert!(label("I keep backups in the office safe").is_none_or(|c| c.subject != UNIT_SUBJECT));
+}
+
+/// Phrasings written for this test: the speaker's manager, named, is a
+/// fact about them on one subject; a manager named by no one's name, or
+/// asked about, is not.
+#[test]
+fn the_speakers_manager_named_is_a_fact() {
+    for said in [
+        "my boss is Carla Mendes, fyi",
+        "Mein Chef ist Jonas Weber",
+        "Yöneticim Ayşe Kaya, izinlerimi o onaylıyor",
+        "Mój kierownik to Tomasz Nowak",
+    ] {
+        let c = label(said);
+        assert_eq!(
+            c.as_ref().map(|c| c.subject.as_str()),
+            Some("fact:manager"),
+            "{said}: {c:?}"
+        );
+    }
+    for said in ["my manager wants the report by noon", "who is my manager?"] {
+        let c = label(said);
+        assert!(
+            c.as_ref().is_none_or(|c| c.subject != "fact:manager"),
+            "{said}: {c:?}"
+        );
+    }
+}
+
+/// Phrasings written for this test: a time zone the speaker keeps, said
+/// of themselves or asked of the agent, is a preference; a time asked in a
+/// zone, or a zone in a statement about the team's work, is not.
+#[test]
+fn a_time_zone_the_speaker_keeps_is_a_preference() {
+    for said in [
+        "I work on CET",
+        "Could you give me times in PST please?",
+        "저는 한국 시간(KST)으로 일정을 봐요",
+        "Bitte Zeiten für mich in UTC+2",
+    ] {
+        let c = label(said);
+        assert_eq!(
+            c.as_ref().map(|c| c.subject.as_str()),
+            Some("time-zone"),
+            "{said}: {c:?}"
+        );
+    }
+    for said in [
+        "Could you tell me when the standup is in CET?",
+        "The standup is at 9:00 CET",
+        "The EST office closes early",
+    ] {
+        let c = label(said);
+        assert!(
+            c.as_ref().is_none_or(|c| c.subject != "time-zone"),
+            "{said}: {c:?}"
+        );
+    }
+}
+
+/// Phrasings written for this test: a form of the agent's right before
+/// "with me", or after an elided article, is how the speaker is answered;
+/// a thing named before "with me" is shared, a task.
+#[test]
+fn a_form_with_the_speaker_is_a_preference() {
+    for said in [
+        "Could you be more formal with me?",
+        "Kun je wat korter zijn met mij?",
+        "Pas d'emojis avec moi, merci",
+    ] {
+        let c = label(said);
+        assert!(
+            c.as_ref().is_some_and(|c| c.kind == "preference"),
+            "{said}: {c:?}"
+        );
+    }
+    for said in [
+        "Can you share the short report with me?",
+        "Could you send the formal letter with me in copy?",
+    ] {
+        let c = label(said);
+        assert!(
+            c.as_ref().is_none_or(|c| c.kind != "preference"),
+            "{said}: {c:?}"
+        );
+    }
+}
+
+/// Phrasings written for this test: a wish and its reason are one
+/// preference; a short sentence that only limits the statement before it
+/// is part of that statement, and a limit after a comma is no preamble.
+#[test]
+fn a_statement_and_what_qualifies_it_are_one() {
+    let v = extract("Could you keep it brief with me? Long replies tire me out");
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert!(v[0].content.contains("tire me"), "{v:?}");
+    assert_eq!(
+        clauses("Lab 2 is for sterile work only. Not even for a quick coffee."),
+        ["Lab 2 is for sterile work only — not even for a quick coffee"]
+    );
+    let c = one("Nobody else uses Lab 2, not even for 10 minutes");
+    assert!(c.content.starts_with("Nobody else uses Lab 2"), "{c:?}");
+    assert_eq!(
+        clauses("Answer me in German. No emojis please.").len(),
+        2,
+        "a refusal is a request of its own"
+    );
+}
+
+/// Phrasings written for this test: a name others call the speaker by, or
+/// Dutch "zeg maar" before a name, is how they want to be called; "zeg
+/// maar" inside a sentence ("so to speak") names no one.
+#[test]
+fn a_name_others_use_is_how_the_speaker_is_called() {
+    for (said, kept) in [
+        (
+            "the whole team calls me Jojo, you can too",
+            "Wants to be called Jojo",
+        ),
+        ("Zeg maar Wim, dat doet iedereen", "Wants to be called Wim"),
+    ] {
+        let c = label(said);
+        assert_eq!(c.map(|c| c.content), Some(kept.to_string()), "{said}");
+    }
+    assert!(label("Ik werk, zeg maar, bij de gemeente").is_none_or(|c| c.subject != "name"));
+}
+
+/// Phrasings written for this test: replying to the speaker for good — the
+/// speaker joined to the verb ("scrivimi"), a language the table does not
+/// name — is a preference, never the team's rule; replying to others for
+/// good is a rule.
+#[test]
+fn replying_to_the_speaker_for_good_is_theirs() {
+    for said in [
+        "D'ora in avanti scrivimi in modo semplice, grazie",
+        "Háblame siempre de usted",
+        "From now on, answer me in Basque",
+    ] {
+        let c = label(said);
+        assert!(
+            c.as_ref()
+                .is_some_and(|c| c.channel == ItemChannel::Personal && c.kind == "preference"),
+            "{said}: {c:?}"
+        );
+    }
+    let c = label("From now on reply to suppliers in Basque");
+    assert!(c.is_some_and(|c| c.channel == ItemChannel::Operational));
+}
