@@ -207,8 +207,13 @@ async fn model_tokens_and_failures_are_counted_by_role() {
     let h = Harness::with_config(cfg).await;
     h.pair("555", Role::User).await;
     assert_eq!(
-        h.dm("555", "Our runbooks moved last week. Where is the runbook?")
-            .await,
+        // A statement of the speaker's the rules do not key, beside the
+        // question: the extractor reads it, the responder answers.
+        h.dm(
+            "555",
+            "My desk is by the annex window. Where is the runbook?"
+        )
+        .await,
         "Fake model reply."
     );
     let (_, text) = scrape(&h, Some(TOKEN)).await;
