@@ -462,6 +462,39 @@ const BEING: &[&str] = &[
     "çalışıyorum",
 ];
 
+/// Verbs of moving a person to another place of work, as said of the past
+/// ("transferred me", "mich versetzt", "me trasladaron", "перевели меня").
+const MOVING: &[&str] = &[
+    "transferred",
+    "moved",
+    "relocated",
+    "reassigned",
+    "sent",
+    "versetzt",
+    "verlegt",
+    "verplaatst",
+    "overgeplaatst",
+    "trasladado",
+    "trasladaron",
+    "trasladó",
+    "muté",
+    "mutée",
+    "transféré",
+    "transférée",
+    "trasferito",
+    "trasferita",
+    "spostato",
+    "spostata",
+    "transferiram",
+    "mudaram",
+    "przenieśli",
+    "przeniesiono",
+    "перевели",
+    "пересадили",
+    "flyttat",
+    "flyttade",
+];
+
 /// The subject of the speaker's unit at work: one for all its names.
 pub(super) const UNIT_SUBJECT: &str = "fact:unit";
 
@@ -514,10 +547,26 @@ fn works_there(part: &str) -> bool {
     if words.iter().any(|w| UNITS.contains(&w.as_str())) {
         return true;
     }
-    words
+    // A verb of working or moving with a thing after it ("I moved the
+    // meeting to the office") moves the thing, not the speaker.
+    let the_speakers = |i: usize| {
+        words
+            .get(i + 1)
+            .is_none_or(|next| !ARTICLES.contains(&next.as_str()))
+    };
+    // Moved by others: the speaker the verb's object ("me trasladaron a
+    // …"), not given a thing ("they sent me the rota").
+    let moved = words
         .iter()
         .take(3)
-        .any(|w| WORKING.contains(&w.as_str()) || BEING.contains(&w.as_str()) || w == "i'm")
+        .enumerate()
+        .any(|(i, w)| OBJECT_PRONOUNS.contains(&w.as_str()) && the_speakers(i));
+    words.iter().take(3).enumerate().any(|(i, w)| {
+        (WORKING.contains(&w.as_str()) && the_speakers(i))
+            || (MOVING.contains(&w.as_str()) && moved)
+            || BEING.contains(&w.as_str())
+            || w == "i'm"
+    })
 }
 
 /// The speaker's words for another as the object ("update on me", "tell
@@ -547,11 +596,40 @@ pub(super) fn belongs(s: &str) -> Option<Candidate> {
                 && !words::is_word(Class::Mine, &w)
                 && !OBJECT_PRONOUNS.contains(&w.as_str())
     };
-    let at = s
-        .split_whitespace()
+    let tokens: Vec<&str> = s.split_whitespace().take(8).collect();
+    let lower = |t: &str| {
+        t.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+            .to_lowercase()
+            .replace('’', "'")
+    };
+    // Or moved by others ("they've transferred me to the Riverside depot",
+    // "mich haben sie in die Filiale Nord versetzt"): the speaker the object
+    // beside a verb of moving; kept from the clause that says so.
+    let moved = || {
+        tokens.iter().enumerate().find_map(|(i, t)| {
+            let object = OBJECT_PRONOUNS.contains(&lower(t).as_str());
+            let near = |j: usize| {
+                tokens
+                    .get(j)
+                    .is_some_and(|v| MOVING.contains(&lower(v).as_str()))
+            };
+            let by_verb = object && (near(i + 1) || (i > 0 && near(i - 1)));
+            by_verb.then(|| {
+                let start = if i > 0 && near(i - 1) { i - 1 } else { i };
+                // The words before the verb in its clause: "they've".
+                let clause = s[..tokens[start].as_ptr() as usize - s.as_ptr() as usize]
+                    .rfind(", ")
+                    .map_or(0, |c| c + 2);
+                clause
+            })
+        })
+    };
+    let at = tokens
+        .iter()
         .take(6)
         .find(|t| subject(t))
-        .map(|t| t.as_ptr() as usize - s.as_ptr() as usize)?;
+        .map(|t| t.as_ptr() as usize - s.as_ptr() as usize)
+        .or_else(moved)?;
     let from = &s[at..];
     // Up to the next comma, past a one-word aside ("Я, кстати, в команде
     // …"): "I moved, my desk is in room 2.07" says no unit of "I moved".

@@ -205,3 +205,30 @@ fn replying_to_the_speaker_for_good_is_theirs() {
     let c = label("From now on reply to suppliers in Basque");
     assert!(c.is_some_and(|c| c.channel == ItemChannel::Operational));
 }
+
+/// Phrasings written for this test: the speaker moved by others to a
+/// workplace is theirs; a thing the speaker moved is not.
+#[test]
+fn the_speaker_moved_to_a_workplace_is_their_unit() {
+    for said in [
+        "Heads up, they've reassigned me to the Harbour Road clinic",
+        "Me trasladaron a la sucursal de Cádiz",
+    ] {
+        let c = label(said);
+        assert_eq!(
+            c.as_ref().map(|c| c.subject.as_str()),
+            Some(UNIT_SUBJECT),
+            "{said}: {c:?}"
+        );
+    }
+    for said in [
+        "I moved the meeting to the office",
+        "They sent me the rota for the depot",
+    ] {
+        let c = label(said);
+        assert!(
+            c.as_ref().is_none_or(|c| c.subject != UNIT_SUBJECT),
+            "{said}: {c:?}"
+        );
+    }
+}

@@ -372,7 +372,7 @@ pub(super) fn for_everyone(s: &str) -> bool {
 /// Articles that open a thing to be made ("write me a summary", "schreib
 /// mir einen Bericht"): what follows a word of replying is then a one-off
 /// task, not how the speaker is answered. Not "en", "et" (prepositions too).
-const ARTICLES: &[&str] = &[
+pub(super) const ARTICLES: &[&str] = &[
     "a", "an", "the", "ein", "eine", "einen", "un", "una", "une", "uno", "um", "uma", "een", "ett",
 ];
 
