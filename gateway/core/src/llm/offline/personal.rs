@@ -617,10 +617,9 @@ pub(super) fn belongs(s: &str) -> Option<Candidate> {
             by_verb.then(|| {
                 let start = if i > 0 && near(i - 1) { i - 1 } else { i };
                 // The words before the verb in its clause: "they've".
-                let clause = s[..tokens[start].as_ptr() as usize - s.as_ptr() as usize]
+                s[..tokens[start].as_ptr() as usize - s.as_ptr() as usize]
                     .rfind(", ")
-                    .map_or(0, |c| c + 2);
-                clause
+                    .map_or(0, |c| c + 2)
             })
         })
     };
