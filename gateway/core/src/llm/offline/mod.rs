@@ -9,6 +9,7 @@ mod personal;
 mod respond;
 mod standing;
 mod text;
+mod workplace;
 
 use classify::*;
 pub use classify::{extract, joined, label, statements};
@@ -20,6 +21,7 @@ pub use respond::{best_matches, respond, respond_if_known, NOTHING_IN_MEMORY};
 use standing::*;
 use text::*;
 pub use text::{asks, capitalise, clauses, first_person};
+use workplace::*;
 
 use super::{Extractor, LlmError, ReplyContext, Responder};
 use memory::store::Retrieved;
