@@ -288,7 +288,6 @@ pub enum ToolRefusal {
     NotSupported(ToolScope),
 }
 
-/// Decide an explicit `memory_write` tool call. `Ok` carries where it is saved.
 /// The items of one message worth routing: a claim of a role or of who the
 /// speaker is is dropped when the same message asks for what only an
 /// administrator may change
@@ -317,6 +316,7 @@ pub const ROLE_CLAIM_KIND: &str = "role_claim";
 /// laptop"): beside a change only an administrator may make, part of a pose.
 pub const IDENTITY_KIND: &str = "identity";
 
+/// Decide an explicit `memory_write` tool call. `Ok` carries where it is saved.
 pub fn decide_tool(
     author: &Principal,
     scope: ToolScope,

@@ -250,20 +250,20 @@ impl Learning {
             return Read::default();
         }
         let clauses: Vec<&str> = said.iter().map(String::as_str).collect();
-        let labelled: Vec<Candidate> = clauses.iter().filter_map(|c| offline::label(c)).collect();
-        // Every statement is one the rules know and key: a model has nothing to add.
-        let known = labelled.len() == clauses.len()
-            && labelled
-                .iter()
-                .all(|c| !c.subject.starts_with(offline::UNKEYED));
-        let by_rules = offline::joined(labelled);
-        let of_the_speaker = || {
-            clauses.iter().any(|c| {
-                offline::first_person(c)
-                    && offline::label(c).is_none_or(|l| l.subject.starts_with(offline::UNKEYED))
-            })
+        let labels: Vec<Option<Candidate>> = clauses.iter().map(|c| offline::label(c)).collect();
+        // A statement the rules do not know, or know only by its words.
+        let unknown = |l: &Option<Candidate>| {
+            l.as_ref()
+                .is_none_or(|c| c.subject.starts_with(offline::UNKEYED))
         };
-        if known || (reader == Reader::RulesThenModelOfTheSpeaker && !of_the_speaker()) {
+        // Every statement is one the rules know and key: a model has nothing to add.
+        let known = !labels.iter().any(unknown);
+        let of_the_speaker = clauses
+            .iter()
+            .zip(&labels)
+            .any(|(c, l)| unknown(l) && offline::first_person(c));
+        let by_rules = offline::joined(labels.into_iter().flatten().collect());
+        if known || (reader == Reader::RulesThenModelOfTheSpeaker && !of_the_speaker) {
             return Read {
                 items: by_rules,
                 correction: None,

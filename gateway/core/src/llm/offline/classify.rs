@@ -169,15 +169,7 @@ pub fn joined(items: Vec<Candidate>) -> Vec<Candidate> {
     for item in items {
         match out.last_mut() {
             Some(last) if by_words(last) && by_words(&item) => {
-                let reason = item.content.trim_end_matches(['.', '!']);
-                let mut chars = reason.chars();
-                let first = chars.next().map(|c| c.to_lowercase().to_string());
-                // "I" stays capitalised in any language that has it.
-                let reason = match first {
-                    Some(f) if !reason.starts_with("I ") => format!("{f}{}", chars.as_str()),
-                    _ => reason.to_string(),
-                };
-                last.content = format!("{} — {reason}", last.content);
+                last.content = continued(&last.content, &item.content);
             }
             _ => out.push(item),
         }

@@ -192,7 +192,10 @@ pub(super) const CLAUSE_BREAKS: &[&str] = &["; ", ", and i ", " and i ", ", but 
 /// statements, without opening greetings. Questions keep their `?`.
 pub fn clauses(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for sentence in sentences(text).iter().flat_map(|s| said_then_asked(s)) {
+    for sentence in sentences(text).iter().flat_map(|s| {
+        let (said, asked) = said_then_asked(s);
+        std::iter::once(said).chain(asked)
+    }) {
         let mut rest = without_greeting(sentence).to_string();
         while let Some((before, sep, after)) = split_ci(&rest, CLAUSE_BREAKS) {
             if !before.is_empty() {
@@ -218,18 +221,26 @@ pub fn clauses(text: &str) -> Vec<String> {
                     && !rest.ends_with(['?', '？'])
                     && !last.ends_with(['?', '？']) =>
             {
-                let last_end = last.trim_end_matches(['.', '!']).len();
-                last.truncate(last_end);
-                let mut limit = rest.trim_end_matches(['.', '!']).chars();
-                let first = limit.next().map(|c| c.to_lowercase().to_string());
-                last.push_str(" — ");
-                last.push_str(&first.unwrap_or_default());
-                last.push_str(limit.as_str());
+                *last = continued(last, rest);
             }
             _ => out.push(rest.to_string()),
         }
     }
     out
+}
+
+/// `said` continued by `more` after a dash, as one sentence: "Dock 7 is
+/// for cold-chain trucks only — not even for 5 minutes" ("I" keeps its capital).
+pub(super) fn continued(said: &str, more: &str) -> String {
+    let more = more.trim_end_matches(['.', '!']);
+    let mut chars = more.chars();
+    let more = match chars.next() {
+        Some(first) if !more.starts_with("I ") => {
+            format!("{}{}", first.to_lowercase(), chars.as_str())
+        }
+        _ => more.to_string(),
+    };
+    format!("{} — {more}", said.trim_end_matches(['.', '!']))
 }
 
 /// Whether `s` opens with a limit ("not even for 5 minutes", "only on
@@ -276,15 +287,15 @@ pub(super) fn opens_with_a_limit(s: &str) -> bool {
 /// facades team — where is the plotter?"): two clauses, the fact first. A
 /// dash inside a question ("Is the plotter — the big one — free?") joins
 /// what it joins.
-fn said_then_asked(sentence: &str) -> Vec<&str> {
+fn said_then_asked(sentence: &str) -> (&str, Option<&str>) {
     const DASHES: &[&str] = &[" — ", " – ", " - "];
     if !sentence.trim_end().ends_with(['?', '？']) {
-        return vec![sentence];
+        return (sentence, None);
     }
     let theirs = |said: &str| label(said).is_some_and(|c| c.channel == ItemChannel::Personal);
     match split_ci(sentence, DASHES) {
-        Some((said, _, asked)) if !asked.is_empty() && theirs(said) => vec![said, asked],
-        _ => vec![sentence],
+        Some((said, _, asked)) if !asked.is_empty() && theirs(said) => (said, Some(asked)),
+        _ => (sentence, None),
     }
 }
 

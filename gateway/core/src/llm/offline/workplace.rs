@@ -232,6 +232,15 @@ fn works_there(part: &str) -> bool {
     })
 }
 
+/// A token as the rules compare it: lower case, the punctuation around it
+/// dropped, ’ read as '.
+fn as_compared(token: &str) -> String {
+    token
+        .trim_matches(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+        .to_lowercase()
+        .replace('’', "'")
+}
+
 /// The speaker's words for another as the object ("update on me", "tell
 /// me"): no subject of what follows.
 const OBJECT_PRONOUNS: &[&str] = &[
@@ -250,36 +259,28 @@ pub(super) fn belongs(s: &str) -> Option<Candidate> {
         _ => s,
     };
     let subject = |t: &str| {
-        let w = t
-            .trim_matches(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
-            .to_lowercase()
-            .replace('’', "'");
+        let w = as_compared(t);
         BEING.contains(&w.as_str())
             || words::is_word(Class::Speaker, &w)
                 && !words::is_word(Class::Mine, &w)
                 && !OBJECT_PRONOUNS.contains(&w.as_str())
     };
     let tokens: Vec<&str> = s.split_whitespace().take(8).collect();
-    let lower = |t: &str| {
-        t.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
-            .to_lowercase()
-            .replace('’', "'")
-    };
     // Or moved by others ("they've transferred me to the Riverside depot",
     // "mich haben sie in die Filiale Nord versetzt"): the speaker the object
     // beside a verb of moving; kept from the clause that says so.
     let moved = || {
         tokens.iter().enumerate().find_map(|(i, t)| {
-            let object = OBJECT_PRONOUNS.contains(&lower(t).as_str());
             let near = |j: usize| {
                 tokens
                     .get(j)
-                    .is_some_and(|v| MOVING.contains(&lower(v).as_str()))
+                    .is_some_and(|v| MOVING.contains(&as_compared(v).as_str()))
             };
-            let by_verb = object && (near(i + 1) || (i > 0 && near(i - 1)));
+            let start = if i > 0 && near(i - 1) { i - 1 } else { i };
+            let by_verb =
+                OBJECT_PRONOUNS.contains(&as_compared(t).as_str()) && (start < i || near(i + 1));
+            // Kept from the words before the verb in its clause: "they've".
             by_verb.then(|| {
-                let start = if i > 0 && near(i - 1) { i - 1 } else { i };
-                // The words before the verb in its clause: "they've".
                 s[..tokens[start].as_ptr() as usize - s.as_ptr() as usize]
                     .rfind(", ")
                     .map_or(0, |c| c + 2)
@@ -380,18 +381,13 @@ pub(super) fn managed_by(s: &str) -> Option<Candidate> {
         return theirs.then(|| personal_item("fact", SUBJECT, clean(s)));
     }
     let tokens: Vec<&str> = s.split_whitespace().collect();
-    let word = |t: &str| {
-        t.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
-            .to_lowercase()
-            .replace('’', "'")
-    };
-    let at = tokens.iter().enumerate().position(|(i, t)| {
-        let w = word(t);
+    let at = (0..tokens.len()).find(|&i| {
+        let w = as_compared(tokens[i]);
         MANAGERS_THEIRS.contains(&w.as_str())
             || (MANAGERS.contains(&w.as_str())
                 && i > 0
-                && (words::is_word(Class::Mine, &word(tokens[i - 1]))
-                    || words::is_word(Class::Speaker, &word(tokens[i - 1]))))
+                && (words::is_word(Class::Mine, &as_compared(tokens[i - 1]))
+                    || words::is_word(Class::Speaker, &as_compared(tokens[i - 1]))))
     })?;
     // A name follows within five words ("A minha chefe direta é a Graça
     // Teixeira"): capitalised, not a sentence's start.
@@ -403,7 +399,7 @@ pub(super) fn managed_by(s: &str) -> Option<Candidate> {
         return None;
     }
     // Kept from the possessive on, up to the next comma.
-    let first = if MANAGERS_THEIRS.contains(&word(tokens[at]).as_str()) {
+    let first = if MANAGERS_THEIRS.contains(&as_compared(tokens[at]).as_str()) {
         tokens[at]
     } else {
         tokens[at - 1]
