@@ -309,6 +309,21 @@ pub fn without_a_pose<'a>(
         .filter(move |i| !(posing && [ROLE_CLAIM_KIND, IDENTITY_KIND].contains(&i.kind.as_str())))
 }
 
+/// Whether a regular user is told that an item dropped as
+/// [`DropReason::NeedsAdmin`] needs an administrator. A claim is — a rule, a
+/// correction, a statement framed for everyone. A plain statement of a value
+/// said with a question is what the question is about ("A guest left a
+/// charger in 118 three weeks ago. Do we still have it?"), not a change the
+/// speaker tried to make: it is dropped without a word, as a one-off is.
+pub fn told_needs_admin(item: &Candidate, with_a_question: bool) -> bool {
+    !(with_a_question && item.kind == VALUED_KIND)
+}
+
+/// The kind of a statement about the team's work known only by the value it
+/// names ("The on-call handover happens at 09:30"): an administrator's is
+/// asked to be kept as a note.
+pub const VALUED_KIND: &str = "note";
+
 /// The kind of a claim of a role ("I am your manager"): a claim, never a grant.
 pub const ROLE_CLAIM_KIND: &str = "role_claim";
 

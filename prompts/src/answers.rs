@@ -2,6 +2,7 @@
 //! (`texts/answers.txt`): one table of languages, each with its yes and no
 //! answers, its courtesy words, and what steward answers in it.
 
+use std::collections::HashSet;
 use std::sync::LazyLock;
 
 /// One language of the table.
@@ -201,26 +202,43 @@ pub fn opens_with(answer: &str) -> Option<bool> {
     read(first).map(|a| a.yes)
 }
 
-/// [`read`], in `preferred` first when it reads `text`: "ja" from a person
-/// who asked for Dutch is Dutch, not the table's first reader of "ja".
-pub fn read_preferring(text: &str, preferred: Option<&'static Language>) -> Option<YesNo> {
+/// How much of a message past its answer may go along with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// At most two words ("yes, do", "nee joh"): read whether or not a
+    /// question is waiting.
+    Short,
+    /// Also a yes and up to four plain words ("oui, mets à jour", "yes,
+    /// replace the old time"): read only when a question is waiting, for
+    /// with none, "yes, use the other table" corrects an answer.
+    Waiting,
+}
+
+/// [`read`] as far as `reach`, in `preferred` first when it reads `text`:
+/// "ja" from a person who asked for Dutch is Dutch, not the table's first
+/// reader of "ja".
+pub fn read_preferring(
+    text: &str,
+    preferred: Option<&'static Language>,
+    reach: Reach,
+) -> Option<YesNo> {
     if !may_answer(text) {
         return None;
     }
-    let answer = answer_of(text);
+    let answer = answer_of(text, reach);
     let words = words(answer);
     preferred
         .and_then(|language| language.read(&words).map(|c| YesNo::of(c, language)))
-        .or_else(|| read(text))
+        .or_else(|| read_as_far_as(text, reach))
 }
 
 /// What answers in `text`: the whole of it, or — when it opens with an
 /// answer, ended by a comma or a stop or by its first word — that answer, if
-/// at most two words without a number follow ("yes, do", "ja, passt so",
-/// "да, запомни", "ja hoor, graag", "yes keep it"). More words may ask
-/// something else ("no, answer me in German"): then the whole text is read,
-/// and reads as no answer.
-fn answer_of(text: &str) -> &str {
+/// a tail follows that goes along with it as far as `reach` ([`goes_along`]:
+/// "yes, do", "ja, passt so", "да, запомни"; waiting, "oui, mets à jour").
+/// A tail that may ask something else ("no, answer me in German") does not:
+/// then the whole text is read, and reads as no answer.
+fn answer_of(text: &str, reach: Reach) -> &str {
     let reads = |words: &[String]| LANGUAGES.iter().any(|l| l.read(words).is_some());
     // The answer's words, each read alone: a tail may not answer the other
     // way ("yes and no").
@@ -238,10 +256,11 @@ fn answer_of(text: &str) -> &str {
     if reads(&words(text)) {
         return text;
     }
-    for (head, tail) in by_stop.into_iter().chain(by_word) {
-        let short = words(tail).len() <= 2 && !tail.chars().any(|c| c.is_ascii_digit());
+    let stopped = by_stop.map(|split| (split, true));
+    for ((head, tail), stopped) in stopped.into_iter().chain(by_word.map(|w| (w, false))) {
         let head_words = words(head);
-        if short
+        let yes = says(&head_words, true);
+        if goes_along(tail, stopped && yes && reach == Reach::Waiting)
             && !head_words.is_empty()
             && reads(&head_words)
             && !(says(&head_words, true) && says(&words(tail), false))
@@ -253,13 +272,61 @@ fn answer_of(text: &str) -> &str {
     text
 }
 
+/// Whether `tail`, after an answer, only goes along with it: at most two
+/// words without a number, or — `longer`: after a yes and a comma or a stop
+/// ("si el informe es semanal" is no "sí"), with a question waiting — up to
+/// four that name nothing: no number, no name (a capital past the first
+/// word), no language, no "but", and no word of the speaker, of replying,
+/// naming, standing, a reply's form or only now ("yes, replace the old time"
+/// goes along; "yes, answer me briefly", "yes, call them Bo" and "ja, aber
+/// nur für heute" ask anew).
+fn goes_along(tail: &str, longer: bool) -> bool {
+    use crate::lexicon::{language_names, phrases, Class};
+    /// "But" in the table's languages: what follows it qualifies the answer.
+    const BUT: &[&str] = &[
+        "but", "aber", "mais", "pero", "ma", "maar", "men", "ale", "но", "ama", "mas", "dar",
+        "ale", "αλλά", "men", "mutta",
+    ];
+    static ASKING: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
+        [
+            Class::Speaker,
+            Class::Reply,
+            Class::Naming,
+            Class::Standing,
+            Class::Form,
+            Class::OnlyNow,
+        ]
+        .into_iter()
+        .flat_map(phrases)
+        .map(|(p, _)| p)
+        .chain(language_names().map(|(n, _, _)| n))
+        .chain(BUT.iter().copied())
+        .filter(|p| !p.contains(' '))
+        .collect()
+    });
+    let said = words(tail);
+    if tail.chars().any(|c| c.is_ascii_digit()) || said.len() > 4 {
+        return false;
+    }
+    let named = tail
+        .split_whitespace()
+        .skip(1)
+        .any(|w| w.chars().next().is_some_and(char::is_uppercase));
+    said.len() <= 2 || (longer && !(named || said.iter().any(|w| ASKING.contains(w.as_str()))))
+}
+
 /// `text` as a yes or a no to "Remember this?", in the first language of the
 /// table that reads it; `None` for anything else.
 pub fn read(text: &str) -> Option<YesNo> {
+    read_as_far_as(text, Reach::Short)
+}
+
+/// [`read`], as far as `reach`.
+pub fn read_as_far_as(text: &str, reach: Reach) -> Option<YesNo> {
     if !may_answer(text) {
         return None;
     }
-    let words = words(answer_of(text));
+    let words = words(answer_of(text, reach));
     if words.is_empty() {
         return None;
     }
@@ -288,6 +355,27 @@ mod tests {
         ] {
             assert_eq!(read(text).map(|a| a.yes), Some(yes), "{text}");
         }
+        // With a question waiting, a yes goes along with a longer plain tail.
+        for text in [
+            "oui, mets à jour",
+            "yes, replace the old time",
+            "sí, cambia la hora",
+        ] {
+            assert_eq!(read(text), None, "{text}");
+            let waiting = read_as_far_as(text, Reach::Waiting);
+            assert_eq!(waiting.map(|a| a.yes), Some(true), "{text}");
+        }
+        for text in [
+            "no, leave refunds out",
+            "yes, answer me briefly",
+            "yes, call them Bo",
+            "yes, but in Spanish",
+            "ja, aber nur für heute",
+            "yes, keep it for 2 weeks",
+            "si el informe es semanal",
+        ] {
+            assert_eq!(read_as_far_as(text, Reach::Waiting), None, "{text}");
+        }
         for text in [
             "no, answer me in German instead",
             "yes, 14 days",
@@ -309,12 +397,12 @@ mod tests {
         let dutch = named("Dutch");
         assert_eq!(read("ja").map(|a| a.language.code), Some("de"));
         assert_eq!(
-            read_preferring("ja", dutch).map(|a| a.language.code),
+            read_preferring("ja", dutch, Reach::Short).map(|a| a.language.code),
             Some("nl")
         );
         // A word the preferred language does not have is read as before.
         assert_eq!(
-            read_preferring("oui", dutch).map(|a| a.language.code),
+            read_preferring("oui", dutch, Reach::Short).map(|a| a.language.code),
             Some("fr")
         );
     }

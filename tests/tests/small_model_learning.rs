@@ -856,7 +856,8 @@ async fn what_a_person_says_of_themselves_beside_something_else_is_proposed_once
 /// extractor would have labelled (this one labels every line operational).
 /// An administrator's statements beside a question are still read by the
 /// extractor: they may be rules. (A user's statement with a value in it —
-/// "route 9" — is still read by the rules as a claim and explained.)
+/// "route 9" — beside their question is its context, not a claim: nothing is
+/// explained; `policy_matrix.rs`.)
 #[tokio::test]
 async fn a_users_question_beside_an_unknown_statement_makes_one_call() {
     let fake = FakeLlm::start().await;
@@ -892,4 +893,38 @@ async fn a_users_question_beside_an_unknown_statement_makes_one_call() {
     )
     .await;
     assert_eq!(fake.received_for("memory_items").len(), 1);
+}
+
+/// A wish and its reason are one thing to remember on a real model too: an
+/// extractor that files the reason as a fact of its own ("Es que leo …")
+/// does not add a second record beside the preference the rules read.
+#[tokio::test]
+async fn a_preference_and_its_reason_are_one_record_whatever_the_extractor_files() {
+    let fake = FakeLlm::start().await;
+    fake.always(TEXT, Answer::Content("Claro.".into()));
+    fake.always(
+        "memory_items",
+        items(json!([
+            {"channel": "personal", "kind": "preference", "subject": "language",
+             "content": "Wants answers in Spanish from now on"},
+            {"channel": "personal", "kind": "fact", "subject": "reading",
+             "content": "Es que leo mucho más rápido en mi idioma"},
+        ])),
+    );
+    let h = harness(&fake).await;
+    h.pair("222", Role::User).await;
+    let asked = h
+        .dm(
+            "222",
+            "¿Me puedes contestar en español de ahora en adelante? Es que leo mucho más rápido en mi idioma.",
+        )
+        .await;
+    assert_eq!(asked.matches("Remember this?").count(), 1, "{asked}");
+    assert!(
+        asked.contains("Remember this? Wants answers in Español — es que leo mucho más rápido en mi idioma — reply yes or no"),
+        "{asked}"
+    );
+    let yes = h.dm("222", "sí, claro").await;
+    assert_eq!(yes.matches("(id: ").count(), 1, "{yes}");
+    assert_eq!(texts(&h).await.len(), 1, "{:?}", texts(&h).await);
 }

@@ -92,6 +92,23 @@ async fn auto_keep_is_set_per_agent() {
     assert_eq!(by_agent("default").await, [Status::Pending]);
 }
 
+/// A yes with a few plain words after it ("oui, mets à jour") answers the
+/// question waiting; with none waiting, the same words are a message of
+/// their own, never "nothing waiting for a yes or no".
+#[tokio::test]
+async fn a_yes_with_plain_words_after_it_answers_only_a_waiting_question() {
+    let h = Harness::new().await;
+    h.pair("222", Role::User).await;
+    assert!(h.dm("222", "I prefer tea").await.contains("Remember this?"));
+    let kept = h.dm("222", "oui, mets à jour").await;
+    assert!(kept.contains("(id: "), "{kept}");
+    assert_eq!(h.records().await[0].status, Status::Active);
+    for said in ["yes, replace the old time", "no, leave refunds out"] {
+        let reply = h.dm("222", said).await;
+        assert!(!reply.contains("nothing waiting"), "{said}: {reply}");
+    }
+}
+
 #[tokio::test]
 async fn proposals_expire_after_a_day() {
     let h = Harness::new().await;

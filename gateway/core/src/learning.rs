@@ -251,6 +251,7 @@ impl Learning {
         }
         let clauses: Vec<&str> = said.iter().map(String::as_str).collect();
         let labels: Vec<Option<Candidate>> = clauses.iter().map(|c| offline::label(c)).collect();
+        let reason_of = reasons(&labels);
         // A statement the rules do not know, or know only by its words.
         let unknown = |l: &Option<Candidate>| {
             l.as_ref()
@@ -262,7 +263,7 @@ impl Learning {
             .iter()
             .zip(&labels)
             .any(|(c, l)| unknown(l) && offline::first_person(c));
-        let by_rules = offline::joined(labels.into_iter().flatten().collect());
+        let mut by_rules = offline::joined(labels.into_iter().flatten().collect());
         if known || (reader == Reader::RulesThenModelOfTheSpeaker && !of_the_speaker) {
             return Read {
                 items: by_rules,
@@ -312,6 +313,13 @@ impl Learning {
                     continue;
                 }
             };
+            let wish = clauses
+                .iter()
+                .position(|c| *c == clause)
+                .and_then(|k| reason_of[k].as_deref());
+            if wish.is_some_and(|wish| joined_as_reason(&mut by_rules, wish, clause)) {
+                continue;
+            }
             let mut kept = as_said(clause, item);
             // A statement the speaker made of themselves that the rules do not
             // know is theirs, whatever a model's label: personal memory is the
@@ -714,4 +722,34 @@ impl Learning {
             .and_then(|w| w.id())
             .map(|id| (id, status)))
     }
+}
+
+/// For each clause, the subject of the preference the rules read in the
+/// clause before it, when they do not know this one: its reason, not a
+/// second thing to remember ("¿Me puedes contestar en español? Es que leo
+/// más rápido en mi idioma" is one record, as the rules join their own).
+fn reasons(labels: &[Option<Candidate>]) -> Vec<Option<String>> {
+    let wished = |l: &Option<Candidate>| {
+        l.as_ref()
+            .filter(|c| c.channel == ItemChannel::Personal && c.kind == "preference")
+            .map(|c| c.subject.clone())
+    };
+    (0..labels.len())
+        .map(|k| match k.checked_sub(1) {
+            Some(before) if labels[k].is_none() => wished(&labels[before]),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `clause` joined to the rules' preference on `wish` as its reason; false
+/// when the rules kept no such preference.
+fn joined_as_reason(by_rules: &mut [Candidate], wish: &str, clause: &str) -> bool {
+    let Some(joined) = by_rules.iter_mut().find(|r| r.subject == wish) else {
+        return false;
+    };
+    if !joined.content.contains(clause) {
+        joined.content = offline::continued(&joined.content, clause);
+    }
+    true
 }

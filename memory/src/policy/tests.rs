@@ -902,3 +902,29 @@ fn a_role_claim_beside_a_refused_change_is_not_kept() {
     assert_eq!(kinds(&user, &[who.clone(), change]), ["Operational/x"]);
     assert_eq!(kinds(&user, &[who]), ["Personal/identity"]);
 }
+
+/// A regular user's claim is told it needs an administrator wherever it is
+/// said; a plain statement of a value said with a question is the question's
+/// context, dropped without a word.
+#[test]
+fn a_statement_with_a_question_is_context_not_a_claim() {
+    let of_kind = |kind: &str| Candidate {
+        kind: kind.into(),
+        ..item(ItemChannel::Operational)
+    };
+    let cases = [
+        (VALUED_KIND, false, true),
+        (VALUED_KIND, true, false),
+        ("rule", true, true),
+        ("correction", true, true),
+        ("procedure", true, true),
+        ("rule", false, true),
+    ];
+    for (kind, with_a_question, told) in cases {
+        assert_eq!(
+            told_needs_admin(&of_kind(kind), with_a_question),
+            told,
+            "{kind} with a question: {with_a_question}"
+        );
+    }
+}

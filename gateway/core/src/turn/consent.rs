@@ -50,9 +50,13 @@ impl TurnLoop {
         let Some(author) = t.principal.user_id() else {
             return Ok(None);
         };
+        // "oui, mets à jour" answers a question waiting; with none, a yes with
+        // words after it is a message of its own (`answers::Reach`).
+        let reach = prompts::answers::Reach::Waiting;
+        let only_if_waiting = prompts::answers::read(text).is_none();
         let read = match t.msg.answer {
             Some(_) => None,
-            None if prompts::answers::read(text).is_none() => return Ok(None),
+            None if prompts::answers::read_as_far_as(text, reach).is_none() => return Ok(None),
             None => {
                 // "ja" answering "Remember this? Wants answers in dansk" is
                 // Danish: the language asked for first, then the one kept.
@@ -60,7 +64,7 @@ impl TurnLoop {
                     Some(asked) => Some(asked),
                     None => self.reply_language(t, author).await?,
                 };
-                prompts::answers::read_preferring(text, preferred)
+                prompts::answers::read_preferring(text, preferred, reach)
             }
         };
         let (batch, choice, said_in) = match (t.msg.answer, read) {
@@ -71,6 +75,7 @@ impl TurnLoop {
         };
         let pending = match self.answered_proposals(t, author, batch, said_in).await? {
             Ok(pending) => pending,
+            Err(_) if only_if_waiting && t.msg.answer.is_none() => return Ok(None),
             Err(reply) => return Ok(Some(reply)),
         };
         let answer = Answer {

@@ -129,7 +129,13 @@ impl TurnLoop {
                     // the model's `memory_write` may ask them "Remember this?".
                     let may_write = policy::writes_agent_notes(&t.principal, settings);
                     let told = match reason {
-                        DropReason::NeedsAdmin => !may_write,
+                        DropReason::NeedsAdmin => {
+                            !may_write
+                                && policy::told_needs_admin(
+                                    item,
+                                    origin == Origin::Implicit && offline::asks(&t.msg.text),
+                                )
+                        }
                         DropReason::Credential(_) => true,
                         _ => false,
                     };

@@ -20,7 +20,7 @@ use personal::*;
 pub use respond::{best_matches, respond, respond_if_known, NOTHING_IN_MEMORY};
 use standing::*;
 use text::*;
-pub use text::{asks, capitalise, clauses, first_person};
+pub use text::{asks, capitalise, clauses, continued, first_person};
 use workplace::*;
 
 use super::{Extractor, LlmError, ReplyContext, Responder};

@@ -445,7 +445,7 @@ pub(super) fn standing_statement(s: &str) -> Option<Candidate> {
 
 /// The kind of a note [`valued_statement`] reads: what an `@notes:` text
 /// the patterns do not key is, too.
-pub const VALUED_KIND: &str = "note";
+pub use memory::policy::VALUED_KIND;
 
 /// A statement about the team's work that the patterns do not key, known by
 /// what it holds: not said of the speaker, naming a value ("The on-call

@@ -231,7 +231,7 @@ pub fn clauses(text: &str) -> Vec<String> {
 
 /// `said` continued by `more` after a dash, as one sentence: "Dock 7 is
 /// for cold-chain trucks only — not even for 5 minutes" ("I" keeps its capital).
-pub(super) fn continued(said: &str, more: &str) -> String {
+pub fn continued(said: &str, more: &str) -> String {
     let more = more.trim_end_matches(['.', '!']);
     let mut chars = more.chars();
     let more = match chars.next() {
