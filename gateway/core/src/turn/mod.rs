@@ -290,7 +290,7 @@ impl TurnLoop {
     /// (step 5), or dropping it when the turn ends without storing it.
     async fn take_acked(&self, msg: &Inbound, on_stored: Option<Stored>) -> Result<Outcome> {
         let started = std::time::Instant::now();
-        let out = self.take_message(msg, on_stored).await;
+        let out = Box::pin(self.take_message(msg, on_stored)).await;
         self.parts.metrics.turn(&msg.channel, started.elapsed());
         out
     }
@@ -355,10 +355,13 @@ impl TurnLoop {
                 });
             }
         };
-        // Every model call of the turn draws on one token budget.
+        // Every model call of the turn draws on one token budget. The turn's
+        // steps are one large future: boxed, the budget's scope and every
+        // caller above move a pointer, not the steps' state (docs/benchmarks.md,
+        // "The sixth sitting").
         crate::llm::budget::per_turn(
             self.parts.cfg.llm.turn_token_budget,
-            self.run(
+            Box::pin(self.run(
                 msg,
                 principal,
                 now,
@@ -370,7 +373,7 @@ impl TurnLoop {
                     known: first_read,
                     on_stored,
                 },
-            ),
+            )),
         )
         .await
     }
