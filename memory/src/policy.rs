@@ -301,9 +301,7 @@ pub fn without_a_pose<'a>(
     origin: Origin,
     settings: &PolicySettings,
 ) -> impl Iterator<Item = &'a Candidate> {
-    let posing = items
-        .iter()
-        .any(|i| decide(author, i, origin, settings) == Decision::Drop(DropReason::NeedsAdmin));
+    let posing = poses(author, items, origin, settings);
     items
         .iter()
         .filter(move |i| !(posing && [ROLE_CLAIM_KIND, IDENTITY_KIND].contains(&i.kind.as_str())))
@@ -323,6 +321,20 @@ pub fn told_needs_admin(item: &Candidate, with_a_question: bool) -> bool {
 /// names ("The on-call handover happens at 09:30"): an administrator's is
 /// asked to be kept as a note.
 pub const VALUED_KIND: &str = "note";
+
+/// Whether the items of one message ask for a change only an administrator
+/// may make: what else the message says of the speaker may be the claim's
+/// support ("The harbour master told me, note it for everyone").
+pub fn poses(
+    author: &Principal,
+    items: &[Candidate],
+    origin: Origin,
+    settings: &PolicySettings,
+) -> bool {
+    items
+        .iter()
+        .any(|i| decide(author, i, origin, settings) == Decision::Drop(DropReason::NeedsAdmin))
+}
 
 /// The kind of a claim of a role ("I am your manager"): a claim, never a grant.
 pub const ROLE_CLAIM_KIND: &str = "role_claim";

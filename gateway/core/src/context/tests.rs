@@ -64,6 +64,27 @@ fn a_promise_to_remember_or_to_serve_from_now_on_is_not_shown() {
     assert!(shown.contains(NOT_PROMISED), "{shown}");
 }
 
+/// A model that copies a receipt from the conversation claims a save that
+/// never happened: the receipt is not shown, whatever its language. Written
+/// after the real model answered an administrator's new rule with one.
+#[test]
+fn a_receipt_a_model_writes_is_not_shown() {
+    let shown = unpromised(
+        "Gespeichert: agent_notes aktualisiert (id: 5). It replaces #1: “The gate code changes monthly.”",
+        false,
+    );
+    assert!(!shown.contains("(id: 5)"), "{shown}");
+    assert!(!shown.contains("replaces #1"), "{shown}");
+    assert!(shown.contains(NOT_PROMISED), "{shown}");
+    for line in [
+        "Written: personal memory updated (id: 12).",
+        "保存しました: agent_notes (id: 3).",
+    ] {
+        assert!(promises(line), "{line}");
+    }
+    assert!(!promises("Ticket (id: pending) is open; see record #4."));
+}
+
 #[test]
 fn a_payload_cannot_close_its_frame_and_is_cut() {
     let frame = payload_frame(

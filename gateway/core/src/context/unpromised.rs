@@ -108,6 +108,9 @@ pub(super) const PROMISE_OF_LATER: &[&str] = &[
 /// alle Antworten auf Deutsch geben."): a model cannot keep such a promise,
 /// only memory can.
 pub fn promises(sentence: &str) -> bool {
+    if forged_receipt(sentence) {
+        return true;
+    }
     let lower = sentence.to_lowercase().replace('’', "'");
     let words: Vec<&str> = lower
         .split(|c: char| !(c.is_alphanumeric() || c == '\''))
@@ -124,6 +127,22 @@ pub fn promises(sentence: &str) -> bool {
             let o = o.trim_end();
             text == o || text.starts_with(&format!("{o} ")) || text.contains(&format!(" {o} "))
         })
+}
+
+/// Whether `sentence` reads as steward's receipt — "(id: N)" after a kept
+/// record, "replaces #N" after a replaced one — in any language: a model
+/// copying one from the conversation ("Gespeichert: agent_notes aktualisiert
+/// (id: 5)") claims a save that never happened. Only the turn writes receipts.
+pub(super) fn forged_receipt(sentence: &str) -> bool {
+    let after_a_digit = |mark: &str| {
+        sentence.match_indices(mark).any(|(at, _)| {
+            sentence[at + mark.len()..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit())
+        })
+    };
+    after_a_digit("(id: ") || after_a_digit("replaces #")
 }
 
 /// [`PROMISE_OF_LATER`] as one automaton: a sentence is read once, not once a phrase.

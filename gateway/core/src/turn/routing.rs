@@ -113,7 +113,19 @@ impl TurnLoop {
             settings.auto_keep = policy::auto_keeps(settings.auto_keep, person);
         }
         let settings = &settings;
-        for item in policy::without_a_pose(&t.principal, items, origin, settings) {
+        // Beside a refused claim, what only a model read as the speaker's
+        // own ("Me lo ha dicho el capitán del puerto", "Admin here — Birgitta
+        // asked me to cover") is the claim's support, not a fact to offer
+        // them: the rules' own readings of the speaker are still asked.
+        let posing = policy::poses(&t.principal, items, origin, settings);
+        let support = |item: &Candidate| {
+            posing
+                && item.channel == ItemChannel::Personal
+                && offline::label(&item.content).is_none()
+        };
+        for item in policy::without_a_pose(&t.principal, items, origin, settings)
+            .filter(|item| !support(item))
+        {
             let content = sanitize(&item.content);
             if content.is_empty() {
                 continue;

@@ -628,6 +628,7 @@ fn one_off_events_are_read_in_the_lexicon_s_languages() {
         "Kupiłem dziś monitor za 900 zł",
         "Сегодня я заплатил за такси",
         "我今天买了一个键盘",
+        "Azi am lucrat deja 8 ore și jumătate, colegul meu e bolnav",
     ] {
         assert!(transient(said), "{said}");
         assert!(statements(said).is_empty(), "{said}");
