@@ -41,6 +41,7 @@ fn where_the_speaker_works_is_their_unit() {
         "Trabajo en la sucursal de Triana",
         "Jestem w dziale zakupów",
         "Я, вообще-то, в отделе закупок",
+        "btw I'm on the snowmaking crew this winter",
     ] {
         let c = label(said);
         assert_eq!(

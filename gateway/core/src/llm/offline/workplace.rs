@@ -9,6 +9,7 @@ use super::*;
 /// a new one conflicts with the old and is asked as a contradiction.
 const UNITS: &[&str] = &[
     "team",
+    "crew",
     "desk",
     "beat",
     "department",
