@@ -129,12 +129,14 @@ pub fn promises(sentence: &str) -> bool {
         })
 }
 
-/// Whether `sentence` reads as steward's receipt — "(id: N)" after a kept
-/// record, "replaces #N" after a replaced one — in any language: a model
-/// copying one from the conversation ("Gespeichert: agent_notes aktualisiert
-/// (id: 5)") claims a save that never happened. Only the turn writes receipts.
+/// Whether `sentence` reads as steward's receipt in any language — "(id: N)"
+/// beside the memory it was kept in, or "replaces #N: “…”" after a replaced
+/// record: a model copying one from the conversation ("Gespeichert:
+/// agent_notes aktualisiert (id: 5)") claims a save that never happened.
+/// Only the turn writes receipts; a ticket's "(id: 4711)" from a tool is no
+/// receipt.
 pub(super) fn forged_receipt(sentence: &str) -> bool {
-    let after_a_digit = |mark: &str| {
+    let before_a_digit = |mark: &str| {
         sentence.match_indices(mark).any(|(at, _)| {
             sentence[at + mark.len()..]
                 .chars()
@@ -142,7 +144,16 @@ pub(super) fn forged_receipt(sentence: &str) -> bool {
                 .is_some_and(|c| c.is_ascii_digit())
         })
     };
-    after_a_digit("(id: ") || after_a_digit("replaces #")
+    let kept_in_memory = [
+        Scope::Personal,
+        Scope::AgentNotes,
+        Scope::OrgPolicy,
+        Scope::Role,
+    ]
+    .into_iter()
+    .any(|scope| sentence.contains(crate::learning::place(scope)));
+    (before_a_digit("(id: ") && kept_in_memory)
+        || (before_a_digit("replaces #") && sentence.contains(": “"))
 }
 
 /// [`PROMISE_OF_LATER`] as one automaton: a sentence is read once, not once a phrase.
