@@ -285,7 +285,7 @@ fn goes_along(tail: &str, longer: bool) -> bool {
     /// "But" in the table's languages: what follows it qualifies the answer.
     const BUT: &[&str] = &[
         "but", "aber", "mais", "pero", "ma", "maar", "men", "ale", "но", "ama", "mas", "dar",
-        "ale", "αλλά", "men", "mutta",
+        "αλλά", "mutta",
     ];
     static ASKING: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
         [

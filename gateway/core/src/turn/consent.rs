@@ -50,10 +50,8 @@ impl TurnLoop {
         let Some(author) = t.principal.user_id() else {
             return Ok(None);
         };
-        // "oui, mets à jour" answers a question waiting; with none, a yes with
-        // words after it is a message of its own (`answers::Reach`).
+        // "oui, mets à jour" answers a question waiting (`answers::Reach`).
         let reach = prompts::answers::Reach::Waiting;
-        let only_if_waiting = prompts::answers::read(text).is_none();
         let read = match t.msg.answer {
             Some(_) => None,
             None if prompts::answers::read_as_far_as(text, reach).is_none() => return Ok(None),
@@ -75,7 +73,11 @@ impl TurnLoop {
         };
         let pending = match self.answered_proposals(t, author, batch, said_in).await? {
             Ok(pending) => pending,
-            Err(_) if only_if_waiting && t.msg.answer.is_none() => return Ok(None),
+            // With none waiting, a yes only the longer reach reads is a
+            // message of its own ("yes, use the other table" corrects).
+            Err(_) if t.msg.answer.is_none() && prompts::answers::read(text).is_none() => {
+                return Ok(None)
+            }
             Err(reply) => return Ok(Some(reply)),
         };
         let answer = Answer {
