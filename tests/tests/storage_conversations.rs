@@ -779,6 +779,36 @@ async fn a_turns_first_read_answers_seen_sender_and_view_at_once(db: Db) {
         Some(db.skills().generation("o", "default").await.unwrap())
     );
     assert_eq!(full.audited, ["pairing.approve"]);
+    db.audit()
+        .append(
+            "o",
+            "teams:1",
+            "oversight.promised",
+            "teams:1",
+            &AdminText::empty(),
+            3,
+        )
+        .await
+        .unwrap();
+    let promised = pairing
+        .open_turn(&Opening {
+            org: "o",
+            channel: "teams",
+            platform_id: None,
+            stored_id: Some("teams:1"),
+            view: None,
+            audited: &asked,
+        })
+        .await
+        .unwrap();
+    let mut found = promised.audited.clone();
+    found.sort_unstable();
+    assert_eq!(
+        found,
+        ["oversight.promised", "pairing.approve"],
+        "both actions"
+    );
+    assert_eq!(promised.roles, ["billing", "oncall"]);
     assert_eq!(
         full.view,
         open(Some("teams:1/m7"), Some("teams:1"), Some(view))
@@ -791,4 +821,98 @@ async fn a_turns_first_read_answers_seen_sender_and_view_at_once(db: Db) {
         open(None, Some("teams:1"), None).await.user.is_none(),
         "revoked: nobody from the next read on"
     );
+}
+
+/// Two processes on one store (as two replicas are), each with its own copy
+/// of speakers' roles and audit entries: what one changes, the other's next
+/// turn reads — the copy holds only while the organisation's people
+/// generation, moved by the database itself, stands.
+async fn what_another_replica_changes_about_a_speaker_holds_from_the_next_turn(a: Db, b: Db) {
+    let here = Pairing::new(a.clone(), PairingSettings::default());
+    let there = Pairing::new(b.clone(), PairingSettings::default());
+    here.add_user("o", "teams:1", "Ana", Role::User, "test", 1)
+        .await
+        .unwrap();
+    let asked = ["pairing.approve", "oversight.promised"];
+    let open = |p: Pairing| async move {
+        p.open_turn(&Opening {
+            org: "o",
+            channel: "teams",
+            platform_id: None,
+            stored_id: Some("teams:1"),
+            view: None,
+            audited: &asked,
+        })
+        .await
+        .unwrap()
+    };
+    let first = open(here.clone()).await;
+    assert!(first.roles.is_empty() && first.audited.is_empty());
+    // Kept here; changed there.
+    b.role_memory()
+        .change(
+            "o",
+            "teams:1",
+            memory::role_memory::RoleChange::Add("oncall"),
+            "test",
+            2,
+        )
+        .await
+        .unwrap();
+    b.audit()
+        .append(
+            "o",
+            "test",
+            "pairing.approve",
+            "teams:1",
+            &AdminText::empty(),
+            2,
+        )
+        .await
+        .unwrap();
+    let next = open(here.clone()).await;
+    assert_eq!(next.roles, ["oncall"], "a role granted elsewhere");
+    assert_eq!(
+        next.audited,
+        ["pairing.approve"],
+        "an approval audited elsewhere"
+    );
+    assert_eq!(open(there.clone()).await.roles, ["oncall"]);
+    b.role_memory()
+        .change(
+            "o",
+            "teams:1",
+            memory::role_memory::RoleChange::Remove("oncall"),
+            "test",
+            3,
+        )
+        .await
+        .unwrap();
+    assert!(
+        open(here).await.roles.is_empty(),
+        "a role taken away elsewhere is gone from the next turn on"
+    );
+}
+
+mod replicas {
+    use super::*;
+
+    #[tokio::test]
+    async fn what_another_replica_changes_about_a_speaker_holds_from_the_next_turn() {
+        let (a, dir) = sqlite_file_db().await;
+        let url = format!("sqlite:{}", dir.path().join("steward.db").display());
+        let b = Db::connect(&url)
+            .await
+            .expect("a second process on the file");
+        super::what_another_replica_changes_about_a_speaker_holds_from_the_next_turn(a, b).await;
+        let Some(url) = steward_tests::postgres_url() else {
+            return;
+        };
+        let schema = format!("t_{}", std::process::id());
+        let a = Db::connect_fresh_schema(&url, &schema).await.expect("pg");
+        let b = Db::connect_kept_schema(&url, &schema)
+            .await
+            .expect("pg again");
+        super::what_another_replica_changes_about_a_speaker_holds_from_the_next_turn(a, b).await;
+    }
 }

@@ -143,6 +143,7 @@ impl Db {
             pgvector: Default::default(),
             embedder: None,
             tombstone_key: Default::default(),
+            speakers: Default::default(),
         };
         match backend {
             Backend::Sqlite => {

@@ -13,9 +13,12 @@ use super::{Conversations, Result, StoreError};
 use crate::model::{Role, StoredMessage};
 
 mod group_commit;
+mod speakers;
 
 pub(crate) use group_commit::Lines;
 pub use group_commit::{AuditRow, TurnWrites};
+pub(crate) use speakers::Speakers;
+pub use speakers::SPEAKER_AUDIT;
 
 /// A conversation line about to be stored.
 #[derive(Debug, Clone)]
@@ -76,6 +79,7 @@ impl Conversations<'_> {
         };
         let mut read = ConversationView::default();
         let mut summaries: Vec<(i64, String)> = Vec::new();
+        let mut people_generation = 0;
         for row in rows {
             if row.0 == OPENING_PART {
                 let (_, seen, user_id, name, role, status, _, _, updated_at) = row;
@@ -93,23 +97,22 @@ impl Conversations<'_> {
                     }
                     _ => None,
                 };
-            } else if row.0 == ROLES_PART {
-                opened.roles.extend(row.2);
             } else if row.0 == SKILLS_PART {
                 if o.view.is_some() {
                     opened.skill_generation = Some(row.1);
                 }
-            } else if row.0 == AUDITED_PART {
-                opened.audited.extend(row.2);
+            } else if row.0 == PEOPLE_PART {
+                people_generation = row.1;
             } else {
                 read.take(o.org, view, row, &mut summaries);
             }
         }
-        opened.roles.sort_unstable();
-        opened.roles.dedup();
-        if opened.user.is_none() {
-            opened.roles.clear();
-            opened.audited.clear();
+        if let Some(user) = &opened.user {
+            let facts = self
+                .speaker_facts(o.org, &user.user_id, people_generation, o.audited)
+                .await?;
+            opened.roles = facts.roles;
+            opened.audited = facts.audited;
         }
         if ask {
             opened.view = Some(read.finish(summaries));
@@ -286,7 +289,7 @@ impl Conversations<'_> {
 
     /// The rows of a conversation's view (parts 0–2), and with `opening`
     /// (its channel, platform id, stored id and audit actions asked about)
-    /// the turn's first answers (parts 3–6).
+    /// the turn's first answers (parts 3, 5 and 7).
     async fn view_rows(
         &self,
         org: &str,
@@ -321,34 +324,20 @@ impl Conversations<'_> {
             v.lines.max(0),
             v.summaries.max(0)
         );
-        // The roles that user holds (as `RoleMemory::roles_of`), the agent's
-        // skills generation (as `Skills::generation`), and which of the
-        // actions `audited` the audit log holds about that user.
-        let more = " UNION ALL SELECT CAST(4 AS BIGINT), CAST(0 AS BIGINT), ur.role, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS BIGINT) \
-                      FROM identities i JOIN users u ON u.org = i.org AND u.user_id = i.user_id AND u.status = $10 \
-                      JOIN user_roles ur ON ur.org = u.org AND ur.user_id = u.user_id \
-                      WHERE i.org = $1 AND i.stored_id = $9 \
-                    UNION ALL SELECT CAST(5 AS BIGINT), generation, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS BIGINT) \
-                      FROM skill_generations WHERE org = $1 AND agent = $2";
+        // The agent's skills generation (as `Skills::generation`) and the
+        // organisation's people generation (`speakers`: what is kept of the
+        // sender's roles and audit entries holds while it stands).
+        let more = " UNION ALL SELECT CAST(5 AS BIGINT), generation, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS BIGINT) \
+                      FROM skill_generations WHERE org = $1 AND agent = $2 \
+                    UNION ALL SELECT CAST(7 AS BIGINT), COALESCE((SELECT generation FROM people_generations WHERE org = $1), 0), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS BIGINT)";
         let q = match opening {
-            Some(o) => {
-                let q = q
-                    .push(first)
-                    .arg(o.channel)
-                    .arg(o.platform_id)
-                    .arg(o.stored_id)
-                    .arg(UserStatus::Active)
-                    .push(more);
-                if o.audited.is_empty() {
-                    q
-                } else {
-                    q.push(" UNION ALL SELECT DISTINCT CAST(6 AS BIGINT), CAST(0 AS BIGINT), a.action, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS BIGINT) \
-                      FROM identities i JOIN audit_log a ON a.org = i.org AND a.target = i.user_id \
-                      WHERE i.org = $1 AND i.stored_id = $9 AND a.action IN (")
-                        .bind_list(o.audited.iter().copied())
-                        .push(")")
-                }
-            }
+            Some(o) => q
+                .push(first)
+                .arg(o.channel)
+                .arg(o.platform_id)
+                .arg(o.stored_id)
+                .arg(UserStatus::Active)
+                .push(more),
             None => q,
         };
         q.all(&self.db.pool).await
@@ -428,11 +417,10 @@ type ViewRow = (
 
 /// The part of `Db::view_rows` that answers the turn's first questions.
 const OPENING_PART: i64 = 3;
-/// The parts of `Db::view_rows` with the sender's roles, the agent's skills
-/// generation, and the audit actions asked about found for the sender.
-const ROLES_PART: i64 = 4;
+/// The parts of `Db::view_rows` with the agent's skills generation and the
+/// organisation's people generation.
 const SKILLS_PART: i64 = 5;
-const AUDITED_PART: i64 = 6;
+const PEOPLE_PART: i64 = 7;
 
 /// A view that reads nothing (an opening that does not ask for one).
 const NO_VIEW: ViewOf<'static> = ViewOf {

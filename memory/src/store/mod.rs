@@ -48,6 +48,7 @@ pub use external_tools::{
 pub use jobs::Jobs;
 pub use messages::{
     Answer, AuditRow, ConversationView, LiveSize, NewMessage, Opened, Opening, TurnWrites, ViewOf,
+    SPEAKER_AUDIT,
 };
 pub use pairing::{
     ApiKey, Identity, NewPairingCode, PairingDecision, PairingRequest, RequestStatus, User,
@@ -161,6 +162,8 @@ pub struct Db {
     embedder: Option<std::sync::Arc<dyn vectors::Embed>>,
     /// The key of forgotten records' tombstones (`tombstones`).
     tombstone_key: tombstones::TombstoneKey,
+    /// This process's copy of speakers' roles and audit entries (`messages::speakers`).
+    speakers: std::sync::Arc<messages::Speakers>,
 }
 
 /// Memory records: the write path (`write.rs`), retrieval, supersession,

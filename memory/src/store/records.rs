@@ -562,12 +562,29 @@ impl Records<'_> {
     /// at start; returns each record forgotten, with its organisation and
     /// the kind of credential it held.
     pub async fn forget_credentials(&self) -> Result<Vec<(String, i64, Credential)>> {
+        // Read on a connection of its own, closed after: one that read every
+        // record keeps a page cache that large, and SQLite clears a reader's
+        // whole cache each time another connection wrote — on every turn
+        // that connection then served (docs/benchmarks.md).
+        let mut conn = self.db.pool.acquire().await?.detach();
+        let out = self.screen_all(&mut conn).await;
+        if let Err(e) = sqlx::Connection::close(conn).await {
+            tracing::warn!(error = %e, "closing the start-up screen's connection");
+        }
+        out
+    }
+
+    /// [`Records::forget_credentials`], reading on `conn`.
+    async fn screen_all(
+        &self,
+        conn: &mut sqlx::AnyConnection,
+    ) -> Result<Vec<(String, i64, Credential)>> {
         let mut out = Vec::new();
         let mut after = 0i64;
         loop {
             let text = format!("{SELECT} WHERE id > $1 AND status <> $2 ORDER BY id LIMIT $3");
             let batch: Vec<MemoryRecord> = sql!(text, after, Status::Deleted, SCREEN_BATCH)
-                .all(&self.db.pool)
+                .all(&mut *conn)
                 .await?;
             let Some(last) = batch.last() else {
                 return Ok(out);

@@ -54,10 +54,11 @@ pub(super) struct Known {
 }
 
 /// The audit actions a turn's first read asks about its speaker: approved
-/// through `/pair`, and promised (`TurnLoop::first_contact`).
-pub(super) const APPROVED: &str = "pairing.approve";
+/// through `/pair`, and promised (`TurnLoop::first_contact`) — those the
+/// store keeps a copy of per speaker (`memory::store::SPEAKER_AUDIT`).
+pub(super) const APPROVED: &str = memory::store::SPEAKER_AUDIT[0];
 
-pub(super) const PROMISED: &str = "oversight.promised";
+pub(super) const PROMISED: &str = memory::store::SPEAKER_AUDIT[1];
 
 impl Known {
     fn of(o: &memory::store::Opened) -> Known {

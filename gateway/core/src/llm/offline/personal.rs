@@ -329,16 +329,16 @@ pub fn transient(clause: &str) -> bool {
         ]
         .contains(&w.as_str())
     });
-    if !first_person(clause) && !ours && !words::speakers_act(&words, clause) {
-        return false;
-    }
     let act = words::find(Class::OneOff, &words).is_some()
         || words::holds_unspaced(Class::OneOff, clause);
-    let now = words::find_all(Class::OnlyNow, &words)
-        .into_iter()
-        .any(|(i, _)| !(i > 0 && STARTS.contains(&words[i - 1].as_str())))
-        || words::holds_unspaced(Class::OnlyNow, clause);
-    act || now
+    let now = || {
+        words::find_all(Class::OnlyNow, &words)
+            .into_iter()
+            .any(|(i, _)| !(i > 0 && STARTS.contains(&words[i - 1].as_str())))
+            || words::holds_unspaced(Class::OnlyNow, clause)
+    };
+    // Who did it is read only of a clause with a one-off in it (most have none).
+    (act || now()) && (ours || first_person(clause) || words::speakers_act(&words, clause))
 }
 
 /// Time zones as people name them, upper case: the zone a person keeps

@@ -85,22 +85,64 @@ pub(super) fn token_sequence(text: &str) -> Vec<Option<String>> {
 /// Such a note is a neighbour, not the answer. `asked` is the message's
 /// [`token_sequence`], made once for every note a reply weighs.
 pub(super) fn another_of_its_kind(asked: &[Option<String>], note: &str) -> bool {
-    let kept = token_sequence(note);
+    let words: Vec<&str> = note.split_whitespace().collect();
+    let token = |w: &str| {
+        if function_word(w) {
+            None
+        } else {
+            memory::fulltext::first_token(w)
+        }
+    };
+    // Only a word that can share is read (tokenising every word of every
+    // note weighed was a tenth of a question turn's instructions).
+    let openings: Vec<char> = asked
+        .iter()
+        .flatten()
+        .filter_map(|t| t.chars().next())
+        .collect();
+    let mut in_note: Vec<(usize, String)> = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if opening_of_token(w).is_some_and(|c| !openings.contains(&c)) {
+            continue;
+        }
+        if let Some(t) = token(w).filter(|t| asked.iter().flatten().any(|a| a == t)) {
+            in_note.push((i, t));
+        }
+    }
     let mut shared: Vec<&String> = asked
         .iter()
         .flatten()
-        .filter(|t| kept.iter().flatten().any(|k| k == *t))
+        .filter(|t| in_note.iter().any(|(_, k)| k == *t))
         .collect();
     shared.dedup();
     let [word] = shared.as_slice() else {
         return false;
     };
-    let before = |seq: &[Option<String>]| {
-        seq.windows(2)
-            .find(|pair| pair[1].as_ref() == Some(*word))
-            .and_then(|pair| pair[0].clone())
-    };
-    matches!((before(asked), before(&kept)), (Some(a), Some(b)) if a != b)
+    let before_asked = asked
+        .windows(2)
+        .find(|pair| pair[1].as_ref() == Some(*word))
+        .and_then(|pair| pair[0].clone());
+    // The word before its first use past the note's first word.
+    let before_kept = in_note
+        .iter()
+        .find(|(i, t)| *i > 0 && t == *word)
+        .and_then(|(i, _)| token(words[i - 1]));
+    matches!((before_asked, before_kept), (Some(a), Some(b)) if a != b)
+}
+
+/// The character a word's first token starts with, when that is sure
+/// without making the token: a word of ASCII letters, digits and joiners
+/// (`_`, `-`, `.`) between marks is read whole or stemmed, and neither
+/// changes its first letter but for case. `None` for any other word.
+fn opening_of_token(w: &str) -> Option<char> {
+    let t = w.trim_matches(|c: char| !c.is_alphanumeric());
+    let plain = t
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    t.chars()
+        .next()
+        .filter(|_| plain)
+        .map(|c| c.to_ascii_lowercase())
 }
 
 /// Whether `text` asks what the agent calls the speaker ("hva kaller du meg

@@ -99,6 +99,60 @@ fn a_note_on_another_thing_of_the_kind_asked_is_a_neighbour() {
     ));
 }
 
+/// A note's words are read only where they can share a word with the
+/// message: the answer is what reading every word gives.
+#[test]
+fn a_neighbour_is_found_whichever_words_of_the_note_are_read() {
+    let every_word = |asked: &[Option<String>], note: &str| {
+        let kept = token_sequence(note);
+        let mut shared: Vec<&String> = asked
+            .iter()
+            .flatten()
+            .filter(|t| kept.iter().flatten().any(|k| k == *t))
+            .collect();
+        shared.dedup();
+        let [word] = shared.as_slice() else {
+            return false;
+        };
+        let before = |seq: &[Option<String>]| {
+            seq.windows(2)
+                .find(|pair| pair[1].as_ref() == Some(*word))
+                .and_then(|pair| pair[0].clone())
+        };
+        matches!((before(asked), before(&kept)), (Some(a), Some(b)) if a != b)
+    };
+    let notes = [
+        "Visitor badges are printed at the front desk.",
+        "The kakaka kaqumi report uses vikaka_0",
+        "Laptop requests go to #it-hardware; monitor requests to #it-desk.",
+        "db-1.example.com backs the orders report, see example_orders.",
+        "Los pedidos de monitores van a #it-desk (monitor requests).",
+        "Ärger mit dem Drucker: Druckerfragen gehen an #facilities.",
+        "日报使用 example_orders 表, the daily report too.",
+        "Bob's parking badges: ask Bob's team, a/badges or x-badges.",
+        "requests requests: printer requests go to #facilities",
+    ];
+    let asked = [
+        "Who hands out parking badges?",
+        "Where do monitor requests go?",
+        "Produce the mikaka kaqumi report (load 3x9)",
+        "which orders table?",
+        "Wer kümmert sich um Ärger mit dem Scanner?",
+        "今天的日报 report?",
+        "Where do coffee requests go?",
+    ];
+    for q in asked {
+        let seq = token_sequence(q);
+        for note in notes {
+            assert_eq!(
+                another_of_its_kind(&seq, note),
+                every_word(&seq, note),
+                "{q:?} / {note:?}"
+            );
+        }
+    }
+}
+
 /// Phrasings written for this test: leave asked ("is it ok if you …") for
 /// every reply is a standing request; a one-off favour is not.
 #[test]

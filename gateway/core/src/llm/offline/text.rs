@@ -322,10 +322,19 @@ pub fn first_person(clause: &str) -> bool {
 /// "sales_2025", "ops@example.com"): an identifier, not words.
 fn is_identifier(token: &str) -> bool {
     let t = token.trim_matches(|c: char| !c.is_alphanumeric());
-    let chars: Vec<char> = t.chars().collect();
-    chars
-        .windows(3)
-        .any(|w| w[0].is_alphanumeric() && ".@_/:".contains(w[1]) && w[2].is_alphanumeric())
+    // Three characters at a time, without collecting them (every word of
+    // every clause is asked).
+    let mut chars = t.chars();
+    let (Some(mut a), Some(mut b)) = (chars.next(), chars.next()) else {
+        return false;
+    };
+    for c in chars {
+        if a.is_alphanumeric() && matches!(b, '.' | '@' | '_' | '/' | ':') && c.is_alphanumeric() {
+            return true;
+        }
+        (a, b) = (b, c);
+    }
+    false
 }
 
 /// Whether a clause asks or requests something (a question, "show me …",
