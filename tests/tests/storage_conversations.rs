@@ -827,7 +827,7 @@ async fn a_turns_first_read_answers_seen_sender_and_view_at_once(db: Db) {
 /// of speakers' roles and audit entries: what one changes, the other's next
 /// turn reads — the copy holds only while the organisation's people
 /// generation, moved by the database itself, stands.
-async fn what_another_replica_changes_about_a_speaker_holds_from_the_next_turn(a: Db, b: Db) {
+async fn another_replica_changes_a_speaker(a: Db, b: Db) {
     let here = Pairing::new(a.clone(), PairingSettings::default());
     let there = Pairing::new(b.clone(), PairingSettings::default());
     here.add_user("o", "teams:1", "Ana", Role::User, "test", 1)
@@ -894,25 +894,21 @@ async fn what_another_replica_changes_about_a_speaker_holds_from_the_next_turn(a
     );
 }
 
-mod replicas {
-    use super::*;
-
-    #[tokio::test]
-    async fn what_another_replica_changes_about_a_speaker_holds_from_the_next_turn() {
-        let (a, dir) = sqlite_file_db().await;
-        let url = format!("sqlite:{}", dir.path().join("steward.db").display());
-        let b = Db::connect(&url)
-            .await
-            .expect("a second process on the file");
-        super::what_another_replica_changes_about_a_speaker_holds_from_the_next_turn(a, b).await;
-        let Some(url) = steward_tests::postgres_url() else {
-            return;
-        };
-        let schema = format!("t_{}", std::process::id());
-        let a = Db::connect_fresh_schema(&url, &schema).await.expect("pg");
-        let b = Db::connect_kept_schema(&url, &schema)
-            .await
-            .expect("pg again");
-        super::what_another_replica_changes_about_a_speaker_holds_from_the_next_turn(a, b).await;
-    }
+#[tokio::test]
+async fn what_another_replica_changes_about_a_speaker_holds_from_the_next_turn() {
+    let (a, dir) = sqlite_file_db().await;
+    let url = format!("sqlite:{}", dir.path().join("steward.db").display());
+    let b = Db::connect(&url)
+        .await
+        .expect("a second process on the file");
+    another_replica_changes_a_speaker(a, b).await;
+    let Some(url) = steward_tests::postgres_url() else {
+        return;
+    };
+    let schema = format!("t_{}", std::process::id());
+    let a = Db::connect_fresh_schema(&url, &schema).await.expect("pg");
+    let b = Db::connect_kept_schema(&url, &schema)
+        .await
+        .expect("pg again");
+    another_replica_changes_a_speaker(a, b).await;
 }

@@ -61,8 +61,9 @@ impl Conversations<'_> {
     /// channel identity `stored_id` is linked to (as [`Db::user_by_identity`]),
     /// and, when `view` asks for it, the conversation as a reply reads it
     /// ([`Db::conversation_view`], every live line so far: the message is
-    /// not stored yet). Nothing is cached, so a revocation holds from the
-    /// next turn on.
+    /// not stored yet). The user row is read every time, so a revocation
+    /// holds from the next turn on; their roles and audit entries are kept
+    /// while the organisation's people generation stands (`speakers`).
     pub async fn opening(&self, o: &Opening<'_>) -> Result<Opened> {
         let (view, ask) = match &o.view {
             Some(v) => (v, true),

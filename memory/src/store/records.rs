@@ -565,27 +565,33 @@ impl Records<'_> {
         // Read on a connection of its own, closed after: one that read every
         // record keeps a page cache that large, and SQLite clears a reader's
         // whole cache each time another connection wrote — on every turn
-        // that connection then served (docs/benchmarks.md).
+        // that connection then served (docs/benchmarks.md). A pool of one
+        // connection is an in-memory store: closing it would drop the store.
+        if self.db.pool.options().get_max_connections() <= 1 {
+            return self.screen_all(None).await;
+        }
         let mut conn = self.db.pool.acquire().await?.detach();
-        let out = self.screen_all(&mut conn).await;
+        let out = self.screen_all(Some(&mut conn)).await;
         if let Err(e) = sqlx::Connection::close(conn).await {
             tracing::warn!(error = %e, "closing the start-up screen's connection");
         }
         out
     }
 
-    /// [`Records::forget_credentials`], reading on `conn`.
+    /// [`Records::forget_credentials`], reading on `conn` (else the pool).
     async fn screen_all(
         &self,
-        conn: &mut sqlx::AnyConnection,
+        mut conn: Option<&mut sqlx::AnyConnection>,
     ) -> Result<Vec<(String, i64, Credential)>> {
         let mut out = Vec::new();
         let mut after = 0i64;
         loop {
             let text = format!("{SELECT} WHERE id > $1 AND status <> $2 ORDER BY id LIMIT $3");
-            let batch: Vec<MemoryRecord> = sql!(text, after, Status::Deleted, SCREEN_BATCH)
-                .all(&mut *conn)
-                .await?;
+            let q = sql!(text, after, Status::Deleted, SCREEN_BATCH);
+            let batch: Vec<MemoryRecord> = match conn.as_deref_mut() {
+                Some(c) => q.all(c).await?,
+                None => q.all(&self.db.pool).await?,
+            };
             let Some(last) = batch.last() else {
                 return Ok(out);
             };
