@@ -735,28 +735,9 @@ async fn a_turns_first_read_answers_seen_sender_and_view_at_once(db: Db) {
     // sender's roles, the agent's skills generation, and which of the audit
     // actions asked about the log holds about the sender.
     for role in ["oncall", "billing"] {
-        db.role_memory()
-            .change(
-                "o",
-                "teams:1",
-                memory::role_memory::RoleChange::Add(role),
-                "test",
-                2,
-            )
-            .await
-            .unwrap();
+        roles_changed(&db, memory::role_memory::RoleChange::Add(role), 2).await;
     }
-    db.audit()
-        .append(
-            "o",
-            "test",
-            "pairing.approve",
-            "teams:1",
-            &AdminText::empty(),
-            2,
-        )
-        .await
-        .unwrap();
+    audited(&db, "test", "pairing.approve", 2).await;
     let asked = ["pairing.approve", "oversight.promised"];
     let full = pairing
         .open_turn(&Opening {
@@ -779,17 +760,20 @@ async fn a_turns_first_read_answers_seen_sender_and_view_at_once(db: Db) {
         Some(db.skills().generation("o", "default").await.unwrap())
     );
     assert_eq!(full.audited, ["pairing.approve"]);
-    db.audit()
-        .append(
-            "o",
-            "teams:1",
-            "oversight.promised",
-            "teams:1",
-            &AdminText::empty(),
-            3,
-        )
+    // An action the kept copy does not follow is read as asked.
+    let other = pairing
+        .open_turn(&Opening {
+            org: "o",
+            channel: "teams",
+            platform_id: None,
+            stored_id: Some("teams:1"),
+            view: None,
+            audited: &["role.add", "role.remove"],
+        })
         .await
         .unwrap();
+    assert_eq!(other.audited, ["role.add"]);
+    audited(&db, "teams:1", "oversight.promised", 3).await;
     let promised = pairing
         .open_turn(&Opening {
             org: "o",
@@ -823,6 +807,22 @@ async fn a_turns_first_read_answers_seen_sender_and_view_at_once(db: Db) {
     );
 }
 
+/// An audit entry `action` about `teams:1` in organisation `o`.
+async fn audited(db: &Db, actor: &str, action: &str, at: i64) {
+    db.audit()
+        .append("o", actor, action, "teams:1", &AdminText::empty(), at)
+        .await
+        .unwrap();
+}
+
+/// A change of `teams:1`'s work roles in organisation `o`.
+async fn roles_changed(db: &Db, change: memory::role_memory::RoleChange<'_>, at: i64) {
+    db.role_memory()
+        .change("o", "teams:1", change, "test", at)
+        .await
+        .unwrap();
+}
+
 /// Two processes on one store (as two replicas are), each with its own copy
 /// of speakers' roles and audit entries: what one changes, the other's next
 /// turn reads — the copy holds only while the organisation's people
@@ -849,27 +849,8 @@ async fn another_replica_changes_a_speaker(a: Db, b: Db) {
     let first = open(here.clone()).await;
     assert!(first.roles.is_empty() && first.audited.is_empty());
     // Kept here; changed there.
-    b.role_memory()
-        .change(
-            "o",
-            "teams:1",
-            memory::role_memory::RoleChange::Add("oncall"),
-            "test",
-            2,
-        )
-        .await
-        .unwrap();
-    b.audit()
-        .append(
-            "o",
-            "test",
-            "pairing.approve",
-            "teams:1",
-            &AdminText::empty(),
-            2,
-        )
-        .await
-        .unwrap();
+    roles_changed(&b, memory::role_memory::RoleChange::Add("oncall"), 2).await;
+    audited(&b, "test", "pairing.approve", 2).await;
     let next = open(here.clone()).await;
     assert_eq!(next.roles, ["oncall"], "a role granted elsewhere");
     assert_eq!(
@@ -878,16 +859,7 @@ async fn another_replica_changes_a_speaker(a: Db, b: Db) {
         "an approval audited elsewhere"
     );
     assert_eq!(open(there.clone()).await.roles, ["oncall"]);
-    b.role_memory()
-        .change(
-            "o",
-            "teams:1",
-            memory::role_memory::RoleChange::Remove("oncall"),
-            "test",
-            3,
-        )
-        .await
-        .unwrap();
+    roles_changed(&b, memory::role_memory::RoleChange::Remove("oncall"), 3).await;
     assert!(
         open(here).await.roles.is_empty(),
         "a role taken away elsewhere is gone from the next turn on"
