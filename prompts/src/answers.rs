@@ -2,7 +2,7 @@
 //! (`texts/answers.txt`): one table of languages, each with its yes and no
 //! answers, its courtesy words, and what steward answers in it.
 
-use std::collections::HashSet;
+use foldhash::HashSet;
 use std::sync::LazyLock;
 
 /// One language of the table.
@@ -147,7 +147,7 @@ static LANGUAGES: LazyLock<Vec<Language>> = LazyLock::new(|| parse(crate::answer
 
 /// The first word of every answer in every language: an answer opens with
 /// one, so a message that does not is read no further (most messages).
-static FIRST_WORDS: LazyLock<std::collections::HashSet<&'static str>> = LazyLock::new(|| {
+static FIRST_WORDS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
     LANGUAGES
         .iter()
         .flat_map(|l| l.yes.iter().chain(&l.no).chain(&l.both))

@@ -24,9 +24,9 @@ use super::Owned;
 use super::{Backend, Db, Records, Result, Sql};
 use crate::fulltext::document_tokens;
 use crate::model::{MemoryRecord, NewRecord, Scope};
+use foldhash::HashMap;
 use sha2::{Digest, Sha256};
 use sqlx::{AnyConnection, AnyPool};
-use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 

@@ -89,7 +89,7 @@ pub struct CorrectionAt<'a> {
 pub struct Skills {
     db: Db,
     cfg: SkillsConfig,
-    shelves: DashMap<(String, String), Shelf>,
+    shelves: DashMap<(String, String), Shelf, foldhash::fast::RandomState>,
     vectors: Option<TaskVectors>,
 }
 
@@ -98,7 +98,7 @@ impl Skills {
         Skills {
             db,
             cfg,
-            shelves: DashMap::new(),
+            shelves: DashMap::default(),
             vectors: None,
         }
     }

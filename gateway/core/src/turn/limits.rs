@@ -50,15 +50,21 @@ pub(super) const MAX_LIMITER_NANOS: u64 = u64::MAX / 4;
 /// How far ahead of this machine's clock a platform's message time is believed.
 pub(super) const MAX_CLOCK_SKEW_MS: i64 = 5_000;
 
-pub(super) type Limiter =
-    RateLimiter<String, DashMapStateStore<String>, MessageClock, NoOpMiddleware<Nanos>>;
+/// Keyed by organisation and sender or conversation, hashed with foldhash
+/// (seeded per process): SipHash was a visible part of a turn.
+pub(super) type Limiter = RateLimiter<
+    String,
+    DashMapStateStore<String, foldhash::fast::RandomState>,
+    MessageClock,
+    NoOpMiddleware<Nanos>,
+>;
 
 /// Per-sender and per-conversation limits. In-process: each replica limits its own traffic.
 pub(super) struct RateLimits {
     clock: MessageClock,
     sender: Limiter,
     conversation: Limiter,
-    warned: DashMap<String, ()>,
+    warned: DashMap<String, (), foldhash::fast::RandomState>,
 }
 
 pub(super) fn quota(per_minute: u32, burst: u32) -> Quota {
@@ -72,16 +78,18 @@ impl RateLimits {
         let rl = &cfg.rate_limit;
         let clock = MessageClock::default();
         RateLimits {
-            sender: RateLimiter::dashmap_with_clock(
+            sender: RateLimiter::dashmap_with_clock_and_hasher(
                 quota(rl.per_sender_per_minute, rl.sender_burst),
                 clock.clone(),
+                Default::default(),
             ),
-            conversation: RateLimiter::dashmap_with_clock(
+            conversation: RateLimiter::dashmap_with_clock_and_hasher(
                 quota(rl.per_conversation_per_minute, rl.conversation_burst),
                 clock.clone(),
+                Default::default(),
             ),
             clock,
-            warned: DashMap::new(),
+            warned: DashMap::default(),
         }
     }
 }

@@ -11,7 +11,9 @@ use std::sync::Arc;
 /// while its message's turn runs waits for that turn, then gets its stored
 /// reply (it is not a second turn, nor a refusal).
 #[derive(Default)]
-pub(super) struct InFlight(DashMap<String, Arc<tokio::sync::Mutex<()>>>);
+pub(super) struct InFlight(
+    DashMap<String, Arc<tokio::sync::Mutex<()>>, foldhash::fast::RandomState>,
+);
 
 /// A turn's hold on its platform id ([`InFlight::enter`]).
 pub(super) struct Entered<'a> {

@@ -6,8 +6,8 @@ use super::NewMessage;
 use crate::store::archives::{archive_in, QueuedArchive};
 use crate::store::NewArchive;
 use crate::store::{Result, StoreError};
+use foldhash::{HashSet, HashSetExt};
 use sqlx::{AnyConnection, AnyPool};
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::oneshot;
 

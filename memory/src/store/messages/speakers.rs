@@ -20,7 +20,7 @@ const KEPT: usize = 100_000;
 
 /// The copy, per (organisation, user id).
 #[derive(Debug, Default)]
-pub(crate) struct Speakers(DashMap<(String, String), Known>);
+pub(crate) struct Speakers(DashMap<(String, String), Known, foldhash::fast::RandomState>);
 
 #[derive(Debug, Clone)]
 struct Known {

@@ -7,8 +7,8 @@ use crate::model::{Kind, MemoryRecord, Scope, Status, ANY_AGENT};
 use crate::store::fulltext::{self, vis_key};
 use crate::store::RECORD as SELECT;
 use crate::store::{Records, Result, StoreError};
+use foldhash::{HashMap, HashMapExt};
 use sqlx::{AnyConnection, AnyPool};
-use std::collections::HashMap;
 use strum::VariantArray;
 
 /// The authenticated scope of one read. Built by the turn loop from the

@@ -4,9 +4,9 @@
 //! every rule reads in that language.
 
 use aho_corasick::AhoCorasick;
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use prompts::lexicon::{self, Class};
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
 /// The lower-case words of `s` (letters, digits, apostrophes and hyphens).
