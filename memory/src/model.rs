@@ -238,11 +238,11 @@ pub struct Candidate {
 
 /// A stored memory record: what was written, and the id it was stored under.
 /// Serialized as one flat object (`id` first, then the written fields), the
-/// fields read through it as `r.content`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow, Deref, DerefMut)]
+/// fields read through it as `r.content`. Read from a row by the store
+/// (`store::record_row`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deref, DerefMut)]
 pub struct MemoryRecord {
     pub id: i64,
-    #[sqlx(flatten)]
     #[serde(flatten)]
     #[deref]
     #[deref_mut]

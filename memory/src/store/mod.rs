@@ -25,6 +25,7 @@ mod messages;
 mod pairing;
 mod people;
 mod pgvector;
+mod record_row;
 mod records;
 mod retention;
 mod retire;
@@ -466,7 +467,7 @@ impl crate::screen::WriteRefusal {
     }
 }
 
-/// Every column of a memory record, as `MemoryRecord` reads them.
+/// Every column of a memory record, as `MemoryRecord` reads them (`record_row`).
 pub(super) const RECORD: &str = "SELECT id, org, agent, scope, owner, subject, kind, content, status, source, said_at, recorded_at, expires_at, conversation, batch, author, on_behalf_of FROM memory_records";
 
 text_enum! {
