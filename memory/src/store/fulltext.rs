@@ -81,9 +81,15 @@ pub(super) fn place_prefix(org: &str, key: &str) -> String {
     format!("p{}", hex::encode(&digest[..8]))
 }
 
-/// A token as indexed in the place `prefix` names.
+/// A token as indexed in the place `prefix` names. (Built by hand, as the
+/// quoting below: a search builds some forty of these, and `format!` cost
+/// each about 800 instructions.)
 fn placed(prefix: &str, token: &str) -> String {
-    format!("{prefix}_{token}")
+    let mut out = String::with_capacity(prefix.len() + 1 + token.len());
+    out.push_str(prefix);
+    out.push('_');
+    out.push_str(token);
+    out
 }
 
 fn backend_of(conn: &AnyConnection) -> Backend {
@@ -96,12 +102,37 @@ fn backend_of(conn: &AnyConnection) -> Backend {
 
 /// A token quoted for a tsvector or tsquery literal.
 fn pg_quoted(token: &str) -> String {
-    format!("'{}'", token.replace('\\', "\\\\").replace('\'', "''"))
+    let mut out = String::with_capacity(token.len() + 2);
+    pg_quote(&mut out, token);
+    out
 }
 
-/// A token quoted as an FTS5 string.
-fn fts5_quoted(token: &str) -> String {
-    format!("\"{}\"", token.replace('"', "\"\""))
+/// [`pg_quoted`], onto `out`.
+fn pg_quote(out: &mut String, token: &str) {
+    out.push('\'');
+    if token.contains(['\\', '\'']) {
+        for c in token.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\'' => out.push_str("''"),
+                c => out.push(c),
+            }
+        }
+    } else {
+        out.push_str(token);
+    }
+    out.push('\'');
+}
+
+/// A token quoted as an FTS5 string, onto `out`.
+fn fts5_quote(out: &mut String, token: &str) {
+    out.push('"');
+    if token.contains('"') {
+        out.push_str(&token.replace('"', "\"\""));
+    } else {
+        out.push_str(token);
+    }
+    out.push('"');
 }
 
 /// What the index holds of one active record.
@@ -264,6 +295,22 @@ pub(super) async fn search(db: &Db, s: &Search<'_>) -> Result<Vec<Hit>> {
     ))
 }
 
+/// The ids of a comma-separated list as the database writes it, into
+/// `into`; an entry that is no number is skipped. Digits are summed by
+/// hand: a search reads hundreds of ids, and `str::parse`'s checks cost
+/// some 15k instructions a turn (docs/benchmarks.md).
+fn ids_in(list: &str, into: &mut Vec<i64>) {
+    for id in list.split(',') {
+        let id = id.trim();
+        // Eighteen digits cannot overflow an i64.
+        if !id.is_empty() && id.len() <= 18 && id.bytes().all(|b| b.is_ascii_digit()) {
+            into.push(id.bytes().fold(0, |n, b| n * 10 + i64::from(b - b'0')));
+        } else if let Ok(n) = id.parse() {
+            into.push(n);
+        }
+    }
+}
+
 /// The `(arm, id)` pairs `arms` match, in one statement: each arm's newest
 /// `limit` ids.
 async fn read(db: &Db, arms: &[Arm<'_>]) -> Result<Vec<(usize, i64)>> {
@@ -283,12 +330,7 @@ async fn read(db: &Db, arms: &[Arm<'_>]) -> Result<Vec<(usize, i64)>> {
         let Some(into) = usize::try_from(*arm).ok().and_then(|a| ids.get_mut(a)) else {
             continue;
         };
-        into.extend(
-            list.as_deref()
-                .unwrap_or("")
-                .split(',')
-                .filter_map(|id| id.trim().parse::<i64>().ok()),
-        );
+        ids_in(list.as_deref().unwrap_or(""), into);
     }
     let mut rows: Vec<(usize, i64)> = Vec::new();
     for (arm, (mut ids, a)) in ids.into_iter().zip(arms).enumerate() {
@@ -317,28 +359,32 @@ fn read_matching(backend: Backend, arms: &[Arm<'_>]) -> Sql<'static> {
         let (predicate, matching, close) = match backend {
             Backend::Sqlite => (
                 "memory_fts MATCH ",
-                both(&arm.read, &arm.with, " OR ", " AND ", fts5_quoted),
+                both(&arm.read, &arm.with, " OR ", " AND ", fts5_quote),
                 "",
             ),
             Backend::Postgres => (
                 "doc @@ CAST(",
-                both(&arm.read, &arm.with, " | ", " & ", pg_quoted),
+                both(&arm.read, &arm.with, " | ", " & ", pg_quote),
                 " AS tsquery)",
             ),
         };
         if j > 0 {
             q = q.push(" UNION ALL ");
         }
+        let arm_no = itoa::Buffer::new().format(j).to_owned();
         q = q
-            .push(&format!(
-                "SELECT CAST({j} AS BIGINT) AS arm, {ids} AS ids FROM \
-                 (SELECT rowid FROM memory_fts WHERE {predicate}"
-            ))
+            .push("SELECT CAST(")
+            .push(&arm_no)
+            .push(" AS BIGINT) AS arm, ")
+            .push(ids)
+            .push(" AS ids FROM (SELECT rowid FROM memory_fts WHERE ")
+            .push(predicate)
             .bind(matching)
-            .push(&format!(
-                "{close} ORDER BY rowid DESC LIMIT {}) AS arm{j}",
-                arm.limit
-            ));
+            .push(close)
+            .push(" ORDER BY rowid DESC LIMIT ")
+            .push(itoa::Buffer::new().format(arm.limit))
+            .push(") AS arm")
+            .push(&arm_no);
     }
     q
 }
@@ -433,12 +479,13 @@ fn arms<'a>(asked: &'a [Vec<String>], common: &Common, limit: i64) -> Vec<Arm<'a
     arms
 }
 
-fn join(tokens: &[&String], sep: &str, quote: fn(&str) -> String) -> String {
-    tokens
-        .iter()
-        .map(|t| quote(t))
-        .collect::<Vec<_>>()
-        .join(sep)
+fn join(out: &mut String, tokens: &[&String], sep: &str, quote: fn(&mut String, &str)) {
+    for (i, t) in tokens.iter().enumerate() {
+        if i > 0 {
+            out.push_str(sep);
+        }
+        quote(out, t);
+    }
 }
 
 /// `(read…) AND (with…)` in an engine's query language, or `read…` alone.
@@ -447,14 +494,21 @@ fn both(
     with: &[&String],
     or: &str,
     and: &str,
-    quote: fn(&str) -> String,
+    quote: fn(&mut String, &str),
 ) -> String {
-    let read = join(read, or, quote);
+    let mut out = String::new();
     if with.is_empty() {
-        read
+        join(&mut out, read, or, quote);
     } else {
-        format!("({read}){and}({})", join(with, or, quote))
+        out.push('(');
+        join(&mut out, read, or, quote);
+        out.push(')');
+        out.push_str(and);
+        out.push('(');
+        join(&mut out, with, or, quote);
+        out.push(')');
     }
+    out
 }
 
 /// Score the `(arm, id)` rows of a search. A query token's document
@@ -594,6 +648,48 @@ impl Records<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tokens_are_quoted_as_each_engine_reads_a_literal() {
+        for token in ["plain", "it's", "back\\slash", "say \"hi\"", "ünï'\\\""] {
+            let mut fts5 = String::new();
+            fts5_quote(&mut fts5, token);
+            assert_eq!(fts5, format!("\"{}\"", token.replace('"', "\"\"")));
+            let pg = format!("'{}'", token.replace('\\', "\\\\").replace('\'', "''"));
+            assert_eq!(pg_quoted(token), pg);
+        }
+        let (a, b, c) = (String::from("a"), String::from("b"), String::from("c"));
+        assert_eq!(
+            both(&[&a, &b], &[], " OR ", " AND ", fts5_quote),
+            "\"a\" OR \"b\""
+        );
+        assert_eq!(
+            both(&[&a], &[&b, &c], " | ", " & ", pg_quote),
+            "('a') & ('b' | 'c')"
+        );
+        assert_eq!(placed("p0f", "tea"), "p0f_tea");
+    }
+
+    #[test]
+    fn a_list_of_ids_reads_as_parsing_each_would() {
+        for list in [
+            "",
+            "7",
+            "120,99,3",
+            " 4, 5 ,6",
+            "1,,2",
+            "x,12,-3,+4",
+            "999999999999999999,9223372036854775807,9223372036854775808",
+        ] {
+            let mut fast = Vec::new();
+            ids_in(list, &mut fast);
+            let parsed: Vec<i64> = list
+                .split(',')
+                .filter_map(|id| id.trim().parse().ok())
+                .collect();
+            assert_eq!(fast, parsed, "{list:?}");
+        }
+    }
 
     #[test]
     fn places_do_not_run_into_each_other() {
