@@ -12,8 +12,8 @@
 //!   with "日报使用 example_orders 表".
 //! - Stopwords and one-letter Latin noise are dropped.
 
+use foldhash::{HashMap, HashSet};
 use rust_stemmers::{Algorithm, Stemmer};
-use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
 use std::sync::LazyLock;
 
@@ -86,7 +86,7 @@ fn word_token(word: &str) -> Option<String> {
 }
 
 /// [`STOPWORDS`] as a set: every word of every query and record is looked up.
-static STOPS: LazyLock<FxHashSet<&str>> = LazyLock::new(|| STOPWORDS.iter().copied().collect());
+static STOPS: LazyLock<HashSet<&str>> = LazyLock::new(|| STOPWORDS.iter().copied().collect());
 
 /// Stems kept on each thread before the memo starts afresh.
 const STEMS_KEPT: usize = 8192;
@@ -95,8 +95,9 @@ thread_local! {
     /// Stems already made on this thread: a turn stems the message for its
     /// search and the offline answer again, and the same words recur from
     /// turn to turn; the Snowball stemmer costs some thousand instructions
-    /// a word, a look-up a few dozen.
-    static STEMS: RefCell<FxHashMap<String, String>> = RefCell::new(FxHashMap::default());
+    /// a word, a look-up a few dozen. Hashed with a per-process seed: the
+    /// words are the people's.
+    static STEMS: RefCell<HashMap<String, String>> = RefCell::new(HashMap::default());
 }
 
 /// `word`'s Snowball English stem.

@@ -100,11 +100,14 @@ mod tests {
     async fn a_record_reads_the_same_whatever_the_order_of_its_columns() {
         let db = crate::Db::in_memory().await.expect("db");
         let insert = format!(
-            "INSERT INTO memory_records ({}) VALUES (7, 'o', 'a', 'personal', 'u1', 'lunch', \
-             'preference', 'Tea, not coffee', 'active', 'chat', 10, 11, 99, 'c1', 3, 'u1', 'u2')",
+            "INSERT INTO memory_records ({}) VALUES (7, 'o', 'a', $1, 'u1', 'lunch', \
+             'preference', 'Tea, not coffee', $2, 'chat', 10, 11, 99, 'c1', 3, 'u1', 'u2')",
             RECORD_COLUMNS.join(", ")
         );
-        sql!(insert).exec(&db.pool).await.expect("insert");
+        sql!(insert, Scope::Personal, Status::Active)
+            .exec(&db.pool)
+            .await
+            .expect("insert");
         let in_order: MemoryRecord = sql!(RECORD).one(&db.pool).await.expect("in order");
         let mut reversed = RECORD_COLUMNS;
         reversed.reverse();
