@@ -762,29 +762,12 @@ async fn a_turns_first_read_answers_seen_sender_and_view_at_once(db: Db) {
     assert_eq!(full.audited, ["pairing.approve"]);
     // An action the kept copy does not follow is read as asked.
     let other = pairing
-        .open_turn(&Opening {
-            org: "o",
-            channel: "teams",
-            platform_id: None,
-            stored_id: Some("teams:1"),
-            view: None,
-            audited: &["role.add", "role.remove"],
-        })
+        .open_turn(&speaker_turn(&["role.add", "role.remove"]))
         .await
         .unwrap();
     assert_eq!(other.audited, ["role.add"]);
     audited(&db, "teams:1", "oversight.promised", 3).await;
-    let promised = pairing
-        .open_turn(&Opening {
-            org: "o",
-            channel: "teams",
-            platform_id: None,
-            stored_id: Some("teams:1"),
-            view: None,
-            audited: &asked,
-        })
-        .await
-        .unwrap();
+    let promised = pairing.open_turn(&speaker_turn(&asked)).await.unwrap();
     let mut found = promised.audited.clone();
     found.sort_unstable();
     assert_eq!(
@@ -805,6 +788,19 @@ async fn a_turns_first_read_answers_seen_sender_and_view_at_once(db: Db) {
         open(None, Some("teams:1"), None).await.user.is_none(),
         "revoked: nobody from the next read on"
     );
+}
+
+/// The first read of a turn of `teams:1` in organisation `o` (no message
+/// id, no view), asking which of `audited` the log holds about them.
+fn speaker_turn<'a>(audited: &'a [&'a str]) -> Opening<'a> {
+    Opening {
+        org: "o",
+        channel: "teams",
+        platform_id: None,
+        stored_id: Some("teams:1"),
+        view: None,
+        audited,
+    }
 }
 
 /// An audit entry `action` about `teams:1` in organisation `o`.
@@ -834,18 +830,7 @@ async fn another_replica_changes_a_speaker(a: Db, b: Db) {
         .await
         .unwrap();
     let asked = ["pairing.approve", "oversight.promised"];
-    let open = |p: Pairing| async move {
-        p.open_turn(&Opening {
-            org: "o",
-            channel: "teams",
-            platform_id: None,
-            stored_id: Some("teams:1"),
-            view: None,
-            audited: &asked,
-        })
-        .await
-        .unwrap()
-    };
+    let open = |p: Pairing| async move { p.open_turn(&speaker_turn(&asked)).await.unwrap() };
     let first = open(here.clone()).await;
     assert!(first.roles.is_empty() && first.audited.is_empty());
     // Kept here; changed there.

@@ -22,14 +22,15 @@ const KEPT: usize = 100_000;
 #[derive(Debug, Default)]
 pub(crate) struct Speakers(DashMap<(String, String), Known, foldhash::fast::RandomState>);
 
-#[derive(Debug, Clone)]
+/// What is kept of a speaker, and the people generation it was read at.
+#[derive(Debug)]
 struct Known {
     generation: i64,
-    roles: Vec<String>,
-    audited: Vec<String>,
+    facts: Facts,
 }
 
 /// A speaker's roles (sorted) and which of the asked audit actions exist.
+#[derive(Debug)]
 pub(super) struct Facts {
     pub(super) roles: Vec<String>,
     pub(super) audited: Vec<String>,
@@ -58,8 +59,8 @@ impl Conversations<'_> {
             if let Some(k) = self.db.speakers.0.get(&key) {
                 if k.generation == generation {
                     return Ok(Facts {
-                        roles: k.roles.clone(),
-                        audited: only_asked(&k.audited),
+                        roles: k.facts.roles.clone(),
+                        audited: only_asked(&k.facts.audited),
                     });
                 }
             }
@@ -94,14 +95,11 @@ impl Conversations<'_> {
             if self.db.speakers.0.len() >= KEPT {
                 self.db.speakers.0.clear();
             }
-            self.db.speakers.0.insert(
-                key,
-                Known {
-                    generation,
-                    roles: roles.clone(),
-                    audited: audited.clone(),
-                },
-            );
+            let facts = Facts {
+                roles: roles.clone(),
+                audited: audited.clone(),
+            };
+            self.db.speakers.0.insert(key, Known { generation, facts });
         }
         Ok(Facts {
             audited: only_asked(&audited),
