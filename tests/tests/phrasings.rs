@@ -348,3 +348,48 @@ fn words_another_language_shares_are_not_read_as_the_speaker() {
         assert!(!offline::first_person(said), "{said}");
     }
 }
+
+/// What a user says they are, with their language's "I am", is asked and
+/// kept as theirs — never refused as a claimed rule because it names a
+/// value — and a move to another place named by its code is asked as a
+/// change of it; a shift lead's note does not answer a question about
+/// night shifts. The small model answers beside; the rules decide.
+#[tokio::test]
+async fn what_a_user_says_they_are_is_theirs_and_a_move_replaces_it() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    fake.always(TEXT, Answer::Content("Okay.".into()));
+    for (name, db) in both_dbs().await {
+        let h = Harness::on(db, fake.config());
+        h.pair("111", Role::Admin).await;
+        h.pair("222", Role::User).await;
+        h.pair("333", Role::User).await;
+        let zone = h
+            .dm(
+                "222",
+                "Od tego miesiąca jestem na stałe w strefie B4, same noce.",
+            )
+            .await;
+        assert!(zone.contains("Remember this? "), "{name}: {zone}");
+        assert!(!zone.contains("need an administrator"), "{name}: {zone}");
+        assert!(h.dm("222", "tak").await.starts_with("Zapisano: "), "{name}");
+        let moved = h.dm("222", "Od dziś przenieśli mnie do strefy A7").await;
+        assert!(moved.contains("it conflicts with #"), "{name}: {moved}");
+        let replaced = h.dm("222", "tak").await;
+        assert!(replaced.contains("It replaces #"), "{name}: {replaced}");
+        let vegan = h.dm("333", "Ik ben trouwens veganist 🌱").await;
+        assert!(vegan.contains("Remember this? "), "{name}: {vegan}");
+        let saved = h.dm("333", "ja").await;
+        assert!(saved.contains("(id: "), "{name}: {saved}");
+        let kept = kept(&h).await;
+        assert!(
+            kept.iter().any(|k| k.contains("A7")) && !kept.iter().any(|k| k.contains("B4")),
+            "{name}: {kept:?}"
+        );
+        assert!(
+            kept.iter().any(|k| k.contains("veganist")),
+            "{name}: {kept:?}"
+        );
+        assert!(!kept.iter().any(|k| k.contains("Okay")), "{name}: {kept:?}");
+    }
+}

@@ -146,6 +146,9 @@ fn classify_anew(sentence: &str) -> Option<Candidate> {
         // Said, not asked, and after what asks a task ("share the deck with me").
         .or_else(|| stated_preference(&s))
         .or_else(|| operational(stated, changed.then_some("correction")))
+        // What they are, before a value in it reads as the team's note:
+        // "jestem na stałe w strefie C3" is theirs, never a claimed rule.
+        .or_else(|| said_of_self(stated))
         .or_else(|| valued_statement(stated))
         .or_else(|| standing_statement(stated))
 }

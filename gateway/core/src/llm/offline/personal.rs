@@ -146,6 +146,36 @@ pub(super) fn personal(s: &str) -> Option<Candidate> {
     preferred(s).or_else(|| possessed(s))
 }
 
+/// What the speaker says they are, in any language whose "I am" the lexicon
+/// knows ("btw jestem wegetarianinem", "lisztérzékeny vagyok", "saya
+/// vegetarian"): a lasting fact of theirs, kept as said and asked like any.
+/// One-offs ("I'm off sick today") never reach here (`transient`); English
+/// said at the start has its own reading (`personal`: a role claimed, an
+/// identity). Keyed by what they say they are, so a change of it is asked
+/// as one; where they work, by their unit.
+pub(super) fn said_of_self(s: &str) -> Option<Candidate> {
+    let words = words_of(s);
+    let rest: Vec<&str> = match words::find(Class::Am, &words) {
+        Some((at, len)) => words[..at]
+            .iter()
+            .chain(&words[at + len..])
+            .map(String::as_str)
+            .collect(),
+        None if words::holds_unspaced(Class::Am, s) => words.iter().map(String::as_str).collect(),
+        None => return None,
+    };
+    if rest.is_empty() || for_everyone(s) {
+        return None;
+    }
+    let said = capitalise(&clean(s));
+    if names_a_unit(s) || names_a_code(s) {
+        return Some(personal_item("fact", UNIT_SUBJECT, said));
+    }
+    // Who they are: beside a claimed change, part of the pose (policy::poses).
+    let subject = format!("fact:{}", key_terms(&rest.join(" "), 2));
+    Some(personal_item(memory::policy::IDENTITY_KIND, subject, said))
+}
+
 /// What the speaker prefers, said in another language of the lexicon
 /// ("Prefiro respostas curtas", "Wolałabym, żebyś …"): kept as said.
 /// English has its own openings above, with what follows normalised.
@@ -317,8 +347,11 @@ pub(super) fn serves_speaker(s: &str) -> bool {
 /// paying, booking — or a time that is only now (today, yesterday, this
 /// morning), unless that time starts something ("from today").
 pub fn transient(clause: &str) -> bool {
+    // "From" before a time, in the languages that put it there as a word
+    // ("od dziś", "fra i dag", "vanaf vandaag", "da oggi", "с сегодня").
     const STARTS: &[&str] = &[
-        "from", "starting", "of", "since", "ab", "seit", "desde", "partir",
+        "from", "starting", "of", "since", "ab", "seit", "desde", "partir", "od", "fra", "från",
+        "vanaf", "da", "dal", "с", "від", "z",
     ];
     let words = words_of(clause);
     // "We had a team lunch": the speaker's group's one-off is as passing as
@@ -338,7 +371,10 @@ pub fn transient(clause: &str) -> bool {
             || words::holds_unspaced(Class::OnlyNow, clause)
     };
     // Who did it is read only of a clause with a one-off in it (most have none).
-    (act || now()) && (ours || first_person(clause) || words::speakers_act(&words, clause))
+    // "Jestem dzisiaj chory": the speaker's "I am" says who, as a pronoun does.
+    let am =
+        || words::find(Class::Am, &words).is_some() || words::holds_unspaced(Class::Am, clause);
+    (act || now()) && (ours || first_person(clause) || am() || words::speakers_act(&words, clause))
 }
 
 /// Time zones as people name them, upper case: the zone a person keeps

@@ -123,11 +123,37 @@ pub(super) fn another_of_its_kind(asked: &[Option<String>], note: &str) -> bool 
         .find(|pair| pair[1].as_ref() == Some(*word))
         .and_then(|pair| pair[0].clone());
     // The word before its first use past the note's first word.
-    let before_kept = in_note
+    let at = in_note
         .iter()
         .find(|(i, t)| *i > 0 && t == *word)
-        .and_then(|(i, _)| token(words[i - 1]));
-    matches!((before_asked, before_kept), (Some(a), Some(b)) if a != b)
+        .map(|(i, _)| *i);
+    let before_kept = at.and_then(|i| token(words[i - 1]));
+    match (before_asked, before_kept) {
+        (Some(a), Some(b)) => a != b,
+        // Asked as a kind of it ("night shifts"), kept naming another thing
+        // by it ("your shift lead"): the note is about the lead. A word of
+        // lower-case letters only: a number, a code or a name ("150 EUR",
+        // "the Tafel food bank") is the thing itself.
+        (Some(_), None) if at.is_some_and(|i| common_word(words[i])) => {
+            let after_asked = asked
+                .windows(2)
+                .find(|pair| pair[0].as_ref() == Some(*word))
+                .and_then(|pair| pair[1].clone());
+            let after_kept = at.and_then(|i| words.get(i + 1)).and_then(|w| token(w));
+            after_kept.is_some() && after_kept != after_asked
+        }
+        _ => false,
+    }
+}
+
+/// Whether a word as written is lower-case letters only (a common noun,
+/// not a number, code or name).
+fn common_word(w: &str) -> bool {
+    let letters = w.trim_matches(|c: char| !c.is_alphanumeric());
+    !letters.is_empty()
+        && letters
+            .chars()
+            .all(|c| c.is_alphabetic() && c.is_lowercase())
 }
 
 /// The character a word's first token starts with, when that is sure

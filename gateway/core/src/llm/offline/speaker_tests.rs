@@ -233,3 +233,77 @@ fn the_speaker_moved_to_a_workplace_is_their_unit() {
         );
     }
 }
+
+/// Phrasings written for this test, none taken from a transcript: what a
+/// speaker says they are, in languages whose "I am" the lexicon knows —
+/// before what they are, after it, or with no verb at all — is a fact of
+/// theirs; said of today it is a one-off, and said for everyone it is no
+/// fact of theirs.
+#[test]
+fn what_the_speaker_says_they_are_is_theirs_in_any_language() {
+    for said in [
+        "Übrigens, ich bin Veganerin",
+        "btw je suis allergique aux arachides",
+        "Eu sou canhoto",
+        "Olen kasvissyöjä",
+        "Saya vegetarian",
+        "Jestem uczulony na orzechy",
+        "Laktózérzékeny vagyok",
+        "Ik ben coeliakiepatiënt",
+    ] {
+        let c = label(said);
+        assert!(
+            c.as_ref()
+                .is_some_and(|c| c.channel == ItemChannel::Personal
+                    && c.kind == memory::policy::IDENTITY_KIND),
+            "{said}: {c:?}"
+        );
+    }
+    for said in [
+        "Jestem dzisiaj chory",
+        "Esta semana estoy en recepción",
+        "Ujel mi autobus, takže jsem přišla pozdě",
+        "je suis malade aujourd'hui",
+        "Ich bin heute im Homeoffice",
+    ] {
+        let c = label(said);
+        assert!(c.is_none(), "{said}: {c:?}");
+    }
+    let everyone = label("Heads up everyone, I'm told the lift is out");
+    assert!(
+        everyone.as_ref().is_none_or(|c| c.kind != "fact"),
+        "{everyone:?}"
+    );
+}
+
+/// Phrasings written for this test: where the speaker is, named by a
+/// place's code rather than a word for a team ("zone B7", "bay K4"), is
+/// their unit — said with a verb of being, or of being moved there "from
+/// today" — so a move is asked as a change of it; a code in the team's
+/// work or a thing moved is not.
+#[test]
+fn a_place_named_by_its_code_is_the_speakers_unit() {
+    for said in [
+        "Jestem teraz w strefie B7",
+        "They moved me to bay K4 from today",
+        "Ich bin ab heute in Halle H2",
+        "Od dziś przenieśli mnie do strefy A2",
+    ] {
+        let c = label(said);
+        assert_eq!(
+            c.as_ref().map(|c| c.subject.as_str()),
+            Some(UNIT_SUBJECT),
+            "{said}: {c:?}"
+        );
+    }
+    for said in [
+        "The Q3 report is in folder R2",
+        "I moved the meeting to room B2",
+    ] {
+        let c = label(said);
+        assert!(
+            c.as_ref().is_none_or(|c| c.subject != UNIT_SUBJECT),
+            "{said}: {c:?}"
+        );
+    }
+}

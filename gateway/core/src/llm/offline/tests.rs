@@ -97,6 +97,21 @@ fn a_note_on_another_thing_of_the_kind_asked_is_a_neighbour() {
         &token_sequence("How do I connect to the VPN?"),
         "The VPN endpoint is vpn.example.com."
     ));
+    // Asked as a kind of shift, kept naming a person by it.
+    let lead = "Claims above 150 EUR are approved by your shift lead.";
+    assert!(another_of_its_kind(
+        &token_sequence("How much extra do we get on night shifts?"),
+        lead
+    ));
+    // A number or a name is the thing itself, wherever it stands.
+    assert!(!another_of_its_kind(
+        &token_sequence("Boots for exactly 150 €, who approves?"),
+        "Claims up to 150 EUR are approved by your shift lead."
+    ));
+    assert!(!another_of_its_kind(
+        &token_sequence("Who approves overtime?"),
+        "Overtime requests go to Dana."
+    ));
 }
 
 /// A note's words are read only where they can share a word with the
@@ -119,7 +134,26 @@ fn a_neighbour_is_found_whichever_words_of_the_note_are_read() {
                 .find(|pair| pair[1].as_ref() == Some(*word))
                 .and_then(|pair| pair[0].clone())
         };
-        matches!((before(asked), before(&kept)), (Some(a), Some(b)) if a != b)
+        let at = (1..kept.len()).find(|&i| kept[i].as_ref() == Some(*word));
+        let after_asked = asked
+            .windows(2)
+            .find(|pair| pair[0].as_ref() == Some(*word))
+            .and_then(|pair| pair[1].clone());
+        let after_kept = at.and_then(|i| kept.get(i + 1).cloned().flatten());
+        match (before(asked), before(&kept)) {
+            (Some(a), Some(b)) => a != b,
+            (Some(_), None) => {
+                let written = at
+                    .and_then(|i| note.split_whitespace().nth(i))
+                    .unwrap_or("");
+                let common = written
+                    .trim_matches(|c: char| !c.is_alphanumeric())
+                    .chars()
+                    .all(|c| c.is_alphabetic() && c.is_lowercase());
+                common && after_kept.is_some() && after_kept != after_asked
+            }
+            _ => false,
+        }
     };
     let notes = [
         "Visitor badges are printed at the front desk.",
@@ -131,6 +165,9 @@ fn a_neighbour_is_found_whichever_words_of_the_note_are_read() {
         "日报使用 example_orders 表, the daily report too.",
         "Bob's parking badges: ask Bob's team, a/badges or x-badges.",
         "requests requests: printer requests go to #facilities",
+        "Claims above 150 EUR are approved by your shift lead.",
+        "Night shifts start at 22:00.",
+        "Claims up to 150 EUR need no sign-off; bread goes to the Tafel food bank.",
     ];
     let asked = [
         "Who hands out parking badges?",
@@ -140,6 +177,10 @@ fn a_neighbour_is_found_whichever_words_of_the_note_are_read() {
         "Wer kümmert sich um Ärger mit dem Scanner?",
         "今天的日报 report?",
         "Where do coffee requests go?",
+        "How much extra per hour on night shifts?",
+        "Who is my shift lead?",
+        "Boots for exactly 150 € — who signs?",
+        "Kann das Brot zur Tafel?",
     ];
     for q in asked {
         let seq = token_sequence(q);

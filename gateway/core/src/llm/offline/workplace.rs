@@ -169,6 +169,19 @@ pub(super) fn names_a_unit(s: &str) -> bool {
         .any(|w| UNITS.contains(&w.as_str()) || WORKPLACES.contains(&w.as_str()))
 }
 
+/// Whether `s` names a place by its code, letters and digits together ("zone
+/// C3", "bay HB-1", "kennel K7"): where a person is, said with a verb of
+/// being or working, whatever the language calls the place.
+pub(super) fn names_a_code(s: &str) -> bool {
+    s.split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ',' | '.' | ';' | '!'))
+        .any(|w| {
+            (2..=8).contains(&w.len())
+                && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                && w.chars().any(|c| c.is_ascii_uppercase())
+                && w.chars().any(|c| c.is_ascii_digit())
+        })
+}
+
 /// Verbs of being or working somewhere, right after the speaker ("I'm at
 /// the Valencia shop", "I moved to the Madrid shop", "ich bin in der
 /// Filiale Mitte"); in a language that drops the pronoun the verb is the
@@ -220,12 +233,15 @@ fn works_there(part: &str) -> bool {
     };
     // Moved by others: the speaker the verb's object ("me trasladaron a
     // …"), not given a thing ("they sent me the rota").
+    // Among the first words, after a time said first at most ("od dziś
+    // przenieśli mnie …").
+    const FIRST: usize = 5;
     let moved = words
         .iter()
-        .take(3)
+        .take(FIRST)
         .enumerate()
         .any(|(i, w)| OBJECT_PRONOUNS.contains(&w.as_str()) && the_speakers(i));
-    words.iter().take(3).enumerate().any(|(i, w)| {
+    words.iter().take(FIRST).enumerate().any(|(i, w)| {
         (WORKING.contains(&w.as_str()) && the_speakers(i))
             || (MOVING.contains(&w.as_str()) && moved)
             || BEING.contains(&w.as_str())
@@ -307,7 +323,7 @@ pub(super) fn belongs(s: &str) -> Option<Candidate> {
         segment = i + sep.len();
     }
     let part = clean(&from[..end]);
-    if !names_a_unit(&part)
+    if !(names_a_unit(&part) || names_a_code(&part))
         || !works_there(&part)
         || transient(&part)
         || part.ends_with(['?', '？'])
