@@ -393,3 +393,42 @@ async fn what_a_user_says_they_are_is_theirs_and_a_move_replaces_it() {
         assert!(!kept.iter().any(|k| k.contains("Okay")), "{name}: {kept:?}");
     }
 }
+
+/// A user's own saved fact reaches the model whole in a private
+/// conversation, though the question shares no word with it (another form
+/// of the word, another language); in a group thread it does not, and
+/// another user's never does.
+#[tokio::test]
+async fn a_users_own_memory_reaches_the_model_in_private_whatever_the_question_says() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    fake.always(TEXT, Answer::Content("Okay.".into()));
+    for (name, db) in both_dbs().await {
+        let h = Harness::on(db, fake.config());
+        h.pair("222", Role::User).await;
+        h.pair("333", Role::User).await;
+        h.dm("222", "Od dziś przenieśli mnie do strefy D1").await;
+        assert!(h.dm("222", "tak").await.contains("(id: "), "{name}");
+        fake.clear_received();
+        h.dm("222", "Przypomnij mi, gdzie teraz pracuję?").await;
+        let given = fake.received_for(TEXT);
+        assert!(
+            given.iter().any(|r| r.text().contains("strefy D1")),
+            "{name}: the model was not given the speaker's own record"
+        );
+        fake.clear_received();
+        h.dm("333", "Przypomnij mi, gdzie teraz pracuję?").await;
+        h.group(
+            Some("222"),
+            "crew-room",
+            "Przypomnij mi, gdzie teraz pracuję?",
+        )
+        .await;
+        let given = fake.received_for(TEXT);
+        assert!(!given.is_empty(), "{name}");
+        assert!(
+            !given.iter().any(|r| r.text().contains("strefy D1")),
+            "{name}: another user or a group thread was given the record"
+        );
+    }
+}

@@ -180,6 +180,47 @@ impl TurnLoop {
         Ok((standing, overridden))
     }
 
+    /// The speaker's own records, added whole to what a model is given in a
+    /// private conversation when they fit `turn.standing_notes_chars`: a
+    /// question in another language than the record ("w której strefie
+    /// teraz pracuję?" of "Przenieśli mnie do strefy D1") shares no word
+    /// with it, so a search alone would give the model nothing. None for
+    /// the rules, which read no prompt.
+    async fn with_speakers_own(
+        &self,
+        t: &Turn<'_>,
+        scope: &RetrievalScope,
+        found: &mut Vec<Retrieved>,
+    ) -> Result<()> {
+        /// More records than this are not given whole, whatever their length.
+        const MOST: usize = 30;
+        let budget = self.parts.cfg.turn.standing_notes_chars;
+        if budget == 0 || t.shared() || !self.parts.responder.reads_prompt() {
+            return Ok(());
+        }
+        let own = self
+            .parts
+            .db
+            .records()
+            .speakers_own(scope, MOST as i64 + 1)
+            .await?;
+        let chars: usize = own.iter().map(|r| r.content.chars().count()).sum();
+        if own.len() > MOST || chars > budget {
+            return Ok(());
+        }
+        for record in own {
+            if !found.iter().any(|f| f.record.id == record.id) {
+                found.push(Retrieved {
+                    record,
+                    hits: 0,
+                    score: 0.0,
+                    similarity: None,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Where and for whom the turn calls external tools.
     pub(super) fn tool_place<'t>(
         &self,
@@ -373,6 +414,7 @@ impl TurnLoop {
                 searched_with = Some(both);
             }
         }
+        self.with_speakers_own(t, &scope, &mut found).await?;
         context::order_by_precedence(&mut found);
         let overridden = context::apply_policy_overrides(&mut found);
         let (standing, standing_overridden) = self.standing_notes(&scope).await?;

@@ -356,6 +356,36 @@ impl Records<'_> {
         Ok(rows.into_iter().filter(|r| scope.may_read(r)).collect())
     }
 
+    /// The speaker's own active records (both tiers: this agent's and the
+    /// person's), oldest first, at most `limit`; none for a scope with no
+    /// speaker. Checked against the scope like every row read, so a group
+    /// thread reads only how they want to be served.
+    pub async fn speakers_own(
+        &self,
+        scope: &RetrievalScope,
+        limit: i64,
+    ) -> Result<Vec<MemoryRecord>> {
+        scope.readable_places()?;
+        let Some(speaker) = &scope.speaker else {
+            return Ok(Vec::new());
+        };
+        let rows: Vec<MemoryRecord> = sql!(
+            format!(
+                "{SELECT} WHERE org = $1 AND status = $2 AND owner = $3 AND ((scope = $4 AND agent = $5) OR scope = $6) ORDER BY id LIMIT $7"
+            ),
+            &scope.org,
+            Status::Active,
+            speaker,
+            Scope::Personal,
+            &scope.agent,
+            Scope::Person,
+            limit.max(0)
+        )
+        .all(&self.db.pool)
+        .await?;
+        Ok(rows.into_iter().filter(|r| scope.may_read(r)).collect())
+    }
+
     /// The newest active role entries of the roles `scope` holds (at most
     /// `limit`), checked against the scope like every row read.
     async fn role_entries(&self, scope: &RetrievalScope, limit: i64) -> Result<Vec<MemoryRecord>> {
