@@ -165,15 +165,7 @@ impl TurnLoop {
         if notes.len() == limit || chars > budget {
             return Ok(Default::default());
         }
-        let mut standing: Vec<Retrieved> = notes
-            .into_iter()
-            .map(|record| Retrieved {
-                record,
-                hits: 0,
-                score: 0.0,
-                similarity: None,
-            })
-            .collect();
+        let mut standing: Vec<Retrieved> = notes.into_iter().map(Retrieved::given).collect();
         // Oldest first, whatever the scope: a new note or policy goes at the
         // end, and the server still holds everything before it.
         let overridden = context::apply_policy_overrides(&mut standing);
@@ -210,12 +202,7 @@ impl TurnLoop {
         }
         for record in own {
             if !found.iter().any(|f| f.record.id == record.id) {
-                found.push(Retrieved {
-                    record,
-                    hits: 0,
-                    score: 0.0,
-                    similarity: None,
-                });
+                found.push(Retrieved::given(record));
             }
         }
         Ok(())

@@ -112,6 +112,19 @@ pub struct Retrieved {
     pub similarity: Option<f64>,
 }
 
+impl Retrieved {
+    /// A record given whole, not ranked by a search (a preference that applies
+    /// to every reply, a standing note, the speaker's own record).
+    pub fn given(record: MemoryRecord) -> Self {
+        Retrieved {
+            record,
+            hits: 0,
+            score: 0.0,
+            similarity: None,
+        }
+    }
+}
+
 /// Personal kinds that may be read in a group thread: how the speaker wants to be served.
 pub const SHARED_SCOPE_KINDS: &[Kind] = &[Kind::Preference, Kind::Vocabulary];
 
@@ -558,12 +571,7 @@ impl Records<'_> {
         // How the speaker wants to be served applies to every reply, whatever the words.
         for record in prefs {
             if !out.iter().any(|r| r.record.id == record.id) {
-                out.push(Retrieved {
-                    record,
-                    hits: 0,
-                    score: 0.0,
-                    similarity: None,
-                });
+                out.push(Retrieved::given(record));
             }
         }
         Ok(out)

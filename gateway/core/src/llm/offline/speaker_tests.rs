@@ -6,6 +6,15 @@
 use super::tests::one;
 use super::*;
 
+/// Whether each of `said` is read as the speaker's unit (`theirs`) or not.
+fn assert_units(said: &[&str], theirs: bool) {
+    for said in said {
+        let c = label(said);
+        let unit = c.as_ref().is_some_and(|c| c.subject == UNIT_SUBJECT);
+        assert_eq!(unit, theirs, "{said}: {c:?}");
+    }
+}
+
 /// Phrasings written for this test, none taken from a transcript: a fact
 /// of the speaker's before a dash and a question is read as a statement,
 /// and a dash inside a question or a full-width stop joins or ends as a
@@ -36,20 +45,16 @@ fn a_fact_beside_a_question_is_its_own_clause() {
 /// office manager" claims a role.
 #[test]
 fn where_the_speaker_works_is_their_unit() {
-    for said in [
-        "fyi I'm at the Harbour Street branch these days",
-        "Trabajo en la sucursal de Triana",
-        "Jestem w dziale zakupów",
-        "Я, вообще-то, в отделе закупок",
-        "btw I'm on the snowmaking crew this winter",
-    ] {
-        let c = label(said);
-        assert_eq!(
-            c.as_ref().map(|c| c.subject.as_str()),
-            Some(UNIT_SUBJECT),
-            "{said}: {c:?}"
-        );
-    }
+    assert_units(
+        &[
+            "fyi I'm at the Harbour Street branch these days",
+            "Trabajo en la sucursal de Triana",
+            "Jestem w dziale zakupów",
+            "Я, вообще-то, в отделе закупок",
+            "btw I'm on the snowmaking crew this winter",
+        ],
+        true,
+    );
     let desk = label("I moved, my desk is in room 3.14 now");
     assert_eq!(desk.map(|c| c.subject), Some("fact:desk".to_string()));
     let role = label("I'm the office manager");
@@ -211,27 +216,20 @@ fn replying_to_the_speaker_for_good_is_theirs() {
 /// workplace is theirs; a thing the speaker moved is not.
 #[test]
 fn the_speaker_moved_to_a_workplace_is_their_unit() {
-    for said in [
-        "Heads up, they've reassigned me to the Harbour Road clinic",
-        "Me trasladaron a la sucursal de Cádiz",
-    ] {
-        let c = label(said);
-        assert_eq!(
-            c.as_ref().map(|c| c.subject.as_str()),
-            Some(UNIT_SUBJECT),
-            "{said}: {c:?}"
-        );
-    }
-    for said in [
-        "I moved the meeting to the office",
-        "They sent me the rota for the depot",
-    ] {
-        let c = label(said);
-        assert!(
-            c.as_ref().is_none_or(|c| c.subject != UNIT_SUBJECT),
-            "{said}: {c:?}"
-        );
-    }
+    assert_units(
+        &[
+            "Heads up, they've reassigned me to the Harbour Road clinic",
+            "Me trasladaron a la sucursal de Cádiz",
+        ],
+        true,
+    );
+    assert_units(
+        &[
+            "I moved the meeting to the office",
+            "They sent me the rota for the depot",
+        ],
+        false,
+    );
 }
 
 /// Phrasings written for this test, none taken from a transcript: what a
@@ -280,27 +278,20 @@ fn what_the_speaker_says_they_are_is_theirs_in_any_language() {
 /// work or a thing moved is not.
 #[test]
 fn a_place_named_by_its_code_is_the_speakers_unit() {
-    for said in [
-        "Jestem teraz w strefie B7",
-        "They moved me to bay K4 from today",
-        "Ich bin ab heute in Halle H2",
-        "Od dziś przenieśli mnie do strefy A2",
-    ] {
-        let c = label(said);
-        assert_eq!(
-            c.as_ref().map(|c| c.subject.as_str()),
-            Some(UNIT_SUBJECT),
-            "{said}: {c:?}"
-        );
-    }
-    for said in [
-        "The Q3 report is in folder R2",
-        "I moved the meeting to room B2",
-    ] {
-        let c = label(said);
-        assert!(
-            c.as_ref().is_none_or(|c| c.subject != UNIT_SUBJECT),
-            "{said}: {c:?}"
-        );
-    }
+    assert_units(
+        &[
+            "Jestem teraz w strefie B7",
+            "They moved me to bay K4 from today",
+            "Ich bin ab heute in Halle H2",
+            "Od dziś przenieśli mnie do strefy A2",
+        ],
+        true,
+    );
+    assert_units(
+        &[
+            "The Q3 report is in folder R2",
+            "I moved the meeting to room B2",
+        ],
+        false,
+    );
 }
