@@ -175,30 +175,172 @@ async fn a_store_trimmed_line_by_line_migrates_on_sqlite() {
 
 #[tokio::test]
 async fn a_store_trimmed_line_by_line_migrates_on_postgres() {
-    let Ok(url) = std::env::var("STEWARD_TEST_POSTGRES_URL") else {
-        assert!(
-            std::env::var("CI").is_err(),
-            "CI is set but STEWARD_TEST_POSTGRES_URL is not"
-        );
-        println!("SKIPPED (no PostgreSQL): a_store_trimmed_line_by_line_migrates_on_postgres; set STEWARD_TEST_POSTGRES_URL");
+    let Some(pg) = Schema::new("a_store_trimmed_line_by_line_migrates_on_postgres").await else {
         return;
     };
-    let schema = format!("t_old_{}", std::process::id());
-    let admin = sqlx::PgPool::connect(&url).await.unwrap();
-    admin
-        .execute(format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}").as_str())
-        .await
-        .unwrap();
-    let sep = if url.contains('?') { '&' } else { '?' };
-    let in_schema = format!("{url}{sep}options=-c%20search_path%3D{schema}");
     a_store_trimmed_line_by_line_keeps_every_line_in_place(
-        &in_schema,
+        &pg.url,
         concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/postgres"),
         12,
     )
     .await;
-    admin
-        .execute(format!("DROP SCHEMA {schema} CASCADE").as_str())
+    pg.drop().await;
+}
+
+/// A PostgreSQL schema of its own for one test (`None`, and the test is
+/// skipped, without STEWARD_TEST_POSTGRES_URL outside CI).
+struct Schema {
+    admin: sqlx::PgPool,
+    name: String,
+    /// The database's URL with this schema as its search path.
+    url: String,
+}
+
+impl Schema {
+    async fn new(test: &str) -> Option<Schema> {
+        let Ok(url) = std::env::var("STEWARD_TEST_POSTGRES_URL") else {
+            assert!(
+                std::env::var("CI").is_err(),
+                "CI is set but STEWARD_TEST_POSTGRES_URL is not"
+            );
+            println!("SKIPPED (no PostgreSQL): {test}; set STEWARD_TEST_POSTGRES_URL");
+            return None;
+        };
+        let name = format!("t_old_{}_{}", std::process::id(), test.len());
+        let admin = sqlx::PgPool::connect(&url).await.unwrap();
+        admin
+            .execute(format!("DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}").as_str())
+            .await
+            .unwrap();
+        let sep = if url.contains('?') { '&' } else { '?' };
+        let url = format!("{url}{sep}options=-c%20search_path%3D{name}");
+        Some(Schema { admin, name, url })
+    }
+
+    async fn drop(self) {
+        self.admin
+            .execute(format!("DROP SCHEMA {} CASCADE", self.name).as_str())
+            .await
+            .unwrap();
+    }
+}
+
+/// A store whose lines kept the platform id they spent (before migration
+/// `seen_line`, when the lines' platform ids had an index of their own)
+/// answers, once migrated, a retry of each with its stored reply: the seen
+/// marks are given their lines. A mark no line spent finds none, and a line
+/// stored after the migration is found through its mark.
+async fn spent_ids_find_their_lines_after_the_index_went(url: &str, migrations: &str, before: i64) {
+    let old = store_before(url, migrations, before).await;
+    let line = |text: &str, platform_id: &str, reply_to: &str| {
+        format!(
+            "INSERT INTO messages (org, agent, channel, conversation, conversation_kind, author, sender, sender_role, text, said_at, platform_id, reply_to) \
+             VALUES ('o', 'default', 'teams', 'c', 'group', 'person', 'teams:1', 'user', '{text}', 1, {platform_id}, {reply_to})"
+        )
+    };
+    old.execute(line("first question", "'teams:1/m1'", "NULL").as_str())
         .await
         .unwrap();
+    let (asked,): (i64,) = sqlx::query_as("SELECT id FROM messages WHERE text = 'first question'")
+        .fetch_one(&old)
+        .await
+        .unwrap();
+    old.execute(line("its answer", "NULL", &asked.to_string()).as_str())
+        .await
+        .unwrap();
+    old.execute(line("unanswered", "'teams:1/m3'", "NULL").as_str())
+        .await
+        .unwrap();
+    for id in ["teams:1/m1", "teams:1/m2", "teams:1/m3"] {
+        old.execute(
+            format!("INSERT INTO seen_messages (org, channel, platform_id, seen_at) VALUES ('o', 'teams', '{id}', 1)")
+                .as_str(),
+        )
+        .await
+        .unwrap();
+    }
+    old.close().await;
+
+    let db = Db::connect(url).await.unwrap();
+    let conversations = db.conversations();
+    let answer = conversations
+        .answer_of("o", "teams", "teams:1/m1")
+        .await
+        .unwrap()
+        .expect("a spent id finds its line");
+    assert_eq!(answer.message, asked);
+    let replies: Vec<&str> = answer.replies.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(replies, ["its answer"]);
+    let unanswered = conversations
+        .answer_of("o", "teams", "teams:1/m3")
+        .await
+        .unwrap()
+        .expect("a line stored and never answered is found");
+    assert!(unanswered.replies.is_empty());
+    assert_eq!(
+        conversations
+            .answer_of("o", "teams", "teams:1/m2")
+            .await
+            .unwrap(),
+        None,
+        "a mark no line spent finds none"
+    );
+    let m = NewMessage {
+        org: "o",
+        agent: "default",
+        channel: "teams",
+        conversation: "c",
+        conversation_kind: "group",
+        author: "person",
+        sender: Some("teams:1"),
+        sender_role: Some("user"),
+        text: "a new question",
+        said_at: 2,
+    };
+    let new = conversations
+        .insert_message_once(&m, Some("teams:1/m4"))
+        .await
+        .unwrap()
+        .expect("a new id is stored");
+    assert_eq!(
+        conversations
+            .insert_message_once(&m, Some("teams:1/m4"))
+            .await
+            .unwrap(),
+        None,
+        "a spent id is not stored twice"
+    );
+    let found = conversations
+        .answer_of("o", "teams", "teams:1/m4")
+        .await
+        .unwrap();
+    assert_eq!(found.map(|a| a.message), Some(new));
+    db.close().await;
+}
+
+#[tokio::test]
+async fn spent_ids_find_their_lines_after_migrating_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}?mode=rwc", dir.path().join("old.db").display());
+    spent_ids_find_their_lines_after_the_index_went(
+        &url,
+        concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/sqlite"),
+        27,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn spent_ids_find_their_lines_after_migrating_on_postgres() {
+    let Some(pg) = Schema::new("spent_ids_find_their_lines_after_migrating_on_postgres").await
+    else {
+        return;
+    };
+    spent_ids_find_their_lines_after_the_index_went(
+        &pg.url,
+        concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/postgres"),
+        28,
+    )
+    .await;
+    pg.drop().await;
 }

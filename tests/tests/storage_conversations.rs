@@ -181,6 +181,18 @@ async fn concurrent_lines_are_committed_when_stored(db: Db, other: Db) {
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len(), IDS, "every line has its own id");
+    // The delivery that lost the race left no line, and the winner's mark
+    // finds its line (a retry gets the answer stored for it).
+    for i in 0..IDS {
+        let conversation = format!("c{i}");
+        let c = other.conversations();
+        let history = c.history("o", "default", &conversation).await.unwrap();
+        assert_eq!(history.len(), 1, "{conversation} holds one line");
+        let size = c.live_size("o", "default", &conversation).await.unwrap();
+        assert_eq!(size.0, 1, "{conversation}'s live size counts one line");
+        let answer = c.answer_of("o", "teams", &format!("teams:1/p{i}")).await;
+        assert_eq!(answer.unwrap().map(|a| a.message), Some(history[0].id));
+    }
     let replies = replies_at_once(&db, 16).await;
     assert_eq!(replies.len(), 16);
 }

@@ -180,16 +180,17 @@ impl Conversations<'_> {
     }
 
     /// The message that spent `platform_id` in `channel` (as
-    /// [`Conversations::insert_message_once`] stored it) and the reply lines
-    /// stored for it, oldest first; `None` when no stored line holds the id
-    /// (it was spent by a line stored before ids were kept on lines).
+    /// [`Conversations::insert_message_once`] stored it: its seen mark keeps
+    /// the line) and the reply lines stored for it, oldest first; `None` when
+    /// the id is not spent by a stored line (unseen, or marked alone by
+    /// [`Conversations::mark_seen`]).
     pub async fn answer_of(
         &self,
         org: &str,
         channel: &str,
         platform_id: &str,
     ) -> Result<Option<Answer>> {
-        let text = "SELECT id FROM messages WHERE org = $1 AND channel = $2 AND platform_id = $3 ORDER BY id LIMIT 1";
+        let text = "SELECT line FROM seen_messages WHERE org = $1 AND channel = $2 AND platform_id = $3 AND line IS NOT NULL";
         let Some((message,)): Option<(i64,)> = sql!(text, org, channel, platform_id)
             .opt(&self.db.pool)
             .await?

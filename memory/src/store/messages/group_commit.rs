@@ -246,7 +246,8 @@ async fn drain(lines: Arc<Lines>, pool: AnyPool) {
 /// Every job of `batch` in one transaction: per job, its id, or `None` when
 /// its platform id was seen before (nothing stored for it) or its archive's
 /// slice was taken first. The lines take two statements whatever the
-/// batch's size, one for the seen marks and one for the lines: on SQLite
+/// batch's size, one for the lines and one for the seen marks (a third
+/// deletes lines that were redeliveries, rarely): on SQLite
 /// each statement is a hand-off to the connection's thread and back, which
 /// under load cost more than the writing. An archive takes two of its own
 /// (they are one a conversation every hundred lines).
@@ -260,29 +261,19 @@ async fn store_batch(pool: &AnyPool, batch: &[Job]) -> Result<Vec<Option<i64>>> 
         })
         .collect();
     let mut tx = crate::store::begin(pool).await?;
-    let fresh = mark_batch_seen(&mut tx, &lines).await?;
-    let kept: Vec<&QueuedLine> = lines
-        .iter()
-        .zip(&fresh)
-        .filter_map(|(line, fresh)| fresh.then_some(*line))
-        .collect();
-    let mut line_ids = insert_lines(&mut tx, &kept).await?.into_iter();
-    let mut fresh = fresh.into_iter();
+    let line_ids = insert_lines(&mut tx, &lines).await?;
+    let mut stored = spend_platform_ids(&mut tx, &lines, &line_ids)
+        .await?
+        .into_iter();
     let mut ids = Vec::with_capacity(batch.len());
     for job in batch {
         ids.push(match &job.work {
-            Work::Line(_) => match fresh.next() {
-                Some(true) => line_ids.next(),
-                _ => None,
-            },
+            Work::Line(_) => stored.next().flatten(),
             // Reply lines spend no platform id: each is stored; the first's id.
             Work::Replies(lines, writes) => {
                 let mut first = None;
                 for _ in lines {
-                    if fresh.next() == Some(true) {
-                        let id = line_ids.next();
-                        first = first.or(id);
-                    }
+                    first = first.or(stored.next().flatten());
                 }
                 turn_writes_in(&mut tx, writes).await?;
                 first
@@ -313,16 +304,29 @@ async fn turn_writes_in(conn: &mut AnyConnection, writes: &TurnWrites) -> Result
     Ok(())
 }
 
-/// Mark the platform ids of `lines` seen; per line, whether it is to be
-/// stored: it has no platform id, or its id was new (the first line of a
-/// batch that holds an id twice).
-async fn mark_batch_seen(conn: &mut AnyConnection, lines: &[&QueuedLine]) -> Result<Vec<bool>> {
-    let marked: Vec<&QueuedLine> = lines.iter().copied().filter(|l| l.seen.is_some()).collect();
-    let mut new: HashSet<(&str, &str, &str)> = HashSet::new();
-    let rows: Vec<(String, String, String)>;
+/// Mark the platform ids of `lines` (stored as `ids`) seen, each mark
+/// keeping its line; per line, its id when it stays stored: it has no
+/// platform id, or its id was new (the first line of a batch that holds an
+/// id twice). A line whose id was spent before is a redelivery and is
+/// deleted again, in this transaction: the lines go in first so that the
+/// marks can name them without a third statement, and redeliveries that
+/// reach the writer are rare (the turn's first read stops most).
+async fn spend_platform_ids(
+    conn: &mut AnyConnection,
+    lines: &[&QueuedLine],
+    ids: &[i64],
+) -> Result<Vec<Option<i64>>> {
+    let marked: Vec<(&QueuedLine, i64)> = lines
+        .iter()
+        .zip(ids)
+        .filter(|(line, _)| line.seen.is_some())
+        .map(|(line, id)| (*line, *id))
+        .collect();
+    let mut kept: HashSet<i64> = HashSet::new();
     if !marked.is_empty() {
-        let mut q = sql!("INSERT INTO seen_messages (org, channel, platform_id, seen_at) VALUES ");
-        for (i, line) in marked.iter().enumerate() {
+        let mut q =
+            sql!("INSERT INTO seen_messages (org, channel, platform_id, seen_at, line) VALUES ");
+        for (i, (line, id)) in marked.iter().enumerate() {
             q = q
                 .push(if i == 0 { "(" } else { ", (" })
                 .bind(line.org.as_str())
@@ -332,24 +336,32 @@ async fn mark_batch_seen(conn: &mut AnyConnection, lines: &[&QueuedLine]) -> Res
                 .bind(line.seen.as_deref())
                 .push(", ")
                 .bind(line.said_at)
+                .push(", ")
+                .bind(*id)
                 .push(")");
         }
-        rows = q
-            .push(" ON CONFLICT DO NOTHING RETURNING org, channel, platform_id")
+        let rows: Vec<(i64,)> = q
+            .push(" ON CONFLICT DO NOTHING RETURNING line")
             .all(&mut *conn)
             .await?;
-        new.extend(
-            rows.iter()
-                .map(|(o, c, p)| (o.as_str(), c.as_str(), p.as_str())),
-        );
+        kept.extend(rows.into_iter().map(|(id,)| id));
+        let spent: Vec<i64> = marked
+            .iter()
+            .map(|(_, id)| *id)
+            .filter(|id| !kept.contains(id))
+            .collect();
+        if !spent.is_empty() {
+            sql!("DELETE FROM messages WHERE id IN (")
+                .bind_list(spent)
+                .push(")")
+                .exec(&mut *conn)
+                .await?;
+        }
     }
     Ok(lines
         .iter()
-        .map(|line| match &line.seen {
-            None => true,
-            // `remove`: a second line with the same id in this batch is a redelivery.
-            Some(id) => new.remove(&(line.org.as_str(), line.channel.as_str(), id.as_str())),
-        })
+        .zip(ids)
+        .map(|(line, id)| (line.seen.is_none() || kept.contains(id)).then_some(*id))
         .collect())
 }
 
