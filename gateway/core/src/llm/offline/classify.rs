@@ -141,7 +141,17 @@ fn classify_anew(sentence: &str) -> Option<Candidate> {
     // A value said to have changed ("Small correction, the build server is
     // ci-runner-08 now", "Update for everyone: …") corrects the note on its
     // subject, whatever pattern keys it.
-    let changed = says_changed(&s[..s.len() - stated.len()], stated);
+    let head = &s[..s.len() - stated.len()];
+    let changed = says_changed(head, stated);
+    // The thing changed, named in the heading only, stays with the new value.
+    let named;
+    let stated = match heading_subject(head, stated).filter(|_| changed) {
+        Some(subject) => {
+            named = format!("{subject}: {stated}");
+            named.as_str()
+        }
+        None => stated,
+    };
     personal(stated)
         // Said, not asked, and after what asks a task ("share the deck with me").
         .or_else(|| stated_preference(&s))

@@ -386,6 +386,43 @@ pub(super) fn says_changed(preamble: &str, stated: &str) -> bool {
         || words::holds_unspaced(Class::Changed, stated)
 }
 
+/// The thing a heading of change names when the statement after it does
+/// not ("Change for the Amber Hall: from today it's max 25 visitors" →
+/// "Amber Hall"): the heading's words after its word of change that are
+/// names, values or longer words, less words naming everyone or a rule. A correction that keeps it
+/// names the note it corrects (`TurnLoop::correction_subject` finds that
+/// note by the words they share), and a reader of the note knows what it is
+/// about. `None` when the heading names nothing more, or the statement
+/// names it already.
+pub(super) fn heading_subject(head: &str, stated: &str) -> Option<String> {
+    let said: Vec<&str> = head
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let (at, len) = words::find(Class::Changed, &words_of(head))?;
+    // `words_of` splits as `split_whitespace` does for the letters and
+    // digits kept here; a heading whose words do not line up names nothing.
+    if words_of(head).len() != said.len() {
+        return None;
+    }
+    let named: Vec<&str> = said[at + len..]
+        .iter()
+        .copied()
+        .filter(|w| {
+            // A name or a value, or a longer word: "for", "the", "beim" go.
+            let named =
+                w.chars().any(|c| c.is_uppercase() || c.is_ascii_digit()) || w.chars().count() > 4;
+            named && !words::holds(Class::Everyone, w) && !words::holds(Class::Rule, w)
+        })
+        .collect();
+    let stated = words_of(stated);
+    let new = named
+        .iter()
+        .any(|w| !stated.iter().any(|s| *s == words_of(w).concat()));
+    (!named.is_empty() && new).then(|| named.join(" "))
+}
+
 /// Whether `s` names a value a note is kept for: a word holding a digit, an
 /// `_`, an inner `.` or `-` with a digit, or opening with `#` (a table, a
 /// host, a channel, a time, an amount).

@@ -772,6 +772,53 @@ fn framings_and_changes_are_read_by_their_classes() {
     assert_ne!(c.kind, "correction", "{c:?}");
 }
 
+/// A heading of change that names the thing changed ("Change for the
+/// reading room: …") keeps it with the new value, so the correction names
+/// the note it corrects; a heading naming only everyone, or what the
+/// statement names itself, adds nothing. Each phrased for this test.
+#[test]
+fn the_thing_a_heading_of_change_names_stays_with_the_new_value() {
+    for (said, opens) in [
+        (
+            "Change for the Reading Room: it now closes at 18:30 on Fridays",
+            "Reading Room: it now closes",
+        ),
+        (
+            "Änderung beim Lesesaal: ab sofort schließt er um 18:30",
+            "Lesesaal: ab sofort",
+        ),
+        (
+            "Changement pour la salle Molière : elle accueille 40 personnes maximum",
+            "Salle Molière: elle accueille",
+        ),
+        (
+            "Wijziging parkeergarage: vanaf maandag kost een plek 12 euro",
+            "Parkeergarage: vanaf maandag",
+        ),
+    ] {
+        let c = one(said);
+        assert_eq!(
+            (c.channel, c.kind.as_str()),
+            (ItemChannel::Operational, "correction"),
+            "{said}: {c:?}"
+        );
+        assert!(c.content.starts_with(opens), "{said}: {c:?}");
+    }
+    for (said, kept) in [
+        (
+            "Update for everyone: the standup is at 09:45 now",
+            "The standup is at 09:45 now",
+        ),
+        (
+            "Change for the Reading Room: the Reading Room closes at 18:30 now",
+            "The Reading Room closes at 18:30 now",
+        ),
+    ] {
+        let c = one(said);
+        assert_eq!(c.content, kept, "{said}: {c:?}");
+    }
+}
+
 /// A fact of the speaker's with a value, opened by their possessive, is
 /// theirs on the subject of the thing named; a preference said in
 /// another language is kept as said; how to reply to the speaker is
