@@ -65,8 +65,11 @@ pub(super) fn personal(s: &str) -> Option<Candidate> {
     for (opening, says) in FIRST_PERSON_VERBS {
         if let Some(rest) = strip_ci(s, opening) {
             let said = format!("{says}{}", clean(rest));
-            // The unit they work in is one subject, whatever its name.
-            if names_a_unit(rest) {
+            // The unit they work in is one subject, whatever its name; a
+            // place named by its code or name, where they work or sit.
+            let works =
+                !["i live ", "i manage ", "i lead ", "i own ", "i report to "].contains(opening);
+            if names_a_unit(rest) || (works && (names_a_code(rest) || names_a_place(rest))) {
                 return Some(personal_item("fact", UNIT_SUBJECT, said));
             }
             let head = key_terms(rest, 2);
@@ -168,7 +171,7 @@ pub(super) fn said_of_self(s: &str) -> Option<Candidate> {
         return None;
     }
     let said = capitalise(&clean(s));
-    if names_a_unit(s) || names_a_code(s) {
+    if names_a_unit(s) || names_a_code(s) || names_a_place(s) {
         return Some(personal_item("fact", UNIT_SUBJECT, said));
     }
     // Who they are: beside a claimed change, part of the pose (policy::poses).

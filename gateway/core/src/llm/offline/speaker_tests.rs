@@ -295,3 +295,28 @@ fn a_place_named_by_its_code_is_the_speakers_unit() {
         false,
     );
 }
+
+/// A place named by its name, not a code ("the Rose Pavilion", "Hafen
+/// Nord"), is the speaker's unit when they are there or were moved there,
+/// so a move is asked as a change; a day, a city or a thing moved is not.
+/// Each phrased for this test.
+#[test]
+fn a_place_named_by_its_name_is_the_speakers_unit() {
+    assert_units(
+        &[
+            "I work at the Rose Pavilion",
+            "They've transferred me to the Hall of Mirrors",
+            "Ich bin jetzt fest im Lager Hafen Nord eingeteilt",
+            "Od dziś przenieśli mnie do Sali Królewskiej",
+        ],
+        true,
+    );
+    assert_units(
+        &[
+            "I'm off on Monday",
+            "I moved the boxes to the Rose Pavilion",
+            "I'm in Berlin",
+        ],
+        false,
+    );
+}

@@ -182,6 +182,47 @@ pub(super) fn names_a_code(s: &str) -> bool {
         })
 }
 
+/// Words that put what follows in a place, in the languages the rules know
+/// ("in", "at", "to", "from", "do", "w", "nach", "till").
+const LOCATIVES: &[&str] = &[
+    "in", "at", "to", "on", "into", "from", "im", "am", "zum", "zur", "ins", "nach", "bei", "à",
+    "au", "aux", "dans", "en", "a", "al", "nel", "nella", "alla", "em", "no", "na", "para", "bij",
+    "naar", "op", "w", "we", "do", "z", "ze", "i", "på", "till", "til", "fra", "från", "v", "ve",
+    "в", "на", "у", "з", "da", "dal", "del", "de", "van", "uit", "aus", "vom",
+];
+
+/// Whether `s` names a place by its name after a word of place (past an
+/// article): two capitalised words together, or joined by "of" ("do Turner
+/// Gallery", "at the Hall of Clocks", "auf der MS Nordlys"), so one
+/// capitalised word ("on Monday", "in Berlin") is no place of work. Said
+/// with a verb of being, working or being moved (`works_there`), it is
+/// where the speaker works, whatever the place is called.
+pub(super) fn names_a_place(s: &str) -> bool {
+    const ARTICLE: &[&str] = &[
+        "the", "der", "die", "das", "la", "le", "il", "el", "het", "de",
+    ];
+    const OF: &[&str] = &["of", "de", "di", "da", "do", "du", "der", "van", "von"];
+    let tokens: Vec<&str> = s.split_whitespace().collect();
+    let capital = |i: usize| {
+        tokens.get(i).is_some_and(|t| {
+            let t = t.trim_matches(|c: char| !c.is_alphanumeric());
+            t.chars().next().is_some_and(char::is_uppercase) && t != "I"
+        })
+    };
+    let is = |i: usize, list: &[&str]| {
+        tokens
+            .get(i)
+            .is_some_and(|t| list.contains(&as_compared(t).as_str()))
+    };
+    (0..tokens.len()).any(|i| {
+        let at = if is(i + 1, ARTICLE) { i + 2 } else { i + 1 };
+        is(i, LOCATIVES)
+            && tokens[i] != "I"
+            && capital(at)
+            && (capital(at + 1) || (is(at + 1, OF) && capital(at + 2)))
+    })
+}
+
 /// Verbs of being or working somewhere, right after the speaker ("I'm at
 /// the Valencia shop", "I moved to the Madrid shop", "ich bin in der
 /// Filiale Mitte"); in a language that drops the pronoun the verb is the
@@ -323,7 +364,7 @@ pub(super) fn belongs(s: &str) -> Option<Candidate> {
         segment = i + sep.len();
     }
     let part = clean(&from[..end]);
-    if !(names_a_unit(&part) || names_a_code(&part))
+    if !(names_a_unit(&part) || names_a_code(&part) || names_a_place(&part))
         || !works_there(&part)
         || transient(&part)
         || part.ends_with(['?', '？'])
