@@ -409,9 +409,17 @@ pub(super) fn makes_a_thing(s: &str) -> bool {
 /// How the speaker wants answers is how they want every answer: a lasting
 /// preference, proposed, never answered as a one-off.
 pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate> {
-    // "answer me this: …" introduces what is asked.
-    if s.contains(':') {
-        return None;
+    // A short heading before a colon ("zmieniam zdanie: pisz mi dłużej",
+    // "one more thing: …") frames what follows: that is read; "answer me
+    // this: what is …?" introduces a question, which is no preference.
+    if let Some((head, rest)) = s.split_once(':') {
+        let framed = (1..=5).contains(&head.split_whitespace().count())
+            && rest.split_whitespace().count() >= 2;
+        return if framed && !question {
+            addressed_preference(rest.trim(), question)
+        } else {
+            None
+        };
     }
     let words = words_of(s);
     let unspaced = |class| words::holds_unspaced(class, s);

@@ -294,6 +294,40 @@ fn a_statement_naming_a_value_is_a_note_whatever_frames_it() {
     }
 }
 
+/// How long or detailed the speaker wants replies is a form of them, either
+/// way, and a short heading before a colon frames the wish; a question
+/// after one is asked, never kept. Each phrased for this test.
+#[test]
+fn replies_longer_or_in_detail_are_a_preference_after_a_heading_too() {
+    for said in [
+        "Answer me in more detail from now on",
+        "Second thought: reply to me in detail, with an example",
+        "Schreib mir bitte ausführlicher",
+        "Mudei de ideia: responde-me de forma mais detalhada",
+        "Odpowiadaj mi szczegółowo",
+    ] {
+        let items = extract(said);
+        assert_eq!(items.len(), 1, "{said}: {items:?}");
+        assert_eq!(
+            (items[0].channel, items[0].kind.as_str()),
+            (ItemChannel::Personal, "preference"),
+            "{said}"
+        );
+    }
+    for said in [
+        "Answer me this: how long is the warranty?",
+        "Reminder: the long report is due at 10:00",
+    ] {
+        assert!(
+            extract(said)
+                .iter()
+                .all(|c| c.channel != ItemChannel::Personal),
+            "{said}: {:?}",
+            extract(said)
+        );
+    }
+}
+
 #[test]
 fn a_preference_asked_in_any_shape_is_the_speakers() {
     for (said, kept) in [
