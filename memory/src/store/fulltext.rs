@@ -786,23 +786,6 @@ mod tests {
     }
 
     #[test]
-    fn only_a_longer_word_of_letters_is_searched_by_its_start() {
-        assert_eq!(word_start("cytostatyki"), Some("cytos"));
-        assert_eq!(word_start("insuliną"), Some("insul"));
-        assert_eq!(word_start("żółtych"), Some("żółty"));
-        for token in ["lunch", "cr-2", "3000", "example_orders", "日报"] {
-            assert_eq!(word_start(token), None, "{token}");
-        }
-        let (mut sqlite, mut pg) = (String::new(), String::new());
-        fts5_start(&mut sqlite, "p1_cytos");
-        pg_start(&mut pg, "p1_cytos");
-        assert_eq!(
-            (sqlite.as_str(), pg.as_str()),
-            ("\"p1_cytos\"*", "'p1_cytos':*")
-        );
-    }
-
-    #[test]
     fn the_rarer_token_and_more_tokens_rank_first_and_except_is_left_out() {
         let (a, b) = (String::from("a"), String::from("b"));
         let arms = [
@@ -812,7 +795,6 @@ mod tests {
                 with: Vec::new(),
                 limit: PER_TOKEN,
                 known: 0,
-                start: false,
             },
             Arm {
                 token: 1,
@@ -820,7 +802,6 @@ mod tests {
                 with: Vec::new(),
                 limit: PER_TOKEN,
                 known: 0,
-                start: false,
             },
         ];
         // Token 0 is in records 1 and 2; token 1 in 3, 4, 5 and 2.
@@ -845,7 +826,6 @@ mod tests {
             with: Vec::new(),
             limit: PER_TOKEN,
             known,
-            start: false,
         };
         // Token 0: three records. Token 1: one known elsewhere plus five read here.
         let arms = [arm(0, &a, 0), arm(1, &b, 0), arm(1, &c, 1)];
