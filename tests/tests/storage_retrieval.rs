@@ -13,7 +13,6 @@ steward_tests::on_both_databases!(
     retrieval_is_scoped_by_org_agent_and_speaker,
     retrieval_finds_rare_words_past_common_ones_and_only_active_records,
     ranked_search_finds_word_forms_identifier_parts_and_cjk,
-    a_word_held_inflected_or_in_another_language_is_found_by_its_start,
     search_text_is_never_engine_syntax_and_never_leaves_its_scope,
     the_speakers_newest_preferences_come_with_every_retrieval,
     a_query_of_common_words_finds_the_records_holding_both_and_never_anothers,
@@ -555,61 +554,6 @@ async fn ranked_search_finds_word_forms_identifier_parts_and_cjk(db: Db) {
     // Ranked: the record holding more of the query comes first.
     let both = found_ids(&db, &scope, "daily report example_orders").await;
     assert_eq!(both[0], ids[1], "{both:?}");
-}
-
-/// A question that holds none of a note's words as written finds the note
-/// by its longer words' starts ("cytostatyki", "insuliną" → "Cytostatics",
-/// "insulin"), in the asker's places only; a query with a word held as
-/// written is answered by that word alone, and short words, numbers and
-/// identifiers are never searched by their start.
-async fn a_word_held_inflected_or_in_another_language_is_found_by_its_start(db: Db) {
-    let ids = db
-        .records()
-        .insert_records(&[
-            note(
-                "cytostatics",
-                "Cytostatics are prepared in clean room CR-2",
-                1,
-            ),
-            note("insulin", "Insulin pens are kept in fridge KF-3", 2),
-            note("lunch", "Lunch is served at noon", 3),
-            rec(
-                "o",
-                Scope::Personal,
-                Some("u2"),
-                "course",
-                "Booked the cytostatics handling course",
-                4,
-            ),
-        ])
-        .await
-        .unwrap();
-    let mine = notes_scope("o", Some("u1"));
-    assert_eq!(
-        found_ids(&db, &mine, "Kto może przygotowywać cytostatyki?").await,
-        vec![ids[0]]
-    );
-    assert_eq!(
-        found_ids(&db, &mine, "Gdzie trzymamy peny z insuliną?").await,
-        vec![ids[1]]
-    );
-    // Another person's record is found by its start for them only.
-    let theirs = notes_scope("o", Some("u2"));
-    let found = found_ids(&db, &theirs, "Kiedy jest szkolenie z cytostatyków?").await;
-    assert!(
-        found.contains(&ids[3]) && found.contains(&ids[0]),
-        "{found:?}"
-    );
-    // A word held as written answers alone: no start is searched beside it.
-    assert_eq!(
-        found_ids(&db, &mine, "lunch and cytostatyki").await,
-        vec![ids[2]]
-    );
-    // Short words, numbers and codes: no start ("clean" is held whole).
-    assert!(found_ids(&db, &mine, "cle XY-9 3000").await.is_empty());
-    assert!(found_ids(&db, &mine, "quantum chromodynamics")
-        .await
-        .is_empty());
 }
 
 /// The search text goes to FTS5's MATCH and PostgreSQL's tsquery only as

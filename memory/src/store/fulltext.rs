@@ -124,18 +124,6 @@ fn pg_quote(out: &mut String, token: &str) {
     out.push('\'');
 }
 
-/// A word's start as an FTS5 prefix query ("…"*), onto `out`.
-fn fts5_start(out: &mut String, start: &str) {
-    fts5_quote(out, start);
-    out.push('*');
-}
-
-/// A word's start as a tsquery prefix ('…':*), onto `out`.
-fn pg_start(out: &mut String, start: &str) {
-    pg_quote(out, start);
-    out.push_str(":*");
-}
-
 /// A token quoted as an FTS5 string, onto `out`.
 fn fts5_quote(out: &mut String, token: &str) {
     out.push('"');
@@ -286,8 +274,6 @@ pub(super) async fn search(db: &Db, s: &Search<'_>) -> Result<Vec<Hit>> {
         .iter()
         .map(|t| prefixes.iter().map(|p| placed(p, t)).collect())
         .collect();
-    // Declared before the arms that may borrow it (a search by word starts).
-    let starts: Vec<Vec<String>>;
     let mut arms = arms(&asked, &common, s.limit as i64);
     let mut rows = read(db, &arms).await?;
     if rows.is_empty() && arms.iter().any(|a| !a.with.is_empty()) {
@@ -299,33 +285,6 @@ pub(super) async fn search(db: &Db, s: &Search<'_>) -> Result<Vec<Hit>> {
         }
         rows = read(db, &arms).await?;
     }
-    if rows.is_empty() {
-        // No word of the query is held as written: its longer words' starts
-        // find a record holding them inflected or in a neighbouring language
-        // ("cytostatika", "insuliną" → "Cytostatics", "insulin").
-        starts = s
-            .tokens
-            .iter()
-            .map(|t| match word_start(t) {
-                Some(start) => prefixes.iter().map(|p| placed(p, start)).collect(),
-                None => Vec::new(),
-            })
-            .collect();
-        arms = starts
-            .iter()
-            .enumerate()
-            .filter(|(_, forms)| !forms.is_empty())
-            .map(|(token, forms)| Arm {
-                token,
-                read: forms.iter().collect(),
-                with: Vec::new(),
-                limit: PER_TOKEN,
-                known: 0,
-                start: true,
-            })
-            .collect();
-        rows = read(db, &arms).await?;
-    }
     Ok(rank(
         rows,
         &arms,
@@ -334,21 +293,6 @@ pub(super) async fn search(db: &Db, s: &Search<'_>) -> Result<Vec<Hit>> {
         s.except,
         s.limit,
     ))
-}
-
-/// Letters a word's start is searched by, when nothing holds the query's
-/// words as written ([`search`]).
-const WORD_START: usize = 5;
-
-/// The start a query token is searched by: the first [`WORD_START`]
-/// letters of a word of letters longer than that; `None` for shorter words,
-/// identifiers and numbers (a start of "ci-runner-08" finds other hosts).
-fn word_start(token: &str) -> Option<&str> {
-    if !token.chars().all(char::is_alphabetic) {
-        return None;
-    }
-    let (end, _) = token.char_indices().nth(WORD_START)?;
-    Some(&token[..end])
 }
 
 /// The ids of a comma-separated list as the database writes it, into
@@ -383,8 +327,7 @@ async fn read(db: &Db, arms: &[Arm<'_>]) -> Result<Vec<(usize, i64)>> {
     if arms.is_empty() {
         return Ok(Vec::new());
     }
-    // A word's start is matched by the engines' own prefix queries.
-    let intersect = arms.iter().any(|a| !a.with.is_empty() || a.start);
+    let intersect = arms.iter().any(|a| !a.with.is_empty());
     // One row per arm (or placed form), its ids as text: a search reads
     // hundreds of ids, and the driver's cost per row is many times that of a
     // number in a list.
@@ -423,25 +366,15 @@ fn read_matching(backend: Backend, arms: &[Arm<'_>]) -> Sql<'static> {
     };
     let mut q = sql!("");
     for (j, arm) in arms.iter().enumerate() {
-        let (predicate, matching, close) = match (backend, arm.start) {
-            (Backend::Sqlite, false) => (
+        let (predicate, matching, close) = match backend {
+            Backend::Sqlite => (
                 "memory_fts MATCH ",
                 both(&arm.read, &arm.with, " OR ", " AND ", fts5_quote),
                 "",
             ),
-            (Backend::Sqlite, true) => (
-                "memory_fts MATCH ",
-                both(&arm.read, &[], " OR ", " AND ", fts5_start),
-                "",
-            ),
-            (Backend::Postgres, false) => (
+            Backend::Postgres => (
                 "doc @@ CAST(",
                 both(&arm.read, &arm.with, " | ", " & ", pg_quote),
-                " AS tsquery)",
-            ),
-            (Backend::Postgres, true) => (
-                "doc @@ CAST(",
-                both(&arm.read, &[], " | ", " & ", pg_start),
                 " AS tsquery)",
             ),
         };
@@ -505,8 +438,6 @@ struct Arm<'a> {
     with: Vec<&'a String>,
     limit: i64,
     known: i64,
-    /// `read` are words' starts, matched as prefixes ([`word_start`]).
-    start: bool,
 }
 
 /// Per query token, its rare placed forms, read up to [`PER_TOKEN`]; and its
@@ -527,7 +458,6 @@ fn arms<'a>(asked: &'a [Vec<String>], common: &Common, limit: i64) -> Vec<Arm<'a
                 with: Vec::new(),
                 limit: PER_TOKEN,
                 known: 0,
-                start: false,
             });
         }
         if !frequent.is_empty() {
@@ -553,7 +483,6 @@ fn arms<'a>(asked: &'a [Vec<String>], common: &Common, limit: i64) -> Vec<Arm<'a
                 read: frequent,
                 with,
                 known,
-                start: false,
             });
         }
     }
