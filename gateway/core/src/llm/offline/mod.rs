@@ -62,6 +62,8 @@ impl Responder for OfflineResponder {
 }
 
 #[cfg(test)]
+mod heading_tests;
+#[cfg(test)]
 mod speaker_tests;
 #[cfg(test)]
 mod tests;
