@@ -2,7 +2,8 @@
 //! with a title, leave asked to change every reply, a reply language asked
 //! for good in the yes/no table's other languages, a romanised yes, a model
 //! that promises to carry on, and a question that shares only "go" with a
-//! routing note or one word with it. Every phrasing here was written for these tests, none
+//! routing note or one word with it, a change named in its heading, a move
+//! between named places. Every phrasing here was written for these tests, none
 //! taken from an evaluation transcript.
 
 use memory::{ItemChannel, Role, Status};
@@ -391,6 +392,74 @@ async fn what_a_user_says_they_are_is_theirs_and_a_move_replaces_it() {
             "{name}: {kept:?}"
         );
         assert!(!kept.iter().any(|k| k.contains("Okay")), "{name}: {kept:?}");
+    }
+}
+
+/// A change named in its heading ("Change for the Reading Room: …") is
+/// asked by an administrator as replacing the note on that room, and
+/// answered with the new value; the same heading from a user changes
+/// nothing. A move between places named by their names is asked as a change
+/// of where the user works, and a yes replaces the old place.
+#[tokio::test]
+async fn a_change_named_in_its_heading_replaces_its_note_and_a_named_place_move_replaces_the_old() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    fake.always(TEXT, Answer::Content("Okay.".into()));
+    for (name, db) in both_dbs().await {
+        let h = Harness::on(db, fake.config());
+        h.pair("111", Role::Admin).await;
+        h.pair("222", Role::User).await;
+        let noted = h
+            .dm("111", "@notes: The Reading Room seats at most 40 people.")
+            .await;
+        assert!(noted.contains("(id: "), "{name}: {noted}");
+        let claimed = h
+            .dm(
+                "222",
+                "Change for the Reading Room: from today it's max 80 people",
+            )
+            .await;
+        assert!(
+            claimed.contains("need an administrator"),
+            "{name}: {claimed}"
+        );
+        let asked = h
+            .dm(
+                "111",
+                "Change for the Reading Room: the fire officer lowered it, from today it's max 30 people",
+            )
+            .await;
+        assert!(asked.contains("replaces #"), "{name}: {asked}");
+        assert!(h.dm("111", "yes").await.contains("(id: "), "{name}");
+        let notes = kept(&h).await;
+        assert!(
+            notes
+                .iter()
+                .any(|k| k.starts_with("Reading Room: ") && k.contains("30"))
+                && !notes.iter().any(|k| k.contains("40") || k.contains("80")),
+            "{name}: {notes:?}"
+        );
+        let answer = h
+            .dm("222", "How many people fit in the Reading Room?")
+            .await;
+        assert!(
+            answer.contains("30") && !answer.contains("40"),
+            "{name}: {answer}"
+        );
+        let works = h.dm("222", "I work at the Rose Pavilion").await;
+        assert!(works.contains("Remember this? "), "{name}: {works}");
+        assert!(h.dm("222", "yes").await.contains("(id: "), "{name}");
+        let moved = h
+            .dm("222", "They've transferred me to the Hall of Mirrors")
+            .await;
+        assert!(moved.contains("it conflicts with #"), "{name}: {moved}");
+        assert!(h.dm("222", "yes").await.contains("It replaces #"), "{name}");
+        let kept = kept(&h).await;
+        assert!(
+            kept.iter().any(|k| k.contains("Hall of Mirrors"))
+                && !kept.iter().any(|k| k.contains("Rose Pavilion")),
+            "{name}: {kept:?}"
+        );
     }
 }
 

@@ -389,21 +389,22 @@ pub(super) fn says_changed(preamble: &str, stated: &str) -> bool {
 /// The thing a heading of change names when the statement after it does
 /// not ("Change for the Amber Hall: from today it's max 25 visitors" →
 /// "Amber Hall"): the heading's words after its word of change that are
-/// names, values or longer words, less words naming everyone or a rule. A correction that keeps it
-/// names the note it corrects (`TurnLoop::correction_subject` finds that
-/// note by the words they share), and a reader of the note knows what it is
-/// about. `None` when the heading names nothing more, or the statement
+/// names, values or longer words, less words naming everyone or a rule.
+/// A correction that keeps it names the note it corrects
+/// (`TurnLoop::correction_subject` finds that note by the words they
+/// share). `None` when the heading names nothing more, or the statement
 /// names it already.
 pub(super) fn heading_subject(head: &str, stated: &str) -> Option<String> {
+    let compared = words_of(head);
+    let (at, len) = words::find(Class::Changed, &compared)?;
     let said: Vec<&str> = head
         .split_whitespace()
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
         .filter(|w| !w.is_empty())
         .collect();
-    let (at, len) = words::find(Class::Changed, &words_of(head))?;
-    // `words_of` splits as `split_whitespace` does for the letters and
-    // digits kept here; a heading whose words do not line up names nothing.
-    if words_of(head).len() != said.len() {
+    // A heading whose words as written and as compared do not line up
+    // (a hyphen or an apostrophe inside one) names nothing.
+    if compared.len() != said.len() {
         return None;
     }
     let named: Vec<&str> = said[at + len..]

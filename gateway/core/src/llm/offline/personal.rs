@@ -39,17 +39,18 @@ pub(super) const ANSWER_IN: &[&str] = &[
     "rispondi in ",
 ];
 
-/// "I work from Lisbon" as said of the speaker: "Works from Lisbon".
-pub(super) const FIRST_PERSON_VERBS: &[(&str, &str)] = &[
-    ("i work ", "Works "),
-    ("i live ", "Lives "),
-    ("i manage ", "Manages "),
-    ("i lead ", "Leads "),
-    ("i own ", "Owns "),
-    ("i report to ", "Reports to "),
-    ("i sit ", "Sits "),
-    ("i'm based ", "Based "),
-    ("i am based ", "Based "),
+/// "I work from Lisbon" as said of the speaker: "Works from Lisbon"; and
+/// whether the verb says where they work (a place it names is their unit).
+pub(super) const FIRST_PERSON_VERBS: &[(&str, &str, bool)] = &[
+    ("i work ", "Works ", true),
+    ("i live ", "Lives ", false),
+    ("i manage ", "Manages ", false),
+    ("i lead ", "Leads ", false),
+    ("i own ", "Owns ", false),
+    ("i report to ", "Reports to ", false),
+    ("i sit ", "Sits ", true),
+    ("i'm based ", "Based ", true),
+    ("i am based ", "Based ", true),
 ];
 
 pub(super) fn personal(s: &str) -> Option<Candidate> {
@@ -62,14 +63,12 @@ pub(super) fn personal(s: &str) -> Option<Candidate> {
             return Some(personal_item("preference", ANSWER_IN_SUBJECT, said));
         }
     }
-    for (opening, says) in FIRST_PERSON_VERBS {
+    for (opening, says, at_work) in FIRST_PERSON_VERBS {
         if let Some(rest) = strip_ci(s, opening) {
             let said = format!("{says}{}", clean(rest));
             // The unit they work in is one subject, whatever its name; a
             // place named by its code or name, where they work or sit.
-            let works =
-                !["i live ", "i manage ", "i lead ", "i own ", "i report to "].contains(opening);
-            if names_a_unit(rest) || (works && (names_a_code(rest) || names_a_place(rest))) {
+            if names_a_unit(rest) || (*at_work && (names_a_code(rest) || names_a_place(rest))) {
                 return Some(personal_item("fact", UNIT_SUBJECT, said));
             }
             let head = key_terms(rest, 2);
