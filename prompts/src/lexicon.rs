@@ -48,11 +48,14 @@ pub enum Class {
     /// Whole words naming a form of the agent's replies: length, format,
     /// tone, emoji ("short", "bullet", "formal", "emojis").
     Form,
+    /// Words saying the value beside them no longer holds ("not", "no
+    /// longer", "instead of", "nicht mehr"): a correction's old value.
+    Former,
 }
 
 impl Class {
     /// Every class, in the file's order.
-    pub const ALL: [Class; 17] = [
+    pub const ALL: [Class; 18] = [
         Class::Request,
         Class::Courtesy,
         Class::Standing,
@@ -70,6 +73,7 @@ impl Class {
         Class::Mine,
         Class::Am,
         Class::Form,
+        Class::Former,
     ];
 }
 
@@ -96,6 +100,7 @@ struct Row {
     mine: Vec<String>,
     am: Vec<String>,
     form: Vec<String>,
+    former: Vec<String>,
     names: BTreeMap<String, Vec<String>>,
 }
 
@@ -135,6 +140,7 @@ impl Lexicon {
             Class::Mine => &r.mine,
             Class::Am => &r.am,
             Class::Form => &r.form,
+            Class::Former => &r.former,
         }
     }
 

@@ -463,6 +463,73 @@ async fn a_change_named_in_its_heading_replaces_its_note_and_a_named_place_move_
     }
 }
 
+/// A correction in Dutch that says the old value no longer holds is kept as
+/// the note it replaces with the new value carried in: no note and no
+/// answer says the old value. The Dutch "ja" is answered in Dutch, though
+/// German reads "ja" first. A Norwegian's move away from a place they named
+/// is asked as a change of what they said, and a yes replaces it.
+#[tokio::test]
+async fn a_corrections_new_value_is_carried_into_its_note_and_a_move_away_replaces_the_old() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    fake.always(TEXT, Answer::Content("Okay.".into()));
+    for (name, db) in both_dbs().await {
+        let h = Harness::on(db, fake.config());
+        h.pair("111", Role::Admin).await;
+        h.pair("222", Role::User).await;
+        let noted = h
+            .dm(
+                "111",
+                "@notes: Batches lageren minimaal 21 dagen voordat er gebotteld wordt.",
+            )
+            .await;
+        assert!(noted.contains("(id: "), "{name}: {noted}");
+        let asked = h
+            .dm(
+                "111",
+                "Correctie: de 21 dagen lageren geldt niet meer, het wordt voortaan minimaal 28 dagen",
+            )
+            .await;
+        assert!(
+            asked.contains("Batches lageren minimaal 28 dagen voordat er gebotteld wordt")
+                && asked.contains("replaces #"),
+            "{name}: {asked}"
+        );
+        let receipt = h.dm("111", "ja").await;
+        assert!(receipt.starts_with("Opgeslagen"), "{name}: {receipt}");
+        let notes = kept(&h).await;
+        assert!(
+            notes.iter().any(|k| k.contains("28 dagen"))
+                && !notes.iter().any(|k| k.contains("21")),
+            "{name}: {notes:?}"
+        );
+        let answer = h.dm("222", "Hoe lang moeten batches lageren?").await;
+        assert!(
+            answer.contains("28") && !answer.contains("21"),
+            "{name}: {answer}"
+        );
+        let placed = h
+            .dm("222", "Jeg er fast plassert på Havbris fra denne uka")
+            .await;
+        assert!(placed.contains("Remember this? "), "{name}: {placed}");
+        assert!(h.dm("222", "ja").await.starts_with("Lagret"), "{name}");
+        let moved = h
+            .dm(
+                "222",
+                "Oppdatering: fra i dag er jeg flytta til Lyngheia, er ikke på Havbris lenger.",
+            )
+            .await;
+        assert!(moved.contains("it conflicts with #"), "{name}: {moved}");
+        assert!(h.dm("222", "ja").await.contains("It replaces #"), "{name}");
+        let kept = kept(&h).await;
+        assert!(
+            kept.iter().any(|k| k.contains("Lyngheia"))
+                && !kept.iter().any(|k| k.starts_with("Jeg er fast plassert")),
+            "{name}: {kept:?}"
+        );
+    }
+}
+
 /// A user's own saved fact reaches the model whole in a private
 /// conversation, though the question shares no word with it (another form
 /// of the word, another language); in a group thread it does not, and

@@ -23,6 +23,40 @@ pub(super) fn written_apart(message: &str, given: &[Retrieved]) -> bool {
     whatlang::detect(&notes).is_some_and(|noted| noted.lang() != asked.lang())
 }
 
+/// The language of the answers table `text` is written in, by `whatlang`
+/// told to choose among the table's languages only: its best guess when
+/// `text` has letters outside ASCII or a few words, none for a short ASCII
+/// text (short English is guessed as anything).
+pub fn written_in(text: &str) -> Option<&'static prompts::answers::Language> {
+    /// whatlang's ISO 639-3 codes, and the table's.
+    const CODES: &[(&str, &str)] = &[
+        ("eng", "en"), ("deu", "de"), ("spa", "es"), ("fra", "fr"), ("por", "pt"),
+        ("ita", "it"), ("nld", "nl"), ("jpn", "ja"), ("rus", "ru"), ("pol", "pl"),
+        ("tur", "tr"), ("swe", "sv"), ("cmn", "zh"), ("dan", "da"), ("fin", "fi"),
+        ("ell", "el"), ("hin", "hi"), ("ces", "cs"), ("ukr", "uk"), ("kor", "ko"),
+        ("ara", "ar"), ("nob", "nb"), ("hun", "hu"), ("ron", "ro"), ("ind", "id"),
+        ("vie", "vi"), ("heb", "he"),
+    ];
+    /// Words enough for a guess among the table's languages.
+    const FEW_WORDS: usize = 5;
+    static DETECTOR: LazyLock<whatlang::Detector> = LazyLock::new(|| {
+        let table = CODES
+            .iter()
+            .filter_map(|(w, _)| whatlang::Lang::from_code(*w))
+            .collect();
+        whatlang::Detector::with_allowlist(table)
+    });
+    let accented = text
+        .chars()
+        .any(|c| c.is_alphabetic() && !c.is_ascii_alphabetic());
+    if !accented && text.split_whitespace().count() < FEW_WORDS {
+        return None;
+    }
+    let found = DETECTOR.detect_lang(text)?;
+    let code = CODES.iter().find(|(w, _)| *w == found.code())?.1;
+    prompts::answers::language(code)
+}
+
 /// The days of the week `words` name, in English, Portuguese, Spanish,
 /// French, German, Italian or Dutch ("sexta-feira", "Fridays" and "viernes"
 /// all name Friday).

@@ -12,6 +12,7 @@ mod text;
 mod unpromised;
 
 pub use cite::{cite, cites, CITATION};
+pub use language::written_in;
 pub use grounded::{
     grounded, grounded_given, without_invented_values, without_unrelated_values,
     GROUNDING_MIN_HITS, MEMORY_SAYS,
@@ -36,7 +37,7 @@ use memory::sanitize::sanitize;
 use memory::store::Retrieved;
 use memory::{Kind, Principal, Scope};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 #[cfg(test)]
 mod tests;

@@ -42,6 +42,15 @@ pub struct WaitingQuestion {
     pub proposals: Vec<(MemoryRecord, Vec<MemoryRecord>)>,
 }
 
+/// The languages of the "Remember this?" a yes or no answers.
+struct ProposalLanguage {
+    /// The reply language it asks for, when the answers table has it.
+    asked_for: Option<&'static prompts::answers::Language>,
+    /// The one its words are written in ("ja" to "Vanaf nu geldt …" is
+    /// Dutch, to "Jeg er fast plassert på …" Norwegian).
+    written_in: Option<&'static prompts::answers::Language>,
+}
+
 impl TurnLoop {
     /// Yes/no to the newest "Remember this?" batch the speaker was asked here.
     pub(super) async fn answer_proposal(&self, t: &Turn<'_>, text: &str) -> Result<Option<Reply>> {
@@ -57,11 +66,14 @@ impl TurnLoop {
             None if prompts::answers::read_as_far_as(text, reach).is_none() => return Ok(None),
             None => {
                 // "ja" answering "Remember this? Wants answers in dansk" is
-                // Danish: the language asked for first, then the one kept.
-                let preferred = match self.asked_reply_language(t, author).await? {
+                // Danish: the language asked for first, then the one kept,
+                // then the one the question's words are in.
+                let asked = self.asked_reply_language(t, author).await?;
+                let preferred = match asked.asked_for {
                     Some(asked) => Some(asked),
                     None => self.reply_language(t, author).await?,
-                };
+                }
+                .or(asked.written_in);
                 prompts::answers::read_preferring(text, preferred, reach)
             }
         };
@@ -217,20 +229,23 @@ impl TurnLoop {
     /// names), or the reply when it answers none: a typed answer answers the
     /// question asked at the speaker's previous line here, nothing older,
     /// and one passed over has lapsed.
-    /// The reply language a "Remember this?" waiting for the speaker here
-    /// asks for, when the answers table has it.
+    /// The languages of a "Remember this?" waiting for the speaker here.
     async fn asked_reply_language(
         &self,
         t: &Turn<'_>,
         author: &str,
-    ) -> Result<Option<&'static prompts::answers::Language>> {
+    ) -> Result<ProposalLanguage> {
         let pending = self
             .parts
             .db
             .records()
             .pending_proposals(t.org(), t.agent(), &t.msg.conversation, author, t.now)
             .await?;
-        Ok(super::answer::language_asked_for(&pending))
+        let asked: Vec<&str> = pending.iter().map(|r| r.content.as_str()).collect();
+        Ok(ProposalLanguage {
+            asked_for: super::answer::language_asked_for(&pending),
+            written_in: crate::context::written_in(&asked.join("\n")),
+        })
     }
 
     async fn answered_proposals(

@@ -117,6 +117,9 @@ impl TurnLoop {
         t: &Turn<'_>,
         item: &Candidate,
     ) -> Result<Candidate> {
+        if item.channel == ItemChannel::Personal {
+            return self.personal_change_subject(t, item).await;
+        }
         let unkeyed = item.channel == ItemChannel::Operational
             && item.kind == "correction"
             && item.subject.starts_with(offline::UNKEYED);
@@ -137,6 +140,32 @@ impl TurnLoop {
         Ok(match note {
             Some(r) => Candidate {
                 subject: r.record.written.subject,
+                ..item.clone()
+            },
+            None => item.clone(),
+        })
+    }
+
+    /// A fact of the speaker's that says one of theirs no longer holds ("…
+    /// er ikke på Havbris lenger" of "Jeg er fast plassert på Havbris") takes
+    /// that record's subject, so it is asked as a change of it and a yes
+    /// replaces it (`offline::no_longer_holds`).
+    async fn personal_change_subject(&self, t: &Turn<'_>, item: &Candidate) -> Result<Candidate> {
+        /// The speaker's records read for it, at most.
+        const MOST: i64 = 30;
+        if !offline::is_a_fact_of_theirs(item) {
+            return Ok(item.clone());
+        }
+        let scope = self.retrieval_scope(t).await?;
+        let own = self.parts.db.records().speakers_own(&scope, MOST).await?;
+        let changed = own.into_iter().rev().find(|old| {
+            old.scope.is_personal()
+                && old.subject != item.subject
+                && offline::no_longer_holds(&item.content, &old.content)
+        });
+        Ok(match changed {
+            Some(old) => Candidate {
+                subject: old.subject,
                 ..item.clone()
             },
             None => item.clone(),

@@ -245,6 +245,15 @@ impl TurnLoop {
             Status::Pending
         };
         let pending = status == Status::Pending;
+        // A new value for a note keeps the note's words with the value
+        // carried in, so the note never says the old one.
+        let content = match scope.is_personal() {
+            true => content,
+            false => {
+                self.carried(t, scope, owner.as_deref(), &item.subject, content)
+                    .await?
+            }
+        };
         let decided = Decided {
             scope,
             owner,
@@ -454,6 +463,29 @@ impl TurnLoop {
                 .await?;
         }
         Ok(conflicts)
+    }
+
+    /// `content` with its new value carried into the live note on `subject`
+    /// it would replace (`offline::carried_into`), or as it is.
+    async fn carried(
+        &self,
+        t: &Turn<'_>,
+        scope: memory::Scope,
+        owner: Option<&str>,
+        subject: &str,
+        content: String,
+    ) -> Result<String> {
+        let live = self
+            .parts
+            .db
+            .records()
+            .live_on_subject(t.org(), t.agent(), scope, owner, subject)
+            .await?;
+        Ok(live
+            .iter()
+            .find(|old| old.content != content)
+            .and_then(|old| offline::carried_into(&old.content, &content))
+            .unwrap_or(content))
     }
 
     pub(super) async fn replaces(

@@ -3,6 +3,7 @@
 //! README.md, "What the assistant remembers, and who decides"), and a
 //! responder that answers from memory. Deterministic, no network.
 
+mod carry;
 mod classify;
 mod operational;
 mod personal;
@@ -11,6 +12,7 @@ mod standing;
 mod text;
 mod workplace;
 
+pub use carry::{carried_into, is_a_fact_of_theirs, no_longer_holds};
 use classify::*;
 pub use classify::{extract, joined, label, statements};
 use operational::*;

@@ -192,13 +192,25 @@ pub(super) fn preferred(s: &str) -> Option<Candidate> {
 }
 
 /// Something of the speaker's with a value, said with their possessive
-/// opening the statement or following a comma ("My desk is in room 4.12",
+/// opening the statement (past one short word: "fyi my …") or following a comma ("My desk is in room 4.12",
 /// "I moved, my desk is in room 2.07 now"): a fact about them, on the
 /// subject of the thing they named, so a new value conflicts with the old
 /// and is asked as a contradiction. Kept from the possessive on, as said.
 pub(super) fn possessed(s: &str) -> Option<Candidate> {
+    // Or past one short word opening a statement ("fyi my van is …", "btw
+    // my desk is …").
+    fn past_a_word(part: &str) -> Option<&str> {
+        let (first, rest) = part.split_once(' ')?;
+        let short = first.chars().count() <= 4 && first.chars().all(char::is_alphabetic);
+        short.then_some(rest.trim_start())
+    }
+    // ("is my van …?" asks; `asks` itself reads statements through here.)
+    let asked = s.trim_end().ends_with(['?', '？']);
     let from = std::iter::once(s)
         .chain(s.match_indices(", ").map(|(i, sep)| &s[i + sep.len()..]))
+        .flat_map(|part| {
+            std::iter::once(part).chain(past_a_word(part).filter(|_| !asked))
+        })
         .find(|part| {
             let words = words_of(part);
             words::find(Class::Mine, &words).is_some_and(|(at, _)| at == 0)
