@@ -499,8 +499,7 @@ async fn a_corrections_new_value_is_carried_into_its_note_and_a_move_away_replac
         assert!(receipt.starts_with("Opgeslagen"), "{name}: {receipt}");
         let notes = kept(&h).await;
         assert!(
-            notes.iter().any(|k| k.contains("28 dagen"))
-                && !notes.iter().any(|k| k.contains("21")),
+            notes.iter().any(|k| k.contains("28 dagen")) && !notes.iter().any(|k| k.contains("21")),
             "{name}: {notes:?}"
         );
         let answer = h.dm("222", "Hoe lang moeten batches lageren?").await;

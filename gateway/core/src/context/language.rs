@@ -28,14 +28,39 @@ pub(super) fn written_apart(message: &str, given: &[Retrieved]) -> bool {
 /// `text` has letters outside ASCII or a few words, none for a short ASCII
 /// text (short English is guessed as anything).
 pub fn written_in(text: &str) -> Option<&'static prompts::answers::Language> {
-    /// whatlang's ISO 639-3 codes, and the table's.
+    /// whatlang's ISO 639-3 codes, and the table's. Serbian and Bosnian in
+    /// Latin letters are guessed as Croatian ("hrv"); whatlang's "srp" is
+    /// Serbian in Cyrillic, left out: allowed, it took short Russian ("да,
+    /// запомни", "менеджер") from "rus".
     const CODES: &[(&str, &str)] = &[
-        ("eng", "en"), ("deu", "de"), ("spa", "es"), ("fra", "fr"), ("por", "pt"),
-        ("ita", "it"), ("nld", "nl"), ("jpn", "ja"), ("rus", "ru"), ("pol", "pl"),
-        ("tur", "tr"), ("swe", "sv"), ("cmn", "zh"), ("dan", "da"), ("fin", "fi"),
-        ("ell", "el"), ("hin", "hi"), ("ces", "cs"), ("ukr", "uk"), ("kor", "ko"),
-        ("ara", "ar"), ("nob", "nb"), ("hun", "hu"), ("ron", "ro"), ("ind", "id"),
-        ("vie", "vi"), ("heb", "he"),
+        ("eng", "en"),
+        ("deu", "de"),
+        ("spa", "es"),
+        ("fra", "fr"),
+        ("por", "pt"),
+        ("ita", "it"),
+        ("nld", "nl"),
+        ("jpn", "ja"),
+        ("rus", "ru"),
+        ("pol", "pl"),
+        ("tur", "tr"),
+        ("swe", "sv"),
+        ("cmn", "zh"),
+        ("dan", "da"),
+        ("fin", "fi"),
+        ("ell", "el"),
+        ("hin", "hi"),
+        ("ces", "cs"),
+        ("ukr", "uk"),
+        ("kor", "ko"),
+        ("ara", "ar"),
+        ("nob", "nb"),
+        ("hun", "hu"),
+        ("ron", "ro"),
+        ("ind", "id"),
+        ("vie", "vi"),
+        ("heb", "he"),
+        ("hrv", "hr"),
     ];
     /// Words enough for a guess among the table's languages.
     const FEW_WORDS: usize = 5;

@@ -12,11 +12,11 @@ mod text;
 mod unpromised;
 
 pub use cite::{cite, cites, CITATION};
-pub use language::written_in;
 pub use grounded::{
     grounded, grounded_given, without_invented_values, without_unrelated_values,
     GROUNDING_MIN_HITS, MEMORY_SAYS,
 };
+pub use language::written_in;
 use language::*;
 pub use precedence::{
     apply_policy_overrides, disagreement_note, disagreements, order_by_precedence, Overridden,

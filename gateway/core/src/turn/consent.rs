@@ -230,11 +230,7 @@ impl TurnLoop {
     /// question asked at the speaker's previous line here, nothing older,
     /// and one passed over has lapsed.
     /// The languages of a "Remember this?" waiting for the speaker here.
-    async fn asked_reply_language(
-        &self,
-        t: &Turn<'_>,
-        author: &str,
-    ) -> Result<ProposalLanguage> {
+    async fn asked_reply_language(&self, t: &Turn<'_>, author: &str) -> Result<ProposalLanguage> {
         let pending = self
             .parts
             .db

@@ -149,7 +149,8 @@ impl TurnLoop {
     /// A fact of the speaker's that says one of theirs no longer holds ("…
     /// er ikke på Havbris lenger" of "Jeg er fast plassert på Havbris") takes
     /// that record's subject, so it is asked as a change of it and a yes
-    /// replaces it (`offline::no_longer_holds`).
+    /// replaces it (`offline::no_longer_holds`); it is kept without saying
+    /// what no longer holds (`offline::as_changed`).
     async fn personal_change_subject(&self, t: &Turn<'_>, item: &Candidate) -> Result<Candidate> {
         /// The speaker's records read for it, at most.
         const MOST: i64 = 30;
@@ -165,7 +166,8 @@ impl TurnLoop {
         });
         Ok(match changed {
             Some(old) => Candidate {
-                subject: old.subject,
+                subject: old.subject.clone(),
+                content: offline::as_changed(&item.content, &old.content),
                 ..item.clone()
             },
             None => item.clone(),

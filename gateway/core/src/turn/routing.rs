@@ -126,12 +126,12 @@ impl TurnLoop {
         for item in policy::without_a_pose(&t.principal, items, origin, settings)
             .filter(|item| !support(item))
         {
-            let content = sanitize(&item.content);
-            if content.is_empty() {
+            if sanitize(&item.content).is_empty() {
                 continue;
             }
             let resolved = self.correction_subject(t, item).await?;
             let item = &resolved;
+            let content = sanitize(&item.content);
             match policy::decide(&t.principal, item, origin, settings) {
                 Decision::Execute => {}
                 Decision::Drop(reason) => {

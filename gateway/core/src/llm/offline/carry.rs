@@ -91,7 +91,11 @@ pub fn carried_into(old: &str, correction: &str) -> Option<String> {
     let mut new = Vec::new();
     for (i, c) in clauses.iter().enumerate() {
         for &(v, at) in &c.values {
-            let list = if in_old.contains(&v) { &mut kept } else { &mut new };
+            let list = if in_old.contains(&v) {
+                &mut kept
+            } else {
+                &mut new
+            };
             if !list.iter().any(|&(w, _, _)| w == v) {
                 list.push((v, i, at));
             }
@@ -119,34 +123,71 @@ pub fn carried_into(old: &str, correction: &str) -> Option<String> {
     marked.then(|| replace_value(old, was, now))
 }
 
-/// Whether `new` says that something `old` names no longer holds: a clause
-/// of `new` with a `former` word names one of `old`'s names (a capitalised
-/// word past the clause's first) or values ("fra i dag er jeg flytta til
-/// Lyngheia, er ikke på Havbris lenger" of "Jeg er fast plassert på
-/// Havbris"). Then `new` is said on `old`'s subject: a change of it.
-pub fn no_longer_holds(new: &str, old: &str) -> bool {
+/// The clauses of `text` with where each starts and ends.
+fn spans(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    loop {
+        let rest = &text[from..];
+        match CLAUSE_ENDS.iter().filter_map(|e| rest.find(e)).min() {
+            Some(at) => {
+                out.push((from, from + at));
+                from += at + 1;
+            }
+            None => {
+                out.push((from, text.len()));
+                return out;
+            }
+        }
+    }
+}
+
+/// Whether `clause` has a `former` word and names one of `old`'s names (a
+/// capitalised word past the clause's first) or values.
+fn says_no_longer(clause: &str, old: &str) -> bool {
     let named_in_old = |word: &str| {
         old.split_whitespace()
             .any(|w| w.trim_matches(|c: char| !c.is_alphanumeric()) == word)
     };
-    let mut rest = new;
-    loop {
-        let end = CLAUSE_ENDS.iter().filter_map(|e| rest.find(e)).min();
-        let clause = end.map_or(rest, |at| &rest[..at]);
-        let marked = words::holds_unspaced(Class::Former, clause)
-            || !words::find_all(Class::Former, &words_of(clause)).is_empty();
-        let names = clause.split_whitespace().enumerate().any(|(i, raw)| {
+    let marked = words::holds_unspaced(Class::Former, clause)
+        || !words::find_all(Class::Former, &words_of(clause)).is_empty();
+    marked
+        && clause.split_whitespace().enumerate().any(|(i, raw)| {
             let w = raw.trim_matches(|c: char| !c.is_alphanumeric());
             let name = i > 0 && w.chars().next().is_some_and(char::is_uppercase);
             (name || value_of(raw).is_some()) && named_in_old(w)
-        });
-        if marked && names {
-            return true;
-        }
-        match end {
-            Some(at) => rest = &rest[at + 1..],
-            None => return false,
-        }
+        })
+}
+
+/// Whether `new` says that something `old` names no longer holds: a clause
+/// of `new` with a `former` word names one of `old`'s names or values
+/// ("fra i dag er jeg flytta til Lyngheia, er ikke på Havbris lenger" of
+/// "Jeg er fast plassert på Havbris"). Then `new` is said on `old`'s
+/// subject: a change of it.
+pub fn no_longer_holds(new: &str, old: &str) -> bool {
+    spans(new)
+        .into_iter()
+        .any(|(from, to)| says_no_longer(&new[from..to], old))
+}
+
+/// `new` as kept when it changes `old`: without a short heading ("Update:",
+/// "Oppdatering:") and without the clauses saying what of `old` no longer
+/// holds, which lives in the revision — or as said, when nothing else is left.
+pub fn as_changed(new: &str, old: &str) -> String {
+    let body = match new.split_once(": ") {
+        Some((heading, rest)) if heading.split_whitespace().count() <= 2 => rest,
+        _ => new,
+    };
+    let kept: Vec<&str> = spans(body)
+        .into_iter()
+        .map(|(from, to)| &body[from..to])
+        .filter(|clause| !says_no_longer(clause, old))
+        .map(|clause| clause.trim_start_matches([',', ';', ' ']).trim())
+        .filter(|clause| !clause.is_empty())
+        .collect();
+    match kept.is_empty() {
+        true => new.to_string(),
+        false => super::capitalise(kept.join(", ").trim_end_matches(['.', ',', ';'])),
     }
 }
 
@@ -164,8 +205,8 @@ fn replace_value(text: &str, was: &str, now: &str) -> String {
     while let Some(at) = rest.find(was) {
         let before = rest[..at].chars().next_back();
         let after = rest[at + was.len()..].chars().next();
-        let whole = !before.is_some_and(char::is_alphanumeric)
-            && !after.is_some_and(char::is_alphanumeric);
+        let whole =
+            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric);
         out.push_str(&rest[..at]);
         out.push_str(if whole { now } else { was });
         rest = &rest[at + was.len()..];
@@ -235,6 +276,17 @@ mod tests {
         assert!(!no_longer_holds("I drive to Havbris on Mondays", old));
         // Said to hold no longer, but of something else.
         assert!(!no_longer_holds("I'm not vegetarian anymore", old));
+        assert_eq!(
+            super::as_changed(
+                "Oppdatering: fra i dag er jeg flytta til Lyngheia, er ikke på Havbris lenger.",
+                old
+            ),
+            "Fra i dag er jeg flytta til Lyngheia"
+        );
+        assert_eq!(
+            super::as_changed("Not at Havbris anymore.", old),
+            "Not at Havbris anymore."
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ mod standing;
 mod text;
 mod workplace;
 
-pub use carry::{carried_into, is_a_fact_of_theirs, no_longer_holds};
+pub use carry::{as_changed, carried_into, is_a_fact_of_theirs, no_longer_holds};
 use classify::*;
 pub use classify::{extract, joined, label, statements};
 use operational::*;

@@ -208,9 +208,7 @@ pub(super) fn possessed(s: &str) -> Option<Candidate> {
     let asked = s.trim_end().ends_with(['?', '？']);
     let from = std::iter::once(s)
         .chain(s.match_indices(", ").map(|(i, sep)| &s[i + sep.len()..]))
-        .flat_map(|part| {
-            std::iter::once(part).chain(past_a_word(part).filter(|_| !asked))
-        })
+        .flat_map(|part| std::iter::once(part).chain(past_a_word(part).filter(|_| !asked)))
         .find(|part| {
             let words = words_of(part);
             words::find(Class::Mine, &words).is_some_and(|(at, _)| at == 0)
