@@ -45,13 +45,16 @@ const HOW_RULES_ARE_PUT: &[&str] = &[
     "now", "every", "only",
 ];
 
-/// The stopwords of every language steward answers in (`stop-words`: NLTK's
-/// lists, Stopwords ISO's where NLTK has none). Two Dutch notes share "de",
-/// "met", "alleen" and "door" whatever they are about, and Qwen2.5-Coder-1.5B
-/// shown one as a candidate for the other retired it.
+/// The stopwords of every language steward answers in but English
+/// (`stop-words`: Stopwords ISO's lists). Two Dutch notes share "de", "met",
+/// "alleen" and "door" whatever they are about, and Qwen2.5-Coder-1.5B shown
+/// one as a candidate for the other retired it. English notes are read as
+/// before ([`HOW_RULES_ARE_PUT`], `memory::grounding`'s frame words): its
+/// list holds words notes are about ("information", "home").
 static FUNCTION_WORDS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
     prompts::answers::languages()
         .iter()
+        .filter(|l| l.code != "en")
         .flat_map(|l| match l.code {
             // The lists' code for Norwegian Bokmål.
             "nb" => stop_words::get("no"),

@@ -154,7 +154,8 @@ impl TurnLoop {
     async fn personal_change_subject(&self, t: &Turn<'_>, item: &Candidate) -> Result<Candidate> {
         /// The speaker's records read for it, at most.
         const MOST: i64 = 30;
-        if !offline::is_a_fact_of_theirs(item) {
+        // Most facts say nothing no longer holds: their turn reads no more.
+        if !offline::is_a_fact_of_theirs(item) || !offline::says_something_former(&item.content) {
             return Ok(item.clone());
         }
         let scope = self.retrieval_scope(t).await?;

@@ -245,15 +245,9 @@ impl TurnLoop {
             Status::Pending
         };
         let pending = status == Status::Pending;
-        // A new value for a note keeps the note's words with the value
-        // carried in, so the note never says the old one.
-        let content = match scope.is_personal() {
-            true => content,
-            false => {
-                self.carried(t, scope, owner.as_deref(), &item.subject, content)
-                    .await?
-            }
-        };
+        let content = self
+            .carried(t, scope, owner.as_deref(), &item.subject, content)
+            .await?;
         let decided = Decided {
             scope,
             owner,
@@ -466,7 +460,8 @@ impl TurnLoop {
     }
 
     /// `content` with its new value carried into the live note on `subject`
-    /// it would replace (`offline::carried_into`), or as it is.
+    /// it would replace (`offline::carried_into`), so the note never says
+    /// the old value; as it is for a person's own record (asked with both).
     async fn carried(
         &self,
         t: &Turn<'_>,
@@ -475,6 +470,9 @@ impl TurnLoop {
         subject: &str,
         content: String,
     ) -> Result<String> {
+        if scope.is_personal() {
+            return Ok(content);
+        }
         let live = self
             .parts
             .db

@@ -142,6 +142,12 @@ fn spans(text: &str) -> Vec<(usize, usize)> {
     }
 }
 
+/// Whether `text` has a `former` word at all: what [`no_longer_holds`]
+/// needs before the speaker's records are read for it.
+pub fn says_something_former(text: &str) -> bool {
+    words::holds(Class::Former, text)
+}
+
 /// Whether `clause` has a `former` word and names one of `old`'s names (a
 /// capitalised word past the clause's first) or values.
 fn says_no_longer(clause: &str, old: &str) -> bool {

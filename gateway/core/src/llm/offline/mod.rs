@@ -12,7 +12,9 @@ mod standing;
 mod text;
 mod workplace;
 
-pub use carry::{as_changed, carried_into, is_a_fact_of_theirs, no_longer_holds};
+pub use carry::{
+    as_changed, carried_into, is_a_fact_of_theirs, no_longer_holds, says_something_former,
+};
 use classify::*;
 pub use classify::{extract, joined, label, statements};
 use operational::*;
