@@ -47,35 +47,28 @@ struct Clause<'a> {
 }
 
 fn clauses(text: &str) -> Vec<Clause<'_>> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    loop {
-        let end = CLAUSE_ENDS.iter().filter_map(|e| rest.find(e)).min();
-        let (clause, next) = match end {
-            Some(at) => (&rest[..at], Some(&rest[at + 1..])),
-            None => (rest, None),
-        };
-        let mut words: Vec<String> = Vec::new();
-        let mut values = Vec::new();
-        for raw in clause.split_whitespace() {
-            if let Some(v) = value_of(raw) {
-                values.push((v, words.len()));
+    spans(text)
+        .into_iter()
+        .map(|(from, to)| {
+            let clause = &text[from..to];
+            let mut words: Vec<String> = Vec::new();
+            let mut values = Vec::new();
+            for raw in clause.split_whitespace() {
+                if let Some(v) = value_of(raw) {
+                    values.push((v, words.len()));
+                }
+                words.extend(words_of(raw));
             }
-            words.extend(words_of(raw));
-        }
-        out.push(Clause {
-            values,
-            former: words::find_all(Class::Former, &words)
-                .into_iter()
-                .map(|(at, len)| at + len)
-                .collect(),
-            former_unspaced: words::holds_unspaced(Class::Former, clause),
-        });
-        match next {
-            Some(n) => rest = n,
-            None => return out,
-        }
-    }
+            Clause {
+                values,
+                former: words::find_all(Class::Former, &words)
+                    .into_iter()
+                    .map(|(at, len)| at + len)
+                    .collect(),
+                former_unspaced: words::holds_unspaced(Class::Former, clause),
+            }
+        })
+        .collect()
 }
 
 /// `old` with the one value `correction` says no longer holds replaced by the
