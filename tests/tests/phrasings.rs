@@ -497,9 +497,23 @@ async fn a_corrections_new_value_is_carried_into_its_note_and_a_move_away_replac
         );
         let receipt = h.dm("111", "ja").await;
         assert!(receipt.starts_with("Opgeslagen"), "{name}: {receipt}");
+        // The same shape from a user changes nothing.
+        let claimed = h
+            .dm(
+                "222",
+                "Correctie: de 28 dagen geldt niet meer, het wordt voortaan 7 dagen",
+            )
+            .await;
+        assert!(
+            claimed.contains("need an administrator"),
+            "{name}: {claimed}"
+        );
         let notes = kept(&h).await;
         assert!(
-            notes.iter().any(|k| k.contains("28 dagen")) && !notes.iter().any(|k| k.contains("21")),
+            notes.iter().any(|k| k.contains("28 dagen"))
+                && !notes
+                    .iter()
+                    .any(|k| k.contains("21") || k.contains(" 7 dagen")),
             "{name}: {notes:?}"
         );
         let answer = h.dm("222", "Hoe lang moeten batches lageren?").await;

@@ -9,10 +9,8 @@ use super::*;
 /// gerekiyor?") is taken at the detector's best guess, an ASCII one only
 /// when reliable (short English questions are guessed as anything).
 pub(super) fn written_apart(message: &str, given: &[Retrieved]) -> bool {
-    let accented = message
-        .chars()
-        .any(|c| c.is_alphabetic() && !c.is_ascii_alphabetic());
-    let Some(asked) = whatlang::detect(message).filter(|i| accented || i.is_reliable()) else {
+    let Some(asked) = whatlang::detect(message).filter(|i| accented(message) || i.is_reliable())
+    else {
         return false;
     };
     let notes: String = given
@@ -21,6 +19,13 @@ pub(super) fn written_apart(message: &str, given: &[Retrieved]) -> bool {
         .collect::<Vec<_>>()
         .join("\n");
     whatlang::detect(&notes).is_some_and(|noted| noted.lang() != asked.lang())
+}
+
+/// Whether `text` has letters outside ASCII: a language guessed from it is
+/// rarely English, and more often right than one from plain ASCII.
+fn accented(text: &str) -> bool {
+    text.chars()
+        .any(|c| c.is_alphabetic() && !c.is_ascii_alphabetic())
 }
 
 /// The language of the answers table `text` is written in, by `whatlang`
@@ -71,10 +76,7 @@ pub fn written_in(text: &str) -> Option<&'static prompts::answers::Language> {
             .collect();
         whatlang::Detector::with_allowlist(table)
     });
-    let accented = text
-        .chars()
-        .any(|c| c.is_alphabetic() && !c.is_ascii_alphabetic());
-    if !accented && text.split_whitespace().count() < FEW_WORDS {
+    if !accented(text) && text.split_whitespace().count() < FEW_WORDS {
         return None;
     }
     let found = DETECTOR.detect_lang(text)?;

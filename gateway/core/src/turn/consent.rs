@@ -42,15 +42,6 @@ pub struct WaitingQuestion {
     pub proposals: Vec<(MemoryRecord, Vec<MemoryRecord>)>,
 }
 
-/// The languages of the "Remember this?" a yes or no answers.
-struct ProposalLanguage {
-    /// The reply language it asks for, when the answers table has it.
-    asked_for: Option<&'static prompts::answers::Language>,
-    /// The one its words are written in ("ja" to "Vanaf nu geldt …" is
-    /// Dutch, to "Jeg er fast plassert på …" Norwegian).
-    written_in: Option<&'static prompts::answers::Language>,
-}
-
 impl TurnLoop {
     /// Yes/no to the newest "Remember this?" batch the speaker was asked here.
     pub(super) async fn answer_proposal(&self, t: &Turn<'_>, text: &str) -> Result<Option<Reply>> {
@@ -67,13 +58,20 @@ impl TurnLoop {
             None => {
                 // "ja" answering "Remember this? Wants answers in dansk" is
                 // Danish: the language asked for first, then the one kept,
-                // then the one the question's words are in.
-                let asked = self.asked_reply_language(t, author).await?;
-                let preferred = match asked.asked_for {
+                // then the one the question's words are in ("ja" to "Vanaf
+                // nu geldt …" is Dutch).
+                let pending = self.waiting_here(t, author).await?;
+                let preferred = match super::answer::language_asked_for(&pending) {
                     Some(asked) => Some(asked),
-                    None => self.reply_language(t, author).await?,
-                }
-                .or(asked.written_in);
+                    None => match self.reply_language(t, author).await? {
+                        Some(kept) => Some(kept),
+                        None => {
+                            let asked: Vec<&str> =
+                                pending.iter().map(|r| r.content.as_str()).collect();
+                            crate::context::written_in(&asked.join("\n"))
+                        }
+                    },
+                };
                 prompts::answers::read_preferring(text, preferred, reach)
             }
         };
@@ -225,25 +223,20 @@ impl TurnLoop {
         Ok(Some(said.join(" ")))
     }
 
-    /// The proposals a yes or no answers (`batch`: the question a button
-    /// names), or the reply when it answers none: a typed answer answers the
-    /// question asked at the speaker's previous line here, nothing older,
-    /// and one passed over has lapsed.
-    /// The languages of a "Remember this?" waiting for the speaker here.
-    async fn asked_reply_language(&self, t: &Turn<'_>, author: &str) -> Result<ProposalLanguage> {
-        let pending = self
+    /// The "Remember this?" proposals waiting for the speaker here.
+    async fn waiting_here(&self, t: &Turn<'_>, author: &str) -> Result<Vec<MemoryRecord>> {
+        Ok(self
             .parts
             .db
             .records()
             .pending_proposals(t.org(), t.agent(), &t.msg.conversation, author, t.now)
-            .await?;
-        let asked: Vec<&str> = pending.iter().map(|r| r.content.as_str()).collect();
-        Ok(ProposalLanguage {
-            asked_for: super::answer::language_asked_for(&pending),
-            written_in: crate::context::written_in(&asked.join("\n")),
-        })
+            .await?)
     }
 
+    /// The proposals a yes or no answers (`batch`: the question a button
+    /// names), or the reply when it answers none: a typed answer answers the
+    /// question asked at the speaker's previous line here, nothing older,
+    /// and one passed over has lapsed.
     async fn answered_proposals(
         &self,
         t: &Turn<'_>,

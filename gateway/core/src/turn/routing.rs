@@ -126,12 +126,12 @@ impl TurnLoop {
         for item in policy::without_a_pose(&t.principal, items, origin, settings)
             .filter(|item| !support(item))
         {
-            if sanitize(&item.content).is_empty() {
-                continue;
-            }
             let resolved = self.correction_subject(t, item).await?;
             let item = &resolved;
             let content = sanitize(&item.content);
+            if content.is_empty() {
+                continue;
+            }
             match policy::decide(&t.principal, item, origin, settings) {
                 Decision::Execute => {}
                 Decision::Drop(reason) => {
@@ -245,29 +245,32 @@ impl TurnLoop {
             Status::Pending
         };
         let pending = status == Status::Pending;
-        let content = self
-            .carried(t, scope, owner.as_deref(), &item.subject, content)
-            .await?;
+        // A new value on a subject names the live note it replaces, and is
+        // kept with its value carried into that note's words
+        // (`offline::carried_into`), so the note never says the old value.
+        // A person's own: the conflicts, asked below.
+        let replaced = match scope.is_personal() {
+            true => None,
+            false => self
+                .parts
+                .db
+                .records()
+                .live_on_subject(t.org(), t.agent(), scope, owner.as_deref(), &item.subject)
+                .await?
+                .into_iter()
+                .find(|old| old.content != content),
+        };
+        let content = replaced
+            .as_ref()
+            .and_then(|old| offline::carried_into(&old.content, &content))
+            .unwrap_or(content);
+        let replaces = replaced.as_ref().map(replacing);
         let decided = Decided {
             scope,
             owner,
             status,
         };
         let rec = self.record_of(t, item, content, decided);
-        // A new value on a subject names the live one it replaces
-        // (a person's own: the conflicts, asked below).
-        let replaces = if scope.is_personal() {
-            None
-        } else {
-            self.replaces(
-                t.org(),
-                t.agent(),
-                scope,
-                rec.owner.as_deref(),
-                (&rec.subject, &rec.content),
-            )
-            .await?
-        };
         let run = format!("turn:{}", t.message_id);
         let dedupe = if pending {
             // Already known, or declined before: do not ask again. One
@@ -329,8 +332,6 @@ impl TurnLoop {
         Ok(())
     }
 
-    /// "replaces #7: “old text”" when a record of `content` on `subject`
-    /// would supersede a live record with other words in its place.
     /// What the proposal `rec` was asked as conflicting with, still live:
     /// the records the judge named (audited with the question) and those on
     /// its subject.
@@ -459,33 +460,8 @@ impl TurnLoop {
         Ok(conflicts)
     }
 
-    /// `content` with its new value carried into the live note on `subject`
-    /// it would replace (`offline::carried_into`), so the note never says
-    /// the old value; as it is for a person's own record (asked with both).
-    async fn carried(
-        &self,
-        t: &Turn<'_>,
-        scope: memory::Scope,
-        owner: Option<&str>,
-        subject: &str,
-        content: String,
-    ) -> Result<String> {
-        if scope.is_personal() {
-            return Ok(content);
-        }
-        let live = self
-            .parts
-            .db
-            .records()
-            .live_on_subject(t.org(), t.agent(), scope, owner, subject)
-            .await?;
-        Ok(live
-            .iter()
-            .find(|old| old.content != content)
-            .and_then(|old| offline::carried_into(&old.content, &content))
-            .unwrap_or(content))
-    }
-
+    /// "replaces #7: “old text”" when a record of `content` on `subject`
+    /// would supersede a live record with other words in its place.
     pub(super) async fn replaces(
         &self,
         org: &str,
@@ -501,10 +477,15 @@ impl TurnLoop {
             .live_on_subject(org, agent, scope, owner, subject)
             .await?;
         Ok(live
-            .into_iter()
+            .iter()
             .find(|old| old.content != content)
-            .map(|old| format!("replaces #{}: “{}”", old.id, sanitize(&old.content))))
+            .map(replacing))
     }
+}
+
+/// "replaces #7: “old text”": what a new record says of the live one it replaces.
+fn replacing(old: &memory::MemoryRecord) -> String {
+    format!("replaces #{}: “{}”", old.id, sanitize(&old.content))
 }
 
 impl TurnLoop {

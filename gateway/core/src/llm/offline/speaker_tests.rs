@@ -320,3 +320,27 @@ fn a_place_named_by_its_name_is_the_speakers_unit() {
         false,
     );
 }
+
+/// Phrasings written for this test: a possessive after one short opening
+/// word opens a fact of the speaker's as it does at the start; asked, it is
+/// a question. Croatian and Finnish wishes about replies are preferences,
+/// and the verb-second "I am" of the Nordic and Germanic rows is read.
+#[test]
+fn an_opening_word_a_verb_second_and_a_croatian_wish_are_read() {
+    let van = label("fyi my parking spot is P-214 now").expect("a fact");
+    assert_eq!(van.subject, "fact:parking", "{van:?}");
+    assert!(label("btw is my parking spot P-214?").is_none());
+    for wish in [
+        "Više volim kratke odgovore, bez puno priče",
+        "Haluaisin vastaukset ranskalaisin viivoin",
+    ] {
+        let c = label(wish).expect("a preference");
+        assert_eq!(c.kind, "preference", "{wish}: {c:?}");
+    }
+    for said in [
+        "Ab heute bin ich Vegetarierin",
+        "Fra i dag er jeg vegetarianer",
+    ] {
+        assert!(label(said).is_some(), "{said}");
+    }
+}
