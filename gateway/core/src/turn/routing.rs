@@ -249,17 +249,9 @@ impl TurnLoop {
         // kept with its value carried into that note's words
         // (`offline::carried_into`), so the note never says the old value.
         // A person's own: the conflicts, asked below.
-        let replaced = match scope.is_personal() {
-            true => None,
-            false => self
-                .parts
-                .db
-                .records()
-                .live_on_subject(t.org(), t.agent(), scope, owner.as_deref(), &item.subject)
-                .await?
-                .into_iter()
-                .find(|old| old.content != content),
-        };
+        let replaced = self
+            .replaced(t, scope, owner.as_deref(), (&item.subject, &content))
+            .await?;
         let content = replaced
             .as_ref()
             .and_then(|old| offline::carried_into(&old.content, &content))
@@ -458,6 +450,27 @@ impl TurnLoop {
                 .await?;
         }
         Ok(conflicts)
+    }
+
+    /// The live note on `subject` a note of `content` would replace; none
+    /// for a person's own record (its conflicts are asked).
+    async fn replaced(
+        &self,
+        t: &Turn<'_>,
+        scope: memory::Scope,
+        owner: Option<&str>,
+        (subject, content): (&str, &str),
+    ) -> Result<Option<memory::MemoryRecord>> {
+        if scope.is_personal() {
+            return Ok(None);
+        }
+        let live = self
+            .parts
+            .db
+            .records()
+            .live_on_subject(t.org(), t.agent(), scope, owner, subject)
+            .await?;
+        Ok(live.into_iter().find(|old| old.content != content))
     }
 
     /// "replaces #7: “old text”" when a record of `content` on `subject`
