@@ -3,6 +3,7 @@
 
 use super::{
     Backend, Db, Result, StoreError, POSTGRES_MIGRATIONS, SQLITE_CHECKPOINT, SQLITE_MIGRATIONS,
+    SQLITE_TEMP_STORE,
 };
 use sqlx::any::AnyPoolOptions;
 use sqlx::{Connection, Executor};
@@ -93,6 +94,7 @@ fn pool_options(backend: Backend, max: u32) -> AnyPoolOptions {
                     // without the map against ~1,915 with it, 0.70 ms of CPU
                     // a turn against 0.83.
                     conn.execute(SQLITE_CHECKPOINT).await?;
+                    conn.execute(SQLITE_TEMP_STORE).await?;
                 }
                 Ok(())
             })
@@ -221,5 +223,27 @@ impl Db {
     /// A fresh private in-memory SQLite database (replay, tests).
     pub async fn in_memory() -> Result<Db> {
         Db::connect("sqlite::memory:").await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every connection to a SQLite file, the readers' and the group
+    /// commit's, keeps its statement journals in memory: one that spilled
+    /// wrote a temporary file under load (`SQLITE_TEMP_STORE`).
+    #[tokio::test]
+    async fn sqlite_file_connections_keep_statement_journals_in_memory() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite:{}", dir.path().join("store.db").display());
+        let db = Db::connect(&url).await.expect("connect");
+        for pool in [&db.pool, &db.writer] {
+            let (store,): (i64,) = sqlx::query_as("PRAGMA temp_store")
+                .fetch_one(pool)
+                .await
+                .expect("pragma");
+            assert_eq!(store, 2, "temp_store is MEMORY (2) on every connection");
+        }
     }
 }

@@ -87,6 +87,17 @@ use sqlx::{Any, AnyPool, Database, Encode, FromRow, Type};
 /// runs. Durability is the commit's sync of the log, which is unchanged.
 const SQLITE_CHECKPOINT: &str = "PRAGMA wal_autocheckpoint = 8000";
 
+/// A statement that may have to be undone alone inside a transaction (the
+/// group commit's second insert, with its triggers) keeps the pages it
+/// changes in a statement journal. SQLite keeps one in memory up to 64 KiB
+/// and then spills it to a temporary file: a batch of lines touches a leaf
+/// page per conversation, so under load most batches spilled, some five
+/// page writes a turn to files created and deleted again
+/// (docs/benchmarks.md, "The twelfth sitting"). In memory they are only
+/// ever a batch's pages; what they protect ends with the transaction, so
+/// durability is unchanged.
+const SQLITE_TEMP_STORE: &str = "PRAGMA temp_store = MEMORY";
+
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
 
