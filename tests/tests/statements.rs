@@ -168,6 +168,30 @@ async fn transcript(db: Db) -> Counts {
         used.transactions,
         used.round_trips(),
     ));
+    // A typed yes to "Remember this?", in a direct conversation.
+    let direct = |id: &str, text: &str| Inbound {
+        conversation: "a:ann".into(),
+        kind: ConversationKind::Direct,
+        ..said(&h, "ann", id, text)
+    };
+    let asked = steward_tests::join(
+        h.turns
+            .handle(&direct("m-5", "I prefer tea"))
+            .await
+            .expect("asked"),
+    );
+    assert!(asked.contains("Remember this?"), "{asked}");
+    let (yes, used) = counted(&h, direct("m-6", "yes")).await;
+    assert!(
+        yes.contains("Written: personal memory"),
+        "the yes keeps the preference: {yes}"
+    );
+    counts.push((
+        "a typed yes",
+        used.statements,
+        used.transactions,
+        used.round_trips(),
+    ));
     counts
 }
 
@@ -195,6 +219,14 @@ fn expected(backend: Backend) -> Counts {
             // The question's 6, and the paired people, read when an answer
             // that cites nothing names someone (`TurnLoop::unknown_person`).
             ("a question memory cannot answer", 7, 2, 11),
+            // The first read and the message's group commit; the proposals
+            // waiting (read once, for the yes's language and to answer them);
+            // the person's live records on the subject, for their reply
+            // language, the conflicts asked and what the yes replaces; the
+            // line the question was asked at; the conflicts' audit entries;
+            // the keep (status, index, vectors, belief revision's reads); the
+            // reply's group commit.
+            ("a typed yes", 17, 3, 23),
         ],
     }
 }

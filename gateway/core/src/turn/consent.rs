@@ -52,8 +52,10 @@ impl TurnLoop {
         };
         // "oui, mets à jour" answers a question waiting (`answers::Reach`).
         let reach = prompts::answers::Reach::Waiting;
-        let read = match t.msg.answer {
-            Some(_) => None,
+        // A typed answer reads the proposals waiting for its language: they
+        // are what it answers, not read again (`waiting`).
+        let (read, waiting) = match t.msg.answer {
+            Some(_) => (None, None),
             None if prompts::answers::read_as_far_as(text, reach).is_none() => return Ok(None),
             None => {
                 // "ja" answering "Remember this? Wants answers in dansk" is
@@ -72,7 +74,10 @@ impl TurnLoop {
                         }
                     },
                 };
-                prompts::answers::read_preferring(text, preferred, reach)
+                (
+                    prompts::answers::read_preferring(text, preferred, reach),
+                    Some(pending),
+                )
             }
         };
         let (batch, choice, said_in) = match (t.msg.answer, read) {
@@ -81,7 +86,10 @@ impl TurnLoop {
             (None, Some(a)) => (None, a.choice, a.language),
             (None, None) => return Ok(None),
         };
-        let pending = match self.answered_proposals(t, author, batch, said_in).await? {
+        let pending = match self
+            .answered_proposals(t, author, batch, said_in, waiting)
+            .await?
+        {
             Ok(pending) => pending,
             // With none waiting, a yes only the longer reach reads is a
             // message of its own ("yes, use the other table" corrects).
@@ -236,20 +244,20 @@ impl TurnLoop {
     /// The proposals a yes or no answers (`batch`: the question a button
     /// names), or the reply when it answers none: a typed answer answers the
     /// question asked at the speaker's previous line here, nothing older,
-    /// and one passed over has lapsed.
+    /// and one passed over has lapsed. `waiting`: the proposals waiting here,
+    /// when this turn has read them already.
     async fn answered_proposals(
         &self,
         t: &Turn<'_>,
         author: &str,
         batch: Option<i64>,
         said_in: &'static prompts::answers::Language,
+        waiting: Option<Vec<MemoryRecord>>,
     ) -> Result<std::result::Result<Vec<memory::MemoryRecord>, Reply>> {
-        let mut pending = self
-            .parts
-            .db
-            .records()
-            .pending_proposals(t.org(), t.agent(), &t.msg.conversation, author, t.now)
-            .await?;
+        let mut pending = match waiting {
+            Some(read) => read,
+            None => self.waiting_here(t, author).await?,
+        };
         match batch {
             // A button names the question it answers.
             Some(b) => pending.retain(|r| r.batch == Some(b)),
