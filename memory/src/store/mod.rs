@@ -88,14 +88,14 @@ use sqlx::{Any, AnyPool, Database, Encode, FromRow, Type};
 const SQLITE_CHECKPOINT: &str = "PRAGMA wal_autocheckpoint = 8000";
 
 /// A statement that may have to be undone alone inside a transaction (the
-/// group commit's second insert, with its triggers) keeps the pages it
+/// group commit's seen marks, written after its lines) keeps the pages it
 /// changes in a statement journal. SQLite keeps one in memory up to 64 KiB
-/// and then spills it to a temporary file: a batch of lines touches a leaf
-/// page per conversation, so under load most batches spilled, some five
-/// page writes a turn to files created and deleted again
-/// (docs/benchmarks.md, "The twelfth sitting"). In memory they are only
-/// ever a batch's pages; what they protect ends with the transaction, so
-/// durability is unchanged.
+/// and then spills it to a temporary file: a batch's marks touch a random
+/// leaf each, so under load most batches spilled, some five page writes a
+/// turn to files created and deleted again (docs/benchmarks.md, "The
+/// twelfth sitting"). In memory a journal holds a batch's pages at most,
+/// and what it protects ends with the transaction, so durability is
+/// unchanged; a query's sorts are kept in memory too.
 const SQLITE_TEMP_STORE: &str = "PRAGMA temp_store = MEMORY";
 
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");

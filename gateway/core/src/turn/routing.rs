@@ -459,18 +459,13 @@ impl TurnLoop {
         t: &Turn<'_>,
         scope: memory::Scope,
         owner: Option<&str>,
-        (subject, content): (&str, &str),
+        said: (&str, &str),
     ) -> Result<Option<memory::MemoryRecord>> {
         if scope.is_personal() {
             return Ok(None);
         }
-        let live = self
-            .parts
-            .db
-            .records()
-            .live_on_subject(t.org(), t.agent(), scope, owner, subject)
-            .await?;
-        Ok(live.into_iter().find(|old| old.content != content))
+        self.live_replaced(t.org(), t.agent(), scope, owner, said)
+            .await
     }
 
     /// "replaces #7: “old text”" when a record of `content` on `subject`
@@ -481,18 +476,28 @@ impl TurnLoop {
         agent: &str,
         scope: memory::Scope,
         owner: Option<&str>,
-        (subject, content): (&str, &str),
+        said: (&str, &str),
     ) -> Result<Option<String>> {
+        let old = self.live_replaced(org, agent, scope, owner, said).await?;
+        Ok(old.as_ref().map(replacing))
+    }
+
+    /// The live record on `subject` with other words than `content`.
+    async fn live_replaced(
+        &self,
+        org: &str,
+        agent: &str,
+        scope: memory::Scope,
+        owner: Option<&str>,
+        (subject, content): (&str, &str),
+    ) -> Result<Option<memory::MemoryRecord>> {
         let live = self
             .parts
             .db
             .records()
             .live_on_subject(org, agent, scope, owner, subject)
             .await?;
-        Ok(live
-            .iter()
-            .find(|old| old.content != content)
-            .map(replacing))
+        Ok(live.into_iter().find(|old| old.content != content))
     }
 }
 
