@@ -221,12 +221,12 @@ fn expected(backend: Backend) -> Counts {
             ("a question memory cannot answer", 7, 2, 11),
             // The first read and the message's group commit; the proposals
             // waiting (read once, for the yes's language and to answer them);
-            // the person's live records on the subject, for their reply
-            // language, the conflicts asked and what the yes replaces; the
-            // line the question was asked at; the conflicts' audit entries;
-            // the keep (status, index, vectors, belief revision's reads); the
-            // reply's group commit.
-            ("a typed yes", 17, 3, 23),
+            // the person's live records, on the reply language's subject
+            // and on the proposal's (the conflicts asked, which are also
+            // what the yes replaces); the line the question was asked at;
+            // the conflicts' audit entries; the keep (status, index,
+            // vectors, belief revision's reads); the reply's group commit.
+            ("a typed yes", 16, 3, 22),
         ],
     }
 }
