@@ -316,21 +316,15 @@ impl TurnLoop {
             parts.notes.push(reason.explain().into());
             return Ok(());
         }
-        // What a person's own record replaces on its subject is among
-        // `conflicts`, read with the question (`asked_conflicts`): the
-        // receipt names those, and with none there is nothing to replace.
-        let replaces = if rec.scope.is_personal() {
-            None
-        } else {
-            self.replaces(
+        let replaces = self
+            .replaces(
                 org,
                 &rec.agent,
                 rec.scope,
                 rec.owner.as_deref(),
                 (&rec.subject, &rec.content),
             )
-            .await?
-        };
+            .await?;
         let run = answer.run.as_str();
         if answer.choice == Choice::Both {
             for old in &conflicts {

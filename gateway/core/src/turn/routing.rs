@@ -250,7 +250,13 @@ impl TurnLoop {
         // (`offline::carried_into`), so the note never says the old value.
         // A person's own: the conflicts, asked below.
         let replaced = self
-            .replaced(t, scope, owner.as_deref(), (&item.subject, &content))
+            .live_replaced(
+                t.org(),
+                t.agent(),
+                scope,
+                owner.as_deref(),
+                (&item.subject, &content),
+            )
             .await?;
         let content = replaced
             .as_ref()
@@ -452,22 +458,6 @@ impl TurnLoop {
         Ok(conflicts)
     }
 
-    /// The live note on `subject` a note of `content` would replace; none
-    /// for a person's own record (its conflicts are asked).
-    async fn replaced(
-        &self,
-        t: &Turn<'_>,
-        scope: memory::Scope,
-        owner: Option<&str>,
-        said: (&str, &str),
-    ) -> Result<Option<memory::MemoryRecord>> {
-        if scope.is_personal() {
-            return Ok(None);
-        }
-        self.live_replaced(t.org(), t.agent(), scope, owner, said)
-            .await
-    }
-
     /// "replaces #7: “old text”" when a record of `content` on `subject`
     /// would supersede a live record with other words in its place.
     pub(super) async fn replaces(
@@ -482,7 +472,10 @@ impl TurnLoop {
         Ok(old.as_ref().map(replacing))
     }
 
-    /// The live record on `subject` with other words than `content`.
+    /// The live note on `subject` with other words than `content`: what a
+    /// note of `content` replaces. None for a person's own record: what it
+    /// conflicts with is asked with it (`asked_conflicts`), and a yes's
+    /// receipt names those.
     async fn live_replaced(
         &self,
         org: &str,
@@ -491,6 +484,9 @@ impl TurnLoop {
         owner: Option<&str>,
         (subject, content): (&str, &str),
     ) -> Result<Option<memory::MemoryRecord>> {
+        if scope.is_personal() {
+            return Ok(None);
+        }
         let live = self
             .parts
             .db
