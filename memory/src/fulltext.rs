@@ -182,7 +182,9 @@ pub fn first_token(word: &str) -> Option<String> {
     tokens_with_repeats(word).into_iter().next()
 }
 
-/// The distinct tokens a query searches for, first seen first, at most [`MAX_QUERY_TOKENS`].
+/// The distinct tokens a query searches for, first seen first, at most
+/// [`MAX_QUERY_TOKENS`], then every other way of writing a currency it names
+/// ([`CURRENCIES`]).
 pub fn query_tokens(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for t in tokens_with_repeats(text) {
@@ -193,12 +195,118 @@ pub fn query_tokens(text: &str) -> Vec<String> {
             out.push(t);
         }
     }
+    let named: Vec<&[String]> = CURRENCY_TOKENS
+        .iter()
+        .filter(|(symbol, tokens)| {
+            symbol.is_some_and(|s| text.contains(s)) || tokens.iter().any(|t| out.contains(t))
+        })
+        .map(|(_, tokens)| tokens.as_slice())
+        .collect();
+    for t in named.into_iter().flatten() {
+        if !out.contains(t) {
+            out.push(t.clone());
+        }
+    }
     out
 }
+
+/// Each currency as people write it, by its symbol, its code and its name in
+/// the languages steward answers in: "420 de euro" asks about a note of
+/// "300 EUR", "650 kroner" about "800 kr". A closed class, like a language's
+/// names; searched for together on the query's side only, so records are
+/// indexed as before and no index is rebuilt.
+const CURRENCIES: &[(Option<char>, &[&str])] = &[
+    (
+        Some('€'),
+        &[
+            "eur",
+            "euro",
+            "euros",
+            "eura",
+            "euri",
+            "euró",
+            "евро",
+            "євро",
+            "ευρώ",
+            "ユーロ",
+            "欧元",
+            "유로",
+        ],
+    ),
+    (
+        Some('$'),
+        &[
+            "usd",
+            "dollar",
+            "dollars",
+            "dólar",
+            "dólares",
+            "dollaro",
+            "dollari",
+            "доллар",
+            "долларов",
+            "ドル",
+            "美元",
+            "달러",
+        ],
+    ),
+    (Some('£'), &["gbp", "pound", "pounds", "sterling"]),
+    (
+        None,
+        &[
+            "kr", "kroner", "kronor", "krone", "kronen", "krona", "dkk", "nok", "sek",
+        ],
+    ),
+    (None, &["pln", "zł", "zloty", "złoty", "złotych", "złote"]),
+    (None, &["czk", "kč", "korun", "koruna", "koruny"]),
+    (None, &["huf", "forint", "forintot"]),
+    (Some('¥'), &["jpy", "yen", "円"]),
+];
+
+/// [`CURRENCIES`] as the analyzer's tokens, each currency's symbol beside them.
+static CURRENCY_TOKENS: LazyLock<Vec<(Option<char>, Vec<String>)>> = LazyLock::new(|| {
+    CURRENCIES
+        .iter()
+        .map(|(symbol, words)| {
+            let mut tokens: Vec<String> = Vec::new();
+            for t in words.iter().flat_map(|w| tokens_with_repeats(w)) {
+                if !tokens.contains(&t) {
+                    tokens.push(t);
+                }
+            }
+            (*symbol, tokens)
+        })
+        .collect()
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_currency_is_searched_by_every_way_it_is_written() {
+        let note = document_tokens("", "Purchases up to 300 EUR need no approval.");
+        let kr = document_tokens("", "Udlæg op til 800 kr kræver ingen godkendelse.");
+        for (asked, indexed) in [
+            ("una silla de 180 euros", &note),
+            ("o nivelă de 420 de euro", &note),
+            ("is 250 € fine?", &note),
+            ("Må jeg bruge 650 kroner?", &kr),
+            ("Får jeg bruke 900 kronor?", &kr),
+        ] {
+            let asks = query_tokens(asked);
+            assert!(
+                asks.iter().any(|t| indexed.contains(t)),
+                "{asked}: {asks:?}"
+            );
+        }
+        // A query naming no currency searches for none.
+        let plain = query_tokens("where is the 300 page report?");
+        assert!(
+            !plain.iter().any(|t| note.contains(t) && t != "300"),
+            "{plain:?}"
+        );
+    }
 
     #[test]
     fn a_words_first_token_is_the_first_the_analyzer_reads() {

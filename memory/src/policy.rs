@@ -125,6 +125,8 @@ const SERVES_SPEAKER: &[&str] = &[
     "i prefer",
     "i'd prefer",
     "i would prefer",
+    "i'd rather",
+    "i would rather",
     "prefers ",
     "wants answers",
     "wants you to",

@@ -51,11 +51,14 @@ pub enum Class {
     /// Words saying the value beside them no longer holds ("not", "no
     /// longer", "instead of", "nicht mehr"): a correction's old value.
     Former,
+    /// The words of [`Class::Form`] saying how long or detailed the replies
+    /// are ("short", "detailed", "längre"): one subject of preferences.
+    Length,
 }
 
 impl Class {
     /// Every class, in the file's order.
-    pub const ALL: [Class; 18] = [
+    pub const ALL: [Class; 19] = [
         Class::Request,
         Class::Courtesy,
         Class::Standing,
@@ -74,6 +77,7 @@ impl Class {
         Class::Am,
         Class::Form,
         Class::Former,
+        Class::Length,
     ];
 }
 
@@ -101,6 +105,7 @@ struct Row {
     am: Vec<String>,
     form: Vec<String>,
     former: Vec<String>,
+    length: Vec<String>,
     names: BTreeMap<String, Vec<String>>,
 }
 
@@ -141,6 +146,7 @@ impl Lexicon {
             Class::Am => &r.am,
             Class::Form => &r.form,
             Class::Former => &r.former,
+            Class::Length => &r.length,
         }
     }
 
@@ -236,6 +242,21 @@ mod tests {
                 assert!(
                     l.names().get(*code).is_some_and(|n| !n.is_empty()),
                     "{} does not name {code}",
+                    l.code
+                );
+            }
+        }
+    }
+
+    /// A length is a form of the replies: a request naming one is about how
+    /// to answer the speaker, whichever class the rules read it by.
+    #[test]
+    fn every_length_is_a_form() {
+        for l in lexicons() {
+            for word in l.phrases(Class::Length) {
+                assert!(
+                    l.phrases(Class::Form).contains(word),
+                    "{}: {word} is a length but not a form",
                     l.code
                 );
             }

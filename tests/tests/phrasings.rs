@@ -581,3 +581,151 @@ async fn a_users_own_memory_reaches_the_model_in_private_whatever_the_question_s
         );
     }
 }
+
+/// A correction retires only the note it names: sharing "ist" and "um"
+/// with the hotline's note names nothing (a new note, asked alone); a new
+/// value of the shape of one a note holds, beside a word of that note,
+/// names it — asked "replaces #…", carried into the note's words, and the
+/// old value is never told again, whatever a small model answers.
+#[tokio::test]
+async fn a_correction_replaces_only_the_note_it_names() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    fake.always(TEXT, Answer::Content("Okay.".into()));
+    for (name, db) in both_dbs().await {
+        let h = Harness::on(db, fake.config());
+        h.pair("111", Role::Admin).await;
+        h.pair("222", Role::User).await;
+        for note in [
+            "@notes: Die Hotline der Werkstatt ist 0711 400 123 und rund um die Uhr erreichbar.",
+            "@notes: Das Lager hinter Halle 3 hat ein Zahlenschloss, Code 5521.",
+        ] {
+            assert!(h.dm("111", note).await.contains("(id: "), "{name}");
+        }
+        let asked = h
+            .dm(
+                "111",
+                "Info für alle: ab Donnerstag beginnt die Spätschicht um 13:30, nicht mehr um 14.",
+            )
+            .await;
+        assert!(
+            asked.starts_with("Remember this? ") && !asked.contains("replaces"),
+            "{name}: {asked}"
+        );
+        let saved = h.dm("111", "ja").await;
+        assert!(
+            saved.starts_with("Gespeichert") && !saved.contains("replaces"),
+            "{name}: {saved}"
+        );
+        let corrected = h.dm("111", "Achtung: der Code ist jetzt 8830.").await;
+        assert!(
+            corrected.contains("replaces #") && corrected.contains("5521"),
+            "{name}: {corrected}"
+        );
+        assert!(h.dm("111", "ja").await.contains("It replaces #"), "{name}");
+        let notes = kept(&h).await;
+        assert!(
+            notes.iter().any(|n| n.contains("0711 400 123"))
+                && notes.iter().any(|n| n.contains("13:30"))
+                && !notes.iter().any(|n| n.contains("5521")),
+            "{name}: {notes:?}"
+        );
+        // The note says the new code where the old one stood.
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("Halle 3") && n.contains("8830")),
+            "{name}: {notes:?}"
+        );
+        // A small model answering with the old code is not shown.
+        fake.push(TEXT, Answer::Content("Der Code ist 5521.".into()));
+        let code = h.dm("222", "Wie ist der Code fürs Lager?").await;
+        assert!(
+            code.contains("8830") && !code.contains("5521"),
+            "{name}: {code}"
+        );
+    }
+}
+
+/// An amount asked with another language's word for the currency ("150
+/// euros", "650 kroner") finds the note of its limit ("200 EUR", "800 kr"),
+/// on the rules and on both databases.
+#[tokio::test]
+async fn an_amount_in_another_languages_currency_word_finds_its_limit() {
+    for (name, db) in both_dbs().await {
+        let h = Harness::on(db, steward::Config::default());
+        h.pair("111", Role::Admin).await;
+        h.pair("222", Role::User).await;
+        for note in [
+            "@notes: Anschaffungen bis 200 EUR brauchen keine Freigabe, darüber entscheidet Petra.",
+            "@notes: Udlæg op til 800 kr kræver ingen godkendelse.",
+        ] {
+            assert!(h.dm("111", note).await.contains("(id: "), "{name}");
+        }
+        let limit = h
+            .dm(
+                "222",
+                "¿Puedo comprar una lámpara de 150 euros sin preguntar a nadie?",
+            )
+            .await;
+        assert!(limit.contains("200 EUR"), "{name}: {limit}");
+        let kroner = h
+            .dm("222", "Can I spend 650 kroner on flowers for the stand?")
+            .await;
+        assert!(kroner.contains("800 kr"), "{name}: {kroner}");
+    }
+}
+
+/// How long a person wants their replies is one thing whatever the words:
+/// a change of mind is asked as replacing the old wish and a yes leaves one;
+/// a reason after a wish is part of it, and one detailed answer asked for is
+/// no wish at all.
+#[tokio::test]
+async fn a_change_of_mind_about_reply_length_is_asked_as_replacing_the_old_one() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    fake.always(TEXT, Answer::Content("Okay.".into()));
+    for (name, db) in both_dbs().await {
+        let h = Harness::on(db, fake.config());
+        h.pair("222", Role::User).await;
+        h.pair("333", Role::User).await;
+        let asked = h.dm("222", "Kurze Antworten sind mir lieber.").await;
+        assert!(asked.contains("Remember this? "), "{name}: {asked}");
+        assert!(h.dm("222", "ja").await.starts_with("Gespeichert"), "{name}");
+        let changed = h
+            .dm("222", "Hmm, doch lieber ausführliche Antworten, bitte.")
+            .await;
+        assert!(
+            changed.contains("it conflicts with #") && changed.contains("Kurze Antworten"),
+            "{name}: {changed}"
+        );
+        assert!(h.dm("222", "ja").await.contains("It replaces #"), "{name}");
+        let theirs: Vec<String> = h
+            .records()
+            .await
+            .into_iter()
+            .filter(|r| {
+                r.status == Status::Active && r.written.owner.as_deref() == Some("discord:222")
+            })
+            .map(|r| r.written.content)
+            .collect();
+        assert_eq!(theirs.len(), 1, "{name}: {theirs:?}");
+        assert!(theirs[0].contains("ausführliche"), "{name}: {theirs:?}");
+        let wish = h
+            .dm(
+                "333",
+                "Could you keep your replies brief with me? Long answers lose me.",
+            )
+            .await;
+        assert!(wish.contains("Remember this? "), "{name}: {wish}");
+        let saved = h.dm("333", "yes").await;
+        assert_eq!(saved.matches("(id: ").count(), 1, "{name}: {saved}");
+        let one_answer = h
+            .dm("333", "Give me a detailed answer about the parking rules.")
+            .await;
+        assert!(
+            !one_answer.contains("Remember this?"),
+            "{name}: {one_answer}"
+        );
+    }
+}

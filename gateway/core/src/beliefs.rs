@@ -68,6 +68,13 @@ static FUNCTION_WORDS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
 /// [`SHARED_WORDS_TO_JUDGE`] content words (`memory::grounding::content_words`)
 /// beside [`HOW_RULES_ARE_PUT`] and the function words of every language.
 pub fn same_topic(new: &str, old: &str) -> bool {
+    topic_words_shared(new, old) >= SHARED_WORDS_TO_JUDGE
+}
+
+/// How many content words `new` and `old` share beside [`HOW_RULES_ARE_PUT`]
+/// and the function words of every language: two German notes share "ist"
+/// and "um" whatever they are about.
+pub fn topic_words_shared(new: &str, old: &str) -> usize {
     let new = memory::grounding::content_words(new);
     let mut old = memory::grounding::content_words(old);
     old.sort();
@@ -79,7 +86,6 @@ pub fn same_topic(new: &str, old: &str) -> bool {
                 && !FUNCTION_WORDS.contains(w.as_str())
         })
         .count()
-        >= SHARED_WORDS_TO_JUDGE
 }
 
 /// Whether two of a person's records are of one kind and one family of

@@ -97,12 +97,22 @@ pub fn scrub_answer(
 /// stops at the frame's close, `llm::openai`, so the close may be missing):
 /// a standing note, or a record found for the message that is not personal.
 /// A frame of a record not given, or with another text, is made up: `None`.
+/// A word or two before the frame, no sentence of their own ("I <<<memory:1
+/// …"), are the start of a quote: shown alone they would say nothing.
 pub(super) fn quoted_note<'a>(
     line: &'a str,
     prompt: &Prompt,
     found: &[Retrieved],
 ) -> Option<&'a str> {
-    let frame = line.trim().strip_prefix("<<<memory:")?;
+    /// Words before a quoted frame that still open a quote.
+    const LEAD_WORDS: usize = 2;
+    let line = line.trim();
+    let at = line.find("<<<memory:")?;
+    let lead = &line[..at];
+    if lead.split_whitespace().count() > LEAD_WORDS || lead.contains(['.', '!', '?', '。']) {
+        return None;
+    }
+    let frame = line[at..].strip_prefix("<<<memory:")?;
     let frame = frame.strip_suffix(">>>").unwrap_or(frame);
     let (id, rest) = frame.split_once(' ')?;
     let id: i64 = id.parse().ok()?;

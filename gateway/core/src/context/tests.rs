@@ -647,6 +647,17 @@ fn what_a_model_imitates_is_removed_and_steward_cites() {
                 "I don't know.",
             ),
             ("<<<memory:1234567890>>> Ben works from the office.", ""),
+            // The real model began a quote with a word; the server stopped at
+            // the frame's close: the note, never "I" alone.
+            (
+                "I <<<memory:3 agent_notes: The staging database moved to pg-staging-04.internal",
+                "The staging database moved to pg-staging-04.internal",
+            ),
+            // A sentence of its own before a frame is no quote's start.
+            (
+                "I do not know. <<<memory:3 agent_notes: The staging database moved to pg-staging-04.internal",
+                "I do not know.",
+            ),
             // A small model looping on its context: the frame's text once, no recital.
             (
                 "The speaker's preference is for short answers. <<<memory:3 agent_notes: It moved to pg-staging-04.internal.>>>\nThe speaker's role is user. <<<memory:3 agent_notes: It moved to pg-staging-04.internal.>>>\nThe speaker's role is user.",

@@ -110,15 +110,23 @@ impl TurnLoop {
 
     /// A correction whose subject no pattern named ("Correction: deploys now
     /// happen only before 14:00") takes the subject of the live agent note
-    /// it shares the most words with (two at least), so it supersedes that
-    /// note under the subject rule. Other items are kept as they are.
+    /// it shares the most words of a topic with — two at least, or one and a
+    /// new value of the shape of one the note holds ("Der Code vom
+    /// Schlüsselkasten an Tor B ist geändert, jetzt 9082" of "… Kasten neben
+    /// Tor B, Zahlencode 4471") — so it supersedes that note under the
+    /// subject rule. Function words name no topic: a German shift change
+    /// sharing "ist" and "um" with the hotline's note replaces nothing.
+    /// Other items are kept as they are.
     pub(super) async fn correction_subject(
         &self,
         t: &Turn<'_>,
         item: &Candidate,
     ) -> Result<Candidate> {
         if item.channel == ItemChannel::Personal {
-            return self.personal_change_subject(t, item).await;
+            let keyed = offline::keyed_by_length(item);
+            return self
+                .personal_change_subject(t, keyed.as_ref().unwrap_or(item))
+                .await;
         }
         let unkeyed = item.channel == ItemChannel::Operational
             && item.kind == "correction"
@@ -135,8 +143,15 @@ impl TurnLoop {
             .await?;
         let note = found
             .into_iter()
-            .filter(|r| r.record.scope == memory::Scope::AgentNotes && r.hits >= 2)
-            .max_by_key(|r| r.hits);
+            .filter(|r| r.record.scope == memory::Scope::AgentNotes)
+            .filter_map(|r| {
+                let old = &r.record.content;
+                let shared = crate::beliefs::topic_words_shared(&item.content, old);
+                let valued = offline::gives_a_new_value_of(old, &item.content);
+                (shared >= 2 || (shared == 1 && valued)).then_some(((shared, valued), r))
+            })
+            .max_by_key(|(named, _)| *named)
+            .map(|(_, r)| r);
         Ok(match note {
             Some(r) => Candidate {
                 subject: r.record.written.subject,

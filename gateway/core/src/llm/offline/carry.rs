@@ -95,7 +95,10 @@ pub fn carried_into(old: &str, correction: &str) -> Option<String> {
         }
     }
     let [(was, was_in, was_at)] = kept[..] else {
-        return None;
+        return kept
+            .is_empty()
+            .then(|| carried_by_label(old, correction))
+            .flatten();
     };
     let mut same_shape = new.iter().filter(|(v, _, _)| shape(v) == shape(was));
     let (now, now_in, now_at) = *same_shape.next()?;
@@ -114,6 +117,67 @@ pub fn carried_into(old: &str, correction: &str) -> Option<String> {
         })
     };
     marked.then(|| replace_value(old, was, now))
+}
+
+/// Whether `correction` gives a new value of the shape of one `old` holds:
+/// "Der Code … ist geändert, jetzt 9082" of "… Zahlencode 4471" — a value
+/// `old` does not say, beside one of its shape that the correction does not.
+pub fn gives_a_new_value_of(old: &str, correction: &str) -> bool {
+    let in_old: Vec<&str> = old.split_whitespace().filter_map(value_of).collect();
+    let said: Vec<&str> = correction.split_whitespace().filter_map(value_of).collect();
+    said.iter().any(|new| {
+        !in_old.contains(new)
+            && in_old
+                .iter()
+                .any(|was| !said.contains(was) && shape(was) == shape(new))
+    })
+}
+
+/// Words before a value read as what names it ("Zahlenschloss, Code 5521").
+const LABEL_WORDS: usize = 4;
+
+/// A value's exact shape: each digit, letter and mark ("5521" and "8830" are
+/// one, "3" another) — a change of a code keeps its digits.
+fn exact_shape(value: &str) -> String {
+    value
+        .chars()
+        .map(|c| match c {
+            c if c.is_ascii_digit() => '9',
+            c if c.is_alphabetic() => 'a',
+            c => c,
+        })
+        .collect()
+}
+
+/// The words before the value `value` in `text`, at most [`LABEL_WORDS`].
+fn label_of<'t>(text: &'t str, value: &str) -> Option<String> {
+    let words: Vec<&'t str> = text.split_whitespace().collect();
+    let at = words.iter().position(|w| value_of(w) == Some(value))?;
+    Some(words[at.saturating_sub(LABEL_WORDS)..at].join(" "))
+}
+
+/// `old` with its one value of a new value's exact shape made the new one,
+/// when the correction does not say the old value but names it as `old`
+/// does: a word of a topic shared just before both ("Der Code ist jetzt
+/// 8830" of "Das Lager hinter Halle 3 hat ein Zahlenschloss, Code 5521").
+/// `None` when two values could be meant, or the labels share nothing
+/// ("claims now need approval within 3 days" names no amount).
+fn carried_by_label(old: &str, correction: &str) -> Option<String> {
+    let in_old: Vec<&str> = old.split_whitespace().filter_map(value_of).collect();
+    let said: Vec<&str> = correction.split_whitespace().filter_map(value_of).collect();
+    let [now] = said[..] else {
+        return None;
+    };
+    let mut alike = in_old.iter().filter(|v| exact_shape(v) == exact_shape(now));
+    let (Some(&was), None) = (alike.next(), alike.next()) else {
+        return None;
+    };
+    if in_old.iter().filter(|&&v| v == was).count() != 1 || was == now {
+        return None;
+    }
+    let named =
+        crate::beliefs::topic_words_shared(&label_of(correction, now)?, &label_of(old, was)?);
+    (named >= 1).then(|| replace_value(old, was, now))
 }
 
 /// The clauses of `text` with where each starts and ends.
@@ -250,6 +314,40 @@ mod tests {
             assert_eq!(
                 carried_into(old, correction).as_deref(),
                 Some(kept),
+                "{correction}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_new_value_named_as_the_note_names_the_old_is_carried_into_it() {
+        for (old, correction, kept) in [
+            (
+                "Das Lager hinter Halle 3 hat ein Zahlenschloss, Code 5521.",
+                "Der Code ist jetzt 8830",
+                Some("Das Lager hinter Halle 3 hat ein Zahlenschloss, Code 8830."),
+            ),
+            (
+                "The side gate opens with PIN 2468 after 18:00.",
+                "Update: side gate PIN is now 1357",
+                Some("The side gate opens with PIN 1357 after 18:00."),
+            ),
+            // Another value's shape: no amount is named.
+            (
+                "Expense claims over 500 EUR need approval.",
+                "Expense claims now need approval within 3 days",
+                None,
+            ),
+            // Two values of its shape: which one changed is unsaid.
+            (
+                "Room 4120 is on floor 2; the lab is room 4310.",
+                "The kitchen is now 4415",
+                None,
+            ),
+        ] {
+            assert_eq!(
+                carried_into(old, correction).as_deref(),
+                kept,
                 "{correction}"
             );
         }

@@ -93,6 +93,13 @@ fn classify_anew(sentence: &str) -> Option<Candidate> {
     if let Some(preference) = addressed_preference(&s, question) {
         return Some(preference);
     }
+    // How long the replies should be, in any shape ("Mejor respuestas más
+    // largas y detalladas, por favor"): the speaker's, whatever opens it.
+    if let Some(preference) = length_preference(&s, question) {
+        // Worded as the rules word a stated preference ("Prefers short answers").
+        let worded = personal(&s).filter(|p| p.kind == "preference");
+        return Some(worded.unwrap_or(preference));
+    }
     if let Some(zone) = time_zone(&s) {
         return Some(zone);
     }
@@ -176,7 +183,7 @@ pub fn joined(items: Vec<Candidate>) -> Vec<Candidate> {
     let by_words = |c: &Candidate| {
         c.channel == ItemChannel::Personal
             && c.kind == "preference"
-            && c.subject.starts_with("always:")
+            && (c.subject.starts_with("always:") || c.subject == REPLY_LENGTH_SUBJECT)
     };
     let mut out: Vec<Candidate> = Vec::with_capacity(items.len());
     for item in items {

@@ -13,14 +13,15 @@ mod text;
 mod workplace;
 
 pub use carry::{
-    as_changed, carried_into, is_a_fact_of_theirs, no_longer_holds, says_something_former,
+    as_changed, carried_into, gives_a_new_value_of, is_a_fact_of_theirs, no_longer_holds,
+    says_something_former,
 };
 use classify::*;
 pub use classify::{extract, joined, label, statements};
 use operational::*;
 pub use operational::{corrects_a_fact, frames_a_rule, UNKEYED, VALUED_KIND};
-pub use personal::transient;
 use personal::*;
+pub use personal::{keyed_by_length, transient, REPLY_LENGTH_SUBJECT};
 pub use respond::{best_matches, respond, respond_if_known, NOTHING_IN_MEMORY};
 use standing::*;
 use text::*;
@@ -67,6 +68,8 @@ impl Responder for OfflineResponder {
 
 #[cfg(test)]
 mod heading_tests;
+#[cfg(test)]
+mod length_tests;
 #[cfg(test)]
 mod speaker_tests;
 #[cfg(test)]

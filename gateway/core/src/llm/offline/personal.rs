@@ -53,6 +53,27 @@ pub(super) const FIRST_PERSON_VERBS: &[(&str, &str, bool)] = &[
     ("i am based ", "Based ", true),
 ];
 
+/// The subject of a person's preference about how long or detailed their
+/// replies are, whatever words it is said in.
+pub const REPLY_LENGTH_SUBJECT: &str = "prefer:reply-length";
+
+/// `item` keyed by the length it names: a person's preference naming how long
+/// or detailed their replies are ("Jag föredrar korta svar", later "ge mig
+/// hellre längre och utförliga svar") is one subject however it is put, by
+/// the rules or a model, so a change of mind is asked as replacing the old
+/// and a yes leaves one. A reply language keeps its own subject.
+pub fn keyed_by_length(item: &Candidate) -> Option<Candidate> {
+    (item.channel == ItemChannel::Personal
+        && item.kind == "preference"
+        && item.subject != ANSWER_IN_SUBJECT
+        && item.subject != REPLY_LENGTH_SUBJECT
+        && words::holds(Class::Length, &item.content))
+    .then(|| Candidate {
+        subject: REPLY_LENGTH_SUBJECT.into(),
+        ..item.clone()
+    })
+}
+
 pub(super) fn personal(s: &str) -> Option<Candidate> {
     let s = strip_ci(s, "please ").unwrap_or(s);
     if let Some(lang) = strip_any(s, ANSWER_IN) {

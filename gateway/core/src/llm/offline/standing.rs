@@ -284,8 +284,10 @@ pub(super) fn of_every_reply(s: &str) -> bool {
 /// svar"). Kept as said. Not a one-off, nor what names the team's things.
 pub(super) fn stated_preference(s: &str) -> Option<Candidate> {
     let words = words_of(s);
-    let of_replies = words.iter().any(|w| REPLIES.contains(&w.as_str()))
-        && words.iter().any(|w| words::is_word(Class::Speaker, w));
+    // The agent's replies, not the speaker's own ("my answers in the quiz").
+    let of_replies = words.iter().enumerate().any(|(at, w)| {
+        REPLIES.contains(&w.as_str()) && !(at > 0 && words::is_word(Class::Mine, &words[at - 1]))
+    }) && words.iter().any(|w| words::is_word(Class::Speaker, w));
     // A thing refused "with me" ("Niente emoji con me"); "share the deck
     // with me" opens with no refusal, and asks a task.
     let refused_with_me = with_the_speaker(s)
@@ -301,6 +303,61 @@ pub(super) fn stated_preference(s: &str) -> Option<Candidate> {
         format!("always:{}", key_terms(s, 2)),
         said,
     ))
+}
+
+/// How long or detailed the speaker wants the agent's replies, said in any
+/// shape the lexicon reads: a word of [`Class::Length`] beside the replies
+/// (a word starting like one of replying: "answers", "Antworten",
+/// "respuestas", "svar"), said as a wish (a word of preferring, courtesy, a
+/// standing word) or a request — "Ich möchte lieber ausführlichere Antworten",
+/// "Mejor respuestas más largas y detalladas, por favor", "Actually, I'd
+/// rather have detailed answers from now on". One answer made ("give me a
+/// detailed answer about the API": an article before it) is a task, a
+/// question asks unless it is a request ("Could you give shorter answers?"),
+/// the speaker's own answers ("my answers were short") are no wish, and
+/// neither is a reason ("long answers lose me"), which joins the wish before it.
+pub(super) fn length_preference(s: &str, question: bool) -> Option<Candidate> {
+    let words = words_of(s);
+    let (length_at, _) = words::find(Class::Length, &words)?;
+    let replies_at = words
+        .iter()
+        .position(|w| words::starts_like(Class::Reply, w))?;
+    // One thing: an article within the two words before the length or the replies.
+    let one = |at: usize| {
+        words[at.saturating_sub(2)..at]
+            .iter()
+            .any(|w| ARTICLES.contains(&w.as_str()))
+    };
+    let theirs = replies_at > 0 && words::is_word(Class::Mine, &words[replies_at - 1]);
+    if one(length_at) || one(replies_at) || theirs || makes_a_thing(s) {
+        return None;
+    }
+    if for_everyone(s) || transient(s) {
+        return None;
+    }
+    let lower = s.to_lowercase();
+    if ASKS_FOR_INFORMATION.iter().any(|a| lower.starts_with(a)) {
+        return None;
+    }
+    let requested =
+        words::find(Class::Request, &words).is_some() || words::holds_unspaced(Class::Request, s);
+    // A wish, not the speaker alone: "long answers lose me" is a reason.
+    let wished = words::find(Class::Prefer, &words).is_some()
+        || words::holds_unspaced(Class::Prefer, s)
+        || words::find(Class::Courtesy, &words).is_some()
+        || has_standing(s);
+    let asked = if question {
+        requested
+    } else {
+        requested || wished
+    };
+    asked.then(|| {
+        personal_item(
+            "preference",
+            REPLY_LENGTH_SUBJECT.to_string(),
+            capitalise(&clean(s)),
+        )
+    })
 }
 
 /// What opens a thing refused ("no", "niente", "sin", "kein"): with
