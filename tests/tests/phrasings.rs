@@ -729,3 +729,50 @@ async fn a_change_of_mind_about_reply_length_is_asked_as_replacing_the_old_one()
         );
     }
 }
+
+/// A note shown as it was written, to someone answered in another language,
+/// says the day it names in theirs too: the small model copies the note's
+/// frame (the server stops at its close), steward shows the note, and the
+/// Portuguese speaker reads "sexta" beside "fredag"; an English one, "Friday".
+#[tokio::test]
+async fn a_day_a_note_names_is_said_in_the_speakers_language_too() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    for (name, db) in both_dbs().await {
+        let h = Harness::on(db, fake.config());
+        h.pair("111", Role::Admin).await;
+        h.pair("222", Role::User).await;
+        h.pair("333", Role::User).await;
+        let noted = h
+            .dm(
+                "111",
+                "@notes: Brannøvelse hver fredag kl. 09:30 ved hovedinngangen.",
+            )
+            .await;
+        let id = noted
+            .split("(id: ")
+            .nth(1)
+            .and_then(|rest| rest.split(')').next())
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            h.dm("222", "Responde-me sempre em português, por favor")
+                .await
+                .contains("Remember this?"),
+            "{name}"
+        );
+        assert!(h.dm("222", "sim").await.contains("(id: "), "{name}");
+        let frame = format!(
+            "<<<memory:{id} agent_notes: Brannøvelse hver fredag kl. 09:30 ved hovedinngangen."
+        );
+        fake.push(TEXT, Answer::Content(frame.clone()));
+        let pt = h.dm("222", "Quando é o exercício de incêndio?").await;
+        assert!(
+            pt.contains("fredag (sexta") && pt.contains("09:30") && !pt.contains("<<<"),
+            "{name}: {pt}"
+        );
+        fake.push(TEXT, Answer::Content(frame));
+        let en = h.dm("333", "Which day of the week do we have the fire drill?").await;
+        assert!(en.contains("fredag (Friday)"), "{name}: {en}");
+    }
+}

@@ -16,8 +16,8 @@ pub use grounded::{
     grounded, grounded_given, without_invented_values, without_unrelated_values,
     GROUNDING_MIN_HITS, MEMORY_SAYS,
 };
-pub use language::written_in;
 use language::*;
+pub use language::{days_glossed, written_in};
 pub use precedence::{
     apply_policy_overrides, disagreement_note, disagreements, order_by_precedence, Overridden,
 };

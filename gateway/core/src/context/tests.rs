@@ -741,3 +741,44 @@ fn a_value_nothing_given_holds_is_not_stated() {
         ""
     );
 }
+
+#[test]
+fn a_day_a_note_names_in_another_language_is_said_in_the_speakers_too() {
+    let lang = |code| {
+        prompts::answers::languages()
+            .iter()
+            .find(|l| l.code == code)
+            .unwrap()
+    };
+    let note = "Playtest hver fredag kl. 14:00 i møterommet Kraken.";
+    for (code, day) in [
+        ("pt", "(sexta"),
+        ("ko", "(금요일)"),
+        ("zh", "(星期五)"),
+        ("en", "(Friday)"),
+    ] {
+        let glossed = days_glossed(note, lang(code));
+        assert!(
+            glossed.contains(&format!("fredag {day}")),
+            "{code}: {glossed}"
+        );
+    }
+    // Said in the speaker's language already, or named once: no second name.
+    let en = "Deploys never on a Friday; on Fridays we rest.";
+    assert_eq!(days_glossed(en, lang("en")), en);
+    assert_eq!(
+        days_glossed("Reviews every Thursday, and Thursday only.", lang("de")),
+        "Reviews every Thursday (Donnerstag), and Thursday only."
+    );
+    // A capitalised word inside a sentence, where the language writes its
+    // days in lower case, is a name ("Quinta do Vale Escuro").
+    let farm = "A vindima é na Quinta do Vale Escuro.";
+    assert_eq!(days_glossed(farm, lang("it")), farm);
+    // A sentence may open with one.
+    assert!(days_glossed("Sexta-feira é folga.", lang("en")).starts_with("Sexta-feira (Friday)"));
+    // Text whose lower case is longer than itself ("İ") keeps its places.
+    assert_eq!(
+        days_glossed("İzmir 金曜日", lang("en")),
+        "İzmir 金曜日 (Friday)"
+    );
+}

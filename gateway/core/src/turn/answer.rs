@@ -367,6 +367,11 @@ impl TurnLoop {
         };
         // The approved procedure is shown even when a model left its steps out.
         let answer = crate::skills::with_steps(answer, &read.skills);
+        // A day a note names in another language, said in the speaker's too.
+        let answer = match speakers_language(t, text, &read) {
+            Some(lang) => context::days_glossed(&answer, lang),
+            None => answer,
+        };
         // Two active records on one subject (an undo brought one back): say so.
         Ok(
             match context::disagreement_note(&context::disagreements(&read.found)) {
@@ -530,13 +535,7 @@ impl TurnLoop {
         });
         let best = offline::best_matches(&read.found);
         // What memory says is opened in the speaker's reply language.
-        let memory_says = read
-            .citable
-            .iter()
-            .filter(|r| !(t.shared() && r.record.scope.is_personal()))
-            .find_map(|r| context::reply_language(&r.record))
-            .and_then(|name| prompts::answers::named(&name))
-            .map_or(context::MEMORY_SAYS, |l| l.memory_says);
+        let memory_says = asked_language(t, read).map_or(context::MEMORY_SAYS, |l| l.memory_says);
         // Everything the model was given, where a value it states must come from.
         let seen: Vec<&str> = [prompt.fixed(), prompt.context(), text]
             .into_iter()
@@ -659,6 +658,27 @@ impl TurnLoop {
             .await?;
         Ok(language_asked_for(&asked))
     }
+}
+
+/// The language the speaker asked to be answered in: a preference among the
+/// records `read` found (in a group thread, none: no personal record is read
+/// out there), when the answers table has it.
+fn asked_language(t: &Turn<'_>, read: &Gathered) -> Option<&'static prompts::answers::Language> {
+    read.citable
+        .iter()
+        .filter(|r| !(t.shared() && r.record.scope.is_personal()))
+        .find_map(|r| context::reply_language(&r.record))
+        .and_then(|name| prompts::answers::named(&name))
+}
+
+/// The language the speaker is answered in: the one they asked for, else
+/// the one their message is written in, when the answers table has it.
+fn speakers_language(
+    t: &Turn<'_>,
+    text: &str,
+    read: &Gathered,
+) -> Option<&'static prompts::answers::Language> {
+    asked_language(t, read).or_else(|| context::written_in(text))
 }
 
 /// The language a reply-language preference among `records` asks for, when
