@@ -772,7 +772,9 @@ async fn a_day_a_note_names_is_said_in_the_speakers_language_too() {
             "{name}: {pt}"
         );
         fake.push(TEXT, Answer::Content(frame));
-        let en = h.dm("333", "Which day of the week do we have the fire drill?").await;
+        let en = h
+            .dm("333", "Which day of the week do we have the fire drill?")
+            .await;
         assert!(en.contains("fredag (Friday)"), "{name}: {en}");
     }
 }

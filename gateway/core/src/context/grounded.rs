@@ -187,8 +187,9 @@ fn without_sentences(answer: &str, drop: impl Fn(&str) -> bool) -> String {
 /// citation reads as memory's. A number of three digits or more is compared
 /// by its digits ("1200" is "1,200", "19h00" is "19:00"); a host, a channel
 /// or a table by its whole leading part ("gpu-kestrel.lab" of
-/// "gpu-kestrel.lab:8443"). Empty when nothing else is left: the rules
-/// answer then.
+/// "gpu-kestrel.lab:8443"); a day of the week by the day it names in any
+/// language ("sexta-feira" is "fredag"). Empty when nothing else is left:
+/// the rules answer then.
 pub fn without_invented_values(answer: String, seen: &[&str]) -> String {
     let words: HashSet<String> = seen
         .iter()
@@ -201,8 +202,16 @@ pub fn without_invented_values(answer: String, seen: &[&str]) -> String {
         Some(Made::Name) => !words.iter().any(|s| same_name(w, s)),
         None => false,
     };
+    // A day of the week nothing given names, in any language: a small model
+    // wrote "quarta-feira" for a note saying "fredag".
+    let days: Vec<String> = seen
+        .iter()
+        .flat_map(|t| memory::grounding::content_words(t))
+        .collect();
+    let days_given = days_named(&days);
     without_sentences(&answer, |s| {
-        memory::grounding::content_words(s).iter().any(&invented)
+        let said = memory::grounding::content_words(s);
+        said.iter().any(&invented) || days_named(&said).iter().any(|d| !days_given.contains(d))
     })
 }
 

@@ -84,62 +84,27 @@ pub fn written_in(text: &str) -> Option<&'static prompts::answers::Language> {
     prompts::answers::language(code)
 }
 
-/// The days of the week `words` name, in English, Portuguese, Spanish,
-/// French, German, Italian or Dutch ("sexta-feira", "Fridays" and "viernes"
-/// all name Friday).
+/// The days of the week `words` name, in any language of the answers table
+/// ("sexta-feira", "Fridays", "viernes", "fredag" and "金曜日" all name
+/// Friday): a word that is a day's name, or starts with one of
+/// [`DAY_STEM_LETTERS`] letters or more ("fredagen"), the longest first.
 pub(super) fn days_named(words: &[String]) -> Vec<Weekday> {
-    /// Each name with the day it names and its place in the table (the
-    /// first name a word starts with names its day), and the longest name.
-    struct Names {
-        days: HashMap<String, (usize, Weekday)>,
-        longest: usize,
-    }
-    static NAMES: OnceLock<Names> = OnceLock::new();
-    let names = NAMES.get_or_init(|| {
-        use chrono::{Locale, NaiveDate};
-        let locales = [
-            Locale::en_US,
-            Locale::pt_PT,
-            Locale::pt_BR,
-            Locale::es_ES,
-            Locale::fr_FR,
-            Locale::de_DE,
-            Locale::it_IT,
-            Locale::nl_NL,
-        ];
-        // 2024-01-01 was a Monday: a week of dates gives each day's name.
-        let week = NaiveDate::from_ymd_opt(2024, 1, 1)
-            .into_iter()
-            .flat_map(|monday| monday.iter_days().take(7));
-        let mut days = HashMap::new();
-        for (at, day, name) in week
-            .flat_map(|day| {
-                locales.iter().map(move |l| {
-                    let name = day.format_localized("%A", *l).to_string().to_lowercase();
-                    // "segunda-feira" is said "segunda" too.
-                    let short = name.split('-').next().unwrap_or_default().to_string();
-                    (day.weekday(), short)
-                })
-            })
-            .enumerate()
-            .map(|(at, (day, name))| (at, day, name))
-        {
-            days.entry(name).or_insert((at, day));
-        }
-        let longest = days.keys().map(String::len).max().unwrap_or(0);
-        Names { days, longest }
-    });
-    // Each word's starts looked up, not every name compared with each word.
+    let names = &*DAY_NAMES;
     words
         .iter()
         .filter_map(|w| {
-            w.char_indices()
-                .map(|(i, c)| i + c.len_utf8())
-                .take_while(|&end| end <= names.longest)
-                .filter_map(|end| names.days.get(&w[..end]))
-                .min_by_key(|(at, _)| *at)
+            let worded = names.worded.iter().find(|(n, _, _, _)| {
+                *w == *n || (n.chars().count() >= DAY_STEM_LETTERS && w.starts_with(n.as_str()))
+            });
+            match worded {
+                Some((_, day, _, _)) => Some(*day),
+                None => names
+                    .unspaced
+                    .iter()
+                    .find(|(n, _, _)| w.contains(n.as_str()))
+                    .map(|(_, day, _)| *day),
+            }
         })
-        .map(|(_, d)| *d)
         .collect()
 }
 

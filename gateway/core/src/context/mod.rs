@@ -36,7 +36,6 @@ use memory::policy::ANSWER_IN_SUBJECT;
 use memory::sanitize::sanitize;
 use memory::store::Retrieved;
 use memory::{Kind, Principal, Scope};
-use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 #[cfg(test)]

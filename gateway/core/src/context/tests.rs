@@ -712,6 +712,8 @@ fn a_value_nothing_given_holds_is_not_stated() {
         "The print edition closes at 20:00 on Saturday.",
         "Ask in #newsdesk.",
         "Exports go to sales_2027.",
+        // A day no note names, in any language.
+        "O prazo é na quarta-feira.",
     ] {
         assert_eq!(
             without_invented_values(format!("{invented} Anything else?"), &seen),
@@ -725,6 +727,8 @@ fn a_value_nothing_given_holds_is_not_stated() {
         "Invoices up to 1200 EUR need no approval.",
         "Invoices up to 1.200 EUR need no approval.",
         "The deadline is Saturday at 19h00.",
+        "O prazo é sábado às 19:00.",
+        "Termin: lørdag kl. 19:00.",
         "Book it at gpu-kestrel.lab.",
         "The GPU box answers on port 8443.",
         "I don't know the word count for an op-ed.",
