@@ -786,3 +786,20 @@ fn a_day_a_note_names_in_another_language_is_said_in_the_speakers_too() {
         "İzmir 金曜日 (Friday)"
     );
 }
+
+#[test]
+fn an_abbreviations_point_ends_no_sentence() {
+    use super::text::sentences;
+    assert_eq!(
+        sentences("Brannøvelse hver fredag kl. 09:30 ved hovedinngangen. Ta med skjema."),
+        [
+            "Brannøvelse hver fredag kl. 09:30 ved hovedinngangen.",
+            " Ta med skjema."
+        ]
+    );
+    assert_eq!(
+        sentences("Bitte ca. fünf Minuten warten. Danke!"),
+        ["Bitte ca. fünf Minuten warten.", " Danke!"]
+    );
+    assert_eq!(sentences("It is 5. Then go."), ["It is 5.", " Then go."]);
+}

@@ -1,12 +1,20 @@
 //! Text helpers of the reply checks: sentences, normalised text, values.
 
-/// `line` cut after each `.`, `!` or `?` that a space follows.
+/// `line` cut after each `.`, `!` or `?` that a space follows — not after a
+/// point a digit or a lower-case word follows ("kl. 14:00").
 pub(super) fn sentences(line: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     for (i, c) in line.char_indices() {
         let end = i + c.len_utf8();
-        if ".!?".contains(c) && line[end..].starts_with(' ') {
+        // "kl. 14:00", "ca. fünf": an abbreviation's point, not a sentence's end.
+        let abbreviated = c == '.'
+            && line[end..]
+                .trim_start()
+                .chars()
+                .next()
+                .is_some_and(|n| n.is_ascii_digit() || n.is_lowercase());
+        if ".!?".contains(c) && line[end..].starts_with(' ') && !abbreviated {
             out.push(&line[start..end]);
             start = end;
         }
