@@ -778,3 +778,25 @@ async fn a_day_a_note_names_is_said_in_the_speakers_language_too() {
         assert!(en.contains("fredag (Friday)"), "{name}: {en}");
     }
 }
+
+/// A question with a one-word greeting beside it is one model call: "Moi!"
+/// greets in Finnish (French "moi" is "me", yet one word says nothing of
+/// the speaker), so no extraction call doubles the wait; a sentence of the
+/// speaker's beside a question is still read.
+#[tokio::test]
+async fn a_greeting_beside_a_question_costs_no_extraction_call() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    fake.always(TEXT, Answer::Content("Okay.".into()));
+    let h = Harness::with_config(fake.config()).await;
+    h.pair("222", Role::User).await;
+    h.dm("222", "Moi! Milloin huomisen palaveri alkaa?").await;
+    assert!(fake.received_for("memory_items").is_empty());
+    assert_eq!(fake.received_for(TEXT).len(), 1);
+    h.dm(
+        "222",
+        "Mulla on kaksi koiraa kotona. Milloin huomisen palaveri alkaa?",
+    )
+    .await;
+    assert_eq!(fake.received_for("memory_items").len(), 1);
+}
