@@ -974,6 +974,11 @@ fn first_person_is_said_of_oneself() {
         // German "im" ("in the") is no English "I'm" typed without its apostrophe.
         ("Der im Büro frisst die Etiketten", false),
         ("Ich drucke im Lager", true),
+        // A lower-case "i" is English "I" typed fast, or another language's "in" or "and".
+        ("i prefer the window seat on long trips", true),
+        ("Vi har lige fået nye stole i mødelokalet", false),
+        ("Kawa i herbata stoją w szafce przy oknie", false),
+        ("Det ligger i skapet bredvid skrivaren", false),
     ] {
         assert_eq!(first_person(clause), mine, "{clause}");
     }

@@ -314,7 +314,36 @@ pub fn first_person(clause: &str) -> bool {
                 token.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
             })
             .flat_map(|w| w.split('-'))
-            .any(|w| words::is_word_as_said(Class::Speaker, w))
+            .any(|w| {
+                words::is_word_as_said(Class::Speaker, w)
+                    && (w != "i" || lower_i_is_english(clause))
+            })
+}
+
+/// Whether a lower-case "i" in `clause` is English "I" typed fast ("i
+/// prefer short answers"), not the "in" or "and" of a language that writes
+/// "i" for it ("Vi har lige fået kage i køkkenet", "kawa i herbata").
+fn lower_i_is_english(clause: &str) -> bool {
+    use whatlang::Lang;
+    !whatlang::detect(clause).is_some_and(|info| {
+        matches!(
+            info.lang(),
+            Lang::Dan
+                | Lang::Nob
+                | Lang::Swe
+                | Lang::Pol
+                | Lang::Hrv
+                | Lang::Srp
+                | Lang::Slv
+                | Lang::Ces
+                | Lang::Slk
+                | Lang::Cat
+                | Lang::Ita
+                | Lang::Lit
+                | Lang::Lav
+                | Lang::Fin
+        )
+    })
 }
 
 /// Whether a token, its surrounding punctuation aside, joins letters or
