@@ -80,6 +80,19 @@ fn as_said(clause: &str, item: Candidate) -> Candidate {
     }
 }
 
+/// Whether `clause` says something of its speaker: said in the first person,
+/// in more than one word — "Moi!" greets in Finnish, though French "moi" is
+/// "me" — where a script without spaces says a sentence in one "word".
+fn says_of_the_speaker(clause: &str) -> bool {
+    let worded = clause.split_whitespace().nth(1).is_some()
+        || clause
+            .chars()
+            .filter(|c| matches!(c, '\u{3040}'..='\u{30FF}' | '\u{4E00}'..='\u{9FFF}'))
+            .nth(1)
+            .is_some();
+    worded && offline::first_person(clause)
+}
+
 /// Who reads a message's statements for memory ([`Learning::read`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reader {
@@ -259,20 +272,10 @@ impl Learning {
         };
         // Every statement is one the rules know and key: a model has nothing to add.
         let known = !labels.iter().any(unknown);
-        // One word says nothing of the speaker: "Moi!" greets in Finnish,
-        // though French "moi" is "me". A script without spaces says a
-        // sentence in one "word".
-        let says_something = |c: &str| {
-            c.split_whitespace().nth(1).is_some()
-                || c.chars()
-                    .filter(|ch| matches!(ch, '\u{3040}'..='\u{30FF}' | '\u{4E00}'..='\u{9FFF}'))
-                    .nth(1)
-                    .is_some()
-        };
         let of_the_speaker = clauses
             .iter()
             .zip(&labels)
-            .any(|(c, l)| unknown(l) && offline::first_person(c) && says_something(c));
+            .any(|(c, l)| unknown(l) && says_of_the_speaker(c));
         let mut by_rules = offline::joined(labels.into_iter().flatten().collect());
         if known || (reader == Reader::RulesThenModelOfTheSpeaker && !of_the_speaker) {
             return Read {

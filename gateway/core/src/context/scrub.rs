@@ -188,13 +188,15 @@ pub(super) fn unframed(line: &str) -> String {
 
 /// The sentences of `line` not said before in this answer (`seen`) and not
 /// about "the speaker" (the prompt's word for the person, recited back by a
-/// small model: "The speaker's role is user."); a looping model repeats both.
+/// small model: "The speaker's role is user.", "The speaker wants to know how
+/// long the response should be."); a looping model repeats both.
 pub(super) fn said_once(line: &str, seen: &mut Vec<String>) -> String {
     let mut kept = Vec::new();
     for sentence in sentences(line) {
         let key = normalised(sentence);
         let lower = sentence.trim_start().to_lowercase();
-        let about_the_speaker = ["the speaker's ", "the speaker is ", "the speaker has "]
+        // "The speaker wants to know how long …": the message said back.
+        let about_the_speaker = ["the speaker's ", "the speaker "]
             .iter()
             .any(|p| lower.starts_with(p));
         // Short pieces (a fence, a table cell, "Yes.") may well repeat.

@@ -647,6 +647,8 @@ fn what_a_model_imitates_is_removed_and_steward_cites() {
                 "I don't know.",
             ),
             ("<<<memory:1234567890>>> Ben works from the office.", ""),
+            // The message said back about "the speaker", the prompt's word.
+            ("The speaker wants to know where the staging database is.", ""),
             // The real model began a quote with a word; the server stopped at
             // the frame's close: the note, never "I" alone.
             (

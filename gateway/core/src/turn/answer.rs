@@ -365,20 +365,7 @@ impl TurnLoop {
                 }
             },
         };
-        // The approved procedure is shown even when a model left its steps out.
-        let answer = crate::skills::with_steps(answer, &read.skills);
-        // A day a note names in another language, said in the speaker's too.
-        let answer = match speakers_language(t, text, &read) {
-            Some(lang) => context::days_glossed(&answer, lang),
-            None => answer,
-        };
-        // Two active records on one subject (an undo brought one back): say so.
-        Ok(
-            match context::disagreement_note(&context::disagreements(&read.found)) {
-                Some(note) => format!("{answer}\n\n{note}"),
-                None => answer,
-            },
-        )
+        Ok(finished(t, text, answer, &read))
     }
 
     /// What the reply reads for `text`: the memory found for it (a follow-up
@@ -657,6 +644,22 @@ impl TurnLoop {
             )
             .await?;
         Ok(language_asked_for(&asked))
+    }
+}
+
+/// `answer` as the person reads it: the approved procedure's steps, shown
+/// even when a model left them out; each day a note names in another
+/// language said in the speaker's too; and a word when two active records
+/// hold one subject (an undo brought one back).
+fn finished(t: &Turn<'_>, text: &str, answer: String, read: &Gathered) -> String {
+    let answer = crate::skills::with_steps(answer, &read.skills);
+    let answer = match speakers_language(t, text, read) {
+        Some(lang) => context::days_glossed(&answer, lang),
+        None => answer,
+    };
+    match context::disagreement_note(&context::disagreements(&read.found)) {
+        Some(note) => format!("{answer}\n\n{note}"),
+        None => answer,
     }
 }
 
