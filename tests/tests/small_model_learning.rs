@@ -226,9 +226,11 @@ async fn an_admin_correction_supersedes_the_note_and_names_the_old_value() {
             "Correction: the staging database moved to pg-staging-04.internal, same port.",
         )
         .await;
+    // The new host is carried into the note's own words (the port kept):
+    // a word before both values names the same thing ("staging database").
     assert_eq!(
         asked,
-        format!("Remember this? The staging database moved to pg-staging-04.internal, same port (replaces #{old}: “The staging database is at pg-staging-03.internal, port 5432.”) — reply yes or no")
+        format!("Remember this? The staging database is at pg-staging-04.internal, port 5432. (replaces #{old}: “The staging database is at pg-staging-03.internal, port 5432.”) — reply yes or no")
     );
     let yes = h.dm("111", "yes").await;
     assert!(yes.starts_with("Written: agent_notes updated"), "{yes}");
@@ -824,9 +826,10 @@ async fn what_a_person_says_of_themselves_beside_something_else_is_proposed_once
         ),
         ("my boss is Carla Mendes, fyi", "My boss is Carla Mendes"),
         ("Bitte Zeiten für mich in UTC+2", "Wants times in UTC+2"),
+        // Not a length: a second one of the same person's is a change of it.
         (
-            "Kun je wat korter zijn met mij?",
-            "Kun je wat korter zijn met mij",
+            "Kun je wat formeler zijn met mij?",
+            "Kun je wat formeler zijn met mij",
         ),
         (
             "could you keep it brief with me? long replies tire me out",

@@ -276,3 +276,26 @@ pub fn days_glossed(text: &str, lang: &prompts::answers::Language) -> String {
     out.push_str(&text[from..]);
     out
 }
+
+/// `answer` with each note of `notes` it shows word for word glossed
+/// ([`days_glossed`]): a note quoted as it was written, never the model's
+/// own sentences, which it wrote in the language it chose.
+pub fn notes_glossed(
+    answer: String,
+    notes: &[Retrieved],
+    lang: &prompts::answers::Language,
+) -> String {
+    let mut out = answer;
+    for note in notes {
+        let text = sanitize(&note.record.content);
+        let text = text.trim_end_matches('.');
+        if text.is_empty() || !out.contains(text) {
+            continue;
+        }
+        let glossed = days_glossed(text, lang);
+        if glossed != text {
+            out = out.replacen(text, &glossed, 1);
+        }
+    }
+    out
+}

@@ -17,7 +17,7 @@ pub use grounded::{
     GROUNDING_MIN_HITS, MEMORY_SAYS,
 };
 use language::*;
-pub use language::{days_glossed, written_in};
+pub use language::{days_glossed, notes_glossed, written_in};
 pub use precedence::{
     apply_policy_overrides, disagreement_note, disagreements, order_by_precedence, Overridden,
 };

@@ -648,13 +648,13 @@ impl TurnLoop {
 }
 
 /// `answer` as the person reads it: the approved procedure's steps, shown
-/// even when a model left them out; each day a note names in another
-/// language said in the speaker's too; and a word when two active records
+/// even when a model left them out; each day a note it quotes names in
+/// another language said in the speaker's too; and a word when two active records
 /// hold one subject (an undo brought one back).
 fn finished(t: &Turn<'_>, text: &str, answer: String, read: &Gathered) -> String {
     let answer = crate::skills::with_steps(answer, &read.skills);
     let answer = match speakers_language(t, text, read) {
-        Some(lang) => context::days_glossed(&answer, lang),
+        Some(lang) => context::notes_glossed(answer, &read.citable, lang),
         None => answer,
     };
     match context::disagreement_note(&context::disagreements(&read.found)) {
