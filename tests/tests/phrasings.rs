@@ -734,6 +734,8 @@ async fn a_change_of_mind_about_reply_length_is_asked_as_replacing_the_old_one()
 /// says the day it names in theirs too: the small model copies the note's
 /// frame (the server stops at its close), steward shows the note, and the
 /// Portuguese speaker reads "sexta" beside "fredag"; an English one, "Friday".
+/// Who asked for a language reads their day beside any other, the model's own
+/// sentence too.
 #[tokio::test]
 async fn a_day_a_note_names_is_said_in_the_speakers_language_too() {
     let fake = FakeLlm::start().await;
@@ -776,6 +778,13 @@ async fn a_day_a_note_names_is_said_in_the_speakers_language_too() {
             .dm("333", "Which day of the week do we have the fire drill?")
             .await;
         assert!(en.contains("fredag (Friday)"), "{name}: {en}");
+        // Asked for Portuguese, a model's own English sentence is glossed too.
+        fake.push(
+            TEXT,
+            Answer::Content("The fire drill is every Friday at 09:30.".into()),
+        );
+        let own = h.dm("222", "Quando é o exercício de incêndio?").await;
+        assert!(own.contains("Friday (sexta"), "{name}: {own}");
     }
 }
 

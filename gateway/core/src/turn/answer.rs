@@ -648,14 +648,21 @@ impl TurnLoop {
 }
 
 /// `answer` as the person reads it: the approved procedure's steps, shown
-/// even when a model left them out; each day a note it quotes names in
-/// another language said in the speaker's too; and a word when two active records
+/// even when a model left them out; each day named in another language than
+/// the one the speaker asked for said in theirs too (without one asked for,
+/// each day a note quoted word for word names, in the message's language);
+/// and a word when two active records
 /// hold one subject (an undo brought one back).
 fn finished(t: &Turn<'_>, text: &str, answer: String, read: &Gathered) -> String {
     let answer = crate::skills::with_steps(answer, &read.skills);
-    let answer = match speakers_language(t, text, read) {
-        Some(lang) => context::notes_glossed(answer, &read.citable, lang),
-        None => answer,
+    // Asked for a language, every day said in another is glossed; else only
+    // a note quoted as written, in the language of the message.
+    let answer = match asked_language(t, read) {
+        Some(lang) => context::days_glossed(&answer, lang),
+        None => match context::written_in(text) {
+            Some(lang) => context::notes_glossed(answer, &read.citable, lang),
+            None => answer,
+        },
     };
     match context::disagreement_note(&context::disagreements(&read.found)) {
         Some(note) => format!("{answer}\n\n{note}"),
@@ -672,16 +679,6 @@ fn asked_language(t: &Turn<'_>, read: &Gathered) -> Option<&'static prompts::ans
         .filter(|r| !(t.shared() && r.record.scope.is_personal()))
         .find_map(|r| context::reply_language(&r.record))
         .and_then(|name| prompts::answers::named(&name))
-}
-
-/// The language the speaker is answered in: the one they asked for, else
-/// the one their message is written in, when the answers table has it.
-fn speakers_language(
-    t: &Turn<'_>,
-    text: &str,
-    read: &Gathered,
-) -> Option<&'static prompts::answers::Language> {
-    asked_language(t, read).or_else(|| context::written_in(text))
 }
 
 /// The language a reply-language preference among `records` asks for, when
