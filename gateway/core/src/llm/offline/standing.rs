@@ -305,6 +305,13 @@ pub(super) fn stated_preference(s: &str) -> Option<Candidate> {
     ))
 }
 
+/// Whether `s` is no wish about how the speaker is answered: said for
+/// everyone, of a one-off, or opening as a request for information.
+fn said_for_all_now_or_asking(s: &str) -> bool {
+    let lower = s.to_lowercase();
+    for_everyone(s) || transient(s) || ASKS_FOR_INFORMATION.iter().any(|a| lower.starts_with(a))
+}
+
 /// How long or detailed the speaker wants the agent's replies, said in any
 /// shape the lexicon reads: a word of [`Class::Length`] beside the replies
 /// (a word starting like one of replying: "answers", "Antworten",
@@ -332,11 +339,7 @@ pub(super) fn length_preference(s: &str, question: bool) -> Option<Candidate> {
     if one(length_at) || one(replies_at) || theirs || makes_a_thing(s) {
         return None;
     }
-    if for_everyone(s) || transient(s) {
-        return None;
-    }
-    let lower = s.to_lowercase();
-    if ASKS_FOR_INFORMATION.iter().any(|a| lower.starts_with(a)) {
+    if said_for_all_now_or_asking(s) {
         return None;
     }
     let requested =
@@ -510,11 +513,7 @@ pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate>
     if !replying && !refused && !with_me {
         return None;
     }
-    if for_everyone(s) || transient(s) {
-        return None;
-    }
-    let lower = s.to_lowercase();
-    if ASKS_FOR_INFORMATION.iter().any(|a| lower.starts_with(a)) {
+    if said_for_all_now_or_asking(s) {
         return None;
     }
     let addressed = question
