@@ -195,12 +195,15 @@ pub fn query_tokens(text: &str) -> Vec<String> {
             out.push(t);
         }
     }
+    // A name is said when all its tokens are: "ユーロ" is two pairs, and
+    // "ユーザー" (user) holds only the first.
     let named: Vec<&[String]> = CURRENCY_TOKENS
         .iter()
-        .filter(|(symbol, tokens)| {
-            symbol.is_some_and(|s| text.contains(s)) || tokens.iter().any(|t| out.contains(t))
+        .filter(|c| {
+            c.symbol.is_some_and(|s| text.contains(s))
+                || c.names.iter().any(|n| n.iter().all(|t| out.contains(t)))
         })
-        .map(|(_, tokens)| tokens.as_slice())
+        .map(|c| c.tokens.as_slice())
         .collect();
     for t in named.into_iter().flatten() {
         if !out.contains(t) {
@@ -263,18 +266,31 @@ const CURRENCIES: &[(Option<char>, &[&str])] = &[
     (Some('¥'), &["jpy", "yen", "円"]),
 ];
 
-/// [`CURRENCIES`] as the analyzer's tokens, each currency's symbol beside them.
-static CURRENCY_TOKENS: LazyLock<Vec<(Option<char>, Vec<String>)>> = LazyLock::new(|| {
+/// One currency of [`CURRENCIES`] as the analyzer reads it.
+struct Currency {
+    symbol: Option<char>,
+    /// Each of its names' tokens.
+    names: Vec<Vec<String>>,
+    /// Every token of its names, once.
+    tokens: Vec<String>,
+}
+
+static CURRENCY_TOKENS: LazyLock<Vec<Currency>> = LazyLock::new(|| {
     CURRENCIES
         .iter()
         .map(|(symbol, words)| {
+            let names: Vec<Vec<String>> = words.iter().map(|w| tokens_with_repeats(w)).collect();
             let mut tokens: Vec<String> = Vec::new();
-            for t in words.iter().flat_map(|w| tokens_with_repeats(w)) {
-                if !tokens.contains(&t) {
-                    tokens.push(t);
+            for t in names.iter().flatten() {
+                if !tokens.contains(t) {
+                    tokens.push(t.clone());
                 }
             }
-            (*symbol, tokens)
+            Currency {
+                symbol: *symbol,
+                names,
+                tokens,
+            }
         })
         .collect()
 });
@@ -300,12 +316,12 @@ mod tests {
                 "{asked}: {asks:?}"
             );
         }
-        // A query naming no currency searches for none.
-        let plain = query_tokens("where is the 300 page report?");
-        assert!(
-            !plain.iter().any(|t| note.contains(t) && t != "300"),
-            "{plain:?}"
-        );
+        // A query naming no currency searches for none, nor one holding
+        // part of a name ("ユーザー", user, shares "ユー" with "ユーロ").
+        for plain in ["where is the 300 page report?", "ユーザーの上限は300です"] {
+            let asks = query_tokens(plain);
+            assert!(!asks.contains(&"eur".to_string()), "{plain}: {asks:?}");
+        }
     }
 
     #[test]

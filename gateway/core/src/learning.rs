@@ -87,7 +87,7 @@ fn says_of_the_speaker(clause: &str) -> bool {
     let worded = clause.split_whitespace().nth(1).is_some()
         || clause
             .chars()
-            .filter(|c| matches!(c, '\u{3040}'..='\u{30FF}' | '\u{4E00}'..='\u{9FFF}'))
+            .filter(|c| crate::context::is_unspaced_script(*c))
             .nth(1)
             .is_some();
     worded && offline::first_person(clause)

@@ -203,15 +203,18 @@ pub fn without_invented_values(answer: String, seen: &[&str]) -> String {
         None => false,
     };
     // A day of the week nothing given names, in any language: a small model
-    // wrote "quarta-feira" for a note saying "fredag".
-    let days: Vec<String> = seen
-        .iter()
-        .flat_map(|t| memory::grounding::content_words(t))
-        .collect();
-    let days_given = days_named(&days);
+    // wrote "quarta-feira" for a note saying "fredag". Read only when the
+    // answer names one (most name none).
+    let names_a_day = !days_named(&memory::grounding::content_words(&answer)).is_empty();
+    let days_given = if names_a_day {
+        days_named(&words.iter().cloned().collect::<Vec<_>>())
+    } else {
+        Vec::new()
+    };
     without_sentences(&answer, |s| {
         let said = memory::grounding::content_words(s);
-        said.iter().any(&invented) || days_named(&said).iter().any(|d| !days_given.contains(d))
+        said.iter().any(&invented)
+            || (names_a_day && days_named(&said).iter().any(|d| !days_given.contains(d)))
     })
 }
 

@@ -2,6 +2,7 @@
 //! days of the week named.
 
 use super::*;
+use std::collections::HashMap;
 
 /// Whether `message` is written in another language than the notes `given`
 /// read as (`whatlang`). A short message is rarely detected reliably; one
@@ -84,27 +85,13 @@ pub fn written_in(text: &str) -> Option<&'static prompts::answers::Language> {
     prompts::answers::language(code)
 }
 
-/// The days of the week `words` name, in any language of the answers table
-/// ("sexta-feira", "Fridays", "viernes", "fredag" and "金曜日" all name
-/// Friday): a word that is a day's name, or starts with one of
-/// [`DAY_STEM_LETTERS`] letters or more ("fredagen"), the longest first.
+/// The days of the week `words` (lower case) name, in any language of the
+/// answers table ("sexta-feira", "fridays", "viernes", "fredag" and "金曜日"
+/// all name Friday).
 pub(super) fn days_named(words: &[String]) -> Vec<Weekday> {
-    let names = &*DAY_NAMES;
     words
         .iter()
-        .filter_map(|w| {
-            let worded = names.worded.iter().find(|(n, _, _, _)| {
-                *w == *n || (n.chars().count() >= DAY_STEM_LETTERS && w.starts_with(n.as_str()))
-            });
-            match worded {
-                Some((_, day, _, _)) => Some(*day),
-                None => names
-                    .unspaced
-                    .iter()
-                    .find(|(n, _, _)| w.contains(n.as_str()))
-                    .map(|(_, day, _)| *day),
-            }
-        })
+        .filter_map(|w| DAY_NAMES.day_of(w).map(|(day, _)| day))
         .collect()
 }
 
@@ -161,8 +148,8 @@ fn week_in(code: &str) -> Option<Vec<(Weekday, String)>> {
 }
 
 /// Whether `c` is of a script written without spaces between words (Chinese
-/// characters, Japanese kana).
-fn is_unspaced_script(c: char) -> bool {
+/// characters, Japanese kana): a sentence of it is one "word".
+pub(crate) fn is_unspaced_script(c: char) -> bool {
     matches!(c, '\u{3040}'..='\u{30FF}' | '\u{4E00}'..='\u{9FFF}')
 }
 
@@ -170,45 +157,83 @@ fn is_unspaced_script(c: char) -> bool {
 /// day too ("fredagen", "금요일에"): "kedd" is also the start of "kedves".
 const DAY_STEM_LETTERS: usize = 5;
 
-/// Every language's names of the days, lower case: one-word names matched
-/// as words (or a word's start, [`DAY_STEM_LETTERS`] on), with the language
-/// that says them; names in a script without spaces ("金曜日", "星期五")
-/// anywhere in the text.
+/// Every language's names of the days, lower case, each with its day and
+/// whether every language saying it writes it in lower case ("quinta": "na
+/// Quinta do Vale Escuro" is a name). A name two languages share ("fredag")
+/// is one entry: what a name says is its day, not its language.
 struct DayNames {
-    /// The name, its day, its language, and whether the language writes it
-    /// in lower case ("quinta": "na Quinta do Vale Escuro" is a name).
-    worded: Vec<(String, Weekday, &'static str, bool)>,
-    unspaced: Vec<(String, Weekday, &'static str)>,
+    /// One-word names, matched as a word or a word's start.
+    worded: HashMap<String, (Weekday, bool)>,
+    /// The longest one-word name, in bytes: no longer start is looked up.
+    longest: usize,
+    /// Names in a script without spaces ("金曜日", "星期五"), matched anywhere.
+    unspaced: Vec<(String, Weekday)>,
+}
+
+impl DayNames {
+    /// The day a lower-case word names and its name there: the word itself,
+    /// else its longest start of [`DAY_STEM_LETTERS`] letters or more that is
+    /// a name ("cumartesi", not "cuma"); else a name written without spaces
+    /// inside it.
+    fn day_of<'w>(&self, word: &'w str) -> Option<(Weekday, &'w str)> {
+        if let Some((day, _)) = self.worded.get(word) {
+            return Some((*day, word));
+        }
+        let starts = word
+            .char_indices()
+            .map(|(i, c)| i + c.len_utf8())
+            .take_while(|&end| end <= self.longest)
+            .skip(DAY_STEM_LETTERS - 1);
+        let worded = starts
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .find_map(|end| {
+                self.worded
+                    .get(&word[..end])
+                    .map(|(d, _)| (*d, &word[..end]))
+            });
+        worded.or_else(|| {
+            self.unspaced.iter().find_map(|(n, d)| {
+                word.find(n.as_str())
+                    .map(|at| (*d, &word[at..at + n.len()]))
+            })
+        })
+    }
+
+    /// Whether `name` is written in lower case by every language saying it.
+    fn lower_case(&self, name: &str) -> bool {
+        self.worded.get(name).is_some_and(|(_, lower)| *lower)
+    }
 }
 
 static DAY_NAMES: LazyLock<DayNames> = LazyLock::new(|| {
     let mut names = DayNames {
-        worded: Vec::new(),
+        worded: HashMap::new(),
+        longest: 0,
         unspaced: Vec::new(),
     };
     for lang in prompts::answers::languages() {
         for (day, written) in week_in(lang.code).unwrap_or_default() {
             let name = written.to_lowercase();
             if name.chars().any(is_unspaced_script) {
-                names.unspaced.push((name, day, lang.code));
+                names.unspaced.push((name, day));
             } else if !name.contains(' ') {
-                let lower_case = written.chars().next().is_some_and(char::is_lowercase);
-                names.worded.push((name, day, lang.code, lower_case));
+                let lower = written.chars().next().is_some_and(char::is_lowercase);
+                names.longest = names.longest.max(name.len());
+                let entry = names.worded.entry(name).or_insert((day, lower));
+                entry.1 &= lower;
             }
         }
     }
-    // The longest name a word starts with names its day ("cumartesi", not "cuma").
-    names
-        .worded
-        .sort_by_key(|(n, _, _, _)| std::cmp::Reverse(n.chars().count()));
     names
 });
 
 /// The days `text` names, each with where its name ends in `text` and the
-/// language of the name, in order.
-fn days_in(text: &str) -> Vec<(usize, Weekday, &'static str)> {
+/// name as read (lower case), in order.
+fn days_in(text: &str) -> Vec<(usize, Weekday, String)> {
     let names = &*DAY_NAMES;
-    let mut out: Vec<(usize, Weekday, &'static str)> = Vec::new();
+    let mut out = Vec::new();
     let mut at = 0;
     for word in text.split_inclusive(|c: char| {
         !(c.is_alphanumeric() || c == '-' || c == '\'' || c == 'ʼ' || c == '’')
@@ -216,28 +241,32 @@ fn days_in(text: &str) -> Vec<(usize, Weekday, &'static str)> {
         let start = at;
         at += word.len();
         let bare = word.trim_end_matches(|c: char| !c.is_alphanumeric());
+        if bare.chars().any(is_unspaced_script) {
+            continue;
+        }
         let lower = bare.to_lowercase();
+        let Some((day, name)) = names.day_of(&lower) else {
+            continue;
+        };
+        // A sentence's first word is capitalised whatever it is; inside one,
+        // a capitalised word where the language writes days in lower case
+        // is a name.
         let capitalised = bare.chars().next().is_some_and(char::is_uppercase);
-        // A sentence's first word is capitalised whatever it is.
         let opens = text[..start]
             .trim_end()
             .chars()
             .next_back()
             .is_none_or(|c| matches!(c, '.' | '!' | '?' | ':' | '¿' | '¡'));
-        let named = names.worded.iter().find(|(n, _, _, lower_case)| {
-            let read = lower == *n
-                || (n.chars().count() >= DAY_STEM_LETTERS && lower.starts_with(n.as_str()));
-            read && !(*lower_case && capitalised && !opens)
-        });
-        if let Some((_, day, code, _)) = named {
-            out.push((start + bare.len(), *day, code));
+        if capitalised && !opens && names.lower_case(name) {
+            continue;
         }
+        out.push((start + bare.len(), day, name.to_string()));
     }
     // These scripts have no case: found in the text as written, so the
     // offsets are the text's own.
-    for (name, day, code) in &names.unspaced {
+    for (name, day) in &names.unspaced {
         if let Some(found) = text.find(name.as_str()) {
-            out.push((found + name.len(), *day, code));
+            out.push((found + name.len(), *day, name.clone()));
         }
     }
     out.sort_by_key(|(end, _, _)| *end);
@@ -253,16 +282,22 @@ pub fn days_glossed(text: &str, lang: &prompts::answers::Language) -> String {
     let Some(week) = week_in(lang.code) else {
         return text.to_string();
     };
+    // Said in `lang` already: the name read is `lang`'s own ("fredag" is
+    // Danish, Norwegian and Swedish alike).
+    let own = |day: Weekday, read: &str| {
+        week.iter()
+            .any(|(d, name)| *d == day && name.to_lowercase() == read)
+    };
     let named = days_in(text);
     let mut glossed: Vec<Weekday> = named
         .iter()
-        .filter(|(_, _, code)| *code == lang.code)
+        .filter(|(_, day, read)| own(*day, read))
         .map(|(_, day, _)| *day)
         .collect();
     let mut out = String::with_capacity(text.len() + 16);
     let mut from = 0;
-    for (end, day, code) in named {
-        if code == lang.code || glossed.contains(&day) || end < from {
+    for (end, day, _) in named {
+        if glossed.contains(&day) || end < from {
             continue;
         }
         let Some((_, name)) = week.iter().find(|(d, _)| *d == day) else {

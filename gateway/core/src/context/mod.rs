@@ -16,6 +16,7 @@ pub use grounded::{
     grounded, grounded_given, without_invented_values, without_unrelated_values,
     GROUNDING_MIN_HITS, MEMORY_SAYS,
 };
+pub(crate) use language::is_unspaced_script;
 use language::*;
 pub use language::{days_glossed, notes_glossed, written_in};
 pub use precedence::{

@@ -772,6 +772,14 @@ fn a_day_a_note_names_in_another_language_is_said_in_the_speakers_too() {
     // Said in the speaker's language already, or named once: no second name.
     let en = "Deploys never on a Friday; on Fridays we rest.";
     assert_eq!(days_glossed(en, lang("en")), en);
+    // A name two languages share is either's own: Danish "fredag" to a Norwegian.
+    assert_eq!(days_glossed(note, lang("nb")), note);
+    assert_eq!(days_glossed(note, lang("da")), note);
+    // A longer word starting with a name is glossed whole ("fredagen").
+    assert_eq!(
+        days_glossed("Vi ses på fredagen.", lang("en")),
+        "Vi ses på fredagen (Friday)."
+    );
     assert_eq!(
         days_glossed("Reviews every Thursday, and Thursday only.", lang("de")),
         "Reviews every Thursday (Donnerstag), and Thursday only."

@@ -341,7 +341,6 @@ fn lower_i_is_english(clause: &str) -> bool {
                 | Lang::Ita
                 | Lang::Lit
                 | Lang::Lav
-                | Lang::Fin
         )
     })
 }
