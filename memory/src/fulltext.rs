@@ -257,7 +257,22 @@ const CURRENCIES: &[(Option<char>, &[&str])] = &[
     (
         None,
         &[
-            "kr", "kroner", "kronor", "krone", "kronen", "krona", "dkk", "nok", "sek",
+            "kr",
+            "kroner",
+            "kronor",
+            "krone",
+            "kronen",
+            "krona",
+            "dkk",
+            "nok",
+            "sek",
+            "κορώνες",
+            "κορώνα",
+            "クローネ",
+            "クローナ",
+            "крон",
+            "кроны",
+            "крони",
         ],
     ),
     (None, &["pln", "zł", "zloty", "złoty", "złotych", "złote"]),
@@ -265,6 +280,15 @@ const CURRENCIES: &[(Option<char>, &[&str])] = &[
     (None, &["huf", "forint", "forintot"]),
     (Some('¥'), &["jpy", "yen", "円"]),
 ];
+
+/// Whether `word` (lower case, as written) names a currency of
+/// [`CURRENCIES`] ("eur", "kroner", "€"): a unit, which says what a value is
+/// counted in, never what a note is about.
+pub fn is_currency_word(word: &str) -> bool {
+    CURRENCIES.iter().any(|(symbol, names)| {
+        names.contains(&word) || symbol.is_some_and(|s| word.chars().eq(std::iter::once(s)))
+    })
+}
 
 /// One currency of [`CURRENCIES`] as the analyzer reads it.
 struct Currency {

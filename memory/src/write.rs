@@ -155,7 +155,9 @@ impl Records<'_> {
                     .await?
             }
         };
-        revise_beliefs(&rec.org, id, &s, cause, run_id, now, revise).await;
+        let mut s = s;
+        let judged = revise_beliefs(&rec.org, id, &s, cause, run_id, now, revise).await;
+        s.retired.extend(judged);
         Ok(Written::Stored {
             id,
             activation: Some(s),
@@ -180,8 +182,9 @@ impl Records<'_> {
             run_id,
             now,
         };
-        let s = self.activate_under_subject_rule(&run).await?;
-        revise_beliefs(org, id, &s, cause, run_id, now, revise).await;
+        let mut s = self.activate_under_subject_rule(&run).await?;
+        let judged = revise_beliefs(org, id, &s, cause, run_id, now, revise).await;
+        s.retired.extend(judged);
         Ok(s)
     }
 }
@@ -245,7 +248,8 @@ impl RawWrites for Records<'_> {
     }
 }
 
-/// Belief revision after record `id` became active, when `cause` calls for it.
+/// Belief revision after record `id` became active, when `cause` calls for
+/// it: the records it retired, which the writer's receipt names.
 async fn revise_beliefs(
     org: &str,
     id: i64,
@@ -254,16 +258,17 @@ async fn revise_beliefs(
     run_id: &str,
     now: i64,
     revise: &dyn Revise,
-) {
-    if policy::revises_beliefs(cause) {
-        let record = Activated {
-            org,
-            id,
-            activation,
-            cause,
-            run_id,
-            now,
-        };
-        revise.revise(&record).await;
+) -> Vec<i64> {
+    if !policy::revises_beliefs(cause) {
+        return Vec::new();
     }
+    let record = Activated {
+        org,
+        id,
+        activation,
+        cause,
+        run_id,
+        now,
+    };
+    revise.revise(&record).await
 }

@@ -24,6 +24,8 @@ pub struct Language {
     pub memory_says: &'static str,
     /// Keep both: the new record beside the one it conflicts with.
     both: Vec<Vec<String>>,
+    /// Word starts of the verbs of keeping ("save", "merk", "lưu").
+    keep: Vec<String>,
 }
 
 impl Language {
@@ -122,7 +124,7 @@ fn parse(text: &'static str) -> Vec<Language> {
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .filter_map(|line| {
             let f: Vec<&'static str> = line.split(" | ").map(str::trim).collect();
-            let [code, yes, no, courtesy, receipt, declined, nothing_waiting, names, memory_says, both] =
+            let [code, yes, no, courtesy, receipt, declined, nothing_waiting, names, memory_says, both, keep] =
                 f[..]
             else {
                 return None;
@@ -138,6 +140,7 @@ fn parse(text: &'static str) -> Vec<Language> {
                 names: names.split(',').map(|n| n.trim().to_lowercase()).collect(),
                 memory_says,
                 both: phrases(both),
+                keep: keep.split(',').map(|k| k.trim().to_lowercase()).collect(),
             })
         })
         .collect()
@@ -259,8 +262,12 @@ fn answer_of(text: &str, reach: Reach) -> &str {
     let stopped = by_stop.map(|split| (split, true));
     for ((head, tail), stopped) in stopped.into_iter().chain(by_word.map(|w| (w, false))) {
         let head_words = words(head);
-        let yes = says(&head_words, true);
-        if goes_along(tail, stopped && yes && reach == Reach::Waiting)
+        let along = match (stopped && reach == Reach::Waiting, says(&head_words, true)) {
+            (false, _) => Along::Short,
+            (true, true) => Along::AfterYes,
+            (true, false) => Along::AfterNo,
+        };
+        if goes_along(tail, along)
             && !head_words.is_empty()
             && reads(&head_words)
             && !(says(&head_words, true) && says(&words(tail), false))
@@ -272,15 +279,32 @@ fn answer_of(text: &str, reach: Reach) -> &str {
     text
 }
 
+/// How far a tail after an answer may go along with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Along {
+    /// At most two words without a number.
+    Short,
+    /// After a yes and a comma or a stop, with a question waiting: up to four
+    /// words that name nothing.
+    AfterYes,
+    /// After a no and a comma or a stop, with a question waiting: any words
+    /// that ask nothing anew — a no with its reason ("nein, lass mal — das
+    /// muss ich erst mit dem Vorstand klären") is a no.
+    AfterNo,
+}
+
 /// Whether `tail`, after an answer, only goes along with it: at most two
-/// words without a number, or — `longer`: after a yes and a comma or a stop
-/// ("si el informe es semanal" is no "sí"), with a question waiting — up to
-/// four that name nothing: no number, no name (a capital past the first
-/// word), no language, no "but", and no word of the speaker, of replying,
-/// naming, standing, a reply's form or only now ("yes, replace the old time"
-/// goes along; "yes, answer me briefly", "yes, call them Bo" and "ja, aber
-/// nur für heute" ask anew).
-fn goes_along(tail: &str, longer: bool) -> bool {
+/// words without a number, or — after a yes and a comma or a stop ("si el
+/// informe es semanal" is no "sí"), with a question waiting — up to four
+/// that name nothing: no number, no name (a capital past the first word),
+/// no language, no "but", and no word of the speaker, of replying, naming,
+/// standing, a reply's form or only now ("yes, replace the old time" goes
+/// along; "yes, answer me briefly", "yes, call them Bo" and "ja, aber nur
+/// für heute" ask anew) — up to six with a verb of keeping, which may speak
+/// of the speaker ("có, lưu giúp mình nhé", "yes, please save this one for me"); after a no so stopped, as many words
+/// as it takes, none a number or one that asks anew (a capital is a German
+/// noun as often as a name, and a no keeps nothing whatever follows it).
+fn goes_along(tail: &str, along: Along) -> bool {
     use crate::lexicon::{language_names, phrases, Class};
     /// "But" in the table's languages: what follows it qualifies the answer.
     const BUT: &[&str] = &[
@@ -289,7 +313,6 @@ fn goes_along(tail: &str, longer: bool) -> bool {
     ];
     static ASKING: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
         [
-            Class::Speaker,
             Class::Reply,
             Class::Naming,
             Class::Standing,
@@ -305,14 +328,37 @@ fn goes_along(tail: &str, longer: bool) -> bool {
         .collect()
     });
     let said = words(tail);
-    if tail.chars().any(|c| c.is_ascii_digit()) || said.len() > 4 {
+    if tail.chars().any(|c| c.is_ascii_digit()) {
         return false;
     }
+    static SPEAKER: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
+        phrases(Class::Speaker)
+            .map(|(p, _)| p)
+            .filter(|p| !p.contains(' '))
+            .collect()
+    });
+    let asks = said.iter().any(|w| ASKING.contains(w.as_str()));
+    // "yes, I'm vegan now" says something of the speaker beside its yes, and
+    // "có, lưu giúp mình nhé" asks to keep it for the speaker; a no keeps
+    // nothing, whoever its reason speaks of.
+    let keeps = said.iter().any(|w| {
+        LANGUAGES
+            .iter()
+            .flat_map(|l| &l.keep)
+            .any(|k| w.starts_with(k.as_str()))
+    });
+    let of_the_speaker = !keeps && said.iter().any(|w| SPEAKER.contains(w.as_str()));
     let named = tail
         .split_whitespace()
         .skip(1)
         .any(|w| w.chars().next().is_some_and(char::is_uppercase));
-    said.len() <= 2 || (longer && !(named || said.iter().any(|w| ASKING.contains(w.as_str()))))
+    match along {
+        Along::AfterNo => said.len() <= 2 || !asks,
+        // "yes please, save this one for me": a verb of keeping says more.
+        _ if said.len() > if keeps { 6 } else { 4 } => false,
+        Along::AfterYes => said.len() <= 2 || !(named || asks || of_the_speaker),
+        Along::Short => said.len() <= 2,
+    }
 }
 
 /// `text` as a yes or a no to "Remember this?", in the first language of the
@@ -360,13 +406,35 @@ mod tests {
             "oui, mets à jour",
             "yes, replace the old time",
             "sí, cambia la hora",
+            // A verb of keeping beside the speaker. Phrased for this test.
+            "yes, save that for me",
+            "yes, please save this one for me",
+            "tak, zapisz mi to",
+            "ja, merk dir das bitte",
+            "sim, guarda isso para mim",
         ] {
             assert_eq!(read(text), None, "{text}");
             let waiting = read_as_far_as(text, Reach::Waiting);
             assert_eq!(waiting.map(|a| a.yes), Some(true), "{text}");
         }
+        // With a question waiting, a no stopped by a comma or a dash is a no,
+        // whatever reason follows, unless the reason asks anew. Phrased for
+        // this test.
         for text in [
             "no, leave refunds out",
+            "nee — dat wil ik eerst met de directie bespreken",
+            "nie, daj spokój, muszę to najpierw obgadać z szefem",
+            "non, laisse tomber pour l'instant, je dois en parler au bureau",
+        ] {
+            assert_eq!(read(text), None, "{text}");
+            let waiting = read_as_far_as(text, Reach::Waiting);
+            assert_eq!(waiting.map(|a| a.yes), Some(false), "{text}");
+        }
+        for text in [
+            "no, answer me in Polish from now on",
+            "nein, aber nur für heute",
+            "no, it is 14 days",
+            "yes, I am vegan now and save it",
             "yes, answer me briefly",
             "yes, call them Bo",
             "yes, but in Spanish",
@@ -446,7 +514,10 @@ mod tests {
                 l.code
             );
             assert!(
-                !l.memory_says.is_empty() && !l.names.is_empty() && !l.both.is_empty(),
+                !l.memory_says.is_empty()
+                    && !l.names.is_empty()
+                    && !l.both.is_empty()
+                    && l.keep.iter().all(|k| !k.is_empty()),
                 "{}",
                 l.code
             );

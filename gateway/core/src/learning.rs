@@ -345,7 +345,7 @@ impl Learning {
             }
             // About the speaker means said of themselves: "He told you in
             // private" is no fact about the speaker, whatever the label.
-            if kept.channel == ItemChannel::Personal && !offline::first_person(clause) {
+            if kept.channel == ItemChannel::Personal && !offline::of_themselves(clause) {
                 self.metrics.policy(PolicyOutcome::Unsupported);
                 tracing::warn!(
                     clause,

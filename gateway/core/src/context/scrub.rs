@@ -46,8 +46,10 @@ pub fn scrub_answer(
         // A note the model was given, quoted whole as its answer: the note is
         // the answer (asked in another language than the notes, a small model
         // answers so; nothing else in the answer is read).
-        if let Some(note) = quoted_note(line, prompt, found) {
-            lines.push(note.to_string());
+        if let Some((id, note)) = quoted_note(line, prompt, found) {
+            if !copied_first_unasked(id, note, prompt, read.message()) {
+                lines.push(note.to_string());
+            }
             continue;
         }
         // The turn's context repeated back (a line opening with a frame, real
@@ -63,7 +65,7 @@ pub fn scrub_answer(
         let question = lower.starts_with("remember this?") || lower.contains("reply yes or no");
         let imitated = memory_says_lower().iter().any(|m| lower.starts_with(m));
         let said = normalised(t);
-        let repeated = !asked.is_empty() && said == asked;
+        let repeated = !asked.is_empty() && (said == asked || said_back(t, read));
         // A line of the instructions recited back (a small model does that).
         let recited = said.len() >= 20 && instructions.contains(said.as_str());
         if receipt || question || echo || repeated || recited || imitated {
@@ -74,6 +76,15 @@ pub fn scrub_answer(
     let text = lines.join("\n").trim().to_string();
     let said = text.replace(CITATION, "");
     if said.chars().all(|c| !c.is_alphabetic()) {
+        return String::new();
+    }
+    // Only the message's own words left ("Olá!" of "Olá! Comecei ontem …",
+    // once a note beside the point went): nothing is said.
+    let asked_folded = memory::scrub::fold_words(read.message());
+    if memory::scrub::fold_words(&said)
+        .iter()
+        .all(|w| asked_folded.contains(w))
+    {
         return String::new();
     }
     // The message asked back, where memory holds the answer (a small model
@@ -103,7 +114,7 @@ pub(super) fn quoted_note<'a>(
     line: &'a str,
     prompt: &Prompt,
     found: &[Retrieved],
-) -> Option<&'a str> {
+) -> Option<(i64, &'a str)> {
     /// Words before a quoted frame that still open a quote.
     const LEAD_WORDS: usize = 2;
     let line = line.trim();
@@ -127,7 +138,31 @@ pub(super) fn quoted_note<'a>(
                 && !r.record.scope.is_personal()
                 && normalised(&sanitize(&r.record.content)) == said
         });
-    (given && !said.is_empty()).then_some(text.trim())
+    (given && !said.is_empty()).then_some((id, text.trim()))
+}
+
+/// Whether a quote of note `id` is the first note the model was shown and
+/// shares nothing with `message` (`beliefs::may_be_about`): what a small
+/// model copies when it has no answer — Qwen2.5-Coder-1.5B quoted the first
+/// note for questions on taxis, meals, shifts and a Wi-Fi code, asked in
+/// other languages (docs/models.md, "Held out an eleventh time"). Not an
+/// answer: the rules answer from what the search found, or say they know nothing.
+fn copied_first_unasked(id: i64, note: &str, prompt: &Prompt, message: &str) -> bool {
+    prompt
+        .standing
+        .first()
+        .is_some_and(|(first, _)| *first == id)
+        && !crate::beliefs::may_be_about(message, note)
+}
+
+/// Whether `line` only says the message back: three words or more, nine
+/// in ten of them the message's, and no value of its own ("Ob kateri uri je
+/// jutranja kontrola žoln pred postajo?" for "Živjo! Ob kateri uri …?").
+fn said_back(line: &str, read: &Reading<'_>) -> bool {
+    let asked = memory::scrub::fold_words(read.message());
+    let said = memory::scrub::fold_words(line);
+    let own: Vec<&String> = said.iter().filter(|w| !asked.contains(w)).collect();
+    said.len() >= 3 && own.len() * 10 <= said.len() && !own.iter().any(|w| is_value(w))
 }
 
 /// Each language's "memory says" in lower case, as [`scrub_answer`] compares

@@ -572,6 +572,89 @@ fn standing_notes_are_the_same_for_every_turn_and_never_repeated_in_its_context(
     assert!(alone.context().contains("pg-staging-04"));
 }
 
+/// A small model with no answer copies the first note it was shown, or says
+/// the question back: neither is an answer. Phrased for this test.
+#[test]
+fn the_first_note_copied_beside_the_question_or_the_question_said_back_is_no_answer() {
+    let taxi = found(1, "Taxi to the set: up to 60 EUR a ride without sign-off.");
+    let meals = found(
+        2,
+        "Special meals are ordered at the kitchen truck by 16:00 the day before.",
+    );
+    let standing = [taxi, meals];
+    let prompt = assemble(
+        "o",
+        "a",
+        &Principal::Unpaired,
+        &PromptParts {
+            standing: &standing,
+            ..PromptParts::default()
+        },
+    );
+    let first = "<<<memory:1 agent_notes: Taxi to the set: up to 60 EUR a ride without sign-off.";
+    let scrub =
+        |answer: &str, asked: &str| scrub_answer(answer, &Reading::new(asked, &[]), &prompt, &[]);
+    // About something else, in another language: no answer.
+    assert_eq!(
+        scrub(first, "Do której mam zamówić obiad bez glutenu z kuchni?"),
+        ""
+    );
+    assert_eq!(scrub(first, "Hvad er koden til wifi'et?"), "");
+    // About it, by a word or its root in another language: the note.
+    let note = "Taxi to the set: up to 60 EUR a ride without sign-off.";
+    assert_eq!(
+        scrub(
+            first,
+            "Ho preso un taxi da sessanta euro, me lo rimborsano?"
+        ),
+        note
+    );
+    assert_eq!(
+        scrub(
+            first,
+            "Zapłaciłam 45 euro za taksówkę, czy potrzebuję podpisu? 60?"
+        ),
+        note
+    );
+    // Another note than the first is the model's own pick.
+    let second = "<<<memory:2 agent_notes: Special meals are ordered at the kitchen truck by 16:00 the day before.";
+    assert_eq!(
+        scrub(second, "Do której mam zgłosić posiłek?"),
+        "Special meals are ordered at the kitchen truck by 16:00 the day before."
+    );
+    // A greeting left alone says nothing.
+    assert_eq!(
+        scrub(
+            &format!("Olá!\n{first}"),
+            "Olá! Comecei ontem. Onde fica o escritório?"
+        ),
+        ""
+    );
+    // The question said back, past its greeting or a word changed.
+    assert_eq!(
+        scrub(
+            "Ob kateri uri je jutranja kontrola pred postajo?",
+            "Živjo! Ob kateri uri je jutranja kontrola pred postajo?"
+        ),
+        ""
+    );
+    assert_eq!(
+        scrub(
+            "O teste de gás é em que dia mesmo?",
+            "E o teste de gás, é em que dia mesmo?"
+        ),
+        ""
+    );
+    // An answer in the question's words with a value of its own is an answer.
+    assert_eq!(
+        scrub(
+            "Kod do kłódki w magazynie to 9062.",
+            "Jaki jest kod do kłódki w magazynie?"
+        ),
+        "Kod do kłódki w magazynie to 9062."
+    );
+}
+
 #[test]
 fn a_question_asked_back_or_a_labelled_answer_is_not_shown_as_written() {
     let mut note = found(1, "Expenses over 500 EUR are signed off by the team lead.");

@@ -339,7 +339,8 @@ impl TurnLoop {
                 self.parts.db.records().keep_beside(&keep).await?;
             }
         }
-        self.parts
+        let activated = self
+            .parts
             .db
             .records()
             .activate_kept(
@@ -359,13 +360,16 @@ impl TurnLoop {
         let kept = answer
             .said_in
             .receipt(crate::learning::place(rec.scope), rec.id);
+        let mut named: Vec<i64> = conflicts.iter().map(|c| c.id).collect();
+        named.extend(replaces.as_ref().map(|(id, _)| *id));
+        let judged = self.also_replaced(org, &activated.retired, &named).await?;
         parts
             .receipts
             .push(match (answer.choice, conflicts.as_slice(), replaces) {
-                (Choice::Both, [_, ..], _) => format!("{kept} {}", beside(&conflicts)),
-                (_, [_, ..], _) => format!("{kept} {}", replaced(&conflicts)),
-                (_, [], Some(old)) => format!("{kept} It {old}."),
-                (_, [], None) => kept,
+                (Choice::Both, [_, ..], _) => format!("{kept} {}{judged}", beside(&conflicts)),
+                (_, [_, ..], _) => format!("{kept} {}{judged}", replaced(&conflicts)),
+                (_, [], Some((_, old))) => format!("{kept} It {old}.{judged}"),
+                (_, [], None) => format!("{kept}{judged}"),
             });
         Ok(())
     }

@@ -317,11 +317,14 @@ impl TurnLoop {
                     });
                 parts.batch = Some(t.message_id);
             }
-            Written::Stored { id, .. } if status == Status::Active => {
+            Written::Stored { id, activation } if status == Status::Active => {
                 self.parts.metrics.policy(PolicyOutcome::Written);
+                let named: Vec<i64> = replaced.iter().map(|r| r.id).collect();
+                let retired = activation.map(|a| a.retired).unwrap_or_default();
+                let judged = self.also_replaced(t.org(), &retired, &named).await?;
                 parts.receipts.push(match &replaces {
-                    Some(old) => format!("{} It {old}.", receipt(scope, id)),
-                    None => receipt(scope, id),
+                    Some(old) => format!("{} It {old}.{judged}", receipt(scope, id)),
+                    None => format!("{}{judged}", receipt(scope, id)),
                 });
             }
             // Quarantined: kept for review, no receipt.
@@ -458,8 +461,8 @@ impl TurnLoop {
         Ok(conflicts)
     }
 
-    /// "replaces #7: “old text”" when a record of `content` on `subject`
-    /// would supersede a live record with other words in its place.
+    /// The id of the live record a record of `content` on `subject` would
+    /// supersede, having other words in its place, and "replaces #7: “old text”".
     pub(super) async fn replaces(
         &self,
         org: &str,
@@ -467,9 +470,9 @@ impl TurnLoop {
         scope: memory::Scope,
         owner: Option<&str>,
         said: (&str, &str),
-    ) -> Result<Option<String>> {
+    ) -> Result<Option<(i64, String)>> {
         let old = self.live_replaced(org, agent, scope, owner, said).await?;
-        Ok(old.as_ref().map(replacing))
+        Ok(old.as_ref().map(|o| (o.id, replacing(o))))
     }
 
     /// The live note on `subject` with other words than `content`: what a
@@ -494,6 +497,25 @@ impl TurnLoop {
             .live_on_subject(org, agent, scope, owner, subject)
             .await?;
         Ok(live.into_iter().find(|old| old.content != content))
+    }
+}
+
+impl TurnLoop {
+    /// " It replaces #7: “old text”." for each record in `retired` that is
+    /// not `named` already: what the judge retired beside the subject rule
+    /// (`crate::beliefs`), said in the receipt, never retired unsaid.
+    pub(super) async fn also_replaced(
+        &self,
+        org: &str,
+        retired: &[i64],
+        named: &[i64],
+    ) -> Result<String> {
+        let mut out = String::new();
+        for id in retired.iter().filter(|id| !named.contains(id)) {
+            let old = self.parts.db.records().get(org, *id).await?;
+            out.push_str(&format!(" It {}.", replacing(&old)));
+        }
+        Ok(out)
     }
 }
 

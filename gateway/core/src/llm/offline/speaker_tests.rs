@@ -344,3 +344,26 @@ fn an_opening_word_a_verb_second_and_a_croatian_wish_are_read() {
         assert!(label(said).is_some(), "{said}");
     }
 }
+
+/// Where a language drops its pronouns, the verb says who: a clause naming
+/// no one else is the speaker's; one naming someone is not. Phrased for
+/// this test.
+#[test]
+fn a_statement_in_a_language_that_drops_its_pronouns_is_the_speakers_unless_it_names_another() {
+    for clause in [
+        "Per la cronaca: sono vegetariana da anni, niente carne per favore.",
+        "Para que conste: soy diabético y necesito comer a mis horas.",
+        "Haftaya kadar sabah vardiyasındayım, araç plakam 34 KL 2210.",
+        "Od lutego pracuję w magazynie B, na nocnej zmianie.",
+    ] {
+        assert!(of_themselves(clause), "{clause}");
+    }
+    for clause in [
+        "Per la cronaca: Marta è vegetariana da anni.",
+        "Para que conste: Julián es diabético.",
+        // Not a language that drops its pronouns, and no pronoun.
+        "For the record: vegetarian for years now.",
+    ] {
+        assert!(!of_themselves(clause), "{clause}");
+    }
+}

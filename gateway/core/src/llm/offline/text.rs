@@ -320,6 +320,60 @@ pub fn first_person(clause: &str) -> bool {
             })
 }
 
+/// Whether `clause` is said of its speaker as far as the words can tell: in
+/// the first person ([`first_person`]), or in a language that drops
+/// its pronouns, where the verb says who ("sono celiaca", "soy alérgica a
+/// los frutos secos", "gece ekibindeyim"; the rules read no verb endings),
+/// naming no one else.
+pub fn of_themselves(clause: &str) -> bool {
+    first_person(clause) || (in_a_pro_drop_language(clause) && names_no_one(clause))
+}
+
+/// Whether the detector reads `clause` as a language of the lexicon that
+/// drops its pronouns (`pro_drop`).
+fn in_a_pro_drop_language(clause: &str) -> bool {
+    use whatlang::Lang;
+    let Some(info) = whatlang::detect(clause) else {
+        return false;
+    };
+    // The lexicon's codes of the detector's languages that drop pronouns.
+    let code = match info.lang() {
+        Lang::Spa => "es",
+        Lang::Por => "pt",
+        Lang::Ita => "it",
+        Lang::Jpn => "ja",
+        Lang::Pol => "pl",
+        Lang::Tur => "tr",
+        Lang::Fin => "fi",
+        Lang::Ell => "el",
+        Lang::Ces => "cs",
+        Lang::Kor => "ko",
+        Lang::Ara => "ar",
+        Lang::Hun => "hu",
+        Lang::Ron => "ro",
+        Lang::Heb => "he",
+        Lang::Hrv => "hr",
+        _ => return false,
+    };
+    prompts::lexicon::lexicons()
+        .iter()
+        .any(|l| l.code == code && l.pro_drop)
+}
+
+/// Whether `clause` names no one: no capitalised word past a sentence's
+/// first (a colon opens none: "Para que conste: Julián es diabético"), a
+/// code in capitals aside ("EL 48213"). "È celiaca" of someone is said
+/// with their name.
+fn names_no_one(clause: &str) -> bool {
+    clause.split(['.', '!', '?', '¿', '¡']).all(|sentence| {
+        sentence.split_whitespace().skip(1).all(|w| {
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+            let capital = w.chars().next().is_some_and(char::is_uppercase);
+            !capital || w.chars().all(|c| !c.is_lowercase())
+        })
+    })
+}
+
 /// Whether a lower-case "i" in `clause` is English "I" typed fast ("i
 /// prefer short answers"), not the "in" or "and" of a language that writes
 /// "i" for it ("Vi har lige fået kage i køkkenet", "kawa i herbata").
