@@ -13,6 +13,39 @@ use steward_tests::openai::{harness, items, note, operational, personal, rec, st
 
 // --- belief revision --------------------------------------------------------
 
+/// Two notes of amounts in one currency are about different things: the
+/// judge is not shown one as a candidate for the other, so a small model
+/// that would retire it (Qwen2.5-Coder-1.5B retired a taxi note in EUR for
+/// a per-diem note in EUR) never can. Phrased for this test.
+#[tokio::test]
+async fn a_note_sharing_only_a_currency_with_another_is_never_judged_against_it() {
+    let fake = FakeLlm::start().await;
+    let h = harness(&fake, |_| {}).await;
+    h.pair("111", Role::Admin).await;
+    let taxi = "Cab fares to the venue are refunded up to 35 EUR without a receipt.";
+    let diem = "Dagsatsen på turnédagar är 50 EUR och betalas ut på söndagar.";
+    fake.push(
+        "memory_items",
+        items(json!([operational("note", "cabs", taxi)])),
+    );
+    h.dm("111", &format!("@notes: {taxi}")).await;
+    fake.push(
+        "memory_items",
+        items(json!([operational("note", "dagsats", diem)])),
+    );
+    fake.push(
+        "belief_revision",
+        Answer::Json(json!({"retire": [{"id": 1, "reason": "newer EUR amount"}]})),
+    );
+    let reply = h.dm("111", &format!("@notes: {diem}")).await;
+    assert!(
+        reply.contains("Written: agent_notes updated (id: 2).") && !reply.contains("#1"),
+        "{reply}"
+    );
+    assert!(fake.received_for("belief_revision").is_empty());
+    assert_eq!(status(&h, 1).await, Status::Active);
+}
+
 #[tokio::test]
 async fn the_judge_retires_a_same_topic_record_with_model_and_prompt_version() {
     let fake = FakeLlm::start().await;
@@ -47,8 +80,11 @@ async fn the_judge_retires_a_same_topic_record_with_model_and_prompt_version() {
             "@notes: Remote access goes through the VPN at vpn2.example.com",
         )
         .await;
+    // What the judge retired is said in the receipt, never retired unsaid.
     assert!(
-        reply.contains("Written: agent_notes updated (id: 2)"),
+        reply.contains(
+            "Written: agent_notes updated (id: 2). It replaces #1: “The VPN gateway is vpn1.example.com”."
+        ),
         "{reply}"
     );
     assert_eq!(status(&h, 1).await, Status::Superseded);

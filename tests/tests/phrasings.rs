@@ -809,3 +809,53 @@ async fn a_greeting_beside_a_question_costs_no_extraction_call() {
     .await;
     assert_eq!(fake.received_for("memory_items").len(), 1);
 }
+
+/// A small model with no answer copies the first note it was shown, or
+/// says the question back (Qwen2.5-Coder-1.5B did both for questions asked
+/// in another language than the notes): neither is shown as the answer.
+/// A copy of the first note about what is asked is.
+#[tokio::test]
+async fn a_copy_of_the_first_note_beside_the_question_or_the_question_said_back_is_no_answer() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    for (name, db) in both_dbs().await {
+        let h = Harness::on(db, fake.config());
+        h.pair("111", Role::Admin).await;
+        h.pair("222", Role::User).await;
+        let boat = "The rescue boat key hangs in the boathouse, hook 4.";
+        let first = h.dm("111", &format!("@notes: {boat}")).await;
+        let id = first
+            .split("(id: ")
+            .nth(1)
+            .and_then(|rest| rest.split(')').next())
+            .unwrap_or_default()
+            .to_string();
+        h.dm(
+            "111",
+            "@notes: Lifeguard briefing every Sunday at 07:45 on the pier.",
+        )
+        .await;
+        let frame = format!("<<<memory:{id} agent_notes: {boat}");
+        // About neither note, in Czech: the first note copied is no answer.
+        fake.push(TEXT, Answer::Content(frame.clone()));
+        let wifi = h.dm("222", "Jaké je heslo k wifi v kanceláři?").await;
+        assert!(!wifi.contains("hook 4"), "{name}: {wifi}");
+        // The question said back, past its greeting: no answer either.
+        fake.push(
+            TEXT,
+            Answer::Content("V kolik hodin je briefing plavčíků?".into()),
+        );
+        let said_back = h
+            .dm("222", "Ahoj! V kolik hodin je briefing plavčíků?")
+            .await;
+        // The rules answer from the note the search found.
+        assert!(
+            !said_back.contains("V kolik hodin") && said_back.contains("07:45"),
+            "{name}: {said_back}"
+        );
+        // About the boat's key, by its name: the copy is the answer.
+        fake.push(TEXT, Answer::Content(frame));
+        let boat_asked = h.dm("222", "Kde je klíč od člunu? Rescue boat.").await;
+        assert!(boat_asked.contains("hook 4"), "{name}: {boat_asked}");
+    }
+}

@@ -218,6 +218,59 @@ pub fn without_invented_values(answer: String, seen: &[&str]) -> String {
     })
 }
 
+/// `kept` — `answer` without the sentences [`without_invented_values`]
+/// dropped — with the one note of `given` (not a person's) whose numbers
+/// those sentences also stated, on a line opened by `memory_says`: "A ajuda
+/// de custo … é de 45 EUR, e é paga em quarta-feira", for a note of 45 EUR
+/// paid "om fredagen", lost the right amount with the made-up day; the note
+/// says both. Left beside it only when what is left says more than the
+/// message ("Olá!" alone goes). `kept` as it is when nothing was dropped,
+/// or no one note stated those numbers.
+pub fn with_the_note_of_the_dropped(
+    answer: &str,
+    kept: String,
+    given: &[Retrieved],
+    read: &Reading<'_>,
+    memory_says: &str,
+) -> String {
+    if kept == answer {
+        return kept;
+    }
+    let numbers = |text: &str| -> Vec<String> {
+        memory::grounding::content_words(text)
+            .iter()
+            .map(|w| digits(w))
+            .filter(|d| d.len() >= 2)
+            .collect()
+    };
+    let left = numbers(&kept);
+    let dropped: Vec<String> = numbers(answer)
+        .into_iter()
+        .filter(|d| !left.contains(d))
+        .collect();
+    let from: Vec<&Retrieved> = given
+        .iter()
+        .filter(|r| !r.record.scope.is_personal())
+        .filter(|r| {
+            let held = numbers(&r.record.content);
+            dropped.iter().any(|d| held.contains(d))
+        })
+        .collect();
+    let [note] = from[..] else {
+        return kept;
+    };
+    let shown = format!("{memory_says} {}", sanitize(&note.record.content));
+    let asked = memory::scrub::fold_words(read.message());
+    let says_more = memory::scrub::fold_words(&kept)
+        .iter()
+        .any(|w| !asked.contains(w));
+    if says_more {
+        format!("{kept}\n\n{shown}")
+    } else {
+        shown
+    }
+}
+
 /// What kind of made value a word is, if it is one.
 enum Made {
     /// A number of three digits or more, by its digits.

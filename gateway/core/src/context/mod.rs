@@ -13,8 +13,8 @@ mod unpromised;
 
 pub use cite::{cite, cites, CITATION};
 pub use grounded::{
-    grounded, grounded_given, without_invented_values, without_unrelated_values,
-    GROUNDING_MIN_HITS, MEMORY_SAYS,
+    grounded, grounded_given, with_the_note_of_the_dropped, without_invented_values,
+    without_unrelated_values, GROUNDING_MIN_HITS, MEMORY_SAYS,
 };
 pub(crate) use language::is_unspaced_script;
 use language::*;

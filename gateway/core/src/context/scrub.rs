@@ -141,17 +141,19 @@ pub(super) fn quoted_note<'a>(
     (given && !said.is_empty()).then_some((id, text.trim()))
 }
 
-/// Whether a quote of note `id` is the first note the model was shown and
-/// shares nothing with `message` (`beliefs::may_be_about`): what a small
-/// model copies when it has no answer — Qwen2.5-Coder-1.5B quoted the first
-/// note for questions on taxis, meals, shifts and a Wi-Fi code, asked in
-/// other languages (docs/models.md, "Held out an eleventh time"). Not an
-/// answer: the rules answer from what the search found, or say they know nothing.
+/// Whether a quote of note `id` is the first of the notes the model was
+/// shown and shares nothing with `message` (`beliefs::may_be_about`): what
+/// a small model copies when it has no answer — Qwen2.5-Coder-1.5B quoted
+/// the first note for questions on taxis, meals, shifts and a Wi-Fi code,
+/// asked in other languages (docs/models.md, "Held out an eleventh time").
+/// Not an answer: the rules answer from what the search found, or say they
+/// know nothing. Given one note, the model had no other to pick: its copy stands.
 fn copied_first_unasked(id: i64, note: &str, prompt: &Prompt, message: &str) -> bool {
-    prompt
-        .standing
-        .first()
-        .is_some_and(|(first, _)| *first == id)
+    prompt.standing.len() > 1
+        && prompt
+            .standing
+            .first()
+            .is_some_and(|(first, _)| *first == id)
         && !crate::beliefs::may_be_about(message, note)
 }
 

@@ -655,6 +655,30 @@ fn the_first_note_copied_beside_the_question_or_the_question_said_back_is_no_ans
     );
 }
 
+/// A sentence dropped for a made-up day takes the right amount with it: the
+/// note those values came from is shown instead. Phrased for this test.
+#[test]
+fn a_sentence_dropped_for_a_made_up_value_leaves_its_note() {
+    let note = "Feriepenger: 30 EUR per dag, utbetales kontant hver torsdag.";
+    let given = [found(2, note)];
+    let asked = "Bom dia! Quanto é o subsídio por dia e quando é pago?";
+    let read = Reading::new(asked, &given);
+    let answer = "Bom dia! O subsídio é de 30 EUR por dia, pago na segunda-feira.";
+    let kept = without_invented_values(answer.to_string(), &[note, asked]);
+    assert_eq!(kept, "Bom dia!");
+    assert_eq!(
+        with_the_note_of_the_dropped(answer, kept, &given, &read, "A memória diz:"),
+        format!("A memória diz: {note}")
+    );
+    // What else the answer said stays beside the note.
+    let answer = "O escritório fica no piso 2. O subsídio é de 30 EUR, pago na segunda-feira.";
+    let kept = without_invented_values(answer.to_string(), &[note, asked, "piso 2"]);
+    assert_eq!(
+        with_the_note_of_the_dropped(answer, kept, &given, &read, "A memória diz:"),
+        format!("O escritório fica no piso 2.\n\nA memória diz: {note}")
+    );
+}
+
 #[test]
 fn a_question_asked_back_or_a_labelled_answer_is_not_shown_as_written() {
     let mut note = found(1, "Expenses over 500 EUR are signed off by the team lead.");

@@ -535,7 +535,8 @@ impl TurnLoop {
             // A record the model's own `memory_search` returned is not in
             // the prompt: its values are not checked against it.
             let a = if searched.is_empty() {
-                context::without_invented_values(a, &seen)
+                let kept = context::without_invented_values(a.clone(), &seen);
+                context::with_the_note_of_the_dropped(&a, kept, &read.citable, &words, memory_says)
             } else {
                 a
             };

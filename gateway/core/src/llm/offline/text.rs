@@ -329,35 +329,14 @@ pub fn of_themselves(clause: &str) -> bool {
     first_person(clause) || (in_a_pro_drop_language(clause) && names_no_one(clause))
 }
 
-/// Whether the detector reads `clause` as a language of the lexicon that
-/// drops its pronouns (`pro_drop`).
+/// Whether `clause` is written in a language of the lexicon that drops its
+/// pronouns (`pro_drop`), as `context::written_in` reads it.
 fn in_a_pro_drop_language(clause: &str) -> bool {
-    use whatlang::Lang;
-    let Some(info) = whatlang::detect(clause) else {
-        return false;
-    };
-    // The lexicon's codes of the detector's languages that drop pronouns.
-    let code = match info.lang() {
-        Lang::Spa => "es",
-        Lang::Por => "pt",
-        Lang::Ita => "it",
-        Lang::Jpn => "ja",
-        Lang::Pol => "pl",
-        Lang::Tur => "tr",
-        Lang::Fin => "fi",
-        Lang::Ell => "el",
-        Lang::Ces => "cs",
-        Lang::Kor => "ko",
-        Lang::Ara => "ar",
-        Lang::Hun => "hu",
-        Lang::Ron => "ro",
-        Lang::Heb => "he",
-        Lang::Hrv => "hr",
-        _ => return false,
-    };
-    prompts::lexicon::lexicons()
-        .iter()
-        .any(|l| l.code == code && l.pro_drop)
+    crate::context::written_in(clause).is_some_and(|language| {
+        prompts::lexicon::lexicons()
+            .iter()
+            .any(|l| l.code == language.code && l.pro_drop)
+    })
 }
 
 /// Whether `clause` names no one: no capitalised word past a sentence's
