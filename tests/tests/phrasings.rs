@@ -859,3 +859,59 @@ async fn a_copy_of_the_first_note_beside_the_question_or_the_question_said_back_
         assert!(boat_asked.contains("hook 4"), "{name}: {boat_asked}");
     }
 }
+
+/// A wish about replies said as a condition ("it would help me if you …"),
+/// and a request whose verb of replying is an infinitive with its prefix
+/// (Hebrew "לכתוב"), are asked; a yes followed by a verb of keeping keeps it,
+/// and a no followed by its reason declines. A small model that says it
+/// will do so is not believed. Phrased for this test.
+#[tokio::test]
+async fn a_wish_said_as_a_condition_is_asked_and_a_yes_with_a_verb_of_keeping_keeps_it() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    fake.always(
+        TEXT,
+        Answer::Content("Of course, I will answer like that from now on.".into()),
+    );
+    for (name, db) in both_dbs().await {
+        let h = Harness::on(db, fake.config());
+        for (user, wish, answer, keeps) in [
+            (
+                "201",
+                "Було б чудово, якщо ти відповідатимеш мені стисло.",
+                "так, запиши це собі",
+                true,
+            ),
+            (
+                "202",
+                "Bardzo by mi pomogło, gdybyś odpowiadał w punktach.",
+                "nie, jednak nie — to tylko na ten tydzień",
+                false,
+            ),
+            (
+                "203",
+                "אפשר לכתוב לי תמיד בעברית?",
+                "כן, תשמור לי את זה",
+                true,
+            ),
+            (
+                "204",
+                "Honestly it'd save me time if you replied in short bullet points.",
+                "yes, please save this one for me",
+                true,
+            ),
+        ] {
+            h.pair(user, Role::User).await;
+            let asked = h.dm(user, wish).await;
+            assert!(asked.contains("Remember this?"), "{name}: {wish}: {asked}");
+            let answered = h.dm(user, answer).await;
+            assert_eq!(
+                answered.contains("(id: "),
+                keeps,
+                "{name}: {answer}: {answered}"
+            );
+        }
+        let active = kept(&h).await;
+        assert_eq!(active.len(), 3, "{name}: {active:?}");
+    }
+}
