@@ -163,6 +163,11 @@ def is_cjk(c):
             or "\uac00" <= c <= "\ud7af" or "\uf900" <= c <= "\ufaff")
 
 
+# Letters Hebrew and Arabic write onto a word's start as a preposition, an
+# article or a conjunction (ב ל ה ו כ מ ש; ال ب و ل ف ك).
+PROCLITICS = set("בלהוכמש" "البوفك")
+
+
 def supported(w, said, wholes=()):
     if w in said:
         return True
@@ -170,6 +175,12 @@ def supported(w, said, wholes=()):
         return True
     plain = w.isalpha()
     for s in said:
+        # Hebrew and Arabic write a preposition, an article or "and" onto the
+        # word (בעברית "in Hebrew", بالعربي "in Arabic"): the word is said.
+        if plain and s.endswith(w) and 0 < len(s) - len(w) <= 3 and all(
+            c in PROCLITICS for c in s[: len(s) - len(w)]
+        ):
+            return True
         if plain and s.isalpha():
             # A shared stem of 5+ characters covering all but the last 3 of the
             # shorter word: plural and verb endings (reviewer/reviewers, archive/archived).

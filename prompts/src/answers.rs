@@ -271,7 +271,11 @@ fn answer_of(text: &str, reach: Reach) -> &str {
             && !head_words.is_empty()
             && reads(&head_words)
             && !(says(&head_words, true) && says(&words(tail), false))
-            && !(says(&head_words, false) && says(&words(tail), true))
+            // A no's reason may hold a word that is a yes elsewhere
+            // ("ні, … це я тільки сьогодні так хочу": "так" is "so" there).
+            && !(says(&head_words, false)
+                && says(&words(tail), true)
+                && (along != Along::AfterNo || words(tail).len() <= 2))
         {
             return head;
         }
@@ -312,20 +316,14 @@ fn goes_along(tail: &str, along: Along) -> bool {
         "αλλά", "mutta",
     ];
     static ASKING: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
-        [
-            Class::Reply,
-            Class::Naming,
-            Class::Standing,
-            Class::Form,
-            Class::OnlyNow,
-        ]
-        .into_iter()
-        .flat_map(phrases)
-        .map(|(p, _)| p)
-        .chain(language_names().map(|(n, _, _)| n))
-        .chain(BUT.iter().copied())
-        .filter(|p| !p.contains(' '))
-        .collect()
+        [Class::Reply, Class::Naming, Class::Standing, Class::Form]
+            .into_iter()
+            .flat_map(phrases)
+            .map(|(p, _)| p)
+            .chain(language_names().map(|(n, _, _)| n))
+            .chain(BUT.iter().copied())
+            .filter(|p| !p.contains(' '))
+            .collect()
     });
     let said = words(tail);
     if tail.chars().any(|c| c.is_ascii_digit()) {
@@ -337,7 +335,16 @@ fn goes_along(tail: &str, along: Along) -> bool {
             .filter(|p| !p.contains(' '))
             .collect()
     });
+    static ONLY_NOW: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
+        phrases(Class::OnlyNow)
+            .map(|(p, _)| p)
+            .filter(|p| !p.contains(' '))
+            .collect()
+    });
     let asks = said.iter().any(|w| ASKING.contains(w.as_str()));
+    // "ja, aber nur für heute" asks for a one-off beside a yes; "no, only
+    // for today" is a no with its reason.
+    let only_now = said.iter().any(|w| ONLY_NOW.contains(w.as_str()));
     // "yes, I'm vegan now" says something of the speaker beside its yes, and
     // "có, lưu giúp mình nhé" asks to keep it for the speaker; a no keeps
     // nothing, whoever its reason speaks of.
@@ -356,7 +363,7 @@ fn goes_along(tail: &str, along: Along) -> bool {
         Along::AfterNo => said.len() <= 2 || !asks,
         // "yes please, save this one for me": a verb of keeping says more.
         _ if said.len() > if keeps { 6 } else { 4 } => false,
-        Along::AfterYes => said.len() <= 2 || !(named || asks || of_the_speaker),
+        Along::AfterYes => said.len() <= 2 || !(named || asks || of_the_speaker || only_now),
         Along::Short => said.len() <= 2,
     }
 }
@@ -425,6 +432,7 @@ mod tests {
             "nee — dat wil ik eerst met de directie bespreken",
             "nie, daj spokój, muszę to najpierw obgadać z szefem",
             "non, laisse tomber pour l'instant, je dois en parler au bureau",
+            "ні, не треба, я так хочу лише сьогодні",
         ] {
             assert_eq!(read(text), None, "{text}");
             let waiting = read_as_far_as(text, Reach::Waiting);

@@ -401,18 +401,48 @@ pub(super) fn language_named(body: &str) -> Option<String> {
         .flat_map(|w| std::iter::once(w.as_str()).chain(w.split('-').skip(1)))
         .find(|w| starts_with_a_name(w))?;
     // As written ("Deutsch", "español").
-    Some(
-        body.split(|c: char| !(c.is_alphanumeric() || c == '-'))
-            .flat_map(|w| std::iter::once(w).chain(w.split('-').skip(1)))
-            .find(|w| w.to_lowercase().replace("i\u{307}", "i") == found)
-            .unwrap_or(found)
-            .to_string(),
-    )
+    let written = body
+        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+        .flat_map(|w| std::iter::once(w).chain(w.split('-').skip(1)))
+        .find(|w| w.to_lowercase().replace("i\u{307}", "i") == found)
+        .unwrap_or(found);
+    Some(without_a_preposition(written).to_string())
+}
+
+/// A language's name without the preposition written onto it ("בעברית" is
+/// "in Hebrew", "بالعربي" "in Arabic"): a record says "Wants answers in
+/// עברית", not "in בעברית". The shortest start of at most three letters
+/// whose rest is itself a name goes.
+fn without_a_preposition(name: &str) -> &str {
+    name.char_indices()
+        .skip(1)
+        .take(3)
+        .map(|(at, _)| &name[at..])
+        .find(|rest| NAMES.spaced.contains(rest.to_lowercase().as_str()))
+        .unwrap_or(name)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A name with a preposition written onto it is kept without it.
+    #[test]
+    fn a_language_is_named_without_its_preposition() {
+        assert_eq!(language_named("תענה לי בעברית").as_deref(), Some("עברית"));
+        assert_eq!(
+            language_named("أجبني دائما بالعربي").as_deref(),
+            Some("العربي")
+        );
+        assert_eq!(
+            language_named("antworte auf Deutsch").as_deref(),
+            Some("Deutsch")
+        );
+        assert_eq!(
+            language_named("responde en inglés").as_deref(),
+            Some("inglés")
+        );
+    }
 
     #[test]
     fn classes_are_found_in_every_language_of_the_lexicon() {
