@@ -113,9 +113,18 @@ fn classify_anew(sentence: &str) -> Option<Candidate> {
     let lower = s.to_ascii_lowercase();
     // "Please draft …" asks as "draft …" does.
     let bare = lower.strip_prefix("please ").unwrap_or(&lower);
+    let told = || {
+        let lower = s.to_lowercase();
+        ASKS_TO_BE_TOLD.iter().any(|t| {
+            lower
+                .strip_prefix(t)
+                .is_some_and(|rest| !rest.starts_with(char::is_alphabetic))
+        })
+    };
     let task_verb = TASK_STARTS
         .iter()
-        .any(|t| lower.starts_with(t) || bare.starts_with(t));
+        .any(|t| lower.starts_with(t) || bare.starts_with(t))
+        || told();
     if question || (task_verb && !opens_with_a_subject(&lower)) {
         return Some(item(
             ItemChannel::Task,

@@ -367,3 +367,20 @@ fn a_statement_in_a_language_that_drops_its_pronouns_is_the_speakers_unless_it_n
         assert!(!of_themselves(clause), "{clause}");
     }
 }
+
+/// Asking to be reminded or told what is kept is a request, with or without
+/// its question mark: nothing to keep. Phrased for this test.
+#[test]
+fn asking_to_be_reminded_is_a_request_in_any_language() {
+    for said in [
+        "Przypomnij mi, o której mam jutro zmianę.",
+        "Recuérdame el código del almacén, que siempre lo olvido",
+        "Erinnere mich an meine Schicht morgen",
+        "Напомни мне мой номер шкафчика",
+        "Ricordami il mio turno di domani",
+    ] {
+        assert!(label(said).is_none() && asks(said), "{said}");
+    }
+    // A statement that opens alike is not asked.
+    assert!(!asks("Dimensions of my locker are 40 by 60."));
+}
