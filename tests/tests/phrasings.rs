@@ -11,6 +11,16 @@ use steward::llm::offline;
 use steward_tests::fake_llm::{small_model_extraction, Answer, FakeLlm, TEXT};
 use steward_tests::{both_dbs, Harness};
 
+/// The record id a receipt names ("… (id: 7).").
+fn receipt_id(reply: &str) -> String {
+    reply
+        .split("(id: ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// The active records' texts.
 async fn kept(h: &Harness) -> Vec<String> {
     h.records()
@@ -751,12 +761,7 @@ async fn a_day_a_note_names_is_said_in_the_speakers_language_too() {
                 "@notes: Brannøvelse hver fredag kl. 09:30 ved hovedinngangen.",
             )
             .await;
-        let id = noted
-            .split("(id: ")
-            .nth(1)
-            .and_then(|rest| rest.split(')').next())
-            .unwrap_or_default()
-            .to_string();
+        let id = receipt_id(&noted);
         assert!(
             h.dm("222", "Responde-me sempre em português, por favor")
                 .await
@@ -824,12 +829,7 @@ async fn a_copy_of_the_first_note_beside_the_question_or_the_question_said_back_
         h.pair("222", Role::User).await;
         let boat = "The rescue boat key hangs in the boathouse, hook 4.";
         let first = h.dm("111", &format!("@notes: {boat}")).await;
-        let id = first
-            .split("(id: ")
-            .nth(1)
-            .and_then(|rest| rest.split(')').next())
-            .unwrap_or_default()
-            .to_string();
+        let id = receipt_id(&first);
         h.dm(
             "111",
             "@notes: Lifeguard briefing every Sunday at 07:45 on the pier.",
