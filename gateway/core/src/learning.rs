@@ -276,7 +276,7 @@ impl Learning {
             .iter()
             .zip(&labels)
             .any(|(c, l)| unknown(l) && says_of_the_speaker(c));
-        let mut by_rules = offline::joined(labels.into_iter().flatten().collect());
+        let by_rules = offline::joined(labels.into_iter().flatten().collect());
         if known || (reader == Reader::RulesThenModelOfTheSpeaker && !of_the_speaker) {
             return Read {
                 items: by_rules,
@@ -309,12 +309,29 @@ impl Learning {
                 None
             }
         });
+        let out = self.models_items(items, &clauses, &reason_of, by_rules);
+        Read {
+            items: out,
+            correction,
+        }
+    }
+
+    /// The model's `items` kept, each as the speaker's own `clauses` said it,
+    /// and the rules' items `by_rules` beside them: what the speaker said of
+    /// themselves, in their words, never the model's.
+    fn models_items(
+        &self,
+        items: Vec<Candidate>,
+        clauses: &[&str],
+        reason_of: &[Option<String>],
+        mut by_rules: Vec<Candidate>,
+    ) -> Vec<Candidate> {
         let mut out: Vec<Candidate> = Vec::new();
         for item in items {
             if item.channel == ItemChannel::Task {
                 continue;
             }
-            let clause = match grounding::ground(&item.content, &clauses) {
+            let clause = match grounding::ground(&item.content, clauses) {
                 Grounding::Supported { clause } => clause,
                 unsupported => {
                     self.metrics.policy(PolicyOutcome::Unsupported);
@@ -364,10 +381,7 @@ impl Learning {
                 out.push(rules);
             }
         }
-        Read {
-            items: out,
-            correction,
-        }
+        out
     }
 
     /// Kind and subject for an explicit operational text (`@notes:`, `@policy:`,

@@ -319,13 +319,9 @@ impl TurnLoop {
             }
             Written::Stored { id, activation } if status == Status::Active => {
                 self.parts.metrics.policy(PolicyOutcome::Written);
-                let named: Vec<i64> = replaced.iter().map(|r| r.id).collect();
                 let retired = activation.map(|a| a.retired).unwrap_or_default();
-                let judged = self.also_replaced(t.org(), &retired, &named).await?;
-                parts.receipts.push(match &replaces {
-                    Some(old) => format!("{} It {old}.{judged}", receipt(scope, id)),
-                    None => format!("{}{judged}", receipt(scope, id)),
-                });
+                let kept = self.receipt_naming(t.org(), receipt(scope, id), replaced, &retired);
+                parts.receipts.push(kept.await?);
             }
             // Quarantined: kept for review, no receipt.
             Written::Stored { .. } => self.parts.metrics.policy(PolicyOutcome::Quarantined),
@@ -501,6 +497,24 @@ impl TurnLoop {
 }
 
 impl TurnLoop {
+    /// A live write's `receipt` with what it replaces: the live record the
+    /// subject rule retired (`replaced`), then each other record of
+    /// `retired` (the judge's).
+    async fn receipt_naming(
+        &self,
+        org: &str,
+        receipt: String,
+        replaced: Option<memory::MemoryRecord>,
+        retired: &[i64],
+    ) -> Result<String> {
+        let named = replaced.as_ref().map(|r| r.id);
+        let judged = self.also_replaced(org, retired, named.as_slice()).await?;
+        let old = replaced
+            .map(|old| format!(" It {}.", replacing(&old)))
+            .unwrap_or_default();
+        Ok(format!("{receipt}{old}{judged}"))
+    }
+
     /// " It replaces #7: “old text”." for each record in `retired` that is
     /// not `named` already: what the judge retired beside the subject rule
     /// (`crate::beliefs`), said in the receipt, never retired unsaid.
