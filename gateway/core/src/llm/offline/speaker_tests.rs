@@ -353,14 +353,17 @@ fn a_statement_in_a_language_that_drops_its_pronouns_is_the_speakers_unless_it_n
     for clause in [
         "Per la cronaca: sono vegetariana da anni, niente carne per favore.",
         "Para que conste: soy diabético y necesito comer a mis horas.",
-        "Haftaya kadar sabah vardiyasındayım, araç plakam 34 KL 2210.",
         "Od lutego pracuję w magazynie B, na nocnej zmianie.",
+        "Pro pořádek: mám alergii na arašídy.",
     ] {
         assert!(of_themselves(clause), "{clause}");
     }
     for clause in [
         "Per la cronaca: Marta è vegetariana da anni.",
         "Para que conste: Julián es diabético.",
+        // An event dropping its pronoun is no one's fact.
+        "Včera večer se v dílně rozbil kompresor, celá směna stála.",
+        "Esta mañana llegó un camión nuevo al almacén.",
         // Not a language that drops its pronouns, and no pronoun.
         "For the record: vegetarian for years now.",
     ] {

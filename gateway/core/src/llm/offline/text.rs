@@ -321,22 +321,84 @@ pub fn first_person(clause: &str) -> bool {
 }
 
 /// Whether `clause` is said of its speaker as far as the words can tell: in
-/// the first person ([`first_person`]), or in a language that drops
-/// its pronouns, where the verb says who ("sono celiaca", "soy alérgica a
-/// los frutos secos", "gece ekibindeyim"; the rules read no verb endings),
-/// naming no one else.
+/// the first person ([`first_person`]), or, in a language that drops its
+/// pronouns, with a verb of its own in the first person ("sono celiaca",
+/// "soy alérgica a los frutos secos", "od lutego pracuję w magazynie"),
+/// naming no one else. "Dneska ráno se narodilo žirafí mládě" (a giraffe was
+/// born this morning) drops its pronoun too, and is no one's fact.
 pub fn of_themselves(clause: &str) -> bool {
-    first_person(clause) || (in_a_pro_drop_language(clause) && names_no_one(clause))
+    first_person(clause) || (with_a_verb_of_ones_own(clause) && names_no_one(clause))
 }
 
-/// Whether `clause` is written in a language of the lexicon that drops its
-/// pronouns (`pro_drop`), as `context::written_in` reads it.
-fn in_a_pro_drop_language(clause: &str) -> bool {
-    crate::context::written_in(clause).is_some_and(|language| {
+/// The commonest verbs said of oneself — be, have, work, live — in the first
+/// person, in the languages of the lexicon that drop their pronouns. Read
+/// only in a clause written in such a language (`context::written_in`,
+/// whichever of them it guesses: a short Italian clause reads as Spanish):
+/// Spanish "soy" is English "soy", and Croatian "sam" a name. Italian "sono"
+/// is also "they are", but not of a clause naming no one. Turkish says the
+/// person by an ending alone.
+const OWN_VERBS: &[&str] = &[
+    "soy",
+    "estoy",
+    "tengo",
+    "trabajo",
+    "vivo", // es
+    "sono",
+    "ho",
+    "lavoro",
+    "sto", // it
+    "sou",
+    "estou",
+    "tenho",
+    "trabalho",
+    "moro", // pt
+    "jestem",
+    "mam",
+    "pracuję",
+    "pracuje",
+    "mieszkam", // pl
+    "jsem",
+    "mám",
+    "pracuji",
+    "pracuju",
+    "bydlím",
+    "bydlim", // cs
+    "sam",
+    "imam",
+    "radim",
+    "živim",
+    "zivim", // hr
+    "sunt",
+    "lucrez",
+    "locuiesc", // ro
+    "είμαι",
+    "ειμαι",
+    "έχω",
+    "εχω",
+    "δουλεύω",
+    "δουλευω",
+    "μένω",
+    "μενω", // el
+    "olen",
+    "asun",
+    "työskentelen", // fi
+    "vagyok",
+    "dolgozom",
+    "lakom", // hu
+];
+
+/// Whether `clause`, written in a language that drops its pronouns, holds
+/// one of [`OWN_VERBS`].
+fn with_a_verb_of_ones_own(clause: &str) -> bool {
+    let pro_drop = crate::context::written_in(clause).is_some_and(|language| {
         prompts::lexicon::lexicons()
             .iter()
             .any(|l| l.code == language.code && l.pro_drop)
-    })
+    });
+    pro_drop
+        && clause
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| OWN_VERBS.contains(&w.to_lowercase().as_str()))
 }
 
 /// Whether `clause` names no one: no capitalised word past a sentence's
