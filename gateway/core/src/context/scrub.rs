@@ -154,7 +154,26 @@ fn copied_first_unasked(id: i64, note: &str, prompt: &Prompt, message: &str) -> 
             .standing
             .first()
             .is_some_and(|(first, _)| *first == id)
+        && in_latin_letters(message) == in_latin_letters(note)
         && !crate::beliefs::may_be_about(message, note)
+}
+
+/// Whether most of `text`'s letters are Latin. A question in Japanese or
+/// Ukrainian shares no word with a note in Latin letters whatever it asks
+/// ("平日の朝ってスタジオBは使えますか？" of "Studio B is reserved …"): that it
+/// shares none says nothing, and the model's pick stands.
+fn in_latin_letters(text: &str) -> bool {
+    let (latin, other) = text
+        .chars()
+        .filter(|c| c.is_alphabetic())
+        .fold((0, 0), |(l, o), c| {
+            if c.is_ascii_alphabetic() || ('\u{c0}'..='\u{24f}').contains(&c) {
+                (l + 1, o)
+            } else {
+                (l, o + 1)
+            }
+        });
+    latin >= other
 }
 
 /// Whether `line` only says the message back: three words or more, nine

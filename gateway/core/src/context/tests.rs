@@ -616,6 +616,9 @@ fn the_first_note_copied_beside_the_question_or_the_question_said_back_is_no_ans
         ),
         note
     );
+    // Asked in another script, a question shares no word with any note:
+    // the model's pick stands.
+    assert_eq!(scrub(first, "タクシー代はいくらまで精算できますか？"), note);
     // Another note than the first is the model's own pick.
     let second = "<<<memory:2 agent_notes: Special meals are ordered at the kitchen truck by 16:00 the day before.";
     assert_eq!(
