@@ -290,7 +290,8 @@ async fn a_reply_language_a_yes_and_a_question_are_read_in_every_added_language(
         },
         Spoken {
             said: "תענה לי תמיד בעברית",
-            name: "בעברית",
+            // The name without the preposition written onto it.
+            name: "עברית",
             yes: "כן",
             receipt: "נשמר: ",
             question: "איפה המדפסת?",
