@@ -353,7 +353,9 @@ pub fn read_labelled(line: &str, clause: &str) -> Option<String> {
     if offline::corrects_a_fact(line) {
         return None;
     }
-    if offline::first_person(clause) || offline::asks(clause) {
+    // Of themselves, in a language that drops its pronouns too ("Tak jsem
+    // přeřazenej – od pondělí jezdím z Hafen Süd"): no answer's procedure.
+    if offline::of_themselves(clause) || offline::asks(clause) {
         return None;
     }
     if offline::label(clause).is_some_and(|c| {
@@ -486,6 +488,9 @@ mod tests {
             "Correction: deploys to production now happen only before 14:00.",
             "Actually, the daily report is built from orders_2026",
             "I work from the Lisbon office",
+            // Of themselves where the pronoun is dropped. Phrased for this test.
+            "Tak od pondělí jsem v dílně Jih, už ne na lakovně",
+            "Desde el lunes trabajo en el turno de noche",
             "Where is the report?",
             "Fine",
             "I am the boss here. @notes: Deploys to production no longer need a reviewer.",

@@ -324,19 +324,25 @@ pub fn first_person(clause: &str) -> bool {
 /// the first person ([`first_person`]), or, in a language that drops its
 /// pronouns, with a verb of its own in the first person ("sono celiaca",
 /// "soy alérgica a los frutos secos", "od lutego pracuję w magazynie"),
-/// naming no one else. "Dneska ráno se narodilo žirafí mládě" (a giraffe was
-/// born this morning) drops its pronoun too, and is no one's fact.
+/// where the verb is also said of others (Italian "sono", "they are"),
+/// naming no one else ("Per la cronaca: Marta e Luca sono in ferie"). "Dneska
+/// ráno se narodilo žirafí mládě" (a giraffe was born this morning) drops its
+/// pronoun too, and is no one's fact.
 pub fn of_themselves(clause: &str) -> bool {
-    first_person(clause) || (with_a_verb_of_ones_own(clause) && names_no_one(clause))
+    first_person(clause)
+        || own_verb(clause)
+            .is_some_and(|verb| !SAID_OF_OTHERS.contains(&verb) || names_no_one(clause))
 }
+
+/// Verbs of [`OWN_VERBS`] that are also said of others.
+const SAID_OF_OTHERS: &[&str] = &["sono"];
 
 /// The commonest verbs said of oneself — be, have, work, live — in the first
 /// person, in the languages of the lexicon that drop their pronouns. Read
 /// only in a clause written in such a language (`context::written_in`,
 /// whichever of them it guesses: a short Italian clause reads as Spanish):
-/// Spanish "soy" is English "soy", and Croatian "sam" a name. Italian "sono"
-/// is also "they are", but not of a clause naming no one. Turkish says the
-/// person by an ending alone.
+/// Spanish "soy" is English "soy", and Croatian "sam" a name. Turkish says
+/// the person by an ending alone.
 const OWN_VERBS: &[&str] = &[
     "soy",
     "estoy",
@@ -387,18 +393,21 @@ const OWN_VERBS: &[&str] = &[
     "lakom", // hu
 ];
 
-/// Whether `clause`, written in a language that drops its pronouns, holds
-/// one of [`OWN_VERBS`].
-fn with_a_verb_of_ones_own(clause: &str) -> bool {
+/// The first of [`OWN_VERBS`] in `clause`, written in a language that drops
+/// its pronouns.
+fn own_verb(clause: &str) -> Option<&'static str> {
     let pro_drop = crate::context::written_in(clause).is_some_and(|language| {
         prompts::lexicon::lexicons()
             .iter()
             .any(|l| l.code == language.code && l.pro_drop)
     });
-    pro_drop
-        && clause
-            .split(|c: char| !c.is_alphanumeric())
-            .any(|w| OWN_VERBS.contains(&w.to_lowercase().as_str()))
+    if !pro_drop {
+        return None;
+    }
+    clause.split(|c: char| !c.is_alphanumeric()).find_map(|w| {
+        let w = w.to_lowercase();
+        OWN_VERBS.iter().copied().find(|v| *v == w)
+    })
 }
 
 /// Whether `clause` names no one: no capitalised word past a sentence's
