@@ -187,16 +187,25 @@ pub fn extract(text: &str) -> Vec<Candidate> {
 /// The items of one message, a preference keyed by its words alone and the
 /// next such one joined ("could you keep it short with me? long answers
 /// lose me tbh"): a wish and its reason are one thing to remember, asked
-/// once and kept as one record.
+/// once and kept as one record. After a reply language asked for, what
+/// names the replies but no form of them is that wish's reason ("… em
+/// inglês? A equipa nova não fala português e eu reencaminho-lhes as tuas
+/// respostas"): the record names the language alone, so the reason goes.
 pub fn joined(items: Vec<Candidate>) -> Vec<Candidate> {
     let by_words = |c: &Candidate| {
         c.channel == ItemChannel::Personal
             && c.kind == "preference"
             && (c.subject.starts_with("always:") || c.subject == REPLY_LENGTH_SUBJECT)
     };
+    let reason_of_a_language = |last: &Candidate, item: &Candidate| {
+        last.subject == ANSWER_IN_SUBJECT
+            && item.subject.starts_with("always:")
+            && !words::holds(Class::Form, &item.content)
+    };
     let mut out: Vec<Candidate> = Vec::with_capacity(items.len());
     for item in items {
         match out.last_mut() {
+            Some(last) if reason_of_a_language(last, &item) => {}
             Some(last) if by_words(last) && by_words(&item) => {
                 last.content = continued(&last.content, &item.content);
             }

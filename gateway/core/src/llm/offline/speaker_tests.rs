@@ -390,3 +390,16 @@ fn asking_to_be_reminded_is_a_request_in_any_language() {
     // A statement that opens alike is not asked.
     assert!(!asks("Dimensions of my locker are 40 by 60."));
 }
+
+/// A reason after a reply language asked for is not a second wish; a form
+/// said after it is. Phrased for this test.
+#[test]
+fn a_reason_after_a_reply_language_is_no_second_wish() {
+    let items = extract(
+        "Podes responder-me em inglês a partir de agora? O meu chefe novo não lê português e eu mando-lhe as tuas respostas.",
+    );
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0].subject, ANSWER_IN_SUBJECT);
+    let items = extract("Answer me in English from now on. I like your answers short.");
+    assert_eq!(items.len(), 2, "{items:?}");
+}
