@@ -51,18 +51,21 @@ const HOW_RULES_ARE_PUT: &[&str] = &[
 /// one as a candidate for the other retired it. English notes are read as
 /// before ([`HOW_RULES_ARE_PUT`], `memory::grounding`'s frame words): its
 /// list holds words notes are about ("information", "home").
-static FUNCTION_WORDS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
+static FUNCTION_WORDS: LazyLock<HashSet<&'static str>> =
+    LazyLock::new(|| stopwords(|code| code != "en").collect());
+
+/// The stopwords of the languages steward answers in whose code `keep`s.
+fn stopwords(keep: impl Fn(&str) -> bool) -> impl Iterator<Item = &'static str> {
     prompts::answers::languages()
         .iter()
-        .filter(|l| l.code != "en")
+        .filter(move |l| keep(l.code))
         .flat_map(|l| match l.code {
             // The lists' code for Norwegian Bokmål.
             "nb" => stop_words::get("no"),
             code => stop_words::get(code),
         })
         .copied()
-        .collect()
-});
+}
 
 /// Whether `old` may be about the same thing as `new`: they share
 /// [`SHARED_WORDS_TO_JUDGE`] content words (`memory::grounding::content_words`)
@@ -95,13 +98,8 @@ pub fn topic_words_shared(new: &str, old: &str) -> usize {
 /// The stopwords of every language steward answers in, English too, folded
 /// as `memory::scrub::fold_words` folds a word ("für" is "fur").
 static FOLDED_FUNCTION_WORDS: LazyLock<HashSet<String>> = LazyLock::new(|| {
-    prompts::answers::languages()
-        .iter()
-        .flat_map(|l| match l.code {
-            "nb" => stop_words::get("no"),
-            code => stop_words::get(code),
-        })
-        .flat_map(|w| memory::scrub::fold_words(w))
+    stopwords(|_| true)
+        .flat_map(memory::scrub::fold_words)
         .collect()
 });
 

@@ -260,10 +260,9 @@ pub fn with_the_note_of_the_dropped(
         return kept;
     };
     let shown = format!("{memory_says} {}", sanitize(&note.record.content));
-    let asked = memory::scrub::fold_words(read.message());
     let says_more = memory::scrub::fold_words(&kept)
         .iter()
-        .any(|w| !asked.contains(w));
+        .any(|w| !read.folded().contains(w));
     if says_more {
         format!("{kept}\n\n{shown}")
     } else {

@@ -10,6 +10,9 @@ use super::*;
 pub struct Reading<'t> {
     pub(super) message: &'t str,
     pub(super) asked: Vec<String>,
+    /// The message's words folded (`memory::scrub::fold_words`), made when
+    /// a check first compares an answer's words with them.
+    folded: OnceLock<Vec<String>>,
     pub(super) records: &'t [Retrieved],
     pub(super) words: Vec<OnceLock<Vec<String>>>,
 }
@@ -21,6 +24,7 @@ impl<'t> Reading<'t> {
         Reading {
             message,
             asked: memory::grounding::content_words(message),
+            folded: OnceLock::new(),
             records,
             words: records.iter().map(|_| OnceLock::new()).collect(),
         }
@@ -34,6 +38,13 @@ impl<'t> Reading<'t> {
     /// The message's content words.
     pub(super) fn asked(&self) -> &[String] {
         &self.asked
+    }
+
+    /// The message's words folded: case, accents and marks as
+    /// `memory::scrub::fold_words` drops them.
+    pub(super) fn folded(&self) -> &[String] {
+        self.folded
+            .get_or_init(|| memory::scrub::fold_words(self.message))
     }
 
     /// `r`'s content words.

@@ -80,10 +80,9 @@ pub fn scrub_answer(
     }
     // Only the message's own words left ("Olá!" of "Olá! Comecei ontem …",
     // once a note beside the point went): nothing is said.
-    let asked_folded = memory::scrub::fold_words(read.message());
     if memory::scrub::fold_words(&said)
         .iter()
-        .all(|w| asked_folded.contains(w))
+        .all(|w| read.folded().contains(w))
     {
         return String::new();
     }
@@ -180,9 +179,8 @@ fn in_latin_letters(text: &str) -> bool {
 /// in ten of them the message's, and no value of its own ("Ob kateri uri je
 /// jutranja kontrola žoln pred postajo?" for "Živjo! Ob kateri uri …?").
 fn said_back(line: &str, read: &Reading<'_>) -> bool {
-    let asked = memory::scrub::fold_words(read.message());
     let said = memory::scrub::fold_words(line);
-    let own: Vec<&String> = said.iter().filter(|w| !asked.contains(w)).collect();
+    let own: Vec<&String> = said.iter().filter(|w| !read.folded().contains(w)).collect();
     said.len() >= 3 && own.len() * 10 <= said.len() && !own.iter().any(|w| is_value(w))
 }
 

@@ -355,6 +355,8 @@ fn a_statement_in_a_language_that_drops_its_pronouns_is_the_speakers_unless_it_n
         "Para que conste: soy diabético y necesito comer a mis horas.",
         "Od lutego pracuję w magazynie B, na nocnej zmianie.",
         "Pro pořádek: mám alergii na arašídy.",
+        // The lexicon's "I am" where the language drops its pronoun.
+        "Dla porządku: jestem uczulona na orzechy.",
         // A place named beside a verb only the speaker says of themselves.
         "Od příštího týdne jsem přeložená do skladu Nová Ves.",
     ] {

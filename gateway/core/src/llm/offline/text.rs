@@ -330,83 +330,54 @@ pub fn first_person(clause: &str) -> bool {
 /// pronoun too, and is no one's fact.
 pub fn of_themselves(clause: &str) -> bool {
     first_person(clause)
-        || own_verb(clause)
-            .is_some_and(|verb| !SAID_OF_OTHERS.contains(&verb) || names_no_one(clause))
+        || (in_a_pro_drop_language(clause)
+            && (words::holds(Class::Am, clause)
+                || own_verb(clause)
+                    .is_some_and(|verb| !SAID_OF_OTHERS.contains(&verb) || names_no_one(clause))))
 }
 
 /// Verbs of [`OWN_VERBS`] that are also said of others.
 const SAID_OF_OTHERS: &[&str] = &["sono"];
 
 /// The commonest verbs said of oneself — be, have, work, live — in the first
-/// person, in the languages of the lexicon that drop their pronouns. Read
-/// only in a clause written in such a language (`context::written_in`,
-/// whichever of them it guesses: a short Italian clause reads as Spanish):
-/// Spanish "soy" is English "soy", and Croatian "sam" a name. Turkish says
-/// the person by an ending alone.
-const OWN_VERBS: &[&str] = &[
-    "soy",
-    "estoy",
-    "tengo",
-    "trabajo",
-    "vivo", // es
-    "sono",
-    "ho",
-    "lavoro",
-    "sto", // it
-    "sou",
-    "estou",
-    "tenho",
-    "trabalho",
-    "moro", // pt
-    "jestem",
-    "mam",
-    "pracuję",
-    "pracuje",
-    "mieszkam", // pl
-    "jsem",
-    "mám",
-    "pracuji",
-    "pracuju",
-    "bydlím",
-    "bydlim", // cs
-    "sam",
-    "imam",
-    "radim",
-    "živim",
-    "zivim", // hr
-    "sunt",
-    "lucrez",
-    "locuiesc", // ro
-    "είμαι",
-    "ειμαι",
-    "έχω",
-    "εχω",
-    "δουλεύω",
-    "δουλευω",
-    "μένω",
-    "μενω", // el
-    "olen",
-    "asun",
-    "työskentelen", // fi
-    "vagyok",
-    "dolgozom",
-    "lakom", // hu
+/// person, in the languages of the lexicon that drop their pronouns, beside
+/// its `am` class ("jestem", "sou", "olen", "vagyok"), which leaves out what
+/// another language writes alike: read only in a clause written in such a
+/// language, so Spanish "soy" is not English "soy", nor Croatian "sam" a
+/// name. Turkish says the person by an ending alone.
+const OWN_VERBS: &[&[&str]] = &[
+    &["soy", "estoy", "tengo", "trabajo", "vivo"],
+    &["sono", "ho", "lavoro", "sto"],
+    &["estou", "tenho", "trabalho", "moro"],
+    &["mam", "pracuję", "pracuje", "mieszkam"],
+    &["jsem", "mám", "pracuji", "pracuju", "bydlím", "bydlim"],
+    &["sam", "imam", "radim", "živim", "zivim"],
+    &["sunt", "lucrez", "locuiesc"],
+    &["έχω", "εχω", "δουλεύω", "δουλευω", "μένω", "μενω"],
+    &["asun", "työskentelen"],
+    &["dolgozom", "lakom"],
 ];
 
-/// The first of [`OWN_VERBS`] in `clause`, written in a language that drops
-/// its pronouns.
-fn own_verb(clause: &str) -> Option<&'static str> {
-    let pro_drop = crate::context::written_in(clause).is_some_and(|language| {
+/// Whether `clause` is written in a language of the lexicon that drops its
+/// pronouns, as `context::written_in` guesses it (a short Italian clause
+/// reads as Spanish: which of them does not matter).
+fn in_a_pro_drop_language(clause: &str) -> bool {
+    crate::context::written_in(clause).is_some_and(|language| {
         prompts::lexicon::lexicons()
             .iter()
             .any(|l| l.code == language.code && l.pro_drop)
-    });
-    if !pro_drop {
-        return None;
-    }
+    })
+}
+
+/// The first of [`OWN_VERBS`] in `clause`.
+fn own_verb(clause: &str) -> Option<&'static str> {
     clause.split(|c: char| !c.is_alphanumeric()).find_map(|w| {
         let w = w.to_lowercase();
-        OWN_VERBS.iter().copied().find(|v| *v == w)
+        OWN_VERBS
+            .iter()
+            .flat_map(|verbs| verbs.iter())
+            .copied()
+            .find(|v| *v == w)
     })
 }
 
