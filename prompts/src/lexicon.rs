@@ -54,11 +54,14 @@ pub enum Class {
     /// The words of [`Class::Form`] saying how long or detailed the replies
     /// are ("short", "detailed", "längre"): one subject of preferences.
     Length,
+    /// How a person asks to be reminded or told what is kept ("remind me",
+    /// "przypomnij mi"): a request, never a statement to keep.
+    Told,
 }
 
 impl Class {
     /// Every class, in the file's order.
-    pub const ALL: [Class; 19] = [
+    pub const ALL: [Class; 20] = [
         Class::Request,
         Class::Courtesy,
         Class::Standing,
@@ -78,6 +81,7 @@ impl Class {
         Class::Form,
         Class::Former,
         Class::Length,
+        Class::Told,
     ];
 }
 
@@ -106,6 +110,7 @@ struct Row {
     form: Vec<String>,
     former: Vec<String>,
     length: Vec<String>,
+    told: Vec<String>,
     names: BTreeMap<String, Vec<String>>,
 }
 
@@ -147,6 +152,7 @@ impl Lexicon {
             Class::Form => &r.form,
             Class::Former => &r.former,
             Class::Length => &r.length,
+            Class::Told => &r.told,
         }
     }
 

@@ -113,13 +113,10 @@ fn classify_anew(sentence: &str) -> Option<Candidate> {
     let lower = s.to_ascii_lowercase();
     // "Please draft …" asks as "draft …" does.
     let bare = lower.strip_prefix("please ").unwrap_or(&lower);
+    // Asking to be reminded or told what is kept, in any language of the
+    // lexicon ("Przypomnij mi …", "Recuérdame …"): a request.
     let told = || {
-        let lower = s.to_lowercase();
-        ASKS_TO_BE_TOLD.iter().any(|t| {
-            lower
-                .strip_prefix(t)
-                .is_some_and(|rest| !rest.starts_with(char::is_alphabetic))
-        })
+        words::strip_opening(Class::Told, &s).is_some() || words::holds_unspaced(Class::Told, &s)
     };
     let task_verb = TASK_STARTS
         .iter()

@@ -3,59 +3,6 @@
 
 use super::*;
 
-/// How a person asks in other languages than English to be reminded or told
-/// what is kept ("Przypomnij mi numer …", "Recuérdame la hora …"): a
-/// request answered from memory, never a statement to keep, with or
-/// without its question mark. English's are in [`TASK_STARTS`].
-pub(super) const ASKS_TO_BE_TOLD: &[&str] = &[
-    "erinnere mich",
-    "sag mir",
-    "recuérdame",
-    "recuerdame",
-    "dime",
-    "rappelle-moi",
-    "dis-moi",
-    "lembra-me",
-    "lembre-me",
-    "diz-me",
-    "ricordami",
-    "dimmi",
-    "herinner me",
-    "vertel me",
-    "напомни",
-    "скажи мне",
-    "нагадай",
-    "скажи мені",
-    "przypomnij",
-    "powiedz mi",
-    "připomeň",
-    "pripomen",
-    "řekni mi",
-    "podsjeti me",
-    "reci mi",
-    "amintește-mi",
-    "aminteste-mi",
-    "spune-mi",
-    "påminn mig",
-    "berätta för mig",
-    "mind mig",
-    "fortæl mig",
-    "minn meg",
-    "fortell meg",
-    "muistuta",
-    "kerro minulle",
-    "θύμισέ μου",
-    "πες μου",
-    "emlékeztess",
-    "mondd meg",
-    "ingatkan",
-    "beri tahu",
-    "nhắc mình",
-    "nhắc tôi",
-    "hatırlat",
-    "söyle bana",
-];
-
 pub(super) const TASK_STARTS: &[&str] = &[
     "produce ",
     "make ",

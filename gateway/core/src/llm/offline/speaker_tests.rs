@@ -386,6 +386,8 @@ fn asking_to_be_reminded_is_a_request_in_any_language() {
         "Erinnere mich an meine Schicht morgen",
         "Напомни мне мой номер шкафчика",
         "Ricordami il mio turno di domani",
+        "明日のシフトの時間を教えて",
+        "提醒我明天几点上班",
     ] {
         assert!(label(said).is_none() && asks(said), "{said}");
     }
