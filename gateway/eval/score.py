@@ -105,10 +105,18 @@ def shows(text, needle):
     def joined(c):
         return c.isalnum() and not is_cjk(c)
 
+    def written_onto(start):
+        # Hebrew and Arabic write a preposition, an article or "and" onto the
+        # word (العربي "the Arabic", בעברית "in Hebrew"): the word starts after them.
+        head = start
+        while head > 0 and joined(t[head - 1]):
+            head -= 1
+        return 0 < start - head <= 3 and all(c in PROCLITICS for c in t[head:start])
+
     for m in re.finditer(re.escape(n), t):
         before = t[m.start() - 1] if m.start() > 0 else ""
         after = t[m.end()] if m.end() < len(t) else ""
-        if n[0].isalnum() and before and joined(before):
+        if n[0].isalnum() and before and joined(before) and not written_onto(m.start()):
             continue
         if len(n) < 4 and n[-1].isalnum() and after and joined(after):
             continue

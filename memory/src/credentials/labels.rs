@@ -562,7 +562,7 @@ pub(super) fn found(text: &str, out: &mut Vec<Found>) {
 /// password itself (how to reset it, its policy).
 pub(super) fn asks(text: &str) -> bool {
     let t = text.trim();
-    if !(t.ends_with('?') || t.ends_with('？') || t.ends_with("吗") || t.ends_with("까")) {
+    if !(t.ends_with(['?', '？', '؟']) || t.ends_with("吗") || t.ends_with("까")) {
         return false;
     }
     let Some(p) = patterns() else { return false };

@@ -95,7 +95,9 @@ pub fn scrub_answer(
     let adds_a_value = memory::grounding::content_words(&said)
         .iter()
         .any(|w| is_value(w) && !asked_words.contains(w));
-    let asks_back = said.trim_end().ends_with(['?', '？']);
+    let asks_back = said
+        .trim_end()
+        .ends_with(crate::llm::offline::QUESTION_MARKS);
     if asks_back && !adds_a_value && found.iter().any(|r| r.hits >= GROUNDING_MIN_HITS) {
         return String::new();
     }
@@ -166,7 +168,10 @@ fn in_latin_letters(text: &str) -> bool {
         .chars()
         .filter(|c| c.is_alphabetic())
         .fold((0, 0), |(l, o), c| {
-            if c.is_ascii_alphabetic() || ('\u{c0}'..='\u{24f}').contains(&c) {
+            // Latin-1 to Latin Extended-B, and Vietnamese's letters (Latin Extended Additional).
+            let extended =
+                ('\u{c0}'..='\u{24f}').contains(&c) || ('\u{1e00}'..='\u{1eff}').contains(&c);
+            if c.is_ascii_alphabetic() || extended {
                 (l + 1, o)
             } else {
                 (l, o + 1)
@@ -295,6 +300,7 @@ pub(super) const CONTEXT_LINES: &[&str] = &[
     "SPEAKER'S PREFERENCE",
     "PREVIOUS CONTEXT",
     "OVERRIDDEN:",
+    super::prompt::NOTES_ON_THE_QUESTION,
     "NOTES (organisation policy",
     "CONTEXT (data",
     "MESSAGE:",

@@ -66,8 +66,8 @@ pub(super) fn classify(sentence: &str) -> Option<Candidate> {
 }
 
 fn classify_anew(sentence: &str) -> Option<Candidate> {
-    let question = sentence.trim_end().ends_with(['?', '？']);
-    let s = clean(sentence.trim_end().trim_end_matches(['?', '？']));
+    let question = sentence.trim_end().ends_with(QUESTION_MARKS);
+    let s = clean(sentence.trim_end().trim_end_matches(QUESTION_MARKS));
     if s.is_empty() || transient(&s) {
         return None;
     }

@@ -25,7 +25,7 @@ pub use personal::{keyed_by_length, transient, REPLY_LENGTH_SUBJECT};
 pub use respond::{best_matches, respond, respond_if_known, NOTHING_IN_MEMORY};
 use standing::*;
 use text::*;
-pub use text::{asks, capitalise, clauses, continued, first_person, of_themselves};
+pub use text::{asks, capitalise, clauses, continued, first_person, of_themselves, QUESTION_MARKS};
 use workplace::*;
 
 use super::{Extractor, LlmError, ReplyContext, Responder};
@@ -66,6 +66,8 @@ impl Responder for OfflineResponder {
     }
 }
 
+#[cfg(test)]
+mod asked_tests;
 #[cfg(test)]
 mod heading_tests;
 #[cfg(test)]

@@ -158,11 +158,15 @@ pub fn frames_a_rule(clause: &str) -> bool {
 /// The rule a framed line states, without its framing ("Policy: X" → "X"):
 /// a framing the list names, or any short head before a colon or a dash
 /// that names a rule or everyone in a language of the lexicon ("Quick rule
-/// for the team: …", "Regel für alle: …", "Para todos — …").
+/// for the team: …", "Regel für alle: …", "Para todos — …"), asked of the
+/// agent or not ("Can you make sure everyone knows: …").
 pub(super) fn framed_rule(s: &str) -> Option<&str> {
     listed_framing(s).or_else(|| {
         let (head, _, rest) = split_ci(s, &[": ", " — ", " – ", " - "])?;
-        let short = (1..=5).contains(&head.split_whitespace().count());
+        // A framing asked of the agent ("Can you make sure everyone knows: …")
+        // is counted without its request form.
+        let asked = words::strip_opening(Class::Request, head).map_or(head, |(h, _)| h);
+        let short = (1..=5).contains(&asked.split_whitespace().count());
         let names = words::holds(Class::Rule, head) || words::holds(Class::Everyone, head);
         let framed = short && names && !first_person(head) && !holds_value(head);
         (framed && rest.split_whitespace().count() >= 3).then_some(rest.trim())

@@ -175,7 +175,7 @@ fn opening_of_token(w: &str) -> Option<char> {
 /// igjen?", "¿cómo me llamas?", "私のことは何と呼んでくれる？"): a question
 /// with the speaker's word and a verb of naming, in any language of the lexicon.
 pub(super) fn asks_own_name(text: &str) -> bool {
-    if !text.contains(['?', '？']) {
+    if !text.contains(QUESTION_MARKS) {
         return false;
     }
     // Languages written without spaces drop the pronoun ("何と呼んでくれる？").

@@ -533,7 +533,11 @@ pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate>
                 && !REPLIES.contains(&w.as_str())
         })
     };
-    let for_speaker = refused || first_person(s) || with_the_speaker(s) || to_the_speaker();
+    // Where pronouns are dropped, a standing wish for how the agent replies
+    // names no one else ("これからは返事を箇条書きにしてもらえますか"): the speaker's.
+    let unnamed = || replying && has_standing(s) && in_a_pro_drop_language(s);
+    let for_speaker =
+        refused || first_person(s) || with_the_speaker(s) || to_the_speaker() || unnamed();
     if !addressed || !for_speaker {
         return None;
     }

@@ -44,6 +44,10 @@ pub(super) fn ends_with_title(current: &str) -> bool {
     TITLES.contains(&word.to_lowercase().as_str())
 }
 
+/// What ends a question: Arabic, Persian and Urdu write "؟", Chinese and
+/// Japanese a full-width "？".
+pub const QUESTION_MARKS: [char; 3] = ['?', '？', '؟'];
+
 pub(super) fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in text.lines() {
@@ -54,7 +58,7 @@ pub(super) fn sentences(text: &str) -> Vec<String> {
             // A full-width stop ends a sentence where it stands: Chinese and
             // Japanese put no space after it ("…もらえますか？大阪から…").
             let ends = matches!(c, '。' | '！' | '？')
-                || (matches!(c, '.' | '!' | '?')
+                || (matches!(c, '.' | '!' | '?' | '؟')
                     && chars.peek().is_none_or(|n| n.is_whitespace())
                     && !(c == '.' && ends_with_title(&current)));
             if ends {
@@ -218,8 +222,8 @@ pub fn clauses(text: &str) -> Vec<String> {
             Some(last)
                 if opens_with_a_limit(rest)
                     && words_of(rest).len() <= 6
-                    && !rest.ends_with(['?', '？'])
-                    && !last.ends_with(['?', '？']) =>
+                    && !rest.ends_with(QUESTION_MARKS)
+                    && !last.ends_with(QUESTION_MARKS) =>
             {
                 *last = continued(last, rest);
             }
@@ -289,7 +293,7 @@ pub(super) fn opens_with_a_limit(s: &str) -> bool {
 /// what it joins.
 fn said_then_asked(sentence: &str) -> (&str, Option<&str>) {
     const DASHES: &[&str] = &[" — ", " – ", " - "];
-    if !sentence.trim_end().ends_with(['?', '？']) {
+    if !sentence.trim_end().ends_with(QUESTION_MARKS) {
         return (sentence, None);
     }
     let theirs = |said: &str| label(said).is_some_and(|c| c.channel == ItemChannel::Personal);
@@ -361,7 +365,7 @@ const OWN_VERBS: &[&[&str]] = &[
 /// Whether `clause` is written in a language of the lexicon that drops its
 /// pronouns, as `context::written_in` guesses it (a short Italian clause
 /// reads as Spanish: which of them does not matter).
-fn in_a_pro_drop_language(clause: &str) -> bool {
+pub(super) fn in_a_pro_drop_language(clause: &str) -> bool {
     crate::context::written_in(clause).is_some_and(|language| {
         prompts::lexicon::lexicons()
             .iter()

@@ -1,0 +1,65 @@
+//! The offline rules' unit tests for how a thing is asked (issue 46's
+//! sixteenth sitting): a rule framed for everyone inside a request, a
+//! question ended by the Arabic question mark, a wish for how the agent
+//! replies in a language that drops its pronouns. Every phrasing is
+//! written for this test, none taken from a transcript.
+
+use super::tests::one;
+use super::*;
+
+/// "Can you make sure everyone knows: …" asks the agent to keep a rule for
+/// everyone: the framing is read without its request form, and what
+/// follows is the rule, whoever says it (the write policy decides who may).
+#[test]
+fn a_rule_framed_for_everyone_inside_a_request_is_a_rule() {
+    for (said, kept) in [
+        (
+            "Could you let the whole team know: visitor badges are returned at reception by 18:00",
+            "Visitor badges are returned at reception by 18:00",
+        ),
+        (
+            "Can you please make sure everyone knows - the loading dock closes at 16:30 on Fridays",
+            "The loading dock closes at 16:30 on Fridays",
+        ),
+        (
+            "Kannst du allen im Team sagen: Besucherausweise werden bis 18 Uhr am Empfang abgegeben",
+            "Besucherausweise werden bis 18 Uhr am Empfang abgegeben",
+        ),
+    ] {
+        let c = one(said);
+        assert_eq!(c.channel, ItemChannel::Operational, "{said}: {c:?}");
+        assert_eq!(c.content, kept, "{said}");
+        assert!(!asks(said), "{said}");
+    }
+    // A question for the team is still asked, whatever frames it.
+    assert!(asks("Can you ask everyone: who has the spare projector?"));
+}
+
+/// Arabic, Persian and Urdu end a question with "؟": each question is its
+/// own clause, asked, and never read for memory.
+#[test]
+fn a_question_ended_by_the_arabic_question_mark_is_asked() {
+    let said = "أين تُحفظ مفاتيح المستودع؟ ومن يوقّع على طلبات الشراء؟";
+    assert_eq!(
+        clauses(said),
+        ["أين تُحفظ مفاتيح المستودع؟", "ومن يوقّع على طلبات الشراء؟"]
+    );
+    assert!(asks(said));
+    assert!(statements(said).is_empty(), "{:?}", statements(said));
+}
+
+/// Where a language drops its pronouns, a standing wish for how the agent
+/// replies names no one, and is the speaker's: proposed as their preference.
+#[test]
+fn a_standing_wish_for_replies_without_a_pronoun_is_the_speakers() {
+    for said in [
+        "今後は返信を短くしてもらえますか？",
+        "これからは答えを敬語でお願いします",
+    ] {
+        let c = one(said);
+        assert_eq!(c.channel, ItemChannel::Personal, "{said}: {c:?}");
+        assert_eq!(c.kind, "preference", "{said}: {c:?}");
+    }
+    // A question about the replies asks for information.
+    assert!(label("返信はいつ届きますか？").is_none());
+}
