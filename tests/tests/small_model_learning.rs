@@ -900,7 +900,9 @@ async fn a_users_question_beside_an_unknown_statement_makes_one_call() {
 
 /// A wish and its reason are one thing to remember on a real model too: an
 /// extractor that files the reason as a fact of its own ("Es que leo …")
-/// does not add a second record beside the preference the rules read.
+/// does not add a second record beside the preference the rules read, nor
+/// its own wording of the wish the rules keyed; a reply language's record
+/// names the language alone, as the rules keep it offline.
 #[tokio::test]
 async fn a_preference_and_its_reason_are_one_record_whatever_the_extractor_files() {
     let fake = FakeLlm::start().await;
@@ -924,7 +926,7 @@ async fn a_preference_and_its_reason_are_one_record_whatever_the_extractor_files
         .await;
     assert_eq!(asked.matches("Remember this?").count(), 1, "{asked}");
     assert!(
-        asked.contains("Remember this? Wants answers in Español — es que leo mucho más rápido en mi idioma — reply yes or no"),
+        asked.contains("Remember this? Wants answers in Español — reply yes or no"),
         "{asked}"
     );
     let yes = h.dm("222", "sí, claro").await;

@@ -270,6 +270,7 @@ impl Learning {
             l.as_ref()
                 .is_none_or(|c| c.subject.starts_with(offline::UNKEYED))
         };
+        let keyed: Vec<bool> = labels.iter().map(|l| !unknown(l)).collect();
         // Every statement is one the rules know and key: a model has nothing to add.
         let known = !labels.iter().any(unknown);
         let of_the_speaker = clauses
@@ -309,7 +310,12 @@ impl Learning {
                 None
             }
         });
-        let out = self.models_items(items, &clauses, &reason_of, by_rules);
+        let read = Clauses {
+            said: &clauses,
+            keyed: &keyed,
+            reason_of: &reason_of,
+        };
+        let out = self.models_items(items, &read, by_rules);
         Read {
             items: out,
             correction,
@@ -322,10 +328,10 @@ impl Learning {
     fn models_items(
         &self,
         items: Vec<Candidate>,
-        clauses: &[&str],
-        reason_of: &[Option<String>],
+        read: &Clauses<'_>,
         mut by_rules: Vec<Candidate>,
     ) -> Vec<Candidate> {
+        let clauses = read.said;
         let mut out: Vec<Candidate> = Vec::new();
         for item in items {
             if item.channel == ItemChannel::Task {
@@ -343,10 +349,13 @@ impl Learning {
                     continue;
                 }
             };
-            let wish = clauses
-                .iter()
-                .position(|c| *c == clause)
-                .and_then(|k| reason_of[k].as_deref());
+            let at = clauses.iter().position(|c| *c == clause);
+            // A clause the rules know and key is theirs: the model's reading of
+            // it would ask the same thing twice, worded two ways.
+            if at.is_some_and(|k| read.keyed[k]) {
+                continue;
+            }
+            let wish = at.and_then(|k| read.reason_of[k].as_deref());
             if wish.is_some_and(|wish| joined_as_reason(&mut by_rules, wish, clause)) {
                 continue;
             }
@@ -769,13 +778,23 @@ fn reasons(labels: &[Option<Candidate>]) -> Vec<Option<String>> {
         .collect()
 }
 
+/// The statements of one message as the rules read them.
+struct Clauses<'a> {
+    said: &'a [&'a str],
+    /// Whether the rules know and key each statement.
+    keyed: &'a [bool],
+    /// The preference each statement is the reason of, when it is one.
+    reason_of: &'a [Option<String>],
+}
+
 /// `clause` joined to the rules' preference on `wish` as its reason; false
-/// when the rules kept no such preference.
+/// when the rules kept no such preference. A reply language's record names
+/// the language alone (`offline::joined`): its reason is not kept.
 fn joined_as_reason(by_rules: &mut [Candidate], wish: &str, clause: &str) -> bool {
     let Some(joined) = by_rules.iter_mut().find(|r| r.subject == wish) else {
         return false;
     };
-    if !joined.content.contains(clause) {
+    if wish != offline::ANSWER_IN_SUBJECT && !joined.content.contains(clause) {
         joined.content = offline::continued(&joined.content, clause);
     }
     true
