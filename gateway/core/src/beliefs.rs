@@ -106,9 +106,9 @@ static FOLDED_FUNCTION_WORDS: LazyLock<HashSet<String>> = LazyLock::new(|| {
 /// Whether `text` may be about what `note` says: a word of a topic in both,
 /// folded (case, accents, an elided article: "l'Ortler" is "Ortler"), or
 /// two words that begin alike for five letters or more, as words of one
-/// root do across languages ("laboratuvar", "Laboratório"). Loose on
-/// purpose: only a text that shares nothing at all with a note is read as
-/// being about something else.
+/// root do across languages ("laboratuvar", "Laboratório"), or a number or
+/// a code ("G3"). Loose on purpose: only a text that shares nothing at all
+/// with a note is read as being about something else.
 pub fn may_be_about(text: &str, note: &str) -> bool {
     /// Letters two words of one root begin with.
     const ROOT: usize = 5;
@@ -116,8 +116,9 @@ pub fn may_be_about(text: &str, note: &str) -> bool {
         memory::scrub::fold_words(text)
             .into_iter()
             .filter(|w| {
-                let digits = w.chars().all(|c| c.is_ascii_digit());
-                (w.chars().count() >= 3 || (digits && w.len() >= 2))
+                // A number or a code ("42", "G3") is a topic however short.
+                let digit = w.chars().any(|c| c.is_ascii_digit());
+                (w.chars().count() >= 3 || (digit && w.len() >= 2))
                     && !FOLDED_FUNCTION_WORDS.contains(w)
                     && !HOW_RULES_ARE_PUT.contains(&w.as_str())
                     && !memory::fulltext::is_currency_word(w)

@@ -59,6 +59,8 @@ impl std::fmt::Display for Prompt {
 /// What one reply's prompt is made of.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PromptParts<'a> {
+    /// What the message asks (a run's instruction without its payload).
+    pub asked: &'a str,
     /// The records retrieved for the message, in precedence order.
     pub found: &'a [Retrieved],
     /// Agent notes among them that an org policy overrides.
@@ -149,6 +151,7 @@ pub fn assemble(org: &str, agent: &str, principal: &Principal, parts: &PromptPar
     // The turn's lines are short: a server processes them on every turn (a
     // preference that sets the reply language is said once).
     out.push_str(&format!("\nSPEAKER ROLE: {role}"));
+    out.push_str(&notes_on_the_question(parts));
     if !parts.previous.is_empty() {
         out.push_str("\nPREVIOUS CONTEXT (summaries of earlier parts of this conversation):");
         for p in parts.previous.iter().rev() {
@@ -212,6 +215,35 @@ pub fn assemble(org: &str, agent: &str, principal: &Principal, parts: &PromptPar
         fixed,
         standing,
     }
+}
+
+/// How the line naming the standing notes the search found for the message opens.
+pub(super) const NOTES_ON_THE_QUESTION: &str = "NOTES ON THIS QUESTION, NEWEST FIRST:";
+
+/// "NOTES ON THIS QUESTION, NEWEST FIRST: memory:4, memory:1": the standing
+/// notes the search found for the message that share a word of a topic with
+/// it (`beliefs::may_be_about`: a shared "na" is no topic), the last said
+/// first. Given every note, a small model answers from the first one it was
+/// shown when it sees no match (Qwen2.5-Coder-1.5B quoted a gate's old code
+/// under a newer note giving its new one); named, it answers from them
+/// (docs/models.md, "Held out a twelfth time"). Empty when none is found.
+fn notes_on_the_question(parts: &PromptParts) -> String {
+    let mut on: Vec<&Retrieved> = parts
+        .found
+        .iter()
+        .filter(|r| r.hits > 0 || r.similarity.is_some())
+        .filter(|r| parts.standing.iter().any(|s| s.record.id == r.record.id))
+        .filter(|r| crate::beliefs::may_be_about(parts.asked, &r.record.content))
+        .collect();
+    if on.is_empty() {
+        return String::new();
+    }
+    on.sort_by_key(|r| std::cmp::Reverse((r.record.written.said_at, r.record.id)));
+    let ids: Vec<String> = on
+        .iter()
+        .map(|r| format!("memory:{}", r.record.id))
+        .collect();
+    format!("\n{NOTES_ON_THE_QUESTION} {}", ids.join(", "))
 }
 
 pub(super) fn overridden_line(o: &Overridden) -> String {

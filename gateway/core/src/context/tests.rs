@@ -923,3 +923,49 @@ fn an_abbreviations_point_ends_no_sentence() {
     );
     assert_eq!(sentences("It is 5. Then go."), ["It is 5.", " Then go."]);
 }
+
+/// Given every note, the model is told which of them the search found for
+/// the message, the last said first; a word every language uses ("na") names
+/// none, and neither does a search that found nothing. Phrased for this test.
+#[test]
+fn the_notes_found_for_the_question_are_named_newest_first() {
+    let mut old = found(1, "Dock B7 forklift key: cabinet 12, code 5521.");
+    let mut new = found(
+        2,
+        "Kod szafki z kluczem do wózka przy doku B7 to teraz 9034.",
+    );
+    let lunch = Retrieved::given(found(3, "Lunch na terasie od 12:00.").record);
+    old.record.written.said_at = 1_000;
+    new.record.written.said_at = 2_000;
+    let standing = [old.clone(), new.clone(), lunch.clone()];
+    let line = |asked: &str, found: &[Retrieved]| {
+        let prompt = assemble(
+            "o",
+            "a",
+            &Principal::Unpaired,
+            &PromptParts {
+                asked,
+                found,
+                standing: &standing,
+                ..PromptParts::default()
+            },
+        );
+        prompt
+            .context()
+            .lines()
+            .find(|l| l.starts_with("NOTES ON THIS QUESTION"))
+            .map(str::to_string)
+    };
+    assert_eq!(
+        line(
+            "Jaki jest kod do szafki przy B7?",
+            &[old.clone(), new.clone()]
+        )
+        .as_deref(),
+        Some("NOTES ON THIS QUESTION, NEWEST FIRST: memory:2, memory:1")
+    );
+    let mut by_a_function_word = lunch.clone();
+    by_a_function_word.hits = 1;
+    assert_eq!(line("Kto jest na dyżurze?", &[by_a_function_word]), None);
+    assert_eq!(line("Jaki jest kod do szafki przy B7?", &[]), None);
+}

@@ -414,6 +414,7 @@ impl TurnLoop {
                 t.agent(),
                 &t.principal,
                 &context::PromptParts {
+                    asked,
                     found: &found,
                     overridden: &overridden,
                     previous: &previous,
