@@ -624,3 +624,26 @@ async fn a_credential_kept_before_the_screen_knew_it_is_never_shown_and_forgotte
         assert!(!told.contains("Kx7-Deploy-Pw93"), "{db}: {told}");
     }
 }
+
+/// Where one word is "password" and "door code" alike (密码, 비밀번호), a
+/// question for the code of a thing a note names is answered from that
+/// note, which passed the credential screen when it was written; a question
+/// for a credential no note names is still refused. Phrased for this test.
+#[tokio::test]
+async fn a_code_a_note_names_is_answered_whatever_the_word_for_it() {
+    for (db, store) in both_dbs().await {
+        let h = Harness::on(store, Config::default());
+        h.pair("111", Role::Admin).await;
+        h.pair("222", Role::User).await;
+        h.dm("111", "@notes: Bike shed K4 keypad: 7301, the shed closes at 22:00.")
+            .await;
+        let reply = h.dm("222", "K4的密码是多少？").await;
+        assert!(reply.contains("7301"), "{db}: {reply}");
+        let reply = h.dm("222", "K4 자전거 보관소 비밀번호가 뭐예요?").await;
+        assert!(reply.contains("7301"), "{db}: {reply}");
+        for asked in ["服务器的密码是什么？", "What is the password for the K9 server?"] {
+            let told = h.dm("222", asked).await;
+            assert_eq!(told, memory::policy::CREDENTIAL_NOT_KEPT, "{db}: {asked}");
+        }
+    }
+}

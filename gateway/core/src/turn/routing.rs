@@ -403,6 +403,32 @@ impl TurnLoop {
         Ok(())
     }
 
+    /// Whether a note of the organisation's found for `text` names a code it
+    /// names ("G3门的密码现在是多少？" of "Apron gate G3 code: 4062"): where one
+    /// word is "password" and "door code" alike (密码, 暗証番号, 비밀번호), the
+    /// question asks what that note says, and a note passed the credential
+    /// screen when it was written: it holds none.
+    async fn a_note_names_its_code(&self, t: &Turn<'_>, text: &str) -> Result<bool> {
+        let code = |w: &String| {
+            w.chars().any(|c| c.is_ascii_digit()) && w.chars().any(char::is_alphabetic)
+        };
+        let codes: Vec<String> = memory::fulltext::query_tokens(text)
+            .into_iter()
+            .filter(code)
+            .collect();
+        if codes.is_empty() {
+            return Ok(false);
+        }
+        let scope = self.retrieval_scope(t).await?;
+        let found = self.parts.db.records().retrieve(&scope, text, 10).await?;
+        Ok(found.iter().any(|r| {
+            !r.record.scope.is_personal()
+                && memory::fulltext::document_tokens("", &r.record.content)
+                    .iter()
+                    .any(|w| codes.contains(w))
+        }))
+    }
+
     /// The speaker's live records on `subject` that say something else than
     /// `content`: what a new record of theirs would replace.
     pub(super) async fn live_conflicts(
@@ -591,7 +617,10 @@ impl TurnLoop {
                 .and_then(|before| memory::credentials::credential_across(&before, text)),
             None => None,
         };
-        if credential.is_none() && memory::credentials::asks_for_credential(text) {
+        if credential.is_none()
+            && memory::credentials::asks_for_credential(text)
+            && !self.a_note_names_its_code(t, text).await?
+        {
             return Ok(Routed::Reply(t.reply(policy::CREDENTIAL_NOT_KEPT)));
         }
         if let Some(kind) = credential {
