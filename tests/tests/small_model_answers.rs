@@ -765,3 +765,32 @@ async fn a_value_no_note_holds_is_not_shown_as_an_answer() {
         .await;
     assert!(reply.starts_with(right), "{reply}");
 }
+
+/// Given every note, the model is told which the search found for the
+/// question, the newest first: a small model quoted a gate's old code when a
+/// newer note in another language gave the new one. A note that shares no
+/// word of a topic with the question is not named. Phrased for this test.
+#[tokio::test]
+async fn the_model_is_told_which_notes_the_question_is_about_newest_first() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    fake.always("belief_revision", Answer::Content(r#"{"retire": []}"#.into()));
+    let h = harness(&fake).await;
+    h.pair("111", Role::Admin).await;
+    h.pair("222", Role::User).await;
+    for note in [
+        "@notes: Dock B7 forklift key: cabinet 12, code 5521.",
+        "@notes: Lunch is served in the canteen from 12:00.",
+        "@notes: Szafka z kluczem do wózka przy doku B7 ma teraz kod 9034.",
+    ] {
+        h.dm("111", note).await;
+    }
+    fake.push(TEXT, Answer::Content("Kod do szafki przy B7 to 9034.".into()));
+    let reply = h.dm("222", "Jaki jest kod do szafki przy B7?").await;
+    assert!(reply.starts_with("Kod do szafki przy B7 to 9034."), "{reply}");
+    let asked = fake.received_for(TEXT)[0].text();
+    assert!(
+        asked.contains("NOTES ON THIS QUESTION, NEWEST FIRST: memory:3, memory:1\n"),
+        "{asked}"
+    );
+}
