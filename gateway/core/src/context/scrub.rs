@@ -59,6 +59,7 @@ pub fn scrub_answer(
         let line = without_label(line);
         let line = &said_once(line, &mut seen);
         let line = &without_recitals(line, &off_topic);
+        let line = &without_asked_back(line, read);
         let t = line.trim();
         let lower = t.to_lowercase();
         let receipt = lower.contains("written:") && lower.contains("(id:");
@@ -267,6 +268,28 @@ pub(super) fn said_once(line: &str, seen: &mut Vec<String>) -> String {
             seen.push(key);
         }
         kept.push(sentence.trim());
+    }
+    let indent = &line[..line.len() - line.trim_start().len()];
+    format!("{indent}{}", kept.join(" "))
+}
+
+/// `line` without its sentences that ask the message's question back
+/// ("نعم، يمكنني الرد بالعربي. في أي يوم …؟" for "… في أي يوم …؟"): never an
+/// answer. A line asked back whole is dropped as said back.
+fn without_asked_back(line: &str, read: &Reading<'_>) -> String {
+    let all = sentences(line);
+    if all.len() < 2 {
+        return line.to_string();
+    }
+    let asked_back =
+        |s: &str| s.trim_end().ends_with(crate::llm::offline::QUESTION_MARKS) && said_back(s, read);
+    let kept: Vec<&str> = all
+        .iter()
+        .filter(|s| !asked_back(s))
+        .map(|s| s.trim())
+        .collect();
+    if kept.is_empty() {
+        return line.to_string();
     }
     let indent = &line[..line.len() - line.trim_start().len()];
     format!("{indent}{}", kept.join(" "))

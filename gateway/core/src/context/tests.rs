@@ -656,6 +656,22 @@ fn the_first_note_copied_beside_the_question_or_the_question_said_back_is_no_ans
         ),
         "Kod do kłódki w magazynie to 9062."
     );
+    // The question asked back beside a sentence of the model's own: the
+    // sentence stays, the question goes; an answer restating it does not.
+    assert_eq!(
+        scrub(
+            "Sí, puedo hacerlo. ¿A qué hora abre el almacén los sábados?",
+            "¿A qué hora abre el almacén los sábados?"
+        ),
+        "Sí, puedo hacerlo."
+    );
+    assert_eq!(
+        scrub(
+            "Sí. El almacén abre los sábados.",
+            "¿El almacén abre los sábados?"
+        ),
+        "Sí. El almacén abre los sábados."
+    );
 }
 
 /// A sentence dropped for a made-up day takes the right amount with it: the

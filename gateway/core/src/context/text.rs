@@ -14,7 +14,7 @@ pub(super) fn sentences(line: &str) -> Vec<&str> {
                 .chars()
                 .next()
                 .is_some_and(|n| n.is_ascii_digit() || n.is_lowercase());
-        if ".!?".contains(c) && line[end..].starts_with(' ') && !abbreviated {
+        if ".!?؟".contains(c) && line[end..].starts_with(' ') && !abbreviated {
             out.push(&line[start..end]);
             start = end;
         }
