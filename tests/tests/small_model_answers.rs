@@ -774,7 +774,10 @@ async fn a_value_no_note_holds_is_not_shown_as_an_answer() {
 async fn the_model_is_told_which_notes_the_question_is_about_newest_first() {
     let fake = FakeLlm::start().await;
     fake.always("memory_items", small_model_extraction());
-    fake.always("belief_revision", Answer::Content(r#"{"retire": []}"#.into()));
+    fake.always(
+        "belief_revision",
+        Answer::Content(r#"{"retire": []}"#.into()),
+    );
     let h = harness(&fake).await;
     h.pair("111", Role::Admin).await;
     h.pair("222", Role::User).await;
@@ -785,9 +788,15 @@ async fn the_model_is_told_which_notes_the_question_is_about_newest_first() {
     ] {
         h.dm("111", note).await;
     }
-    fake.push(TEXT, Answer::Content("Kod do szafki przy B7 to 9034.".into()));
+    fake.push(
+        TEXT,
+        Answer::Content("Kod do szafki przy B7 to 9034.".into()),
+    );
     let reply = h.dm("222", "Jaki jest kod do szafki przy B7?").await;
-    assert!(reply.starts_with("Kod do szafki przy B7 to 9034."), "{reply}");
+    assert!(
+        reply.starts_with("Kod do szafki przy B7 to 9034."),
+        "{reply}"
+    );
     let asked = fake.received_for(TEXT)[0].text();
     assert!(
         asked.contains("NOTES ON THIS QUESTION, NEWEST FIRST: memory:3, memory:1\n"),

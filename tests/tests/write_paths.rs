@@ -635,13 +635,19 @@ async fn a_code_a_note_names_is_answered_whatever_the_word_for_it() {
         let h = Harness::on(store, Config::default());
         h.pair("111", Role::Admin).await;
         h.pair("222", Role::User).await;
-        h.dm("111", "@notes: Bike shed K4 keypad: 7301, the shed closes at 22:00.")
-            .await;
+        h.dm(
+            "111",
+            "@notes: Bike shed K4 keypad: 7301, the shed closes at 22:00.",
+        )
+        .await;
         let reply = h.dm("222", "K4的密码是多少？").await;
         assert!(reply.contains("7301"), "{db}: {reply}");
         let reply = h.dm("222", "K4 자전거 보관소 비밀번호가 뭐예요?").await;
         assert!(reply.contains("7301"), "{db}: {reply}");
-        for asked in ["服务器的密码是什么？", "What is the password for the K9 server?"] {
+        for asked in [
+            "服务器的密码是什么？",
+            "What is the password for the K9 server?",
+        ] {
             let told = h.dm("222", asked).await;
             assert_eq!(told, memory::policy::CREDENTIAL_NOT_KEPT, "{db}: {asked}");
         }

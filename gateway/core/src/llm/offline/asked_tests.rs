@@ -63,3 +63,49 @@ fn a_standing_wish_for_replies_without_a_pronoun_is_the_speakers() {
     // A question about the replies asks for information.
     assert!(label("返信はいつ届きますか？").is_none());
 }
+
+/// "From today" is a standing word in every row: a rule said from a day on
+/// is the team's; the same opening before what the speaker does, in a
+/// language that drops its pronouns, is never a rule.
+#[test]
+fn a_rule_from_today_is_the_teams_and_the_speakers_day_is_not() {
+    for said in [
+        "Da oggi in poi le ferie si chiedono tramite il portale HR",
+        "Από σήμερα όλες οι παραγγελίες γίνονται μέσω της πύλης",
+        "اعتبارا من اليوم، جميع الطلبات تتم عبر البوابة",
+        "Mulai hari ini semua pesanan lewat portal",
+        "Từ hôm nay mọi đơn hàng đều qua cổng thông tin",
+        "Fra og med i dag skal alle reiseregninger leveres innen fredag",
+        "Bundan sonra tüm izin talepleri İK portalından yapılacak",
+    ] {
+        let c = one(said);
+        assert_eq!(c.channel, ItemChannel::Operational, "{said}: {c:?}");
+    }
+    for said in [
+        "Od dziś pracuję na nocnej zmianie",
+        "A partir de hoy trabajo desde casa",
+        "Od dneška jsem v týmu podpory",
+        "Mától a raktárban dolgozom",
+    ] {
+        let read = extract(said);
+        assert!(
+            read.iter().all(|c| c.channel != ItemChannel::Operational),
+            "{said}: {read:?}"
+        );
+    }
+}
+
+/// A wish said as a condition where words are not spaced ("it would help if
+/// you answered …"), and a form kept with the speaker for good, are asked.
+#[test]
+fn a_wish_as_a_condition_or_a_form_with_the_speaker_for_good_is_a_preference() {
+    for said in [
+        "もう少し丁寧に答えてもらえると助かります",
+        "如果你能用简短的方式回答就好了",
+        "Keep it casual with me from now on",
+    ] {
+        let c = one(said);
+        assert_eq!(c.channel, ItemChannel::Personal, "{said}: {c:?}");
+        assert_eq!(c.kind, "preference", "{said}: {c:?}");
+    }
+}

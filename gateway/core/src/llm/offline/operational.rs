@@ -479,7 +479,9 @@ pub(super) fn without_preamble(s: &str) -> &str {
 /// speaker. An administrator is asked to keep it; anyone else is told
 /// changes need one (the write policy decides, not this label).
 pub(super) fn standing_statement(s: &str) -> Option<Candidate> {
-    if first_person(s) || s.split_whitespace().count() < 4 || !words::holds(Class::Standing, s) {
+    // Said of the speaker, in a language that drops its pronouns too ("Od
+    // dziś pracuję na nocnej zmianie"): theirs, never a rule.
+    if of_themselves(s) || s.split_whitespace().count() < 4 || !words::holds(Class::Standing, s) {
         return None;
     }
     operational(s, Some("rule"))

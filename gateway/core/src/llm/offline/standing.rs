@@ -105,9 +105,13 @@ pub(super) fn of_each_reply(words: &[String]) -> bool {
 }
 
 /// Whether `s` holds a standing marker anywhere ("… sempre in italiano"),
-/// or a condition on every reply.
+/// or a condition on every reply — in a language written without spaces, a
+/// condition and a word of replying anywhere in it ("短く答えてもらえると助か
+/// ります": it would help if you answered briefly).
 pub(super) fn has_standing(s: &str) -> bool {
-    words::holds(Class::Standing, s) || of_each_reply(&words_of(s))
+    words::holds(Class::Standing, s)
+        || of_each_reply(&words_of(s))
+        || (words::holds_unspaced(Class::When, s) && words::holds_unspaced(Class::Reply, s))
 }
 
 /// The language `body` asks to be answered in ("answer me in French",
@@ -519,6 +523,8 @@ pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate>
     let addressed = question
         || refused
         || (replying && has_standing(s))
+        // "Keep it brief with me from now on": a form with the speaker, for good.
+        || (with_me && has_standing(s))
         || replying_at == Some(0)
         || words::find(Class::Request, &words).is_some()
         || words::find(Class::Courtesy, &words).is_some()
@@ -533,9 +539,12 @@ pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate>
                 && !REPLIES.contains(&w.as_str())
         })
     };
-    // Where pronouns are dropped, a standing wish for how the agent replies
-    // names no one else ("これからは返事を箇条書きにしてもらえますか"): the speaker's.
-    let unnamed = || replying && has_standing(s) && in_a_pro_drop_language(s);
+    // Where pronouns are dropped and words are not spaced, a standing wish
+    // for how the agent replies names no one else ("これからは返事を箇条書きに
+    // してもらえますか"): the speaker's. A spaced word only starts like one of
+    // replying in some language ("talepleri", Danish "tal"), so spaced
+    // languages name the speaker.
+    let unnamed = || unspaced(Class::Reply) && has_standing(s) && in_a_pro_drop_language(s);
     let for_speaker =
         refused || first_person(s) || with_the_speaker(s) || to_the_speaker() || unnamed();
     if !addressed || !for_speaker {
