@@ -109,3 +109,34 @@ fn a_wish_as_a_condition_or_a_form_with_the_speaker_for_good_is_a_preference() {
         assert_eq!(c.kind, "preference", "{said}: {c:?}");
     }
 }
+
+/// A name in a script without capitals is read up to a word of courtesy,
+/// and a small word before a capitalised name is passed over.
+#[test]
+fn a_name_without_capitals_or_after_a_small_word_is_read() {
+    for (said, name) in [
+        ("ناديني أبو علي", "أبو علي"),
+        ("תקרא לי דני בבקשה", "דני"),
+        ("Chiamami pure Gigi", "Gigi"),
+        ("Noem me maar Bas", "Bas"),
+        ("Just call me Jo", "Jo"),
+    ] {
+        assert_eq!(called(said), Some(name), "{said}");
+    }
+}
+
+/// Replies of a form, preferred with a word of preferring, in languages
+/// whose adjectives the lexicon's form words now hold.
+#[test]
+fn replies_of_a_form_preferred_are_a_preference() {
+    for said in [
+        "短い返事のほうがいいです",
+        "我比较喜欢简短的回答",
+        "짧은 답변이 더 좋아요",
+        "मुझे छोटे जवाब पसंद हैं",
+    ] {
+        let c = one(said);
+        assert_eq!(c.channel, ItemChannel::Personal, "{said}: {c:?}");
+        assert_eq!(c.kind, "preference", "{said}: {c:?}");
+    }
+}

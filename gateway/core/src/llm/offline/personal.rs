@@ -301,20 +301,44 @@ pub(super) fn called(s: &str) -> Option<&str> {
     if !asked && !words[..at + len].iter().any(speaker) {
         return None;
     }
-    // Courtesy between the phrase and the name ("nenn mich bitte Kalle").
-    let skip = words[at + len..]
+    let courteous =
+        |w: &String| words::is_word(Class::Courtesy, w) || words::is_word(Class::Request, w);
+    // Courtesy between the phrase and the name ("nenn mich bitte Kalle"), or
+    // one small word before a capitalised one ("chiamami pure Gigi", "noem
+    // me maar Bas").
+    let mut skip = words[at + len..]
         .iter()
-        .take_while(|w| words::is_word(Class::Courtesy, w) || words::is_word(Class::Request, w))
+        .take_while(|w| courteous(w))
         .count();
-    let name: Vec<&(usize, &str)> = tokens[at + len + skip..]
+    let capital = |t: &str| t.chars().next().is_some_and(char::is_uppercase);
+    if let [(_, filler), (_, next), ..] = &tokens[(at + len + skip).min(tokens.len())..] {
+        if !capital(filler) && filler.chars().count() <= 5 && capital(next) {
+            skip += 1;
+        }
+    }
+    // A script without capitals (Arabic, Hebrew, Devanagari, Hangul): its
+    // first two words, up to a word of courtesy ("תקרא לי דני בבקשה").
+    let caseless = |t: &str| {
+        t.chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() && !c.is_uppercase() && !c.is_lowercase())
+    };
+    let after = (at + len + skip).min(tokens.len());
+    let name: Vec<&(usize, &str)> = tokens[after..]
         .iter()
-        .take(3)
-        .take_while(|(_, t)| t.chars().next().is_some_and(char::is_uppercase))
+        .zip(&words[after..])
+        .take_while(|((_, t), w)| capital(t) || (caseless(t) && !courteous(w)))
+        .take(if tokens.get(after).is_some_and(|(_, t)| caseless(t)) {
+            2
+        } else {
+            3
+        })
+        .map(|(t, _)| t)
         .collect();
     let (first, _) = name.first()?;
     let (last, t) = name.last()?;
     let end = last + t.len();
-    Some(s[*first..end].trim_end_matches(['.', ',', '!', '?', ';', ':']))
+    Some(s[*first..end].trim_end_matches(['.', ',', '!', '?', ';', ':', '،']))
 }
 
 /// The name asked for in a language written without spaces: quoted

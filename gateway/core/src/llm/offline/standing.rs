@@ -525,6 +525,8 @@ pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate>
         || (replying && has_standing(s))
         // "Keep it brief with me from now on": a form with the speaker, for good.
         || (with_me && has_standing(s))
+        // "短い返事のほうがいいです": replies of a form, preferred.
+        || (replying && words::holds(Class::Prefer, s) && form())
         || replying_at == Some(0)
         || words::find(Class::Request, &words).is_some()
         || words::find(Class::Courtesy, &words).is_some()
@@ -544,7 +546,8 @@ pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate>
     // してもらえますか"): the speaker's. A spaced word only starts like one of
     // replying in some language ("talepleri", Danish "tal"), so spaced
     // languages name the speaker.
-    let unnamed = || unspaced(Class::Reply) && has_standing(s) && in_a_pro_drop_language(s);
+    let wished = || has_standing(s) || words::holds(Class::Prefer, s);
+    let unnamed = || unspaced(Class::Reply) && wished() && in_a_pro_drop_language(s);
     let for_speaker =
         refused || first_person(s) || with_the_speaker(s) || to_the_speaker() || unnamed();
     if !addressed || !for_speaker {
