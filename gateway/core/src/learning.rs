@@ -778,12 +778,11 @@ fn reasons(labels: &[Option<Candidate>]) -> Vec<Option<String>> {
         .collect()
 }
 
-/// The statements of one message as the rules read them.
+/// The statements of one message as the rules read them: whether they know
+/// and key each, and the preference each is the reason of, if any.
 struct Clauses<'a> {
     said: &'a [&'a str],
-    /// Whether the rules know and key each statement.
     keyed: &'a [bool],
-    /// The preference each statement is the reason of, when it is one.
     reason_of: &'a [Option<String>],
 }
 
