@@ -23,8 +23,8 @@ pub use precedence::{
     apply_policy_overrides, disagreement_note, disagreements, order_by_precedence, Overridden,
 };
 pub use prompt::{
-    assemble, instruction_of, memory_frame, payload_frame, reply_language, Prompt, PromptParts,
-    PAYLOAD_CHARS,
+    assemble, instruction_of, memory_frame, notes_found_for, payload_frame, reply_language, Prompt,
+    PromptParts, PAYLOAD_CHARS,
 };
 pub use reading::Reading;
 pub use scrub::scrub_answer;

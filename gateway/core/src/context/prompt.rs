@@ -59,8 +59,9 @@ impl std::fmt::Display for Prompt {
 /// What one reply's prompt is made of.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PromptParts<'a> {
-    /// What the message asks (a run's instruction without its payload).
-    pub asked: &'a str,
+    /// The standing notes the search found for the message, named to the
+    /// model ([`notes_found_for`]).
+    pub on_the_question: &'a [i64],
     /// The records retrieved for the message, in precedence order.
     pub found: &'a [Retrieved],
     /// Agent notes among them that an org policy overrides.
@@ -220,28 +221,37 @@ pub fn assemble(org: &str, agent: &str, principal: &Principal, parts: &PromptPar
 /// How the line naming the standing notes the search found for the message opens.
 pub(super) const NOTES_ON_THE_QUESTION: &str = "NOTES ON THIS QUESTION, NEWEST FIRST:";
 
-/// "NOTES ON THIS QUESTION, NEWEST FIRST: memory:4, memory:1": the standing
-/// notes the search found for the message that share a word of a topic with
-/// it (`beliefs::may_be_about`: a shared "na" is no topic), the last said
-/// first. Given every note, a small model answers from the first one it was
-/// shown when it sees no match (Qwen2.5-Coder-1.5B quoted a gate's old code
-/// under a newer note giving its new one); named, it answers from them
-/// (docs/models.md, "Held out a twelfth time"). Empty when none is found.
-fn notes_on_the_question(parts: &PromptParts) -> String {
-    let mut on: Vec<&Retrieved> = parts
-        .found
+/// The standing notes the search found for a message that `about` says it
+/// may be about (`beliefs::may_be_about`: a shared "na" is no topic), the
+/// last said first. Given every note, a small model answers from the first
+/// one it was shown when it sees no match (Qwen2.5-Coder-1.5B quoted a gate's
+/// old code under a newer note giving its new one); named — "NOTES ON THIS
+/// QUESTION, NEWEST FIRST: memory:4, memory:1" — it answers from them
+/// (docs/models.md, "Held out a twelfth time").
+pub fn notes_found_for(
+    found: &[Retrieved],
+    standing: &[Retrieved],
+    about: impl Fn(&str) -> bool,
+) -> Vec<i64> {
+    let mut on: Vec<&Retrieved> = found
         .iter()
         .filter(|r| r.hits > 0 || r.similarity.is_some())
-        .filter(|r| parts.standing.iter().any(|s| s.record.id == r.record.id))
-        .filter(|r| crate::beliefs::may_be_about(parts.asked, &r.record.content))
+        .filter(|r| standing.iter().any(|s| s.record.id == r.record.id))
+        .filter(|r| about(&r.record.content))
         .collect();
-    if on.is_empty() {
+    on.sort_by_key(|r| std::cmp::Reverse((r.record.written.said_at, r.record.id)));
+    on.iter().map(|r| r.record.id).collect()
+}
+
+/// The line naming [`PromptParts::on_the_question`], or nothing.
+fn notes_on_the_question(parts: &PromptParts) -> String {
+    if parts.on_the_question.is_empty() {
         return String::new();
     }
-    on.sort_by_key(|r| std::cmp::Reverse((r.record.written.said_at, r.record.id)));
-    let ids: Vec<String> = on
+    let ids: Vec<String> = parts
+        .on_the_question
         .iter()
-        .map(|r| format!("memory:{}", r.record.id))
+        .map(|id| format!("memory:{id}"))
         .collect();
     format!("\n{NOTES_ON_THE_QUESTION} {}", ids.join(", "))
 }

@@ -955,12 +955,15 @@ fn the_notes_found_for_the_question_are_named_newest_first() {
     new.record.written.said_at = 2_000;
     let standing = [old.clone(), new.clone(), lunch.clone()];
     let line = |asked: &str, found: &[Retrieved]| {
+        let on_the_question = notes_found_for(found, &standing, |note| {
+            crate::beliefs::may_be_about(asked, note)
+        });
         let prompt = assemble(
             "o",
             "a",
             &Principal::Unpaired,
             &PromptParts {
-                asked,
+                on_the_question: &on_the_question,
                 found,
                 standing: &standing,
                 ..PromptParts::default()

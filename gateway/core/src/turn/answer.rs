@@ -409,12 +409,15 @@ impl TurnLoop {
         };
         let skills: Vec<SkillRevision> = followed.iter().map(|s| s.revision.clone()).collect();
         let prompt = self.parts.responder.reads_prompt().then(|| {
+            let on_the_question = context::notes_found_for(&found, &standing, |note| {
+                crate::beliefs::may_be_about(asked, note)
+            });
             context::assemble(
                 t.org(),
                 t.agent(),
                 &t.principal,
                 &context::PromptParts {
-                    asked,
+                    on_the_question: &on_the_question,
                     found: &found,
                     overridden: &overridden,
                     previous: &previous,
