@@ -96,9 +96,7 @@ pub fn scrub_answer(
     let adds_a_value = memory::grounding::content_words(&said)
         .iter()
         .any(|w| is_value(w) && !asked_words.contains(w));
-    let asks_back = said
-        .trim_end()
-        .ends_with(crate::llm::offline::QUESTION_MARKS);
+    let asks_back = crate::llm::offline::ends_asking(&said);
     if asks_back && !adds_a_value && found.iter().any(|r| r.hits >= GROUNDING_MIN_HITS) {
         return String::new();
     }
@@ -281,8 +279,7 @@ fn without_asked_back(line: &str, read: &Reading<'_>) -> String {
     if all.len() < 2 {
         return line.to_string();
     }
-    let asked_back =
-        |s: &str| s.trim_end().ends_with(crate::llm::offline::QUESTION_MARKS) && said_back(s, read);
+    let asked_back = |s: &str| crate::llm::offline::ends_asking(s) && said_back(s, read);
     let kept: Vec<&str> = all
         .iter()
         .filter(|s| !asked_back(s))

@@ -140,3 +140,18 @@ fn replies_of_a_form_preferred_are_a_preference() {
         assert_eq!(c.kind, "preference", "{said}: {c:?}");
     }
 }
+
+/// Greek writes its question mark as ";": a Greek question so ended is
+/// asked, never read as a statement (a claimed rule, from "Κάθε" — every);
+/// elsewhere ";" ends nothing. Written after the held-out run.
+#[test]
+fn a_greek_question_ended_by_a_semicolon_is_asked() {
+    let said = "Κάθε πότε καθαρίζονται τα φίλτρα; Και ποιος το κάνει;";
+    assert_eq!(
+        clauses(said),
+        ["Κάθε πότε καθαρίζονται τα φίλτρα;", "Και ποιος το κάνει;"]
+    );
+    assert!(asks(said));
+    assert!(statements(said).is_empty(), "{:?}", statements(said));
+    assert!(!ends_asking("The filters are cleaned every week;"));
+}

@@ -66,7 +66,7 @@ pub(super) fn classify(sentence: &str) -> Option<Candidate> {
 }
 
 fn classify_anew(sentence: &str) -> Option<Candidate> {
-    let question = sentence.trim_end().ends_with(QUESTION_MARKS);
+    let question = ends_asking(sentence);
     let s = clean(sentence.trim_end().trim_end_matches(QUESTION_MARKS));
     if s.is_empty() || transient(&s) {
         return None;

@@ -25,7 +25,9 @@ pub use personal::{keyed_by_length, transient, REPLY_LENGTH_SUBJECT};
 pub use respond::{best_matches, respond, respond_if_known, NOTHING_IN_MEMORY};
 use standing::*;
 use text::*;
-pub use text::{asks, capitalise, clauses, continued, first_person, of_themselves, QUESTION_MARKS};
+pub use text::{
+    asks, capitalise, clauses, continued, ends_asking, first_person, of_themselves, QUESTION_MARKS,
+};
 use workplace::*;
 
 use super::{Extractor, LlmError, ReplyContext, Responder};

@@ -226,7 +226,7 @@ pub(super) fn possessed(s: &str) -> Option<Candidate> {
         short.then_some(rest.trim_start())
     }
     // ("is my van …?" asks; `asks` itself reads statements through here.)
-    let asked = s.trim_end().ends_with(QUESTION_MARKS);
+    let asked = ends_asking(s);
     let from = std::iter::once(s)
         .chain(s.match_indices(", ").map(|(i, sep)| &s[i + sep.len()..]))
         .flat_map(|part| std::iter::once(part).chain(past_a_word(part).filter(|_| !asked)))

@@ -45,8 +45,21 @@ pub(super) fn ends_with_title(current: &str) -> bool {
 }
 
 /// What ends a question: Arabic, Persian and Urdu write "؟", Chinese and
-/// Japanese a full-width "？".
+/// Japanese a full-width "？". Greek writes ";" ([`ends_asking`]).
 pub const QUESTION_MARKS: [char; 3] = ['?', '？', '؟'];
+
+/// Whether a Greek letter is in `s`: there ";" is the question mark.
+fn greek(s: &str) -> bool {
+    s.chars()
+        .any(|c| ('\u{370}'..='\u{3ff}').contains(&c) || ('\u{1f00}'..='\u{1fff}').contains(&c))
+}
+
+/// Whether `s` ends with a question mark: one of [`QUESTION_MARKS`], or
+/// Greek's ";" in Greek ("Κάθε πότε ελέγχονται τα σχοινιά;").
+pub fn ends_asking(s: &str) -> bool {
+    let s = s.trim_end();
+    s.ends_with(QUESTION_MARKS) || (s.ends_with([';', '\u{37e}']) && greek(s))
+}
 
 pub(super) fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -58,7 +71,8 @@ pub(super) fn sentences(text: &str) -> Vec<String> {
             // A full-width stop ends a sentence where it stands: Chinese and
             // Japanese put no space after it ("…もらえますか？大阪から…").
             let ends = matches!(c, '。' | '！' | '？')
-                || (matches!(c, '.' | '!' | '?' | '؟')
+                || ((matches!(c, '.' | '!' | '?' | '؟')
+                    || (matches!(c, ';' | '\u{37e}') && greek(&current)))
                     && chars.peek().is_none_or(|n| n.is_whitespace())
                     && !(c == '.' && ends_with_title(&current)));
             if ends {
@@ -293,7 +307,7 @@ pub(super) fn opens_with_a_limit(s: &str) -> bool {
 /// what it joins.
 fn said_then_asked(sentence: &str) -> (&str, Option<&str>) {
     const DASHES: &[&str] = &[" — ", " – ", " - "];
-    if !sentence.trim_end().ends_with(QUESTION_MARKS) {
+    if !ends_asking(sentence) {
         return (sentence, None);
     }
     let theirs = |said: &str| label(said).is_some_and(|c| c.channel == ItemChannel::Personal);

@@ -430,7 +430,7 @@ const MANAGERS_UNSPACED: &[&str] = &["上司", "经理", "領導", "领导", "�
 /// where a language writes no spaces, the word with the speaker's.
 pub(super) fn managed_by(s: &str) -> Option<Candidate> {
     const SUBJECT: &str = "fact:manager";
-    if s.trim_end().ends_with(QUESTION_MARKS) {
+    if ends_asking(s) {
         return None;
     }
     if !s.is_ascii() && MANAGERS_UNSPACED.iter().any(|m| s.contains(m)) {
