@@ -7,6 +7,15 @@
 use super::tests::one;
 use super::*;
 
+/// Whether each of `said` is read as one preference of the speaker's.
+fn assert_preferences(said: &[&str]) {
+    for said in said {
+        let c = one(said);
+        assert_eq!(c.channel, ItemChannel::Personal, "{said}: {c:?}");
+        assert_eq!(c.kind, "preference", "{said}: {c:?}");
+    }
+}
+
 /// "Can you make sure everyone knows: …" asks the agent to keep a rule for
 /// everyone: the framing is read without its request form, and what
 /// follows is the rule, whoever says it (the write policy decides who may).
@@ -52,14 +61,10 @@ fn a_question_ended_by_the_arabic_question_mark_is_asked() {
 /// replies names no one, and is the speaker's: proposed as their preference.
 #[test]
 fn a_standing_wish_for_replies_without_a_pronoun_is_the_speakers() {
-    for said in [
+    assert_preferences(&[
         "今後は返信を短くしてもらえますか？",
         "これからは答えを敬語でお願いします",
-    ] {
-        let c = one(said);
-        assert_eq!(c.channel, ItemChannel::Personal, "{said}: {c:?}");
-        assert_eq!(c.kind, "preference", "{said}: {c:?}");
-    }
+    ]);
     // A question about the replies asks for information.
     assert!(label("返信はいつ届きますか？").is_none());
 }
@@ -99,15 +104,11 @@ fn a_rule_from_today_is_the_teams_and_the_speakers_day_is_not() {
 /// you answered …"), and a form kept with the speaker for good, are asked.
 #[test]
 fn a_wish_as_a_condition_or_a_form_with_the_speaker_for_good_is_a_preference() {
-    for said in [
+    assert_preferences(&[
         "もう少し丁寧に答えてもらえると助かります",
         "如果你能用简短的方式回答就好了",
         "Keep it casual with me from now on",
-    ] {
-        let c = one(said);
-        assert_eq!(c.channel, ItemChannel::Personal, "{said}: {c:?}");
-        assert_eq!(c.kind, "preference", "{said}: {c:?}");
-    }
+    ]);
 }
 
 /// A name in a script without capitals is read up to a word of courtesy,
@@ -129,16 +130,12 @@ fn a_name_without_capitals_or_after_a_small_word_is_read() {
 /// whose adjectives the lexicon's form words now hold.
 #[test]
 fn replies_of_a_form_preferred_are_a_preference() {
-    for said in [
+    assert_preferences(&[
         "短い返事のほうがいいです",
         "我比较喜欢简短的回答",
         "짧은 답변이 더 좋아요",
         "मुझे छोटे जवाब पसंद हैं",
-    ] {
-        let c = one(said);
-        assert_eq!(c.channel, ItemChannel::Personal, "{said}: {c:?}");
-        assert_eq!(c.kind, "preference", "{said}: {c:?}");
-    }
+    ]);
 }
 
 /// Greek writes its question mark as ";": a Greek question so ended is
