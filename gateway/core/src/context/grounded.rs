@@ -133,7 +133,7 @@ pub fn without_unrelated_values(
     searched: &[i64],
     given: &[Retrieved],
 ) -> String {
-    if found.iter().any(|r| r.hits > 0 || r.similarity.is_some()) {
+    if found.iter().any(Retrieved::found_by_search) {
         return answer;
     }
     // A search in the notes' words finds nothing for a message in another

@@ -235,7 +235,7 @@ pub fn notes_found_for(
 ) -> Vec<i64> {
     let mut on: Vec<&Retrieved> = found
         .iter()
-        .filter(|r| r.hits > 0 || r.similarity.is_some())
+        .filter(|r| r.found_by_search())
         .filter(|r| standing.iter().any(|s| s.record.id == r.record.id))
         .filter(|r| about(&r.record.content))
         .collect();

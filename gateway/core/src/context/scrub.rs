@@ -31,7 +31,7 @@ pub fn scrub_answer(
             .filter(|(id, _)| {
                 !found
                     .iter()
-                    .any(|r| r.record.id == *id && (r.hits > 0 || r.similarity.is_some()))
+                    .any(|r| r.record.id == *id && r.found_by_search())
             })
             .map(|(_, text)| text.as_str())
             .collect()
@@ -280,16 +280,10 @@ fn without_asked_back(line: &str, read: &Reading<'_>) -> String {
         return line.to_string();
     }
     let asked_back = |s: &str| crate::llm::offline::ends_asking(s) && said_back(s, read);
-    let kept: Vec<&str> = all
-        .iter()
-        .filter(|s| !asked_back(s))
-        .map(|s| s.trim())
-        .collect();
-    if kept.is_empty() {
+    if all.iter().all(|s| asked_back(s)) {
         return line.to_string();
     }
-    let indent = &line[..line.len() - line.trim_start().len()];
-    format!("{indent}{}", kept.join(" "))
+    kept_sentences(line, |s| !asked_back(s))
 }
 
 /// `line` without the sentences that recite one of `notes` (normalised).
@@ -297,12 +291,17 @@ pub(super) fn without_recitals(line: &str, notes: &[&str]) -> String {
     if notes.is_empty() {
         return line.to_string();
     }
+    kept_sentences(line, |sentence| {
+        let key = normalised(sentence);
+        key.len() < REPEAT_MIN_CHARS || !notes.iter().any(|n| n.contains(&key))
+    })
+}
+
+/// `line`, its indent kept, with only the sentences `keep` keeps.
+fn kept_sentences(line: &str, keep: impl Fn(&str) -> bool) -> String {
     let kept: Vec<&str> = sentences(line)
         .into_iter()
-        .filter(|sentence| {
-            let key = normalised(sentence);
-            key.len() < REPEAT_MIN_CHARS || !notes.iter().any(|n| n.contains(&key))
-        })
+        .filter(|s| keep(s))
         .map(str::trim)
         .collect();
     let indent = &line[..line.len() - line.trim_start().len()];

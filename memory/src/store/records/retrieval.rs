@@ -123,6 +123,12 @@ impl Retrieved {
             similarity: None,
         }
     }
+
+    /// Whether a search found it for the message (by its words, or its vector
+    /// with embeddings on), not only given whole.
+    pub fn found_by_search(&self) -> bool {
+        self.hits > 0 || self.similarity.is_some()
+    }
 }
 
 /// Personal kinds that may be read in a group thread: how the speaker wants to be served.

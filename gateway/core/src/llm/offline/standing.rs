@@ -520,11 +520,13 @@ pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate>
     if said_for_all_now_or_asking(s) {
         return None;
     }
+    // For good: a standing word, or a condition on every reply.
+    let for_good = has_standing(s);
     let addressed = question
         || refused
-        || (replying && has_standing(s))
+        || (replying && for_good)
         // "Keep it brief with me from now on": a form with the speaker, for good.
-        || (with_me && has_standing(s))
+        || (with_me && for_good)
         // "短い返事のほうがいいです": replies of a form, preferred.
         || (replying && words::holds(Class::Prefer, s) && form())
         || replying_at == Some(0)
@@ -546,7 +548,7 @@ pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate>
     // してもらえますか"): the speaker's. A spaced word only starts like one of
     // replying in some language ("talepleri", Danish "tal"), so spaced
     // languages name the speaker.
-    let wished = || has_standing(s) || words::holds(Class::Prefer, s);
+    let wished = || for_good || words::holds(Class::Prefer, s);
     let unnamed = || unspaced(Class::Reply) && wished() && in_a_pro_drop_language(s);
     let for_speaker =
         refused || first_person(s) || with_the_speaker(s) || to_the_speaker() || unnamed();
@@ -566,7 +568,6 @@ pub(super) fn addressed_preference(s: &str, question: bool) -> Option<Candidate>
     // answers" names someone else's).
     // Or replying to the speaker for good, in a way the lexicon does not
     // name ("Respóndeme siempre en catalán"): a preference, never a rule.
-    let for_good = has_standing(s);
     let of_replies =
         ((replies || form || for_good) && replying && !one_off) || (form && refused) || with_me;
     if !of_replies {

@@ -236,8 +236,8 @@ pub fn clauses(text: &str) -> Vec<String> {
             Some(last)
                 if opens_with_a_limit(rest)
                     && words_of(rest).len() <= 6
-                    && !rest.ends_with(QUESTION_MARKS)
-                    && !last.ends_with(QUESTION_MARKS) =>
+                    && !ends_asking(rest)
+                    && !ends_asking(last) =>
             {
                 *last = continued(last, rest);
             }
