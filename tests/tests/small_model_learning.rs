@@ -985,3 +985,35 @@ async fn what_backs_a_claimed_change_is_not_offered_as_the_speakers_fact() {
     assert!(!reply.contains("Remember this?"), "{reply}");
     assert!(h.records().await.is_empty(), "{:?}", texts(&h).await);
 }
+
+/// A wish the rules know and key, with its reason, is asked once on a real
+/// model: the extractor's own item on the same clause is not offered beside
+/// the rules' record (it was "Wants … ; Wants … — reason"). Phrased for this test.
+#[tokio::test]
+async fn a_keyed_wish_is_not_asked_again_in_the_extractors_words() {
+    let fake = FakeLlm::start().await;
+    fake.always(TEXT, Answer::Content("Sure.".into()));
+    fake.always(
+        "memory_items",
+        items(json!([
+            {"channel": "personal", "kind": "preference", "subject": "length",
+             "content": "Could you keep it short with me"},
+            {"channel": "personal", "kind": "fact", "subject": "reading",
+             "content": "Long walls of text lose me halfway"},
+        ])),
+    );
+    let h = harness(&fake).await;
+    h.pair("222", Role::User).await;
+    let asked = h
+        .dm(
+            "222",
+            "Could you keep it short with me? Long walls of text lose me halfway.",
+        )
+        .await;
+    assert!(
+        asked.contains("Remember this? Wants you to keep it short with me — long walls of text lose me halfway — reply yes or no"),
+        "{asked}"
+    );
+    let yes = h.dm("222", "yes").await;
+    assert_eq!(yes.matches("(id: ").count(), 1, "{yes}");
+}
