@@ -57,11 +57,14 @@ pub enum Class {
     /// How a person asks to be reminded or told what is kept ("remind me",
     /// "przypomnij mi"): a request, never a statement to keep.
     Told,
+    /// The word opening what is said or known ("that", "dass", "que"): after
+    /// a head naming everyone ("make sure everyone knows that …") the rule.
+    That,
 }
 
 impl Class {
     /// Every class, in the file's order.
-    pub const ALL: [Class; 20] = [
+    pub const ALL: [Class; 21] = [
         Class::Request,
         Class::Courtesy,
         Class::Standing,
@@ -82,6 +85,7 @@ impl Class {
         Class::Former,
         Class::Length,
         Class::Told,
+        Class::That,
     ];
 }
 
@@ -111,6 +115,9 @@ struct Row {
     former: Vec<String>,
     length: Vec<String>,
     told: Vec<String>,
+    /// Empty where what is said is marked by an ending or a particle after
+    /// it (Japanese "と", Korean "-고") or by a comma alone (Chinese).
+    that: Vec<String>,
     names: BTreeMap<String, Vec<String>>,
 }
 
@@ -153,6 +160,7 @@ impl Lexicon {
             Class::Former => &r.former,
             Class::Length => &r.length,
             Class::Told => &r.told,
+            Class::That => &r.that,
         }
     }
 
@@ -235,8 +243,11 @@ mod tests {
                 // A language that drops its pronouns may say "I am" by an
                 // ending alone (Turkish "vejetaryenim"): no word to match.
                 let by_ending = class == Class::Am && l.pro_drop;
+                // What is said marked after it, or by a comma alone.
+                let said_before =
+                    class == Class::That && ["ja", "ko", "zh"].contains(&l.code.as_str());
                 assert!(
-                    by_ending || !l.phrases(class).is_empty(),
+                    by_ending || said_before || !l.phrases(class).is_empty(),
                     "{}: {class:?} is empty",
                     l.code
                 );

@@ -443,10 +443,12 @@ async fn a_change_named_in_its_heading_replaces_its_note_and_a_named_place_move_
         assert!(asked.contains("replaces #"), "{name}: {asked}");
         assert!(h.dm("111", "yes").await.contains("(id: "), "{name}");
         let notes = kept(&h).await;
+        // Kept as the note said it, with the new value (its words name it
+        // as the note does: "30 people" of "40 people").
         assert!(
             notes
                 .iter()
-                .any(|k| k.starts_with("Reading Room: ") && k.contains("30"))
+                .any(|k| k.contains("Reading Room") && k.contains("30"))
                 && !notes.iter().any(|k| k.contains("40") || k.contains("80")),
             "{name}: {notes:?}"
         );
@@ -914,5 +916,85 @@ async fn a_wish_said_as_a_condition_is_asked_and_a_yes_with_a_verb_of_keeping_ke
         }
         let active = kept(&h).await;
         assert_eq!(active.len(), 3, "{name}: {active:?}");
+    }
+}
+
+/// A correction that changes one value of a note holding several is kept as
+/// that note with the new value (the old lives in the revision), without its
+/// heading, though a pattern named its subject in other words than the
+/// note's; a question after it gets the new value, and the note's other
+/// values still answer theirs.
+#[tokio::test]
+async fn a_correction_of_one_value_keeps_the_rest_of_its_note() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    fake.always(TEXT, Answer::Content("Okay.".into()));
+    for (name, db) in both_dbs().await {
+        let h = Harness::on(db, fake.config());
+        h.pair("111", Role::Admin).await;
+        h.pair("222", Role::User).await;
+        h.dm(
+            "111",
+            "@notes: The night ferry to Vardø leaves at 23:15 and 01:40; 80 NOK per person, skipper Ivar Moe, +47 915 22 310.",
+        )
+        .await;
+        let kept_now = h
+            .dm(
+                "111",
+                "@notes: correction : the night ferry is now 95 NOK per person.",
+            )
+            .await;
+        assert!(kept_now.contains("replaces #"), "{name}: {kept_now}");
+        let notes = kept(&h).await;
+        assert_eq!(
+            notes,
+            vec![
+                "The night ferry to Vardø leaves at 23:15 and 01:40; 95 NOK per person, skipper Ivar Moe, +47 915 22 310."
+                    .to_string()
+            ],
+            "{name}"
+        );
+        let fare = h.dm("222", "How much is the night ferry per person?").await;
+        assert!(
+            fare.contains("95 NOK") && !fare.contains("80 NOK"),
+            "{name}: {fare}"
+        );
+        let leaves = h.dm("222", "When does the night ferry leave?").await;
+        assert!(leaves.contains("23:15"), "{name}: {leaves}");
+    }
+}
+
+/// A rule told to everyone ("Heads up everyone — … Please remind your
+/// guests.") asks the agent nothing: it is answered by "Remember this?"
+/// alone, with no model call and no note beside it, and a "yes" keeps it.
+#[tokio::test]
+async fn a_rule_told_to_everyone_is_asked_alone_without_a_note_beside_it() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    fake.always(TEXT, Answer::Content("Okay.".into()));
+    for (name, db) in both_dbs().await {
+        let h = Harness::on(db, fake.config());
+        h.pair("111", Role::Admin).await;
+        h.dm(
+            "111",
+            "@notes: The print room on floor 2 is serviced every Thursday by CopyFix; contract CF-118.",
+        )
+        .await;
+        fake.clear_received();
+        let asked = h
+            .dm(
+                "111",
+                "Heads up everyone — from now on the bike room on floor 2 is locked after 20:00. Please remind your guests.",
+            )
+            .await;
+        assert!(asked.starts_with("Remember this? "), "{name}: {asked}");
+        assert!(
+            !asked.contains("CopyFix") && !asked.contains("Memory says"),
+            "{name}: {asked}"
+        );
+        assert!(fake.received_for(TEXT).is_empty(), "{name}: a reply call");
+        let receipt = h.dm("111", "yes").await;
+        assert!(receipt.contains("agent_notes"), "{name}: {receipt}");
+        assert!(kept(&h).await.iter().any(|k| k.contains("20:00")), "{name}");
     }
 }

@@ -29,6 +29,10 @@ fn accented(text: &str) -> bool {
         .any(|c| c.is_alphabetic() && !c.is_ascii_alphabetic())
 }
 
+/// Cyrillic letters no language of the answers table writes (Kazakh's,
+/// Tatar's, Mongolian's): whatlang knows none of those languages.
+const UNTABLED_CYRILLIC: &str = "әғқңөұүһӊӈҗҙҫҡ";
+
 /// The language of the answers table `text` is written in, by `whatlang`
 /// told to choose among the table's languages only: its best guess when
 /// `text` has letters outside ASCII or a few words, none for a short ASCII
@@ -78,6 +82,24 @@ pub fn written_in(text: &str) -> Option<&'static prompts::answers::Language> {
         whatlang::Detector::with_allowlist(table)
     });
     if !accented(text) && text.split_whitespace().count() < FEW_WORDS {
+        return None;
+    }
+    // A language the table lacks is none of its languages, not the nearest
+    // one: a Zulu question is not Indonesian, a Kazakh one not Ukrainian.
+    // A near neighbour of one of the table's (Serbian, Slovak, Bulgarian,
+    // Catalan, Afrikaans…) is more often that one written short.
+    const NEIGHBOURS: &[&str] = &[
+        "srp", "slk", "slv", "bel", "bul", "mkd", "cat", "afr", "lat", "epo", "yid",
+    ];
+    let outside = whatlang::detect(text).is_some_and(|i| {
+        let code = i.lang().code();
+        i.is_reliable() && !NEIGHBOURS.contains(&code) && !CODES.iter().any(|(w, _)| *w == code)
+    });
+    let untabled = text
+        .chars()
+        .flat_map(char::to_lowercase)
+        .any(|c| UNTABLED_CYRILLIC.contains(c));
+    if outside || untabled {
         return None;
     }
     let found = DETECTOR.detect_lang(text)?;

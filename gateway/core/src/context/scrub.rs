@@ -46,7 +46,7 @@ pub fn scrub_answer(
         // A note the model was given, quoted whole as its answer: the note is
         // the answer (asked in another language than the notes, a small model
         // answers so; nothing else in the answer is read).
-        if let Some((id, note)) = quoted_note(line, prompt, found) {
+        if let Some((id, note)) = quoted_note(line, prompt, found, read.message()) {
             if !copied_first_unasked(id, note, prompt, read.message()) {
                 lines.push(note.to_string());
             }
@@ -109,18 +109,24 @@ pub fn scrub_answer(
 /// a standing note, or a record found for the message that is not personal.
 /// A frame of a record not given, or with another text, is made up: `None`.
 /// A word or two before the frame, no sentence of their own ("I <<<memory:1
-/// …"), are the start of a quote: shown alone they would say nothing.
+/// …"), are the start of a quote: shown alone they would say nothing. So is
+/// the message said back before it ("सुबह की एयरपोर्ट शटल कितने बजे निकलती है?
+/// <<<memory:2 …").
 pub(super) fn quoted_note<'a>(
     line: &'a str,
     prompt: &Prompt,
     found: &[Retrieved],
+    message: &str,
 ) -> Option<(i64, &'a str)> {
     /// Words before a quoted frame that still open a quote.
     const LEAD_WORDS: usize = 2;
     let line = line.trim();
     let at = line.find("<<<memory:")?;
     let lead = &line[..at];
-    if lead.split_whitespace().count() > LEAD_WORDS || lead.contains(['.', '!', '?', '。']) {
+    let short =
+        lead.split_whitespace().count() <= LEAD_WORDS && !lead.contains(['.', '!', '?', '。']);
+    let said_back = !lead.trim().is_empty() && normalised(lead) == normalised(message);
+    if !(short || said_back) {
         return None;
     }
     let frame = line[at..].strip_prefix("<<<memory:")?;

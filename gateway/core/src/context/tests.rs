@@ -786,6 +786,11 @@ fn what_a_model_imitates_is_removed_and_steward_cites() {
                 "I do not know. <<<memory:3 agent_notes: The staging database moved to pg-staging-04.internal",
                 "I do not know.",
             ),
+            // The message said back before the frame is: the note alone.
+            (
+                "Where is the staging database? <<<memory:3 agent_notes: The staging database moved to pg-staging-04.internal",
+                "The staging database moved to pg-staging-04.internal",
+            ),
             // A small model looping on its context: the frame's text once, no recital.
             (
                 "The speaker's preference is for short answers. <<<memory:3 agent_notes: It moved to pg-staging-04.internal.>>>\nThe speaker's role is user. <<<memory:3 agent_notes: It moved to pg-staging-04.internal.>>>\nThe speaker's role is user.",

@@ -109,7 +109,7 @@ impl TurnLoop {
     }
 
     /// A correction whose subject no pattern named ("Correction: deploys now
-    /// happen only before 14:00") takes the subject of the live agent note
+    /// happen only before 14:00"), or named by no live note, takes the subject of the live agent note
     /// it shares the most words of a topic with — two at least, or one and a
     /// new value of the shape of one the note holds ("Der Code vom
     /// Schlüsselkasten an Tor B ist geändert, jetzt 9082" of "… Kasten neben
@@ -128,11 +128,28 @@ impl TurnLoop {
                 .personal_change_subject(t, keyed.as_ref().unwrap_or(item))
                 .await;
         }
-        let unkeyed = item.channel == ItemChannel::Operational
-            && item.kind == "correction"
-            && item.subject.starts_with(offline::UNKEYED);
-        if !unkeyed {
+        if item.channel != ItemChannel::Operational || item.kind != "correction" {
             return Ok(item.clone());
+        }
+        // A subject a pattern named ("the airport shuttle is now 180 MAD")
+        // stands when a live note is on it; else the note said it is found
+        // by its words, as an unkeyed correction's is.
+        if !item.subject.starts_with(offline::UNKEYED) {
+            let on_it = self
+                .parts
+                .db
+                .records()
+                .live_on_subject(
+                    t.org(),
+                    t.agent(),
+                    memory::Scope::AgentNotes,
+                    None,
+                    &item.subject,
+                )
+                .await?;
+            if !on_it.is_empty() {
+                return Ok(item.clone());
+            }
         }
         let scope = self.retrieval_scope(t).await?;
         let found = self

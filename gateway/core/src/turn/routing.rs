@@ -258,10 +258,17 @@ impl TurnLoop {
                 (&item.subject, &content),
             )
             .await?;
-        let content = replaced
+        let carried = replaced
             .as_ref()
-            .and_then(|old| offline::carried_into(&old.content, &content))
-            .unwrap_or(content);
+            .and_then(|old| offline::carried_into(&old.content, &content));
+        let content = match carried {
+            Some(carried) => carried,
+            // A correction's heading says how it was said, not what holds.
+            None if item.channel == ItemChannel::Operational && item.kind == "correction" => {
+                offline::unheaded(&content)
+            }
+            None => content,
+        };
         let replaces = replaced.as_ref().map(replacing);
         let decided = Decided {
             scope,
@@ -704,10 +711,12 @@ impl TurnLoop {
             // instead of it: the rules decide that, not an extractor's labels.
             // A statement that was refused (an operational change by a regular
             // user) is answered by the refusal: a model asked to answer it only
-            // repeats the claim back.
+            // repeats the claim back. A rule told to everyone ("Heads up
+            // everyone — … Please tell the owners") asks nothing of the agent.
             let kept = !parts.receipts.is_empty() || !parts.question.is_empty();
             let refused = !parts.notes.is_empty();
-            if (kept || refused) && !offline::asks(text) {
+            let asks = offline::asks(text) && !offline::told_to_everyone(text);
+            if (kept || refused) && !asks {
                 return Ok(Routed::Render);
             }
         }

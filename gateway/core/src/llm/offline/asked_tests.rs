@@ -44,6 +44,50 @@ fn a_rule_framed_for_everyone_inside_a_request_is_a_rule() {
     assert!(asks("Can you ask everyone: who has the spare projector?"));
 }
 
+/// "Make sure everyone knows that …": a head naming everyone, then the word
+/// opening what is said, in any language of the lexicon; asked of the agent
+/// with a question mark it is still a rule to tell. A question about what
+/// everyone knows, or the speaker's own telling, is not.
+#[test]
+fn a_rule_said_to_everyone_after_that_is_a_rule() {
+    for (said, kept) in [
+        (
+            "Can you make sure everyone knows that the loading dock closes at 16:30 on Fridays?",
+            "The loading dock closes at 16:30 on Fridays",
+        ),
+        (
+            "Please let the whole team know that visitor badges go back to reception by 18:00",
+            "Visitor badges go back to reception by 18:00",
+        ),
+        (
+            "Sag bitte allen, dass Besucherausweise bis 18 Uhr am Empfang abgegeben werden",
+            "Besucherausweise bis 18 Uhr am Empfang abgegeben werden",
+        ),
+        (
+            "Pouvez-vous dire à tout le monde que la salle B reste fermée le lundi ?",
+            "La salle B reste fermée le lundi",
+        ),
+    ] {
+        let c = one(said);
+        assert_eq!(c.channel, ItemChannel::Operational, "{said}: {c:?}");
+        assert_eq!(c.content, kept, "{said}");
+        assert!(!asks(said), "{said}");
+    }
+    for asked in [
+        "Does everyone know that the party is on Friday?",
+        "Can you check whether everyone knows the new door code?",
+    ] {
+        assert!(asks(asked), "{asked}");
+    }
+    let own = "I told everyone that I'd be late on Friday";
+    assert!(
+        extract(own)
+            .iter()
+            .all(|c| c.channel != ItemChannel::Operational),
+        "{own}"
+    );
+}
+
 /// Arabic, Persian and Urdu end a question with "؟": each question is its
 /// own clause, asked, and never read for memory.
 #[test]

@@ -134,7 +134,10 @@ pub fn gives_a_new_value_of(old: &str, correction: &str) -> bool {
 }
 
 /// Words before a value read as what names it ("Zahlenschloss, Code 5521").
-const LABEL_WORDS: usize = 4;
+const LABEL_WORDS: usize = 6;
+
+/// Words after a value read as what it counts ("150 MAD per person").
+const COUNTED_WORDS: usize = 3;
 
 /// A value's exact shape: each digit, letter and mark ("5521" and "8830" are
 /// one, "3" another) — a change of a code keeps its digits.
@@ -149,35 +152,72 @@ fn exact_shape(value: &str) -> String {
         .collect()
 }
 
-/// The words before the value `value` in `text`, at most [`LABEL_WORDS`].
-fn label_of<'t>(text: &'t str, value: &str) -> Option<String> {
+/// The words around the value `value` in `text`: at most [`LABEL_WORDS`]
+/// before it (what names it) and [`COUNTED_WORDS`] after it (what it counts).
+fn label_of<'t>(text: &'t str, value: &str) -> Option<(String, String)> {
     let words: Vec<&'t str> = text.split_whitespace().collect();
     let at = words.iter().position(|w| value_of(w) == Some(value))?;
-    Some(words[at.saturating_sub(LABEL_WORDS)..at].join(" "))
+    let after = (at + 1 + COUNTED_WORDS).min(words.len());
+    Some((
+        words[at.saturating_sub(LABEL_WORDS)..at].join(" "),
+        words[at + 1..after].join(" "),
+    ))
 }
 
 /// `old` with its one value of a new value's exact shape made the new one,
 /// when the correction does not say the old value but names it as `old`
-/// does: a word of a topic shared just before both ("Der Code ist jetzt
-/// 8830" of "Das Lager hinter Halle 3 hat ein Zahlenschloss, Code 5521").
-/// `None` when two values could be meant, or the labels share nothing
-/// ("claims now need approval within 3 days" names no amount).
+/// does: words of a topic shared around both ("Der Code ist jetzt 8830" of
+/// "Das Lager hinter Halle 3 hat ein Zahlenschloss, Code 5521"; "the shuttle
+/// is now 180 MAD per person" of "…; 150 MAD per person, driver Hassan, +212
+/// 661 48 20 93"). Of several values of that shape, the one named most like
+/// it, what it counts weighing more than what names it (a phone number's
+/// groups follow "per person" too, but count nothing of it). `None` when
+/// two are named alike, or the labels share nothing ("claims now need
+/// approval within 3 days" names no amount).
 fn carried_by_label(old: &str, correction: &str) -> Option<String> {
     let in_old: Vec<&str> = old.split_whitespace().filter_map(value_of).collect();
     let said: Vec<&str> = correction.split_whitespace().filter_map(value_of).collect();
     let [now] = said[..] else {
         return None;
     };
-    let mut alike = in_old.iter().filter(|v| exact_shape(v) == exact_shape(now));
-    let (Some(&was), None) = (alike.next(), alike.next()) else {
-        return None;
-    };
-    if in_old.iter().filter(|&&v| v == was).count() != 1 || was == now {
-        return None;
+    let (names_now, counts_now) = label_of(correction, now)?;
+    let shared = crate::beliefs::topic_words_shared;
+    let mut named: Vec<(usize, &str)> = in_old
+        .iter()
+        .filter(|&&v| v != now && exact_shape(v) == exact_shape(now))
+        .filter(|&&v| in_old.iter().filter(|&&w| w == v).count() == 1)
+        .filter_map(|&was| {
+            let (names, counts) = label_of(old, was)?;
+            // The unit right after both ("80 NOK", "95 NOK") counts them alike,
+            // a currency too, which names no topic.
+            let unit = same_unit(&counts_now, &counts) as usize;
+            let score = shared(&names_now, &names) + 2 * (unit + shared(&counts_now, &counts));
+            (score >= 1).then_some((score, was))
+        })
+        .collect();
+    named.sort_by(|a, b| b.0.cmp(&a.0));
+    match named[..] {
+        [(_, was)] => Some(replace_value(old, was, now)),
+        [(best, was), (next, _), ..] if best > next => Some(replace_value(old, was, now)),
+        _ => None,
     }
-    let named =
-        crate::beliefs::topic_words_shared(&label_of(correction, now)?, &label_of(old, was)?);
-    (named >= 1).then(|| replace_value(old, was, now))
+}
+
+/// Whether two values' counted words open with one unit, a word of letters
+/// ("NOK per person" and "NOK per person,").
+fn same_unit(counts: &str, other: &str) -> bool {
+    let unit = |text: &str| {
+        text.split_whitespace()
+            .next()
+            .map(|w| {
+                w.trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase()
+            })
+            .filter(|w| {
+                w.chars().any(char::is_alphabetic) && !w.chars().any(|c| c.is_ascii_digit())
+            })
+    };
+    unit(counts).is_some_and(|u| Some(u) == unit(other))
 }
 
 /// The clauses of `text` with where each starts and ends.
@@ -331,6 +371,22 @@ mod tests {
                 "The side gate opens with PIN 2468 after 18:00.",
                 "Update: side gate PIN is now 1357",
                 Some("The side gate opens with PIN 1357 after 18:00."),
+            ),
+            // Named by what it counts, after it; the note's other values stay.
+            (
+                "Airport shuttle to RAK leaves the hostel daily at 05:30 and 14:00; 150 MAD per person, driver Hassan, +212 661 48 20 93.",
+                "correction: the airport shuttle is now 180 MAD per person.",
+                Some("Airport shuttle to RAK leaves the hostel daily at 05:30 and 14:00; 180 MAD per person, driver Hassan, +212 661 48 20 93."),
+            ),
+            (
+                "Code du cadenas de la terrasse sur le toit : 3158. La terrasse ferme à 23:00, pas de musique après.",
+                "correction : le code du cadenas de la terrasse est maintenant 7742 (l'ancien a circulé chez les clients).",
+                Some("Code du cadenas de la terrasse sur le toit : 7742. La terrasse ferme à 23:00, pas de musique après."),
+            ),
+            (
+                "The night ferry to Vardø leaves at 23:15 and 01:40; 80 NOK per person, skipper Ivar Moe, +47 915 22 310.",
+                "correction : the night ferry is now 95 NOK per person.",
+                Some("The night ferry to Vardø leaves at 23:15 and 01:40; 95 NOK per person, skipper Ivar Moe, +47 915 22 310."),
             ),
             // Another value's shape: no amount is named.
             (

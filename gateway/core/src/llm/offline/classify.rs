@@ -25,9 +25,14 @@ pub(super) fn item(
 /// The clauses of `text` that may carry something to remember: not
 /// questions, requests or greetings. Empty: no extraction is needed.
 pub fn statements(text: &str) -> Vec<String> {
+    let dated: Vec<String> = sentences(text)
+        .into_iter()
+        .filter(|s| personal::dated_today(s))
+        .collect();
     clauses(text)
         .into_iter()
         .filter(|c| !is_request(c) && !transient(c))
+        .filter(|c| !dated.iter().any(|s| s.contains(c.as_str())))
         .collect()
 }
 
@@ -73,8 +78,14 @@ fn classify_anew(sentence: &str) -> Option<Candidate> {
     }
     // A rule framed for everyone ("Policy: …"), whoever says it: the write
     // policy decides who may keep it.
-    // A question is asked, whatever frames it ("Question for the team: …?").
-    if let Some(rule) = framed_rule(&s).filter(|_| !question) {
+    // A question is asked, whatever frames it ("Question for the team: …?"),
+    // unless it asks the agent to tell the rule ("Can you make sure everyone
+    // knows that …?").
+    let framed = match question {
+        false => framed_rule(&s),
+        true => asked_to_tell(&s),
+    };
+    if let Some(rule) = framed {
         // "Update for everyone: …" corrects the note on its subject.
         let head = s.strip_suffix(rule).unwrap_or_default();
         let kind = if says_changed(head, rule) {

@@ -19,7 +19,9 @@ pub use carry::{
 use classify::*;
 pub use classify::{extract, joined, label, statements};
 use operational::*;
-pub use operational::{corrects_a_fact, frames_a_rule, UNKEYED, VALUED_KIND};
+pub use operational::{
+    corrects_a_fact, frames_a_rule, told_to_everyone, unheaded, UNKEYED, VALUED_KIND,
+};
 use personal::*;
 pub use personal::{keyed_by_length, transient, REPLY_LENGTH_SUBJECT};
 pub use respond::{best_matches, respond, respond_if_known, NOTHING_IN_MEMORY};
@@ -70,6 +72,8 @@ impl Responder for OfflineResponder {
 
 #[cfg(test)]
 mod asked_tests;
+#[cfg(test)]
+mod dated_tests;
 #[cfg(test)]
 mod heading_tests;
 #[cfg(test)]

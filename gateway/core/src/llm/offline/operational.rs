@@ -155,22 +155,70 @@ pub fn frames_a_rule(clause: &str) -> bool {
     framed_rule(&s).is_some() || without_preamble(&s).len() < s.len()
 }
 
+/// Whether `text` is told to everyone ("Heads up everyone — from now on …
+/// Please tell the owners when they book."): its first sentence is framed
+/// as a rule for everyone and none asks, so its requests are the team's to
+/// follow, not the agent's to answer.
+pub fn told_to_everyone(text: &str) -> bool {
+    let sentences = super::text::sentences(text);
+    sentences.first().is_some_and(|s| frames_a_rule(s))
+        && !sentences.iter().any(|s| super::ends_asking(s))
+}
+
 /// The rule a framed line states, without its framing ("Policy: X" → "X"):
 /// a framing the list names, or any short head before a colon or a dash
 /// that names a rule or everyone in a language of the lexicon ("Quick rule
 /// for the team: …", "Regel für alle: …", "Para todos — …"), asked of the
 /// agent or not ("Can you make sure everyone knows: …").
 pub(super) fn framed_rule(s: &str) -> Option<&str> {
-    listed_framing(s).or_else(|| {
-        let (head, _, rest) = split_ci(s, &[": ", " — ", " – ", " - "])?;
-        // A framing asked of the agent ("Can you make sure everyone knows: …")
-        // is counted without its request form.
-        let asked = words::strip_opening(Class::Request, head).map_or(head, |(h, _)| h);
-        let short = (1..=5).contains(&asked.split_whitespace().count());
-        let names = words::holds(Class::Rule, head) || words::holds(Class::Everyone, head);
-        let framed = short && names && !first_person(head) && !holds_value(head);
-        (framed && rest.split_whitespace().count() >= 3).then_some(rest.trim())
-    })
+    listed_framing(s)
+        .or_else(|| {
+            let (head, _, rest) = split_ci(s, &[": ", " — ", " – ", " - "])?;
+            let names = words::holds(Class::Rule, head) || words::holds(Class::Everyone, head);
+            (names && frames(head, 5) && rest.split_whitespace().count() >= 3)
+                .then_some(rest.trim())
+        })
+        .or_else(|| said_to_everyone(s))
+}
+
+/// The rule a line asks the agent to tell everyone, even as a question
+/// ("Can you make sure everyone knows that … ?"): [`framed_rule`]'s, when
+/// a request form opens it and a word of [`Class::That`] opens the rule. A
+/// question framed with a colon is the team's to answer ("Can you ask
+/// everyone: who has the spare projector?").
+pub(super) fn asked_to_tell(s: &str) -> Option<&str> {
+    words::strip_opening(Class::Request, s)?;
+    said_to_everyone(s)
+}
+
+/// Whether `head` may frame a rule: at most `most` words once a request form
+/// is read off (a framing asked of the agent, "Can you make sure everyone
+/// knows: …", is counted without it), not the speaker's, holding no value.
+fn frames(head: &str, most: usize) -> bool {
+    let asked = words::strip_opening(Class::Request, head).map_or(head, |(h, _)| h);
+    let short = (1..=most).contains(&asked.split_whitespace().count());
+    short && !first_person(head) && !holds_value(head)
+}
+
+/// The rule after a short head naming everyone and a word opening what is
+/// said ([`Class::That`]): "Can you make sure everyone knows that after 21:00
+/// emergency calls go to Dr. Moreau?", "Sagt bitte allen, dass …".
+fn said_to_everyone(s: &str) -> Option<&str> {
+    const HEAD_WORDS: usize = 8;
+    let mut end = 0;
+    for raw in s.split_whitespace().take(HEAD_WORDS) {
+        let start = end + s[end..].find(raw)?;
+        end = start + raw.len();
+        let word = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'');
+        if start == 0 || !words::holds(Class::That, word) {
+            continue;
+        }
+        let head = s[..start].trim_end_matches([',', ' ']);
+        let rest = s[end..].trim();
+        let framed = words::holds(Class::Everyone, head) && frames(head, HEAD_WORDS - 2);
+        return (framed && rest.split_whitespace().count() >= 3).then_some(rest);
+    }
+    None
 }
 
 /// The rule a line states after a framing of [`RULE_FRAMINGS`].
@@ -208,7 +256,29 @@ pub(super) const CORRECTIONS: &[&str] = &[
 /// Whether `text` opens as a correction of what the agent knows
 /// ("Correction: …", "Actually, …"): memory's, never a skill's.
 pub fn corrects_a_fact(text: &str) -> bool {
-    strip_any(text.trim(), CORRECTIONS).is_some()
+    strip_any(&colon_closed(text.trim()), CORRECTIONS).is_some()
+}
+
+/// `text` with a space before its first colon closed ("correction : …", as
+/// French sets it), so an opening of [`CORRECTIONS`] reads the same.
+fn colon_closed(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.split_once(" :") {
+        Some((head, rest)) if head.split_whitespace().count() <= 2 => {
+            format!("{head}:{rest}").into()
+        }
+        _ => text.into(),
+    }
+}
+
+/// A correction as a note keeps it: without the opening of [`CORRECTIONS`]
+/// that says how it was said ("correction: the shuttle is now 180 MAD" is
+/// kept as "The shuttle is now 180 MAD"), or as said when nothing follows.
+pub fn unheaded(text: &str) -> String {
+    let closed = colon_closed(text.trim());
+    match strip_any(&closed, CORRECTIONS).map(str::trim) {
+        Some(rest) if !rest.is_empty() => super::capitalise(rest),
+        _ => text.trim().to_string(),
+    }
 }
 
 /// Ways of saying a thing's value changed: "X moved to Y", "X is now Y".

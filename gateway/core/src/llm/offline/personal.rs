@@ -408,8 +408,10 @@ pub fn transient(clause: &str) -> bool {
     // ("od dziś", "fra i dag", "vanaf vandaag", "da oggi", "с сегодня").
     const STARTS: &[&str] = &[
         "from", "starting", "of", "since", "ab", "seit", "desde", "partir", "od", "fra", "från",
-        "vanaf", "da", "dal", "с", "від", "z",
+        "vanaf", "da", "dal", "с", "від", "z", "từ", "tu", "mulai", "sejak", "από", "απο", "من",
     ];
+    // … or after it, where the language puts it there ("aaj se", "आज से").
+    const STARTS_AFTER: &[&str] = &["se", "से"];
     let words = words_of(clause);
     // "We had a team lunch": the speaker's group's one-off is as passing as
     // their own ("we" is no speaker for personal memory, so only here).
@@ -424,7 +426,13 @@ pub fn transient(clause: &str) -> bool {
     let now = || {
         words::find_all(Class::OnlyNow, &words)
             .into_iter()
-            .any(|(i, _)| !(i > 0 && STARTS.contains(&words[i - 1].as_str())))
+            .any(|(i, len)| {
+                let before = i > 0 && STARTS.contains(&words[i - 1].as_str());
+                let after = words
+                    .get(i + len)
+                    .is_some_and(|w| STARTS_AFTER.contains(&w.as_str()));
+                !(before || after)
+            })
             || words::holds_unspaced(Class::OnlyNow, clause)
     };
     // Who did it is read only of a clause with a one-off in it (most have none).
@@ -432,6 +440,22 @@ pub fn transient(clause: &str) -> bool {
     let am =
         || words::find(Class::Am, &words).is_some() || words::holds_unspaced(Class::Am, clause);
     (act || now()) && (ours || first_person(clause) || am() || words::speakers_act(&words, clause))
+}
+
+/// Whether `sentence` opens with a time that is only now ("Today …", "Hôm
+/// nay …", "今天…") and is the speaker's one-off as a whole: then so is each
+/// of its clauses ("Hôm nay khách phòng 12 làm vỡ cái ấm đun nước, tôi đã
+/// thu 90 MAD": the guest's clause is the day's, the speaker's its sequel).
+pub(super) fn dated_today(sentence: &str) -> bool {
+    let words = words_of(sentence);
+    let opens = words::find_all(Class::OnlyNow, &words)
+        .first()
+        .is_some_and(|&(at, _)| at == 0)
+        || words::holds_unspaced(
+            Class::OnlyNow,
+            &sentence.chars().take(3).collect::<String>(),
+        );
+    opens && transient(sentence)
 }
 
 /// Time zones as people name them, upper case: the zone a person keeps
