@@ -993,3 +993,23 @@ fn the_notes_found_for_the_question_are_named_newest_first() {
     assert_eq!(line("Kto jest na dyżurze?", &[by_a_function_word]), None);
     assert_eq!(line("Jaki jest kod do szafki przy B7?", &[]), None);
 }
+
+/// A language the answers table lacks is guessed as none of its languages,
+/// never as the nearest one: its days are not glossed in another tongue.
+/// Written for this test.
+#[test]
+fn a_language_outside_the_table_is_not_taken_for_its_neighbour() {
+    for untabled in [
+        "Ngicela ungitshele ukuthi isikhathi sokudla sasemini siqala nini namhlanje?",
+        "Дүкен сенбі күні сағат нешеде жабылады?",
+    ] {
+        assert_eq!(written_in(untabled).map(|l| l.code), None, "{untabled}");
+    }
+    for (tabled, code) in [
+        ("Jam berapa toko tutup pada hari Sabtu?", "id"),
+        ("О котрій годині зачиняється магазин у суботу?", "uk"),
+        ("Во сколько закрывается магазин в субботу?", "ru"),
+    ] {
+        assert_eq!(written_in(tabled).map(|l| l.code), Some(code), "{tabled}");
+    }
+}
