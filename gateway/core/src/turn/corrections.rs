@@ -109,7 +109,8 @@ impl TurnLoop {
     }
 
     /// A correction whose subject no pattern named ("Correction: deploys now
-    /// happen only before 14:00"), or named by no live note, takes the subject of the live agent note
+    /// happen only before 14:00"), or one named by no live note whose value
+    /// carries into a note (below), takes the subject of the live agent note
     /// it shares the most words of a topic with — two at least, or one and a
     /// new value of the shape of one the note holds ("Der Code vom
     /// Schlüsselkasten an Tor B ist geändert, jetzt 9082" of "… Kasten neben
@@ -132,9 +133,12 @@ impl TurnLoop {
             return Ok(item.clone());
         }
         // A subject a pattern named ("the airport shuttle is now 180 MAD")
-        // stands when a live note is on it; else the note said it is found
-        // by its words, as an unkeyed correction's is.
-        if !item.subject.starts_with(offline::UNKEYED) {
+        // stands when a live note is on it; else the note it changes is found
+        // by its words, as an unkeyed correction's is, when its new value
+        // carries into that note: a note holding more than the value (the
+        // shuttle's times, its driver) is never replaced by the value alone.
+        let keyed = !item.subject.starts_with(offline::UNKEYED);
+        if keyed {
             let on_it = self
                 .parts
                 .db
@@ -161,6 +165,7 @@ impl TurnLoop {
         let note = found
             .into_iter()
             .filter(|r| r.record.scope == memory::Scope::AgentNotes)
+            .filter(|r| !keyed || offline::carried_into(&r.record.content, &item.content).is_some())
             .filter_map(|r| {
                 let old = &r.record.content;
                 let shared = crate::beliefs::topic_words_shared(&item.content, old);
