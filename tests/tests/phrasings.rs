@@ -998,3 +998,39 @@ async fn a_rule_told_to_everyone_is_asked_alone_without_a_note_beside_it() {
         assert!(kept(&h).await.iter().any(|k| k.contains("20:00")), "{name}");
     }
 }
+
+/// A one-off the speaker tells ("Today I paid …"), in a sentence that opens
+/// with its day, is neither kept, asked nor refused as a claim, and is not
+/// answered with a note beside it; a question about the note still is.
+#[tokio::test]
+async fn a_one_off_told_is_not_answered_with_a_note_beside_it() {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    fake.always(TEXT, Answer::Content("Okay.".into()));
+    for (name, db) in both_dbs().await {
+        let h = Harness::on(db, fake.config());
+        h.pair("111", Role::Admin).await;
+        h.pair("222", Role::User).await;
+        h.dm(
+            "111",
+            "@notes: The courier desk on floor 2 opens at 08:00; couriers are paid from the petty cash box.",
+        )
+        .await;
+        for told in [
+            "Hoy he pagado 30 EUR de mensajería porque la impresora del piso 2 estaba rota.",
+            "Hôm nay máy in tầng 2 bị hỏng, tôi đã trả 30 EUR cho người giao hàng.",
+        ] {
+            let reply = h.dm("222", told).await;
+            assert!(
+                !reply.contains("Memory says")
+                    && !reply.contains("08:00")
+                    && !reply.contains("Remember this?")
+                    && !reply.contains("need an administrator"),
+                "{name}: {told}: {reply}"
+            );
+        }
+        assert_eq!(kept(&h).await.len(), 1, "{name}");
+        let asked = h.dm("222", "When does the courier desk open?").await;
+        assert!(asked.contains("08:00"), "{name}: {asked}");
+    }
+}

@@ -62,6 +62,9 @@ pub fn scrub_answer(
         let line = &without_asked_back(line, read);
         let t = line.trim();
         let lower = t.to_lowercase();
+        if loops(t) {
+            continue;
+        }
         let receipt = lower.contains("written:") && lower.contains("(id:");
         let question = lower.starts_with("remember this?") || lower.contains("reply yes or no");
         let imitated = memory_says_lower().iter().any(|m| lower.starts_with(m));
@@ -248,6 +251,26 @@ pub(super) fn unframed(line: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Whether `line` loops: a run of words said three times over, twelve words
+/// or more in all ("من المهم أن أتذكر أن من المهم أن أتذكر أن …", written by
+/// Qwen2.5-Coder-1.5B up to its token cap). Whatever it started to say, the
+/// model lost its way: no part of it is an answer.
+pub(super) fn loops(line: &str) -> bool {
+    const COPIES: usize = 3;
+    const LOOPED_WORDS: usize = 12;
+    let words: Vec<String> = line.split_whitespace().map(str::to_lowercase).collect();
+    (1..=words.len() / COPIES).any(|n| {
+        (0..=words.len() - n * COPIES).any(|at| {
+            let first = &words[at..at + n];
+            let copies = 1 + words[at + n..]
+                .chunks_exact(n)
+                .take_while(|next| *next == first)
+                .count();
+            copies >= COPIES && copies * n >= LOOPED_WORDS
+        })
+    })
 }
 
 /// The sentences of `line` not said before in this answer (`seen`) and not

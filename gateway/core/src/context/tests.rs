@@ -786,6 +786,15 @@ fn what_a_model_imitates_is_removed_and_steward_cites() {
                 "I do not know. <<<memory:3 agent_notes: The staging database moved to pg-staging-04.internal",
                 "I do not know.",
             ),
+            // A looping answer, cut by the token cap: no part of it is one.
+            (
+                "It is important to remember that it is important to remember that it is important to remember that it is",
+                "",
+            ),
+            (
+                "The database is pg-staging-04.internal.\nI think that I think that I think that I think that I think that",
+                "The database is pg-staging-04.internal.",
+            ),
             // The message said back before the frame is: the note alone.
             (
                 "Where is the staging database? <<<memory:3 agent_notes: The staging database moved to pg-staging-04.internal",

@@ -547,7 +547,14 @@ impl TurnLoop {
             if a.is_empty() {
                 a
             } else {
-                let a = context::grounded_given(a, &words, &best, t.shared(), memory_says, results);
+                // A note beside the answer is for a message that asks: a
+                // statement ("Hoy he pagado 200 MAD de taxi …") is not
+                // answered with what memory says of something near it.
+                let a = if offline::asks(text) {
+                    context::grounded_given(a, &words, &best, t.shared(), memory_says, results)
+                } else {
+                    a
+                };
                 context::cite(a, &words, &read.citable, t.shared())
             }
         })
