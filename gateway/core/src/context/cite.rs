@@ -14,14 +14,17 @@ pub fn cites(answer: &str) -> bool {
 /// steward cites, so a model spends no tokens on ids (and cannot cite one it
 /// was not shown). A record is used when the answer carries one of its
 /// values (a word holding a digit, `.`, `_` or `#`: a host, a table, a
-/// time) or three of its words. In a group thread personal records are never
-/// cited.
+/// time) the message does not hold itself, or three of its words: "The
+/// kennel is locked with the red chain after 21:00", for "Who takes calls
+/// after 21:00?", cites no note for saying the message's own time. In a
+/// group thread personal records are never cited.
 pub fn cite(answer: String, read: &Reading<'_>, found: &[Retrieved], shared: bool) -> String {
     if cites(&answer) {
         return answer;
     }
     let said = memory::grounding::content_words(&answer);
-    let value = |w: &String| is_value(w);
+    let asked = read.asked();
+    let value = |w: &String| is_value(w) && !asked.contains(w);
     let used: Vec<String> = found
         .iter()
         .filter(|r| !(shared && r.record.scope.is_personal()))

@@ -1022,3 +1022,35 @@ fn a_language_outside_the_table_is_not_taken_for_its_neighbour() {
         assert_eq!(written_in(tabled).map(|l| l.code), Some(code), "{tabled}");
     }
 }
+
+/// A note is cited for a value of its own the answer states, not for a
+/// value the message said first: an answer that only repeats the asked
+/// time beside words of its own is not memory's. Written for this test.
+#[test]
+fn a_value_the_message_holds_cites_no_note() {
+    let memory = [found(
+        7,
+        "After 21:00 emergency calls go to Dr. Okafor's mobile.",
+    )];
+    let asked = "Who takes the emergency calls after 21:00?";
+    let invented = "The kennel is locked with the red chain after 21:00.";
+    assert_eq!(
+        cite(
+            invented.into(),
+            &Reading::new(asked, &memory),
+            &memory,
+            false
+        ),
+        invented
+    );
+    let answered = "After 21:00 emergency calls go to Dr. Okafor's mobile.";
+    assert_eq!(
+        cite(
+            answered.into(),
+            &Reading::new(asked, &memory),
+            &memory,
+            false
+        ),
+        format!("{answered} (Memory reference: 7)")
+    );
+}
