@@ -21,6 +21,15 @@ fn receipt_id(reply: &str) -> String {
         .to_string()
 }
 
+/// The fake OpenAI server answering every reply "Okay." and extracting as a
+/// small model does.
+async fn answering_okay() -> FakeLlm {
+    let fake = FakeLlm::start().await;
+    fake.always("memory_items", small_model_extraction());
+    fake.always(TEXT, Answer::Content("Okay.".into()));
+    fake
+}
+
 /// The active records' texts.
 async fn kept(h: &Harness) -> Vec<String> {
     h.records()
@@ -926,9 +935,7 @@ async fn a_wish_said_as_a_condition_is_asked_and_a_yes_with_a_verb_of_keeping_ke
 /// values still answer theirs.
 #[tokio::test]
 async fn a_correction_of_one_value_keeps_the_rest_of_its_note() {
-    let fake = FakeLlm::start().await;
-    fake.always("memory_items", small_model_extraction());
-    fake.always(TEXT, Answer::Content("Okay.".into()));
+    let fake = answering_okay().await;
     for (name, db) in both_dbs().await {
         let h = Harness::on(db, fake.config());
         h.pair("111", Role::Admin).await;
@@ -969,9 +976,7 @@ async fn a_correction_of_one_value_keeps_the_rest_of_its_note() {
 /// alone, with no model call and no note beside it, and a "yes" keeps it.
 #[tokio::test]
 async fn a_rule_told_to_everyone_is_asked_alone_without_a_note_beside_it() {
-    let fake = FakeLlm::start().await;
-    fake.always("memory_items", small_model_extraction());
-    fake.always(TEXT, Answer::Content("Okay.".into()));
+    let fake = answering_okay().await;
     for (name, db) in both_dbs().await {
         let h = Harness::on(db, fake.config());
         h.pair("111", Role::Admin).await;
@@ -1004,9 +1009,7 @@ async fn a_rule_told_to_everyone_is_asked_alone_without_a_note_beside_it() {
 /// answered with a note beside it; a question about the note still is.
 #[tokio::test]
 async fn a_one_off_told_is_not_answered_with_a_note_beside_it() {
-    let fake = FakeLlm::start().await;
-    fake.always("memory_items", small_model_extraction());
-    fake.always(TEXT, Answer::Content("Okay.".into()));
+    let fake = answering_okay().await;
     for (name, db) in both_dbs().await {
         let h = Harness::on(db, fake.config());
         h.pair("111", Role::Admin).await;

@@ -7,6 +7,17 @@
 use super::tests::one;
 use super::*;
 
+/// Whether each `(said, kept)` is read as one rule for everyone, kept as
+/// `kept`, that asks the agent nothing.
+fn assert_rules(rules: &[(&str, &str)]) {
+    for &(said, kept) in rules {
+        let c = one(said);
+        assert_eq!(c.channel, ItemChannel::Operational, "{said}: {c:?}");
+        assert_eq!(c.content, kept, "{said}");
+        assert!(!asks(said), "{said}");
+    }
+}
+
 /// Whether each of `said` is read as one preference of the speaker's.
 fn assert_preferences(said: &[&str]) {
     for said in said {
@@ -21,7 +32,7 @@ fn assert_preferences(said: &[&str]) {
 /// follows is the rule, whoever says it (the write policy decides who may).
 #[test]
 fn a_rule_framed_for_everyone_inside_a_request_is_a_rule() {
-    for (said, kept) in [
+    assert_rules(&[
         (
             "Could you let the whole team know: visitor badges are returned at reception by 18:00",
             "Visitor badges are returned at reception by 18:00",
@@ -34,12 +45,7 @@ fn a_rule_framed_for_everyone_inside_a_request_is_a_rule() {
             "Kannst du allen im Team sagen: Besucherausweise werden bis 18 Uhr am Empfang abgegeben",
             "Besucherausweise werden bis 18 Uhr am Empfang abgegeben",
         ),
-    ] {
-        let c = one(said);
-        assert_eq!(c.channel, ItemChannel::Operational, "{said}: {c:?}");
-        assert_eq!(c.content, kept, "{said}");
-        assert!(!asks(said), "{said}");
-    }
+    ]);
     // A question for the team is still asked, whatever frames it.
     assert!(asks("Can you ask everyone: who has the spare projector?"));
 }
@@ -50,7 +56,7 @@ fn a_rule_framed_for_everyone_inside_a_request_is_a_rule() {
 /// everyone knows, or the speaker's own telling, is not.
 #[test]
 fn a_rule_said_to_everyone_after_that_is_a_rule() {
-    for (said, kept) in [
+    assert_rules(&[
         (
             "Can you make sure everyone knows that the loading dock closes at 16:30 on Fridays?",
             "The loading dock closes at 16:30 on Fridays",
@@ -67,12 +73,7 @@ fn a_rule_said_to_everyone_after_that_is_a_rule() {
             "Pouvez-vous dire à tout le monde que la salle B reste fermée le lundi ?",
             "La salle B reste fermée le lundi",
         ),
-    ] {
-        let c = one(said);
-        assert_eq!(c.channel, ItemChannel::Operational, "{said}: {c:?}");
-        assert_eq!(c.content, kept, "{said}");
-        assert!(!asks(said), "{said}");
-    }
+    ]);
     for asked in [
         "Does everyone know that the party is on Friday?",
         "Can you check whether everyone knows the new door code?",
