@@ -45,6 +45,20 @@ pub(super) fn beside(conflicts: &[memory::MemoryRecord]) -> String {
     format!("Kept beside {}.", ids.join(", "))
 }
 
+/// What a decided item is kept as: with its value carried into the words of
+/// the note it `replaced` (`offline::carried_into`), so the note never says
+/// the old value; a correction not carried, without its heading, which says
+/// how it was said, not what holds.
+fn kept_as(item: &Candidate, content: String, replaced: Option<&memory::MemoryRecord>) -> String {
+    match replaced.and_then(|old| offline::carried_into(&old.content, &content)) {
+        Some(carried) => carried,
+        None if item.channel == ItemChannel::Operational && item.kind == "correction" => {
+            offline::unheaded(&content)
+        }
+        None => content,
+    }
+}
+
 /// What the policy decided for an item it lets be written.
 struct Decided {
     scope: memory::Scope,
@@ -245,10 +259,8 @@ impl TurnLoop {
             Status::Pending
         };
         let pending = status == Status::Pending;
-        // A new value on a subject names the live note it replaces, and is
-        // kept with its value carried into that note's words
-        // (`offline::carried_into`), so the note never says the old value.
-        // A person's own: the conflicts, asked below.
+        // A new value on a subject names the live note it replaces (a
+        // person's own: the conflicts, asked below).
         let replaced = self
             .live_replaced(
                 t.org(),
@@ -258,17 +270,7 @@ impl TurnLoop {
                 (&item.subject, &content),
             )
             .await?;
-        let carried = replaced
-            .as_ref()
-            .and_then(|old| offline::carried_into(&old.content, &content));
-        let content = match carried {
-            Some(carried) => carried,
-            // A correction's heading says how it was said, not what holds.
-            None if item.channel == ItemChannel::Operational && item.kind == "correction" => {
-                offline::unheaded(&content)
-            }
-            None => content,
-        };
+        let content = kept_as(item, content, replaced.as_ref());
         let replaces = replaced.as_ref().map(replacing);
         let decided = Decided {
             scope,

@@ -195,7 +195,7 @@ fn carried_by_label(old: &str, correction: &str) -> Option<String> {
             (score >= 1).then_some((score, was))
         })
         .collect();
-    named.sort_by(|a, b| b.0.cmp(&a.0));
+    named.sort_by_key(|&(score, _)| std::cmp::Reverse(score));
     match named[..] {
         [(_, was)] => Some(replace_value(old, was, now)),
         [(best, was), (next, _), ..] if best > next => Some(replace_value(old, was, now)),
