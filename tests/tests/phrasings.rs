@@ -1016,7 +1016,7 @@ async fn a_one_off_told_is_not_answered_with_a_note_beside_it() {
         h.pair("222", Role::User).await;
         h.dm(
             "111",
-            "@notes: The courier desk on floor 2 opens at 08:00; couriers are paid from the petty cash box.",
+            "@notes: La mensajería del piso 2 se paga de la caja chica; el mostrador abre a las 08:00.",
         )
         .await;
         for told in [
@@ -1033,7 +1033,9 @@ async fn a_one_off_told_is_not_answered_with_a_note_beside_it() {
             );
         }
         assert_eq!(kept(&h).await.len(), 1, "{name}");
-        let asked = h.dm("222", "When does the courier desk open?").await;
+        let asked = h
+            .dm("222", "¿A qué hora abre el mostrador de la mensajería?")
+            .await;
         assert!(asked.contains("08:00"), "{name}: {asked}");
     }
 }
